@@ -1,0 +1,1 @@
+"""CP-SAT encoders: one module per constraint family over the flat solver.problem.Problem."""

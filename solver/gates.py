@@ -1,0 +1,78 @@
+"""Feature gates: explicit inputs with the upstream v1.36 defaults.
+
+Why a module of its own: every layer (precompute, allocators, checker) must agree on
+which semantics are active, so gates travel as one immutable value instead of flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from solver.errors import InputError
+
+# Upstream defaults as of Kubernetes v1.36 (beta gates on, alpha gates off).
+DEFAULTS: dict[str, bool] = {
+    "DRAAdminAccess": True,
+    "DRAPrioritizedList": True,
+    "DRAPartitionableDevices": True,
+    "DRADeviceTaints": True,
+    "DRAConsumableCapacity": True,
+    "DRADeviceBindingConditions": True,
+    "DRAResourceClaimDeviceStatus": True,
+    "DRADerivedAttributes": False,
+    "DRAOptionalNodePreparation": False,
+    "DRAListTypeAttributes": False,
+}
+
+
+@dataclass(frozen=True)
+class FeatureGates:
+    """The DRA feature gates that change what the allocator decides."""
+
+    DRAAdminAccess: bool = DEFAULTS["DRAAdminAccess"]
+    DRAPrioritizedList: bool = DEFAULTS["DRAPrioritizedList"]
+    DRAPartitionableDevices: bool = DEFAULTS["DRAPartitionableDevices"]
+    DRADeviceTaints: bool = DEFAULTS["DRADeviceTaints"]
+    DRAConsumableCapacity: bool = DEFAULTS["DRAConsumableCapacity"]
+    DRADeviceBindingConditions: bool = DEFAULTS["DRADeviceBindingConditions"]
+    DRAResourceClaimDeviceStatus: bool = DEFAULTS["DRAResourceClaimDeviceStatus"]
+    DRADerivedAttributes: bool = DEFAULTS["DRADerivedAttributes"]
+    DRAOptionalNodePreparation: bool = DEFAULTS["DRAOptionalNodePreparation"]
+    DRAListTypeAttributes: bool = DEFAULTS["DRAListTypeAttributes"]
+
+    @property
+    def binding_and_status(self) -> bool:
+        """Upstream's DeviceBindingAndStatus allocator feature needs both gates."""
+        return self.DRADeviceBindingConditions and self.DRAResourceClaimDeviceStatus
+
+    @classmethod
+    def of(cls, value: FeatureGates | Mapping[str, bool] | str | None) -> FeatureGates:
+        """Build gates from None (defaults), a mapping, or `Name=true,Other=false`."""
+        if value is None:
+            return cls()
+        if isinstance(value, FeatureGates):
+            return value
+        if isinstance(value, str):
+            value = _parse_gate_string(value)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise InputError(
+                f"unknown feature gate(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
+                obj="feature gates",
+            )
+        return cls(**{k: bool(v) for k, v in value.items()})
+
+    def as_dict(self) -> dict[str, bool]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _parse_gate_string(text: str) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, raw = part.partition("=")
+        if not sep or raw.strip().lower() not in ("true", "false"):
+            raise InputError(f"feature gate {part!r} must look like Name=true or Name=false", obj="feature gates")
+        out[name.strip()] = raw.strip().lower() == "true"
+    return out
