@@ -1,0 +1,171 @@
+"""The flat, integer-indexed allocation problem that both allocators and the encoders read.
+
+Why a plain-data layer: CEL, pydantic and YAML stop at precompute (`solver.problem`).
+Below it, the reference allocator, the CP-SAT encoders and the decoder see only indices,
+exact Fractions and frozensets — cheap to hash, easy to test, impossible to mutate.
+
+Vocabulary:
+- a *device* is one device visible from the node, in upstream candidate order
+  (pools by (driver, pool) with binding-condition pools last, then slice name, then
+  device order in the slice);
+- an *alternative* is one search unit: a request without `firstAvailable`, or one of its
+  subrequests (named `req/sub`);
+- a *candidate* is a device that may serve an alternative as far as static checks go
+  (selectors, capacity against already-allocated use, taints, gates); the dynamic checks
+  (busy in this call, capacity sums, counters, constraints) are the allocators' job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from solver.errors import DRASolverError
+from solver.gates import FeatureGates
+
+# A typed attribute value: ("int", 3), ("bool", True), ("string", "a"), ("version", "1.2.3").
+Value = tuple[str, object]
+# Attribute values as a set: scalars are singletons, KEP-5491 lists are their elements.
+ValueSet = frozenset[Value]
+
+
+@dataclass(frozen=True)
+class CounterInfo:
+    """One counter of one shared counter set; `available` already subtracts existing use."""
+
+    driver: str
+    pool: str
+    counter_set: str
+    name: str
+    available: Fraction
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    index: int
+    driver: str
+    pool: str
+    name: str
+    slice_name: str
+    multi: bool
+    """allowMultipleAllocations with DRAConsumableCapacity on: may be shared by many requests."""
+    busy: bool
+    """Has an existing dedicated (non-admin) allocation."""
+    capacity: dict[str, Fraction] = field(default_factory=dict)
+    """Every capacity of the device (value), by capacity name as published."""
+    in_use: dict[str, Fraction] = field(default_factory=dict)
+    """Sum of consumedCapacity of existing shares, by capacity name (multi devices)."""
+    shared_in_use: bool = False
+    """Has existing shares: its counters are already charged."""
+    counter_use: dict[int, Fraction] = field(default_factory=dict)
+    """Counter index (into Problem.counters) -> amount consumed when the device is used."""
+    counters_blocked: bool = False
+    """Its pool has an over-committed counter: upstream then rejects every counter consumer."""
+    node_scope: tuple[str, object] = ("all", None)
+    """("node", name) | ("selector", NodeSelector dict) | ("all", None) | ("binds", None) for results."""
+    binds_to_node: bool = False
+    skip_node_operations: bool | None = None
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    device: int
+    consumed: dict[str, Fraction] | None = None
+    """Multi devices: amount consumed per capacity name after requestPolicy rounding
+    (every capacity of the device, zeros included). None for dedicated devices."""
+    error: DRASolverError | None = None
+    """A CEL runtime error on this device (selector or derived attribute). Upstream evaluates
+    lazily: the error aborts the allocation only when the search reaches this device."""
+
+
+@dataclass(frozen=True)
+class Alternative:
+    index: int
+    claim: int
+    request: int
+    """Index of the request within its claim."""
+    position: int
+    """Position among the request's subrequests (0 without firstAvailable)."""
+    name: str
+    """Result name: `req` or `req/sub`."""
+    class_name: str
+    mode: Literal["ExactCount", "All"]
+    count: int
+    """Devices to take; for All the size of the All-set."""
+    admin: bool
+    tolerations: tuple[dict, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    """ExactCount: candidates in device order. All: the fixed All-set in device order."""
+    all_blocked: str | None = None
+    """All mode: why a member can never be placed (busy, taint, gate) — the request fails."""
+    prep_error: DRASolverError | None = None
+    """A fatal error upstream raises while preparing this alternative (before any search)."""
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    name: str
+    alternatives: tuple[int, ...]
+    first_available: bool
+
+
+@dataclass(frozen=True)
+class ConstraintInfo:
+    index: int
+    claim: int
+    kind: Literal["match", "distinct"]
+    attribute: str
+    alternatives: frozenset[int]
+    values: dict[tuple[int, int], ValueSet | None]
+    """(alternative, device) -> the attribute's value set for that placement (derived values
+    shadow static ones for their request); None when the device lacks the attribute.
+    Present for every candidate of every covered alternative."""
+
+
+@dataclass(frozen=True)
+class ClaimInfo:
+    index: int
+    namespace: str
+    name: str
+    requests: tuple[RequestInfo, ...]
+    constraints: tuple[int, ...]
+    priority: int = 0
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    node: str | None
+    gates: FeatureGates
+    devices: tuple[DeviceInfo, ...]
+    counters: tuple[CounterInfo, ...]
+    alternatives: tuple[Alternative, ...]
+    claims: tuple[ClaimInfo, ...]
+    constraints: tuple[ConstraintInfo, ...]
+    invalid_pools: tuple[str, ...] = ()
+    """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One device given to one alternative of one claim."""
+
+    claim: int
+    alternative: int
+    device: int
+
+
+# Claim index -> its placements in result order. A claim missing from the map is not placed.
+Assignment = dict[int, list[Placement]]
+
+MAX_RESULTS_PER_CLAIM = 32
