@@ -1,0 +1,130 @@
+"""The public allocation call: claims of one pod, one node, reference or CP-SAT.
+
+Why this shape: upstream allocates the unallocated claims of one pod together, for one
+node, all or none. `allocate()` does the same; the planner (many pods, many nodes) builds
+on it. Every allocation returned here has passed `solver.check` — an independent reading
+of the rules — so a bug in precompute or an allocator surfaces as an error, never as a
+wrong allocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from solver.api.cluster import Cluster
+from solver.api.models import AllocationResult, ResourceClaim
+from solver.cel import EvalCache
+from solver.check import check_or_raise
+from solver.errors import AllocationError, InputError
+from solver.explain import explain_unschedulable
+from solver.gates import FeatureGates
+from solver.problem import build_problem
+from solver.problem_types import Assignment, Problem
+from solver.reference import allocate_reference
+from solver.results import assignment_claims
+
+AllocatorName = Literal["reference", "cpsat"]
+HINT_STEPS = 200_000
+
+
+@dataclass
+class AllocationOutcome:
+    """What one allocation call decided."""
+
+    allocated: bool
+    claims: list[ResourceClaim]
+    """Copies of the requested claims, in order; with status.allocation when allocated."""
+    reason: str | None = None
+    """Why the claims could not be allocated (names claim and request where it can)."""
+    allocator: str = "reference"
+    node: str | None = None
+    stats: dict[str, object] = field(default_factory=dict)
+
+    def allocation(self, name: str) -> AllocationResult | None:
+        for c in self.claims:
+            if c.metadata.name == name or f"{c.metadata.namespace}/{c.metadata.name}" == name:
+                return c.status.allocation if c.status else None
+        raise KeyError(name)
+
+
+def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | None) -> list[ResourceClaim]:
+    """Default: every claim without status.allocation, in input order."""
+    if claims is None:
+        return cluster.unallocated_claims()
+    out = []
+    for c in claims:
+        claim = c if isinstance(c, ResourceClaim) else cluster.claim(c)
+        if claim.status is not None and claim.status.allocation is not None:
+            raise InputError("claim is already allocated", obj=claim.ref, field="status.allocation")
+        out.append(claim)
+    return out
+
+
+def allocate(
+    cluster: Cluster,
+    claims: Sequence[str | ResourceClaim] | None = None,
+    node: str | None = None,
+    allocator: AllocatorName = "cpsat",
+    feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
+    seed: int = 0,
+    *,
+    strategy: Literal["pack", "spread"] = "pack",
+    time_limit: float = 10.0,
+    cache: EvalCache | None = None,
+) -> AllocationOutcome:
+    """Allocate `claims` together on `node`: all of them or none.
+
+    Raises InputError / CelError / AllocationError for invalid input and upstream's fatal
+    errors; returns `allocated=False` with a reason when the claims do not fit."""
+    if allocator not in ("reference", "cpsat"):
+        raise InputError(f"unknown allocator {allocator!r}; use reference or cpsat")
+    gates = FeatureGates.of(feature_gates)
+    chosen = resolve_claims(cluster, claims)
+    if not chosen:
+        return AllocationOutcome(True, [], allocator=allocator, node=node)
+    problem = build_problem(cluster, chosen, node, gates, cache=cache)
+    stats: dict[str, object] = {"devices": len(problem.devices), "alternatives": len(problem.alternatives)}
+    if allocator == "reference":
+        assignment = allocate_reference(problem)
+    else:
+        assignment = _cpsat(problem, strategy, time_limit, seed, stats)
+    if assignment is None:
+        return AllocationOutcome(
+            False, list(chosen), explain_unschedulable(problem), allocator=allocator, node=node, stats=stats
+        )
+    result = assignment_claims(problem, cluster, chosen, assignment, seed)
+    check_or_raise(cluster, result, node=node, gates=gates)
+    return AllocationOutcome(True, result, allocator=allocator, node=node, stats=stats)
+
+
+def _cpsat(problem: Problem, strategy: str, time_limit: float, seed: int, stats: dict[str, object]) -> Assignment | None:
+    """CP-SAT with the reference answer as hint; never worse than the reference.
+
+    The reference runs first (bounded): it raises the CEL runtime errors upstream would
+    raise in its lazy search, and its answer seeds the solver. When the bounded reference
+    gives up, CP-SAT still searches, but only if no candidate carries a CEL error (else the
+    error is raised: we never turn an error into a silent non-match)."""
+    from solver.cpsat import solve
+
+    try:
+        hint = allocate_reference(problem, max_steps=HINT_STEPS)
+        exhaustive = True
+    except AllocationError as exc:
+        if "filter operation aborted" not in str(exc):
+            raise
+        hint, exhaustive = None, False
+        for alt in problem.alternatives:
+            for cand in alt.candidates:
+                if cand.error is not None:
+                    raise cand.error from None
+    if hint is None and exhaustive:
+        return None  # the reference search is complete: no allocation exists
+    outcome = solve(problem, mode="all", strategy=strategy, time_limit=time_limit, seed=seed, hint=hint)
+    stats.update({"cpsat_status": outcome.status, "cpsat_wall_time": outcome.wall_time})
+    if outcome.assignment is None:
+        if hint is None and problem.invalid_pools:
+            raise AllocationError("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
+        return hint
+    return outcome.assignment

@@ -1,0 +1,282 @@
+"""Pools, the devices a node can see, and what existing allocations already use.
+
+Why: upstream's allocator never reads other claims or raw slices during the search; the
+scheduler hands it a summary (UPSTREAM-SEMANTICS §3) and a set of pools gathered for the
+node (§4.2). This module builds exactly those two things from a Cluster, so precompute
+and both allocators share one reading of "visible", "complete" and "in use".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from solver.api.models import Device, Node, NodeSelector, ResourceClaim, ResourceSlice
+from solver.errors import InputError
+from solver.gates import FeatureGates
+
+DeviceID = tuple[str, str, str]  # (driver, pool, device)
+PoolID = tuple[str, str]  # (driver, pool)
+
+
+# --- node selection ---------------------------------------------------------------------------
+
+
+def _requirement_matches(req_key: str, op: str, values: list[str], lookup: dict[str, str], where: str) -> bool:
+    present = req_key in lookup
+    actual = lookup.get(req_key)
+    match op:
+        case "In":
+            return present and actual in values
+        case "NotIn":
+            return not present or actual not in values
+        case "Exists":
+            return present
+        case "DoesNotExist":
+            return not present
+        case "Gt" | "Lt":
+            if len(values) != 1 or not re.fullmatch(r"-?\d+", values[0]):
+                raise InputError(f"operator {op} needs exactly one integer value", obj=where)
+            if not present or actual is None or not re.fullmatch(r"-?\d+", actual):
+                return False
+            return int(actual) > int(values[0]) if op == "Gt" else int(actual) < int(values[0])
+        case _:
+            raise InputError(f"unsupported node selector operator {op!r}", obj=where)
+
+
+def node_selector_matches(selector: NodeSelector, node: NodeView, where: str) -> bool:
+    """Standard NodeSelector semantics: terms ORed, requirements ANDed; matchFields only metadata.name."""
+    for term in selector.node_selector_terms:
+        if not term.match_expressions and not term.match_fields:
+            continue  # an empty term matches nothing
+        ok = all(
+            _requirement_matches(r.key, r.operator, r.values, node.labels, where) for r in term.match_expressions
+        )
+        for r in term.match_fields:
+            if r.key != "metadata.name":
+                raise InputError(f"unsupported matchFields key {r.key!r}", obj=where)
+            ok = ok and _requirement_matches(r.key, r.operator, r.values, {"metadata.name": node.name}, where)
+        if ok:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """The node being allocated for: its name and labels (labels come from a Node object if given)."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    declared_features: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str | None, nodes: dict[str, Node]) -> NodeView | None:
+        if name is None:
+            return None
+        node = nodes.get(name)
+        if node is None:
+            return cls(name=name, labels={"kubernetes.io/hostname": name})
+        labels = dict(node.metadata.labels)
+        return cls(name=name, labels=labels, declared_features=tuple(node.status.declared_features))
+
+
+def device_matches_node(device: Device, node: NodeView | None, where: str) -> bool:
+    """Per-device node selection (partitionable devices)."""
+    if device.all_nodes:
+        return True
+    if node is None:
+        return False
+    if device.node_name is not None:
+        return device.node_name == node.name
+    if device.node_selector is not None:
+        return node_selector_matches(device.node_selector, node, where)
+    return False
+
+
+def slice_relevant(s: ResourceSlice, node: NodeView | None, gates: FeatureGates) -> bool:
+    spec = s.spec
+    where = s.ref
+    if spec.node_name is not None:
+        return node is not None and spec.node_name == node.name
+    if spec.all_nodes:
+        return True
+    if spec.node_selector is not None:
+        if node is None:
+            return False
+        try:
+            return node_selector_matches(spec.node_selector, node, where)
+        except InputError as exc:
+            raise InputError(f"failed to perform node selection for slice: {exc.reason}", obj=where) from None
+    if spec.per_device_node_selection:
+        return any(device_matches_node(d, node, where) for d in spec.devices)
+    if spec.shared_counters and not spec.devices:
+        return True  # counter-set slices serve the whole pool
+    return False
+
+
+# --- pools ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    generation: int
+    slices: list[ResourceSlice]
+    """Node-relevant slices of the newest generation, sorted by slice name."""
+    other_slices: list[ResourceSlice] = field(default_factory=list)
+    """Slices of the same generation that do not target the node (counter accounting only)."""
+    invalid: str | None = None
+    binding: bool = False
+
+    @property
+    def id(self) -> PoolID:
+        return (self.driver, self.name)
+
+    def all_slices(self) -> list[ResourceSlice]:
+        return self.slices + self.other_slices
+
+
+@dataclass
+class Pools:
+    pools: list[Pool]
+    """Complete pools (valid and invalid), in upstream search order."""
+    incomplete: list[PoolID]
+
+    def valid(self) -> list[Pool]:
+        return [p for p in self.pools if p.invalid is None]
+
+    def invalid(self) -> list[Pool]:
+        return [p for p in self.pools if p.invalid is not None]
+
+
+def _usable_slice(s: ResourceSlice, gates: FeatureGates) -> bool:
+    if not gates.DRAPartitionableDevices and (s.spec.per_device_node_selection or s.spec.shared_counters):
+        return False
+    spec = s.spec
+    return bool(
+        spec.node_name is not None
+        or spec.all_nodes
+        or spec.node_selector is not None
+        or spec.per_device_node_selection
+        or spec.shared_counters
+    )
+
+
+def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: FeatureGates) -> Pools:
+    """Upstream GatherPools: newest generation wins; complete pools only; invalid pools flagged."""
+    all_slices = [s for s in slices if _usable_slice(s, gates)]
+    relevant: dict[PoolID, list[ResourceSlice]] = defaultdict(list)
+    order: list[PoolID] = []
+    for s in all_slices:
+        if not slice_relevant(s, node, gates):
+            continue
+        pid = (s.spec.driver, s.spec.pool.name)
+        kept = relevant[pid]
+        if not kept:
+            order.append(pid)
+            kept.append(s)
+        elif s.spec.pool.generation > kept[0].spec.pool.generation:
+            kept[:] = [s]
+        elif s.spec.pool.generation == kept[0].spec.pool.generation:
+            kept.append(s)
+
+    pools: list[Pool] = []
+    incomplete: list[PoolID] = []
+    for pid in order:
+        kept = relevant[pid]
+        gen = kept[0].spec.pool.generation
+        count = kept[0].spec.pool.resource_slice_count
+        other: list[ResourceSlice] = []
+        if len(kept) != count:
+            same_pool = [s for s in all_slices if (s.spec.driver, s.spec.pool.name) == pid]
+            if any(s.spec.pool.generation > gen for s in same_pool):
+                continue  # obsolete: dropped silently
+            at_gen = [s for s in same_pool if s.spec.pool.generation == gen]
+            if len(at_gen) != count:
+                incomplete.append(pid)
+                continue
+            other = [s for s in at_gen if not any(s is k for k in kept)]
+        pool = Pool(
+            driver=pid[0], name=pid[1], generation=gen, slices=sorted(kept, key=lambda s: s.metadata.name),
+            other_slices=other,
+        )
+        pool.invalid = _pool_invalid(pool, node, gates)
+        pool.binding = any(d.binding_conditions for _, d in visible_devices(pool, node))
+        pools.append(pool)
+    pools.sort(key=lambda p: (p.binding, p.driver.encode(), p.name.encode()))
+    return Pools(pools=pools, incomplete=incomplete)
+
+
+def visible_devices(pool: Pool, node: NodeView | None) -> list[tuple[ResourceSlice, Device]]:
+    """The pool's candidate devices for the node, in search order (slice name, device order)."""
+    out: list[tuple[ResourceSlice, Device]] = []
+    for s in pool.slices:
+        for d in s.spec.devices:
+            if s.spec.per_device_node_selection and not device_matches_node(d, node, s.ref):
+                continue
+            out.append((s, d))
+    return out
+
+
+def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str | None:
+    seen: set[str] = set()
+    for s in pool.slices:
+        for d in s.spec.devices:
+            if d.name in seen:
+                return f"duplicate device name {d.name}"
+            seen.add(d.name)
+    sets: dict[str, set[str]] = {}
+    for s in pool.all_slices():
+        for cs in s.spec.shared_counters:
+            if cs.name in sets:
+                return f"duplicate counter set {cs.name}"
+            sets[cs.name] = set(cs.counters)
+    for s in pool.all_slices():
+        for d in s.spec.devices:
+            for use in d.consumes_counters:
+                if use.counter_set not in sets:
+                    return f"device {d.name} consumes unknown counter set {use.counter_set}"
+                missing = set(use.counters) - sets[use.counter_set]
+                if missing:
+                    return f"device {d.name} consumes unknown counter {sorted(missing)[0]} of set {use.counter_set}"
+    return None
+
+
+# --- allocated state --------------------------------------------------------------------------
+
+
+@dataclass
+class InUse:
+    """Upstream's allocated state, built from claims that already carry status.allocation."""
+
+    dedicated: set[DeviceID] = field(default_factory=set)
+    shared: set[DeviceID] = field(default_factory=set)
+    capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+
+    def allocated(self, dev: DeviceID) -> bool:
+        """Counts for counters: dedicated, shared, or with consumed capacity."""
+        return dev in self.dedicated or dev in self.shared or dev in self.capacity
+
+
+def in_use_from_claims(claims: Iterable[ResourceClaim], gates: FeatureGates) -> InUse:
+    state = InUse()
+    for claim in claims:
+        alloc = claim.status.allocation if claim.status else None
+        if alloc is None:
+            continue
+        for r in alloc.devices.results:
+            if r.admin_access:
+                continue  # admin access never makes a device busy
+            dev = (r.driver, r.pool, r.device)
+            if r.share_id is None or not gates.DRAConsumableCapacity:
+                state.dedicated.add(dev)
+                continue
+            state.shared.add(dev)
+            sums = state.capacity.setdefault(dev, {})
+            for name, q in (r.consumed_capacity or {}).items():
+                sums[name] = sums.get(name, Fraction(0)) + q.as_fraction()
+    return state

@@ -1,0 +1,172 @@
+"""AllocationResult objects exactly as upstream writes them into ResourceClaim status.
+
+Why a module: both allocators produce the same plain Assignment; this is the one place
+that turns it into `status.allocation` (UPSTREAM-SEMANTICS §4.14, §4.15): one result per
+device in placement order, shareID and consumedCapacity only for shared devices,
+skipNodeOperations from the slice (KEP-5945), class and claim config, node selector.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from fractions import Fraction
+from typing import Any
+
+from solver.api.models import (
+    AllocationResult,
+    DeviceAllocationConfiguration,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    NodeSelector,
+    ResourceClaim,
+)
+from solver.api.quantity import Quantity
+from solver.api.cluster import Cluster
+from solver.errors import AllocationError
+from solver.problem_types import Assignment, Placement, Problem
+
+
+class ShareIDs:
+    """shareIDs are UUIDs; drawn from a seeded generator so that runs are reproducible."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def next(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+
+def quantity_of(amount: Fraction, like: Quantity | None) -> Quantity:
+    fmt = like.format if like is not None else "DecimalSI"
+    return Quantity.from_number(amount, fmt)
+
+
+def build_allocation(
+    problem: Problem, cluster: Cluster, claim: ResourceClaim, placements: list[Placement], share_ids: ShareIDs
+) -> AllocationResult:
+    results: list[DeviceRequestAllocationResult] = []
+    for p in placements:
+        alt = problem.alternatives[p.alternative]
+        dev = problem.devices[p.device]
+        cand = next(c for c in alt.candidates if c.device == p.device)
+        fields: dict[str, Any] = {"request": alt.name, "driver": dev.driver, "pool": dev.pool, "device": dev.name}
+        if alt.admin:
+            fields["adminAccess"] = True
+        if alt.tolerations:
+            fields["tolerations"] = list(alt.tolerations)
+        if dev.multi:
+            fields["shareID"] = share_ids.next()
+            if dev.capacity:
+                consumed = cand.consumed or {}
+                caps = _raw_capacity(cluster, dev.driver, dev.pool, dev.slice_name, dev.name)
+                fields["consumedCapacity"] = {
+                    k: str(quantity_of(consumed.get(k, Fraction(0)), caps.get(k))) for k in dev.capacity
+                }
+        if problem.gates.DRAOptionalNodePreparation and dev.skip_node_operations is not None:
+            fields["skipNodeOperations"] = dev.skip_node_operations
+        if dev.binding_conditions:
+            fields["bindingConditions"] = list(dev.binding_conditions)
+        if dev.binding_failure_conditions:
+            fields["bindingFailureConditions"] = list(dev.binding_failure_conditions)
+        results.append(DeviceRequestAllocationResult.model_validate(fields))
+    alloc: dict[str, Any] = {"devices": DeviceAllocationResult(results=results, config=_config(problem, cluster, claim, placements))}
+    selector = _node_selector(problem, placements)
+    if selector is not None:
+        alloc["nodeSelector"] = selector
+    return AllocationResult.model_validate(alloc)
+
+
+def _raw_capacity(cluster: Cluster, driver: str, pool: str, slice_name: str, device: str) -> dict[str, Quantity]:
+    for s in cluster.slices:
+        if s.metadata.name == slice_name and s.spec.driver == driver and s.spec.pool.name == pool:
+            for d in s.spec.devices:
+                if d.name == device:
+                    return {k: c.value for k, c in d.capacity.items()}
+    return {}
+
+
+def _config(
+    problem: Problem, cluster: Cluster, claim: ResourceClaim, placements: list[Placement]
+) -> list[DeviceAllocationConfiguration]:
+    used: list[str] = []
+    by_class: dict[str, list[str]] = {}
+    for p in placements:
+        alt = problem.alternatives[p.alternative]
+        if alt.name not in used:
+            used.append(alt.name)
+            by_class.setdefault(alt.class_name, []).append(alt.name)
+    out: list[DeviceAllocationConfiguration] = []
+    for class_name, names in by_class.items():
+        for cfg in cluster.classes[class_name].spec.config:
+            out.append(DeviceAllocationConfiguration.model_validate({**cfg, "source": "FromClass", "requests": names}))
+    top = {n.split("/")[0] for n in used}
+    for cfg in claim.spec.devices.config:
+        wanted = cfg.requests
+        if wanted:
+            kept = [r for r in wanted if r in used or r in top]
+            if not kept:
+                continue
+        else:
+            kept = []
+        raw = cfg.dump()
+        raw["requests"] = [] if set(kept) >= top and kept else kept
+        if not raw["requests"]:
+            raw.pop("requests")
+        out.append(DeviceAllocationConfiguration.model_validate({**raw, "source": "FromClaim"}))
+    return out
+
+
+def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelector | None:
+    """§4.15: node-local or bindsToNode → exactly the node; selectors → one merged term; allNodes → none."""
+    exprs: list[dict] = []
+    fields: list[dict] = []
+    for p in placements:
+        dev = problem.devices[p.device]
+        kind, value = dev.node_scope
+        if kind == "node" or dev.binds_to_node:
+            node = value if kind == "node" else problem.node
+            return NodeSelector.model_validate(
+                {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            )
+        if kind == "selector":
+            terms = value.get("nodeSelectorTerms", [])  # type: ignore[union-attr]
+            if len(terms) > 1:
+                raise AllocationError(f"device {dev.id}: node selector with more than one term is not supported")
+            for term in terms:
+                for e in term.get("matchExpressions", []):
+                    if e not in exprs:
+                        exprs.append(e)
+                for f in term.get("matchFields", []):
+                    if f not in fields:
+                        fields.append(f)
+    if not exprs and not fields:
+        return None
+    term: dict[str, list] = {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if fields:
+        term["matchFields"] = fields
+    return NodeSelector.model_validate({"nodeSelectorTerms": [term]})
+
+
+def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:
+    """A copy of the claim with status.allocation set; the input claim is not touched."""
+    data = claim.dump()
+    status = dict(data.get("status") or {})
+    status["allocation"] = allocation.dump()
+    data["status"] = status
+    return ResourceClaim.model_validate(data)
+
+
+def assignment_claims(
+    problem: Problem, cluster: Cluster, claims: list[ResourceClaim], assignment: Assignment, seed: int = 0
+) -> list[ResourceClaim]:
+    ids = ShareIDs(seed)
+    out = []
+    for ci, claim in enumerate(claims):
+        if ci in assignment:
+            out.append(with_allocation(claim, build_allocation(problem, cluster, claim, assignment[ci], ids)))
+        else:
+            out.append(claim)
+    return out

@@ -1,0 +1,29 @@
+"""Device taints and request tolerations (DRADeviceTaints), as upstream matches them.
+
+Why separate: precompute and the checker both need the one matching rule.
+"""
+
+from __future__ import annotations
+
+from solver.api.models import DeviceTaint, DeviceToleration
+
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def toleration_matches(tol: DeviceToleration, taint: DeviceTaint) -> bool:
+    """Effect empty or equal; key empty or equal; Exists, or Equal/empty with equal value."""
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    if tol.key and tol.key != taint.key:
+        return False
+    op = tol.operator or "Equal"
+    if op == "Exists":
+        return True
+    return op == "Equal" and (tol.value or "") == (taint.value or "")
+
+
+def tolerated(taint: DeviceTaint, tolerations: list[DeviceToleration]) -> bool:
+    """Only NoSchedule/NoExecute taints block; they must be tolerated by some toleration."""
+    if taint.effect not in BLOCKING_EFFECTS:
+        return True
+    return any(toleration_matches(t, taint) for t in tolerations)

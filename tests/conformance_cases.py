@@ -1,0 +1,42 @@
+"""Loading and comparing the conformance cases (tests/conformance/cases, copied from ../shared).
+
+Format: tests/conformance/README.md. Shared by the API and CLI conformance tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from solver.api.quantity import Quantity
+
+CASES_DIR = Path(__file__).parent / "conformance" / "cases"
+
+
+def load_cases() -> list[dict[str, Any]]:
+    return [yaml.safe_load(p.read_text()) for p in sorted(CASES_DIR.glob("*.yaml"))]
+
+
+def _q(v: object) -> Fraction:
+    return Quantity.parse(v if isinstance(v, (str, int)) else str(v)).as_fraction()
+
+
+def normalise(results: list[dict[str, Any]]) -> list[tuple]:
+    """Comparable form of a claim's device results (shareID ignored, quantities by value)."""
+    out = []
+    for r in results:
+        consumed = tuple(sorted((k, _q(v)) for k, v in (r.get("consumedCapacity") or {}).items()))
+        out.append((r["request"], r["driver"], r["pool"], r["device"], consumed))
+    return out
+
+
+def per_request_counts(results: list[dict[str, Any]]) -> Counter:
+    return Counter(r["request"].split("/")[0] for r in results)
+
+
+def gates_arg(case: dict[str, Any]) -> str:
+    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in (case.get("featureGates") or {}).items())
