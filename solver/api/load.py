@@ -22,10 +22,20 @@ from solver.errors import InputError, ValidationErrors
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+class _Loader(yaml.SafeLoader):
+    """Safe YAML without the timestamp resolver: Kubernetes keeps timestamps as strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def iter_documents(text: str, source: str) -> Iterator[dict[str, Any]]:
     """Yield object dicts from YAML/JSON text, flattening `kind: List`."""
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - safe loader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

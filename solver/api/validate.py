@@ -1,0 +1,790 @@
+"""API validation of loaded objects: the rules the Kubernetes API server would enforce.
+
+Why here and not in the pydantic models: the models accept anything that has the right
+*shape* so that loading never loses information and reports every type error at once.
+Whether a well-typed object is *valid* (names, one-of fields, limits, KEP-5075 request
+policies, KEP-6080 derived attributes, CEL that compiles, classes that exist) is decided
+here, over whole objects and the whole cluster, so that a user sees every problem in one
+run instead of fixing them one by one. The allocators assume their input passed these
+rules (upstream's allocator does the same: the API server rejected invalid objects).
+
+Every error is an `InputError` naming the object (`obj.ref`, e.g. `ResourceClaim
+default/c1`), the field in wire form (`spec.devices.requests[1].exactly.count`) and the
+rule that was broken. Validation never raises for invalid input; it returns the list.
+
+Sources of the rules: KEP-5075 "API Validations", KEP-6080 "API Changes", and the
+upstream `resource.k8s.io/v1` validation summarised in UPSTREAM-SEMANTICS.md §2 and §4.16.
+Validation is independent of feature gates: a field a gate would drop is still checked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from solver.api.cluster import Cluster
+from solver.api.models import (
+    CapacityRequestPolicy,
+    CapacityRequirements,
+    DerivedAttribute,
+    Device,
+    DeviceAttribute,
+    DeviceCapacity,
+    DeviceClaim,
+    DeviceClass,
+    DeviceConstraint,
+    DeviceRequest,
+    DeviceSelector,
+    DeviceSubRequest,
+    DeviceTaint,
+    DeviceToleration,
+    ExactDeviceRequest,
+    NodeSelector,
+    Pod,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    TypeMeta,
+)
+from solver.api.quantity import Quantity
+from solver.errors import CelCompileError, InputError
+
+# --- limits (UPSTREAM-SEMANTICS.md §4.16, KEP-5075, KEP-6080) ----------------------------
+
+MAX_REQUESTS = 32
+MAX_CONSTRAINTS = 32
+MAX_CONFIGS = 32
+MAX_SELECTORS = 32
+MAX_FIRST_AVAILABLE = 8
+MAX_TOLERATIONS = 16
+MAX_DEVICES_PER_SLICE = 128
+MAX_DEVICES_PER_SLICE_WITH_TAINTS_OR_COUNTERS = 64
+MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+MAX_ATTRIBUTE_STRING_LENGTH = 64
+MAX_ID_LENGTH = 32
+MAX_DOMAIN_LENGTH = 63
+MAX_DRIVER_NAME_LENGTH = 63
+MAX_POOL_NAME_LENGTH = 253
+MAX_COUNTER_SETS_PER_SLICE = 8
+MAX_COUNTERS_PER_SET = 32
+MAX_CONSUMES_COUNTERS = 2
+MAX_COUNTERS_PER_CONSUMPTION = 32
+MAX_VALID_VALUES = 10
+MAX_BINDING_CONDITIONS = 4
+MAX_DERIVED_ATTRIBUTES = 8
+MAX_CEL_EXPRESSION_BYTES = 10 * 1024
+
+ALLOCATION_MODES = ("ExactCount", "All")
+TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
+_ONE_OF_MODES = "ExactCount or All"
+_ONE_OF_EFFECTS = "None, NoSchedule or NoExecute"
+TOLERATION_OPERATORS = ("Exists", "Equal")
+
+# --- name formats -----------------------------------------------------------------------
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Bare KEP-6080 derived-attribute names: the KEP's own examples use DNS-label style
+# (`shared-numa-node`, `my-derived-attribute`), so they are accepted besides C identifiers.
+_DERIVED_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# Semantic Versioning 2.0.0, the regular expression published at semver.org.
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+)
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+DNS_LABEL_RULE = (
+    "must be a DNS label (lowercase letters, digits and '-', alphanumeric at both ends, at most 63)"
+)
+DNS_SUBDOMAIN_RULE = "must be a DNS subdomain (dot-separated DNS labels, at most {max} characters)"
+
+
+def is_dns_label(name: str) -> bool:
+    """RFC 1123 label: what request, subrequest and device names must be."""
+    return len(name) <= 63 and _DNS_LABEL.fullmatch(name) is not None
+
+
+def is_dns_subdomain(name: str, max_length: int = 253) -> bool:
+    """RFC 1123 subdomain: driver names, domains of qualified names, class names."""
+    return 0 < len(name) <= max_length and all(_DNS_LABEL.fullmatch(p) for p in name.split("."))
+
+
+def is_semver(text: str) -> bool:
+    """Semantic Versioning 2.0.0, strict (no `v` prefix, no leading zeros)."""
+    return _SEMVER.fullmatch(text) is not None
+
+
+def qualified_name_problem(name: str, *, fully_qualified: bool = False, derived: bool = False) -> str | None:
+    """Why `name` is not a QualifiedName (None when it is).
+
+    QualifiedName = C identifier of at most 32 characters, optionally prefixed by a DNS
+    subdomain of at most 63 characters and `/`. `fully_qualified` requires the prefix
+    (matchAttribute/distinctAttribute); `derived` also accepts DNS-label identifiers
+    (KEP-6080 examples use `shared-numa-node`).
+    """
+    if not name:
+        return "must not be empty"
+    domain, sep, ident = name.rpartition("/")
+    if sep:
+        if not domain:
+            return "domain before '/' must not be empty"
+        if not is_dns_subdomain(domain, MAX_DOMAIN_LENGTH):
+            return f"domain {domain!r} " + DNS_SUBDOMAIN_RULE.format(max=MAX_DOMAIN_LENGTH)
+    elif fully_qualified:
+        return "must be fully qualified (<domain>/<name>)"
+    pattern = _DERIVED_ID if derived else _C_IDENTIFIER
+    if not ident:
+        return "name after '/' must not be empty"
+    if len(ident) > MAX_ID_LENGTH:
+        return f"name {ident!r} must be at most {MAX_ID_LENGTH} characters"
+    if pattern.fullmatch(ident) is None:
+        kind = "a C identifier or DNS label" if derived else "a C identifier"
+        return f"name {ident!r} must be {kind} (letters, digits, '_', not starting with a digit)"
+    return None
+
+
+# --- field paths ------------------------------------------------------------------------
+
+
+def _idx(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+def _key(path: str, key: str) -> str:
+    """Map key in wire form: `.memory`, or `["gpu.example.com/memory"]` when not a plain word."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+# --- CEL --------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def cel_compile_problem(expression: str, expect_bool: bool = False) -> str | None:
+    """The compile error of `expression` in the DRA CEL environment, or None.
+
+    `expect_bool` for selectors: their static type must be bool (or dyn), as upstream
+    requires; derived attributes may yield any scalar or list. Cached because clusters
+    repeat the same few expressions across many classes and claims. Imported lazily so
+    that loading and every other rule work without the CEL package.
+    """
+    from solver.cel import compile_expression
+
+    try:
+        compile_expression(expression, expect_bool=expect_bool)
+    except CelCompileError as exc:
+        return _one_line(exc.reason)
+    except RecursionError:
+        return "expression is nested too deeply"
+    return None
+
+
+def _one_line(reason: str) -> str:
+    """First line of a CEL error, without the caret picture: errors print one per line."""
+    first = reason.strip().splitlines()[0] if reason.strip() else reason
+    first = first.removeprefix("compilation failed: ")
+    return first.replace("ERROR: <input>:", "at ", 1)
+
+
+# --- the collector ----------------------------------------------------------------------
+
+
+class _Report:
+    """Errors of one object; each rule only has to name the field and the reason."""
+
+    def __init__(self, obj: TypeMeta, source: str = "") -> None:
+        self.ref = obj.ref
+        self.source = source
+        self.errors: list[InputError] = []
+
+    def add(self, field: str, reason: str) -> None:
+        self.errors.append(InputError(reason, obj=self.ref, field=field, source=self.source))
+
+    def max_items(self, field: str, items: Sequence[Any] | None, limit: int) -> None:
+        if items is not None and len(items) > limit:
+            self.add(field, f"must have at most {limit} entries, got {len(items)}")
+
+    def qualified_name(self, field: str, name: str, **kw: bool) -> None:
+        problem = qualified_name_problem(name, **kw)
+        if problem:
+            self.add(field, f"invalid qualified name {name!r}: {problem}")
+
+    def cel(self, field: str, expression: str, *, expect_bool: bool) -> None:
+        if not expression.strip():
+            self.add(field, "CEL expression must not be empty")
+            return
+        size = len(expression.encode("utf-8"))
+        if size > MAX_CEL_EXPRESSION_BYTES:
+            self.add(
+                field, f"CEL expression must be at most 10 Ki ({MAX_CEL_EXPRESSION_BYTES} bytes), got {size}"
+            )
+            return
+        problem = cel_compile_problem(expression, expect_bool)
+        if problem:
+            self.add(field, f"CEL compile error: {problem}")
+
+
+def _frac(q: Quantity) -> Fraction:
+    return q.as_fraction()
+
+
+def _q(q: Quantity | None) -> str:
+    """A quantity as the user wrote it (`25Gi`), for messages."""
+    if q is None:
+        return "<unset>"
+    return q.original if q.original is not None else q.canonical()
+
+
+# --- entry points -----------------------------------------------------------------------
+
+
+def validate_object(obj: TypeMeta, source: str = "") -> list[InputError]:
+    """Every rule violation of one object, in field order; empty when the object is valid.
+
+    Rules that need other objects (a claim's DeviceClass must exist) are in
+    `validate_cluster`.
+    """
+    report = _Report(obj, source)
+    if not obj.metadata.name:
+        report.add("metadata.name", "required: the object must have a name")
+    match obj:
+        case ResourceSlice():
+            _validate_slice(report, obj)
+        case DeviceClass():
+            _validate_selectors(report, "spec.selectors", obj.spec.selectors)
+            report.max_items("spec.config", obj.spec.config, MAX_CONFIGS)
+        case ResourceClaim():
+            _validate_device_claim(report, "spec.devices", obj.spec.devices)
+        case ResourceClaimTemplate():
+            _validate_device_claim(report, "spec.spec.devices", obj.spec.spec.devices)
+        case Pod():
+            _validate_pod(report, obj)
+        case _:
+            pass
+    return report.errors
+
+
+def validate_cluster(
+    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None
+) -> list[InputError]:
+    """Every error of every object of the cluster, plus the cross-object rules.
+
+    `source_of` names the file each object came from (the CLI passes it so that
+    messages start with the file name).
+    Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes.
+    """
+    objects: list[TypeMeta] = [
+        *cluster.classes.values(),
+        *cluster.slices,
+        *cluster.claims.values(),
+        *cluster.templates.values(),
+        *cluster.pods.values(),
+        *cluster.nodes.values(),
+    ]
+    classes = set(cluster.classes)
+    errors: list[InputError] = []
+    for obj in objects:
+        source = source_of(obj) if source_of else ""
+        errors.extend(validate_object(obj, source))
+        if isinstance(obj, ResourceClaim | ResourceClaimTemplate):
+            errors.extend(_missing_classes(obj, classes, source))
+    return errors
+
+
+# --- cross-object rules -----------------------------------------------------------------
+
+
+def _missing_classes(
+    obj: ResourceClaim | ResourceClaimTemplate, classes: set[str], source: str
+) -> list[InputError]:
+    """A request naming a DeviceClass that is not in the input cannot be allocated."""
+    report = _Report(obj, source)
+    if isinstance(obj, ResourceClaim):
+        base, devices = "spec.devices", obj.spec.devices
+    else:
+        base, devices = "spec.spec.devices", obj.spec.spec.devices
+    for i, req in enumerate(devices.requests):
+        path = _idx(f"{base}.requests", i)
+        units: list[tuple[str, str]] = []
+        if req.exactly is not None:
+            units.append((f"{path}.exactly.deviceClassName", req.exactly.device_class_name))
+        for k, sub in enumerate(req.first_available or []):
+            units.append((f"{_idx(f'{path}.firstAvailable', k)}.deviceClassName", sub.device_class_name))
+        for field, name in units:
+            if name and name not in classes:
+                report.add(field, f"DeviceClass {name!r} not found in the input")
+    return report.errors
+
+
+# --- ResourceClaim / ResourceClaimTemplate ----------------------------------------------
+
+
+def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> None:
+    """Requests, constraints and config of `spec.devices`."""
+    report.max_items(f"{path}.requests", devices.requests, MAX_REQUESTS)
+    # name -> subrequest names (None: a request without firstAvailable)
+    known: dict[str, set[str] | None] = {}
+    derived_by_request: dict[str, set[str]] = {}
+    for i, req in enumerate(devices.requests):
+        rpath = _idx(f"{path}.requests", i)
+        _check_name(report, f"{rpath}.name", req.name, "request")
+        if req.name in known:
+            report.add(f"{rpath}.name", f"duplicate request name {req.name!r}")
+        derived_by_request[req.name] = _validate_request(report, rpath, req)
+        known.setdefault(req.name, {s.name for s in req.first_available} if req.first_available else None)
+
+    report.max_items(f"{path}.constraints", devices.constraints, MAX_CONSTRAINTS)
+    for j, constraint in enumerate(devices.constraints):
+        cpath = _idx(f"{path}.constraints", j)
+        _check_request_refs(report, f"{cpath}.requests", constraint.requests, known)
+        _validate_constraint(report, cpath, constraint, derived_by_request)
+
+    report.max_items(f"{path}.config", devices.config, MAX_CONFIGS)
+    for j, config in enumerate(devices.config):
+        _check_request_refs(report, f"{_idx(f'{path}.config', j)}.requests", config.requests, known)
+
+
+def _check_name(report: _Report, field: str, name: str, what: str) -> None:
+    if not name:
+        report.add(field, f"required: the {what} must have a name")
+    elif not is_dns_label(name):
+        report.add(field, f"invalid {what} name {name!r}: {DNS_LABEL_RULE}")
+
+
+def _validate_request(report: _Report, path: str, req: DeviceRequest) -> set[str]:
+    """One request; returns the names of its derived attributes (all subrequests)."""
+    has_exactly = req.exactly is not None
+    has_first = req.first_available is not None
+    if has_exactly == has_first:
+        found = "both are set" if has_exactly else "neither is set"
+        report.add(path, f"exactly one of exactly or firstAvailable must be set, {found}")
+    derived: set[str] = set()
+    if req.exactly is not None:
+        derived |= _validate_exact(report, f"{path}.exactly", req.exactly)
+    if req.first_available is not None:
+        fpath = f"{path}.firstAvailable"
+        if not req.first_available:
+            report.add(fpath, "must have at least one subrequest")
+        report.max_items(fpath, req.first_available, MAX_FIRST_AVAILABLE)
+        seen: set[str] = set()
+        for k, sub in enumerate(req.first_available):
+            spath = _idx(fpath, k)
+            _check_name(report, f"{spath}.name", sub.name, "subrequest")
+            if sub.name in seen:
+                report.add(f"{spath}.name", f"duplicate subrequest name {sub.name!r}")
+            seen.add(sub.name)
+            derived |= _validate_exact(report, spath, sub)
+    return derived
+
+
+def _validate_exact(report: _Report, path: str, req: ExactDeviceRequest | DeviceSubRequest) -> set[str]:
+    """Fields shared by `exactly` and a `firstAvailable` subrequest."""
+    if not req.device_class_name:
+        report.add(f"{path}.deviceClassName", "required: the request must name a DeviceClass")
+    elif not is_dns_subdomain(req.device_class_name):
+        report.add(
+            f"{path}.deviceClassName",
+            f"invalid DeviceClass name {req.device_class_name!r}: " + DNS_SUBDOMAIN_RULE.format(max=253),
+        )
+    _validate_selectors(report, f"{path}.selectors", req.selectors)
+    mode = req.allocation_mode
+    if mode is not None and mode not in ALLOCATION_MODES:
+        report.add(f"{path}.allocationMode", f"unsupported allocationMode {mode!r}: must be {_ONE_OF_MODES}")
+    if mode == "All":
+        if req.count is not None:
+            report.add(f"{path}.count", "must not be set when allocationMode is All")
+    elif req.count is not None and req.count < 1:
+        report.add(f"{path}.count", f"must be at least 1 for allocationMode ExactCount, got {req.count}")
+    _validate_tolerations(report, f"{path}.tolerations", req.tolerations)
+    if req.capacity is not None:
+        _validate_capacity_requirements(report, f"{path}.capacity", req.capacity)
+    return _validate_derived(report, f"{path}.derivedAttributes", req.derived_attributes)
+
+
+def _validate_selectors(report: _Report, path: str, selectors: Sequence[DeviceSelector]) -> None:
+    report.max_items(path, selectors, MAX_SELECTORS)
+    for j, sel in enumerate(selectors):
+        spath = _idx(path, j)
+        if sel.cel is None:
+            report.add(f"{spath}.cel", "required: a selector must have cel (no other selector type exists)")
+            continue
+        report.cel(f"{spath}.cel.expression", sel.cel.expression, expect_bool=True)
+
+
+def _validate_tolerations(report: _Report, path: str, tolerations: Sequence[DeviceToleration]) -> None:
+    report.max_items(path, tolerations, MAX_TOLERATIONS)
+    for j, tol in enumerate(tolerations):
+        tpath = _idx(path, j)
+        if tol.operator not in (None, "", *TOLERATION_OPERATORS):
+            report.add(f"{tpath}.operator", f"unsupported operator {tol.operator!r}: must be Exists or Equal")
+        if tol.operator == "Exists" and tol.value:
+            report.add(f"{tpath}.value", "must be empty when operator is Exists")
+        if not tol.key and tol.operator not in ("Exists",):
+            report.add(f"{tpath}.operator", "must be Exists when key is empty")
+        if tol.effect not in (None, "", *TAINT_EFFECTS):
+            report.add(f"{tpath}.effect", f"unsupported effect {tol.effect!r}: must be {_ONE_OF_EFFECTS}")
+        if tol.toleration_seconds is not None and tol.toleration_seconds < 0:
+            report.add(f"{tpath}.tolerationSeconds", "must not be negative")
+
+
+def _validate_capacity_requirements(report: _Report, path: str, cap: CapacityRequirements) -> None:
+    for name, quantity in cap.requests.items():
+        field = _key(f"{path}.requests", name)
+        report.qualified_name(field, name)
+        if _frac(quantity) < 0:
+            report.add(field, f"capacity request {_q(quantity)} must not be negative")
+
+
+def _validate_derived(report: _Report, path: str, derived: Sequence[DerivedAttribute]) -> set[str]:
+    """KEP-6080: at most 8, unique names, qualified names, expression <= 10 Ki that compiles."""
+    report.max_items(path, derived, MAX_DERIVED_ATTRIBUTES)
+    names: set[str] = set()
+    for j, attr in enumerate(derived):
+        dpath = _idx(path, j)
+        report.qualified_name(f"{dpath}.name", attr.name, derived=True)
+        if attr.name in names:
+            report.add(f"{dpath}.name", f"duplicate derived attribute name {attr.name!r}")
+        names.add(attr.name)
+        report.cel(f"{dpath}.expression", attr.expression, expect_bool=False)
+    return names
+
+
+def _check_request_refs(
+    report: _Report, path: str, refs: Sequence[str], known: dict[str, set[str] | None]
+) -> None:
+    """`requests` of a constraint or config: `req` or `req/sub`, naming what exists."""
+    seen: set[str] = set()
+    for k, ref in enumerate(refs):
+        field = _idx(path, k)
+        if ref in seen:
+            report.add(field, f"duplicate entry {ref!r}")
+        seen.add(ref)
+        req, sep, sub = ref.partition("/")
+        if req not in known:
+            report.add(field, f"request {req!r} is not defined in this claim")
+        elif sep:
+            subs = known[req]
+            if subs is None:
+                report.add(field, f"request {req!r} has no firstAvailable subrequests, {ref!r} names nothing")
+            elif sub not in subs:
+                report.add(field, f"subrequest {sub!r} is not defined in request {req!r}")
+
+
+def _validate_constraint(
+    report: _Report, path: str, constraint: DeviceConstraint, derived_by_request: dict[str, set[str]]
+) -> None:
+    """Exactly one of matchAttribute/distinctAttribute; a fully qualified name unless derived."""
+    candidates = (
+        ("matchAttribute", constraint.match_attribute),
+        ("distinctAttribute", constraint.distinct_attribute),
+    )
+    set_fields = [(name, value) for name, value in candidates if value is not None]
+    if len(set_fields) != 1:
+        found = "both are set" if set_fields else "neither is set"
+        report.add(path, f"exactly one of matchAttribute or distinctAttribute must be set, {found}")
+    covered = {ref.partition("/")[0] for ref in constraint.requests} or set(derived_by_request)
+    derived = set().union(*(derived_by_request.get(r, set()) for r in covered))
+    for name, value in set_fields:
+        field = f"{path}.{name}"
+        if "/" not in value and value in derived:
+            report.qualified_name(field, value, derived=True)  # KEP-6080: bare derived name
+        else:
+            problem = qualified_name_problem(value, fully_qualified=True)
+            if problem:
+                hint = "" if "/" in value else " (or the name of a derivedAttribute of a covered request)"
+                report.add(field, f"invalid attribute name {value!r}: {problem}{hint}")
+
+
+# --- DeviceClass / Pod ------------------------------------------------------------------
+
+
+def _validate_pod(report: _Report, pod: Pod) -> None:
+    seen: set[str] = set()
+    for i, claim in enumerate(pod.spec.resource_claims):
+        path = _idx("spec.resourceClaims", i)
+        _check_name(report, f"{path}.name", claim.name, "pod resource claim")
+        if claim.name in seen:
+            report.add(f"{path}.name", f"duplicate pod resource claim name {claim.name!r}")
+        seen.add(claim.name)
+        given = [n for n in (claim.resource_claim_name, claim.resource_claim_template_name) if n]
+        if len(given) != 1:
+            found = "both are set" if given else "neither is set"
+            report.add(
+                path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
+            )
+
+
+# --- ResourceSlice ----------------------------------------------------------------------
+
+
+def _validate_slice(report: _Report, sl: ResourceSlice) -> None:
+    spec = sl.spec
+    if not spec.driver:
+        report.add("spec.driver", "required: the slice must name its driver")
+    elif not is_dns_subdomain(spec.driver, MAX_DRIVER_NAME_LENGTH):
+        rule = DNS_SUBDOMAIN_RULE.format(max=MAX_DRIVER_NAME_LENGTH)
+        report.add("spec.driver", f"invalid driver name {spec.driver!r}: {rule}")
+    if not spec.pool.name:
+        report.add("spec.pool.name", "required: the pool must have a name")
+    elif len(spec.pool.name) > MAX_POOL_NAME_LENGTH:
+        report.add("spec.pool.name", f"must be at most {MAX_POOL_NAME_LENGTH} characters")
+    if spec.pool.generation < 0:
+        report.add("spec.pool.generation", f"must not be negative, got {spec.pool.generation}")
+    if spec.pool.resource_slice_count < 1:
+        count = spec.pool.resource_slice_count
+        report.add("spec.pool.resourceSliceCount", f"must be at least 1, got {count}")
+
+    scope = [
+        name
+        for name, is_set in (
+            ("nodeName", bool(spec.node_name)),
+            ("nodeSelector", spec.node_selector is not None),
+            ("allNodes", bool(spec.all_nodes)),
+            ("perDeviceNodeSelection", bool(spec.per_device_node_selection)),
+        )
+        if is_set
+    ]
+    if len(scope) != 1:
+        found = f"found {', '.join(scope)}" if scope else "none is set"
+        fields = "nodeName, nodeSelector, allNodes, perDeviceNodeSelection"
+        report.add("spec", f"exactly one of {fields} must be set, {found}")
+    if spec.node_selector is not None:
+        _validate_node_selector(report, "spec.nodeSelector", spec.node_selector)
+
+    if spec.devices and spec.shared_counters:
+        report.add("spec", "only one of devices or sharedCounters may be set, found both")
+
+    uses_extras = any(d.taints or d.consumes_counters or _has_list_attributes(d) for d in spec.devices)
+    limit = MAX_DEVICES_PER_SLICE_WITH_TAINTS_OR_COUNTERS if uses_extras else MAX_DEVICES_PER_SLICE
+    if len(spec.devices) > limit:
+        why = " when a device uses taints, consumesCounters or list attributes" if uses_extras else ""
+        report.add("spec.devices", f"must have at most {limit} devices{why}, got {len(spec.devices)}")
+    seen: set[str] = set()
+    for i, device in enumerate(spec.devices):
+        dpath = _idx("spec.devices", i)
+        _check_name(report, f"{dpath}.name", device.name, "device")
+        if device.name in seen:
+            report.add(f"{dpath}.name", f"duplicate device name {device.name!r} in this slice")
+        seen.add(device.name)
+        _validate_device(report, dpath, device, bool(spec.per_device_node_selection))
+
+    report.max_items("spec.sharedCounters", spec.shared_counters, MAX_COUNTER_SETS_PER_SLICE)
+    set_names: set[str] = set()
+    for i, counter_set in enumerate(spec.shared_counters):
+        cpath = _idx("spec.sharedCounters", i)
+        _check_name(report, f"{cpath}.name", counter_set.name, "counter set")
+        if counter_set.name in set_names:
+            report.add(f"{cpath}.name", f"duplicate counter set name {counter_set.name!r}")
+        set_names.add(counter_set.name)
+        if len(counter_set.counters) > MAX_COUNTERS_PER_SET:
+            n = len(counter_set.counters)
+            report.add(f"{cpath}.counters", f"must have at most {MAX_COUNTERS_PER_SET} counters, got {n}")
+
+
+def _has_list_attributes(device: Device) -> bool:
+    return any(
+        a.ints is not None or a.bools is not None or a.strings is not None or a.versions is not None
+        for a in device.attributes.values()
+    )
+
+
+def _validate_node_selector(report: _Report, path: str, selector: NodeSelector) -> None:
+    terms = selector.node_selector_terms
+    if len(terms) != 1:
+        report.add(f"{path}.nodeSelectorTerms", f"must have exactly one term, got {len(terms)}")
+
+
+def _validate_device(report: _Report, path: str, device: Device, per_device: bool) -> None:
+    total = len(device.attributes) + len(device.capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
+        limit = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE
+        report.add(path, f"must have at most {limit} attributes and capacities combined, got {total}")
+    values = 0
+    for name, attr in device.attributes.items():
+        apath = _key(f"{path}.attributes", name)
+        report.qualified_name(apath, name)
+        values += _validate_attribute(report, apath, attr)
+    if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+        limit = MAX_ATTRIBUTE_VALUES_PER_DEVICE
+        report.add(
+            f"{path}.attributes",
+            f"must have at most {limit} attribute values (list elements count), got {values}",
+        )
+    for name, cap in device.capacity.items():
+        cpath = _key(f"{path}.capacity", name)
+        report.qualified_name(cpath, name)
+        _validate_capacity(report, cpath, cap, bool(device.allow_multiple_allocations))
+
+    report.max_items(f"{path}.consumesCounters", device.consumes_counters, MAX_CONSUMES_COUNTERS)
+    for j, consumption in enumerate(device.consumes_counters):
+        cpath = _idx(f"{path}.consumesCounters", j)
+        if not consumption.counter_set:
+            report.add(f"{cpath}.counterSet", "required: must name a counter set")
+        if len(consumption.counters) > MAX_COUNTERS_PER_CONSUMPTION:
+            report.add(
+                f"{cpath}.counters",
+                f"must have at most {MAX_COUNTERS_PER_CONSUMPTION} counters, got {len(consumption.counters)}",
+            )
+
+    scope = [
+        name
+        for name, is_set in (
+            ("nodeName", bool(device.node_name)),
+            ("nodeSelector", device.node_selector is not None),
+            ("allNodes", bool(device.all_nodes)),
+        )
+        if is_set
+    ]
+    if per_device:
+        if len(scope) != 1:
+            found = f"found {', '.join(scope)}" if scope else "none is set"
+            why = "with spec.perDeviceNodeSelection"
+            report.add(path, f"exactly one of nodeName, nodeSelector, allNodes must be set {why}, {found}")
+    else:
+        for name in scope:
+            report.add(f"{path}.{name}", "may only be set when spec.perDeviceNodeSelection is true")
+    if device.node_selector is not None:
+        _validate_node_selector(report, f"{path}.nodeSelector", device.node_selector)
+
+    for j, taint in enumerate(device.taints):
+        _validate_taint(report, _idx(f"{path}.taints", j), taint)
+    report.max_items(f"{path}.bindingConditions", device.binding_conditions, MAX_BINDING_CONDITIONS)
+    failure = device.binding_failure_conditions
+    report.max_items(f"{path}.bindingFailureConditions", failure, MAX_BINDING_CONDITIONS)
+
+
+def _validate_taint(report: _Report, path: str, taint: DeviceTaint) -> None:
+    if not taint.key:
+        report.add(f"{path}.key", "required: a taint must have a key")
+    if taint.effect not in TAINT_EFFECTS:
+        report.add(f"{path}.effect", f"unsupported taint effect {taint.effect!r}: must be {_ONE_OF_EFFECTS}")
+
+
+def _validate_attribute(report: _Report, path: str, attr: DeviceAttribute) -> int:
+    """Exactly one typed value; string/version limits; returns how many values it holds."""
+    set_fields = attr.set_fields()
+    if len(set_fields) != 1:
+        found = f"found {', '.join(set_fields)}" if set_fields else "none is set"
+        report.add(path, f"exactly one of int, bool, string, version (or a list form) must be set, {found}")
+    for name in set_fields:
+        value = getattr(attr, {"int": "int_", "bool": "bool_"}.get(name, name))
+        fpath = f"{path}.{name}"
+        if isinstance(value, list):
+            if not value:
+                report.add(fpath, "a list attribute must not be empty")
+            for k, element in enumerate(value):
+                _check_attribute_scalar(report, _idx(fpath, k), name.rstrip("s"), element)
+        else:
+            _check_attribute_scalar(report, fpath, name, value)
+    if not set_fields:
+        return 0
+    first = getattr(attr, {"int": "int_", "bool": "bool_"}.get(set_fields[0], set_fields[0]))
+    return len(first) if isinstance(first, list) else 1
+
+
+def _check_attribute_scalar(report: _Report, path: str, kind: str, value: Any) -> None:
+    if kind in ("string", "version") and len(value) > MAX_ATTRIBUTE_STRING_LENGTH:
+        report.add(path, f"must be at most {MAX_ATTRIBUTE_STRING_LENGTH} characters, got {len(value)}")
+    if kind == "version" and not is_semver(value):
+        report.add(path, f"{value!r} is not a valid semantic version 2.0.0 (e.g. 1.2.3 or 1.0.0-rc.1)")
+
+
+def _validate_capacity(report: _Report, path: str, cap: DeviceCapacity, multi: bool) -> None:
+    if _frac(cap.value) < 0:
+        report.add(f"{path}.value", f"must not be negative, got {_q(cap.value)}")
+    if cap.request_policy is None:
+        return
+    ppath = f"{path}.requestPolicy"
+    if not multi:
+        report.add(ppath, "may only be set on a device with allowMultipleAllocations: true")
+    _validate_request_policy(report, ppath, cap.request_policy, cap.value)
+
+
+def _validate_request_policy(
+    report: _Report, path: str, policy: CapacityRequestPolicy, capacity: Quantity
+) -> None:
+    """KEP-5075 "API Validations" for CapacityRequestPolicy."""
+    value = _frac(capacity)
+    default = policy.default
+    if default is None:
+        report.add(f"{path}.default", "required when requestPolicy is set")
+    elif _frac(default) < 0:
+        report.add(f"{path}.default", f"must not be negative, got {_q(default)}")
+    elif _frac(default) > value:
+        report.add(f"{path}.default", f"{_q(default)} must not exceed the capacity value {_q(capacity)}")
+    has_values = policy.valid_values is not None
+    has_range = policy.valid_range is not None
+    if has_values == has_range:
+        found = "both are set" if has_values else "neither is set"
+        report.add(path, f"exactly one of validValues or validRange must be set, {found}")
+
+    if policy.valid_values is not None:
+        vpath = f"{path}.validValues"
+        values = policy.valid_values
+        if not values:
+            report.add(vpath, "must not be empty")
+        report.max_items(vpath, values, MAX_VALID_VALUES)
+        fracs = [_frac(v) for v in values]
+        for k, (q, f) in enumerate(zip(values, fracs, strict=True)):
+            if f < 0:
+                report.add(_idx(vpath, k), f"must not be negative, got {_q(q)}")
+            if f > value:
+                report.add(_idx(vpath, k), f"{_q(q)} must not exceed the capacity value {_q(capacity)}")
+            if k > 0 and f == fracs[k - 1]:
+                report.add(_idx(vpath, k), f"duplicate value {_q(q)}: validValues must be unique")
+            elif k > 0 and f < fracs[k - 1]:
+                before = _q(values[k - 1])
+                report.add(
+                    _idx(vpath, k), f"validValues must be sorted in ascending order: {_q(q)} after {before}"
+                )
+        if default is not None and values and _frac(default) not in fracs:
+            report.add(f"{path}.default", f"{_q(default)} must be one of validValues")
+
+    rng = policy.valid_range
+    if rng is not None:
+        rpath = f"{path}.validRange"
+        if rng.min is None:
+            report.add(f"{rpath}.min", "required when validRange is set")
+            return
+        lo = _frac(rng.min)
+        if lo < 0:
+            report.add(f"{rpath}.min", f"must not be negative, got {_q(rng.min)}")
+        if lo > value:
+            report.add(f"{rpath}.min", f"{_q(rng.min)} must not exceed the capacity value {_q(capacity)}")
+        hi = _frac(rng.max) if rng.max is not None else None
+        if hi is not None:
+            if lo > hi:
+                report.add(f"{rpath}.max", f"{_q(rng.max)} must not be less than min {_q(rng.min)}")
+            if hi > value:
+                report.add(f"{rpath}.max", f"{_q(rng.max)} must not exceed the capacity value {_q(capacity)}")
+        step = _frac(rng.step) if rng.step is not None else None
+        if step is not None:
+            if step <= 0:
+                report.add(f"{rpath}.step", f"must be greater than zero, got {_q(rng.step)}")
+                step = None
+            elif lo + step > value:
+                total = f"min + step ({_q(rng.min)} + {_q(rng.step)})"
+                report.add(f"{rpath}.step", f"{total} must not exceed the capacity value {_q(capacity)}")
+        if step is not None and hi is not None and (hi - lo) % step != 0:
+            report.add(
+                f"{rpath}.max",
+                f"{_q(rng.max)} must be min ({_q(rng.min)}) plus a multiple of step ({_q(rng.step)})",
+            )
+        if default is not None:
+            d = _frac(default)
+            if d < lo or (hi is not None and d > hi):
+                bounds = f"[{_q(rng.min)}, {_q(rng.max) if rng.max is not None else '...'}]"
+                report.add(f"{path}.default", f"{_q(default)} must be within validRange {bounds}")
+            elif step is not None and (d - lo) % step != 0:
+                report.add(
+                    f"{path}.default",
+                    f"{_q(default)} must be min ({_q(rng.min)}) plus a multiple of step ({_q(rng.step)})",
+                )

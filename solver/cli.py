@@ -1,0 +1,207 @@
+"""The `dra-solver` command line (typer + rich).
+
+Why this shape: every command starts the same way — read files/directories/stdin into a
+Cluster, print every input problem as `file: Kind ns/name: field: reason`, exit 1 — so
+loading and error printing are shared helpers (`_load_or_exit`, `_print_errors`) and each
+command is one function that only does its own job. Bad input must never end in a Python
+traceback: every `DRASolverError` is printed as a message and mapped to exit code 1.
+
+Exit codes: 0 success, 1 invalid input or error. (`allocate` will add 2 = unschedulable.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from solver.api.cluster import Cluster
+from solver.api.load import expand_paths, load_paths
+from solver.api.models import TypeMeta
+from solver.api.validate import validate_cluster
+from solver.errors import DRASolverError, InputError, ValidationErrors
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+
+app = typer.Typer(
+    name="dra-solver",
+    help="Optimal allocation engine for Kubernetes Dynamic Resource Allocation (resource.k8s.io/v1).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Consoles resolve sys.stdout/sys.stderr at print time, so test runners can capture them.
+_out = Console(soft_wrap=True, highlight=False)
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+PathsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="YAML/JSON files (multi-document and `kind: List` allowed), directories "
+        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin.",
+        show_default=False,
+    ),
+]
+
+
+@dataclass
+class SourcedCluster(Cluster):
+    """A Cluster that also remembers which file each object came from, for messages.
+
+    Kept in the CLI because only messages need it; keyed by `id(obj)` since the pydantic
+    models are not hashable, and only for objects the cluster holds (so ids stay valid).
+    """
+
+    sources: dict[int, str] = field(default_factory=dict)
+
+    def source_of(self, obj: TypeMeta) -> str:
+        return self.sources.get(id(obj), "")
+
+    def all_objects(self) -> Iterable[TypeMeta]:
+        yield from self.classes.values()
+        yield from self.slices
+        yield from self.claims.values()
+        yield from self.templates.values()
+        yield from self.pods.values()
+        yield from self.nodes.values()
+
+
+# --- shared helpers ---------------------------------------------------------------------
+
+
+def _print_error(error: InputError | DRASolverError) -> None:
+    """One line: `file: Kind ns/name: field: reason` (parts that are unknown are left out)."""
+    line = Text()
+    if isinstance(error, InputError):
+        for part, style in ((error.source, "dim"), (error.obj, "bold"), (error.field, "cyan")):
+            if part:
+                line.append(part, style=style)
+                line.append(": ")
+        line.append(error.reason, style="red")
+    else:
+        line.append(str(error), style="red")
+    _err.print(line)
+
+
+def _print_errors(errors: Sequence[InputError | DRASolverError]) -> None:
+    """Every error, then a count, so a user can fix them all in one pass."""
+    for error in errors:
+        _print_error(error)
+    n = len(errors)
+    _err.print(Text(f"{n} error{'s' if n != 1 else ''}", style="bold red"))
+
+
+def _print_warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        _err.print(Text(f"warning: {warning}", style="yellow"))
+
+
+def _fail(errors: Sequence[InputError | DRASolverError]) -> NoReturn:
+    _print_errors(errors)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def _load(paths: Sequence[str]) -> SourcedCluster:
+    """Same result as `Cluster.from_paths(paths)`, plus the file of every object.
+
+    Loads file by file (stdin is read once) so each object can be attributed to its file;
+    errors of all files are collected and raised together as `ValidationErrors`.
+    """
+    files = expand_paths(paths)
+    objects: list[TypeMeta] = []
+    origin: list[str] = []
+    warnings: list[str] = []
+    errors: list[InputError] = []
+    for path in files:
+        source = "<stdin>" if path is None else str(path)
+        try:
+            objs, warns = load_paths(["-" if path is None else path])
+        except ValidationErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        except InputError as exc:
+            errors.append(exc)
+            continue
+        objects.extend(objs)
+        origin.extend([source] * len(objs))
+        warnings.extend(warns)
+    if errors:
+        raise ValidationErrors(errors)
+    cluster = SourcedCluster.from_objects(objects)
+    cluster.warnings.extend(warnings)
+    by_id = {id(obj): src for obj, src in zip(objects, origin, strict=True)}
+    cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.all_objects() if id(obj) in by_id}
+    return cluster
+
+
+def _load_or_exit(paths: Sequence[str]) -> SourcedCluster:
+    """Load the inputs or print every load error (file, object, field) and exit 1.
+
+    Unexpected exceptions are also turned into a one-line message (set DRA_SOLVER_DEBUG=1
+    to see the traceback), because a traceback is never an acceptable answer to bad input.
+    """
+    try:
+        cluster = _load(paths)
+    except ValidationErrors as exc:
+        _fail(exc.errors)
+    except DRASolverError as exc:
+        _fail([exc])
+    except Exception as exc:  # last line of defence against tracebacks
+        if os.environ.get("DRA_SOLVER_DEBUG"):
+            raise
+        _fail([DRASolverError(f"internal error while loading input: {type(exc).__name__}: {exc}")])
+    _print_warnings(cluster.warnings)
+    return cluster
+
+
+def _summary(cluster: Cluster) -> str:
+    counts = cluster.counts()
+    parts = [
+        f"{counts['slices']} slices",
+        f"{counts['devices']} devices",
+        f"{counts['classes']} classes",
+        f"{counts['claims']} claims",
+    ]
+    for key in ("templates", "pods", "nodes"):
+        if counts[key]:
+            parts.append(f"{counts[key]} {key}")
+    return ", ".join(parts)
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+@app.callback()
+def main() -> None:
+    """dra-solver: validate and allocate DRA ResourceClaims offline, from YAML."""
+
+
+@app.command()
+def validate(paths: PathsArg) -> None:
+    """Check the input objects against the API validation rules; print every problem.
+
+    Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
+    """
+    cluster = _load_or_exit(paths)
+    errors = validate_cluster(cluster, cluster.source_of)
+    if errors:
+        _fail(errors)
+    _out.print(Text(f"valid: {_summary(cluster)}", style="green"))
+
+
+def run() -> None:
+    """Entry point for `python -m solver`."""
+    app(prog_name="dra-solver")
+
+
+__all__ = ["app", "run", "SourcedCluster"]
+
+if __name__ == "__main__":  # pragma: no cover
+    run()
