@@ -154,8 +154,11 @@ class Pools:
 
 
 def _usable_slice(s: ResourceSlice, gates: FeatureGates) -> bool:
-    if not gates.DRAPartitionableDevices and (s.spec.per_device_node_selection or s.spec.shared_counters):
+    if not gates.DRAPartitionableDevices and s.spec.per_device_node_selection:
         return False
+    # With the gate off, counter-set slices still count towards pool completeness (upstream
+    # test partitionable-devices-disabled-other-device-do-not-consume-counters); their
+    # counters are simply not used.
     spec = s.spec
     return bool(
         spec.node_name is not None
@@ -229,6 +232,8 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
             if d.name in seen:
                 return f"duplicate device name {d.name}"
             seen.add(d.name)
+    if not gates.DRAPartitionableDevices:
+        return None
     sets: dict[str, set[str]] = {}
     for s in pool.all_slices():
         for cs in s.spec.shared_counters:

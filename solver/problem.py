@@ -30,7 +30,7 @@ from solver.api.models import (
 )
 from solver.capacity import device_consumption, fits
 from solver.cel import DeviceView, EvalCache, compile_expression
-from solver.cel.semver import parse_semver
+from solver.cel.semver import Semver
 from solver.errors import AllocationError, CelError, DRASolverError, InputError
 from solver.gates import FeatureGates
 from solver.inventory import InUse, NodeView, Pools, gather_pools, in_use_from_claims, visible_devices
@@ -94,12 +94,12 @@ def _cel_attr(attr: DeviceAttribute) -> object:
     if attr.string is not None:
         return attr.string
     if attr.version is not None:
-        return parse_semver(attr.version)
+        return Semver(attr.version)
     for values in (attr.ints, attr.bools, attr.strings):
         if values is not None:
             return tuple(values)
     if attr.versions is not None:
-        return tuple(parse_semver(v) for v in attr.versions)
+        return tuple(Semver(v) for v in attr.versions)
     return None
 
 

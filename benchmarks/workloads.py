@@ -1,0 +1,123 @@
+"""Workload generators for the benchmarks: plain resource.k8s.io/v1 dicts, deterministic.
+
+Why generators and not fixture files: the sizes in the issues (1,000 nodes x 8 GPUs) make
+files large, and the shapes are easier to read as code.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+GPU = "gpu.example.com"
+NIC = "nic.example.com"
+
+
+def _class(name: str, driver: str) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
+
+
+def _slice(name: str, driver: str, node: str, devices: list[dict[str, Any]], pool: str | None = None) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": driver, "nodeName": node,
+                     "pool": {"name": pool or name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def _claim(name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    devices: dict[str, Any] = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+MODELS = ("a100", "h100", "l40s")
+MEMORY = ("40Gi", "80Gi")
+
+FLEET_SELECTORS = (
+    f'device.attributes["{GPU}"].model == "h100"',
+    f'device.capacity["{GPU}"].memory.compareTo(quantity("64Gi")) >= 0',
+    f'"numa" in device.attributes["{GPU}"] && device.attributes["{GPU}"].numa < 2',
+    f'device.attributes["{GPU}"].driverVersion.isGreaterThan(semver("1.2.0"))',
+)
+FLEET_DERIVED = (
+    ("tier", f'device.capacity["{GPU}"].memory.compareTo(quantity("64Gi")) >= 0 ? "large" : "small"'),
+    ("numa-key", f'device.attributes["{GPU}"].numa'),
+)
+
+
+def gpu_fleet(nodes: int = 1000, gpus_per_node: int = 8) -> list[dict[str, Any]]:
+    """Issue 3's fleet: nodes x 8 GPUs (3 models, 2 memory sizes) + one NIC per node."""
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _class("nic", NIC)]
+    for n in range(nodes):
+        node = f"node-{n}"
+        gpus = [
+            {"name": f"gpu-{i}", "attributes": {
+                "model": {"string": MODELS[(n + i) % 3]}, "numa": {"int": i // 4}, "index": {"int": i},
+                "uuid": {"string": f"GPU-{n:04d}-{i}"}, "driverVersion": {"version": "1.3.0"}},
+             "capacity": {"memory": {"value": MEMORY[(n // 3 + i) % 2]}}}
+            for i in range(gpus_per_node)
+        ]
+        objs.append(_slice(f"{node}-gpu", GPU, node, gpus))
+        objs.append(_slice(f"{node}-nic", NIC, node, [{"name": "eth0", "attributes": {"numaNode": {"int": 0}}}]))
+    return objs
+
+
+def one_big_claim(gpus: int = 8) -> list[dict[str, Any]]:
+    """(a) one claim for all 8 GPUs of a node."""
+    devs = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(gpus)]
+    return [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs),
+            _claim("train", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}])]
+
+
+def shared_memory(claims: int = 100, devices: int = 16, seed: int = 7) -> list[dict[str, Any]]:
+    """(b) many claims sharing multi-allocatable GPUs: 80Gi, step 10Gi, requests 10-40Gi."""
+    rng = random.Random(seed)
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+    devs = [{"name": f"gpu-{i}", "allowMultipleAllocations": True,
+             "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}}} for i in range(devices)]
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs)]
+    for c in range(claims):
+        amount = rng.choice([10, 15, 20, 25, 30, 35, 40])
+        objs.append(_claim(f"job-{c:03d}", [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu", "capacity": {"requests": {"memory": f"{amount}Gi"}}}}]))
+    return objs
+
+
+def numa_alignment(gpus: int = 8, nics: int = 8) -> list[dict[str, Any]]:
+    """(c) GPU+NIC NUMA alignment through derived attributes on a 16-device node.
+
+    GPUs publish `numa`, NICs embed it in a topology string; only NUMA 3 has enough free GPUs."""
+    gdevs = [{"name": f"gpu-{i}", "attributes": {"numa": {"int": i % 4}}} for i in range(gpus)]
+    ndevs = [{"name": f"eth{i}", "attributes": {"topology": {"string": f"numa{i % 4}-pcie{i}"}}} for i in range(nics)]
+    busy = [{"request": "gpu", "driver": GPU, "pool": "node-1-gpu", "device": f"gpu-{i}"} for i in range(gpus)
+            if i % 4 != 3 and i >= 4]
+    old = _claim("old", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": len(busy)}}])
+    old["status"] = {"allocation": {"devices": {"results": busy}}}
+    claim = _claim("aligned", [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2, "derivedAttributes": [
+            {"name": "numa", "expression": f'device.attributes["{GPU}"].numa'}]}},
+        {"name": "nic", "exactly": {"deviceClassName": "nic", "derivedAttributes": [
+            {"name": "numa", "expression":
+             f'int(device.attributes["{NIC}"].topology.split("-")[0].replace("numa", ""))'}]}},
+    ], [{"requests": ["gpu", "nic"], "matchAttribute": "numa"}])
+    return [_class("gpu", GPU), _class("nic", NIC), _slice("node-1-gpu", GPU, "node-1", gdevs),
+            _slice("node-1-nic", NIC, "node-1", ndevs), old, claim]
+
+
+def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> list[dict[str, Any]]:
+    """Upstream's hardest published shape: 64 devices, 32 one-device requests in one claim,
+    matchAttribute over list-valued attributes with 47 distinct values; the first 32
+    devices (the ones first-fit tries first) share no value with 31 others."""
+    half = devices // 2
+    devs = []
+    for i in range(devices):
+        if i < half:
+            vals = [1 + (i % (values - 1)), 1 + ((i + 1) % (values - 1))]
+        else:
+            vals = [0, 1 + (i % (values - 1))]
+        devs.append({"name": f"dev-{i:02d}", "attributes": {"links": {"ints": vals}}})
+    reqs = [{"name": f"r{j}", "exactly": {"deviceClassName": "gpu"}} for j in range(requests)]
+    return [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs),
+            _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}])]
