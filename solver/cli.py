@@ -6,14 +6,16 @@ loading and error printing are shared helpers (`_load_or_exit`, `_print_errors`)
 command is one function that only does its own job. Bad input must never end in a Python
 traceback: every `DRASolverError` is printed as a message and mapped to exit code 1.
 
-Exit codes: 0 success, 1 invalid input or error. (`allocate` will add 2 = unschedulable.)
+Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot be allocated.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Annotated, NoReturn
 
 import typer
@@ -21,13 +23,15 @@ from rich.console import Console
 from rich.text import Text
 
 from solver.api.cluster import Cluster
-from solver.api.load import expand_paths, load_paths
+from solver.allocate import allocate as allocate_claims
+from solver.api.load import dumps, expand_paths, load_paths
 from solver.api.models import TypeMeta
 from solver.api.validate import validate_cluster
 from solver.errors import DRASolverError, InputError, ValidationErrors
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_UNSCHEDULABLE = 2
 
 app = typer.Typer(
     name="dra-solver",
@@ -194,6 +198,64 @@ def validate(paths: PathsArg) -> None:
     if errors:
         _fail(errors)
     _out.print(Text(f"valid: {_summary(cluster)}", style="green"))
+
+
+class Allocator(str, Enum):
+    reference = "reference"
+    cpsat = "cpsat"
+
+
+class Strategy(str, Enum):
+    pack = "pack"
+    spread = "spread"
+
+
+class OutputFormat(str, Enum):
+    yaml = "yaml"
+    json = "json"
+
+
+@app.command()
+def allocate(
+    paths: PathsArg,
+    node: Annotated[str | None, typer.Option(help="Node to allocate for (omit: allNodes devices only).")] = None,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option("--claim", help="Claim to allocate (`name` or `namespace/name`), repeatable; "
+                     "default: every claim without status.allocation, in input order."),
+    ] = None,
+    allocator: Annotated[Allocator, typer.Option(help="reference = upstream first fit; cpsat = optimal.")] = (
+        Allocator.cpsat
+    ),
+    feature_gates: Annotated[
+        str | None, typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults.")
+    ] = None,
+    strategy: Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")] = Strategy.pack,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")] = 0,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
+) -> None:
+    """Allocate claims together on one node (as upstream does for one pod: all or none).
+
+    Prints a `kind: List` of the claims, with status.allocation filled in when allocated.
+    Exit 0 when allocated, 2 when they cannot be (stderr names the claim and request that
+    blocked), 1 on invalid input or a CEL runtime error.
+    """
+    cluster = _load_or_exit(paths)
+    errors = validate_cluster(cluster, cluster.source_of)
+    if errors:
+        _fail(errors)
+    try:
+        outcome = allocate_claims(
+            cluster, claims=claim or None, node=node, allocator=allocator.value, feature_gates=feature_gates,
+            seed=seed, strategy=strategy.value, time_limit=time_limit,
+        )
+    except DRASolverError as exc:
+        _fail([exc])
+    sys.stdout.write(dumps((c.dump() for c in outcome.claims), output.value))
+    if not outcome.allocated:
+        _err.print(Text(f"cannot allocate: {outcome.reason}", style="red"))
+        raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
 def run() -> None:

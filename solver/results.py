@@ -70,7 +70,11 @@ def build_allocation(
         if dev.binding_failure_conditions:
             fields["bindingFailureConditions"] = list(dev.binding_failure_conditions)
         results.append(DeviceRequestAllocationResult.model_validate(fields))
-    alloc: dict[str, Any] = {"devices": DeviceAllocationResult(results=results, config=_config(problem, cluster, claim, placements))}
+    devices = DeviceAllocationResult(results=results)
+    config = _config(problem, cluster, claim, placements)
+    if config:
+        devices.config = config  # assigned only when present: upstream omits an empty list
+    alloc: dict[str, Any] = {"devices": devices}
     selector = _node_selector(problem, placements)
     if selector is not None:
         alloc["nodeSelector"] = selector
