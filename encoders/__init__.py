@@ -1,1 +1,31 @@
-"""CP-SAT encoders: one module per constraint family over the flat solver.problem.Problem."""
+"""CP-SAT encoders: one module per constraint family over the flat solver.problem_types.Problem.
+
+`build` runs them in order; each module's docstring states the math it adds:
+variables (x, n, chosen, placed, used) -> requests -> exclusive -> capacity -> counters ->
+constraints; `objective.stages` then adds the objective levels and `solution` decodes/hints.
+Encoders import only solver.problem_types, fractions and ortools.
+"""
+
+from __future__ import annotations
+
+from solver.problem_types import Problem
+
+from . import capacity, constraints, counters, exclusive, requests, variables
+from .model import Model
+
+
+def build(problem: Problem, *, mode: str = "all", group: bool = True) -> Model:
+    """The CP-SAT model of `problem` with every hard rule (no objective yet)."""
+    if mode not in ("all", "free"):
+        raise ValueError(f"unknown mode {mode!r}")
+    m = Model(problem, mode)
+    variables.add(m, group=group)
+    requests.add(m)
+    exclusive.add(m)
+    capacity.add(m)
+    counters.add(m)
+    constraints.add(m)
+    return m
+
+
+__all__ = ["Model", "build"]

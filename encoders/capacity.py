@@ -1,0 +1,64 @@
+"""Consumable capacity of multi-allocatable devices (KEP-5075).
+
+Math: for every multi device d and every capacity k of d,
+    sum_a consumed[a, d, k] * x[a, d] <= capacity[d, k] - in_use[d, k]
+over all alternatives (admin included). `consumed` is Candidate.consumed, already rounded by
+the request policy. Quantities are exact Fractions: every capacity name k is scaled to
+integers by the lcm of all denominators seen for k (capacities, in-use sums, consumptions),
+and each constraint is divided by the gcd of its coefficients (rhs rounded down, exact for
+integer variables) so CP-SAT sees small coefficients. A multi device without capacities is
+unlimited. A placement that alone exceeds what is left is excluded statically (`forbidden`),
+which also covers over-committed devices (in_use > capacity).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from solver.problem_types import Alternative, Candidate, Problem
+
+from .model import Model, add_scaled_le, lcm_of_denominators
+
+
+def _left(problem: Problem, d: int, k: str) -> Fraction:
+    dev = problem.devices[d]
+    return Fraction(dev.capacity[k]) - Fraction(dev.in_use.get(k, 0))
+
+
+def forbidden(problem: Problem, alt: Alternative, cand: Candidate) -> bool:
+    """One placement alone does not fit what is left of some capacity."""
+    dev = problem.devices[cand.device]
+    if not dev.multi or not dev.capacity:
+        return False
+    consumed = cand.consumed or {}
+    return any(Fraction(consumed.get(k, 0)) > _left(problem, cand.device, k) for k in dev.capacity)
+
+
+def scales(problem: Problem) -> dict[str, int]:
+    """Per capacity name: the lcm of every denominator involved."""
+    seen: dict[str, list[Fraction]] = {}
+    for dev in problem.devices:
+        if dev.multi:
+            for k, v in dev.capacity.items():
+                seen.setdefault(k, []).extend([Fraction(v), Fraction(dev.in_use.get(k, 0))])
+    for alt in problem.alternatives:
+        for cand in alt.candidates:
+            for k, v in (cand.consumed or {}).items():
+                seen.setdefault(k, []).append(Fraction(v))
+    return {k: lcm_of_denominators(vs) for k, vs in seen.items()}
+
+
+def add(m: Model) -> None:
+    """One linear constraint per (multi device, capacity name) that can bind."""
+    p = m.problem
+    scale = scales(p)
+    for d, pairs in m.x_by_dev.items():
+        dev = p.devices[d]
+        if not dev.multi or not dev.capacity:
+            continue
+        for k in sorted(dev.capacity):
+            terms = []
+            for a, v in pairs:
+                consumed = m.allowed[a][d].consumed or {}
+                terms.append((Fraction(consumed.get(k, 0)), v))
+            add_scaled_le(m.cp, terms, _left(p, d, k), scale[k])

@@ -1,0 +1,91 @@
+"""Claim constraints: matchAttribute and distinctAttribute over typed value sets.
+
+For constraint k, the covered placements are (a, d) with a in k.alternatives; values[(a, d)]
+is a set of typed values (scalars are singletons, KEP-5491 lists their elements) or None.
+- None: the device lacks the attribute, x[a, d] = 0 (static, `forbidden`).
+- match: the intersection of the value sets of all covered placements is non-empty. One
+  boolean y[v] per value v seen, sum_v y[v] <= 1, and x[a, d] => OR_{v in values[(a, d)]} y[v].
+  For a group g: b[a, g] >= n[a, g] / |g| (b = "n >= 1") and b => OR y[v].
+- distinct: value sets pairwise disjoint over covered placements: for each value v,
+  sum_{(a, d): v in values[(a, d)]} x[a, d] + sum_{(a, g) likewise} n[a, g] <= 1.
+  (A multi device placed by two covered alternatives shares its values with itself, so it is
+  rejected like upstream would.)
+"""
+
+from __future__ import annotations
+
+from solver.problem_types import Alternative, Candidate, Problem, Value, ValueSet
+
+from .model import IntVar, Model, sorted_values, total, upper_bound
+
+
+def covering(problem: Problem) -> dict[int, list[int]]:
+    """alternative -> indices of the constraints covering it."""
+    out: dict[int, list[int]] = {}
+    for k in problem.constraints:
+        for a in sorted(k.alternatives):
+            out.setdefault(a, []).append(k.index)
+    return out
+
+
+def forbidden(problem: Problem, alt: Alternative, cand: Candidate, cover: dict[int, list[int]]) -> bool:
+    """The device lacks a constrained attribute (missing entries count as lacking)."""
+    key = (alt.index, cand.device)
+    return any(problem.constraints[k].values.get(key) is None for k in cover.get(alt.index, []))
+
+
+# A covered placement variable: its value set, the variable, and (alternative, group) for counts.
+_Item = tuple[ValueSet, IntVar, tuple[int, int] | None]
+
+
+def add(m: Model) -> None:
+    """Encode every match/distinct constraint over the variables of its covered alternatives."""
+    p = m.problem
+    for k in p.constraints:
+        items: list[_Item] = []
+        for a in sorted(k.alternatives):
+            for d, v in m.x_by_alt.get(a, []):
+                items.append((_values(k.values, a, d), v, None))
+            for g, v in m.n_by_alt.get(a, []):
+                items.append((_values(k.values, a, m.groups[g].devices[0]), v, (a, g)))
+        if k.kind == "match":
+            _match(m, k.index, items)
+        else:
+            _distinct(m, items)
+
+
+def _values(values: dict[tuple[int, int], ValueSet | None], a: int, d: int) -> ValueSet:
+    vs = values.get((a, d))
+    assert vs is not None, "placements lacking the attribute are excluded statically"
+    return vs
+
+
+def _match(m: Model, k: int, items: list[_Item]) -> None:
+    if len(items) < 2 and all(ag is None for _, _, ag in items):
+        return  # a single boolean placement always matches itself
+    all_values = sorted_values(frozenset().union(*(s for s, _, _ in items)))
+    ys = {v: m.cp.new_bool_var(f"y[{k},{i}]") for i, v in enumerate(all_values)}
+    m.match_y[k] = ys
+    if len(ys) > 1:
+        m.cp.add_at_most_one(list(ys.values()))
+    for values, var, ag in items:
+        lits = [ys[v] for v in sorted_values(values)]
+        if ag is None:
+            m.cp.add_bool_or(lits).only_enforce_if(var)
+        else:
+            a, g = ag
+            b = m.cp.new_bool_var(f"b[{k},{a},{g}]")
+            m.match_b[(k, a, g)] = b
+            m.cp.add(var <= len(m.groups[g].devices) * b)
+            m.cp.add_bool_or(lits).only_enforce_if(b)
+
+
+def _distinct(m: Model, items: list[_Item]) -> None:
+    by_value: dict[Value, list[IntVar]] = {}
+    for values, var, _ in items:
+        for v in values:
+            by_value.setdefault(v, []).append(var)
+    for v in sorted_values(set(by_value)):
+        vs = by_value[v]
+        if len(vs) > 1 or upper_bound(vs[0]) > 1:
+            m.cp.add(total(vs) <= 1)

@@ -1,0 +1,47 @@
+"""Exclusive use of dedicated devices, busy devices, and admin access.
+
+Math (x over the placements each device can get):
+- busy device d (existing dedicated allocation): x[a, d] = 0 for every non-admin a
+  (static, see `forbidden`; the variable is never created);
+- dedicated device d (multi == False): sum_{a non-admin} x[a, d] <= 1 — one non-admin
+  placement over all alternatives of all claims; for a group g: sum_a n[a, g] <= |g|, which
+  is the domain of group_used[g] (groups never hold admin placements);
+- admin alternatives ignore busy devices and other claims' placements, but one claim never
+  takes a dedicated device twice: for every claim c and dedicated device d,
+  sum_{a of c} x[a, d] <= 1 (admin or not — as the reference allocator and the checker,
+  and upstream, whose per-claim "being placed" set holds every dedicated placement);
+- multi-allocatable devices are not restricted here (only by `encoders.capacity`); one
+  alternative never takes a device twice because x is boolean.
+"""
+
+from __future__ import annotations
+
+from solver.problem_types import Alternative, Candidate, Problem
+
+from .model import IntVar, Model
+
+
+def forbidden(problem: Problem, alt: Alternative, cand: Candidate) -> bool:
+    """A busy device is never placed by a non-admin alternative."""
+    return problem.devices[cand.device].busy and not alt.admin
+
+
+def add(m: Model) -> None:
+    """At most one non-admin placement per dedicated device, and one per claim and device."""
+    p = m.problem
+    for d, pairs in m.x_by_dev.items():
+        if p.devices[d].multi or len(pairs) < 2:
+            continue
+        plain = [v for a, v in pairs if not p.alternatives[a].admin]
+        if len(plain) > 1:
+            m.cp.add_at_most_one(plain)
+        by_claim: dict[int, list[IntVar]] = {}
+        admin_claims: set[int] = set()
+        for a, v in pairs:
+            alt = p.alternatives[a]
+            by_claim.setdefault(alt.claim, []).append(v)
+            if alt.admin:
+                admin_claims.add(alt.claim)
+        for c in sorted(admin_claims):  # without admin, the non-admin at-most-one covers it
+            if len(by_claim[c]) > 1:
+                m.cp.add_at_most_one(by_claim[c])

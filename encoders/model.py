@@ -1,0 +1,137 @@
+"""The shared state every encoder reads and extends: the CpModel plus the variable maps.
+
+Why one mutable dataclass: each encoder module is a function `add(m: Model) -> None` that
+reads the Problem and the variables made by `encoders.variables`, and adds its own
+constraints (and, rarely, auxiliary variables it records here so hints and decoding can
+find them). Keeping the maps in one place lets the modules stay independent of each other.
+
+Placements are counted in two ways:
+- `x[(a, d)]` — boolean, alternative `a` takes device `d` (a device kept on its own);
+- `n[(a, g)]` — integer, how many devices of group `g` alternative `a` takes (a group is a
+  set of interchangeable devices, see `encoders.groups`); expanded to the lowest device
+  indices of the group when decoding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ortools.sat.python import cp_model
+
+from solver.problem_types import Candidate, Problem, Value
+
+IntVar = cp_model.IntVar
+LinearExpr = cp_model.LinearExprT
+
+
+@dataclass(frozen=True)
+class DeviceGroup:
+    """Interchangeable devices, in ascending index order; expanded lowest-first at decode."""
+
+    index: int
+    devices: tuple[int, ...]
+
+
+@dataclass
+class Model:
+    """CP-SAT model of one Problem: variables by role, filled by `encoders.variables.add`."""
+
+    problem: Problem
+    mode: str
+    cp: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    allowed: dict[int, dict[int, Candidate]] = field(default_factory=dict)
+    """alternative -> device -> candidate, after every static exclusion (empty if impossible)."""
+    impossible: set[int] = field(default_factory=set)
+    """Alternatives that can never be chosen (prep error, blocked All-set, too few candidates)."""
+    groups: list[DeviceGroup] = field(default_factory=list)
+    group_of: dict[int, int] = field(default_factory=dict)
+    x: dict[tuple[int, int], IntVar] = field(default_factory=dict)
+    n: dict[tuple[int, int], IntVar] = field(default_factory=dict)
+    chosen: dict[int, IntVar] = field(default_factory=dict)
+    placed: dict[int, IntVar] = field(default_factory=dict)
+    used: dict[int, IntVar] = field(default_factory=dict)
+    """device -> boolean "has any placement in this call" (only devices with an x variable)."""
+    group_used: dict[int, IntVar] = field(default_factory=dict)
+    """group -> how many of its devices are used (= sum of n over alternatives)."""
+    match_y: dict[int, dict[Value, IntVar]] = field(default_factory=dict)
+    """match constraint -> value -> boolean "the common value is v"."""
+    match_b: dict[tuple[int, int, int], IntVar] = field(default_factory=dict)
+    """(constraint, alternative, group) -> boolean "n[(a, g)] >= 1"."""
+    group_order_cost: dict[int, IntVar] = field(default_factory=dict)
+    """group -> sum of the tie-break ranks of its first `group_used` devices (objective)."""
+    group_prefix: dict[int, list[int]] = field(default_factory=dict)
+    """group -> prefix sums of those ranks in device order (the element table of the cost)."""
+    # Indices for the encoders: filled together with x and n.
+    x_by_alt: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
+    x_by_dev: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
+    n_by_alt: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
+    n_by_group: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
+
+    def alt_vars(self, a: int) -> list[IntVar]:
+        """The variables whose sum is the number of devices alternative `a` takes."""
+        return [v for _, v in self.x_by_alt.get(a, [])] + [v for _, v in self.n_by_alt.get(a, [])]
+
+    def alt_count(self, a: int) -> LinearExpr:
+        """Number of devices alternative `a` takes."""
+        return total(self.alt_vars(a))
+
+    def alt_max(self, a: int) -> int:
+        """Upper bound of `alt_count(a)`."""
+        return len(self.x_by_alt.get(a, [])) + sum(
+            len(self.groups[g].devices) for g, _ in self.n_by_alt.get(a, [])
+        )
+
+
+def value_key(v: Value) -> tuple[str, str, str]:
+    """Deterministic order of typed values (frozenset order depends on string hashing)."""
+    return (v[0], type(v[1]).__name__, repr(v[1]))
+
+
+def sorted_values(values: frozenset[Value] | set[Value]) -> list[Value]:
+    return sorted(values, key=value_key)
+
+
+def total(vs: list[IntVar]) -> LinearExpr:
+    """Sum of variables (flat, unlike Python's nested `sum`)."""
+    return cp_model.LinearExpr.sum(vs)
+
+
+def weighted(terms: list[tuple[int, IntVar]] | tuple[tuple[int, IntVar], ...]) -> LinearExpr:
+    """sum c * v over (c, v) terms."""
+    return cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
+
+
+def lcm_of_denominators(values: list[Fraction]) -> int:
+    """Smallest integer factor that makes every value an integer."""
+    return math.lcm(1, *(Fraction(v).denominator for v in values))
+
+
+def add_scaled_le(
+    cp: cp_model.CpModel, terms: list[tuple[Fraction, IntVar]], rhs: Fraction, scale: int
+) -> None:
+    """Add `sum c * v <= rhs` over non-negative integer variables with small integer coefficients.
+
+    `scale` makes every coefficient and `rhs` integral (the lcm of their denominators, chosen
+    per capacity/counter name by the caller); the gcd of the integer coefficients then divides
+    both sides (rhs rounded down, exact for integer variables). Constraints that can never bind
+    (all variables at their upper bound fit) are skipped to keep the model small.
+    """
+    ints = [(int(c * scale), v) for c, v in terms if c != 0]
+    limit_frac = rhs * scale
+    if not ints:
+        return  # nothing here consumes; over-committed devices are excluded statically
+    g = math.gcd(*(c for c, _ in ints))
+    ints = [(c // g, v) for c, v in ints]
+    limit = (limit_frac.numerator // limit_frac.denominator) // g  # floor twice: exact for integers
+    worst = sum(max(c, 0) * upper_bound(v) for c, v in ints)
+    if worst <= limit:
+        return
+    cp.add(weighted(ints) <= limit)
+
+
+def upper_bound(v: IntVar) -> int:
+    """Upper bound of a variable's domain as built by the encoders (contiguous domains)."""
+    dom = v.proto.domain
+    return int(dom[len(dom) - 1])  # the proto's repeated field does not support negative indices

@@ -1,0 +1,126 @@
+"""The lexicographic objective, as an ordered list of stages.
+
+Why stages instead of one weighted sum: the levels have very different ranges (priorities up to
+1e9, device-order ranks up to D^2/2), and nested weights overflow or blur CP-SAT's bounds.
+`solver.cpsat` optimises the stages one after the other, each time fixing the previous
+stage's value (`expr >= best` / `expr <= best`) and hinting the previous solution — exactly
+lexicographic, with small coefficients at every level.
+
+Stages, in priority order:
+1. "placed" (max): sum_c placed[c] * (max(priority[c], 0) + 1). Only optimised in mode
+   "free"; in mode "all" every claim is placed (a negative priority counts as 0, so placing a
+   claim is never worse than not placing it).
+2. "first_available" (min): sum_a chosen[a] * position[a] — earlier subrequests first.
+3. "devices": pack (min) — devices opened by this call: used[d] over devices that are not
+   multi devices with existing shares (those are already open: packing onto them is free, so
+   in-use multi devices are preferred), plus group_used[g]; spread (max) — distinct devices
+   used, all devices counted.
+4. "order" (min): sum_d rank[d] * used[d] (+ per group the ranks of its first group_used[g]
+   devices, exact via an element constraint over prefix sums). Ranks order the devices:
+   pack — multi devices with existing shares first, then least remaining capacity (best fit,
+   least stranded), then device index; spread — fresh devices first, most remaining capacity
+   first, then device index. Deterministic tie-break; with dedicated devices it reproduces
+   upstream's "earliest devices first".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from solver.problem_types import DeviceInfo, Problem
+
+from .model import IntVar, LinearExpr, Model, weighted
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One level of the lexicographic objective."""
+
+    name: str
+    terms: tuple[tuple[int, IntVar], ...]
+    maximize: bool
+    optimise: bool = True
+    """False when the level is fixed by the mode (placed in mode "all")."""
+
+    @property
+    def expr(self) -> LinearExpr:
+        return weighted(self.terms)
+
+    @property
+    def constant(self) -> bool:
+        return not any(c for c, _ in self.terms)
+
+
+def claim_weight(priority: int) -> int:
+    """Weight of one placed claim."""
+    return max(priority, 0) + 1
+
+
+def remaining_fraction(dev: DeviceInfo) -> Fraction:
+    """Mean share of capacity still free on a multi device (1 for others and unlimited ones)."""
+    if not dev.multi or not dev.capacity:
+        return Fraction(1)
+    parts = []
+    for k, cap in dev.capacity.items():
+        cap = Fraction(cap)
+        parts.append((cap - Fraction(dev.in_use.get(k, 0))) / cap if cap > 0 else Fraction(0))
+    return sum(parts, Fraction(0)) / len(parts)
+
+
+def device_ranks(problem: Problem, strategy: str) -> dict[int, int]:
+    """device -> rank (1 = preferred) for the "order" stage."""
+
+    def key(dev: DeviceInfo) -> tuple:
+        open_multi = dev.multi and dev.shared_in_use
+        if strategy == "pack":
+            return (0 if open_multi else 1, remaining_fraction(dev), dev.index)
+        return (1 if open_multi else 0, -remaining_fraction(dev), dev.index)
+
+    return {dev.index: i + 1 for i, dev in enumerate(sorted(problem.devices, key=key))}
+
+
+def opens(dev: DeviceInfo) -> bool:
+    """Using the device opens it (multi devices with existing shares are already open)."""
+    return not (dev.multi and dev.shared_in_use)
+
+
+def stages(m: Model, strategy: str) -> list[Stage]:
+    """Build the stages for `strategy`; call once per model (it adds the group tie-break
+    auxiliaries to the model)."""
+    if strategy not in ("pack", "spread"):
+        raise ValueError(f"unknown strategy {strategy!r}")
+    p = m.problem
+    placed = tuple((claim_weight(c.priority), m.placed[c.index]) for c in p.claims)
+    first = tuple(
+        (alt.position, m.chosen[alt.index])
+        for alt in p.alternatives
+        if alt.position > 0 and alt.index not in m.impossible
+    )
+    groups = tuple((1, m.group_used[g.index]) for g in m.groups)
+    if strategy == "pack":
+        devices = tuple((1, u) for d, u in m.used.items() if opens(p.devices[d])) + groups
+    else:
+        devices = tuple((1, u) for u in m.used.values()) + groups
+    ranks = device_ranks(p, strategy)
+    order = tuple((ranks[d], u) for d, u in m.used.items()) + tuple(
+        (1, _group_order_cost(m, g.index, ranks)) for g in m.groups
+    )
+    return [
+        Stage("placed", placed, maximize=True, optimise=m.mode == "free"),
+        Stage("first_available", first, maximize=False),
+        Stage("devices", devices, maximize=strategy == "spread"),
+        Stage("order", order, maximize=False),
+    ]
+
+
+def _group_order_cost(m: Model, g: int, ranks: dict[int, int]) -> IntVar:
+    """cost[g] = prefix[group_used[g]]: the decoder takes the lowest device indices first."""
+    prefix = [0]
+    for d in m.groups[g].devices:
+        prefix.append(prefix[-1] + ranks[d])
+    cost = m.cp.new_int_var(0, prefix[-1], f"order_cost[{g}]")
+    m.cp.add_element(m.group_used[g], prefix, cost)
+    m.group_order_cost[g] = cost
+    m.group_prefix[g] = prefix
+    return cost

@@ -1,0 +1,126 @@
+"""Hypothesis strategies: small random DRA clusters and claims as resource.k8s.io/v1 dicts.
+
+Why dicts: the generated input goes through the same loading, validation and precompute
+as user input, so the differential tests exercise the whole path, not a shortcut.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+DRIVER = "gpu.example.com"
+GATES = "DRADerivedAttributes=true,DRAListTypeAttributes=true"
+
+SELECTORS = (
+    f'device.attributes["{DRIVER}"].numa == 0',
+    f'device.attributes["{DRIVER}"].model == "a"',
+    f'device.capacity["{DRIVER}"].memory.compareTo(quantity("64Gi")) >= 0',
+    "device.allowMultipleAllocations",
+    "!device.allowMultipleAllocations",
+)
+DERIVED = (
+    f'device.attributes["{DRIVER}"].numa',
+    f'device.attributes["{DRIVER}"].numa % 2',
+    f'device.attributes["{DRIVER}"].model',
+    f'[device.attributes["{DRIVER}"].numa, 9]',
+)
+
+
+@st.composite
+def devices(draw: st.DrawFn, node: int, count: int, with_counters: bool) -> list[dict[str, Any]]:
+    out = []
+    for i in range(count):
+        dev: dict[str, Any] = {"name": f"d{node}-{i}", "attributes": {
+            "numa": {"int": draw(st.integers(0, 2))},
+            "model": {"string": draw(st.sampled_from(["a", "b"]))},
+        }}
+        if draw(st.booleans()):
+            dev["attributes"]["links"] = {"ints": draw(st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True))}
+        multi = draw(st.booleans())
+        mem = draw(st.sampled_from([40, 80]))
+        cap: dict[str, Any] = {"value": f"{mem}Gi"}
+        if multi:
+            dev["allowMultipleAllocations"] = True
+            policy = draw(st.sampled_from(["none", "values", "range"]))
+            if policy == "values":
+                cap["requestPolicy"] = {"default": "10Gi", "validValues": ["10Gi", "20Gi", f"{mem}Gi"]}
+            elif policy == "range":
+                cap["requestPolicy"] = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+        if draw(st.booleans()):
+            dev["capacity"] = {"memory": cap}
+        if with_counters and draw(st.booleans()):
+            dev["consumesCounters"] = [{"counterSet": "chip", "counters": {"mem": {"value": f"{draw(st.sampled_from([20, 40]))}Gi"}}}]
+        out.append(dev)
+    return out
+
+
+@st.composite
+def exact(draw: st.DrawFn, class_name: str) -> dict[str, Any]:
+    req: dict[str, Any] = {"deviceClassName": class_name}
+    if draw(st.integers(0, 9)) == 0:
+        req["allocationMode"] = "All"
+    else:
+        req["count"] = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        req["selectors"] = [{"cel": {"expression": draw(st.sampled_from(SELECTORS))}}]
+    if draw(st.booleans()):
+        req["capacity"] = {"requests": {"memory": f"{draw(st.sampled_from([5, 10, 15, 20, 30, 50]))}Gi"}}
+    if draw(st.booleans()):
+        req["derivedAttributes"] = [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}]
+    return req
+
+
+@st.composite
+def claim(draw: st.DrawFn, index: int) -> dict[str, Any]:
+    requests = []
+    for r in range(draw(st.integers(1, 2))):
+        if draw(st.integers(0, 3)) == 0:
+            subs = []
+            for s in range(2):
+                sub = draw(exact("gpu"))
+                subs.append({"name": f"s{s}", **sub})
+            requests.append({"name": f"r{r}", "firstAvailable": subs})
+        else:
+            requests.append({"name": f"r{r}", "exactly": draw(exact("gpu"))})
+    devices_spec: dict[str, Any] = {"requests": requests}
+    kind = draw(st.sampled_from([None, "matchAttribute", "distinctAttribute"]))
+    if kind:
+        attr = draw(st.sampled_from([f"{DRIVER}/numa", f"{DRIVER}/links", "key"]))
+        if attr == "key":
+            for r in requests:
+                for sub in r.get("firstAvailable", [r.get("exactly")]):
+                    sub.setdefault("derivedAttributes", [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}])
+        devices_spec["constraints"] = [{kind: attr}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": f"c{index}", "namespace": "default"}, "spec": {"devices": devices_spec}}
+
+
+@st.composite
+def scenario(draw: st.DrawFn, max_claims: int = 3) -> tuple[list[dict[str, Any]], list[str]]:
+    """(objects, names of the claims to allocate) for node n0."""
+    objs: list[dict[str, Any]] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                   "metadata": {"name": "gpu"},
+                                   "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}]
+    total = draw(st.integers(1, 12))
+    nodes = draw(st.integers(1, 3))
+    with_counters = draw(st.booleans())
+    per_node = [total // nodes + (1 if n < total % nodes else 0) for n in range(nodes)]
+    for n, count in enumerate(per_node):
+        devs = draw(devices(n, count, with_counters))
+        spec: dict[str, Any] = {"driver": DRIVER, "nodeName": f"n{n}",
+                                "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2 if with_counters else 1},
+                                "devices": devs}
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                     "metadata": {"name": f"n{n}-devices"}, "spec": spec})
+        if with_counters:
+            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"n{n}-counters"},
+                         "spec": {"driver": DRIVER, "nodeName": f"n{n}",
+                                  "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2},
+                                  "sharedCounters": [{"name": "chip", "counters": {
+                                      "mem": {"value": f"{draw(st.sampled_from([40, 80]))}Gi"}}}]}})
+    n_claims = draw(st.integers(1, max_claims))
+    claims = [draw(claim(i)) for i in range(n_claims)]
+    objs.extend(claims)
+    return objs, [c["metadata"]["name"] for c in claims]
