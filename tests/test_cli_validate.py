@@ -82,7 +82,7 @@ def test_valid_file_exits_0_with_summary(tmp_path: Path) -> None:
 def test_bundled_example_is_valid() -> None:
     result = runner.invoke(app, ["validate", str(EXAMPLE)])
     assert result.exit_code == 0, result.output
-    assert "4 slices, 12 devices, 2 classes, 3 claims" in result.stdout
+    assert "4 slices, 13 devices, 2 classes, 3 claims" in result.stdout
     assert "2 nodes" in result.stdout
 
 
