@@ -71,6 +71,8 @@ class NodeView:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
     declared_features: tuple[str, ...] = ()
+    known: bool = False
+    """A Node object was given (so labels and declared features are real, not assumed)."""
 
     @classmethod
     def of(cls, name: str | None, nodes: dict[str, Node]) -> NodeView | None:
@@ -80,7 +82,7 @@ class NodeView:
         if node is None:
             return cls(name=name, labels={"kubernetes.io/hostname": name})
         labels = dict(node.metadata.labels)
-        return cls(name=name, labels=labels, declared_features=tuple(node.status.declared_features))
+        return cls(name=name, labels=labels, declared_features=tuple(node.status.declared_features), known=True)
 
 
 def device_matches_node(device: Device, node: NodeView | None, where: str) -> bool:

@@ -49,6 +49,10 @@ from solver.problem_types import (
 from solver.taints import tolerated
 
 
+NODE_FEATURE = "DraOptionalNodePreparation"
+"""KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
+
+
 @dataclass
 class Context:
     """Everything precompute derives from the cluster once per (node, call)."""
@@ -317,8 +321,12 @@ def _static_reject(ctx: Context, spec: _Spec, dev: int) -> tuple[str | None, dic
         return "consumes counters but DRAPartitionableDevices is disabled", None
     if ctx.gates.DRADeviceTaints and not all(tolerated(t, spec.tolerations) for t in d.taints):
         return "has a taint the request does not tolerate", None
-    if s.spec.skip_node_operations and not ctx.gates.DRAOptionalNodePreparation:
-        return "its slice sets skipNodeOperations but DRAOptionalNodePreparation is disabled", None
+    if s.spec.skip_node_operations:
+        if not ctx.gates.DRAOptionalNodePreparation:
+            return "its slice sets skipNodeOperations but DRAOptionalNodePreparation is disabled", None
+        node = ctx.node
+        if node is not None and node.known and NODE_FEATURE not in node.declared_features:
+            return f"its slice sets skipNodeOperations but node {node.name} does not declare {NODE_FEATURE}", None
     return None, consumed
 
 

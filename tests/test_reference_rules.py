@@ -254,6 +254,15 @@ def test_skip_node_operations_with_gate_off_makes_devices_unallocatable() -> Non
     assert not out.allocated
 
 
+def test_skip_node_operations_needs_node_declaring_the_feature() -> None:
+    s = resource_slice("s1", [device("gpu-0")], skipNodeOperations=True)
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}, "status": {"declaredFeatures": []}}
+    objs = [device_class("gpu"), s, node, claim("c", [request("gpu")])]
+    assert not run(objs, gates="DRAOptionalNodePreparation=true").allocated
+    node["status"]["declaredFeatures"] = ["DraOptionalNodePreparation"]
+    assert run(objs, gates="DRAOptionalNodePreparation=true").allocated
+
+
 def partitioned(n_parts: int, mem_each: str, total: str) -> list[dict[str, Any]]:
     counters = resource_slice("s0", [], sharedCounters=[{"name": "gpu-0", "counters": {"memory": {"value": total}}}],
                               pool="p", count=2)
@@ -356,3 +365,22 @@ def test_input_objects_are_not_mutated() -> None:
     before = cluster.claims[("default", "c")].dump()
     out = allocate(cluster, node="node-1", allocator="reference")
     assert out.allocated and cluster.claims[("default", "c")].dump() == before
+
+
+def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> None:
+    from solver.batch import place_independent
+
+    # first fit puts the 30Gi claim on the 40Gi device and then the 40Gi claim fits nowhere
+    devs = [device("gpu-0", capacity={"memory": "40Gi"}, multi=True),
+            device("gpu-1", capacity={"memory": "30Gi"}, multi=True)]
+    objs = [device_class("gpu"), resource_slice("s1", devs), mem_claim("a", "30Gi"), mem_claim("b", "40Gi")]
+    cluster = Cluster.from_objects(objs)
+    ref = place_independent(cluster, node="node-1", allocator="reference")
+    opt = place_independent(cluster, node="node-1", allocator="cpsat")
+    assert ref.placed == [True, False] and "default/b" in ref.reasons
+    assert opt.placed == [True, True]
+    assert [devices_of_claim(c) for c in opt.claims] == [["gpu-1"], ["gpu-0"]]
+
+
+def devices_of_claim(c) -> list[str]:
+    return [r.device for r in c.status.allocation.devices.results]
