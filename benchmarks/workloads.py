@@ -108,16 +108,18 @@ def numa_alignment(gpus: int = 8, nics: int = 8) -> list[dict[str, Any]]:
 
 def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> list[dict[str, Any]]:
     """Upstream's hardest published shape: 64 devices, 32 one-device requests in one claim,
-    matchAttribute over list-valued attributes with 47 distinct values; the first 32
-    devices (the ones first-fit tries first) share no value with 31 others."""
-    half = devices // 2
+    matchAttribute over list-valued attributes with 47 distinct values, where the first 32
+    devices (the ones first fit tries first) do not lead to a match.
+
+    The trap: devices 0..requests-2 share value 1 (one device too few for every request),
+    device requests-1 and the rest share value 0. First fit fills request after request
+    from the trap devices and only fails at the last request, then backtracks through
+    permutations of the trap devices — exponential. Every device also carries one more
+    value out of 2..values-1, so no two devices are interchangeable."""
     devs = []
     for i in range(devices):
-        if i < half:
-            vals = [1 + (i % (values - 1)), 1 + ((i + 1) % (values - 1))]
-        else:
-            vals = [0, 1 + (i % (values - 1))]
-        devs.append({"name": f"dev-{i:02d}", "attributes": {"links": {"ints": vals}}})
+        common = 1 if i < requests - 1 else 0
+        devs.append({"name": f"dev-{i:02d}", "attributes": {"links": {"ints": [common, 2 + i % (values - 2)]}}})
     reqs = [{"name": f"r{j}", "exactly": {"deviceClassName": "gpu"}} for j in range(requests)]
     return [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs),
             _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}])]
