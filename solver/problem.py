@@ -282,7 +282,7 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> list[tupl
         if sel.cel is None:
             raise InputError(f"{owner}: selector #{i}: CEL expression empty (unsupported selector type?)")
         try:
-            programs.append((f"{owner}: selector #{i}", compile_expression(sel.cel.expression)))
+            programs.append((f"{owner}: selector #{i}", compile_expression(sel.cel.expression, expect_bool=True)))
         except CelError as exc:
             raise InputError(f"{owner}: selector #{i}: CEL compile error: {exc.reason}") from None
     return programs
