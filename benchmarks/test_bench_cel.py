@@ -33,8 +33,11 @@ def fleet() -> tuple[list[DeviceView], list[Program], list[Program]]:
 
 
 def precompute(
-    views: list[DeviceView], selectors: list[Program], derived: list[Program],
-    evaluate_bool: Callable[[Program, DeviceView], bool], evaluate: Callable[[Program, DeviceView], object],
+    views: list[DeviceView],
+    selectors: list[Program],
+    derived: list[Program],
+    evaluate_bool: Callable[[Program, DeviceView], bool],
+    evaluate: Callable[[Program, DeviceView], object],
 ) -> int:
     """Candidates and their derived values; returns the number of candidates."""
     candidates = 0
@@ -52,7 +55,10 @@ def test_naive_per_device(benchmark, fleet) -> None:
     views, selectors, derived = fleet
     benchmark.group = GROUP
     n = benchmark.pedantic(
-        precompute, args=(views, selectors, derived, Program.evaluate_bool, Program.evaluate), rounds=1, iterations=1
+        precompute,
+        args=(views, selectors, derived, Program.evaluate_bool, Program.evaluate),
+        rounds=1,
+        iterations=1,
     )
     benchmark.extra_info.update({"devices": len(views), "candidates": n})
 

@@ -14,24 +14,45 @@ NIC = "nic.example.com"
 
 
 def _class(name: str, driver: str) -> dict[str, Any]:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    }
 
 
-def _slice(name: str, driver: str, node: str, devices: list[dict[str, Any]], pool: str | None = None) -> dict[str, Any]:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-            "spec": {"driver": driver, "nodeName": node,
-                     "pool": {"name": pool or name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+def _slice(
+    name: str, driver: str, node: str, devices: list[dict[str, Any]], pool: str | None = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": pool or name, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
 
 
-def _claim(name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _claim(
+    name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": requests}
     if constraints:
         devices["constraints"] = constraints
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": devices},
+    }
 
 
+NIC_NUMA = f'int(device.attributes["{NIC}"].topology.split("-")[0].replace("numa", ""))'
 MODELS = ("a100", "h100", "l40s")
 MEMORY = ("40Gi", "80Gi")
 
@@ -53,35 +74,65 @@ def gpu_fleet(nodes: int = 1000, gpus_per_node: int = 8) -> list[dict[str, Any]]
     for n in range(nodes):
         node = f"node-{n}"
         gpus = [
-            {"name": f"gpu-{i}", "attributes": {
-                "model": {"string": MODELS[(n + i) % 3]}, "numa": {"int": i // 4}, "index": {"int": i},
-                "uuid": {"string": f"GPU-{n:04d}-{i}"}, "driverVersion": {"version": "1.3.0"}},
-             "capacity": {"memory": {"value": MEMORY[(n // 3 + i) % 2]}}}
+            {
+                "name": f"gpu-{i}",
+                "attributes": {
+                    "model": {"string": MODELS[(n + i) % 3]},
+                    "numa": {"int": i // 4},
+                    "index": {"int": i},
+                    "uuid": {"string": f"GPU-{n:04d}-{i}"},
+                    "driverVersion": {"version": "1.3.0"},
+                },
+                "capacity": {"memory": {"value": MEMORY[(n // 3 + i) % 2]}},
+            }
             for i in range(gpus_per_node)
         ]
         objs.append(_slice(f"{node}-gpu", GPU, node, gpus))
-        objs.append(_slice(f"{node}-nic", NIC, node, [{"name": "eth0", "attributes": {"numaNode": {"int": 0}}}]))
+        objs.append(
+            _slice(f"{node}-nic", NIC, node, [{"name": "eth0", "attributes": {"numaNode": {"int": 0}}}])
+        )
     return objs
 
 
 def one_big_claim(gpus: int = 8) -> list[dict[str, Any]]:
     """(a) one claim for all 8 GPUs of a node."""
     devs = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(gpus)]
-    return [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs),
-            _claim("train", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}])]
+    return [
+        _class("gpu", GPU),
+        _slice("node-1-gpu", GPU, "node-1", devs),
+        _claim("train", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}]),
+    ]
 
 
 def shared_memory(claims: int = 100, devices: int = 16, seed: int = 7) -> list[dict[str, Any]]:
     """(b) many claims sharing multi-allocatable GPUs: 80Gi, step 10Gi, requests 10-40Gi."""
     rng = random.Random(seed)
     policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
-    devs = [{"name": f"gpu-{i}", "allowMultipleAllocations": True,
-             "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}}} for i in range(devices)]
+    devs = [
+        {
+            "name": f"gpu-{i}",
+            "allowMultipleAllocations": True,
+            "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}},
+        }
+        for i in range(devices)
+    ]
     objs: list[dict[str, Any]] = [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs)]
     for c in range(claims):
         amount = rng.choice([10, 15, 20, 25, 30, 35, 40])
-        objs.append(_claim(f"job-{c:03d}", [{"name": "gpu", "exactly": {
-            "deviceClassName": "gpu", "capacity": {"requests": {"memory": f"{amount}Gi"}}}}]))
+        objs.append(
+            _claim(
+                f"job-{c:03d}",
+                [
+                    {
+                        "name": "gpu",
+                        "exactly": {
+                            "deviceClassName": "gpu",
+                            "capacity": {"requests": {"memory": f"{amount}Gi"}},
+                        },
+                    }
+                ],
+            )
+        )
     return objs
 
 
@@ -90,20 +141,51 @@ def numa_alignment(gpus: int = 8, nics: int = 8) -> list[dict[str, Any]]:
 
     GPUs publish `numa`, NICs embed it in a topology string; only NUMA 3 has enough free GPUs."""
     gdevs = [{"name": f"gpu-{i}", "attributes": {"numa": {"int": i % 4}}} for i in range(gpus)]
-    ndevs = [{"name": f"eth{i}", "attributes": {"topology": {"string": f"numa{i % 4}-pcie{i}"}}} for i in range(nics)]
-    busy = [{"request": "gpu", "driver": GPU, "pool": "node-1-gpu", "device": f"gpu-{i}"} for i in range(gpus)
-            if i % 4 != 3 and i >= 4]
+    ndevs = [
+        {"name": f"eth{i}", "attributes": {"topology": {"string": f"numa{i % 4}-pcie{i}"}}}
+        for i in range(nics)
+    ]
+    busy = [
+        {"request": "gpu", "driver": GPU, "pool": "node-1-gpu", "device": f"gpu-{i}"}
+        for i in range(gpus)
+        if i % 4 != 3 and i >= 4
+    ]
     old = _claim("old", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": len(busy)}}])
     old["status"] = {"allocation": {"devices": {"results": busy}}}
-    claim = _claim("aligned", [
-        {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2, "derivedAttributes": [
-            {"name": "numa", "expression": f'device.attributes["{GPU}"].numa'}]}},
-        {"name": "nic", "exactly": {"deviceClassName": "nic", "derivedAttributes": [
-            {"name": "numa", "expression":
-             f'int(device.attributes["{NIC}"].topology.split("-")[0].replace("numa", ""))'}]}},
-    ], [{"requests": ["gpu", "nic"], "matchAttribute": "numa"}])
-    return [_class("gpu", GPU), _class("nic", NIC), _slice("node-1-gpu", GPU, "node-1", gdevs),
-            _slice("node-1-nic", NIC, "node-1", ndevs), old, claim]
+    claim = _claim(
+        "aligned",
+        [
+            {
+                "name": "gpu",
+                "exactly": {
+                    "deviceClassName": "gpu",
+                    "count": 2,
+                    "derivedAttributes": [{"name": "numa", "expression": f'device.attributes["{GPU}"].numa'}],
+                },
+            },
+            {
+                "name": "nic",
+                "exactly": {
+                    "deviceClassName": "nic",
+                    "derivedAttributes": [
+                        {
+                            "name": "numa",
+                            "expression": NIC_NUMA,
+                        }
+                    ],
+                },
+            },
+        ],
+        [{"requests": ["gpu", "nic"], "matchAttribute": "numa"}],
+    )
+    return [
+        _class("gpu", GPU),
+        _class("nic", NIC),
+        _slice("node-1-gpu", GPU, "node-1", gdevs),
+        _slice("node-1-nic", NIC, "node-1", ndevs),
+        old,
+        claim,
+    ]
 
 
 def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> list[dict[str, Any]]:
@@ -119,7 +201,12 @@ def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> 
     devs = []
     for i in range(devices):
         common = 1 if i < requests - 1 else 0
-        devs.append({"name": f"dev-{i:02d}", "attributes": {"links": {"ints": [common, 2 + i % (values - 2)]}}})
+        devs.append(
+            {"name": f"dev-{i:02d}", "attributes": {"links": {"ints": [common, 2 + i % (values - 2)]}}}
+        )
     reqs = [{"name": f"r{j}", "exactly": {"deviceClassName": "gpu"}} for j in range(requests)]
-    return [_class("gpu", GPU), _slice("node-1-gpu", GPU, "node-1", devs),
-            _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}])]
+    return [
+        _class("gpu", GPU),
+        _slice("node-1-gpu", GPU, "node-1", devs),
+        _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}]),
+    ]

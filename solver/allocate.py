@@ -99,7 +99,9 @@ def allocate(
     return AllocationOutcome(True, result, allocator=allocator, node=node, stats=stats)
 
 
-def _cpsat(problem: Problem, strategy: str, time_limit: float, seed: int, stats: dict[str, object]) -> Assignment | None:
+def _cpsat(
+    problem: Problem, strategy: str, time_limit: float, seed: int, stats: dict[str, object]
+) -> Assignment | None:
     """CP-SAT with the reference answer as hint; never worse than the reference.
 
     The reference runs first (bounded): it raises the CEL runtime errors upstream would
@@ -125,6 +127,8 @@ def _cpsat(problem: Problem, strategy: str, time_limit: float, seed: int, stats:
     stats.update({"cpsat_status": outcome.status, "cpsat_wall_time": outcome.wall_time})
     if outcome.assignment is None:
         if hint is None and problem.invalid_pools:
-            raise AllocationError("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
+            raise AllocationError(
+                "invalid resource pools were encountered: " + "; ".join(problem.invalid_pools)
+            )
         return hint
     return outcome.assignment

@@ -109,10 +109,17 @@ def place_independent(
     from solver.cpsat import solve
 
     problem = build_problem(cluster, chosen, node, gates, cache=cache, priorities=priorities)
-    outcome = solve(problem, mode="free", strategy=strategy, time_limit=time_limit, seed=seed,
-                    hint=_as_hint(problem, done))
-    stats.update({"cpsat_status": outcome.status, "cpsat_placed": outcome.placed,
-                  "cpsat_wall_time": outcome.wall_time})
+    outcome = solve(
+        problem,
+        mode="free",
+        strategy=strategy,
+        time_limit=time_limit,
+        seed=seed,
+        hint=_as_hint(problem, done),
+    )
+    stats.update(
+        {"cpsat_status": outcome.status, "cpsat_placed": outcome.placed, "cpsat_wall_time": outcome.wall_time}
+    )
     assignment = outcome.assignment or {}
     result = assignment_claims(problem, cluster, chosen, assignment, seed)
     check_or_raise(cluster, [c for i, c in enumerate(result) if i in assignment], node=node, gates=gates)

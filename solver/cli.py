@@ -15,15 +15,15 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from solver.api.cluster import Cluster
 from solver.allocate import allocate as allocate_claims
+from solver.api.cluster import Cluster
 from solver.api.load import dumps, expand_paths, load_paths
 from solver.api.models import TypeMeta
 from solver.api.validate import validate_cluster
@@ -200,17 +200,17 @@ def validate(paths: PathsArg) -> None:
     _out.print(Text(f"valid: {_summary(cluster)}", style="green"))
 
 
-class Allocator(str, Enum):
+class Allocator(StrEnum):
     reference = "reference"
     cpsat = "cpsat"
 
 
-class Strategy(str, Enum):
+class Strategy(StrEnum):
     pack = "pack"
     spread = "spread"
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
 
@@ -218,22 +218,34 @@ class OutputFormat(str, Enum):
 @app.command()
 def allocate(
     paths: PathsArg,
-    node: Annotated[str | None, typer.Option(help="Node to allocate for (omit: allNodes devices only).")] = None,
+    node: Annotated[
+        str | None, typer.Option(help="Node to allocate for (omit: allNodes devices only).")
+    ] = None,
     claim: Annotated[
         list[str] | None,
-        typer.Option("--claim", help="Claim to allocate (`name` or `namespace/name`), repeatable; "
-                     "default: every claim without status.allocation, in input order."),
+        typer.Option(
+            "--claim",
+            help="Claim to allocate (`name` or `namespace/name`), repeatable; "
+            "default: every claim without status.allocation, in input order.",
+        ),
     ] = None,
     allocator: Annotated[Allocator, typer.Option(help="reference = upstream first fit; cpsat = optimal.")] = (
         Allocator.cpsat
     ),
     feature_gates: Annotated[
-        str | None, typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults.")
+        str | None,
+        typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
     ] = None,
     strategy: Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")] = Strategy.pack,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")] = 10.0,
-    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")] = 0,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.yaml,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")
+    ] = 10.0,
+    seed: Annotated[
+        int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")
+    ] = 0,
+    output: Annotated[
+        OutputFormat, typer.Option("--output", "-o", help="Output format.")
+    ] = OutputFormat.yaml,
 ) -> None:
     """Allocate claims together on one node (as upstream does for one pod: all or none).
 
@@ -247,8 +259,14 @@ def allocate(
         _fail(errors)
     try:
         outcome = allocate_claims(
-            cluster, claims=claim or None, node=node, allocator=allocator.value, feature_gates=feature_gates,
-            seed=seed, strategy=strategy.value, time_limit=time_limit,
+            cluster,
+            claims=claim or None,
+            node=node,
+            allocator=allocator.value,
+            feature_gates=feature_gates,
+            seed=seed,
+            strategy=strategy.value,
+            time_limit=time_limit,
         )
     except DRASolverError as exc:
         _fail([exc])

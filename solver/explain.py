@@ -17,15 +17,21 @@ from solver.reference import ReferenceSearch
 def _usable(problem: Problem, alt: Alternative) -> int:
     """Candidates that are not already taken by existing allocations."""
     return sum(
-        1 for c in alt.candidates
-        if c.error is None and (alt.admin or problem.devices[c.device].multi or not problem.devices[c.device].busy)
+        1
+        for c in alt.candidates
+        if c.error is None
+        and (alt.admin or problem.devices[c.device].multi or not problem.devices[c.device].busy)
     )
 
 
 def _only(problem: Problem, claim: ClaimInfo, *, constraints: bool) -> Problem:
     """The problem restricted to one claim (renumbered to index 0)."""
     alts = [replace(a, claim=0) for a in problem.alternatives]
-    cons = tuple(replace(c, claim=0) for c in problem.constraints if c.claim == claim.index) if constraints else ()
+    cons = (
+        tuple(replace(c, claim=0) for c in problem.constraints if c.claim == claim.index)
+        if constraints
+        else ()
+    )
     cons = tuple(replace(c, index=i) for i, c in enumerate(cons))
     one = replace(claim, index=0, constraints=tuple(range(len(cons))))
     return replace(problem, alternatives=tuple(alts), claims=(one,), constraints=cons)
@@ -73,12 +79,20 @@ def explain_unschedulable(problem: Problem) -> str:
                 f"claim {claim.ref}: its requests cannot all be served at once {node} "
                 "(devices, capacity or shared counters run out)"
             )
-        if claim.constraints and ReferenceSearch(_only(problem, claim, constraints=True), max_steps=200_000).run() is None:
+        if (
+            claim.constraints
+            and ReferenceSearch(_only(problem, claim, constraints=True), max_steps=200_000).run() is None
+        ):
             names = ", ".join(
-                f"{problem.constraints[c].kind}Attribute {problem.constraints[c].attribute}" for c in claim.constraints
+                f"{problem.constraints[c].kind}Attribute {problem.constraints[c].attribute}"
+                for c in claim.constraints
             )
             return f"claim {claim.ref}: constraints cannot be satisfied {node}: {names}"
     if len(problem.claims) > 1:
         refs = ", ".join(c.ref for c in problem.claims)
         return f"claims {refs} can each be allocated alone but not together {node}"
-    return f"claim {problem.claims[0].ref} cannot be allocated {node}" if problem.claims else "nothing to allocate"
+    return (
+        f"claim {problem.claims[0].ref} cannot be allocated {node}"
+        if problem.claims
+        else "nothing to allocate"
+    )

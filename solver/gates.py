@@ -73,6 +73,8 @@ def _parse_gate_string(text: str) -> dict[str, bool]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, raw = part.partition("=")
         if not sep or raw.strip().lower() not in ("true", "false"):
-            raise InputError(f"feature gate {part!r} must look like Name=true or Name=false", obj="feature gates")
+            raise InputError(
+                f"feature gate {part!r} must look like Name=true or Name=false", obj="feature gates"
+            )
         out[name.strip()] = raw.strip().lower() == "true"
     return out

@@ -25,7 +25,9 @@ PoolID = tuple[str, str]  # (driver, pool)
 # --- node selection ---------------------------------------------------------------------------
 
 
-def _requirement_matches(req_key: str, op: str, values: list[str], lookup: dict[str, str], where: str) -> bool:
+def _requirement_matches(
+    req_key: str, op: str, values: list[str], lookup: dict[str, str], where: str
+) -> bool:
     present = req_key in lookup
     actual = lookup.get(req_key)
     match op:
@@ -53,7 +55,8 @@ def node_selector_matches(selector: NodeSelector, node: NodeView, where: str) ->
         if not term.match_expressions and not term.match_fields:
             continue  # an empty term matches nothing
         ok = all(
-            _requirement_matches(r.key, r.operator, r.values, node.labels, where) for r in term.match_expressions
+            _requirement_matches(r.key, r.operator, r.values, node.labels, where)
+            for r in term.match_expressions
         )
         for r in term.match_fields:
             if r.key != "metadata.name":
@@ -82,7 +85,9 @@ class NodeView:
         if node is None:
             return cls(name=name, labels={"kubernetes.io/hostname": name})
         labels = dict(node.metadata.labels)
-        return cls(name=name, labels=labels, declared_features=tuple(node.status.declared_features), known=True)
+        return cls(
+            name=name, labels=labels, declared_features=tuple(node.status.declared_features), known=True
+        )
 
 
 def device_matches_node(device: Device, node: NodeView | None, where: str) -> bool:
@@ -206,7 +211,10 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
                 continue
             other = [s for s in at_gen if not any(s is k for k in kept)]
         pool = Pool(
-            driver=pid[0], name=pid[1], generation=gen, slices=sorted(kept, key=lambda s: s.metadata.name),
+            driver=pid[0],
+            name=pid[1],
+            generation=gen,
+            slices=sorted(kept, key=lambda s: s.metadata.name),
             other_slices=other,
         )
         pool.invalid = _pool_invalid(pool, node, gates)
@@ -249,7 +257,8 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
                     return f"device {d.name} consumes unknown counter set {use.counter_set}"
                 missing = set(use.counters) - sets[use.counter_set]
                 if missing:
-                    return f"device {d.name} consumes unknown counter {sorted(missing)[0]} of set {use.counter_set}"
+                    first = sorted(missing)[0]
+                    return f"device {d.name} consumes unknown counter {first} of set {use.counter_set}"
     return None
 
 

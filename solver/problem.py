@@ -20,11 +20,11 @@ from fractions import Fraction
 
 from solver.api.cluster import Cluster
 from solver.api.models import (
+    DerivedAttribute,
     Device,
     DeviceAttribute,
     DeviceSelector,
     DeviceToleration,
-    DerivedAttribute,
     ResourceClaim,
     ResourceSlice,
 )
@@ -47,7 +47,6 @@ from solver.problem_types import (
     ValueSet,
 )
 from solver.taints import tolerated
-
 
 NODE_FEATURE = "DraOptionalNodePreparation"
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
@@ -84,7 +83,12 @@ def attribute_value_set(attr: DeviceAttribute, gates: FeatureGates) -> ValueSet 
         return frozenset({("version", attr.version)})
     if not gates.DRAListTypeAttributes:
         return None
-    for kind, values in (("int", attr.ints), ("bool", attr.bools), ("string", attr.strings), ("version", attr.versions)):
+    for kind, values in (
+        ("int", attr.ints),
+        ("bool", attr.bools),
+        ("string", attr.strings),
+        ("version", attr.versions),
+    ):
         if values is not None:
             return frozenset((kind, v) for v in values)
     return None
@@ -141,14 +145,19 @@ def _node_scope(s: ResourceSlice, d: Device) -> tuple[str, object]:
 
 
 def build_context(
-    cluster: Cluster, claims: Sequence[ResourceClaim], node_name: str | None, gates: FeatureGates,
+    cluster: Cluster,
+    claims: Sequence[ResourceClaim],
+    node_name: str | None,
+    gates: FeatureGates,
     cache: EvalCache | None = None,
 ) -> Context:
     node = NodeView.of(node_name, cluster.nodes)
     pools = gather_pools(cluster.slices, node, gates)
     skip = {(c.metadata.namespace or "default", c.metadata.name) for c in claims}
     existing = [
-        c for key, c in cluster.claims.items() if key not in skip and c.status is not None and c.status.allocation
+        c
+        for key, c in cluster.claims.items()
+        if key not in skip and c.status is not None and c.status.allocation
     ]
     in_use = in_use_from_claims(existing, gates)
     ctx = Context(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
@@ -183,7 +192,12 @@ def _pool_counters(ctx: Context, pool) -> dict[tuple[str, str], int]:
 
 
 def _add_device(
-    ctx: Context, driver: str, s: ResourceSlice, d: Device, counter_index: dict[tuple[str, str], int], blocked: bool
+    ctx: Context,
+    driver: str,
+    s: ResourceSlice,
+    d: Device,
+    counter_index: dict[tuple[str, str], int],
+    blocked: bool,
 ) -> None:
     gates = ctx.gates
     dev_id = (driver, s.spec.pool.name, d.name)
@@ -247,27 +261,58 @@ def _specs(claim: ResourceClaim, gates: FeatureGates) -> list[tuple[str, bool, l
             if not gates.DRAPrioritizedList:
                 raise InputError(
                     f"request {req.name} has subrequests, but the DRAPrioritizedList feature is disabled",
-                    obj=ref, field=f"{field}.firstAvailable",
+                    obj=ref,
+                    field=f"{field}.firstAvailable",
                 )
             subs = [
-                _Spec(f"{req.name}/{s.name}", i, s.device_class_name, s.selectors, s.allocation_mode, s.count,
-                      False, s.tolerations, _caps(s.capacity), s.derived_attributes)
+                _Spec(
+                    f"{req.name}/{s.name}",
+                    i,
+                    s.device_class_name,
+                    s.selectors,
+                    s.allocation_mode,
+                    s.count,
+                    False,
+                    s.tolerations,
+                    _caps(s.capacity),
+                    s.derived_attributes,
+                )
                 for i, s in enumerate(req.first_available)
             ]
             out.append((req.name, True, subs))
         elif req.exactly is not None:
             e = req.exactly
-            out.append((req.name, False, [
-                _Spec(req.name, 0, e.device_class_name, e.selectors, e.allocation_mode, e.count,
-                      bool(e.admin_access), e.tolerations, _caps(e.capacity), e.derived_attributes)
-            ]))
+            out.append(
+                (
+                    req.name,
+                    False,
+                    [
+                        _Spec(
+                            req.name,
+                            0,
+                            e.device_class_name,
+                            e.selectors,
+                            e.allocation_mode,
+                            e.count,
+                            bool(e.admin_access),
+                            e.tolerations,
+                            _caps(e.capacity),
+                            e.derived_attributes,
+                        )
+                    ],
+                )
+            )
         else:
-            raise InputError(f"request {req.name} has neither exactly nor firstAvailable", obj=ref, field=field)
+            raise InputError(
+                f"request {req.name} has neither exactly nor firstAvailable", obj=ref, field=field
+            )
         for sp in out[-1][2]:
             if sp.capacity and not gates.DRAConsumableCapacity:
                 raise InputError(
-                    f"request {sp.name} has capacity requests, but the DRAConsumableCapacity feature is disabled",
-                    obj=ref, field=f"{field}",
+                    f"request {sp.name} has capacity requests, "
+                    "but the DRAConsumableCapacity feature is disabled",
+                    obj=ref,
+                    field=f"{field}",
                 )
     return out
 
@@ -282,7 +327,9 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> list[tupl
         if sel.cel is None:
             raise InputError(f"{owner}: selector #{i}: CEL expression empty (unsupported selector type?)")
         try:
-            programs.append((f"{owner}: selector #{i}", compile_expression(sel.cel.expression, expect_bool=True)))
+            programs.append(
+                (f"{owner}: selector #{i}", compile_expression(sel.cel.expression, expect_bool=True))
+            )
         except CelError as exc:
             raise InputError(f"{owner}: selector #{i}: CEL compile error: {exc.reason}") from None
     return programs
@@ -326,7 +373,10 @@ def _static_reject(ctx: Context, spec: _Spec, dev: int) -> tuple[str | None, dic
             return "its slice sets skipNodeOperations but DRAOptionalNodePreparation is disabled", None
         node = ctx.node
         if node is not None and node.known and NODE_FEATURE not in node.declared_features:
-            return f"its slice sets skipNodeOperations but node {node.name} does not declare {NODE_FEATURE}", None
+            return (
+                f"its slice sets skipNodeOperations but node {node.name} does not declare {NODE_FEATURE}",
+                None,
+            )
     return None, consumed
 
 
@@ -339,7 +389,10 @@ def _derived(ctx: Context, claim_ref: str, spec: _Spec, programs, dev: int) -> d
             out[attr] = derived_value_set(value)
         except CelError as exc:
             return type(exc)(
-                f"CEL runtime error: {exc.reason}", expression=exc.expression, device=ctx.devices[dev].id, where=where
+                f"CEL runtime error: {exc.reason}",
+                expression=exc.expression,
+                device=ctx.devices[dev].id,
+                where=where,
             )
         except ValueError as exc:
             return CelError(str(exc), expression=program.expression, device=ctx.devices[dev].id, where=where)
@@ -360,7 +413,9 @@ def derived_value_set(value: object) -> ValueSet:
         elif type(v).__name__ == "Semver":
             out.add(("version", str(v)))
         else:
-            raise ValueError(f"derived attribute must be a scalar or a list of scalars, got {type(v).__name__}")
+            raise ValueError(
+                f"derived attribute must be a scalar or a list of scalars, got {type(v).__name__}"
+            )
     return frozenset(out)
 
 
@@ -398,8 +453,16 @@ def build_problem(
             )
         cons_ids = _constraints(ctx, claim, ci, ref, requests, alternatives, derived_values, constraints)
         prio = priorities[ci] if priorities is not None else 0
-        claim_infos.append(ClaimInfo(ci, claim.metadata.namespace or "default", claim.metadata.name,
-                                     tuple(requests), tuple(cons_ids), prio))
+        claim_infos.append(
+            ClaimInfo(
+                ci,
+                claim.metadata.namespace or "default",
+                claim.metadata.name,
+                tuple(requests),
+                tuple(cons_ids),
+                prio,
+            )
+        )
     return Problem(
         node=node,
         gates=gates,
@@ -413,7 +476,12 @@ def build_problem(
 
 
 def _alternative(
-    ctx: Context, index: int, ci: int, req_index: int, claim_ref: str, spec: _Spec,
+    ctx: Context,
+    index: int,
+    ci: int,
+    req_index: int,
+    claim_ref: str,
+    spec: _Spec,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
 ) -> Alternative:
     owner = f"claim {claim_ref}: request {spec.name}"
@@ -432,7 +500,9 @@ def _alternative(
             try:
                 derived_programs.append((d.name, compile_expression(d.expression)))
             except CelError as exc:
-                raise InputError(f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}") from None
+                raise InputError(
+                    f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}"
+                ) from None
     mode = spec.mode or "ExactCount"
     tolerations = tuple(t.dump() for t in spec.tolerations)
     candidates: list[Candidate] = []
@@ -454,8 +524,19 @@ def _alternative(
                 continue
             derived_values[(index, dev)] = derived
             candidates.append(Candidate(dev, consumed))
-        return Alternative(index, ci, req_index, spec.position, spec.name, spec.class_name, "ExactCount", count,
-                           spec.admin, tolerations, tuple(candidates))
+        return Alternative(
+            index,
+            ci,
+            req_index,
+            spec.position,
+            spec.name,
+            spec.class_name,
+            "ExactCount",
+            count,
+            spec.admin,
+            tolerations,
+            tuple(candidates),
+        )
     if mode != "All":
         raise InputError(f"{owner}: unsupported count mode {mode}")
     if ctx.pools.incomplete:
@@ -465,8 +546,9 @@ def _alternative(
         )
     if ctx.pools.invalid():
         pool = ctx.pools.invalid()[0]
-        raise AllocationError(f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} "
-                              f"is currently invalid")
+        raise AllocationError(
+            f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
+        )
     blocked: str | None = None
     for dev in range(len(ctx.devices)):
         ok = _selectable(ctx, programs, dev)
@@ -490,13 +572,30 @@ def _alternative(
             raise derived
         derived_values[(index, dev)] = derived
         candidates.append(Candidate(dev, consumed))
-    return Alternative(index, ci, req_index, spec.position, spec.name, spec.class_name, "All", len(candidates),
-                       spec.admin, tolerations, tuple(candidates), all_blocked=blocked)
+    return Alternative(
+        index,
+        ci,
+        req_index,
+        spec.position,
+        spec.name,
+        spec.class_name,
+        "All",
+        len(candidates),
+        spec.admin,
+        tolerations,
+        tuple(candidates),
+        all_blocked=blocked,
+    )
 
 
 def _constraints(
-    ctx: Context, claim: ResourceClaim, ci: int, ref: str, requests: list[RequestInfo],
-    alternatives: list[Alternative], derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+    ctx: Context,
+    claim: ResourceClaim,
+    ci: int,
+    ref: str,
+    requests: list[RequestInfo],
+    alternatives: list[Alternative],
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
     out: list[ConstraintInfo],
 ) -> list[int]:
     ids: list[int] = []
@@ -518,11 +617,15 @@ def _constraints(
             elif name in by_name:
                 covered.add(by_name[name])
             else:
-                raise InputError(f"constraint names unknown request {name}", obj=claim.ref, field=f"{field}.requests")
+                raise InputError(
+                    f"constraint names unknown request {name}", obj=claim.ref, field=f"{field}.requests"
+                )
         values: dict[tuple[int, int], ValueSet | None] = {}
         for a in covered:
             for cand in alternatives[a].candidates:
-                values[(a, cand.device)] = _lookup(ctx, attribute, derived_values.get((a, cand.device), {}), cand.device)
+                values[(a, cand.device)] = _lookup(
+                    ctx, attribute, derived_values.get((a, cand.device), {}), cand.device
+                )
         cons = ConstraintInfo(len(out), ci, kind, attribute, frozenset(covered), values)
         out.append(cons)
         ids.append(cons.index)

@@ -147,7 +147,8 @@ class ReferenceSearch:
             if cand.device in self.claim_dedicated[ci]:
                 return False
         elif d.busy or (
-            not d.multi and (cand.device in self.nonadmin_dedicated or cand.device in self.claim_dedicated[ci])
+            not d.multi
+            and (cand.device in self.nonadmin_dedicated or cand.device in self.claim_dedicated[ci])
         ):
             return False
         if cand.error is not None:
@@ -249,7 +250,5 @@ def allocate_reference(problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS) 
     invalid pools when no solution exists."""
     result = ReferenceSearch(problem, max_steps=max_steps).run()
     if result is None and problem.invalid_pools:
-        raise AllocationError(
-            "invalid resource pools were encountered: " + "; ".join(problem.invalid_pools)
-        )
+        raise AllocationError("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
     return result

@@ -13,6 +13,7 @@ import uuid
 from fractions import Fraction
 from typing import Any
 
+from solver.api.cluster import Cluster
 from solver.api.models import (
     AllocationResult,
     DeviceAllocationConfiguration,
@@ -22,7 +23,6 @@ from solver.api.models import (
     ResourceClaim,
 )
 from solver.api.quantity import Quantity
-from solver.api.cluster import Cluster
 from solver.errors import AllocationError
 from solver.problem_types import Assignment, Placement, Problem
 
@@ -50,7 +50,12 @@ def build_allocation(
         alt = problem.alternatives[p.alternative]
         dev = problem.devices[p.device]
         cand = next(c for c in alt.candidates if c.device == p.device)
-        fields: dict[str, Any] = {"request": alt.name, "driver": dev.driver, "pool": dev.pool, "device": dev.name}
+        fields: dict[str, Any] = {
+            "request": alt.name,
+            "driver": dev.driver,
+            "pool": dev.pool,
+            "device": dev.name,
+        }
         if alt.admin:
             fields["adminAccess"] = True
         if alt.tolerations:
@@ -81,7 +86,9 @@ def build_allocation(
     return AllocationResult.model_validate(alloc)
 
 
-def _raw_capacity(cluster: Cluster, driver: str, pool: str, slice_name: str, device: str) -> dict[str, Quantity]:
+def _raw_capacity(
+    cluster: Cluster, driver: str, pool: str, slice_name: str, device: str
+) -> dict[str, Quantity]:
     for s in cluster.slices:
         if s.metadata.name == slice_name and s.spec.driver == driver and s.spec.pool.name == pool:
             for d in s.spec.devices:
@@ -103,7 +110,11 @@ def _config(
     out: list[DeviceAllocationConfiguration] = []
     for class_name, names in by_class.items():
         for cfg in cluster.classes[class_name].spec.config:
-            out.append(DeviceAllocationConfiguration.model_validate({**cfg, "source": "FromClass", "requests": names}))
+            out.append(
+                DeviceAllocationConfiguration.model_validate(
+                    {**cfg, "source": "FromClass", "requests": names}
+                )
+            )
     top = {n.split("/")[0] for n in used}
     for cfg in claim.spec.devices.config:
         wanted = cfg.requests
@@ -131,12 +142,18 @@ def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelecto
         if kind == "node" or dev.binds_to_node:
             node = value if kind == "node" else problem.node
             return NodeSelector.model_validate(
-                {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+                {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                }
             )
         if kind == "selector":
             terms = value.get("nodeSelectorTerms", [])  # type: ignore[union-attr]
             if len(terms) > 1:
-                raise AllocationError(f"device {dev.id}: node selector with more than one term is not supported")
+                raise AllocationError(
+                    f"device {dev.id}: node selector with more than one term is not supported"
+                )
             for term in terms:
                 for e in term.get("matchExpressions", []):
                     if e not in exprs:

@@ -32,12 +32,17 @@ DERIVED = (
 def devices(draw: st.DrawFn, node: int, count: int, with_counters: bool) -> list[dict[str, Any]]:
     out = []
     for i in range(count):
-        dev: dict[str, Any] = {"name": f"d{node}-{i}", "attributes": {
-            "numa": {"int": draw(st.integers(0, 2))},
-            "model": {"string": draw(st.sampled_from(["a", "b"]))},
-        }}
+        dev: dict[str, Any] = {
+            "name": f"d{node}-{i}",
+            "attributes": {
+                "numa": {"int": draw(st.integers(0, 2))},
+                "model": {"string": draw(st.sampled_from(["a", "b"]))},
+            },
+        }
         if draw(st.booleans()):
-            dev["attributes"]["links"] = {"ints": draw(st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True))}
+            dev["attributes"]["links"] = {
+                "ints": draw(st.lists(st.integers(0, 3), min_size=1, max_size=2, unique=True))
+            }
         multi = draw(st.booleans())
         mem = draw(st.sampled_from([40, 80]))
         cap: dict[str, Any] = {"value": f"{mem}Gi"}
@@ -51,7 +56,9 @@ def devices(draw: st.DrawFn, node: int, count: int, with_counters: bool) -> list
         if draw(st.booleans()):
             dev["capacity"] = {"memory": cap}
         if with_counters and draw(st.booleans()):
-            dev["consumesCounters"] = [{"counterSet": "chip", "counters": {"mem": {"value": f"{draw(st.sampled_from([20, 40]))}Gi"}}}]
+            dev["consumesCounters"] = [
+                {"counterSet": "chip", "counters": {"mem": {"value": f"{draw(st.sampled_from([20, 40]))}Gi"}}}
+            ]
         out.append(dev)
     return out
 
@@ -91,35 +98,68 @@ def claim(draw: st.DrawFn, index: int) -> dict[str, Any]:
         if attr == "key":
             for r in requests:
                 for sub in r.get("firstAvailable", [r.get("exactly")]):
-                    sub.setdefault("derivedAttributes", [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}])
+                    sub.setdefault(
+                        "derivedAttributes", [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}]
+                    )
         devices_spec["constraints"] = [{kind: attr}]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": f"c{index}", "namespace": "default"}, "spec": {"devices": devices_spec}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"c{index}", "namespace": "default"},
+        "spec": {"devices": devices_spec},
+    }
 
 
 @st.composite
 def scenario(draw: st.DrawFn, max_claims: int = 3) -> tuple[list[dict[str, Any]], list[str]]:
     """(objects, names of the claims to allocate) for node n0."""
-    objs: list[dict[str, Any]] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                                   "metadata": {"name": "gpu"},
-                                   "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}]
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    ]
     total = draw(st.integers(1, 12))
     nodes = draw(st.integers(1, 3))
     with_counters = draw(st.booleans())
     per_node = [total // nodes + (1 if n < total % nodes else 0) for n in range(nodes)]
     for n, count in enumerate(per_node):
         devs = draw(devices(n, count, with_counters))
-        spec: dict[str, Any] = {"driver": DRIVER, "nodeName": f"n{n}",
-                                "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2 if with_counters else 1},
-                                "devices": devs}
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                     "metadata": {"name": f"n{n}-devices"}, "spec": spec})
+        spec: dict[str, Any] = {
+            "driver": DRIVER,
+            "nodeName": f"n{n}",
+            "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2 if with_counters else 1},
+            "devices": devs,
+        }
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"n{n}-devices"},
+                "spec": spec,
+            }
+        )
         if with_counters:
-            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"n{n}-counters"},
-                         "spec": {"driver": DRIVER, "nodeName": f"n{n}",
-                                  "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2},
-                                  "sharedCounters": [{"name": "chip", "counters": {
-                                      "mem": {"value": f"{draw(st.sampled_from([40, 80]))}Gi"}}}]}})
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"n{n}-counters"},
+                    "spec": {
+                        "driver": DRIVER,
+                        "nodeName": f"n{n}",
+                        "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 2},
+                        "sharedCounters": [
+                            {
+                                "name": "chip",
+                                "counters": {"mem": {"value": f"{draw(st.sampled_from([40, 80]))}Gi"}},
+                            }
+                        ],
+                    },
+                }
+            )
     n_claims = draw(st.integers(1, max_claims))
     claims = [draw(claim(i)) for i in range(n_claims)]
     objs.extend(claims)

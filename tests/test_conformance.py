@@ -8,8 +8,8 @@ same number of devices per request (every returned allocation has passed solver.
 from __future__ import annotations
 
 import pytest
-
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
+
 from solver import Cluster, allocate
 from solver.errors import DRASolverError
 
@@ -19,7 +19,10 @@ CASES = load_cases()
 def _run(case: dict, allocator: str):
     cluster = Cluster.from_objects(case["objects"])
     return allocate(
-        cluster, claims=case["allocate"], node=case.get("node"), allocator=allocator,
+        cluster,
+        claims=case["allocate"],
+        node=case.get("node"),
+        allocator=allocator,
         feature_gates=gates_arg(case) or None,
     )
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
 from typer.testing import CliRunner
 
-from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
 from solver.cli import app
 
 CASES = load_cases()

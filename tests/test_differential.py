@@ -9,6 +9,7 @@ as many claims as the reference placing them one after the other.
 from __future__ import annotations
 
 from hypothesis import assume, event, given
+from strategies import GATES, scenario
 
 from solver.api.cluster import Cluster
 from solver.api.validate import validate_cluster
@@ -19,7 +20,6 @@ from solver.gates import FeatureGates
 from solver.problem import build_problem
 from solver.reference import allocate_reference
 from solver.results import assignment_claims, with_allocation
-from strategies import GATES, scenario
 
 NODE = "n0"
 
@@ -81,9 +81,18 @@ def test_cpsat_places_at_least_as_many_claims_as_reference_one_by_one(case) -> N
 
 
 def test_with_allocation_copies_claim() -> None:
-    cluster = Cluster.from_objects([{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                     "metadata": {"name": "c", "namespace": "default"}, "spec": {}}])
+    cluster = Cluster.from_objects(
+        [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "c", "namespace": "default"},
+                "spec": {},
+            }
+        ]
+    )
     claim = cluster.claim("c")
     from solver.api.models import AllocationResult
+
     copy = with_allocation(claim, AllocationResult())
     assert claim.status is None and copy.status.allocation is not None

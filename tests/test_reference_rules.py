@@ -9,16 +9,22 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+
 from solver import Cluster, allocate
 from solver.errors import CelError, DRASolverError
 
 
-def run(objects: list[dict[str, Any]], claims: list[str] | None = None, gates: str | None = None,
-        node: str | None = "node-1", allocator: str = "reference"):
-    return allocate(Cluster.from_objects(objects), claims=claims, node=node, allocator=allocator,
-                    feature_gates=gates)
+def run(
+    objects: list[dict[str, Any]],
+    claims: list[str] | None = None,
+    gates: str | None = None,
+    node: str | None = "node-1",
+    allocator: str = "reference",
+):
+    return allocate(
+        Cluster.from_objects(objects), claims=claims, node=node, allocator=allocator, feature_gates=gates
+    )
 
 
 def devices_of(outcome, name: str) -> list[str]:
@@ -47,26 +53,37 @@ def test_all_mode_takes_every_matching_device() -> None:
 
 
 def test_all_mode_fails_when_one_matching_device_is_busy() -> None:
-    objs = [device_class("gpu"), gpus(3), allocated("old", [result("gpu-1")]),
-            claim("c", [request("gpu", allocationMode="All")])]
+    objs = [
+        device_class("gpu"),
+        gpus(3),
+        allocated("old", [result("gpu-1")]),
+        claim("c", [request("gpu", allocationMode="All")]),
+    ]
     assert not run(objs, ["c"]).allocated
 
 
 def test_all_mode_with_no_matching_device_fails() -> None:
-    objs = [device_class("gpu"), gpus(2), claim("c", [request("gpu", allocationMode="All",
-                                                               selectors=[{"cel": {"expression": "false"}}])])]
+    objs = [
+        device_class("gpu"),
+        gpus(2),
+        claim("c", [request("gpu", allocationMode="All", selectors=[{"cel": {"expression": "false"}}])]),
+    ]
     assert not run(objs).allocated
 
 
 def test_class_and_request_selectors_must_both_hold() -> None:
     cls = device_class("gpu", "gpu.example.com", 'device.attributes["gpu.example.com"].index >= 1')
-    req = request("gpu", selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].index != 1'}}])
+    req = request(
+        "gpu", selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].index != 1'}}]
+    )
     out = run([cls, gpus(4), claim("c", [req])])
     assert devices_of(out, "c") == ["gpu-2"]
 
 
 def test_cel_runtime_error_on_reached_device_aborts() -> None:
-    req = request("gpu", selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].model == "x"'}}])
+    req = request(
+        "gpu", selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].model == "x"'}}]
+    )
     with pytest.raises(CelError) as info:
         run([device_class("gpu"), gpus(1), claim("c", [req])])
     assert "gpu.example.com/s1/gpu-0" in str(info.value) and "model" in str(info.value)
@@ -77,7 +94,9 @@ def test_missing_device_class_is_an_error() -> None:
         run([device_class("gpu"), gpus(1), claim("c", [request("gpu", "nope")])])
 
 
-def shared_gpu(value: str = "80Gi", policy: dict[str, Any] | None = None, name: str = "gpu-0") -> dict[str, Any]:
+def shared_gpu(
+    value: str = "80Gi", policy: dict[str, Any] | None = None, name: str = "gpu-0"
+) -> dict[str, Any]:
     cap: dict[str, Any] = {"value": value}
     if policy:
         cap["requestPolicy"] = policy
@@ -97,13 +116,17 @@ def consumed(out, name: str) -> str:
 
 def test_valid_values_round_up_to_smallest_listed_value() -> None:
     policy = {"default": "10Gi", "validValues": ["10Gi", "20Gi", "40Gi"]}
-    out = run([device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "15Gi")])
+    out = run(
+        [device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "15Gi")]
+    )
     assert consumed(out, "c") == "20Gi"
 
 
 def test_valid_values_above_largest_is_ineligible() -> None:
     policy = {"default": "10Gi", "validValues": ["10Gi", "20Gi"]}
-    out = run([device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "30Gi")])
+    out = run(
+        [device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "30Gi")]
+    )
     assert not out.allocated
 
 
@@ -115,13 +138,17 @@ def test_valid_range_below_min_consumes_min() -> None:
 
 def test_valid_range_step_rounds_up_from_min() -> None:
     policy = {"default": "5Gi", "validRange": {"min": "5Gi", "step": "5Gi"}}
-    out = run([device_class("gpu"), resource_slice("s1", [shared_gpu("40Gi", policy)]), mem_claim("c", "12Gi")])
+    out = run(
+        [device_class("gpu"), resource_slice("s1", [shared_gpu("40Gi", policy)]), mem_claim("c", "12Gi")]
+    )
     assert consumed(out, "c") == "15Gi"
 
 
 def test_valid_range_above_max_is_ineligible() -> None:
     policy = {"default": "10Gi", "validRange": {"min": "10Gi", "max": "40Gi"}}
-    out = run([device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "50Gi")])
+    out = run(
+        [device_class("gpu"), resource_slice("s1", [shared_gpu(policy=policy)]), mem_claim("c", "50Gi")]
+    )
     assert not out.allocated
 
 
@@ -132,7 +159,12 @@ def test_unrequested_capacity_consumes_policy_default() -> None:
 
 
 def test_unrequested_capacity_without_policy_consumes_everything() -> None:
-    objs = [device_class("gpu"), resource_slice("s1", [shared_gpu()]), mem_claim("a", None), mem_claim("b", "1Gi")]
+    objs = [
+        device_class("gpu"),
+        resource_slice("s1", [shared_gpu()]),
+        mem_claim("a", None),
+        mem_claim("b", "1Gi"),
+    ]
     out = run(objs, ["a"])
     assert consumed(out, "a") == "80Gi"
     assert not run(objs, ["a", "b"]).allocated
@@ -155,15 +187,25 @@ def test_capacity_request_on_dedicated_device_is_a_filter_and_takes_it_whole() -
 
 
 def test_shared_capacity_sum_never_exceeds_value() -> None:
-    objs = [device_class("gpu"), resource_slice("s1", [shared_gpu("40Gi")]),
-            mem_claim("a", "30Gi"), mem_claim("b", "20Gi")]
+    objs = [
+        device_class("gpu"),
+        resource_slice("s1", [shared_gpu("40Gi")]),
+        mem_claim("a", "30Gi"),
+        mem_claim("b", "20Gi"),
+    ]
     assert not run(objs).allocated
     assert run(objs, ["a"]).allocated
 
 
 def test_existing_shares_reduce_what_is_left() -> None:
-    old = allocated("old", [result("gpu-0", shareID="6f1c1c3e-0000-4000-8000-000000000001",
-                                   consumedCapacity={"memory": "30Gi"})])
+    old = allocated(
+        "old",
+        [
+            result(
+                "gpu-0", shareID="6f1c1c3e-0000-4000-8000-000000000001", consumedCapacity={"memory": "30Gi"}
+            )
+        ],
+    )
     objs = [device_class("gpu"), resource_slice("s1", [shared_gpu("40Gi")]), old, mem_claim("c", "20Gi")]
     assert not run(objs, ["c"]).allocated
 
@@ -172,7 +214,10 @@ def test_shared_results_carry_share_id_and_every_capacity() -> None:
     dev = device("gpu-0", multi=True, capacity={"memory": "40Gi", "cores": "100"})
     out = run([device_class("gpu"), resource_slice("s1", [dev]), mem_claim("c", "10Gi")])
     r = out.allocation("c").devices.results[0]
-    assert r.share_id and {k: str(v) for k, v in r.consumed_capacity.items()} == {"memory": "10Gi", "cores": "100"}
+    assert r.share_id and {k: str(v) for k, v in r.consumed_capacity.items()} == {
+        "memory": "10Gi",
+        "cores": "100",
+    }
 
 
 def test_share_ids_are_deterministic_for_a_seed() -> None:
@@ -203,8 +248,11 @@ def test_match_attribute_device_without_attribute_is_rejected() -> None:
 
 
 def test_list_valued_match_needs_a_common_element() -> None:
-    devs = [device("gpu-0", attrs={"pci": [1, 2]}), device("gpu-1", attrs={"pci": [2, 3]}),
-            device("gpu-2", attrs={"pci": [3, 1]})]
+    devs = [
+        device("gpu-0", attrs={"pci": [1, 2]}),
+        device("gpu-1", attrs={"pci": [2, 3]}),
+        device("gpu-2", attrs={"pci": [3, 1]}),
+    ]
     c = claim("c", [request("gpu", count=3)], [{"matchAttribute": "gpu.example.com/pci"}])
     objs = [device_class("gpu"), resource_slice("s1", devs), c]
     assert not run(objs, gates="DRAListTypeAttributes=true").allocated
@@ -216,12 +264,30 @@ def test_list_valued_match_needs_a_common_element() -> None:
 def test_derived_attribute_bridges_different_attribute_names() -> None:
     gpu_devs = [device("gpu-0", attrs={"numa": 0}), device("gpu-1", attrs={"numa": 1})]
     nic_devs = [device("eth0", attrs={"numaNode": 1})]
-    c = claim("c", [
-        request("gpu", derivedAttributes=[{"name": "n", "expression": 'device.attributes["gpu.example.com"].numa'}]),
-        request("nic", "nic", derivedAttributes=[{"name": "n", "expression": 'device.attributes["nic.example.com"].numaNode'}]),
-    ], [{"matchAttribute": "n"}])
-    objs = [device_class("gpu"), device_class("nic", "nic.example.com"), resource_slice("s1", gpu_devs),
-            resource_slice("s2", nic_devs, driver="nic.example.com"), c]
+    c = claim(
+        "c",
+        [
+            request(
+                "gpu",
+                derivedAttributes=[{"name": "n", "expression": 'device.attributes["gpu.example.com"].numa'}],
+            ),
+            request(
+                "nic",
+                "nic",
+                derivedAttributes=[
+                    {"name": "n", "expression": 'device.attributes["nic.example.com"].numaNode'}
+                ],
+            ),
+        ],
+        [{"matchAttribute": "n"}],
+    )
+    objs = [
+        device_class("gpu"),
+        device_class("nic", "nic.example.com"),
+        resource_slice("s1", gpu_devs),
+        resource_slice("s2", nic_devs, driver="nic.example.com"),
+        c,
+    ]
     out = run(objs, gates="DRADerivedAttributes=true")
     assert devices_of(out, "c") == ["gpu-1", "eth0"]
 
@@ -229,15 +295,26 @@ def test_derived_attribute_bridges_different_attribute_names() -> None:
 def test_derived_attribute_shadows_static_attribute_for_its_request() -> None:
     devs = [device("gpu-0", attrs={"numa": 0}), device("gpu-1", attrs={"numa": 1})]
     expr = 'device.attributes["gpu.example.com"].numa >= 0 ? 7 : 8'
-    c = claim("c", [request("gpu", count=2, derivedAttributes=[{"name": "gpu.example.com/numa", "expression": expr}])],
-              [{"matchAttribute": "gpu.example.com/numa"}])
+    c = claim(
+        "c",
+        [request("gpu", count=2, derivedAttributes=[{"name": "gpu.example.com/numa", "expression": expr}])],
+        [{"matchAttribute": "gpu.example.com/numa"}],
+    )
     out = run([device_class("gpu"), resource_slice("s1", devs), c], gates="DRADerivedAttributes=true")
     assert devices_of(out, "c") == ["gpu-0", "gpu-1"]
 
 
 def test_derived_attribute_runtime_error_aborts() -> None:
-    c = claim("c", [request("gpu", derivedAttributes=[{"name": "x", "expression": 'device.attributes["gpu.example.com"].nope'}])],
-              [{"matchAttribute": "x"}])
+    c = claim(
+        "c",
+        [
+            request(
+                "gpu",
+                derivedAttributes=[{"name": "x", "expression": 'device.attributes["gpu.example.com"].nope'}],
+            )
+        ],
+        [{"matchAttribute": "x"}],
+    )
     with pytest.raises(CelError, match="nope"):
         run([device_class("gpu"), gpus(1), c], gates="DRADerivedAttributes=true")
 
@@ -250,13 +327,20 @@ def test_skip_node_operations_copied_into_results() -> None:
 
 def test_skip_node_operations_with_gate_off_makes_devices_unallocatable() -> None:
     s = resource_slice("s1", [device("gpu-0")], skipNodeOperations=True)
-    out = run([device_class("gpu"), s, claim("c", [request("gpu")])], gates="DRAOptionalNodePreparation=false")
+    out = run(
+        [device_class("gpu"), s, claim("c", [request("gpu")])], gates="DRAOptionalNodePreparation=false"
+    )
     assert not out.allocated
 
 
 def test_skip_node_operations_needs_node_declaring_the_feature() -> None:
     s = resource_slice("s1", [device("gpu-0")], skipNodeOperations=True)
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}, "status": {"declaredFeatures": []}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-1"},
+        "status": {"declaredFeatures": []},
+    }
     objs = [device_class("gpu"), s, node, claim("c", [request("gpu")])]
     assert not run(objs, gates="DRAOptionalNodePreparation=true").allocated
     node["status"]["declaredFeatures"] = ["DraOptionalNodePreparation"]
@@ -264,11 +348,21 @@ def test_skip_node_operations_needs_node_declaring_the_feature() -> None:
 
 
 def partitioned(n_parts: int, mem_each: str, total: str) -> list[dict[str, Any]]:
-    counters = resource_slice("s0", [], sharedCounters=[{"name": "gpu-0", "counters": {"memory": {"value": total}}}],
-                              pool="p", count=2)
+    counters = resource_slice(
+        "s0",
+        [],
+        sharedCounters=[{"name": "gpu-0", "counters": {"memory": {"value": total}}}],
+        pool="p",
+        count=2,
+    )
     del counters["spec"]["devices"]
-    parts = [device(f"part-{i}", consumesCounters=[{"counterSet": "gpu-0", "counters": {"memory": {"value": mem_each}}}])
-             for i in range(n_parts)]
+    parts = [
+        device(
+            f"part-{i}",
+            consumesCounters=[{"counterSet": "gpu-0", "counters": {"memory": {"value": mem_each}}}],
+        )
+        for i in range(n_parts)
+    ]
     return [counters, resource_slice("s1", parts, pool="p", count=2)]
 
 
@@ -280,17 +374,26 @@ def test_partitions_share_counter_budget() -> None:
 
 
 def test_first_available_takes_first_subrequest_that_fits() -> None:
-    req = {"name": "gpu", "firstAvailable": [
-        {"name": "big", "deviceClassName": "gpu", "count": 4},
-        {"name": "small", "deviceClassName": "gpu", "count": 2}]}
+    req = {
+        "name": "gpu",
+        "firstAvailable": [
+            {"name": "big", "deviceClassName": "gpu", "count": 4},
+            {"name": "small", "deviceClassName": "gpu", "count": 2},
+        ],
+    }
     out = run([device_class("gpu"), gpus(3), claim("c", [req])])
     alloc = out.allocation("c")
     assert [r.request for r in alloc.devices.results] == ["gpu/small", "gpu/small"]
 
 
 def test_admin_access_ignores_busy_devices_and_does_not_block() -> None:
-    objs = [device_class("gpu"), gpus(1), allocated("old", [result("gpu-0")]),
-            claim("admin", [request("gpu", adminAccess=True)]), claim("c", [request("gpu")])]
+    objs = [
+        device_class("gpu"),
+        gpus(1),
+        allocated("old", [result("gpu-0")]),
+        claim("admin", [request("gpu", adminAccess=True)]),
+        claim("c", [request("gpu")]),
+    ]
     out = run(objs, ["admin"])
     assert devices_of(out, "admin") == ["gpu-0"] and out.allocation("admin").devices.results[0].admin_access
     assert not run(objs, ["c"]).allocated
@@ -371,8 +474,10 @@ def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> Non
     from solver.batch import place_independent
 
     # first fit puts the 30Gi claim on the 40Gi device and then the 40Gi claim fits nowhere
-    devs = [device("gpu-0", capacity={"memory": "40Gi"}, multi=True),
-            device("gpu-1", capacity={"memory": "30Gi"}, multi=True)]
+    devs = [
+        device("gpu-0", capacity={"memory": "40Gi"}, multi=True),
+        device("gpu-1", capacity={"memory": "30Gi"}, multi=True),
+    ]
     objs = [device_class("gpu"), resource_slice("s1", devs), mem_claim("a", "30Gi"), mem_claim("b", "40Gi")]
     cluster = Cluster.from_objects(objs)
     ref = place_independent(cluster, node="node-1", allocator="reference")

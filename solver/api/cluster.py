@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from solver.api.load import load_paths, load_text, parse_object
-from solver.api.models import DeviceClass, Node, Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
+from solver.api.models import (
+    DeviceClass,
+    Node,
+    Pod,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    TypeMeta,
+)
 from solver.errors import InputError
 
 
@@ -36,7 +44,9 @@ class Cluster:
             if isinstance(obj, dict):
                 parsed = parse_object(obj)
                 if parsed is None:
-                    cluster.warnings.append(f"skipping object of kind {obj.get('kind')!r}: not used by dra-solver")
+                    cluster.warnings.append(
+                        f"skipping object of kind {obj.get('kind')!r}: not used by dra-solver"
+                    )
                     continue
                 obj = parsed
             cluster.add(obj)

@@ -76,7 +76,16 @@ class DeviceAttribute(K8sModel):
     def set_fields(self) -> list[str]:
         """Names (wire form) of the value fields that are set."""
         names = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
-        values = (self.int_, self.bool_, self.string, self.version, self.ints, self.bools, self.strings, self.versions)
+        values = (
+            self.int_,
+            self.bool_,
+            self.string,
+            self.version,
+            self.ints,
+            self.bools,
+            self.strings,
+            self.versions,
+        )
         return [n for n, v in zip(names, values, strict=True) if v is not None]
 
 

@@ -1,0 +1,74 @@
+"""The runtime cost budget (upstream: 1,000,000 units per evaluation) stops blow-ups quickly."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from solver.cel import DeviceView, compile_expression
+from solver.errors import CelRuntimeError
+
+DEV = DeviceView("dra.example.com", "d", {"dra.example.com": {"s": "x" * 100}}, {})
+TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+
+
+def exceeds(expression: str, budget_seconds: float = 3.0) -> None:
+    p = compile_expression(expression)
+    start = time.perf_counter()
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        p.evaluate(DEV)
+    assert time.perf_counter() - start < budget_seconds
+
+
+def test_upstream_expensive_expression() -> None:
+    # From upstream's DRA compile tests (estimated cost 85,555,551).
+    inner = "int('1'.find('[0-9]*')) < 100"
+    for var in ("z5", "z4", "z3", "z2", "z", "y", "x"):
+        inner = f"{TEN}.all({var}, {inner})"
+    exceeds(inner)
+
+
+def test_nested_map_blowup() -> None:
+    inner = "[a, b, c, d, e, f]"
+    for var in "fedcba":
+        inner = f"{TEN}.map({var}, {inner})"
+    exceeds(inner)
+
+
+def test_range_blowup() -> None:
+    exceeds("lists.range(1000).map(x, lists.range(1000).map(y, x * y))")
+    exceeds("lists.range(2000000).size() > 0")
+    exceeds("lists.range(100000000000).size() > 0")
+
+
+def test_string_doubling() -> None:
+    e = "'0123456789'"
+    for i in range(30):
+        e = f"cel.bind(v{i}, {e}, v{i} + v{i})"
+    exceeds(f"size({e}) > 0")
+
+
+def test_repeated_replace_and_join() -> None:
+    e = "device.attributes['dra.example.com'].s"
+    for _ in range(8):
+        e = f"{e}.replace('x', 'xxxxxxxxxx')"
+    exceeds(f"size({e}) > 0")
+    exceeds("lists.range(600000).map(x, 'abcdefghij').join().size() > 0")
+
+
+def test_cheap_expressions_stay_under_the_limit() -> None:
+    assert compile_expression(f"{TEN}.all(x, {TEN}.all(y, x * y > 0))").evaluate(DEV) is True
+    assert compile_expression("lists.range(10000).filter(x, x % 2 == 0).size()").evaluate(DEV) == 5000
+
+
+def test_custom_cost_limit() -> None:
+    p = compile_expression(f"{TEN}.all(x, x > 0)", cost_limit=5)
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        p.evaluate(DEV)
+    assert compile_expression(f"{TEN}.all(x, x > 0)").evaluate(DEV) is True
+
+
+def test_cost_error_is_not_absorbed_by_logical_operators() -> None:
+    exceeds("lists.range(2000000).size() > 0 || true")
+    exceeds(f"{TEN}.exists(x, lists.range(2000000).size() == 0) || true")
