@@ -504,41 +504,79 @@ def _alternative(
                     f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}"
                 ) from None
     mode = spec.mode or "ExactCount"
-    tolerations = tuple(t.dump() for t in spec.tolerations)
-    candidates: list[Candidate] = []
+    blocked: str | None = None
     if mode == "ExactCount":
         count = spec.count if spec.count is not None else 1
-        for dev in range(len(ctx.devices)):
-            ok = _selectable(ctx, programs, dev)
-            if ok is False:
-                continue
-            if isinstance(ok, CelError):
-                candidates.append(Candidate(dev, None, ok))
-                continue
-            why, consumed = _static_reject(ctx, spec, dev)
-            if why is not None:
-                continue
-            derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
-            if isinstance(derived, DRASolverError):
-                candidates.append(Candidate(dev, consumed, derived))
-                continue
-            derived_values[(index, dev)] = derived
-            candidates.append(Candidate(dev, consumed))
-        return Alternative(
-            index,
-            ci,
-            req_index,
-            spec.position,
-            spec.name,
-            spec.class_name,
-            "ExactCount",
-            count,
-            spec.admin,
-            tolerations,
-            tuple(candidates),
+        candidates = _exact_candidates(
+            ctx, index, claim_ref, spec, programs, derived_programs, derived_values
         )
-    if mode != "All":
+    elif mode == "All":
+        candidates, blocked = _all_set(
+            ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
+        )
+        count = len(candidates)
+    else:
         raise InputError(f"{owner}: unsupported count mode {mode}")
+    return Alternative(
+        index,
+        ci,
+        req_index,
+        spec.position,
+        spec.name,
+        spec.class_name,
+        mode,
+        count,
+        spec.admin,
+        tuple(t.dump() for t in spec.tolerations),
+        tuple(candidates),
+        all_blocked=blocked,
+    )
+
+
+def _exact_candidates(
+    ctx: Context,
+    index: int,
+    claim_ref: str,
+    spec: _Spec,
+    programs: list[tuple[str, object]],
+    derived_programs: list[tuple[str, object]],
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+) -> list[Candidate]:
+    """Devices in search order that pass every static check; CEL errors kept on the device."""
+    candidates: list[Candidate] = []
+    for dev in range(len(ctx.devices)):
+        ok = _selectable(ctx, programs, dev)
+        if ok is False:
+            continue
+        if isinstance(ok, CelError):
+            candidates.append(Candidate(dev, None, ok))
+            continue
+        why, consumed = _static_reject(ctx, spec, dev)
+        if why is not None:
+            continue
+        derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
+        if isinstance(derived, DRASolverError):
+            candidates.append(Candidate(dev, consumed, derived))
+            continue
+        derived_values[(index, dev)] = derived
+        candidates.append(Candidate(dev, consumed))
+    return candidates
+
+
+def _all_set(
+    ctx: Context,
+    index: int,
+    owner: str,
+    claim_ref: str,
+    spec: _Spec,
+    programs: list[tuple[str, object]],
+    derived_programs: list[tuple[str, object]],
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+) -> tuple[list[Candidate], str | None]:
+    """allocationMode All: every matching device, fixed before the search (§4.3, §4.7).
+
+    Busy devices stay in the set and block the request; devices without room left after
+    existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
         raise AllocationError(
@@ -549,6 +587,7 @@ def _alternative(
         raise AllocationError(
             f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
         )
+    candidates: list[Candidate] = []
     blocked: str | None = None
     for dev in range(len(ctx.devices)):
         ok = _selectable(ctx, programs, dev)
@@ -557,7 +596,7 @@ def _alternative(
         if not ok:
             continue
         info = ctx.devices[dev]
-        s, d = ctx.raw[dev]
+        _, d = ctx.raw[dev]
         if ctx.gates.DRAConsumableCapacity:
             amounts = device_consumption(d.capacity, spec.capacity)
             if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
@@ -572,20 +611,7 @@ def _alternative(
             raise derived
         derived_values[(index, dev)] = derived
         candidates.append(Candidate(dev, consumed))
-    return Alternative(
-        index,
-        ci,
-        req_index,
-        spec.position,
-        spec.name,
-        spec.class_name,
-        "All",
-        len(candidates),
-        spec.admin,
-        tolerations,
-        tuple(candidates),
-        all_blocked=blocked,
-    )
+    return candidates, blocked
 
 
 def _constraints(
