@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from solver.api.cluster import Cluster
-from solver.api.models import AllocationResult, ResourceClaim
+from solver.api.models import AllocationResult, Pod, ResourceClaim
 from solver.cel import EvalCache
 from solver.check import check_or_raise
 from solver.errors import AllocationError, InputError
 from solver.explain import explain_unschedulable
 from solver.gates import FeatureGates
+from solver.inventory import NodeView, node_selector_matches
+from solver.pods import find_pod, pod_claims
 from solver.problem import build_problem
 from solver.problem_types import Assignment, Problem
 from solver.reference import allocate_reference
@@ -73,15 +75,28 @@ def allocate(
     strategy: Literal["pack", "spread"] = "pack",
     time_limit: float = 10.0,
     cache: EvalCache | None = None,
+    pod: str | Pod | None = None,
 ) -> AllocationOutcome:
     """Allocate `claims` together on `node`: all of them or none.
 
-    Raises InputError / CelError / AllocationError for invalid input and upstream's fatal
-    errors; returns `allocated=False` with a reason when the claims do not fit."""
+    With `pod`, the claims are the pod's unallocated claims (templates instantiated) and the
+    node defaults to the pod's `spec.nodeName`. Raises InputError / CelError /
+    AllocationError for invalid input and upstream's fatal errors; returns
+    `allocated=False` with a reason when the claims do not fit."""
     if allocator not in ("reference", "cpsat"):
         raise InputError(f"unknown allocator {allocator!r}; use reference or cpsat")
     gates = FeatureGates.of(feature_gates)
-    chosen = resolve_claims(cluster, claims)
+    if pod is not None:
+        if claims is not None:
+            raise InputError("give either claims or a pod, not both")
+        pod_obj = find_pod(cluster, pod) if isinstance(pod, str) else pod
+        node = node if node is not None else pod_obj.spec.node_name
+        blocked = _pod_node_conflict(cluster, pod_obj, node)
+        if blocked:
+            return AllocationOutcome(False, [], blocked, allocator=allocator, node=node)
+        chosen = [c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None]
+    else:
+        chosen = resolve_claims(cluster, claims)
     if not chosen:
         return AllocationOutcome(True, [], allocator=allocator, node=node)
     problem = build_problem(cluster, chosen, node, gates, cache=cache)
@@ -97,6 +112,19 @@ def allocate(
     result = assignment_claims(problem, cluster, chosen, assignment, seed)
     check_or_raise(cluster, result, node=node, gates=gates)
     return AllocationOutcome(True, result, allocator=allocator, node=node, stats=stats)
+
+
+def _pod_node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
+    """A pod whose claims are already allocated can only run where their node selectors allow."""
+    view = NodeView.of(node, cluster.nodes)
+    for claim in pod_claims(cluster, pod):
+        alloc = claim.status.allocation if claim.status else None
+        if alloc is None or alloc.node_selector is None:
+            continue
+        if view is None or not node_selector_matches(alloc.node_selector, view, claim.ref):
+            where = f"node {node}" if node else "no node"
+            return f"claim {claim.ref} of {pod.ref} is allocated with a node selector excluding {where}"
+    return None
 
 
 def _cpsat(

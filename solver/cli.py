@@ -229,6 +229,13 @@ def allocate(
             "default: every claim without status.allocation, in input order.",
         ),
     ] = None,
+    pod: Annotated[
+        str | None,
+        typer.Option(
+            help="Allocate this pod's unallocated claims (templates instantiated); node defaults to "
+            "its spec.nodeName."
+        ),
+    ] = None,
     allocator: Annotated[Allocator, typer.Option(help="reference = upstream first fit; cpsat = optimal.")] = (
         Allocator.cpsat
     ),
@@ -262,6 +269,7 @@ def allocate(
             cluster,
             claims=claim or None,
             node=node,
+            pod=pod,
             allocator=allocator.value,
             feature_gates=feature_gates,
             seed=seed,

@@ -489,3 +489,62 @@ def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> Non
 
 def devices_of_claim(c) -> list[str]:
     return [r.device for r in c.status.allocation.devices.results]
+
+
+def pod(name: str, entries: list[dict[str, Any]], node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"resourceClaims": entries}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def template(name: str, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": requests}}},
+    }
+
+
+def test_pod_claims_from_names_and_templates_are_allocated_together_on_its_node() -> None:
+    objs = [
+        device_class("gpu"),
+        gpus(3),
+        claim("shared", [request("gpu")]),
+        template("two", [request("gpu", count=2)]),
+        pod(
+            "trainer",
+            [{"name": "a", "resourceClaimName": "shared"}, {"name": "b", "resourceClaimTemplateName": "two"}],
+            node="node-1",
+        ),
+    ]
+    cluster = Cluster.from_objects(objs)
+    out = allocate(cluster, pod="trainer", allocator="reference")
+    assert [c.metadata.name for c in out.claims] == ["shared", "trainer-b"]
+    assert devices_of(out, "shared") == ["gpu-0"] and devices_of(out, "trainer-b") == ["gpu-1", "gpu-2"]
+    assert ("default", "trainer-b") not in cluster.claims
+
+
+def test_pod_with_claim_allocated_elsewhere_does_not_fit_this_node() -> None:
+    sel = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]}
+        ]
+    }
+    done = allocated("old", [result("gpu-0")])
+    done["status"]["allocation"]["nodeSelector"] = sel
+    objs = [
+        device_class("gpu"),
+        gpus(2),
+        done,
+        claim("new", [request("gpu")]),
+        pod("p", [{"name": "a", "resourceClaimName": "old"}, {"name": "b", "resourceClaimName": "new"}]),
+    ]
+    out = allocate(Cluster.from_objects(objs), pod="p", node="node-1", allocator="reference")
+    assert not out.allocated and "default/old" in out.reason
