@@ -53,11 +53,13 @@ def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
                 continue
             usable = _usable(problem, alt)
             if usable < alt.count:
-                matching = len(alt.candidates)
-                reasons.append(
-                    f"{alt.name}: needs {alt.count} device(s), {matching} match the selectors"
-                    + (f", {usable} of them free" if usable != matching else "")
-                )
+                matching = len(alt.candidates) + sum(n for _, n in alt.rejected)
+                text = f"{alt.name}: needs {alt.count} device(s), {matching} match the selectors"
+                if alt.rejected:
+                    text += "; of those " + ", ".join(f"{n} {why}" for why, n in alt.rejected)
+                if usable != len(alt.candidates):
+                    text += f"; {usable} of the remaining {len(alt.candidates)} are free"
+                reasons.append(text)
             else:
                 reasons = []
                 break

@@ -14,6 +14,7 @@ preparing a request (compile errors, missing class, All-mode enumeration) raise 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -357,24 +358,27 @@ def _static_reject(ctx: Context, spec: _Spec, dev: int) -> tuple[str | None, dic
     s, d = ctx.raw[dev]
     consumed: dict[str, Fraction] | None = None
     if ctx.gates.DRAConsumableCapacity:
+        missing = sorted(set(spec.capacity) - set(d.capacity))
+        if missing:
+            return f"lack capacity {', '.join(missing)}", None
         amounts = device_consumption(d.capacity, spec.capacity)
         if amounts is None:
-            return "capacity does not fit the request", None
+            return "refuse the capacity request (requestPolicy)", None
         if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
-            return "not enough capacity left", None
+            return "have not enough capacity left", None
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
-        return "consumes counters but DRAPartitionableDevices is disabled", None
+        return "consume counters but DRAPartitionableDevices is disabled", None
     if ctx.gates.DRADeviceTaints and not all(tolerated(t, spec.tolerations) for t in d.taints):
-        return "has a taint the request does not tolerate", None
+        return "have a taint the request does not tolerate", None
     if s.spec.skip_node_operations:
         if not ctx.gates.DRAOptionalNodePreparation:
-            return "its slice sets skipNodeOperations but DRAOptionalNodePreparation is disabled", None
+            return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
         node = ctx.node
         if node is not None and node.known and NODE_FEATURE not in node.declared_features:
             return (
-                f"its slice sets skipNodeOperations but node {node.name} does not declare {NODE_FEATURE}",
+                f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
                 None,
             )
     return None, consumed
@@ -505,10 +509,11 @@ def _alternative(
                 ) from None
     mode = spec.mode or "ExactCount"
     blocked: str | None = None
+    rejected: Counter[str] = Counter()
     if mode == "ExactCount":
         count = spec.count if spec.count is not None else 1
         candidates = _exact_candidates(
-            ctx, index, claim_ref, spec, programs, derived_programs, derived_values
+            ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
         )
     elif mode == "All":
         candidates, blocked = _all_set(
@@ -530,6 +535,7 @@ def _alternative(
         tuple(t.dump() for t in spec.tolerations),
         tuple(candidates),
         all_blocked=blocked,
+        rejected=tuple(sorted(rejected.items())),
     )
 
 
@@ -541,8 +547,10 @@ def _exact_candidates(
     programs: list[tuple[str, object]],
     derived_programs: list[tuple[str, object]],
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+    rejected: Counter[str],
 ) -> list[Candidate]:
-    """Devices in search order that pass every static check; CEL errors kept on the device."""
+    """Devices in search order that pass every static check; CEL errors kept on the device.
+    Why selectable devices were rejected is counted in `rejected`."""
     candidates: list[Candidate] = []
     for dev in range(len(ctx.devices)):
         ok = _selectable(ctx, programs, dev)
@@ -553,6 +561,7 @@ def _exact_candidates(
             continue
         why, consumed = _static_reject(ctx, spec, dev)
         if why is not None:
+            rejected[why] += 1
             continue
         derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
         if isinstance(derived, DRASolverError):
@@ -603,7 +612,7 @@ def _all_set(
                 continue  # excluded from the All-set (UPSTREAM-SEMANTICS §4.7)
         why, consumed = _static_reject(ctx, spec, dev)
         if why is not None and blocked is None:
-            blocked = f"device {info.id} {why}"
+            blocked = f"device {info.id}: {why}"
         if info.busy and not spec.admin and blocked is None:
             blocked = f"device {info.id} is already allocated"
         derived = _derived(ctx, claim_ref, spec, derived_programs, dev)

@@ -107,6 +107,9 @@ class Alternative:
     """All mode: why a member can never be placed (busy, taint, gate) — the request fails."""
     prep_error: DRASolverError | None = None
     """A fatal error upstream raises while preparing this alternative (before any search)."""
+    rejected: tuple[tuple[str, int], ...] = ()
+    """Devices that match the selectors but fail a static check: (reason, how many), for
+    explanations ("lack capacity memory", "have a taint the request does not tolerate")."""
 
 
 @dataclass(frozen=True)
