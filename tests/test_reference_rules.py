@@ -548,3 +548,16 @@ def test_pod_with_claim_allocated_elsewhere_does_not_fit_this_node() -> None:
     ]
     out = allocate(Cluster.from_objects(objs), pod="p", node="node-1", allocator="reference")
     assert not out.allocated and "default/old" in out.reason
+
+
+def test_capacity_request_no_device_has_is_unschedulable_with_reason() -> None:
+    objs = [device_class("gpu"), gpus(2), claim("c", [request("gpu", capacity={"requests": {"mem": "1Gi"}})])]
+    out = run(objs)
+    assert not out.allocated
+    assert "default/c" in out.reason and "request gpu" in out.reason and "lack capacity mem" in out.reason
+
+
+def test_match_attribute_no_candidate_has_names_the_constraint() -> None:
+    c = claim("c", [request("gpu", count=2)], [{"matchAttribute": "gpu.example.com/nope"}])
+    out = run([device_class("gpu"), gpus(2), c])
+    assert not out.allocated and "matchAttribute gpu.example.com/nope" in out.reason
