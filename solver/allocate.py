@@ -128,7 +128,11 @@ def _pod_node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | No
 
 
 def _cpsat(
-    problem: Problem, strategy: str, time_limit: float, seed: int, stats: dict[str, object]
+    problem: Problem,
+    strategy: Literal["pack", "spread"],
+    time_limit: float,
+    seed: int,
+    stats: dict[str, object],
 ) -> Assignment | None:
     """CP-SAT with the reference answer as hint; never worse than the reference.
 

@@ -18,9 +18,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal
 
 from solver.api.cluster import Cluster
 from solver.api.models import (
+    CapacityRequirements,
     DerivedAttribute,
     Device,
     DeviceAttribute,
@@ -29,12 +31,13 @@ from solver.api.models import (
     ResourceClaim,
     ResourceSlice,
 )
+from solver.api.quantity import Quantity
 from solver.capacity import device_consumption, fits
-from solver.cel import DeviceView, EvalCache, compile_expression
+from solver.cel import AttrValue, DeviceView, EvalCache, Program, compile_expression
 from solver.cel.semver import Semver
 from solver.errors import AllocationError, CelError, DRASolverError, InputError
 from solver.gates import FeatureGates
-from solver.inventory import InUse, NodeView, Pools, gather_pools, in_use_from_claims, visible_devices
+from solver.inventory import InUse, NodeView, Pool, Pools, gather_pools, in_use_from_claims, visible_devices
 from solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -45,9 +48,13 @@ from solver.problem_types import (
     DeviceInfo,
     Problem,
     RequestInfo,
+    Value,
     ValueSet,
 )
 from solver.taints import tolerated
+
+Programs = list[tuple[str, Program]]
+"""(where, program): a selector's place in messages, or a derived attribute's name."""
 
 NODE_FEATURE = "DraOptionalNodePreparation"
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
@@ -95,7 +102,7 @@ def attribute_value_set(attr: DeviceAttribute, gates: FeatureGates) -> ValueSet 
     return None
 
 
-def _cel_attr(attr: DeviceAttribute) -> object:
+def _cel_attr(attr: DeviceAttribute) -> AttrValue | None:
     if attr.int_ is not None:
         return attr.int_
     if attr.bool_ is not None:
@@ -119,11 +126,11 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
 
 def device_view(driver: str, device: Device, gates: FeatureGates) -> DeviceView:
     """The CEL `device` variable for one device (bare names under the driver's domain)."""
-    attrs: dict[str, dict[str, object]] = {}
+    attrs: dict[str, dict[str, AttrValue]] = {}
     for name, attr in device.attributes.items():
         dom, ident = _split_name(name, driver)
         attrs.setdefault(dom, {})[ident] = _cel_attr(attr)
-    caps: dict[str, dict[str, object]] = {}
+    caps: dict[str, dict[str, Quantity]] = {}
     for name, cap in device.capacity.items():
         dom, ident = _split_name(name, driver)
         caps.setdefault(dom, {})[ident] = cap.value
@@ -170,7 +177,7 @@ def build_context(
     return ctx
 
 
-def _pool_counters(ctx: Context, pool) -> dict[tuple[str, str], int]:
+def _pool_counters(ctx: Context, pool: Pool) -> dict[tuple[str, str], int]:
     if not ctx.gates.DRAPartitionableDevices:
         return {}
     index: dict[tuple[str, str], int] = {}
@@ -318,12 +325,12 @@ def _specs(claim: ResourceClaim, gates: FeatureGates) -> list[tuple[str, bool, l
     return out
 
 
-def _caps(capacity) -> dict[str, Fraction]:
+def _caps(capacity: CapacityRequirements | None) -> dict[str, Fraction]:
     return {k: q.as_fraction() for k, q in capacity.requests.items()} if capacity is not None else {}
 
 
-def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> list[tuple[str, object]]:
-    programs = []
+def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> Programs:
+    programs: Programs = []
     for i, sel in enumerate(selectors):
         if sel.cel is None:
             raise InputError(f"{owner}: selector #{i}: CEL expression empty (unsupported selector type?)")
@@ -336,7 +343,7 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> list[tupl
     return programs
 
 
-def _selectable(ctx: Context, programs: list[tuple[str, object]], dev: int) -> bool | CelError:
+def _selectable(ctx: Context, programs: Programs, dev: int) -> bool | CelError:
     info = ctx.devices[dev]
     if info.binding_conditions and not ctx.gates.binding_and_status:
         return False
@@ -384,7 +391,9 @@ def _static_reject(ctx: Context, spec: _Spec, dev: int) -> tuple[str | None, dic
     return None, consumed
 
 
-def _derived(ctx: Context, claim_ref: str, spec: _Spec, programs, dev: int) -> dict[str, ValueSet] | CelError:
+def _derived(
+    ctx: Context, claim_ref: str, spec: _Spec, programs: Programs, dev: int
+) -> dict[str, ValueSet] | CelError:
     out: dict[str, ValueSet] = {}
     for attr, program in programs:
         where = f"claim {claim_ref}: request {spec.name}: derived attribute {attr}"
@@ -406,7 +415,7 @@ def _derived(ctx: Context, claim_ref: str, spec: _Spec, programs, dev: int) -> d
 def derived_value_set(value: object) -> ValueSet:
     """KEP-6080 results: a scalar (int, bool, string, semver) or a list of them."""
     items = value if isinstance(value, (tuple, list)) else (value,)
-    out = set()
+    out: set[Value] = set()
     for v in items:
         if isinstance(v, bool):
             out.add(("bool", v))
@@ -498,7 +507,7 @@ def _alternative(
         raise InputError(f"{owner}: could not retrieve device class {spec.class_name}")
     programs = _selector_programs(f"class {spec.class_name}", device_class.spec.selectors)
     programs += _selector_programs(f"claim {claim_ref}: request {spec.name}", spec.selectors)
-    derived_programs = []
+    derived_programs: Programs = []
     if ctx.gates.DRADerivedAttributes:
         for d in spec.derived:
             try:
@@ -507,21 +516,23 @@ def _alternative(
                 raise InputError(
                     f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}"
                 ) from None
-    mode = spec.mode or "ExactCount"
+    mode: Literal["ExactCount", "All"]
     blocked: str | None = None
     rejected: Counter[str] = Counter()
-    if mode == "ExactCount":
+    if spec.mode in (None, "ExactCount"):
+        mode = "ExactCount"
         count = spec.count if spec.count is not None else 1
         candidates = _exact_candidates(
             ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
         )
-    elif mode == "All":
+    elif spec.mode == "All":
+        mode = "All"
         candidates, blocked = _all_set(
             ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
         )
         count = len(candidates)
     else:
-        raise InputError(f"{owner}: unsupported count mode {mode}")
+        raise InputError(f"{owner}: unsupported count mode {spec.mode}")
     return Alternative(
         index,
         ci,
@@ -544,8 +555,8 @@ def _exact_candidates(
     index: int,
     claim_ref: str,
     spec: _Spec,
-    programs: list[tuple[str, object]],
-    derived_programs: list[tuple[str, object]],
+    programs: Programs,
+    derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
     rejected: Counter[str],
 ) -> list[Candidate]:
@@ -578,8 +589,8 @@ def _all_set(
     owner: str,
     claim_ref: str,
     spec: _Spec,
-    programs: list[tuple[str, object]],
-    derived_programs: list[tuple[str, object]],
+    programs: Programs,
+    derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
 ) -> tuple[list[Candidate], str | None]:
     """allocationMode All: every matching device, fixed before the search (§4.3, §4.7).
@@ -639,7 +650,8 @@ def _constraints(
     for i, c in enumerate(claim.spec.devices.constraints):
         field = f"spec.devices.constraints[{i}]"
         if c.match_attribute:
-            kind, attribute = "match", c.match_attribute
+            kind: Literal["match", "distinct"] = "match"
+            attribute = c.match_attribute
         elif c.distinct_attribute:
             kind, attribute = "distinct", c.distinct_attribute
         else:

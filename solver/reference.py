@@ -169,7 +169,7 @@ class ReferenceSearch:
         touched: list[int] = []
         for con_i in self.by_alt.get(alt.index, ()):
             value = self.p.constraints[con_i].values.get((alt.index, cand.device))
-            if not self._constraint_ok(con_i, value):
+            if value is None or not self._constraint_ok(con_i, value):
                 if all_mode:
                     raise AllocationError(
                         f"claim {self.p.claims[ci].ref}: request {alt.name}: cannot add device {d.id} "
@@ -223,7 +223,7 @@ class ReferenceSearch:
 
     # --- constraints ------------------------------------------------------------------------
 
-    def _constraint_ok(self, con_i: int, value: ValueSet | None) -> bool:
+    def _constraint_ok(self, con_i: int, value: ValueSet) -> bool:
         if not value:
             return False
         stack = self.constraint_state[con_i]

@@ -109,10 +109,10 @@ def _config(
             by_class.setdefault(alt.class_name, []).append(alt.name)
     out: list[DeviceAllocationConfiguration] = []
     for class_name, names in by_class.items():
-        for cfg in cluster.classes[class_name].spec.config:
+        for class_cfg in cluster.classes[class_name].spec.config:
             out.append(
                 DeviceAllocationConfiguration.model_validate(
-                    {**cfg, "source": "FromClass", "requests": names}
+                    {**class_cfg, "source": "FromClass", "requests": names}
                 )
             )
     top = {n.split("/")[0] for n in used}
@@ -148,8 +148,8 @@ def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelecto
                     ]
                 }
             )
-        if kind == "selector":
-            terms = value.get("nodeSelectorTerms", [])  # type: ignore[union-attr]
+        if kind == "selector" and isinstance(value, dict):
+            terms = value.get("nodeSelectorTerms", [])
             if len(terms) > 1:
                 raise AllocationError(
                     f"device {dev.id}: node selector with more than one term is not supported"
@@ -163,12 +163,12 @@ def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelecto
                         fields.append(f)
     if not exprs and not fields:
         return None
-    term: dict[str, list] = {}
+    merged: dict[str, list[dict]] = {}
     if exprs:
-        term["matchExpressions"] = exprs
+        merged["matchExpressions"] = exprs
     if fields:
-        term["matchFields"] = fields
-    return NodeSelector.model_validate({"nodeSelectorTerms": [term]})
+        merged["matchFields"] = fields
+    return NodeSelector.model_validate({"nodeSelectorTerms": [merged]})
 
 
 def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> ResourceClaim:

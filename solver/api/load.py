@@ -70,7 +70,8 @@ def parse_object(doc: dict[str, Any], source: str = "") -> TypeMeta | None:
 
 
 def object_ref(doc: dict[str, Any]) -> str:
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    raw = doc.get("metadata")
+    meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
     ns = meta.get("namespace")
     name = meta.get("name", "<unnamed>")
     return f"{doc.get('kind', '<no kind>')} {ns + '/' if ns else ''}{name}"
