@@ -24,7 +24,7 @@ from solver.gates import FeatureGates
 from solver.problem import build_problem
 from solver.problem_types import Assignment, Placement, Problem
 from solver.reference import allocate_reference
-from solver.results import assignment_claims
+from solver.results import ShareIDs, assignment_claims
 
 
 @dataclass
@@ -47,10 +47,16 @@ def _key(claim: ResourceClaim) -> tuple[str, str]:
 
 
 def place_one_by_one(
-    cluster: Cluster, claims: Sequence[ResourceClaim], node: str | None, gates: FeatureGates, cache: EvalCache
+    cluster: Cluster,
+    claims: Sequence[ResourceClaim],
+    node: str | None,
+    gates: FeatureGates,
+    cache: EvalCache,
+    seed: int = 0,
 ) -> tuple[list[ResourceClaim | None], dict[str, str]]:
     """The scheduler's way: claim after claim, each seeing what the earlier ones took."""
     current = replace(cluster, claims=dict(cluster.claims))
+    share_ids = ShareIDs(seed)
     out: list[ResourceClaim | None] = []
     reasons: dict[str, str] = {}
     for claim in claims:
@@ -60,10 +66,16 @@ def place_one_by_one(
             out.append(None)
             reasons["/".join(_key(claim))] = explain_unschedulable(problem)
             continue
-        done = assignment_claims(problem, current, [claim], assignment)[0]
+        done = assignment_claims(problem, current, [claim], assignment, share_ids=share_ids)[0]
+        check_or_raise(current, [done], node=node, gates=gates)
         current.claims[_key(claim)] = done
         out.append(done)
     return out, reasons
+
+
+def _weight(placed: list[bool], priorities: Sequence[int] | None) -> int:
+    """Priority-weighted number of placed claims, as the CP-SAT objective counts them."""
+    return sum(max(priorities[i] if priorities else 0, 0) + 1 for i, p in enumerate(placed) if p)
 
 
 def _as_hint(problem: Problem, done: list[ResourceClaim | None]) -> Assignment:
@@ -100,11 +112,17 @@ def place_independent(
     gates = FeatureGates.of(feature_gates)
     chosen = resolve_claims(cluster, claims)
     cache = cache or EvalCache()
-    done, reasons = place_one_by_one(cluster, chosen, node, gates, cache)
+    done, reasons = place_one_by_one(cluster, chosen, node, gates, cache, seed)
     stats: dict[str, object] = {"reference_placed": sum(c is not None for c in done)}
+    one_by_one = BatchOutcome(
+        [c if c is not None else orig for c, orig in zip(done, chosen, strict=True)],
+        [c is not None for c in done],
+        reasons,
+        "reference",
+        stats,
+    )
     if allocator == "reference":
-        result = [c if c is not None else orig for c, orig in zip(done, chosen, strict=True)]
-        return BatchOutcome(result, [c is not None for c in done], reasons, "reference", stats)
+        return one_by_one
 
     from solver.cpsat import solve
 
@@ -121,9 +139,15 @@ def place_independent(
         {"cpsat_status": outcome.status, "cpsat_placed": outcome.placed, "cpsat_wall_time": outcome.wall_time}
     )
     assignment = outcome.assignment or {}
+    placed = [i in assignment for i in range(len(chosen))]
+    if _weight(placed, priorities) < _weight(one_by_one.placed, priorities):
+        # Only possible with allocationMode All on shared devices: one by one, a later claim's
+        # All-set leaves out devices an earlier claim filled; placed together it does not.
+        stats["fallback"] = "reference one by one"
+        one_by_one.allocator = "cpsat"
+        return one_by_one
     result = assignment_claims(problem, cluster, chosen, assignment, seed)
     check_or_raise(cluster, [c for i, c in enumerate(result) if i in assignment], node=node, gates=gates)
-    placed = [i in assignment for i in range(len(chosen))]
     left = {}
     for i, claim in enumerate(chosen):
         if not placed[i]:

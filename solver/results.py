@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -181,9 +182,16 @@ def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> Resou
 
 
 def assignment_claims(
-    problem: Problem, cluster: Cluster, claims: list[ResourceClaim], assignment: Assignment, seed: int = 0
+    problem: Problem,
+    cluster: Cluster,
+    claims: Sequence[ResourceClaim],
+    assignment: Assignment,
+    seed: int = 0,
+    share_ids: ShareIDs | None = None,
 ) -> list[ResourceClaim]:
-    ids = ShareIDs(seed)
+    """Copies of `claims`, the placed ones with status.allocation. Pass one `share_ids`
+    across calls that build results for the same cluster, so shareIDs never repeat."""
+    ids = share_ids if share_ids is not None else ShareIDs(seed)
     out = []
     for ci, claim in enumerate(claims):
         if ci in assignment:

@@ -1,0 +1,37 @@
+"""Independent claims on one node (solver.batch): one by one vs CP-SAT, never worse."""
+
+from __future__ import annotations
+
+from builders import claim, device, device_class, request, resource_slice
+from solver import Cluster
+from solver.batch import place_independent
+
+
+def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
+    # One by one, c1's All-set leaves out the 40Gi device that c0 filled (its remaining
+    # capacity cannot fit); placed together, c1 would need it too. Both claims fit one by one.
+    devs = [device("d0", multi=True), device("d1", multi=True, capacity={"memory": "40Gi"})]
+    objs = [
+        device_class("gpu"),
+        resource_slice("s1", devs),
+        claim("c0", [request("gpu", allocationMode="All")]),
+        claim("c1", [request("gpu", allocationMode="All")]),
+    ]
+    cluster = Cluster.from_objects(objs)
+    ref = place_independent(cluster, node="node-1", allocator="reference")
+    best = place_independent(cluster, node="node-1", allocator="cpsat")
+    assert ref.placed == [True, True]
+    assert best.placed == [True, True] and best.stats["fallback"] == "reference one by one"
+
+
+def test_priorities_decide_which_claim_is_left_out() -> None:
+    devs = [device("gpu-0")]
+    objs = [
+        device_class("gpu"),
+        resource_slice("s1", devs),
+        claim("low", [request("gpu")]),
+        claim("high", [request("gpu")]),
+    ]
+    cluster = Cluster.from_objects(objs)
+    best = place_independent(cluster, node="node-1", allocator="cpsat", priorities=[0, 5])
+    assert best.placed == [False, True] and "default/low" in best.reasons
