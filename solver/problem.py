@@ -124,23 +124,61 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return (dom, ident) if sep else (driver, name)
 
 
+#: ``Semver(text)`` by version string: a fleet repeats a few driver versions on thousands of
+#: devices, and a Semver is immutable, so devices can share one (bounded, cleared when full).
+_SEMVERS: dict[str, Semver] = {}
+
+
+def _semver(text: str) -> Semver:
+    if type(text) is not str:  # not validated (assigned after parsing): Semver reports it
+        return Semver(text)
+    v = _SEMVERS.get(text)
+    if v is None:
+        if len(_SEMVERS) >= 4096:
+            _SEMVERS.clear()
+        v = _SEMVERS[text] = Semver(text)
+    return v
+
+
 def device_view(driver: str, device: Device, gates: FeatureGates) -> DeviceView:
-    """The CEL `device` variable for one device (bare names under the driver's domain)."""
+    """The CEL `device` variable for one device (bare names under the driver's domain).
+
+    Built once per device per run (the hot loop of precompute on a large fleet), so
+    :func:`_split_name` and :func:`_cel_attr` are inlined for the common cases (same
+    results; versions are memoised by string, list forms go through :func:`_cel_attr`).
+    """
     attrs: dict[str, dict[str, AttrValue]] = {}
     for name, attr in device.attributes.items():
-        dom, ident = _split_name(name, driver)
-        attrs.setdefault(dom, {})[ident] = _cel_attr(attr)
+        if "/" in name:
+            dom, _, ident = name.rpartition("/")
+        else:
+            dom, ident = driver, name
+        v: AttrValue
+        if attr.int_ is not None:
+            v = attr.int_
+        elif attr.bool_ is not None:
+            v = attr.bool_
+        elif attr.string is not None:
+            v = attr.string
+        elif attr.version is not None:
+            v = _semver(attr.version)
+        else:
+            v = _cel_attr(attr)  # type: ignore[assignment]  # a list, or None (no value)
+        m = attrs.get(dom)
+        if m is None:
+            m = attrs[dom] = {}
+        m[ident] = v
     caps: dict[str, dict[str, Quantity]] = {}
     for name, cap in device.capacity.items():
-        dom, ident = _split_name(name, driver)
-        caps.setdefault(dom, {})[ident] = cap.value
-    return DeviceView(
-        driver=driver,
-        name=device.name,
-        attributes=attrs,
-        capacity=caps,
-        allow_multiple_allocations=bool(device.allow_multiple_allocations),
-    )
+        if "/" in name:
+            dom, _, ident = name.rpartition("/")
+        else:
+            dom, ident = driver, name
+        c = caps.get(dom)
+        if c is None:
+            c = caps[dom] = {}
+        c[ident] = cap.value
+    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))
 
 
 def _node_scope(s: ResourceSlice, d: Device) -> tuple[str, object]:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from solver.cel.device import DeviceView
 from solver.cel.env import Program
 from solver.errors import CelRuntimeError
 
 __all__ = ["CacheStats", "EvalCache"]
-
-_MISS: Final = object()
 
 
 @dataclass(frozen=True)
@@ -56,26 +54,42 @@ class EvalCache:
 
     def evaluate(self, program: Program, device: DeviceView) -> Any:
         """``program.evaluate(device)``, once per distinct signature."""
-        key = (program, program.signature(device))
-        hit = self._memo.get(key, _MISS)
-        if hit is _MISS:
-            self.misses += 1
-            try:
-                value = program.evaluate(device)
-            except CelRuntimeError as ex:
-                self._store(key, (False, ex.reason))
-                raise
-            self._store(key, (True, value))
-            return value
+        key = (program, program._signature(device))  # program.signature, one call less
+        hit = self._memo.get(key)
+        if hit is None:
+            return self._miss(key, program, device)
         self.hits += 1
-        ok, value = hit  # type: ignore[misc]
+        ok, value = hit
         if ok:
             return value
         raise CelRuntimeError(value, expression=program.expression, device=device.ref)
 
     def evaluate_bool(self, program: Program, device: DeviceView) -> bool:
         """``program.evaluate_bool(device)``, once per distinct signature."""
-        return program.check_bool(self.evaluate(program, device), device)
+        # evaluate(), inlined: this is the hot path of selector precompute
+        key = (program, program._signature(device))
+        hit = self._memo.get(key)
+        if hit is None:
+            value = self._miss(key, program, device)
+        else:
+            self.hits += 1
+            ok, value = hit
+            if not ok:
+                raise CelRuntimeError(value, expression=program.expression, device=device.ref)
+        if type(value) is bool:
+            return value
+        return program.check_bool(value, device)
+
+    def _miss(self, key: tuple[Program, Hashable], program: Program, device: DeviceView) -> Any:
+        """Evaluate for real (the only place a device gets converted) and memoise."""
+        self.misses += 1
+        try:
+            value = program.evaluate(device)
+        except CelRuntimeError as ex:
+            self._store(key, (False, ex.reason))
+            raise
+        self._store(key, (True, value))
+        return value
 
     def _store(self, key: tuple[Program, Hashable], entry: tuple[bool, Any]) -> None:
         if len(self._memo) >= self._max:

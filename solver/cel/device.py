@@ -7,6 +7,13 @@ it: the attribute maps are wrapped so that an unknown domain reads as an empty m
 every attribute is validated up front, because upstream converts all attributes before
 evaluating and an invalid one (a version that is not strict semver, a value of an
 unsupported type) makes *every* evaluation on that device fail.
+
+Three things are memoised on a view, each computed only when first needed:
+:func:`check` (is the device valid; a cheap scan of the raw values, no copies),
+:func:`prepare` (the full conversion, needed only to really evaluate a program) and
+:func:`full_key` (the signature of programs whose reads could not be bounded). A cache
+hit in :class:`solver.cel.cache.EvalCache` needs only :func:`check` and the few raw
+values its program reads, never the conversion.
 """
 
 from __future__ import annotations
@@ -19,20 +26,25 @@ from solver.api.quantity import Quantity
 from solver.cel.semver import Semver
 from solver.cel.values import INT64_MAX, INT64_MIN, DeviceValue, DomainMap
 
-__all__ = ["AttrValue", "DeviceView", "Prepared", "encode_value", "prepare"]
+__all__ = ["AttrValue", "DeviceView", "Prepared", "check", "encode_value", "full_key", "prepare"]
 
 _Scalar = int | bool | str | Semver
 #: An attribute value: a scalar or (KEP-5491 list-typed attributes) a tuple of scalars.
 AttrValue = int | bool | str | Semver | tuple[_Scalar, ...]
 
 
-@dataclass(frozen=True)
+#: ``DeviceView._error`` before :func:`check` ran.
+UNCHECKED: Final[Any] = object()
+
+
+@dataclass(frozen=True, init=False)
 class DeviceView:
     """What a CEL expression can see of one device (plain data, built by the caller).
 
     ``attributes`` and ``capacity`` map domain -> id -> value; bare attribute names must
     already be placed under the ``driver`` domain. ``name`` is exposed as ``device.name``
     (used by KEP-6080 derived attributes; upstream selectors have no such field).
+    The maps must not be changed once the view has been evaluated (results are memoised).
     """
 
     driver: str
@@ -40,7 +52,28 @@ class DeviceView:
     attributes: Mapping[str, Mapping[str, AttrValue]]
     capacity: Mapping[str, Mapping[str, Quantity]]
     allow_multiple_allocations: bool = False
+    # Memos, set on first use with object.__setattr__; until then the class defaults apply.
     _prepared: Prepared | None = field(default=None, init=False, repr=False, compare=False)
+    _error: str | None = field(default=UNCHECKED, init=False, repr=False, compare=False)
+    _full_key: Hashable | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(
+        self,
+        driver: str,
+        name: str,
+        attributes: Mapping[str, Mapping[str, AttrValue]],
+        capacity: Mapping[str, Mapping[str, Quantity]],
+        allow_multiple_allocations: bool = False,
+    ) -> None:
+        # Hand-written for speed (a view is built per device and per run): the generated
+        # frozen __init__ calls object.__setattr__ once per field, three times slower.
+        # The memo fields are left to their class-level defaults.
+        d = self.__dict__
+        d["driver"] = driver
+        d["name"] = name
+        d["attributes"] = attributes
+        d["capacity"] = capacity
+        d["allow_multiple_allocations"] = allow_multiple_allocations
 
     @property
     def ref(self) -> str:
@@ -49,14 +82,13 @@ class DeviceView:
 
 
 class Prepared:
-    """The converted device (or the reason it cannot be evaluated) and its cached keys."""
+    """The converted device, or the reason it cannot be evaluated."""
 
-    __slots__ = ("value", "error", "full_key")
+    __slots__ = ("value", "error")
 
     def __init__(self, value: DeviceValue | None, error: str | None) -> None:
         self.value = value
         self.error = error
-        self.full_key: Hashable | None = None
 
 
 _BOOL: Final = object()
@@ -113,24 +145,65 @@ def _check_attribute(v: Any) -> str | None:
     return _check_scalar(v)
 
 
-def _convert(device: DeviceView) -> Prepared:
-    attrs = DomainMap()
+def _first_error(device: DeviceView) -> str | None:
+    """The first invalid attribute or capacity (in map order), or None."""
     for domain, ids in device.attributes.items():
-        inner: dict[str, Any] = {}
         for name, v in ids.items():
             err = _check_attribute(v)
             if err is not None:
-                return Prepared(None, f"attribute {domain}/{name}: {err}")
-            inner[name] = v
-        attrs[domain] = inner
-    caps = DomainMap()
-    for domain, ids in device.capacity.items():
-        cinner: dict[str, Any] = {}
-        for name, q in ids.items():
+                return f"attribute {domain}/{name}: {err}"
+    for domain, cids in device.capacity.items():
+        for name, q in cids.items():
             if type(q) is not Quantity:
-                return Prepared(None, f"capacity {domain}/{name}: unsupported capacity value")
-            cinner[name] = q
-        caps[domain] = cinner
+                return f"capacity {domain}/{name}: unsupported capacity value"
+    return None
+
+
+def _validate(device: DeviceView) -> str | None:
+    """:func:`_first_error`, with a fast pass for devices of plain valid scalars."""
+    v: Any
+    for ids in device.attributes.values():
+        for v in ids.values():
+            t = type(v)
+            if t is str or t is bool:
+                continue
+            if t is int:
+                if INT64_MIN <= v <= INT64_MAX:
+                    continue
+            elif t is Semver and v.error is None:
+                continue
+            return _first_error(device)  # a list, or maybe an invalid value: the full check
+    for cids in device.capacity.values():
+        for q in cids.values():
+            if type(q) is not Quantity:
+                return _first_error(device)
+    return None
+
+
+def check(device: DeviceView) -> str | None:
+    """Why no expression can be evaluated on ``device`` (None: it can), once per view.
+
+    Reads the raw values only (no conversion), so it is cheap enough for every cache
+    lookup; the rule it enforces is upstream's: one invalid attribute fails every
+    evaluation on the device, whatever the expression reads.
+    """
+    err = device._error
+    if err is UNCHECKED:
+        err = _validate(device)
+        object.__setattr__(device, "_error", err)
+    return err
+
+
+def _convert(device: DeviceView) -> Prepared:
+    err = check(device)
+    if err is not None:
+        return Prepared(None, err)
+    attrs = DomainMap()
+    for domain, ids in device.attributes.items():
+        attrs[domain] = dict(ids)
+    caps = DomainMap()
+    for domain, cids in device.capacity.items():
+        caps[domain] = dict(cids)
     value = DeviceValue(device.driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))
     return Prepared(value, None)
 
@@ -144,21 +217,26 @@ def prepare(device: DeviceView) -> Prepared:
     return p
 
 
+def _encode_maps(maps: Mapping[str, Mapping[str, Any]]) -> Hashable:
+    return tuple(
+        sorted((d, tuple(sorted((k, encode_value(v)) for k, v in m.items()))) for d, m in maps.items())
+    )
+
+
 def full_key(device: DeviceView) -> Hashable:
-    """Everything CEL can read of the device (the signature of unanalysable programs)."""
-    p = prepare(device)
-    if p.full_key is None:
-        attrs = tuple(
-            sorted(
-                (d, tuple(sorted((k, encode_value(v)) for k, v in m.items())))
-                for d, m in device.attributes.items()
-            )
+    """Everything CEL can read of the device (the signature of unanalysable programs).
+
+    Computed from the raw values, once per view; validity is the caller's business
+    (see :func:`check`).
+    """
+    k = device._full_key
+    if k is None:
+        k = (
+            device.driver,
+            device.name,
+            bool(device.allow_multiple_allocations),
+            _encode_maps(device.attributes),
+            _encode_maps(device.capacity),
         )
-        caps = tuple(
-            sorted(
-                (d, tuple(sorted((k, encode_value(v)) for k, v in m.items())))
-                for d, m in device.capacity.items()
-            )
-        )
-        p.full_key = (device.driver, device.name, bool(device.allow_multiple_allocations), attrs, caps)
-    return p.full_key
+        object.__setattr__(device, "_full_key", k)
+    return k

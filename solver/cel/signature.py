@@ -30,8 +30,19 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from solver.api.quantity import Quantity
 from solver.cel.ast import Bind, Call, Comprehension, Ident, Index, Lit, Node, Select
-from solver.cel.device import MISSING, DeviceView, encode_value, full_key, prepare
+from solver.cel.device import (
+    _QUANTITY,
+    _SEMVER,
+    MISSING,
+    UNCHECKED,
+    DeviceView,
+    check,
+    encode_value,
+    full_key,
+)
+from solver.cel.semver import Semver
 
 __all__ = ["ReadPlan", "analyse"]
 
@@ -251,17 +262,20 @@ def _getter(read: Read) -> Getter:
             return MISSING if v is MISSING else encode_value(v)
 
         return attr_of_driver
-    # the common case, kept short: one dict lookup per level, strings and ints as is
+    # The common case, kept short: one dict lookup per level, strings and ints as is, the
+    # other usual types encoded inline exactly as encode_value does (a call less per hit).
     if kind == "attributes":
 
         def attr(d: DeviceView) -> Hashable:
             m = d.attributes.get(dom)
             if m is None:
                 return MISSING
-            v = m.get(key, MISSING)
+            v: Any = m.get(key, MISSING)
             t = type(v)
             if t is str or t is int:
                 return v
+            if t is Semver:
+                return (_SEMVER, v.text)
             return MISSING if v is MISSING else encode_value(v)
 
         return attr
@@ -271,19 +285,29 @@ def _getter(read: Read) -> Getter:
         if m is None:
             return MISSING
         v = m.get(key, MISSING)
+        if type(v) is Quantity:
+            f = v.as_fraction()
+            return (_QUANTITY, f.numerator, f.denominator, v.format)
         return MISSING if v is MISSING else encode_value(v)
 
     return cap
 
 
 def make_signature(plan: ReadPlan) -> Callable[[DeviceView], Hashable]:
-    """The signature function of a read plan."""
+    """The signature function of a read plan.
+
+    It reads only the raw values the plan names, plus the device's validity flag
+    (:func:`~solver.cel.device.check`, memoised on the view): a valid device's signature
+    is the tuple of those values, an invalid one's is ``(_INVALID, reason)`` so that its
+    error is never hidden behind a cached result. The device is never converted here;
+    the cache converts it only on a miss, when it really evaluates.
+    """
     if plan.full:
 
         def full(device: DeviceView) -> Hashable:
-            p = prepare(device)
-            if p.error is not None:
-                return (_INVALID, p.error)
+            err = check(device)
+            if err is not None:
+                return (_INVALID, err)
             return full_key(device)
 
         return full
@@ -292,17 +316,21 @@ def make_signature(plan: ReadPlan) -> Callable[[DeviceView], Hashable]:
         (g0,) = getters
 
         def sig1(device: DeviceView) -> Hashable:
-            p = device._prepared or prepare(device)
-            if p.error is not None:
-                return (_INVALID, p.error)
+            err = device._error
+            if err is UNCHECKED:
+                err = check(device)
+            if err is not None:
+                return (_INVALID, err)
             return (g0(device),)
 
         return sig1
 
     def sig(device: DeviceView) -> Hashable:
-        p = device._prepared or prepare(device)
-        if p.error is not None:
-            return (_INVALID, p.error)
+        err = device._error
+        if err is UNCHECKED:
+            err = check(device)
+        if err is not None:
+            return (_INVALID, err)
         return tuple([g(device) for g in getters])
 
     return sig
