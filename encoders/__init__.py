@@ -2,7 +2,8 @@
 
 `build` runs them in order; each module's docstring states the math it adds:
 variables (x, n, chosen, placed, used) -> requests -> exclusive -> capacity -> counters ->
-constraints; `objective.stages` then adds the objective levels and `solution` decodes/hints.
+constraints -> symmetry (optional: orders interchangeable alternatives of a claim);
+`objective.stages` then adds the objective levels and `solution` decodes/hints.
 Encoders import only solver.problem_types, fractions and ortools.
 """
 
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 from solver.problem_types import Problem
 
-from . import capacity, constraints, counters, exclusive, requests, variables
+from . import capacity, constraints, counters, exclusive, requests, symmetry, variables
 from .model import Model
 
 
-def build(problem: Problem, *, mode: str = "all", group: bool = True) -> Model:
-    """The CP-SAT model of `problem` with every hard rule (no objective yet)."""
+def build(problem: Problem, *, mode: str = "all", group: bool = True, break_symmetry: bool = True) -> Model:
+    """The CP-SAT model of `problem` with every hard rule (no objective yet).
+
+    `break_symmetry` adds `encoders.symmetry` (it keeps an optimal solution of every
+    orbit; off for tests and measurements)."""
     if mode not in ("all", "free"):
         raise ValueError(f"unknown mode {mode!r}")
     m = Model(problem, mode)
@@ -25,6 +29,8 @@ def build(problem: Problem, *, mode: str = "all", group: bool = True) -> Model:
     capacity.add(m)
     counters.add(m)
     constraints.add(m)
+    if break_symmetry:
+        symmetry.add(m)
     return m
 
 

@@ -1,23 +1,28 @@
 """Consumable capacity of multi-allocatable devices (KEP-5075).
 
 Math: for every multi device d and every capacity k of d,
-    sum_a consumed[a, d, k] * x[a, d] <= capacity[d, k] - in_use[d, k]
-over all alternatives (admin included). `consumed` is Candidate.consumed, already rounded by
-the request policy. Quantities are exact Fractions: every capacity name k is scaled to
+    sum_a consumed[a, d, k] * x[a, d] <= (capacity[d, k] - in_use[d, k]) * used[d]
+over all alternatives (admin included). Multiplying by used[d] changes no integer solution
+(x[a, d] => used[d]) but ties the LP relaxation of the "devices" stage to the capacity:
+fewer than total demand / capacity devices is then cut off at the root.
+`consumed` is Candidate.consumed, already rounded by the request policy. Quantities are
+exact Fractions: every capacity name k is scaled to
 integers by the lcm of all denominators seen for k (capacities, in-use sums, consumptions),
 and each constraint is divided by the gcd of its coefficients (rhs rounded down, exact for
-integer variables) so CP-SAT sees small coefficients. A multi device without capacities is
+integer variables; used[d] is boolean, so the product stays exact) so CP-SAT sees small
+coefficients. A multi device without capacities is
 unlimited. A placement that alone exceeds what is left is excluded statically (`forbidden`),
 which also covers over-committed devices (in_use > capacity).
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from solver.problem_types import Alternative, Candidate, Problem
 
-from .model import Model, add_scaled_le, lcm_of_denominators
+from .model import IntVar, Model, lcm_of_denominators, upper_bound, weighted
 
 
 def _left(problem: Problem, d: int, k: str) -> Fraction:
@@ -61,4 +66,21 @@ def add(m: Model) -> None:
             for a, v in pairs:
                 consumed = m.allowed[a][d].consumed or {}
                 terms.append((Fraction(consumed.get(k, 0)), v))
-            add_scaled_le(m.cp, terms, _left(p, d, k), scale[k])
+            _add_linked(m, terms, _left(p, d, k), scale[k], m.used[d])
+
+
+def _add_linked(
+    m: Model, terms: list[tuple[Fraction, IntVar]], left: Fraction, scale: int, used: IntVar
+) -> None:
+    """sum c * x <= left * used, scaled to integers and divided by the gcd (as add_scaled_le);
+    skipped when it can never bind (every x at its upper bound fits)."""
+    ints = [(int(c * scale), v) for c, v in terms if c != 0]
+    if not ints:
+        return
+    g = math.gcd(*(c for c, _ in ints))
+    limit_frac = left * scale
+    limit = (limit_frac.numerator // limit_frac.denominator) // g
+    ints = [(c // g, v) for c, v in ints]
+    if sum(c * upper_bound(v) for c, v in ints) <= limit:
+        return
+    m.cp.add(weighted(ints) <= limit * used)

@@ -4,8 +4,18 @@ For constraint k, the covered placements are (a, d) with a in k.alternatives; va
 is a set of typed values (scalars are singletons, KEP-5491 lists their elements) or None.
 - None: the device lacks the attribute, x[a, d] = 0 (static, `forbidden`).
 - match: the intersection of the value sets of all covered placements is non-empty. One
-  boolean y[v] per value v seen, sum_v y[v] <= 1, and x[a, d] => OR_{v in values[(a, d)]} y[v].
-  For a group g: b[a, g] >= n[a, g] / |g| (b = "n >= 1") and b => OR y[v].
+  boolean y[v] per *viable* value v, sum_v y[v] <= 1, and x[a, d] => OR_{v in values[(a, d)]} y[v]
+  (x[a, d] = 0 when none of its values is viable). For a group g: b[a, g] >= n[a, g] / |g|
+  (b = "n >= 1") and b => OR y[v].
+  Viable values (`viable_values`, a necessary condition for v to be the common value of a
+  placed claim): take the requests of the claim whose alternatives are all covered; for each,
+  the alternatives that can be served with v alone (ExactCount: at least `count` allowed
+  devices carrying v; All: every member carries v), need_r = the least device count among
+  them, U = the union of their allowed devices carrying v. v is viable iff every such
+  request has one, and, when U holds only dedicated devices, |U| >= sum_r need_r (one claim
+  never takes a dedicated device twice). An unplaced claim needs no y at all, so dropping the
+  other values keeps every solution; it spares CP-SAT's presolve from rediscovering them
+  (`benchmarks.workloads.hard_list_match`: 47 values, 1 viable).
 - distinct: value sets pairwise disjoint over covered placements: for each value v,
   sum_{(a, d): v in values[(a, d)]} x[a, d] + sum_{(a, g) likewise} n[a, g] <= 1.
   (A multi device placed by two covered alternatives shares its values with itself, so it is
@@ -14,7 +24,7 @@ is a set of typed values (scalars are singletons, KEP-5491 lists their elements)
 
 from __future__ import annotations
 
-from solver.problem_types import Alternative, Candidate, Problem, Value, ValueSet
+from solver.problem_types import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
 
 from .model import IntVar, Model, sorted_values, total, upper_bound
 
@@ -49,9 +59,46 @@ def add(m: Model) -> None:
             for g, v in m.n_by_alt.get(a, []):
                 items.append((_values(k.values, a, m.groups[g].devices[0]), v, (a, g)))
         if k.kind == "match":
-            _match(m, k.index, items)
+            _match(m, k.index, items, viable_values(m, k))
         else:
             _distinct(m, items)
+
+
+def viable_values(m: Model, k: ConstraintInfo) -> set[Value]:
+    """The values that can be the common value of match constraint `k` (module docstring)."""
+    p = m.problem
+    carrying: dict[int, dict[Value, list[int]]] = {}
+    seen: set[Value] = set()
+    for a in sorted(k.alternatives):
+        per = carrying.setdefault(a, {})
+        for d in m.allowed.get(a, {}):
+            for v in k.values.get((a, d)) or ():
+                per.setdefault(v, []).append(d)
+                seen.add(v)
+    requests = [r for r in p.claims[k.claim].requests if all(a in k.alternatives for a in r.alternatives)]
+    out = set()
+    for v in seen:
+        need, union, ok = 0, set(), True
+        for r in requests:
+            counts = []
+            for a in r.alternatives:
+                alt, devs = p.alternatives[a], carrying.get(a, {}).get(v, [])
+                if a in m.impossible:
+                    continue
+                if alt.mode == "All" and len(devs) == len(m.allowed[a]):
+                    counts.append(len(devs))
+                elif alt.mode != "All" and len(devs) >= alt.count:
+                    counts.append(alt.count)
+                else:
+                    continue
+                union.update(devs)
+            if not counts:
+                ok = False
+                break
+            need += min(counts)
+        if ok and (any(p.devices[d].multi for d in union) or len(union) >= need):
+            out.add(v)
+    return out
 
 
 def _values(values: dict[tuple[int, int], ValueSet | None], a: int, d: int) -> ValueSet:
@@ -60,17 +107,19 @@ def _values(values: dict[tuple[int, int], ValueSet | None], a: int, d: int) -> V
     return vs
 
 
-def _match(m: Model, k: int, items: list[_Item]) -> None:
+def _match(m: Model, k: int, items: list[_Item], viable: set[Value]) -> None:
     if len(items) < 2 and all(ag is None for _, _, ag in items):
         return  # a single boolean placement always matches itself
-    all_values = sorted_values(frozenset().union(*(s for s, _, _ in items)))
+    all_values = sorted_values(frozenset().union(*(s for s, _, _ in items)) & viable)
     ys = {v: m.cp.new_bool_var(f"y[{k},{i}]") for i, v in enumerate(all_values)}
     m.match_y[k] = ys
     if len(ys) > 1:
         m.cp.add_at_most_one(list(ys.values()))
     for values, var, ag in items:
-        lits = [ys[v] for v in sorted_values(values)]
-        if ag is None:
+        lits = [ys[v] for v in sorted_values(values) if v in ys]
+        if not lits:
+            m.cp.add(var == 0)  # no viable value: this placement never matches
+        elif ag is None:
             m.cp.add_bool_or(lits).only_enforce_if(var)
         else:
             a, g = ag

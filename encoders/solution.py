@@ -80,7 +80,8 @@ def hint_values(m: Model, assignment: Assignment) -> list[tuple[IntVar, int]]:
         cons = p.constraints[k]
         sets = [cons.values.get(pair) or frozenset() for pair in pairs if pair[0] in cons.alternatives]
         common = frozenset.intersection(*sets) if sets else frozenset()
-        pick = sorted_values(common)[0] if common else None
+        viable = [v for v in sorted_values(common) if v in ys]
+        pick = viable[0] if viable else None
         for val, y in ys.items():
             out.append((y, int(val == pick)))
     return out

@@ -10,7 +10,9 @@ Math (all booleans unless noted):
 - n[a, g]     integer in [0, min(|g|, count)] — devices of group g taken by a (see
               `encoders.groups`); replaces the x of those devices;
 - used[d]     d has any placement: x[a, d] => used[d] and used[d] => OR_a x[a, d]
-              (the x itself when d has a single one);
+              (the x itself when d has a single one); for a dedicated device that no admin
+              alternative may take, used[d] = sum_a x[a, d] (exclusivity allows one
+              placement; the equality is the same set of solutions with a tighter LP);
 - group_used[g] = sum_a n[a, g]  (integer in [0, |g|]; groups never contain admin placements).
 An alternative is *impossible* (chosen[a] = 0, see `encoders.requests`) when it has a
 prep_error, is an All alternative whose set is blocked, empty or has an excluded member, or is
@@ -89,9 +91,12 @@ def add(m: Model, *, group: bool = True) -> None:
             m.used[d] = pairs[0][1]
             continue
         u = cp.new_bool_var(f"used[{d}]")
-        for _, v in pairs:
-            cp.add_implication(v, u)
-        cp.add_bool_or([v for _, v in pairs]).only_enforce_if(u)
+        if not p.devices[d].multi and not any(p.alternatives[a].admin for a, _ in pairs):
+            cp.add(u == total([v for _, v in pairs]))  # at most one placement: used = the sum
+        else:
+            for _, v in pairs:
+                cp.add_implication(v, u)
+            cp.add_bool_or([v for _, v in pairs]).only_enforce_if(u)
         m.used[d] = u
     for g in m.groups:
         terms = [v for _, v in m.n_by_group.get(g.index, [])]

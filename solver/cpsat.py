@@ -7,13 +7,26 @@ Objective: lexicographic, solved in stages (see `encoders.objective`): placed cl
 by priority (mode "free" only) > firstAvailable order > devices opened (pack: fewest, spread:
 most distinct) > device-order tie-break. After each stage its value is fixed as a bound and
 the solution is hinted to the next stage, so every stage starts from a feasible solution.
-Stages whose expression is constant are skipped.
+Stages whose expression is constant are skipped. Interchangeable alternatives of a claim are
+ordered (`encoders.symmetry`; the hint is permuted into that order first).
+
+Budget: "placed" and "first_available" are requirements (upstream's semantics and the
+planner's goal) and share the whole budget; without either, one feasibility solve takes
+their place (skipped when a hint is given and the first preference slice finds a solution
+from it). "devices" and "order" are preferences: together they get at most
+PREFERENCE_SHARE of the budget; with w = max(PREFERENCE_MIN, work of the required stages),
+each runs in slices of doubling length starting at w, at most PREFERENCE_FACTOR x w in all,
+and stops as soon as a slice proves its bound (OPTIMAL) or ends without improving on the
+value it started from; its best value is then fixed like any other stage's. So a solution
+found in 0.01 s is not followed by 10 s of tie-breaking; an unproven preference stage makes
+the status FEASIBLE (`stage_status` tells which). Preference slices run without CP-SAT's
+own symmetry detection, whose presolve cost alone can exceed a slice.
 
 Determinism: one worker (`num_workers = 1`), `random_seed = seed`, and the time limit is a
 *deterministic* time budget (`max_deterministic_time`, CP-SAT's work counter, roughly
-seconds on a typical machine) shared by the stages, so the same Problem and seed give the same
-answer whatever the machine load. A wall-clock guard of 3 x time_limit + 1 s only fires on a
-machine so overloaded that determinism is already lost.
+seconds on a typical machine) shared by the stages and slices, so the same Problem and seed
+give the same answer whatever the machine load. A wall-clock guard of 3 x time_limit + 1 s
+only fires on a machine so overloaded that determinism is already lost.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from encoders import build
+from encoders import build, symmetry
 from encoders.model import Model
 from encoders.objective import Stage, stages
 from encoders.solution import decode, hint_values
@@ -32,6 +45,15 @@ from solver.problem_types import Assignment, Problem
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]
+
+PREFERENCES = ("devices", "order")
+"""Tie-break stages: optimised within a bounded share of the budget."""
+PREFERENCE_SHARE = 0.2
+"""Share of `time_limit` (deterministic) all preference stages together may use."""
+PREFERENCE_MIN = 0.05
+"""Shortest first slice of a preference stage, in deterministic seconds."""
+PREFERENCE_FACTOR = 4.0
+"""A preference stage may use this multiple of its first slice."""
 
 _STATUS = {
     cp_model.OPTIMAL: "OPTIMAL",
@@ -57,7 +79,13 @@ class CpsatOutcome:
     wall_time: float = 0.0
     """Seconds spent, model building included."""
     model_stats: dict[str, int] = field(default_factory=dict)
-    """variables, constraints, groups, grouped_devices, stages_solved."""
+    """variables, constraints, groups, grouped_devices, symmetry_classes, stages_solved
+    (CP-SAT calls, slices included)."""
+    stage_status: dict[str, str] = field(default_factory=dict)
+    """Stage name -> OPTIMAL (proven), FEASIBLE (best found, bound not proven), FIXED (set by
+    the mode or constant: nothing to optimise) or NOT_RUN (budget spent first)."""
+    deterministic_time: float = 0.0
+    """CP-SAT work spent, in deterministic seconds (what `time_limit` bounds)."""
 
 
 def solve(
@@ -69,67 +97,170 @@ def solve(
     seed: int = 0,
     hint: Assignment | None = None,
     group: bool = True,
+    break_symmetry: bool = True,
 ) -> CpsatOutcome:
     """Allocate `problem` optimally.
 
     mode "all": every claim must be placed (one pod's claims), else INFEASIBLE; mode "free":
     place as much (priority-weighted) as possible. `hint` (e.g. the reference allocator's
     answer) seeds the first stage. `group=False` disables the interchangeable-device
-    reduction (for tests and measurements).
-    """
+    reduction and `break_symmetry=False` the symmetry constraints (for tests and
+    measurements)."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
-    start = time.perf_counter()
-    m = build(problem, mode=mode, group=group)
-    levels = stages(m, strategy)
-    stats = {
-        "variables": len(m.cp.proto.variables),
-        "constraints": len(m.cp.proto.constraints),
-        "groups": len(m.groups),
-        "grouped_devices": len(m.group_of),
-    }
+    run = _Run(problem, mode, strategy, float(time_limit), seed, group, break_symmetry)
     if hint is not None:
-        for var, val in hint_values(m, hint):
-            m.cp.add_hint(var, val)
+        if break_symmetry:
+            hint = symmetry.canonical(run.m, hint)
+        for var, val in hint_values(run.m, hint):
+            run.m.cp.add_hint(var, val)
+        run.hinted = True
+    return run.solve()
 
-    todo: list[Stage | None] = [s for s in levels if s.optimise and not s.constant]
-    if not todo:
-        todo = [None]  # nothing to optimise: one feasibility solve
-    budget = float(time_limit)
-    wall_deadline = start + 3 * time_limit + 1
-    best: cp_model.CpSolver | None = None
-    proven = True
-    solved = 0
-    for stage in todo:
-        left_wall = wall_deadline - time.perf_counter()
-        if best is not None and (budget <= 0 or left_wall <= 0):
-            proven = False
-            break
-        m.cp.clear_objective()
+
+class _Run:
+    """One solve call: the model, the budget left, the best solution so far."""
+
+    def __init__(self, problem: Problem, mode: str, strategy: str, time_limit: float, seed: int,
+                 group: bool, break_symmetry: bool) -> None:
+        self.start = time.perf_counter()
+        self.m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
+        self.levels = stages(self.m, strategy)
+        self.time_limit = time_limit
+        self.seed = seed
+        self.budget = time_limit
+        self.wall_deadline = self.start + 3 * time_limit + 1
+        self.best: cp_model.CpSolver | None = None
+        self.last: cp_model.CpSolver | None = None
+        self.last_status: int = cp_model.UNKNOWN
+        self.calls = 0
+        self.hinted = False
+        self.status = {s.name: "NOT_RUN" if s.optimise and not s.constant else "FIXED" for s in self.levels}
+        classes = symmetry.alternative_classes(self.m) if break_symmetry else []
+        self.stats = {
+            "variables": len(self.m.cp.proto.variables),
+            "constraints": len(self.m.cp.proto.constraints),
+            "groups": len(self.m.groups),
+            "grouped_devices": len(self.m.group_of),
+            "symmetry_classes": len(classes),
+        }
+
+    def solve(self) -> CpsatOutcome:
+        todo = [s for s in self.levels if self.status[s.name] == "NOT_RUN"]
+        prefer = [s for s in todo if s.name in PREFERENCES]
+        required: list[Stage | None] = [s for s in todo if s.name not in PREFERENCES]
+        if not required and prefer and self.hinted:
+            # A hint (the reference's answer) is usually a complete solution: the first
+            # preference stage starts from it, which spares the feasibility solve. If it is
+            # not one, a single short slice is lost and the feasibility solve runs as usual.
+            cap = min(self.budget, PREFERENCE_FACTOR * PREFERENCE_MIN)
+            self._preference(prefer[0], cap, min(cap, PREFERENCE_MIN))
+            if self.best is not None:
+                prefer = prefer[1:]
+            elif self.last_status == cp_model.INFEASIBLE:  # no bound added yet: the model is
+                return self._outcome(None, "INFEASIBLE")
+            else:
+                self.status[prefer[0].name] = "NOT_RUN"
+        for stage in required or ([None] if self.best is None else []):
+            if self.best is not None and (self.budget <= 0 or self._wall_left() <= 0):
+                break
+            status = self._call(stage, self.budget)
+            if status == cp_model.INFEASIBLE and self.best is None:
+                return self._outcome(None, "INFEASIBLE")
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
+            self._take()
+            if stage is not None:
+                self._bound(stage, self._value(stage))
+                self.status[stage.name] = _STATUS[status]
+        if self.best is None:
+            return self._outcome(None, "UNKNOWN")
+        if all(self.status[s.name] != "NOT_RUN" for s in required):
+            required_work = self.time_limit - self.budget
+            share = min(self.budget, PREFERENCE_SHARE * self.time_limit)
+            first = max(PREFERENCE_MIN, required_work)
+            for stage in prefer:
+                share -= self._preference(stage, min(share, PREFERENCE_FACTOR * first), first)
+        proven = all(v in ("OPTIMAL", "FIXED") for v in self.status.values())
+        best = self.best
+        assignment = decode(self.m, lambda v: int(best.value(v)))
+        return self._outcome(assignment, "OPTIMAL" if proven else "FEASIBLE")
+
+    def _preference(self, stage: Stage, cap: float, first: float) -> float:
+        """Optimise one preference stage within `cap` deterministic seconds, in slices of
+        doubling length starting at `first`; stop when a slice proves the bound or ends without
+        improving on the value it started from. Without an incumbent yet (hinted start), a
+        slice that finds nothing ends the stage. Returns the work spent."""
+        used, piece = 0.0, first
+        value = self._value(stage) if self.best is not None else None
+        while cap - used > 1e-9 and self._wall_left() > 0:
+            before = self.budget
+            status = self._call(stage, min(piece, cap - used))
+            used += before - self.budget
+            piece *= 2
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                if self.best is None:
+                    break
+                continue  # the slice ended before CP-SAT took the hint: a longer one may
+            assert self.last is not None
+            new = int(self.last.value(stage.expr))
+            self._take()
+            self._bound(stage, new)
+            self.status[stage.name] = _STATUS[status]
+            if status == cp_model.OPTIMAL or new == value:
+                break
+            value = new
+        if self.status[stage.name] == "NOT_RUN" and value is not None:
+            self._bound(stage, value)  # the incumbent's value: later stages must not lose it
+            self.status[stage.name] = "FEASIBLE" if used > 0 else "NOT_RUN"
+        return used
+
+    def _call(self, stage: Stage | None, det_time: float) -> int:
+        """One CP-SAT call on the current model with `stage` as objective."""
+        self.m.cp.clear_objective()
         if stage is not None:
-            (m.cp.maximize if stage.maximize else m.cp.minimize)(stage.expr)
-        solver = _solver(seed, max(budget, 0.0), max(left_wall, 0.01))
-        status = solver.solve(m.cp)
-        budget -= solver.deterministic_time
-        solved += 1
-        if status == cp_model.INFEASIBLE and best is None:
-            return _outcome(None, "INFEASIBLE", {}, start, stats, solved)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if status == cp_model.MODEL_INVALID:
-                raise RuntimeError(f"CP-SAT model invalid: {m.cp.validate()}")
-            proven = False
-            break
-        proven = proven and status == cp_model.OPTIMAL
-        best = solver
-        if stage is not None:
-            value = int(solver.value(stage.expr))
-            m.cp.add(stage.expr >= value if stage.maximize else stage.expr <= value)
-        _hint_solution(m, solver)
-    if best is None:
-        return _outcome(None, "UNKNOWN", {}, start, stats, solved)
-    objective = {s.name: _value(best, s) for s in levels}
-    assignment = decode(m, lambda v: int(best.value(v)))
-    return _outcome(assignment, "OPTIMAL" if proven else "FEASIBLE", objective, start, stats, solved)
+            (self.m.cp.maximize if stage.maximize else self.m.cp.minimize)(stage.expr)
+        solver = _solver(self.seed, max(det_time, 0.0), max(self._wall_left(), 0.01))
+        if stage is not None and stage.name in PREFERENCES:
+            # CP-SAT's own symmetry detection costs up to ~0.2 deterministic s per presolve on
+            # models with many identical claims: more than a whole preference slice.
+            solver.parameters.symmetry_level = 0
+        status = solver.solve(self.m.cp)
+        self.budget -= solver.deterministic_time
+        self.calls += 1
+        self.last, self.last_status = solver, status
+        if status == cp_model.MODEL_INVALID:
+            raise RuntimeError(f"CP-SAT model invalid: {self.m.cp.validate()}")
+        return status
+
+    def _take(self) -> None:
+        """The last call's solution becomes the best and the hint of the next call."""
+        assert self.last is not None
+        self.best = self.last
+        _hint_solution(self.m, self.last)
+
+    def _bound(self, stage: Stage, value: int) -> None:
+        """Later calls keep this stage at `value` or better."""
+        self.m.cp.add(stage.expr >= value if stage.maximize else stage.expr <= value)
+
+    def _value(self, stage: Stage) -> int:
+        assert self.best is not None
+        return 0 if stage.constant else int(self.best.value(stage.expr))
+
+    def _wall_left(self) -> float:
+        return self.wall_deadline - time.perf_counter()
+
+    def _outcome(self, assignment: Assignment | None, status: str) -> CpsatOutcome:
+        return CpsatOutcome(
+            assignment=assignment,
+            status=status,
+            placed=len(assignment) if assignment is not None else 0,
+            objective={s.name: self._value(s) for s in self.levels} if assignment is not None else {},
+            wall_time=time.perf_counter() - self.start,
+            model_stats={**self.stats, "stages_solved": self.calls},
+            stage_status=dict(self.status) if assignment is not None else {},
+            deterministic_time=self.time_limit - self.budget,
+        )
 
 
 def _solver(seed: int, det_time: float, wall: float) -> cp_model.CpSolver:
@@ -148,26 +279,6 @@ def _hint_solution(m: Model, solver: cp_model.CpSolver) -> None:
     hint = m.cp.proto.solution_hint
     hint.vars.extend(range(len(values)))
     hint.values.extend(values)
-
-
-def _value(solver: cp_model.CpSolver, stage: Stage) -> int:
-    if stage.constant:
-        return 0
-    return int(solver.value(stage.expr))
-
-
-def _outcome(
-    assignment: Assignment | None, status: str, objective: dict[str, int], start: float,
-    stats: dict[str, int], solved: int,
-) -> CpsatOutcome:
-    return CpsatOutcome(
-        assignment=assignment,
-        status=status,
-        placed=len(assignment) if assignment is not None else 0,
-        objective=objective,
-        wall_time=time.perf_counter() - start,
-        model_stats={**stats, "stages_solved": solved},
-    )
 
 
 __all__ = ["CpsatOutcome", "Mode", "Strategy", "solve"]

@@ -58,3 +58,25 @@ def test_scaling_divides_by_gcd() -> None:
     assert list(lin.coeffs) == [1, 1, 1] and lin.domain[1] == 2
     add_scaled_le(m, [(Fraction(1), x) for x in xs], Fraction(5), 1)  # never binds: skipped
     assert len(m.proto.constraints) == 1
+
+
+def test_capacity_is_linked_to_used() -> None:
+    """sum consumed * x <= left * used[d]: the "devices" LP bound sees the capacity."""
+    from encoders import build
+
+    pb = PB()
+    ds = [pb.device(multi=True, capacity={"mem": 4}) for _ in range(2)]
+    for _ in range(2):
+        pb.exact(pb.claim(), ds, consumed={d: {"mem": Fraction(3)} for d in ds})
+    m = build(pb.build())
+    for d in ds:
+        used = m.used[d].index
+        rows = [c.linear for c in m.cp.proto.constraints
+                if c.has_linear() and used in c.linear.vars and len(c.linear.vars) == 3]
+        assert len(rows) == 1
+        coeffs = dict(zip(rows[0].vars, rows[0].coeffs, strict=True))
+        sign = 1 if coeffs[used] < 0 else -1  # CP-SAT may store -row >= 0
+        # 3 x + 3 x <= 4 used, divided by gcd 3 with the limit rounded down: x + x <= used
+        assert {k: sign * v for k, v in coeffs.items()} == {
+            m.x[(0, d)].index: 1, m.x[(1, d)].index: 1, used: -1}
+    assert feasible(pb.build())

@@ -70,3 +70,67 @@ def test_distinct_with_groups() -> None:
     pb.exact(c, ds, count=1)
     pb.constraint(c, "distinct", [a, 1], {d: ints(d // 2) for d in ds})
     assert not feasible(pb.build())
+
+
+# ---------------------------------------------------------------- viable match values
+
+
+def _viable(p) -> set:
+    from encoders import build
+    from encoders.constraints import viable_values
+
+    m = build(p)
+    return {v for _, v in viable_values(m, p.constraints[0])}
+
+
+def test_values_too_rare_for_the_whole_claim_are_not_viable() -> None:
+    """hard_list_match in small: 4 one-device requests, value 1 on 3 devices, 0 on 4."""
+    pb = PB()
+    ds = [pb.device() for _ in range(7)]
+    values = {d: ints(1 if d < 3 else 0, 10 + d) for d in ds}
+    c = pb.claim()
+    alts = [pb.exact(c, ds) for _ in range(4)]
+    pb.constraint(c, "match", alts, values)
+    assert _viable(pb.build()) == {0}
+    assert feasible(pb.build()) and feasible(pb.build(), group=False)
+    pb.exact(c, ds)  # 5 requests, only 4 devices carry 0
+    pb.constraints[0] = pb.constraints[0].__class__(
+        0, c, "match", "attr", frozenset(range(5)),
+        {(a, d): values[d] for a in range(5) for d in ds})
+    assert _viable(pb.build()) == set()
+    assert not feasible(pb.build())
+
+
+def test_counts_and_all_mode_in_viability() -> None:
+    pb = PB()
+    ds = [pb.device() for _ in range(4)]
+    values = {ds[0]: ints(1, 2), ds[1]: ints(1, 2), ds[2]: ints(2), ds[3]: ints(3)}
+    c = pb.claim()
+    a = pb.exact(c, ds, count=3)  # only 2 carries three devices
+    pb.constraint(c, "match", [a], values)
+    assert _viable(pb.build()) == {2}
+    pb2 = PB()
+    ds = [pb2.device() for _ in range(2)]
+    c = pb2.claim()
+    a = pb2.all(c, ds)  # every member must carry the value
+    pb2.constraint(c, "match", [a], {ds[0]: ints(1, 2), ds[1]: ints(2)})
+    assert _viable(pb2.build()) == {2}
+
+
+def test_shared_devices_and_uncovered_alternatives_keep_values() -> None:
+    # A multi device can serve both requests: no device-count argument applies.
+    pb = PB()
+    multi = pb.device(multi=True)
+    c = pb.claim()
+    alts = [pb.exact(c, [multi]) for _ in range(3)]
+    pb.constraint(c, "match", alts, {multi: ints(5)})
+    assert _viable(pb.build()) == {5} and feasible(pb.build())
+    # A firstAvailable request with an uncovered subrequest needs no device with the value.
+    pb2 = PB()
+    ds = [pb2.device() for _ in range(2)]
+    c = pb2.claim()
+    a0 = pb2.exact(c, ds)
+    covered, _ = pb2.request(c, Sub(ds), Sub(ds))
+    pb2.constraint(c, "match", [a0, covered], {ds[0]: ints(1), ds[1]: ints(2)})
+    assert _viable(pb2.build()) == {1, 2}
+    assert feasible(pb2.build())
