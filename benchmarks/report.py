@@ -64,8 +64,11 @@ def rows_of(data: dict[str, Any]) -> list[Row]:
         info = b["extra_info"]
         row = rows.setdefault((info["key"], info["level"]), Row(info["key"], info["workload"], info["level"]))
         row.sides[info["allocator"]] = Side(b["stats"]["median"], b["stats"]["rounds"], info)
-    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], LEVELS.index(k[1])))
-            if set(rows[k].sides) == {"reference", "cpsat"}]
+    return [
+        rows[k]
+        for k in sorted(rows, key=lambda k: (k[0], LEVELS.index(k[1])))
+        if set(rows[k].sides) == {"reference", "cpsat"}
+    ]
 
 
 def _ms(seconds: float) -> str:
@@ -96,8 +99,10 @@ def _notes(row: Row) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ("| workload | level | reference | CP-SAT | CP-SAT / reference | per claim: ref / CP-SAT | "
-            "placed: ref / CP-SAT | notes |\n|---|---|---:|---:|---:|---:|---|---|")
+    head = (
+        "| workload | level | reference | CP-SAT | CP-SAT / reference | per claim: ref / CP-SAT | "
+        "placed: ref / CP-SAT | notes |\n|---|---|---:|---:|---:|---:|---|---|"
+    )
     lines = [head]
     for r in rows:
         ref, cp = r.sides["reference"], r.sides["cpsat"]
@@ -118,19 +123,23 @@ def targets(rows: list[Row]) -> list[str]:
             r = by[("a", level)]
             cp = r.sides["cpsat"].median
             ok = r.ratio <= 20 and cp < 0.05
-            parts.append(f"{level}: {r.ratio:.1f}x the reference, {_ms(cp)} — "
-                         f"{'met' if ok else 'not met'}")
-        out.append("(a) one_big_claim — CP-SAT within 20x the reference's time and under 50 ms: "
-                   + "; ".join(parts) + ".")
+            parts.append(f"{level}: {r.ratio:.1f}x the reference, {_ms(cp)} — {'met' if ok else 'not met'}")
+        out.append(
+            "(a) one_big_claim — CP-SAT within 20x the reference's time and under 50 ms: "
+            + "; ".join(parts)
+            + "."
+        )
     if ("b", "end-to-end") in by:
         r = by[("b", "end-to-end")]
         opt, cp = r.info("cpsat", "capacity_optimum"), r.info("cpsat", "placed")
         ref = r.info("reference", "placed")
         verdict = "met" if cp == opt and ref < opt else "not met"
-        out.append(f"(b) shared_memory — CP-SAT places every claim that fits by capacity ({cp} of the {opt} "
-                   f"that fit, out of {r.info('cpsat', 'claims')}), where the reference strands capacity "
-                   f"({ref} placed one by one): {verdict}. Time: {_ms(r.sides['cpsat'].median)} vs "
-                   f"{_ms(r.sides['reference'].median)} end-to-end.")
+        out.append(
+            f"(b) shared_memory — CP-SAT places every claim that fits by capacity ({cp} of the {opt} "
+            f"that fit, out of {r.info('cpsat', 'claims')}), where the reference strands capacity "
+            f"({ref} placed one by one): {verdict}. Time: {_ms(r.sides['cpsat'].median)} vs "
+            f"{_ms(r.sides['reference'].median)} end-to-end."
+        )
     if ("d", "end-to-end") in by and ("d", "core") in by:
         parts = []
         for level in LEVELS:
@@ -138,10 +147,15 @@ def targets(rows: list[Row]) -> list[str]:
             ref, cp = r.sides["reference"], r.sides["cpsat"]
             how = "giving up after" if r.info("reference", "status") == "gave up" else "taking"
             steps = r.info("reference", "steps")
-            parts.append(f"{level}: CP-SAT {_ms(cp.median)} ({r.info('cpsat', 'status')}) vs the reference "
-                         f"{how} {steps:,} steps in {_ms(ref.median)}, {1 / r.ratio:.0f}x faster")
-        out.append("(d) hard_list_match (one claim) — CP-SAT far faster per claim than the reference: "
-                   + "; ".join(parts) + ".")
+            parts.append(
+                f"{level}: CP-SAT {_ms(cp.median)} ({r.info('cpsat', 'status')}) vs the reference "
+                f"{how} {steps:,} steps in {_ms(ref.median)}, {1 / r.ratio:.0f}x faster"
+            )
+        out.append(
+            "(d) hard_list_match (one claim) — CP-SAT far faster per claim than the reference: "
+            + "; ".join(parts)
+            + "."
+        )
     return out
 
 
@@ -160,12 +174,18 @@ def plot(rows: list[Row], path: Path) -> None:
     ax.bar([x - width / 2 for x in xs], ref, width, label="reference (first fit)", color="#8c8c8c")
     bars = ax.bar([x + width / 2 for x in xs], cp, width, label="CP-SAT", color="#2b6cb0")
     for bar, r in zip(bars, rows, strict=True):
-        ax.annotate(f"{r.ratio:.2g}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"{r.ratio:.2g}x",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     for x, r in zip(xs, rows, strict=True):
         if r.info("reference", "status") == "gave up":
-            ax.annotate("gave up", (x - width / 2, ref[x]), ha="center", va="bottom", fontsize=8,
-                        color="#b00")
+            ax.annotate(
+                "gave up", (x - width / 2, ref[x]), ha="center", va="bottom", fontsize=8, color="#b00"
+            )
     ax.set_yscale("log")
     ax.set_ylabel("median time (ms, log scale)")
     ax.set_xticks(list(xs), labels, fontsize=8)
@@ -206,7 +226,7 @@ def section(rows: list[Row], data: dict[str, Any]) -> str:
         "- *core*: the search alone on a prebuilt Problem — `allocate_reference(problem)` vs "
         "`solve(problem, hint=reference answer)`; for (b) the reference's core is the one-by-one loop "
         "(each claim's Problem is rebuilt, as it sees the earlier placements; warm CEL cache).",
-        "- (b) \"fits by capacity\" is an exact bin-packing optimum computed in the benchmark, "
+        '- (b) "fits by capacity" is an exact bin-packing optimum computed in the benchmark, '
         "independently of both allocators. (d) runs on a fresh thread stack for both allocators "
         "(the reference's recursion is up to 10x slower at some caller stack depths in CPython 3.11).",
         "",
@@ -222,10 +242,10 @@ def section(rows: list[Row], data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str, path: Path = DOC) -> None:
-    """Replace the Allocators section (heading to the next `## ` heading) or add it."""
+def write_section(text: str, path: Path = DOC, name: str = SECTION) -> None:
+    """Replace the section `## name` (heading to the next `## ` heading) or add it."""
     doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^## {SECTION}\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(rf"^## {re.escape(name)}\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(doc):
         doc = pattern.sub(lambda _: text.rstrip("\n") + "\n\n", doc, count=1)
     else:
