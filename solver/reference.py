@@ -13,7 +13,7 @@ an admin-access placement does not block other claims of the call (Q7).
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -38,6 +38,25 @@ class _MaxSize:
 
 MAX_SIZE = _MaxSize()
 Outcome = bool | _MaxSize
+Step = Generator["Step", Outcome, Outcome]
+"""One search step: yields the sub-steps it needs, receives their outcomes, returns its own."""
+
+
+def _drive(root: Step) -> Outcome:
+    """Run nested steps on an explicit stack instead of Python's call stack."""
+    stack = [root]
+    value: Outcome | None = None
+    while True:
+        try:
+            sub = stack[-1].send(value)
+        except StopIteration as done:
+            stack.pop()
+            value = done.value
+            if not stack:
+                return value
+            continue
+        stack.append(sub)
+        value = None
 
 
 @dataclass
@@ -71,41 +90,39 @@ class ReferenceSearch:
         self.undo: list[_Undo] = []
 
     def run(self) -> Assignment | None:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 10_000))
-        try:
-            ok = self._claim(0)
-        finally:
-            sys.setrecursionlimit(limit)
-        if ok is True:
+        if _drive(self._claim(0)) is True:
             return {ci: list(res) for ci, res in enumerate(self.results)}
         return None
 
     # --- the search -------------------------------------------------------------------------
+    # Each step is a generator that yields the sub-step it needs and receives its outcome:
+    # the depth-first search reads like recursion but runs on an explicit stack (`_drive`),
+    # so deep searches neither hit Python's recursion limit nor slow down with stack depth.
 
-    def _claim(self, ci: int) -> bool:
+    def _claim(self, ci: int) -> Step:
         if ci == len(self.p.claims):
             return True
-        return self._request(ci, 0) is True  # the max-size signal ends at claim boundaries
+        outcome = yield self._request(ci, 0)
+        return outcome is True  # the max-size signal ends at claim boundaries
 
-    def _request(self, ci: int, ri: int) -> Outcome:
+    def _request(self, ci: int, ri: int) -> Step:
         claim = self.p.claims[ci]
         if ri == len(claim.requests):
-            return self._claim(ci + 1)
+            return (yield self._claim(ci + 1))
         only_max = True
         for a in claim.requests[ri].alternatives:
-            outcome = self._alternative(ci, ri, self.p.alternatives[a])
+            outcome = yield self._alternative(ci, ri, self.p.alternatives[a])
             if outcome is True:
                 return True
             if outcome is not MAX_SIZE:
                 only_max = False
         return MAX_SIZE if only_max else False
 
-    def _alternative(self, ci: int, ri: int, alt: Alternative) -> Outcome:
+    def _alternative(self, ci: int, ri: int, alt: Alternative) -> Step:
         if len(self.results[ci]) + alt.count > MAX_RESULTS_PER_CLAIM:
             return MAX_SIZE
         if alt.mode == "ExactCount":
-            return self._devices(ci, ri, alt, 0, 0)
+            return (yield self._devices(ci, ri, alt, 0, 0))
         if alt.all_blocked is not None or not alt.candidates:
             return False
         placed = 0
@@ -114,18 +131,18 @@ class ReferenceSearch:
                 self._pop(placed)
                 return False
             placed += 1
-        outcome = self._request(ci, ri + 1)
+        outcome = yield self._request(ci, ri + 1)
         if outcome is not True:
             self._pop(placed)
         return outcome
 
-    def _devices(self, ci: int, ri: int, alt: Alternative, k: int, start: int) -> Outcome:
+    def _devices(self, ci: int, ri: int, alt: Alternative, k: int, start: int) -> Step:
         if k == alt.count:
-            return self._request(ci, ri + 1)
+            return (yield self._request(ci, ri + 1))
         for pos in range(start, len(alt.candidates)):
             if not self._place(ci, alt, alt.candidates[pos], all_mode=False):
                 continue
-            outcome = self._devices(ci, ri, alt, k + 1, pos + 1)
+            outcome = yield self._devices(ci, ri, alt, k + 1, pos + 1)
             if outcome is True:
                 return True
             self._pop(1)
