@@ -227,8 +227,7 @@ def section(rows: list[Row], data: dict[str, Any]) -> str:
         "`solve(problem, hint=reference answer)`; for (b) the reference's core is the one-by-one loop "
         "(each claim's Problem is rebuilt, as it sees the earlier placements; warm CEL cache).",
         '- (b) "fits by capacity" is an exact bin-packing optimum computed in the benchmark, '
-        "independently of both allocators. (d) runs on a fresh thread stack for both allocators "
-        "(the reference's recursion is up to 10x slower at some caller stack depths in CPython 3.11).",
+        "independently of both allocators.",
         "",
         table(rows),
         "",

@@ -21,7 +21,6 @@ Run: `pytest benchmarks/test_bench_allocators.py` (not part of the test suite);
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,41 +90,14 @@ def prepared() -> dict[str, Prepared]:
 
 def _info(benchmark, w: Workload, allocator: str, level: str, **extra: object) -> None:
     benchmark.group = w.group
-    benchmark.extra_info.update({"workload": w.name, "key": w.key, "allocator": allocator, "level": level,
-                                 **extra})
+    benchmark.extra_info.update(
+        {"workload": w.name, "key": w.key, "allocator": allocator, "level": level, **extra}
+    )
 
 
 def _run(benchmark, w: Workload, fn: Callable[[], Any], rounds: int) -> Any:
     benchmark.group = w.group  # before the run: pytest-benchmark groups the table by it
     return benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
-
-
-def _fresh_stack(fn: Callable[[], Any]) -> Callable[[], Any]:
-    """Run `fn` in a new thread, i.e. on a fresh interpreter stack.
-
-    Why: the reference's recursive search runs up to 10x slower at some caller stack depths
-    (CPython 3.11 allocates frames in chunks; a search oscillating across a chunk boundary
-    maps and unmaps one on every step — measured 1.87M page faults for 5M steps under pytest,
-    4.5 s standalone vs 23-40 s there). A fresh stack measures what a standalone call sees.
-    Used for both allocators of (d)."""
-
-    def run() -> Any:
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["value"] = fn()
-            except BaseException as exc:  # re-raised in the caller
-                box["error"] = exc
-
-        t = threading.Thread(target=target)
-        t.start()
-        t.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
-
-    return run
 
 
 # ---------------------------------------------------------------- (a), (c): one pod's claims
@@ -135,12 +107,24 @@ def _fresh_stack(fn: Callable[[], Any]) -> Callable[[], Any]:
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
 def test_end_to_end(benchmark, prepared, key: str, allocator: str) -> None:
     pr = prepared[key]
-    out = _run(benchmark, pr.w, lambda: allocate(pr.cluster, node=NODE, allocator=allocator,
-                                           feature_gates=pr.gates), pr.w.rounds)
+    out = _run(
+        benchmark,
+        pr.w,
+        lambda: allocate(pr.cluster, node=NODE, allocator=allocator, feature_gates=pr.gates),
+        pr.w.rounds,
+    )
     assert out.allocated, out.reason
     devices = sum(len(c.status.allocation.devices.results) for c in out.claims)
-    _info(benchmark, pr.w, allocator, "end-to-end", placed=len(out.claims), claims=len(out.claims),
-          devices=devices, status=str(out.stats.get("cpsat_status", "first fit")))
+    _info(
+        benchmark,
+        pr.w,
+        allocator,
+        "end-to-end",
+        placed=len(out.claims),
+        claims=len(out.claims),
+        devices=devices,
+        status=str(out.stats.get("cpsat_status", "first fit")),
+    )
 
 
 @pytest.mark.parametrize("key", ["a", "c"])
@@ -157,14 +141,31 @@ def test_core(benchmark, prepared, key: str, allocator: str) -> None:
             return last[0].run()
 
         out = _run(benchmark, pr.w, run, pr.w.rounds)
-        _info(benchmark, pr.w, allocator, "core", placed=len(out), claims=len(pr.problem.claims),
-              steps=last[0].steps, status="first fit")
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "core",
+            placed=len(out),
+            claims=len(pr.problem.claims),
+            steps=last[0].steps,
+            status="first fit",
+        )
     else:
         out = _run(benchmark, pr.w, lambda: solve(pr.problem, hint=hint), pr.w.rounds)
         assert out.status == "OPTIMAL"
-        _info(benchmark, pr.w, allocator, "core", placed=out.placed, claims=len(pr.problem.claims),
-              status=out.status, objective=out.objective, deterministic_time=out.deterministic_time,
-              model=out.model_stats)
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "core",
+            placed=out.placed,
+            claims=len(pr.problem.claims),
+            status=out.status,
+            objective=out.objective,
+            deterministic_time=out.deterministic_time,
+            model=out.model_stats,
+        )
 
 
 # ---------------------------------------------------------------- (b): independent claims
@@ -177,11 +178,22 @@ def _claims(pr: Prepared) -> list:
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
 def test_shared_end_to_end(benchmark, prepared, allocator: str) -> None:
     pr = prepared["b"]
-    out = _run(benchmark, pr.w, lambda: place_independent(pr.cluster, node=NODE, allocator=allocator,
-                                                    feature_gates=pr.gates), pr.w.rounds)
-    _info(benchmark, pr.w, allocator, "end-to-end", placed=out.placed_count, claims=len(out.placed),
-          capacity_optimum=capacity_optimum(pr.problem),
-          status=str(out.stats.get("cpsat_status", "first fit")))
+    out = _run(
+        benchmark,
+        pr.w,
+        lambda: place_independent(pr.cluster, node=NODE, allocator=allocator, feature_gates=pr.gates),
+        pr.w.rounds,
+    )
+    _info(
+        benchmark,
+        pr.w,
+        allocator,
+        "end-to-end",
+        placed=out.placed_count,
+        claims=len(out.placed),
+        capacity_optimum=capacity_optimum(pr.problem),
+        status=str(out.stats.get("cpsat_status", "first fit")),
+    )
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
@@ -191,19 +203,37 @@ def test_shared_core(benchmark, prepared, allocator: str) -> None:
     done, _ = place_one_by_one(pr.cluster, claims, NODE, pr.gates, pr.cache)
     ref_placed = sum(c is not None for c in done)
     if allocator == "reference":
-        out = _run(benchmark, pr.w, lambda: place_one_by_one(pr.cluster, claims, NODE, pr.gates, pr.cache),
-                   pr.w.rounds)
+        out = _run(
+            benchmark,
+            pr.w,
+            lambda: place_one_by_one(pr.cluster, claims, NODE, pr.gates, pr.cache),
+            pr.w.rounds,
+        )
         placed, status, extra = sum(c is not None for c in out[0]), "first fit", {}
     else:
         hint = _as_hint(pr.problem, done)
         out = _run(benchmark, pr.w, lambda: solve(pr.problem, mode="free", hint=hint), pr.w.rounds)
         placed, status = out.placed, out.status
-        extra = {"stage_status": out.stage_status, "objective": out.objective,
-                 "deterministic_time": out.deterministic_time, "model": out.model_stats}
+        extra = {
+            "stage_status": out.stage_status,
+            "objective": out.objective,
+            "deterministic_time": out.deterministic_time,
+            "model": out.model_stats,
+        }
     optimum = capacity_optimum(pr.problem)
     assert ref_placed <= optimum and placed <= optimum
-    _info(benchmark, pr.w, allocator, "core", placed=placed, claims=len(claims), capacity_optimum=optimum,
-          reference_placed=ref_placed, status=status, **extra)
+    _info(
+        benchmark,
+        pr.w,
+        allocator,
+        "core",
+        placed=placed,
+        claims=len(claims),
+        capacity_optimum=optimum,
+        reference_placed=ref_placed,
+        status=status,
+        **extra,
+    )
 
 
 def capacity_optimum(problem: Problem) -> int:
@@ -264,7 +294,7 @@ def _packs(items: list[int], bins: int, cap: int) -> bool:
         for j, load in enumerate(loads):
             if load + items[i] <= cap and load not in tried:
                 tried.add(load)
-                nxt = tuple(sorted(loads[:j] + (load + items[i],) + loads[j + 1:]))
+                nxt = tuple(sorted(loads[:j] + (load + items[i],) + loads[j + 1 :]))
                 if go(i + 1, nxt):
                     return True
         return False
@@ -292,15 +322,33 @@ def test_hard_end_to_end(benchmark, prepared, allocator: str) -> None:
         return allocate(pr.cluster, node=NODE, allocator=allocator, feature_gates=pr.gates)
 
     if allocator == "reference":
-        out = _run(benchmark, pr.w, _fresh_stack(lambda: _reference_gives_up(run)), 1)
+        out = _run(benchmark, pr.w, lambda: _reference_gives_up(run), 1)
         assert out["gave_up"], out
-        _info(benchmark, pr.w, allocator, "end-to-end", placed=0, claims=1, steps=DEFAULT_MAX_STEPS + 1,
-              status="gave up", error=out["error"])
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "end-to-end",
+            placed=0,
+            claims=1,
+            steps=DEFAULT_MAX_STEPS + 1,
+            status="gave up",
+            error=out["error"],
+        )
     else:
-        out = _run(benchmark, pr.w, _fresh_stack(run), pr.w.rounds)
+        out = _run(benchmark, pr.w, run, pr.w.rounds)
         assert out.allocated
-        _info(benchmark, pr.w, allocator, "end-to-end", placed=1, claims=1, status=out.stats["cpsat_status"],
-              hint_steps=HINT_STEPS, hint="the bounded reference gave up first: no hint")
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "end-to-end",
+            placed=1,
+            claims=1,
+            status=out.stats["cpsat_status"],
+            hint_steps=HINT_STEPS,
+            hint="the bounded reference gave up first: no hint",
+        )
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
@@ -313,13 +361,32 @@ def test_hard_core(benchmark, prepared, allocator: str) -> None:
             last[:] = [ReferenceSearch(pr.problem)]  # the default bound, as allocate_reference(problem)
             return _reference_gives_up(last[0].run)
 
-        out = _run(benchmark, pr.w, _fresh_stack(run), 1)
+        out = _run(benchmark, pr.w, run, 1)
         assert out["gave_up"], out
-        _info(benchmark, pr.w, allocator, "core", placed=0, claims=1, steps=last[0].steps, status="gave up",
-              error=out["error"])
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "core",
+            placed=0,
+            claims=1,
+            steps=last[0].steps,
+            status="gave up",
+            error=out["error"],
+        )
     else:
-        out = _run(benchmark, pr.w, _fresh_stack(lambda: solve(pr.problem, hint=None)), pr.w.rounds)
+        out = _run(benchmark, pr.w, lambda: solve(pr.problem, hint=None), pr.w.rounds)
         assert out.status == "OPTIMAL"
-        _info(benchmark, pr.w, allocator, "core", placed=out.placed, claims=1, status=out.status,
-              objective=out.objective, deterministic_time=out.deterministic_time, model=out.model_stats,
-              stage_status=out.stage_status)
+        _info(
+            benchmark,
+            pr.w,
+            allocator,
+            "core",
+            placed=out.placed,
+            claims=1,
+            status=out.status,
+            objective=out.objective,
+            deterministic_time=out.deterministic_time,
+            model=out.model_stats,
+            stage_status=out.stage_status,
+        )
