@@ -17,7 +17,7 @@ from solver.api.cluster import Cluster
 from solver.api.models import AllocationResult, Pod, ResourceClaim
 from solver.cel import EvalCache
 from solver.check import check_or_raise
-from solver.errors import AllocationError, InputError
+from solver.errors import AllocationError, InputError, SearchAborted
 from solver.explain import explain_unschedulable
 from solver.gates import FeatureGates
 from solver.inventory import NodeView, node_selector_matches
@@ -145,9 +145,7 @@ def _cpsat(
     try:
         hint = allocate_reference(problem, max_steps=HINT_STEPS)
         exhaustive = True
-    except AllocationError as exc:
-        if "filter operation aborted" not in str(exc):
-            raise
+    except SearchAborted:
         hint, exhaustive = None, False
         for alt in problem.alternatives:
             for cand in alt.candidates:
@@ -157,10 +155,14 @@ def _cpsat(
         return None  # the reference search is complete: no allocation exists
     outcome = solve(problem, mode="all", strategy=strategy, time_limit=time_limit, seed=seed, hint=hint)
     stats.update({"cpsat_status": outcome.status, "cpsat_wall_time": outcome.wall_time})
-    if outcome.assignment is None:
-        if hint is None and problem.invalid_pools:
+    if outcome.assignment is None and hint is None:
+        if outcome.status != "INFEASIBLE":
+            raise SearchAborted(
+                f"filter operation aborted: neither the reference search ({HINT_STEPS} steps) nor CP-SAT "
+                f"({time_limit} s) found an allocation; CP-SAT status {outcome.status}"
+            )
+        if problem.invalid_pools:
             raise AllocationError(
                 "invalid resource pools were encountered: " + "; ".join(problem.invalid_pools)
             )
-        return hint
-    return outcome.assignment
+    return outcome.assignment if outcome.assignment is not None else hint

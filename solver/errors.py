@@ -61,3 +61,7 @@ class CelRuntimeError(CelError):
 
 class AllocationError(DRASolverError):
     """A fatal allocation error as upstream raises it (e.g. All mode on an incomplete pool)."""
+
+
+class SearchAborted(AllocationError):
+    """The search gave up before finding an answer (upstream: its filter timeout)."""

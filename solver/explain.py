@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from solver.errors import SearchAborted
 from solver.problem_types import Alternative, ClaimInfo, Problem
 from solver.reference import ReferenceSearch
 
@@ -35,6 +36,14 @@ def _only(problem: Problem, claim: ClaimInfo, *, constraints: bool) -> Problem:
     cons = tuple(replace(c, index=i) for i, c in enumerate(cons))
     one = replace(claim, index=0, constraints=tuple(range(len(cons))))
     return replace(problem, alternatives=tuple(alts), claims=(one,), constraints=cons)
+
+
+def _fails(problem: Problem) -> bool:
+    """The smaller problem has no allocation (False when the bounded search cannot tell)."""
+    try:
+        return ReferenceSearch(problem, max_steps=200_000).run() is None
+    except SearchAborted:
+        return False
 
 
 def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
@@ -76,15 +85,12 @@ def explain_unschedulable(problem: Problem) -> str:
         if reason:
             return f"{reason} ({node})"
     for claim in problem.claims:
-        if ReferenceSearch(_only(problem, claim, constraints=False), max_steps=200_000).run() is None:
+        if _fails(_only(problem, claim, constraints=False)):
             return (
                 f"claim {claim.ref}: its requests cannot all be served at once {node} "
                 "(devices, capacity or shared counters run out)"
             )
-        if (
-            claim.constraints
-            and ReferenceSearch(_only(problem, claim, constraints=True), max_steps=200_000).run() is None
-        ):
+        if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = ", ".join(
                 f"{problem.constraints[c].kind}Attribute {problem.constraints[c].attribute}"
                 for c in claim.constraints

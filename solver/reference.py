@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from solver.capacity import fits
-from solver.errors import AllocationError
+from solver.errors import AllocationError, SearchAborted
 from solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -155,7 +155,7 @@ class ReferenceSearch:
     def _place(self, ci: int, alt: Alternative, cand: Candidate, *, all_mode: bool) -> bool:
         self.steps += 1
         if self.steps > self.max_steps:
-            raise AllocationError(
+            raise SearchAborted(
                 f"filter operation aborted: the search exceeded {self.max_steps} steps "
                 "(upstream would hit its filter timeout)"
             )
