@@ -22,7 +22,10 @@ from solver.errors import InputError, ValidationErrors
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-class _Loader(yaml.SafeLoader):
+_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
+
+
+class _Loader(_SafeBase):  # type: ignore[misc, valid-type]
     """Safe YAML without the timestamp resolver: Kubernetes keeps timestamps as strings."""
 
 
