@@ -20,7 +20,7 @@ from solver.cel import DeviceView, EvalCache, Semver, compile_expression
 from solver.cel.device import check, prepare
 from solver.errors import CelRuntimeError
 from solver.gates import FeatureGates
-from solver.problem import _cel_attr, _split_name, device_view
+from solver.problem.devices import _split_name, cel_attr_value, device_view
 
 G = "gpu.example.com"
 MODEL = f'device.attributes["{G}"].model == "a100"'
@@ -190,7 +190,7 @@ def _reference_view(driver: str, device: Device) -> DeviceView:
     attrs: dict[str, dict[str, Any]] = {}
     for name, attr in device.attributes.items():
         dom, ident = _split_name(name, driver)
-        attrs.setdefault(dom, {})[ident] = _cel_attr(attr)
+        attrs.setdefault(dom, {})[ident] = cel_attr_value(attr)
     caps: dict[str, dict[str, Any]] = {}
     for name, cap in device.capacity.items():
         dom, ident = _split_name(name, driver)

@@ -1,0 +1,81 @@
+"""Precompute, constraints: matchAttribute / distinctAttribute values per placement.
+
+Why a module: a constraint's value for a device depends on the request that places it
+(KEP-6080 derived attributes shadow static ones), so values are tabulated per
+(alternative, device) for every covered alternative, once, for both allocators.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from solver.api.models import (
+    ResourceClaim,
+)
+from solver.errors import InputError
+from solver.problem.devices import Context, attribute_value_set
+from solver.problem_types import (
+    Alternative,
+    ConstraintInfo,
+    RequestInfo,
+    ValueSet,
+)
+
+
+def build_constraints(
+    ctx: Context,
+    claim: ResourceClaim,
+    ci: int,
+    ref: str,
+    requests: list[RequestInfo],
+    alternatives: list[Alternative],
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+    out: list[ConstraintInfo],
+) -> list[int]:
+    ids: list[int] = []
+    by_name = {alternatives[a].name: a for r in requests for a in r.alternatives}
+    by_request = {r.name: r.alternatives for r in requests}
+    for i, c in enumerate(claim.spec.devices.constraints):
+        field = f"spec.devices.constraints[{i}]"
+        if c.match_attribute:
+            kind: Literal["match", "distinct"] = "match"
+            attribute = c.match_attribute
+        elif c.distinct_attribute:
+            kind, attribute = "distinct", c.distinct_attribute
+        else:
+            raise InputError("empty constraint (unsupported constraint type?)", obj=claim.ref, field=field)
+        covered: set[int] = set()
+        names = c.requests or [r.name for r in requests]
+        for name in names:
+            if name in by_request:
+                covered.update(by_request[name])
+            elif name in by_name:
+                covered.add(by_name[name])
+            else:
+                raise InputError(
+                    f"constraint names unknown request {name}", obj=claim.ref, field=f"{field}.requests"
+                )
+        values: dict[tuple[int, int], ValueSet | None] = {}
+        for a in covered:
+            for cand in alternatives[a].candidates:
+                values[(a, cand.device)] = _lookup(
+                    ctx, attribute, derived_values.get((a, cand.device), {}), cand.device
+                )
+        cons = ConstraintInfo(len(out), ci, kind, attribute, frozenset(covered), values)
+        out.append(cons)
+        ids.append(cons.index)
+    return ids
+
+
+def _lookup(ctx: Context, attribute: str, derived: dict[str, ValueSet], dev: int) -> ValueSet | None:
+    """Derived values shadow static attributes; `dom/id` also finds bare `id` of driver `dom`."""
+    if attribute in derived:
+        return derived[attribute]
+    driver = ctx.devices[dev].driver
+    _, d = ctx.raw[dev]
+    attr = d.attributes.get(attribute)
+    if attr is None:
+        dom, _, ident = attribute.rpartition("/")
+        if dom == driver:
+            attr = d.attributes.get(ident)
+    return attribute_value_set(attr, ctx.gates) if attr is not None else None

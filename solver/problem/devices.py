@@ -1,0 +1,246 @@
+"""Precompute, devices: what the node sees, as plain data and as CEL views.
+
+Why a module: every request's candidates are computed over the same device list, in
+upstream's search order, with the same CEL `device` views and counter budgets; this module
+builds that shared Context once per allocation call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from solver.api.cluster import Cluster
+from solver.api.models import (
+    Device,
+    DeviceAttribute,
+    ResourceClaim,
+    ResourceSlice,
+)
+from solver.api.quantity import Quantity
+from solver.cel import AttrValue, DeviceView, EvalCache
+from solver.cel.semver import Semver
+from solver.gates import FeatureGates
+from solver.inventory import InUse, NodeView, Pool, Pools, gather_pools, in_use_from_claims, visible_devices
+from solver.problem_types import (
+    CounterInfo,
+    DeviceInfo,
+    ValueSet,
+)
+
+
+@dataclass
+class Context:
+    """Everything precompute derives from the cluster once per (node, call)."""
+
+    cluster: Cluster
+    node: NodeView | None
+    gates: FeatureGates
+    pools: Pools
+    in_use: InUse
+    devices: list[DeviceInfo]
+    raw: list[tuple[ResourceSlice, Device]]
+    views: list[DeviceView]
+    counters: list[CounterInfo]
+    cache: EvalCache
+
+
+def attribute_value_set(attr: DeviceAttribute, gates: FeatureGates) -> ValueSet | None:
+    """Typed value set of a static attribute; list attributes need DRAListTypeAttributes."""
+    if attr.int_ is not None:
+        return frozenset({("int", attr.int_)})
+    if attr.bool_ is not None:
+        return frozenset({("bool", attr.bool_)})
+    if attr.string is not None:
+        return frozenset({("string", attr.string)})
+    if attr.version is not None:
+        return frozenset({("version", attr.version)})
+    if not gates.DRAListTypeAttributes:
+        return None
+    for kind, values in (
+        ("int", attr.ints),
+        ("bool", attr.bools),
+        ("string", attr.strings),
+        ("version", attr.versions),
+    ):
+        if values is not None:
+            return frozenset((kind, v) for v in values)
+    return None
+
+
+def cel_attr_value(attr: DeviceAttribute) -> AttrValue | None:
+    if attr.int_ is not None:
+        return attr.int_
+    if attr.bool_ is not None:
+        return attr.bool_
+    if attr.string is not None:
+        return attr.string
+    if attr.version is not None:
+        return Semver(attr.version)
+    for values in (attr.ints, attr.bools, attr.strings):
+        if values is not None:
+            return tuple(values)
+    if attr.versions is not None:
+        return tuple(Semver(v) for v in attr.versions)
+    return None
+
+
+def _split_name(name: str, driver: str) -> tuple[str, str]:
+    dom, sep, ident = name.rpartition("/")
+    return (dom, ident) if sep else (driver, name)
+
+
+#: ``Semver(text)`` by version string: a fleet repeats a few driver versions on thousands of
+#: devices, and a Semver is immutable, so devices can share one (bounded, cleared when full).
+_SEMVERS: dict[str, Semver] = {}
+
+
+def _semver(text: str) -> Semver:
+    if type(text) is not str:  # not validated (assigned after parsing): Semver reports it
+        return Semver(text)
+    v = _SEMVERS.get(text)
+    if v is None:
+        if len(_SEMVERS) >= 4096:
+            _SEMVERS.clear()
+        v = _SEMVERS[text] = Semver(text)
+    return v
+
+
+def device_view(driver: str, device: Device, gates: FeatureGates) -> DeviceView:
+    """The CEL `device` variable for one device (bare names under the driver's domain).
+
+    Built once per device per run (the hot loop of precompute on a large fleet), so
+    :func:`_split_name` and :func:`cel_attr_value` are inlined for the common cases (same
+    results; versions are memoised by string, list forms go through :func:`cel_attr_value`).
+    """
+    attrs: dict[str, dict[str, AttrValue]] = {}
+    for name, attr in device.attributes.items():
+        if "/" in name:
+            dom, _, ident = name.rpartition("/")
+        else:
+            dom, ident = driver, name
+        v: AttrValue
+        if attr.int_ is not None:
+            v = attr.int_
+        elif attr.bool_ is not None:
+            v = attr.bool_
+        elif attr.string is not None:
+            v = attr.string
+        elif attr.version is not None:
+            v = _semver(attr.version)
+        else:
+            v = cel_attr_value(attr)  # type: ignore[assignment]  # a list, or None (no value)
+        m = attrs.get(dom)
+        if m is None:
+            m = attrs[dom] = {}
+        m[ident] = v
+    caps: dict[str, dict[str, Quantity]] = {}
+    for name, cap in device.capacity.items():
+        if "/" in name:
+            dom, _, ident = name.rpartition("/")
+        else:
+            dom, ident = driver, name
+        c = caps.get(dom)
+        if c is None:
+            c = caps[dom] = {}
+        c[ident] = cap.value
+    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))
+
+
+def _node_scope(s: ResourceSlice, d: Device) -> tuple[str, object]:
+    src = d if s.spec.per_device_node_selection else s.spec
+    if src.node_name is not None:
+        return ("node", src.node_name)
+    if src.node_selector is not None:
+        return ("selector", src.node_selector.dump())
+    return ("all", None)
+
+
+def build_context(
+    cluster: Cluster,
+    claims: Sequence[ResourceClaim],
+    node_name: str | None,
+    gates: FeatureGates,
+    cache: EvalCache | None = None,
+) -> Context:
+    node = NodeView.of(node_name, cluster.nodes)
+    pools = gather_pools(cluster.slices, node, gates)
+    skip = {(c.metadata.namespace or "default", c.metadata.name) for c in claims}
+    existing = [
+        c
+        for key, c in cluster.claims.items()
+        if key not in skip and c.status is not None and c.status.allocation
+    ]
+    in_use = in_use_from_claims(existing, gates)
+    ctx = Context(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
+    for pool in pools.valid():
+        counter_index = _pool_counters(ctx, pool)
+        blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
+        for s, d in visible_devices(pool, node):
+            _add_device(ctx, pool.driver, s, d, counter_index, blocked)
+    return ctx
+
+
+def _pool_counters(ctx: Context, pool: Pool) -> dict[tuple[str, str], int]:
+    if not ctx.gates.DRAPartitionableDevices:
+        return {}
+    index: dict[tuple[str, str], int] = {}
+    budget: dict[tuple[str, str], Fraction] = {}
+    for s in pool.all_slices():
+        for cs in s.spec.shared_counters:
+            for cname, counter in cs.counters.items():
+                budget[(cs.name, cname)] = counter.value.as_fraction()
+    for s in pool.all_slices():
+        for d in s.spec.devices:
+            if not ctx.in_use.allocated((pool.driver, pool.name, d.name)):
+                continue
+            for use in d.consumes_counters:
+                for cname, counter in use.counters.items():
+                    budget[(use.counter_set, cname)] -= counter.value.as_fraction()
+    for (set_name, cname), available in budget.items():
+        index[(set_name, cname)] = len(ctx.counters)
+        ctx.counters.append(CounterInfo(pool.driver, pool.name, set_name, cname, available))
+    return index
+
+
+def _add_device(
+    ctx: Context,
+    driver: str,
+    s: ResourceSlice,
+    d: Device,
+    counter_index: dict[tuple[str, str], int],
+    blocked: bool,
+) -> None:
+    gates = ctx.gates
+    dev_id = (driver, s.spec.pool.name, d.name)
+    multi = bool(d.allow_multiple_allocations) and gates.DRAConsumableCapacity
+    counter_use: dict[int, Fraction] = {}
+    for use in d.consumes_counters:
+        for cname, counter in use.counters.items():
+            key = (use.counter_set, cname)
+            if key in counter_index:
+                i = counter_index[key]
+                counter_use[i] = counter_use.get(i, Fraction(0)) + counter.value.as_fraction()
+    info = DeviceInfo(
+        index=len(ctx.devices),
+        driver=driver,
+        pool=s.spec.pool.name,
+        name=d.name,
+        slice_name=s.metadata.name,
+        multi=multi,
+        busy=dev_id in ctx.in_use.dedicated,
+        capacity={k: c.value.as_fraction() for k, c in d.capacity.items()},
+        in_use=dict(ctx.in_use.capacity.get(dev_id, {})) if multi else {},
+        shared_in_use=multi and (dev_id in ctx.in_use.shared or dev_id in ctx.in_use.capacity),
+        counter_use=counter_use,
+        counters_blocked=blocked,
+        node_scope=_node_scope(s, d),
+        binds_to_node=bool(d.binds_to_node),
+        skip_node_operations=s.spec.skip_node_operations,
+        binding_conditions=tuple(d.binding_conditions),
+        binding_failure_conditions=tuple(d.binding_failure_conditions),
+    )
+    ctx.devices.append(info)
+    ctx.raw.append((s, d))
+    ctx.views.append(device_view(driver, d, gates))

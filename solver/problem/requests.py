@@ -1,0 +1,377 @@
+"""Precompute, requests: candidate devices per request and subrequest.
+
+Why a module: this is where each request meets each device — selectors (class first, then
+request, stopping at the first false), the static checks (capacity against existing use,
+gates, taints, KEP-5945), consumption after requestPolicy rounding, derived attributes —
+and where upstream's preparation errors are raised. CEL runtime errors stay on the
+candidate they belong to (lazy, as upstream).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from solver.api.models import (
+    CapacityRequirements,
+    DerivedAttribute,
+    DeviceSelector,
+    DeviceToleration,
+    ResourceClaim,
+)
+from solver.capacity import device_consumption, fits
+from solver.cel import Program, compile_expression
+from solver.errors import AllocationError, CelError, DRASolverError, InputError
+from solver.gates import FeatureGates
+from solver.problem.devices import Context
+from solver.problem_types import (
+    Alternative,
+    Candidate,
+    Value,
+    ValueSet,
+)
+from solver.taints import tolerated
+
+Programs = list[tuple[str, Program]]
+"""(where, program): a selector's place in messages, or a derived attribute's name."""
+
+NODE_FEATURE = "DraOptionalNodePreparation"
+"""KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
+
+
+@dataclass
+class RequestSpec:
+    """One search unit before indexing: a request or one of its subrequests."""
+
+    name: str
+    position: int
+    class_name: str
+    selectors: list[DeviceSelector]
+    mode: str | None
+    count: int | None
+    admin: bool
+    tolerations: list[DeviceToleration]
+    capacity: dict[str, Fraction]
+    derived: list[DerivedAttribute]
+
+
+def request_specs(claim: ResourceClaim, gates: FeatureGates) -> list[tuple[str, bool, list[RequestSpec]]]:
+    ref = claim.ref
+    out: list[tuple[str, bool, list[RequestSpec]]] = []
+    for ri, req in enumerate(claim.spec.devices.requests):
+        field = f"spec.devices.requests[{ri}]"
+        if req.first_available:
+            if not gates.DRAPrioritizedList:
+                raise InputError(
+                    f"request {req.name} has subrequests, but the DRAPrioritizedList feature is disabled",
+                    obj=ref,
+                    field=f"{field}.firstAvailable",
+                )
+            subs = [
+                RequestSpec(
+                    f"{req.name}/{s.name}",
+                    i,
+                    s.device_class_name,
+                    s.selectors,
+                    s.allocation_mode,
+                    s.count,
+                    False,
+                    s.tolerations,
+                    _caps(s.capacity),
+                    s.derived_attributes,
+                )
+                for i, s in enumerate(req.first_available)
+            ]
+            out.append((req.name, True, subs))
+        elif req.exactly is not None:
+            e = req.exactly
+            out.append(
+                (
+                    req.name,
+                    False,
+                    [
+                        RequestSpec(
+                            req.name,
+                            0,
+                            e.device_class_name,
+                            e.selectors,
+                            e.allocation_mode,
+                            e.count,
+                            bool(e.admin_access),
+                            e.tolerations,
+                            _caps(e.capacity),
+                            e.derived_attributes,
+                        )
+                    ],
+                )
+            )
+        else:
+            raise InputError(
+                f"request {req.name} has neither exactly nor firstAvailable", obj=ref, field=field
+            )
+        for sp in out[-1][2]:
+            if sp.capacity and not gates.DRAConsumableCapacity:
+                raise InputError(
+                    f"request {sp.name} has capacity requests, "
+                    "but the DRAConsumableCapacity feature is disabled",
+                    obj=ref,
+                    field=f"{field}",
+                )
+    return out
+
+
+def _caps(capacity: CapacityRequirements | None) -> dict[str, Fraction]:
+    return {k: q.as_fraction() for k, q in capacity.requests.items()} if capacity is not None else {}
+
+
+def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> Programs:
+    programs: Programs = []
+    for i, sel in enumerate(selectors):
+        if sel.cel is None:
+            raise InputError(f"{owner}: selector #{i}: CEL expression empty (unsupported selector type?)")
+        try:
+            programs.append(
+                (f"{owner}: selector #{i}", compile_expression(sel.cel.expression, expect_bool=True))
+            )
+        except CelError as exc:
+            raise InputError(f"{owner}: selector #{i}: CEL compile error: {exc.reason}") from None
+    return programs
+
+
+def _selectable(ctx: Context, programs: Programs, dev: int) -> bool | CelError:
+    info = ctx.devices[dev]
+    if info.binding_conditions and not ctx.gates.binding_and_status:
+        return False
+    for where, program in programs:
+        try:
+            if not ctx.cache.evaluate_bool(program, ctx.views[dev]):
+                return False
+        except CelError as exc:
+            return type(exc)(
+                f"CEL runtime error: {exc.reason}", expression=exc.expression, device=info.id, where=where
+            )
+    return True
+
+
+def _static_reject(
+    ctx: Context, spec: RequestSpec, dev: int
+) -> tuple[str | None, dict[str, Fraction] | None]:
+    """Checks upstream makes on a selectable device that do not depend on this call's placements.
+    Returns (why rejected or None, consumption for multi devices)."""
+    info = ctx.devices[dev]
+    s, d = ctx.raw[dev]
+    consumed: dict[str, Fraction] | None = None
+    if ctx.gates.DRAConsumableCapacity:
+        missing = sorted(set(spec.capacity) - set(d.capacity))
+        if missing:
+            return f"lack capacity {', '.join(missing)}", None
+        amounts = device_consumption(d.capacity, spec.capacity)
+        if amounts is None:
+            return "refuse the capacity request (requestPolicy)", None
+        if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+            return "have not enough capacity left", None
+        if info.multi:
+            consumed = amounts
+    if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
+        return "consume counters but DRAPartitionableDevices is disabled", None
+    if ctx.gates.DRADeviceTaints and not all(tolerated(t, spec.tolerations) for t in d.taints):
+        return "have a taint the request does not tolerate", None
+    if s.spec.skip_node_operations:
+        if not ctx.gates.DRAOptionalNodePreparation:
+            return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
+        node = ctx.node
+        if node is not None and node.known and NODE_FEATURE not in node.declared_features:
+            return (
+                f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
+                None,
+            )
+    return None, consumed
+
+
+def _derived(
+    ctx: Context, claim_ref: str, spec: RequestSpec, programs: Programs, dev: int
+) -> dict[str, ValueSet] | CelError:
+    out: dict[str, ValueSet] = {}
+    for attr, program in programs:
+        where = f"claim {claim_ref}: request {spec.name}: derived attribute {attr}"
+        try:
+            value = ctx.cache.evaluate(program, ctx.views[dev])
+            out[attr] = derived_value_set(value)
+        except CelError as exc:
+            return type(exc)(
+                f"CEL runtime error: {exc.reason}",
+                expression=exc.expression,
+                device=ctx.devices[dev].id,
+                where=where,
+            )
+        except ValueError as exc:
+            return CelError(str(exc), expression=program.expression, device=ctx.devices[dev].id, where=where)
+    return out
+
+
+def derived_value_set(value: object) -> ValueSet:
+    """KEP-6080 results: a scalar (int, bool, string, semver) or a list of them."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    out: set[Value] = set()
+    for v in items:
+        if isinstance(v, bool):
+            out.add(("bool", v))
+        elif isinstance(v, int):
+            out.add(("int", int(v)))
+        elif isinstance(v, str):
+            out.add(("string", str(v)))
+        elif type(v).__name__ == "Semver":
+            out.add(("version", str(v)))
+        else:
+            raise ValueError(
+                f"derived attribute must be a scalar or a list of scalars, got {type(v).__name__}"
+            )
+    return frozenset(out)
+
+
+def build_alternative(
+    ctx: Context,
+    index: int,
+    ci: int,
+    req_index: int,
+    claim_ref: str,
+    spec: RequestSpec,
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+) -> Alternative:
+    owner = f"claim {claim_ref}: request {spec.name}"
+    if spec.admin and not ctx.gates.DRAAdminAccess:
+        raise InputError(f"{owner}: admin access is requested, but the feature is disabled")
+    if not spec.class_name:
+        raise InputError(f"{owner}: missing device class name")
+    device_class = ctx.cluster.classes.get(spec.class_name)
+    if device_class is None:
+        raise InputError(f"{owner}: could not retrieve device class {spec.class_name}")
+    programs = _selector_programs(f"class {spec.class_name}", device_class.spec.selectors)
+    programs += _selector_programs(f"claim {claim_ref}: request {spec.name}", spec.selectors)
+    derived_programs: Programs = []
+    if ctx.gates.DRADerivedAttributes:
+        for d in spec.derived:
+            try:
+                derived_programs.append((d.name, compile_expression(d.expression)))
+            except CelError as exc:
+                raise InputError(
+                    f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}"
+                ) from None
+    mode: Literal["ExactCount", "All"]
+    blocked: str | None = None
+    rejected: Counter[str] = Counter()
+    if spec.mode in (None, "ExactCount"):
+        mode = "ExactCount"
+        count = spec.count if spec.count is not None else 1
+        candidates = _exact_candidates(
+            ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
+        )
+    elif spec.mode == "All":
+        mode = "All"
+        candidates, blocked = _all_set(
+            ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
+        )
+        count = len(candidates)
+    else:
+        raise InputError(f"{owner}: unsupported count mode {spec.mode}")
+    return Alternative(
+        index,
+        ci,
+        req_index,
+        spec.position,
+        spec.name,
+        spec.class_name,
+        mode,
+        count,
+        spec.admin,
+        tuple(t.dump() for t in spec.tolerations),
+        tuple(candidates),
+        all_blocked=blocked,
+        rejected=tuple(sorted(rejected.items())),
+    )
+
+
+def _exact_candidates(
+    ctx: Context,
+    index: int,
+    claim_ref: str,
+    spec: RequestSpec,
+    programs: Programs,
+    derived_programs: Programs,
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+    rejected: Counter[str],
+) -> list[Candidate]:
+    """Devices in search order that pass every static check; CEL errors kept on the device.
+    Why selectable devices were rejected is counted in `rejected`."""
+    candidates: list[Candidate] = []
+    for dev in range(len(ctx.devices)):
+        ok = _selectable(ctx, programs, dev)
+        if ok is False:
+            continue
+        if isinstance(ok, CelError):
+            candidates.append(Candidate(dev, None, ok))
+            continue
+        why, consumed = _static_reject(ctx, spec, dev)
+        if why is not None:
+            rejected[why] += 1
+            continue
+        derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
+        if isinstance(derived, DRASolverError):
+            candidates.append(Candidate(dev, consumed, derived))
+            continue
+        derived_values[(index, dev)] = derived
+        candidates.append(Candidate(dev, consumed))
+    return candidates
+
+
+def _all_set(
+    ctx: Context,
+    index: int,
+    owner: str,
+    claim_ref: str,
+    spec: RequestSpec,
+    programs: Programs,
+    derived_programs: Programs,
+    derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+) -> tuple[list[Candidate], str | None]:
+    """allocationMode All: every matching device, fixed before the search (§4.3, §4.7).
+
+    Busy devices stay in the set and block the request; devices without room left after
+    existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
+    if ctx.pools.incomplete:
+        pid = ctx.pools.incomplete[0]
+        raise AllocationError(
+            f"{owner}: asks for all devices, but resource pool {pid[0]}/{pid[1]} is currently being updated"
+        )
+    if ctx.pools.invalid():
+        pool = ctx.pools.invalid()[0]
+        raise AllocationError(
+            f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
+        )
+    candidates: list[Candidate] = []
+    blocked: str | None = None
+    for dev in range(len(ctx.devices)):
+        ok = _selectable(ctx, programs, dev)
+        if isinstance(ok, CelError):
+            raise ok
+        if not ok:
+            continue
+        info = ctx.devices[dev]
+        _, d = ctx.raw[dev]
+        if ctx.gates.DRAConsumableCapacity:
+            amounts = device_consumption(d.capacity, spec.capacity)
+            if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+                continue  # excluded from the All-set (UPSTREAM-SEMANTICS §4.7)
+        why, consumed = _static_reject(ctx, spec, dev)
+        if why is not None and blocked is None:
+            blocked = f"device {info.id}: {why}"
+        if info.busy and not spec.admin and blocked is None:
+            blocked = f"device {info.id} is already allocated"
+        derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
+        if isinstance(derived, DRASolverError):
+            raise derived
+        derived_values[(index, dev)] = derived
+        candidates.append(Candidate(dev, consumed))
+    return candidates, blocked
