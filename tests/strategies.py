@@ -55,6 +55,8 @@ def devices(draw: st.DrawFn, node: int, count: int, with_counters: bool) -> list
                 cap["requestPolicy"] = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
         if draw(st.booleans()):
             dev["capacity"] = {"memory": cap}
+        if draw(st.integers(0, 7)) == 0:
+            dev["taints"] = [{"key": "maintenance", "effect": draw(st.sampled_from(["NoSchedule", "None"]))}]
         if with_counters and draw(st.booleans()):
             dev["consumesCounters"] = [
                 {"counterSet": "chip", "counters": {"mem": {"value": f"{draw(st.sampled_from([20, 40]))}Gi"}}}
@@ -64,8 +66,12 @@ def devices(draw: st.DrawFn, node: int, count: int, with_counters: bool) -> list
 
 
 @st.composite
-def exact(draw: st.DrawFn, class_name: str) -> dict[str, Any]:
+def exact(draw: st.DrawFn, class_name: str, admin_ok: bool = False) -> dict[str, Any]:
     req: dict[str, Any] = {"deviceClassName": class_name}
+    if admin_ok and draw(st.integers(0, 9)) == 0:
+        req["adminAccess"] = True
+    if draw(st.integers(0, 3)) == 0:
+        req["tolerations"] = [{"key": "maintenance", "operator": "Exists"}]
     if draw(st.integers(0, 9)) == 0:
         req["allocationMode"] = "All"
     else:
@@ -90,7 +96,7 @@ def claim(draw: st.DrawFn, index: int) -> dict[str, Any]:
                 subs.append({"name": f"s{s}", **sub})
             requests.append({"name": f"r{r}", "firstAvailable": subs})
         else:
-            requests.append({"name": f"r{r}", "exactly": draw(exact("gpu"))})
+            requests.append({"name": f"r{r}", "exactly": draw(exact("gpu", admin_ok=True))})
     devices_spec: dict[str, Any] = {"requests": requests}
     kind = draw(st.sampled_from([None, "matchAttribute", "distinctAttribute"]))
     if kind:
@@ -107,6 +113,31 @@ def claim(draw: st.DrawFn, index: int) -> dict[str, Any]:
         "kind": "ResourceClaim",
         "metadata": {"name": f"c{index}", "namespace": "default"},
         "spec": {"devices": devices_spec},
+    }
+
+
+@st.composite
+def existing(draw: st.DrawFn, node_slice: dict[str, Any]) -> dict[str, Any]:
+    """A claim allocated earlier on node n0: a dedicated device, or a share of a device
+    without capacities (so no consumedCapacity is needed)."""
+    spec = node_slice["spec"]
+    dev = draw(st.sampled_from(spec["devices"]))
+    result: dict[str, Any] = {
+        "request": "r0",
+        "driver": DRIVER,
+        "pool": spec["pool"]["name"],
+        "device": dev["name"],
+    }
+    if dev.get("allowMultipleAllocations"):
+        result["shareID"] = "00000000-0000-4000-8000-000000000001"
+        if "capacity" in dev:
+            result["consumedCapacity"] = {"memory": "10Gi"}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "old", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "r0", "exactly": {"deviceClassName": "gpu"}}]}},
+        "status": {"allocation": {"devices": {"results": [result]}}},
     }
 
 
@@ -160,6 +191,8 @@ def scenario(draw: st.DrawFn, max_claims: int = 3) -> tuple[list[dict[str, Any]]
                     },
                 }
             )
+    if draw(st.booleans()):
+        objs.append(draw(existing(objs[1])))
     n_claims = draw(st.integers(1, max_claims))
     claims = [draw(claim(i)) for i in range(n_claims)]
     objs.extend(claims)
