@@ -24,7 +24,7 @@ from rich.text import Text
 
 from solver.allocate import allocate as allocate_claims
 from solver.api.cluster import Cluster
-from solver.api.load import dumps, expand_paths, load_paths
+from solver.api.load import dumps, load_sourced
 from solver.api.models import TypeMeta
 from solver.api.validate import validate_cluster
 from solver.errors import DRASolverError, InputError, ValidationErrors
@@ -113,34 +113,11 @@ def _fail(errors: Sequence[InputError | DRASolverError]) -> NoReturn:
 
 
 def _load(paths: Sequence[str]) -> SourcedCluster:
-    """Same result as `Cluster.from_paths(paths)`, plus the file of every object.
-
-    Loads file by file (stdin is read once) so each object can be attributed to its file;
-    errors of all files are collected and raised together as `ValidationErrors`.
-    """
-    files = expand_paths(paths)
-    objects: list[TypeMeta] = []
-    origin: list[str] = []
-    warnings: list[str] = []
-    errors: list[InputError] = []
-    for path in files:
-        source = "<stdin>" if path is None else str(path)
-        try:
-            objs, warns = load_paths(["-" if path is None else path])
-        except ValidationErrors as exc:
-            errors.extend(exc.errors)
-            continue
-        except InputError as exc:
-            errors.append(exc)
-            continue
-        objects.extend(objs)
-        origin.extend([source] * len(objs))
-        warnings.extend(warns)
-    if errors:
-        raise ValidationErrors(errors)
-    cluster = SourcedCluster.from_objects(objects)
+    """Same result as `Cluster.from_paths(paths)`, plus the file of every object."""
+    pairs, warnings = load_sourced(paths)
+    cluster = SourcedCluster.from_objects(obj for obj, _ in pairs)
     cluster.warnings.extend(warnings)
-    by_id = {id(obj): src for obj, src in zip(objects, origin, strict=True)}
+    by_id = {id(obj): src for obj, src in pairs}
     cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.all_objects() if id(obj) in by_id}
     return cluster
 

@@ -130,31 +130,37 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path | None]:
     return out
 
 
-def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:
-    """Load every object of the given files/directories/stdin; errors of all files together."""
-    objects: list[TypeMeta] = []
+def load_sourced(paths: Iterable[str | Path]) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
+    """Every object of the given files/directories/stdin with the file it came from, and
+    warnings; the errors of all files are raised together."""
+    objects: list[tuple[TypeMeta, str]] = []
     warnings: list[str] = []
     errors: list[InputError] = []
     for path in expand_paths(paths):
         source = "<stdin>" if path is None else str(path)
         try:
             text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
+            objs, warns = load_text(text, source)
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(InputError(f"cannot read: {exc}", source=source))
             continue
-        try:
-            objs, warns = load_text(text, source)
         except ValidationErrors as exc:
             errors.extend(exc.errors)
             continue
         except InputError as exc:
             errors.append(exc)
             continue
-        objects.extend(objs)
+        objects.extend((obj, source) for obj in objs)
         warnings.extend(warns)
     if errors:
         raise ValidationErrors(errors)
     return objects, warnings
+
+
+def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:
+    """Load every object of the given files/directories/stdin; errors of all files together."""
+    pairs, warnings = load_sourced(paths)
+    return [obj for obj, _ in pairs], warnings
 
 
 def dumps(objects: Iterable[dict[str, Any]], fmt: str = "yaml") -> str:
