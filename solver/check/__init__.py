@@ -1,0 +1,163 @@
+"""Independent verifier of DRA allocation results: the API and the order of the rules.
+
+Why this package exists: dra-solver has two allocators (the upstream-faithful reference
+and the CP-SAT optimiser) and both are built on the same precompute. A bug shared by
+them would pass every differential test. This checker is a *second reading of the
+rules*, written from the KEPs and `UPSTREAM-SEMANTICS.md` (intended semantics, not the
+§8 quirks) and deliberately importing nothing from `solver.inventory`, `solver.problem`,
+`solver.reference` or `solver.cpsat`. It reads only the raw API objects (slices,
+classes, claims), the feature gates, CEL and quantities. Nothing an allocator returns
+reaches a user without passing `check_or_raise`.
+
+It reports *every* violation it finds, each naming the claim, the request, the device
+and the rule, so a failing differential test says what went wrong rather than only
+that something did. It never raises for a CEL problem: a CEL compile or runtime error
+met while checking is itself a `selector` violation.
+
+Decisions where the rules leave room (also listed in the docs):
+
+- Pool generations follow upstream §4.2: the newest generation among the slices
+  relevant to the node wins; only when those look incomplete is the whole cluster
+  re-scanned (a newer generation elsewhere makes the pool obsolete).
+- Admin-access results never make a device busy and never consume capacity, but a new
+  admin placement does charge shared counters (upstream charges every placement of the
+  call; existing admin results are not charged).
+- Counters: as upstream, once a pool has any over-committed counter, no newly charged
+  counter-consuming device of that pool may be placed.
+- Attribute names are compared as fully qualified names: a bare name belongs to the
+  device's driver domain (for both the device's attributes and the constraint).
+- Derived attributes (KEP-6080) are only consulted with `DRADerivedAttributes` on, by
+  exact name; list values use the KEP-5491 set semantics (always: with scalars only this
+  is plain equality).
+- `DRAPartitionableDevices` off: perDeviceNodeSelection slices are invisible; a
+  counter-set slice still counts for pool completeness (upstream test
+  "partitionable-devices-disabled-other-device-do-not-consume-counters"); a device that
+  consumes counters, or one only visible through per-device selection, is a `gate`
+  violation rather than an `unknown-device`.
+- Not checked (no rule kind for them): that results copy the request's tolerations and the
+  device's bindingConditions, and that the node declares `DraOptionalNodePreparation`
+  (a pod/node concern of the planner).
+
+Layout: this module holds the public API (`check`, `check_or_raise`, and `Violation`,
+`CheckFailed`, `KINDS` from `violations`) and runs the rules in a fixed order — per result,
+then per claim, then across claims — so the violations always come out in the same
+order. How the cluster is read lives in `scopes`, `pools` and `world`, CEL in
+`expressions`, the per-call state in `context`; each rule family has a module of its own
+(`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `sharing`, `capacity`,
+`counts`, `constraints`, `counters`), with `keys` and `amounts` shared by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from solver.api.cluster import Cluster
+from solver.api.models import ResourceClaim
+from solver.check.amounts import capacity_requests, consumption
+from solver.check.capacity import check_capacity, check_consumed
+from solver.check.constraints import check_constraints
+from solver.check.context import Context
+from solver.check.counters import check_counters
+from solver.check.counts import check_counts, check_duplicates
+from solver.check.feature_gates import check_device_gates, check_request_gates
+from solver.check.keys import Alt, claim_id
+from solver.check.nodes import check_node_selector, check_skip_node_operations
+from solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
+from solver.check.selectors import check_capacity_names, check_selectors
+from solver.check.sharing import check_busy, check_share_fields, check_share_ids
+from solver.check.tolerations import check_taints
+from solver.check.violations import KINDS, CheckFailed, Violation
+from solver.gates import FeatureGates
+
+__all__ = ["KINDS", "CheckFailed", "Violation", "check", "check_or_raise"]
+
+
+def check(
+    cluster: Cluster,
+    allocated: Sequence[ResourceClaim],
+    *,
+    node: str | None,
+    gates: FeatureGates | None = None,
+) -> list[Violation]:
+    """Every rule the allocations in `allocated` break, for claims placed on `node`.
+
+    `cluster` is the input snapshot: its claims that already carry `status.allocation`
+    (and are not in `allocated`, matched by namespace/name) are the devices in use.
+    `node` None means no node: only allNodes and nodeSelector slices are visible.
+    Nothing passed in is modified.
+    """
+    return _run(Context(cluster, list(allocated), node, gates or FeatureGates()))
+
+
+def check_or_raise(
+    cluster: Cluster,
+    allocated: Sequence[ResourceClaim],
+    *,
+    node: str | None,
+    gates: FeatureGates | None = None,
+) -> None:
+    """Raise `CheckFailed` (an `AllocationError`) listing all violations, if there are any.
+
+    The library calls this on every allocator answer so that nothing unverified is returned.
+    """
+    violations = check(cluster, allocated, node=node, gates=gates)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _run(ctx: Context) -> list[Violation]:
+    placed: list[Placed] = []
+    per_claim: list[tuple[ResourceClaim, list[Placed]]] = []
+    for claim in ctx.allocated:
+        mine = _check_results(ctx, claim)
+        per_claim.append((claim, mine))
+        placed.extend(mine)
+    for claim, mine in per_claim:
+        check_counts(ctx, claim, mine)
+        check_duplicates(ctx, claim, mine)
+        check_constraints(ctx, claim, mine)
+        check_node_selector(ctx, claim, mine)
+    check_busy(ctx, placed)
+    check_capacity(ctx, placed)
+    check_share_ids(ctx, placed)
+    check_counters(ctx, placed)
+    return ctx.violations
+
+
+def _check_results(ctx: Context, claim: ResourceClaim) -> list[Placed]:
+    """Read every result of one claim and check the rules that concern each alone."""
+    cid = claim_id(claim)
+    allocation = claim.status.allocation if claim.status is not None else None
+    if allocation is None:
+        ctx.report(cid, None, "count", "the claim has no status.allocation")
+        return []
+    results = allocation.devices.results
+    check_limit(ctx, cid, results)
+    mine: list[Placed] = []
+    for r in results:
+        top, alt = resolve(ctx, claim, cid, r.request)
+        dev = lookup(ctx, cid, r)
+        p = Placed(cid, claim, r, top, alt, dev)
+        mine.append(p)
+        if alt is not None:
+            _check_result(ctx, p, alt)
+    check_one_subrequest(ctx, cid, mine)
+    return mine
+
+
+def _check_result(ctx: Context, p: Placed, alt: Alt) -> None:
+    """Rules that concern one result alone: gates, admin, selectors, taints, share, rounding."""
+    requests = capacity_requests(alt)
+    check_request_gates(ctx, p, alt, requests)
+    check_admin(ctx, p, alt)
+    dev = p.dev
+    if dev is None:
+        return
+    check_device_gates(ctx, p, dev)
+    check_skip_node_operations(ctx, p, dev)
+    check_selectors(ctx, p, alt, dev)
+    cons = consumption(dev.device, dev.key[0], requests) if ctx.gates.DRAConsumableCapacity else None
+    check_capacity_names(ctx, p, dev, cons)
+    check_taints(ctx, p, alt, dev)
+    check_share_fields(ctx, p, dev)
+    check_consumed(ctx, p, dev, cons, requests)

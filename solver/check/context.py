@@ -1,0 +1,36 @@
+"""Context: the state of one `check` call, handed to every rule.
+
+Why a module: the rule modules share one reading of the cluster (`World`), one set of
+CEL caches (`Expressions`) and one list of findings, in the order they were found; the
+context bundles them so that each rule is a plain function of (context, what it checks).
+"""
+
+from __future__ import annotations
+
+from solver.api.cluster import Cluster
+from solver.api.models import ResourceClaim
+from solver.check.expressions import Expressions
+from solver.check.keys import DeviceKey
+from solver.check.violations import Violation, violation
+from solver.check.world import World
+from solver.gates import FeatureGates
+
+
+class Context:
+    """The inputs, the world they describe, the CEL caches and the violations found so far."""
+
+    def __init__(
+        self, cluster: Cluster, allocated: list[ResourceClaim], node: str | None, gates: FeatureGates
+    ):
+        self.cluster = cluster
+        self.allocated = allocated
+        self.node = node
+        self.gates = gates
+        self.world = World(cluster, allocated, node, gates)
+        self.cel = Expressions()
+        self.violations: list[Violation] = []
+        self.reported_cel: set[tuple[str, str, DeviceKey]] = set()
+        """(where, expression, device) of CEL errors already reported: each is reported once."""
+
+    def report(self, claim: str, request: str | None, kind: str, message: str) -> None:
+        self.violations.append(violation(claim, request, kind, message))

@@ -1,0 +1,152 @@
+"""Pools: the inventory a node sees — devices of complete, valid, current pools.
+
+Why a module: which ResourceSlices count is the subtlest reading of the cluster
+(UPSTREAM-SEMANTICS §4.2: generations, completeness, obsolete pools, invalid pools, the
+`DRAPartitionableDevices` gate), and every rule that names a device starts from it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from solver.api.cluster import Cluster
+from solver.api.models import Device, ResourceSlice
+from solver.check.amounts import frac
+from solver.check.keys import DeviceKey, PoolKey
+from solver.check.scopes import Scope, device_scope, scope_matches, slice_scope
+
+
+@dataclass
+class Dev:
+    """A device visible from the node, with the slice it came from."""
+
+    key: DeviceKey
+    slice: ResourceSlice
+    device: Device
+    scope: Scope
+
+
+@dataclass
+class Inventory:
+    """What the node sees: devices of complete, valid, current pools, plus pool problems."""
+
+    devices: dict[DeviceKey, Dev] = field(default_factory=dict)
+    problems: dict[PoolKey, str] = field(default_factory=dict)
+    """Relevant pools that cannot be used: incomplete / obsolete / invalid, with why."""
+    obsolete: set[PoolKey] = field(default_factory=set)
+    """Pools dropped because a newer generation exists: silently gone, not "being updated"."""
+    pool_devices: dict[PoolKey, dict[str, Device]] = field(default_factory=dict)
+    """Every device of a usable pool (all nodes): counters are pool-wide."""
+    pool_counters: dict[PoolKey, dict[str, dict[str, Fraction]]] = field(default_factory=dict)
+    """Counter set -> counter -> value, per usable pool."""
+
+
+def gather(cluster: Cluster, node: str | None, partitionable: bool) -> Inventory:
+    """Pools and devices visible from `node` (UPSTREAM-SEMANTICS §4.2)."""
+    labels = {}
+    if node is not None and node in cluster.nodes:
+        labels = dict(cluster.nodes[node].metadata.labels)
+
+    usable: list[ResourceSlice] = []
+    for rs in cluster.slices:
+        # Gate off: per-device node selection is unknown; a counter-set slice still counts
+        # for pool completeness, its counters are just not used (upstream test
+        # "partitionable-devices-disabled-other-device-do-not-consume-counters").
+        if not partitionable and rs.spec.per_device_node_selection:
+            continue
+        if slice_scope(rs) is None:
+            continue
+        usable.append(rs)
+
+    def relevant(rs: ResourceSlice) -> bool:
+        scope = slice_scope(rs)
+        if scope == "per-device":
+            return any(scope_matches(device_scope(d), node, labels) for d in rs.spec.devices)
+        return scope_matches(scope, node, labels)
+
+    all_by_pool: dict[PoolKey, list[ResourceSlice]] = defaultdict(list)
+    rel_by_pool: dict[PoolKey, list[ResourceSlice]] = defaultdict(list)
+    for rs in usable:
+        pk = (rs.spec.driver, rs.spec.pool.name)
+        all_by_pool[pk].append(rs)
+        if relevant(rs):
+            kept = rel_by_pool[pk]
+            if kept and rs.spec.pool.generation > kept[0].spec.pool.generation:
+                kept.clear()
+            if not kept or rs.spec.pool.generation == kept[0].spec.pool.generation:
+                kept.append(rs)
+
+    inv = Inventory()
+    for pk, kept in rel_by_pool.items():
+        gen = kept[0].spec.pool.generation
+        want = kept[0].spec.pool.resource_slice_count
+        pool_slices = kept
+        if len(kept) != want:
+            others = all_by_pool[pk]
+            if any(s.spec.pool.generation > gen for s in others):
+                inv.problems[pk] = f"pool {pk[0]}/{pk[1]} is obsolete (a newer generation than {gen} exists)"
+                inv.obsolete.add(pk)
+                continue
+            same = [s for s in others if s.spec.pool.generation == gen]
+            if len(same) != want:
+                inv.problems[pk] = (
+                    f"pool {pk[0]}/{pk[1]} is incomplete (generation {gen}: {len(same)} of {want} slices)"
+                )
+                continue
+            pool_slices = same
+        relevant_names = {id(s) for s in kept}
+        problem = pool_problem(pk, pool_slices, relevant_names, partitionable)
+        if problem:
+            inv.problems[pk] = problem
+            continue
+        counters: dict[str, dict[str, Fraction]] = {}
+        if partitionable:
+            for rs in pool_slices:
+                for cs in rs.spec.shared_counters:
+                    counters[cs.name] = {n: frac(c.value) for n, c in cs.counters.items()}
+        inv.pool_counters[pk] = counters
+        inv.pool_devices[pk] = {d.name: d for rs in pool_slices for d in rs.spec.devices}
+        for rs in kept:
+            scope = slice_scope(rs)
+            for d in rs.spec.devices:
+                dscope = device_scope(d) if scope == "per-device" else scope
+                if scope == "per-device" and not scope_matches(dscope, node, labels):
+                    continue
+                assert dscope is not None and dscope != "per-device"
+                key = (pk[0], pk[1], d.name)
+                inv.devices[key] = Dev(key, rs, d, dscope)
+    return inv
+
+
+def pool_problem(
+    pk: PoolKey, slices: list[ResourceSlice], relevant: set[int], partitionable: bool
+) -> str | None:
+    """Why a complete pool is invalid (duplicate names, unknown counters), or None."""
+    name = f"pool {pk[0]}/{pk[1]} is invalid"
+    seen: set[str] = set()
+    for rs in slices:
+        if id(rs) not in relevant:
+            continue
+        for d in rs.spec.devices:
+            if d.name in seen:
+                return f"{name}: device name {d.name} appears twice"
+            seen.add(d.name)
+    if not partitionable:
+        return None  # counter consumers are rejected one by one (a `gate` violation)
+    sets: dict[str, set[str]] = {}
+    for rs in slices:
+        for cs in rs.spec.shared_counters:
+            if cs.name in sets:
+                return f"{name}: counter set {cs.name} appears twice"
+            sets[cs.name] = set(cs.counters)
+    for rs in slices:
+        for d in rs.spec.devices:
+            for use in d.consumes_counters:
+                if use.counter_set not in sets:
+                    return f"{name}: device {d.name} consumes from unknown counter set {use.counter_set}"
+                unknown = sorted(set(use.counters) - sets[use.counter_set])
+                if unknown:
+                    return f"{name}: device {d.name} consumes unknown counter(s) {', '.join(unknown)}"
+    return None

@@ -1,0 +1,44 @@
+"""Tolerations: a request must tolerate every scheduling taint of its device (`taint`).
+
+Why a module: device taints are a rule of their own, with the toleration
+matching of UPSTREAM-SEMANTICS §4.12, and only apply with DRADeviceTaints on.
+"""
+
+from __future__ import annotations
+
+from solver.api.models import DeviceToleration
+from solver.check.context import Context
+from solver.check.keys import Alt, dev_id
+from solver.check.pools import Dev
+from solver.check.results import Placed
+
+
+def tolerates(tol: DeviceToleration, key: str, value: str, effect: str) -> bool:
+    """§4.12: effect empty or equal; key empty or equal; Exists, or Equal/empty with equal value."""
+    if tol.effect and tol.effect != effect:
+        return False
+    if tol.key and tol.key != key:
+        return False
+    operator = tol.operator or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (tol.value or "") == value
+    return False
+
+
+def check_taints(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
+    """Every NoSchedule / NoExecute taint of the device is tolerated by the request."""
+    if not ctx.gates.DRADeviceTaints:
+        return
+    for taint in dev.device.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(tolerates(t, taint.key, taint.value or "", taint.effect) for t in alt.tolerations):
+            ctx.report(
+                p.claim_id,
+                p.result.request,
+                "taint",
+                f"device {dev_id(dev.key)} has taint {taint.key}={taint.value or ''}:{taint.effect} "
+                "that the request does not tolerate",
+            )
