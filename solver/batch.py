@@ -141,8 +141,9 @@ def place_independent(
     assignment = outcome.assignment or {}
     placed = [i in assignment for i in range(len(chosen))]
     if _weight(placed, priorities) < _weight(one_by_one.placed, priorities):
-        # Only possible with allocationMode All on shared devices: one by one, a later claim's
-        # All-set leaves out devices an earlier claim filled; placed together it does not.
+        # Placing claims together is not always the same as one by one: a later claim's
+        # All-set leaves out shared devices an earlier claim filled, and an admin-access
+        # placement stops counting (capacity, counters) once it is allocated.
         stats["fallback"] = "reference one by one"
         one_by_one.allocator = "cpsat"
         return one_by_one

@@ -36,3 +36,18 @@ def test_priorities_decide_which_claim_is_left_out() -> None:
     cluster = Cluster.from_objects(objs)
     best = place_independent(cluster, node="node-1", allocator="cpsat", priorities=[0, 5])
     assert best.placed == [False, True] and "default/low" in best.reasons
+
+
+def test_admin_claims_one_by_one_do_not_count_against_capacity() -> None:
+    # Within one call an admin placement uses capacity; once allocated it no longer counts,
+    # so one by one both admin claims fit on the 40Gi device.
+    dev = device("d0", multi=True, capacity={"memory": "40Gi"})
+    objs = [
+        device_class("gpu"),
+        resource_slice("s1", [dev]),
+        claim("a", [request("gpu", adminAccess=True)]),
+        claim("b", [request("gpu", adminAccess=True, capacity={"requests": {"memory": "5Gi"}})]),
+    ]
+    cluster = Cluster.from_objects(objs)
+    best = place_independent(cluster, node="node-1", allocator="cpsat")
+    assert best.placed == [True, True]
