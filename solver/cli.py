@@ -29,6 +29,11 @@ from solver.api.models import TypeMeta
 from solver.api.validate import validate_cluster
 from solver.errors import DRASolverError, InputError, ValidationErrors
 
+try:  # typer >= 0.20 vendors click; older releases use click itself
+    from typer._click.exceptions import UsageError as _UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import UsageError as _UsageError
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
@@ -262,8 +267,19 @@ def allocate(
 
 
 def run() -> None:
-    """Entry point for `python -m solver`."""
-    app(prog_name="dra-solver")
+    """Entry point of the `dra-solver` console script and `python -m solver`.
+
+    Why not `app` directly: click reports usage errors (an unknown option, a bad choice)
+    with exit code 2, which `allocate` uses for "cannot be allocated". Usage errors are
+    invalid input here, so they exit 1."""
+    try:
+        code = app(prog_name="dra-solver", standalone_mode=False)
+    except _UsageError as exc:
+        exc.show()
+        code = EXIT_ERROR
+    except typer.Abort:
+        code = EXIT_ERROR
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 __all__ = ["app", "run", "SourcedCluster"]

@@ -198,3 +198,18 @@ def test_python_dash_m_solver() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "valid:" in proc.stdout
+
+
+def test_usage_errors_exit_1_not_2_through_the_console_entry_point() -> None:
+    """Exit 2 means "cannot be allocated"; a bad option is invalid input (exit 1)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "solver", "allocate", "x.yaml", "--allocator", "bogus"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "bogus" in done.stderr and "Traceback" not in done.stderr
