@@ -14,9 +14,9 @@ Math (all booleans unless noted):
               alternative may take, used[d] = sum_a x[a, d] (exclusivity allows one
               placement; the equality is the same set of solutions with a tighter LP);
 - group_used[g] = sum_a n[a, g]  (integer in [0, |g|]; groups never contain admin placements).
-An alternative is *impossible* (chosen[a] = 0, see `encoders.requests`) when it has a
-prep_error, is an All alternative whose set is blocked, empty or has an excluded member, or is
-an ExactCount alternative with fewer allowed candidates than its count.
+An alternative is *impossible* (chosen[a] = 0, see `encoders.requests`) when it is an All
+alternative whose set is blocked, empty or has an excluded member, or an ExactCount
+alternative with fewer allowed candidates than its count.
 """
 
 from __future__ import annotations
@@ -46,9 +46,7 @@ def allowed_candidates(problem: Problem) -> tuple[dict[int, dict[int, Candidate]
             ):
                 continue
             ok[cand.device] = cand
-        if alt.prep_error is not None:
-            bad = True
-        elif alt.mode == "All":
+        if alt.mode == "All":
             bad = alt.all_blocked is not None or not alt.candidates or len(ok) != len(alt.candidates)
         else:
             bad = len(ok) < alt.count

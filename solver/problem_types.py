@@ -105,8 +105,6 @@ class Alternative:
     """ExactCount: candidates in device order. All: the fixed All-set in device order."""
     all_blocked: str | None = None
     """All mode: why a member can never be placed (busy, taint, gate) — the request fails."""
-    prep_error: DRASolverError | None = None
-    """A fatal error upstream raises while preparing this alternative (before any search)."""
     rejected: tuple[tuple[str, int], ...] = ()
     """Devices that match the selectors but fail a static check: (reason, how many), for
     explanations ("lack capacity memory", "have a taint the request does not tolerate")."""

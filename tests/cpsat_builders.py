@@ -43,7 +43,6 @@ class Sub:
     consumed: dict[int, dict[str, Fraction]] | None = None
     errors: Iterable[int] = ()
     all_blocked: str | None = None
-    prep_error: bool = False
 
 
 @dataclass
@@ -101,7 +100,6 @@ class PB:
                 index=a, claim=claim, request=r, position=pos if len(subs) > 1 else 0,
                 name=f"{name}/s{pos}" if len(subs) > 1 else name, class_name="c", mode=s.mode,  # type: ignore[arg-type]
                 count=count, admin=s.admin, candidates=cands, all_blocked=s.all_blocked,
-                prep_error=DRASolverError("prep") if s.prep_error else None,
             ))
             ids.append(a)
         self.claim_requests[claim].append(RequestInfo(name, tuple(ids), len(subs) > 1))
@@ -164,8 +162,8 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
             alt = p.alternatives[used_alts.pop()]
             devs = [pl.device for pl in mine if pl.alternative == alt.index]
             cands = {cd.device: cd for cd in alt.candidates}
-            if alt.prep_error is not None or len(set(devs)) != len(devs):
-                out.append("prep error or duplicate device")
+            if len(set(devs)) != len(devs):
+                out.append("duplicate device")
             if any(d not in cands or cands[d].error is not None for d in devs):
                 out.append("not a candidate")
             if alt.mode == "All":

@@ -72,7 +72,6 @@ def problems(draw: st.DrawFn) -> Problem:
                     devs, count=1 + _rare(draw, 4), mode=mode, admin=_rare(draw, 5),
                     consumed=consumed, errors=[d for d in devs if _rare(draw, 20) and not (twins and d < 2)],
                     all_blocked="busy" if mode == "All" and _rare(draw, 6) else None,
-                    prep_error=_rare(draw, 30),
                 ))
             pb.request(ci, *subs)
     for ci in range(n_claims):

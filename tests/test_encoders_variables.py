@@ -50,11 +50,11 @@ def test_static_exclusions() -> None:
     assert feasible(p)
 
 
-def test_prep_error_and_blocked_all_are_impossible() -> None:
+def test_blocked_and_empty_all_are_impossible() -> None:
     pb = PB()
     d0 = pb.device()
     c = pb.claim()
-    pb.request(c, Sub([d0], prep_error=True), Sub([d0], mode="All", all_blocked="busy"), Sub([], mode="All"))
+    pb.request(c, Sub([d0], mode="All", all_blocked="busy"), Sub([], mode="All"))
     p = pb.build()
-    assert allowed_candidates(p)[1] == {0, 1, 2}
+    assert allowed_candidates(p)[1] == {0, 1}
     assert not feasible(p)
