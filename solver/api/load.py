@@ -75,9 +75,8 @@ def parse_object(doc: dict[str, Any], source: str = "") -> TypeMeta | None:
 def object_ref(doc: dict[str, Any]) -> str:
     raw = doc.get("metadata")
     meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    ns = meta.get("namespace")
-    name = meta.get("name", "<unnamed>")
-    return f"{doc.get('kind', '<no kind>')} {ns + '/' if ns else ''}{name}"
+    ns, name = meta.get("namespace"), meta.get("name") or "<unnamed>"
+    return f"{doc.get('kind', '<no kind>')} {f'{ns}/' if ns else ''}{name}"
 
 
 def _to_input_error(err: Any, doc: dict[str, Any], source: str) -> InputError:
