@@ -17,7 +17,7 @@ from solver.api.cluster import Cluster
 from solver.api.models import AllocationResult, Pod, ResourceClaim
 from solver.cel import EvalCache
 from solver.check import check_or_raise
-from solver.errors import AllocationError, InputError, SearchAborted
+from solver.errors import InputError, InvalidPools, SearchAborted
 from solver.explain import explain_unschedulable
 from solver.gates import FeatureGates
 from solver.inventory import NodeView, node_selector_matches
@@ -67,7 +67,7 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
 def allocate(
     cluster: Cluster,
     claims: Sequence[str | ResourceClaim] | None = None,
-    node: str | None = None,
+    node: str | Sequence[str] | None = None,
     allocator: AllocatorName = "cpsat",
     feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
     seed: int = 0,
@@ -80,23 +80,30 @@ def allocate(
     """Allocate `claims` together on `node`: all of them or none.
 
     With `pod`, the claims are the pod's unallocated claims (templates instantiated) and the
-    node defaults to the pod's `spec.nodeName`. Raises InputError / CelError /
+    node defaults to the pod's `spec.nodeName`. With several candidate nodes, the claims go
+    to one of them (see `_on_nodes`) and `outcome.node` says which. Raises InputError / CelError /
     AllocationError for invalid input and upstream's fatal errors; returns
     `allocated=False` with a reason when the claims do not fit."""
     if allocator not in ("reference", "cpsat"):
         raise InputError(f"unknown allocator {allocator!r}; use reference or cpsat")
     gates = FeatureGates.of(feature_gates)
+    pod_obj: Pod | None = None
     if pod is not None:
         if claims is not None:
             raise InputError("give either claims or a pod, not both")
         pod_obj = find_pod(cluster, pod) if isinstance(pod, str) else pod
         node = node if node is not None else pod_obj.spec.node_name
-        blocked = _pod_node_conflict(cluster, pod_obj, node)
-        if blocked:
-            return AllocationOutcome(False, [], blocked, allocator=allocator, node=node)
         chosen = [c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None]
     else:
         chosen = resolve_claims(cluster, claims)
+    if not isinstance(node, str) and node is not None:
+        return _on_nodes(
+            cluster, chosen, list(node), pod_obj, allocator, gates, seed, strategy, time_limit, cache
+        )
+    if pod_obj is not None:
+        blocked = _pod_node_conflict(cluster, pod_obj, node)
+        if blocked:
+            return AllocationOutcome(False, [], blocked, allocator=allocator, node=node)
     if not chosen:
         return AllocationOutcome(True, [], allocator=allocator, node=node)
     problem = build_problem(cluster, chosen, node, gates, cache=cache)
@@ -112,6 +119,69 @@ def allocate(
     result = assignment_claims(problem, cluster, chosen, assignment, seed)
     check_or_raise(cluster, result, node=node, gates=gates)
     return AllocationOutcome(True, result, allocator=allocator, node=node, stats=stats)
+
+
+def _on_nodes(
+    cluster: Cluster,
+    chosen: list[ResourceClaim],
+    nodes: list[str],
+    pod: Pod | None,
+    allocator: AllocatorName,
+    gates: FeatureGates,
+    seed: int,
+    strategy: Literal["pack", "spread"],
+    time_limit: float,
+    cache: EvalCache | None,
+) -> AllocationOutcome:
+    """The claims on the best of several nodes, or why no node fits.
+
+    The reference behaves like the scheduler's filter: the first node, in the given order,
+    where the claims fit. CP-SAT allocates on every node where they fit and keeps the best
+    answer: earliest firstAvailable subrequests, then (pack) fewest devices opened or
+    (spread) most; ties go to the earlier node. A node whose pools are invalid is unsuitable
+    (upstream's per-node error); fatal errors (CEL, invalid claims) abort, as upstream."""
+    if not nodes:
+        raise InputError("no candidate nodes given")
+    cache = cache or EvalCache()
+    reasons: list[str] = []
+    best: tuple[tuple[int, int, int], AllocationOutcome] | None = None
+    for rank, name in enumerate(nodes):
+        blocked = _pod_node_conflict(cluster, pod, name) if pod is not None else None
+        if blocked:
+            reasons.append(f"{name}: {blocked}")
+            continue
+        try:
+            out = allocate(
+                cluster,
+                chosen,
+                name,
+                allocator,
+                gates,
+                seed,
+                strategy=strategy,
+                time_limit=time_limit,
+                cache=cache,
+            )
+        except InvalidPools as exc:
+            reasons.append(f"{name}: {exc}")
+            continue
+        if not out.allocated:
+            reasons.append(f"{name}: {out.reason}")
+            continue
+        if allocator == "reference":
+            return out
+        objective = out.stats.get("cpsat_objective")
+        if not isinstance(objective, dict):
+            objective = {}  # CP-SAT found nothing better than the reference's hint
+        devices = objective.get("devices", 0)
+        score = (objective.get("first_available", 0), devices if strategy == "pack" else -devices, rank)
+        if best is None or score < best[0]:
+            best = (score, out)
+    if best is not None:
+        return best[1]
+    return AllocationOutcome(
+        False, list(chosen), f"no node fits the claims: {'; '.join(reasons)}", allocator=allocator, stats={}
+    )
 
 
 def _pod_node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
@@ -154,7 +224,13 @@ def _cpsat(
     if hint is None and exhaustive:
         return None  # the reference search is complete: no allocation exists
     outcome = solve(problem, mode="all", strategy=strategy, time_limit=time_limit, seed=seed, hint=hint)
-    stats.update({"cpsat_status": outcome.status, "cpsat_wall_time": outcome.wall_time})
+    stats.update(
+        {
+            "cpsat_status": outcome.status,
+            "cpsat_wall_time": outcome.wall_time,
+            "cpsat_objective": outcome.objective,
+        }
+    )
     if outcome.assignment is None and hint is None:
         if outcome.status != "INFEASIBLE":
             raise SearchAborted(
@@ -162,7 +238,5 @@ def _cpsat(
                 f"({time_limit} s) found an allocation; CP-SAT status {outcome.status}"
             )
         if problem.invalid_pools:
-            raise AllocationError(
-                "invalid resource pools were encountered: " + "; ".join(problem.invalid_pools)
-            )
+            raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
     return outcome.assignment if outcome.assignment is not None else hint

@@ -201,8 +201,17 @@ class OutputFormat(StrEnum):
 def allocate(
     paths: PathsArg,
     node: Annotated[
-        str | None, typer.Option(help="Node to allocate for (omit: allNodes devices only).")
+        list[str] | None,
+        typer.Option(
+            "--node",
+            help="Node to allocate for (omit: allNodes devices only). Repeat it to let dra-solver "
+            "choose among several nodes.",
+        ),
     ] = None,
+    any_node: Annotated[
+        bool,
+        typer.Option("--any-node", help="Choose among every node the input knows (Node objects, slices)."),
+    ] = False,
     claim: Annotated[
         list[str] | None,
         typer.Option(
@@ -250,7 +259,7 @@ def allocate(
         outcome = allocate_claims(
             cluster,
             claims=claim or None,
-            node=node,
+            node=_node_arg(cluster, node, any_node),
             pod=pod,
             allocator=allocator.value,
             feature_gates=feature_gates,
@@ -261,9 +270,26 @@ def allocate(
     except DRASolverError as exc:
         _fail([exc])
     sys.stdout.write(dumps((c.dump() for c in outcome.claims), output.value))
+    if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
+        _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
         _err.print(Text(f"cannot allocate: {outcome.reason}", style="red"))
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str | list[str] | None:
+    """One node as a string; several (or --any-node) as a list of candidates, in input order."""
+    if any_node:
+        if node:
+            raise typer.BadParameter("give either --node or --any-node")
+        names = list(cluster.nodes)
+        names += [
+            s.spec.node_name for s in cluster.slices if s.spec.node_name and s.spec.node_name not in names
+        ]
+        return list(dict.fromkeys(names))
+    if not node:
+        return None
+    return node[0] if len(node) == 1 else node
 
 
 def run() -> None:

@@ -63,5 +63,10 @@ class AllocationError(DRASolverError):
     """A fatal allocation error as upstream raises it (e.g. All mode on an incomplete pool)."""
 
 
+class InvalidPools(AllocationError):
+    """No solution on this node, and some of its pools were invalid (upstream's per-node error
+    `ErrFailedAllocationOnNode`): the node is unsuitable, other nodes may still work."""
+
+
 class SearchAborted(AllocationError):
     """The search gave up before finding an answer (upstream: its filter timeout)."""

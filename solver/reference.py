@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from solver.capacity import fits
-from solver.errors import AllocationError, SearchAborted
+from solver.errors import AllocationError, InvalidPools, SearchAborted
 from solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -267,5 +267,5 @@ def allocate_reference(problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS) 
     invalid pools when no solution exists."""
     result = ReferenceSearch(problem, max_steps=max_steps).run()
     if result is None and problem.invalid_pools:
-        raise AllocationError("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
+        raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
     return result
