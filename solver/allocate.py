@@ -21,7 +21,7 @@ from solver.errors import InputError, InvalidPools, SearchAborted
 from solver.explain import explain_unschedulable
 from solver.gates import FeatureGates
 from solver.inventory import NodeView, node_selector_matches
-from solver.pods import find_pod, pod_claims
+from solver.pods import pod_claims
 from solver.problem import build_problem
 from solver.problem_types import Assignment, Problem
 from solver.reference import allocate_reference
@@ -91,7 +91,7 @@ def allocate(
     if pod is not None:
         if claims is not None:
             raise InputError("give either claims or a pod, not both")
-        pod_obj = find_pod(cluster, pod) if isinstance(pod, str) else pod
+        pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
         node = node if node is not None else pod_obj.spec.node_name
         chosen = [c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None]
     else:

@@ -65,18 +65,3 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                 field=field,
             )
     return out
-
-
-def find_pod(cluster: Cluster, name: str) -> Pod:
-    """A pod by `name` or `namespace/name`."""
-    ns, _, short = name.rpartition("/")
-    if ns:
-        pod = cluster.pods.get((ns, short))
-        matches = [pod] if pod is not None else []
-    else:
-        matches = [p for (_, n), p in cluster.pods.items() if n == short]
-    if not matches:
-        raise InputError(f"Pod {name} not found in the input")
-    if len(matches) > 1:
-        raise InputError(f"Pod name {name} is ambiguous; use namespace/name")
-    return matches[0]

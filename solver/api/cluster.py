@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from solver.api.load import load_paths, load_text, parse_object
 from solver.api.models import (
@@ -23,6 +23,8 @@ from solver.api.models import (
     TypeMeta,
 )
 from solver.errors import InputError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -86,19 +88,11 @@ class Cluster:
 
     def claim(self, name: str, namespace: str | None = None) -> ResourceClaim:
         """A claim by `name`, `namespace/name`, or name plus namespace."""
-        if namespace is None and "/" in name:
-            namespace, name = name.split("/", 1)
-        if namespace is not None:
-            found = self.claims.get((namespace, name))
-            if found is None:
-                raise InputError(f"ResourceClaim {namespace}/{name} not found in the input")
-            return found
-        matches = [c for (_, n), c in self.claims.items() if n == name]
-        if not matches:
-            raise InputError(f"ResourceClaim {name} not found in the input")
-        if len(matches) > 1:
-            raise InputError(f"ResourceClaim name {name} is ambiguous; use namespace/name")
-        return matches[0]
+        return _find(self.claims, "ResourceClaim", name, namespace)
+
+    def pod(self, name: str, namespace: str | None = None) -> Pod:
+        """A pod by `name`, `namespace/name`, or name plus namespace."""
+        return _find(self.pods, "Pod", name, namespace)
 
     def unallocated_claims(self) -> list[ResourceClaim]:
         return [c for c in self.claims.values() if c.status is None or c.status.allocation is None]
@@ -116,3 +110,20 @@ class Cluster:
             "pods": len(self.pods),
             "nodes": len(self.nodes),
         }
+
+
+def _find(index: dict[tuple[str, str], T], kind: str, name: str, namespace: str | None) -> T:
+    """One namespaced object by name; without a namespace the name must be unique."""
+    if namespace is None and "/" in name:
+        namespace, name = name.split("/", 1)
+    if namespace is not None:
+        found = index.get((namespace, name))
+        if found is None:
+            raise InputError(f"{kind} {namespace}/{name} not found in the input")
+        return found
+    matches = [obj for (_, n), obj in index.items() if n == name]
+    if not matches:
+        raise InputError(f"{kind} {name} not found in the input")
+    if len(matches) > 1:
+        raise InputError(f"{kind} name {name} is ambiguous; use namespace/name")
+    return matches[0]
