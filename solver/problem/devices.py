@@ -77,12 +77,12 @@ def cel_attr_value(attr: DeviceAttribute) -> AttrValue | None:
     if attr.string is not None:
         return attr.string
     if attr.version is not None:
-        return Semver(attr.version)
+        return _semver(attr.version)
     for values in (attr.ints, attr.bools, attr.strings):
         if values is not None:
             return tuple(values)
     if attr.versions is not None:
-        return tuple(Semver(v) for v in attr.versions)
+        return tuple(_semver(v) for v in attr.versions)
     return None
 
 
@@ -108,44 +108,16 @@ def _semver(text: str) -> Semver:
 
 
 def device_view(driver: str, device: Device, gates: FeatureGates) -> DeviceView:
-    """The CEL `device` variable for one device (bare names under the driver's domain).
-
-    Built once per device per run (the hot loop of precompute on a large fleet), so
-    :func:`_split_name` and :func:`cel_attr_value` are inlined for the common cases (same
-    results; versions are memoised by string, list forms go through :func:`cel_attr_value`).
-    """
-    attrs: dict[str, dict[str, AttrValue]] = {}
+    """The CEL `device` variable for one device (bare names under the driver's domain)."""
+    attrs: dict[str, dict[str, AttrValue | None]] = {}
     for name, attr in device.attributes.items():
-        if "/" in name:
-            dom, _, ident = name.rpartition("/")
-        else:
-            dom, ident = driver, name
-        v: AttrValue
-        if attr.int_ is not None:
-            v = attr.int_
-        elif attr.bool_ is not None:
-            v = attr.bool_
-        elif attr.string is not None:
-            v = attr.string
-        elif attr.version is not None:
-            v = _semver(attr.version)
-        else:
-            v = cel_attr_value(attr)  # type: ignore[assignment]  # a list, or None (no value)
-        m = attrs.get(dom)
-        if m is None:
-            m = attrs[dom] = {}
-        m[ident] = v
+        dom, ident = _split_name(name, driver)
+        attrs.setdefault(dom, {})[ident] = cel_attr_value(attr)
     caps: dict[str, dict[str, Quantity]] = {}
     for name, cap in device.capacity.items():
-        if "/" in name:
-            dom, _, ident = name.rpartition("/")
-        else:
-            dom, ident = driver, name
-        c = caps.get(dom)
-        if c is None:
-            c = caps[dom] = {}
-        c[ident] = cap.value
-    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))
+        dom, ident = _split_name(name, driver)
+        caps.setdefault(dom, {})[ident] = cap.value
+    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))  # type: ignore[arg-type]
 
 
 def _node_scope(s: ResourceSlice, d: Device) -> tuple[str, object]:
