@@ -34,52 +34,38 @@ def _bind_vars(ctx: Activation, i1: int, i2: int, x: Any) -> None:
         ctx.slots[i1], ctx.slots[i2] = x
 
 
-def _build_all(rf: Fn, i1: int, i2: int, fns: list[Fn], types: list[Type], rt: Type) -> tuple[Fn, Type]:
-    (pf,) = fns
+def _quantifier(stop: bool, op: str) -> Callable[..., tuple[Fn, Type]]:
+    """`all` (stop at the first false, like `&&`) and `exists` (stop at the first true, like
+    `||`): errors are absorbed when the stop value is found later, as CEL's logic requires."""
 
-    def all_(ctx: Activation) -> bool:
-        err: EvalError | None = None
-        for x in _elements(i2, rf(ctx)):
-            step(ctx)
-            _bind_vars(ctx, i1, i2, x)
-            try:
-                v = pf(ctx)
-            except EvalError as e:
-                err = err or e
-                continue
-            if v is False:
-                return False
-            if v is not True:
-                err = err or no_overload("_&&_", v)
-        if err is not None:
-            raise err
-        return True
+    def build(rf: Fn, i1: int, i2: int, fns: list[Fn], types: list[Type], rt: Type) -> tuple[Fn, Type]:
+        (pf,) = fns
 
-    return all_, "bool"
+        def quantifier(ctx: Activation) -> bool:
+            err: EvalError | None = None
+            for x in _elements(i2, rf(ctx)):
+                step(ctx)
+                _bind_vars(ctx, i1, i2, x)
+                try:
+                    v = pf(ctx)
+                except EvalError as e:
+                    err = err or e
+                    continue
+                if v is stop:
+                    return stop
+                if v is not (not stop):
+                    err = err or no_overload(op, v)
+            if err is not None:
+                raise err
+            return not stop
+
+        return quantifier, "bool"
+
+    return build
 
 
-def _build_exists(rf: Fn, i1: int, i2: int, fns: list[Fn], types: list[Type], rt: Type) -> tuple[Fn, Type]:
-    (pf,) = fns
-
-    def exists(ctx: Activation) -> bool:
-        err: EvalError | None = None
-        for x in _elements(i2, rf(ctx)):
-            step(ctx)
-            _bind_vars(ctx, i1, i2, x)
-            try:
-                v = pf(ctx)
-            except EvalError as e:
-                err = err or e
-                continue
-            if v is True:
-                return True
-            if v is not False:
-                err = err or no_overload("_||_", v)
-        if err is not None:
-            raise err
-        return False
-
-    return exists, "bool"
+_build_all = _quantifier(False, "_&&_")
+_build_exists = _quantifier(True, "_||_")
 
 
 def _build_exists_one(
