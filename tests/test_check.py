@@ -609,6 +609,13 @@ def test_capacity_shared_device_over_committed_within_the_call() -> None:
     assert run([a, b]) == {"capacity"}
 
 
+def test_capacity_new_admin_shares_count_within_the_call() -> None:
+    req = [exactly("net", "nic", adminAccess=True, capacity={"requests": {"queues": "8"}})]
+    a = claim("a", req, [nic("net", "s-1", queues="8") | {"adminAccess": True}])
+    b = claim("b", req, [nic("net", "s-2", queues="8") | {"adminAccess": True}])
+    assert run([a, b]) == {"capacity"}
+
+
 def test_capacity_request_larger_than_a_dedicated_device() -> None:
     req = [exactly("gpu", capacity={"requests": {"memory": "100Gi"}})]
     assert run(claim("c", req, [res("gpu", "gpu-0")])) == {"capacity"}

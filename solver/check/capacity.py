@@ -88,10 +88,12 @@ def check_rounding(ctx: Context, p: Placed, dev: Dev, cons: Consumption) -> None
 
 
 def check_capacity(ctx: Context, placed: list[Placed]) -> None:
-    """Multi-allocatable devices: existing + new consumption <= value, per capacity."""
+    """Multi-allocatable devices: existing + new consumption <= value, per capacity. New
+    admin-access placements count (inside one call they use capacity like any other); existing
+    admin results do not (they never consume anything once allocated)."""
     by_dev: dict[DeviceKey, list[Placed]] = defaultdict(list)
     for p in placed:
-        if p.dev is not None and not p.admin and ctx.world.multi(p.dev.device) and p.dev.device.capacity:
+        if p.dev is not None and ctx.world.multi(p.dev.device) and p.dev.device.capacity:
             by_dev[p.key].append(p)
     for key, users in by_dev.items():
         dev = users[0].dev
