@@ -722,9 +722,10 @@ def _validate_request_policy(
         report.add(f"{path}.default", f"{_q(default)} must not exceed the capacity value {_q(capacity)}")
     has_values = policy.valid_values is not None
     has_range = policy.valid_range is not None
-    if has_values == has_range:
-        found = "both are set" if has_values else "neither is set"
-        report.add(path, f"exactly one of validValues or validRange must be set, {found}")
+    if has_values and has_range:
+        # KEP-5075: "validValues and validRange must not be defined at the same time"; a policy
+        # with only a default is valid (API: "must not set more than one ValidRequestValues").
+        report.add(path, "validValues and validRange must not both be set")
 
     if policy.valid_values is not None:
         vpath = f"{path}.validValues"
