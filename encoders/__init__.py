@@ -1,8 +1,9 @@
 """CP-SAT encoders: one module per constraint family over the flat solver.problem_types.Problem.
 
 `build` runs them in order; each module's docstring states the math it adds:
-variables (x, n, chosen, placed, used) -> requests -> exclusive -> capacity -> counters ->
-constraints -> symmetry (optional: orders interchangeable alternatives of a claim);
+variables (x, n, chosen, placed, used) -> requests -> nodes (pods over many nodes) ->
+exclusive -> capacity -> counters -> constraints -> symmetry (optional: orders interchangeable
+alternatives of a claim);
 `objective.stages` then adds the objective levels and `solution` decodes/hints.
 Encoders import only solver.problem_types, fractions and ortools.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from solver.problem_types import Problem
 
-from . import capacity, constraints, counters, exclusive, requests, symmetry, variables
+from . import capacity, constraints, counters, exclusive, nodes, requests, symmetry, variables
 from .model import Model
 
 
@@ -25,6 +26,7 @@ def build(problem: Problem, *, mode: str = "all", group: bool = True, break_symm
     m = Model(problem, mode)
     variables.add(m, group=group)
     requests.add(m)
+    nodes.add(m)
     exclusive.add(m)
     capacity.add(m)
     counters.add(m)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from solver.problem_types import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
 
-from .model import IntVar, Model, sorted_values, total, upper_bound
+from .model import IntVar, Model, sorted_values, total, upper_bound, viable_all_sets
 
 
 def covering(problem: Problem) -> dict[int, list[int]]:
@@ -84,6 +84,13 @@ def viable_values(m: Model, k: ConstraintInfo) -> set[Value]:
             for a in r.alternatives:
                 alt, devs = p.alternatives[a], carrying.get(a, {}).get(v, [])
                 if a in m.impossible:
+                    continue
+                if alt.mode == "All" and alt.all_sets is not None:
+                    sets = [s for s in viable_all_sets(alt, m.allowed[a]).values() if set(s) <= set(devs)]
+                    if not sets:
+                        continue
+                    counts.append(min(len(s) for s in sets))
+                    union.update(d for s in sets for d in s)
                     continue
                 if alt.mode == "All" and len(devs) == len(m.allowed[a]):
                     counts.append(len(devs))

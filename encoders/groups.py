@@ -12,7 +12,9 @@ Two devices d, d' are interchangeable (and grouped) when all of these hold:
 - no alternative that may take them is admin (admin placements may overlap non-admin ones,
   which would make "devices used" differ from "placements");
 - for every constraint covering such an alternative, both have the same value set;
-- same counter use (same counters, same amounts), same counters_blocked.
+- same counter use (same counters, same amounts), same counters_blocked;
+- multi-node Problems: the same nodes see them and, per alternative, the same nodes allow them
+  (`DeviceInfo.nodes`, `Candidate.nodes`), so `encoders.nodes` treats them alike.
 Then any permutation of the group maps a solution to a solution with the same objective
 (up to the device-order tie-break, which `encoders.objective` models exactly per group).
 """
@@ -48,8 +50,10 @@ def find_groups(
             for k in covering.get(a, []):
                 vs = problem.constraints[k].values.get((a, d))
                 values.append(tuple(sorted(value_key(v) for v in vs)) if vs is not None else None)
-            per_alt.append((a, consumed, tuple(values)))
-        signature = (tuple(per_alt), tuple(sorted(dev.counter_use.items())), dev.counters_blocked)
+            where = tuple(sorted(cand.nodes)) if cand.nodes is not None else None
+            per_alt.append((a, consumed, tuple(values), where))
+        seen = tuple(sorted(dev.nodes)) if dev.nodes is not None else None
+        signature = (tuple(per_alt), tuple(sorted(dev.counter_use.items())), dev.counters_blocked, seen)
         by_signature.setdefault(signature, []).append(d)
     members = sorted((tuple(sorted(ds)) for ds in by_signature.values() if len(ds) >= 2), key=lambda t: t[0])
     return [DeviceGroup(i, ds) for i, ds in enumerate(members)]

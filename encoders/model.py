@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from solver.problem_types import Candidate, Problem, Value
+from solver.problem_types import Alternative, Candidate, Problem, Value
 
 IntVar = cp_model.IntVar
 LinearExpr = cp_model.LinearExprT
@@ -63,6 +63,9 @@ class Model:
     """group -> sum of the tie-break ranks of its first `group_used` devices (objective)."""
     group_prefix: dict[int, list[int]] = field(default_factory=dict)
     """group -> prefix sums of those ranks in device order (the element table of the cost)."""
+    node_y: dict[tuple[int, str], IntVar] = field(default_factory=dict)
+    """(group, node) -> boolean "the pod runs on this node" (multi-node Problems, see
+    `encoders.nodes`)."""
     # Indices for the encoders: filled together with x and n.
     x_by_alt: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
     x_by_dev: dict[int, list[tuple[int, IntVar]]] = field(default_factory=dict)
@@ -135,3 +138,9 @@ def upper_bound(v: IntVar) -> int:
     """Upper bound of a variable's domain as built by the encoders (contiguous domains)."""
     dom = v.proto.domain
     return int(dom[len(dom) - 1])  # the proto's repeated field does not support negative indices
+
+
+def viable_all_sets(alt: Alternative, ok: dict[int, Candidate]) -> dict[str, tuple[int, ...]]:
+    """Multi-node All: node -> its All-set, for the nodes whose non-empty set is entirely in
+    `ok` (the allowed candidates)."""
+    return {n: s for n, s in (alt.all_sets or {}).items() if s and all(d in ok for d in s)}

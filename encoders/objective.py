@@ -7,7 +7,8 @@ stage's value (`expr >= best` / `expr <= best`) and hinting the previous solutio
 lexicographic, with small coefficients at every level.
 
 Stages, in priority order:
-1. "placed" (max): sum_c placed[c] * (max(priority[c], 0) + 1). Only optimised in mode
+1. "placed" (max): sum_c placed[c] * (max(priority[c], 0) + 1), a group of claims (one pod,
+   `ClaimInfo.group`) counted once, by its first claim. Only optimised in mode
    "free"; in mode "all" every claim is placed (a negative priority counts as 0, so placing a
    claim is never worse than not placing it).
 2. "first_available" (min): sum_a chosen[a] * position[a] — earlier subrequests first.
@@ -91,7 +92,16 @@ def stages(m: Model, strategy: str) -> list[Stage]:
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
     p = m.problem
-    placed = tuple((claim_weight(c.priority), m.placed[c.index]) for c in p.claims)
+    # Claims of one group (pod) are placed together: the group counts once, by its first claim.
+    seen: set[int] = set()
+    placed_terms = []
+    for c in p.claims:
+        if c.group is not None:
+            if c.group in seen:
+                continue
+            seen.add(c.group)
+        placed_terms.append((claim_weight(c.priority), m.placed[c.index]))
+    placed = tuple(placed_terms)
     first = tuple(
         (alt.position, m.chosen[alt.index])
         for alt in p.alternatives

@@ -31,6 +31,8 @@ def add(m: Model) -> None:
         if a in m.impossible:
             cp.add(m.chosen[a] == 0)
             continue
+        if alt.mode == "All" and alt.all_sets is not None:
+            continue  # multi-node: the set depends on the pod's node (`encoders.nodes`)
         if alt.mode == "All":
             for _, v in m.x_by_alt[a]:
                 cp.add(v == m.chosen[a])

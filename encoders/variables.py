@@ -15,7 +15,8 @@ Math (all booleans unless noted):
               placement; the equality is the same set of solutions with a tighter LP);
 - group_used[g] = sum_a n[a, g]  (integer in [0, |g|]; groups never contain admin placements).
 An alternative is *impossible* (chosen[a] = 0, see `encoders.requests`) when it is an All
-alternative whose set is blocked, empty or has an excluded member, or an ExactCount
+alternative whose set is blocked, empty or has an excluded member (multi-node: on every
+node; the allowed devices are then the union of the usable nodes' sets), or an ExactCount
 alternative with fewer allowed candidates than its count.
 """
 
@@ -25,7 +26,7 @@ from solver.problem_types import Candidate, Problem
 
 from . import capacity, constraints, counters, exclusive
 from .groups import find_groups
-from .model import Model, total
+from .model import Model, total, viable_all_sets
 
 
 def allowed_candidates(problem: Problem) -> tuple[dict[int, dict[int, Candidate]], set[int]]:
@@ -46,7 +47,11 @@ def allowed_candidates(problem: Problem) -> tuple[dict[int, dict[int, Candidate]
             ):
                 continue
             ok[cand.device] = cand
-        if alt.mode == "All":
+        if alt.mode == "All" and alt.all_sets is not None:  # multi-node: one set per node
+            usable = list(viable_all_sets(alt, ok).values())
+            ok = {d: ok[d] for d in sorted({d for s in usable for d in s})}
+            bad = alt.all_blocked is not None or not usable
+        elif alt.mode == "All":
             bad = alt.all_blocked is not None or not alt.candidates or len(ok) != len(alt.candidates)
         else:
             bad = len(ok) < alt.count

@@ -101,7 +101,7 @@ def allocate(
             cluster, chosen, list(node), pod_obj, allocator, gates, seed, strategy, time_limit, cache
         )
     if pod_obj is not None:
-        blocked = _pod_node_conflict(cluster, pod_obj, node)
+        blocked = pod_node_conflict(cluster, pod_obj, node)
         if blocked:
             return AllocationOutcome(False, [], blocked, allocator=allocator, node=node)
     if not chosen:
@@ -146,7 +146,7 @@ def _on_nodes(
     reasons: list[str] = []
     best: tuple[tuple[int, int, int], AllocationOutcome] | None = None
     for rank, name in enumerate(nodes):
-        blocked = _pod_node_conflict(cluster, pod, name) if pod is not None else None
+        blocked = pod_node_conflict(cluster, pod, name) if pod is not None else None
         if blocked:
             reasons.append(f"{name}: {blocked}")
             continue
@@ -184,7 +184,7 @@ def _on_nodes(
     )
 
 
-def _pod_node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
+def pod_node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
     """A pod whose claims are already allocated can only run where their node selectors allow."""
     view = NodeView.of(node, cluster.nodes)
     for claim in pod_claims(cluster, pod):

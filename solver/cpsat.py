@@ -37,7 +37,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from encoders import build, symmetry
+from encoders import build, nodes, symmetry
 from encoders.model import Model
 from encoders.objective import Stage, stages
 from encoders.solution import decode, hint_values
@@ -86,6 +86,8 @@ class CpsatOutcome:
     the mode or constant: nothing to optimise) or NOT_RUN (budget spent first)."""
     deterministic_time: float = 0.0
     """CP-SAT work spent, in deterministic seconds (what `time_limit` bounds)."""
+    nodes: dict[int, str] = field(default_factory=dict)
+    """Multi-node Problems: group (pod) -> the node chosen for it, placed groups only."""
 
 
 def solve(
@@ -98,6 +100,7 @@ def solve(
     hint: Assignment | None = None,
     group: bool = True,
     break_symmetry: bool = True,
+    hint_nodes: dict[int, str] | None = None,
 ) -> CpsatOutcome:
     """Allocate `problem` optimally.
 
@@ -105,14 +108,15 @@ def solve(
     place as much (priority-weighted) as possible. `hint` (e.g. the reference allocator's
     answer) seeds the first stage. `group=False` disables the interchangeable-device
     reduction and `break_symmetry=False` the symmetry constraints (for tests and
-    measurements)."""
+    measurements). Multi-node Problems (`Problem.nodes`): `hint_nodes` gives the hinted
+    group's node (else one is derived from the hint) and `outcome.nodes` the chosen ones."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
     run = _Run(problem, mode, strategy, float(time_limit), seed, group, break_symmetry)
     if hint is not None:
         if break_symmetry:
             hint = symmetry.canonical(run.m, hint)
-        for var, val in hint_values(run.m, hint):
+        for var, val in hint_values(run.m, hint) + nodes.hint_nodes(run.m, hint, hint_nodes):
             run.m.cp.add_hint(var, val)
         run.hinted = True
     return run.solve()
@@ -184,7 +188,8 @@ class _Run:
         proven = all(v in ("OPTIMAL", "FIXED") for v in self.status.values())
         best = self.best
         assignment = decode(self.m, lambda v: int(best.value(v)))
-        return self._outcome(assignment, "OPTIMAL" if proven else "FEASIBLE")
+        chosen = nodes.decode_nodes(self.m, lambda v: int(best.value(v)))
+        return self._outcome(assignment, "OPTIMAL" if proven else "FEASIBLE", chosen)
 
     def _preference(self, stage: Stage, cap: float, first: float) -> float:
         """Optimise one preference stage within `cap` deterministic seconds, in slices of
@@ -250,7 +255,9 @@ class _Run:
     def _wall_left(self) -> float:
         return self.wall_deadline - time.perf_counter()
 
-    def _outcome(self, assignment: Assignment | None, status: str) -> CpsatOutcome:
+    def _outcome(
+        self, assignment: Assignment | None, status: str, chosen: dict[int, str] | None = None
+    ) -> CpsatOutcome:
         return CpsatOutcome(
             assignment=assignment,
             status=status,
@@ -260,6 +267,7 @@ class _Run:
             model_stats={**self.stats, "stages_solved": self.calls},
             stage_status=dict(self.status) if assignment is not None else {},
             deterministic_time=self.time_limit - self.budget,
+            nodes=dict(chosen or {}),
         )
 
 

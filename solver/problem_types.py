@@ -68,6 +68,9 @@ class DeviceInfo:
     skip_node_operations: bool | None = None
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
+    nodes: frozenset[str] | None = None
+    """Multi-node Problems (`Problem.nodes`): the nodes that see the device; None = the
+    Problem's single node."""
 
     @property
     def id(self) -> str:
@@ -83,6 +86,9 @@ class Candidate:
     error: DRASolverError | None = None
     """A CEL runtime error on this device (selector or derived attribute). Upstream evaluates
     lazily: the error aborts the allocation only when the search reaches this device."""
+    nodes: frozenset[str] | None = None
+    """Multi-node Problems: the nodes on which the device is a candidate for the alternative
+    (a subset of the device's nodes); None = the Problem's single node."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,9 @@ class Alternative:
     rejected: tuple[tuple[str, int], ...] = ()
     """Devices that match the selectors but fail a static check: (reason, how many), for
     explanations ("lack capacity memory", "have a taint the request does not tolerate")."""
+    all_sets: dict[str, tuple[int, ...]] | None = None
+    """Multi-node Problems, All mode: node -> the All-set on that node (device order); nodes
+    where the request is blocked or has no member are absent. None: single-node Problem."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,8 @@ class ClaimInfo:
     requests: tuple[RequestInfo, ...]
     constraints: tuple[int, ...]
     priority: int = 0
+    group: int | None = None
+    """Pod index: claims of one group are placed together (all or none) on one node."""
 
     @property
     def ref(self) -> str:
@@ -155,6 +166,11 @@ class Problem:
     constraints: tuple[ConstraintInfo, ...]
     invalid_pools: tuple[str, ...] = ()
     """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+    nodes: tuple[str, ...] = ()
+    """Multi-node Problems (`solver.problem.merge`): the candidate nodes; each group of claims
+    goes to one of them (`encoders.nodes`). Empty: the single node `node`."""
+    group_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """Multi-node Problems: group -> the only nodes it may use (missing: all of `nodes`)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,184 @@
+"""One Problem for many pods over many nodes: the per-node Problems, merged.
+
+Why merge instead of a new precompute: `build_problem` already answers, for one node, which
+devices are visible and which are candidates of which request (selectors, taints, gates,
+capacity left, node-declared features). Building it once per node (one shared EvalCache, so
+each CEL program still runs once per device signature) and merging keeps one source of truth.
+
+Merging rules:
+- devices by identity (driver, pool, name), in order of first appearance (nodes in order);
+  `DeviceInfo.nodes` = the nodes whose Problem holds the device; busy / in-use / capacity /
+  counter facts are cluster-wide and so equal on every node;
+- counters by (driver, pool, counter_set, name); device counter use re-indexed;
+- alternatives per (claim, alternative name): the union of the candidates, re-indexed, each
+  with `Candidate.nodes` = the nodes where it is a candidate (consumption and CEL errors do
+  not depend on the node);
+- constraints per (claim, position in the claim): value tables re-indexed (unioned);
+- claims get `group` = their pod's index and the pod's priority; `Problem.nodes` lists the
+  nodes. allocationMode All is node-dependent (its set is "every matching device on the
+  node"): `Alternative.all_sets` holds the set per node where the request is not blocked
+  (`encoders.nodes` takes exactly the set of the pod's node); `count` is the largest set.
+Fatal errors of any node's precompute (CEL compile errors, invalid claims) propagate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from solver.api.cluster import Cluster
+from solver.api.models import ResourceClaim
+from solver.cel import EvalCache
+from solver.errors import InputError
+from solver.gates import FeatureGates
+from solver.problem import build_problem
+from solver.problem_types import (
+    Alternative,
+    Candidate,
+    ClaimInfo,
+    ConstraintInfo,
+    CounterInfo,
+    DeviceInfo,
+    Problem,
+    RequestInfo,
+    ValueSet,
+)
+
+DevKey = tuple[str, str, str]
+
+
+def build_multi_node_problem(
+    cluster: Cluster,
+    pods: Sequence[Sequence[ResourceClaim]],
+    nodes: Sequence[str],
+    gates: FeatureGates,
+    cache: EvalCache | None = None,
+    priorities: Sequence[int] | None = None,
+    group_nodes: dict[int, tuple[str, ...]] | None = None,
+) -> Problem:
+    """The merged Problem: the claims of every pod (in pod order), over `nodes`."""
+    if not nodes:
+        raise InputError("no candidate nodes given")
+    if len(set(nodes)) != len(nodes):
+        raise InputError("candidate nodes must be distinct")
+    cache = cache or EvalCache()
+    claims = [c for pod in pods for c in pod]
+    group_of = [g for g, pod in enumerate(pods) for _ in pod]
+    per_node = [(n, build_problem(cluster, claims, n, gates, cache=cache)) for n in nodes]
+    first = per_node[0][1]
+
+    # Devices and counters.
+    dev_index: dict[DevKey, int] = {}
+    dev_nodes: dict[int, set[str]] = {}
+    dev_proto: dict[int, DeviceInfo] = {}
+    counter_index: dict[tuple[str, str, str, str], int] = {}
+    counters: list[CounterInfo] = []
+    dev_maps: list[dict[int, int]] = []
+    for node, prob in per_node:
+        cmap: dict[int, int] = {}
+        for i, ctr in enumerate(prob.counters):
+            key = (ctr.driver, ctr.pool, ctr.counter_set, ctr.name)
+            if key not in counter_index:
+                counter_index[key] = len(counters)
+                counters.append(ctr)
+            cmap[i] = counter_index[key]
+        dmap: dict[int, int] = {}
+        for dev in prob.devices:
+            key = (dev.driver, dev.pool, dev.name)
+            if key not in dev_index:
+                idx = len(dev_index)
+                dev_index[key] = idx
+                dev_proto[idx] = replace(
+                    dev, index=idx, counter_use={cmap[k]: v for k, v in dev.counter_use.items()}
+                )
+                dev_nodes[idx] = set()
+            dmap[dev.index] = dev_index[key]
+            dev_nodes[dev_index[key]].add(node)
+        dev_maps.append(dmap)
+    devices = tuple(
+        replace(dev_proto[i], nodes=frozenset(dev_nodes[i])) for i in range(len(dev_index))
+    )
+
+    # Alternatives: same structure on every node (request specs do not depend on the node).
+    cand: dict[int, dict[int, Candidate]] = {a.index: {} for a in first.alternatives}
+    cand_nodes: dict[tuple[int, int], set[str]] = {}
+    all_sets: dict[int, dict[str, tuple[int, ...]]] = {}
+    all_blocked: dict[int, str] = {}
+    for (node, prob), dmap in zip(per_node, dev_maps, strict=True):
+        for alt in prob.alternatives:
+            if alt.mode == "All":
+                if alt.all_blocked is not None or not alt.candidates:
+                    all_blocked.setdefault(alt.index, f"{node}: {alt.all_blocked or 'no matching device'}")
+                    continue  # this node can not serve the request: its devices do not count
+                all_sets.setdefault(alt.index, {})[node] = tuple(dmap[c.device] for c in alt.candidates)
+            mine = cand[alt.index]
+            for c in alt.candidates:
+                d = dmap[c.device]
+                if d not in mine:
+                    mine[d] = replace(c, device=d)
+                cand_nodes.setdefault((alt.index, d), set()).add(node)
+    alternatives = tuple(
+        replace(
+            alt,
+            candidates=tuple(
+                replace(c, nodes=frozenset(cand_nodes[(alt.index, d)]))
+                for d, c in sorted(cand[alt.index].items())
+            ),
+            **_all_fields(alt, all_sets, all_blocked),
+        )
+        for alt in first.alternatives
+    )
+
+    # Constraints: by (claim, position), values re-indexed and unioned.
+    constraints: list[ConstraintInfo] = []
+    for k in first.constraints:
+        values: dict[tuple[int, int], ValueSet | None] = {}
+        for (_node, prob), dmap in zip(per_node, dev_maps, strict=True):
+            pos = first.claims[k.claim].constraints.index(k.index)
+            other = prob.constraints[prob.claims[k.claim].constraints[pos]]
+            for (a, d), v in other.values.items():
+                values.setdefault((a, dmap[d]), v)
+        constraints.append(replace(k, values=values))
+
+    prios = list(priorities) if priorities is not None else [0] * len(pods)
+    claim_infos = tuple(
+        ClaimInfo(
+            c.index,
+            c.namespace,
+            c.name,
+            tuple(RequestInfo(r.name, r.alternatives, r.first_available) for r in c.requests),
+            c.constraints,
+            prios[group_of[c.index]],
+            group_of[c.index],
+        )
+        for c in first.claims
+    )
+    invalid: list[str] = []
+    for _node, prob in per_node:
+        invalid.extend(x for x in prob.invalid_pools if x not in invalid)
+    return Problem(
+        node=None,
+        gates=gates,
+        devices=devices,
+        counters=tuple(counters),
+        alternatives=alternatives,
+        claims=claim_infos,
+        constraints=tuple(constraints),
+        invalid_pools=tuple(invalid),
+        nodes=tuple(nodes),
+        group_nodes=dict(group_nodes or {}),
+    )
+
+
+def _all_fields(
+    alt: Alternative, all_sets: dict[int, dict[str, tuple[int, ...]]], blocked: dict[int, str]
+) -> dict[str, object]:
+    """All mode: the sets per node, the largest set's size as count, blocked on every node."""
+    if alt.mode != "All":
+        return {}
+    sets = all_sets.get(alt.index, {})
+    return {
+        "all_sets": sets,
+        "count": max((len(s) for s in sets.values()), default=0),
+        "all_blocked": None if sets else blocked.get(alt.index, "no matching device"),
+    }
