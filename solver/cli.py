@@ -28,6 +28,7 @@ from solver.api.load import dumps, load_sourced
 from solver.api.models import TypeMeta
 from solver.api.validate import validate_cluster
 from solver.errors import DRASolverError, InputError, ValidationErrors
+from solver.planner import plan as plan_pods
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -274,6 +275,73 @@ def allocate(
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
         _err.print(Text(f"cannot allocate: {outcome.reason}", style="red"))
+        raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+@app.command()
+def plan(
+    paths: PathsArg,
+    pod: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pod",
+            help="Pods to place (name or namespace/name), repeatable; default: every Pod "
+            "with unallocated claims, or every unallocated claim as its own pod.",
+        ),
+    ] = None,
+    node: Annotated[
+        list[str] | None,
+        typer.Option("--node", help="Candidate nodes, repeatable; default: every node the input knows."),
+    ] = None,
+    allocator: Annotated[
+        Allocator, typer.Option(help="reference = scheduler-like first fit; cpsat = optimal.")
+    ] = (Allocator.cpsat),
+    feature_gates: Annotated[
+        str | None,
+        typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
+    ] = None,
+    strategy: Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")] = Strategy.pack,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")
+    ] = 10.0,
+    seed: Annotated[
+        int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")
+    ] = 0,
+    output: Annotated[
+        OutputFormat, typer.Option("--output", "-o", help="Output format.")
+    ] = OutputFormat.yaml,
+) -> None:
+    """Place many pods over many nodes: as many (priority-weighted) pods as possible.
+
+    Prints a `kind: List` of the pods' claims (placed ones with status.allocation) and, on
+    stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
+    when some are not, 1 on invalid input.
+    """
+    cluster = _load_or_exit(paths)
+    errors = validate_cluster(cluster, cluster.source_of)
+    if errors:
+        _fail(errors)
+    try:
+        outcome = plan_pods(
+            cluster,
+            pods=pod or None,
+            nodes=node or None,
+            allocator=allocator.value,
+            feature_gates=feature_gates,
+            seed=seed,
+            strategy=strategy.value,
+            time_limit=time_limit,
+        )
+    except DRASolverError as exc:
+        _fail([exc])
+    sys.stdout.write(dumps((c.dump() for p in outcome.pods for c in p.claims), output.value))
+    for p in outcome.pods:
+        if p.node is not None:
+            _err.print(Text(f"{p.name}: node {p.node}", style="green"))
+        else:
+            _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
+    _err.print(Text(f"placed {outcome.placed} of {len(outcome.pods)} pods", style="bold"))
+    if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
