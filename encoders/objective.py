@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.problem_types import DeviceInfo, Problem
+from solver.problem_types import DeviceInfo, Problem, claim_weight
 
 from .model import IntVar, LinearExpr, Model, weighted
 
@@ -53,9 +53,6 @@ class Stage:
         return not any(c for c, _ in self.terms)
 
 
-def claim_weight(priority: int) -> int:
-    """Weight of one placed claim."""
-    return max(priority, 0) + 1
 
 
 def remaining_fraction(dev: DeviceInfo) -> Fraction:

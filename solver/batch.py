@@ -22,7 +22,7 @@ from solver.errors import InputError
 from solver.explain import explain_unschedulable
 from solver.gates import FeatureGates
 from solver.problem import build_problem
-from solver.problem_types import Assignment, Placement, Problem
+from solver.problem_types import Assignment, Placement, Problem, claim_weight
 from solver.reference import allocate_reference
 from solver.results import ShareIDs, assignment_claims
 
@@ -75,7 +75,7 @@ def place_one_by_one(
 
 def _weight(placed: list[bool], priorities: Sequence[int] | None) -> int:
     """Priority-weighted number of placed claims, as the CP-SAT objective counts them."""
-    return sum(max(priorities[i] if priorities else 0, 0) + 1 for i, p in enumerate(placed) if p)
+    return sum(claim_weight(priorities[i] if priorities else 0) for i, p in enumerate(placed) if p)
 
 
 def _as_hint(problem: Problem, done: list[ResourceClaim | None]) -> Assignment:

@@ -37,7 +37,7 @@ from solver.gates import FeatureGates
 from solver.pods import pod_claims
 from solver.problem import build_problem
 from solver.problem.merge import build_multi_node_problem
-from solver.problem_types import Assignment, Placement, Problem
+from solver.problem_types import Assignment, Placement, Problem, claim_weight
 from solver.reference import allocate_reference
 from solver.results import ShareIDs, assignment_claims
 
@@ -72,7 +72,7 @@ class PlanOutcome:
     @property
     def weight(self) -> int:
         """Priority-weighted number of placed pods (the CP-SAT objective)."""
-        return sum(_pod_weight(p.priority) for p in self.pods if p.node is not None)
+        return sum(claim_weight(p.priority) for p in self.pods if p.node is not None)
 
     def pod(self, name: str) -> PodPlan:
         for p in self.pods:
@@ -91,10 +91,6 @@ class _Spec:
 
 def _pod_name(pod: Pod) -> str:
     return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-
-
-def _pod_weight(priority: int) -> int:
-    return max(priority, 0) + 1
 
 
 def _key(claim: ResourceClaim) -> tuple[str, str]:
@@ -296,7 +292,7 @@ def _cpsat_plan(
         }
     )
     assignment = outcome.assignment or {}
-    weight = sum(_pod_weight(specs[groups[g]].priority) for g in outcome.nodes)
+    weight = sum(claim_weight(specs[groups[g]].priority) for g in outcome.nodes)
     if outcome.assignment is None or weight < ref.weight:
         stats["fallback"] = "reference plan"
         return PlanOutcome(ref.pods, "cpsat", stats)

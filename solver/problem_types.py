@@ -186,3 +186,9 @@ class Placement:
 Assignment = dict[int, list[Placement]]
 
 MAX_RESULTS_PER_CLAIM = 32
+
+
+def claim_weight(priority: int) -> int:
+    """Weight of one placed claim (or pod) in the objective: a negative priority counts as 0,
+    so placing a claim never lowers the score."""
+    return max(priority, 0) + 1
