@@ -210,3 +210,21 @@ def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> 
         _slice("node-1-gpu", GPU, "node-1", devs),
         _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}]),
     ]
+
+
+def pods_over_nodes(
+    nodes: int = 20, gpus_per_node: int = 8, pods: int = 60, seed: int = 3
+) -> list[dict[str, Any]]:
+    """Batch planning: single-claim pods asking for 1-6 GPUs over nodes with 8 GPUs each;
+    more GPUs are asked for than exist, so the plan decides which pods fit (bin packing)."""
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [_class("gpu", GPU)]
+    for n in range(nodes):
+        devs = [{"name": f"gpu-{i}", "attributes": {"numa": {"int": i // 4}}} for i in range(gpus_per_node)]
+        objs.append(_slice(f"node-{n}-gpu", GPU, f"node-{n}", devs))
+    for p in range(pods):
+        count = rng.choice([1, 2, 3, 5, 6])
+        objs.append(
+            _claim(f"job-{p:03d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}])
+        )
+    return objs
