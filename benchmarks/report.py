@@ -52,10 +52,23 @@ class Row:
         return self.sides[allocator].info.get(name, default)
 
 
-def run_benchmarks(out: Path) -> None:
-    cmd = [sys.executable, "-m", "pytest", BENCH, "-q", "-p", "no:cacheprovider", f"--benchmark-json={out}"]
-    print("$", " ".join(cmd[2:]), flush=True)
-    subprocess.run(cmd, cwd=ROOT, check=True)
+def run_json(bench: str) -> dict[str, Any]:
+    """Run one benchmark file once (subprocess pytest) and return its --benchmark-json data."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            bench,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--benchmark-json={out}",
+        ]
+        print("$", " ".join(cmd[2:]), flush=True)
+        subprocess.run(cmd, cwd=ROOT, check=True)
+        return json.loads(out.read_text())
 
 
 def rows_of(data: dict[str, Any]) -> list[Row]:
@@ -257,13 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="reuse this --benchmark-json file instead of running")
     parser.add_argument("--no-docs", action="store_true", help="print only; write neither plot nor docs")
     args = parser.parse_args(argv)
-    if args.json is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "bench.json"
-            run_benchmarks(path)
-            data = json.loads(path.read_text())
-    else:
-        data = json.loads(args.json.read_text())
+    data = run_json(BENCH) if args.json is None else json.loads(args.json.read_text())
     rows = rows_of(data)
     print(table(rows))
     print()

@@ -7,35 +7,13 @@ Usage: `python -m benchmarks.report_cel` (from the repository root) runs
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from benchmarks.report import ROOT, write_section
+from benchmarks.report import run_json, write_section
 
 BENCH = "benchmarks/test_bench_cel.py"
 SECTION = "CEL precompute"
-
-
-def run() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cel.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            BENCH,
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--benchmark-json={out}",
-        ]
-        subprocess.run(cmd, cwd=ROOT, check=True)
-        return json.loads(out.read_text())
 
 
 INTRO = """Issue 3's fleet (`benchmarks/workloads.py::gpu_fleet`): 1,000 nodes x 8 GPUs
@@ -87,7 +65,7 @@ def section(data: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    text = section(run())
+    text = section(run_json(BENCH))
     print(text)
     write_section(text, name=SECTION)
     return 0

@@ -5,35 +5,13 @@ Usage: `python -m benchmarks.report_planner` (from the repository root).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from benchmarks.report import ROOT, write_section
+from benchmarks.report import run_json, write_section
 
 BENCH = "benchmarks/test_bench_planner.py"
 SECTION = "Planner"
-
-
-def run() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "planner.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            BENCH,
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--benchmark-json={out}",
-        ]
-        subprocess.run(cmd, cwd=ROOT, check=True)
-        return json.loads(out.read_text())
 
 
 def section(data: dict[str, Any]) -> str:
@@ -67,7 +45,7 @@ def section(data: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    text = section(run())
+    text = section(run_json(BENCH))
     print(text)
     write_section(text, name=SECTION)
     return 0

@@ -198,6 +198,17 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+# Options shared by `allocate` and `plan`.
+FeatureGatesOpt = Annotated[
+    str | None,
+    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
+]
+StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
+TimeLimitOpt = Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")]
+SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
+OutputOpt = Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")]
+
+
 @app.command()
 def allocate(
     paths: PathsArg,
@@ -231,20 +242,11 @@ def allocate(
     allocator: Annotated[Allocator, typer.Option(help="reference = upstream first fit; cpsat = optimal.")] = (
         Allocator.cpsat
     ),
-    feature_gates: Annotated[
-        str | None,
-        typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
-    ] = None,
-    strategy: Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")] = Strategy.pack,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")
-    ] = 10.0,
-    seed: Annotated[
-        int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")
-    ] = 0,
-    output: Annotated[
-        OutputFormat, typer.Option("--output", "-o", help="Output format.")
-    ] = OutputFormat.yaml,
+    feature_gates: FeatureGatesOpt = None,
+    strategy: StrategyOpt = Strategy.pack,
+    time_limit: TimeLimitOpt = 10.0,
+    seed: SeedOpt = 0,
+    output: OutputOpt = OutputFormat.yaml,
 ) -> None:
     """Allocate claims together on one node (as upstream does for one pod: all or none).
 
@@ -296,20 +298,11 @@ def plan(
     allocator: Annotated[
         Allocator, typer.Option(help="reference = scheduler-like first fit; cpsat = optimal.")
     ] = (Allocator.cpsat),
-    feature_gates: Annotated[
-        str | None,
-        typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
-    ] = None,
-    strategy: Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")] = Strategy.pack,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")
-    ] = 10.0,
-    seed: Annotated[
-        int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")
-    ] = 0,
-    output: Annotated[
-        OutputFormat, typer.Option("--output", "-o", help="Output format.")
-    ] = OutputFormat.yaml,
+    feature_gates: FeatureGatesOpt = None,
+    strategy: StrategyOpt = Strategy.pack,
+    time_limit: TimeLimitOpt = 10.0,
+    seed: SeedOpt = 0,
+    output: OutputOpt = OutputFormat.yaml,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
