@@ -30,16 +30,16 @@ from typing import Any
 import pytest
 
 from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
-from solver import Cluster, allocate
-from solver.allocate import HINT_STEPS
-from solver.batch import _as_hint, place_independent, place_one_by_one
-from solver.cel import EvalCache
-from solver.cpsat import solve
-from solver.errors import AllocationError
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.problem_types import Problem
-from solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch
+from dra_solver import Cluster, allocate
+from dra_solver.allocate import HINT_STEPS
+from dra_solver.batch import _as_hint, place_independent, place_one_by_one
+from dra_solver.cel import EvalCache
+from dra_solver.cpsat import solve
+from dra_solver.errors import AllocationError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.problem_types import Problem
+from dra_solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch
 
 NODE = "node-1"
 

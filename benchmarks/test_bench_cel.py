@@ -15,11 +15,11 @@ from collections.abc import Callable
 import pytest
 
 from benchmarks.workloads import FLEET_DERIVED, FLEET_SELECTORS, gpu_fleet
-from solver.api.cluster import Cluster
-from solver.api.models import Device
-from solver.cel import DeviceView, EvalCache, Program, compile_expression
-from solver.gates import FeatureGates
-from solver.problem import device_view
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Device
+from dra_solver.cel import DeviceView, EvalCache, Program, compile_expression
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import device_view
 
 GROUP = "cel-precompute-1000-nodes"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from solver.problem_types import Assignment, Placement
+from dra_solver.problem_types import Assignment, Placement
 
 from .model import IntVar, Model, sorted_values
 

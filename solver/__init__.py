@@ -4,8 +4,8 @@ Public API: load objects into a `Cluster`, then `allocate()` claims on a node wi
 upstream-faithful reference allocator or the CP-SAT optimiser.
 """
 
-from solver.allocate import AllocationOutcome, allocate
-from solver.api.cluster import Cluster
-from solver.gates import FeatureGates
+from dra_solver.allocate import AllocationOutcome, allocate
+from dra_solver.api.cluster import Cluster
+from dra_solver.gates import FeatureGates
 
 __all__ = ["AllocationOutcome", "Cluster", "FeatureGates", "allocate"]

@@ -1,6 +1,6 @@
 """`python -m solver` runs the `dra-solver` command line (same as the console script)."""
 
-from solver.cli import run
+from dra_solver.cli import run
 
 if __name__ == "__main__":
     run()

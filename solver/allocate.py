@@ -13,19 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from solver.api.cluster import Cluster
-from solver.api.models import AllocationResult, Pod, ResourceClaim
-from solver.cel import EvalCache
-from solver.check import check_or_raise
-from solver.errors import InputError, InvalidPools, SearchAborted
-from solver.explain import explain_unschedulable
-from solver.gates import FeatureGates
-from solver.inventory import NodeView, node_selector_matches
-from solver.pods import pod_claims
-from solver.problem import build_problem
-from solver.problem_types import Assignment, Problem
-from solver.reference import allocate_reference
-from solver.results import assignment_claims
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.check import check_or_raise
+from dra_solver.errors import InputError, InvalidPools, SearchAborted
+from dra_solver.explain import explain_unschedulable
+from dra_solver.gates import FeatureGates
+from dra_solver.inventory import NodeView, node_selector_matches
+from dra_solver.pods import pod_claims
+from dra_solver.problem import build_problem
+from dra_solver.problem_types import Assignment, Problem
+from dra_solver.reference import allocate_reference
+from dra_solver.results import assignment_claims
 
 AllocatorName = Literal["reference", "cpsat"]
 HINT_STEPS = 200_000
@@ -210,7 +210,7 @@ def _cpsat(
     raise in its lazy search, and its answer seeds the solver. When the bounded reference
     gives up, CP-SAT still searches, but only if no candidate carries a CEL error (else the
     error is raised: we never turn an error into a silent non-match)."""
-    from solver.cpsat import solve
+    from dra_solver.cpsat import solve
 
     try:
         hint = allocate_reference(problem, max_steps=HINT_STEPS)

@@ -13,18 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from solver.allocate import AllocatorName, resolve_claims
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.cel import EvalCache
-from solver.check import check_or_raise
-from solver.errors import InputError
-from solver.explain import explain_unschedulable
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.problem_types import Assignment, Placement, Problem, claim_weight
-from solver.reference import allocate_reference
-from solver.results import ShareIDs, assignment_claims
+from dra_solver.allocate import AllocatorName, resolve_claims
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.check import check_or_raise
+from dra_solver.errors import InputError
+from dra_solver.explain import explain_unschedulable
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.problem_types import Assignment, Placement, Problem, claim_weight
+from dra_solver.reference import allocate_reference
+from dra_solver.results import ShareIDs, assignment_claims
 
 
 @dataclass
@@ -124,7 +124,7 @@ def place_independent(
     if allocator == "reference":
         return one_by_one
 
-    from solver.cpsat import solve
+    from dra_solver.cpsat import solve
 
     problem = build_problem(cluster, chosen, node, gates, cache=cache, priorities=priorities)
     outcome = solve(

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.api.models import CapacityRequestPolicy, DeviceCapacity
+from dra_solver.api.models import CapacityRequestPolicy, DeviceCapacity
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from solver.allocate import allocate as allocate_claims
-from solver.api.cluster import Cluster
-from solver.api.load import dumps, load_sourced
-from solver.api.models import TypeMeta
-from solver.api.validate import validate_cluster
-from solver.errors import DRASolverError, InputError, ValidationErrors
-from solver.planner import plan as plan_pods
+from dra_solver.allocate import allocate as allocate_claims
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.load import dumps, load_sourced
+from dra_solver.api.models import TypeMeta
+from dra_solver.api.validate import validate_cluster
+from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.planner import plan as plan_pods
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError

@@ -37,11 +37,11 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from encoders import build, nodes, symmetry
-from encoders.model import Model
-from encoders.objective import Stage, stages
-from encoders.solution import decode, hint_values
-from solver.problem_types import Assignment, Problem
+from dra_solver.encoders import build, nodes, symmetry
+from dra_solver.encoders.model import Model
+from dra_solver.encoders.objective import Stage, stages
+from dra_solver.encoders.solution import decode, hint_values
+from dra_solver.problem_types import Assignment, Problem
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]

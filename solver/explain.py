@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from solver.errors import SearchAborted
-from solver.problem_types import Alternative, ClaimInfo, Problem
-from solver.reference import ReferenceSearch
+from dra_solver.errors import SearchAborted
+from dra_solver.problem_types import Alternative, ClaimInfo, Problem
+from dra_solver.reference import ReferenceSearch
 
 
 def _usable(problem: Problem, alt: Alternative) -> int:

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from solver.api.models import Device, Node, NodeSelector, ResourceClaim, ResourceSlice
-from solver.errors import InputError
-from solver.gates import FeatureGates
+from dra_solver.api.models import Device, Node, NodeSelector, ResourceClaim, ResourceSlice
+from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolID = tuple[str, str]  # (driver, pool)

@@ -26,20 +26,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from solver.allocate import AllocatorName, pod_node_conflict, resolve_claims
-from solver.api.cluster import Cluster
-from solver.api.models import Pod, ResourceClaim
-from solver.cel import EvalCache
-from solver.check import check_or_raise
-from solver.errors import InputError, InvalidPools
-from solver.explain import explain_unschedulable
-from solver.gates import FeatureGates
-from solver.pods import pod_claims
-from solver.problem import build_problem
-from solver.problem.merge import build_multi_node_problem
-from solver.problem_types import Assignment, Placement, Problem, claim_weight
-from solver.reference import allocate_reference
-from solver.results import ShareIDs, assignment_claims
+from dra_solver.allocate import AllocatorName, pod_node_conflict, resolve_claims
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.check import check_or_raise
+from dra_solver.errors import InputError, InvalidPools
+from dra_solver.explain import explain_unschedulable
+from dra_solver.gates import FeatureGates
+from dra_solver.pods import pod_claims
+from dra_solver.problem import build_problem
+from dra_solver.problem.merge import build_multi_node_problem
+from dra_solver.problem_types import Assignment, Placement, Problem, claim_weight
+from dra_solver.reference import allocate_reference
+from dra_solver.results import ShareIDs, assignment_claims
 
 PodInput = str | Pod | Sequence[str | ResourceClaim]
 
@@ -246,7 +246,7 @@ def _cpsat_plan(
     time_limit: float,
     ref: PlanOutcome,
 ) -> PlanOutcome:
-    from solver.cpsat import solve
+    from dra_solver.cpsat import solve
 
     groups = [i for i, s in enumerate(specs) if s.claims]  # model group -> spec index
     group_nodes: dict[int, tuple[str, ...]] = {}

@@ -10,9 +10,9 @@ upstream adds is left out for reproducible output.
 
 from __future__ import annotations
 
-from solver.api.cluster import Cluster
-from solver.api.models import Pod, ResourceClaim
-from solver.errors import InputError
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.errors import InputError
 
 
 def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:

@@ -17,9 +17,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from solver.capacity import fits
-from solver.errors import AllocationError, InvalidPools, SearchAborted
-from solver.problem_types import (
+from dra_solver.capacity import fits
+from dra_solver.errors import AllocationError, InvalidPools, SearchAborted
+from dra_solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from solver.api.cluster import Cluster
-from solver.api.models import (
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import (
     AllocationResult,
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
@@ -23,9 +23,9 @@ from solver.api.models import (
     NodeSelector,
     ResourceClaim,
 )
-from solver.api.quantity import Quantity
-from solver.errors import AllocationError
-from solver.problem_types import Assignment, Placement, Problem
+from dra_solver.api.quantity import Quantity
+from dra_solver.errors import AllocationError
+from dra_solver.problem_types import Assignment, Placement, Problem
 
 
 class ShareIDs:

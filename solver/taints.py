@@ -5,7 +5,7 @@ Why separate: precompute and the checker both need the one matching rule.
 
 from __future__ import annotations
 
-from solver.api.models import DeviceTaint, DeviceToleration
+from dra_solver.api.models import DeviceTaint, DeviceToleration
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 

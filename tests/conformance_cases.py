@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from solver.api.quantity import Quantity
+from dra_solver.api.quantity import Quantity
 
 CASES_DIR = Path(__file__).parent / "conformance" / "cases"
 

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from encoders.objective import claim_weight, device_ranks, opens
-from solver.errors import DRASolverError
-from solver.gates import FeatureGates
-from solver.problem_types import (
+from dra_solver.encoders.objective import claim_weight, device_ranks, opens
+from dra_solver.errors import DRASolverError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,
@@ -280,7 +280,7 @@ def feasible(p: Problem, mode: str = "all", *, group: bool = True) -> bool:
     """Does the model of `p` (hard rules only, no objective) have a solution?"""
     from ortools.sat.python import cp_model
 
-    from encoders import build
+    from dra_solver.encoders import build
 
     m = build(p, mode=mode, group=group)
     solver = cp_model.CpSolver()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.workloads import hard_list_match
-from solver import Cluster, allocate
-from solver.errors import SearchAborted
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.reference import allocate_reference
+from dra_solver import Cluster, allocate
+from dra_solver.errors import SearchAborted
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.reference import allocate_reference
 
 GATES = "DRAListTypeAttributes=true"
 

@@ -14,9 +14,9 @@ from conformance_cases import load_cases
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver import Cluster, allocate
-from solver.api.validate import validate_cluster
-from solver.errors import DRASolverError
+from dra_solver import Cluster, allocate
+from dra_solver.api.validate import validate_cluster
+from dra_solver.errors import DRASolverError
 
 CASES = load_cases()
 ODD_VALUES = st.sampled_from(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from builders import claim, device, device_class, request, resource_slice
 
-from solver import Cluster
-from solver.batch import place_independent
+from dra_solver import Cluster
+from dra_solver.batch import place_independent
 
 
 def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-import solver.cel.device as device_mod
-from solver.api.models import Device
-from solver.api.quantity import Quantity
-from solver.cel import DeviceView, EvalCache, Semver, compile_expression
-from solver.cel.device import check, prepare
-from solver.errors import CelRuntimeError
-from solver.gates import FeatureGates
-from solver.problem.devices import _split_name, cel_attr_value, device_view
+import dra_solver.cel.device as device_mod
+from dra_solver.api.models import Device
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression
+from dra_solver.cel.device import check, prepare
+from dra_solver.errors import CelRuntimeError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.devices import _split_name, cel_attr_value, device_view
 
 G = "gpu.example.com"
 MODEL = f'device.attributes["{G}"].model == "a100"'

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from solver.cel import DeviceView, compile_expression
-from solver.errors import CelCompileError
+from dra_solver.cel import DeviceView, compile_expression
+from dra_solver.errors import CelCompileError
 
 DEV = DeviceView("d", "x", {}, {})
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from solver.cel import DeviceView, compile_expression
-from solver.errors import CelRuntimeError
+from dra_solver.cel import DeviceView, compile_expression
+from dra_solver.errors import CelRuntimeError
 
 DEV = DeviceView("dra.example.com", "d", {"dra.example.com": {"s": "x" * 100}}, {})
 TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"

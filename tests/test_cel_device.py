@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from solver.api.quantity import Quantity
-from solver.cel import DeviceView, Semver, compile_expression
-from solver.errors import CelCompileError, CelRuntimeError
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, Semver, compile_expression
+from dra_solver.errors import CelCompileError, CelRuntimeError
 
 DRIVER = "dra.example.com"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solver.api.quantity import Quantity
-from solver.cel import DeviceView, EvalCache, Semver, compile_expression
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression
 
 
 def nvidia(name: str, numa: int, memory: str, memory_gb: int) -> DeviceView:

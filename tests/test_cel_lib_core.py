@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from solver.cel import DeviceView, compile_expression
-from solver.errors import CelCompileError, CelRuntimeError
+from dra_solver.cel import DeviceView, compile_expression
+from dra_solver.errors import CelCompileError, CelRuntimeError
 
 DEV = DeviceView("d", "gpu-3", {"d": {"s": "asymetric", "model": "A100-SXM4-80GB"}}, {})
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from solver.cel import DeviceView, compile_expression
-from solver.errors import CelCompileError, CelRuntimeError
+from dra_solver.cel import DeviceView, compile_expression
+from dra_solver.errors import CelCompileError, CelRuntimeError
 
 DEV = DeviceView("dra.example.com", "d", {"dra.example.com": {"topology": "numa0-pcie1-nic0"}}, {})
 

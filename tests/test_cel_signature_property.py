@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.api.quantity import Quantity
-from solver.cel import DeviceView, EvalCache, Semver, compile_expression
-from solver.errors import CelRuntimeError
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression
+from dra_solver.errors import CelRuntimeError
 
 D = "gpu.example.com"
 

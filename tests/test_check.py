@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.check import KINDS, CheckFailed, Violation, check, check_or_raise
-from solver.errors import AllocationError
-from solver.gates import FeatureGates
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.check import KINDS, CheckFailed, Violation, check, check_or_raise
+from dra_solver.errors import AllocationError
+from dra_solver.gates import FeatureGates
 
 NODE = "node-1"
 

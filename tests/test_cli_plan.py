@@ -8,7 +8,7 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from solver.cli import app
+from dra_solver.cli import app
 
 runner = CliRunner()
 

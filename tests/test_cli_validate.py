@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from solver.cli import app
+from dra_solver.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml"
 
@@ -189,7 +189,7 @@ def test_python_dash_m_solver() -> None:
     """`python -m solver validate` works like the console script."""
     repo = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
-        [sys.executable, "-m", "solver", "validate", str(EXAMPLE)],
+        [sys.executable, "-m", "dra_solver", "validate", str(EXAMPLE)],
         capture_output=True,
         text=True,
         cwd=repo,
@@ -206,7 +206,7 @@ def test_usage_errors_exit_1_not_2_through_the_console_entry_point() -> None:
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "solver", "allocate", "x.yaml", "--allocator", "bogus"],
+        [sys.executable, "-m", "dra_solver", "allocate", "x.yaml", "--allocator", "bogus"],
         capture_output=True,
         text=True,
         check=False,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
 
-from solver import Cluster, allocate
-from solver.errors import DRASolverError
+from dra_solver import Cluster, allocate
+from dra_solver.errors import DRASolverError
 
 CASES = load_cases()
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from cpsat_builders import PB, Sub, devices_of, ints, violations
 
-from solver.cpsat import solve
-from solver.problem_types import Placement, Problem
+from dra_solver.cpsat import solve
+from dra_solver.problem_types import Placement, Problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ _SCRIPT = """
 import json, sys
 sys.path[:0] = [{root!r}, {tests!r}]
 from test_cpsat import _mixed
-from solver.cpsat import solve
+from dra_solver.cpsat import solve
 out = solve(_mixed(), mode="free", seed=3)
 print(json.dumps({{str(c): [[p.alternative, p.device] for p in pls] for c, pls in out.assignment.items()}}))
 """

@@ -13,8 +13,8 @@ from cpsat_builders import PB, Sub, brute_force, violations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.cpsat import solve
-from solver.problem_types import Problem
+from dra_solver.cpsat import solve
+from dra_solver.problem_types import Problem
 
 
 def _rare(draw: st.DrawFn, n: int) -> bool:

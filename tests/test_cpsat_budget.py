@@ -7,11 +7,11 @@ import pytest
 from cpsat_builders import PB, violations
 
 from benchmarks.workloads import hard_list_match
-from solver import Cluster
-from solver.cpsat import PREFERENCE_MIN, solve
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.problem_types import Placement, Problem
+from dra_solver import Cluster
+from dra_solver.cpsat import PREFERENCE_MIN, solve
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.problem_types import Placement, Problem
 
 
 @pytest.fixture(scope="module")

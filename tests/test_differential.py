@@ -11,16 +11,16 @@ from __future__ import annotations
 from hypothesis import assume, event, given
 from strategies import GATES, scenario
 
-from solver.api.cluster import Cluster
-from solver.api.validate import validate_cluster
-from solver.batch import place_independent
-from solver.check import check
-from solver.cpsat import solve
-from solver.errors import DRASolverError
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.reference import allocate_reference
-from solver.results import assignment_claims, with_allocation
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.validate import validate_cluster
+from dra_solver.batch import place_independent
+from dra_solver.check import check
+from dra_solver.cpsat import solve
+from dra_solver.errors import DRASolverError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.reference import allocate_reference
+from dra_solver.results import assignment_claims, with_allocation
 
 NODE = "n0"
 
@@ -95,7 +95,7 @@ def test_with_allocation_copies_claim() -> None:
         ]
     )
     claim = cluster.claim("c")
-    from solver.api.models import AllocationResult
+    from dra_solver.api.models import AllocationResult
 
     copy = with_allocation(claim, AllocationResult())
     assert claim.status is None and copy.status.allocation is not None

@@ -7,7 +7,7 @@ from fractions import Fraction
 from cpsat_builders import PB, feasible
 from ortools.sat.python import cp_model
 
-from encoders.model import add_scaled_le
+from dra_solver.encoders.model import add_scaled_le
 
 
 def _two_shares(cap: dict, in_use: dict, each: dict) -> bool:
@@ -62,7 +62,7 @@ def test_scaling_divides_by_gcd() -> None:
 
 def test_capacity_is_linked_to_used() -> None:
     """sum consumed * x <= left * used[d]: the "devices" LP bound sees the capacity."""
-    from encoders import build
+    from dra_solver.encoders import build
 
     pb = PB()
     ds = [pb.device(multi=True, capacity={"mem": 4}) for _ in range(2)]

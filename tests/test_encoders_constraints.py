@@ -76,8 +76,8 @@ def test_distinct_with_groups() -> None:
 
 
 def _viable(p) -> set:
-    from encoders import build
-    from encoders.constraints import viable_values
+    from dra_solver.encoders import build
+    from dra_solver.encoders.constraints import viable_values
 
     m = build(p)
     return {v for _, v in viable_values(m, p.constraints[0])}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from cpsat_builders import PB, Sub, feasible, ints
 
-from encoders import build
-from solver.cpsat import solve
-from solver.problem_types import Problem
+from dra_solver.encoders import build
+from dra_solver.cpsat import solve
+from dra_solver.problem_types import Problem
 
 
 def test_identical_devices_form_one_group() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from cpsat_builders import PB, Sub, ints
 from ortools.sat.python import cp_model
 
-from encoders import build
-from encoders.objective import stages
-from encoders.solution import decode, hint_values
-from solver.problem_types import Assignment, Placement, Problem
+from dra_solver.encoders import build
+from dra_solver.encoders.objective import stages
+from dra_solver.encoders.solution import decode, hint_values
+from dra_solver.problem_types import Assignment, Placement, Problem
 
 
 def _fixed_to_hint(p: Problem, asg: Assignment, mode: str = "all") -> Assignment | None:

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-from encoders import build
-from encoders.solution import hint_values
-from encoders.symmetry import alternative_classes, canonical, weights
-from solver.cpsat import solve
-from solver.problem_types import Placement, Problem
+from dra_solver.encoders import build
+from dra_solver.encoders.solution import hint_values
+from dra_solver.encoders.symmetry import alternative_classes, canonical, weights
+from dra_solver.cpsat import solve
+from dra_solver.problem_types import Placement, Problem
 
 
 def _classes(p: Problem) -> list[list[int]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cpsat_builders import PB, Sub, feasible, ints
 
-from encoders import build
-from encoders.variables import allowed_candidates
+from dra_solver.encoders import build
+from dra_solver.encoders.variables import allowed_candidates
 
 
 def test_allowed_pairs_and_used_indicator() -> None:

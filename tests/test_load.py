@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from solver.api.cluster import Cluster
-from solver.api.load import expand_paths, load_paths, load_text
-from solver.api.models import DeviceClass, ResourceClaim, ResourceSlice
-from solver.api.quantity import Quantity
-from solver.errors import InputError, ValidationErrors
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.load import expand_paths, load_paths, load_text
+from dra_solver.api.models import DeviceClass, ResourceClaim, ResourceSlice
+from dra_solver.api.quantity import Quantity
+from dra_solver.errors import InputError, ValidationErrors
 
 CLASS = """\
 apiVersion: resource.k8s.io/v1

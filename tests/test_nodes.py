@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
-from solver import Cluster, allocate
+from dra_solver import Cluster, allocate
 
 
 def test_reference_takes_the_first_node_in_order_that_fits() -> None:

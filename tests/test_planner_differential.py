@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, scenario
 
-from solver.api.cluster import Cluster
-from solver.api.validate import validate_cluster
-from solver.check import check
-from solver.errors import DRASolverError
-from solver.gates import FeatureGates
-from solver.planner import PlanOutcome, plan
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.validate import validate_cluster
+from dra_solver.check import check
+from dra_solver.errors import DRASolverError
+from dra_solver.gates import FeatureGates
+from dra_solver.planner import PlanOutcome, plan
 
 
 @st.composite

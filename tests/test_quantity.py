@@ -13,14 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from solver.api.quantity import (
+from dra_solver.api.quantity import (
     BINARY_SI,
     DECIMAL_EXPONENT,
     DECIMAL_SI,
     Quantity,
     QuantityError,
 )
-from solver.errors import DRASolverError
+from dra_solver.errors import DRASolverError
 
 Q = Quantity.parse
 

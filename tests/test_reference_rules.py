@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
-from solver import Cluster, allocate
-from solver.errors import CelError, DRASolverError
+from dra_solver import Cluster, allocate
+from dra_solver.errors import CelError, DRASolverError
 
 
 def run(
@@ -471,7 +471,7 @@ def test_input_objects_are_not_mutated() -> None:
 
 
 def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> None:
-    from solver.batch import place_independent
+    from dra_solver.batch import place_independent
 
     # first fit puts the 30Gi claim on the 40Gi device and then the 40Gi claim fits nowhere
     devs = [

@@ -21,8 +21,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from solver.api.load import parse_object
-from solver.api.models import KINDS
+from dra_solver.api.load import parse_object
+from dra_solver.api.models import KINDS
 
 SHARED = Path(os.environ.get("DRA_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 CASES_DIR = SHARED / "conformance" / "cases"

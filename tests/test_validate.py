@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from solver.api.cluster import Cluster
-from solver.api.load import parse_object
-from solver.api.models import TypeMeta
-from solver.api.validate import qualified_name_problem, validate_cluster, validate_object
-from solver.errors import InputError
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.load import parse_object
+from dra_solver.api.models import TypeMeta
+from dra_solver.api.validate import qualified_name_problem, validate_cluster, validate_object
+from dra_solver.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

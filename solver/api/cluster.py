@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from solver.api.load import load_paths, load_text, parse_object
-from solver.api.models import (
+from dra_solver.api.load import load_paths, load_text, parse_object
+from dra_solver.api.models import (
     DeviceClass,
     Node,
     Pod,
@@ -22,7 +22,7 @@ from solver.api.models import (
     ResourceSlice,
     TypeMeta,
 )
-from solver.errors import InputError
+from dra_solver.errors import InputError
 
 T = TypeVar("T")
 

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from solver.api.models import KINDS, TypeMeta
-from solver.errors import InputError, ValidationErrors
+from dra_solver.api.models import KINDS, TypeMeta
+from dra_solver.errors import InputError, ValidationErrors
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from solver.api.quantity import Quantity
+from dra_solver.api.quantity import Quantity
 
 
 class K8sModel(BaseModel):

@@ -26,8 +26,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from solver.api.cluster import Cluster
-from solver.api.models import (
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import (
     CapacityRequestPolicy,
     CapacityRequirements,
     DerivedAttribute,
@@ -50,8 +50,8 @@ from solver.api.models import (
     ResourceSlice,
     TypeMeta,
 )
-from solver.api.quantity import Quantity
-from solver.errors import CelCompileError, InputError
+from dra_solver.api.quantity import Quantity
+from dra_solver.errors import CelCompileError, InputError
 
 # --- limits (UPSTREAM-SEMANTICS.md §4.16, KEP-5075, KEP-6080) ----------------------------
 
@@ -176,7 +176,7 @@ def cel_compile_problem(expression: str, expect_bool: bool = False) -> str | Non
     repeat the same few expressions across many classes and claims. Imported lazily so
     that loading and every other rule work without the CEL package.
     """
-    from solver.cel import compile_expression
+    from dra_solver.cel import compile_expression
 
     try:
         compile_expression(expression, expect_bool=expect_bool)

@@ -126,11 +126,11 @@ Known deviations from upstream
 
 from __future__ import annotations
 
-from solver.cel.cache import CacheStats, EvalCache
-from solver.cel.device import AttrValue, DeviceView
-from solver.cel.env import DEFAULT_COST_LIMIT, DEFAULT_MAX_LENGTH, Program, compile_expression
-from solver.cel.semver import Semver, SemverError
-from solver.cel.signature import ReadPlan
+from dra_solver.cel.cache import CacheStats, EvalCache
+from dra_solver.cel.device import AttrValue, DeviceView
+from dra_solver.cel.env import DEFAULT_COST_LIMIT, DEFAULT_MAX_LENGTH, Program, compile_expression
+from dra_solver.cel.semver import Semver, SemverError
+from dra_solver.cel.signature import ReadPlan
 
 __all__ = [
     "DEFAULT_COST_LIMIT",

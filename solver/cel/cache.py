@@ -11,9 +11,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from solver.cel.device import DeviceView
-from solver.cel.env import Program
-from solver.errors import CelRuntimeError
+from dra_solver.cel.device import DeviceView
+from dra_solver.cel.env import Program
+from dra_solver.errors import CelRuntimeError
 
 __all__ = ["CacheStats", "EvalCache"]
 

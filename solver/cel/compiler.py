@@ -28,13 +28,13 @@ from __future__ import annotations
 from typing import Any, Final
 
 # importing the libraries registers their overloads
-from solver.cel import lib_core, lib_lists, lib_quantity, lib_regex, lib_semver, lib_strings  # noqa: F401
-from solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
-from solver.cel.functions import REGISTRY
-from solver.cel.macros import MACRO_BUILDERS
-from solver.cel.operators import StaticError, binary_result_type, neg, no_overload, unary_result_type
-from solver.cel.parser import CompileIssue
-from solver.cel.runtime import (
+from dra_solver.cel import lib_core, lib_lists, lib_quantity, lib_regex, lib_semver, lib_strings  # noqa: F401
+from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
+from dra_solver.cel.functions import REGISTRY
+from dra_solver.cel.macros import MACRO_BUILDERS
+from dra_solver.cel.operators import StaticError, binary_result_type, neg, no_overload, unary_result_type
+from dra_solver.cel.parser import CompileIssue
+from dra_solver.cel.runtime import (
     BINARY_OPERATORS,
     LIB_ERRORS,
     Activation,
@@ -47,8 +47,8 @@ from solver.cel.runtime import (
     opt_select,
     select_slow,
 )
-from solver.cel.typesys import DEVICE_FIELDS, DYN, Type, common, compatible, display, is_dyn, unify
-from solver.cel.values import ABSENT, CelType, CostLimitExceeded, EvalError, UInt, map_find, type_name
+from dra_solver.cel.typesys import DEVICE_FIELDS, DYN, Type, common, compatible, display, is_dyn, unify
+from dra_solver.cel.values import ABSENT, CelType, CostLimitExceeded, EvalError, UInt, map_find, type_name
 
 __all__ = ["Compiled", "compile_tree"]
 
@@ -519,7 +519,7 @@ class _Compiler:
         rtype: Type = cands[0].result_type(types)
         for o in cands[1:]:
             rtype = common(rtype, o.result_type(types))
-        from solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
+        from dra_solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
 
         if name in REGEX_FUNCTIONS:
             # like Kubernetes' regex literal validation: only a literal pattern is checked

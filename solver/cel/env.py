@@ -13,16 +13,16 @@ import functools
 from collections.abc import Hashable
 from typing import Any, Final
 
-from solver.api.quantity import Quantity
-from solver.cel.compiler import compile_tree
-from solver.cel.device import DeviceView, prepare
-from solver.cel.parser import CompileIssue, parse
-from solver.cel.runtime import Activation
-from solver.cel.semver import Semver
-from solver.cel.signature import ReadPlan, analyse, make_signature
-from solver.cel.typesys import display
-from solver.cel.values import CelType, CostLimitExceeded, DomainMap, EvalError, Opt, UInt, type_name
-from solver.errors import CelCompileError, CelRuntimeError
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel.compiler import compile_tree
+from dra_solver.cel.device import DeviceView, prepare
+from dra_solver.cel.parser import CompileIssue, parse
+from dra_solver.cel.runtime import Activation
+from dra_solver.cel.semver import Semver
+from dra_solver.cel.signature import ReadPlan, analyse, make_signature
+from dra_solver.cel.typesys import display
+from dra_solver.cel.values import CelType, CostLimitExceeded, DomainMap, EvalError, Opt, UInt, type_name
+from dra_solver.errors import CelCompileError, CelRuntimeError
 
 __all__ = ["DEFAULT_COST_LIMIT", "DEFAULT_MAX_LENGTH", "Program", "compile_expression", "to_python"]
 

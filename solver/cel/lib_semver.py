@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from solver.cel.functions import Overload, fail, register
-from solver.cel.semver import Semver, SemverError
-from solver.cel.values import INT64_MAX
+from dra_solver.cel.functions import Overload, fail, register
+from dra_solver.cel.semver import Semver, SemverError
+from dra_solver.cel.values import INT64_MAX
 
 __all__: list[str] = []
 

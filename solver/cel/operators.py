@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from solver.cel.typesys import DYN, Type, compatible, display, is_dyn
-from solver.cel.values import (
+from dra_solver.cel.typesys import DYN, Type, compatible, display, is_dyn
+from dra_solver.cel.values import (
     ABSENT,
     INT64_MAX,
     INT64_MIN,
@@ -69,7 +69,7 @@ def add(a: Any, b: Any) -> Any:
                 raise EvalError("integer overflow")
             return r
         if ta is str or ta is tuple or ta is bytes:
-            from solver.cel.functions import check_size
+            from dra_solver.cel.functions import check_size
 
             check_size(len(a) + len(b))
             return a + b

@@ -30,9 +30,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from solver.api.quantity import Quantity
-from solver.cel.ast import Bind, Call, Comprehension, Ident, Index, Lit, Node, Select
-from solver.cel.device import (
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, Lit, Node, Select
+from dra_solver.cel.device import (
     _QUANTITY,
     _SEMVER,
     MISSING,
@@ -42,7 +42,7 @@ from solver.cel.device import (
     encode_value,
     full_key,
 )
-from solver.cel.semver import Semver
+from dra_solver.cel.semver import Semver
 
 __all__ = ["ReadPlan", "analyse"]
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from solver.api.quantity import Quantity
-from solver.cel.semver import Semver
-from solver.cel.values import CelType, DeviceValue, DomainMap, Opt, UInt
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel.semver import Semver
+from dra_solver.cel.values import CelType, DeviceValue, DomainMap, Opt, UInt
 
 __all__ = [
     "DEVICE_FIELDS",

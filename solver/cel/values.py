@@ -35,8 +35,8 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from solver.api.quantity import Quantity
-from solver.cel.semver import Semver
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel.semver import Semver
 
 __all__ = [
     "INT64_MAX",

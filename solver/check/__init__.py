@@ -51,23 +51,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.check.amounts import capacity_requests, consumption
-from solver.check.capacity import check_capacity, check_consumed
-from solver.check.constraints import check_constraints
-from solver.check.context import Context
-from solver.check.counters import check_counters
-from solver.check.counts import check_counts, check_duplicates
-from solver.check.feature_gates import check_device_gates, check_request_gates
-from solver.check.keys import Alt, claim_id
-from solver.check.nodes import check_node_selector, check_skip_node_operations
-from solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
-from solver.check.selectors import check_capacity_names, check_selectors
-from solver.check.sharing import check_busy, check_share_fields, check_share_ids
-from solver.check.tolerations import check_taints
-from solver.check.violations import KINDS, CheckFailed, Violation
-from solver.gates import FeatureGates
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.check.amounts import capacity_requests, consumption
+from dra_solver.check.capacity import check_capacity, check_consumed
+from dra_solver.check.constraints import check_constraints
+from dra_solver.check.context import Context
+from dra_solver.check.counters import check_counters
+from dra_solver.check.counts import check_counts, check_duplicates
+from dra_solver.check.feature_gates import check_device_gates, check_request_gates
+from dra_solver.check.keys import Alt, claim_id
+from dra_solver.check.nodes import check_node_selector, check_skip_node_operations
+from dra_solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
+from dra_solver.check.selectors import check_capacity_names, check_selectors
+from dra_solver.check.sharing import check_busy, check_share_fields, check_share_ids
+from dra_solver.check.tolerations import check_taints
+from dra_solver.check.violations import KINDS, CheckFailed, Violation
+from dra_solver.gates import FeatureGates
 
 __all__ = ["KINDS", "CheckFailed", "Violation", "check", "check_or_raise"]
 

@@ -14,9 +14,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.api.models import CapacityRequestPolicy, Device
-from solver.api.quantity import Quantity
-from solver.check.keys import Alt, fqn
+from dra_solver.api.models import CapacityRequestPolicy, Device
+from dra_solver.api.quantity import Quantity
+from dra_solver.check.keys import Alt, fqn
 
 
 def frac(q: Quantity) -> Fraction:

@@ -7,13 +7,13 @@ context bundles them so that each rule is a plain function of (context, what it 
 
 from __future__ import annotations
 
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.check.expressions import Expressions
-from solver.check.keys import DeviceKey
-from solver.check.violations import Violation, violation
-from solver.check.world import World
-from solver.gates import FeatureGates
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.check.expressions import Expressions
+from dra_solver.check.keys import DeviceKey
+from dra_solver.check.violations import Violation, violation
+from dra_solver.check.world import World
+from dra_solver.gates import FeatureGates
 
 
 class Context:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from solver.api.quantity import Quantity
-from solver.cel import DeviceView, Program, Semver, compile_expression
-from solver.check.keys import DeviceKey, fqn
-from solver.check.pools import Dev
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, Program, Semver, compile_expression
+from dra_solver.check.keys import DeviceKey, fqn
+from dra_solver.check.pools import Dev
 
 
 class Expressions:

@@ -9,11 +9,11 @@ neither may be set with DRAOptionalNodePreparation off — a `gate` violation).
 
 from __future__ import annotations
 
-from solver.api.models import NodeSelector, NodeSelectorRequirement, ResourceClaim
-from solver.check.context import Context
-from solver.check.keys import claim_id, dev_id
-from solver.check.pools import Dev
-from solver.check.results import Placed
+from dra_solver.api.models import NodeSelector, NodeSelectorRequirement, ResourceClaim
+from dra_solver.check.context import Context
+from dra_solver.check.keys import claim_id, dev_id
+from dra_solver.check.pools import Dev
+from dra_solver.check.results import Placed
 
 Requirement = tuple[str, str, tuple[str, ...]]
 Term = tuple[frozenset[Requirement], frozenset[Requirement]]

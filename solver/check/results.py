@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver.api.models import DeviceRequest, DeviceRequestAllocationResult, ResourceClaim
-from solver.check.context import Context
-from solver.check.keys import Alt, DeviceKey, dev_id
-from solver.check.pools import Dev
+from dra_solver.api.models import DeviceRequest, DeviceRequestAllocationResult, ResourceClaim
+from dra_solver.check.context import Context
+from dra_solver.check.keys import Alt, DeviceKey, dev_id
+from dra_solver.check.pools import Dev
 
 MAX_RESULTS = 32
 """AllocationResultsMaxSize: at most 32 device results per claim."""

@@ -6,11 +6,11 @@ matching of UPSTREAM-SEMANTICS §4.12, and only apply with DRADeviceTaints on.
 
 from __future__ import annotations
 
-from solver.api.models import DeviceToleration
-from solver.check.context import Context
-from solver.check.keys import Alt, dev_id
-from solver.check.pools import Dev
-from solver.check.results import Placed
+from dra_solver.api.models import DeviceToleration
+from dra_solver.check.context import Context
+from dra_solver.check.keys import Alt, dev_id
+from dra_solver.check.pools import Dev
+from dra_solver.check.results import Placed
 
 
 def tolerates(tol: DeviceToleration, key: str, value: str, effect: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.errors import AllocationError
+from dra_solver.errors import AllocationError
 
 KINDS: tuple[str, ...] = (
     "unknown-device",

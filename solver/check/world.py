@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from solver.api.cluster import Cluster
-from solver.api.models import Device, DeviceRequestAllocationResult, ResourceClaim
-from solver.check.amounts import frac
-from solver.check.keys import DeviceKey, claim_id, fqn
-from solver.check.pools import Inventory, gather
-from solver.gates import FeatureGates
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Device, DeviceRequestAllocationResult, ResourceClaim
+from dra_solver.check.amounts import frac
+from dra_solver.check.keys import DeviceKey, claim_id, fqn
+from dra_solver.check.pools import Inventory, gather
+from dra_solver.gates import FeatureGates
 
 Holder = tuple[str, DeviceRequestAllocationResult]
 """An existing result with the `namespace/name` of the claim it belongs to."""

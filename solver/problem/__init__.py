@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.cel import EvalCache
-from solver.errors import AllocationError
-from solver.gates import FeatureGates
-from solver.problem.constraints import build_constraints
-from solver.problem.devices import Context, attribute_value_set, build_context, device_view
-from solver.problem.requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
-from solver.problem_types import (
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.errors import AllocationError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.constraints import build_constraints
+from dra_solver.problem.devices import Context, attribute_value_set, build_context, device_view
+from dra_solver.problem.requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
+from dra_solver.problem_types import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     ClaimInfo,

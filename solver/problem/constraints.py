@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from solver.api.models import (
+from dra_solver.api.models import (
     ResourceClaim,
 )
-from solver.errors import InputError
-from solver.problem.devices import Context, attribute_value_set
-from solver.problem_types import (
+from dra_solver.errors import InputError
+from dra_solver.problem.devices import Context, attribute_value_set
+from dra_solver.problem_types import (
     Alternative,
     ConstraintInfo,
     RequestInfo,

@@ -11,19 +11,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.api.cluster import Cluster
-from solver.api.models import (
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import (
     Device,
     DeviceAttribute,
     ResourceClaim,
     ResourceSlice,
 )
-from solver.api.quantity import Quantity
-from solver.cel import AttrValue, DeviceView, EvalCache
-from solver.cel.semver import Semver
-from solver.gates import FeatureGates
-from solver.inventory import InUse, NodeView, Pool, Pools, gather_pools, in_use_from_claims, visible_devices
-from solver.problem_types import (
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import AttrValue, DeviceView, EvalCache
+from dra_solver.cel.semver import Semver
+from dra_solver.gates import FeatureGates
+from dra_solver.inventory import InUse, NodeView, Pool, Pools, gather_pools, in_use_from_claims, visible_devices
+from dra_solver.problem_types import (
     CounterInfo,
     DeviceInfo,
     ValueSet,

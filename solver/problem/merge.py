@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from solver.api.cluster import Cluster
-from solver.api.models import ResourceClaim
-from solver.cel import EvalCache
-from solver.errors import InputError
-from solver.gates import FeatureGates
-from solver.problem import build_problem
-from solver.problem_types import (
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem import build_problem
+from dra_solver.problem_types import (
     Alternative,
     Candidate,
     ClaimInfo,

@@ -14,25 +14,25 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from solver.api.models import (
+from dra_solver.api.models import (
     CapacityRequirements,
     DerivedAttribute,
     DeviceSelector,
     DeviceToleration,
     ResourceClaim,
 )
-from solver.capacity import device_consumption, fits
-from solver.cel import Program, compile_expression
-from solver.errors import AllocationError, CelError, DRASolverError, InputError
-from solver.gates import FeatureGates
-from solver.problem.devices import Context
-from solver.problem_types import (
+from dra_solver.capacity import device_consumption, fits
+from dra_solver.cel import Program, compile_expression
+from dra_solver.errors import AllocationError, CelError, DRASolverError, InputError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.devices import Context
+from dra_solver.problem_types import (
     Alternative,
     Candidate,
     Value,
     ValueSet,
 )
-from solver.taints import tolerated
+from dra_solver.taints import tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
