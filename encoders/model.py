@@ -18,9 +18,8 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ortools.sat.python import cp_model
-
 from dra_solver.problem_types import Alternative, Candidate, Problem, Value
+from ortools.sat.python import cp_model
 
 IntVar = cp_model.IntVar
 LinearExpr = cp_model.LinearExprT

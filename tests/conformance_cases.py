@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from dra_solver.api.quantity import Quantity
 
 CASES_DIR = Path(__file__).parent / "conformance" / "cases"

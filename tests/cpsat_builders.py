@@ -278,9 +278,8 @@ def brute_force(p: Problem, mode: str, strategy: str) -> tuple[dict[str, int] | 
 
 def feasible(p: Problem, mode: str = "all", *, group: bool = True) -> bool:
     """Does the model of `p` (hard rules only, no objective) have a solution?"""
-    from ortools.sat.python import cp_model
-
     from dra_solver.encoders import build
+    from ortools.sat.python import cp_model
 
     m = build(p, mode=mode, group=group)
     solver = cp_model.CpSolver()

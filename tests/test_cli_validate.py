@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from dra_solver.cli import app
+from typer.testing import CliRunner
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml"
 

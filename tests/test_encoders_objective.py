@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from cpsat_builders import PB, Sub, devices_of
-
+from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.encoders.objective import claim_weight, device_ranks, stages
-from dra_solver.cpsat import solve
 
 
 def test_claim_weight() -> None:

@@ -39,9 +39,8 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
-from pydantic_core import core_schema
-
 from dra_solver.errors import DRASolverError
+from pydantic_core import core_schema
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler

@@ -22,7 +22,15 @@ from dra_solver.api.quantity import Quantity
 from dra_solver.cel import AttrValue, DeviceView, EvalCache
 from dra_solver.cel.semver import Semver
 from dra_solver.gates import FeatureGates
-from dra_solver.inventory import InUse, NodeView, Pool, Pools, gather_pools, in_use_from_claims, visible_devices
+from dra_solver.inventory import (
+    InUse,
+    NodeView,
+    Pool,
+    Pools,
+    gather_pools,
+    in_use_from_claims,
+    visible_devices,
+)
 from dra_solver.problem_types import (
     CounterInfo,
     DeviceInfo,
