@@ -28,6 +28,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+
+from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
 from dra_solver import Cluster, allocate
 from dra_solver.allocate import HINT_STEPS
 from dra_solver.batch import _as_hint, place_independent, place_one_by_one
@@ -38,8 +40,6 @@ from dra_solver.gates import FeatureGates
 from dra_solver.problem import build_problem
 from dra_solver.problem_types import Problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch
-
-from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
 
 NODE = "node-1"
 

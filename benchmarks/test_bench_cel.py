@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
+from benchmarks.workloads import FLEET_DERIVED, FLEET_SELECTORS, gpu_fleet
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Device
 from dra_solver.cel import DeviceView, EvalCache, Program, compile_expression
 from dra_solver.gates import FeatureGates
 from dra_solver.problem import device_view
-
-from benchmarks.workloads import FLEET_DERIVED, FLEET_SELECTORS, gpu_fleet
 
 GROUP = "cel-precompute-1000-nodes"
 

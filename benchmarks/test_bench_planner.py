@@ -8,10 +8,10 @@ Run: `pytest benchmarks/test_bench_planner.py`.
 from __future__ import annotations
 
 import pytest
-from dra_solver.api.cluster import Cluster
-from dra_solver.planner import plan
 
 from benchmarks.workloads import pods_over_nodes
+from dra_solver.api.cluster import Cluster
+from dra_solver.planner import plan
 
 GROUP = "planner-60-pods-20-nodes"
 

@@ -18,8 +18,9 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.problem_types import Alternative, Candidate, Problem, Value
 from ortools.sat.python import cp_model
+
+from dra_solver.problem_types import Alternative, Candidate, Problem, Value
 
 IntVar = cp_model.IntVar
 LinearExpr = cp_model.LinearExprT

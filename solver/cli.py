@@ -19,6 +19,9 @@ from enum import StrEnum
 from typing import Annotated, NoReturn
 
 import typer
+from rich.console import Console
+from rich.text import Text
+
 from dra_solver.allocate import allocate as allocate_claims
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
@@ -26,8 +29,6 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.planner import plan as plan_pods
-from rich.console import Console
-from rich.text import Text
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError

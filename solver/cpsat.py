@@ -35,12 +35,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ortools.sat.python import cp_model
+
 from dra_solver.encoders import build, nodes, symmetry
 from dra_solver.encoders.model import Model
 from dra_solver.encoders.objective import Stage, stages
 from dra_solver.encoders.solution import decode, hint_values
 from dra_solver.problem_types import Assignment, Problem
-from ortools.sat.python import cp_model
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]

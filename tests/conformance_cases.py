@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from dra_solver.api.quantity import Quantity
 
 CASES_DIR = Path(__file__).parent / "conformance" / "cases"

@@ -278,8 +278,9 @@ def brute_force(p: Problem, mode: str, strategy: str) -> tuple[dict[str, int] | 
 
 def feasible(p: Problem, mode: str = "all", *, group: bool = True) -> bool:
     """Does the model of `p` (hard rules only, no objective) have a solution?"""
-    from dra_solver.encoders import build
     from ortools.sat.python import cp_model
+
+    from dra_solver.encoders import build
 
     m = build(p, mode=mode, group=group)
     solver = cp_model.CpSolver()

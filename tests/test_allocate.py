@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+
+from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster, allocate
 from dra_solver.errors import SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.problem import build_problem
 from dra_solver.reference import allocate_reference
-
-from benchmarks.workloads import hard_list_match
 
 GATES = "DRAListTypeAttributes=true"
 

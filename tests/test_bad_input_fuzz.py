@@ -11,11 +11,12 @@ import copy
 from typing import Any
 
 from conformance_cases import load_cases
+from hypothesis import given
+from hypothesis import strategies as st
+
 from dra_solver import Cluster, allocate
 from dra_solver.api.validate import validate_cluster
 from dra_solver.errors import DRASolverError
-from hypothesis import given
-from hypothesis import strategies as st
 
 CASES = load_cases()
 ODD_VALUES = st.sampled_from(

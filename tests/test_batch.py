@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from builders import claim, device, device_class, request, resource_slice
+
 from dra_solver import Cluster
 from dra_solver.batch import place_independent
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import dra_solver.cel.device as device_mod
 import pytest
+
+import dra_solver.cel.device as device_mod
 from dra_solver.api.models import Device
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression

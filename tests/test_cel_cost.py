@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from dra_solver.cel import DeviceView, compile_expression
 from dra_solver.errors import CelRuntimeError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel import DeviceView, Semver, compile_expression
 from dra_solver.errors import CelCompileError, CelRuntimeError

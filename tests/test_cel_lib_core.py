@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+
 from dra_solver.cel import DeviceView, compile_expression
 from dra_solver.errors import CelCompileError, CelRuntimeError
 

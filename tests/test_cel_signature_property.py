@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression
 from dra_solver.errors import CelRuntimeError
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 D = "gpu.example.com"
 

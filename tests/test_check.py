@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.check import KINDS, CheckFailed, Violation, check, check_or_raise

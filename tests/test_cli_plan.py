@@ -6,8 +6,9 @@ from pathlib import Path
 
 import yaml
 from builders import claim, device, device_class, request, resource_slice
-from dra_solver.cli import app
 from typer.testing import CliRunner
+
+from dra_solver.cli import app
 
 runner = CliRunner()
 

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from dra_solver.cli import app
 from typer.testing import CliRunner
+
+from dra_solver.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
+
 from dra_solver import Cluster, allocate
 from dra_solver.errors import DRASolverError
 

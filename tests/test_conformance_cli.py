@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts
-from dra_solver.cli import app
 from typer.testing import CliRunner
+
+from dra_solver.cli import app
 
 CASES = load_cases()
 runner = CliRunner()

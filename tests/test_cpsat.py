@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cpsat_builders import PB, Sub, devices_of, ints, violations
+
 from dra_solver.cpsat import solve
 from dra_solver.problem_types import Placement, Problem
 

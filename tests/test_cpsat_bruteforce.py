@@ -10,10 +10,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from cpsat_builders import PB, Sub, brute_force, violations
-from dra_solver.cpsat import solve
-from dra_solver.problem_types import Problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from dra_solver.cpsat import solve
+from dra_solver.problem_types import Problem
 
 
 def _rare(draw: st.DrawFn, n: int) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 from cpsat_builders import PB, violations
+
+from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster
 from dra_solver.cpsat import PREFERENCE_MIN, solve
 from dra_solver.gates import FeatureGates
 from dra_solver.problem import build_problem
 from dra_solver.problem_types import Placement, Problem
-
-from benchmarks.workloads import hard_list_match
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,9 @@ as many claims as the reference placing them one after the other.
 
 from __future__ import annotations
 
+from hypothesis import assume, event, given
+from strategies import GATES, scenario
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import validate_cluster
 from dra_solver.batch import place_independent
@@ -18,8 +21,6 @@ from dra_solver.gates import FeatureGates
 from dra_solver.problem import build_problem
 from dra_solver.reference import allocate_reference
 from dra_solver.results import assignment_claims, with_allocation
-from hypothesis import assume, event, given
-from strategies import GATES, scenario
 
 NODE = "n0"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from cpsat_builders import PB, feasible
-from dra_solver.encoders.model import add_scaled_le
 from ortools.sat.python import cp_model
+
+from dra_solver.encoders.model import add_scaled_le
 
 
 def _two_shares(cap: dict, in_use: dict, each: dict) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cpsat_builders import PB, Sub, feasible, ints
+
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.problem_types import Problem

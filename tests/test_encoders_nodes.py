@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 from cpsat_builders import PB
+
 from dra_solver.cpsat import solve
 from dra_solver.problem_types import Problem
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cpsat_builders import PB, Sub, devices_of
+
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.encoders.objective import claim_weight, device_ranks, stages

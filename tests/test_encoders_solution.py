@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from cpsat_builders import PB, Sub, ints
+from ortools.sat.python import cp_model
+
 from dra_solver.encoders import build
 from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
 from dra_solver.problem_types import Assignment, Placement, Problem
-from ortools.sat.python import cp_model
 
 
 def _fixed_to_hint(p: Problem, asg: Assignment, mode: str = "all") -> Assignment | None:

@@ -8,14 +8,15 @@ from dataclasses import replace
 from fractions import Fraction
 
 from cpsat_builders import PB, Sub, brute_force, devices_of, feasible, ints, violations
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ortools.sat.python import cp_model
+
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.encoders.solution import hint_values
 from dra_solver.encoders.symmetry import alternative_classes, canonical, weights
 from dra_solver.problem_types import Placement, Problem
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from ortools.sat.python import cp_model
 
 
 def _classes(p: Problem) -> list[list[int]]:

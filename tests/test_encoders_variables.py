@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cpsat_builders import PB, Sub, feasible, ints
+
 from dra_solver.encoders import build
 from dra_solver.encoders.variables import allowed_candidates
 

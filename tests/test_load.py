@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import expand_paths, load_paths, load_text
 from dra_solver.api.models import DeviceClass, ResourceClaim, ResourceSlice

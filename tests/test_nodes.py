@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+
 from dra_solver import Cluster, allocate
 
 

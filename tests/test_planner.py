@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from builders import claim, device, device_class, request, resource_slice
+
 from dra_solver import Cluster
 from dra_solver.check import check
 from dra_solver.errors import InputError

@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from strategies import DRIVER, GATES, scenario
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.planner import PlanOutcome, plan
-from hypothesis import HealthCheck, assume, event, given, settings
-from hypothesis import strategies as st
-from strategies import DRIVER, GATES, scenario
 
 
 @st.composite

@@ -9,6 +9,10 @@ import pickle
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
 from dra_solver.api.quantity import (
     BINARY_SI,
     DECIMAL_EXPONENT,
@@ -17,9 +21,6 @@ from dra_solver.api.quantity import (
     QuantityError,
 )
 from dra_solver.errors import DRASolverError
-from hypothesis import given
-from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError
 
 Q = Quantity.parse
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+
 from dra_solver import Cluster, allocate
 from dra_solver.errors import CelError, DRASolverError
 

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
+
 from dra_solver.api.load import parse_object
 from dra_solver.api.models import KINDS
-from pydantic import ValidationError
 
 SHARED = Path(os.environ.get("DRA_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 CASES_DIR = SHARED / "conformance" / "cases"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import parse_object
 from dra_solver.api.models import TypeMeta

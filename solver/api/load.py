@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
+
 from dra_solver.api.models import KINDS, TypeMeta
 from dra_solver.errors import InputError, ValidationErrors
-from pydantic import ValidationError
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dra_solver.api.quantity import Quantity
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
+
+from dra_solver.api.quantity import Quantity
 
 
 class K8sModel(BaseModel):

@@ -39,8 +39,9 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
-from dra_solver.errors import DRASolverError
 from pydantic_core import core_schema
+
+from dra_solver.errors import DRASolverError
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler

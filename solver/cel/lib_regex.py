@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import re2
+
 from dra_solver.cel.functions import Overload, check_size, fail, register
 
 __all__ = ["compile_regex", "REGEX_FUNCTIONS"]

@@ -21,9 +21,10 @@ from typing import Final
 
 import celpy
 import lark
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
 from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
 from dra_solver.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 __all__ = ["MAX_DEPTH", "CompileIssue", "parse"]
 
