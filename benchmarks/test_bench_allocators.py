@@ -37,8 +37,8 @@ from dra_solver.cel import EvalCache
 from dra_solver.cpsat import solve
 from dra_solver.errors import AllocationError
 from dra_solver.gates import FeatureGates
-from dra_solver.problem import build_problem
-from dra_solver.problem_types import Problem
+from dra_solver.problem.build import build_problem
+from dra_solver.problem.flat import Problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch
 
 NODE = "node-1"

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.workloads import pods_over_nodes
 from dra_solver.api.cluster import Cluster
-from dra_solver.planner import plan
+from dra_solver import plan
 
 GROUP = "planner-60-pods-20-nodes"
 

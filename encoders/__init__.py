@@ -10,7 +10,7 @@ Encoders import only solver.problem_types, fractions and ortools.
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Problem
+from dra_solver.problem.flat import Problem
 
 from . import capacity, constraints, counters, exclusive, nodes, requests, symmetry, variables
 from .model import Model

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from dra_solver.problem_types import Alternative, Candidate, Problem
+from dra_solver.problem.flat import Alternative, Candidate, Problem
 
 from .model import IntVar, Model, lcm_of_denominators, upper_bound, weighted
 

@@ -24,7 +24,7 @@ is a set of typed values (scalars are singletons, KEP-5491 lists their elements)
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
+from dra_solver.problem.flat import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
 
 from .model import IntVar, Model, sorted_values, total, upper_bound, viable_all_sets
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from dra_solver.problem_types import Alternative, Candidate, DeviceInfo, Problem
+from dra_solver.problem.flat import Alternative, Candidate, DeviceInfo, Problem
 
 from .model import Model, add_scaled_le, lcm_of_denominators
 

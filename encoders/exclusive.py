@@ -16,7 +16,7 @@ Math (x over the placements each device can get):
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Alternative, Candidate, Problem
+from dra_solver.problem.flat import Alternative, Candidate, Problem
 
 from .model import IntVar, Model
 

@@ -21,7 +21,7 @@ Then any permutation of the group maps a solution to a solution with the same ob
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Candidate, Problem
+from dra_solver.problem.flat import Candidate, Problem
 
 from .model import DeviceGroup, value_key
 

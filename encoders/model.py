@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from dra_solver.problem_types import Alternative, Candidate, Problem, Value
+from dra_solver.problem.flat import Alternative, Candidate, Problem, Value
 
 IntVar = cp_model.IntVar
 LinearExpr = cp_model.LinearExprT

@@ -26,7 +26,7 @@ A claim without a group in a multi-node Problem is its own group.
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Assignment, Problem
+from dra_solver.problem.flat import Assignment, Problem
 
 from .model import IntVar, Model, total, viable_all_sets
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dra_solver.problem_types import DeviceInfo, Problem, claim_weight
+from dra_solver.problem.flat import DeviceInfo, Problem, claim_weight
 
 from .model import IntVar, LinearExpr, Model, weighted
 

@@ -13,7 +13,7 @@ Math:
 
 from __future__ import annotations
 
-from dra_solver.problem_types import MAX_RESULTS_PER_CLAIM
+from dra_solver.problem.flat import MAX_RESULTS_PER_CLAIM
 
 from .model import Model, total
 

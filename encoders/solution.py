@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dra_solver.problem_types import Assignment, Placement
+from dra_solver.problem.flat import Assignment, Placement
 
 from .model import IntVar, Model, sorted_values
 

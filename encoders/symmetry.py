@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from dra_solver.problem_types import Assignment, Placement
+from dra_solver.problem.flat import Assignment, Placement
 
 from .model import IntVar, LinearExpr, Model, value_key, weighted
 

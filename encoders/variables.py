@@ -22,7 +22,7 @@ alternative with fewer allowed candidates than its count.
 
 from __future__ import annotations
 
-from dra_solver.problem_types import Candidate, Problem
+from dra_solver.problem.flat import Candidate, Problem
 
 from . import capacity, constraints, counters, exclusive
 from .groups import find_groups

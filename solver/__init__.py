@@ -1,11 +1,67 @@
 """dra-solver: optimal allocation for Kubernetes Dynamic Resource Allocation (resource.k8s.io/v1).
 
-Public API: load objects into a `Cluster`, then `allocate()` claims on a node with the
-upstream-faithful reference allocator or the CP-SAT optimiser.
+Public API (loaded lazily, so that `import dra_solver.encoders` stays free of pydantic and
+CEL): load objects into a `Cluster`, then `plan()` pods over nodes or `allocate()` one pod's
+claims, with `Options` (allocator, feature gates, seed, strategy, time limit).
+
+    from dra_solver import Cluster, Options, allocate, plan
 """
 
-from dra_solver.allocate import AllocationOutcome, allocate
-from dra_solver.api.cluster import Cluster
-from dra_solver.gates import FeatureGates
+from __future__ import annotations
 
-__all__ = ["AllocationOutcome", "Cluster", "FeatureGates", "allocate"]
+from importlib import import_module, metadata
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = metadata.version("dra-solver")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "AllocationOutcome": "dra_solver.pipeline",
+    "Options": "dra_solver.pipeline",
+    "PlanOutcome": "dra_solver.allocators",
+    "PodPlan": "dra_solver.allocators",
+    "allocate": "dra_solver.pipeline",
+    "plan": "dra_solver.pipeline",
+    "Cluster": "dra_solver.api.cluster",
+    "FeatureGates": "dra_solver.gates",
+    "DRASolverError": "dra_solver.errors",
+    "InputError": "dra_solver.errors",
+}
+
+if TYPE_CHECKING:
+    from dra_solver.allocators import PlanOutcome, PodPlan
+    from dra_solver.api.cluster import Cluster
+    from dra_solver.errors import DRASolverError, InputError
+    from dra_solver.gates import FeatureGates
+    from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dra_solver' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "AllocationOutcome",
+    "Cluster",
+    "DRASolverError",
+    "FeatureGates",
+    "InputError",
+    "Options",
+    "PlanOutcome",
+    "PodPlan",
+    "__version__",
+    "allocate",
+    "plan",
+]

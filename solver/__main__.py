@@ -1,4 +1,4 @@
-"""`python -m solver` runs the `dra-solver` command line (same as the console script)."""
+"""`python -m dra_solver` runs the `dra-solver` command line (same as the console script)."""
 
 from dra_solver.cli import run
 

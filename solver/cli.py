@@ -22,13 +22,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from dra_solver.allocate import allocate as allocate_claims
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
-from dra_solver.planner import plan as plan_pods
+from dra_solver.pipeline import Options
+from dra_solver.pipeline import allocate as allocate_claims
+from dra_solver.pipeline import plan as plan_pods
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -263,12 +264,8 @@ def allocate(
             cluster,
             claims=claim or None,
             node=_node_arg(cluster, node, any_node),
+            options=_options(allocator, feature_gates, seed, strategy, time_limit),
             pod=pod,
-            allocator=allocator.value,
-            feature_gates=feature_gates,
-            seed=seed,
-            strategy=strategy.value,
-            time_limit=time_limit,
         )
     except DRASolverError as exc:
         _fail([exc])
@@ -319,23 +316,31 @@ def plan(
             cluster,
             pods=pod or None,
             nodes=node or None,
-            allocator=allocator.value,
-            feature_gates=feature_gates,
-            seed=seed,
-            strategy=strategy.value,
-            time_limit=time_limit,
+            options=_options(allocator, feature_gates, seed, strategy, time_limit),
         )
     except DRASolverError as exc:
         _fail([exc])
     sys.stdout.write(dumps((c.dump() for p in outcome.pods for c in p.claims), output.value))
     for p in outcome.pods:
-        if p.node is not None:
+        if p.placed:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
         else:
             _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
     _err.print(Text(f"placed {outcome.placed} of {len(outcome.pods)} pods", style="bold"))
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _options(
+    allocator: Allocator, feature_gates: str | None, seed: int, strategy: Strategy, time_limit: float
+) -> Options:
+    return Options(
+        allocator=allocator.value,
+        feature_gates=feature_gates,  # type: ignore[arg-type]  # Options parses the string
+        seed=seed,
+        strategy=strategy.value,
+        time_limit=time_limit,
+    )
 
 
 def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str | list[str] | None:
@@ -354,7 +359,7 @@ def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str |
 
 
 def run() -> None:
-    """Entry point of the `dra-solver` console script and `python -m solver`.
+    """Entry point of the `dra-solver` console script and `python -m dra_solver`.
 
     Why not `app` directly: click reports usage errors (an unknown option, a bad choice)
     with exit code 2, which `allocate` uses for "cannot be allocated". Usage errors are

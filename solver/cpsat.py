@@ -41,7 +41,7 @@ from dra_solver.encoders import build, nodes, symmetry
 from dra_solver.encoders.model import Model
 from dra_solver.encoders.objective import Stage, stages
 from dra_solver.encoders.solution import decode, hint_values
-from dra_solver.problem_types import Assignment, Problem
+from dra_solver.problem.flat import Assignment, Problem
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dra_solver.errors import SearchAborted
-from dra_solver.problem_types import Alternative, ClaimInfo, Problem
+from dra_solver.problem.flat import Alternative, ClaimInfo, Problem
 from dra_solver.reference import ReferenceSearch
 
 

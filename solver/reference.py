@@ -17,9 +17,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.capacity import fits
 from dra_solver.errors import AllocationError, InvalidPools, SearchAborted
-from dra_solver.problem_types import (
+from dra_solver.problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,
@@ -27,6 +26,7 @@ from dra_solver.problem_types import (
     Placement,
     Problem,
     ValueSet,
+    fits,
 )
 
 DEFAULT_MAX_STEPS = 5_000_000

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import (
     AllocationResult,
     DeviceAllocationConfiguration,
@@ -23,9 +22,9 @@ from dra_solver.api.models import (
     NodeSelector,
     ResourceClaim,
 )
-from dra_solver.api.quantity import Quantity
+from dra_solver.api.quantity import Quantity, QuantityFormat
 from dra_solver.errors import AllocationError
-from dra_solver.problem_types import Assignment, Placement, Problem
+from dra_solver.problem.flat import Assignment, Placement, Problem
 
 
 class ShareIDs:
@@ -38,13 +37,8 @@ class ShareIDs:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
 
-def quantity_of(amount: Fraction, like: Quantity | None) -> Quantity:
-    fmt = like.format if like is not None else "DecimalSI"
-    return Quantity.from_number(amount, fmt)
-
-
 def build_allocation(
-    problem: Problem, cluster: Cluster, claim: ResourceClaim, placements: list[Placement], share_ids: ShareIDs
+    problem: Problem, claim: ResourceClaim, placements: list[Placement], share_ids: ShareIDs
 ) -> AllocationResult:
     results: list[DeviceRequestAllocationResult] = []
     for p in placements:
@@ -64,10 +58,9 @@ def build_allocation(
         if dev.multi:
             fields["shareID"] = share_ids.next()
             if dev.capacity:
-                consumed = cand.consumed or {}
-                caps = _raw_capacity(cluster, dev.driver, dev.pool, dev.slice_name, dev.name)
+                consumed, fmt = cand.consumed or {}, dev.capacity_format
                 fields["consumedCapacity"] = {
-                    k: str(quantity_of(consumed.get(k, Fraction(0)), caps.get(k))) for k in dev.capacity
+                    k: str(Quantity.from_number(consumed.get(k, Fraction(0)), _format(fmt, k))) for k in dev.capacity
                 }
         if problem.gates.DRAOptionalNodePreparation and dev.skip_node_operations is not None:
             fields["skipNodeOperations"] = dev.skip_node_operations
@@ -77,7 +70,7 @@ def build_allocation(
             fields["bindingFailureConditions"] = list(dev.binding_failure_conditions)
         results.append(DeviceRequestAllocationResult.model_validate(fields))
     devices = DeviceAllocationResult(results=results)
-    config = _config(problem, cluster, claim, placements)
+    config = _config(problem, claim, placements)
     if config:
         devices.config = config  # assigned only when present: upstream omits an empty list
     alloc: dict[str, Any] = {"devices": devices}
@@ -87,30 +80,26 @@ def build_allocation(
     return AllocationResult.model_validate(alloc)
 
 
-def _raw_capacity(
-    cluster: Cluster, driver: str, pool: str, slice_name: str, device: str
-) -> dict[str, Quantity]:
-    for s in cluster.slices:
-        if s.metadata.name == slice_name and s.spec.driver == driver and s.spec.pool.name == pool:
-            for d in s.spec.devices:
-                if d.name == device:
-                    return {k: c.value for k, c in d.capacity.items()}
-    return {}
+def _format(formats: dict[str, str], name: str) -> QuantityFormat:
+    fmt = formats.get(name, "DecimalSI")
+    return fmt if fmt in ("BinarySI", "DecimalExponent") else "DecimalSI"  # type: ignore[return-value]
 
 
 def _config(
-    problem: Problem, cluster: Cluster, claim: ResourceClaim, placements: list[Placement]
+    problem: Problem, claim: ResourceClaim, placements: list[Placement]
 ) -> list[DeviceAllocationConfiguration]:
     used: list[str] = []
     by_class: dict[str, list[str]] = {}
+    class_config: dict[str, tuple[dict, ...]] = {}
     for p in placements:
         alt = problem.alternatives[p.alternative]
+        class_config[alt.class_name] = alt.class_config
         if alt.name not in used:
             used.append(alt.name)
             by_class.setdefault(alt.class_name, []).append(alt.name)
     out: list[DeviceAllocationConfiguration] = []
     for class_name, names in by_class.items():
-        for class_cfg in cluster.classes[class_name].spec.config:
+        for class_cfg in class_config[class_name]:
             out.append(
                 DeviceAllocationConfiguration.model_validate(
                     {**class_cfg, "source": "FromClass", "requests": names}
@@ -183,7 +172,6 @@ def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> Resou
 
 def assignment_claims(
     problem: Problem,
-    cluster: Cluster,
     claims: Sequence[ResourceClaim],
     assignment: Assignment,
     seed: int = 0,
@@ -195,7 +183,7 @@ def assignment_claims(
     out = []
     for ci, claim in enumerate(claims):
         if ci in assignment:
-            out.append(with_allocation(claim, build_allocation(problem, cluster, claim, assignment[ci], ids)))
+            out.append(with_allocation(claim, build_allocation(problem, claim, assignment[ci], ids)))
         else:
             out.append(claim)
     return out

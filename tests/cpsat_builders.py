@@ -16,7 +16,7 @@ from fractions import Fraction
 from dra_solver.encoders.objective import claim_weight, device_ranks, opens
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
-from dra_solver.problem_types import (
+from dra_solver.problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,

@@ -8,7 +8,7 @@ from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster, allocate
 from dra_solver.errors import SearchAborted
 from dra_solver.gates import FeatureGates
-from dra_solver.problem import build_problem
+from dra_solver.problem.build import build_problem
 from dra_solver.reference import allocate_reference
 
 GATES = "DRAListTypeAttributes=true"

@@ -1,11 +1,10 @@
-"""Independent claims on one node (solver.batch): one by one vs CP-SAT, never worse."""
+"""Independent claims on one node (each claim its own pod): first fit vs CP-SAT, never worse."""
 
 from __future__ import annotations
 
 from builders import claim, device, device_class, request, resource_slice
 
-from dra_solver import Cluster
-from dra_solver.batch import place_independent
+from dra_solver import Cluster, plan
 
 
 def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
@@ -19,10 +18,10 @@ def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
         claim("c1", [request("gpu", allocationMode="All")]),
     ]
     cluster = Cluster.from_objects(objs)
-    ref = place_independent(cluster, node="node-1", allocator="reference")
-    best = place_independent(cluster, node="node-1", allocator="cpsat")
-    assert ref.placed == [True, True]
-    assert best.placed == [True, True] and best.stats["fallback"] == "reference one by one"
+    ref = plan(cluster, [["c0"], ["c1"]], ["node-1"], allocator="reference")
+    best = plan(cluster, [["c0"], ["c1"]], ["node-1"], allocator="cpsat")
+    assert ref.placed == 2
+    assert best.placed == 2 and best.stats["fallback"] == "first fit"
 
 
 def test_priorities_decide_which_claim_is_left_out() -> None:
@@ -34,8 +33,8 @@ def test_priorities_decide_which_claim_is_left_out() -> None:
         claim("high", [request("gpu")]),
     ]
     cluster = Cluster.from_objects(objs)
-    best = place_independent(cluster, node="node-1", allocator="cpsat", priorities=[0, 5])
-    assert best.placed == [False, True] and "default/low" in best.reasons
+    best = plan(cluster, [["low"], ["high"]], ["node-1"], allocator="cpsat", priorities=[0, 5])
+    assert [p.placed for p in best.pods] == [False, True] and best.pod("default/low").reason
 
 
 def test_admin_claims_one_by_one_do_not_count_against_capacity() -> None:
@@ -49,5 +48,5 @@ def test_admin_claims_one_by_one_do_not_count_against_capacity() -> None:
         claim("b", [request("gpu", adminAccess=True, capacity={"requests": {"memory": "5Gi"}})]),
     ]
     cluster = Cluster.from_objects(objs)
-    best = place_independent(cluster, node="node-1", allocator="cpsat")
-    assert best.placed == [True, True]
+    best = plan(cluster, [["a"], ["b"]], ["node-1"], allocator="cpsat")
+    assert best.placed == 2

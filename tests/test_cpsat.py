@@ -12,7 +12,7 @@ import pytest
 from cpsat_builders import PB, Sub, devices_of, ints, violations
 
 from dra_solver.cpsat import solve
-from dra_solver.problem_types import Placement, Problem
+from dra_solver.problem.flat import Placement, Problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

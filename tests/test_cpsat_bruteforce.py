@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_solver.cpsat import solve
-from dra_solver.problem_types import Problem
+from dra_solver.problem.flat import Problem
 
 
 def _rare(draw: st.DrawFn, n: int) -> bool:

@@ -10,8 +10,8 @@ from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster
 from dra_solver.cpsat import PREFERENCE_MIN, solve
 from dra_solver.gates import FeatureGates
-from dra_solver.problem import build_problem
-from dra_solver.problem_types import Placement, Problem
+from dra_solver.problem.build import build_problem
+from dra_solver.problem.flat import Placement, Problem
 
 
 @pytest.fixture(scope="module")

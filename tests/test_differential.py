@@ -11,14 +11,14 @@ from __future__ import annotations
 from hypothesis import assume, event, given
 from strategies import GATES, scenario
 
+from dra_solver import plan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import validate_cluster
-from dra_solver.batch import place_independent
 from dra_solver.check import check
 from dra_solver.cpsat import solve
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
-from dra_solver.problem import build_problem
+from dra_solver.problem.build import build_problem
 from dra_solver.reference import allocate_reference
 from dra_solver.results import assignment_claims, with_allocation
 
@@ -47,7 +47,7 @@ def test_cpsat_allocates_exactly_when_reference_does(case) -> None:
     assert (out.assignment is not None) == (ref is not None), (out.status, ref)
     for assignment in (ref, out.assignment):
         if assignment is not None:
-            result = assignment_claims(problem, cluster, claims, assignment)
+            result = assignment_claims(problem, claims, assignment)
             assert check(cluster, result, node=NODE, gates=gates) == []
 
 
@@ -56,20 +56,21 @@ def test_cpsat_places_at_least_as_many_claims_as_reference_one_by_one(case) -> N
     objs, names = case
     cluster, gates = _setup(objs)
     try:
-        greedy = place_independent(cluster, names, NODE, "reference", gates)
-        best = place_independent(cluster, names, NODE, "cpsat", gates, time_limit=5.0)
+        pods = [[n] for n in names]  # independent claims: each its own pod
+        greedy = plan(cluster, pods, [NODE], allocator="reference", feature_gates=gates)
+        best = plan(cluster, pods, [NODE], allocator="cpsat", feature_gates=gates, time_limit=5.0)
     except DRASolverError:
         assume(False)
         return
-    event(f"cpsat places more than greedy: {best.placed_count > greedy.placed_count}")
-    assert best.placed_count >= greedy.placed_count
+    event(f"cpsat places more than greedy: {best.placed > greedy.placed}")
+    assert best.placed >= greedy.placed
     if not any(_order_dependent(cluster.claim(n)) for n in names):
         # Without All and adminAccess requests the combined model itself must be at least as
         # good: one by one, All-sets can shrink and admin placements stop counting once
-        # allocated (see solver.batch).
+        # allocated (see dra_solver.allocators.Cpsat).
         problem = build_problem(cluster, [cluster.claim(n) for n in names], NODE, gates)
         out = solve(problem, mode="free", time_limit=5.0)
-        assert out.placed >= greedy.placed_count
+        assert out.placed >= greedy.placed
         assert "fallback" not in best.stats
 
 

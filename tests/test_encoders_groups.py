@@ -7,7 +7,7 @@ from cpsat_builders import PB, Sub, feasible, ints
 
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
-from dra_solver.problem_types import Problem
+from dra_solver.problem.flat import Problem
 
 
 def test_identical_devices_form_one_group() -> None:

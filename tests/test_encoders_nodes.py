@@ -8,7 +8,7 @@ import pytest
 from cpsat_builders import PB
 
 from dra_solver.cpsat import solve
-from dra_solver.problem_types import Problem
+from dra_solver.problem.flat import Problem
 
 NODES = ("node-a", "node-b")
 
@@ -115,7 +115,7 @@ def test_single_node_groups_are_all_or_none() -> None:
 
 
 def test_hint_nodes_are_used() -> None:
-    from dra_solver.problem_types import Placement
+    from dra_solver.problem.flat import Placement
 
     p = _pod_over_two_nodes(extra_b=True)
     hint = {0: [Placement(0, 0, 2)], 1: [Placement(1, 1, 1)]}

@@ -8,7 +8,7 @@ from ortools.sat.python import cp_model
 from dra_solver.encoders import build
 from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
-from dra_solver.problem_types import Assignment, Placement, Problem
+from dra_solver.problem.flat import Assignment, Placement, Problem
 
 
 def _fixed_to_hint(p: Problem, asg: Assignment, mode: str = "all") -> Assignment | None:

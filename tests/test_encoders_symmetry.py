@@ -16,7 +16,7 @@ from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.encoders.solution import hint_values
 from dra_solver.encoders.symmetry import alternative_classes, canonical, weights
-from dra_solver.problem_types import Placement, Problem
+from dra_solver.problem.flat import Placement, Problem
 
 
 def _classes(p: Problem) -> list[list[int]]:

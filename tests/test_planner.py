@@ -7,10 +7,9 @@ import copy
 import pytest
 from builders import claim, device, device_class, request, resource_slice
 
-from dra_solver import Cluster
+from dra_solver import Cluster, plan
 from dra_solver.check import check
 from dra_solver.errors import InputError
-from dra_solver.planner import plan
 
 
 def _pod(name: str, claims: list[str]) -> dict:

@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, scenario
 
+from dra_solver import PlanOutcome, plan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
-from dra_solver.planner import PlanOutcome, plan
 
 
 @st.composite
@@ -86,13 +86,13 @@ def test_cpsat_plan_is_never_worse_than_first_fit(case) -> None:
     assume(not validate_cluster(cluster))
     gates = FeatureGates.of(GATES)
     try:
-        ref = plan(cluster, pods, nodes, "reference", gates, priorities=prios)
+        ref = plan(cluster, pods, nodes, allocator="reference", feature_gates=gates, priorities=prios)
     except DRASolverError as exc:  # upstream's fatal errors (CEL): the CP-SAT planner raises them too
         with pytest.raises(type(exc)):
-            plan(cluster, pods, nodes, "cpsat", gates, priorities=prios, time_limit=2.0)
+            plan(cluster, pods, nodes, allocator="cpsat", feature_gates=gates, priorities=prios, time_limit=2.0)
         assume(False)
         return
-    best = plan(cluster, pods, nodes, "cpsat", gates, priorities=prios, time_limit=2.0)
+    best = plan(cluster, pods, nodes, allocator="cpsat", feature_gates=gates, priorities=prios, time_limit=2.0)
     assert best.weight >= ref.weight, (best.stats, ref.stats)
     better = best.weight > ref.weight
     event("cpsat better" if better else "fallback" if best.stats.get("fallback") else "equal")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
-from dra_solver import Cluster, allocate
+from dra_solver import Cluster, allocate, plan
 from dra_solver.errors import CelError, DRASolverError
 
 
@@ -471,8 +471,6 @@ def test_input_objects_are_not_mutated() -> None:
 
 
 def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> None:
-    from dra_solver.batch import place_independent
-
     # first fit puts the 30Gi claim on the 40Gi device and then the 40Gi claim fits nowhere
     devs = [
         device("gpu-0", capacity={"memory": "40Gi"}, multi=True),
@@ -480,11 +478,12 @@ def test_independent_claims_cpsat_places_at_least_as_many_as_one_by_one() -> Non
     ]
     objs = [device_class("gpu"), resource_slice("s1", devs), mem_claim("a", "30Gi"), mem_claim("b", "40Gi")]
     cluster = Cluster.from_objects(objs)
-    ref = place_independent(cluster, node="node-1", allocator="reference")
-    opt = place_independent(cluster, node="node-1", allocator="cpsat")
-    assert ref.placed == [True, False] and "default/b" in ref.reasons
-    assert opt.placed == [True, True]
-    assert [devices_of_claim(c) for c in opt.claims] == [["gpu-1"], ["gpu-0"]]
+    pods = [["a"], ["b"]]  # independent claims: each its own pod
+    ref = plan(cluster, pods, ["node-1"], allocator="reference")
+    opt = plan(cluster, pods, ["node-1"], allocator="cpsat")
+    assert [p.placed for p in ref.pods] == [True, False] and ref.pod("default/b").reason
+    assert [p.placed for p in opt.pods] == [True, True]
+    assert [devices_of_claim(p.claims[0]) for p in opt.pods] == [["gpu-1"], ["gpu-0"]]
 
 
 def devices_of_claim(c) -> list[str]:

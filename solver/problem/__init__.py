@@ -1,101 +1,11 @@
-"""PRECOMPUTE: from objects to the flat Problem (solver.problem_types).
+"""PRECOMPUTE and the flat Problem.
 
-Why here and only here: every CEL evaluation, every requestPolicy rounding and every
-static check (gates, taints, capacity against existing use) happens once, per request and
-device, before any search. The allocators below see integer indices and exact numbers.
+`dra_solver.problem.flat` is the plain, integer-indexed Problem that the allocators and the
+encoders read: it imports no pydantic, no CEL and no checker, so `dra_solver.encoders` stays
+light. The other modules turn API objects into that Problem: `build` (one allocation call on
+one node), `merge` (many pods over many nodes), `devices`, `requests` and `constraints` (the
+parts of `build`), `capacity` and `taints` (the KEP-5075 rounding and the toleration rule),
+`pods` (a pod's claims and the nodes it may run on).
 
-Upstream evaluates CEL lazily in search order (UPSTREAM-SEMANTICS §5.4): an expression
-that fails on a device the search never reaches is never reported. We evaluate eagerly but
-keep a runtime error on the candidate it belongs to; the reference allocator raises it
-only when its search reaches that device, exactly as upstream does. The CP-SAT allocator
-runs the reference first and so reports the same errors. Errors that upstream raises while
-preparing a request (compile errors, missing class, All-mode enumeration) raise here.
+This `__init__` imports nothing, so importing the flat Problem loads nothing else.
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
-
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cel import EvalCache
-from dra_solver.errors import AllocationError
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.constraints import build_constraints
-from dra_solver.problem.devices import Context, attribute_value_set, build_context, device_view
-from dra_solver.problem.requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
-from dra_solver.problem_types import (
-    MAX_RESULTS_PER_CLAIM,
-    Alternative,
-    ClaimInfo,
-    ConstraintInfo,
-    Problem,
-    RequestInfo,
-    ValueSet,
-)
-
-__all__ = [
-    "NODE_FEATURE",
-    "Context",
-    "attribute_value_set",
-    "build_context",
-    "build_problem",
-    "derived_value_set",
-    "device_view",
-]
-
-
-def build_problem(
-    cluster: Cluster,
-    claims: Sequence[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    *,
-    cache: EvalCache | None = None,
-    priorities: Sequence[int] | None = None,
-) -> Problem:
-    """Precompute one allocation call: `claims` together, for `node`."""
-    ctx = build_context(cluster, claims, node, gates, cache)
-    alternatives: list[Alternative] = []
-    claim_infos: list[ClaimInfo] = []
-    constraints: list[ConstraintInfo] = []
-    derived_values: dict[tuple[int, int], dict[str, ValueSet]] = {}
-    for ci, claim in enumerate(claims):
-        ref = f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
-        requests: list[RequestInfo] = []
-        min_devices = 0
-        for req_index, (req_name, has_subs, specs) in enumerate(request_specs(claim, gates)):
-            alt_ids = []
-            for spec in specs:
-                alt = build_alternative(ctx, len(alternatives), ci, req_index, ref, spec, derived_values)
-                alternatives.append(alt)
-                alt_ids.append(alt.index)
-            requests.append(RequestInfo(req_name, tuple(alt_ids), has_subs))
-            min_devices += min(alternatives[a].count for a in alt_ids)
-        if min_devices > MAX_RESULTS_PER_CLAIM:
-            raise AllocationError(
-                f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of "
-                f"{MAX_RESULTS_PER_CLAIM}"
-            )
-        cons_ids = build_constraints(ctx, claim, ci, ref, requests, alternatives, derived_values, constraints)
-        prio = priorities[ci] if priorities is not None else 0
-        claim_infos.append(
-            ClaimInfo(
-                ci,
-                claim.metadata.namespace or "default",
-                claim.metadata.name,
-                tuple(requests),
-                tuple(cons_ids),
-                prio,
-            )
-        )
-    return Problem(
-        node=node,
-        gates=gates,
-        devices=tuple(ctx.devices),
-        counters=tuple(ctx.counters),
-        alternatives=tuple(alternatives),
-        claims=tuple(claim_infos),
-        constraints=tuple(constraints),
-        invalid_pools=tuple(f"{p.driver}/{p.name}: {p.invalid}" for p in ctx.pools.invalid()),
-    )

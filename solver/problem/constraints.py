@@ -14,7 +14,7 @@ from dra_solver.api.models import (
 )
 from dra_solver.errors import InputError
 from dra_solver.problem.devices import Context, attribute_value_set
-from dra_solver.problem_types import (
+from dra_solver.problem.flat import (
     Alternative,
     ConstraintInfo,
     RequestInfo,

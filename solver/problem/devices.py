@@ -31,7 +31,7 @@ from dra_solver.inventory import (
     in_use_from_claims,
     visible_devices,
 )
-from dra_solver.problem_types import (
+from dra_solver.problem.flat import (
     CounterInfo,
     DeviceInfo,
     ValueSet,
@@ -211,6 +211,7 @@ def _add_device(
         multi=multi,
         busy=dev_id in ctx.in_use.dedicated,
         capacity={k: c.value.as_fraction() for k, c in d.capacity.items()},
+        capacity_format={k: c.value.format for k, c in d.capacity.items()},
         in_use=dict(ctx.in_use.capacity.get(dev_id, {})) if multi else {},
         shared_in_use=multi and (dev_id in ctx.in_use.shared or dev_id in ctx.in_use.capacity),
         counter_use=counter_use,

@@ -31,8 +31,8 @@ from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
 from dra_solver.errors import InputError
 from dra_solver.gates import FeatureGates
-from dra_solver.problem import build_problem
-from dra_solver.problem_types import (
+from dra_solver.problem.build import build_problem
+from dra_solver.problem.flat import (
     Alternative,
     Candidate,
     ClaimInfo,

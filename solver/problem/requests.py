@@ -21,18 +21,18 @@ from dra_solver.api.models import (
     DeviceToleration,
     ResourceClaim,
 )
-from dra_solver.capacity import device_consumption, fits
 from dra_solver.cel import Program, compile_expression
 from dra_solver.errors import AllocationError, CelError, DRASolverError, InputError
 from dra_solver.gates import FeatureGates
+from dra_solver.problem.capacity import device_consumption, fits
 from dra_solver.problem.devices import Context
-from dra_solver.problem_types import (
+from dra_solver.problem.flat import (
     Alternative,
     Candidate,
     Value,
     ValueSet,
 )
-from dra_solver.taints import tolerated
+from dra_solver.problem.taints import tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
@@ -287,6 +287,7 @@ def build_alternative(
         count,
         spec.admin,
         tuple(t.dump() for t in spec.tolerations),
+        tuple(dict(cfg) for cfg in device_class.spec.config),
         tuple(candidates),
         all_blocked=blocked,
         rejected=tuple(sorted(rejected.items())),

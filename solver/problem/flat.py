@@ -54,6 +54,9 @@ class DeviceInfo:
     """Has an existing dedicated (non-admin) allocation."""
     capacity: dict[str, Fraction] = field(default_factory=dict)
     """Every capacity of the device (value), by capacity name as published."""
+    capacity_format: dict[str, str] = field(default_factory=dict)
+    """Quantity format of each capacity as published (DecimalSI, BinarySI, DecimalExponent):
+    consumedCapacity in results is written in it."""
     in_use: dict[str, Fraction] = field(default_factory=dict)
     """Sum of consumedCapacity of existing shares, by capacity name (multi devices)."""
     shared_in_use: bool = False
@@ -107,6 +110,8 @@ class Alternative:
     """Devices to take; for All the size of the All-set."""
     admin: bool
     tolerations: tuple[dict, ...] = ()
+    class_config: tuple[dict, ...] = ()
+    """The DeviceClass's spec.config entries (wire form): results copy them (FromClass)."""
     candidates: tuple[Candidate, ...] = ()
     """ExactCount: candidates in device order. All: the fixed All-set in device order."""
     all_blocked: str | None = None
@@ -192,3 +197,8 @@ def claim_weight(priority: int) -> int:
     """Weight of one placed claim (or pod) in the objective: a negative priority counts as 0,
     so placing a claim never lowers the score."""
     return max(priority, 0) + 1
+
+
+def fits(value: dict[str, Fraction], used: dict[str, Fraction], extra: dict[str, Fraction]) -> bool:
+    """Every capacity: already used + this placement <= value."""
+    return all(used.get(k, Fraction(0)) + extra.get(k, Fraction(0)) <= v for k, v in value.items())

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dra_solver.api.models import CapacityRequestPolicy, DeviceCapacity
+from dra_solver.problem.flat import fits
+
+__all__ = ["Policy", "consumption", "device_consumption", "fits"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,3 @@ def device_consumption(
             return None
         out[name] = amount
     return out
-
-
-def fits(value: dict[str, Fraction], used: dict[str, Fraction], extra: dict[str, Fraction]) -> bool:
-    """Every capacity: already used + this placement <= value."""
-    return all(used.get(k, Fraction(0)) + extra.get(k, Fraction(0)) <= v for k, v in value.items())

@@ -1,4 +1,4 @@
-"""The ResourceClaims of a Pod: named claims and claims generated from templates.
+"""A Pod's ResourceClaims (named ones and ones generated from templates), and the nodes it may use.
 
 Why: upstream allocates the unallocated claims of one pod together. A pod refers to claims
 by name (`resourceClaimName`) or asks for one per pod from a template
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.errors import InputError
+from dra_solver.inventory import NodeView, node_selector_matches
 
 
 def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
@@ -65,3 +66,17 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                 field=field,
             )
     return out
+
+
+def node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
+    """Why `pod` cannot run on `node`, or None: a pod whose claims are already allocated can
+    only run where their node selectors allow."""
+    view = NodeView.of(node, cluster.nodes)
+    for claim in pod_claims(cluster, pod):
+        alloc = claim.status.allocation if claim.status else None
+        if alloc is None or alloc.node_selector is None:
+            continue
+        if view is None or not node_selector_matches(alloc.node_selector, view, claim.ref):
+            where = f"node {node}" if node else "no node"
+            return f"claim {claim.ref} of {pod.ref} is allocated with a node selector excluding {where}"
+    return None

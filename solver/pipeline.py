@@ -1,0 +1,294 @@
+"""The one run: resolve pods and nodes → first fit → allocator → results → check.
+
+Why one pipeline: "allocate these claims on this node", "how many of these independent
+claims fit on this node" and "where do these pods go on this cluster" are the same question
+asked of different pods and nodes. `plan()` is the engine; `allocate()` is a plan of one pod
+(its claims together, all or none) over the candidate nodes; independent claims on one node
+are a plan in which every claim is its own pod (`plan(cluster, [[c] for c in claims], [node])`).
+
+Every run goes the same way (`run`):
+1. resolve the pods (`Unit`s: claims to place, priority, the nodes the pod may use) and nodes;
+2. first fit (`allocators.FirstFit`): pod after pod, the first node that fits — what the
+   scheduler would do, and the floor and hint of every other allocator;
+3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
+   placing less weight than first fit;
+4. every placement is turned into `status.allocation` (`solver.results`) and verified by the
+   independent checker (`solver.check`) before it is returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from dra_solver.allocators import ALLOCATORS, FirstFit, Job, PlanOutcome, PodPlan, Unit
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.pods import node_conflict, pod_claims
+
+AllocatorName = Literal["reference", "cpsat"]
+Strategy = Literal["pack", "spread"]
+PodInput = str | Pod | Sequence[str | ResourceClaim]
+"""A pod to place: a Pod name (`name` or `namespace/name`), a Pod object, or a list of claims
+(names or objects) that form one pod."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run: one value instead of loose keyword arguments, passed down unchanged.
+
+    `feature_gates` accepts FeatureGates, a mapping or `Name=true,Other=false`. `cache` (a
+    CEL EvalCache) may be shared across runs on the same cluster; it never changes results."""
+
+    allocator: AllocatorName = "cpsat"
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    seed: int = 0
+    strategy: Strategy = "pack"
+    time_limit: float = 10.0
+    cache: EvalCache | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.allocator not in ALLOCATORS:
+            raise InputError(f"unknown allocator {self.allocator!r}; use {' or '.join(ALLOCATORS)}")
+        if self.strategy not in ("pack", "spread"):
+            raise InputError(f"unknown strategy {self.strategy!r}; use pack or spread")
+        if not self.time_limit > 0:
+            raise InputError(f"time limit must be positive, got {self.time_limit}")
+        gates: Any = self.feature_gates
+        object.__setattr__(self, "feature_gates", FeatureGates.of(gates))
+
+    @classmethod
+    def of(cls, options: Options | None = None, **changes: Any) -> Options:
+        """`options` (default: the defaults) with the given fields changed."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise TypeError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        base = options or cls()
+        values = {f.name: getattr(base, f.name) for f in fields(cls)}
+        values.update(changes)
+        return cls(**values)
+
+
+@dataclass
+class AllocationOutcome:
+    """What `allocate()` decided for one pod's claims."""
+
+    allocated: bool
+    claims: list[ResourceClaim]
+    """Copies of the requested claims, in order; with status.allocation when allocated."""
+    reason: str | None = None
+    """Why the claims could not be allocated (names claim and request where it can)."""
+    allocator: str = "reference"
+    node: str | None = None
+    stats: dict[str, object] = field(default_factory=dict)
+
+    def allocation(self, name: str) -> AllocationResult | None:
+        for c in self.claims:
+            if c.metadata.name == name or f"{c.metadata.namespace}/{c.metadata.name}" == name:
+                return c.status.allocation if c.status else None
+        raise KeyError(name)
+
+
+def plan(
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None = None,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    *,
+    priorities: Sequence[int] | None = None,
+    **changes: Any,
+) -> PlanOutcome:
+    """Place as many (priority-weighted) pods as possible, each on one of `nodes`.
+
+    `pods`: default every Pod with unallocated claims, or (no Pods in the input) every
+    unallocated claim as its own pod. `nodes`: default the Node objects, else the slices'
+    nodeNames. `priorities`: one per pod. Options fields may also be given as keywords
+    (`plan(cluster, allocator="reference")`). Inputs are never modified."""
+    opts = Options.of(options, **changes)
+    units = resolve_units(cluster, pods, priorities)
+    node_list = resolve_nodes(cluster, nodes)
+    return run(cluster, [_with_nodes(cluster, u, node_list) for u in units], node_list, opts)
+
+
+def allocate(
+    cluster: Cluster,
+    claims: Sequence[str | ResourceClaim] | None = None,
+    node: str | Sequence[str] | None = None,
+    options: Options | None = None,
+    *,
+    pod: str | Pod | None = None,
+    **changes: Any,
+) -> AllocationOutcome:
+    """Allocate `claims` together on `node`: all of them or none — a plan of one pod.
+
+    With `pod`, the claims are the pod's unallocated claims (templates instantiated) and the
+    node defaults to the pod's `spec.nodeName`. `node=None`: no node (allNodes devices only).
+    With several candidate nodes the reference takes the first that fits (the scheduler's
+    filter) and CP-SAT the best; `outcome.node` says which. Raises InputError / CelError /
+    AllocationError for invalid input and upstream's fatal errors (on a single node also the
+    per-node ones: invalid pools, an aborted search); returns `allocated=False` with a reason
+    when the claims do not fit."""
+    opts = Options.of(options, **changes)
+    pod_obj: Pod | None = None
+    if pod is not None:
+        if claims is not None:
+            raise InputError("give either claims or a pod, not both")
+        pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
+        node = node if node is not None else pod_obj.spec.node_name
+        chosen = _unallocated(pod_claims(cluster, pod_obj))
+        name = _pod_name(pod_obj)
+    else:
+        chosen = resolve_claims(cluster, claims)
+        name = ",".join(_ref(c) for c in chosen)
+    candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
+    if not candidates:
+        raise InputError("no candidate nodes given")
+    unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0), candidates)
+    if not chosen and not unit.blocked:
+        return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
+    if len(candidates) == 1 and unit.blocked:
+        return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
+    outcome = run(cluster, [unit], candidates, opts)
+    placed = outcome.pods[0]
+    if not placed.placed and placed.error is not None and len(candidates) == 1:
+        raise placed.error
+    return AllocationOutcome(
+        placed.placed,
+        placed.claims,
+        placed.reason,
+        opts.allocator,
+        placed.node if placed.placed else (candidates[0] if len(candidates) == 1 else None),
+        outcome.stats,
+    )
+
+
+def run(
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
+) -> PlanOutcome:
+    """The one run every entry point goes through: first fit, then the chosen allocator."""
+    cache = options.cache if options.cache is not None else EvalCache()
+    job = Job(
+        cluster,
+        tuple(units),
+        tuple(nodes),
+        options.feature_gates,
+        cache,
+        options.seed,
+        options.strategy,
+        options.time_limit,
+    )
+    allocator = ALLOCATORS[options.allocator]
+    first = FirstFit(max_steps=allocator.first_fit_steps).plan(job)
+    first.stats["reference_placed"] = first.placed
+    return allocator.improve(job, first)
+
+
+# --- resolving pods and nodes ---------------------------------------------------------------
+
+
+def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | None) -> list[ResourceClaim]:
+    """Default: every claim without status.allocation, in input order."""
+    if claims is None:
+        return cluster.unallocated_claims()
+    out = []
+    for c in claims:
+        claim = c if isinstance(c, ResourceClaim) else cluster.claim(c)
+        if claim.status is not None and claim.status.allocation is not None:
+            raise InputError("claim is already allocated", obj=claim.ref, field="status.allocation")
+        out.append(claim)
+    return out
+
+
+def resolve_units(
+    cluster: Cluster, pods: Sequence[PodInput] | None, priorities: Sequence[int] | None
+) -> list[Unit]:
+    """The pods of a plan, in input order, each with the unallocated claims it needs."""
+    units: list[Unit] = []
+    if pods is None:
+        if cluster.pods:
+            for pod in cluster.pods.values():
+                claims = _unallocated(pod_claims(cluster, pod))
+                if claims:
+                    units.append(Unit(_pod_name(pod), tuple(claims), pod, 0))
+        else:
+            units = [Unit(_ref(c), (c,), None, 0) for c in cluster.unallocated_claims()]
+    else:
+        for i, item in enumerate(pods):
+            if isinstance(item, str | Pod):
+                pod = cluster.pod(item) if isinstance(item, str) else item
+                units.append(Unit(_pod_name(pod), tuple(_unallocated(pod_claims(cluster, pod))), pod, 0))
+            else:
+                claims = resolve_claims(cluster, list(item))
+                units.append(Unit(",".join(_ref(c) for c in claims) or f"pod-{i}", tuple(claims), None, 0))
+    if priorities is not None:
+        if len(priorities) != len(units):
+            raise InputError(f"{len(priorities)} priorities given for {len(units)} pods")
+        units = [Unit(u.name, u.claims, u.pod, int(p)) for u, p in zip(units, priorities, strict=True)]
+    seen: dict[str, int] = {}
+    for i, unit in enumerate(units):
+        for c in unit.claims:
+            other = seen.setdefault(_ref(c), i)
+            if other != i:
+                raise InputError(
+                    f"the claim is used by two planned pods: {units[other].name} and {unit.name}", obj=_ref(c)
+                )
+    return units
+
+
+def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
+    """Given nodes, else the Node objects, else the nodes named by node-local slices."""
+    if nodes is None:
+        out = list(cluster.nodes)
+        if not out:
+            out = list(dict.fromkeys(s.spec.node_name for s in cluster.slices if s.spec.node_name))
+    else:
+        out = list(nodes)
+    if not out:
+        raise InputError("no candidate nodes: give nodes, Node objects or node-local ResourceSlices")
+    if len(set(out)) != len(out):
+        raise InputError("candidate nodes must be distinct")
+    return out
+
+
+def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
+    """The unit with the nodes it may not use, and why (see `problem.pods.node_conflict`)."""
+    if unit.pod is None:
+        return unit
+    blocked = {}
+    for n in nodes:
+        why = node_conflict(cluster, unit.pod, n)
+        if why:
+            blocked[n] = why
+    return Unit(unit.name, unit.claims, unit.pod, unit.priority, blocked)
+
+
+def _unallocated(claims: list[ResourceClaim]) -> list[ResourceClaim]:
+    return [c for c in claims if c.status is None or c.status.allocation is None]
+
+
+def _pod_name(pod: Pod) -> str:
+    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+
+
+def _ref(claim: ResourceClaim) -> str:
+    return f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+
+
+__all__ = [
+    "AllocationOutcome",
+    "Options",
+    "PlanOutcome",
+    "PodPlan",
+    "Unit",
+    "allocate",
+    "plan",
+    "resolve_claims",
+    "resolve_nodes",
+    "resolve_units",
+    "run",
+]
