@@ -232,10 +232,10 @@ def section(rows: list[Row], data: dict[str, Any]) -> str:
         f"({cpu.get('brand_raw', mi.get('processor', '?'))}), Python {mi.get('python_version', '?')}, "
         f"OR-Tools {version('ortools')}, CP-SAT with one worker and a deterministic 10 s budget.",
         "",
-        "- *end-to-end*: `solver.allocate(...)` — precompute, allocator, results, independent check; for "
-        "CP-SAT the bounded reference runs first as the hint. For (b) `solver.batch.place_independent`: the "
-        "reference places the 100 claims one by one (first fit), CP-SAT maximises the placed claims "
-        "hinted with that answer.",
+        "- *end-to-end*: `dra_solver.allocate(...)` — precompute, allocator, results, independent check; for "
+        "CP-SAT the bounded reference runs first as the hint. For (b) `dra_solver.plan` with each "
+        "claim its own pod: the reference places the 100 claims one by one (first fit), CP-SAT "
+        "maximises the placed claims hinted with that answer.",
         "- *core*: the search alone on a prebuilt Problem — `allocate_reference(problem)` vs "
         "`solve(problem, hint=reference answer)`; for (b) the reference's core is the one-by-one loop "
         "(each claim's Problem is rebuilt, as it sees the earlier placements; warm CEL cache).",

@@ -22,7 +22,7 @@ def section(data: dict[str, Any]) -> str:
         f"## {SECTION}",
         "",
         "Workload `benchmarks/workloads.py::pods_over_nodes`: 60 single-claim pods asking for 1-6 GPUs "
-        "over 20 nodes with 8 GPUs each (more asked for than exist). `solver.planner.plan` with the "
+        "over 20 nodes with 8 GPUs each (more asked for than exist). `dra_solver.plan` with the "
         "reference (pods in order, each on the first node that fits) and with CP-SAT (one model over "
         f"all pods and nodes, hinted with the reference plan). One run of `{BENCH}`, median of 3, {when}, "
         "2 cores.",

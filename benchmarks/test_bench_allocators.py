@@ -1,13 +1,14 @@
 """Reference vs CP-SAT allocator on the issue's four workloads, in one run, same input.
 
 Two levels per workload (one pytest-benchmark group per workload, so they show side by side):
-- end-to-end: `solver.allocate(...)` (precompute, allocator, results, independent check; for
-  cpsat the bounded reference runs first as the hint) — or `solver.batch.place_independent`
-  for (b), where the reference places the claims one by one with first fit;
+- end-to-end: `dra_solver.allocate(...)` (precompute, allocator, results, independent check;
+  for cpsat the bounded reference runs first as the hint) — or, for (b), `dra_solver.plan` with
+  each claim its own pod on the one node, where the reference places them one by one (first fit);
 - core: `allocate_reference(problem)` (here `ReferenceSearch(problem).run()`, the same search,
   to read its step count) vs `solve(problem, hint=...)` on a prebuilt Problem with a warm CEL
-  cache; for (b) the reference's core is the one-by-one loop (`place_one_by_one`, which must
-  rebuild each claim's Problem since each sees the previous placements).
+  cache; for (b) the reference's core is the first-fit loop (`allocators.FirstFit`, which must
+  rebuild each claim's Problem since each sees the previous placements) and CP-SAT's is the
+  solve of `allocators.Cpsat.model` (the plan's Problem with the first-fit hint).
 
 Workloads: (a) `one_big_claim()`, (b) `shared_memory()` (with the capacity-bound optimum
 computed independently by exact bin packing), (c) `numa_alignment()` with
@@ -30,13 +31,13 @@ from typing import Any
 import pytest
 
 from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
-from dra_solver import Cluster, allocate
-from dra_solver.allocate import HINT_STEPS
-from dra_solver.batch import _as_hint, place_independent, place_one_by_one
+from dra_solver import Cluster, Options, allocate, plan
+from dra_solver.allocators import HINT_STEPS, Cpsat, FirstFit
 from dra_solver.cel import EvalCache
 from dra_solver.cpsat import solve
 from dra_solver.errors import AllocationError
 from dra_solver.gates import FeatureGates
+from dra_solver.pipeline import make_job, resolve_units
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch
@@ -171,8 +172,9 @@ def test_core(benchmark, prepared, key: str, allocator: str) -> None:
 # ---------------------------------------------------------------- (b): independent claims
 
 
-def _claims(pr: Prepared) -> list:
-    return pr.cluster.unallocated_claims()
+def _pods(pr: Prepared) -> list[list]:
+    """Independent claims: each its own pod."""
+    return [[c] for c in pr.cluster.unallocated_claims()]
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
@@ -181,7 +183,7 @@ def test_shared_end_to_end(benchmark, prepared, allocator: str) -> None:
     out = _run(
         benchmark,
         pr.w,
-        lambda: place_independent(pr.cluster, node=NODE, allocator=allocator, feature_gates=pr.gates),
+        lambda: plan(pr.cluster, _pods(pr), [NODE], allocator=allocator, feature_gates=pr.gates),
         pr.w.rounds,
     )
     _info(
@@ -189,8 +191,8 @@ def test_shared_end_to_end(benchmark, prepared, allocator: str) -> None:
         pr.w,
         allocator,
         "end-to-end",
-        placed=out.placed_count,
-        claims=len(out.placed),
+        placed=out.placed,
+        claims=len(out.pods),
         capacity_optimum=capacity_optimum(pr.problem),
         status=str(out.stats.get("cpsat_status", "first fit")),
     )
@@ -199,20 +201,17 @@ def test_shared_end_to_end(benchmark, prepared, allocator: str) -> None:
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
 def test_shared_core(benchmark, prepared, allocator: str) -> None:
     pr = prepared["b"]
-    claims = _claims(pr)
-    done, _ = place_one_by_one(pr.cluster, claims, NODE, pr.gates, pr.cache)
-    ref_placed = sum(c is not None for c in done)
+    units = resolve_units(pr.cluster, _pods(pr), None)
+    job = make_job(pr.cluster, units, [NODE], Options(feature_gates=pr.gates, cache=pr.cache))
+    first = FirstFit().plan(job)
+    ref_placed = first.placed
     if allocator == "reference":
-        out = _run(
-            benchmark,
-            pr.w,
-            lambda: place_one_by_one(pr.cluster, claims, NODE, pr.gates, pr.cache),
-            pr.w.rounds,
-        )
-        placed, status, extra = sum(c is not None for c in out[0]), "first fit", {}
+        out = _run(benchmark, pr.w, lambda: FirstFit().plan(job), pr.w.rounds)
+        placed, status, extra = out.placed, "first fit", {}
     else:
-        hint = _as_hint(pr.problem, done)
-        out = _run(benchmark, pr.w, lambda: solve(pr.problem, mode="free", hint=hint), pr.w.rounds)
+        model = Cpsat().model(job, first)
+        assert model is not None
+        out = _run(benchmark, pr.w, lambda: solve(model.problem, mode="free", hint=model.hint), pr.w.rounds)
         placed, status = out.placed, out.status
         extra = {
             "stage_status": out.stage_status,
@@ -228,7 +227,7 @@ def test_shared_core(benchmark, prepared, allocator: str) -> None:
         allocator,
         "core",
         placed=placed,
-        claims=len(claims),
+        claims=len(units),
         capacity_optimum=optimum,
         reference_placed=ref_placed,
         status=status,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.workloads import pods_over_nodes
-from dra_solver.api.cluster import Cluster
 from dra_solver import plan
+from dra_solver.api.cluster import Cluster
 
 GROUP = "planner-60-pods-20-nodes"
 

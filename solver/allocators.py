@@ -123,6 +123,18 @@ class Ledger:
             self.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
 
+@dataclass(frozen=True)
+class PlanModel:
+    """What CP-SAT solves: the Problem of the placeable pods (`groups`: their unit indices;
+    `offsets`: each one's first claim index) and the first-fit plan as a hint."""
+
+    problem: Problem
+    groups: list[int]
+    offsets: list[int]
+    hint: Assignment
+    hint_nodes: dict[int, str]
+
+
 class Allocator(Protocol):
     """Improves a first-fit plan; never returns less placed weight than it was given."""
 
@@ -210,23 +222,32 @@ class Cpsat:
     name: ClassVar[str] = "cpsat"
     first_fit_steps: ClassVar[int] = HINT_STEPS
 
-    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+    def model(self, job: Job, first: PlanOutcome) -> PlanModel | None:
+        """The Problem of every pod that may be placed, with the first-fit plan as its hint
+        (None when no pod can go anywhere). Public so benchmarks can time the solve alone."""
         groups = [
             i for i, u in enumerate(job.units) if u.claims and any(n not in u.blocked for n in job.nodes)
         ]
-        stats = dict(first.stats)
         if not groups:
-            return PlanOutcome(first.pods, self.name, stats)
+            return None
         problem, offsets = _model_problem(job, groups)
         hint, hint_nodes = _as_hint(problem, groups, offsets, first)
+        return PlanModel(problem, groups, offsets, hint, hint_nodes)
+
+    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+        stats = dict(first.stats)
+        model = self.model(job, first)
+        if model is None:
+            return PlanOutcome(first.pods, self.name, stats)
+        problem, groups, offsets = model.problem, model.groups, model.offsets
         outcome = solve(
             problem,
             mode="free",
             strategy=job.strategy,  # type: ignore[arg-type]
             time_limit=job.time_limit,
             seed=job.seed,
-            hint=hint,
-            hint_nodes=hint_nodes,
+            hint=model.hint,
+            hint_nodes=model.hint_nodes,
         )
         stats.update(
             {
@@ -238,7 +259,7 @@ class Cpsat:
             }
         )
         assignment = outcome.assignment or {}
-        placed = {g for g, i in enumerate(groups) if job.units[i].claims and offsets[g] in assignment}
+        placed = [g for g in range(len(groups)) if offsets[g] in assignment]
         stats["cpsat_placed"] = len(placed)
         weight = sum(claim_weight(job.units[groups[g]].priority) for g in placed)
         if outcome.assignment is None or weight < first.weight:
@@ -387,6 +408,7 @@ __all__ = [
     "Cpsat",
     "FirstFit",
     "Job",
+    "PlanModel",
     "PlanOutcome",
     "PodPlan",
     "Reference",

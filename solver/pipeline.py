@@ -171,8 +171,19 @@ def run(
     cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
 ) -> PlanOutcome:
     """The one run every entry point goes through: first fit, then the chosen allocator."""
+    allocator = ALLOCATORS[options.allocator]
+    job = make_job(cluster, units, nodes, options)
+    first = FirstFit(max_steps=allocator.first_fit_steps).plan(job)
+    first.stats["reference_placed"] = first.placed
+    return allocator.improve(job, first)
+
+
+def make_job(
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
+) -> Job:
+    """What the allocators see of one run (a fresh CEL cache unless the options carry one)."""
     cache = options.cache if options.cache is not None else EvalCache()
-    job = Job(
+    return Job(
         cluster,
         tuple(units),
         tuple(nodes),
@@ -182,10 +193,6 @@ def run(
         options.strategy,
         options.time_limit,
     )
-    allocator = ALLOCATORS[options.allocator]
-    first = FirstFit(max_steps=allocator.first_fit_steps).plan(job)
-    first.stats["reference_placed"] = first.placed
-    return allocator.improve(job, first)
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
@@ -286,6 +293,7 @@ __all__ = [
     "PodPlan",
     "Unit",
     "allocate",
+    "make_job",
     "plan",
     "resolve_claims",
     "resolve_nodes",

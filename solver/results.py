@@ -60,7 +60,8 @@ def build_allocation(
             if dev.capacity:
                 consumed, fmt = cand.consumed or {}, dev.capacity_format
                 fields["consumedCapacity"] = {
-                    k: str(Quantity.from_number(consumed.get(k, Fraction(0)), _format(fmt, k))) for k in dev.capacity
+                    k: str(Quantity.from_number(consumed.get(k, Fraction(0)), _format(fmt, k)))
+                    for k in dev.capacity
                 }
         if problem.gates.DRAOptionalNodePreparation and dev.skip_node_operations is not None:
             fields["skipNodeOperations"] = dev.skip_node_operations

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, scenario
 
-from dra_solver import PlanOutcome, plan
+from dra_solver import Options, PlanOutcome, plan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check
@@ -85,14 +85,15 @@ def test_cpsat_plan_is_never_worse_than_first_fit(case) -> None:
     cluster = Cluster.from_objects(objs)
     assume(not validate_cluster(cluster))
     gates = FeatureGates.of(GATES)
+    cpsat = Options(allocator="cpsat", feature_gates=gates, time_limit=2.0)
     try:
         ref = plan(cluster, pods, nodes, allocator="reference", feature_gates=gates, priorities=prios)
     except DRASolverError as exc:  # upstream's fatal errors (CEL): the CP-SAT planner raises them too
         with pytest.raises(type(exc)):
-            plan(cluster, pods, nodes, allocator="cpsat", feature_gates=gates, priorities=prios, time_limit=2.0)
+            plan(cluster, pods, nodes, cpsat, priorities=prios)
         assume(False)
         return
-    best = plan(cluster, pods, nodes, allocator="cpsat", feature_gates=gates, priorities=prios, time_limit=2.0)
+    best = plan(cluster, pods, nodes, cpsat, priorities=prios)
     assert best.weight >= ref.weight, (best.stats, ref.stats)
     better = best.weight > ref.weight
     event("cpsat better" if better else "fallback" if best.stats.get("fallback") else "equal")
