@@ -64,9 +64,6 @@ class FeatureGates:
             )
         return cls(**{k: bool(v) for k, v in value.items()})
 
-    def as_dict(self) -> dict[str, bool]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
 
 def _parse_gate_string(text: str) -> dict[str, bool]:
     out: dict[str, bool] = {}

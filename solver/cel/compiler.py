@@ -31,6 +31,7 @@ from typing import Any, Final
 from dra_solver.cel import lib_core, lib_lists, lib_quantity, lib_regex, lib_semver, lib_strings  # noqa: F401
 from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
 from dra_solver.cel.functions import REGISTRY
+from dra_solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
 from dra_solver.cel.macros import MACRO_BUILDERS
 from dra_solver.cel.operators import StaticError, binary_result_type, neg, no_overload, unary_result_type
 from dra_solver.cel.parser import CompileIssue
@@ -519,8 +520,6 @@ class _Compiler:
         rtype: Type = cands[0].result_type(types)
         for o in cands[1:]:
             rtype = common(rtype, o.result_type(types))
-        from dra_solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
-
         if name in REGEX_FUNCTIONS:
             # like Kubernetes' regex literal validation: only a literal pattern is checked
             nodes = ([target] if target is not None else []) + list(node.args)

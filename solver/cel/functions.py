@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from dra_solver.cel.typesys import Type, runtime_check
-from dra_solver.cel.values import EvalError
+from dra_solver.cel.values import CostLimitExceeded, EvalError
 
 __all__ = ["MAX_SIZE", "Overload", "REGISTRY", "check_size", "fail", "register"]
 
@@ -29,8 +29,6 @@ MAX_SIZE: Final = 10_000_000
 def check_size(n: int) -> None:
     """Raise the cost-limit error before building an oversized value."""
     if n > MAX_SIZE:
-        from dra_solver.cel.values import CostLimitExceeded
-
         raise CostLimitExceeded("actual cost limit exceeded")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
+from dra_solver.cel.functions import check_size
 from dra_solver.cel.typesys import DYN, Type, compatible, display, is_dyn
 from dra_solver.cel.values import (
     ABSENT,
@@ -69,8 +70,6 @@ def add(a: Any, b: Any) -> Any:
                 raise EvalError("integer overflow")
             return r
         if ta is str or ta is tuple or ta is bytes:
-            from dra_solver.cel.functions import check_size
-
             check_size(len(a) + len(b))
             return a + b
         if ta is float:

@@ -1,0 +1,137 @@
+"""The layers import one way (docs/architecture.md), and the flat layers load nothing heavy."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"dra_solver": ROOT / "solver", "dra_solver.encoders": ROOT / "encoders"}
+
+# Module group -> the groups it may import (besides itself). Groups are matched by the longest
+# prefix; the checker must not read precompute, the encoders only the flat Problem.
+ALLOWED: dict[str, set[str]] = {
+    "dra_solver.errors": set(),
+    "dra_solver.gates": {"dra_solver.errors"},
+    "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
+    "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
+    "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
+    "dra_solver.problem.flat": {"dra_solver.errors", "dra_solver.gates"},
+    "dra_solver.problem": {
+        "dra_solver.api",
+        "dra_solver.inventory",
+        "dra_solver.cel",
+        "dra_solver.problem.flat",
+        "dra_solver.errors",
+        "dra_solver.gates",
+    },
+    "dra_solver.reference": {"dra_solver.problem.flat", "dra_solver.errors"},
+    "dra_solver.encoders": {"dra_solver.problem.flat"},
+    "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    "dra_solver.explain": {"dra_solver.problem.flat", "dra_solver.reference", "dra_solver.errors"},
+    "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", "dra_solver.errors"},
+    "dra_solver.check": {
+        "dra_solver.api",
+        "dra_solver.inventory",
+        "dra_solver.cel",
+        "dra_solver.errors",
+        "dra_solver.gates",
+    },
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg, root in PACKAGES.items():
+        for path in root.rglob("*.py"):
+            rel = path.relative_to(root).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            out[".".join([pkg, *parts])] = path
+    return out
+
+
+def _group(name: str, groups: set[str]) -> str | None:
+    best = None
+    for g in groups:
+        if (name == g or name.startswith(g + ".")) and (best is None or len(g) > len(best)):
+            best = g
+    return best
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+    return {m for m in out if m.startswith("dra_solver")}
+
+
+def test_layers_import_one_way() -> None:
+    wrong = []
+    for module, path in _modules().items():
+        group = _group(module, set(ALLOWED))
+        if group is None:
+            continue  # allocators, pipeline, cli, the package root: may import any layer
+        for imported in _imports(path, module):
+            target = _group(imported, set(ALLOWED) | {"dra_solver.allocators", "dra_solver.pipeline"})
+            if target is not None and target != group and target not in ALLOWED[group]:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []
+
+
+def test_no_function_level_imports_of_the_package() -> None:
+    """Cycles are not dodged by importing inside functions."""
+    hidden = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Import | ast.ImportFrom) and any(
+                        m.startswith("dra_solver") for m in _imports_of(inner)
+                    ):
+                        hidden.append(f"{module}.{node.name}")
+    assert hidden == []
+
+
+def _imports_of(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return [node.module or ""] if not node.level else ["dra_solver"]
+
+
+def test_encoders_load_no_pydantic_cel_or_checker() -> None:
+    code = (
+        "import dra_solver.encoders, sys; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'celpy', 'lark') "
+        "or m.startswith(('dra_solver.check', 'dra_solver.cel', 'dra_solver.api'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_no_old_import_names_remain() -> None:
+    """One import name: `solver` and `encoders` are taken on PyPI by unrelated projects."""
+    stale = []
+    for top in ("solver", "encoders", "tests", "benchmarks", "docs", "examples"):
+        for path in (ROOT / top).rglob("*"):
+            if path.suffix not in (".py", ".md") or not path.is_file():
+                continue
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                text = line.strip()
+                if text.startswith(("import solver", "from solver", "import encoders", "from encoders")):
+                    stale.append(f"{path.relative_to(ROOT)}:{n}")
+    readme = (ROOT / "README.md").read_text()
+    stale += [f"README.md: {w}" for w in ("from solver", "import solver", "from encoders") if w in readme]
+    assert stale == []

@@ -1,0 +1,66 @@
+"""The distribution: one import package `dra_solver`, its metadata, entry points and docs example."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import dra_solver
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_holds_one_top_level_package_with_py_typed(tmp_path: Path) -> None:
+    offline = ["--no-deps", "--no-build-isolation", "-q"]  # the test extra brings setuptools and wheel
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", *offline, "-w", str(tmp_path), "."],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("dra_solver-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert tops == {"dra_solver"}
+    assert "dra_solver/py.typed" in names
+    assert "dra_solver/encoders/__init__.py" in names and "dra_solver/problem/flat.py" in names
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    match = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    assert match and dra_solver.__version__ == match.group(1)
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    out = subprocess.run([sys.executable, "-m", "dra_solver", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "validate" in out.stdout and "plan" in out.stdout
+
+
+def test_public_api_is_importable_from_the_top() -> None:
+    from dra_solver import AllocationOutcome, Cluster, FeatureGates, Options, PlanOutcome, allocate, plan
+
+    assert all((AllocationOutcome, Cluster, FeatureGates, Options, PlanOutcome, allocate, plan))
+    with pytest.raises(AttributeError):
+        dra_solver.no_such_name  # noqa: B018
+
+
+def test_python_api_doc_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    monkeypatch.chdir(ROOT)
+    for code in blocks:
+        exec(compile(code, "docs/python-api.md", "exec"), {})
+
+
+def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "README.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, "README.md", "exec"), {})
