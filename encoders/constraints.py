@@ -24,6 +24,8 @@ is a set of typed values (scalars are singletons, KEP-5491 lists their elements)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dra_solver.problem.flat import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
 
 from .model import IntVar, Model, sorted_values, total, upper_bound, viable_all_sets
@@ -58,10 +60,7 @@ def add(m: Model) -> None:
                 items.append((_values(k.values, a, d), v, None))
             for g, v in m.n_by_alt.get(a, []):
                 items.append((_values(k.values, a, m.groups[g].devices[0]), v, (a, g)))
-        if k.kind == "match":
-            _match(m, k.index, items, viable_values(m, k))
-        else:
-            _distinct(m, items)
+        ENCODINGS[k.kind](m, k, items)
 
 
 def viable_values(m: Model, k: ConstraintInfo) -> set[Value]:
@@ -136,6 +135,14 @@ def _match(m: Model, k: int, items: list[_Item], viable: set[Value]) -> None:
             m.cp.add_bool_or(lits).only_enforce_if(b)
 
 
+def _match_kind(m: Model, k: ConstraintInfo, items: list[_Item]) -> None:
+    _match(m, k.index, items, viable_values(m, k))
+
+
+def _distinct_kind(m: Model, k: ConstraintInfo, items: list[_Item]) -> None:
+    _distinct(m, items)
+
+
 def _distinct(m: Model, items: list[_Item]) -> None:
     by_value: dict[Value, list[IntVar]] = {}
     for values, var, _ in items:
@@ -145,3 +152,10 @@ def _distinct(m: Model, items: list[_Item]) -> None:
         vs = by_value[v]
         if len(vs) > 1 or upper_bound(vs[0]) > 1:
             m.cp.add(total(vs) <= 1)
+
+
+ENCODINGS: dict[str, Callable[[Model, ConstraintInfo, list[_Item]], None]] = {
+    "match": _match_kind,
+    "distinct": _distinct_kind,
+}
+"""Constraint kind (`dra_solver.problem.kinds.KINDS`) -> its CP-SAT encoding."""

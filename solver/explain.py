@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from dra_solver.errors import SearchAborted
 from dra_solver.problem.flat import Alternative, ClaimInfo, Problem
+from dra_solver.problem.kinds import KINDS
 from dra_solver.reference import ReferenceSearch
 
 
@@ -91,10 +92,7 @@ def explain_unschedulable(problem: Problem) -> str:
                 "(devices, capacity or shared counters run out)"
             )
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
-            names = ", ".join(
-                f"{problem.constraints[c].kind}Attribute {problem.constraints[c].attribute}"
-                for c in claim.constraints
-            )
+            names = "; ".join(_constraint_words(problem, c) for c in claim.constraints)
             return f"claim {claim.ref}: constraints cannot be satisfied {node}: {names}"
     if len(problem.claims) > 1:
         refs = ", ".join(c.ref for c in problem.claims)
@@ -104,3 +102,9 @@ def explain_unschedulable(problem: Problem) -> str:
         if problem.claims
         else "nothing to allocate"
     )
+
+
+def _constraint_words(problem: Problem, c: int) -> str:
+    con = problem.constraints[c]
+    kind = KINDS[con.kind]
+    return f"{kind.wire_field} {con.attribute} (the devices {kind.words} it)"

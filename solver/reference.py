@@ -28,6 +28,7 @@ from dra_solver.problem.flat import (
     ValueSet,
     fits,
 )
+from dra_solver.problem.kinds import KINDS
 
 DEFAULT_MAX_STEPS = 5_000_000
 
@@ -246,18 +247,11 @@ class ReferenceSearch:
         stack = self.constraint_state[con_i]
         if not stack:
             return True
-        if self.p.constraints[con_i].kind == "match":
-            return bool(stack[-1] & value)
-        return not (stack[-1] & value)
+        return KINDS[self.p.constraints[con_i].kind].admits(stack[-1], value)
 
     def _constraint_push(self, con_i: int, value: ValueSet) -> None:
         stack = self.constraint_state[con_i]
-        if not stack:
-            stack.append(value)
-        elif self.p.constraints[con_i].kind == "match":
-            stack.append(stack[-1] & value)
-        else:
-            stack.append(stack[-1] | value)
+        stack.append(KINDS[self.p.constraints[con_i].kind].fold(stack[-1], value) if stack else value)
 
 
 def allocate_reference(problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS) -> Assignment | None:

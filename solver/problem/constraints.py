@@ -7,8 +7,6 @@ Why a module: a constraint's value for a device depends on the request that plac
 
 from __future__ import annotations
 
-from typing import Literal
-
 from dra_solver.api.models import (
     ResourceClaim,
 )
@@ -20,6 +18,7 @@ from dra_solver.problem.flat import (
     RequestInfo,
     ValueSet,
 )
+from dra_solver.problem.kinds import KINDS
 
 
 def build_constraints(
@@ -37,13 +36,10 @@ def build_constraints(
     by_request = {r.name: r.alternatives for r in requests}
     for i, c in enumerate(claim.spec.devices.constraints):
         field = f"spec.devices.constraints[{i}]"
-        if c.match_attribute:
-            kind: Literal["match", "distinct"] = "match"
-            attribute = c.match_attribute
-        elif c.distinct_attribute:
-            kind, attribute = "distinct", c.distinct_attribute
-        else:
+        chosen = [(k.name, getattr(c, k.api_field)) for k in KINDS.values() if getattr(c, k.api_field)]
+        if not chosen:
             raise InputError("empty constraint (unsupported constraint type?)", obj=claim.ref, field=field)
+        kind, attribute = chosen[0]
         covered: set[int] = set()
         names = c.requests or [r.name for r in requests]
         for name in names:
