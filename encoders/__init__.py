@@ -1,18 +1,19 @@
-"""CP-SAT encoders: one module per constraint family over the flat solver.problem_types.Problem.
+"""CP-SAT encoders: one module per constraint family over the flat Problem (`dra_solver.problem.flat`).
 
 `build` runs them in order; each module's docstring states the math it adds:
-variables (x, n, chosen, placed, used) -> requests -> nodes (pods over many nodes) ->
-exclusive -> capacity -> counters -> constraints -> symmetry (optional: orders interchangeable
-alternatives of a claim);
+variables (x, n, chosen, placed, used) -> the families of `encoders.families` (requests ->
+nodes -> exclusive -> capacity -> counters -> constraints) -> symmetry (optional: orders
+interchangeable alternatives of a claim);
 `objective.stages` then adds the objective levels and `solution` decodes/hints.
-Encoders import only solver.problem_types, fractions and ortools.
+Encoders import only the flat Problem (`dra_solver.problem.flat`, `.kinds`), fractions and ortools.
 """
 
 from __future__ import annotations
 
 from dra_solver.problem.flat import Problem
 
-from . import capacity, constraints, counters, exclusive, nodes, requests, symmetry, variables
+from . import symmetry, variables
+from .families import FAMILIES
 from .model import Model
 
 
@@ -25,12 +26,8 @@ def build(problem: Problem, *, mode: str = "all", group: bool = True, break_symm
         raise ValueError(f"unknown mode {mode!r}")
     m = Model(problem, mode)
     variables.add(m, group=group)
-    requests.add(m)
-    nodes.add(m)
-    exclusive.add(m)
-    capacity.add(m)
-    counters.add(m)
-    constraints.add(m)
+    for family in FAMILIES:
+        family.add(m)
     if break_symmetry:
         symmetry.add(m)
     return m

@@ -18,11 +18,12 @@ which also covers over-committed devices (in_use > capacity).
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from fractions import Fraction
 
 from dra_solver.problem.flat import Alternative, Candidate, Problem
 
-from .model import IntVar, Model, lcm_of_denominators, upper_bound, weighted
+from .model import Allowed, Cover, IntVar, Model, lcm_of_denominators, upper_bound, weighted
 
 
 def _left(problem: Problem, d: int, k: str) -> Fraction:
@@ -84,3 +85,9 @@ def _add_linked(
     if sum(c * upper_bound(v) for c, v in ints) <= limit:
         return
     m.cp.add(weighted(ints) <= limit * used)
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): the consumption per alternative."""
+    return tuple(
+        tuple(sorted(allowed[a][d].consumed.items())) if allowed[a][d].consumed else () for a in alts
+    )

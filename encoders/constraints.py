@@ -24,11 +24,21 @@ is a set of typed values (scalars are singletons, KEP-5491 lists their elements)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from dra_solver.problem.flat import Alternative, Candidate, ConstraintInfo, Problem, Value, ValueSet
 
-from .model import IntVar, Model, sorted_values, total, upper_bound, viable_all_sets
+from .model import (
+    Allowed,
+    Cover,
+    IntVar,
+    Model,
+    sorted_values,
+    total,
+    upper_bound,
+    value_key,
+    viable_all_sets,
+)
 
 
 def covering(problem: Problem) -> dict[int, list[int]]:
@@ -159,3 +169,13 @@ ENCODINGS: dict[str, Callable[[Model, ConstraintInfo, list[_Item]], None]] = {
     "distinct": _distinct_kind,
 }
 """Constraint kind (`dra_solver.problem.kinds.KINDS`) -> its CP-SAT encoding."""
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): per alternative, the value set of
+    every constraint covering it."""
+    out = []
+    for a in alts:
+        for k in cover.get(a, []):
+            vs = problem.constraints[k].values.get((a, d))
+            out.append(tuple(sorted(value_key(v) for v in vs)) if vs is not None else None)
+    return tuple(out)

@@ -14,11 +14,12 @@ gcd of the coefficients). A charged device of a pool with an over-committed coun
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from fractions import Fraction
 
 from dra_solver.problem.flat import Alternative, Candidate, DeviceInfo, Problem
 
-from .model import Model, add_scaled_le, lcm_of_denominators
+from .model import Allowed, Cover, Model, add_scaled_le, lcm_of_denominators
 
 
 def charged(dev: DeviceInfo) -> bool:
@@ -55,3 +56,8 @@ def add(m: Model) -> None:
         available = Fraction(p.counters[i].available)
         scale = lcm_of_denominators([available] + [c for c, _ in terms[i]])
         add_scaled_le(m.cp, terms[i], available, scale)
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): its counter use and blocking."""
+    dev = problem.devices[d]
+    return (tuple(sorted(dev.counter_use.items())), dev.counters_blocked)

@@ -16,9 +16,11 @@ Math (x over the placements each device can get):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from dra_solver.problem.flat import Alternative, Candidate, Problem
 
-from .model import IntVar, Model
+from .model import Allowed, Cover, IntVar, Model
 
 
 def forbidden(problem: Problem, alt: Alternative, cand: Candidate) -> bool:
@@ -45,3 +47,14 @@ def add(m: Model) -> None:
         for c in sorted(admin_claims):  # without admin, the non-admin at-most-one covers it
             if len(by_claim[c]) > 1:
                 m.cp.add_at_most_one(by_claim[c])
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): None — never grouped — for shared,
+    busy or in-use devices and devices an admin alternative may take (admin placements may
+    overlap non-admin ones, so "devices used" would differ from "placements")."""
+    dev = problem.devices[d]
+    if dev.multi or dev.busy or dev.shared_in_use or any(dev.in_use.values()):
+        return None
+    if any(problem.alternatives[a].admin for a in alts):
+        return None
+    return ()

@@ -5,7 +5,9 @@ Why: a node with 64 identical GPUs would otherwise cost 64 booleans per alternat
 tell apart are merged into one group; the encoders then use one integer `n[a, g]` per
 (alternative, group) and the decoder hands out the group's lowest device indices first.
 
-Two devices d, d' are interchangeable (and grouped) when all of these hold:
+Two devices d, d' are interchangeable (and grouped) when the same alternatives may take them
+and every encoder family (`encoders.families`) reads the same facts of both (`device_key`);
+today that means all of these hold:
 - neither is multi-allocatable, busy, shared or has capacity in use (so exclusivity is a plain
   "at most |g| placements over all alternatives" and capacity never applies);
 - for every alternative: both are allowed candidates or neither is, with equal `consumed`;
@@ -23,7 +25,9 @@ from __future__ import annotations
 
 from dra_solver.problem.flat import Candidate, Problem
 
-from .model import DeviceGroup, value_key
+from . import constraints
+from .families import FAMILIES
+from .model import DeviceGroup
 
 
 def find_groups(
@@ -34,26 +38,16 @@ def find_groups(
     for a in sorted(allowed):
         for d in allowed[a]:
             alts_of.setdefault(d, []).append(a)
+    cover = constraints.covering(problem)
     by_signature: dict[tuple, list[int]] = {}
     for dev in problem.devices:
         d = dev.index
         alts = alts_of.get(d)
-        if not alts or dev.multi or dev.busy or dev.shared_in_use or any(dev.in_use.values()):
+        if not alts:
             continue
-        if any(problem.alternatives[a].admin for a in alts):
+        keys = tuple(f.device_key(problem, d, alts, allowed, cover) for f in FAMILIES)
+        if any(k is None for k in keys):
             continue
-        per_alt = []
-        for a in alts:
-            cand = allowed[a][d]
-            consumed = tuple(sorted(cand.consumed.items())) if cand.consumed else ()
-            values = []
-            for k in covering.get(a, []):
-                vs = problem.constraints[k].values.get((a, d))
-                values.append(tuple(sorted(value_key(v) for v in vs)) if vs is not None else None)
-            where = tuple(sorted(cand.nodes)) if cand.nodes is not None else None
-            per_alt.append((a, consumed, tuple(values), where))
-        seen = tuple(sorted(dev.nodes)) if dev.nodes is not None else None
-        signature = (tuple(per_alt), tuple(sorted(dev.counter_use.items())), dev.counters_blocked, seen)
-        by_signature.setdefault(signature, []).append(d)
+        by_signature.setdefault((tuple(alts), keys), []).append(d)
     members = sorted((tuple(sorted(ds)) for ds in by_signature.values() if len(ds) >= 2), key=lambda t: t[0])
     return [DeviceGroup(i, ds) for i, ds in enumerate(members)]

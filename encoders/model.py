@@ -26,6 +26,12 @@ IntVar = cp_model.IntVar
 LinearExpr = cp_model.LinearExprT
 
 
+Allowed = dict[int, dict[int, Candidate]]
+"""alternative -> device -> candidate, after the static exclusions (`encoders.variables`)."""
+Cover = dict[int, list[int]]
+"""alternative -> the constraints covering it (`encoders.constraints.covering`)."""
+
+
 @dataclass(frozen=True)
 class DeviceGroup:
     """Interchangeable devices, in ascending index order; expanded lowest-first at decode."""

@@ -26,9 +26,11 @@ A claim without a group in a multi-node Problem is its own group.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from dra_solver.problem.flat import Assignment, Problem
 
-from .model import IntVar, Model, total, viable_all_sets
+from .model import Allowed, Cover, IntVar, Model, total, viable_all_sets
 
 
 def group_key(problem: Problem, claim: int) -> int:
@@ -139,3 +141,12 @@ def hint_nodes(m: Model, assignment: Assignment, nodes: dict[int, str] | None) -
                 chosen[g] = n
                 break
     return [(y, int(chosen.get(g) == n)) for (g, n), y in m.node_y.items()]
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): the nodes that see it and, per
+    alternative, the nodes that allow it, so `add` treats a group's devices alike."""
+    dev = problem.devices[d]
+    where = tuple(
+        tuple(sorted(allowed[a][d].nodes)) if allowed[a][d].nodes is not None else None for a in alts
+    )
+    return (tuple(sorted(dev.nodes)) if dev.nodes is not None else None, where)

@@ -13,9 +13,11 @@ Math:
 
 from __future__ import annotations
 
-from dra_solver.problem.flat import MAX_RESULTS_PER_CLAIM
+from collections.abc import Hashable
 
-from .model import Model, total
+from dra_solver.problem.flat import MAX_RESULTS_PER_CLAIM, Problem
+
+from .model import Allowed, Cover, Model, total
 
 
 def add(m: Model) -> None:
@@ -54,3 +56,7 @@ def _most(m: Model, a: int) -> int:
         return 0
     alt = m.problem.alternatives[a]
     return m.alt_max(a) if alt.mode == "All" else min(alt.count, m.alt_max(a))
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """What this family reads of a device (`encoders.groups`): nothing — counts only."""
+    return ()

@@ -149,3 +149,14 @@ def test_every_constraint_kind_has_an_encoding() -> None:
     from dra_solver.problem.kinds import KINDS
 
     assert set(ENCODINGS) == set(KINDS)
+
+
+def test_every_encoder_family_is_built_and_declares_its_device_key() -> None:
+    """A module with rules over devices is built only through `encoders.families`, which
+    requires the facts it reads of a device: forgetting them would merge devices it tells apart."""
+    from dra_solver.encoders.families import FAMILIES
+
+    helpers = {"__init__", "families", "groups", "model", "objective", "solution", "symmetry", "variables"}
+    with_rules = {p.stem for p in (ROOT / "encoders").glob("*.py") if p.stem not in helpers}
+    assert {f.__name__.rsplit(".", 1)[1] for f in FAMILIES} == with_rules
+    assert all(callable(getattr(f, "device_key", None)) and callable(f.add) for f in FAMILIES)
