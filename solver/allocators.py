@@ -46,6 +46,9 @@ class Unit:
     priority: int = 0
     blocked: Mapping[str | None, str] = field(default_factory=dict)
     """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""
+    members: tuple[Pod, ...] = ()
+    """Pods placed as this unit: more than one when they share an unallocated claim (it is
+    allocated once, and its pods go where that allocation is usable: the same node)."""
 
 
 @dataclass

@@ -19,7 +19,7 @@ Every run goes the same way (`run`):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from dra_solver.allocators import ALLOCATORS, FirstFit, Job, PlanOutcome, PodPlan, Unit
@@ -29,6 +29,8 @@ from dra_solver.cel import EvalCache
 from dra_solver.errors import InputError
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims
+from dra_solver.problem.scheduling import node_refusal, pod_priority
+from dra_solver.results import with_reservations
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
@@ -110,9 +112,10 @@ def plan(
     nodeNames. `priorities`: one per pod. Options fields may also be given as keywords
     (`plan(cluster, allocator="reference")`). Inputs are never modified."""
     opts = Options.of(options, **changes)
-    units = resolve_units(cluster, pods, priorities)
     node_list = resolve_nodes(cluster, nodes)
-    return run(cluster, [_with_nodes(cluster, u, node_list) for u in units], node_list, opts)
+    units = join_shared(resolve_units(cluster, pods, priorities))
+    units = [_with_nodes(cluster, u, node_list) for u in units]
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
 
 
 def allocate(
@@ -148,12 +151,13 @@ def allocate(
     candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
     if not candidates:
         raise InputError("no candidate nodes given")
-    unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0), candidates)
+    members = (pod_obj,) if pod_obj is not None else ()
+    unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0, members=members), candidates)
     if not chosen and not unit.blocked:
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = run(cluster, [unit], candidates, opts)
+    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -214,37 +218,79 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
 def resolve_units(
     cluster: Cluster, pods: Sequence[PodInput] | None, priorities: Sequence[int] | None
 ) -> list[Unit]:
-    """The pods of a plan, in input order, each with the unallocated claims it needs."""
+    """The pods of a plan, in input order, each with the unallocated claims it needs.
+
+    Priority: `priorities` when given (one per pod), else each Pod's (spec.priority, its
+    PriorityClass, the global default). Pods that share an unallocated claim become one unit
+    (the claim is allocated once; see `Unit.members`), at the highest of their priorities."""
     units: list[Unit] = []
     if pods is None:
         if cluster.pods:
             for pod in cluster.pods.values():
                 claims = _unallocated(pod_claims(cluster, pod))
                 if claims:
-                    units.append(Unit(_pod_name(pod), tuple(claims), pod, 0))
+                    units.append(_pod_unit(cluster, pod, claims))
         else:
             units = [Unit(_ref(c), (c,), None, 0) for c in cluster.unallocated_claims()]
     else:
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
                 pod = cluster.pod(item) if isinstance(item, str) else item
-                units.append(Unit(_pod_name(pod), tuple(_unallocated(pod_claims(cluster, pod))), pod, 0))
+                units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod))))
             else:
                 claims = resolve_claims(cluster, list(item))
                 units.append(Unit(",".join(_ref(c) for c in claims) or f"pod-{i}", tuple(claims), None, 0))
     if priorities is not None:
         if len(priorities) != len(units):
             raise InputError(f"{len(priorities)} priorities given for {len(units)} pods")
-        units = [Unit(u.name, u.claims, u.pod, int(p)) for u, p in zip(units, priorities, strict=True)]
-    seen: dict[str, int] = {}
+        units = [replace(u, priority=int(p)) for u, p in zip(units, priorities, strict=True)]
+    return units
+
+
+def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
+    return Unit(_pod_name(pod), tuple(claims), pod, pod_priority(cluster, pod), members=(pod,))
+
+
+def join_shared(units: Sequence[Unit]) -> list[Unit]:
+    """Units that share an unallocated claim, joined into one (in order of their first member):
+    the claim is allocated once, and node-local devices would tie its pods to one node anyway.
+    A joined unit keeps every member pod (`Unit.members`) and the highest priority."""
+    parent = list(range(len(units)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
     for i, unit in enumerate(units):
         for c in unit.claims:
-            other = seen.setdefault(_ref(c), i)
-            if other != i:
-                raise InputError(
-                    f"the claim is used by two planned pods: {units[other].name} and {unit.name}", obj=_ref(c)
-                )
-    return units
+            j = owner.setdefault(_ref(c), i)
+            a, b = root(i), root(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(units)):
+        groups.setdefault(root(i), []).append(i)
+    out = []
+    for members in groups.values():
+        if len(members) == 1:
+            out.append(units[members[0]])
+            continue
+        parts = [units[i] for i in members]
+        claims = {_ref(c): c for u in parts for c in u.claims}
+        out.append(
+            Unit(
+                parts[0].name,
+                tuple(claims.values()),
+                parts[0].pod,
+                max(u.priority for u in parts),
+                {},
+                tuple(m for u in parts for m in u.members),
+            )
+        )
+    return out
 
 
 def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
@@ -263,15 +309,38 @@ def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
 
 
 def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
-    """The unit with the nodes it may not use, and why (see `problem.pods.node_conflict`)."""
-    if unit.pod is None:
-        return unit
-    blocked = {}
+    """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
+    (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
+    pods = unit.members or ((unit.pod,) if unit.pod is not None else ())
+    blocked: dict[str | None, str] = {}
     for n in nodes:
-        why = node_conflict(cluster, unit.pod, n)
-        if why:
-            blocked[n] = why
-    return Unit(unit.name, unit.claims, unit.pod, unit.priority, blocked)
+        for pod in pods:
+            why = node_refusal(cluster, pod, n) or node_conflict(cluster, pod, n)
+            if why:
+                blocked[n] = why if len(pods) == 1 else f"{_pod_name(pod)}: {why}"
+                break
+    return replace(unit, blocked=blocked)
+
+
+def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+    """One PodPlan per pod again (joined units split into their members), with each placed
+    claim's `status.reservedFor` naming the pods that use it."""
+    pods: list[PodPlan] = []
+    for unit, plan_ in zip(units, outcome.pods, strict=True):
+        if not unit.members:
+            pods.append(plan_)
+            continue
+        by_ref = {_ref(c): c for c in plan_.claims}
+        uses = {
+            _pod_name(m): [r for r in map(_ref, pod_claims(cluster, m)) if r in by_ref] for m in unit.members
+        }
+        if plan_.placed:
+            users = {ref: [m for m in unit.members if ref in uses[_pod_name(m)]] for ref in by_ref}
+            by_ref = {ref: with_reservations(c, users[ref]) for ref, c in by_ref.items()}
+        for member in unit.members:
+            mine = [by_ref[ref] for ref in uses[_pod_name(member)]]
+            pods.append(replace(plan_, name=_pod_name(member), claims=mine))
+    return PlanOutcome(pods, outcome.allocator, outcome.stats)
 
 
 def _unallocated(claims: list[ResourceClaim]) -> list[ResourceClaim]:
@@ -293,6 +362,7 @@ __all__ = [
     "PodPlan",
     "Unit",
     "allocate",
+    "join_shared",
     "make_job",
     "plan",
     "resolve_claims",

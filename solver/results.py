@@ -20,6 +20,7 @@ from dra_solver.api.models import (
     DeviceAllocationResult,
     DeviceRequestAllocationResult,
     NodeSelector,
+    Pod,
     ResourceClaim,
 )
 from dra_solver.api.quantity import Quantity, QuantityFormat
@@ -167,6 +168,32 @@ def with_allocation(claim: ResourceClaim, allocation: AllocationResult) -> Resou
     data = claim.dump()
     status = dict(data.get("status") or {})
     status["allocation"] = allocation.dump()
+    data["status"] = status
+    return ResourceClaim.model_validate(data)
+
+
+MAX_RESERVED_FOR = 256
+"""Upstream's ResourceClaimReservedForMaxSize: consumers one claim may be reserved for."""
+
+
+def with_reservations(claim: ResourceClaim, pods: Sequence[Pod]) -> ResourceClaim:
+    """A copy of the claim with `status.reservedFor` naming `pods` (after any existing
+    consumers, none twice), as the scheduler writes it when it binds them."""
+    data = claim.dump()
+    status = dict(data.get("status") or {})
+    consumers = list(status.get("reservedFor") or [])
+    known = {(c.get("resource"), c.get("name")) for c in consumers}
+    for pod in pods:
+        if ("pods", pod.metadata.name) not in known:
+            entry = {"resource": "pods", "name": pod.metadata.name, "uid": pod.metadata.uid or ""}
+            consumers.append(entry)
+            known.add(("pods", pod.metadata.name))
+    if len(consumers) > MAX_RESERVED_FOR:
+        raise AllocationError(
+            f"claim {claim.ref} would be reserved for {len(consumers)} consumers; "
+            f"the limit is {MAX_RESERVED_FOR}"
+        )
+    status["reservedFor"] = consumers
     data["status"] = status
     return ResourceClaim.model_validate(data)
 

@@ -1,0 +1,108 @@
+"""Pod scheduling constraints: may this pod run on this node, and at what priority?
+
+Why here: a plan must never put a pod where the scheduler would not. These are the scheduler's
+filters that decide feasibility for one pod and one node, read from the Pod and Node objects:
+- `spec.nodeName` (NodeName): a bound pod stays on its node;
+- `Node.spec.unschedulable` (NodeUnschedulable): only pods tolerating the
+  `node.kubernetes.io/unschedulable:NoSchedule` taint go there;
+- `spec.nodeSelector` and required node affinity (NodeAffinity): every selector label equal,
+  and one of the `nodeSelectorTerms` matching (matchExpressions with In, NotIn, Exists,
+  DoesNotExist, Gt, Lt; matchFields on metadata.name);
+- node taints with effect NoSchedule or NoExecute (TaintToleration) must be tolerated.
+PreferNoSchedule taints and preferred affinity only score nodes upstream; they do not decide
+feasibility and are not considered here (nor inter-pod affinity or topology spread).
+
+A node known only from its slices (no Node object) has no labels and no taints we can see:
+a pod that selects on labels other than `kubernetes.io/hostname` cannot be shown to fit it, so
+it is refused with a reason saying so — never placed on a guess.
+
+Priority (`pod_priority`): `spec.priority` when set (the admission controller writes it),
+else the value of the PriorityClass named by `spec.priorityClassName`, else that of the
+PriorityClass with `globalDefault: true`, else 0.
+"""
+
+from __future__ import annotations
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Node, Pod, Taint, Toleration
+from dra_solver.errors import InputError
+from dra_solver.inventory import NodeView, node_selector_matches
+
+BLOCKING = ("NoSchedule", "NoExecute")
+UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
+    """Why the scheduler would not run `pod` on `node` (None: it may, as far as these rules go)."""
+    spec = pod.spec
+    if spec.node_name and node != spec.node_name:
+        return f"the pod is bound to node {spec.node_name} (spec.nodeName)"
+    if node is None:
+        return None
+    obj = cluster.nodes.get(node)
+    view = NodeView.of(node, cluster.nodes)
+    assert view is not None
+    required = spec.affinity.node_affinity if spec.affinity and spec.affinity.node_affinity else None
+    terms = required.required_during_scheduling_ignored_during_execution if required else None
+    if obj is None and (any(k != HOSTNAME for k in spec.node_selector) or terms is not None):
+        return (
+            f"node {node} has no Node object in the input, so its labels are unknown, and the pod "
+            "selects nodes by label (nodeSelector / node affinity)"
+        )
+    for key, value in spec.node_selector.items():
+        if view.labels.get(key) != value:
+            return f"node {node} does not match the pod's nodeSelector {key}={value}"
+    if terms is not None and not node_selector_matches(terms, view, pod.ref):
+        return f"node {node} does not match the pod's required node affinity"
+    if obj is not None:
+        return _taint_refusal(pod, obj)
+    return None
+
+
+def _taint_refusal(pod: Pod, node: Node) -> str | None:
+    if node.spec.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
+        return f"node {node.metadata.name} is unschedulable (spec.unschedulable)"
+    for taint in node.spec.taints:
+        if taint.effect in BLOCKING and not _tolerated(taint, pod.spec.tolerations):
+            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+            return (
+                f"node {node.metadata.name} has the taint {shown}:{taint.effect}, "
+                "which the pod does not tolerate"
+            )
+    return None
+
+
+def _tolerated(taint: Taint, tolerations: list[Toleration]) -> bool:
+    return any(toleration_matches(t, taint) for t in tolerations)
+
+
+def toleration_matches(tol: Toleration, taint: Taint) -> bool:
+    """core/v1 Toleration.ToleratesTaint: effect empty or equal; empty key with Exists matches
+    every key; Exists ignores the value, Equal (the default) compares it."""
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    op = tol.operator or "Equal"
+    if not tol.key:
+        return op == "Exists"
+    if tol.key != taint.key:
+        return False
+    if op == "Exists":
+        return True
+    return op == "Equal" and (tol.value or "") == (taint.value or "")
+
+
+def pod_priority(cluster: Cluster, pod: Pod) -> int:
+    """The pod's scheduling priority (module docstring)."""
+    if pod.spec.priority is not None:
+        return pod.spec.priority
+    name = pod.spec.priority_class_name
+    if name:
+        pc = cluster.priority_classes.get(name)
+        if pc is None:
+            raise InputError(
+                f"PriorityClass {name} not found in the input", obj=pod.ref, field="spec.priorityClassName"
+            )
+        return pc.value
+    defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
+    return max((pc.value for pc in defaults), default=0)
