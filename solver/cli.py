@@ -26,7 +26,7 @@ from dra_solver.allocate import allocate as allocate_claims
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
-from dra_solver.api.validate import validate_cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.planner import plan as plan_pods
 

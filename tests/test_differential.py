@@ -12,8 +12,8 @@ from hypothesis import assume, event, given
 from strategies import GATES, scenario
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.validate import validate_cluster
 from dra_solver.batch import place_independent
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import check
 from dra_solver.cpsat import solve
 from dra_solver.errors import DRASolverError
