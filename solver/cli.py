@@ -25,7 +25,7 @@ from rich.text import Text
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
-from dra_solver.api.validate import validate_cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.pipeline import Options
 from dra_solver.pipeline import allocate as allocate_claims

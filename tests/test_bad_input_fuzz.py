@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dra_solver import Cluster, allocate
-from dra_solver.api.validate import validate_cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError
 
 CASES = load_cases()

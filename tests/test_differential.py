@@ -13,7 +13,7 @@ from strategies import GATES, scenario
 
 from dra_solver import plan
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.validate import validate_cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import check
 from dra_solver.cpsat import solve
 from dra_solver.errors import DRASolverError

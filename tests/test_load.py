@@ -162,9 +162,13 @@ def test_unknown_kinds_are_skipped_with_a_warning(tmp_path: Path) -> None:
     assert "ConfigMap default/settings" in cluster.warnings[0]
 
 
-def test_unknown_fields_are_kept() -> None:
-    objects, _ = load_text(CLASS.replace("spec:\n", "spec:\n  futureField: 7\n"), "x.yaml")
-    assert objects[0].dump()["spec"]["futureField"] == 7
+def test_unknown_fields_are_errors() -> None:
+    """Issue #9: a field dra-solver does not know is an error (was: silently kept)."""
+    with pytest.raises(ValidationErrors) as info:
+        load_text(CLASS.replace("spec:\n", "spec:\n  futureField: 7\n"), "x.yaml")
+    err = only_error(info)
+    assert err.field == "spec.futureField"
+    assert 'unknown field "futureField"' in err.reason
 
 
 # --- errors -----------------------------------------------------------------------------

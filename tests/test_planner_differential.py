@@ -16,7 +16,7 @@ from strategies import DRIVER, GATES, scenario
 
 from dra_solver import Options, PlanOutcome, plan
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.validate import validate_cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import check
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates

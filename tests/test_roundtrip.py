@@ -106,7 +106,10 @@ def test_corpus_is_not_empty() -> None:
     names = [name for name, _ in CORPUS]
     assert sum(1 for n in names if "/objects[" in n) > 300
     assert any(n.startswith("kep-6080") for n in names), "the KEP-6080 ResourceClaim example was not found"
-    assert sum(1 for n in names if n.startswith("dra-concepts.md")) >= 3
+    # dra-concepts.md also shows a v1alpha3 DeviceClass with a top-level `name:` and a
+    # v1alpha2 template with flat request fields: both are (rightly) rejected since
+    # unknown fields and apiVersions are errors (issue #9), so only its Pod is here.
+    assert sum(1 for n in names if n.startswith("dra-concepts.md")) >= 1
 
 
 @pytest.mark.parametrize(("name", "doc"), CORPUS, ids=[name for name, _ in CORPUS])

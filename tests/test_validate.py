@@ -16,7 +16,9 @@ import pytest
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import parse_object
 from dra_solver.api.models import TypeMeta
-from dra_solver.api.validate import qualified_name_problem, validate_cluster, validate_object
+from dra_solver.api.validate import qualified_name_problem
+from dra_solver.cel.checks import validate_all as validate_cluster
+from dra_solver.cel.checks import validate_object
 from dra_solver.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -7,29 +7,32 @@ from dicts or as models. The Cluster never mutates the objects it holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dra_solver.api.load import load_paths, load_text, parse_object
+from dra_solver.api.identity import Identity, dedupe, identity
+from dra_solver.api.load import Reader, load_paths, load_text
 from dra_solver.api.models import (
     DeviceClass,
+    DeviceTaintRule,
     Node,
     Pod,
+    PriorityClass,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
     TypeMeta,
 )
-from dra_solver.errors import InputError
+from dra_solver.errors import InputError, ValidationErrors
 
 T = TypeVar("T")
 
 
 @dataclass
 class Cluster:
-    """Objects by kind, in input order; later duplicates of the same name replace earlier ones."""
+    """Objects by kind, in input order; each (kind, namespace, name) once (see `add`)."""
 
     slices: list[ResourceSlice] = field(default_factory=list)
     classes: dict[str, DeviceClass] = field(default_factory=dict)
@@ -37,20 +40,30 @@ class Cluster:
     templates: dict[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)
     pods: dict[tuple[str, str], Pod] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
+    taint_rules: dict[str, DeviceTaintRule] = field(default_factory=dict)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_objects(cls, objects: Iterable[TypeMeta | dict[str, Any]]) -> Cluster:
-        cluster = cls()
-        for obj in objects:
+        """Models as given, dicts read like file contents (converted to v1, workloads
+        expanded, generated names). Every problem is raised at once (ValidationErrors);
+        the source of an object in messages is its position, `object #3`."""
+        reader = Reader()
+        pairs: list[tuple[TypeMeta, str]] = []
+        for i, obj in enumerate(objects):
+            source = f"object #{i}"
             if isinstance(obj, dict):
-                parsed = parse_object(obj)
-                if parsed is None:
-                    cluster.warnings.append(
-                        f"skipping object of kind {obj.get('kind')!r}: not used by dra-solver"
-                    )
-                    continue
-                obj = parsed
+                pairs.extend((parsed, source) for parsed in reader.read(obj))
+            else:
+                pairs.append((obj, source))
+        kept, warnings, errors = dedupe(pairs)
+        if reader.errors or errors:
+            raise ValidationErrors(reader.errors + errors)
+        cluster = cls()
+        cluster.warnings.extend(reader.warnings + warnings)
+        for obj, _ in kept:
             cluster.add(obj)
         return cluster
 
@@ -62,6 +75,31 @@ class Cluster:
         return cluster
 
     @classmethod
+    def load(
+        cls,
+        paths: Iterable[str | Path],
+        *,
+        validate: bool = True,
+        validator: Callable[[Cluster], list[InputError]] | None = None,
+    ) -> Cluster:
+        """Load and (by default) validate: raises ValidationErrors with every problem.
+
+        `validator` defaults to the structural and cross-object rules
+        (`api.validate.validate_cluster`); pass `dra_solver.cel.checks.validate_all` to
+        also compile every CEL expression (the api layer does not import the CEL package).
+        """
+        cluster = cls.from_paths(paths)
+        if validate:
+            if validator is None:
+                from dra_solver.api.validate import validate_cluster  # validate imports Cluster
+
+                validator = validate_cluster
+            errors = validator(cluster)
+            if errors:
+                raise ValidationErrors(errors)
+        return cluster
+
+    @classmethod
     def from_yaml(cls, text: str) -> Cluster:
         objects, warnings = load_text(text)
         cluster = cls.from_objects(objects)
@@ -69,6 +107,16 @@ class Cluster:
         return cluster
 
     def add(self, obj: TypeMeta) -> None:
+        """Add one object. The same (kind, namespace, name) twice is an error when the two
+        differ and ignored when they are identical (never a silent replacement)."""
+        key = identity(obj)
+        if key[2]:
+            earlier = self._identities.get(key)
+            if earlier is not None:
+                if earlier.dump() == obj.dump():
+                    return
+                raise InputError("defined twice with different content", obj=obj.ref)
+            self._identities[key] = obj
         ns = obj.metadata.namespace or "default"
         match obj:
             case ResourceSlice():
@@ -83,6 +131,10 @@ class Cluster:
                 self.pods[(ns, obj.metadata.name)] = obj
             case Node():
                 self.nodes[obj.metadata.name] = obj
+            case DeviceTaintRule():
+                self.taint_rules[obj.metadata.name] = obj
+            case PriorityClass():
+                self.priority_classes[obj.metadata.name] = obj
             case _:
                 raise InputError(f"unsupported kind {obj.kind}", obj=obj.ref)
 
@@ -109,6 +161,8 @@ class Cluster:
             "templates": len(self.templates),
             "pods": len(self.pods),
             "nodes": len(self.nodes),
+            "taint_rules": len(self.taint_rules),
+            "priority_classes": len(self.priority_classes),
         }
 
 

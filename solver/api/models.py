@@ -1,28 +1,35 @@
 """Pydantic v2 models of the resource.k8s.io/v1 objects dra-solver reads and writes.
 
 Why pydantic stays here, at the edge: parsing and field typing happen once; everything
-below `solver.problem` works on plain data. Every model keeps unknown fields
-(`extra="allow"`) and dumps only what was set, so loading then dumping an object loses
-nothing (round trip). Field names are snake_case in Python and camelCase on the wire.
+below `solver.problem` works on plain data. Field names are snake_case in Python and
+camelCase on the wire; models dump only what was set (round trip).
+
+Strictness (GitHub issue #9): a misspelt field (`cuont: 4`, `selector:`) silently ignored
+gives a wrong allocation, so every resource.k8s.io model forbids unknown fields, the way
+`kubectl apply --validate=strict` does (`solver.api.strict` words the error). Fields that
+are real Kubernetes API but not interpreted here are declared loosely (`Any`) so they are
+accepted and carried: ObjectMeta bookkeeping, opaque config `parameters`, claim
+`status.devices`. Pods and Nodes are the opposite case: dra-solver reads a few of their
+fields (typed and strict, models marked `_Loose`) and carries everything else untouched.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
 from dra_solver.api.quantity import Quantity
 
 
 class K8sModel(BaseModel):
-    """Common config: camelCase aliases, unknown fields kept, partial objects allowed."""
+    """Common config: camelCase aliases, unknown fields are errors, partial objects allowed."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
-        extra="allow",
+        extra="forbid",
         validate_assignment=False,
     )
 
@@ -34,13 +41,41 @@ class K8sModel(BaseModel):
 # --- metadata and node selection --------------------------------------------------------
 
 
+class _Loose(K8sModel):
+    """A core/v1 object part of which dra-solver does not interpret: unknown fields are
+    kept and dumped back unchanged; only the declared (interpreted) fields are typed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class OwnerReference(K8sModel):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
 class ObjectMeta(K8sModel):
+    """Every field of metav1.ObjectMeta: the ones dra-solver reads are typed, the
+    bookkeeping ones (resourceVersion, managedFields, ...) are accepted as they are."""
+
     name: str = ""
     namespace: str | None = None
     generate_name: str | None = None
     uid: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    self_link: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Any = None
+    deletion_timestamp: Any = None
+    deletion_grace_period_seconds: int | None = None
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class NodeSelectorRequirement(K8sModel):
@@ -140,6 +175,8 @@ class Device(K8sModel):
     binds_to_node: bool | None = None
     binding_conditions: list[str] = Field(default_factory=list)
     binding_failure_conditions: list[str] = Field(default_factory=list)
+    # Real API field (node resources managed by the driver), accepted but not interpreted.
+    node_allocatable_resource_mappings: dict[str, dict[str, Any]] | None = None
 
 
 class ResourcePool(K8sModel):
@@ -164,12 +201,19 @@ class TypeMeta(K8sModel):
     api_version: str = "resource.k8s.io/v1"
     kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    # The apiVersion the object was written in when the loader converted it to v1
+    # (`resource.k8s.io/v1beta1`), so that messages can name what the user wrote.
+    _converted_from: str | None = PrivateAttr(default=None)
 
     @property
     def ref(self) -> str:
         """`Kind namespace/name` (or `Kind name` when cluster-scoped), for messages."""
         ns = f"{self.metadata.namespace}/" if self.metadata.namespace else ""
         return f"{self.kind} {ns}{self.metadata.name}"
+
+    @property
+    def converted_from(self) -> str | None:
+        return self._converted_from
 
 
 class ResourceSlice(TypeMeta):
@@ -188,9 +232,20 @@ class DeviceSelector(K8sModel):
     cel: CELDeviceSelector | None = None
 
 
+class OpaqueDeviceConfiguration(K8sModel):
+    """Driver configuration: `parameters` is free-form (the driver's own schema)."""
+
+    driver: str = ""
+    parameters: Any = None
+
+
+class DeviceClassConfiguration(K8sModel):
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
 class DeviceClassSpec(K8sModel):
     selectors: list[DeviceSelector] = Field(default_factory=list)
-    config: list[dict[str, Any]] = Field(default_factory=list)
+    config: list[DeviceClassConfiguration] = Field(default_factory=list)
     extended_resource_name: str | None = None
 
 
@@ -257,6 +312,7 @@ class DeviceConstraint(K8sModel):
 
 class DeviceClaimConfiguration(K8sModel):
     requests: list[str] = Field(default_factory=list)
+    opaque: OpaqueDeviceConfiguration | None = None
 
 
 class DeviceClaim(K8sModel):
@@ -286,6 +342,7 @@ class DeviceRequestAllocationResult(K8sModel):
 class DeviceAllocationConfiguration(K8sModel):
     source: str
     requests: list[str] = Field(default_factory=list)
+    opaque: OpaqueDeviceConfiguration | None = None
 
 
 class DeviceAllocationResult(K8sModel):
@@ -300,6 +357,7 @@ class AllocationResult(K8sModel):
 
 
 class ResourceClaimConsumerReference(K8sModel):
+    api_group: str | None = None
     resource: str = ""
     name: str = ""
     uid: str = ""
@@ -308,6 +366,8 @@ class ResourceClaimConsumerReference(K8sModel):
 class ResourceClaimStatus(K8sModel):
     allocation: AllocationResult | None = None
     reserved_for: list[ResourceClaimConsumerReference] = Field(default_factory=list)
+    # AllocatedDeviceStatus entries (conditions, data, networkData) written by drivers:
+    # accepted and carried, not interpreted.
     devices: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -327,7 +387,54 @@ class ResourceClaimTemplate(TypeMeta):
     spec: ResourceClaimTemplateSpec = Field(default_factory=ResourceClaimTemplateSpec)
 
 
-# --- core/v1: only what allocation needs ----------------------------------------------------
+# --- DeviceTaintRule (resource.k8s.io/v1alpha3, v1beta2) ---------------------------------
+
+
+class DeviceTaintSelector(K8sModel):
+    """Which devices a rule taints. v1beta2 has driver, pool, device; v1alpha3 also had
+    deviceClassName and CEL selectors, kept here so a converted v1alpha3 rule means what
+    it meant (the loader rejects them in a v1beta2 object)."""
+
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class_name: str | None = None
+    selectors: list[DeviceSelector] | None = None
+
+
+class DeviceTaintRuleSpec(K8sModel):
+    device_selector: DeviceTaintSelector | None = None
+    taint: DeviceTaint
+
+
+class DeviceTaintRuleStatus(K8sModel):
+    conditions: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class DeviceTaintRule(TypeMeta):
+    """One internal shape for both served versions; dumped as resource.k8s.io/v1beta2."""
+
+    api_version: str = "resource.k8s.io/v1beta2"
+    kind: Literal["DeviceTaintRule"] = "DeviceTaintRule"
+    spec: DeviceTaintRuleSpec
+    status: DeviceTaintRuleStatus | None = None
+
+
+# --- scheduling.k8s.io/v1 -----------------------------------------------------------------
+
+
+class PriorityClass(TypeMeta):
+    """Pod priority by name (`spec.priorityClassName`); no spec, the fields are top level."""
+
+    api_version: str = "scheduling.k8s.io/v1"
+    kind: Literal["PriorityClass"] = "PriorityClass"
+    value: StrictInt
+    global_default: bool | None = None
+    preemption_policy: str | None = None
+    description: str | None = None
+
+
+# --- core/v1: interpreted fields strict, the rest carried --------------------------------
 
 
 class PodResourceClaim(K8sModel):
@@ -336,29 +443,107 @@ class PodResourceClaim(K8sModel):
     resource_claim_template_name: str | None = None
 
 
-class PodSpec(K8sModel):
+class ResourceClaimRef(K8sModel):
+    """containers[].resources.claims[]: a pod claim (and optionally one of its requests)."""
+
+    name: str
+    request: str | None = None
+
+
+class ResourceRequirements(K8sModel):
+    limits: dict[str, Quantity] = Field(default_factory=dict)
+    requests: dict[str, Quantity] = Field(default_factory=dict)
+    claims: list[ResourceClaimRef] = Field(default_factory=list)
+
+
+class Container(_Loose):
+    name: str = ""
+    resources: ResourceRequirements | None = None
+
+
+class Toleration(K8sModel):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = None
+
+
+class NodeAffinity(K8sModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    # Preferences do not decide feasibility; accepted as written.
+    preferred_during_scheduling_ignored_during_execution: list[dict[str, Any]] | None = None
+
+
+class Affinity(K8sModel):
+    node_affinity: NodeAffinity | None = None
+    # Inter-pod (anti-)affinity is not interpreted; accepted as written.
+    pod_affinity: dict[str, Any] | None = None
+    pod_anti_affinity: dict[str, Any] | None = None
+
+
+class PodSpec(_Loose):
     node_name: str | None = None
     node_selector: dict[str, str] = Field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = Field(default_factory=list)
+    priority: StrictInt | None = None
+    priority_class_name: str | None = None
+    scheduler_name: str | None = None
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] = Field(default_factory=list)
+    overhead: dict[str, Quantity] = Field(default_factory=dict)
 
 
 class Pod(TypeMeta):
+    model_config = ConfigDict(extra="allow")
+
     api_version: str = "v1"
     kind: Literal["Pod"] = "Pod"
     spec: PodSpec = Field(default_factory=PodSpec)
 
 
-class NodeStatus(K8sModel):
+class Taint(K8sModel):
+    key: str
+    value: str | None = None
+    effect: str
+    time_added: str | None = None
+
+
+class NodeSpec(_Loose):
+    taints: list[Taint] = Field(default_factory=list)
+    unschedulable: bool | None = None
+
+
+class NodeStatus(_Loose):
+    allocatable: dict[str, Quantity] = Field(default_factory=dict)
+    capacity: dict[str, Quantity] = Field(default_factory=dict)
     declared_features: list[str] = Field(default_factory=list)
 
 
 class Node(TypeMeta):
+    model_config = ConfigDict(extra="allow")
+
     api_version: str = "v1"
     kind: Literal["Node"] = "Node"
+    spec: NodeSpec = Field(default_factory=NodeSpec)
     status: NodeStatus = Field(default_factory=NodeStatus)
 
 
 KINDS: dict[str, type[TypeMeta]] = {
     m.model_fields["kind"].default: m
-    for m in (ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, Pod, Node)
+    for m in (
+        ResourceSlice,
+        DeviceClass,
+        ResourceClaim,
+        ResourceClaimTemplate,
+        DeviceTaintRule,
+        PriorityClass,
+        Pod,
+        Node,
+    )
 }
+
+CLUSTER_SCOPED = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule", "PriorityClass", "Node"})
+"""Kinds without a namespace; every other kind read here defaults to namespace `default`."""

@@ -23,7 +23,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 from dra_solver.api.cluster import Cluster
@@ -41,6 +40,7 @@ from dra_solver.api.models import (
     DeviceSelector,
     DeviceSubRequest,
     DeviceTaint,
+    DeviceTaintRule,
     DeviceToleration,
     ExactDeviceRequest,
     NodeSelector,
@@ -51,7 +51,7 @@ from dra_solver.api.models import (
     TypeMeta,
 )
 from dra_solver.api.quantity import Quantity
-from dra_solver.errors import CelCompileError, InputError
+from dra_solver.errors import InputError
 
 # --- limits (UPSTREAM-SEMANTICS.md §4.16, KEP-5075, KEP-6080) ----------------------------
 
@@ -166,32 +166,10 @@ def _key(path: str, key: str) -> str:
 
 # --- CEL --------------------------------------------------------------------------------
 
-
-@lru_cache(maxsize=4096)
-def cel_compile_problem(expression: str, expect_bool: bool = False) -> str | None:
-    """The compile error of `expression` in the DRA CEL environment, or None.
-
-    `expect_bool` for selectors: their static type must be bool (or dyn), as upstream
-    requires; derived attributes may yield any scalar or list. Cached because clusters
-    repeat the same few expressions across many classes and claims. Imported lazily so
-    that loading and every other rule work without the CEL package.
-    """
-    from dra_solver.cel import compile_expression
-
-    try:
-        compile_expression(expression, expect_bool=expect_bool)
-    except CelCompileError as exc:
-        return _one_line(exc.reason)
-    except RecursionError:
-        return "expression is nested too deeply"
-    return None
-
-
-def _one_line(reason: str) -> str:
-    """First line of a CEL error, without the caret picture: errors print one per line."""
-    first = reason.strip().splitlines()[0] if reason.strip() else reason
-    first = first.removeprefix("compilation failed: ")
-    return first.replace("ERROR: <input>:", "at ", 1)
+CelCheck = Callable[[str, bool], "str | None"]
+"""`(expression, expect_bool) -> compile problem or None`. The api layer sits below the
+CEL package and does not import it: `dra_solver.cel.checks` passes its compiler in here,
+so one walk over the objects reports structural and CEL problems in field order."""
 
 
 # --- the collector ----------------------------------------------------------------------
@@ -200,9 +178,12 @@ def _one_line(reason: str) -> str:
 class _Report:
     """Errors of one object; each rule only has to name the field and the reason."""
 
-    def __init__(self, obj: TypeMeta, source: str = "") -> None:
-        self.ref = obj.ref
+    def __init__(self, obj: TypeMeta, source: str = "", cel_check: CelCheck | None = None) -> None:
+        # An object converted from an older apiVersion is named with it: the paths are in
+        # v1 form, and the user should see why they differ from what was written.
+        self.ref = f"{obj.ref} ({obj.converted_from})" if obj.converted_from else obj.ref
         self.source = source
+        self.cel_check = cel_check
         self.errors: list[InputError] = []
 
     def add(self, field: str, reason: str) -> None:
@@ -227,7 +208,7 @@ class _Report:
                 field, f"CEL expression must be at most 10 Ki ({MAX_CEL_EXPRESSION_BYTES} bytes), got {size}"
             )
             return
-        problem = cel_compile_problem(expression, expect_bool)
+        problem = self.cel_check(expression, expect_bool) if self.cel_check is not None else None
         if problem:
             self.add(field, f"CEL compile error: {problem}")
 
@@ -246,13 +227,14 @@ def _q(q: Quantity | None) -> str:
 # --- entry points -----------------------------------------------------------------------
 
 
-def validate_object(obj: TypeMeta, source: str = "") -> list[InputError]:
+def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None = None) -> list[InputError]:
     """Every rule violation of one object, in field order; empty when the object is valid.
 
     Rules that need other objects (a claim's DeviceClass must exist) are in
-    `validate_cluster`.
+    `validate_cluster`. CEL expressions are only checked for emptiness and size here;
+    compiling them needs `cel_check` (`dra_solver.cel.checks.validate_object` passes it).
     """
-    report = _Report(obj, source)
+    report = _Report(obj, source, cel_check)
     if not obj.metadata.name:
         report.add("metadata.name", "required: the object must have a name")
     match obj:
@@ -267,19 +249,29 @@ def validate_object(obj: TypeMeta, source: str = "") -> list[InputError]:
             _validate_device_claim(report, "spec.spec.devices", obj.spec.spec.devices)
         case Pod():
             _validate_pod(report, obj)
+        case DeviceTaintRule():
+            _validate_taint_rule(report, obj)
         case _:
             pass
     return report.errors
 
 
 def validate_cluster(
-    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None
+    cluster: Cluster,
+    source_of: Callable[[TypeMeta], str] | None = None,
+    cel_check: CelCheck | None = None,
+    *,
+    pools: bool = True,
 ) -> list[InputError]:
-    """Every error of every object of the cluster, plus the cross-object rules.
+    """Every error of every object of the cluster, plus the cross-object rules: classes,
+    claims, templates and priority classes a claim or pod names must exist; with `pools`
+    pools must be valid and complete (`pool_problems`). CEL is compiled only with
+    `cel_check` (see `CelCheck`).
 
     `source_of` names the file each object came from (the CLI passes it so that
     messages start with the file name).
-    Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes.
+    Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes,
+    DeviceTaintRules, PriorityClasses, then the pool problems.
     """
     objects: list[TypeMeta] = [
         *cluster.classes.values(),
@@ -288,18 +280,108 @@ def validate_cluster(
         *cluster.templates.values(),
         *cluster.pods.values(),
         *cluster.nodes.values(),
+        *cluster.taint_rules.values(),
+        *cluster.priority_classes.values(),
     ]
     classes = set(cluster.classes)
     errors: list[InputError] = []
     for obj in objects:
         source = source_of(obj) if source_of else ""
-        errors.extend(validate_object(obj, source))
+        errors.extend(validate_object(obj, source, cel_check))
         if isinstance(obj, ResourceClaim | ResourceClaimTemplate):
             errors.extend(_missing_classes(obj, classes, source))
+        if isinstance(obj, Pod):
+            errors.extend(_missing_pod_references(obj, cluster, source))
+    if pools:
+        errors.extend(pool_problems(cluster.slices, source_of))
     return errors
 
 
 # --- cross-object rules -----------------------------------------------------------------
+
+BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+"""Priority classes every cluster has (created by the API server), so a pod may name them
+without the input defining them."""
+
+
+def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[InputError]:
+    """A pod naming a ResourceClaim, ResourceClaimTemplate or PriorityClass that is not in
+    the input cannot be scheduled as written (upstream: the pod stays pending)."""
+    report = _Report(pod, source)
+    ns = pod.metadata.namespace or "default"
+    for i, entry in enumerate(pod.spec.resource_claims):
+        path = _idx("spec.resourceClaims", i)
+        if entry.resource_claim_name and (ns, entry.resource_claim_name) not in cluster.claims:
+            report.add(
+                f"{path}.resourceClaimName",
+                f"ResourceClaim {ns}/{entry.resource_claim_name} not found in the input",
+            )
+        template = entry.resource_claim_template_name
+        if template and (ns, template) not in cluster.templates:
+            report.add(
+                f"{path}.resourceClaimTemplateName",
+                f"ResourceClaimTemplate {ns}/{template} not found in the input",
+            )
+    name = pod.spec.priority_class_name
+    if name and name not in cluster.priority_classes and name not in BUILTIN_PRIORITY_CLASSES:
+        report.add("spec.priorityClassName", f"PriorityClass {name!r} not found in the input")
+    return report.errors
+
+
+def pool_problems(
+    slices: Sequence[ResourceSlice], source_of: Callable[[TypeMeta], str] | None = None
+) -> list[InputError]:
+    """Pools the allocator cannot use, in the words of `solver.inventory` (which skips an
+    incomplete pool and refuses an invalid one at allocation time):
+
+    * incomplete: the slices of the newest generation disagree on
+      `spec.pool.resourceSliceCount`, or their number is not that count;
+    * invalid: a duplicate device name, or a duplicate counter set, within the newest
+      generation of the pool.
+
+    Each problem is reported once per pool, against the pool's first slice (input order).
+    """
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for sl in slices:
+        pools.setdefault((sl.spec.driver, sl.spec.pool.name), []).append(sl)
+    errors: list[InputError] = []
+    for (driver, name), members in pools.items():
+        newest = max(s.spec.pool.generation for s in members)
+        current = [s for s in members if s.spec.pool.generation == newest]
+        report = _Report(current[0], source_of(current[0]) if source_of else "")
+        pool = f"pool {driver}/{name} (generation {newest})"
+        counts = sorted({s.spec.pool.resource_slice_count for s in current})
+        names = ", ".join(s.metadata.name for s in current)
+        if len(counts) > 1:
+            report.add(
+                "spec.pool.resourceSliceCount",
+                f"{pool} is incomplete: its slices ({names}) disagree on resourceSliceCount "
+                f"({', '.join(map(str, counts))})",
+            )
+        elif counts[0] != len(current):
+            report.add(
+                "spec.pool.resourceSliceCount",
+                f"{pool} is incomplete: resourceSliceCount is {counts[0]} but {len(current)} "
+                f"slice{'s' if len(current) != 1 else ''} of that generation are in the input ({names})",
+            )
+        devices: dict[str, str] = {}
+        counter_sets: dict[str, str] = {}
+        for s in current:
+            for d in s.spec.devices:
+                if d.name in devices and devices[d.name] != s.metadata.name:
+                    where = f"in slices {devices[d.name]} and {s.metadata.name}"
+                    report.add("spec.devices", f"{pool} is invalid: duplicate device name {d.name} ({where})")
+                devices.setdefault(d.name, s.metadata.name)
+            for cs in s.spec.shared_counters:
+                if cs.name in counter_sets:
+                    where = f"in slices {counter_sets[cs.name]} and {s.metadata.name}"
+                    report.add(
+                        "spec.sharedCounters", f"{pool} is invalid: duplicate counter set {cs.name} ({where})"
+                    )
+                counter_sets.setdefault(cs.name, s.metadata.name)
+        errors.extend(report.errors)
+    return errors
+
 
 
 def _missing_classes(
@@ -503,7 +585,15 @@ def _validate_constraint(
                 report.add(field, f"invalid attribute name {value!r}: {problem}{hint}")
 
 
-# --- DeviceClass / Pod ------------------------------------------------------------------
+# --- DeviceClass / Pod / DeviceTaintRule ----------------------------------------------
+
+
+def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
+    """The taint as on a device; v1alpha3 selectors (kept on conversion) as CEL selectors."""
+    _validate_taint(report, "spec.taint", rule.spec.taint)
+    selector = rule.spec.device_selector
+    if selector is not None and selector.selectors:
+        _validate_selectors(report, "spec.deviceSelector.selectors", selector.selectors)
 
 
 def _validate_pod(report: _Report, pod: Pod) -> None:
