@@ -37,6 +37,16 @@ HINT_STEPS = 200_000
 
 
 @dataclass(frozen=True)
+class Member:
+    """One pod of a unit: its name, the Pod object (None for a list of claims) and the refs
+    (`namespace/name`) of its unallocated claims."""
+
+    name: str
+    pod: Pod | None
+    claims: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Unit:
     """One pod to place: its unallocated claims go to one node together, or not at all."""
 
@@ -46,7 +56,7 @@ class Unit:
     priority: int = 0
     blocked: Mapping[str | None, str] = field(default_factory=dict)
     """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""
-    members: tuple[Pod, ...] = ()
+    members: tuple[Member, ...] = ()
     """Pods placed as this unit: more than one when they share an unallocated claim (it is
     allocated once, and its pods go where that allocation is usable: the same node)."""
 
@@ -411,6 +421,7 @@ __all__ = [
     "Cpsat",
     "FirstFit",
     "Job",
+    "Member",
     "PlanModel",
     "PlanOutcome",
     "PodPlan",

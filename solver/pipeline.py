@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from dra_solver.allocators import ALLOCATORS, FirstFit, Job, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import ALLOCATORS, FirstFit, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.cel import EvalCache
@@ -115,7 +115,7 @@ def plan(
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     units = [_with_nodes(cluster, u, node_list) for u in units]
-    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
+    return _per_pod(units, run(cluster, units, node_list, opts))
 
 
 def allocate(
@@ -151,13 +151,13 @@ def allocate(
     candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
     if not candidates:
         raise InputError("no candidate nodes given")
-    members = (pod_obj,) if pod_obj is not None else ()
+    members = (Member(name, pod_obj, tuple(map(_ref, chosen))),)
     unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0, members=members), candidates)
     if not chosen and not unit.blocked:
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
+    outcome = _per_pod([unit], run(cluster, [unit], candidates, opts))
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -231,7 +231,7 @@ def resolve_units(
                 if claims:
                     units.append(_pod_unit(cluster, pod, claims))
         else:
-            units = [Unit(_ref(c), (c,), None, 0) for c in cluster.unallocated_claims()]
+            units = [_claims_unit(_ref(c), [c]) for c in cluster.unallocated_claims()]
     else:
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
@@ -239,7 +239,7 @@ def resolve_units(
                 units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod))))
             else:
                 claims = resolve_claims(cluster, list(item))
-                units.append(Unit(",".join(_ref(c) for c in claims) or f"pod-{i}", tuple(claims), None, 0))
+                units.append(_claims_unit(",".join(_ref(c) for c in claims) or f"pod-{i}", claims))
     if priorities is not None:
         if len(priorities) != len(units):
             raise InputError(f"{len(priorities)} priorities given for {len(units)} pods")
@@ -248,7 +248,12 @@ def resolve_units(
 
 
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
-    return Unit(_pod_name(pod), tuple(claims), pod, pod_priority(cluster, pod), members=(pod,))
+    member = Member(_pod_name(pod), pod, tuple(map(_ref, claims)))
+    return Unit(member.name, tuple(claims), pod, pod_priority(cluster, pod), members=(member,))
+
+
+def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
+    return Unit(name, tuple(claims), None, 0, members=(Member(name, None, tuple(map(_ref, claims))),))
 
 
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
@@ -311,7 +316,7 @@ def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
 def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
     (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
-    pods = unit.members or ((unit.pod,) if unit.pod is not None else ())
+    pods = [m.pod for m in unit.members if m.pod is not None]
     blocked: dict[str | None, str] = {}
     for n in nodes:
         for pod in pods:
@@ -322,24 +327,22 @@ def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Un
     return replace(unit, blocked=blocked)
 
 
-def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
-    claim's `status.reservedFor` naming the pods that use it."""
+    claim's `status.reservedFor` naming the Pods that use it."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         if not unit.members:
             pods.append(plan_)
             continue
         by_ref = {_ref(c): c for c in plan_.claims}
-        uses = {
-            _pod_name(m): [r for r in map(_ref, pod_claims(cluster, m)) if r in by_ref] for m in unit.members
-        }
         if plan_.placed:
-            users = {ref: [m for m in unit.members if ref in uses[_pod_name(m)]] for ref in by_ref}
-            by_ref = {ref: with_reservations(c, users[ref]) for ref, c in by_ref.items()}
+            users = {
+                ref: [m.pod for m in unit.members if m.pod is not None and ref in m.claims] for ref in by_ref
+            }
+            by_ref = {ref: with_reservations(c, users[ref]) if users[ref] else c for ref, c in by_ref.items()}
         for member in unit.members:
-            mine = [by_ref[ref] for ref in uses[_pod_name(member)]]
-            pods.append(replace(plan_, name=_pod_name(member), claims=mine))
+            pods.append(replace(plan_, name=member.name, claims=[by_ref[r] for r in member.claims]))
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
 
 

@@ -25,6 +25,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.inventory",
         "dra_solver.cel",
         "dra_solver.problem.flat",
+        "dra_solver.problem.kinds",
         "dra_solver.errors",
         "dra_solver.gates",
     },

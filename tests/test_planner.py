@@ -1,4 +1,4 @@
-"""Batch planning over many nodes (solver.planner): reference first fit vs CP-SAT."""
+"""Batch planning over many nodes (dra_solver.plan): reference first fit vs CP-SAT."""
 
 from __future__ import annotations
 
@@ -201,10 +201,11 @@ def test_no_nodes_is_an_input_error() -> None:
         plan(cluster)
 
 
-def test_a_claim_in_two_pods_is_an_input_error() -> None:
+def test_a_claim_in_two_pods_is_allocated_once_for_both() -> None:
     cluster = Cluster.from_objects([*_two_models(), claim("c", [request("gpu")])])
-    with pytest.raises(InputError, match="two planned pods"):
-        plan(cluster, pods=[["c"], ["c"]], nodes=["node-a"])
+    for allocator in ("reference", "cpsat"):
+        out = plan(cluster, pods=[["c"], ["c"]], nodes=["node-a"], allocator=allocator)
+        assert out.placed == 2 and out.pods[0].claims[0].dump() == out.pods[1].claims[0].dump()
 
 
 def test_pods_from_pod_objects_with_a_template() -> None:
