@@ -25,6 +25,7 @@ from rich.text import Text
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
+from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.pipeline import Options
@@ -181,6 +182,9 @@ def validate(paths: PathsArg) -> None:
     errors = validate_cluster(cluster, cluster.source_of)
     if errors:
         _fail(errors)
+    # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
+    # pool is skipped), so they do not make the input invalid; say so, though.
+    _print_warnings(w.message for w in pool_problems(cluster.slices, cluster.source_of))
     _out.print(Text(f"valid: {_summary(cluster)}", style="green"))
 
 

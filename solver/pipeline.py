@@ -18,15 +18,18 @@ Every run goes the same way (`run`):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from dra_solver.allocators import ALLOCATORS, FirstFit, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.errors import InputError
+from dra_solver.cel.checks import validate_all
+from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.scheduling import node_refusal, pod_priority
@@ -96,6 +99,18 @@ class AllocationOutcome:
         raise KeyError(name)
 
 
+def load(paths: Iterable[str | Path], *, validate: bool = True) -> Cluster:
+    """Load files, directories or `-` (stdin) into a Cluster and, by default, validate it as the
+    CLI does (API rules, references, CEL compilation): raises ValidationErrors with every
+    problem. `Cluster.from_paths` loads without validating."""
+    cluster = Cluster.from_paths(paths)
+    if validate:
+        errors = validate_all(cluster)
+        if errors:
+            raise ValidationErrors(errors)
+    return cluster
+
+
 def plan(
     cluster: Cluster,
     pods: Sequence[PodInput] | None = None,
@@ -151,6 +166,13 @@ def allocate(
     candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
     if not candidates:
         raise InputError("no candidate nodes given")
+    check_nodes_known(cluster, candidates)
+    if pod is None and claims is None and not chosen and _template_pods(cluster):
+        raise InputError(
+            "no ResourceClaims to allocate: the input's pods ask for claims from ResourceClaimTemplates "
+            f"({', '.join(_template_pods(cluster)[:3])}); allocate one pod with --pod NAME "
+            "(Python: pod=...), or place them all with `dra-solver plan`"
+        )
     members = (Member(name, pod_obj, tuple(map(_ref, chosen))),)
     unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0, members=members), candidates)
     if not chosen and not unit.blocked:
@@ -306,11 +328,34 @@ def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
             out = list(dict.fromkeys(s.spec.node_name for s in cluster.slices if s.spec.node_name))
     else:
         out = list(nodes)
+        check_nodes_known(cluster, out)
     if not out:
         raise InputError("no candidate nodes: give nodes, Node objects or node-local ResourceSlices")
     if len(set(out)) != len(out):
         raise InputError("candidate nodes must be distinct")
     return out
+
+
+def known_nodes(cluster: Cluster) -> list[str]:
+    """Node names the input knows: Node objects, then nodes named by node-local slices."""
+    names = list(cluster.nodes)
+    names += [s.spec.node_name for s in cluster.slices if s.spec.node_name and s.spec.node_name not in names]
+    return list(dict.fromkeys(names))
+
+
+def check_nodes_known(cluster: Cluster, nodes: Sequence[str | None]) -> None:
+    """With Node objects in the input (a `kubectl get nodes` dump: the list of nodes), a node not
+    among them is a typo, not a node without devices: say so, with a did-you-mean, instead of
+    reporting that no device matches. Without Node objects any name is accepted (a node with
+    no ResourceSlice is a real node without DRA devices)."""
+    if not cluster.nodes:
+        return
+    known = known_nodes(cluster)
+    for n in nodes:
+        if n is not None and n not in known:
+            near = difflib.get_close_matches(n, known, n=1)
+            hint = f"; did you mean {near[0]}?" if near else f"; known: {', '.join(known[:10])}"
+            raise InputError(f"unknown node {n}: the input's Node objects do not include it{hint}")
 
 
 def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
@@ -346,6 +391,12 @@ def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
 
 
+def _template_pods(cluster: Cluster) -> list[str]:
+    pods = cluster.pods.values()
+    uses_template = (p for p in pods if any(e.resource_claim_template_name for e in p.spec.resource_claims))
+    return [_pod_name(p) for p in uses_template]
+
+
 def _unallocated(claims: list[ResourceClaim]) -> list[ResourceClaim]:
     return [c for c in claims if c.status is None or c.status.allocation is None]
 
@@ -366,6 +417,7 @@ __all__ = [
     "Unit",
     "allocate",
     "join_shared",
+    "load",
     "make_job",
     "plan",
     "resolve_claims",

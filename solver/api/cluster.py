@@ -7,7 +7,7 @@ from dicts or as models. The Cluster never mutates the objects it holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,31 +72,6 @@ class Cluster:
         objects, warnings = load_paths(paths)
         cluster = cls.from_objects(objects)
         cluster.warnings.extend(warnings)
-        return cluster
-
-    @classmethod
-    def load(
-        cls,
-        paths: Iterable[str | Path],
-        *,
-        validate: bool = True,
-        validator: Callable[[Cluster], list[InputError]] | None = None,
-    ) -> Cluster:
-        """Load and (by default) validate: raises ValidationErrors with every problem.
-
-        `validator` defaults to the structural and cross-object rules
-        (`api.validate.validate_cluster`); pass `dra_solver.cel.checks.validate_all` to
-        also compile every CEL expression (the api layer does not import the CEL package).
-        """
-        cluster = cls.from_paths(paths)
-        if validate:
-            if validator is None:
-                from dra_solver.api.validate import validate_cluster  # validate imports Cluster
-
-                validator = validate_cluster
-            errors = validator(cluster)
-            if errors:
-                raise ValidationErrors(errors)
         return cluster
 
     @classmethod

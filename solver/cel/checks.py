@@ -5,7 +5,7 @@ layer must not import the CEL package. The structural rules (names, limits, one-
 fields, references, pools) stay in `api.validate`; this module supplies the compiler
 (`cel_compile_problem`) and runs both in one walk (`validate_object`, `validate_all`),
 so every error of an object, CEL included, comes out in field order. The CLI and the
-library's `Cluster.load(validator=validate_all)` use `validate_all`.
+library's `dra_solver.load` use `validate_all`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,6 @@ def validate_all(
     upstream allocates around (the pool is skipped; the conformance cases
     up-no-allocation-from-incomplete-pool, up-obsolete-slice, up-invalid-pool-* expect
     exactly that), so refusing the input would be wrong there. A caller that wants to be
-    told (a linter, `Cluster.load`) asks with `pools=True`.
+    told (a linter, `dra-solver validate` for its warnings) asks with `pools=True`.
     """
     return structural.validate_cluster(cluster, source_of, cel_compile_problem, pools=pools)
