@@ -14,7 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.api.models import Device, Node, NodeSelector, ResourceClaim, ResourceSlice
+from dra_solver.api.models import (
+    Device,
+    DeviceTaint,
+    DeviceTaintRule,
+    Node,
+    NodeSelector,
+    ResourceClaim,
+    ResourceSlice,
+)
 from dra_solver.errors import InputError
 from dra_solver.gates import FeatureGates
 
@@ -296,3 +304,27 @@ def in_use_from_claims(claims: Iterable[ResourceClaim], gates: FeatureGates) -> 
             for name, q in (r.consumed_capacity or {}).items():
                 sums[name] = sums.get(name, Fraction(0)) + q.as_fraction()
     return state
+
+
+def rule_taints(rules: Iterable[DeviceTaintRule], driver: str, pool: str, device: str) -> list[DeviceTaint]:
+    """Taints that DeviceTaintRules put on one device: a rule applies when each of its
+    selector's driver, pool and device is unset or equal (KEP-5055). The v1alpha3-only
+    selector fields (deviceClassName, CEL selectors) are refused rather than ignored: ignoring
+    them would taint devices the rule does not select."""
+    out = []
+    for rule in rules:
+        sel = rule.spec.device_selector
+        if sel is not None and (sel.device_class_name or sel.selectors):
+            raise InputError(
+                "deviceClassName and CEL selectors of a v1alpha3 DeviceTaintRule are not supported; "
+                "select devices by driver, pool and device",
+                obj=rule.ref,
+                field="spec.deviceSelector",
+            )
+        if sel is None or (
+            (not sel.driver or sel.driver == driver)
+            and (not sel.pool or sel.pool == pool)
+            and (not sel.device or sel.device == device)
+        ):
+            out.append(rule.spec.taint)
+    return out

@@ -6,7 +6,7 @@ matching of UPSTREAM-SEMANTICS §4.12, and only apply with DRADeviceTaints on.
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceToleration
+from dra_solver.api.models import DeviceTaint, DeviceToleration
 from dra_solver.check.context import Context
 from dra_solver.check.keys import Alt, dev_id
 from dra_solver.check.pools import Dev
@@ -31,7 +31,7 @@ def check_taints(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
     """Every NoSchedule / NoExecute taint of the device is tolerated by the request."""
     if not ctx.gates.DRADeviceTaints:
         return
-    for taint in dev.device.taints:
+    for taint in [*dev.device.taints, *_from_rules(ctx, dev)]:
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue
         if not any(tolerates(t, taint.key, taint.value or "", taint.effect) for t in alt.tolerations):
@@ -42,3 +42,15 @@ def check_taints(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
                 f"device {dev_id(dev.key)} has taint {taint.key}={taint.value or ''}:{taint.effect} "
                 "that the request does not tolerate",
             )
+
+
+def _from_rules(ctx: Context, dev: Dev) -> list[DeviceTaint]:
+    """DeviceTaintRules whose driver / pool / device (each when set) name this device."""
+    driver, pool, name = dev.key
+    out = []
+    for rule in ctx.cluster.taint_rules.values():
+        sel = rule.spec.device_selector
+        fields = (sel.driver, sel.pool, sel.device) if sel is not None else (None, None, None)
+        if all(want in (None, "", have) for want, have in zip(fields, (driver, pool, name), strict=True)):
+            out.append(rule.spec.taint)
+    return out

@@ -24,6 +24,7 @@ from dra_solver.api.models import (
 from dra_solver.cel import Program, compile_expression
 from dra_solver.errors import AllocationError, CelError, DRASolverError, InputError
 from dra_solver.gates import FeatureGates
+from dra_solver.inventory import rule_taints
 from dra_solver.problem.capacity import device_consumption, fits
 from dra_solver.problem.devices import Context
 from dra_solver.problem.flat import (
@@ -176,8 +177,11 @@ def _static_reject(
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
         return "consume counters but DRAPartitionableDevices is disabled", None
-    if ctx.gates.DRADeviceTaints and not all(tolerated(t, spec.tolerations) for t in d.taints):
-        return "have a taint the request does not tolerate", None
+    if ctx.gates.DRADeviceTaints:
+        rules = ctx.cluster.taint_rules.values()
+        taints = [*d.taints, *rule_taints(rules, info.driver, info.pool, info.name)]
+        if not all(tolerated(t, spec.tolerations) for t in taints):
+            return "have a taint the request does not tolerate", None
     if s.spec.skip_node_operations:
         if not ctx.gates.DRAOptionalNodePreparation:
             return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
