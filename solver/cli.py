@@ -324,7 +324,8 @@ def plan(
         )
     except DRASolverError as exc:
         _fail([exc])
-    sys.stdout.write(dumps((c.dump() for p in outcome.pods for c in p.claims), output.value))
+    claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
+    sys.stdout.write(dumps((c.dump() for c in claims.values()), output.value))  # a shared claim once
     for p in outcome.pods:
         if p.placed:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
