@@ -182,3 +182,17 @@ def test_unknown_priority_class_is_an_input_error() -> None:
     c = cluster(pod("p", priorityClassName="nope"))
     with pytest.raises(InputError, match="PriorityClass nope"):
         plan(c)
+
+
+def test_unknown_node_is_named_with_a_did_you_mean() -> None:
+    c = cluster(claim("c", [request("gpu")]))
+    with pytest.raises(InputError, match="unknown node node-c.*did you mean node-[ab]"):
+        allocate(c, ["c"], node="node-c")
+    with pytest.raises(InputError, match="unknown node nod-b"):
+        plan(c, nodes=["nod-b"])
+
+
+def test_allocate_on_template_pods_without_a_pod_says_what_to_do() -> None:
+    c = cluster(pod("p"))
+    with pytest.raises(InputError, match="--pod NAME"):
+        allocate(c, node="node-a")
