@@ -24,11 +24,11 @@ PriorityClass with `globalDefault: true`, else 0.
 from __future__ import annotations
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, Pod, Taint, Toleration
+from dra_solver.api.models import Node, Pod, Taint
 from dra_solver.errors import InputError
 from dra_solver.inventory import NodeView, node_selector_matches
+from dra_solver.problem.taints import tolerated
 
-BLOCKING = ("NoSchedule", "NoExecute")
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -61,35 +61,16 @@ def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
 
 
 def _taint_refusal(pod: Pod, node: Node) -> str | None:
-    if node.spec.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
+    if node.spec.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
         return f"node {node.metadata.name} is unschedulable (spec.unschedulable)"
     for taint in node.spec.taints:
-        if taint.effect in BLOCKING and not _tolerated(taint, pod.spec.tolerations):
+        if not tolerated(taint, pod.spec.tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return (
                 f"node {node.metadata.name} has the taint {shown}:{taint.effect}, "
                 "which the pod does not tolerate"
             )
     return None
-
-
-def _tolerated(taint: Taint, tolerations: list[Toleration]) -> bool:
-    return any(toleration_matches(t, taint) for t in tolerations)
-
-
-def toleration_matches(tol: Toleration, taint: Taint) -> bool:
-    """core/v1 Toleration.ToleratesTaint: effect empty or equal; empty key with Exists matches
-    every key; Exists ignores the value, Equal (the default) compares it."""
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    op = tol.operator or "Equal"
-    if not tol.key:
-        return op == "Exists"
-    if tol.key != taint.key:
-        return False
-    if op == "Exists":
-        return True
-    return op == "Equal" and (tol.value or "") == (taint.value or "")
 
 
 def pod_priority(cluster: Cluster, pod: Pod) -> int:

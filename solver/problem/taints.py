@@ -1,16 +1,17 @@
-"""Device taints and request tolerations (DRADeviceTaints), as upstream matches them.
+"""Taints and tolerations, as upstream matches them: device taints against request tolerations
+(DRADeviceTaints) and node taints against pod tolerations (core/v1 ToleratesTaint) — one rule.
 
-Why separate: precompute and the checker both need the one matching rule.
+Why separate: precompute (`requests`) and pod scheduling (`scheduling`) both need it.
 """
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceTaint, DeviceToleration
+from dra_solver.api.models import DeviceTaint, DeviceToleration, Taint, Toleration
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-def toleration_matches(tol: DeviceToleration, taint: DeviceTaint) -> bool:
+def toleration_matches(tol: DeviceToleration | Toleration, taint: DeviceTaint | Taint) -> bool:
     """Effect empty or equal; key empty or equal; Exists, or Equal/empty with equal value."""
     if tol.effect and tol.effect != taint.effect:
         return False
@@ -22,7 +23,9 @@ def toleration_matches(tol: DeviceToleration, taint: DeviceTaint) -> bool:
     return op == "Equal" and (tol.value or "") == (taint.value or "")
 
 
-def tolerated(taint: DeviceTaint, tolerations: list[DeviceToleration]) -> bool:
+def tolerated(
+    taint: DeviceTaint | Taint, tolerations: list[DeviceToleration] | list[Toleration]
+) -> bool:
     """Only NoSchedule/NoExecute taints block; they must be tolerated by some toleration."""
     if taint.effect not in BLOCKING_EFFECTS:
         return True
