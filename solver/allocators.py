@@ -52,7 +52,6 @@ class Unit:
 
     name: str
     claims: tuple[ResourceClaim, ...]
-    pod: Pod | None
     priority: int = 0
     blocked: Mapping[str | None, str] = field(default_factory=dict)
     """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""

@@ -28,7 +28,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
-from dra_solver.pipeline import Options
+from dra_solver.pipeline import Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 
@@ -353,11 +353,7 @@ def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str |
     if any_node:
         if node:
             raise typer.BadParameter("give either --node or --any-node")
-        names = list(cluster.nodes)
-        names += [
-            s.spec.node_name for s in cluster.slices if s.spec.node_name and s.spec.node_name not in names
-        ]
-        return list(dict.fromkeys(names))
+        return known_nodes(cluster)
     if not node:
         return None
     return node[0] if len(node) == 1 else node

@@ -18,7 +18,6 @@ Every run goes the same way (`run`):
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Literal
 from dra_solver.allocators import ALLOCATORS, FirstFit, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
+from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.errors import InputError, ValidationErrors
@@ -159,22 +159,22 @@ def allocate(
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
         node = node if node is not None else pod_obj.spec.node_name
         chosen = _unallocated(pod_claims(cluster, pod_obj))
-        name = _pod_name(pod_obj)
+        name = _name(pod_obj)
     else:
         chosen = resolve_claims(cluster, claims)
-        name = ",".join(_ref(c) for c in chosen)
+        name = ",".join(_name(c) for c in chosen)
     candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
     if not candidates:
         raise InputError("no candidate nodes given")
     check_nodes_known(cluster, candidates)
-    if pod is None and claims is None and not chosen and _template_pods(cluster):
+    if pod is None and claims is None and not chosen and (waiting := _template_pods(cluster)):
         raise InputError(
             "no ResourceClaims to allocate: the input's pods ask for claims from ResourceClaimTemplates "
-            f"({', '.join(_template_pods(cluster)[:3])}); allocate one pod with --pod NAME "
+            f"({', '.join(waiting[:3])}); allocate one pod with --pod NAME "
             "(Python: pod=...), or place them all with `dra-solver plan`"
         )
-    members = (Member(name, pod_obj, tuple(map(_ref, chosen))),)
-    unit = _with_nodes(cluster, Unit(name, tuple(chosen), pod_obj, 0, members=members), candidates)
+    members = (Member(name, pod_obj, tuple(map(_name, chosen))),)
+    unit = _with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members), candidates)
     if not chosen and not unit.blocked:
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
@@ -253,7 +253,7 @@ def resolve_units(
                 if claims:
                     units.append(_pod_unit(cluster, pod, claims))
         else:
-            units = [_claims_unit(_ref(c), [c]) for c in cluster.unallocated_claims()]
+            units = [_claims_unit(_name(c), [c]) for c in cluster.unallocated_claims()]
     else:
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
@@ -261,7 +261,7 @@ def resolve_units(
                 units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod))))
             else:
                 claims = resolve_claims(cluster, list(item))
-                units.append(_claims_unit(",".join(_ref(c) for c in claims) or f"pod-{i}", claims))
+                units.append(_claims_unit(",".join(_name(c) for c in claims) or f"pod-{i}", claims))
     if priorities is not None:
         if len(priorities) != len(units):
             raise InputError(f"{len(priorities)} priorities given for {len(units)} pods")
@@ -270,12 +270,12 @@ def resolve_units(
 
 
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
-    member = Member(_pod_name(pod), pod, tuple(map(_ref, claims)))
-    return Unit(member.name, tuple(claims), pod, pod_priority(cluster, pod), members=(member,))
+    member = Member(_name(pod), pod, tuple(map(_name, claims)))
+    return Unit(member.name, tuple(claims), pod_priority(cluster, pod), members=(member,))
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
-    return Unit(name, tuple(claims), None, 0, members=(Member(name, None, tuple(map(_ref, claims))),))
+    return Unit(name, tuple(claims), 0, members=(Member(name, None, tuple(map(_name, claims))),))
 
 
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
@@ -293,7 +293,7 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
     owner: dict[str, int] = {}
     for i, unit in enumerate(units):
         for c in unit.claims:
-            j = owner.setdefault(_ref(c), i)
+            j = owner.setdefault(_name(c), i)
             a, b = root(i), root(j)
             if a != b:
                 parent[max(a, b)] = min(a, b)
@@ -306,15 +306,13 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
             out.append(units[members[0]])
             continue
         parts = [units[i] for i in members]
-        claims = {_ref(c): c for u in parts for c in u.claims}
+        claims = {_name(c): c for u in parts for c in u.claims}
         out.append(
             Unit(
                 parts[0].name,
                 tuple(claims.values()),
-                parts[0].pod,
                 max(u.priority for u in parts),
-                {},
-                tuple(m for u in parts for m in u.members),
+                members=tuple(m for u in parts for m in u.members),
             )
         )
     return out
@@ -323,9 +321,7 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
 def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
     """Given nodes, else the Node objects, else the nodes named by node-local slices."""
     if nodes is None:
-        out = list(cluster.nodes)
-        if not out:
-            out = list(dict.fromkeys(s.spec.node_name for s in cluster.slices if s.spec.node_name))
+        out = list(cluster.nodes) or known_nodes(cluster)
     else:
         out = list(nodes)
         check_nodes_known(cluster, out)
@@ -338,9 +334,8 @@ def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
 
 def known_nodes(cluster: Cluster) -> list[str]:
     """Node names the input knows: Node objects, then nodes named by node-local slices."""
-    names = list(cluster.nodes)
-    names += [s.spec.node_name for s in cluster.slices if s.spec.node_name and s.spec.node_name not in names]
-    return list(dict.fromkeys(names))
+    from_slices = (s.spec.node_name for s in cluster.slices if s.spec.node_name)
+    return list(dict.fromkeys([*cluster.nodes, *from_slices]))
 
 
 def check_nodes_known(cluster: Cluster, nodes: Sequence[str | None]) -> None:
@@ -353,21 +348,21 @@ def check_nodes_known(cluster: Cluster, nodes: Sequence[str | None]) -> None:
     known = known_nodes(cluster)
     for n in nodes:
         if n is not None and n not in known:
-            near = difflib.get_close_matches(n, known, n=1)
-            hint = f"; did you mean {near[0]}?" if near else f"; known: {', '.join(known[:10])}"
+            near = suggest(n, known)
+            hint = f"; did you mean {near}?" if near else f"; known: {', '.join(known[:10])}"
             raise InputError(f"unknown node {n}: the input's Node objects do not include it{hint}")
 
 
 def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
     (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
-    pods = [m.pod for m in unit.members if m.pod is not None]
+    pods = [(m.pod, pod_claims(cluster, m.pod)) for m in unit.members if m.pod is not None]
     blocked: dict[str | None, str] = {}
     for n in nodes:
-        for pod in pods:
-            why = node_refusal(cluster, pod, n) or node_conflict(cluster, pod, n)
+        for pod, claims in pods:
+            why = node_refusal(cluster, pod, n) or node_conflict(cluster, pod, claims, n)
             if why:
-                blocked[n] = why if len(pods) == 1 else f"{_pod_name(pod)}: {why}"
+                blocked[n] = why if len(pods) == 1 else f"{_name(pod)}: {why}"
                 break
     return replace(unit, blocked=blocked)
 
@@ -377,10 +372,7 @@ def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
     claim's `status.reservedFor` naming the Pods that use it."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
-        if not unit.members:
-            pods.append(plan_)
-            continue
-        by_ref = {_ref(c): c for c in plan_.claims}
+        by_ref = {_name(c): c for c in plan_.claims}
         if plan_.placed:
             users = {
                 ref: [m.pod for m in unit.members if m.pod is not None and ref in m.claims] for ref in by_ref
@@ -394,19 +386,16 @@ def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
 def _template_pods(cluster: Cluster) -> list[str]:
     pods = cluster.pods.values()
     uses_template = (p for p in pods if any(e.resource_claim_template_name for e in p.spec.resource_claims))
-    return [_pod_name(p) for p in uses_template]
+    return [_name(p) for p in uses_template]
 
 
 def _unallocated(claims: list[ResourceClaim]) -> list[ResourceClaim]:
     return [c for c in claims if c.status is None or c.status.allocation is None]
 
 
-def _pod_name(pod: Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-
-
-def _ref(claim: ResourceClaim) -> str:
-    return f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+def _name(obj: Pod | ResourceClaim) -> str:
+    """`namespace/name` (namespace `default` when unset): how pods and claims are named here."""
+    return f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
 
 
 __all__ = [

@@ -68,11 +68,12 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
     return out
 
 
-def node_conflict(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
-    """Why `pod` cannot run on `node`, or None: a pod whose claims are already allocated can
-    only run where their node selectors allow."""
+def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node: str | None) -> str | None:
+    """Why `pod` cannot run on `node`, or None: a pod whose claims (`pod_claims`, computed once
+    by the caller for every node it tries) are already allocated can only run where their node
+    selectors allow."""
     view = NodeView.of(node, cluster.nodes)
-    for claim in pod_claims(cluster, pod):
+    for claim in claims:
         alloc = claim.status.allocation if claim.status else None
         if alloc is None or alloc.node_selector is None:
             continue
