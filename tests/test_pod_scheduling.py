@@ -48,6 +48,16 @@ def pod(name: str, claim_name: str | None = None, **spec: Any) -> dict[str, Any]
     }
 
 
+def priority_class(name: str, value: int, **fields: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        **fields,
+    }
+
+
 def cluster(*objs: dict[str, Any], nodes: list[dict[str, Any]] | None = None) -> Cluster:
     """Two nodes with one GPU each (node-a first), the template, and `objs`."""
     nodes = nodes if nodes is not None else [node("node-a"), node("node-b")]
@@ -152,29 +162,16 @@ def test_shared_claim_is_allocated_once_and_reserved_for_both_pods(allocator: st
 
 @pytest.mark.parametrize("allocator", ALLOCATORS)
 def test_priority_class_decides_which_pod_gets_the_last_gpu(allocator: str) -> None:
-    high = {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": "high"},
-        "value": 1000,
-    }
     nodes = [node("node-a")]
-    c = cluster(high, pod("low"), pod("urgent", priorityClassName="high"), nodes=nodes)
+    c = cluster(priority_class("high", 1000), pod("low"), pod("urgent", priorityClassName="high"), nodes=nodes)
     got = placements(c, allocator)
     assert got == {"low": None, "urgent": "node-a"}
 
 
 @pytest.mark.parametrize("allocator", ALLOCATORS)
 def test_global_default_priority_class_applies_to_pods_without_one(allocator: str) -> None:
-    base = {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": "base"},
-        "value": 10,
-        "globalDefault": True,
-    }
     nodes = [node("node-a")]
-    c = cluster(base, pod("default-prio"), pod("explicit", priority=5), nodes=nodes)
+    c = cluster(priority_class("base", 10, globalDefault=True), pod("default-prio"), pod("explicit", priority=5), nodes=nodes)
     assert placements(c, allocator) == {"default-prio": "node-a", "explicit": None}
 
 
