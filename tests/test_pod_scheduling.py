@@ -163,7 +163,8 @@ def test_shared_claim_is_allocated_once_and_reserved_for_both_pods(allocator: st
 @pytest.mark.parametrize("allocator", ALLOCATORS)
 def test_priority_class_decides_which_pod_gets_the_last_gpu(allocator: str) -> None:
     nodes = [node("node-a")]
-    c = cluster(priority_class("high", 1000), pod("low"), pod("urgent", priorityClassName="high"), nodes=nodes)
+    urgent = pod("urgent", priorityClassName="high")
+    c = cluster(priority_class("high", 1000), pod("low"), urgent, nodes=nodes)
     got = placements(c, allocator)
     assert got == {"low": None, "urgent": "node-a"}
 
@@ -171,7 +172,8 @@ def test_priority_class_decides_which_pod_gets_the_last_gpu(allocator: str) -> N
 @pytest.mark.parametrize("allocator", ALLOCATORS)
 def test_global_default_priority_class_applies_to_pods_without_one(allocator: str) -> None:
     nodes = [node("node-a")]
-    c = cluster(priority_class("base", 10, globalDefault=True), pod("default-prio"), pod("explicit", priority=5), nodes=nodes)
+    base = priority_class("base", 10, globalDefault=True)
+    c = cluster(base, pod("default-prio"), pod("explicit", priority=5), nodes=nodes)
     assert placements(c, allocator) == {"default-prio": "node-a", "explicit": None}
 
 
