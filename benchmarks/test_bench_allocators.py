@@ -6,7 +6,7 @@ Two levels per workload (one pytest-benchmark group per workload, so they show s
   each claim its own pod on the one node, where the reference places them one by one (first fit);
 - core: `allocate_reference(problem)` (here `ReferenceSearch(problem).run()`, the same search,
   to read its step count) vs `solve(problem, hint=...)` on a prebuilt Problem with a warm CEL
-  cache; for (b) the reference's core is the first-fit loop (`allocators.FirstFit`, which must
+  cache; for (b) the reference's core is the first-fit loop (`firstfit.FirstFit`, which must
   rebuild each claim's Problem since each sees the previous placements) and CP-SAT's is the
   solve of `allocators.Cpsat.model` (the plan's Problem with the first-fit hint).
 
@@ -32,10 +32,11 @@ import pytest
 
 from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
 from dra_solver import Cluster, Options, allocate, plan
-from dra_solver.allocators import HINT_STEPS, Cpsat, FirstFit
+from dra_solver.allocators import HINT_STEPS, Cpsat
 from dra_solver.cel import EvalCache
 from dra_solver.cpsat import solve
 from dra_solver.errors import AllocationError
+from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import make_job, resolve_units
 from dra_solver.problem.build import build_problem

@@ -23,13 +23,12 @@ from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
 from dra_solver.cpsat import solve
-from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
-from dra_solver.explain import explain_unschedulable
+from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
-from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
+from dra_solver.reference import DEFAULT_MAX_STEPS
 from dra_solver.results import ShareIDs, assignment_claims
 
 HINT_STEPS = 200_000
@@ -76,6 +75,9 @@ class PodPlan:
     error: DRASolverError | None = None
     """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
     report it as an error when there was only one node to try."""
+    node_reasons: dict[str | None, str] = field(default_factory=dict)
+    """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
+    one-line summary)."""
 
 
 @dataclass
@@ -155,62 +157,6 @@ class Allocator(Protocol):
     """Step budget of the first-fit search this allocator starts from."""
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome: ...
-
-
-@dataclass(frozen=True)
-class FirstFit:
-    """The scheduler's way: pod after pod (higher priority first, then input order), each on
-    the first node, in the given order, where all its claims fit — each pod seeing what the
-    earlier pods took. `max_steps` bounds each search: past it the search is aborted, which is
-    an error (upstream's filter timeout) at the full budget and a per-node reason below it."""
-
-    max_steps: int = DEFAULT_MAX_STEPS
-
-    def plan(self, job: Job) -> PlanOutcome:
-        ledger = Ledger(job)
-        out: list[PodPlan | None] = [None] * len(job.units)
-        for i in sorted(range(len(job.units)), key=lambda i: -job.units[i].priority):
-            out[i] = self._place(job, ledger, job.units[i])
-        stats: dict[str, object] = {"nodes": len(job.nodes), "pods": len(job.units)}
-        return PlanOutcome([p for p in out if p is not None], "reference", stats)
-
-    def _place(self, job: Job, ledger: Ledger, unit: Unit) -> PodPlan:
-        if not unit.claims:
-            return PodPlan(unit.name, None, [], "the pod has no unallocated claims", unit.priority)
-        reasons: list[tuple[str | None, str]] = []
-        error: DRASolverError | None = None
-        for n in job.nodes:
-            if n in unit.blocked:
-                reasons.append((n, unit.blocked[n]))
-                continue
-            problem = build_problem(ledger.cluster, unit.claims, n, job.gates, cache=job.cache)
-            try:
-                assignment = allocate_reference(problem, max_steps=self.max_steps)
-            except InvalidPools as exc:
-                reasons.append((n, str(exc)))
-                error = exc
-                continue
-            except SearchAborted as exc:
-                if self.max_steps >= DEFAULT_MAX_STEPS:
-                    raise
-                _raise_candidate_errors(problem)  # never turn a CEL error into "no fit"
-                reasons.append((n, str(exc)))
-                error = exc
-                continue
-            if assignment is None:
-                reasons.append((n, explain_unschedulable(problem)))
-                continue
-            done = ledger.results(problem, unit.claims, assignment)
-            ledger.commit(done, n)
-            return PodPlan(unit.name, n, done, None, unit.priority, placed=True)
-        return PodPlan(
-            unit.name,
-            None,
-            list(unit.claims),
-            _why_not(reasons),
-            unit.priority,
-            error=error if len(job.nodes) == 1 else None,
-        )
 
 
 class Reference:
@@ -401,24 +347,10 @@ def _proven(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
     return out
 
 
-def _raise_candidate_errors(problem: Problem) -> None:
-    for alt in problem.alternatives:
-        for cand in alt.candidates:
-            if cand.error is not None:
-                raise cand.error from None
-
-
-def _why_not(reasons: list[tuple[str | None, str]]) -> str:
-    if len(reasons) == 1:
-        return reasons[0][1]
-    return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
-
-
 __all__ = [
     "ALLOCATORS",
     "Allocator",
     "Cpsat",
-    "FirstFit",
     "Job",
     "Member",
     "PlanModel",

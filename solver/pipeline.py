@@ -8,7 +8,7 @@ are a plan in which every claim is its own pod (`plan(cluster, [[c] for c in cla
 
 Every run goes the same way (`run`):
 1. resolve the pods (`Unit`s: claims to place, priority, the nodes the pod may use) and nodes;
-2. first fit (`allocators.FirstFit`): pod after pod, the first node that fits — what the
+2. first fit (`firstfit.FirstFit`): pod after pod, the first node that fits — what the
    scheduler would do, and the floor and hint of every other allocator;
 3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
    placing less weight than first fit;
@@ -23,13 +23,14 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from dra_solver.allocators import ALLOCATORS, FirstFit, Job, Member, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import ALLOCATORS, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.errors import InputError, ValidationErrors
+from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.scheduling import node_refusal, pod_priority

@@ -22,7 +22,13 @@ from dra_solver.cel import EvalCache
 from dra_solver.errors import AllocationError
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.constraints import build_constraints
-from dra_solver.problem.devices import Context, attribute_value_set, build_context, device_view
+from dra_solver.problem.devices import (
+    Context,
+    attribute_value_set,
+    build_context,
+    context_from,
+    device_view,
+)
 from dra_solver.problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -40,8 +46,10 @@ __all__ = [
     "attribute_value_set",
     "build_context",
     "build_problem",
+    "context_from",
     "derived_value_set",
     "device_view",
+    "problem_from_context",
 ]
 
 
@@ -60,6 +68,20 @@ def build_problem(
     `priorities` and `groups` (one per claim) mark claims of several pods: claims of one
     group are placed together or not at all (`encoders.nodes`), weighted by priority."""
     ctx = build_context(cluster, claims, node, gates, cache)
+    return problem_from_context(ctx, claims, priorities=priorities, groups=groups)
+
+
+def problem_from_context(
+    ctx: Context,
+    claims: Sequence[ResourceClaim],
+    *,
+    priorities: Sequence[int] | None = None,
+    groups: Sequence[int] | None = None,
+) -> Problem:
+    """`build_problem` on a Context built beforehand (`devices.context_from`): the incremental
+    first fit reuses one node's gathered pools for every pod it tries there."""
+    gates = ctx.gates
+    node = ctx.node.name if ctx.node is not None else None
     alternatives: list[Alternative] = []
     claim_infos: list[ClaimInfo] = []
     constraints: list[ConstraintInfo] = []

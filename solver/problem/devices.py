@@ -153,6 +153,22 @@ def build_context(
         if key not in skip and c.status is not None and c.status.allocation
     ]
     in_use = in_use_from_claims(existing, gates)
+    return context_from(cluster, node, pools, in_use, gates, cache)
+
+
+def context_from(
+    cluster: Cluster,
+    node: NodeView | None,
+    pools: Pools,
+    in_use: InUse,
+    gates: FeatureGates,
+    cache: EvalCache | None = None,
+) -> Context:
+    """The Context of pools already gathered for `node` and an in-use summary already built.
+
+    Why separate from `build_context`: a plan over many pods gathers each node's pools once
+    and keeps the in-use summary up to date as pods are placed (`solver.firstfit`), instead
+    of re-reading every slice and claim of the cluster for every (pod, node)."""
     ctx = Context(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
     for pool in pools.valid():
         counter_index = _pool_counters(ctx, pool)

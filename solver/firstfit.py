@@ -1,0 +1,452 @@
+"""Incremental first fit: the scheduler's pod-after-pod plan without rebuilding the world per pod.
+
+Why: first fit is the reference answer, the floor of every other allocator and the hint of
+CP-SAT, and it ran at 8 pods/s because every (pod, node) try re-read every slice and claim of
+the cluster (`build_problem`) and every placement re-checked against the whole cluster. Its
+decisions are cheap to reuse, because they depend on far less than the whole cluster:
+
+- what a node sees (its pools, devices, CEL views) never changes during a plan, so it is
+  gathered once per node (`NodeState`), from the slices that can matter to that node only
+  (its own, the ones without a node name, and the rest of their pools);
+- what is in use changes only where a pod is placed: every placement bumps the `version` of
+  the nodes that see one of the pools it took devices from (node-local pools: that node);
+- the answer of the reference search for one pod on one node depends on the pod's claim specs
+  (its *shape*: requests, selectors, constraints, classes) and the node's state, not on the
+  claims' names; so it is computed once per (shape, node, version) and reused by every pod of
+  that shape, and a pod scans only from the first node its shape has not already failed on;
+- the checker runs on the node's slices and the claims holding devices in its pools, which is
+  everything `solver.check` reads for that node (the check stays the independent one).
+
+The decisions are exactly those of the per-pod path (`build_problem` + `allocate_reference` on
+the cluster with every earlier placement): same node, same devices, same shareIDs, same
+per-node reasons; `tests/test_firstfit.py` compares the two on generated clusters.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+from dra_solver.allocators import Job, Ledger, PlanOutcome, PodPlan, Unit
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim, ResourceSlice
+from dra_solver.check import check, check_or_raise
+from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
+from dra_solver.explain import explain_unschedulable
+from dra_solver.inventory import InUse, NodeView, PoolID, Pools, gather_pools, in_use_from_claims
+from dra_solver.problem.build import build_problem, context_from, problem_from_context
+from dra_solver.problem.devices import Context
+from dra_solver.problem.flat import Assignment, Problem
+from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
+
+Progress = Callable[[int, int], None]
+"""Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
+
+ClaimKey = tuple[str, str]
+ShapeKey = tuple[tuple[str, str], ...]
+"""Per claim of a pod, in order: (namespace, the claim spec as canonical JSON)."""
+
+DETAIL_NODES = 4
+"""Up to this many candidate nodes, an unplaced pod's reason names every node's reason; above
+it, the reason is one line of counts by reason (the per-node detail is `PodPlan.node_reasons`)."""
+
+_CLAIM = "\x00claim{}\x00"
+_NODE = "\x00node\x00"
+"""Placeholders for names in a reason computed once per (shape, node, version)."""
+
+
+@dataclass
+class NodeState:
+    """One candidate node during a first-fit run: what it sees, gathered once, and a version
+    that changes whenever a placement takes devices from one of its pools."""
+
+    index: int
+    name: str | None
+    view: NodeView | None
+    pools: Pools
+    slices: list[ResourceSlice]
+    """The slices that can matter to this node: its own, those without a node name, and every
+    slice of their pools (completeness is counted over a whole pool)."""
+    pool_ids: frozenset[PoolID]
+    """The pools of `slices`: a placement in one of them may change this node's answers."""
+    version: int = 0
+    _context: tuple[int, Context] | None = None
+
+    def context(self, run: _Run) -> Context:
+        """Precompute's Context of this node at its current version (rebuilt after a change)."""
+        if self._context is None or self._context[0] != self.version:
+            ctx = context_from(run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache)
+            self._context = (self.version, ctx)
+        return self._context[1]
+
+
+@dataclass
+class Answer:
+    """The reference search for one shape on one node at one version. `problem` carries the
+    claim names of the pod that asked first; other pods of the shape rename it (`_named`)."""
+
+    version: int
+    names: tuple[ClaimKey, ...]
+    problem: Problem
+    assignment: Assignment | None
+    failure: DRASolverError | None = None
+    """InvalidPools / SearchAborted (below the full budget): no fit, with upstream's per-node error."""
+    shareable: bool = True
+    """False when a candidate carries a CEL error: its message names the claim, so the answer
+    is not reused for other claims."""
+    _reason: str | None = None
+
+    def reason(self) -> str:
+        """Why the shape does not fit, with placeholders for claim refs and the node name
+        (computed on first use: only unplaced pods need it)."""
+        if self._reason is None:
+            if self.failure is not None:
+                self._reason = str(self.failure)
+            else:
+                claims = tuple(
+                    replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
+                )
+                node = _NODE if self.problem.node is not None else None
+                self._reason = explain_unschedulable(replace(self.problem, claims=claims, node=node))
+        return self._reason
+
+
+@dataclass
+class _Tried:
+    """One node an unplaced pod could not use: blocked (a reason) or an Answer."""
+
+    node: NodeState
+    blocked: str | None = None
+    answer: Answer | None = None
+
+
+@dataclass
+class _Run:
+    """The state of one first-fit run over `job`: nodes, what is in use, cached answers."""
+
+    job: Job
+    ledger: Ledger
+    max_steps: int
+    cluster: Cluster = field(init=False)
+    in_use: InUse = field(init=False)
+    nodes: list[NodeState] = field(init=False)
+    answers: dict[tuple[ShapeKey, int], Answer] = field(default_factory=dict)
+    floors: dict[ShapeKey, tuple[int, int]] = field(default_factory=dict)
+    """Shape -> (first node not known to fail for it, len(changes) when that was known)."""
+    changes: list[int] = field(default_factory=list)
+    """Indices of nodes whose version changed, in order: lowers the floors lazily."""
+
+    def __post_init__(self) -> None:
+        self.cluster = self.job.cluster
+        allocated = [c for c in self.cluster.claims.values() if c.status is not None and c.status.allocation]
+        self.in_use = in_use_from_claims(allocated, self.job.gates)
+        self._allocated: set[ClaimKey] = {_key(c) for c in allocated}
+        self._holders: dict[PoolID, dict[ClaimKey, ResourceClaim]] = {}
+        for c in allocated:
+            self._hold(c)
+        self._index_slices()
+        self.nodes = [self._node_state(i, n) for i, n in enumerate(self.job.nodes)]
+        self._by_pool: dict[PoolID, list[NodeState]] = {}
+        for state in self.nodes:
+            for pid in state.pool_ids:
+                self._by_pool.setdefault(pid, []).append(state)
+
+    # --- what each node sees ----------------------------------------------------------------
+
+    def _index_slices(self) -> None:
+        self._common: list[int] = []
+        self._own: dict[str, list[int]] = {}
+        self._pool_slices: dict[PoolID, list[int]] = {}
+        for i, s in enumerate(self.cluster.slices):
+            if s.spec.node_name is None:
+                self._common.append(i)
+            else:
+                self._own.setdefault(s.spec.node_name, []).append(i)
+            self._pool_slices.setdefault((s.spec.driver, s.spec.pool.name), []).append(i)
+
+    def _node_state(self, index: int, name: str | None) -> NodeState:
+        near = self._common + (self._own.get(name, []) if name is not None else [])
+        pool_ids = frozenset(
+            (self.cluster.slices[i].spec.driver, self.cluster.slices[i].spec.pool.name) for i in near
+        )
+        chosen = sorted({i for pid in pool_ids for i in self._pool_slices[pid]})
+        slices = [self.cluster.slices[i] for i in chosen]
+        view = NodeView.of(name, self.cluster.nodes)
+        return NodeState(index, name, view, gather_pools(slices, view, self.job.gates), slices, pool_ids)
+
+    def may_try(self, unit: Unit, node: NodeState) -> str | None:
+        """Why `unit` may not use `node` (its scheduling constraints), or None: the one place
+        that decides it, before any device search."""
+        return unit.blocked[node.name] if node.name in unit.blocked else None
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def answer(self, unit: Unit, shape: ShapeKey, names: tuple[ClaimKey, ...], node: NodeState) -> Answer:
+        """The reference search for `unit` on `node` now, reused when the shape was tried there
+        at the node's current version."""
+        cached = self.answers.get((shape, node.index))
+        if (
+            cached is not None
+            and cached.version == node.version
+            and (cached.shareable or cached.names == names)
+        ):
+            return cached
+        problem = problem_from_context(node.context(self), unit.claims)
+        answer = self._search(problem, node, names)
+        self.answers[(shape, node.index)] = answer
+        return answer
+
+    def _search(self, problem: Problem, node: NodeState, names: tuple[ClaimKey, ...]) -> Answer:
+        shareable = not any(c.error is not None for a in problem.alternatives for c in a.candidates)
+        try:
+            assignment = allocate_reference(problem, max_steps=self.max_steps)
+        except InvalidPools as exc:
+            return Answer(node.version, names, problem, None, exc, shareable)
+        except SearchAborted as exc:
+            if self.max_steps >= DEFAULT_MAX_STEPS:
+                raise
+            _raise_candidate_errors(problem)  # never turn a CEL error into "no fit"
+            return Answer(node.version, names, problem, None, exc, shareable)
+        return Answer(node.version, names, problem, assignment, None, shareable)
+
+    def floor(self, shape: ShapeKey) -> int:
+        """The first node that is not known to fail for `shape` at its current version."""
+        at, seen = self.floors.get(shape, (0, 0))
+        for i in self.changes[seen:]:
+            at = min(at, i)
+        self.floors[shape] = (at, len(self.changes))
+        return at
+
+    # --- placements -------------------------------------------------------------------------
+
+    def commit(self, claims: list[ResourceClaim], node: NodeState) -> None:
+        """Verify `claims` (placed together on `node`) with the checker and record them as in
+        use: in the ledger's cluster, the in-use summary, and the versions of the nodes that
+        see the pools they took devices from."""
+        self._check(claims, node)
+        pools: set[PoolID] = set()
+        for c in claims:
+            self.ledger.cluster.claims[_key(c)] = c
+            self._allocated.add(_key(c))
+            pools |= self._hold(c)
+        _merge(self.in_use, in_use_from_claims(claims, self.job.gates))
+        touched = sorted({s.index for pid in pools for s in self._by_pool.get(pid, ())})
+        for i in touched:
+            self.nodes[i].version += 1
+        self.changes.extend(touched)
+
+    def _check(self, claims: list[ResourceClaim], node: NodeState) -> None:
+        """`solver.check` on the part of the cluster the node can see: its slices and the
+        claims holding devices in their pools; on a failure the check runs again on the whole
+        cluster so that the error reads exactly as it always does."""
+        holders: dict[ClaimKey, ResourceClaim] = {}
+        for pid in node.pool_ids:
+            holders.update(self._holders.get(pid, {}))
+        part = replace(self.ledger.cluster, slices=node.slices, claims=holders)
+        if check(part, claims, node=node.name, gates=self.job.gates):
+            check_or_raise(self.ledger.cluster, claims, node=node.name, gates=self.job.gates)
+            raise AssertionError("the checker rejected a placement on the node's part of the cluster only")
+
+    def _hold(self, claim: ResourceClaim) -> set[PoolID]:
+        alloc = claim.status.allocation if claim.status is not None else None
+        pools = {(r.driver, r.pool) for r in alloc.devices.results} if alloc is not None else set()
+        for pid in pools:
+            self._holders.setdefault(pid, {})[_key(claim)] = claim
+        return pools
+
+    def recount(self) -> None:
+        """Rebuild what is in use from the ledger's cluster and forget every answer (after a
+        placement that replaced an allocated claim of the same name)."""
+        allocated = [
+            c for c in self.ledger.cluster.claims.values() if c.status is not None and c.status.allocation
+        ]
+        self.in_use = in_use_from_claims(allocated, self.job.gates)
+        self._allocated = {_key(c) for c in allocated}
+        self._holders = {}
+        for c in allocated:
+            self._hold(c)
+        for state in self.nodes:
+            state.version += 1
+        self.changes.extend(range(len(self.nodes)))
+
+    def collides(self, unit: Unit) -> bool:
+        """A claim of the pod has the name of an allocated claim: the per-pod path leaves that
+        claim out of what is in use, so this pod takes it (rare; never in valid input)."""
+        return any(_key(c) in self._allocated for c in unit.claims)
+
+
+@dataclass(frozen=True)
+class FirstFit:
+    """The scheduler's way: pod after pod (higher priority first, then input order), each on
+    the first node, in the given order, where all its claims fit — each pod seeing what the
+    earlier pods took. `max_steps` bounds each search: past it the search is aborted, which is
+    an error (upstream's filter timeout) at the full budget and a per-node reason below it.
+
+    Incremental (see the module docstring); `progress` is told (pods decided, pods)."""
+
+    max_steps: int = DEFAULT_MAX_STEPS
+    progress: Progress | None = field(default=None, compare=False)
+
+    def plan(self, job: Job) -> PlanOutcome:
+        started = time.perf_counter()
+        run = _Run(job, Ledger(job), self.max_steps)
+        out: list[PodPlan | None] = [None] * len(job.units)
+        order = sorted(range(len(job.units)), key=lambda i: -job.units[i].priority)
+        for done, i in enumerate(order):
+            out[i] = self._place(run, job.units[i])
+            if self.progress is not None:
+                self.progress(done + 1, len(order))
+        stats: dict[str, object] = {
+            "nodes": len(job.nodes),
+            "pods": len(job.units),
+            "first_fit_seconds": round(time.perf_counter() - started, 3),
+        }
+        return PlanOutcome([p for p in out if p is not None], "reference", stats)
+
+    def _place(self, run: _Run, unit: Unit) -> PodPlan:
+        if not unit.claims:
+            return PodPlan(unit.name, None, [], "the pod has no unallocated claims", unit.priority)
+        if run.collides(unit):
+            return self._place_slowly(run, unit)
+        shape = _shape(unit.claims)
+        names = tuple(_key(c) for c in unit.claims)
+        start = run.floor(shape)
+        known = True  # every node before this one fails for the shape at its current version
+        for node in run.nodes[start:]:
+            if run.may_try(unit, node) is not None:
+                known = False
+                continue
+            answer = run.answer(unit, shape, names, node)
+            if answer.assignment is not None:
+                problem = _named(answer.problem, unit.claims, answer.names)
+                done = run.ledger.results(problem, unit.claims, answer.assignment)
+                run.commit(done, node)
+                return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
+            if known:
+                run.floors[shape] = (node.index + 1, len(run.changes))
+        tried = []
+        for node in run.nodes:
+            why = run.may_try(unit, node)
+            tried.append(_Tried(node, why, None if why else run.answer(unit, shape, names, node)))
+        return _unplaced(unit, tried, len(run.nodes))
+
+    def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
+        """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
+        whose claim names collide with allocated claims."""
+        tried = []
+        for node in run.nodes:
+            why = run.may_try(unit, node)
+            if why is not None:
+                tried.append(_Tried(node, why))
+                continue
+            problem = build_problem(
+                run.ledger.cluster, unit.claims, node.name, run.job.gates, cache=run.job.cache
+            )
+            answer = run._search(problem, node, tuple(_key(c) for c in unit.claims))
+            if answer.assignment is not None:
+                done = run.ledger.results(problem, unit.claims, answer.assignment)
+                run.commit(done, node)
+                run.recount()
+                return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
+            tried.append(_Tried(node, None, answer))
+        return _unplaced(unit, tried, len(run.nodes))
+
+
+def _unplaced(unit: Unit, tried: list[_Tried], n_nodes: int) -> PodPlan:
+    """The PodPlan of a pod no node takes: every node's reason (`node_reasons`) and one line."""
+    refs = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in unit.claims]
+    per_node: dict[str | None, str] = {}
+    templates: list[str] = []
+    error: DRASolverError | None = None
+    for t in tried:
+        if t.blocked is not None:
+            text = t.blocked
+            template = text.replace(str(t.node.name), "the node") if t.node.name else text
+        else:
+            assert t.answer is not None
+            template = _with_refs(t.answer.reason(), refs)
+            text = template.replace(_NODE, str(t.node.name))
+            template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+            if t.answer.failure is not None:
+                error = t.answer.failure
+        per_node[t.node.name] = text
+        templates.append(template)
+    return PodPlan(
+        unit.name,
+        None,
+        list(unit.claims),
+        why_not(list(per_node.items()), templates),
+        unit.priority,
+        error=error if n_nodes == 1 else None,
+        node_reasons=per_node,
+    )
+
+
+def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
+    """One line for a pod that fits nowhere: the node's reason when there is one node, every
+    node's reason when there are few, else the counts of the most common reasons (`templates`:
+    the reasons with node names taken out, so that equal reasons group)."""
+    if len(reasons) == 1:
+        return reasons[0][1]
+    if len(reasons) <= DETAIL_NODES or templates is None:
+        return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
+    counts = Counter(templates)
+    top = counts.most_common(2)
+    parts = [f"{n} node{'s' if n != 1 else ''}: {text}" for text, n in top]
+    rest = len(reasons) - sum(n for _, n in top)
+    if rest:
+        parts.append(
+            f"{rest} more node{'s' if rest != 1 else ''} for {len(counts) - len(top)} other reason(s)"
+        )
+    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(parts)
+
+
+def _with_refs(text: str, refs: list[str]) -> str:
+    for i, ref in enumerate(refs):
+        text = text.replace("/" + _CLAIM.format(i), ref)
+    return text
+
+
+def _named(problem: Problem, claims: Sequence[ResourceClaim], names: tuple[ClaimKey, ...]) -> Problem:
+    """The Problem with the claim names of `claims` (the answer was found for other names)."""
+    mine = tuple(_key(c) for c in claims)
+    if mine == names:
+        return problem
+    infos = tuple(
+        replace(info, namespace=ns, name=n) for info, (ns, n) in zip(problem.claims, mine, strict=True)
+    )
+    return replace(problem, claims=infos)
+
+
+def _shape(claims: Sequence[ResourceClaim]) -> ShapeKey:
+    return tuple(
+        (c.metadata.namespace or "default", json.dumps(c.spec.dump(), sort_keys=True, default=str))
+        for c in claims
+    )
+
+
+def _key(claim: ResourceClaim) -> ClaimKey:
+    return (claim.metadata.namespace or "default", claim.metadata.name)
+
+
+def _merge(into: InUse, more: InUse) -> None:
+    into.dedicated |= more.dedicated
+    into.shared |= more.shared
+    for dev, sums in more.capacity.items():
+        mine = into.capacity.setdefault(dev, {})
+        for name, amount in sums.items():
+            mine[name] = mine.get(name, Fraction(0)) + amount
+
+
+def _raise_candidate_errors(problem: Problem) -> None:
+    for alt in problem.alternatives:
+        for cand in alt.candidates:
+            if cand.error is not None:
+                raise cand.error from None
+
+
+__all__ = ["DETAIL_NODES", "FirstFit", "NodeState", "Progress", "why_not"]
