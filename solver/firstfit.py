@@ -365,7 +365,8 @@ def _unplaced(unit: Unit, tried: list[_Tried], n_nodes: int) -> PodPlan:
     for t in tried:
         if t.blocked is not None:
             text = t.blocked
-            template = text.replace(str(t.node.name), "the node") if t.node.name else text
+            name = t.node.name
+            template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
         else:
             assert t.answer is not None
             template = _with_refs(t.answer.reason(), refs)

@@ -1,0 +1,271 @@
+"""The incremental first fit (`solver.firstfit`) decides exactly as the per-pod path did.
+
+The oracle below is the first fit as it was before it became incremental: for every (pod,
+node) a fresh Problem from the whole cluster with every earlier placement (`build_problem`),
+the reference search, the checker on the whole cluster. Same node, same devices, same
+shareIDs, same errors and the same per-node reasons are required on generated clusters with
+pods that share claim specs (so cached answers are reused), network-attached devices and
+shared counters (so a placement changes what other nodes see), and small step budgets (so
+aborted searches are reasons).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import DRIVER, GATES, scenario
+
+from dra_solver.allocators import Job, Ledger, PodPlan, Unit
+from dra_solver.api.cluster import Cluster
+from dra_solver.cel.checks import validate_all as validate_cluster
+from dra_solver.check import check_or_raise
+from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
+from dra_solver.explain import explain_unschedulable
+from dra_solver.firstfit import DETAIL_NODES, FirstFit, why_not
+from dra_solver.pipeline import Options, _with_nodes, join_shared, make_job, plan, resolve_units
+from dra_solver.problem.build import build_problem
+from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
+
+
+def per_pod_first_fit(job: Job, max_steps: int) -> list[PodPlan]:
+    """The slow oracle: the first fit before it was incremental, step for step."""
+    ledger = Ledger(job)
+    out: dict[int, PodPlan] = {}
+    for i in sorted(range(len(job.units)), key=lambda i: -job.units[i].priority):
+        out[i] = _place(job, ledger, job.units[i], max_steps)
+    return [out[i] for i in range(len(job.units))]
+
+
+def _place(job: Job, ledger: Ledger, unit: Unit, max_steps: int) -> PodPlan:
+    if not unit.claims:
+        return PodPlan(unit.name, None, [], "the pod has no unallocated claims", unit.priority)
+    reasons: list[tuple[str | None, str]] = []
+    error: DRASolverError | None = None
+    for n in job.nodes:
+        if n in unit.blocked:
+            reasons.append((n, unit.blocked[n]))
+            continue
+        problem = build_problem(ledger.cluster, unit.claims, n, job.gates, cache=job.cache)
+        try:
+            assignment = allocate_reference(problem, max_steps=max_steps)
+        except InvalidPools as exc:
+            reasons.append((n, str(exc)))
+            error = exc
+            continue
+        except SearchAborted as exc:
+            if max_steps >= DEFAULT_MAX_STEPS:
+                raise
+            for alt in problem.alternatives:
+                for cand in alt.candidates:
+                    if cand.error is not None:
+                        raise cand.error from None
+            reasons.append((n, str(exc)))
+            error = exc
+            continue
+        if assignment is None:
+            reasons.append((n, explain_unschedulable(problem)))
+            continue
+        done = ledger.results(problem, unit.claims, assignment)
+        check_or_raise(ledger.cluster, done, node=n, gates=job.gates)
+        for c in done:
+            ledger.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+        return PodPlan(unit.name, n, done, None, unit.priority, placed=True)
+    return PodPlan(
+        unit.name,
+        None,
+        list(unit.claims),
+        why_not(reasons),
+        unit.priority,
+        error=error if len(job.nodes) == 1 else None,
+        node_reasons=dict(reasons),
+    )
+
+
+def _decisions(pods: list[PodPlan]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            p.name,
+            p.placed,
+            p.node,
+            [c.dump() for c in p.claims],
+            p.node_reasons,
+            p.reason if len(p.node_reasons) <= DETAIL_NODES else None,
+            type(p.error),
+        )
+        for p in pods
+    ]
+
+
+def _both(job: Job, max_steps: int) -> None:
+    """The incremental first fit and the oracle agree, errors included."""
+    try:
+        want = per_pod_first_fit(job, max_steps)
+    except DRASolverError as exc:
+        with pytest.raises(type(exc)) as info:
+            FirstFit(max_steps=max_steps).plan(job)
+        assert str(info.value) == str(exc)
+        return
+    got = FirstFit(max_steps=max_steps).plan(job).pods
+    assert _decisions(got) == _decisions(want)
+
+
+@st.composite
+def planning(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[list[str]], list[str], list[int]]:
+    """Pods (lists of claims) over 2-4 nodes; some claims are copies of others under new names
+    (same shape), some devices are network-attached (every node sees them)."""
+    objs, names = draw(scenario(max_claims=4))
+    claims = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ResourceClaim" and "status" not in o}
+    for name in list(names):
+        for j in range(draw(st.integers(0, 3))):
+            twin = copy.deepcopy(claims[name])
+            twin["metadata"]["name"] = f"{name}-twin{j}"
+            objs.append(twin)
+            names.append(twin["metadata"]["name"])
+    if draw(st.booleans()):
+        devs = []
+        for i in range(draw(st.integers(1, 3))):
+            dev: dict[str, Any] = {
+                "name": f"net-{i}",
+                "attributes": {"numa": {"int": i % 2}, "model": {"string": "a"}},
+                "capacity": {"memory": {"value": "80Gi"}},
+            }
+            if draw(st.booleans()):
+                dev["allowMultipleAllocations"] = True
+            devs.append(dev)
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": "net"},
+                "spec": {
+                    "driver": DRIVER,
+                    "allNodes": True,
+                    "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1},
+                    "devices": devs,
+                },
+            }
+        )
+    slices = [o["spec"] for o in objs if o["kind"] == "ResourceSlice"]
+    nodes = sorted({s["nodeName"] for s in slices if "nodeName" in s})
+    nodes += ["n9"][: draw(st.integers(0, 1))]  # a node without local devices
+    owner = [draw(st.integers(0, len(names) - 1)) for _ in names]
+    pods = [[n for n, o in zip(names, owner, strict=True) if o == p] for p in range(len(names))]
+    pods = [p for p in pods if p]
+    prios = [draw(st.integers(0, 1)) for _ in pods]
+    return objs, pods, nodes, prios
+
+
+def _job(cluster: Cluster, pods: Any, nodes: list[str], prios: list[int] | None = None) -> Job:
+    units = join_shared(resolve_units(cluster, pods, prios))
+    units = [_with_nodes(cluster, u, nodes) for u in units]
+    return make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=GATES))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planning(), st.sampled_from([DEFAULT_MAX_STEPS, 40]))
+def test_incremental_first_fit_makes_the_per_pod_decisions(case, max_steps: int) -> None:
+    objs, pods, nodes, prios = case
+    cluster = Cluster.from_objects(objs)
+    assume(not validate_cluster(cluster))
+    _both(_job(cluster, pods, nodes, prios), max_steps)
+
+
+def _gpu_cluster(nodes: int, gpus: int, pods: int, *, selector: bool = False) -> list[dict[str, Any]]:
+    """Template pods (one GPU each) over labelled nodes; with `selector` every other node is
+    outside the pods' nodeSelector, so the scan skips blocked nodes between fitting ones."""
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}
+            },
+        },
+    ]
+    for n in range(nodes):
+        labels = {"kubernetes.io/hostname": f"n{n}", "pool": "a" if n % 2 == 0 else "b"}
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{n}", "labels": labels}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"n{n}-gpu"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": f"n{n}",
+                    "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{i}"} for i in range(gpus)],
+                },
+            }
+        )
+    for p in range(pods):
+        spec: dict[str, Any] = {
+            "containers": [{"name": "ctr", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        }
+        if selector and p % 3 == 0:
+            spec["nodeSelector"] = {"pool": "b"}
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{p}", "namespace": "default"},
+                "spec": spec,
+            }
+        )
+    return objs
+
+
+def test_template_pods_with_node_selectors_get_the_per_pod_nodes_and_reasons() -> None:
+    cluster = Cluster.from_objects(_gpu_cluster(nodes=6, gpus=2, pods=16, selector=True))
+    job = _job(cluster, None, list(cluster.nodes))
+    _both(job, DEFAULT_MAX_STEPS)
+    out = FirstFit().plan(job)
+    assert out.placed == 12 and not out.pods[-1].placed
+
+
+def test_an_unplaced_pod_over_many_nodes_gets_one_line_and_every_node_in_node_reasons() -> None:
+    cluster = Cluster.from_objects(_gpu_cluster(nodes=10, gpus=1, pods=13, selector=True))
+    out = plan(cluster, allocator="reference")
+    last = out.pod("default/p12")
+    assert not last.placed and len(last.node_reasons) == 10
+    reason = last.reason or ""
+    assert "\n" not in reason and reason.startswith("no node fits the pod (0 of 10 nodes): 5 nodes: ")
+    assert "5 nodes: claim default/p12-gpu: request gpu: gpu: needs 1 device(s)" in reason
+    assert "5 nodes: the node does not match the pod's nodeSelector pool=b" in reason
+    assert "n3" not in reason  # nodes are counted, not listed
+    assert "on node n3" in last.node_reasons["n3"]
+    assert "node n2 does not match" in last.node_reasons["n2"]
+
+
+def test_the_summary_counts_the_most_common_reasons_first() -> None:
+    reasons = [(f"n{i}", f"r{i % 3}") for i in range(10)]
+    templates = ["busy"] * 6 + ["selector"] * 3 + ["taint"]
+    assert why_not(reasons, templates) == (
+        "no node fits the pod (0 of 10 nodes): 6 nodes: busy; 3 nodes: selector; "
+        "1 more node for 1 other reason(s)"
+    )
+
+
+def test_few_nodes_keep_every_node_reason_in_the_line() -> None:
+    reasons = [("a", "x"), ("b", "y")]
+    assert why_not(reasons, ["x", "y"]) == "no node fits the pod: a: x; b: y"
+    assert why_not([("a", "x")]) == "x"
+
+
+def test_two_runs_on_one_job_decide_the_same() -> None:
+    """No state survives a run (answers, versions and floors belong to one plan)."""
+    cluster = Cluster.from_objects(_gpu_cluster(nodes=2, gpus=1, pods=3))
+    job = _job(cluster, None, list(cluster.nodes))
+    assert _decisions(FirstFit().plan(job).pods) == _decisions(FirstFit().plan(job).pods)
