@@ -228,3 +228,96 @@ def pods_over_nodes(
             _claim(f"job-{p:03d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}])
         )
     return objs
+
+
+# --- plans at cluster scale (issue 10) -------------------------------------------------------
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+    }
+
+
+def _gpu_nodes(nodes: int, gpus: int) -> list[dict[str, Any]]:
+    """Node objects and one node-local slice of `gpus` plain GPUs each (`node-0000`, ...)."""
+    objs: list[dict[str, Any]] = []
+    for n in range(nodes):
+        node = f"node-{n:04d}"
+        objs.append(_node(node))
+        objs.append(_slice(f"{node}-gpu", GPU, node, [{"name": f"gpu-{i}"} for i in range(gpus)]))
+    return objs
+
+
+def _gpus(count: int) -> list[dict[str, Any]]:
+    return [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}]
+
+
+def upstream_5000(
+    nodes: int = 500, devices: int = 10, pods: int = 5000, *, template: bool = False
+) -> list[dict[str, Any]]:
+    """(a) upstream's `5000pods_500nodes` shape: nodes x devices, one-device claims — plain
+    claims (each its own pod), or (`template`) Pods that each get a claim from one
+    ResourceClaimTemplate."""
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, devices)]
+    if not template:
+        objs.extend(_claim(f"claim-{p:05d}", _gpus(1)) for p in range(pods))
+        return objs
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-device", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": _gpus(1)}}},
+        }
+    )
+    for p in range(pods):
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{p:05d}", "namespace": "default", "uid": f"uid-{p:05d}"},
+                "spec": {
+                    "containers": [{"name": "ctr", "resources": {"claims": [{"name": "dev"}]}}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": "one-device"}],
+                },
+            }
+        )
+    return objs
+
+
+def gpu_sizes(nodes: int = 250, gpus: int = 8, claims: int = 1500, seed: int = 10) -> list[dict[str, Any]]:
+    """(b) nodes x 8 GPUs, claims of 1/2/4/8 GPUs in random order (sizes divide 8, so first
+    fit decreasing reaches the count optimum)."""
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, gpus)]
+    objs.extend(_claim(f"job-{c:05d}", _gpus(rng.choice((1, 2, 4, 8)))) for c in range(claims))
+    return objs
+
+
+def partly_used(nodes: int = 500, gpus: int = 8, claims: int = 2000, seed: int = 6) -> list[dict[str, Any]]:
+    """(f) heterogeneous state: nodes x 8 GPUs, each with 0-8 GPUs (random) held by a running
+    claim, then pending claims of 1/2/4/8 GPUs."""
+    rng = random.Random(seed)
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, gpus)]
+    for n in range(nodes):
+        held = rng.randint(0, gpus)
+        if not held:
+            continue
+        node = f"node-{n:04d}"
+        running = _claim(f"running-{n:04d}", _gpus(held))
+        results = [
+            {"request": "gpu", "driver": GPU, "pool": f"{node}-gpu", "device": f"gpu-{i}"}
+            for i in range(held)
+        ]
+        selector = {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+            ]
+        }
+        running["status"] = {"allocation": {"devices": {"results": results}, "nodeSelector": selector}}
+        objs.append(running)
+    objs.extend(_claim(f"job-{c:05d}", _gpus(rng.choice((1, 2, 4, 8)))) for c in range(claims))
+    return objs

@@ -72,11 +72,11 @@ def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node:
     """Why `pod` cannot run on `node`, or None: a pod whose claims (`pod_claims`, computed once
     by the caller for every node it tries) are already allocated can only run where their node
     selectors allow."""
-    view = NodeView.of(node, cluster.nodes)
     for claim in claims:
         alloc = claim.status.allocation if claim.status else None
         if alloc is None or alloc.node_selector is None:
             continue
+        view = NodeView.of(node, cluster.nodes)  # here, not above: most pods have no such claim
         if view is None or not node_selector_matches(alloc.node_selector, view, claim.ref):
             where = f"node {node}" if node else "no node"
             return f"claim {claim.ref} of {pod.ref} is allocated with a node selector excluding {where}"

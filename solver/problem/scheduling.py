@@ -41,8 +41,6 @@ def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
     if node is None:
         return None
     obj = cluster.nodes.get(node)
-    view = NodeView.of(node, cluster.nodes)
-    assert view is not None
     required = spec.affinity.node_affinity if spec.affinity and spec.affinity.node_affinity else None
     terms = required.required_during_scheduling_ignored_during_execution if required else None
     if obj is None and (any(k != HOSTNAME for k in spec.node_selector) or terms is not None):
@@ -50,11 +48,14 @@ def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
             f"node {node} has no Node object in the input, so its labels are unknown, and the pod "
             "selects nodes by label (nodeSelector / node affinity)"
         )
-    for key, value in spec.node_selector.items():
-        if view.labels.get(key) != value:
-            return f"node {node} does not match the pod's nodeSelector {key}={value}"
-    if terms is not None and not node_selector_matches(terms, view, pod.ref):
-        return f"node {node} does not match the pod's required node affinity"
+    if spec.node_selector or terms is not None:  # the view copies the labels: only when read
+        view = NodeView.of(node, cluster.nodes)
+        assert view is not None
+        for key, value in spec.node_selector.items():
+            if view.labels.get(key) != value:
+                return f"node {node} does not match the pod's nodeSelector {key}={value}"
+        if terms is not None and not node_selector_matches(terms, view, pod.ref):
+            return f"node {node} does not match the pod's required node affinity"
     if obj is not None:
         return _taint_refusal(pod, obj)
     return None
