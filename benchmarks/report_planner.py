@@ -1,4 +1,5 @@
-"""Run the planner benchmark once and report it in docs/benchmarks.md ("Planner" section).
+"""Run the planner benchmarks once and report them in docs/benchmarks.md ("Planner" and
+"Planner at scale" sections).
 
 Usage: `python -m benchmarks.report_planner` (from the repository root).
 """
@@ -12,6 +13,8 @@ from benchmarks.report import run_json, write_section
 
 BENCH = "benchmarks/test_bench_planner.py"
 SECTION = "Planner"
+SCALE_BENCH = "benchmarks/test_bench_plan_scale.py"
+SCALE_SECTION = "Planner at scale"
 
 
 def section(data: dict[str, Any]) -> str:
@@ -44,10 +47,49 @@ def section(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def scale_section(data: dict[str, Any]) -> str:
+    """The issue-10 workloads with the reference planner: wall clock of one run each."""
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"## {SCALE_SECTION}",
+        "",
+        "The reference planner (incremental first fit, `solver/firstfit.py`) on the issue-10 workloads "
+        "of `benchmarks/workloads.py`: `dra_solver.plan(cluster, allocator=\"reference\")` on a loaded "
+        "Cluster — resolving pods and nodes, first fit, results and the checker on every placement. "
+        f"Wall clock of one run of `{SCALE_BENCH}`, {when}, 2 cores (shared with other work: expect "
+        "noise). *first fit* is the part spent in `FirstFit.plan`; loading the objects is not included.",
+        "",
+        "| workload | pods | placed | plan | pods/s | first fit | load | peak RSS |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for b in data["benchmarks"]:
+        info = b["extra_info"]
+        seconds = b["stats"]["median"]
+        placed = f"{info['placed']:,}"
+        if info.get("count_optimum") is not None:
+            placed += f" (count optimum {info['count_optimum']:,})"
+        lines.append(
+            f"| {info['workload']} | {info['pods']:,} | {placed} | {seconds:.2f} s | "
+            f"{info['pods'] / seconds:,.0f} | {info['first_fit_seconds']:.2f} s | "
+            f"{info['load_seconds']:.2f} s | {info['peak_rss_mib']:,} MiB |"
+        )
+    lines += [
+        "",
+        "Target (issue 10): the reference planner at >= 200 pods/s on (a), in both forms. "
+        "First fit takes pods in input order, so on (b) and (f) it strands GPUs; the count optimum "
+        "is for CP-SAT to reach.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def main() -> int:
     text = section(run_json(BENCH))
     print(text)
     write_section(text, name=SECTION)
+    scale = scale_section(run_json(SCALE_BENCH))
+    print(scale)
+    write_section(scale, name=SCALE_SECTION)
     return 0
 
 

@@ -13,15 +13,26 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
+from dra_solver.allocators import PlanOutcome
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
@@ -315,25 +326,79 @@ def plan(
     errors = validate_cluster(cluster, cluster.source_of)
     if errors:
         _fail(errors)
+    options = _options(allocator, feature_gates, seed, strategy, time_limit)
+    started = time.perf_counter()
     try:
-        outcome = plan_pods(
-            cluster,
-            pods=pod or None,
-            nodes=node or None,
-            options=_options(allocator, feature_gates, seed, strategy, time_limit),
-        )
+        with _plan_progress(options) as options:
+            outcome = plan_pods(cluster, pods=pod or None, nodes=node or None, options=options)
     except DRASolverError as exc:
         _fail([exc])
+    seconds = time.perf_counter() - started
     claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
     sys.stdout.write(dumps((c.dump() for c in claims.values()), output.value))  # a shared claim once
+    every_pod = len(outcome.pods) <= POD_LINES
     for p in outcome.pods:
-        if p.placed:
-            _err.print(Text(f"{p.name}: node {p.node}", style="green"))
-        else:
+        if not p.placed:
             _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
-    _err.print(Text(f"placed {outcome.placed} of {len(outcome.pods)} pods", style="bold"))
+        elif every_pod:
+            _err.print(Text(f"{p.name}: node {p.node}", style="green"))
+    _err.print(Text(plan_summary(outcome, seconds), style="bold"))
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+POD_LINES = 50
+"""Up to this many pods, `plan` names every placed pod's node on stderr; above, only the pods
+not placed get a line (each one line), so that a large plan ends in a summary, not a flood."""
+
+
+def plan_summary(outcome: PlanOutcome, seconds: float) -> str:
+    """One line: placed of total, the allocator and what its stats say of the solve (status,
+    objective, bound, gap, a fallback to first fit), first fit's count, and the wall clock of
+    the planning (loading and validating the input, and writing the output, not included)."""
+    stats = outcome.stats
+    parts = [outcome.allocator]
+    status = stats.get("status", stats.get("cpsat_status"))
+    if status is not None:
+        parts.append(f"status {status}")
+    for label, keys in (("objective", ("objective", "cpsat_objective")), ("bound", ("bound", "cpsat_bound"))):
+        value = next((stats[k] for k in keys if stats.get(k) is not None), None)
+        if value is not None:
+            parts.append(f"{label} {_number(value)}")
+    if stats.get("gap") is not None:
+        parts.append(f"gap {_number(stats['gap'])}")
+    if stats.get("fallback"):
+        parts.append(f"kept {stats['fallback']}")
+    if outcome.allocator != "reference" and stats.get("reference_placed") is not None:
+        parts.append(f"first fit placed {stats['reference_placed']}")
+    placed = f"placed {outcome.placed} of {len(outcome.pods)} pods"
+    return f"{placed} ({', '.join(parts)}), planned in {seconds:.1f} s"
+
+
+def _number(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+@contextmanager
+def _plan_progress(options: Options) -> Iterator[Options]:
+    """The options with a progress bar on stderr while first fit works, then a spinner while
+    the chosen allocator improves on it — only when stderr is a terminal (never in pipes,
+    files or CI logs)."""
+    if not _err.is_terminal:
+        yield options
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=_err, transient=True) as bar:
+        task = bar.add_task("first fit", total=None)
+        later = "CP-SAT (up to the time limit)" if options.allocator == "cpsat" else "results"
+
+        def progress(done: int, total: int) -> None:
+            if done == total:
+                bar.update(task, description=later, completed=done, total=None)
+            elif done % 50 == 0 or done == 1:
+                bar.update(task, completed=done, total=total)
+
+        yield Options.of(options, progress=progress)
 
 
 def _options(

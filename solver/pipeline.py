@@ -30,7 +30,7 @@ from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.errors import InputError, ValidationErrors
-from dra_solver.firstfit import FirstFit
+from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.scheduling import node_refusal, pod_priority
@@ -48,7 +48,8 @@ class Options:
     """How to run: one value instead of loose keyword arguments, passed down unchanged.
 
     `feature_gates` accepts FeatureGates, a mapping or `Name=true,Other=false`. `cache` (a
-    CEL EvalCache) may be shared across runs on the same cluster; it never changes results."""
+    CEL EvalCache) may be shared across runs on the same cluster; it never changes results;
+    nor does `progress`."""
 
     allocator: AllocatorName = "cpsat"
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
@@ -56,6 +57,8 @@ class Options:
     strategy: Strategy = "pack"
     time_limit: float = 10.0
     cache: EvalCache | None = field(default=None, compare=False, repr=False)
+    progress: Progress | None = field(default=None, compare=False, repr=False)
+    """Told (pods decided, pods) as first fit works (the CLI's progress bar); never changes results."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATORS:
@@ -200,7 +203,7 @@ def run(
     """The one run every entry point goes through: first fit, then the chosen allocator."""
     allocator = ALLOCATORS[options.allocator]
     job = make_job(cluster, units, nodes, options)
-    first = FirstFit(max_steps=allocator.first_fit_steps).plan(job)
+    first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
     first.stats["reference_placed"] = first.placed
     return allocator.improve(job, first)
 

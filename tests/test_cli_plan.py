@@ -8,7 +8,8 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.allocators import PlanOutcome, PodPlan
+from dra_solver.cli import POD_LINES, app, plan_summary
 
 runner = CliRunner()
 
@@ -44,3 +45,41 @@ def test_plan_exits_2_and_says_why_when_a_pod_does_not_fit(tmp_path: Path) -> No
     result = runner.invoke(app, ["plan", _write(tmp_path, objs), "--allocator", "reference"])
     assert result.exit_code == 2
     assert "not placed" in result.stderr and "placed 1 of 2 pods" in result.stderr
+
+
+def test_plan_summary_names_allocator_status_bound_and_first_fit(tmp_path: Path) -> None:
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0")], node="node-a"),
+        claim("c1", [request("gpu")]),
+        claim("c2", [request("gpu")]),
+    ]
+    result = runner.invoke(app, ["plan", _write(tmp_path, objs), "--time-limit", "2"])
+    summary = result.stderr.strip().splitlines()[-1]
+    assert summary.startswith("placed 1 of 2 pods (cpsat, status ")
+    assert "first fit placed 1), planned in " in summary and summary.endswith(" s")
+
+
+def test_plan_summary_reports_a_bound_and_gap_when_the_stats_have_them() -> None:
+    pods = [PodPlan("a", "n", [], placed=True), PodPlan("b", None, [], "no")]
+    stats = {"status": "FEASIBLE", "objective": 1, "bound": 2, "gap": 0.5, "reference_placed": 1}
+    assert plan_summary(PlanOutcome(pods, "cpsat", stats), 1.26) == (
+        "placed 1 of 2 pods (cpsat, status FEASIBLE, objective 1, bound 2, gap 0.5, "
+        "first fit placed 1), planned in 1.3 s"
+    )
+
+
+def test_large_plans_print_only_unplaced_pods_and_no_progress_when_stderr_is_not_a_terminal(
+    tmp_path: Path,
+) -> None:
+    n = POD_LINES + 5
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device(f"gpu-{i}") for i in range(n - 1)], node="node-a"),
+        *(claim(f"c{i:03d}", [request("gpu")]) for i in range(n)),
+    ]
+    result = runner.invoke(app, ["plan", _write(tmp_path, objs), "--allocator", "reference"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"default/c{n - 1:03d}: not placed: ")
+    assert lines[1].startswith(f"placed {n - 1} of {n} pods (reference), planned in ")
