@@ -37,7 +37,16 @@ from dra_solver.api.models import ResourceClaim, ResourceSlice
 from dra_solver.check import check, check_or_raise
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
-from dra_solver.inventory import InUse, NodeView, PoolID, Pools, gather_pools, in_use_from_claims
+from dra_solver.inventory import (
+    DeviceID,
+    InUse,
+    NodeView,
+    PoolID,
+    Pools,
+    gather_pools,
+    in_use_from_claims,
+    visible_devices,
+)
 from dra_solver.problem.build import build_problem, context_from, problem_from_context
 from dra_solver.problem.devices import Context
 from dra_solver.problem.flat import Assignment, Problem
@@ -73,6 +82,10 @@ class NodeState:
     slice of their pools (completeness is counted over a whole pool)."""
     pool_ids: frozenset[PoolID]
     """The pools of `slices`: a placement in one of them may change this node's answers."""
+    devices: tuple[DeviceID, ...]
+    """The devices the node sees (of its valid pools), as precompute lists them."""
+    free: int = 0
+    """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
     version: int = 0
     _context: tuple[int, Context] | None = None
 
@@ -151,9 +164,16 @@ class _Run:
         self._index_slices()
         self.nodes = [self._node_state(i, n) for i, n in enumerate(self.job.nodes)]
         self._by_pool: dict[PoolID, list[NodeState]] = {}
+        self._seen_by: dict[DeviceID, list[NodeState]] = {}
         for state in self.nodes:
             for pid in state.pool_ids:
                 self._by_pool.setdefault(pid, []).append(state)
+            for dev in state.devices:
+                self._seen_by.setdefault(dev, []).append(state)
+        self._count_free()
+        self._needs: dict[ShapeKey, int] = {}
+        self._clean: set[tuple[ShapeKey, int]] = set()
+        """(shape, node) whose Problem had no CEL error on any candidate when it was built."""
 
     # --- what each node sees ----------------------------------------------------------------
 
@@ -176,7 +196,15 @@ class _Run:
         chosen = sorted({i for pid in pool_ids for i in self._pool_slices[pid]})
         slices = [self.cluster.slices[i] for i in chosen]
         view = NodeView.of(name, self.cluster.nodes)
-        return NodeState(index, name, view, gather_pools(slices, view, self.job.gates), slices, pool_ids)
+        pools = gather_pools(slices, view, self.job.gates)
+        devices = tuple(
+            (pool.driver, pool.name, d.name) for pool in pools.valid() for _, d in visible_devices(pool, view)
+        )
+        return NodeState(index, name, view, pools, slices, pool_ids, devices)
+
+    def _count_free(self) -> None:
+        for state in self.nodes:
+            state.free = sum(dev not in self.in_use.dedicated for dev in state.devices)
 
     def may_try(self, unit: Unit, node: NodeState) -> str | None:
         """Why `unit` may not use `node` (its scheduling constraints), or None: the one place
@@ -184,6 +212,21 @@ class _Run:
         return unit.blocked[node.name] if node.name in unit.blocked else None
 
     # --- answers ----------------------------------------------------------------------------
+
+    def hopeless(self, shape: ShapeKey, claims: Sequence[ResourceClaim], node: NodeState) -> bool:
+        """The pre-filter (the scheduler's PreFilter/Filter idea): the shape cannot fit on the
+        node because one of its requests needs more distinct devices than the node has free —
+        decided from a count, without building the Problem. Only where skipping the search
+        cannot hide an error the search would raise: requests in ExactCount mode without admin
+        access, and either no free device at all (the search stops at "busy" before it reads a
+        CEL error) or a build of this shape on this node without CEL errors (selectors read the
+        device, not its use, so none appear later)."""
+        need = self._needs.get(shape)
+        if need is None:
+            need = self._needs[shape] = _least_devices(claims)
+        if node.free >= need:
+            return False
+        return node.free == 0 or (shape, node.index) in self._clean
 
     def answer(self, unit: Unit, shape: ShapeKey, names: tuple[ClaimKey, ...], node: NodeState) -> Answer:
         """The reference search for `unit` on `node` now, reused when the shape was tried there
@@ -198,6 +241,8 @@ class _Run:
         problem = problem_from_context(node.context(self), unit.claims)
         answer = self._search(problem, node, names)
         self.answers[(shape, node.index)] = answer
+        if answer.shareable:
+            self._clean.add((shape, node.index))
         return answer
 
     def _search(self, problem: Problem, node: NodeState, names: tuple[ClaimKey, ...]) -> Answer:
@@ -233,7 +278,11 @@ class _Run:
             self.ledger.cluster.claims[_key(c)] = c
             self._allocated.add(_key(c))
             pools |= self._hold(c)
-        _merge(self.in_use, in_use_from_claims(claims, self.job.gates))
+        more = in_use_from_claims(claims, self.job.gates)
+        for dev in more.dedicated - self.in_use.dedicated:
+            for state in self._seen_by.get(dev, ()):
+                state.free -= 1
+        _merge(self.in_use, more)
         touched = sorted({s.index for pid in pools for s in self._by_pool.get(pid, ())})
         for i in touched:
             self.nodes[i].version += 1
@@ -272,6 +321,7 @@ class _Run:
         for state in self.nodes:
             state.version += 1
         self.changes.extend(range(len(self.nodes)))
+        self._count_free()
 
     def collides(self, unit: Unit) -> bool:
         """A claim of the pod has the name of an allocated claim: the per-pod path leaves that
@@ -319,6 +369,10 @@ class FirstFit:
         for node in run.nodes[start:]:
             if run.may_try(unit, node) is not None:
                 known = False
+                continue
+            if run.hopeless(shape, unit.claims, node):
+                if known:
+                    run.floors[shape] = (node.index + 1, len(run.changes))
                 continue
             answer = run.answer(unit, shape, names, node)
             if answer.assignment is not None:
@@ -404,6 +458,24 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
             f"{rest} more node{'s' if rest != 1 else ''} for {len(counts) - len(top)} other reason(s)"
         )
     return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(parts)
+
+
+def _least_devices(claims: Sequence[ResourceClaim]) -> int:
+    """The most distinct devices one request of the pod needs (firstAvailable: its smallest
+    subrequest): different requests may share a multi-allocatable device, one request may
+    not. 0 (no pre-filter) when a request has admin access (it may use allocated devices) or
+    asks for All (its preparation can fail with an error on a node)."""
+    need = 0
+    for claim in claims:
+        for req in claim.spec.devices.requests:
+            if req.exactly is not None:
+                options = [(req.exactly.allocation_mode, req.exactly.count, bool(req.exactly.admin_access))]
+            else:
+                options = [(s.allocation_mode, s.count, False) for s in req.first_available or ()]
+            if not options or any(mode not in (None, "ExactCount") or admin for mode, _, admin in options):
+                return 0
+            need = max(need, min(count if count is not None else 1 for _, count, _ in options))
+    return need
 
 
 def _with_refs(text: str, refs: list[str]) -> str:

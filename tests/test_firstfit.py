@@ -269,3 +269,110 @@ def test_two_runs_on_one_job_decide_the_same() -> None:
     cluster = Cluster.from_objects(_gpu_cluster(nodes=2, gpus=1, pods=3))
     job = _job(cluster, None, list(cluster.nodes))
     assert _decisions(FirstFit().plan(job).pods) == _decisions(FirstFit().plan(job).pods)
+
+
+@st.composite
+def filling(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
+    """Plain GPUs on 2-5 nodes, some held already, and many pods of a few shapes (counts 1-3,
+    firstAvailable, admin access, All, a network pool): nodes fill up one after the other, so
+    the pre-filter, the floors and the answer cache decide most tries."""
+    n_nodes = draw(st.integers(2, 5))
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    ]
+    held: list[dict[str, Any]] = []
+    for n in range(n_nodes):
+        devs = [{"name": f"g{i}"} for i in range(draw(st.integers(0, 4)))]
+        for d in devs:
+            if draw(st.integers(0, 3)) == 0:
+                d["allowMultipleAllocations"] = True
+        pool = f"n{n}"
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"n{n}-gpu"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": f"n{n}",
+                    "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devs,
+                },
+            }
+        )
+        held += [
+            {"request": "r", "driver": DRIVER, "pool": pool, "device": d["name"]}
+            for d in devs
+            if not d.get("allowMultipleAllocations") and draw(st.integers(0, 3)) == 0
+        ]
+    if draw(st.booleans()):
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": "net"},
+                "spec": {
+                    "driver": DRIVER,
+                    "allNodes": True,
+                    "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"net-{i}"} for i in range(draw(st.integers(1, 2)))],
+                },
+            }
+        )
+    if held:
+        old = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "old", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+            "status": {"allocation": {"devices": {"results": held}}},
+        }
+        objs.append(old)
+    shapes = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["count", "count", "first", "admin", "all", "two"]))
+        exactly: dict[str, Any] = {"deviceClassName": "gpu", "count": draw(st.integers(1, 3))}
+        if kind == "admin":
+            exactly["adminAccess"] = True
+        if kind == "all":
+            exactly = {"deviceClassName": "gpu", "allocationMode": "All"}
+        if kind == "first":
+            subs = [{"name": f"s{k}", "deviceClassName": "gpu", "count": c} for k, c in enumerate((3, 1))]
+            requests: list[dict[str, Any]] = [{"name": "r", "firstAvailable": subs}]
+        elif kind == "two":
+            requests = [{"name": f"r{k}", "exactly": {"deviceClassName": "gpu"}} for k in range(2)]
+        else:
+            requests = [{"name": "r", "exactly": exactly}]
+        shapes.append({"devices": {"requests": requests}})
+    names = []
+    for p in range(draw(st.integers(2, 12))):
+        spec = copy.deepcopy(shapes[draw(st.integers(0, len(shapes) - 1))])
+        names.append(f"p{p:02d}")
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": names[-1], "namespace": "default"},
+                "spec": spec,
+            }
+        )
+    return objs, [f"n{n}" for n in range(n_nodes)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filling())
+def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> None:
+    objs, nodes = case
+    cluster = Cluster.from_objects(objs)
+    assume(not validate_cluster(cluster))
+    gates = "DRAPrioritizedList=true,DRAAdminAccess=true,DRAConsumableCapacity=true"
+    units = [_with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
+    _both(
+        make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=gates)),
+        DEFAULT_MAX_STEPS,
+    )
