@@ -75,7 +75,7 @@ class PodPlan:
     error: DRASolverError | None = None
     """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
     report it as an error when there was only one node to try."""
-    node_reasons: dict[str | None, str] = field(default_factory=dict)
+    node_reasons: Mapping[str | None, str] = field(default_factory=dict)
     """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
     one-line summary)."""
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -152,6 +152,10 @@ class _Run:
     """Shape -> (first node not known to fail for it, len(changes) when that was known)."""
     changes: list[int] = field(default_factory=list)
     """Indices of nodes whose version changed, in order: lowers the floors lazily."""
+    nowhere: dict[tuple[ShapeKey, frozenset[tuple[str | None, str]]], tuple[int, _Nowhere]] = field(
+        default_factory=dict
+    )
+    """(shape, blocked nodes) -> (len(changes) then, why no node took it): reused until a change."""
 
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster
@@ -382,11 +386,17 @@ class FirstFit:
                 return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
             if known:
                 run.floors[shape] = (node.index + 1, len(run.changes))
-        tried = []
-        for node in run.nodes:
-            why = run.may_try(unit, node)
-            tried.append(_Tried(node, why, None if why else run.answer(unit, shape, names, node)))
-        return _unplaced(unit, tried, len(run.nodes))
+        blocked = (shape, frozenset(unit.blocked.items()))
+        seen = run.nowhere.get(blocked)
+        if seen is None or seen[0] != len(run.changes):
+            tried = []
+            for node in run.nodes:
+                why = run.may_try(unit, node)
+                tried.append(
+                    _Tried(node, why, None if why is not None else run.answer(unit, shape, names, node))
+                )
+            seen = run.nowhere[blocked] = (len(run.changes), _nowhere(tried))
+        return _unplaced(unit, seen[1], len(run.nodes))
 
     def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
         """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
@@ -407,37 +417,74 @@ class FirstFit:
                 run.recount()
                 return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
             tried.append(_Tried(node, None, answer))
-        return _unplaced(unit, tried, len(run.nodes))
+        return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
-def _unplaced(unit: Unit, tried: list[_Tried], n_nodes: int) -> PodPlan:
-    """The PodPlan of a pod no node takes: every node's reason (`node_reasons`) and one line."""
-    refs = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in unit.claims]
-    per_node: dict[str | None, str] = {}
+@dataclass(frozen=True)
+class _Nowhere:
+    """Why a pod shape fits on no node at one state of the run, with placeholders for the
+    claim refs: shared by every pod of that shape and those scheduling constraints that is
+    tried before anything changes (a full cluster turns pod after pod away)."""
+
+    texts: dict[str | None, str]
+    summary: str
+    error: DRASolverError | None
+
+
+def _nowhere(tried: list[_Tried]) -> _Nowhere:
+    texts: dict[str | None, str] = {}
     templates: list[str] = []
     error: DRASolverError | None = None
     for t in tried:
+        name = t.node.name
         if t.blocked is not None:
             text = t.blocked
-            name = t.node.name
             template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
         else:
             assert t.answer is not None
-            template = _with_refs(t.answer.reason(), refs)
-            text = template.replace(_NODE, str(t.node.name))
+            template = t.answer.reason()
+            text = template.replace(_NODE, str(name))
             template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
             if t.answer.failure is not None:
                 error = t.answer.failure
-        per_node[t.node.name] = text
+        texts[name] = text
         templates.append(template)
+    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+
+
+class NodeReasons(Mapping[str | None, str]):
+    """`PodPlan.node_reasons` of a pod first fit could not place: node -> why that node did not
+    take it. The texts are shared by the pods of one shape; each pod's claim refs are put in
+    when a text is read, so that a full cluster costs no per-pod, per-node strings."""
+
+    def __init__(self, texts: dict[str | None, str], refs: list[str]) -> None:
+        self._texts = texts
+        self._refs = refs
+
+    def __getitem__(self, node: str | None) -> str:
+        return _with_refs(self._texts[node], self._refs)
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
+    """The PodPlan of a pod no node takes: one line and every node's reason (`node_reasons`)."""
+    refs = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in unit.claims]
     return PodPlan(
         unit.name,
         None,
         list(unit.claims),
-        why_not(list(per_node.items()), templates),
+        _with_refs(nowhere.summary, refs),
         unit.priority,
-        error=error if n_nodes == 1 else None,
-        node_reasons=per_node,
+        error=nowhere.error if n_nodes == 1 else None,
+        node_reasons=NodeReasons(nowhere.texts, refs),
     )
 
 
@@ -522,4 +569,4 @@ def _raise_candidate_errors(problem: Problem) -> None:
                 raise cand.error from None
 
 
-__all__ = ["DETAIL_NODES", "FirstFit", "NodeState", "Progress", "why_not"]
+__all__ = ["DETAIL_NODES", "FirstFit", "NodeReasons", "NodeState", "Progress", "why_not"]
