@@ -21,11 +21,12 @@ from strategies import DRIVER, GATES, scenario
 
 from dra_solver.allocators import Job, Ledger, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
-from dra_solver.check import check_or_raise
+from dra_solver.check import CheckFailed, check, check_or_raise
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
-from dra_solver.firstfit import DETAIL_NODES, FirstFit, why_not
+from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Run, why_not
 from dra_solver.pipeline import Options, _with_nodes, join_shared, make_job, plan, resolve_units
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
@@ -376,3 +377,43 @@ def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> 
         make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=gates)),
         DEFAULT_MAX_STEPS,
     )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planning(), st.data())
+def test_the_check_on_a_nodes_part_of_the_cluster_rejects_what_the_whole_check_rejects(case, data) -> None:
+    """First fit checks a placement against the node's slices and the claims holding devices in
+    their pools only; it must accept and reject exactly what `solver.check` on the whole
+    cluster accepts and rejects — tried here with first fit's own placements, some with one
+    device swapped for one picked at random from every slice (other nodes', network-attached,
+    held ones), and checked on a node picked at random."""
+    objs, pods, nodes, _ = case
+    cluster = Cluster.from_objects(objs)
+    assume(not validate_cluster(cluster))
+    job = _job(cluster, pods, nodes)
+    try:
+        first = FirstFit().plan(job)
+    except DRASolverError:
+        assume(False)
+        return
+    chosen = [p for p in first.pods if p.placed]
+    assume(chosen)
+    pod = data.draw(st.sampled_from(chosen))
+    everything = [(s.spec.driver, s.spec.pool.name, d.name) for s in cluster.slices for d in s.spec.devices]
+    placed = []
+    for c in pod.claims:
+        dump = c.dump()
+        results = dump["status"]["allocation"]["devices"]["results"]
+        if results and data.draw(st.booleans()):
+            k = data.draw(st.integers(0, len(results) - 1))
+            driver, pool, device = data.draw(st.sampled_from(everything))
+            results[k].update({"driver": driver, "pool": pool, "device": device})
+        placed.append(ResourceClaim.model_validate(dump))
+    run = _Run(job, Ledger(job), DEFAULT_MAX_STEPS)
+    state = data.draw(st.sampled_from([s for s in run.nodes if s.name == pod.node] + run.nodes))
+    whole = check(run.ledger.cluster, placed, node=state.name, gates=job.gates)
+    if whole:
+        with pytest.raises(CheckFailed):
+            run._check(placed, state)
+    else:
+        run._check(placed, state)
