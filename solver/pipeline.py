@@ -361,6 +361,8 @@ def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Un
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
     (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
     pods = [(m.pod, pod_claims(cluster, m.pod)) for m in unit.members if m.pod is not None]
+    if not pods:
+        return unit  # a list of claims: no scheduling constraints (and no loop over the nodes)
     blocked: dict[str | None, str] = {}
     for n in nodes:
         for pod, claims in pods:
