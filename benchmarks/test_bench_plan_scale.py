@@ -4,9 +4,11 @@ Workloads (`benchmarks/workloads.py`): (a) upstream's `5000pods_500nodes` shape 
 devices, 5,000 one-device claims, once as plain claims (each its own pod) and once as 5,000
 Pods from one ResourceClaimTemplate; (b) 250 nodes x 8 GPUs, 1,500 claims of 1/2/4/8 GPUs;
 (f) 500 nodes x 8 GPUs each partly held by a running claim (0-8 GPUs), 2,000 pending claims of
-1/2/4/8 GPUs. Timed: `dra_solver.plan(cluster, allocator="reference")` on a loaded Cluster
-(resolving pods and nodes, first fit, results, the checker), one round each — the numbers are
-wall clock on whatever machine runs them. Run: `pytest benchmarks/test_bench_plan_scale.py`.
+1/2/4/8 GPUs; (g) (a)'s shape at 10,000 nodes and 50,000 claims.
+
+Timed: `dra_solver.plan(cluster, allocator="reference")` on a loaded Cluster (resolving pods and
+nodes, first fit, results, the checker), one round each — wall clock on whatever machine runs
+them. Run: `pytest benchmarks/test_bench_plan_scale.py`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ WORKLOADS: dict[str, tuple[str, Callable[[], list[dict[str, Any]]]]] = {
     ),
     "b": ("(b) 250 nodes x 8 GPUs, 1,500 claims of 1/2/4/8 GPUs", gpu_sizes),
     "f": ("(f) 500 nodes x 8 GPUs partly held (0-8), 2,000 claims of 1/2/4/8 GPUs", partly_used),
+    "g": (
+        "(g) 10,000 nodes x 10 devices, 50,000 one-device claims",
+        lambda: upstream_5000(10_000, 10, 50_000),
+    ),
 }
 
 
