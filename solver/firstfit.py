@@ -25,8 +25,8 @@ per-node reasons; `tests/test_firstfit.py` compares the two on generated cluster
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -490,21 +490,38 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
 
 def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
     """One line for a pod that fits nowhere: the node's reason when there is one node, every
-    node's reason when there are few, else the counts of the most common reasons (`templates`:
-    the reasons with node names taken out, so that equal reasons group)."""
+    node's reason when there are few, else the counts of the two most common reasons
+    (`templates`: the reasons with node names taken out, so that equal reasons group)."""
     if len(reasons) == 1:
         return reasons[0][1]
     if len(reasons) <= DETAIL_NODES or templates is None:
         return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
-    counts = Counter(templates)
-    top = counts.most_common(2)
-    parts = [f"{n} node{'s' if n != 1 else ''}: {text}" for text, n in top]
-    rest = len(reasons) - sum(n for _, n in top)
+    groups: dict[str, list[str]] = {}
+    for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
+        groups.setdefault(_DIGITS.sub("#", text), []).append(text)
+    top = sorted(groups.values(), key=len, reverse=True)[:2]  # stable: ties in node order
+    parts = [f"{len(texts)} node{'s' if len(texts) != 1 else ''}: {_ranges(texts)}" for texts in top]
+    rest = len(reasons) - sum(len(texts) for texts in top)
     if rest:
-        parts.append(
-            f"{rest} more node{'s' if rest != 1 else ''} for {len(counts) - len(top)} other reason(s)"
-        )
+        others = len(groups) - len(top)
+        parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
     return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(parts)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _ranges(texts: list[str]) -> str:
+    """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
+    numbers = list(zip(*(_DIGITS.findall(t) for t in texts), strict=True))
+    out = []
+    for i, piece in enumerate(_DIGITS.split(texts[0])):
+        out.append(piece)
+        if i < len(numbers):
+            values = numbers[i]
+            low, high = min(values, key=int), max(values, key=int)
+            out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
+    return "".join(out)
 
 
 def _least_devices(claims: Sequence[ResourceClaim]) -> int:

@@ -259,6 +259,15 @@ def test_the_summary_counts_the_most_common_reasons_first() -> None:
     )
 
 
+def test_reasons_that_differ_only_in_numbers_group_with_ranges() -> None:
+    reasons = [(f"n{i}", "") for i in range(6)]
+    templates = [f"needs 8 device(s), 8 match; {i % 4} of the remaining 8 are free" for i in range(5)] + ["x"]
+    assert why_not(reasons, templates) == (
+        "no node fits the pod (0 of 6 nodes): 5 nodes: needs 8 device(s), 8 match; 0-3 of the remaining 8 "
+        "are free; 1 node: x"
+    )
+
+
 def test_few_nodes_keep_every_node_reason_in_the_line() -> None:
     reasons = [("a", "x"), ("b", "y")]
     assert why_not(reasons, ["x", "y"]) == "no node fits the pod: a: x; b: y"
