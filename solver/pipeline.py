@@ -34,6 +34,7 @@ from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
+from dra_solver.check import CheckFailed, check_node_resources
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.gates import FeatureGates
@@ -137,7 +138,7 @@ def plan(
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     units = [_with_nodes(cluster, u, node_list) for u in units]
-    return _per_pod(units, run(cluster, units, node_list, opts))
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
 
 
 def allocate(
@@ -187,7 +188,7 @@ def allocate(
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = _per_pod([unit], run(cluster, [unit], candidates, opts))
+    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -386,9 +387,10 @@ def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Un
     return replace(unit, blocked=blocked)
 
 
-def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
-    claim's `status.reservedFor` naming the Pods that use it."""
+    claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
+    the nodes' allocatable resources (`check.check_node_resources`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {_name(c): c for c in plan_.claims}
@@ -401,7 +403,23 @@ def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             pods.append(replace(plan_, name=m.name, claims=[by_ref[r] for r in refs[m.name]], extended=ext))
+    _verify_resources(cluster, units, pods)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
+
+
+def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
+    objs = {m.name: m.pod for u in units for m in u.members if m.pod is not None}
+    placed = []
+    for p in pods:
+        pod = objs.get(p.name)
+        if pod is None or not p.placed or p.node is None:
+            continue
+        status = p.extended.get(p.name)
+        served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+        placed.append((pod, p.node, served))
+    violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
 
 
 def _member_refs(member: Member, plan_: PodPlan) -> tuple[str, ...]:
