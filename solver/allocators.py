@@ -83,6 +83,8 @@ class PodPlan:
     extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
     """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
     special claim for DRA-served extended resources (its claim is among `claims`)."""
+    pod: Pod | None = None
+    """The input Pod (None for a pod of plain claims); never modified."""
 
 
 @dataclass

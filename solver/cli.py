@@ -28,6 +28,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.output import pod_after
 from dra_solver.pipeline import Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
@@ -307,8 +308,9 @@ def plan(
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
-    Prints a `kind: List` of the pods' claims (placed ones with status.allocation) and, on
-    stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
+    Prints a `kind: List` of the Pods (placed ones with spec.nodeName, the others with a
+    PodScheduled=False condition) and their claims (placed ones with status.allocation) and,
+    on stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
     when some are not, 1 on invalid input.
     """
     cluster = _load_or_exit(paths)
@@ -324,8 +326,11 @@ def plan(
         )
     except DRASolverError as exc:
         _fail([exc])
+    # A shared claim once.
     claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
-    sys.stdout.write(dumps((c.dump() for c in claims.values()), output.value))  # a shared claim once
+    pods = [obj for p in outcome.pods if (obj := pod_after(p)) is not None]
+    sys.stdout.write(dumps([*pods, *(c.dump() for c in claims.values())], output.value))
+    _print_warnings(outcome.stats.get("warnings") or [])
     for p in outcome.pods:
         if p.placed:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))

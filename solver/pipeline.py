@@ -402,7 +402,8 @@ def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> P
             by_ref = {r: with_reservations(c, users[r]) if users[r] else c for r, c in by_ref.items()}
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
-            pods.append(replace(plan_, name=m.name, claims=[by_ref[r] for r in refs[m.name]], extended=ext))
+            claims = [by_ref[r] for r in refs[m.name]]
+            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
 

@@ -39,6 +39,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.errors",
     },
     "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", "dra_solver.errors"},
+    "dra_solver.demand": {"dra_solver.api", "dra_solver.problem", "dra_solver.gates"},
     "dra_solver.check": {
         "dra_solver.api",
         "dra_solver.inventory",

@@ -8,14 +8,18 @@ served by a DeviceClass on nodes that do not advertise them). Nodes are written 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from builders import device, device_class, resource_slice
+from typer.testing import CliRunner
 
 from dra_solver import Cluster, allocate, plan
 from dra_solver.api.models import Pod
 from dra_solver.check import check_node_resources
+from dra_solver.cli import app
 from dra_solver.problem.resources import pod_requests
 
 ALLOCATORS = ("reference", "cpsat")
@@ -406,3 +410,26 @@ def test_extended_resource_from_init_and_app_containers() -> None:
         ("container-0-request-0", 1),
         ("container-1-request-1", 2),
     ]
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def test_cli_plan_prints_bound_pods_and_the_extended_resource_claim(tmp_path: Path) -> None:
+    objs = [gpu_class(), gpus("n1", 4), node("n1", cpu="8", pods="110"), ext_pod("a", 4), ext_pod("b", 4)]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    result = CliRunner().invoke(app, ["plan", str(path), "--allocator", "reference"])
+    assert result.exit_code == 2, result.stderr
+    items = yaml.safe_load(result.stdout)["items"]
+    by_name = {(i["kind"], i["metadata"]["name"]): i for i in items}
+    a = by_name[("Pod", "a")]
+    assert a["spec"]["nodeName"] == "n1"
+    assert a["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == "a-extended-resources"
+    claim = by_name[("ResourceClaim", "a-extended-resources")]
+    assert len(claim["status"]["allocation"]["devices"]["results"]) == 4
+    b = by_name[("Pod", "b")]
+    assert "nodeName" not in b["spec"]
+    (cond,) = b["status"]["conditions"]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
+    assert cond["message"]
