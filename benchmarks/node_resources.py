@@ -24,7 +24,9 @@ def cpu_bound(nodes: int, pods: int, seed: int = 1) -> list[dict[str, Any]]:
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaimTemplate",
             "metadata": {"name": "one-gpu", "namespace": "default"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}
+            },
         },
     ]
     for n in range(nodes):
@@ -59,7 +61,10 @@ def cpu_bound(nodes: int, pods: int, seed: int = 1) -> list[dict[str, Any]]:
                 "metadata": {"name": f"job-{p:05d}", "namespace": "default"},
                 "spec": {
                     "containers": [
-                        {"name": "train", "resources": {"requests": {"cpu": str(cpu)}, "claims": [{"name": "gpu"}]}}
+                        {
+                            "name": "train",
+                            "resources": {"requests": {"cpu": str(cpu)}, "claims": [{"name": "gpu"}]},
+                        }
                     ],
                     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
                 },
