@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from dra_solver import Cluster, allocate, plan
 from dra_solver.api.models import Pod
+from dra_solver.api.validate import validate_object
 from dra_solver.check import check_node_resources
 from dra_solver.cli import app
 from dra_solver.problem.resources import pod_requests
@@ -433,3 +434,40 @@ def test_cli_plan_prints_bound_pods_and_the_extended_resource_claim(tmp_path: Pa
     (cond,) = b["status"]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
     assert cond["message"]
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+RES = "spec.containers[0].resources"
+
+
+@pytest.mark.parametrize(
+    ("resources", "field", "words"),
+    [
+        (
+            {"requests": {"cpu": "-1"}},
+            "spec.containers[0].resources.requests[cpu]",
+            "greater than or equal to 0",
+        ),
+        (
+            {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
+            "spec.containers[0].resources.requests[cpu]",
+            "less",
+        ),
+        (
+            {"limits": {"example.com/gpu": "500m"}},
+            "spec.containers[0].resources.limits[example.com/gpu]",
+            "integer",
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}},
+            "spec.containers[0].resources.requests[example.com/gpu]",
+            "equal to the limit",
+        ),
+    ],
+)
+def test_validate_rejects_resources_the_api_server_rejects(resources: dict, field: str, words: str) -> None:
+    errors = validate_object(Pod.model_validate(pod("p", [{"name": "app", "resources": resources}])))
+    assert [e.field for e in errors] == [field]
+    assert words in str(errors[0])

@@ -47,6 +47,7 @@ from dra_solver.api.models import (
     Pod,
     ResourceClaim,
     ResourceClaimTemplate,
+    ResourceRequirements,
     ResourceSlice,
     TypeMeta,
 )
@@ -597,6 +598,15 @@ def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
 
 
 def _validate_pod(report: _Report, pod: Pod) -> None:
+    containers = [("spec.initContainers", c) for c in pod.spec.init_containers]
+    containers += [("spec.containers", c) for c in pod.spec.containers]
+    counts: dict[str, int] = {}
+    for base, c in containers:
+        i = counts[base] = counts.get(base, -1) + 1
+        if c.resources is not None:
+            _validate_resources(report, f"{_idx(base, i)}.resources", c.resources)
+    if pod.spec.resources is not None:
+        _validate_resources(report, "spec.resources", pod.spec.resources)
     seen: set[str] = set()
     for i, claim in enumerate(pod.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
@@ -610,6 +620,29 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
             report.add(
                 path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
             )
+
+
+def _validate_resources(report: _Report, path: str, res: ResourceRequirements) -> None:
+    """The API server's rules for container resources that change what a pod takes of a node:
+    no negative amounts, requests at most limits, and extended resources (which cannot be
+    overcommitted) in whole units with requests equal to limits."""
+    for kind, amounts in (("requests", res.requests), ("limits", res.limits)):
+        for name, q in amounts.items():
+            field = f"{path}.{kind}[{name}]"
+            if q.sign() < 0:
+                report.add(field, f"must be greater than or equal to 0, got {q}")
+            elif "/" in name and "kubernetes.io/" not in name and not q.is_integer():
+                report.add(field, f"must be an integer: extended resources are whole units, got {q}")
+    for name, q in res.requests.items():
+        limit = res.limits.get(name)
+        if limit is None:
+            continue
+        extended = "/" in name and "kubernetes.io/" not in name
+        field = f"{path}.requests[{name}]"
+        if extended and q != limit:
+            report.add(field, f"must be equal to the limit {limit} (an extended resource), got {q}")
+        elif q > limit:
+            report.add(field, f"must be less than or equal to the limit {limit}, got {q}")
 
 
 # --- ResourceSlice ----------------------------------------------------------------------
