@@ -41,7 +41,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from dra_solver import interrupt
+import dra_solver.interrupt as interrupt
 from dra_solver.encoders import build, nodes, symmetry
 from dra_solver.encoders.model import Model
 from dra_solver.encoders.objective import Stage, stages
