@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol
 
+from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
@@ -36,6 +37,7 @@ from dra_solver.results import ShareIDs, assignment_claims
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
+INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,11 @@ class FirstFit:
         book = job.book.fresh()
         out: list[PodPlan | None] = [None] * len(job.units)
         for i in sorted(range(len(job.units)), key=lambda i: -job.units[i].priority):
-            out[i] = self._place(job, ledger, book, job.units[i])
+            unit = job.units[i]
+            if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
+                out[i] = PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
+                continue
+            out[i] = self._place(job, ledger, book, unit)
         stats: dict[str, object] = {"nodes": len(job.nodes), "pods": len(job.units)}
         return PlanOutcome([p for p in out if p is not None], "reference", stats)
 
@@ -278,6 +284,8 @@ class Cpsat:
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
         stats = dict(first.stats)
+        if interrupt.requested():
+            return PlanOutcome(first.pods, self.name, stats)
         model = self.model(job, first)
         if model is None:
             return PlanOutcome(first.pods, self.name, stats)

@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
@@ -41,6 +42,9 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
+INTERRUPT_NOTICE = (
+    "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
+)
 
 app = typer.Typer(
     name="dra-solver",
@@ -311,19 +315,23 @@ def plan(
     Prints a `kind: List` of the Pods (placed ones with spec.nodeName, the others with a
     PodScheduled=False condition) and their claims (placed ones with status.allocation) and,
     on stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
-    when some are not, 1 on invalid input.
+    when some are not, 1 on invalid input. Ctrl-C or SIGTERM stops the search: the best plan
+    found so far (every placement checked) is printed and the exit code is 130; a second
+    Ctrl-C exits at once.
     """
     cluster = _load_or_exit(paths)
     errors = validate_cluster(cluster, cluster.source_of)
     if errors:
         _fail(errors)
     try:
-        outcome = plan_pods(
-            cluster,
-            pods=pod or None,
-            nodes=node or None,
-            options=_options(allocator, feature_gates, seed, strategy, time_limit),
-        )
+        with interrupt.signals_stop(INTERRUPT_NOTICE):
+            outcome = plan_pods(
+                cluster,
+                pods=pod or None,
+                nodes=node or None,
+                options=_options(allocator, feature_gates, seed, strategy, time_limit),
+            )
+            interrupted = interrupt.requested()
     except DRASolverError as exc:
         _fail([exc])
     # A shared claim once.
@@ -336,6 +344,10 @@ def plan(
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
         else:
             _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
+    if interrupted:
+        summary = f"interrupted: placed {outcome.placed} of {len(outcome.pods)} pods"
+        _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
+        raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     _err.print(Text(f"placed {outcome.placed} of {len(outcome.pods)} pods", style="bold"))
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
@@ -375,8 +387,9 @@ def run() -> None:
     except _UsageError as exc:
         exc.show()
         code = EXIT_ERROR
-    except typer.Abort:
-        code = EXIT_ERROR
+    except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
+        _err.print(Text("interrupted", style="bold yellow"))
+        code = interrupt.EXIT_INTERRUPTED
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 

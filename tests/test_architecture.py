@@ -31,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     "dra_solver.reference": {"dra_solver.problem.flat", "dra_solver.problem.kinds", "dra_solver.errors"},
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
-    "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    "dra_solver.interrupt": set(),
+    "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat", "dra_solver.interrupt"},
     "dra_solver.explain": {
         "dra_solver.problem.flat",
         "dra_solver.problem.kinds",

@@ -79,6 +79,12 @@ MAX_VALID_VALUES = 10
 MAX_BINDING_CONDITIONS = 4
 MAX_DERIVED_ATTRIBUTES = 8
 MAX_CEL_EXPRESSION_BYTES = 10 * 1024
+MAX_ALLOCATION_RESULTS = 32
+"""AllocationResultsMaxSize: a claim's allocation holds at most 32 devices. Not an API
+validation rule (the API server accepts `count: 1000000000000`); the allocator refuses such a
+claim on every node ("exceeds the claim limit of 32"), so it is invalid input all the same."""
+MAX_RESERVED_FOR = 256
+"""ResourceClaimReservedForMaxSize: at most 256 consumers (pods) may share one claim."""
 
 ALLOCATION_MODES = ("ExactCount", "All")
 TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
@@ -293,6 +299,7 @@ def validate_cluster(
             errors.extend(_missing_classes(obj, classes, source))
         if isinstance(obj, Pod):
             errors.extend(_missing_pod_references(obj, cluster, source))
+    errors.extend(_shared_too_widely(cluster, source_of))
     if pools:
         errors.extend(pool_problems(cluster.slices, source_of))
     return errors
@@ -424,6 +431,8 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
         derived_by_request[req.name] = _validate_request(report, rpath, req)
         known.setdefault(req.name, {s.name for s in req.first_available} if req.first_available else None)
 
+    _check_device_total(report, path, devices.requests)
+
     report.max_items(f"{path}.constraints", devices.constraints, MAX_CONSTRAINTS)
     for j, constraint in enumerate(devices.constraints):
         cpath = _idx(f"{path}.constraints", j)
@@ -433,6 +442,71 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
     report.max_items(f"{path}.config", devices.config, MAX_CONFIGS)
     for j, config in enumerate(devices.config):
         _check_request_refs(report, f"{_idx(f'{path}.config', j)}.requests", config.requests, known)
+
+
+def _min_devices(req: ExactDeviceRequest | DeviceSubRequest) -> int:
+    """The fewest devices a request can be given: its count (ExactCount), 0 for All (how
+    many depends on the node)."""
+    if req.allocation_mode == "All":
+        return 0
+    return max(req.count if req.count is not None else 1, 0)
+
+
+def _check_device_total(report: _Report, path: str, requests: Sequence[DeviceRequest]) -> None:
+    """The allocator's claim limit (MAX_ALLOCATION_RESULTS), checked here so that `validate`
+    refuses what `allocate` would: one request asking for more, or all requests together
+    (a firstAvailable request counts with its smallest subrequest)."""
+    if len(requests) > MAX_REQUESTS:
+        return  # already an error of its own
+    total = 0
+    for i, req in enumerate(requests):
+        if req.exactly is not None:
+            need = _min_devices(req.exactly)
+            if need > MAX_ALLOCATION_RESULTS:
+                report.add(
+                    f"{_idx(f'{path}.requests', i)}.exactly.count",
+                    f"number of requested devices {need} exceeds the claim limit of {MAX_ALLOCATION_RESULTS} "
+                    "(AllocationResultsMaxSize): no node can allocate this claim",
+                )
+                return
+        elif req.first_available:
+            need = min(_min_devices(sub) for sub in req.first_available)
+        else:
+            continue
+        total += need
+    if total > MAX_ALLOCATION_RESULTS:
+        report.add(
+            f"{path}.requests",
+            f"number of requested devices {total} (all requests together) exceeds the claim limit of "
+            f"{MAX_ALLOCATION_RESULTS} (AllocationResultsMaxSize): no node can allocate this claim",
+        )
+
+
+def _shared_too_widely(cluster: Cluster, source_of: Callable[[TypeMeta], str] | None) -> list[InputError]:
+    """An unallocated claim that more pods name than `status.reservedFor` can hold: the
+    allocator refuses to reserve it (MAX_RESERVED_FOR)."""
+    users: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for pod in cluster.pods.values():
+        ns = pod.metadata.namespace or "default"
+        for e in pod.spec.resource_claims:
+            if e.resource_claim_name:
+                users.setdefault((ns, e.resource_claim_name), set()).add(("pods", pod.metadata.name))
+    errors = []
+    for key, pods in users.items():
+        claim = cluster.claims.get(key)
+        if claim is None or (claim.status is not None and claim.status.allocation is not None):
+            continue
+        reserved = {(r.resource, r.name) for r in claim.status.reserved_for} if claim.status else set()
+        n = len(pods | reserved)
+        if n > MAX_RESERVED_FOR:
+            report = _Report(claim, source_of(claim) if source_of else "")
+            report.add(
+                "status.reservedFor",
+                f"{n} consumers (pods) use this claim; it can be reserved for at most {MAX_RESERVED_FOR} "
+                "consumers (ResourceClaimReservedForMaxSize)",
+            )
+            errors.extend(report.errors)
+    return errors
 
 
 def _check_name(report: _Report, field: str, name: str, what: str) -> None:
