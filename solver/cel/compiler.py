@@ -36,6 +36,7 @@ from dra_solver.cel import (  # noqa: F401
     lib_regex,
     lib_semver,
     lib_strings,
+    lib_time,
     lib_url,
 )
 from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
@@ -547,6 +548,14 @@ class _Compiler:
                     compile_regex(pattern_node.value)
                 except ValueError as ex:
                     raise _issue(node, f"invalid regular expression {pattern_node.value!r}: {ex}") from None
+        if name in ("timestamp", "duration") and target is None and len(node.args) == 1:
+            # Kubernetes' ValidateTimestampLiterals / ValidateDurationLiterals
+            arg = node.args[0]
+            if isinstance(arg, Lit) and type(arg.value) is str:
+                try:
+                    (lib_time.parse_timestamp if name == "timestamp" else lib_time.parse_duration)(arg.value)
+                except EvalError as ex:
+                    raise _issue(node, f"invalid {name} {arg.value!r}: {ex.message}") from None
         exact = len(cands) == 1 and all(
             check is None or not is_dyn(t) for check, t in zip(cands[0].checks, types, strict=True)
         )

@@ -204,7 +204,8 @@ class _Estimator:
             return args + 1 + (sizes[1].n if sizes[1].key is None else 0), _SCALAR
         if fn in _REGEX and len(sizes) >= 2:
             pattern = operands[1]
-            plen = len(pattern.value) if isinstance(pattern, Lit) and isinstance(pattern.value, str) else sizes[1].n
+            literal = isinstance(pattern, Lit) and isinstance(pattern.value, str)
+            plen = len(pattern.value) if literal else sizes[1].n  # type: ignore[union-attr]
             cost = _factor(first.n + 1, 0.1) * _factor(plen, 0.25)
             return args + cost, Size(first.n, Size(first.n)) if fn == "findAll" else Size(first.n)
         if fn in _TRAVERSE:
