@@ -63,7 +63,7 @@ def _prefix(raw: str) -> Cidr:
     """``netip.ParsePrefix`` plus upstream's refusals; raises ValueError."""
     addr_text, slash, bits_text = raw.rpartition("/")
     if not slash:
-        raise ValueError(f'netip.ParsePrefix("{raw}"): no \'/\'')
+        raise ValueError(f"netip.ParsePrefix(\"{raw}\"): no '/'")
     if "%" in addr_text:
         raise ValueError(f'netip.ParsePrefix("{raw}"): IPv6 zones cannot be present in a prefix')
     try:

@@ -71,7 +71,7 @@ def _parse_host(host: str) -> str:
         if end < 0:
             raise URLError("missing ']' in host")
         if not _valid_optional_port(host[end + 1 :]):
-            raise URLError(f'invalid port "{host[end + 1:]}" after host')
+            raise URLError(f'invalid port "{host[end + 1 :]}" after host')
     else:
         colon = host.rfind(":")
         if colon >= 0 and not _valid_optional_port(host[colon:]):
@@ -154,9 +154,7 @@ def _split_host_port(host: str) -> tuple[str, str]:
 
 
 def _escaped_path(u: Url) -> str:
-    if u.raw_path and all(ch in _VALID_ENCODED for ch in u.raw_path) and (
-        _unescape_ok(u.raw_path) == u.path
-    ):
+    if u.raw_path and all(ch in _VALID_ENCODED for ch in u.raw_path) and (_unescape_ok(u.raw_path) == u.path):
         return u.raw_path
     if u.path == "*":
         return "*"

@@ -57,14 +57,20 @@ def _grammar() -> str:
         'member_index_opt : member "[" "?" expr "]"',
     )
     for old, new in (
-        ('list_lit       : "[" [exprlist] "]"', 'list_lit       : "[" [listelems] "]"\n'
-         'listelems      : listelem ("," listelem)* [","]\n'
-         'listelem       : opt_elem | expr\n'
-         'opt_elem       : "?" expr'),
-        ('map_lit        : "{" [mapinits] "}"', 'map_lit        : "{" [mapentries] "}"\n'
-         'mapentries     : mapentry ("," mapentry)* [","]\n'
-         'mapentry       : opt_key ":" expr | expr ":" expr\n'
-         'opt_key        : "?" expr'),
+        (
+            'list_lit       : "[" [exprlist] "]"',
+            'list_lit       : "[" [listelems] "]"\n'
+            'listelems      : listelem ("," listelem)* [","]\n'
+            "listelem       : opt_elem | expr\n"
+            'opt_elem       : "?" expr',
+        ),
+        (
+            'map_lit        : "{" [mapinits] "}"',
+            'map_lit        : "{" [mapentries] "}"\n'
+            'mapentries     : mapentry ("," mapentry)* [","]\n'
+            'mapentry       : opt_key ":" expr | expr ":" expr\n'
+            'opt_key        : "?" expr',
+        ),
     ):
         if old not in text:  # pragma: no cover - guards against a changed cel-python grammar
             raise RuntimeError("unexpected cel-python grammar: cannot add optional entries")
