@@ -13,6 +13,6 @@ Each family module provides:
 
 from __future__ import annotations
 
-from . import capacity, constraints, counters, exclusive, nodes, requests
+from . import capacity, constraints, counters, exclusive, nodes, requests, resources
 
-FAMILIES = (requests, nodes, exclusive, capacity, counters, constraints)
+FAMILIES = (requests, nodes, resources, exclusive, capacity, counters, constraints)

@@ -69,6 +69,8 @@ class Model:
     """group -> sum of the tie-break ranks of its first `group_used` devices (objective)."""
     group_prefix: dict[int, list[int]] = field(default_factory=dict)
     """group -> prefix sums of those ranks in device order (the element table of the cost)."""
+    pod_placed: dict[int, IntVar] = field(default_factory=dict)
+    """Bare group (a pod without claims, `Problem.bare_groups`) -> boolean "placed"."""
     node_y: dict[tuple[int, str], IntVar] = field(default_factory=dict)
     """(group, node) -> boolean "the pod runs on this node" (multi-node Problems, see
     `encoders.nodes`)."""

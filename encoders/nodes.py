@@ -21,7 +21,9 @@ Math (booleans), for every group (pod) g with claims C(g) and allowed nodes N(g)
   col <= s * chosen[a]; col >= s * (chosen[a] + y[g, n] - 1) when it lies in S_n, and
   col <= s * (1 - y[g, n]) when not (groups share their node sets, so a group lies wholly
   inside or outside S_n) — a chosen All request on node n takes exactly S_n.
-A claim without a group in a multi-node Problem is its own group.
+A claim without a group in a multi-node Problem is its own group. A bare group (a pod
+without claims, `Problem.bare_groups`) has its own boolean: sum_{n in N(g)} y[g, n] =
+pod_placed[g].
 """
 
 from __future__ import annotations
@@ -68,6 +70,15 @@ def add(m: Model) -> None:
             ys.append(y)
         for c in cs:
             cp.add(total(ys) == m.placed[c])
+    for g in sorted(p.bare_groups):
+        placed = cp.new_bool_var(f"pod_placed[{g}]")
+        m.pod_placed[g] = placed
+        ys = []
+        for n in allowed_nodes(p, g):
+            y = cp.new_bool_var(f"y[{g},{n}]")
+            m.node_y[(g, n)] = y
+            ys.append(y)
+        cp.add(total(ys) == placed)
     for alt in p.alternatives:
         a = alt.index
         g = group_key(p, alt.claim)
@@ -126,7 +137,7 @@ def hint_nodes(m: Model, assignment: Assignment, nodes: dict[int, str] | None) -
     p = m.problem
     if not p.nodes:
         return []
-    chosen: dict[int, str] = {}
+    chosen: dict[int, str] = {g: nodes[g] for g in p.bare_groups if nodes is not None and g in nodes}
     for g, cs in group_claims(p).items():
         if not all(c in assignment for c in cs):
             continue
@@ -140,7 +151,8 @@ def hint_nodes(m: Model, assignment: Assignment, nodes: dict[int, str] | None) -
             ):
                 chosen[g] = n
                 break
-    return [(y, int(chosen.get(g) == n)) for (g, n), y in m.node_y.items()]
+    ys = [(y, int(chosen.get(g) == n)) for (g, n), y in m.node_y.items()]
+    return ys + [(v, int(g in chosen)) for g, v in m.pod_placed.items()]
 
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): the nodes that see it and, per

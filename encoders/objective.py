@@ -98,6 +98,8 @@ def stages(m: Model, strategy: str) -> list[Stage]:
                 continue
             seen.add(c.group)
         placed_terms.append((claim_weight(c.priority), m.placed[c.index]))
+    for g, prio in sorted(p.bare_groups.items()):
+        placed_terms.append((claim_weight(prio), m.pod_placed[g]))
     placed = tuple(placed_terms)
     first = tuple(
         (alt.position, m.chosen[alt.index])

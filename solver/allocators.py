@@ -18,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol
 
+from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
 from dra_solver.cpsat import solve
+from dra_solver.demand import Needs, NodeBook, Variant
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
@@ -33,6 +36,7 @@ from dra_solver.results import ShareIDs, assignment_claims
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
+INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class Unit:
     members: tuple[Member, ...] = ()
     """Pods placed as this unit: more than one when they share an unallocated claim (it is
     allocated once, and its pods go where that allocation is usable: the same node)."""
+    needs: tuple[Needs, ...] = ()
+    """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
 
 
 @dataclass
@@ -75,6 +81,11 @@ class PodPlan:
     error: DRASolverError | None = None
     """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
     report it as an error when there was only one node to try."""
+    extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
+    """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
+    special claim for DRA-served extended resources (its claim is among `claims`)."""
+    pod: Pod | None = None
+    """The input Pod (None for a pod of plain claims); never modified."""
     node_reasons: Mapping[str | None, str] = field(default_factory=dict)
     """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
     one-line summary)."""
@@ -115,6 +126,8 @@ class Job:
     seed: int
     strategy: str
     time_limit: float
+    book: NodeBook
+    """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
 
 
 class Ledger:
@@ -138,12 +151,24 @@ class Ledger:
 
 
 @dataclass(frozen=True)
+class PodForm:
+    """One pod of the plan (a unit) as the model sees it on some of its nodes: the unit's claims
+    plus the special extended-resource claims of that form (`solver.demand.Variant`). A unit
+    has one form per distinct variant over its nodes; at most one of them is placed."""
+
+    unit: int
+    variant: Variant
+    nodes: tuple[str | None, ...]
+    claims: tuple[ResourceClaim, ...]
+
+
+@dataclass(frozen=True)
 class PlanModel:
-    """What CP-SAT solves: the Problem of the placeable pods (`groups`: their unit indices;
-    `offsets`: each one's first claim index) and the first-fit plan as a hint."""
+    """What CP-SAT solves: the Problem of the placeable pods' forms (`forms`; `offsets`: each
+    one's first claim index) and the first-fit plan as a hint."""
 
     problem: Problem
-    groups: list[int]
+    forms: list[PodForm]
     offsets: list[int]
     hint: Assignment
     hint_nodes: dict[int, str]
@@ -183,21 +208,21 @@ class Cpsat:
     def model(self, job: Job, first: PlanOutcome) -> PlanModel | None:
         """The Problem of every pod that may be placed, with the first-fit plan as its hint
         (None when no pod can go anywhere). Public so benchmarks can time the solve alone."""
-        groups = [
-            i for i, u in enumerate(job.units) if u.claims and any(n not in u.blocked for n in job.nodes)
-        ]
-        if not groups:
+        forms = _forms(job)
+        if not forms:
             return None
-        problem, offsets = _model_problem(job, groups)
-        hint, hint_nodes = _as_hint(problem, groups, offsets, first)
-        return PlanModel(problem, groups, offsets, hint, hint_nodes)
+        problem, offsets = _model_problem(job, forms)
+        hint, hint_nodes = _as_hint(problem, forms, offsets, first)
+        return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
         stats = dict(first.stats)
+        if interrupt.requested():
+            return PlanOutcome(first.pods, self.name, stats)
         model = self.model(job, first)
         if model is None:
             return PlanOutcome(first.pods, self.name, stats)
-        problem, groups, offsets = model.problem, model.groups, model.offsets
+        problem = model.problem
         outcome = solve(
             problem,
             mode="free",
@@ -216,44 +241,50 @@ class Cpsat:
                 "cpsat_objective": outcome.objective,
             }
         )
-        assignment = outcome.assignment or {}
-        placed = [g for g in range(len(groups)) if offsets[g] in assignment]
-        stats["cpsat_placed"] = len(placed)
-        weight = sum(claim_weight(job.units[groups[g]].priority) for g in placed)
+        chosen = _chosen_forms(model, outcome.assignment or {}, outcome.nodes)
+        stats["cpsat_placed"] = len(chosen)
+        weight = sum(claim_weight(job.units[i].priority) for i in chosen)
         if outcome.assignment is None or weight < first.weight:
             stats["fallback"] = "first fit"
             return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
-        pods = self._decode(job, problem, groups, offsets, assignment, outcome.nodes, first)
+        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first)
         return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
 
     def _decode(
         self,
         job: Job,
-        problem: Problem,
-        groups: list[int],
-        offsets: list[int],
+        model: PlanModel,
         assignment: Assignment,
-        chosen: dict[int, str],
+        nodes: dict[int, str],
+        chosen: dict[int, int],
         first: PlanOutcome,
     ) -> list[PodPlan]:
         ledger = Ledger(job)
-        by_unit = {i: g for g, i in enumerate(groups)}
+        problem = model.problem
         plans: list[PodPlan] = []
         on_node: dict[str | None, list[ResourceClaim]] = {}
+        modelled = {f.unit for f in model.forms}
         for i, unit in enumerate(job.units):
-            g = by_unit.get(i)
-            if g is None or offsets[g] not in assignment:
+            f = chosen.get(i)
+            if f is None:
                 was = first.pods[i]
-                reason = was.reason or "left out so that more (or higher-priority) pods fit"
+                if was.placed and i not in modelled:
+                    plans.append(was)  # no claims and no node limits where it may go: as first fit
+                    continue
+                reason = (was.reason if not was.placed else None) or (
+                    "left out so that more (or higher-priority) pods fit"
+                )
                 plans.append(
                     PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
                 )
                 continue
-            node = chosen.get(g, job.nodes[0]) if problem.nodes else job.nodes[0]
-            local = {k: assignment[offsets[g] + k] for k in range(len(unit.claims))}
-            done = ledger.results(replace(problem, node=node), unit.claims, local)
+            form = model.forms[f]
+            node = nodes.get(f, form.nodes[0]) if problem.nodes else form.nodes[0]
+            local = {k: assignment[model.offsets[f] + k] for k in range(len(form.claims))}
+            done = ledger.results(replace(problem, node=node), form.claims, local) if form.claims else []
             on_node.setdefault(node, []).extend(done)
-            plans.append(PodPlan(unit.name, node, done, None, unit.priority, placed=True))
+            statuses = form.variant.statuses
+            plans.append(PodPlan(unit.name, node, done, None, unit.priority, placed=True, extended=statuses))
         for n in job.nodes:  # each node's claims as one call, nodes in order
             if on_node.get(n):
                 ledger.commit(on_node[n], n)
@@ -263,54 +294,106 @@ class Cpsat:
 ALLOCATORS: dict[str, Allocator] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
-def _model_problem(job: Job, groups: list[int]) -> tuple[Problem, list[int]]:
-    """The Problem of every pod that may be placed, and each pod's first claim index."""
-    units = [job.units[i] for i in groups]
+def _forms(job: Job) -> list[PodForm]:
+    """Each unit's forms over the nodes it may use (scheduling constraints, node resources
+    before the plan), in unit order then first node; units that fit nowhere are left out."""
+    book = job.book
+    forms: list[PodForm] = []
+    for i, unit in enumerate(job.units):
+        by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
+        for n in job.nodes:
+            if n in unit.blocked:
+                continue
+            v = book.variant(unit.needs, n)
+            if book.refusal(v, n):
+                continue
+            by_key.setdefault(v.key, (v, []))[1].append(n)
+        for v, ns in by_key.values():
+            claims = (*unit.claims, *v.claims)
+            if claims or book_limits(job, ns):
+                forms.append(PodForm(i, v, tuple(ns), claims))
+    return forms
+
+
+def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
+    """Whether any of `nodes` limits node resources (then pods without claims compete there)."""
+    return any(job.book.free.get(n) is not None for n in nodes)
+
+
+def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
+    """The Problem of the forms, and each one's first claim index. One node without node
+    limits: the single-node Problem with pod groups; otherwise the merged multi-node Problem
+    with node resources (`encoders.resources`)."""
     offsets, at = [], 0
-    for u in units:
+    for f in forms:
         offsets.append(at)
-        at += len(u.claims)
-    if len(job.nodes) == 1:
-        claims = [c for u in units for c in u.claims]
-        group_of = [g for g, u in enumerate(units) for _ in u.claims]
+        at += len(f.claims)
+    priorities = [job.units[f.unit].priority for f in forms]
+    if len(job.nodes) == 1 and not book_limits(job, job.nodes):
+        claims = [c for f in forms for c in f.claims]
+        group_of = [g for g, f in enumerate(forms) for _ in f.claims]
         problem = build_problem(
             job.cluster,
             claims,
             job.nodes[0],
             job.gates,
             cache=job.cache,
-            priorities=[units[g].priority for g in group_of],
+            priorities=[priorities[g] for g in group_of],
             groups=group_of,
         )
         return problem, offsets
+    real = [n for n in job.nodes if n is not None]
     group_nodes = {
-        g: tuple(n for n in job.nodes if n is not None and n not in u.blocked)
-        for g, u in enumerate(units)
-        if u.blocked
+        g: tuple(n for n in f.nodes if n is not None) for g, f in enumerate(forms) if len(f.nodes) < len(real)
     }
     problem = build_multi_node_problem(
         job.cluster,
-        [list(u.claims) for u in units],
-        [n for n in job.nodes if n is not None],
+        [list(f.claims) for f in forms],
+        real,
         job.gates,
         job.cache,
-        priorities=[u.priority for u in units],
+        priorities=priorities,
         group_nodes=group_nodes,
+    )
+    by_unit: dict[int, list[int]] = {}
+    for g, f in enumerate(forms):
+        by_unit.setdefault(f.unit, []).append(g)
+    # Forms are only allowed where they fit the free amounts alone, so a resource a node does
+    # not report never binds there: the free amounts are the limits.
+    limits = {n: dict(free) for n in real if (free := job.book.free.get(n)) is not None}
+    problem = replace(
+        problem,
+        group_demand={g: dict(f.variant.demand) for g, f in enumerate(forms) if f.variant.demand},
+        node_limits={n: lim for n, lim in limits.items() if lim},
+        bare_groups={g: priorities[g] for g, f in enumerate(forms) if not f.claims},
+        exclusive_groups=tuple(tuple(gs) for gs in by_unit.values() if len(gs) > 1),
     )
     return problem, offsets
 
 
+def _chosen_forms(model: PlanModel, assignment: Assignment, nodes: dict[int, str]) -> dict[int, int]:
+    """unit -> the form the solution places (a form with claims is placed when its first
+    claim is; a bare form when it has a node)."""
+    out: dict[int, int] = {}
+    for g, f in enumerate(model.forms):
+        placed = model.offsets[g] in assignment if f.claims else g in nodes
+        if placed:
+            out[f.unit] = g
+    return out
+
+
 def _as_hint(
-    problem: Problem, groups: list[int], offsets: list[int], first: PlanOutcome
+    problem: Problem, forms: list[PodForm], offsets: list[int], first: PlanOutcome
 ) -> tuple[Assignment, dict[int, str]]:
-    """The first-fit plan in the model's indices, and its node per group."""
+    """The first-fit plan in the model's indices, and its node per group (the form of each
+    placed pod is the one for the node first fit chose)."""
     devices = {(d.driver, d.pool, d.name): d.index for d in problem.devices}
     alts = {(a.claim, a.name): a.index for a in problem.alternatives}
     hint: Assignment = {}
     hint_nodes: dict[int, str] = {}
-    for g, i in enumerate(groups):
-        pod = first.pods[i]
-        if not pod.placed:
+    for g, form in enumerate(forms):
+        pod = first.pods[form.unit]
+        if not pod.placed or pod.node not in form.nodes:
             continue
         if pod.node is not None:
             hint_nodes[g] = pod.node
@@ -355,6 +438,7 @@ __all__ = [
     "Member",
     "PlanModel",
     "PlanOutcome",
+    "PodForm",
     "PodPlan",
     "Reference",
     "Unit",

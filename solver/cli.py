@@ -32,6 +32,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from dra_solver import interrupt
 from dra_solver.allocators import PlanOutcome
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
@@ -39,6 +40,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.output import pod_after
 from dra_solver.pipeline import Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
@@ -51,6 +53,9 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
+INTERRUPT_NOTICE = (
+    "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
+)
 
 app = typer.Typer(
     name="dra-solver",
@@ -318,9 +323,12 @@ def plan(
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
-    Prints a `kind: List` of the pods' claims (placed ones with status.allocation) and, on
-    stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
-    when some are not, 1 on invalid input.
+    Prints a `kind: List` of the Pods (placed ones with spec.nodeName, the others with a
+    PodScheduled=False condition) and their claims (placed ones with status.allocation) and,
+    on stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
+    when some are not, 1 on invalid input. Ctrl-C or SIGTERM stops the search: the best plan
+    found so far (every placement checked) is printed and the exit code is 130; a second
+    Ctrl-C exits at once.
     """
     cluster = _load_or_exit(paths)
     errors = validate_cluster(cluster, cluster.source_of)
@@ -329,19 +337,27 @@ def plan(
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
     started = time.perf_counter()
     try:
-        with _plan_progress(options) as options:
+        with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
             outcome = plan_pods(cluster, pods=pod or None, nodes=node or None, options=options)
+            interrupted = interrupt.requested()
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
+    # A shared claim once.
     claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
-    sys.stdout.write(dumps((c.dump() for c in claims.values()), output.value))  # a shared claim once
+    pods = [obj for p in outcome.pods if (obj := pod_after(p)) is not None]
+    sys.stdout.write(dumps([*pods, *(c.dump() for c in claims.values())], output.value))
+    _print_warnings(outcome.stats.get("warnings") or [])
     every_pod = len(outcome.pods) <= POD_LINES
     for p in outcome.pods:
         if not p.placed:
             _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
         elif every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
+    if interrupted:
+        summary = f"interrupted: {plan_summary(outcome, seconds)}"
+        _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
+        raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     _err.print(Text(plan_summary(outcome, seconds), style="bold"))
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
@@ -435,8 +451,9 @@ def run() -> None:
     except _UsageError as exc:
         exc.show()
         code = EXIT_ERROR
-    except typer.Abort:
-        code = EXIT_ERROR
+    except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
+        _err.print(Text("interrupted", style="bold yellow"))
+        code = interrupt.EXIT_INTERRUPTED
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 

@@ -27,6 +27,10 @@ Determinism: one worker (`num_workers = 1`), `random_seed = seed`, and the time 
 seconds on a typical machine) shared by the stages and slices, so the same Problem and seed
 give the same answer whatever the machine load. A wall-clock guard of 3 x time_limit + 1 s
 only fires on a machine so overloaded that determinism is already lost.
+
+Interrupts: a stop request (`solver.interrupt`: Ctrl-C, SIGTERM) stops the running call
+(`CpSolver.stop_search`, which keeps its best solution) and skips every later one; the best
+solution so far is returned as FEASIBLE, like a spent budget.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
+import dra_solver.interrupt as interrupt
 from dra_solver.encoders import build, nodes, symmetry
 from dra_solver.encoders.model import Model
 from dra_solver.encoders.objective import Stage, stages
@@ -198,7 +203,7 @@ class _Run:
         slice that finds nothing ends the stage. Returns the work spent."""
         used, piece = 0.0, first
         value = self._value(stage) if self.best is not None else None
-        while cap - used > 1e-9 and self._wall_left() > 0:
+        while cap - used > 1e-9 and self._wall_left() > 0 and not interrupt.requested():
             before = self.budget
             status = self._call(stage, min(piece, cap - used))
             used += before - self.budget
@@ -225,12 +230,15 @@ class _Run:
         self.m.cp.clear_objective()
         if stage is not None:
             (self.m.cp.maximize if stage.maximize else self.m.cp.minimize)(stage.expr)
+        if interrupt.requested():  # stopped (Ctrl-C): keep the best solution so far
+            return cp_model.UNKNOWN
         solver = _solver(self.seed, max(det_time, 0.0), max(self._wall_left(), 0.01))
         if stage is not None and stage.name in PREFERENCES:
             # CP-SAT's own symmetry detection costs up to ~0.2 deterministic s per presolve on
             # models with many identical claims: more than a whole preference slice.
             solver.parameters.symmetry_level = 0
-        status = solver.solve(self.m.cp)
+        with interrupt.stoppable(solver.stop_search):
+            status = solver.solve(self.m.cp)
         self.budget -= solver.deterministic_time
         self.calls += 1
         self.last, self.last_status = solver, status
@@ -277,6 +285,7 @@ def _solver(seed: int, det_time: float, wall: float) -> cp_model.CpSolver:
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = det_time
     solver.parameters.max_time_in_seconds = wall
+    solver.parameters.catch_sigint_signal = False  # `interrupt` stops it and knows it did
     return solver
 
 

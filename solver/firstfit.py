@@ -31,10 +31,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from dra_solver.allocators import Job, Ledger, PlanOutcome, PodPlan, Unit
+from dra_solver import interrupt
+from dra_solver.allocators import INTERRUPTED, Job, Ledger, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim, ResourceSlice
 from dra_solver.check import check, check_or_raise
+from dra_solver.demand import NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.inventory import (
@@ -135,6 +137,9 @@ class _Tried:
     node: NodeState
     blocked: str | None = None
     answer: Answer | None = None
+    refs: list[str] | None = None
+    """The claim refs to put into the answer's reason now (claims that differ by node); None:
+    later, per pod (`NodeReasons`)."""
 
 
 @dataclass
@@ -145,6 +150,8 @@ class _Run:
     ledger: Ledger
     max_steps: int
     cluster: Cluster = field(init=False)
+    book: NodeBook = field(init=False)
+    uniform: bool = field(init=False)
     in_use: InUse = field(init=False)
     nodes: list[NodeState] = field(init=False)
     answers: dict[tuple[ShapeKey, int], Answer] = field(default_factory=dict)
@@ -159,6 +166,10 @@ class _Run:
 
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster
+        self.book = self.job.book.fresh()
+        self.uniform = not self.book.mapping
+        """No DRA-served extended resources: a unit's claims are the same on every node, so
+        floors and shared reasons may be used (with them, a node may add a special claim)."""
         allocated = [c for c in self.cluster.claims.values() if c.status is not None and c.status.allocation]
         self.in_use = in_use_from_claims(allocated, self.job.gates)
         self._allocated: set[ClaimKey] = {_key(c) for c in allocated}
@@ -210,10 +221,21 @@ class _Run:
         for state in self.nodes:
             state.free = sum(dev not in self.in_use.dedicated for dev in state.devices)
 
-    def may_try(self, unit: Unit, node: NodeState) -> str | None:
-        """Why `unit` may not use `node` (its scheduling constraints), or None: the one place
-        that decides it, before any device search."""
-        return unit.blocked[node.name] if node.name in unit.blocked else None
+    def may_try(self, unit: Unit, node: NodeState) -> tuple[str | None, Variant | None]:
+        """Why `unit` may not use `node` — its scheduling constraints, then the node resources
+        it needs there (cpu, memory, pod slots, extended resources) against what is free now —
+        or (None, the unit's form on that node): the one place that decides it, before any
+        device search."""
+        if node.name in unit.blocked:
+            return unit.blocked[node.name], None
+        variant = self.book.variant(unit.needs, node.name)
+        short = self.book.refusal(variant, node.name)
+        return (short, None) if short else (None, variant)
+
+    def placed(self, variant: Variant, node: NodeState) -> None:
+        """The node resources a placed unit takes; a change for the cached reasons."""
+        self.book.take(variant, node.name)
+        self.changes.append(node.index)
 
     # --- answers ----------------------------------------------------------------------------
 
@@ -232,9 +254,10 @@ class _Run:
             return False
         return node.free == 0 or (shape, node.index) in self._clean
 
-    def answer(self, unit: Unit, shape: ShapeKey, names: tuple[ClaimKey, ...], node: NodeState) -> Answer:
-        """The reference search for `unit` on `node` now, reused when the shape was tried there
-        at the node's current version."""
+    def answer(self, claims: Sequence[ResourceClaim], shape: ShapeKey, node: NodeState) -> Answer:
+        """The reference search for a pod's `claims` on `node` now, reused when the shape was
+        tried there at the node's current version."""
+        names = tuple(_key(c) for c in claims)
         cached = self.answers.get((shape, node.index))
         if (
             cached is not None
@@ -242,7 +265,7 @@ class _Run:
             and (cached.shareable or cached.names == names)
         ):
             return cached
-        problem = problem_from_context(node.context(self), unit.claims)
+        problem = problem_from_context(node.context(self), claims)
         answer = self._search(problem, node, names)
         self.answers[(shape, node.index)] = answer
         if answer.shareable:
@@ -351,7 +374,11 @@ class FirstFit:
         out: list[PodPlan | None] = [None] * len(job.units)
         order = sorted(range(len(job.units)), key=lambda i: -job.units[i].priority)
         for done, i in enumerate(order):
-            out[i] = self._place(run, job.units[i])
+            unit = job.units[i]
+            if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
+                out[i] = PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
+            else:
+                out[i] = self._place(run, unit)
             if self.progress is not None:
                 self.progress(done + 1, len(order))
         stats: dict[str, object] = {
@@ -362,40 +389,52 @@ class FirstFit:
         return PlanOutcome([p for p in out if p is not None], "reference", stats)
 
     def _place(self, run: _Run, unit: Unit) -> PodPlan:
-        if not unit.claims:
-            return PodPlan(unit.name, None, [], "the pod has no unallocated claims", unit.priority)
         if run.collides(unit):
             return self._place_slowly(run, unit)
-        shape = _shape(unit.claims)
-        names = tuple(_key(c) for c in unit.claims)
-        start = run.floor(shape)
-        known = True  # every node before this one fails for the shape at its current version
+        base = _shape(unit.claims)
+        start = run.floor(base) if run.uniform else 0
+        known = run.uniform  # every node before this one fails for the shape at its current version
         for node in run.nodes[start:]:
-            if run.may_try(unit, node) is not None:
+            why, variant = run.may_try(unit, node)
+            if variant is None:
                 known = False
                 continue
-            if run.hopeless(shape, unit.claims, node):
+            claims = (*unit.claims, *variant.claims)
+            if not claims:  # a pod without claims: node resources only
+                run.placed(variant, node)
+                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
+            shape = _shape(claims) if variant.claims else base
+            if run.hopeless(shape, claims, node):
                 if known:
                     run.floors[shape] = (node.index + 1, len(run.changes))
                 continue
-            answer = run.answer(unit, shape, names, node)
+            answer = run.answer(claims, shape, node)
             if answer.assignment is not None:
-                problem = _named(answer.problem, unit.claims, answer.names)
-                done = run.ledger.results(problem, unit.claims, answer.assignment)
+                problem = _named(answer.problem, claims, answer.names)
+                done = run.ledger.results(problem, claims, answer.assignment)
                 run.commit(done, node)
-                return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
+                run.placed(variant, node)
+                return PodPlan(
+                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
+                )
             if known:
                 run.floors[shape] = (node.index + 1, len(run.changes))
-        blocked = (shape, frozenset(unit.blocked.items()))
-        seen = run.nowhere.get(blocked)
+        key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        seen = run.nowhere.get(key) if run.uniform else None
         if seen is None or seen[0] != len(run.changes):
             tried = []
             for node in run.nodes:
-                why = run.may_try(unit, node)
-                tried.append(
-                    _Tried(node, why, None if why is not None else run.answer(unit, shape, names, node))
-                )
-            seen = run.nowhere[blocked] = (len(run.changes), _nowhere(tried))
+                why, variant = run.may_try(unit, node)
+                if variant is None:
+                    tried.append(_Tried(node, why))
+                    continue
+                claims = (*unit.claims, *variant.claims)
+                shape = _shape(claims) if variant.claims else base
+                refs = _refs(claims) if variant.claims else None
+                tried.append(_Tried(node, None, run.answer(claims, shape, node), refs))
+            seen = (len(run.changes), _nowhere(tried))
+            if run.uniform:
+                run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
 
     def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
@@ -403,20 +442,25 @@ class FirstFit:
         whose claim names collide with allocated claims."""
         tried = []
         for node in run.nodes:
-            why = run.may_try(unit, node)
-            if why is not None:
+            why, variant = run.may_try(unit, node)
+            if variant is None:
                 tried.append(_Tried(node, why))
                 continue
-            problem = build_problem(
-                run.ledger.cluster, unit.claims, node.name, run.job.gates, cache=run.job.cache
-            )
-            answer = run._search(problem, node, tuple(_key(c) for c in unit.claims))
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                run.placed(variant, node)
+                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
+            problem = build_problem(run.ledger.cluster, claims, node.name, run.job.gates, cache=run.job.cache)
+            answer = run._search(problem, node, tuple(_key(c) for c in claims))
             if answer.assignment is not None:
-                done = run.ledger.results(problem, unit.claims, answer.assignment)
+                done = run.ledger.results(problem, claims, answer.assignment)
                 run.commit(done, node)
                 run.recount()
-                return PodPlan(unit.name, node.name, done, None, unit.priority, placed=True)
-            tried.append(_Tried(node, None, answer))
+                run.placed(variant, node)
+                return PodPlan(
+                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
+                )
+            tried.append(_Tried(node, None, answer, _refs(claims)))
         return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
@@ -443,6 +487,8 @@ def _nowhere(tried: list[_Tried]) -> _Nowhere:
         else:
             assert t.answer is not None
             template = t.answer.reason()
+            if t.refs is not None:
+                template = _with_refs(template, t.refs)
             text = template.replace(_NODE, str(name))
             template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
             if t.answer.failure is not None:
@@ -474,9 +520,13 @@ class NodeReasons(Mapping[str | None, str]):
         return repr(dict(self))
 
 
+def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
+    return [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in claims]
+
+
 def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
     """The PodPlan of a pod no node takes: one line and every node's reason (`node_reasons`)."""
-    refs = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in unit.claims]
+    refs = _refs(unit.claims)
     return PodPlan(
         unit.name,
         None,

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, bool] = {
     "DRADerivedAttributes": False,
     "DRAOptionalNodePreparation": False,
     "DRAListTypeAttributes": False,
+    "DRAExtendedResource": True,
 }
 
 
@@ -40,6 +41,8 @@ class FeatureGates:
     DRADerivedAttributes: bool = DEFAULTS["DRADerivedAttributes"]
     DRAOptionalNodePreparation: bool = DEFAULTS["DRAOptionalNodePreparation"]
     DRAListTypeAttributes: bool = DEFAULTS["DRAListTypeAttributes"]
+    DRAExtendedResource: bool = DEFAULTS["DRAExtendedResource"]
+    """KEP-5004: a pod's extended-resource requests served by DRA devices (beta, on in 1.36)."""
 
     @property
     def binding_and_status(self) -> bool:

@@ -13,7 +13,12 @@ Every run goes the same way (`run`):
 3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
    placing less weight than first fit;
 4. every placement is turned into `status.allocation` (`solver.results`) and verified by the
-   independent checker (`solver.check`) before it is returned.
+   independent checker (`solver.check`) before it is returned; the plan's pods are checked
+   against the nodes' allocatable resources (`check.node_resources`).
+
+Pods also take node resources (cpu, memory, pod slots: `solver.demand`); pods without
+claims take part in a plan for that reason, and a pod's extended resources may become a
+special claim on nodes where DRA serves them (KEP-5004).
 """
 
 from __future__ import annotations
@@ -29,10 +34,13 @@ from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
+from dra_solver.check import CheckFailed, check_node_resources
+from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims
+from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
 
@@ -134,7 +142,7 @@ def plan(
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     units = [_with_nodes(cluster, u, node_list) for u in units]
-    return _per_pod(units, run(cluster, units, node_list, opts))
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
 
 
 def allocate(
@@ -178,12 +186,13 @@ def allocate(
             "(Python: pod=...), or place them all with `dra-solver plan`"
         )
     members = (Member(name, pod_obj, tuple(map(_name, chosen))),)
-    unit = _with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members), candidates)
-    if not chosen and not unit.blocked:
+    needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
+    unit = _with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
+    if not chosen and not unit.blocked and not any(n.demand for n in needs):
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = _per_pod([unit], run(cluster, [unit], candidates, opts))
+    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -205,7 +214,10 @@ def run(
     job = make_job(cluster, units, nodes, options)
     first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
     first.stats["reference_placed"] = first.placed
-    return allocator.improve(job, first)
+    outcome = allocator.improve(job, first)
+    if job.book.warnings:
+        outcome.stats["warnings"] = list(job.book.warnings)
+    return outcome
 
 
 def make_job(
@@ -222,6 +234,7 @@ def make_job(
         options.seed,
         options.strategy,
         options.time_limit,
+        NodeBook(cluster, nodes, options.feature_gates),
     )
 
 
@@ -254,7 +267,7 @@ def resolve_units(
         if cluster.pods:
             for pod in cluster.pods.values():
                 claims = _unallocated(pod_claims(cluster, pod))
-                if claims:
+                if claims or pending(pod):
                     units.append(_pod_unit(cluster, pod, claims))
         else:
             units = [_claims_unit(_name(c), [c]) for c in cluster.unallocated_claims()]
@@ -273,9 +286,15 @@ def resolve_units(
     return units
 
 
+def pending(pod: Pod) -> bool:
+    """A pod still to be scheduled: not bound to a node, not finished."""
+    return not pod.spec.node_name and not (pod.status and pod.status.phase in DONE_PHASES)
+
+
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
     member = Member(_name(pod), pod, tuple(map(_name, claims)))
-    return Unit(member.name, tuple(claims), pod_priority(cluster, pod), members=(member,))
+    prio = pod_priority(cluster, pod)
+    return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod),))
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
@@ -317,6 +336,7 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
                 tuple(claims.values()),
                 max(u.priority for u in parts),
                 members=tuple(m for u in parts for m in u.members),
+                needs=tuple(n for u in parts for n in u.needs),
             )
         )
     return out
@@ -373,20 +393,49 @@ def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Un
     return replace(unit, blocked=blocked)
 
 
-def _per_pod(units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
-    claim's `status.reservedFor` naming the Pods that use it."""
+    claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
+    the nodes' allocatable resources (`check.check_node_resources`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {_name(c): c for c in plan_.claims}
+        refs = {m.name: _member_refs(m, plan_) for m in unit.members}
         if plan_.placed:
             users = {
-                ref: [m.pod for m in unit.members if m.pod is not None and ref in m.claims] for ref in by_ref
+                r: [m.pod for m in unit.members if m.pod is not None and r in refs[m.name]] for r in by_ref
             }
-            by_ref = {ref: with_reservations(c, users[ref]) if users[ref] else c for ref, c in by_ref.items()}
-        for member in unit.members:
-            pods.append(replace(plan_, name=member.name, claims=[by_ref[r] for r in member.claims]))
+            by_ref = {r: with_reservations(c, users[r]) if users[r] else c for r, c in by_ref.items()}
+        for m in unit.members:
+            ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
+            claims = [by_ref[r] for r in refs[m.name]]
+            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
+    _verify_resources(cluster, units, pods)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
+
+
+def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
+    objs = {m.name: m.pod for u in units for m in u.members if m.pod is not None}
+    placed = []
+    for p in pods:
+        pod = objs.get(p.name)
+        if pod is None or not p.placed or p.node is None:
+            continue
+        status = p.extended.get(p.name)
+        served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+        placed.append((pod, p.node, served))
+    violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _member_refs(member: Member, plan_: PodPlan) -> tuple[str, ...]:
+    """The member's claims, with its special extended-resource claim when it was placed with one."""
+    status = plan_.extended.get(member.name) if plan_.placed else None
+    if status is None:
+        return member.claims
+    ns = member.name.split("/", 1)[0]
+    return (*member.claims, f"{ns}/{status.resource_claim_name}")
 
 
 def _template_pods(cluster: Cluster) -> list[str]:

@@ -31,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     "dra_solver.reference": {"dra_solver.problem.flat", "dra_solver.problem.kinds", "dra_solver.errors"},
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
-    "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    "dra_solver.interrupt": set(),
+    "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat", "dra_solver.interrupt"},
     "dra_solver.explain": {
         "dra_solver.problem.flat",
         "dra_solver.problem.kinds",
@@ -39,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.errors",
     },
     "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", "dra_solver.errors"},
+    "dra_solver.demand": {"dra_solver.api", "dra_solver.problem", "dra_solver.gates"},
     "dra_solver.check": {
         "dra_solver.api",
         "dra_solver.inventory",

@@ -59,7 +59,8 @@ def compile_error(expression: str) -> str:
         '"a".size(1)',
         "nosuchfunction(1)",
         "x + 1",
-        "timestamp('2024-01-01T00:00:00Z')",
+        "timestamp('2024-01-01T00:00:00Z') + timestamp('2024-01-01T00:00:00Z')",
+        "timestamp('2024-13-01T00:00:00Z')",
     ],
 )
 def test_static_type_errors(expression: str) -> None:

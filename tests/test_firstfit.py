@@ -23,7 +23,8 @@ from dra_solver.allocators import Job, Ledger, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
-from dra_solver.check import CheckFailed, check, check_or_raise
+from dra_solver.check import CheckFailed, check
+from dra_solver.demand import NodeBook
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Run, why_not
@@ -35,22 +36,30 @@ from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 def per_pod_first_fit(job: Job, max_steps: int) -> list[PodPlan]:
     """The slow oracle: the first fit before it was incremental, step for step."""
     ledger = Ledger(job)
+    book = job.book.fresh()
     out: dict[int, PodPlan] = {}
     for i in sorted(range(len(job.units)), key=lambda i: -job.units[i].priority):
-        out[i] = _place(job, ledger, job.units[i], max_steps)
+        out[i] = _place(job, ledger, book, job.units[i], max_steps)
     return [out[i] for i in range(len(job.units))]
 
 
-def _place(job: Job, ledger: Ledger, unit: Unit, max_steps: int) -> PodPlan:
-    if not unit.claims:
-        return PodPlan(unit.name, None, [], "the pod has no unallocated claims", unit.priority)
+def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int) -> PodPlan:
     reasons: list[tuple[str | None, str]] = []
     error: DRASolverError | None = None
     for n in job.nodes:
         if n in unit.blocked:
             reasons.append((n, unit.blocked[n]))
             continue
-        problem = build_problem(ledger.cluster, unit.claims, n, job.gates, cache=job.cache)
+        variant = book.variant(unit.needs, n)
+        short = book.refusal(variant, n)
+        if short:
+            reasons.append((n, short))
+            continue
+        claims = (*unit.claims, *variant.claims)
+        if not claims:
+            book.take(variant, n)
+            return PodPlan(unit.name, n, [], None, unit.priority, placed=True)
+        problem = build_problem(ledger.cluster, claims, n, job.gates, cache=job.cache)
         try:
             assignment = allocate_reference(problem, max_steps=max_steps)
         except InvalidPools as exc:
@@ -70,11 +79,10 @@ def _place(job: Job, ledger: Ledger, unit: Unit, max_steps: int) -> PodPlan:
         if assignment is None:
             reasons.append((n, explain_unschedulable(problem)))
             continue
-        done = ledger.results(problem, unit.claims, assignment)
-        check_or_raise(ledger.cluster, done, node=n, gates=job.gates)
-        for c in done:
-            ledger.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
-        return PodPlan(unit.name, n, done, None, unit.priority, placed=True)
+        done = ledger.results(problem, claims, assignment)
+        ledger.commit(done, n)
+        book.take(variant, n)
+        return PodPlan(unit.name, n, done, None, unit.priority, placed=True, extended=variant.statuses)
     return PodPlan(
         unit.name,
         None,
@@ -93,9 +101,10 @@ def _decisions(pods: list[PodPlan]) -> list[tuple[Any, ...]]:
             p.placed,
             p.node,
             [c.dump() for c in p.claims],
-            p.node_reasons,
+            dict(p.node_reasons),
             p.reason if len(p.node_reasons) <= DETAIL_NODES else None,
             type(p.error),
+            {k: v.dump() for k, v in p.extended.items()},
         )
         for p in pods
     ]

@@ -69,12 +69,15 @@ def test_same_identity_with_different_content_is_an_error_naming_both_files(tmp_
     assert str(a) in err.reason and str(b) in err.reason
 
 
-def test_identical_duplicate_is_dropped_with_a_warning() -> None:
-    objects, warnings = load_text(
-        slice_yaml("s1", ["gpu-0"]) + "---\n" + slice_yaml("s1", ["gpu-0"]), "in.yaml"
-    )
-    assert len(objects) == 1
-    assert "ResourceSlice s1" in warnings[0] and "identical" in warnings[0]
+def test_identical_duplicate_is_an_error_naming_both_documents() -> None:
+    """Issue #16: an identical copy is an error too (which one is meant cannot be known)."""
+    text = "---\n".join(slice_yaml(name, ["gpu-0"]) for name in ("s1", "s2", "s1"))
+    with pytest.raises(ValidationErrors) as info:
+        load_text(text, "in.yaml")
+    (err,) = info.value.errors
+    assert err.obj == "ResourceSlice s1"
+    assert "identical copy" in err.reason
+    assert "in.yaml (document 1)" in err.reason and "in.yaml (document 3)" in err.reason
 
 
 def test_same_name_in_other_namespace_or_kind_is_not_a_duplicate() -> None:

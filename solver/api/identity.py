@@ -4,13 +4,13 @@ Why: Kubernetes stores one object per identity. When an input holds two (two fil
 both defining `ResourceSlice node-1-gpu`, a dump concatenated with an edited copy), a
 later one silently replacing the earlier one — or both being used, which doubles a
 pool's devices and makes allocation report "0 match the selectors" — is a misreading.
-Two identical copies are harmless and dropped with a warning; two different ones are an
-error naming both sources.
+Every second occurrence is an error naming both positions (file, document, list item),
+identical copies included (`kubectl create` refuses them too: AlreadyExists).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dra_solver.api.models import CLUSTER_SCOPED, TypeMeta
 from dra_solver.errors import InputError
@@ -26,14 +26,24 @@ def identity(obj: TypeMeta) -> Identity:
 
 
 def dedupe(
-    items: Iterable[tuple[TypeMeta, str]],
+    items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None = None
 ) -> tuple[list[tuple[TypeMeta, str]], list[str], list[InputError]]:
-    """The objects with each identity once (first occurrence kept, input order), the
-    warnings for dropped identical copies and the errors for conflicting ones."""
+    """The objects with each identity once (first occurrence kept, input order), warnings
+    (none today; kept for callers) and an error for every identity seen again — an
+    identical copy included: which one is meant cannot be known, and a copy that is
+    identical today is one edit away from silently replacing the other. The error names
+    both positions: the source (file) and, where known (`positions`, by `id(obj)`), the
+    document and list item."""
     first: dict[Identity, tuple[TypeMeta, str]] = {}
     kept: list[tuple[TypeMeta, str]] = []
     warnings: list[str] = []
     errors: list[InputError] = []
+    where_of = positions or {}
+
+    def where(obj: TypeMeta, source: str) -> str:
+        position = where_of.get(id(obj))
+        return f"{source or '<input>'} ({position})" if position else source or "<input>"
+
     for obj, source in items:
         key = identity(obj)
         if not key[2]:
@@ -45,16 +55,13 @@ def dedupe(
             kept.append((obj, source))
             continue
         earlier, earlier_source = seen
-        where = f"{earlier_source or '<input>'} and {source or '<input>'}"
-        if earlier.dump() == obj.dump():
-            warnings.append(f"{obj.ref}: identical copy in {where}; the second one is ignored")
-        else:
-            errors.append(
-                InputError(
-                    f"defined twice with different content ({where}); one identity "
-                    "(kind, namespace, name) may appear once",
-                    obj=obj.ref,
-                    source=source,
-                )
+        same = "an identical copy" if earlier.dump() == obj.dump() else "with different content"
+        errors.append(
+            InputError(
+                f"defined twice, {same}: in {where(earlier, earlier_source)} and in {where(obj, source)}; "
+                "one identity (kind, namespace, name) may appear once in an input",
+                obj=obj.ref,
+                source=source,
             )
+        )
     return kept, warnings, errors

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from dra_solver.api.bounded import BoundExceeded, Loader
 from dra_solver.api.convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from dra_solver.api.identity import dedupe
 from dra_solver.api.models import KINDS, Pod, TypeMeta
@@ -30,6 +31,7 @@ __all__ = [
     "dumps",
     "expand_paths",
     "iter_documents",
+    "iter_positioned",
     "load_paths",
     "load_sourced",
     "load_text",
@@ -40,11 +42,9 @@ __all__ = [
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
-
-
-class _Loader(_SafeBase):  # type: ignore[misc, valid-type]
-    """Safe YAML without the timestamp resolver: Kubernetes keeps timestamps as strings."""
+class _Loader(Loader):  # type: ignore[misc, valid-type]
+    """Bounded safe YAML (`api.bounded`) without the timestamp resolver: Kubernetes keeps
+    timestamps as strings."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -55,27 +55,45 @@ _Loader.yaml_implicit_resolvers = {
 
 def iter_documents(text: str, source: str) -> Iterator[dict[str, Any]]:
     """Yield object dicts from YAML/JSON text, flattening `kind: List`."""
+    for _, doc in iter_positioned(text, source):
+        yield doc
+
+
+def iter_positioned(text: str, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(position, object dict) for every object of a YAML/JSON text, `kind: List` flattened.
+
+    The position names the document (1-based, as `---` separates them) and, inside a list,
+    the item: `document 3`, `document 2, items[4]`. Reading is bounded (`api.bounded`):
+    alias expansion, nesting depth and object size; a document past a bound is an error
+    naming it, raised before anything is expanded."""
+    loader = _Loader(text)
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - safe loader subclass
+        while loader.check_data():
+            doc = loader.get_data()
+            yield from _flatten(doc, source, f"document {loader.document_index}")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, BoundExceeded):
+            raise InputError(f"document {exc.document}: {where}{problem}", source=source) from None
         raise InputError(f"malformed YAML: {where}{problem}", source=source) from None
-    for doc in docs:
-        yield from _flatten(doc, source)
+    finally:
+        loader.dispose()
 
 
-def _flatten(doc: Any, source: str) -> Iterator[dict[str, Any]]:
+def _flatten(doc: Any, source: str, position: str) -> Iterator[tuple[str, dict[str, Any]]]:
     if doc is None:
         return
     if not isinstance(doc, dict):
-        raise InputError(f"expected a Kubernetes object (a mapping), got {type(doc).__name__}", source=source)
+        raise InputError(
+            f"{position}: expected a Kubernetes object (a mapping), got {type(doc).__name__}", source=source
+        )
     if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-        for item in doc["items"]:
-            yield from _flatten(item, source)
+        for i, item in enumerate(doc["items"]):
+            yield from _flatten(item, source, f"{position}, items[{i}]")
         return
-    yield doc
+    yield position, doc
 
 
 class Reader:
@@ -189,22 +207,36 @@ def _to_input_error(
 
 
 def _finish(
-    reader: Reader, pairs: list[tuple[TypeMeta, str]]
+    reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str]
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
-    """Duplicates resolved (`identity`); every error of the input raised together."""
-    kept, dup_warnings, dup_errors = dedupe(pairs)
+    """Duplicates found (`identity`, naming both positions); every error raised together."""
+    kept, dup_warnings, dup_errors = dedupe(pairs, positions)
     errors = reader.errors + dup_errors
     if errors:
         raise ValidationErrors(errors)
     return kept, reader.warnings + dup_warnings
 
 
+def _read_text(
+    reader: Reader, text: str, source: str, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str]
+) -> int:
+    """Read one text's objects into `pairs` (and where each was into `positions`); returns
+    how many object dicts the text holds (skipped kinds included)."""
+    docs = list(iter_positioned(text, source))
+    for position, doc in docs:
+        for obj in reader.read(doc, source):
+            pairs.append((obj, source))
+            positions[id(obj)] = position
+    return len(docs)
+
+
 def load_text(text: str, source: str = "<string>") -> tuple[list[TypeMeta], list[str]]:
-    """Objects and warnings (skipped kinds, dropped identical copies) from one text;
-    all errors at once."""
+    """Objects and warnings (skipped kinds) from one text; all errors at once."""
     reader = Reader()
-    pairs = [(obj, source) for doc in iter_documents(text, source) for obj in reader.read(doc, source)]
-    kept, warnings = _finish(reader, pairs)
+    pairs: list[tuple[TypeMeta, str]] = []
+    positions: dict[int, str] = {}
+    _read_text(reader, text, source, pairs, positions)
+    kept, warnings = _finish(reader, pairs, positions)
     return [obj for obj, _ in kept], warnings
 
 
@@ -228,22 +260,38 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path | None]:
 def load_sourced(paths: Iterable[str | Path]) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """Every object of the given files/directories/stdin with the file it came from, and
     warnings; the errors of all files are raised together. The files are one input: a
-    duplicate across two files is found, generated pod names count across files."""
+    duplicate across two files is found, generated pod names count across files.
+
+    An argument without any object (an empty file, only comments, a directory without
+    YAML) is an error, as `kubectl apply` says "no objects passed": a wrong path or an
+    empty pipe must not pass as a valid, empty cluster."""
     reader = Reader()
     pairs: list[tuple[TypeMeta, str]] = []
-    for path in expand_paths(paths):
-        source = "<stdin>" if path is None else str(path)
-        try:
-            text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
-            docs = list(iter_documents(text, source))
-        except (OSError, UnicodeDecodeError) as exc:
-            reader.errors.append(InputError(f"cannot read: {exc}", source=source))
-            continue
-        except InputError as exc:
-            reader.errors.append(exc)
-            continue
-        pairs.extend((obj, source) for doc in docs for obj in reader.read(doc, source))
-    return _finish(reader, pairs)
+    positions: dict[int, str] = {}
+    for raw in paths:
+        found = 0
+        failed = False
+        for path in expand_paths([raw]):
+            source = "<stdin>" if path is None else str(path)
+            try:
+                text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
+                found += _read_text(reader, text, source, pairs, positions)
+            except (OSError, UnicodeDecodeError) as exc:
+                reader.errors.append(InputError(f"cannot read: {exc}", source=source))
+                failed = True
+            except InputError as exc:
+                reader.errors.append(exc)
+                failed = True
+            except MemoryError:
+                size = "" if path is None else f" ({path.stat().st_size:,} bytes)"
+                reason = f"out of memory reading this file{size}: the input is too large"
+                reader.errors.append(InputError(reason, source=source))
+                failed = True
+        if not found and not failed:
+            where = "<stdin>" if str(raw) == "-" else str(raw)
+            what = "no *.yaml, *.yml or *.json file with an object" if Path(where).is_dir() else "empty input"
+            reader.errors.append(InputError(f"no objects in {where} ({what})"))
+    return _finish(reader, pairs, positions)
 
 
 def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:

@@ -459,6 +459,8 @@ class ResourceRequirements(K8sModel):
 class Container(_Loose):
     name: str = ""
     resources: ResourceRequirements | None = None
+    restart_policy: str | None = None
+    """`Always` on an init container makes it a sidecar (its requests add to the pod's)."""
 
 
 class Toleration(K8sModel):
@@ -494,6 +496,27 @@ class PodSpec(_Loose):
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] = Field(default_factory=list)
     overhead: dict[str, Quantity] = Field(default_factory=dict)
+    resources: ResourceRequirements | None = None
+    """Pod-level requests/limits (cpu, memory): where set they replace the containers' sum."""
+
+
+class ContainerExtendedResourceRequest(K8sModel):
+    container_name: str
+    resource_name: str
+    request_name: str
+
+
+class PodExtendedResourceClaimStatus(K8sModel):
+    """Which claim serves the pod's DRA-backed extended resources (KEP-5004)."""
+
+    resource_claim_name: str
+    request_mappings: list[ContainerExtendedResourceRequest] = Field(default_factory=list)
+
+
+class PodStatus(_Loose):
+    phase: str | None = None
+    """Succeeded/Failed pods hold no node resources."""
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(TypeMeta):
@@ -502,6 +525,7 @@ class Pod(TypeMeta):
     api_version: str = "v1"
     kind: Literal["Pod"] = "Pod"
     spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus | None = None
 
 
 class Taint(K8sModel):

@@ -47,6 +47,7 @@ from dra_solver.api.models import (
     Pod,
     ResourceClaim,
     ResourceClaimTemplate,
+    ResourceRequirements,
     ResourceSlice,
     TypeMeta,
 )
@@ -78,6 +79,12 @@ MAX_VALID_VALUES = 10
 MAX_BINDING_CONDITIONS = 4
 MAX_DERIVED_ATTRIBUTES = 8
 MAX_CEL_EXPRESSION_BYTES = 10 * 1024
+MAX_ALLOCATION_RESULTS = 32
+"""AllocationResultsMaxSize: a claim's allocation holds at most 32 devices. Not an API
+validation rule (the API server accepts `count: 1000000000000`); the allocator refuses such a
+claim on every node ("exceeds the claim limit of 32"), so it is invalid input all the same."""
+MAX_RESERVED_FOR = 256
+"""ResourceClaimReservedForMaxSize: at most 256 consumers (pods) may share one claim."""
 
 ALLOCATION_MODES = ("ExactCount", "All")
 TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
@@ -292,6 +299,7 @@ def validate_cluster(
             errors.extend(_missing_classes(obj, classes, source))
         if isinstance(obj, Pod):
             errors.extend(_missing_pod_references(obj, cluster, source))
+    errors.extend(_shared_too_widely(cluster, source_of))
     if pools:
         errors.extend(pool_problems(cluster.slices, source_of))
     return errors
@@ -423,6 +431,8 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
         derived_by_request[req.name] = _validate_request(report, rpath, req)
         known.setdefault(req.name, {s.name for s in req.first_available} if req.first_available else None)
 
+    _check_device_total(report, path, devices.requests)
+
     report.max_items(f"{path}.constraints", devices.constraints, MAX_CONSTRAINTS)
     for j, constraint in enumerate(devices.constraints):
         cpath = _idx(f"{path}.constraints", j)
@@ -432,6 +442,71 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
     report.max_items(f"{path}.config", devices.config, MAX_CONFIGS)
     for j, config in enumerate(devices.config):
         _check_request_refs(report, f"{_idx(f'{path}.config', j)}.requests", config.requests, known)
+
+
+def _min_devices(req: ExactDeviceRequest | DeviceSubRequest) -> int:
+    """The fewest devices a request can be given: its count (ExactCount), 0 for All (how
+    many depends on the node)."""
+    if req.allocation_mode == "All":
+        return 0
+    return max(req.count if req.count is not None else 1, 0)
+
+
+def _check_device_total(report: _Report, path: str, requests: Sequence[DeviceRequest]) -> None:
+    """The allocator's claim limit (MAX_ALLOCATION_RESULTS), checked here so that `validate`
+    refuses what `allocate` would: one request asking for more, or all requests together
+    (a firstAvailable request counts with its smallest subrequest)."""
+    if len(requests) > MAX_REQUESTS:
+        return  # already an error of its own
+    total = 0
+    for i, req in enumerate(requests):
+        if req.exactly is not None:
+            need = _min_devices(req.exactly)
+            if need > MAX_ALLOCATION_RESULTS:
+                report.add(
+                    f"{_idx(f'{path}.requests', i)}.exactly.count",
+                    f"number of requested devices {need} exceeds the claim limit of {MAX_ALLOCATION_RESULTS} "
+                    "(AllocationResultsMaxSize): no node can allocate this claim",
+                )
+                return
+        elif req.first_available:
+            need = min(_min_devices(sub) for sub in req.first_available)
+        else:
+            continue
+        total += need
+    if total > MAX_ALLOCATION_RESULTS:
+        report.add(
+            f"{path}.requests",
+            f"number of requested devices {total} (all requests together) exceeds the claim limit of "
+            f"{MAX_ALLOCATION_RESULTS} (AllocationResultsMaxSize): no node can allocate this claim",
+        )
+
+
+def _shared_too_widely(cluster: Cluster, source_of: Callable[[TypeMeta], str] | None) -> list[InputError]:
+    """An unallocated claim that more pods name than `status.reservedFor` can hold: the
+    allocator refuses to reserve it (MAX_RESERVED_FOR)."""
+    users: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for pod in cluster.pods.values():
+        ns = pod.metadata.namespace or "default"
+        for e in pod.spec.resource_claims:
+            if e.resource_claim_name:
+                users.setdefault((ns, e.resource_claim_name), set()).add(("pods", pod.metadata.name))
+    errors = []
+    for key, pods in users.items():
+        claim = cluster.claims.get(key)
+        if claim is None or (claim.status is not None and claim.status.allocation is not None):
+            continue
+        reserved = {(r.resource, r.name) for r in claim.status.reserved_for} if claim.status else set()
+        n = len(pods | reserved)
+        if n > MAX_RESERVED_FOR:
+            report = _Report(claim, source_of(claim) if source_of else "")
+            report.add(
+                "status.reservedFor",
+                f"{n} consumers (pods) use this claim; it can be reserved for at most {MAX_RESERVED_FOR} "
+                "consumers (ResourceClaimReservedForMaxSize)",
+            )
+            errors.extend(report.errors)
+    return errors
 
 
 def _check_name(report: _Report, field: str, name: str, what: str) -> None:
@@ -597,6 +672,15 @@ def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
 
 
 def _validate_pod(report: _Report, pod: Pod) -> None:
+    containers = [("spec.initContainers", c) for c in pod.spec.init_containers]
+    containers += [("spec.containers", c) for c in pod.spec.containers]
+    counts: dict[str, int] = {}
+    for base, c in containers:
+        i = counts[base] = counts.get(base, -1) + 1
+        if c.resources is not None:
+            _validate_resources(report, f"{_idx(base, i)}.resources", c.resources)
+    if pod.spec.resources is not None:
+        _validate_resources(report, "spec.resources", pod.spec.resources)
     seen: set[str] = set()
     for i, claim in enumerate(pod.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
@@ -610,6 +694,29 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
             report.add(
                 path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
             )
+
+
+def _validate_resources(report: _Report, path: str, res: ResourceRequirements) -> None:
+    """The API server's rules for container resources that change what a pod takes of a node:
+    no negative amounts, requests at most limits, and extended resources (which cannot be
+    overcommitted) in whole units with requests equal to limits."""
+    for kind, amounts in (("requests", res.requests), ("limits", res.limits)):
+        for name, q in amounts.items():
+            field = f"{path}.{kind}[{name}]"
+            if q.sign() < 0:
+                report.add(field, f"must be greater than or equal to 0, got {q}")
+            elif "/" in name and "kubernetes.io/" not in name and not q.is_integer():
+                report.add(field, f"must be an integer: extended resources are whole units, got {q}")
+    for name, q in res.requests.items():
+        limit = res.limits.get(name)
+        if limit is None:
+            continue
+        extended = "/" in name and "kubernetes.io/" not in name
+        field = f"{path}.requests[{name}]"
+        if extended and q != limit:
+            report.add(field, f"must be equal to the limit {limit} (an extended resource), got {q}")
+        elif q > limit:
+            report.add(field, f"must be less than or equal to the limit {limit}, got {q}")
 
 
 # --- ResourceSlice ----------------------------------------------------------------------

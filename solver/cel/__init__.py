@@ -52,13 +52,16 @@ Libraries
 
 Standard CEL (arithmetic, comparisons, ``in``, ``size``, ``contains``, ``startsWith``,
 ``endsWith``, ``matches``, conversions ``int/uint/double/string/bool/bytes/type/dyn``,
-macros ``has/all/exists/exists_one/map/filter``), ``cel.bind``, optional types (``.?``,
-``[?]``, ``optional.of/none/ofNonZeroValue``, ``hasValue/value/orValue/or``), two-variable
-comprehensions (``all/exists/existsOne/transformList/transformMap``), cel-go strings v2,
-lists v3 (``lists.range``, ``slice``, ``flatten``, ``distinct``, ``reverse``, ``sort``,
-``sortBy``, ``first``, ``last``), sets, and the Kubernetes libraries: lists (``isSorted``,
-``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``), regex (``find``, ``findAll``, on
-RE2), quantity, semver, and DRA's ``includes`` (KEP-5491).
+macros ``has/all/exists/exists_one/map/filter``), timestamps and durations
+(:mod:`~solver.cel.lib_time`), ``cel.bind``, optional types (``.?``, ``[?]``, optional
+entries ``[?x]``/``{?k: v}``, ``optional.of/none/ofNonZeroValue``,
+``hasValue/value/orValue/or``), two-variable comprehensions
+(``all/exists/existsOne/transformList/transformMap``), cel-go strings v2, lists v3
+(``lists.range``, ``slice``, ``flatten``, ``distinct``, ``reverse``, ``sort``, ``sortBy``,
+``first``, ``last``), sets, and the Kubernetes libraries: lists (``isSorted``, ``sum``,
+``min``, ``max``, ``indexOf``, ``lastIndexOf``), regex (``find``, ``findAll``, on RE2),
+url (:mod:`~solver.cel.lib_url`), ip and cidr (:mod:`~solver.cel.lib_net`), quantity,
+semver, and DRA's ``includes`` (KEP-5491).
 
 Strictness
 ==========
@@ -92,8 +95,13 @@ cel-go refuses compile here and fail (or compute a non-true value) at run time i
 Cost
 ====
 
-Every evaluation has a budget of 1,000,000 units (upstream
-``CELSelectorExpressionMaxCost``): each function/operator call costs 1, each
+Two limits, as upstream. At compile time the worst-case cost is estimated
+(:mod:`~solver.cel.estimate`, cel-go's ``EstimateCost`` model with the device's size
+limits; ``Program.max_cost``) and an expression above the limit is refused with
+"too complex, exceeds cost limit", as the API server's validation refuses it
+(``compile_expression(..., estimate_cost=False)`` skips this, like upstream's
+``DisableCostEstimation``). At run time every evaluation has a budget of 1,000,000 units
+(upstream ``CELSelectorExpressionMaxCost``): each function/operator call costs 1, each
 comprehension iteration 1, list/map literals their size, string/list-producing
 operations a tenth of their size, regex operations by string x pattern length.
 Operations that would build a string/list larger than 10,000,000 elements fail before
@@ -106,14 +114,19 @@ Known deviations from upstream
 * Evaluation engine: cel-python's parser (its grammar, extended with ``.?``/``[?]``) and
   this package's own checker/compiler; cel-python's runners are not used (lax operators,
   no ``cel.bind``/optionals, a module-global activation in ``CompiledRunner``).
-* The cost model approximates cel-go's; an expression close to the limit may pass on
-  one side and fail on the other. There is no compile-time cost estimate (the scheduler
-  only enforces the runtime limit, which is what is implemented).
+* The runtime cost model and the static estimate approximate cel-go's (the estimate is
+  exact on upstream's own test expression, 85,555,551); an expression close to the limit
+  may pass on one side and fail on the other. Where cel-go knows no size bound for a
+  function result, the estimate assumes 64 elements, so it errs towards accepting.
 * Nesting deeper than 100 levels is a compile error (cel-go: 250); ``&&``/``||`` chains
   are balanced as in cel-go, so long chains are fine.
-* Not available: timestamps and durations, the ``url``, ``ip``/``cidr``, ``format`` and
-  authz libraries, ``math`` extensions, message construction, optional entries in
-  list/map literals (``[?x]``), ``strings.reverse`` (strings v3).
+* Not available: the Kubernetes ``format`` named-format library
+  (``format.dns1123Label().validate(s)``), the image and authz libraries (no authorizer
+  exists in DRA), ``math`` extensions, message construction, ``strings.reverse``
+  (strings v3).
+* ``url()`` reimplements Go's ``url.ParseRequestURI`` (not ``urllib.parse``, which accepts
+  far more); ``ip()``/``cidr()`` use :mod:`ipaddress` with netip's extra refusals. Time
+  zone names need the system's IANA database (``zoneinfo``).
 * ``"...".format()``: ``%e`` prints Go's plain ``2.718280e+00`` (cel-go's locale printer
   writes ``2.718280×10⁰⁰``); ``%f`` groups thousands like cel-go's en-US printer.
 * ``has(device.attributes.somedomain)`` is true for any domain (upstream's domain map

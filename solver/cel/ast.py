@@ -106,22 +106,37 @@ class Call(Node):
 
 
 class ListLit(Node):
-    __slots__ = ("items",)
+    """``[a, b, ?c]``; ``optional`` holds the indices of ``?`` elements."""
 
-    def __init__(self, items: tuple[Node, ...], line: int, column: int) -> None:
+    __slots__ = ("items", "optional")
+
+    def __init__(
+        self, items: tuple[Node, ...], line: int, column: int, *, optional: frozenset[int] = frozenset()
+    ) -> None:
         super().__init__(line, column)
         self.items = items
+        self.optional = optional
 
     def children(self) -> tuple[Node, ...]:
         return self.items
 
 
 class MapLit(Node):
-    __slots__ = ("entries",)
+    """``{k: v, ?k2: v2}``; ``optional`` holds the indices of ``?`` entries."""
 
-    def __init__(self, entries: tuple[tuple[Node, Node], ...], line: int, column: int) -> None:
+    __slots__ = ("entries", "optional")
+
+    def __init__(
+        self,
+        entries: tuple[tuple[Node, Node], ...],
+        line: int,
+        column: int,
+        *,
+        optional: frozenset[int] = frozenset(),
+    ) -> None:
         super().__init__(line, column)
         self.entries = entries
+        self.optional = optional
 
     def children(self) -> tuple[Node, ...]:
         return tuple(n for kv in self.entries for n in kv)

@@ -28,7 +28,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 # importing the libraries registers their overloads
-from dra_solver.cel import lib_core, lib_lists, lib_quantity, lib_regex, lib_semver, lib_strings  # noqa: F401
+from dra_solver.cel import (  # noqa: F401
+    lib_core,
+    lib_lists,
+    lib_net,
+    lib_quantity,
+    lib_regex,
+    lib_semver,
+    lib_strings,
+    lib_time,
+    lib_url,
+)
 from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
 from dra_solver.cel.functions import REGISTRY
 from dra_solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
@@ -49,7 +59,16 @@ from dra_solver.cel.runtime import (
     select_slow,
 )
 from dra_solver.cel.typesys import DEVICE_FIELDS, DYN, Type, common, compatible, display, is_dyn, unify
-from dra_solver.cel.values import ABSENT, CelType, CostLimitExceeded, EvalError, UInt, map_find, type_name
+from dra_solver.cel.values import (
+    ABSENT,
+    CelType,
+    CostLimitExceeded,
+    EvalError,
+    Opt,
+    UInt,
+    map_find,
+    type_name,
+)
 
 __all__ = ["Compiled", "compile_tree"]
 
@@ -59,7 +78,7 @@ _FOLD_BUDGET: Final = 1000
 _TYPE_IDENTS: Final = frozenset(
     {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
 )
-_NAMESPACES: Final = frozenset({"optional", "strings", "sets", "lists"})
+_NAMESPACES: Final = frozenset({"optional", "strings", "sets", "lists", "ip"})
 
 
 class Compiled:
@@ -529,6 +548,14 @@ class _Compiler:
                     compile_regex(pattern_node.value)
                 except ValueError as ex:
                     raise _issue(node, f"invalid regular expression {pattern_node.value!r}: {ex}") from None
+        if name in ("timestamp", "duration") and target is None and len(node.args) == 1:
+            # Kubernetes' ValidateTimestampLiterals / ValidateDurationLiterals
+            arg = node.args[0]
+            if isinstance(arg, Lit) and type(arg.value) is str:
+                try:
+                    (lib_time.parse_timestamp if name == "timestamp" else lib_time.parse_duration)(arg.value)
+                except EvalError as ex:
+                    raise _issue(node, f"invalid {name} {arg.value!r}: {ex.message}") from None
         exact = len(cands) == 1 and all(
             check is None or not is_dyn(t) for check, t in zip(cands[0].checks, types, strict=True)
         )
@@ -539,17 +566,44 @@ class _Compiler:
 
     # -- literals --------------------------------------------------------------------------
 
+    def _optional_entry(self, n: Node, t: Type) -> Type:
+        """The element type behind a ``?`` entry, which must be an optional (or dyn)."""
+        if is_dyn(t):
+            return DYN
+        if isinstance(t, tuple) and t[0] == "opt":
+            return t[1]  # type: ignore[no-any-return]
+        raise _issue(n, f"expected type 'optional_type(T)' but found '{display(t)}'")
+
     def list_lit(self, node: ListLit, scope: Scope) -> Compiled:
         items = [self.compile(i, scope) for i in node.items]
         elem: Type | None = None
-        for it, n in zip(items, node.items, strict=True):
+        for idx, (it, n) in enumerate(zip(items, node.items, strict=True)):
+            t = self._optional_entry(n, it.type) if idx in node.optional else it.type
             if elem is None:
-                elem = it.type
-            elif not compatible(elem, it.type):
-                raise _issue(n, f"expected type '{display(elem)}' but found '{display(it.type)}'")
+                elem = t
+            elif not compatible(elem, t):
+                raise _issue(n, f"expected type '{display(elem)}' but found '{display(t)}'")
             else:
-                elem = common(elem, it.type)
+                elem = common(elem, t)
         ltype: Type = ("list", elem if elem is not None else DYN)
+        if node.optional:
+            entries = tuple((i.fn, idx in node.optional) for idx, i in enumerate(items))
+            size = len(entries) + 1
+
+            def build_opt_list(ctx: Activation) -> tuple[Any, ...]:
+                ctx.cost += size
+                out: list[Any] = []
+                for f, opt in entries:
+                    v = f(ctx)
+                    if not opt:
+                        out.append(v)
+                    elif type(v) is not Opt:
+                        raise no_overload("optional entry", v)
+                    elif v.present:
+                        out.append(v.value)
+                return tuple(out)
+
+            return Compiled(build_opt_list, ltype)
         if all(i.const for i in items):
             return _constant(tuple(i.value for i in items), ltype)
         fns = tuple(i.fn for i in items)
@@ -565,31 +619,39 @@ class _Compiler:
         entries = [(self.compile(k, scope), self.compile(v, scope)) for k, v in node.entries]
         ktype: Type | None = None
         vtype: Type | None = None
-        for (k, v), (kn, vn) in zip(entries, node.entries, strict=True):
+        for idx, ((k, v), (kn, vn)) in enumerate(zip(entries, node.entries, strict=True)):
+            vt = self._optional_entry(vn, v.type) if idx in node.optional else v.type
             if not (is_dyn(k.type) or k.type in ("int", "uint", "bool", "string")):
                 raise _issue(kn, f"unsupported map key type: {display(k.type)}")
             if ktype is not None and not compatible(ktype, k.type):
                 raise _issue(kn, f"expected type '{display(ktype)}' but found '{display(k.type)}'")
-            if vtype is not None and not compatible(vtype, v.type):
-                raise _issue(vn, f"expected type '{display(vtype)}' but found '{display(v.type)}'")
+            if vtype is not None and not compatible(vtype, vt):
+                raise _issue(vn, f"expected type '{display(vtype)}' but found '{display(vt)}'")
             ktype = k.type if ktype is None else common(ktype, k.type)
-            vtype = v.type if vtype is None else common(vtype, v.type)
+            vtype = vt if vtype is None else common(vtype, vt)
         mtype: Type = ("map", ktype or DYN, vtype or DYN)
-        pairs = tuple((k.fn, v.fn) for k, v in entries)
+        pairs = tuple((k.fn, v.fn, idx in node.optional) for idx, (k, v) in enumerate(entries))
 
         size = 2 * len(pairs) + 1
 
         def build(ctx: Activation) -> dict[Any, Any]:
             ctx.cost += size
             out: dict[Any, Any] = {}
-            for kf, vf in pairs:
+            for kf, vf, opt in pairs:
                 key = kf(ctx)
                 tk = type(key)
                 if tk is not str and tk is not int and tk is not UInt and tk is not bool:
                     raise EvalError(f"unsupported key type: {type_name(key)}")
                 if map_find(out, key) is not ABSENT:
                     raise EvalError(f"Failed with repeated key: {key!r}")
-                out[key] = vf(ctx)
+                val = vf(ctx)
+                if opt:
+                    if type(val) is not Opt:
+                        raise no_overload("optional entry", val)
+                    if not val.present:
+                        continue
+                    val = val.value
+                out[key] = val
             return out
 
         if all(k.const and v.const for k, v in entries):

@@ -16,6 +16,7 @@ from typing import Any, Final
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel.compiler import compile_tree
 from dra_solver.cel.device import DeviceView, prepare
+from dra_solver.cel.estimate import estimate_cost as _estimate
 from dra_solver.cel.parser import CompileIssue, parse
 from dra_solver.cel.runtime import Activation
 from dra_solver.cel.semver import Semver
@@ -68,7 +69,16 @@ class Program:
     ``"list(string)"``, ``"dyn"`` when it depends on attribute values).
     """
 
-    __slots__ = ("expression", "result_type", "cost_limit", "reads", "_fn", "_nslots", "_signature")
+    __slots__ = (
+        "expression",
+        "result_type",
+        "cost_limit",
+        "max_cost",
+        "reads",
+        "_fn",
+        "_nslots",
+        "_signature",
+    )
 
     def __init__(self, expression: str, cost_limit: int = DEFAULT_COST_LIMIT) -> None:
         self.expression = expression
@@ -76,6 +86,8 @@ class Program:
         try:
             tree = parse(expression)
             fn, rtype, nslots = compile_tree(tree)
+            #: the estimated worst-case cost (cel-go's ``EstimateCost(...).Max``)
+            self.max_cost: float = _estimate(tree)
         except CompileIssue as ex:
             err = CelCompileError(
                 f"compilation failed: ERROR: <input>:{ex.line}:{ex.column}: {ex.message}"
@@ -147,8 +159,15 @@ def compile_expression(
     max_length: int = DEFAULT_MAX_LENGTH,
     expect_bool: bool = False,
     cost_limit: int = DEFAULT_COST_LIMIT,
+    estimate_cost: bool = True,
 ) -> Program:
     """Compile (or fetch from the cache) a DRA CEL expression.
+
+    With ``estimate_cost`` (the default), an expression whose estimated worst-case cost
+    exceeds ``cost_limit`` is refused here, before any evaluation, as the API server's
+    validation refuses it ("too complex, exceeds cost limit"); see
+    :mod:`solver.cel.estimate`. ``estimate_cost=False`` keeps only the runtime limit
+    (upstream's ``DisableCostEstimation``), for tests of the runtime meter.
 
     ``max_length`` is in bytes of UTF-8, like the API validation. With ``expect_bool``
     (selectors) an expression whose static type is neither bool nor dynamic is refused
@@ -163,6 +182,12 @@ def compile_expression(
             expression=expression[:100] + ("..." if len(expression) > 100 else ""),
         )
     program = _compile_cached(expression, cost_limit)
+    if estimate_cost and program.max_cost > cost_limit:
+        shown = "infinite" if program.max_cost == float("inf") else f"{int(program.max_cost):,}"
+        raise CelCompileError(
+            f"too complex, exceeds cost limit (estimated worst-case cost {shown}, limit {cost_limit:,})",
+            expression=expression,
+        )
     if expect_bool and program.result_type not in ("bool", "dyn"):
         raise CelCompileError(
             f"compilation failed: must evaluate to bool or the unknown type, not {program.result_type}",

@@ -16,6 +16,7 @@ import math
 from typing import Any, Final
 
 from dra_solver.cel.functions import check_size
+from dra_solver.cel.lib_time import add_time, sub_time
 from dra_solver.cel.typesys import DYN, Type, compatible, display, is_dyn
 from dra_solver.cel.values import (
     ABSENT,
@@ -23,7 +24,9 @@ from dra_solver.cel.values import (
     INT64_MIN,
     UINT64_MAX,
     DomainMap,
+    Duration,
     EvalError,
+    Timestamp,
     UInt,
     cel_compare,
     cel_equal,
@@ -76,6 +79,9 @@ def add(a: Any, b: Any) -> Any:
             return a + b
         if ta is UInt:
             return _uint(a + b)
+    if (ta is Timestamp or ta is Duration) and (type(b) is Timestamp or type(b) is Duration):
+        if not (ta is Timestamp and type(b) is Timestamp):
+            return add_time(a, b)
     raise no_overload("_+_", a, b)
 
 
@@ -88,6 +94,10 @@ def sub(a: Any, b: Any) -> Any:
             return a - b
         if ta is UInt:
             return _uint(a - b)
+    if ta is Timestamp and (type(b) is Timestamp or type(b) is Duration):
+        return sub_time(a, b)
+    if ta is Duration and type(b) is Duration:
+        return sub_time(a, b)
     raise no_overload("_-_", a, b)
 
 
@@ -184,7 +194,17 @@ _ARITH: Final[dict[str, frozenset[str]]] = {
     "_/_": frozenset({"int", "uint", "double"}),
     "_%_": frozenset({"int", "uint"}),
 }
-_ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
+_ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"})
+_TIME: Final = frozenset({"timestamp", "duration"})
+# (op, left, right) -> result for the timestamp/duration arithmetic overloads
+_TIME_ARITH: Final = {
+    ("_+_", "timestamp", "duration"): "timestamp",
+    ("_+_", "duration", "timestamp"): "timestamp",
+    ("_+_", "duration", "duration"): "duration",
+    ("_-_", "timestamp", "duration"): "timestamp",
+    ("_-_", "timestamp", "timestamp"): "duration",
+    ("_-_", "duration", "duration"): "duration",
+}
 _NUMERIC: Final = frozenset({"int", "uint", "double"})
 
 
@@ -204,6 +224,12 @@ def _bad(op: str, *types: Type) -> StaticError:
 
 def binary_result_type(op: str, a: Type, b: Type) -> Type:
     """The result type of a binary operator, or :class:`StaticError` for no overload."""
+    if op in ("_+_", "_-_") and (a in _TIME or b in _TIME):
+        if is_dyn(a) or is_dyn(b):
+            return DYN
+        if (op, a, b) not in _TIME_ARITH:
+            raise _bad(op, a, b)
+        return _TIME_ARITH[(op, a, b)]
     if op in _ARITH:
         allowed = _ARITH[op]
         if is_dyn(a) and is_dyn(b):

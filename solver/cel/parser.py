@@ -56,6 +56,25 @@ def _grammar() -> str:
         'member_dot_opt : member "." "?" IDENT\n'
         'member_index_opt : member "[" "?" expr "]"',
     )
+    for old, new in (
+        (
+            'list_lit       : "[" [exprlist] "]"',
+            'list_lit       : "[" [listelems] "]"\n'
+            'listelems      : listelem ("," listelem)* [","]\n'
+            "listelem       : opt_elem | expr\n"
+            'opt_elem       : "?" expr',
+        ),
+        (
+            'map_lit        : "{" [mapinits] "}"',
+            'map_lit        : "{" [mapentries] "}"\n'
+            'mapentries     : mapentry ("," mapentry)* [","]\n'
+            'mapentry       : opt_key ":" expr | expr ":" expr\n'
+            'opt_key        : "?" expr',
+        ),
+    ):
+        if old not in text:  # pragma: no cover - guards against a changed cel-python grammar
+            raise RuntimeError("unexpected cel-python grammar: cannot add optional entries")
+        text = text.replace(old, new)
     return text
 
 
@@ -416,16 +435,32 @@ class _Converter:
     _dot_ident_arg = _ident_arg
 
     def _list_lit(self, tree: lark.Tree) -> Node:
-        return ListLit(self._args(tree.children), *_pos(tree))
+        """``[a, ?b]``: ``?`` marks an optional element (included only when present)."""
+        items: list[Node] = []
+        optional: list[int] = []
+        elems = [c for c in tree.children if isinstance(c, lark.Tree)]
+        for elem in elems[0].children if elems else ():
+            assert isinstance(elem, lark.Tree) and elem.data == "listelem"
+            inner = elem.children[0]
+            if isinstance(inner, lark.Tree) and inner.data == "opt_elem":
+                optional.append(len(items))
+                inner = inner.children[0]
+            items.append(self.convert(inner))
+        return ListLit(tuple(items), *_pos(tree), optional=frozenset(optional))
 
     def _map_lit(self, tree: lark.Tree) -> Node:
-        if not tree.children:
-            return MapLit((), *_pos(tree))
-        inits = tree.children[0]
-        assert isinstance(inits, lark.Tree)
-        nodes = [self.convert(c) for c in inits.children]
-        entries = tuple((nodes[i], nodes[i + 1]) for i in range(0, len(nodes), 2))
-        return MapLit(entries, *_pos(tree))
+        """``{k: v, ?k2: v2}``: ``?`` marks an optional entry (set only when v2 is present)."""
+        entries: list[tuple[Node, Node]] = []
+        optional: list[int] = []
+        inits = [c for c in tree.children if isinstance(c, lark.Tree)]
+        for entry in inits[0].children if inits else ():
+            assert isinstance(entry, lark.Tree) and entry.data == "mapentry"
+            key_tree, value_tree = entry.children
+            if isinstance(key_tree, lark.Tree) and key_tree.data == "opt_key":
+                optional.append(len(entries))
+                key_tree = key_tree.children[0]
+            entries.append((self.convert(key_tree), self.convert(value_tree)))
+        return MapLit(tuple(entries), *_pos(tree), optional=frozenset(optional))
 
     def _literal(self, tree: lark.Tree) -> Node:
         tok = tree.children[0]

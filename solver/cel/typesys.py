@@ -15,11 +15,12 @@ tuple for the parameterised ones: ``("list", T)``, ``("map", K, V)``, ``("opt", 
 from __future__ import annotations
 
 from collections.abc import Callable
+from ipaddress import IPv4Address, IPv6Address
 from typing import Any, Final
 
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel.semver import Semver
-from dra_solver.cel.values import CelType, DeviceValue, DomainMap, Opt, UInt
+from dra_solver.cel.values import CelType, Cidr, DeviceValue, DomainMap, Duration, Opt, Timestamp, UInt, Url
 
 __all__ = [
     "DEVICE_FIELDS",
@@ -52,6 +53,11 @@ _DISPLAY: Final = {
     "semver": "kubernetes.Semver",
     "device": "kubernetes.DRADevice",
     "null": "null_type",
+    "ip": "net.IP",
+    "cidr": "net.CIDR",
+    "url": "kubernetes.URL",
+    "timestamp": "google.protobuf.Timestamp",
+    "duration": "google.protobuf.Duration",
 }
 
 
@@ -147,6 +153,11 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "quantity": lambda v: type(v) is Quantity,
     "semver": lambda v: type(v) is Semver,
     "device": lambda v: type(v) is DeviceValue,
+    "ip": lambda v: type(v) is IPv4Address or type(v) is IPv6Address,
+    "cidr": lambda v: type(v) is Cidr,
+    "url": lambda v: type(v) is Url,
+    "timestamp": lambda v: type(v) is Timestamp,
+    "duration": lambda v: type(v) is Duration,
 }
 
 

@@ -32,6 +32,7 @@ Type dispatch always uses ``type(x) is ...``, never ``isinstance``: ``bool`` and
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from typing import Any, Final
 
@@ -43,6 +44,10 @@ __all__ = [
     "INT64_MIN",
     "UINT64_MAX",
     "CelType",
+    "Cidr",
+    "Duration",
+    "Timestamp",
+    "Url",
     "CostLimitExceeded",
     "DeviceValue",
     "DomainMap",
@@ -190,6 +195,116 @@ class DeviceValue:
         raise EvalError(f"no such key: {name}")
 
 
+class Cidr:
+    """A ``net.CIDR`` value: an address and a prefix length (host bits kept, as in Go)."""
+
+    __slots__ = ("addr", "bits")
+
+    def __init__(self, addr: ipaddress.IPv4Address | ipaddress.IPv6Address, bits: int) -> None:
+        self.addr = addr
+        self.bits = bits
+
+    @property
+    def max_bits(self) -> int:
+        return self.addr.max_prefixlen
+
+    def _network_int(self, a: ipaddress.IPv4Address | ipaddress.IPv6Address) -> int:
+        shift = self.max_bits - self.bits
+        return int(a) >> shift
+
+    def contains_ip(self, a: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        return a.version == self.addr.version and self._network_int(a) == self._network_int(self.addr)
+
+    def contains_cidr(self, other: Cidr) -> bool:
+        """``Overlaps && bits <= other.bits``: the other prefix lies inside this one."""
+        return self.bits <= other.bits and self.contains_ip(other.addr)
+
+    def masked(self) -> Cidr:
+        net = ipaddress.ip_network((self.addr, self.bits), strict=False)
+        return Cidr(net.network_address, self.bits)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Cidr and other.addr == self.addr and other.bits == self.bits
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.bits))
+
+    def __str__(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+    def __repr__(self) -> str:
+        return f"cidr({str(self)!r})"
+
+
+class Url:
+    """A ``kubernetes.URL`` value: the parts Go's ``url.ParseRequestURI`` yields."""
+
+    __slots__ = ("text", "scheme", "opaque", "host", "path", "raw_path", "raw_query")
+
+    def __init__(
+        self, text: str, scheme: str, opaque: str, host: str, path: str, raw_path: str, raw_query: str
+    ) -> None:
+        self.text = text
+        self.scheme = scheme
+        self.opaque = opaque
+        self.host = host
+        self.path = path
+        self.raw_path = raw_path
+        self.raw_query = raw_query
+
+    def _key(self) -> tuple[str, ...]:
+        return (self.scheme, self.opaque, self.host, self.path, self.raw_path, self.raw_query)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Url and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"url({self.text!r})"
+
+
+class Timestamp:
+    """A ``google.protobuf.Timestamp``: nanoseconds since the Unix epoch (UTC).
+
+    Why nanoseconds and not :class:`datetime.datetime`: CEL timestamps and durations have
+    nanosecond precision, Python's datetime only microseconds.
+    """
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Timestamp and other.ns == self.ns
+
+    def __hash__(self) -> int:
+        return hash(("ts", self.ns))
+
+    def __repr__(self) -> str:
+        return f"Timestamp({self.ns})"
+
+
+class Duration:
+    """A ``google.protobuf.Duration``: a signed number of nanoseconds."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Duration and other.ns == self.ns
+
+    def __hash__(self) -> int:
+        return hash(("dur", self.ns))
+
+    def __repr__(self) -> str:
+        return f"Duration({self.ns})"
+
+
 _TYPE_NAMES: Final[dict[type, str]] = {
     bool: "bool",
     int: "int",
@@ -206,6 +321,12 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     Quantity: "kubernetes.Quantity",
     Semver: "kubernetes.Semver",
     DeviceValue: "kubernetes.DRADevice",
+    ipaddress.IPv4Address: "net.IP",
+    ipaddress.IPv6Address: "net.IP",
+    Cidr: "net.CIDR",
+    Url: "kubernetes.URL",
+    Timestamp: "google.protobuf.Timestamp",
+    Duration: "google.protobuf.Duration",
 }
 
 
@@ -285,6 +406,8 @@ def cel_compare(a: Any, b: Any, op: str = "_<_") -> int:
     ta, tb = type(a), type(b)
     if ta is tb and (ta is str or ta is int or ta is bytes or ta is bool or ta is UInt):
         return (a > b) - (a < b)
+    if ta is tb and (ta is Timestamp or ta is Duration):
+        return (a.ns > b.ns) - (a.ns < b.ns)
     if ta in _NUMERIC and tb in _NUMERIC:
         if (ta is float and math.isnan(a)) or (tb is float and math.isnan(b)):
             return 2

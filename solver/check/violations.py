@@ -30,6 +30,7 @@ KINDS: tuple[str, ...] = (
     "node-selector",
     "admin",
     "limit",
+    "node-resources",
 )
 """Every violation kind `check` can report."""
 

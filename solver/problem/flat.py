@@ -176,6 +176,17 @@ class Problem:
     goes to one of them (`encoders.nodes`). Empty: the single node `node`."""
     group_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
     """Multi-node Problems: group -> the only nodes it may use (missing: all of `nodes`)."""
+    group_demand: dict[int, dict[str, int]] = field(default_factory=dict)
+    """Multi-node Problems: group -> the node resources the pod takes (`problem.resources`:
+    cpu in millicores, memory in bytes, `pods`: 1, ...)."""
+    node_limits: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Multi-node Problems: node -> resource -> amount free (a resource missing: not limited)."""
+    bare_groups: dict[int, int] = field(default_factory=dict)
+    """Multi-node Problems: groups (pods) without claims -> priority; they take only node
+    resources."""
+    exclusive_groups: tuple[tuple[int, ...], ...] = ()
+    """Sets of groups of which at most one is placed: one pod in its forms for different
+    nodes (a DRA-served extended resource is a claim on some nodes, a node resource on others)."""
 
 
 @dataclass(frozen=True)

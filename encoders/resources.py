@@ -1,0 +1,51 @@
+"""Node resources and one form per pod: what the scheduler's NodeResourcesFit filter adds.
+
+Active for multi-node Problems with `Problem.node_limits` / `Problem.exclusive_groups`
+(`solver.allocators` fills them from `solver.demand`).
+
+Math (booleans y[g, n] from `encoders.nodes`; demand[g, r] and free[n, r] integers):
+- for every node n and resource r that n limits:
+  sum_g demand[g, r] * y[g, n] <= free[n, r] — the pods placed on a node fit in what its
+  allocatable leaves after the pods already bound there (cpu in millicores, memory in
+  bytes, `pods` counts pods); written only when the pods that may go there could exceed it;
+- for every set E of `Problem.exclusive_groups`: sum_{g in E} placed[g] <= 1, where
+  placed[g] is placed[first claim of g] or pod_placed[g] for a bare group — one pod in its
+  forms for different nodes is placed at most once.
+Reads no device facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from dra_solver.problem.flat import Problem
+
+from .model import Allowed, Cover, IntVar, Model, total, weighted
+from .nodes import group_claims
+
+
+def add(m: Model) -> None:
+    """Node capacity per resource; at most one form of each pod."""
+    p, cp = m.problem, m.cp
+    for n, limits in p.node_limits.items():
+        for r, free in sorted(limits.items()):
+            terms = [
+                (p.group_demand[g].get(r, 0), y)
+                for (g, node), y in m.node_y.items()
+                if node == n and g in p.group_demand and p.group_demand[g].get(r, 0) > 0
+            ]
+            if sum(c for c, _ in terms) > free:
+                cp.add(weighted(terms) <= free)
+    if p.exclusive_groups:
+        first = {g: cs[0] for g, cs in group_claims(p).items()}
+        for forms in p.exclusive_groups:
+            flags: list[IntVar] = [
+                m.pod_placed[g] if g in m.pod_placed else m.placed[first[g]] for g in forms
+            ]
+            if len(flags) > 1:
+                cp.add(total(flags) <= 1)
+
+
+def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
+    """No device facts: this family constrains pods and nodes only."""
+    return ()

@@ -1,0 +1,217 @@
+"""Bounded YAML/JSON reading: alias expansion, nesting depth and object size are limited.
+
+Why: the input is a file anyone can write, and three small texts used to end the process
+badly — a "billion laughs" alias bomb in a free-form field (`opaque.parameters`,
+annotations) passed loading as a few hundred shared nodes and then exploded to gigabytes
+when the objects were copied or printed; JSON or YAML nested 200,000 levels deep
+overflowed libyaml's recursive composer (a segfault); an object of hundreds of megabytes
+was read whole. The API server refuses all three (CVE-2019-11253 bounded its YAML alias
+expansion; a request body is at most 3 MiB), so dra-solver refuses them too, while the
+document is being composed — before anything is expanded or walked.
+
+How: libyaml (when installed) still tokenises and parses, which is iterative and fast; the
+composition of events into nodes is done here in Python (`BoundedComposer`), which
+  - counts every node a document stands for, aliases included, and stops when aliases make
+    up too much of it (the rule and the numbers of go-yaml's CVE-2019-11253 fix, which the
+    API server uses: above 100 aliased nodes in a document of over 1,000, aliases may make
+    up 99% of a document of up to 400,000 nodes, falling linearly to 10% at 4,000,000);
+  - refuses an alias to the node that contains it (a cycle) and more than `MAX_DEPTH`
+    nested collections, so the recursion below stays shallow;
+  - measures each object's text (a document, or an item of a `kind: List`) against
+    `MAX_OBJECT_CHARS`.
+Aliases are never expanded: the constructed objects share them, and a free-form field is
+written back as given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+__all__ = [
+    "ALIAS_MIN_ALIASED",
+    "ALIAS_MIN_NODES",
+    "MAX_DEPTH",
+    "MAX_OBJECT_CHARS",
+    "BoundExceeded",
+    "Loader",
+    "allowed_alias_ratio",
+]
+
+MAX_DEPTH = 100
+"""Nested mappings and sequences in one document. The API server's JSON decoder stops at
+10,000; this is lower because what reads the objects after loading recurses per level
+(pydantic's serializer gives up at about 250), and no Kubernetes object comes near it (a
+Pod's deepest field is about 15 levels down, a `kind: List` adds 2)."""
+
+MAX_OBJECT_CHARS = 3 * 1024 * 1024
+"""One object's text: the API server refuses a request body above 3 MiB
+(`MaxRequestBodyBytes`), so no real object is larger. A `kind: List` (a dump) may be larger;
+each of its items is measured. Counted in characters, which is at most the size in bytes."""
+
+ALIAS_MIN_ALIASED = 100
+ALIAS_MIN_NODES = 1000
+"""Below these (aliased nodes, all nodes of a document) aliasing is never refused (go-yaml)."""
+_RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
+
+
+def allowed_alias_ratio(nodes: int) -> float:
+    """Share of a document's nodes that may come from alias expansion (go-yaml
+    `allowedAliasRatio`, the CVE-2019-11253 fix): 99% up to 400,000 nodes, then falling
+    linearly to 10% at 4,000,000, so that aliases add at most about 400,000 nodes."""
+    if nodes <= _RATIO_LOW:
+        return 0.99
+    if nodes >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (nodes - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+class BoundExceeded(yaml.YAMLError):
+    """A document breaks one of the reading bounds; `document` is its 1-based index."""
+
+    def __init__(self, document: int, problem: str, mark: Any = None) -> None:
+        self.document = document
+        self.problem = problem
+        self.problem_mark = mark
+        super().__init__(f"document {document}: {problem}")
+
+
+class BoundedComposer(Composer):
+    """PyYAML's composer with the bounds of the module docstring, counted as it composes."""
+
+    def __init__(self) -> None:
+        Composer.__init__(self)  # explicit: the next class in a loader's MRO may be its parser
+        self.document_index = 0
+        self._depth = 0
+        self._nodes = 0
+        self._aliased = 0
+        self._sizes: dict[str, int] = {}
+
+    def compose_document(self) -> Node:
+        self.document_index += 1
+        self._depth = self._nodes = self._aliased = 0
+        self._sizes = {}
+        node = super().compose_document()
+        self._sizes = {}
+        _check_size(node, self.document_index)
+        return node
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            self._alias(event)
+            return super().compose_node(parent, index)
+        nested = isinstance(event, SequenceStartEvent | MappingStartEvent)
+        if nested:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise BoundExceeded(
+                    self.document_index,
+                    f"nested more than {MAX_DEPTH} levels deep (mappings and lists)",
+                    event.start_mark,
+                )
+        before = self._nodes
+        self._nodes += 1
+        node = super().compose_node(parent, index)
+        if nested:
+            self._depth -= 1
+        if event.anchor is not None:
+            self._sizes[event.anchor] = self._nodes - before
+        return node
+
+    def _alias(self, event: AliasEvent) -> None:
+        """Count the nodes an alias stands for; refuse a cycle and excessive aliasing."""
+        anchor = event.anchor
+        if anchor not in self.anchors:
+            return  # the composer reports the undefined alias
+        size = self._sizes.get(anchor)
+        if size is None:
+            raise BoundExceeded(
+                self.document_index,
+                f"alias *{anchor} refers to a node that contains it (a cycle)",
+                event.start_mark,
+            )
+        self._aliased += size
+        self._nodes += size
+        if (
+            self._aliased > ALIAS_MIN_ALIASED
+            and self._nodes > ALIAS_MIN_NODES
+            and self._aliased / self._nodes > allowed_alias_ratio(self._nodes)
+        ):
+            raise BoundExceeded(
+                self.document_index,
+                f"excessive YAML aliasing: aliases expand to {self._aliased:,} of {self._nodes:,} "
+                f"nodes so far (the limit of CVE-2019-11253's fix: "
+                f"{allowed_alias_ratio(self._nodes):.0%} above {ALIAS_MIN_NODES:,} nodes)",
+                event.start_mark,
+            )
+
+
+def _check_size(node: Node | None, document: int) -> None:
+    """Each object's text at most MAX_OBJECT_CHARS; a List's items are measured one by one."""
+    if node is None or _span(node) <= MAX_OBJECT_CHARS:
+        return
+    items = _list_items(node)
+    if items is None:
+        raise BoundExceeded(
+            document,
+            f"object is {_mib(_span(node))} of text; the API server accepts at most "
+            f"{_mib(MAX_OBJECT_CHARS)} per object (request size limit)",
+            node.start_mark,
+        )
+    for i, item in enumerate(items.value):
+        if _span(item) > MAX_OBJECT_CHARS and _list_items(item) is None:
+            raise BoundExceeded(
+                document,
+                f"items[{i}]: object is {_mib(_span(item))} of text; the API server accepts at most "
+                f"{_mib(MAX_OBJECT_CHARS)} per object (request size limit)",
+                item.start_mark,
+            )
+        _check_size(item, document)
+
+
+def _list_items(node: Node) -> SequenceNode | None:
+    """The `items` of a `kind: ...List` mapping node, else None."""
+    if not isinstance(node, MappingNode):
+        return None
+    fields = {k.value: v for k, v in node.value if isinstance(k, ScalarNode)}
+    kind, items = fields.get("kind"), fields.get("items")
+    if isinstance(kind, ScalarNode) and str(kind.value).endswith("List") and isinstance(items, SequenceNode):
+        return items
+    return None
+
+
+def _span(node: Node) -> int:
+    return int(node.end_mark.index - node.start_mark.index)
+
+
+def _mib(chars: int) -> str:
+    return f"{chars / (1024 * 1024):.1f} MiB"
+
+
+if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10x faster)
+    from yaml._yaml import CParser
+
+    class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """Safe YAML: libyaml's parser, the bounded composer, the safe constructor."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            BoundedComposer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+else:  # pragma: no cover - depends on how PyYAML was built
+
+    class Loader(BoundedComposer, yaml.SafeLoader):  # type: ignore[no-redef, misc]
+        """Safe YAML: PyYAML's pure-Python parser, the bounded composer."""
+
+        def __init__(self, stream: str) -> None:
+            yaml.SafeLoader.__init__(self, stream)
+            BoundedComposer.__init__(self)

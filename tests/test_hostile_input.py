@@ -1,0 +1,392 @@
+"""Issue #16: hostile and broken input ends in a clear error, in bounded time and memory.
+
+Why these cases: each is a text a cluster dump, a copy-paste mistake or an attacker can
+produce, and each used to end badly — an alias bomb in a free-form field ran past 5 GB,
+deep nesting killed the process with a segfault, an empty file and `count: 10^12` passed
+`validate`, Ctrl-C during `plan` threw the plan away. The CLI runs in a subprocess where
+the process's death by a signal or a traceback is what is being tested; every run is
+bounded by an address-space limit (1 GiB) and a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dra_solver import Cluster, interrupt, plan
+from dra_solver.api.bounded import MAX_DEPTH, MAX_OBJECT_CHARS, allowed_alias_ratio
+from dra_solver.api.load import load_paths, load_text
+from dra_solver.errors import InputError, ValidationErrors
+
+GIB = 1024**3
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu"'}
+"""
+
+
+def node_yaml(n: int) -> str:
+    return f"""\
+apiVersion: v1
+kind: Node
+metadata: {{name: node-{n}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: node-{n}-gpu}}
+spec:
+  driver: gpu
+  nodeName: node-{n}
+  pool: {{name: node-{n}, generation: 1, resourceSliceCount: 1}}
+  devices:
+  - name: gpu-0
+"""
+
+
+def claim_yaml(name: str, count: int = 1, parameters: str = "{}") -> str:
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}}}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly: {{deviceClassName: gpu, count: {count}}}
+    config:
+    - opaque:
+        driver: gpu
+        parameters: {parameters}
+"""
+
+
+def cluster(*claims: str, nodes: int = 1) -> str:
+    return "---\n".join([CLASS, *(node_yaml(n) for n in range(nodes)), *claims])
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (2 * GIB, 2 * GIB))
+
+
+def cli(*args: str, stdin: str | None = None, timeout: float = 10.0) -> subprocess.CompletedProcess[str]:
+    """`dra-solver ARGS` in a subprocess under 2 GiB of address space (the ortools library
+    alone maps several hundred MiB; the Python heap stays well below 1 GiB)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dra_solver", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_limit_memory,
+    )
+
+
+def assert_clean_failure(run: subprocess.CompletedProcess[str], *words: str) -> None:
+    """Exit 1 (never a signal), no traceback, every word in stderr."""
+    assert run.returncode == 1, (run.returncode, run.stderr[-2000:])
+    assert "Traceback" not in run.stderr
+    for word in words:
+        assert word in run.stderr, run.stderr[-2000:]
+
+
+# --- bounded reading --------------------------------------------------------------------
+
+
+def alias_bomb(levels: int = 9, fan_out: int = 10) -> str:
+    """The "billion laughs": level k holds `fan_out` aliases of level k-1."""
+    lines = ["{a0: &a0 [" + ", ".join(['"lol"'] * fan_out) + "],"]
+    for k in range(1, levels):
+        lines.append(f" a{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * fan_out) + "],")
+    lines.append(f" top: *a{levels - 1}}}")
+    return "\n          ".join(lines)
+
+
+def test_alias_bomb_in_opaque_parameters_is_refused_quickly(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(cluster(claim_yaml("c", parameters=alias_bomb())), encoding="utf-8")
+    start = time.perf_counter()
+    for command in ("validate", "plan"):
+        run = cli(command, str(path))
+        assert_clean_failure(run, str(path), "document 4", "excessive YAML aliasing")
+    assert time.perf_counter() - start < 10
+
+
+def test_modest_aliasing_is_kept_and_written_back() -> None:
+    """A few aliases (a config block reused) are normal YAML and load as the data they name."""
+    params = "{base: &b {mode: fast, sizes: [1, 2, 3]}, copy: *b, again: *b}"
+    objects, _ = load_text(cluster(claim_yaml("c", parameters=params)), "in.yaml")
+    claim = objects[-1].dump()
+    parameters = claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]
+    assert parameters["copy"] == parameters["again"] == {"mode": "fast", "sizes": [1, 2, 3]}
+
+
+def test_alias_ratio_follows_go_yaml() -> None:
+    assert allowed_alias_ratio(1_000) == 0.99
+    assert allowed_alias_ratio(4_000_000) == 0.10
+    assert 0.10 < allowed_alias_ratio(2_000_000) < 0.99
+
+
+def test_alias_cycle_is_refused() -> None:
+    """`&a [*a]` is a list that contains itself: an object no JSON can hold."""
+    with pytest.raises(InputError) as info:
+        load_text(cluster(claim_yaml("c", parameters="&a [1, *a]")), "in.yaml")
+    assert "document 4" in info.value.reason and "cycle" in info.value.reason
+
+
+DEEP = 10_000
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("flow.yaml", "a: " + "[" * DEEP + "]" * DEEP + "\n"),
+        ("block.yaml", "".join(" " * i + f"k{i}:\n" for i in range(DEEP)) + " " * DEEP + "v: 1\n"),
+        ("seq.yaml", "- " * DEEP + "x\n"),
+        ("deep.json", json.dumps({"kind": "ResourceClaim"})[:-1] + ', "x": ' + "[" * DEEP + "]" * DEEP + "}"),
+    ],
+)
+def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert_clean_failure(cli("validate", str(path)), "document 1", f"nested more than {MAX_DEPTH} levels")
+
+
+def test_nesting_below_the_bound_goes_through_plan(tmp_path: Path) -> None:
+    """Free-form data nested almost to the bound is kept and written back as given."""
+    depth = MAX_DEPTH - 12  # the claim itself is 8 levels deep at its parameters
+    params = "{x: " + "[" * depth + "1" + "]" * depth + "}"
+    path = tmp_path / "in.yaml"
+    path.write_text(cluster(claim_yaml("c", parameters=params)), encoding="utf-8")
+    run = cli("plan", str(path))
+    assert run.returncode == 0, run.stderr
+    (claim,) = yaml.safe_load(run.stdout)["items"]
+    value = claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]["x"]
+    for _ in range(depth - 1):
+        (value,) = value
+    assert value == [1]
+
+
+def test_object_larger_than_the_api_servers_request_limit_is_refused(tmp_path: Path) -> None:
+    big = "x" * (MAX_OBJECT_CHARS + 10)
+    path = tmp_path / "big.yaml"
+    path.write_text(cluster(claim_yaml("c", parameters=f"{{blob: {big}}}")), encoding="utf-8")
+    with pytest.raises(ValidationErrors) as info:
+        load_paths([path])
+    (err,) = info.value.errors
+    assert err.source == str(path)
+    assert "document 4" in err.reason and "3.0 MiB per object" in err.reason
+
+
+def test_a_large_list_of_small_objects_is_fine() -> None:
+    """A dump (`kind: List`) may exceed the per-object limit; its items are measured."""
+    items = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"m{i}"}, "data": {"k": "v" * 100_000}}
+        for i in range(40)
+    ]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    assert len(text) > MAX_OBJECT_CHARS
+    objects, warnings = load_text(text, "dump.json")
+    assert objects == [] and len(warnings) == 40
+
+
+# --- one identity per object, empty input -----------------------------------------------
+
+
+def test_duplicate_names_both_files_and_documents(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(cluster(claim_yaml("c")), encoding="utf-8")
+    listed = {"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(node_yaml(1).split("---")[1])]}
+    b.write_text(node_yaml(1) + "---\n" + json.dumps(listed), encoding="utf-8")
+    run = cli("validate", str(a), str(b))
+    assert_clean_failure(run, "ResourceSlice node-1-gpu", "defined twice")
+    assert f"{b} (document 2)" in run.stderr and f"{b} (document 3, items[0])" in run.stderr
+
+
+def test_count_above_the_claim_limit_is_refused_by_validate(tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    for count in (33, 1_000_000_000_000):
+        path.write_text(cluster(claim_yaml("c", count=count)), encoding="utf-8")
+        run = cli("validate", str(path))
+        words = ("ResourceClaim c", "requests[0].exactly.count", "exceeds the claim limit of 32")
+        assert_clean_failure(run, *words)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "# only a comment\n", "---\n---\n"])
+def test_no_objects_is_an_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValidationErrors) as info:
+        load_paths([path])
+    assert [e.reason for e in info.value.errors] == [f"no objects in {path} (empty input)"]
+
+
+def test_empty_file_and_stdin_exit_1(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("", encoding="utf-8")
+    assert_clean_failure(cli("validate", str(path)), f"no objects in {path}")
+    assert_clean_failure(cli("plan", "-", stdin=""), "no objects in <stdin>")
+
+
+def test_directory_without_objects_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not yaml", encoding="utf-8")
+    with pytest.raises(ValidationErrors) as info:
+        load_paths([tmp_path])
+    assert f"no objects in {tmp_path}" in info.value.errors[0].reason
+
+
+def test_out_of_memory_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text(cluster(claim_yaml("c")), encoding="utf-8")
+
+    def exhausted(self: Path, encoding: str | None = None) -> str:
+        raise MemoryError
+
+    monkeypatch.setattr(Path, "read_text", exhausted)
+    with pytest.raises(ValidationErrors) as info:
+        load_paths([path])
+    (err,) = info.value.errors
+    assert isinstance(err, InputError) and err.source == str(path)
+    assert "out of memory" in err.reason and "too large" in err.reason
+
+
+# --- interrupts keep the plan -----------------------------------------------------------
+
+
+def slow_cluster(tmp_path: Path) -> Path:
+    """Many pods over many nodes, most fitting nowhere: first fit alone takes far longer
+    than the signal delay (each pod is tried, and explained, on every node). Every claim's
+    spec differs (its opaque parameters), so first fit cannot reuse one pod's answers for
+    the next (`solver.firstfit` shares them between pods of one claim shape)."""
+    claims = [claim_yaml(f"c{i}", count=1 if i < 50 else 2, parameters=f"{{i: {i}}}") for i in range(400)]
+    path = tmp_path / "slow.yaml"
+    path.write_text(cluster(*claims, nodes=200), encoding="utf-8")
+    return path
+
+
+def packing_cluster(tmp_path: Path) -> Path:
+    """150 shares of random size over 20 shared GPUs: first fit is quick (~1 s), CP-SAT then
+    searches for tens of seconds (bin packing) before it proves its plan."""
+    rng = random.Random(2)
+    slices = [
+        f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: node-{n}-gpu}}
+spec:
+  driver: gpu
+  nodeName: node-{n}
+  pool: {{name: node-{n}, generation: 1, resourceSliceCount: 1}}
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: true
+    capacity:
+      memory: {{value: "1000"}}
+"""
+        for n in range(20)
+    ]
+    claims = [
+        f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c{i}}}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: gpu
+        capacity: {{requests: {{memory: "{rng.randint(90, 350)}"}}}}
+"""
+        for i in range(150)
+    ]
+    path = tmp_path / "packing.yaml"
+    path.write_text("---\n".join([CLASS, *slices, *claims]), encoding="utf-8")
+    return path
+
+
+def plan_interrupted(
+    path: Path, *signals: signal.Signals, delay: float = 3.0, args: tuple[str, ...] = ()
+) -> tuple[int, str, str]:
+    """Run `plan`, send the signals after `delay` seconds; (exit code, stdout, stderr)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dra_solver", "plan", str(path), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_limit_memory,
+    )
+    time.sleep(delay)  # loading takes ~1 s; planning far longer
+    assert proc.poll() is None, "the plan finished before the signal: make the input slower"
+    for sig in signals:
+        proc.send_signal(sig)
+        time.sleep(0.05)
+    sent = time.perf_counter()
+    out, err = proc.communicate(timeout=10)
+    assert time.perf_counter() - sent < 3, "the plan stops soon after the signal"
+    return proc.returncode, out, err
+
+
+def assert_valid_partial_plan(out: str, err: str, claims: int) -> None:
+    doc = yaml.safe_load(out)
+    assert doc["kind"] == "List" and len(doc["items"]) == claims
+    placed = [c for c in doc["items"] if (c.get("status") or {}).get("allocation")]
+    assert placed, "the pods placed before the signal are kept"
+    results = [r for c in placed for r in c["status"]["allocation"]["devices"]["results"]]
+    devices = [(r["pool"], r["device"], r.get("shareID")) for r in results]
+    assert len(devices) == len(set(devices)), "no device (or share) is given twice"
+    assert "Traceback" not in err
+    assert "interrupted: placed" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_plan_prints_the_best_plan_so_far(tmp_path: Path, sig: signal.Signals) -> None:
+    code, out, err = plan_interrupted(slow_cluster(tmp_path), sig)
+    assert code == 130, err[-2000:]
+    assert_valid_partial_plan(out, err, 400)
+    assert "not tried: the run was interrupted" in err
+
+
+def test_interrupted_cpsat_search_keeps_its_best_plan(tmp_path: Path) -> None:
+    """The signal arrives while CP-SAT searches (first fit is done after ~1 s of planning)."""
+    path = packing_cluster(tmp_path)
+    code, out, err = plan_interrupted(path, signal.SIGINT, delay=4.0, args=("--time-limit", "60"))
+    assert code == 130, err[-2000:]
+    assert_valid_partial_plan(out, err, 150)
+    assert "not tried" not in err
+
+
+def test_stop_request_ends_cpsat_in_process(tmp_path: Path) -> None:
+    """The Python API: `interrupt.request()` from another thread (what the signal watcher
+    does while the main thread is inside CP-SAT's C++) ends the search with its best plan."""
+    c = Cluster.from_paths([packing_cluster(tmp_path)])
+    timer = threading.Timer(2.5, interrupt.request)
+    timer.start()
+    start = time.perf_counter()
+    try:
+        outcome = plan(c, time_limit=60.0)
+    finally:
+        timer.cancel()
+        interrupt.reset()
+    assert time.perf_counter() - start < 10
+    assert outcome.placed > 0 and outcome.allocator == "cpsat"
+
+
+def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
+    code, out, err = plan_interrupted(slow_cluster(tmp_path), signal.SIGINT, signal.SIGINT)
+    assert code == 130
+    assert "Traceback" not in err
