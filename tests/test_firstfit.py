@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, scenario
+from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
 from dra_solver.allocators import Job, Ledger, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
@@ -435,3 +436,38 @@ def test_the_check_on_a_nodes_part_of_the_cluster_rejects_what_the_whole_check_r
             run._check(placed, state)
     else:
         run._check(placed, state)
+
+
+@st.composite
+def with_node_resources(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Nodes with cpu and pod slots (some with a device plugin's example.com/gpu), GPUs behind a
+    class that serves example.com/gpu (KEP-5004), and pods of four kinds: a template GPU claim
+    with cpu, extended-resource pods (a special claim on nodes without the plugin), cpu-only
+    pods without claims, and GPU pods bound to one node group by a nodeSelector."""
+    objs: list[dict[str, Any]] = [gpu_class(), TEMPLATE]
+    for n in range(draw(st.integers(2, 5))):
+        allocatable = {"cpu": str(draw(st.integers(1, 6))), "pods": str(draw(st.integers(1, 4)))}
+        if draw(st.integers(0, 3)) == 0:
+            allocatable["example.com/gpu"] = str(draw(st.integers(0, 3)))
+        body = node(f"n{n}", **allocatable)
+        body["metadata"]["labels"]["group"] = "a" if n % 2 == 0 else "b"
+        objs += [body, gpus(f"n{n}", draw(st.integers(0, 3)))]
+    for p in range(draw(st.integers(2, 10))):
+        kind = draw(st.sampled_from(["gpu", "gpu", "ext", "cpu", "selector"]))
+        cpu = {"cpu": str(draw(st.integers(1, 2)))}
+        if kind == "ext":
+            objs.append(ext_pod(f"p{p}", count=draw(st.integers(1, 2))))
+        elif kind == "cpu":
+            objs.append(pod(f"p{p}", [container(requests=cpu)]))
+        else:
+            extra = {"nodeSelector": {"group": "b"}} if kind == "selector" else {}
+            objs.append(pod(f"p{p}", [container(requests=cpu)], gpu=True, **extra))
+    return objs
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(with_node_resources())
+def test_node_resources_and_extended_resources_make_the_per_pod_decisions(objs) -> None:
+    cluster = Cluster.from_objects(objs)
+    assume(not validate_cluster(cluster))
+    _both(_job(cluster, None, list(cluster.nodes)), DEFAULT_MAX_STEPS)
