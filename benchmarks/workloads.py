@@ -234,10 +234,13 @@ def pods_over_nodes(
 
 
 def _node(name: str) -> dict[str, Any]:
+    """A Node object as `kubectl get nodes` prints it (labels, allocatable): pods without
+    cpu/memory requests take a pod slot each, 110 per node as kubelet's default."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
     }
 
 

@@ -151,7 +151,6 @@ class _Run:
     max_steps: int
     cluster: Cluster = field(init=False)
     book: NodeBook = field(init=False)
-    uniform: bool = field(init=False)
     in_use: InUse = field(init=False)
     nodes: list[NodeState] = field(init=False)
     answers: dict[tuple[ShapeKey, int], Answer] = field(default_factory=dict)
@@ -167,9 +166,6 @@ class _Run:
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster
         self.book = self.job.book.fresh()
-        self.uniform = not self.book.mapping
-        """No DRA-served extended resources: a unit's claims are the same on every node, so
-        floors and shared reasons may be used (with them, a node may add a special claim)."""
         allocated = [c for c in self.cluster.claims.values() if c.status is not None and c.status.allocation]
         self.in_use = in_use_from_claims(allocated, self.job.gates)
         self._allocated: set[ClaimKey] = {_key(c) for c in allocated}
@@ -231,6 +227,13 @@ class _Run:
         variant = self.book.variant(unit.needs, node.name)
         short = self.book.refusal(variant, node.name)
         return (short, None) if short else (None, variant)
+
+    def uniform(self, unit: Unit) -> bool:
+        """The unit asks for no extended resource that DRA may serve: its claims are the same
+        on every node, so floors and shared reasons apply (otherwise a node without the
+        device plugin adds a special claim, KEP-5004)."""
+        mapping = self.book.mapping
+        return not any(k in mapping for n in unit.needs for k in n.demand)
 
     def placed(self, variant: Variant, node: NodeState) -> None:
         """The node resources a placed unit takes; a change for the cached reasons."""
@@ -392,8 +395,9 @@ class FirstFit:
         if run.collides(unit):
             return self._place_slowly(run, unit)
         base = _shape(unit.claims)
-        start = run.floor(base) if run.uniform else 0
-        known = run.uniform  # every node before this one fails for the shape at its current version
+        uniform = run.uniform(unit)
+        start = run.floor(base) if uniform else 0
+        known = uniform  # every node before this one fails for the shape at its current version
         for node in run.nodes[start:]:
             why, variant = run.may_try(unit, node)
             if variant is None:
@@ -420,7 +424,7 @@ class FirstFit:
             if known:
                 run.floors[shape] = (node.index + 1, len(run.changes))
         key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
-        seen = run.nowhere.get(key) if run.uniform else None
+        seen = run.nowhere.get(key) if uniform else None
         if seen is None or seen[0] != len(run.changes):
             tried = []
             for node in run.nodes:
@@ -433,7 +437,7 @@ class FirstFit:
                 refs = _refs(claims) if variant.claims else None
                 tried.append(_Tried(node, None, run.answer(claims, shape, node), refs))
             seen = (len(run.changes), _nowhere(tried))
-            if run.uniform:
+            if uniform:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
 
