@@ -392,6 +392,10 @@ def plan_summary(outcome: PlanOutcome, seconds: float) -> str:
 
 
 def _number(value: object) -> str:
+    """A stat as short text: floats to 4 digits, a lexicographic objective (stage -> value) as
+    `stage=value` pairs in stage order."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={_number(v)}" for k, v in value.items())
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 

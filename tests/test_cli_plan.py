@@ -67,6 +67,10 @@ def test_plan_summary_reports_a_bound_and_gap_when_the_stats_have_them() -> None
         "placed 1 of 2 pods (cpsat, status FEASIBLE, objective 1, bound 2, gap 0.5, "
         "first fit placed 1), planned in 1.3 s"
     )
+    staged = {"cpsat_status": "OPTIMAL", "cpsat_objective": {"placed": 1, "devices": 3}}
+    assert plan_summary(PlanOutcome(pods, "cpsat", staged), 0.04) == (
+        "placed 1 of 2 pods (cpsat, status OPTIMAL, objective placed=1 devices=3), planned in 0.0 s"
+    )
 
 
 def test_large_plans_print_only_unplaced_pods_and_no_progress_when_stderr_is_not_a_terminal(
