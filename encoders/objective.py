@@ -12,11 +12,23 @@ Stages, in priority order:
    "free"; in mode "all" every claim is placed (a negative priority counts as 0, so placing a
    claim is never worse than not placing it).
 2. "first_available" (min): sum_a chosen[a] * position[a] — earlier subrequests first.
-3. "devices": pack (min) — devices opened by this call: used[d] over devices that are not
+3. "first_available_order" (min): among answers with the same sum, upstream's search order —
+   the earlier request's earlier subrequest. Requests r_1 < r_2 < ... (claim index, then request
+   index; only those with firstAvailable) have radix b_i = 1 + their last position and position
+   p_i = sum_{a of r_i} chosen[a] * position[a] in [0, b_i - 1]. With mixed-radix weights
+   w_k = 1, w_i = w_{i+1} * b_{i+1}, the value V = sum_i w_i * p_i orders answers exactly
+   lexicographically by (p_1, p_2, ...): the later requests together add at most
+   sum_{j>i} w_j * (b_j - 1) = w_i - 1 < w_i, less than one step of p_i. V < prod_i b_i, so
+   the requests are cut, in order, into chunks whose radix product stays <= ORDER_WEIGHT_LIMIT
+   (2^40: no int64 overflow in CP-SAT's sums, and bounds it can still reason with); a chunk is
+   one stage, the first named "first_available_order", the next "first_available_order.2",
+   ... — stages are lexicographic, so chunks are too. A claim with 32 requests of 8
+   subrequests needs 3 chunks.
+4. "devices": pack (min) — devices opened by this call: used[d] over devices that are not
    multi devices with existing shares (those are already open: packing onto them is free, so
    in-use multi devices are preferred), plus group_used[g]; spread (max) — distinct devices
    used, all devices counted.
-4. "order" (min): sum_d rank[d] * used[d] (+ per group the ranks of its first group_used[g]
+5. "order" (min): sum_d rank[d] * used[d] (+ per group the ranks of its first group_used[g]
    devices, exact via an element constraint over prefix sums). Ranks order the devices:
    pack — multi devices with existing shares first, then least remaining capacity (best fit,
    least stranded), then device index; spread — fresh devices first, most remaining capacity
@@ -53,6 +65,41 @@ class Stage:
         return not any(c for c, _ in self.terms)
 
 
+ORDER_WEIGHT_LIMIT = 2**40
+"""Largest radix product (hence coefficient bound) of one "first_available_order" stage."""
+
+
+def order_stage_name(chunk: int) -> str:
+    """Name of the `chunk`-th (0-based) "first_available_order" stage."""
+    return "first_available_order" if chunk == 0 else f"first_available_order.{chunk + 1}"
+
+
+def request_order_weights(problem: Problem) -> list[dict[int, int]]:
+    """Chunks of the "first_available_order" stages: alternative -> the mixed-radix weight w_i
+    of its request (every alternative of a request has the same weight; the stage's coefficient
+    is w_i * position). Always at least one chunk (empty without firstAvailable): the stage
+    "first_available_order" exists for every Problem, later chunks only when needed."""
+    chunks: list[list[tuple[tuple[int, ...], int]]] = [[]]
+    product = 1
+    for c in problem.claims:
+        for req in c.requests:
+            radix = 1 + max((problem.alternatives[a].position for a in req.alternatives), default=0)
+            if not req.first_available or radix < 2:
+                continue
+            if product * radix > ORDER_WEIGHT_LIMIT and chunks[-1]:
+                chunks.append([])
+                product = 1
+            chunks[-1].append((req.alternatives, radix))
+            product *= radix
+    out = []
+    for chunk in chunks:
+        weights: dict[int, int] = {}
+        w = 1
+        for alts, radix in reversed(chunk):
+            weights.update(dict.fromkeys(alts, w))
+            w *= radix
+        out.append(weights)
+    return out
 
 
 def remaining_fraction(dev: DeviceInfo) -> Fraction:
@@ -106,6 +153,14 @@ def stages(m: Model, strategy: str) -> list[Stage]:
         for alt in p.alternatives
         if alt.position > 0 and alt.index not in m.impossible
     )
+    order_stages = []
+    for i, weights in enumerate(request_order_weights(p)):
+        terms = tuple(
+            (weights[alt.index] * alt.position, m.chosen[alt.index])
+            for alt in p.alternatives
+            if alt.position > 0 and alt.index not in m.impossible and alt.index in weights
+        )
+        order_stages.append(Stage(order_stage_name(i), terms, maximize=False))
     groups = tuple((1, m.group_used[g.index]) for g in m.groups)
     if strategy == "pack":
         devices = tuple((1, u) for d, u in m.used.items() if opens(p.devices[d])) + groups
@@ -118,6 +173,7 @@ def stages(m: Model, strategy: str) -> list[Stage]:
     return [
         Stage("placed", placed, maximize=True, optimise=m.mode == "free"),
         Stage("first_available", first, maximize=False),
+        *order_stages,
         Stage("devices", devices, maximize=strategy == "spread"),
         Stage("order", order, maximize=False),
     ]

@@ -20,7 +20,8 @@ and b maps every solution to a solution: every encoder sees a and b with the sam
 coefficients, bounds and value sets (requests: same count and chosen; exclusive: same admin
 flag, same claim; capacity: same consumed; counters and "used": the same devices are used;
 constraints: same values; result limit: same claim total). Every objective stage has the same
-value (placed and firstAvailable positions are unchanged, "devices" and "order" read only
+value (placed and firstAvailable positions are unchanged — a and b have no firstAvailable, so
+they do not appear in the "first_available_order" stages either — "devices" and "order" read only
 which devices are used). For a class a_1 < ... < a_k (alternative index order) we add
     key[a_i] <= key[a_{i+1}],
 strict — key[a_i] + chosen[a_i] <= key[a_{i+1}] — when count = 1 and every allowed candidate

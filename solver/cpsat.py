@@ -4,14 +4,16 @@ Why this shape: `encoders.build` turns the flat Problem into a CpModel (one modu
 family); this module only orchestrates — objective stages, time budget, hints, decoding.
 
 Objective: lexicographic, solved in stages (see `encoders.objective`): placed claims weighted
-by priority (mode "free" only) > firstAvailable order > devices opened (pack: fewest, spread:
+by priority (mode "free" only) > firstAvailable positions (their sum, then upstream's search
+order among equal sums) > devices opened (pack: fewest, spread:
 most distinct) > device-order tie-break. After each stage its value is fixed as a bound and
 the solution is hinted to the next stage, so every stage starts from a feasible solution.
 Stages whose expression is constant are skipped. Interchangeable alternatives of a claim are
 ordered (`encoders.symmetry`; the hint is permuted into that order first).
 
-Budget: "placed" and "first_available" are requirements (upstream's semantics and the
-planner's goal) and share the whole budget; without either, one feasibility solve takes
+Budget: "placed" and the "first_available" stages (the sum and the "first_available_order"
+chunks) are requirements (upstream's semantics and the planner's goal) and share the whole
+budget; without either, one feasibility solve takes
 their place (skipped when a hint is given and the first preference slice finds a solution
 from it). "devices" and "order" are preferences: together they get at most
 PREFERENCE_SHARE of the budget; with w = max(PREFERENCE_MIN, work of the required stages),

@@ -24,6 +24,7 @@ DEFAULTS: dict[str, bool] = {
     "DRAOptionalNodePreparation": False,
     "DRAListTypeAttributes": False,
     "DRAExtendedResource": True,
+    "DRAFractionalCapacityRange": False,
 }
 
 
@@ -43,6 +44,9 @@ class FeatureGates:
     DRAListTypeAttributes: bool = DEFAULTS["DRAListTypeAttributes"]
     DRAExtendedResource: bool = DEFAULTS["DRAExtendedResource"]
     """KEP-5004: a pod's extended-resource requests served by DRA devices (beta, on in 1.36)."""
+    DRAFractionalCapacityRange: bool = DEFAULTS["DRAFractionalCapacityRange"]
+    """KEP-5075 follow-up (1.37; absent in 1.36, hence off): validRange steps round in
+    milli-units when the range is fractional, instead of integers (`problem.capacity`)."""
 
     @property
     def binding_and_status(self) -> bool:

@@ -38,5 +38,12 @@ def per_request_counts(results: list[dict[str, Any]]) -> Counter:
     return Counter(r["request"].split("/")[0] for r in results)
 
 
+def per_subrequest_counts(results: list[dict[str, Any]]) -> Counter:
+    """Devices per result name (`req` or `req/sub`): what CP-SAT must match even where it may
+    choose other devices — the same firstAvailable subrequests as upstream (its objective
+    prefers the fewest fallback steps, then upstream's search order among equal totals)."""
+    return Counter(r["request"] for r in results)
+
+
 def gates_arg(case: dict[str, Any]) -> str:
     return ",".join(f"{k}={'true' if v else 'false'}" for k, v in (case.get("featureGates") or {}).items())

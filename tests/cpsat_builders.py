@@ -13,7 +13,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.encoders.objective import claim_weight, device_ranks, opens
+from dra_solver.encoders.objective import (
+    claim_weight,
+    device_ranks,
+    opens,
+    order_stage_name,
+    request_order_weights,
+)
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.flat import (
@@ -223,12 +229,30 @@ def objective(p: Problem, asg: Assignment, strategy: str) -> dict[str, int]:
         devices = sum(1 for d in used if opens(p.devices[d]))
     else:
         devices = len(used)
+    chosen = {pl.alternative for pl in pls}
+    order = {
+        order_stage_name(i): sum(w * p.alternatives[a].position for a, w in weights.items() if a in chosen)
+        for i, weights in enumerate(request_order_weights(p))
+    }
     return {
         "placed": sum(claim_weight(p.claims[c].priority) for c in asg),
-        "first_available": sum(p.alternatives[a].position for a in {pl.alternative for pl in pls}),
+        "first_available": sum(p.alternatives[a].position for a in chosen),
+        **order,
         "devices": devices,
         "order": sum(ranks[d] for d in used),
     }
+
+
+def search_order(p: Problem, asg: Assignment) -> tuple[int, ...]:
+    """Positions of the chosen subrequests, request by request in (claim, request) order (0 for
+    an unplaced claim): upstream's search order, compared as a tuple."""
+    chosen = {pl.alternative for c in asg for pl in asg[c]}
+    return tuple(
+        next((p.alternatives[a].position for a in r.alternatives if a in chosen), 0)
+        for c in p.claims
+        for r in c.requests
+        if r.first_available
+    )
 
 
 def _claim_options(p: Problem, c: ClaimInfo) -> Iterator[list[Placement]]:
@@ -250,7 +274,9 @@ def _claim_options(p: Problem, c: ClaimInfo) -> Iterator[list[Placement]]:
 
 
 def brute_force(p: Problem, mode: str, strategy: str) -> tuple[dict[str, int] | None, Assignment | None]:
-    """Lexicographically best valid assignment by enumeration (stages compared in order)."""
+    """Lexicographically best valid assignment by enumeration (stages compared in order; the
+    firstAvailable search order as the plain tuple of positions, not through the weights of the
+    "first_available_order" stages, so those weights are checked too)."""
     per_claim = []
     for c in p.claims:
         opts: list[list[Placement] | None] = list(_claim_options(p, c))
@@ -265,7 +291,7 @@ def brute_force(p: Problem, mode: str, strategy: str) -> tuple[dict[str, int] | 
             continue
         obj = objective(p, asg, strategy)
         key = (
-            -obj["placed"], obj["first_available"],
+            -obj["placed"], obj["first_available"], *search_order(p, asg),
             -obj["devices"] if strategy == "spread" else obj["devices"], obj["order"],
         )
         if best_key is None or key < best_key:

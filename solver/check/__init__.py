@@ -157,7 +157,11 @@ def _check_result(ctx: Context, p: Placed, alt: Alt) -> None:
     check_device_gates(ctx, p, dev)
     check_skip_node_operations(ctx, p, dev)
     check_selectors(ctx, p, alt, dev)
-    cons = consumption(dev.device, dev.key[0], requests) if ctx.gates.DRAConsumableCapacity else None
+    cons = (
+        consumption(dev.device, dev.key[0], requests, fractional=ctx.gates.DRAFractionalCapacityRange)
+        if ctx.gates.DRAConsumableCapacity
+        else None
+    )
     check_capacity_names(ctx, p, dev, cons)
     check_taints(ctx, p, alt, dev)
     check_share_fields(ctx, p, dev)

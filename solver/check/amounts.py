@@ -6,6 +6,12 @@ same reading of a device's capacities and of its requestPolicy rounding, and the
 `capacity`, `rounding` and `counters` messages show amounts in one canonical form.
 The rounding is written here again on purpose (not taken from `solver.capacity`), so
 that the checker stays a second reading of the rules.
+
+validRange steps, as upstream's roundUpRange: a request below `min` takes `min`; otherwise,
+counting in whole units (Quantity.Value() = integers, or with DRAFractionalCapacityRange and
+a range that needs it, Quantity.MilliValue() = thousandths; both round up), the amount is
+min + step * ceil((request - min) / step). The milli-unit reading applies when the gate is on,
+one of min/max/step is not a whole number, each fits milli units in int64 and step >= 1m.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dra_solver.api.models import CapacityRequestPolicy, Device
+from dra_solver.api.models import CapacityRequestPolicy, CapacityRequestPolicyRange, Device
 from dra_solver.api.quantity import Quantity
 from dra_solver.check.keys import Alt, fqn
 
@@ -34,8 +40,27 @@ def capacity_requests(alt: Alt) -> dict[str, Quantity]:
     return dict(alt.capacity.requests) if alt.capacity is not None else {}
 
 
-def round_request(req: Fraction, policy: CapacityRequestPolicy | None) -> tuple[Fraction | None, str]:
-    """The amount a request consumes under `policy`, or (None, why) when it is not allowed."""
+MAX_MILLI_VALUE = (2**63 - 1) // 1000
+"""resource.MaxMilliValue."""
+
+
+def milli_range(rng: CapacityRequestPolicyRange, fractional: bool) -> bool:
+    """Whether validRange `rng` rounds in thousandths (upstream's useMilli)."""
+    if not fractional:
+        return False
+    bounds = [q for q in (rng.min, rng.max, rng.step) if q is not None]
+    if any(q.value() > MAX_MILLI_VALUE for q in bounds):
+        return False
+    if all(q.milli_value() % 1000 == 0 for q in bounds):
+        return False
+    return rng.step is None or rng.step.milli_value() >= 1
+
+
+def round_request(
+    req: Fraction, policy: CapacityRequestPolicy | None, *, fractional: bool
+) -> tuple[Fraction | None, str]:
+    """The amount a request consumes under `policy`, or (None, why) when it is not allowed.
+    `fractional`: the DRAFractionalCapacityRange gate."""
     if policy is None:
         return req, ""
     if policy.valid_values:
@@ -49,8 +74,15 @@ def round_request(req: Fraction, policy: CapacityRequestPolicy | None) -> tuple[
         if req <= low:
             amount = low
         elif rng.step is not None and frac(rng.step) > 0:
-            step = frac(rng.step)
-            amount = low + math.ceil((req - low) / step) * step
+            milli = milli_range(rng, fractional)
+
+            def whole(q: Quantity) -> int:
+                return q.milli_value() if milli else q.value()
+
+            lo = whole(rng.min) if rng.min is not None else 0
+            step = whole(rng.step)
+            n = math.ceil(Fraction(whole(Quantity(req)) - lo, step))
+            amount = Fraction(lo + n * step, 1000 if milli else 1)
         else:
             amount = req
         if rng.max is not None and amount > frac(rng.max):
@@ -70,7 +102,10 @@ class Consumption:
     """Capacity -> why the policy does not allow the requested amount."""
 
 
-def consumption(device: Device, driver: str, requests: dict[str, Quantity]) -> Consumption:
+def consumption(
+    device: Device, driver: str, requests: dict[str, Quantity], *, fractional: bool
+) -> Consumption:
+    """`fractional`: the DRAFractionalCapacityRange gate (validRange steps in milli-units)."""
     by_fqn = {fqn(k, driver): (k, frac(v)) for k, v in requests.items()}
     have = {fqn(k, driver) for k in device.capacity}
     lacking = sorted(orig for f, (orig, _) in by_fqn.items() if f not in have)
@@ -85,7 +120,7 @@ def consumption(device: Device, driver: str, requests: dict[str, Quantity]) -> C
             else:
                 amounts[name] = frac(cap.value)
             continue
-        amount, why = round_request(requested[1], policy)
+        amount, why = round_request(requested[1], policy, fractional=fractional)
         if amount is None:
             refused[name] = why
         else:

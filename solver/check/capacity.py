@@ -106,7 +106,8 @@ def check_capacity(ctx: Context, placed: list[Placed]) -> None:
             if p.result.consumed_capacity is not None:
                 amounts = {fqn(k, driver): frac(v) for k, v in p.result.consumed_capacity.items()}
             elif p.alt is not None:
-                cons = consumption(dev.device, driver, capacity_requests(p.alt))
+                gate = ctx.gates.DRAFractionalCapacityRange
+                cons = consumption(dev.device, driver, capacity_requests(p.alt), fractional=gate)
                 amounts = {fqn(k, driver): v for k, v in cons.amounts.items()}
             else:
                 continue

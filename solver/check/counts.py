@@ -60,7 +60,7 @@ def all_set(ctx: Context, cid: str, label: str, alt: Alt) -> set[DeviceKey]:
         if selects(ctx, alt, dev, cid, label):
             continue
         if ctx.gates.DRAConsumableCapacity:
-            cons = consumption(d, key[0], requests)
+            cons = consumption(d, key[0], requests, fractional=ctx.gates.DRAFractionalCapacityRange)
             if cons.lacking or cons.refused:
                 continue
             if ctx.world.multi(d):

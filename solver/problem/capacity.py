@@ -2,8 +2,21 @@
 
 Why pure functions over Fractions: precompute rounds each request once per candidate
 device; the reference allocator, the CP-SAT encoders and the checker then only add and
-compare. The rounding follows upstream exactly (UPSTREAM-SEMANTICS §4.9.1): validRange
-rounds up from `min` in `step`s on integer units (Quantity.Value(), i.e. ceil).
+compare. The rounding follows upstream exactly (UPSTREAM-SEMANTICS §4.9.1, §4.9.4).
+
+validRange with a step works on whole units u: to_u(x) = ceil_away(x / u), and a request
+r >= min consumes
+    min' + step' * ceil((to_u(r) - min') / step')  (times u),  min' = to_u(min), step' = to_u(step),
+and a consumption c is on the grid iff (to_u(c) - min') mod step' = 0. In 1.36 u = 1
+(Quantity.Value(): a fractional min, step or request is rounded up to an integer first, Q6).
+With DRAFractionalCapacityRange (1.37, off by default) u = 1/1000 (MilliValue()) when the
+range needs it: some of min, max, step is fractional (MilliValue() mod 1000 != 0), all of
+them fit milli units in int64 (Value() <= MaxInt64 / 1000) and step >= 1m. With integer
+min and step both units give the same amount (ceil((ceil(r) - a) / b) = ceil((r - a) / b)
+for integers a, b > 0), so the gate changes nothing for integer ranges.
+Not modelled: a later upstream variant of the gate makes a request that is not exactly
+representable in milli units, or passes int64 when rounded, a fatal error; here it is rounded
+up (MilliValue()) like every other quantity.
 """
 
 from __future__ import annotations
@@ -26,12 +39,17 @@ class Policy:
     max: Fraction | None = None
     step: Fraction | None = None
     has_range: bool = False
+    unit: Fraction = Fraction(1)
+    """Rounding unit of validRange steps: 1 (Value()) or 1/1000 (MilliValue(), see above)."""
 
     @classmethod
-    def of(cls, policy: CapacityRequestPolicy | None) -> Policy | None:
+    def of(cls, policy: CapacityRequestPolicy | None, *, fractional: bool) -> Policy | None:
+        """`fractional`: the DRAFractionalCapacityRange gate."""
         if policy is None:
             return None
         rng = policy.valid_range
+        bounds = [q.as_fraction() for q in (rng.min, rng.max, rng.step) if q is not None] if rng else []
+        step = rng.step.as_fraction() if rng and rng.step is not None else None
         return cls(
             default=policy.default.as_fraction() if policy.default is not None else None,
             valid_values=tuple(v.as_fraction() for v in policy.valid_values) if policy.valid_values else None,
@@ -39,12 +57,28 @@ class Policy:
             max=rng.max.as_fraction() if rng and rng.max is not None else None,
             step=rng.step.as_fraction() if rng and rng.step is not None else None,
             has_range=rng is not None,
+            unit=MILLI if fractional and _use_milli(bounds, step) else Fraction(1),
         )
 
 
-def _value(x: Fraction) -> int:
-    """Quantity.Value(): integer units, fractional values rounded up."""
-    return math.ceil(x)
+MILLI = Fraction(1, 1000)
+MAX_MILLI_VALUE = (2**63 - 1) // 1000
+"""resource.MaxMilliValue: the largest Value() whose MilliValue() fits int64."""
+
+
+def _units(x: Fraction, unit: Fraction) -> int:
+    """Value() (unit 1) or MilliValue() (unit 1/1000): rounded up, away from zero."""
+    v = x / unit
+    return math.ceil(v) if v >= 0 else math.floor(v)
+
+
+def _use_milli(bounds: list[Fraction], step: Fraction | None) -> bool:
+    """Upstream's useMilli, the gate being on: a fractional bound, all fit, step >= 1m."""
+    if any(_units(b, Fraction(1)) > MAX_MILLI_VALUE for b in bounds):
+        return False
+    if not any(_units(b, MILLI) % 1000 for b in bounds):
+        return False
+    return step is None or _units(step, MILLI) >= 1
 
 
 def consumption(value: Fraction, policy: Policy | None, requested: Fraction | None) -> Fraction | None:
@@ -61,8 +95,9 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
         if requested < low:
             amount = low
         elif policy.step is not None and policy.step > 0:
-            lo, st, rq = _value(low), _value(policy.step), _value(requested)
-            amount = Fraction(lo + math.ceil(Fraction(rq - lo, st)) * st)
+            u = policy.unit
+            lo, st, rq = _units(low, u), _units(policy.step, u), _units(requested, u)
+            amount = (lo + math.ceil(Fraction(rq - lo, st)) * st) * u
     elif policy.valid_values is not None:
         amount = next((v for v in policy.valid_values if v >= requested), requested)
     if policy.default is not None and amount == policy.default:
@@ -72,7 +107,8 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
             return None
         if policy.step is not None and policy.step > 0:
             low = policy.min if policy.min is not None else Fraction(0)
-            if (amount - low) % policy.step != 0:
+            u = policy.unit  # upstream checks the grid in the same units it rounds in
+            if (_units(amount, u) - _units(low, u)) % _units(policy.step, u) != 0:
                 return None
     elif policy.valid_values is not None and amount not in policy.valid_values:
         return None
@@ -80,15 +116,17 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
 
 
 def device_consumption(
-    capacity: dict[str, DeviceCapacity], requests: dict[str, Fraction]
+    capacity: dict[str, DeviceCapacity], requests: dict[str, Fraction], *, fractional: bool
 ) -> dict[str, Fraction] | None:
     """Consumption of every capacity of a device for one placement; None if ineligible
-    (a requested capacity the device lacks, or a policy violation)."""
+    (a requested capacity the device lacks, or a policy violation). `fractional`: the
+    DRAFractionalCapacityRange gate (milli-unit steps)."""
     if any(name not in capacity for name in requests):
         return None
     out: dict[str, Fraction] = {}
     for name, cap in capacity.items():
-        amount = consumption(cap.value.as_fraction(), Policy.of(cap.request_policy), requests.get(name))
+        policy = Policy.of(cap.request_policy, fractional=fractional)
+        amount = consumption(cap.value.as_fraction(), policy, requests.get(name))
         if amount is None:
             return None
         out[name] = amount

@@ -168,7 +168,9 @@ def _static_reject(
         missing = sorted(set(spec.capacity) - set(d.capacity))
         if missing:
             return f"lack capacity {', '.join(missing)}", None
-        amounts = device_consumption(d.capacity, spec.capacity)
+        amounts = device_consumption(
+            d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+        )
         if amounts is None:
             return "refuse the capacity request (requestPolicy)", None
         if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
@@ -366,7 +368,9 @@ def _all_set(
         info = ctx.devices[dev]
         _, d = ctx.raw[dev]
         if ctx.gates.DRAConsumableCapacity:
-            amounts = device_consumption(d.capacity, spec.capacity)
+            amounts = device_consumption(
+                d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+            )
             if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
                 continue  # excluded from the All-set (UPSTREAM-SEMANTICS §4.7)
         why, consumed = _static_reject(ctx, spec, dev)
