@@ -15,7 +15,13 @@ decisions are cheap to reuse, because they depend on far less than the whole clu
   claims' names; so it is computed once per (shape, node, version) and reused by every pod of
   that shape, and a pod scans only from the first node its shape has not already failed on;
 - the checker runs on the node's slices and the claims holding devices in its pools, which is
-  everything `solver.check` reads for that node (the check stays the independent one).
+  everything `solver.check` reads for that node (the check stays the independent one);
+- a count pre-filter (a request needs more distinct devices than the node has free) skips a
+  node without building its Problem, as the scheduler's PreFilter/Filter skip nodes.
+
+Whether a pod may use a node at all — its scheduling constraints, then the node resources it
+needs there and the extended resources DRA serves there (`solver.demand`) — is decided in one
+place, `_Run.may_try`, before any device work.
 
 The decisions are exactly those of the per-pod path (`build_problem` + `allocate_reference` on
 the cluster with every earlier placement): same node, same devices, same shareIDs, same
