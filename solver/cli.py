@@ -41,6 +41,11 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
+OUT_OF_MEMORY = (
+    "out of memory: the input, or the plan it asks for, is too large for this machine "
+    "(give fewer files, pods or nodes)"
+)
+BUG_HINT = "a bug in dra-solver; DRA_SOLVER_DEBUG=1 shows the traceback"
 INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
@@ -376,7 +381,9 @@ def run() -> None:
 
     Why not `app` directly: click reports usage errors (an unknown option, a bad choice)
     with exit code 2, which `allocate` uses for "cannot be allocated". Usage errors are
-    invalid input here, so they exit 1."""
+    invalid input here, so they exit 1. Ctrl-C outside a plan's search exits 130; an
+    unexpected exception (a bug) or running out of memory is one line on stderr and exit 1,
+    never a traceback."""
     try:
         code = app(prog_name="dra-solver", standalone_mode=False)
     except _UsageError as exc:
@@ -385,6 +392,14 @@ def run() -> None:
     except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
         _err.print(Text("interrupted", style="bold yellow"))
         code = interrupt.EXIT_INTERRUPTED
+    except MemoryError:
+        _err.print(Text(OUT_OF_MEMORY, style="red"))
+        code = EXIT_ERROR
+    except Exception as exc:  # a bug, not the user's fault: one line, never a traceback
+        if os.environ.get("DRA_SOLVER_DEBUG"):
+            raise
+        _err.print(Text(f"internal error: {type(exc).__name__}: {exc} ({BUG_HINT})", style="red"))
+        code = EXIT_ERROR
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
