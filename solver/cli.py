@@ -29,6 +29,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
@@ -159,6 +160,18 @@ def _load_or_exit(paths: Sequence[str]) -> SourcedCluster:
     return cluster
 
 
+def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> None:
+    """Every validation error (API rules, references, CEL, what the allocator refuses with
+    these gates) printed, exit 1; the same checks for `validate`, `allocate` and `plan`."""
+    try:
+        gates = FeatureGates.of(feature_gates)
+    except DRASolverError as exc:
+        _fail([exc])
+    errors = validate_cluster(cluster, cluster.source_of, gates=gates)
+    if errors:
+        _fail(errors)
+
+
 def _summary(cluster: Cluster) -> str:
     counts = cluster.counts()
     parts = [
@@ -175,6 +188,11 @@ def _summary(cluster: Cluster) -> str:
 
 # --- commands ---------------------------------------------------------------------------
 
+FeatureGatesOpt = Annotated[
+    str | None,
+    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
+]
+
 
 @app.callback()
 def main() -> None:
@@ -182,15 +200,14 @@ def main() -> None:
 
 
 @app.command()
-def validate(paths: PathsArg) -> None:
-    """Check the input objects against the API validation rules; print every problem.
+def validate(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+    """Check the input objects against the API validation rules and everything the allocator
+    refuses as invalid input (with the given feature gates); print every problem.
 
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.
     _print_warnings(w.message for w in pool_problems(cluster.slices, cluster.source_of))
@@ -213,10 +230,6 @@ class OutputFormat(StrEnum):
 
 
 # Options shared by `allocate` and `plan`.
-FeatureGatesOpt = Annotated[
-    str | None,
-    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
-]
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
 TimeLimitOpt = Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
@@ -269,9 +282,7 @@ def allocate(
     blocked), 1 on invalid input or a CEL runtime error.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     try:
         outcome = allocate_claims(
             cluster,
@@ -323,9 +334,7 @@ def plan(
     Ctrl-C exits at once.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     try:
         with interrupt.signals_stop(INTERRUPT_NOTICE):
             outcome = plan_pods(

@@ -388,3 +388,39 @@ def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
     code, out, err = plan_interrupted(slow_cluster(tmp_path), signal.SIGINT, signal.SIGINT)
     assert code == 130
     assert "Traceback" not in err
+
+
+# --- validate refuses what the allocator refuses ----------------------------------------
+
+
+def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> None:
+    """`validate --feature-gates` refuses what `allocate`/`plan` with the same gates refuse."""
+    claim = claim_yaml("c").replace(
+        "exactly: {deviceClassName: gpu, count: 1}",
+        "exactly: {deviceClassName: gpu, capacity: {requests: {memory: 1Gi}}}",
+    )
+    path = tmp_path / "in.yaml"
+    path.write_text(cluster(claim), encoding="utf-8")
+    words = ("ResourceClaim c", "requests[0].exactly.capacity", "DRAConsumableCapacity feature is disabled")
+    off = ("--feature-gates", "DRAConsumableCapacity=false")
+    for command in ("validate", "plan"):
+        assert_clean_failure(cli(command, str(path), *off), *words)
+    assert cli("validate", str(path)).returncode == 0
+
+
+def test_claim_shared_by_more_pods_than_reserved_for_holds_is_refused() -> None:
+    from dra_solver.cel.checks import validate_all
+
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}"},
+            "spec": {"containers": [], "resourceClaims": [{"name": "gpu", "resourceClaimName": "c"}]},
+        }
+        for i in range(257)
+    ]
+    c = Cluster.from_objects([*yaml.safe_load_all(cluster(claim_yaml("c"))), *pods])
+    (err,) = validate_all(c)
+    assert err.obj == "ResourceClaim c" and err.field == "status.reservedFor"
+    assert "257 consumers" in err.reason and "at most 256" in err.reason
