@@ -47,6 +47,7 @@ OUT_OF_MEMORY = (
     "(give fewer files, pods or nodes)"
 )
 BUG_HINT = "a bug in dra-solver; DRA_SOLVER_DEBUG=1 shows the traceback"
+PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
 INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
@@ -337,6 +338,7 @@ def plan(
     _validate_or_exit(cluster, feature_gates)
     try:
         with interrupt.signals_stop(INTERRUPT_NOTICE):
+            _err.print(Text(PLANNING_NOTICE, style="dim"))
             outcome = plan_pods(
                 cluster,
                 pods=pod or None,

@@ -318,9 +318,9 @@ spec:
 
 
 def plan_interrupted(
-    path: Path, *signals: signal.Signals, delay: float = 3.0, args: tuple[str, ...] = ()
+    path: Path, *signals: signal.Signals, delay: float = 1.0, args: tuple[str, ...] = ()
 ) -> tuple[int, str, str]:
-    """Run `plan`, send the signals after `delay` seconds; (exit code, stdout, stderr)."""
+    """Run `plan`, send the signals `delay` seconds into planning; (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "dra_solver", "plan", str(path), *args],
         stdout=subprocess.PIPE,
@@ -328,7 +328,10 @@ def plan_interrupted(
         text=True,
         preexec_fn=_limit_memory,
     )
-    time.sleep(delay)  # loading takes ~1 s; planning far longer
+    assert proc.stderr is not None
+    while "planning" not in (line := proc.stderr.readline()):  # loaded and validated
+        assert line, "plan ended before planning started"
+    time.sleep(delay)  # into the search: first fit, or CP-SAT after it
     assert proc.poll() is None, "the plan finished before the signal: make the input slower"
     for sig in signals:
         proc.send_signal(sig)
@@ -360,9 +363,9 @@ def test_signal_during_plan_prints_the_best_plan_so_far(tmp_path: Path, sig: sig
 
 
 def test_interrupted_cpsat_search_keeps_its_best_plan(tmp_path: Path) -> None:
-    """The signal arrives while CP-SAT searches (first fit is done after ~1 s of planning)."""
+    """The signal arrives while CP-SAT searches (first fit takes about 1 s of planning)."""
     path = packing_cluster(tmp_path)
-    code, out, err = plan_interrupted(path, signal.SIGINT, delay=4.0, args=("--time-limit", "60"))
+    code, out, err = plan_interrupted(path, signal.SIGINT, delay=3.0, args=("--time-limit", "60"))
     assert code == 130, err[-2000:]
     assert_valid_partial_plan(out, err, 150)
     assert "not tried" not in err
