@@ -40,6 +40,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.gates import FeatureGates
 from dra_solver.output import pod_after
 from dra_solver.pipeline import Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
@@ -53,6 +54,12 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
+OUT_OF_MEMORY = (
+    "out of memory: the input, or the plan it asks for, is too large for this machine "
+    "(give fewer files, pods or nodes)"
+)
+BUG_HINT = "a bug in dra-solver; DRA_SOLVER_DEBUG=1 shows the traceback"
+PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
 INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
@@ -166,6 +173,18 @@ def _load_or_exit(paths: Sequence[str]) -> SourcedCluster:
     return cluster
 
 
+def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> None:
+    """Every validation error (API rules, references, CEL, what the allocator refuses with
+    these gates) printed, exit 1; the same checks for `validate`, `allocate` and `plan`."""
+    try:
+        gates = FeatureGates.of(feature_gates)
+    except DRASolverError as exc:
+        _fail([exc])
+    errors = validate_cluster(cluster, cluster.source_of, gates=gates)
+    if errors:
+        _fail(errors)
+
+
 def _summary(cluster: Cluster) -> str:
     counts = cluster.counts()
     parts = [
@@ -182,6 +201,11 @@ def _summary(cluster: Cluster) -> str:
 
 # --- commands ---------------------------------------------------------------------------
 
+FeatureGatesOpt = Annotated[
+    str | None,
+    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
+]
+
 
 @app.callback()
 def main() -> None:
@@ -189,15 +213,14 @@ def main() -> None:
 
 
 @app.command()
-def validate(paths: PathsArg) -> None:
-    """Check the input objects against the API validation rules; print every problem.
+def validate(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+    """Check the input objects against the API validation rules and everything the allocator
+    refuses as invalid input (with the given feature gates); print every problem.
 
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.
     _print_warnings(w.message for w in pool_problems(cluster.slices, cluster.source_of))
@@ -220,10 +243,6 @@ class OutputFormat(StrEnum):
 
 
 # Options shared by `allocate` and `plan`.
-FeatureGatesOpt = Annotated[
-    str | None,
-    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
-]
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
 TimeLimitOpt = Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
@@ -276,9 +295,7 @@ def allocate(
     blocked), 1 on invalid input or a CEL runtime error.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     try:
         outcome = allocate_claims(
             cluster,
@@ -331,13 +348,12 @@ def plan(
     Ctrl-C exits at once.
     """
     cluster = _load_or_exit(paths)
-    errors = validate_cluster(cluster, cluster.source_of)
-    if errors:
-        _fail(errors)
+    _validate_or_exit(cluster, feature_gates)
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
     started = time.perf_counter()
     try:
         with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
+            _err.print(Text(PLANNING_NOTICE, style="dim"))
             outcome = plan_pods(cluster, pods=pod or None, nodes=node or None, options=options)
             interrupted = interrupt.requested()
     except DRASolverError as exc:
@@ -449,7 +465,9 @@ def run() -> None:
 
     Why not `app` directly: click reports usage errors (an unknown option, a bad choice)
     with exit code 2, which `allocate` uses for "cannot be allocated". Usage errors are
-    invalid input here, so they exit 1."""
+    invalid input here, so they exit 1. Ctrl-C outside a plan's search exits 130; an
+    unexpected exception (a bug) or running out of memory is one line on stderr and exit 1,
+    never a traceback."""
     try:
         code = app(prog_name="dra-solver", standalone_mode=False)
     except _UsageError as exc:
@@ -458,6 +476,14 @@ def run() -> None:
     except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
         _err.print(Text("interrupted", style="bold yellow"))
         code = interrupt.EXIT_INTERRUPTED
+    except MemoryError:
+        _err.print(Text(OUT_OF_MEMORY, style="red"))
+        code = EXIT_ERROR
+    except Exception as exc:  # a bug, not the user's fault: one line, never a traceback
+        if os.environ.get("DRA_SOLVER_DEBUG"):
+            raise
+        _err.print(Text(f"internal error: {type(exc).__name__}: {exc} ({BUG_HINT})", style="red"))
+        code = EXIT_ERROR
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 

@@ -92,6 +92,7 @@ def signals_stop(notice: str = "") -> Iterator[None]:
         writer.close()  # the watcher reads end-of-file and returns
         watcher.join(timeout=1.0)
         reader.close()
+        reset()  # read `requested()` inside the block; later runs in this process start afresh
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:

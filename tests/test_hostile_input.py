@@ -22,10 +22,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from dra_solver import Cluster, interrupt, plan
 from dra_solver.api.bounded import MAX_DEPTH, MAX_OBJECT_CHARS, allowed_alias_ratio
 from dra_solver.api.load import load_paths, load_text
+from dra_solver.cel.checks import validate_all
+from dra_solver.cli import app
 from dra_solver.errors import InputError, ValidationErrors
 
 GIB = 1024**3
@@ -120,10 +123,10 @@ def test_alias_bomb_in_opaque_parameters_is_refused_quickly(tmp_path: Path) -> N
     path = tmp_path / "bomb.yaml"
     path.write_text(cluster(claim_yaml("c", parameters=alias_bomb())), encoding="utf-8")
     start = time.perf_counter()
-    for command in ("validate", "plan"):
-        run = cli(command, str(path))
-        assert_clean_failure(run, str(path), "document 4", "excessive YAML aliasing")
+    assert_clean_failure(cli("validate", str(path)), str(path), "document 4", "excessive YAML aliasing")
     assert time.perf_counter() - start < 10
+    planned = CliRunner().invoke(app, ["plan", str(path)])  # the same reader: in-process is enough
+    assert planned.exit_code == 1 and "excessive YAML aliasing" in planned.stderr
 
 
 def test_modest_aliasing_is_kept_and_written_back() -> None:
@@ -161,9 +164,16 @@ DEEP = 10_000
     ],
 )
 def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path, name: str, text: str) -> None:
+    """In a subprocess for the issue's two rows (a regression would kill the test run
+    otherwise), in-process for the other shapes."""
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    assert_clean_failure(cli("validate", str(path)), "document 1", f"nested more than {MAX_DEPTH} levels")
+    words = ("document 1", f"nested more than {MAX_DEPTH} levels")
+    if name in ("flow.yaml", "deep.json"):
+        assert_clean_failure(cli("validate", str(path)), *words)
+        return
+    run = CliRunner().invoke(app, ["validate", str(path)])
+    assert run.exit_code == 1 and all(word in run.stderr for word in words), run.stderr
 
 
 def test_nesting_below_the_bound_goes_through_plan(tmp_path: Path) -> None:
@@ -219,11 +229,12 @@ def test_duplicate_names_both_files_and_documents(tmp_path: Path) -> None:
 
 def test_count_above_the_claim_limit_is_refused_by_validate(tmp_path: Path) -> None:
     path = tmp_path / "in.yaml"
-    for count in (33, 1_000_000_000_000):
-        path.write_text(cluster(claim_yaml("c", count=count)), encoding="utf-8")
-        run = cli("validate", str(path))
-        words = ("ResourceClaim c", "requests[0].exactly.count", "exceeds the claim limit of 32")
-        assert_clean_failure(run, *words)
+    path.write_text(cluster(claim_yaml("c", count=1_000_000_000_000)), encoding="utf-8")
+    words = ("ResourceClaim c", "requests[0].exactly.count", "exceeds the claim limit of 32")
+    assert_clean_failure(cli("validate", str(path)), *words)
+    (err,) = validate_all(Cluster.from_yaml(cluster(claim_yaml("c", count=33))))
+    assert (err.obj, err.field) == ("ResourceClaim c", "spec.devices.requests[0].exactly.count")
+    assert "number of requested devices 33 exceeds the claim limit of 32" in err.reason
 
 
 @pytest.mark.parametrize("text", ["", "\n", "# only a comment\n", "---\n---\n"])
@@ -320,9 +331,9 @@ spec:
 
 
 def plan_interrupted(
-    path: Path, *signals: signal.Signals, delay: float = 3.0, args: tuple[str, ...] = ()
+    path: Path, *signals: signal.Signals, delay: float = 1.0, args: tuple[str, ...] = ()
 ) -> tuple[int, str, str]:
-    """Run `plan`, send the signals after `delay` seconds; (exit code, stdout, stderr)."""
+    """Run `plan`, send the signals `delay` seconds into planning; (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "dra_solver", "plan", str(path), *args],
         stdout=subprocess.PIPE,
@@ -330,7 +341,10 @@ def plan_interrupted(
         text=True,
         preexec_fn=_limit_memory,
     )
-    time.sleep(delay)  # loading takes ~1 s; planning far longer
+    assert proc.stderr is not None
+    while "planning" not in (line := proc.stderr.readline()):  # loaded and validated
+        assert line, "plan ended before planning started"
+    time.sleep(delay)  # into the search: first fit, or CP-SAT after it
     assert proc.poll() is None, "the plan finished before the signal: make the input slower"
     for sig in signals:
         proc.send_signal(sig)
@@ -362,9 +376,9 @@ def test_signal_during_plan_prints_the_best_plan_so_far(tmp_path: Path, sig: sig
 
 
 def test_interrupted_cpsat_search_keeps_its_best_plan(tmp_path: Path) -> None:
-    """The signal arrives while CP-SAT searches (first fit is done after ~1 s of planning)."""
+    """The signal arrives while CP-SAT searches (first fit takes about 1 s of planning)."""
     path = packing_cluster(tmp_path)
-    code, out, err = plan_interrupted(path, signal.SIGINT, delay=4.0, args=("--time-limit", "60"))
+    code, out, err = plan_interrupted(path, signal.SIGINT, delay=3.0, args=("--time-limit", "60"))
     assert code == 130, err[-2000:]
     assert_valid_partial_plan(out, err, 150)
     assert "not tried" not in err
@@ -390,3 +404,37 @@ def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
     code, out, err = plan_interrupted(slow_cluster(tmp_path), signal.SIGINT, signal.SIGINT)
     assert code == 130
     assert "Traceback" not in err
+
+
+# --- validate refuses what the allocator refuses ----------------------------------------
+
+
+def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> None:
+    """`validate --feature-gates` refuses what `allocate`/`plan` with the same gates refuse."""
+    claim = claim_yaml("c").replace(
+        "exactly: {deviceClassName: gpu, count: 1}",
+        "exactly: {deviceClassName: gpu, capacity: {requests: {memory: 1Gi}}}",
+    )
+    path = tmp_path / "in.yaml"
+    path.write_text(cluster(claim), encoding="utf-8")
+    words = ("ResourceClaim c", "requests[0].exactly.capacity", "DRAConsumableCapacity feature is disabled")
+    off = ("--feature-gates", "DRAConsumableCapacity=false")
+    for command in ("validate", "plan"):
+        assert_clean_failure(cli(command, str(path), *off), *words)
+    assert validate_all(Cluster.from_paths([path])) == []  # the default gates allow it
+
+
+def test_claim_shared_by_more_pods_than_reserved_for_holds_is_refused() -> None:
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}"},
+            "spec": {"containers": [], "resourceClaims": [{"name": "gpu", "resourceClaimName": "c"}]},
+        }
+        for i in range(257)
+    ]
+    c = Cluster.from_objects([*yaml.safe_load_all(cluster(claim_yaml("c"))), *pods])
+    (err,) = validate_all(c)
+    assert err.obj == "ResourceClaim c" and err.field == "status.reservedFor"
+    assert "257 consumers" in err.reason and "at most 256" in err.reason

@@ -53,6 +53,7 @@ from dra_solver.api.models import (
 )
 from dra_solver.api.quantity import Quantity
 from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
 
 # --- limits (UPSTREAM-SEMANTICS.md §4.16, KEP-5075, KEP-6080) ----------------------------
 
@@ -269,6 +270,7 @@ def validate_cluster(
     cel_check: CelCheck | None = None,
     *,
     pools: bool = True,
+    gates: FeatureGates | None = None,
 ) -> list[InputError]:
     """Every error of every object of the cluster, plus the cross-object rules: classes,
     claims, templates and priority classes a claim or pod names must exist; with `pools`
@@ -276,7 +278,8 @@ def validate_cluster(
     `cel_check` (see `CelCheck`).
 
     `source_of` names the file each object came from (the CLI passes it so that
-    messages start with the file name).
+    messages start with the file name). With `gates`, claims and templates that use a field
+    of a disabled feature are errors too (`gate_problems`), as the allocator refuses them.
     Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes,
     DeviceTaintRules, PriorityClasses, then the pool problems.
     """
@@ -297,6 +300,8 @@ def validate_cluster(
         errors.extend(validate_object(obj, source, cel_check))
         if isinstance(obj, ResourceClaim | ResourceClaimTemplate):
             errors.extend(_missing_classes(obj, classes, source))
+            if gates is not None:
+                errors.extend(gate_problems(obj, gates, source))
         if isinstance(obj, Pod):
             errors.extend(_missing_pod_references(obj, cluster, source))
     errors.extend(_shared_too_widely(cluster, source_of))
@@ -480,6 +485,43 @@ def _check_device_total(report: _Report, path: str, requests: Sequence[DeviceReq
             f"number of requested devices {total} (all requests together) exceeds the claim limit of "
             f"{MAX_ALLOCATION_RESULTS} (AllocationResultsMaxSize): no node can allocate this claim",
         )
+
+
+def gate_problems(
+    obj: ResourceClaim | ResourceClaimTemplate, gates: FeatureGates, source: str = ""
+) -> list[InputError]:
+    """Fields of a claim (or template) that the allocator refuses while their feature gate is
+    off: `firstAvailable` (DRAPrioritizedList), capacity requests (DRAConsumableCapacity),
+    `adminAccess` (DRAAdminAccess). Checked here so that `validate --feature-gates` refuses
+    what `allocate` and `plan` with the same gates would."""
+    report = _Report(obj, source)
+    if isinstance(obj, ResourceClaim):
+        path, devices = "spec.devices", obj.spec.devices
+    else:
+        path, devices = "spec.spec.devices", obj.spec.spec.devices
+    for i, req in enumerate(devices.requests):
+        rpath = _idx(f"{path}.requests", i)
+        if req.first_available and not gates.DRAPrioritizedList:
+            report.add(
+                f"{rpath}.firstAvailable",
+                f"request {req.name} has subrequests, but the DRAPrioritizedList feature is disabled",
+            )
+        parts = [("exactly", req.exactly)] if req.exactly is not None else []
+        parts += [(f"firstAvailable[{k}]", sub) for k, sub in enumerate(req.first_available or [])]
+        for name, part in parts:
+            if part.capacity is not None and part.capacity.requests and not gates.DRAConsumableCapacity:
+                report.add(
+                    f"{rpath}.{name}.capacity",
+                    f"request {req.name} has capacity requests, "
+                    "but the DRAConsumableCapacity feature is disabled",
+                )
+            if getattr(part, "admin_access", None) and not gates.DRAAdminAccess:
+                report.add(
+                    f"{rpath}.{name}.adminAccess",
+                    f"request {req.name}: admin access is requested, "
+                    "but the DRAAdminAccess feature is disabled",
+                )
+    return report.errors
 
 
 def _shared_too_widely(cluster: Cluster, source_of: Callable[[TypeMeta], str] | None) -> list[InputError]:

@@ -18,6 +18,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import TypeMeta
 from dra_solver.cel import compile_expression
 from dra_solver.errors import CelCompileError, InputError
+from dra_solver.gates import FeatureGates
 
 __all__ = ["cel_compile_problem", "validate_all", "validate_object"]
 
@@ -52,7 +53,11 @@ def validate_object(obj: TypeMeta, source: str = "") -> list[InputError]:
 
 
 def validate_all(
-    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None, *, pools: bool = False
+    cluster: Cluster,
+    source_of: Callable[[TypeMeta], str] | None = None,
+    *,
+    pools: bool = False,
+    gates: FeatureGates | None = None,
 ) -> list[InputError]:
     """Every error of the cluster: structural, cross-object references and CEL; with
     `pools` also incomplete and invalid pools (`api.validate.pool_problems`).
@@ -63,5 +68,6 @@ def validate_all(
     up-no-allocation-from-incomplete-pool, up-obsolete-slice, up-invalid-pool-* expect
     exactly that), so refusing the input would be wrong there. A caller that wants to be
     told (a linter, `dra-solver validate` for its warnings) asks with `pools=True`.
+    `gates`: also refuse fields of disabled features (`api.validate.gate_problems`).
     """
-    return structural.validate_cluster(cluster, source_of, cel_compile_problem, pools=pools)
+    return structural.validate_cluster(cluster, source_of, cel_compile_problem, pools=pools, gates=gates)
