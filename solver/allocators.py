@@ -26,6 +26,8 @@ from dra_solver.cpsat import solve
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.gates import FeatureGates
+from dra_solver.master import AggregatedPlan, aggregate
+from dra_solver.patterns import allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
@@ -248,6 +250,14 @@ class Cpsat:
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
         stats = dict(first.stats)
+        ledger = Ledger(job)
+        first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
+        agg = aggregate(
+            ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit, first_nodes
+        )
+        if isinstance(agg, AggregatedPlan):
+            return self._expand(job, first, agg, ledger, stats)
+        stats["aggregated"] = f"no: {agg}"
         model = self.model(job, first)
         if model is None:
             return PlanOutcome(first.pods, self.name, stats)
@@ -279,6 +289,49 @@ class Cpsat:
             return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
         pods = self._decode(job, problem, groups, offsets, assignment, outcome.nodes, first)
         return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
+
+    def _expand(
+        self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
+    ) -> PlanOutcome:
+        """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
+        node's claims checked as one call; first fit when it places more weight."""
+        out: dict[int, PodPlan] = {}
+        for node, idxs in agg.placements.items():
+            claims = [c for i in idxs for c in job.units[i].claims]
+            group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+            problem, assignment = allocate_node(agg.ctx, node, claims, group_of)
+            done = ledger.results(problem, tuple(claims), assignment or {})
+            placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
+            if placed:
+                ledger.commit(placed, node)
+            at = 0
+            for i in idxs:
+                unit, n = job.units[i], len(job.units[i].claims)
+                if all(ci in (assignment or {}) for ci in range(at, at + n)):
+                    out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
+                at += n
+        stats.update(
+            {
+                "aggregated": "yes",
+                "status": agg.status,
+                "objective": agg.objective,
+                "bound": agg.bound,
+                "gap": agg.bound - agg.objective,
+                **agg.stats,
+            }
+        )
+        pods = [out.get(i) or self._left_out(unit, first.pods[i]) for i, unit in enumerate(job.units)]
+        outcome = PlanOutcome(pods, self.name, stats)
+        stats["cpsat_placed"] = outcome.placed
+        if outcome.weight < first.weight:
+            stats.update({"fallback": "first fit", "status": "first-fit fallback"})
+            return PlanOutcome(_proven(first.pods, "FEASIBLE", job), self.name, stats)
+        return PlanOutcome(_proven(pods, agg.status, job), self.name, stats)
+
+    @staticmethod
+    def _left_out(unit: Unit, was: PodPlan) -> PodPlan:
+        reason = was.reason or "left out so that more (or higher-priority) pods fit"
+        return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
 
     def _decode(
         self,
