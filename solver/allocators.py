@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
@@ -236,6 +236,11 @@ class Cpsat:
     name: ClassVar[str] = "cpsat"
     first_fit_steps: ClassVar[int] = HINT_STEPS
 
+    def __init__(self, aggregation: Literal["auto", "always", "never"] = "auto") -> None:
+        """`aggregation`: the aggregated plan model (`solver.master`) where it applies and pays
+        ("auto"), wherever it applies ("always", for tests), or never (the per-device model)."""
+        self.aggregation = aggregation
+
     def model(self, job: Job, first: PlanOutcome) -> PlanModel | None:
         """The Problem of every pod that may be placed, with the first-fit plan as its hint
         (None when no pod can go anywhere). Public so benchmarks can time the solve alone."""
@@ -252,9 +257,12 @@ class Cpsat:
         stats = dict(first.stats)
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
-        agg = aggregate(
-            ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit, first_nodes
-        )
+        agg: AggregatedPlan | str = "disabled"
+        if self.aggregation != "never":
+            agg = aggregate(
+                ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
+                first_nodes, force=self.aggregation == "always",
+            )
         if isinstance(agg, AggregatedPlan):
             return self._expand(job, first, agg, ledger, stats)
         stats["aggregated"] = f"no: {agg}"

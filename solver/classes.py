@@ -200,11 +200,13 @@ def problem_signature(problem: Problem) -> Hashable:
             tuple(sorted(k.alternatives)),
             tuple(
                 sorted(
-                    ((a, rank[d]), None if v is None else tuple(sorted_values(v)))
-                    for (a, d), v in k.values.items()
-                    if d in rank
-                ),
-                key=lambda t: t[0],
+                    (
+                        ((a, rank[d]), None if v is None else tuple(sorted_values(v)))
+                        for (a, d), v in k.values.items()
+                        if d in rank
+                    ),
+                    key=lambda t: t[0],
+                )
             ),
         )
         for k in problem.constraints
