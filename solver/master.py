@@ -131,9 +131,14 @@ def aggregate(
             c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods})
             for c in comp.nodes
         }
-        ub, r = _generate(ctx, comp, pods, ncls, columns, models, feas)
+        ub, r, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
         rounds += r
         z, y, obj = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+        if obj < ub and converged is not None:
+            complete = _enumerate(ctx, comp, ncls, columns, models, converged, obj)
+            z, y, obj = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+            if complete and ctx.left() > 0:
+                ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
         total_obj += obj
         total_ub += max(ub, obj)
         proven &= obj >= ub
@@ -221,37 +226,92 @@ def _generate(
     columns: dict[int, list[Pattern]],
     models: dict[int, NodeModel],
     feas: Feasibility,
-) -> tuple[int, int]:
-    """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds).
-    The bound holds whether or not the pricing problems were solved to optimality (CP-SAT's
-    proven bound stands in for their optimum)."""
+) -> tuple[int, int, _Duals | None]:
+    """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
+    the final duals when it converged with every pricing problem proven). The bound holds
+    whether or not the pricing problems were solved to optimality (CP-SAT's proven bound
+    stands in for their optimum)."""
     demand_weight = sum(pods[k].demand * pods[k].weight for k in comp.pods)
     ub = float(demand_weight)
     rounds = 0
+    converged: _Duals | None = None
     for _ in range(MAX_ROUNDS):
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu = _lp(comp, pods, ncls, columns)
+        pi, mu, value = _lp(comp, pods, ncls, columns)
         lag = sum(pods[k].demand * max(0.0, pods[k].weight - pi[k]) for k in comp.pods)
         added = False
+        proven = True
         weights = [pi.get(k, 0.0) for k in range(len(pods))]
         for c in comp.nodes:
             got = models[c].best(weights, ctx.left())
+            proven &= got.proven
             lag += ncls[c].mult * got.bound
             if got.value > mu[c] + EPS * max(1.0, mu[c]):
                 feas.record(c, got.pattern, True)
                 added |= _add(columns[c], got.pattern)
         ub = min(ub, lag)
         if not added:
+            converged = _Duals(weights, mu, value) if proven else None
             break
-    return int(ub + EPS), rounds
+    return int(ub + EPS), rounds, converged
+
+
+@dataclass(frozen=True)
+class _Duals:
+    pi: list[float]
+    mu: dict[int, float]
+    value: float
+    """The LP optimum (= the dual objective)."""
+
+
+ENUMERATE_MAX = 2_000
+"""Patterns enumerated per node class to close a gap."""
+
+
+def _enumerate(
+    ctx: Context,
+    comp: _Component,
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    models: dict[int, NodeModel],
+    duals: _Duals,
+    incumbent: int,
+) -> bool:
+    """Add every pattern that a plan better than `incumbent` could use; True when complete.
+
+    With the LP's duals, every plan's value is at most LP + sum z[c,p] * rc[c,p], where
+    rc[c,p] = pi . p - mu[c] <= 0 (reduced costs at the LP optimum); a plan worth at least
+    incumbent + 1 only uses patterns with rc >= incumbent + 1 - LP. Those are enumerated by
+    pricing with the known patterns forbidden, best first, until the pricing bound falls
+    below that threshold (proven) or the budget ends."""
+    tau = incumbent + 1 - duals.value - EPS
+    complete = True
+    for c in comp.nodes:
+        model = models[c]
+        for pat in columns[c]:
+            model.forbid(pat)
+        for _ in range(ENUMERATE_MAX):
+            if ctx.left() <= 0:
+                return False
+            got = model.best(duals.pi, ctx.left())
+            if got.bound - duals.mu[c] < tau:
+                break
+            if not any(got.pattern) or got.value - duals.mu[c] < tau:
+                complete = False  # the best pattern is below the threshold, but not proven
+                break
+            columns[c].append(got.pattern)
+            model.forbid(got.pattern)
+        else:
+            complete = False
+    return complete
 
 
 def _lp(
     comp: _Component, pods: list[PodClass], ncls: list[NodeClass], columns: dict[int, list[Pattern]]
-) -> tuple[dict[int, float], dict[int, float]]:
-    """Duals (pi per pod class, mu per node class) of the restricted LP master."""
+) -> tuple[dict[int, float], dict[int, float], float]:
+    """Duals (pi per pod class, mu per node class) and value of the restricted LP master."""
     lp = pywraplp.Solver.CreateSolver("GLOP")
     y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in comp.pods}
     z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in comp.nodes for j in range(len(columns[c]))}
@@ -262,9 +322,9 @@ def _lp(
     conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in comp.nodes}
     lp.Maximize(sum(pods[k].weight * y[k] for k in comp.pods))
     lp.Solve()
-    return {k: max(cover[k].dual_value(), 0.0) for k in comp.pods}, {
-        c: max(conv[c].dual_value(), 0.0) for c in comp.nodes
-    }
+    pi = {k: max(cover[k].dual_value(), 0.0) for k in comp.pods}
+    mu = {c: max(conv[c].dual_value(), 0.0) for c in comp.nodes}
+    return pi, mu, lp.Objective().Value()
 
 
 def _integer(

@@ -100,9 +100,26 @@ class NodeModel:
         for ci, g in enumerate(group_of):
             first.setdefault(g, ci)
         self.placed = [self.m.placed[first[g]] for g in range(len(self.group_class))]
+        self.by_class: dict[int, list[int]] = {}
+        for g, k in enumerate(self.group_class):
+            self.by_class.setdefault(k, []).append(g)
         for g in range(1, len(self.group_class)):
             if self.group_class[g] == self.group_class[g - 1]:
                 self.m.cp.add(self.placed[g - 1] >= self.placed[g])
+
+    def forbid(self, pattern: Pattern) -> None:
+        """Later solutions differ from `pattern`: copies are ordered, so count[k] = n exactly
+        when copy n-1 is placed and copy n is not; the clause negates that conjunction."""
+        lits = []
+        for k, n in enumerate(pattern):
+            gs = self.by_class.get(k, [])
+            if n > len(gs):
+                return  # more than the model's copies: it cannot produce this pattern anyway
+            if n > 0:
+                lits.append(self.placed[gs[n - 1]].Not())
+            if n < len(gs):
+                lits.append(self.placed[gs[n]])
+        self.m.cp.add_bool_or(lits)
 
     def best(self, weights: Sequence[float], seconds: float) -> Pricing:
         top = max((weights[k] for k in set(self.group_class)), default=0.0)
