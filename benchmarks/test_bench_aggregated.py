@@ -63,7 +63,7 @@ def test_aggregated_plan(benchmark, case: str) -> None:
     cluster = Cluster.from_objects(objs)
     benchmark.group = GROUP
     out = benchmark.pedantic(lambda: improve(cluster, limit), rounds=1, iterations=1)
-    keys = ("status", "objective", "bound", "gap", "pod_classes", "node_classes", "columns", "single_node_solves")
+    keys = ("status", "objective", "bound", "gap", "pod_classes", "node_classes", "columns")
     info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
     info["placed"] = out.placed
     if case.startswith("b"):
