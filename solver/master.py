@@ -133,12 +133,19 @@ def aggregate(
         }
         ub, r, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
         rounds += r
-        z, y, obj = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+        z, y, obj, _ = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
         if obj < ub and converged is not None:
-            complete = _enumerate(ctx, comp, ncls, columns, models, converged, obj)
-            z, y, obj = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
-            if complete and ctx.left() > 0:
-                ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
+            done: set[int] = set()
+            for c in comp.nodes:
+                for pat in columns[c]:
+                    models[c].forbid(pat)
+            while obj < ub and ctx.left() > 0:
+                added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
+                z, y, obj, restricted = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+                if len(done) == len(comp.nodes) and restricted:
+                    ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
+                if not added:
+                    break
         total_obj += obj
         total_ub += max(ub, obj)
         proven &= obj >= ub
@@ -267,7 +274,9 @@ class _Duals:
 
 
 ENUMERATE_MAX = 2_000
-"""Patterns enumerated per node class to close a gap."""
+"""Most patterns per node class."""
+ENUMERATE_BATCH = 8
+"""Patterns enumerated per node class between two integer solves."""
 
 
 def _enumerate(
@@ -278,34 +287,37 @@ def _enumerate(
     models: dict[int, NodeModel],
     duals: _Duals,
     incumbent: int,
-) -> bool:
-    """Add every pattern that a plan better than `incumbent` could use; True when complete.
+    done: set[int],
+) -> int:
+    """Add up to ENUMERATE_BATCH more patterns per node class that a plan better than
+    `incumbent` could use; node classes whose every such pattern is in the pool join `done`.
+    Returns how many patterns were added.
 
     With the LP's duals, every plan's value is at most LP + sum z[c,p] * rc[c,p], where
     rc[c,p] = pi . p - mu[c] <= 0 (reduced costs at the LP optimum); a plan worth at least
     incumbent + 1 only uses patterns with rc >= incumbent + 1 - LP. Those are enumerated by
     pricing with the known patterns forbidden, best first, until the pricing bound falls
-    below that threshold (proven) or the budget ends."""
+    below that threshold (proven). The caller re-solves the integer model between batches:
+    a better incumbent raises the threshold."""
     tau = incumbent + 1 - duals.value - EPS
-    complete = True
+    added = 0
     for c in comp.nodes:
+        if c in done:
+            continue
         model = models[c]
-        for pat in columns[c]:
-            model.forbid(pat)
-        for _ in range(ENUMERATE_MAX):
-            if ctx.left() <= 0:
-                return False
+        for _ in range(ENUMERATE_BATCH):
+            if ctx.left() <= 0 or len(columns[c]) >= ENUMERATE_MAX:
+                return added
             got = model.best(duals.pi, ctx.left())
             if got.bound - duals.mu[c] < tau:
+                done.add(c)
                 break
             if not any(got.pattern) or got.value - duals.mu[c] < tau:
-                complete = False  # the best pattern is below the threshold, but not proven
-                break
+                break  # the best pattern is below the threshold, but not proven: stop here
             columns[c].append(got.pattern)
             model.forbid(got.pattern)
-        else:
-            complete = False
-    return complete
+            added += 1
+    return added
 
 
 def _lp(
@@ -335,8 +347,9 @@ def _integer(
     columns: dict[int, list[Pattern]],
     ub: int,
     first_nodes: Mapping[int, str],
-) -> tuple[dict[tuple[int, int], int], dict[int, int], int]:
-    """The integer master over the generated columns (CP-SAT), hinted with first fit."""
+) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
+    """The integer master over the generated columns (CP-SAT), hinted with first fit:
+    z, y, the objective and whether it is proven optimal over these columns."""
     m = cp_model.CpModel()
     z = {
         (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
@@ -358,10 +371,10 @@ def _integer(
     solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
     status = solver.solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return {}, {}, 0
+        return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
-    return zs, ys, int(solver.objective_value)
+    return zs, ys, int(solver.objective_value), status == cp_model.OPTIMAL
 
 
 def _hint(
