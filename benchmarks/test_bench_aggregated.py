@@ -42,8 +42,10 @@ def free_gpus(objs: list[dict[str, Any]], nodes: int) -> int:
 
 
 CASES: dict[str, tuple[Callable[[], list[dict[str, Any]]], float]] = {
+    "a-500x10-5000": (lambda: sized_claims(500, 10, 5000, sizes=(1,)), 10.0),
     "b-250x8-1500": (lambda: sized_claims(250, 8, 1500), 20.0),
     "c-20x4x80Gi-300": (lambda: shared_gpus(20, 4, 300), 5.0),
+    "c-200x4x80Gi-3000": (lambda: shared_gpus(200, 4, 3000), 30.0),
     "f-500x8-held-2000": (lambda: sized_claims(500, 8, 2000, held=True), 30.0),
 }
 
