@@ -14,6 +14,7 @@ error, never as a wrong allocation.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Protocol
@@ -254,6 +255,7 @@ class Cpsat:
         return PlanModel(problem, groups, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+        start = time.perf_counter()  # job.time_limit caps the wall clock from here
         stats = dict(first.stats)
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
@@ -278,6 +280,7 @@ class Cpsat:
             seed=job.seed,
             hint=model.hint,
             hint_nodes=model.hint_nodes,
+            wall_limit=max(job.time_limit - (time.perf_counter() - start), 0.1),
         )
         stats.update(
             {

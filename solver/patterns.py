@@ -206,13 +206,15 @@ def allocate_node(
     if found is not None:
         return problem, found
     ctx.solves += 1
-    out = solve(problem, mode="all", time_limit=max(ctx.left(), 0.1), seed=ctx.seed)
+    budget = max(ctx.left(), 0.1)
+    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=budget)
     if out.assignment is not None:
         return problem, out.assignment
     if require_all:
         return problem, None
     ctx.solves += 1
-    out = solve(problem, mode="free", time_limit=max(ctx.left(), 0.1), seed=ctx.seed)
+    budget = max(ctx.left(), 0.1)
+    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=budget)
     return problem, out.assignment
 
 
