@@ -295,8 +295,12 @@ class Cpsat:
         placed = [g for g in range(len(groups)) if offsets[g] in assignment]
         stats["cpsat_placed"] = len(placed)
         weight = sum(claim_weight(job.units[groups[g]].priority) for g in placed)
+        proven = outcome.stage_status.get("placed") == "OPTIMAL"
+        bound = weight if proven else sum(claim_weight(job.units[i].priority) for i in groups)
+        _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight, first.weight), bound)
         if outcome.assignment is None or weight < first.weight:
             stats["fallback"] = "first fit"
+            stats["status"] = "first-fit fallback"
             return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
         pods = self._decode(job, problem, groups, offsets, assignment, outcome.nodes, first)
         return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
@@ -321,16 +325,8 @@ class Cpsat:
                 if all(ci in (assignment or {}) for ci in range(at, at + n)):
                     out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
                 at += n
-        stats.update(
-            {
-                "aggregated": "yes",
-                "status": agg.status,
-                "objective": agg.objective,
-                "bound": agg.bound,
-                "gap": agg.bound - agg.objective,
-                **agg.stats,
-            }
-        )
+        stats.update({"aggregated": "yes", **agg.stats})
+        _summary(stats, agg.status, agg.objective, agg.bound)
         pods = [out.get(i) or self._left_out(unit, first.pods[i]) for i, unit in enumerate(job.units)]
         outcome = PlanOutcome(pods, self.name, stats)
         stats["cpsat_placed"] = outcome.placed
@@ -463,6 +459,14 @@ def _proven(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
                 )
         out.append(p)
     return out
+
+
+def _summary(stats: dict[str, object], status: str, objective: int, bound: int) -> None:
+    """The plan's honest summary: status (OPTIMAL / FEASIBLE / first-fit fallback), the
+    placed weight, a proven upper bound on it (the weight of every placeable pod when the
+    solver proved nothing better) and the gap."""
+    bound = max(bound, objective)  # first fit (one pod after another) may beat the joint model
+    stats.update({"status": status, "objective": objective, "bound": bound, "gap": bound - objective})
 
 
 def _raise_candidate_errors(problem: Problem) -> None:

@@ -91,6 +91,14 @@ def test_shared_devices_keep_the_per_device_model() -> None:
     assert str(out.stats["aggregated"]).startswith("no: nodes are not independent")
 
 
+def test_a_single_node_keeps_the_per_device_model_and_reports_its_bound() -> None:
+    jobs = [claim(f"j{i}", [request("gpu", count=3)]) for i in range(3)]
+    objs = [device_class("gpu"), *_gpu_nodes(["a"]), *jobs]
+    out, _ = _run(Cluster.from_objects(objs), None, ["a"], "always")
+    assert str(out.stats["aggregated"]).startswith("no: fewer than two nodes")
+    assert (out.placed, out.stats["status"], out.stats["bound"], out.stats["gap"]) == (1, "OPTIMAL", 1, 0)
+
+
 def _run(
     cluster: Cluster,
     pods: list[list[str]] | None,
