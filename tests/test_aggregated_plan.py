@@ -183,7 +183,9 @@ def test_aggregated_plan_places_the_per_device_optimum_and_passes_the_checker(ca
         _verify_sequential(cluster, agg, gates)
     else:
         _verify_nodes(cluster, agg, nodes, gates)
-    if agg.stats["status"] == "OPTIMAL" and exact.stats.get("cpsat_status") == "OPTIMAL":
+    both = agg.stats["status"] == "OPTIMAL" and exact.stats.get("cpsat_status") == "OPTIMAL"
+    event("both proven" if both else "not both proven")
+    if both:
         assert agg.weight == exact.weight, (agg.stats, exact.stats)
         assert agg.stats["bound"] == agg.stats["objective"]
 
