@@ -131,9 +131,11 @@ class Ledger:
     ) -> list[ResourceClaim]:
         return assignment_claims(problem, claims, assignment, share_ids=self.share_ids)
 
-    def commit(self, claims: list[ResourceClaim], node: str | None) -> None:
-        """Verify `claims` (placed together, on `node`) and record them as allocated."""
-        check_or_raise(self.cluster, claims, node=node, gates=self.gates)
+    def commit(self, claims: list[ResourceClaim], node: str | None, view: Cluster | None = None) -> None:
+        """Verify `claims` (placed together, on `node`) and record them as allocated. `view`:
+        the part of the cluster the node depends on (`classes.LocalViews`), checked instead of
+        the whole cluster when the nodes are independent."""
+        check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
         for c in claims:
             self.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
@@ -318,7 +320,7 @@ class Cpsat:
             done = ledger.results(problem, tuple(claims), assignment or {})
             placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
             if placed:
-                ledger.commit(placed, node)
+                ledger.commit(placed, node, agg.ctx.local(node))
             at = 0
             for i in idxs:
                 unit, n = job.units[i], len(job.units[i].claims)

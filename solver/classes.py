@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dra_solver.api.cluster import Cluster
@@ -91,6 +91,51 @@ class NodeClasses:
     """Why the nodes are not independent (a device or counter seen from two nodes), else None."""
     errors: str | None
     """A CEL runtime error or invalid pool on some node (the exact model reports those)."""
+    views: LocalViews
+
+
+class LocalViews:
+    """Per node, the part of the cluster its allocations depend on: every slice of a pool that
+    has a slice on the node or a slice without a node name (network-attached, selector-scoped),
+    and the allocated claims whose results use such a pool.
+
+    Why: precompute and the checker read the whole cluster on every call (pools, devices in
+    use), which makes a plan over N nodes cost N x cluster. On independent nodes (no device or
+    counter seen from two nodes: what the aggregated plan requires) the view holds every fact
+    a node's allocation depends on — its pools whole (completeness counts their slices), and
+    every claim holding one of their devices or counters — so both read the view instead."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.node_pools: dict[str, set[tuple[str, str]]] = {}
+        self.shared: set[tuple[str, str]] = set()
+        for s in cluster.slices:
+            key = (s.spec.driver, s.spec.pool.name)
+            if s.spec.node_name:
+                self.node_pools.setdefault(s.spec.node_name, set()).add(key)
+            else:
+                self.shared.add(key)
+        self.claim_pools: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for k, c in cluster.claims.items():
+            alloc = c.status.allocation if c.status else None
+            if alloc is not None:
+                self.claim_pools[k] = {(r.driver, r.pool) for r in alloc.devices.results}
+
+    def of(self, cluster: Cluster, node: str) -> Cluster:
+        """`cluster` seen from `node` (claims placed since the views were made count when
+        they use the node's pools)."""
+        pools = self.node_pools.get(node, set()) | self.shared
+        slices = [s for s in cluster.slices if (s.spec.driver, s.spec.pool.name) in pools]
+        claims = {}
+        for k, c in cluster.claims.items():
+            used = self.claim_pools.get(k)
+            if used is None:
+                alloc = c.status.allocation if c.status else None
+                if alloc is None:
+                    continue
+                used = self.claim_pools[k] = {(r.driver, r.pool) for r in alloc.devices.results}
+            if used & pools:
+                claims[k] = c
+        return replace(cluster, slices=slices, claims=claims)
 
 
 def claim_key(claim: ResourceClaim) -> str:
@@ -143,8 +188,9 @@ def node_classes(
     owner: dict[tuple[str, ...], str] = {}
     coupled: str | None = None
     errors: str | None = None
+    views = LocalViews(cluster)
     for n in sorted(nodes):
-        problem = build_problem(cluster, claims, n, gates, cache=cache)
+        problem = build_problem(views.of(cluster, n), claims, n, gates, cache=cache)
         problems[n] = problem
         for key in _used_keys(problem):
             other = owner.setdefault(key, n)
@@ -157,7 +203,7 @@ def node_classes(
         NodeClass(c, tuple(ns), key[1], hashlib.sha256(repr(key[0]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
         for c, (key, ns) in enumerate(members.items())
     ]
-    return NodeClasses(classes, problems, coupled, errors)
+    return NodeClasses(classes, problems, coupled, errors, views)
 
 
 def problem_signature(problem: Problem) -> Hashable:
@@ -261,6 +307,7 @@ def _errors(problem: Problem) -> str | None:
 
 
 __all__ = [
+    "LocalViews",
     "NodeClass",
     "NodeClasses",
     "PodClass",

@@ -106,7 +106,7 @@ def aggregate(
     ncls = found.classes
     if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
-    ctx = Context(cluster, units, pods, gates, cache, seed, start + time_limit)
+    ctx = Context(cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views)
     caps: dict[tuple[int, int], int] = {}
     caps_proven = True
     for c in ncls:

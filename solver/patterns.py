@@ -26,7 +26,7 @@ from ortools.sat.python import cp_model
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import PodClass, UnitLike
+from dra_solver.classes import LocalViews, PodClass, UnitLike
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
 from dra_solver.errors import SearchAborted
@@ -67,6 +67,12 @@ class Context:
     deadline: float
     """Wall-clock deadline (time.perf_counter())."""
     solves: int = 0
+    views: LocalViews | None = None
+    """Set when the nodes are independent: single-node models read the node's view."""
+
+    def local(self, node: str) -> Cluster:
+        """The cluster as one node's allocations see it (the whole cluster without views)."""
+        return self.cluster if self.views is None else self.views.of(self.cluster, node)
 
     def left(self) -> float:
         return max(self.deadline - time.perf_counter(), 0.0)
@@ -94,7 +100,7 @@ class NodeModel:
         self.ctx = ctx
         self.k = len(ctx.pods)
         claims, group_of, self.group_class = ctx.claims({k: n for k, n in copies.items() if n > 0})
-        problem = build_problem(ctx.cluster, claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+        problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
         self.m = build(problem, mode="free")
         first: dict[int, int] = {}
         for ci, g in enumerate(group_of):
@@ -198,7 +204,7 @@ def allocate_node(
     """Devices for `claims` (pods: `group_of`) on `node`, on the cluster of `ctx`: every pod
     (reference first fit, else the exact model in mode "all"); unless `require_all`, when
     that is impossible, as many (weighted) pods as the exact model places in mode "free"."""
-    problem = build_problem(ctx.cluster, claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+    problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
     try:
         found = allocate_reference(problem, max_steps=FAST_STEPS)
     except SearchAborted:

@@ -23,7 +23,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import check
-from dra_solver.classes import node_classes, pod_classes
+from dra_solver.classes import LocalViews, node_classes, pod_classes
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import make_job, resolve_units
@@ -61,6 +61,18 @@ def test_devices_no_claim_can_use_do_not_split_a_node_class() -> None:
     nic = resource_slice("b-nic", [device("eth0")], driver="nic.example.com", node="b")
     objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), nic, claim("j", [request("gpu")])]
     assert _classes(objs, ["a", "b"]) == [("a", "b")]
+
+
+def test_a_node_view_holds_its_pools_shared_pools_and_the_claims_using_them() -> None:
+    net = resource_slice("net", [device("net-0")], node=None, allNodes=True)
+    held_a = allocated("old-a", [result("gpu-0", pool="a-gpu")])
+    held_b = allocated("old-b", [result("gpu-0", pool="b-gpu")])
+    held_net = allocated("old-net", [result("net-0", pool="net")])
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), net, held_a, held_b, held_net]
+    cluster = Cluster.from_objects(objs)
+    view = LocalViews(cluster).of(cluster, "a")
+    assert [s.metadata.name for s in view.slices] == ["a-gpu", "net"]
+    assert sorted(name for _, name in view.claims) == ["old-a", "old-net"]
 
 
 def test_pods_with_identical_claims_and_priority_are_one_class() -> None:
