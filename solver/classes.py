@@ -213,8 +213,10 @@ def problem_signature(problem: Problem) -> Hashable:
     Two nodes with equal signatures accept exactly the same sets of pods: every allocator
     decision depends on these facts and on indices only."""
     used = sorted({cand.device for alt in problem.alternatives for cand in alt.candidates})
-    rank = {d: r for r, d in enumerate(used)}
     ctr_used = sorted({i for d in used for i in problem.devices[d].counter_use})
+    if not ctr_used:
+        used = _canonical_order(problem, used)
+    rank = {d: r for r, d in enumerate(used)}
     ctr_rank = {i: r for r, i in enumerate(ctr_used)}
     devices = tuple(_device_facts(problem, d, ctr_rank) for d in used)
     counters = tuple(
@@ -230,10 +232,15 @@ def problem_signature(problem: Problem) -> Hashable:
             a.mode,
             a.count,
             a.admin,
-            a.all_blocked,
+            a.all_blocked is not None,  # the reason names a device: only whether it is blocked counts
             tuple(
-                (rank[c.device], _sorted_items(c.consumed), None if c.error is None else str(c.error))
-                for c in a.candidates
+                sorted(
+                    (
+                        (rank[c.device], _sorted_items(c.consumed), None if c.error is None else str(c.error))
+                        for c in a.candidates
+                    ),
+                    key=lambda t: t[0],
+                )
             ),
         )
         for a in problem.alternatives
@@ -258,6 +265,26 @@ def problem_signature(problem: Problem) -> Hashable:
         for k in problem.constraints
     )
     return (devices, counters, alternatives, constraints, len(problem.invalid_pools))
+
+
+def _canonical_order(problem: Problem, used: list[int]) -> list[int]:
+    """`used` sorted by everything the model knows of each device: its facts, the
+    alternatives it is a candidate of (with what it consumes) and its constraint values.
+
+    Why: which of 8 identical GPUs a running claim holds must not split a node class.
+    Devices with equal keys are interchangeable (swapping them maps the Problem onto itself),
+    so equal sorted keys mean isomorphic Problems whatever the order among ties. Only without
+    counters: devices sharing a counter are related in a way a per-device key cannot see."""
+    roles: dict[int, list[object]] = {d: [] for d in used}
+    for alt in problem.alternatives:
+        for c in alt.candidates:
+            roles[c.device].append(("alt", alt.index, _sorted_items(c.consumed), str(c.error)))
+    for k in problem.constraints:
+        for (a, d), v in sorted(k.values.items(), key=lambda t: t[0]):
+            if d in roles:
+                roles[d].append(("con", k.index, a, None if v is None else tuple(sorted_values(v))))
+    key = {d: repr((_device_facts(problem, d, {}), roles[d])) for d in used}
+    return sorted(used, key=lambda d: (key[d], d))
 
 
 def _device_facts(problem: Problem, d: int, ctr_rank: dict[int, int]) -> Hashable:

@@ -57,6 +57,22 @@ def test_a_held_device_splits_a_node_class() -> None:
     assert _classes(objs, ["a", "b", "c"]) == [("a", "c"), ("b",)]
 
 
+def test_which_identical_device_is_held_does_not_split_a_node_class() -> None:
+    held_a = allocated("old-a", [result("gpu-1", pool="a-gpu")])
+    held_b = allocated("old-b", [result("gpu-3", pool="b-gpu")])
+    two = claim("j", [request("gpu", count=2)])
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), held_a, held_b, two]
+    assert _classes(objs, ["a", "b"]) == [("a", "b")]
+
+
+def test_a_blocked_all_request_does_not_split_nodes_by_device_name() -> None:
+    held_a = allocated("old-a", [result("gpu-1", pool="a-gpu")])
+    held_b = allocated("old-b", [result("gpu-2", pool="b-gpu")])
+    every = claim("j", [request("gpu", allocationMode="All")])
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), held_a, held_b, every]
+    assert _classes(objs, ["a", "b"]) == [("a", "b")]
+
+
 def test_devices_no_claim_can_use_do_not_split_a_node_class() -> None:
     nic = resource_slice("b-nic", [device("eth0")], driver="nic.example.com", node="b")
     objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), nic, claim("j", [request("gpu")])]
