@@ -18,6 +18,7 @@ TARGETS = {
     "c-20x4x80Gi-300": "proven optimum <= 5 s",
     "c-200x4x80Gi-3000": "report",
     "f-500x8-held-2000": "proven optimum <= 30 s",
+    "f-500x8-scattered-2000": "proven optimum <= 30 s",
 }
 
 

@@ -47,6 +47,7 @@ CASES: dict[str, tuple[Callable[[], list[dict[str, Any]]], float]] = {
     "c-20x4x80Gi-300": (lambda: shared_gpus(20, 4, 300), 5.0),
     "c-200x4x80Gi-3000": (lambda: shared_gpus(200, 4, 3000), 30.0),
     "f-500x8-held-2000": (lambda: sized_claims(500, 8, 2000, held=True), 30.0),
+    "f-500x8-scattered-2000": (lambda: sized_claims(500, 8, 2000, held=True, scattered=True), 30.0),
 }
 
 

@@ -232,11 +232,11 @@ def pods_over_nodes(
 
 def sized_claims(
     nodes: int = 250, gpus_per_node: int = 8, claims: int = 1500, sizes: tuple[int, ...] = (1, 2, 4, 8),
-    held: bool = False, seed: int = 10,
+    held: bool = False, seed: int = 10, scattered: bool = False,
 ) -> list[dict[str, Any]]:
     """Issue 10 (b) and (f): one-request claims of `sizes` exclusive GPUs over nodes of
     `gpus_per_node` identical GPUs; with `held`, each node has a running claim holding the
-    first 0..gpus_per_node of its GPUs (random)."""
+    first 0..gpus_per_node of its GPUs (random), with `scattered` a random subset of that size."""
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = [_class("gpu", GPU)]
     for n in range(nodes):
@@ -246,9 +246,10 @@ def sized_claims(
         if taken:
             request = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": taken}}
             old = _claim(f"running-{n}", [request])
+            which = sorted(rng.sample(range(gpus_per_node), taken)) if scattered else range(taken)
             results = [
                 {"request": "gpu", "driver": GPU, "pool": f"node-{n}-gpu", "device": f"gpu-{i}"}
-                for i in range(taken)
+                for i in which
             ]
             old["status"] = {"allocation": {"devices": {"results": results}}}
             objs.append(old)
