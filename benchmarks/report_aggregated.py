@@ -30,17 +30,18 @@ def section(data: dict[str, Any]) -> str:
         "Issue 10's workloads (`benchmarks/workloads.py`: `sized_claims`, `shared_gpus`), planned by "
         "`Cpsat().improve` with the aggregated model (`solver.master`) from an empty first-fit plan: "
         "classes, pattern generation, master model, expansion to devices and the checker, wall clock. "
-        f"One run of `{BENCH}`, {when}, 2 cores. First fit itself is not included.",
+        f"One run of `{BENCH}`, {when}, 2 cores (load: the 1-minute load average when the run ended; "
+        "other work on the machine slows it). First fit itself is not included.",
         "",
-        "| workload | target | time | placed | status | objective | bound | gap | classes (pods / nodes) |",
-        "|---|---|---:|---:|---|---:|---:|---:|---|",
+        "| workload | target | time | placed | status | objective | bound | gap | pod/node classes | load |",
+        "|---|---|---:|---:|---|---:|---:|---:|---|---:|",
     ]
     for b in sorted(data["benchmarks"], key=lambda b: b["params"]["case"]):
         case, info = b["params"]["case"], b["extra_info"]
         lines.append(
             f"| {case} | {TARGETS.get(case, '')} | {b['stats']['median']:.1f} s | {info['placed']} | "
             f"{info['status']} | {info['objective']} | {info['bound']} | {info['gap']} | "
-            f"{info['pod_classes']} / {info['node_classes']} |"
+            f"{info['pod_classes']} / {info['node_classes']} | {info.get('load', '')} |"
         )
     lines.append("")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ Run: `pytest benchmarks/test_bench_aggregated.py`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,7 @@ def test_aggregated_plan(benchmark, case: str) -> None:
     keys = ("status", "objective", "bound", "gap", "pod_classes", "node_classes", "columns")
     info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
     info["placed"] = out.placed
+    info["load"] = round(os.getloadavg()[0], 1)
     if case.startswith("b"):
         info["optimum"] = count_optimum(objs, 250 * 8)
     benchmark.extra_info.update(info)
