@@ -40,6 +40,10 @@ FAST_STEPS = 20_000
 SCALE = 1_000_000
 """Pricing objective: the largest weight becomes this integer coefficient."""
 
+MAX_COPIES = 512
+"""Most pods of one class in a single-node model; a class with more that all fit makes the
+plan's bound unproven."""
+
 Pattern = tuple[int, ...]
 """Pods per pod class (indexed like the job's pod classes)."""
 
@@ -157,8 +161,8 @@ class NodeModel:
 
 
 def cap(ctx: Context, node: str, k: int) -> tuple[int, bool]:
-    """How many pods of class k alone fit on `node` (at most its demand), and whether that is
-    proven: n copies, doubling from 1, until a model places fewer than n."""
+    """How many pods of class k alone fit on `node` (at most its demand and MAX_COPIES), and
+    whether that is proven: n copies, doubling from 1, until a model places fewer than n."""
     demand = ctx.pods[k].demand
     n, proven = 1, True
     while True:
@@ -171,7 +175,9 @@ def cap(ctx: Context, node: str, k: int) -> tuple[int, bool]:
             return n, False  # somewhere in [placed, n]: n copies keep pricing exact
         if n >= demand:
             return n, proven
-        n = min(2 * n, demand)
+        if n >= MAX_COPIES:  # pods that take nothing exclusive (admin access): patterns stop here
+            return n, False
+        n = min(2 * n, demand, MAX_COPIES)
 
 
 @dataclass
@@ -182,6 +188,7 @@ class Feasibility:
     known: dict[tuple[int, Pattern], bool] = field(default_factory=dict)
 
     def record(self, c: int, pattern: Pattern, ok: bool) -> None:
+        """A known answer: a pattern the pricing model placed fits by construction."""
         self.known[(c, pattern)] = ok
 
     def fits(self, c: int, node: str, pattern: Pattern) -> bool:
