@@ -228,6 +228,23 @@ def _verify_sequential(cluster: Cluster, out: PlanOutcome, gates: FeatureGates) 
                 current.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
 
+def test_blocked_nodes_split_node_classes_and_are_never_used() -> None:
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b", "c"], gpus=2)]
+    objs += [claim(f"j{i}", [request("gpu")]) for i in range(6)]
+    cluster = Cluster.from_objects(objs)
+    units = [
+        Unit(f"p{i}", (c,), blocked={"b": "node selector"} if i < 4 else {})
+        for i, c in enumerate(cluster.unallocated_claims())
+    ]
+    job = make_job(cluster, units, ["a", "b", "c"], Options(time_limit=5.0))
+    first = FirstFit().plan(job)
+    out = Cpsat("always").improve(job, first)
+    assert out.stats["aggregated"] == "yes" and out.stats["node_classes"] == 2
+    assert all(p.node != "b" for p in out.pods[:4])
+    assert (out.placed, out.stats["status"]) == (6, "OPTIMAL")
+    _verify_nodes(cluster, out, ["a", "b", "c"], FeatureGates())
+
+
 def test_the_aggregated_plan_is_deterministic() -> None:
     objs = [device_class("gpu"), *_gpu_nodes([f"n{i}" for i in range(4)], gpus=4)]
     objs += [claim(f"j{i:02d}", [request("gpu", count=1 + i % 3)]) for i in range(12)]
