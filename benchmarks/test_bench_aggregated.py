@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.workloads import shared_gpus, sized_claims
+from benchmarks.workloads import numa_gpu_nic, shared_gpus, sized_claims
 from dra_solver import Options
 from dra_solver.allocators import Cpsat, PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
@@ -47,6 +47,7 @@ CASES: dict[str, tuple[Callable[[], list[dict[str, Any]]], float]] = {
     "b-250x8-1500": (lambda: sized_claims(250, 8, 1500), 20.0),
     "c-20x4x80Gi-300": (lambda: shared_gpus(20, 4, 300), 5.0),
     "c-200x4x80Gi-3000": (lambda: shared_gpus(200, 4, 3000), 30.0),
+    "d-1000x2numa-4000": (lambda: numa_gpu_nic(1000, 4000), 120.0),
     "f-500x8-held-2000": (lambda: sized_claims(500, 8, 2000, held=True), 30.0),
     "f-500x8-scattered-2000": (lambda: sized_claims(500, 8, 2000, held=True, scattered=True), 30.0),
 }

@@ -284,3 +284,38 @@ def shared_gpus(
         request = {"deviceClassName": "gpu", "capacity": {"requests": {"memory": f"{amount}Gi"}}}
         objs.append(_claim(f"job-{c:04d}", [{"name": "gpu", "exactly": request}]))
     return objs
+
+
+TOPOLOGY = "topology.example.com/numa"
+
+
+def numa_gpu_nic(nodes: int = 1000, claims: int = 4000, seed: int = 12) -> list[dict[str, Any]]:
+    """Issue 10 (d): nodes of 2 NUMA domains, each with 4 GPUs and one multi-allocatable 100G
+    NIC (requestPolicy step 5G); claims ask 1/2/4 GPUs plus 10-50G of NIC bandwidth, matched on
+    the NUMA attribute both drivers publish (`topology.example.com/numa`)."""
+    rng = random.Random(seed)
+    policy = {"default": "5G", "validRange": {"min": "5G", "step": "5G"}}
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _class("nic", NIC)]
+    for n in range(nodes):
+        gpus = [{"name": f"gpu-{i}", "attributes": {TOPOLOGY: {"int": i // 4}}} for i in range(8)]
+        nics = [
+            {
+                "name": f"nic-{j}",
+                "allowMultipleAllocations": True,
+                "attributes": {TOPOLOGY: {"int": j}},
+                "capacity": {"bandwidth": {"value": "100G", "requestPolicy": policy}},
+            }
+            for j in range(2)
+        ]
+        objs.append(_slice(f"node-{n}-gpu", GPU, f"node-{n}", gpus))
+        objs.append(_slice(f"node-{n}-nic", NIC, f"node-{n}", nics))
+    for c in range(claims):
+        gpus, bandwidth = rng.choice([1, 2, 4]), rng.choice([10, 25, 50])
+        nic = {"deviceClassName": "nic", "capacity": {"requests": {"bandwidth": f"{bandwidth}G"}}}
+        requests = [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}},
+            {"name": "nic", "exactly": nic},
+        ]
+        match = [{"requests": ["gpu", "nic"], "matchAttribute": TOPOLOGY}]
+        objs.append(_claim(f"job-{c:04d}", requests, match))
+    return objs
