@@ -103,39 +103,36 @@ class LocalViews:
     use), which makes a plan over N nodes cost N x cluster. On independent nodes (no device or
     counter seen from two nodes: what the aggregated plan requires) the view holds every fact
     a node's allocation depends on — its pools whole (completeness counts their slices), and
-    every claim holding one of their devices or counters — so both read the view instead."""
+    every claim holding one of their devices or counters — so both read the view instead.
+    Views are indexed once (a view costs what it holds); claims allocated after that are not
+    in them, which is sound for the aggregated plan: it commits each node once, and a claim
+    placed on one node uses no other node's pools."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.node_pools: dict[str, set[tuple[str, str]]] = {}
         self.shared: set[tuple[str, str]] = set()
-        for s in cluster.slices:
+        self.slices: dict[tuple[str, str], list[int]] = {}
+        for i, s in enumerate(cluster.slices):
             key = (s.spec.driver, s.spec.pool.name)
+            self.slices.setdefault(key, []).append(i)
             if s.spec.node_name:
                 self.node_pools.setdefault(s.spec.node_name, set()).add(key)
             else:
                 self.shared.add(key)
-        self.claim_pools: dict[tuple[str, str], set[tuple[str, str]]] = {}
-        for k, c in cluster.claims.items():
+        self.claims: dict[tuple[str, str], list[tuple[int, tuple[str, str]]]] = {}
+        for i, (k, c) in enumerate(cluster.claims.items()):
             alloc = c.status.allocation if c.status else None
             if alloc is not None:
-                self.claim_pools[k] = {(r.driver, r.pool) for r in alloc.devices.results}
+                for pool in {(r.driver, r.pool) for r in alloc.devices.results}:
+                    self.claims.setdefault(pool, []).append((i, k))
 
     def of(self, cluster: Cluster, node: str) -> Cluster:
-        """`cluster` seen from `node` (claims placed since the views were made count when
-        they use the node's pools)."""
+        """`cluster` (the one indexed, or a copy with more claims) seen from `node`."""
         pools = self.node_pools.get(node, set()) | self.shared
-        slices = [s for s in cluster.slices if (s.spec.driver, s.spec.pool.name) in pools]
-        claims = {}
-        for k, c in cluster.claims.items():
-            used = self.claim_pools.get(k)
-            if used is None:
-                alloc = c.status.allocation if c.status else None
-                if alloc is None:
-                    continue
-                used = self.claim_pools[k] = {(r.driver, r.pool) for r in alloc.devices.results}
-            if used & pools:
-                claims[k] = c
-        return replace(cluster, slices=slices, claims=claims)
+        slices = sorted(i for p in pools for i in self.slices.get(p, ()))
+        keys = sorted({ik for p in pools for ik in self.claims.get(p, ())})
+        claims = {k: cluster.claims[k] for _, k in keys}
+        return replace(cluster, slices=[cluster.slices[i] for i in slices], claims=claims)
 
 
 def claim_key(claim: ResourceClaim) -> str:
