@@ -17,6 +17,7 @@ TARGETS = {
     "b-250x8-1500": "count optimum <= 20 s",
     "c-20x4x80Gi-300": "proven optimum <= 5 s",
     "c-200x4x80Gi-3000": "report",
+    "d-1000x2numa-4000": "<= 120 s, gap reported",
     "f-500x8-held-2000": "proven optimum <= 30 s",
     "f-500x8-scattered-2000": "proven optimum <= 30 s",
 }
@@ -27,7 +28,7 @@ def section(data: dict[str, Any]) -> str:
     lines = [
         f"## {SECTION}",
         "",
-        "Issue 10's workloads (`benchmarks/workloads.py`: `sized_claims`, `shared_gpus`), planned by "
+        "Issue 10's workloads (`benchmarks/workloads.py`: `sized_claims`, `shared_gpus`, `numa_gpu_nic`), planned by "
         "`Cpsat().improve` with the aggregated model (`solver.master`) from an empty first-fit plan: "
         "classes, pattern generation, master model, expansion to devices and the checker, wall clock. "
         f"One run of `{BENCH}`, {when}, 2 cores (load: the 1-minute load average when the run ended; "
