@@ -95,8 +95,8 @@ def aggregate(
         return "fewer than two nodes, or no node"
     names = [n for n in nodes if n is not None]
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
-    if not todo:
-        return "no pod may be placed"
+    if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
+        return "fewer than two pods may be placed"
     pods = pod_classes(units, todo)
     found = node_classes(cluster, units, pods, names, gates, cache)
     if found.coupled:
