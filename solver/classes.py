@@ -161,11 +161,15 @@ def pod_classes(units: Sequence[UnitLike], indices: Sequence[int]) -> list[PodCl
     ]
 
 
-def node_facts(problem: Problem, node: str, pods: Sequence[PodClass]) -> tuple[Hashable, ...]:
-    """Everything about a node that decides which pods fit on it — names left out."""
+def node_facts(
+    cluster: Cluster, problem: Problem, node: str, pods: Sequence[PodClass]
+) -> tuple[Hashable, ...]:
+    """Everything about a node that decides which pods fit on it — names left out. The first
+    entry is the pod classes that may use it; a fact read from the cluster (the Node's free
+    CPU or memory) is one more entry."""
     return (
-        problem_signature(problem),
         frozenset(k.index for k in pods if node not in k.blocked),
+        problem_signature(problem),
     )
 
 
@@ -195,9 +199,9 @@ def node_classes(
                 coupled = f"{'/'.join(key)} is seen from nodes {other} and {n}"
         if errors is None:
             errors = _errors(problem)
-        members.setdefault(node_facts(problem, n, pods), []).append(n)
+        members.setdefault(node_facts(cluster, problem, n, pods), []).append(n)
     classes = [
-        NodeClass(c, tuple(ns), key[1], hashlib.sha256(repr(key[0]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
+        NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
         for c, (key, ns) in enumerate(members.items())
     ]
     return NodeClasses(classes, problems, coupled, errors, views)
