@@ -1,5 +1,5 @@
 """Run the planner benchmarks once and report them in docs/benchmarks.md ("Planner" and
-"Planner at scale" sections).
+"First fit at scale" sections).
 
 Usage: `python -m benchmarks.report_planner` (from the repository root).
 """
@@ -14,7 +14,7 @@ from benchmarks.report import run_json, write_section
 BENCH = "benchmarks/test_bench_planner.py"
 SECTION = "Planner"
 SCALE_BENCH = "benchmarks/test_bench_plan_scale.py"
-SCALE_SECTION = "Planner at scale"
+SCALE_SECTION = "First fit at scale"
 
 
 def section(data: dict[str, Any]) -> str:

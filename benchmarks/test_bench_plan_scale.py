@@ -1,6 +1,7 @@
 """Plans at cluster scale (issue 10): the reference planner (incremental first fit) end to end.
 
-Workloads (`benchmarks/workloads.py`): (a) upstream's `5000pods_500nodes` shape — 500 nodes x 10
+Workloads (`benchmarks/workloads.py`; (b) and (f) are the inputs of the aggregated CP-SAT
+benchmark, `test_bench_aggregated.py`): (a) upstream's `5000pods_500nodes` shape — 500 nodes x 10
 devices, 5,000 one-device claims, once as plain claims (each its own pod) and once as 5,000
 Pods from one ResourceClaimTemplate; (b) 250 nodes x 8 GPUs, 1,500 claims of 1/2/4/8 GPUs;
 (f) 500 nodes x 8 GPUs each partly held by a running claim (0-8 GPUs), 2,000 pending claims of
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.workloads import gpu_sizes, partly_used, upstream_5000
+from benchmarks.workloads import sized_claims, upstream_5000
 from dra_solver import plan
 from dra_solver.api.cluster import Cluster
 
@@ -32,8 +33,11 @@ WORKLOADS: dict[str, tuple[str, Callable[[], list[dict[str, Any]]]]] = {
         "(a) 500 nodes x 10 devices, 5,000 Pods from one ResourceClaimTemplate",
         lambda: upstream_5000(template=True),
     ),
-    "b": ("(b) 250 nodes x 8 GPUs, 1,500 claims of 1/2/4/8 GPUs", gpu_sizes),
-    "f": ("(f) 500 nodes x 8 GPUs partly held (0-8), 2,000 claims of 1/2/4/8 GPUs", partly_used),
+    "b": ("(b) 250 nodes x 8 GPUs, 1,500 claims of 1/2/4/8 GPUs", lambda: sized_claims(250, 8, 1500)),
+    "f": (
+        "(f) 500 nodes x 8 GPUs partly held (0-8), 2,000 claims of 1/2/4/8 GPUs",
+        lambda: sized_claims(500, 8, 2000, held=True),
+    ),
     "g": (
         "(g) 10,000 nodes x 10 devices, 50,000 one-device claims",
         lambda: upstream_5000(10_000, 10, 50_000),

@@ -291,36 +291,92 @@ def upstream_5000(
     return objs
 
 
-def gpu_sizes(nodes: int = 250, gpus: int = 8, claims: int = 1500, seed: int = 10) -> list[dict[str, Any]]:
-    """(b) nodes x 8 GPUs, claims of 1/2/4/8 GPUs in random order (sizes divide 8, so first
-    fit decreasing reaches the count optimum)."""
+def sized_claims(
+    nodes: int = 250, gpus_per_node: int = 8, claims: int = 1500, sizes: tuple[int, ...] = (1, 2, 4, 8),
+    held: bool = False, seed: int = 10, scattered: bool = False,
+) -> list[dict[str, Any]]:
+    """Issue 10 (b) and (f): one-request claims of `sizes` exclusive GPUs over nodes of
+    `gpus_per_node` identical GPUs; with `held`, each node has a running claim holding the
+    first 0..gpus_per_node of its GPUs (random), with `scattered` a random subset of that size."""
     rng = random.Random(seed)
-    objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, gpus)]
-    objs.extend(_claim(f"job-{c:05d}", _gpus(rng.choice((1, 2, 4, 8)))) for c in range(claims))
+    objs: list[dict[str, Any]] = [_class("gpu", GPU)]
+    for n in range(nodes):
+        devs = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(gpus_per_node)]
+        objs.append(_slice(f"node-{n}-gpu", GPU, f"node-{n}", devs))
+        taken = rng.randint(0, gpus_per_node) if held else 0
+        if taken:
+            request = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": taken}}
+            old = _claim(f"running-{n}", [request])
+            which = sorted(rng.sample(range(gpus_per_node), taken)) if scattered else range(taken)
+            results = [
+                {"request": "gpu", "driver": GPU, "pool": f"node-{n}-gpu", "device": f"gpu-{i}"}
+                for i in which
+            ]
+            old["status"] = {"allocation": {"devices": {"results": results}}}
+            objs.append(old)
+    for c in range(claims):
+        count = rng.choice(sizes)
+        objs.append(
+            _claim(f"job-{c:04d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}])
+        )
     return objs
 
 
-def partly_used(nodes: int = 500, gpus: int = 8, claims: int = 2000, seed: int = 6) -> list[dict[str, Any]]:
-    """(f) heterogeneous state: nodes x 8 GPUs, each with 0-8 GPUs (random) held by a running
-    claim, then pending claims of 1/2/4/8 GPUs."""
+def shared_gpus(
+    nodes: int = 20, gpus_per_node: int = 4, claims: int = 300, seed: int = 11
+) -> list[dict[str, Any]]:
+    """Issue 10 (c): multi-allocatable 80Gi GPUs (requestPolicy step 10Gi) on every node;
+    one-request claims of 10-70Gi (multiples of 10Gi)."""
     rng = random.Random(seed)
-    objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, gpus)]
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+    objs: list[dict[str, Any]] = [_class("gpu", GPU)]
     for n in range(nodes):
-        held = rng.randint(0, gpus)
-        if not held:
-            continue
-        node = f"node-{n:04d}"
-        running = _claim(f"running-{n:04d}", _gpus(held))
-        results = [
-            {"request": "gpu", "driver": GPU, "pool": f"{node}-gpu", "device": f"gpu-{i}"}
-            for i in range(held)
+        devs = [
+            {
+                "name": f"gpu-{i}",
+                "allowMultipleAllocations": True,
+                "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}},
+            }
+            for i in range(gpus_per_node)
         ]
-        selector = {
-            "nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-            ]
-        }
-        running["status"] = {"allocation": {"devices": {"results": results}, "nodeSelector": selector}}
-        objs.append(running)
-    objs.extend(_claim(f"job-{c:05d}", _gpus(rng.choice((1, 2, 4, 8)))) for c in range(claims))
+        objs.append(_slice(f"node-{n}-gpu", GPU, f"node-{n}", devs))
+    for c in range(claims):
+        amount = rng.choice([10, 20, 30, 40, 50, 60, 70])
+        request = {"deviceClassName": "gpu", "capacity": {"requests": {"memory": f"{amount}Gi"}}}
+        objs.append(_claim(f"job-{c:04d}", [{"name": "gpu", "exactly": request}]))
+    return objs
+
+
+TOPOLOGY = "topology.example.com/numa"
+
+
+def numa_gpu_nic(nodes: int = 1000, claims: int = 4000, seed: int = 12) -> list[dict[str, Any]]:
+    """Issue 10 (d): nodes of 2 NUMA domains, each with 4 GPUs and one multi-allocatable 100G
+    NIC (requestPolicy step 5G); claims ask 1/2/4 GPUs plus 10-50G of NIC bandwidth, matched on
+    the NUMA attribute both drivers publish (`topology.example.com/numa`)."""
+    rng = random.Random(seed)
+    policy = {"default": "5G", "validRange": {"min": "5G", "step": "5G"}}
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _class("nic", NIC)]
+    for n in range(nodes):
+        gpus = [{"name": f"gpu-{i}", "attributes": {TOPOLOGY: {"int": i // 4}}} for i in range(8)]
+        nics = [
+            {
+                "name": f"nic-{j}",
+                "allowMultipleAllocations": True,
+                "attributes": {TOPOLOGY: {"int": j}},
+                "capacity": {"bandwidth": {"value": "100G", "requestPolicy": policy}},
+            }
+            for j in range(2)
+        ]
+        objs.append(_slice(f"node-{n}-gpu", GPU, f"node-{n}", gpus))
+        objs.append(_slice(f"node-{n}-nic", NIC, f"node-{n}", nics))
+    for c in range(claims):
+        gpus, bandwidth = rng.choice([1, 2, 4]), rng.choice([10, 25, 50])
+        nic = {"deviceClassName": "nic", "capacity": {"requests": {"bandwidth": f"{bandwidth}G"}}}
+        requests = [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}},
+            {"name": "nic", "exactly": nic},
+        ]
+        match = [{"requests": ["gpu", "nic"], "matchAttribute": TOPOLOGY}]
+        objs.append(_claim(f"job-{c:04d}", requests, match))
     return objs

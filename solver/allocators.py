@@ -14,9 +14,10 @@ error, never as a wrong allocation.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
@@ -28,6 +29,8 @@ from dra_solver.cpsat import solve
 from dra_solver.demand import Needs, NodeBook, Variant
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
+from dra_solver.master import AggregatedPlan, aggregate
+from dra_solver.patterns import allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
@@ -143,9 +146,11 @@ class Ledger:
     ) -> list[ResourceClaim]:
         return assignment_claims(problem, claims, assignment, share_ids=self.share_ids)
 
-    def commit(self, claims: list[ResourceClaim], node: str | None) -> None:
-        """Verify `claims` (placed together, on `node`) and record them as allocated."""
-        check_or_raise(self.cluster, claims, node=node, gates=self.gates)
+    def commit(self, claims: list[ResourceClaim], node: str | None, view: Cluster | None = None) -> None:
+        """Verify `claims` (placed together, on `node`) and record them as allocated. `view`:
+        the part of the cluster the node depends on (`classes.LocalViews`), checked instead of
+        the whole cluster when the nodes are independent."""
+        check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
         for c in claims:
             self.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
@@ -205,6 +210,11 @@ class Cpsat:
     name: ClassVar[str] = "cpsat"
     first_fit_steps: ClassVar[int] = HINT_STEPS
 
+    def __init__(self, aggregation: Literal["auto", "always", "never"] = "auto") -> None:
+        """`aggregation`: the aggregated plan model (`solver.master`) where it applies and pays
+        ("auto"), wherever it applies ("always", for tests), or never (the per-device model)."""
+        self.aggregation = aggregation
+
     def model(self, job: Job, first: PlanOutcome) -> PlanModel | None:
         """The Problem of every pod that may be placed, with the first-fit plan as its hint
         (None when no pod can go anywhere). Public so benchmarks can time the solve alone."""
@@ -216,9 +226,23 @@ class Cpsat:
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+        start = time.perf_counter()  # job.time_limit caps the wall clock from here
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
+        ledger = Ledger(job)
+        first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
+        agg: AggregatedPlan | str = "disabled"
+        if book_limits(job, job.nodes) or _extended(job):
+            agg = "node resources or DRA extended resources (not aggregated yet)"
+        elif self.aggregation != "never":
+            agg = aggregate(
+                ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
+                first_nodes, force=self.aggregation == "always",
+            )
+        if isinstance(agg, AggregatedPlan):
+            return self._expand(job, first, agg, ledger, stats)
+        stats["aggregated"] = f"no: {agg}"
         model = self.model(job, first)
         if model is None:
             return PlanOutcome(first.pods, self.name, stats)
@@ -231,6 +255,7 @@ class Cpsat:
             seed=job.seed,
             hint=model.hint,
             hint_nodes=model.hint_nodes,
+            wall_limit=max(job.time_limit - (time.perf_counter() - start), 0.1),
         )
         stats.update(
             {
@@ -244,11 +269,56 @@ class Cpsat:
         chosen = _chosen_forms(model, outcome.assignment or {}, outcome.nodes)
         stats["cpsat_placed"] = len(chosen)
         weight = sum(claim_weight(job.units[i].priority) for i in chosen)
-        if outcome.assignment is None or weight < first.weight:
+        proven = outcome.stage_status.get("placed") == "OPTIMAL"
+        modelled = {f.unit for f in model.forms}
+        kept = sum(
+            claim_weight(u.priority)
+            for i, u in enumerate(job.units)
+            if i not in modelled and first.pods[i].placed
+        )
+        bound = kept + (weight if proven else sum(claim_weight(job.units[i].priority) for i in modelled))
+        _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight + kept, first.weight), bound)
+        if outcome.assignment is None or weight + kept < first.weight:
             stats["fallback"] = "first fit"
+            stats["status"] = "first-fit fallback"
             return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
         pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first)
         return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
+
+    def _expand(
+        self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
+    ) -> PlanOutcome:
+        """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
+        node's claims checked as one call; first fit when it places more weight."""
+        out: dict[int, PodPlan] = {}
+        for node, idxs in agg.placements.items():
+            claims = [c for i in idxs for c in job.units[i].claims]
+            group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+            problem, assignment = allocate_node(agg.ctx, node, claims, group_of)
+            done = ledger.results(problem, tuple(claims), assignment or {})
+            placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
+            if placed:
+                ledger.commit(placed, node, agg.ctx.local(node))
+            at = 0
+            for i in idxs:
+                unit, n = job.units[i], len(job.units[i].claims)
+                if all(ci in (assignment or {}) for ci in range(at, at + n)):
+                    out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
+                at += n
+        stats.update({"aggregated": "yes", **agg.stats})
+        _summary(stats, agg.status, agg.objective, agg.bound)
+        pods = [out.get(i) or self._left_out(unit, first.pods[i]) for i, unit in enumerate(job.units)]
+        outcome = PlanOutcome(pods, self.name, stats)
+        stats["cpsat_placed"] = outcome.placed
+        if outcome.weight < first.weight:
+            stats.update({"fallback": "first fit", "status": "first-fit fallback"})
+            return PlanOutcome(_proven(first.pods, "FEASIBLE", job), self.name, stats)
+        return PlanOutcome(_proven(pods, agg.status, job), self.name, stats)
+
+    @staticmethod
+    def _left_out(unit: Unit, was: PodPlan) -> PodPlan:
+        reason = was.reason or "left out so that more (or higher-priority) pods fit"
+        return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
 
     def _decode(
         self,
@@ -313,6 +383,13 @@ def _forms(job: Job) -> list[PodForm]:
             if claims or book_limits(job, ns):
                 forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
+
+
+def _extended(job: Job) -> bool:
+    """Whether a pod asks for an extended resource a DeviceClass maps (DRA may serve it, so
+    its claims depend on the node)."""
+    mapping = job.book.mapping
+    return any(r in mapping for u in job.units for n in u.needs for r in n.demand)
 
 
 def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
@@ -428,6 +505,14 @@ def _proven(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
                 )
         out.append(p)
     return out
+
+
+def _summary(stats: dict[str, object], status: str, objective: int, bound: int) -> None:
+    """The plan's honest summary: status (OPTIMAL / FEASIBLE / first-fit fallback), the
+    placed weight, a proven upper bound on it (the weight of every placeable pod when the
+    solver proved nothing better) and the gap."""
+    bound = max(bound, objective)  # first fit (one pod after another) may beat the joint model
+    stats.update({"status": status, "objective": objective, "bound": bound, "gap": bound - objective})
 
 
 __all__ = [

@@ -1,0 +1,349 @@
+"""Pod classes and node classes: the kinds of things a plan at scale works on.
+
+Why classes: a cluster is large but has few kinds of things (DESIGN.md, "The plan at scale").
+Pods whose facts are identical are interchangeable in any plan, and so are nodes; the plan
+model (`solver.master`) decides counts per class and expands to objects only at the end.
+
+- A *pod class* groups units (pods) with identical `unit_facts`: the claims' specs (after
+  template resolution), the priority and the set of candidate nodes the pod may not use.
+- A *node class* groups nodes with identical `node_facts`: the canonical signature of what
+  precompute (`problem.build.build_problem`) produces on the node for one representative of
+  every pod class — devices, capacities left, counters, candidates, constraint values, with
+  node, pool and device names abstracted away (so the node's labels, taints, declared
+  features and held devices count exactly as far as they change what the claims may use) —
+  and the set of pod classes that may not use the node (scheduling constraints: a pod class's
+  blocked nodes split node classes, so a (pod class, node class) pair is compatible on every
+  node of the class or on none).
+
+Adding a fact (a pod's CPU request, a node's free memory) is one line in `unit_facts` or
+`node_facts`. A node class is only a class when its nodes are independent: no device or
+counter that a candidate uses is visible from two nodes (`NodeClasses.coupled` says which
+shared key prevents it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.encoders.model import sorted_values
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.build import build_problem
+from dra_solver.problem.flat import Problem, claim_weight
+
+
+class UnitLike(Protocol):
+    """What a class needs of a pod (`allocators.Unit`)."""
+
+    @property
+    def claims(self) -> tuple[ResourceClaim, ...]: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def blocked(self) -> Mapping[str | None, str]: ...
+
+
+@dataclass(frozen=True)
+class PodClass:
+    index: int
+    units: tuple[int, ...]
+    """Unit indices (into the job's units), in input order."""
+    priority: int
+    blocked: frozenset[str]
+    """Candidate nodes these pods may not use."""
+
+    @property
+    def weight(self) -> int:
+        return claim_weight(self.priority)
+
+    @property
+    def demand(self) -> int:
+        return len(self.units)
+
+
+@dataclass(frozen=True)
+class NodeClass:
+    index: int
+    nodes: tuple[str, ...]
+    """In name order (the expansion's order)."""
+    allowed: frozenset[int]
+    """Pod classes that may use these nodes (scheduling constraints)."""
+    signature: str
+    """Hex digest of the node's abstracted Problem (`problem_signature`)."""
+
+    @property
+    def mult(self) -> int:
+        return len(self.nodes)
+
+
+@dataclass(frozen=True)
+class NodeClasses:
+    classes: list[NodeClass]
+    problems: dict[str, Problem]
+    """Node -> its Problem for the representative claims (precompute, kept for reuse)."""
+    coupled: str | None
+    """Why the nodes are not independent (a device or counter seen from two nodes), else None."""
+    errors: str | None
+    """A CEL runtime error or invalid pool on some node (the exact model reports those)."""
+    views: LocalViews
+
+
+class LocalViews:
+    """Per node, the part of the cluster its allocations depend on: every slice of a pool that
+    has a slice on the node or a slice without a node name (network-attached, selector-scoped),
+    and the allocated claims whose results use such a pool.
+
+    Why: precompute and the checker read the whole cluster on every call (pools, devices in
+    use), which makes a plan over N nodes cost N x cluster. On independent nodes (no device or
+    counter seen from two nodes: what the aggregated plan requires) the view holds every fact
+    a node's allocation depends on — its pools whole (completeness counts their slices), and
+    every claim holding one of their devices or counters — so both read the view instead.
+    Views are indexed once (a view costs what it holds); claims allocated after that are not
+    in them, which is sound for the aggregated plan: it commits each node once, and a claim
+    placed on one node uses no other node's pools."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.node_pools: dict[str, set[tuple[str, str]]] = {}
+        self.shared: set[tuple[str, str]] = set()
+        self.slices: dict[tuple[str, str], list[int]] = {}
+        for i, s in enumerate(cluster.slices):
+            key = (s.spec.driver, s.spec.pool.name)
+            self.slices.setdefault(key, []).append(i)
+            if s.spec.node_name:
+                self.node_pools.setdefault(s.spec.node_name, set()).add(key)
+            else:
+                self.shared.add(key)
+        self.claims: dict[tuple[str, str], list[tuple[int, tuple[str, str]]]] = {}
+        for i, (k, c) in enumerate(cluster.claims.items()):
+            alloc = c.status.allocation if c.status else None
+            if alloc is not None:
+                for pool in {(r.driver, r.pool) for r in alloc.devices.results}:
+                    self.claims.setdefault(pool, []).append((i, k))
+
+    def of(self, cluster: Cluster, node: str) -> Cluster:
+        """`cluster` (the one indexed, or a copy with more claims) seen from `node`."""
+        pools = self.node_pools.get(node, set()) | self.shared
+        slices = sorted(i for p in pools for i in self.slices.get(p, ()))
+        keys = sorted({ik for p in pools for ik in self.claims.get(p, ())})
+        claims = {k: cluster.claims[k] for _, k in keys}
+        return replace(cluster, slices=[cluster.slices[i] for i in slices], claims=claims)
+
+
+def claim_key(claim: ResourceClaim) -> str:
+    """The claim's namespace and spec, canonical (its name and status left out)."""
+    spec = claim.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps([claim.metadata.namespace or "default", spec], sort_keys=True)
+
+
+def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
+    """Everything about a pod that decides where and how it fits — names left out."""
+    return (
+        tuple(claim_key(c) for c in unit.claims),
+        unit.priority,
+        frozenset(n for n in unit.blocked if n is not None),
+    )
+
+
+def pod_classes(units: Sequence[UnitLike], indices: Sequence[int]) -> list[PodClass]:
+    """Classes of the units `indices`, in order of their first unit."""
+    members: dict[tuple[Hashable, ...], list[int]] = {}
+    for i in indices:
+        members.setdefault(unit_facts(units[i]), []).append(i)
+    return [
+        PodClass(k, tuple(us), units[us[0]].priority, frozenset(n for n in units[us[0]].blocked if n))
+        for k, us in enumerate(members.values())
+    ]
+
+
+def node_facts(
+    cluster: Cluster, problem: Problem, node: str, pods: Sequence[PodClass]
+) -> tuple[Hashable, ...]:
+    """Everything about a node that decides which pods fit on it — names left out. The first
+    entry is the pod classes that may use it; a fact read from the cluster (the Node's free
+    CPU or memory) is one more entry."""
+    return (
+        frozenset(k.index for k in pods if node not in k.blocked),
+        problem_signature(problem),
+    )
+
+
+def node_classes(
+    cluster: Cluster,
+    units: Sequence[UnitLike],
+    pods: Sequence[PodClass],
+    nodes: Sequence[str],
+    gates: FeatureGates,
+    cache: EvalCache,
+) -> NodeClasses:
+    """Classes of `nodes` (each in name order, classes in order of their first node by name),
+    from one precompute per node of one representative unit per pod class."""
+    claims = [c for k in pods for c in units[k.units[0]].claims]
+    problems: dict[str, Problem] = {}
+    members: dict[tuple[Hashable, ...], list[str]] = {}
+    owner: dict[tuple[str, ...], str] = {}
+    coupled: str | None = None
+    errors: str | None = None
+    views = LocalViews(cluster)
+    for n in sorted(nodes):
+        problem = build_problem(views.of(cluster, n), claims, n, gates, cache=cache)
+        problems[n] = problem
+        for key in _used_keys(problem):
+            other = owner.setdefault(key, n)
+            if other != n and coupled is None:
+                coupled = f"{'/'.join(key)} is seen from nodes {other} and {n}"
+        if errors is None:
+            errors = _errors(problem)
+        members.setdefault(node_facts(cluster, problem, n, pods), []).append(n)
+    classes = [
+        NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
+        for c, (key, ns) in enumerate(members.items())
+    ]
+    return NodeClasses(classes, problems, coupled, errors, views)
+
+
+def problem_signature(problem: Problem) -> Hashable:
+    """The Problem up to names: what the allocators read, devices renamed by their rank among
+    the devices some candidate uses (unused devices cannot change whether pods fit).
+
+    Two nodes with equal signatures accept exactly the same sets of pods: every allocator
+    decision depends on these facts and on indices only."""
+    used = sorted({cand.device for alt in problem.alternatives for cand in alt.candidates})
+    ctr_used = sorted({i for d in used for i in problem.devices[d].counter_use})
+    if not ctr_used:
+        used = _canonical_order(problem, used)
+    rank = {d: r for r, d in enumerate(used)}
+    ctr_rank = {i: r for r, i in enumerate(ctr_used)}
+    devices = tuple(_device_facts(problem, d, ctr_rank) for d in used)
+    counters = tuple(
+        (problem.counters[i].driver, problem.counters[i].counter_set, problem.counters[i].name,
+         problem.counters[i].available)
+        for i in ctr_used
+    )
+    alternatives = tuple(
+        (
+            a.claim,
+            a.request,
+            a.position,
+            a.mode,
+            a.count,
+            a.admin,
+            a.all_blocked is not None,  # the reason names a device: only whether it is blocked counts
+            tuple(
+                sorted(
+                    (
+                        (rank[c.device], _sorted_items(c.consumed), None if c.error is None else str(c.error))
+                        for c in a.candidates
+                    ),
+                    key=lambda t: t[0],
+                )
+            ),
+        )
+        for a in problem.alternatives
+    )
+    constraints = tuple(
+        (
+            k.claim,
+            k.kind,
+            k.attribute,
+            tuple(sorted(k.alternatives)),
+            tuple(
+                sorted(
+                    (
+                        ((a, rank[d]), None if v is None else tuple(sorted_values(v)))
+                        for (a, d), v in k.values.items()
+                        if d in rank
+                    ),
+                    key=lambda t: t[0],
+                )
+            ),
+        )
+        for k in problem.constraints
+    )
+    return (devices, counters, alternatives, constraints, len(problem.invalid_pools))
+
+
+def _canonical_order(problem: Problem, used: list[int]) -> list[int]:
+    """`used` sorted by everything the model knows of each device: its facts, the
+    alternatives it is a candidate of (with what it consumes) and its constraint values.
+
+    Why: which of 8 identical GPUs a running claim holds must not split a node class.
+    Devices with equal keys are interchangeable (swapping them maps the Problem onto itself),
+    so equal sorted keys mean isomorphic Problems whatever the order among ties. Only without
+    counters: devices sharing a counter are related in a way a per-device key cannot see."""
+    roles: dict[int, list[object]] = {d: [] for d in used}
+    for alt in problem.alternatives:
+        for c in alt.candidates:
+            roles[c.device].append(("alt", alt.index, _sorted_items(c.consumed), str(c.error)))
+    for k in problem.constraints:
+        for (a, d), v in sorted(k.values.items(), key=lambda t: t[0]):
+            if d in roles:
+                roles[d].append(("con", k.index, a, None if v is None else tuple(sorted_values(v))))
+    key = {d: repr((_device_facts(problem, d, {}), roles[d])) for d in used}
+    return sorted(used, key=lambda d: (key[d], d))
+
+
+def _device_facts(problem: Problem, d: int, ctr_rank: dict[int, int]) -> Hashable:
+    dev = problem.devices[d]
+    return (
+        dev.driver,
+        dev.multi,
+        dev.busy,
+        _sorted_items(dev.capacity),
+        _sorted_items(dev.in_use),
+        dev.shared_in_use,
+        tuple(sorted((ctr_rank[i], v) for i, v in dev.counter_use.items())),
+        dev.counters_blocked,
+        dev.node_scope[0],
+        dev.binds_to_node,
+        dev.skip_node_operations,
+        dev.binding_conditions,
+        dev.binding_failure_conditions,
+    )
+
+
+def _sorted_items(d: Mapping[str, object] | None) -> tuple[tuple[str, object], ...] | None:
+    return None if d is None else tuple(sorted(d.items()))
+
+
+def _used_keys(problem: Problem) -> set[tuple[str, ...]]:
+    """Identities of the devices candidates use and of the counters they consume."""
+    used = {cand.device for alt in problem.alternatives for cand in alt.candidates}
+    keys: set[tuple[str, ...]] = set()
+    for d in used:
+        dev = problem.devices[d]
+        keys.add((dev.driver, dev.pool, dev.name))
+        for i in dev.counter_use:
+            c = problem.counters[i]
+            keys.add((c.driver, c.pool, c.counter_set, c.name))
+    return keys
+
+
+def _errors(problem: Problem) -> str | None:
+    if problem.invalid_pools:
+        return f"invalid pools: {', '.join(problem.invalid_pools)}"
+    for alt in problem.alternatives:
+        for cand in alt.candidates:
+            if cand.error is not None:
+                return str(cand.error)
+    return None
+
+
+__all__ = [
+    "LocalViews",
+    "NodeClass",
+    "NodeClasses",
+    "PodClass",
+    "UnitLike",
+    "claim_key",
+    "node_classes",
+    "node_facts",
+    "pod_classes",
+    "problem_signature",
+    "unit_facts",
+]

@@ -1,0 +1,436 @@
+"""The aggregated plan model: how many nodes of each class take which pattern.
+
+Why: the per-device model of a whole cluster has a variable per (claim, node, device group)
+and does not scale; a cluster has few node classes and pod classes (`solver.classes`), and a
+node of class c can take any feasible pattern p (`solver.patterns`). Configuration /
+cutting-stock form, per connected component of the (pod class x node class) compatibility
+graph (a pod class k is compatible with node class c when k may use c's nodes and cap[c,k]
+>= 1):
+
+    z[c,p] in Z>=0   nodes of class c that take pattern p
+    y[k]   in Z>=0   pods of class k placed
+    sum_p z[c,p]            <= mult[c]                     (mu[c])
+    y[k] - sum_{c,p} p[k] z[c,p] <= 0,   y[k] <= demand[k]  (pi[k])
+    maximise sum_k w[k] y[k],  w[k] = claim_weight(priority of k)
+
+A pattern is an upper bound on what a node takes (feasibility is downward closed), so the
+model is exact over all feasible patterns. Patterns are generated (column generation): the
+LP relaxation (GLOP) gives duals pi, mu; for each node class the pricing problem max_p
+sum_k pi[k] p[k] is the single-node exact model (`patterns.NodeModel`); a pattern with
+value > mu[c] enters. For any pi >= 0 the Lagrangian bound
+
+    UB = sum_k demand[k] * max(0, w[k] - pi[k]) + sum_c mult[c] * max_p sum_k pi[k] p[k]
+
+bounds every plan (CP-SAT's proven pricing bound stands in for the max), and equals the LP
+value when no column prices out. The integer model over the generated columns (plus the
+patterns of the first-fit plan, so it never starts below first fit) is then solved by CP-SAT;
+the plan is proven optimal when its value reaches floor(UB).
+
+Expansion is deterministic: node classes in order, each class's nodes in name order take the
+chosen patterns (columns in generation order), and each class's pods, in input order, fill
+the patterns' slots up to y[k]. The devices of each node are then chosen by the single-node
+allocator and checked (`allocators.Cpsat`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ortools.linear_solver import pywraplp
+from ortools.sat.python import cp_model
+
+import dra_solver.interrupt as interrupt
+from dra_solver.api.cluster import Cluster
+from dra_solver.cel import EvalCache
+from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes
+from dra_solver.gates import FeatureGates
+from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+
+MAX_CLASS_SHARE = 0.5
+"""Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
+MAX_ROUNDS = 200
+"""Column-generation rounds per component."""
+EPS = 1e-6
+
+
+@dataclass
+class AggregatedPlan:
+    """Which pods go to which node (devices are chosen at expansion), with the model's facts."""
+
+    placements: dict[str, list[int]]
+    """Node -> unit indices placed there, nodes in name order within their class."""
+    ctx: Context
+    status: str
+    """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
+    objective: int
+    bound: int
+    stats: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class _Component:
+    pods: list[int]
+    nodes: list[int]
+
+
+def aggregate(
+    cluster: Cluster,
+    units: Sequence[UnitLike],
+    nodes: Sequence[str | None],
+    gates: FeatureGates,
+    cache: EvalCache,
+    seed: int,
+    time_limit: float,
+    first_nodes: Mapping[int, str],
+    *,
+    force: bool = False,
+) -> AggregatedPlan | str:
+    """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
+    per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
+    patterns seed the columns. `time_limit`: wall-clock seconds. `force`: aggregate whatever
+    the number of classes (tests)."""
+    start = time.perf_counter()
+    if len(nodes) < 2 or any(n is None for n in nodes):
+        return "fewer than two nodes, or no node"
+    names = [n for n in nodes if n is not None]
+    todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
+    if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
+        return "fewer than two pods may be placed"
+    pods = pod_classes(units, todo)
+    found = node_classes(cluster, units, pods, names, gates, cache)
+    if found.coupled:
+        return f"nodes are not independent: {found.coupled}"
+    if found.errors:
+        return f"precompute reports an error: {found.errors}"
+    ncls = found.classes
+    if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
+        return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
+    ctx = Context(cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views)
+    caps: dict[tuple[int, int], int] = {}
+    caps_proven = True
+    for c in ncls:
+        for k in sorted(c.allowed):
+            caps[(c.index, k)], proven = cap(ctx, c.nodes[0], k)
+            caps_proven &= proven
+    t_classes = time.perf_counter() - start
+    feas = Feasibility(ctx)
+    columns = _first_fit_columns(ncls, pods, units, first_nodes, feas)
+    placements: dict[str, list[int]] = {}
+    total_obj, total_ub, proven = 0, 0, caps_proven
+    comps = _components(pods, ncls, caps)
+    rounds = 0
+    for comp in comps:
+        for c in comp.nodes:
+            for k in comp.pods:
+                if caps.get((c, k), 0) > 0:
+                    pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(pods)))
+                    feas.record(c, pat, True)
+                    _add(columns[c], pat)
+        models = {
+            c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods})
+            for c in comp.nodes
+        }
+        ub, r, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
+        rounds += r
+        z, y, obj, _ = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+        if obj < ub and converged is not None:
+            done: set[int] = set()
+            for c in comp.nodes:
+                for pat in columns[c]:
+                    models[c].forbid(pat)
+            while obj < ub and ctx.left() > 0:
+                added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
+                z, y, obj, restricted = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+                if len(done) == len(comp.nodes) and restricted:
+                    ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
+                if not added:
+                    break
+        total_obj += obj
+        total_ub += max(ub, obj)
+        proven &= obj >= ub
+        _expand(comp, pods, ncls, columns, z, y, placements)
+    status = "OPTIMAL" if proven else "FEASIBLE"
+    stats: dict[str, object] = {
+        "pod_classes": len(pods),
+        "node_classes": len(ncls),
+        "components": len(comps),
+        "columns": sum(len(v) for v in columns.values()),
+        "rounds": rounds,
+        "single_node_solves": ctx.solves,
+        "classes_time": round(t_classes, 3),
+        "model_time": round(time.perf_counter() - start, 3),
+    }
+    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats)
+
+
+def _add(cols: list[Pattern], pat: Pattern) -> bool:
+    if any(pat) and pat not in cols:
+        cols.append(pat)
+        return True
+    return False
+
+
+def _first_fit_columns(
+    ncls: list[NodeClass],
+    pods: list[PodClass],
+    units: Sequence[UnitLike],
+    first_nodes: Mapping[int, str],
+    feas: Feasibility,
+) -> dict[int, list[Pattern]]:
+    """Per node class, the patterns the first-fit plan uses there that the exact model accepts
+    (pods placed one after another do not always fit together: see `allocators.Cpsat`)."""
+    class_of_unit = {i: k.index for k in pods for i in k.units}
+    node_class = {n: c.index for c in ncls for n in c.nodes}
+    counts: dict[str, list[int]] = {}
+    for i, n in first_nodes.items():
+        if i in class_of_unit and n in node_class:
+            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
+    columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
+    for n in sorted(counts):
+        c = node_class[n]
+        pat = tuple(counts[n])
+        if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
+            columns[c].append(pat)
+    return columns
+
+
+def _components(
+    pods: list[PodClass], ncls: list[NodeClass], caps: dict[tuple[int, int], int]
+) -> list[_Component]:
+    """Connected components of the compatibility graph (pod classes with no compatible node
+    class are left out: they cannot be placed)."""
+    parent = {("p", k.index): ("p", k.index) for k in pods} | {("n", c.index): ("n", c.index) for c in ncls}
+
+    def root(x: tuple[str, int]) -> tuple[str, int]:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    edges = [(c, k) for (c, k), v in caps.items() if v > 0]
+    for c, k in edges:
+        a, b = root(("n", c)), root(("p", k))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    comps: dict[tuple[str, int], _Component] = {}
+    linked_pods = {k for _, k in edges}
+    linked_nodes = {c for c, _ in edges}
+    for c in ncls:
+        if c.index in linked_nodes:
+            comps.setdefault(root(("n", c.index)), _Component([], [])).nodes.append(c.index)
+    for k in pods:
+        if k.index in linked_pods:
+            comps.setdefault(root(("p", k.index)), _Component([], [])).pods.append(k.index)
+    return list(comps.values())
+
+
+def _generate(
+    ctx: Context,
+    comp: _Component,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    models: dict[int, NodeModel],
+    feas: Feasibility,
+) -> tuple[int, int, _Duals | None]:
+    """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
+    the final duals when it converged with every pricing problem proven). The bound holds
+    whether or not the pricing problems were solved to optimality (CP-SAT's proven bound
+    stands in for their optimum)."""
+    demand_weight = sum(pods[k].demand * pods[k].weight for k in comp.pods)
+    ub = float(demand_weight)
+    rounds = 0
+    converged: _Duals | None = None
+    for _ in range(MAX_ROUNDS):
+        if ctx.left() <= 0:
+            break
+        rounds += 1
+        pi, mu, value = _lp(comp, pods, ncls, columns)
+        lag = sum(pods[k].demand * max(0.0, pods[k].weight - pi[k]) for k in comp.pods)
+        added = False
+        proven = True
+        weights = [pi.get(k, 0.0) for k in range(len(pods))]
+        for c in comp.nodes:
+            got = models[c].best(weights, ctx.left())
+            proven &= got.proven
+            lag += ncls[c].mult * got.bound
+            if got.value > mu[c] + EPS * max(1.0, mu[c]):
+                feas.record(c, got.pattern, True)
+                added |= _add(columns[c], got.pattern)
+        ub = min(ub, lag)
+        if not added:
+            converged = _Duals(weights, mu, value) if proven else None
+            break
+    return int(ub + EPS), rounds, converged
+
+
+@dataclass(frozen=True)
+class _Duals:
+    pi: list[float]
+    mu: dict[int, float]
+    value: float
+    """The LP optimum (= the dual objective)."""
+
+
+ENUMERATE_MAX = 2_000
+"""Most patterns per node class."""
+ENUMERATE_BATCH = 8
+"""Patterns enumerated per node class between two integer solves."""
+
+
+def _enumerate(
+    ctx: Context,
+    comp: _Component,
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    models: dict[int, NodeModel],
+    duals: _Duals,
+    incumbent: int,
+    done: set[int],
+) -> int:
+    """Add up to ENUMERATE_BATCH more patterns per node class that a plan better than
+    `incumbent` could use; node classes whose every such pattern is in the pool join `done`.
+    Returns how many patterns were added.
+
+    With the LP's duals, every plan's value is at most LP + sum z[c,p] * rc[c,p], where
+    rc[c,p] = pi . p - mu[c] <= 0 (reduced costs at the LP optimum); a plan worth at least
+    incumbent + 1 only uses patterns with rc >= incumbent + 1 - LP. Those are enumerated by
+    pricing with the known patterns forbidden, best first, until the pricing bound falls
+    below that threshold (proven). The caller re-solves the integer model between batches:
+    a better incumbent raises the threshold."""
+    tau = incumbent + 1 - duals.value - EPS
+    added = 0
+    for c in comp.nodes:
+        if c in done:
+            continue
+        model = models[c]
+        for _ in range(ENUMERATE_BATCH):
+            if ctx.left() <= 0 or len(columns[c]) >= ENUMERATE_MAX:
+                return added
+            got = model.best(duals.pi, ctx.left())
+            if got.bound - duals.mu[c] < tau:
+                done.add(c)
+                break
+            if not any(got.pattern) or got.value - duals.mu[c] < tau:
+                break  # the best pattern is below the threshold, but not proven: stop here
+            columns[c].append(got.pattern)
+            model.forbid(got.pattern)
+            added += 1
+    return added
+
+
+def _lp(
+    comp: _Component, pods: list[PodClass], ncls: list[NodeClass], columns: dict[int, list[Pattern]]
+) -> tuple[dict[int, float], dict[int, float], float]:
+    """Duals (pi per pod class, mu per node class) and value of the restricted LP master."""
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in comp.pods}
+    z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in comp.nodes for j in range(len(columns[c]))}
+    cover = {
+        k: lp.Add(y[k] - sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]) <= 0)
+        for k in comp.pods
+    }
+    conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in comp.nodes}
+    lp.Maximize(sum(pods[k].weight * y[k] for k in comp.pods))
+    lp.Solve()
+    pi = {k: max(cover[k].dual_value(), 0.0) for k in comp.pods}
+    mu = {c: max(conv[c].dual_value(), 0.0) for c in comp.nodes}
+    return pi, mu, lp.Objective().Value()
+
+
+def _integer(
+    ctx: Context,
+    comp: _Component,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    ub: int,
+    first_nodes: Mapping[int, str],
+) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
+    """The integer master over the generated columns (CP-SAT), hinted with first fit:
+    z, y, the objective and whether it is proven optimal over these columns."""
+    m = cp_model.CpModel()
+    z = {
+        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
+        for c in comp.nodes
+        for j in range(len(columns[c]))
+    }
+    y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in comp.pods}
+    for k in comp.pods:
+        m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
+    for c in comp.nodes:
+        m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
+    objective = sum(pods[k].weight * y[k] for k in comp.pods)
+    m.add(objective <= ub)
+    m.maximize(objective)
+    _hint(m, comp, pods, ncls, columns, z, y, first_nodes)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = ctx.seed
+    solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
+    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    with interrupt.stoppable(solver.stop_search):
+        status = solver.solve(m)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return {}, {}, 0, False
+    zs = {key: int(solver.value(v)) for key, v in z.items()}
+    ys = {k: int(solver.value(v)) for k, v in y.items()}
+    return zs, ys, int(solver.objective_value), status == cp_model.OPTIMAL
+
+
+def _hint(
+    m: cp_model.CpModel,
+    comp: _Component,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    z: dict[tuple[int, int], cp_model.IntVar],
+    y: dict[int, cp_model.IntVar],
+    first_nodes: Mapping[int, str],
+) -> None:
+    """The first-fit plan as a hint: each node's pattern (when it is a column) and the pods."""
+    class_of_unit = {i: k.index for k in pods for i in k.units}
+    counts: dict[str, list[int]] = {}
+    for i, n in first_nodes.items():
+        if i in class_of_unit:
+            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
+    zh = dict.fromkeys(z, 0)
+    yh = dict.fromkeys(y, 0)
+    for c in comp.nodes:
+        for n in ncls[c].nodes:
+            pat = tuple(counts.get(n, [0] * len(pods)))
+            if pat in columns[c]:
+                zh[(c, columns[c].index(pat))] += 1
+                for k in comp.pods:
+                    yh[k] += pat[k]
+    for key, v in z.items():
+        m.add_hint(v, zh[key])
+    for k, v in y.items():
+        m.add_hint(v, yh[k])
+
+
+def _expand(
+    comp: _Component,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    z: dict[tuple[int, int], int],
+    y: dict[int, int],
+    placements: dict[str, list[int]],
+) -> None:
+    """Pods of each class (input order) into the chosen patterns' slots, nodes in name order."""
+    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in comp.pods}
+    for c in comp.nodes:
+        chosen = [columns[c][j] for j in range(len(columns[c])) for _ in range(z.get((c, j), 0))]
+        for node, pat in zip(ncls[c].nodes, chosen, strict=False):
+            mine: list[int] = []
+            for k in comp.pods:
+                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k]:]
+                mine.extend(take)
+            if mine:
+                placements[node] = mine
+
+
+__all__ = ["MAX_CLASS_SHARE", "AggregatedPlan", "aggregate"]

@@ -1,0 +1,248 @@
+"""Patterns: multisets of pod classes that fit together on one node of a node class.
+
+Why the single-node exact model decides: a pattern is feasible exactly when the per-device
+CP-SAT model of the node (`encoders.build` on `build_problem` for those pods' claims, every
+claim placed) has a solution; the reference first fit is tried first as a fast yes. Answers
+are cached per (node class, pattern). Feasibility is downward closed (a pod left out never
+makes the others fail), so the master may use a pattern as an upper bound on what a node of
+the class takes.
+
+Pricing (`NodeModel.best`) is the same single-node model in mode "free", with `copies[k]`
+identical pods of each class k and the objective max sum_k w[k] * placed_k (w: the LP duals
+of `solver.master`); copies of one class are ordered (placed[g] >= placed[g+1]: they are
+interchangeable), and CP-SAT's proven bound, rescaled, bounds the best pattern's value.
+`copies[k]` is the class's *cap* on the node class: how many pods of k alone fit (found by
+doubling: a model with n copies that places fewer than n proves the cap), at most demand[k].
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+import dra_solver.interrupt as interrupt
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cel import EvalCache
+from dra_solver.classes import LocalViews, PodClass, UnitLike
+from dra_solver.cpsat import solve
+from dra_solver.encoders import build
+from dra_solver.errors import SearchAborted
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.build import build_problem
+from dra_solver.problem.flat import Assignment, Problem
+from dra_solver.reference import allocate_reference
+
+FAST_STEPS = 20_000
+"""Step budget of the reference search used as a fast yes (past it the exact model decides)."""
+SCALE = 1_000_000
+"""Pricing objective: the largest weight becomes this integer coefficient."""
+
+MAX_COPIES = 512
+"""Most pods of one class in a single-node model; a class with more that all fit makes the
+plan's bound unproven."""
+
+Pattern = tuple[int, ...]
+"""Pods per pod class (indexed like the job's pod classes)."""
+
+
+@dataclass(frozen=True)
+class Pricing:
+    pattern: Pattern
+    value: float
+    """sum_k w[k] * pattern[k] (exact)."""
+    bound: float
+    """No feasible pattern has a larger value (CP-SAT's proven bound, rescaled)."""
+    proven: bool
+
+
+@dataclass
+class Context:
+    """What every single-node model of one run needs."""
+
+    cluster: Cluster
+    units: Sequence[UnitLike]
+    pods: Sequence[PodClass]
+    gates: FeatureGates
+    cache: EvalCache
+    seed: int
+    deadline: float
+    """Wall-clock deadline (time.perf_counter())."""
+    solves: int = 0
+    views: LocalViews | None = None
+    """Set when the nodes are independent: single-node models read the node's view."""
+
+    def local(self, node: str) -> Cluster:
+        """The cluster as one node's allocations see it (the whole cluster without views)."""
+        return self.cluster if self.views is None else self.views.of(self.cluster, node)
+
+    def left(self) -> float:
+        """Seconds left of the wall-clock budget (none after a stop request: Ctrl-C)."""
+        if interrupt.requested():
+            return 0.0
+        return max(self.deadline - time.perf_counter(), 0.0)
+
+    def claims(self, counts: dict[int, int]) -> tuple[list[ResourceClaim], list[int], list[int]]:
+        """Claims of the first counts[k] units of each class k; each claim's group; each
+        group's class."""
+        claims: list[ResourceClaim] = []
+        group_of: list[int] = []
+        group_class: list[int] = []
+        for k in sorted(counts):
+            for i in range(counts[k]):
+                for c in self.units[self.pods[k].units[i]].claims:
+                    claims.append(c)
+                    group_of.append(len(group_class))
+                group_class.append(k)
+        return claims, group_of, group_class
+
+
+class NodeModel:
+    """The single-node exact model of one node class with `copies[k]` pods of class k, for
+    pricing: best pattern under given weights."""
+
+    def __init__(self, ctx: Context, node: str, copies: dict[int, int]) -> None:
+        self.ctx = ctx
+        self.k = len(ctx.pods)
+        claims, group_of, self.group_class = ctx.claims({k: n for k, n in copies.items() if n > 0})
+        problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+        self.m = build(problem, mode="free")
+        first: dict[int, int] = {}
+        for ci, g in enumerate(group_of):
+            first.setdefault(g, ci)
+        self.placed = [self.m.placed[first[g]] for g in range(len(self.group_class))]
+        self.by_class: dict[int, list[int]] = {}
+        for g, k in enumerate(self.group_class):
+            self.by_class.setdefault(k, []).append(g)
+        for g in range(1, len(self.group_class)):
+            if self.group_class[g] == self.group_class[g - 1]:
+                self.m.cp.add(self.placed[g - 1] >= self.placed[g])
+
+    def forbid(self, pattern: Pattern) -> None:
+        """Later solutions differ from `pattern`: copies are ordered, so count[k] = n exactly
+        when copy n-1 is placed and copy n is not; the clause negates that conjunction."""
+        lits = []
+        for k, n in enumerate(pattern):
+            gs = self.by_class.get(k, [])
+            if n > len(gs):
+                return  # more than the model's copies: it cannot produce this pattern anyway
+            if n > 0:
+                lits.append(self.placed[gs[n - 1]].Not())
+            if n < len(gs):
+                lits.append(self.placed[gs[n]])
+        self.m.cp.add_bool_or(lits)
+
+    def best(self, weights: Sequence[float], seconds: float) -> Pricing:
+        top = max((weights[k] for k in set(self.group_class)), default=0.0)
+        if top <= 1e-9 or not self.placed:
+            return Pricing((0,) * self.k, 0.0, 0.0, True)
+        scale = SCALE / top
+        coef = [round(max(weights[k], 0.0) * scale) for k in self.group_class]
+        cp = self.m.cp
+        cp.clear_objective()
+        cp.clear_hints()
+        cp.maximize(cp_model.LinearExpr.weighted_sum(self.placed, coef))
+        solver = _solver(self.ctx.seed, seconds)
+        with interrupt.stoppable(solver.stop_search):
+            status = solver.solve(cp)
+        self.ctx.solves += 1
+        counts = [0] * self.k
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            for g, v in enumerate(self.placed):
+                if solver.value(v):
+                    counts[self.group_class[g]] += 1
+            bound_int = solver.best_objective_bound
+        elif status == cp_model.INFEASIBLE:  # cannot happen in mode "free": nothing placed is a solution
+            bound_int = 0.0
+        else:
+            bound_int = float(sum(coef))
+        value = sum(weights[k] * counts[k] for k in range(self.k))
+        slack = 0.5 * len(coef) / scale  # rounding of the coefficients
+        bound = max(bound_int / scale + slack, value)
+        return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
+
+
+def cap(ctx: Context, node: str, k: int) -> tuple[int, bool]:
+    """How many pods of class k alone fit on `node` (at most its demand and MAX_COPIES), and
+    whether that is proven: n copies, doubling from 1, until a model places fewer than n."""
+    demand = ctx.pods[k].demand
+    n, proven = 1, True
+    while True:
+        weights = [1.0 if j == k else 0.0 for j in range(len(ctx.pods))]
+        got = NodeModel(ctx, node, {k: n}).best(weights, ctx.left())
+        placed = got.pattern[k]
+        if placed < n:
+            if got.proven:
+                return placed, proven
+            return n, False  # somewhere in [placed, n]: n copies keep pricing exact
+        if n >= demand:
+            return n, proven
+        if n >= MAX_COPIES:  # pods that take nothing exclusive (admin access): patterns stop here
+            return n, False
+        n = min(2 * n, demand, MAX_COPIES)
+
+
+@dataclass
+class Feasibility:
+    """Cache of pattern feasibility per (node class, pattern)."""
+
+    ctx: Context
+    known: dict[tuple[int, Pattern], bool] = field(default_factory=dict)
+
+    def record(self, c: int, pattern: Pattern, ok: bool) -> None:
+        """A known answer: a pattern the pricing model placed fits by construction."""
+        self.known[(c, pattern)] = ok
+
+    def fits(self, c: int, node: str, pattern: Pattern) -> bool:
+        """Do the pods of `pattern` fit together on `node` (a node of class c)?"""
+        key = (c, pattern)
+        if key not in self.known:
+            claims, group_of, _ = self.ctx.claims({k: n for k, n in enumerate(pattern) if n})
+            self.known[key] = allocate_node(self.ctx, node, claims, group_of, require_all=True)[1] is not None
+        return self.known[key]
+
+
+def allocate_node(
+    ctx: Context,
+    node: str,
+    claims: Sequence[ResourceClaim],
+    group_of: Sequence[int],
+    *,
+    require_all: bool = False,
+) -> tuple[Problem, Assignment | None]:
+    """Devices for `claims` (pods: `group_of`) on `node`, on the cluster of `ctx`: every pod
+    (reference first fit, else the exact model in mode "all"); unless `require_all`, when
+    that is impossible, as many (weighted) pods as the exact model places in mode "free"."""
+    problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+    try:
+        found = allocate_reference(problem, max_steps=FAST_STEPS)
+    except SearchAborted:
+        found = None
+    if found is not None:
+        return problem, found
+    ctx.solves += 1
+    budget = max(ctx.left(), 0.1)
+    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=budget)
+    if out.assignment is not None:
+        return problem, out.assignment
+    if require_all:
+        return problem, None
+    ctx.solves += 1
+    budget = max(ctx.left(), 0.1)
+    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=budget)
+    return problem, out.assignment
+
+
+def _solver(seed: int, seconds: float) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    return solver
+
+
+__all__ = ["Context", "Feasibility", "NodeModel", "Pattern", "Pricing", "allocate_node", "cap"]
