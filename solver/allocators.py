@@ -233,12 +233,14 @@ class Cpsat:
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
         agg: AggregatedPlan | str = "disabled"
-        if book_limits(job, job.nodes) or _extended(job):
-            agg = "node resources or DRA extended resources (not aggregated yet)"
+        if _extended(job):
+            agg = "a pod asks for an extended resource DRA may serve (not aggregated yet)"
+        elif book_limits(job, job.nodes) and any(not u.claims for u in job.units):
+            agg = "pods without claims take node resources (not aggregated yet)"
         elif self.aggregation != "never":
             agg = aggregate(
                 ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
-                first_nodes, force=self.aggregation == "always",
+                first_nodes, force=self.aggregation == "always", free=job.book.free,
             )
         if isinstance(agg, AggregatedPlan):
             return self._expand(job, first, agg, ledger, stats)

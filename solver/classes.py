@@ -15,10 +15,10 @@ model (`solver.master`) decides counts per class and expands to objects only at 
   blocked nodes split node classes, so a (pod class, node class) pair is compatible on every
   node of the class or on none).
 
-Adding a fact (a pod's CPU request, a node's free memory) is one line in `unit_facts` or
-`node_facts`. A node class is only a class when its nodes are independent: no device or
-counter that a candidate uses is visible from two nodes (`NodeClasses.coupled` says which
-shared key prevents it).
+Node resources are such facts: a pod class has one demand (cpu, memory, pod slot, ...), a
+node class one free amount per resource (`solver.demand`). A node class is only a class when
+its nodes are independent: no device or counter that a candidate uses is visible from two
+nodes (`NodeClasses.coupled` says which shared key prevents it).
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ from typing import Protocol
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
+from dra_solver.demand import Needs, demand_total
 from dra_solver.encoders.model import sorted_values
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Problem, claim_weight
+from dra_solver.problem.resources import Amounts
 
 
 class UnitLike(Protocol):
@@ -47,6 +49,8 @@ class UnitLike(Protocol):
     def priority(self) -> int: ...
     @property
     def blocked(self) -> Mapping[str | None, str]: ...
+    @property
+    def needs(self) -> Sequence[Needs]: ...
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,7 @@ def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
         tuple(claim_key(c) for c in unit.claims),
         unit.priority,
         frozenset(n for n in unit.blocked if n is not None),
+        tuple(sorted(demand_total(unit.needs).items())),
     )
 
 
@@ -162,14 +167,15 @@ def pod_classes(units: Sequence[UnitLike], indices: Sequence[int]) -> list[PodCl
 
 
 def node_facts(
-    cluster: Cluster, problem: Problem, node: str, pods: Sequence[PodClass]
+    cluster: Cluster, problem: Problem, node: str, pods: Sequence[PodClass], free: Amounts | None = None
 ) -> tuple[Hashable, ...]:
     """Everything about a node that decides which pods fit on it — names left out. The first
-    entry is the pod classes that may use it; a fact read from the cluster (the Node's free
-    CPU or memory) is one more entry."""
+    entry is the pod classes that may use it; then the devices as precompute sees them, and
+    the node resources free (allocatable minus bound pods; None: not limited)."""
     return (
         frozenset(k.index for k in pods if node not in k.blocked),
         problem_signature(problem),
+        tuple(sorted(free.items())) if free is not None else None,
     )
 
 
@@ -180,9 +186,11 @@ def node_classes(
     nodes: Sequence[str],
     gates: FeatureGates,
     cache: EvalCache,
+    free: Mapping[str | None, Amounts | None] | None = None,
 ) -> NodeClasses:
     """Classes of `nodes` (each in name order, classes in order of their first node by name),
-    from one precompute per node of one representative unit per pod class."""
+    from one precompute per node of one representative unit per pod class. `free`: each
+    node's free node resources (`solver.demand.NodeBook.free`)."""
     claims = [c for k in pods for c in units[k.units[0]].claims]
     problems: dict[str, Problem] = {}
     members: dict[tuple[Hashable, ...], list[str]] = {}
@@ -199,7 +207,7 @@ def node_classes(
                 coupled = f"{'/'.join(key)} is seen from nodes {other} and {n}"
         if errors is None:
             errors = _errors(problem)
-        members.setdefault(node_facts(cluster, problem, n, pods), []).append(n)
+        members.setdefault(node_facts(cluster, problem, n, pods, (free or {}).get(n)), []).append(n)
     classes = [
         NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
         for c, (key, ns) in enumerate(members.items())

@@ -47,6 +47,7 @@ from dra_solver.cel import EvalCache
 from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes
 from dra_solver.gates import FeatureGates
 from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
@@ -86,6 +87,7 @@ def aggregate(
     first_nodes: Mapping[int, str],
     *,
     force: bool = False,
+    free: Mapping[str | None, Amounts | None] | None = None,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
     per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
@@ -99,7 +101,7 @@ def aggregate(
     if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
         return "fewer than two pods may be placed"
     pods = pod_classes(units, todo)
-    found = node_classes(cluster, units, pods, names, gates, cache)
+    found = node_classes(cluster, units, pods, names, gates, cache, free)
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
     if found.errors:
@@ -107,7 +109,9 @@ def aggregate(
     ncls = found.classes
     if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
-    ctx = Context(cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views)
+    ctx = Context(
+        cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views, free=dict(free or {})
+    )
     caps: dict[tuple[int, int], int] = {}
     caps_proven = True
     for c in ncls:

@@ -18,7 +18,7 @@ doubling: a model with n copies that places fewer than n proves the cap), at mos
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -29,11 +29,13 @@ from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
 from dra_solver.classes import LocalViews, PodClass, UnitLike
 from dra_solver.cpsat import solve
+from dra_solver.demand import demand_total
 from dra_solver.encoders import build
 from dra_solver.errors import SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, Problem
+from dra_solver.problem.resources import Amounts, shortfalls
 from dra_solver.reference import allocate_reference
 
 FAST_STEPS = 20_000
@@ -74,6 +76,23 @@ class Context:
     solves: int = 0
     views: LocalViews | None = None
     """Set when the nodes are independent: single-node models read the node's view."""
+    free: Mapping[str | None, Amounts | None] = field(default_factory=dict)
+    """Node -> free node resources (missing or None: not limited)."""
+
+    def demand(self, k: int) -> Amounts:
+        """What one pod of class k takes of a node's resources."""
+        return demand_total(self.units[self.pods[k].units[0]].needs)
+
+    def resources_fit(self, node: str, counts: Mapping[int, int]) -> bool:
+        """Do `counts[k]` pods of each class k fit the node's free resources?"""
+        free = self.free.get(node)
+        if free is None:
+            return True
+        total: Amounts = {}
+        for k, n in counts.items():
+            for r, v in self.demand(k).items():
+                total[r] = total.get(r, 0) + n * v
+        return not shortfalls(total, free)
 
     def local(self, node: str) -> Cluster:
         """The cluster as one node's allocations see it (the whole cluster without views)."""
@@ -120,6 +139,20 @@ class NodeModel:
         for g in range(1, len(self.group_class)):
             if self.group_class[g] == self.group_class[g - 1]:
                 self.m.cp.add(self.placed[g - 1] >= self.placed[g])
+        self._node_resources(node)
+
+    def _node_resources(self, node: str) -> None:
+        """sum_g demand[class(g), r] * placed[g] <= free[node, r] for each resource r."""
+        free = self.ctx.free.get(node)
+        if free is None:
+            return
+        pairs = list(zip(self.group_class, self.placed, strict=True))
+        for r, limit in sorted(free.items()):
+            terms = [(self.ctx.demand(k).get(r, 0), v) for k, v in pairs]
+            terms = [(c, v) for c, v in terms if c > 0]
+            if sum(c for c, _ in terms) > limit:
+                expr = cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
+                self.m.cp.add(expr <= limit)
 
     def forbid(self, pattern: Pattern) -> None:
         """Later solutions differ from `pattern`: copies are ordered, so count[k] = n exactly
@@ -200,7 +233,11 @@ class Feasibility:
         """Do the pods of `pattern` fit together on `node` (a node of class c)?"""
         key = (c, pattern)
         if key not in self.known:
-            claims, group_of, _ = self.ctx.claims({k: n for k, n in enumerate(pattern) if n})
+            counts = {k: n for k, n in enumerate(pattern) if n}
+            if not self.ctx.resources_fit(node, counts):
+                self.known[key] = False
+                return False
+            claims, group_of, _ = self.ctx.claims(counts)
             self.known[key] = allocate_node(self.ctx, node, claims, group_of, require_all=True)[1] is not None
         return self.known[key]
 

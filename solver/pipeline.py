@@ -141,7 +141,7 @@ def plan(
     opts = Options.of(options, **changes)
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
-    units = [_with_nodes(cluster, u, node_list) for u in units]
+    units = [with_nodes(cluster, u, node_list) for u in units]
     return _per_pod(cluster, units, run(cluster, units, node_list, opts))
 
 
@@ -187,7 +187,7 @@ def allocate(
         )
     members = (Member(name, pod_obj, tuple(map(_name, chosen))),)
     needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
-    unit = _with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
+    unit = with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
@@ -377,7 +377,7 @@ def check_nodes_known(cluster: Cluster, nodes: Sequence[str | None]) -> None:
             raise InputError(f"unknown node {n}: the input's Node objects do not include it{hint}")
 
 
-def _with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
+def with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
     (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
     pods = [(m.pod, pod_claims(cluster, m.pod)) for m in unit.members if m.pod is not None]
@@ -468,4 +468,5 @@ __all__ = [
     "resolve_nodes",
     "resolve_units",
     "run",
+    "with_nodes",
 ]

@@ -14,13 +14,17 @@ from typing import Any
 import pytest
 import yaml
 from builders import device, device_class, resource_slice
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, allocate, plan
+from dra_solver import Cluster, Options, allocate, plan
+from dra_solver.allocators import Cpsat, FirstFit
 from dra_solver.api.models import Pod
 from dra_solver.api.validate import validate_object
 from dra_solver.check import check_node_resources
 from dra_solver.cli import app
+from dra_solver.pipeline import make_job, resolve_units, with_nodes
 from dra_solver.problem.resources import pod_requests
 
 ALLOCATORS = ("reference", "cpsat")
@@ -471,3 +475,53 @@ def test_validate_rejects_resources_the_api_server_rejects(resources: dict, fiel
     errors = validate_object(Pod.model_validate(pod("p", [{"name": "app", "resources": resources}])))
     assert [e.field for e in errors] == [field]
     assert words in str(errors[0])
+
+
+# --- the two CP-SAT models agree -------------------------------------------------------------
+
+
+@st.composite
+def cpu_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """2-4 nodes of 2-4 GPUs and 2-8 CPUs (some with a running pod), 3-9 pods of one GPU and
+    1-4 CPUs, some of higher priority."""
+    objs: list[dict[str, Any]] = [device_class("gpu"), TEMPLATE]
+    for n in range(draw(st.integers(2, 4))):
+        name = f"n{n}"
+        objs += [
+            gpus(name, draw(st.integers(2, 4))),
+            node(name, cpu=str(draw(st.integers(2, 8))), pods="110"),
+        ]
+        if draw(st.booleans()):
+            objs.append(pod(f"run{n}", [container(requests={"cpu": "1"})], node_name=name))
+    for p in range(draw(st.integers(3, 9))):
+        cpu = draw(st.integers(1, 4))
+        objs.append(
+            pod(
+                f"p{p}",
+                [container(requests={"cpu": str(cpu)})],
+                gpu=True,
+                priority=draw(st.sampled_from([0, 0, 5])),
+            )
+        )
+    return objs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cpu_clusters())
+def test_aggregated_and_per_device_models_place_the_same_weight_under_cpu_limits(
+    objs: list[dict[str, Any]],
+) -> None:
+    cluster = Cluster.from_objects(objs)
+    units = resolve_units(cluster, None, None)
+    nodes = list(cluster.nodes)
+    job = make_job(cluster, [with_nodes(cluster, u, nodes) for u in units], nodes, Options(time_limit=5.0))
+    first = FirstFit(max_steps=Cpsat.first_fit_steps).plan(job)
+    agg = Cpsat("always").improve(job, first)
+    exact = Cpsat("never").improve(job, first)
+    assert agg.weight >= first.weight and exact.weight >= first.weight
+    event(f"aggregated: {str(agg.stats.get('aggregated'))[:20]}")
+    if agg.stats.get("status") == "OPTIMAL" and exact.stats.get("status") == "OPTIMAL":
+        assert agg.weight == exact.weight
+    for out in (agg, exact):
+        placed = [(cluster.pod(p.name), p.node, frozenset()) for p in out.pods if p.placed and p.node]
+        assert check_node_resources(cluster, placed) == []
