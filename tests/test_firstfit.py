@@ -29,7 +29,7 @@ from dra_solver.demand import NodeBook
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Run, why_not
-from dra_solver.pipeline import Options, _with_nodes, join_shared, make_job, plan, resolve_units
+from dra_solver.pipeline import Options, join_shared, make_job, plan, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 
@@ -172,7 +172,7 @@ def planning(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[list[str]], li
 
 def _job(cluster: Cluster, pods: Any, nodes: list[str], prios: list[int] | None = None) -> Job:
     units = join_shared(resolve_units(cluster, pods, prios))
-    units = [_with_nodes(cluster, u, nodes) for u in units]
+    units = [with_nodes(cluster, u, nodes) for u in units]
     return make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=GATES))
 
 
@@ -391,7 +391,7 @@ def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> 
     cluster = Cluster.from_objects(objs)
     assume(not validate_cluster(cluster))
     gates = "DRAPrioritizedList=true,DRAAdminAccess=true,DRAConsumableCapacity=true"
-    units = [_with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
+    units = [with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
     _both(
         make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=gates)),
         DEFAULT_MAX_STEPS,
