@@ -11,6 +11,7 @@ Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot 
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import time
@@ -18,9 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -64,8 +66,53 @@ INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
 
+def _reflow(text: str) -> str:
+    """Help text with each paragraph on one line: docstrings are wrapped at the source's line
+    length, and rich would otherwise keep those breaks and wrap again at the terminal's width
+    (ragged lines). A paragraph starting with `\\b` keeps its breaks, as in click."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
+def _tidy_help(command: typer.core.TyperCommand | typer.core.TyperGroup, ctx: typer.Context) -> None:
+    """Make one command's help read cleanly: typer labels every option with its Python type,
+    which for a flag (`--any-node`, `--version`, `--help`) is a meaningless `<bool>` and for a
+    repeatable option `<list[str]>`; flags get no label, repeatable options their element's
+    (`<str>`, the help says "repeatable"). Idempotent, so every help request may call it."""
+    if command.help:
+        command.help = _reflow(command.help)
+    for param in [*command.params, command.get_help_option(ctx)]:
+        if not isinstance(param, typer.core.TyperOption) or param.metavar is not None:
+            continue
+        if param.is_bool_flag:
+            param.metavar = ""
+        else:
+            label = param.display_type(ctx)
+            if label.startswith("<list[") and label.endswith("]>"):
+                param.metavar = f"<{label[6:-2]}>"
+
+
+class _Group(typer.core.TyperGroup):
+    """The app's group: tidies the help of itself and of every command (`_tidy_help`), so
+    commands added later get clean help without doing anything."""
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> typer.core.TyperCommand | None:  # type: ignore[override]
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, typer.core.TyperCommand | typer.core.TyperGroup):
+            _tidy_help(command, ctx)
+        return command  # type: ignore[return-value]
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+        _tidy_help(self, ctx)
+        for command in self.commands.values():
+            if isinstance(command, typer.core.TyperCommand | typer.core.TyperGroup):
+                _tidy_help(command, ctx)
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
     name="dra-solver",
+    cls=_Group,
     help="Optimal allocation engine for Kubernetes Dynamic Resource Allocation (resource.k8s.io/v1).",
     no_args_is_help=True,
     add_completion=False,
@@ -81,6 +128,7 @@ PathsArg = Annotated[
     typer.Argument(
         help="YAML/JSON files (multi-document and `kind: List` allowed), directories "
         "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin.",
+        metavar="PATH",
         show_default=False,
     ),
 ]
@@ -207,8 +255,24 @@ FeatureGatesOpt = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    """`--version`: eager, so it answers before any command is required."""
+    if value:
+        from dra_solver import __version__
+
+        _out.print(f"dra-solver {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """dra-solver: validate and allocate DRA ResourceClaims offline, from YAML."""
 
 

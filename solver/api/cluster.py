@@ -25,6 +25,7 @@ from dra_solver.api.models import (
     ResourceSlice,
     TypeMeta,
 )
+from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError, ValidationErrors
 
 T = TypeVar("T")
@@ -148,11 +149,12 @@ def _find(index: dict[tuple[str, str], T], kind: str, name: str, namespace: str 
     if namespace is not None:
         found = index.get((namespace, name))
         if found is None:
-            raise InputError(f"{kind} {namespace}/{name} not found in the input")
+            hint = did_you_mean(f"{namespace}/{name}", [f"{ns}/{n}" for ns, n in index])
+            raise InputError(f"{kind} {namespace}/{name} not found in the input{hint}")
         return found
     matches = [obj for (_, n), obj in index.items() if n == name]
     if not matches:
-        raise InputError(f"{kind} {name} not found in the input")
+        raise InputError(f"{kind} {name} not found in the input{did_you_mean(name, [n for _, n in index])}")
     if len(matches) > 1:
         raise InputError(f"{kind} name {name} is ambiguous; use namespace/name")
     return matches[0]

@@ -68,6 +68,14 @@ def suggest(key: str, known: Sequence[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """`; did you mean "gpu.example.com"?` when a known name is close to `name`, else "": one
+    wording for every "X not found" message (classes, claims, templates, pods, nodes), so a
+    typo is fixed from the message instead of by reading the input again."""
+    near = suggest(name, known)
+    return f'; did you mean "{near}"?' if near is not None else ""
+
+
 def unknown_field_reason(key: str, known: Sequence[str], where: str = "") -> str:
     """`unknown field "cuont" (did you mean "count"?)`, or the list of known fields when
     nothing is close (so the user still sees what this level accepts)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -52,6 +52,7 @@ from dra_solver.api.models import (
     TypeMeta,
 )
 from dra_solver.api.quantity import Quantity
+from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError
 from dra_solver.gates import FeatureGates
 
@@ -327,18 +328,27 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
         if entry.resource_claim_name and (ns, entry.resource_claim_name) not in cluster.claims:
             report.add(
                 f"{path}.resourceClaimName",
-                f"ResourceClaim {ns}/{entry.resource_claim_name} not found in the input",
+                f"ResourceClaim {ns}/{entry.resource_claim_name} not found in the input"
+                + did_you_mean(entry.resource_claim_name, _names_in(cluster.claims, ns)),
             )
         template = entry.resource_claim_template_name
         if template and (ns, template) not in cluster.templates:
             report.add(
                 f"{path}.resourceClaimTemplateName",
-                f"ResourceClaimTemplate {ns}/{template} not found in the input",
+                f"ResourceClaimTemplate {ns}/{template} not found in the input"
+                + did_you_mean(template, _names_in(cluster.templates, ns)),
             )
     name = pod.spec.priority_class_name
     if name and name not in cluster.priority_classes and name not in BUILTIN_PRIORITY_CLASSES:
-        report.add("spec.priorityClassName", f"PriorityClass {name!r} not found in the input")
+        known = [*cluster.priority_classes, *BUILTIN_PRIORITY_CLASSES]
+        hint = did_you_mean(name, known)
+        report.add("spec.priorityClassName", f"PriorityClass {name!r} not found in the input{hint}")
     return report.errors
+
+
+def _names_in(index: Mapping[tuple[str, str], object], namespace: str) -> list[str]:
+    """The names of a namespace's objects: what a pod's reference may be a typo of."""
+    return [name for ns, name in index if ns == namespace]
 
 
 def pool_problems(
@@ -415,7 +425,8 @@ def _missing_classes(
             units.append((f"{_idx(f'{path}.firstAvailable', k)}.deviceClassName", sub.device_class_name))
         for field, name in units:
             if name and name not in classes:
-                report.add(field, f"DeviceClass {name!r} not found in the input")
+                hint = did_you_mean(name, sorted(classes))
+                report.add(field, f"DeviceClass {name!r} not found in the input{hint}")
     return report.errors
 
 

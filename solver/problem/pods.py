@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError
 from dra_solver.inventory import NodeView, node_selector_matches
 
@@ -26,7 +27,8 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
             claim = cluster.claims.get((ns, entry.resource_claim_name))
             if claim is None:
                 raise InputError(
-                    f"ResourceClaim {ns}/{entry.resource_claim_name} not found in the input",
+                    f"ResourceClaim {ns}/{entry.resource_claim_name} not found in the input"
+                    + did_you_mean(entry.resource_claim_name, [n for m, n in cluster.claims if m == ns]),
                     obj=pod.ref,
                     field=f"{field}.resourceClaimName",
                 )
@@ -35,7 +37,10 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
             template = cluster.templates.get((ns, entry.resource_claim_template_name))
             if template is None:
                 raise InputError(
-                    f"ResourceClaimTemplate {ns}/{entry.resource_claim_template_name} not found in the input",
+                    f"ResourceClaimTemplate {ns}/{entry.resource_claim_template_name} not found in the input"
+                    + did_you_mean(
+                        entry.resource_claim_template_name, [n for m, n in cluster.templates if m == ns]
+                    ),
                     obj=pod.ref,
                     field=f"{field}.resourceClaimTemplateName",
                 )
