@@ -35,18 +35,19 @@ from rich.progress import (
 from rich.text import Text
 
 from dra_solver import interrupt
-from dra_solver.allocators import PlanOutcome
+from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
-from dra_solver.api.models import TypeMeta
+from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.gates import FeatureGates
-from dra_solver.output import pod_after
-from dra_solver.pipeline import Options, known_nodes
+from dra_solver.output import OutputMode, changed_objects, cluster_after
+from dra_solver.pipeline import AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.table import plan_tables
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -304,13 +305,25 @@ class Strategy(StrEnum):
 class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
+    table = "table"
 
 
 # Options shared by `allocate` and `plan`.
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
 TimeLimitOpt = Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
-OutputOpt = Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")]
+OutputOpt = Annotated[
+    OutputFormat,
+    typer.Option("--output", "-o", help="yaml/json: Kubernetes objects; table: rows per pod and per node."),
+]
+OutputModeOpt = Annotated[
+    OutputMode,
+    typer.Option(
+        "--output-mode",
+        help="What -o yaml|json prints: changed = the Pods and claims the run changes; full = every "
+        "input object after the run (the cluster after the plan: give it as the next run's input).",
+    ),
+]
 
 
 @app.command()
@@ -351,31 +364,65 @@ def allocate(
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
     output: OutputOpt = OutputFormat.yaml,
+    output_mode: OutputModeOpt = OutputMode.changed,
 ) -> None:
     """Allocate claims together on one node (as upstream does for one pod: all or none).
 
-    Prints a `kind: List` of the claims, with status.allocation filled in when allocated.
-    Exit 0 when allocated, 2 when they cannot be (stderr names the claim and request that
-    blocked), 1 on invalid input or a CEL runtime error.
+    Prints a `kind: List` of the claims, with status.allocation filled in when allocated
+    (with --pod: the Pod first, with spec.nodeName when allocated, else a PodScheduled=False
+    condition; its claims with status.reservedFor). Exit 0 when allocated, 2 when they cannot
+    be (stderr names the claim and request that blocked), 1 on invalid input or a CEL runtime
+    error.
     """
+    _check_output_mode(output, output_mode)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
+    options = _options(allocator, feature_gates, seed, strategy, time_limit)
+    candidates = _node_arg(cluster, node, any_node)
     try:
-        outcome = allocate_claims(
-            cluster,
-            claims=claim or None,
-            node=_node_arg(cluster, node, any_node),
-            options=_options(allocator, feature_gates, seed, strategy, time_limit),
-            pod=pod,
-        )
+        outcome = allocate_claims(cluster, claims=claim or None, node=candidates, options=options, pod=pod)
+        pod_obj = cluster.pod(pod) if pod is not None else None
     except DRASolverError as exc:
         _fail([exc])
-    sys.stdout.write(dumps((c.dump() for c in outcome.claims), output.value))
+    result = _as_plan(outcome, pod_obj)
+    if output is OutputFormat.table:
+        nodes = [candidates] if isinstance(candidates, str) else list(candidates or [])
+        summary = (
+            f"allocated on node {outcome.node}" if outcome.allocated else f"cannot allocate: {outcome.reason}"
+        )
+        _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary))
+    else:
+        if output_mode is OutputMode.full:
+            objects = cluster_after(cluster, result.pods)
+        elif pod_obj is not None:
+            objects = changed_objects(result.pods)
+        else:
+            objects = [c.dump() for c in outcome.claims]
+        sys.stdout.write(dumps(objects, output.value))
     if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
         _err.print(Text(f"cannot allocate: {outcome.reason}", style="red"))
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:
+    """An allocation as the one-pod plan it is, so that `allocate` prints what `plan` prints
+    (the Pod as the scheduler leaves it, a table row): the pipeline's own PodPlan when it
+    planned, else one made from the outcome (decided before planning)."""
+    if outcome.plan is not None:
+        return PlanOutcome([outcome.plan], outcome.allocator, outcome.stats)
+    name = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}" if pod is not None else ""
+    name = name or ",".join(f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in outcome.claims)
+    reason = None if outcome.allocated else outcome.reason
+    single = PodPlan(name, outcome.node, outcome.claims, reason, placed=outcome.allocated, pod=pod)
+    return PlanOutcome([single], outcome.allocator, outcome.stats)
+
+
+def _check_output_mode(output: OutputFormat, mode: OutputMode) -> None:
+    """A table is one view of the run, not a set of objects: `--output-mode full` needs yaml/json."""
+    if output is OutputFormat.table and mode is OutputMode.full:
+        raise typer.BadParameter("--output-mode full needs -o yaml or -o json", param_hint="--output-mode")
 
 
 @app.command()
@@ -401,6 +448,7 @@ def plan(
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
     output: OutputOpt = OutputFormat.yaml,
+    output_mode: OutputModeOpt = OutputMode.changed,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -411,6 +459,7 @@ def plan(
     found so far (every placement checked) is printed and the exit code is 130; a second
     Ctrl-C exits at once.
     """
+    _check_output_mode(output, output_mode)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
@@ -423,22 +472,28 @@ def plan(
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
-    # A shared claim once.
-    claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
-    pods = [obj for p in outcome.pods if (obj := pod_after(p)) is not None]
-    sys.stdout.write(dumps([*pods, *(c.dump() for c in claims.values())], output.value))
+    if output is OutputFormat.table:
+        nodes = resolve_nodes(cluster, node or None)
+        summary = plan_summary(outcome, seconds)
+        _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
+    elif output_mode is OutputMode.full:
+        sys.stdout.write(dumps(cluster_after(cluster, outcome.pods), output.value))
+    else:
+        sys.stdout.write(dumps(changed_objects(outcome.pods), output.value))
     _print_warnings(outcome.stats.get("warnings") or [])
-    every_pod = len(outcome.pods) <= POD_LINES
+    # The table already has a row per pod; stderr then keeps only the summary.
+    every_pod = len(outcome.pods) <= POD_LINES and output is not OutputFormat.table
     for p in outcome.pods:
-        if not p.placed:
+        if not p.placed and output is not OutputFormat.table:
             _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
-        elif every_pod:
+        elif p.placed and every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
     if interrupted:
         summary = f"interrupted: {plan_summary(outcome, seconds)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
-    _err.print(Text(plan_summary(outcome, seconds), style="bold"))
+    if output is not OutputFormat.table:  # the table has the summary
+        _err.print(Text(plan_summary(outcome, seconds), style="bold"))
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 

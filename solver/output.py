@@ -1,4 +1,4 @@
-"""What a plan prints: the Pods as the scheduler leaves them, next to their claims.
+"""What `plan` and `allocate` print: the Pods as the scheduler leaves them, next to their claims.
 
 Why: the pod -> node mapping of a plan belongs in the output, in the form Kubernetes writes
 it, so the output reads (and can be applied) like the cluster after scheduling: a placed pod
@@ -6,13 +6,31 @@ gets `spec.nodeName` (as a binding sets it) and, when DRA serves its extended re
 `status.extendedResourceClaimStatus`; a pod left out gets the `PodScheduled=False` condition
 with reason `Unschedulable` and the message, as the scheduler writes it. Input objects are
 never modified: each Pod is copied from its dump.
+
+Two forms (`OutputMode`): `changed` is what the plan changes (its Pods and their claims, a
+shared claim once); `full` is the whole cluster after the plan — every input object, with the
+plan's Pods and claims replaced by their new versions and the claims the plan creates
+(template instances, special extended-resource claims) added. Only `full` can be fed back as
+input on its own: `changed` repeats input objects with different content, which the loader
+refuses (an object defined twice), so it is meant to be applied, read or diffed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from typing import Any
 
 from dra_solver.allocators import PodPlan
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim, TypeMeta
+
+
+class OutputMode(StrEnum):
+    changed = "changed"
+    """The plan's Pods and their claims."""
+    full = "full"
+    """Every input object after the plan: valid input for the next run."""
 
 
 def pod_after(plan: PodPlan) -> dict[str, Any] | None:
@@ -44,4 +62,41 @@ def pod_after(plan: PodPlan) -> dict[str, Any] | None:
     return obj
 
 
-__all__ = ["pod_after"]
+def changed_objects(plans: Sequence[PodPlan]) -> list[dict[str, Any]]:
+    """The Pods of the plan, then their claims (a claim shared by several pods once)."""
+    pods = [obj for p in plans if (obj := pod_after(p)) is not None]
+    return [*pods, *(c.dump() for c in _claims_after(plans).values())]
+
+
+def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, Any]]:
+    """Every object of `cluster` after the plan, kind by kind in input order: the plan's Pods
+    and claims replaced, its new claims after the input's. Workloads (Deployments, Jobs...)
+    appear as the Pods the loader expanded them into, so that loading the result does not
+    expand them a second time."""
+    claims = _claims_after(plans)
+    pods = {_key(p.pod): obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
+    fixed: Iterable[TypeMeta] = (
+        *cluster.classes.values(),
+        *cluster.slices,
+        *cluster.taint_rules.values(),
+        *cluster.priority_classes.values(),
+        *cluster.nodes.values(),
+        *cluster.templates.values(),
+    )
+    out = [obj.dump() for obj in fixed]
+    out += [(claims.pop(key) if key in claims else c).dump() for key, c in cluster.claims.items()]
+    out += [c.dump() for c in claims.values()]
+    out += [pods.get(key) or p.dump() for key, p in cluster.pods.items()]
+    return out
+
+
+def _claims_after(plans: Sequence[PodPlan]) -> dict[tuple[str, str], ResourceClaim]:
+    return {_key(c): c for p in plans for c in p.claims}
+
+
+def _key(obj: TypeMeta) -> tuple[str, str]:
+    """How the Cluster keys namespaced objects."""
+    return (obj.metadata.namespace or "default", obj.metadata.name)
+
+
+__all__ = ["OutputMode", "changed_objects", "cluster_after", "pod_after"]

@@ -103,6 +103,10 @@ class AllocationOutcome:
     allocator: str = "reference"
     node: str | None = None
     stats: dict[str, object] = field(default_factory=dict)
+    plan: PodPlan | None = None
+    """The one-pod plan behind this outcome, as `plan()` returns it (the Pod, its extended
+    resources' status), for output that shows the Pod; None when decided before planning
+    (nothing to allocate, or the only node refused the pod)."""
 
     def allocation(self, name: str) -> AllocationResult | None:
         for c in self.claims:
@@ -203,6 +207,7 @@ def allocate(
         opts.allocator,
         placed.node if placed.placed else (candidates[0] if len(candidates) == 1 else None),
         outcome.stats,
+        placed,
     )
 
 

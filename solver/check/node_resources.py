@@ -69,6 +69,14 @@ def requests_of(pod: Pod) -> dict[str, int]:
     return out
 
 
+def _served_by_dra(pod: Pod) -> frozenset[str]:
+    """The extended resources a bound pod's special claim serves (its
+    status.extendedResourceClaimStatus): they come from devices, not from the node's
+    allocatable, as for a pod this plan places (a plan's output fed back as input)."""
+    status = pod.status.extended_resource_claim_status if pod.status else None
+    return frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+
+
 def check_node_resources(
     cluster: Cluster, placed: Sequence[tuple[Pod, str, frozenset[str]]]
 ) -> list[Violation]:
@@ -80,7 +88,7 @@ def check_node_resources(
         key = (pod.metadata.namespace or "default", pod.metadata.name)
         phase = pod.status.phase if pod.status else None
         if pod.spec.node_name and phase not in ("Succeeded", "Failed") and key not in planned:
-            on.setdefault(pod.spec.node_name, []).append((pod, frozenset()))
+            on.setdefault(pod.spec.node_name, []).append((pod, _served_by_dra(pod)))
     for pod, node, served in placed:
         on.setdefault(node, []).append((pod, served))
     out: list[Violation] = []

@@ -138,7 +138,11 @@ def node_free(node: Node | None, bound: Iterable[Pod]) -> Amounts | None:
         return None
     free = dict(alloc)
     for pod in bound:
-        take(free, pod_demand(pod))
+        status = pod.status.extended_resource_claim_status if pod.status else None
+        served = {m.resource_name for m in status.request_mappings} if status else set()
+        # Extended resources DRA serves (KEP-5004) come from the pod's special claim's devices,
+        # not from the node's allocatable.
+        take(free, {k: v for k, v in pod_demand(pod).items() if k not in served})
     return free
 
 

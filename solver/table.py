@@ -1,0 +1,178 @@
+"""`-o table`: a plan as a person reads it (rich tables), not as the API server stores it.
+
+Why a module of its own: the YAML/JSON output is for machines and `kubectl`; a person asks
+"where did each pod go, on which devices, and what is left?". That needs the claims'
+allocation results joined to their pods, and the nodes' devices joined to what is in use
+after the plan — reading, not deciding, so nothing here changes a result.
+
+Two tables:
+- one row per pod: `namespace/name`, its node, then each claim's devices
+  (`claim/request: driver/pool/device`, with the shareID and consumed capacity of a share of a
+  multi-allocatable device) — or, for a pod not placed, the reason;
+- one row per node (up to `NODE_ROWS` nodes) or per node class above that (nodes with the same
+  node-local devices: the same drivers and device counts): pods placed there, devices used
+  of the node-local devices (slices with `spec.nodeName`; in use by the input's allocations or
+  the plan's), and **stranded capacity**: what is left on shared devices the plan uses
+  partly (a device with consumable capacity that holds at least one share), which only a
+  request small enough for the remainder can still use.
+Between them, the summary line the CLI prints on stderr otherwise (placed of total, status,
+bound).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from dra_solver.allocators import PlanOutcome, PodPlan
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Device, ResourceClaim, ResourceSlice
+from dra_solver.api.quantity import Quantity
+from dra_solver.gates import FeatureGates
+from dra_solver.inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
+
+NODE_ROWS = 20
+"""Up to this many nodes, one row per node; above, one row per node class, so the table
+stays short whatever the size of the cluster."""
+
+
+def claim_devices(claim: ResourceClaim) -> list[str]:
+    """One line per allocated device: `claim/request: driver/pool/device`, then the share and
+    the consumed capacity when the device is shared (`share 1a2b, memory 30Gi`)."""
+    alloc = claim.status.allocation if claim.status else None
+    if alloc is None:
+        return [f"{claim.metadata.name}: not allocated"]
+    lines = []
+    for r in alloc.devices.results:
+        extra = [f"share {r.share_id}"] if r.share_id else []
+        extra += [f"{name} {q}" for name, q in sorted((r.consumed_capacity or {}).items())]
+        if r.admin_access:
+            extra.append("admin access")
+        suffix = f" ({', '.join(extra)})" if extra else ""
+        lines.append(f"{claim.metadata.name}/{r.request}: {r.driver}/{r.pool}/{r.device}{suffix}")
+    return lines or [f"{claim.metadata.name}: no devices"]
+
+
+def pods_table(pods: Sequence[PodPlan]) -> Table:
+    """One row per pod, in plan order."""
+    table = Table(title="Pods", title_justify="left")
+    table.add_column("pod", overflow="fold", ratio=1)
+    table.add_column("node", overflow="fold")
+    devices = "devices (claim/request: driver/pool/device) or why not placed"
+    table.add_column(devices, overflow="fold", ratio=3)
+    for p in pods:
+        name = p.name.replace(",", ", ")  # a pod of plain claims is named by its claims
+        if p.placed:
+            lines = [line for c in p.claims for line in claim_devices(c)] or ["no claims"]
+            table.add_row(name, p.node or "(no node)", "\n".join(lines))
+        else:
+            table.add_row(name, Text("not placed", style="red"), Text(p.reason or "", style="red"))
+    return table
+
+
+@dataclass
+class NodeUse:
+    """What one node (or a class of nodes) holds after the plan."""
+
+    nodes: int = 0
+    pods: int = 0
+    devices: int = 0
+    used: int = 0
+    stranded: dict[str, Fraction] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def add(self, other: NodeUse) -> None:
+        self.nodes += other.nodes
+        self.pods += other.pods
+        self.devices += other.devices
+        self.used += other.used
+        for name, left in other.stranded.items():
+            self.stranded[name] = self.stranded.get(name, Fraction(0)) + left
+        self.formats.update(other.formats)
+
+    def stranded_text(self) -> str:
+        parts = [
+            f"{name} {Quantity(left, self.formats.get(name, 'DecimalSI'))}"  # type: ignore[arg-type]
+            for name, left in sorted(self.stranded.items())
+            if left > 0
+        ]
+        return ", ".join(parts) or "-"
+
+
+def node_use(
+    cluster: Cluster, outcome: PlanOutcome, nodes: Iterable[str], gates: FeatureGates
+) -> dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]:
+    """Per node: its device signature (driver, count) and what it holds after the plan."""
+    planned = {
+        (c.metadata.namespace or "default", c.metadata.name): c for p in outcome.pods for c in p.claims
+    }
+    claims = {**cluster.claims, **planned}
+    in_use = in_use_from_claims(claims.values(), gates)
+    by_node: dict[str, list[ResourceSlice]] = defaultdict(list)
+    for s in cluster.slices:
+        if s.spec.node_name:
+            by_node[s.spec.node_name].append(s)
+    pods_on = Counter(p.node for p in outcome.pods if p.placed)
+    out = {}
+    for n in nodes:
+        view = NodeView.of(n, cluster.nodes)
+        pools = gather_pools(by_node.get(n, []), view, gates).valid()
+        devices: list[tuple[DeviceID, Device]] = [
+            ((pool.driver, pool.name, d.name), d) for pool in pools for _, d in visible_devices(pool, view)
+        ]
+        use = NodeUse(nodes=1, pods=pods_on.get(n, 0), devices=len(devices))
+        for dev, d in devices:
+            if in_use.allocated(dev):
+                use.used += 1
+            consumed = in_use.capacity.get(dev)
+            if not consumed:
+                continue
+            for name, cap in d.capacity.items():
+                left = cap.value.as_fraction() - consumed.get(name, Fraction(0))
+                use.stranded[name] = use.stranded.get(name, Fraction(0)) + max(left, Fraction(0))
+                use.formats[name] = cap.value.format
+        signature = tuple(sorted(Counter(dev[0] for dev, _ in devices).items()))
+        out[n] = (signature, use)
+    return out
+
+
+def nodes_table(per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]) -> Table:
+    """One row per node, or per node class when there are more than `NODE_ROWS` nodes."""
+    by_class = len(per_node) > NODE_ROWS
+    rows: dict[str, NodeUse] = {}
+    for n, (signature, use) in per_node.items():
+        if by_class:
+            label = ", ".join(f"{driver} x{count}" for driver, count in signature) or "no devices"
+            rows.setdefault(label, NodeUse()).add(use)
+        else:
+            rows[n] = use
+    table = Table(title="Node classes" if by_class else "Nodes", title_justify="left")
+    table.add_column("node devices (driver x count)" if by_class else "node", no_wrap=True)
+    if by_class:
+        table.add_column("nodes", justify="right")
+    table.add_column("pods placed", justify="right")
+    table.add_column("devices used", justify="right")
+    table.add_column("stranded capacity (left on shared devices in use)", overflow="fold")
+    for label, use in rows.items():
+        cells = [label, *([str(use.nodes)] if by_class else [])]
+        cells += [str(use.pods), f"{use.used} of {use.devices}", use.stranded_text()]
+        table.add_row(*cells)
+    return table
+
+
+def plan_tables(
+    cluster: Cluster, outcome: PlanOutcome, nodes: Sequence[str], gates: FeatureGates, summary: str
+) -> RenderableType:
+    """The pods table, the summary line and the nodes table, ready for `Console.print`."""
+    style = "bold" if outcome.placed == len(outcome.pods) else "bold yellow"
+    per_node = node_use(cluster, outcome, nodes, gates)
+    return Group(pods_table(outcome.pods), Text(summary, style=style), nodes_table(per_node))
+
+
+__all__ = ["NODE_ROWS", "claim_devices", "node_use", "nodes_table", "plan_tables", "pods_table"]
