@@ -34,7 +34,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from dra_solver import interrupt
+from dra_solver import __version__, interrupt
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps, load_sourced
@@ -259,8 +259,6 @@ FeatureGatesOpt = Annotated[
 def _print_version(value: bool) -> None:
     """`--version`: eager, so it answers before any command is required."""
     if value:
-        from dra_solver import __version__
-
         _out.print(f"dra-solver {__version__}")
         raise typer.Exit(EXIT_OK)
 
