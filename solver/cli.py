@@ -42,9 +42,12 @@ from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.gates import FeatureGates
 from dra_solver.output import pod_after
-from dra_solver.pipeline import Options, known_nodes
+from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.templates import NodeTemplate
+from dra_solver.whatif import Fill
+from dra_solver.whatif import fill as fill_pod
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -337,6 +340,26 @@ def plan(
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
     output: OutputOpt = OutputFormat.yaml,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--node-template",
+            help="A file with one Node and its ResourceSlices, repeatable: the plan may add copies "
+            "(<node>-1, <node>-2, ...), fewest unplaced pods first, then least total cost "
+            "(annotation dra-solver.io/cost, default 1).",
+        ),
+    ] = None,
+    max_new_nodes: Annotated[
+        int, typer.Option("--max-new-nodes", help="Most copies of each node template.")
+    ] = DEFAULT_MAX_NEW_NODES,
+    fill: Annotated[
+        str | None,
+        typer.Option(
+            "--fill",
+            help="How many more replicas of this pod fit (after the pending pods are placed); "
+            "prints the replicas' plan.",
+        ),
+    ] = None,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -354,7 +377,22 @@ def plan(
     try:
         with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
             _err.print(Text(PLANNING_NOTICE, style="dim"))
-            outcome = plan_pods(cluster, pods=pod or None, nodes=node or None, options=options)
+            filled: Fill | None = None
+            if fill is not None:
+                if node_template or pod:
+                    raise InputError("--fill cannot be combined with --node-template or --pod")
+                filled = fill_pod(cluster, fill, node or None, options)
+                outcome = filled.outcome
+            else:
+                templates = [_template(f) for f in node_template or []]
+                outcome = plan_pods(
+                    cluster,
+                    pods=pod or None,
+                    nodes=node or None,
+                    options=options,
+                    node_templates=templates or None,
+                    max_new_nodes=max_new_nodes,
+                )
             interrupted = interrupt.requested()
     except DRASolverError as exc:
         _fail([exc])
@@ -362,7 +400,8 @@ def plan(
     # A shared claim once.
     claims = {(c.metadata.namespace, c.metadata.name): c for p in outcome.pods for c in p.claims}
     pods = [obj for p in outcome.pods if (obj := pod_after(p)) is not None]
-    sys.stdout.write(dumps([*pods, *(c.dump() for c in claims.values())], output.value))
+    added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]
+    sys.stdout.write(dumps([*added, *pods, *(c.dump() for c in claims.values())], output.value))
     _print_warnings(outcome.stats.get("warnings") or [])
     every_pod = len(outcome.pods) <= POD_LINES
     for p in outcome.pods:
@@ -375,8 +414,19 @@ def plan(
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     _err.print(Text(plan_summary(outcome, seconds), style="bold"))
+    if node_template:
+        cost = outcome.stats.get("added_cost")
+        _err.print(Text(f"{outcome.stats.get('added')} (cost {cost})", style="bold"))
+    if filled is not None:
+        _err.print(Text(filled.summary(), style="bold"))
+        return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _template(path: str) -> NodeTemplate:
+    """A node template file, loaded like the inputs (errors name the file)."""
+    return NodeTemplate.from_cluster(_load_or_exit([path]), source=path)
 
 
 POD_LINES = 50

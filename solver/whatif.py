@@ -445,6 +445,60 @@ def _expand(
     return placements
 
 
+@dataclass
+class Fill:
+    """How many more replicas of a pod fit: `count` of `tried` placed (`outcome`: their plan)."""
+
+    pod: str
+    count: int
+    tried: int
+    outcome: PlanOutcome
+
+    @property
+    def at_limit(self) -> bool:
+        """Every replica tried was placed at the largest try: more may fit."""
+        return self.count == self.tried
+
+    def summary(self) -> str:
+        more = f" (at least: every one of the {self.tried} tried was placed)" if self.at_limit else ""
+        return f"fill: {self.count} more replica(s) of {self.pod} fit{more}"
+
+
+def fill(
+    cluster: Cluster,
+    pod: str | Pod,
+    nodes: Sequence[str] | None = None,
+    options: Any = None,
+    *,
+    limit: int = MAX_FILL,
+    **changes: Any,
+) -> Fill:
+    """How many more replicas of `pod` fit once the pending pods are placed.
+
+    The pending pods are planned first and their plan applied (`applied`: as if fed back in),
+    so replicas never displace them; then `n` replicas (`<pod>-fill-<i>`) are planned, n
+    doubling from 8 up to `limit` until fewer than n are placed. With CP-SAT the count is the
+    most that fit (its plan's status says whether that is proven); with the reference, how
+    many the scheduler's first fit places."""
+    from dra_solver.pipeline import Options, plan, resolve_units
+
+    opts = Options.of(options, **changes)
+    obj = cluster.pod(pod) if isinstance(pod, str) else pod
+    base = cluster
+    if resolve_units(cluster, None, None):
+        base = applied(cluster, plan(cluster, None, nodes, opts))
+    name = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+    n = min(8, limit)
+    while True:
+        reps = replicas(base, obj, n)
+        pods = dict(base.pods)
+        pods.update({(r.metadata.namespace or "default", r.metadata.name): r for r in reps})
+        outcome = plan(replace(base, pods=pods), reps, nodes, opts)
+        if outcome.placed < n or n >= limit:
+            return Fill(name, outcome.placed, n, outcome)
+        n = min(2 * n, limit)
+
+
 def replicas(cluster: Cluster, pod: Pod, count: int) -> list[Pod]:
     """`count` copies of `pod`, named `<pod>-fill-<i>`, pending (no nodeName, no status). A
     pod that names a ResourceClaim directly cannot be replicated (the copies would share
@@ -493,4 +547,13 @@ def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:
     return replace(cluster, pods=pods, claims=claims)
 
 
-__all__ = ["Added", "MAX_FILL", "applied", "plan_with_templates", "replicas", "template_aggregate"]
+__all__ = [
+    "MAX_FILL",
+    "Added",
+    "Fill",
+    "applied",
+    "fill",
+    "plan_with_templates",
+    "replicas",
+    "template_aggregate",
+]
