@@ -24,6 +24,9 @@ _EXPORTS = {
     "PlanOutcome": "dra_solver.allocators",
     "PodPlan": "dra_solver.allocators",
     "allocate": "dra_solver.pipeline",
+    "explain": "dra_solver.why",
+    "fill": "dra_solver.whatif",
+    "NodeTemplate": "dra_solver.templates",
     "plan": "dra_solver.pipeline",
     "Cluster": "dra_solver.api.cluster",
     "FeatureGates": "dra_solver.gates",
@@ -37,6 +40,9 @@ if TYPE_CHECKING:
     from dra_solver.errors import DRASolverError, InputError
     from dra_solver.gates import FeatureGates
     from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
+    from dra_solver.templates import NodeTemplate
+    from dra_solver.whatif import fill
+    from dra_solver.why import explain
 
 
 def __getattr__(name: str) -> Any:
@@ -58,10 +64,13 @@ __all__ = [
     "DRASolverError",
     "FeatureGates",
     "InputError",
+    "NodeTemplate",
     "Options",
     "PlanOutcome",
     "PodPlan",
     "__version__",
     "allocate",
+    "explain",
+    "fill",
     "plan",
 ]

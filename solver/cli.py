@@ -48,6 +48,7 @@ from dra_solver.pipeline import plan as plan_pods
 from dra_solver.templates import NodeTemplate
 from dra_solver.whatif import Fill
 from dra_solver.whatif import fill as fill_pod
+from dra_solver.why import explain as explain_why
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -406,7 +407,8 @@ def plan(
     every_pod = len(outcome.pods) <= POD_LINES
     for p in outcome.pods:
         if not p.placed:
-            _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
+            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
+            _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
         elif every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
     if interrupted:
@@ -422,6 +424,41 @@ def plan(
         return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+@app.command()
+def explain(
+    paths: PathsArg,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option("--claim", help="Claim to explain (name or namespace/name), repeatable."),
+    ] = None,
+    pod: Annotated[
+        str | None, typer.Option(help="Explain this pod's unallocated claims and constraints.")
+    ] = None,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Nodes to explain, repeatable; default: every node.")
+    ] = None,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option("--node-template", help="Also say whether a new node of this template would take it."),
+    ] = None,
+    feature_gates: FeatureGatesOpt = None,
+) -> None:
+    """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
+    reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    cluster = _load_or_exit(paths)
+    _validate_or_exit(cluster, feature_gates)
+    if (claim is None) == (pod is None):
+        _fail([InputError("give either --claim or --pod")])
+    try:
+        templates = [_template(f) for f in node_template or []]
+        answer = explain_why(
+            cluster, claim=claim, pod=pod, nodes=node, feature_gates=feature_gates, node_templates=templates
+        )
+    except DRASolverError as exc:
+        _fail([exc])
+    sys.stdout.write(answer.text() + "\n")
 
 
 def _template(path: str) -> NodeTemplate:

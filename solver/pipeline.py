@@ -148,9 +148,10 @@ def plan(
     add up to `max_new_nodes` copies of each template, fewest unplaced pods first, then least
     cost (`solver.whatif`); `outcome.added_nodes` / `added_slices` are the copies added."""
     opts = Options.of(options, **changes)
+    if node_templates is not None:  # the templates' copies may be the only nodes
+        existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
+        return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
     node_list = resolve_nodes(cluster, nodes)
-    if node_templates is not None:
-        return _what_if(cluster, pods, node_list, opts, priorities, node_templates, max_new_nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     units = [with_nodes(cluster, u, node_list) for u in units]
     return _per_pod(cluster, units, run(cluster, units, node_list, opts))
