@@ -20,7 +20,10 @@ def node(name: str, gpus: int, cost: int | None = None) -> list[dict[str, Any]]:
     if cost is not None:
         meta["annotations"] = {"dra-solver.io/cost": str(cost)}
     obj = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
-    return [obj, resource_slice(f"{name}-gpus", [device(f"gpu-{i}") for i in range(gpus)], node=name, pool=name)]
+    return [
+        obj,
+        resource_slice(f"{name}-gpus", [device(f"gpu-{i}") for i in range(gpus)], node=name, pool=name),
+    ]
 
 
 def template(name: str, gpus: int, cost: int | None = None) -> NodeTemplate:
@@ -141,8 +144,15 @@ def test_whatif_output_fed_back_without_templates_plans_every_pod() -> None:
     c = cluster([4, 2, 2, 8, 1], existing=1)
     out = plan(c, node_templates=[template("gpu-8x", 8)])
     grown = Cluster.from_objects(
-        [*c.classes.values(), *c.templates.values(), *c.pods.values(), *c.nodes.values(), *c.slices,
-         *out.added_nodes, *out.added_slices]
+        [
+            *c.classes.values(),
+            *c.templates.values(),
+            *c.pods.values(),
+            *c.nodes.values(),
+            *c.slices,
+            *out.added_nodes,
+            *out.added_slices,
+        ]
     )
     again = plan(grown)
     assert again.placed == len(again.pods) == 5
@@ -157,14 +167,23 @@ def test_fill_counts_the_replicas_that_fit_after_the_pending_pods() -> None:
 def test_fill_refuses_a_pod_that_names_a_claim() -> None:
     objs = [device_class("gpu"), *node("n0", 8)]
     objs.append(
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-         "metadata": {"name": "shared", "namespace": "default"},
-         "spec": {"devices": {"requests": [request("gpu")]}}}
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "default"},
+            "spec": {"devices": {"requests": [request("gpu")]}},
+        }
     )
     objs.append(
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-         "spec": {"containers": [{"name": "c", "image": "x"}],
-                  "resourceClaims": [{"name": "g", "resourceClaimName": "shared"}]}}
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "resourceClaims": [{"name": "g", "resourceClaimName": "shared"}],
+            },
+        }
     )
     with pytest.raises(InputError, match="resourceClaimName"):
         fill(Cluster.from_objects(objs), "web")
