@@ -24,8 +24,8 @@ _EXPORTS = {
     "PlanOutcome": "dra_solver.allocators",
     "PodPlan": "dra_solver.allocators",
     "allocate": "dra_solver.pipeline",
-    "explain": "dra_solver.why",
-    "fill": "dra_solver.whatif",
+    "why": "dra_solver.diagnosis",
+    "fill": "dra_solver.filling",
     "NodeTemplate": "dra_solver.templates",
     "plan": "dra_solver.pipeline",
     "Cluster": "dra_solver.api.cluster",
@@ -37,12 +37,12 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from dra_solver.allocators import PlanOutcome, PodPlan
     from dra_solver.api.cluster import Cluster
+    from dra_solver.diagnosis import why
     from dra_solver.errors import DRASolverError, InputError
+    from dra_solver.filling import fill
     from dra_solver.gates import FeatureGates
     from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
     from dra_solver.templates import NodeTemplate
-    from dra_solver.whatif import fill
-    from dra_solver.why import explain
 
 
 def __getattr__(name: str) -> Any:
@@ -70,7 +70,7 @@ __all__ = [
     "PodPlan",
     "__version__",
     "allocate",
-    "explain",
     "fill",
     "plan",
+    "why",
 ]

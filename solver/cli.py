@@ -39,16 +39,16 @@ from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
+from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.filling import Fill
+from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
 from dra_solver.output import pod_after
 from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, Options, known_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.templates import NodeTemplate
-from dra_solver.whatif import Fill
-from dra_solver.whatif import fill as fill_pod
-from dra_solver.why import explain as explain_why
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError

@@ -44,6 +44,7 @@ from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
 from dra_solver.templates import NodeTemplate
+from dra_solver.whatif import plan_with_templates
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
@@ -167,8 +168,6 @@ def _what_if(
     max_new_nodes: int,
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
-    from dra_solver.whatif import plan_with_templates
-
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
 
     def units_for(c: Cluster, names: Sequence[str]) -> list[Unit]:

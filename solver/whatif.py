@@ -56,10 +56,12 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
-from dra_solver.allocators import Cpsat, Job, Ledger, PlanOutcome, Unit, book_limits
+from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, book_limits
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, Pod, ResourceSlice
+from dra_solver.api.models import Node, ResourceSlice
+from dra_solver.cel import EvalCache
 from dra_solver.classes import NodeClass, PodClass, node_classes, pod_classes
+from dra_solver.demand import NodeBook
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
 from dra_solver.master import AggregatedPlan
@@ -69,8 +71,6 @@ from dra_solver.templates import NodeTemplate, with_copies
 EPS = 1e-6
 MAX_ROUNDS = 200
 """Column-generation rounds."""
-MAX_FILL = 1024
-"""`fill` tries at most this many replicas."""
 
 
 @dataclass
@@ -104,13 +104,11 @@ def plan_with_templates(
         raise InputError(f"--max-new-nodes must be >= 0, got {max_new_nodes}")
     if not templates:
         raise InputError("no node templates given")
-    from dra_solver.pipeline import make_job  # the pipeline imports this module lazily
-
     expanded, copies = with_copies(cluster, templates, [max_new_nodes] * len(templates))
     order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
     node_list = [*nodes, *(n for t in order for n in copies[t])]
     units: list[Unit] = units_for(expanded, node_list)
-    job = make_job(expanded, units, node_list, options)
+    job = _job(expanded, units, node_list, options)
     first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
     first.stats["reference_placed"] = first.placed
     if options.allocator == "reference":
@@ -123,10 +121,27 @@ def plan_with_templates(
             outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
             outcome.stats.update(agg.stats)
         else:
-            return _greedy(expanded, units_for, nodes, options, templates, copies, max_new_nodes, agg)
+            return _greedy(cluster, units_for, nodes, options, templates, copies, max_new_nodes, agg)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome, _added(expanded, outcome, templates, copies), units, expanded
+
+
+def _job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Any) -> Job:
+    """What the allocators see (as `pipeline.make_job`, which imports this module)."""
+    cache = options.cache if options.cache is not None else EvalCache()
+    book = NodeBook(cluster, list(nodes), options.feature_gates)
+    return Job(
+        cluster,
+        tuple(units),
+        tuple(nodes),
+        options.feature_gates,
+        cache,
+        options.seed,
+        options.strategy,
+        options.time_limit,
+        book,
+    )
 
 
 def _added(
@@ -159,13 +174,15 @@ def _greedy(
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
     """The per-device fallback: copies added one at a time, the best weight gain per cost
     first, until the weight of the plan with every copy is reached."""
-    from dra_solver.pipeline import run
 
     def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
         c, _ = with_copies(cluster, templates, counts)
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
         units = units_for(c, names)
-        return run(c, units, names, options), units, c
+        job = _job(c, units, names, options)
+        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
+        first.stats["reference_placed"] = first.placed
+        return ALLOCATORS[options.allocator].improve(job, first), units, c
 
     full = [max_new_nodes] * len(templates)
     target = attempt(full)[0].weight
@@ -224,8 +241,15 @@ def template_aggregate(
     split = _split(found.classes, origin, cost_of)
     ncls = split.classes
     ctx = Context(
-        job.cluster, units, pods, job.gates, job.cache, job.seed, start + time_limit,
-        views=found.views, free=dict(job.book.free),
+        job.cluster,
+        units,
+        pods,
+        job.gates,
+        job.cache,
+        job.seed,
+        start + time_limit,
+        views=found.views,
+        free=dict(job.book.free),
     )
     caps = {(c.index, k): cap(ctx, c.nodes[0], k) for c in ncls for k in sorted(c.allowed)}
     caps_proven = all(p for _, p in caps.values())
@@ -438,122 +462,11 @@ def _expand(
         for node, pat in zip(ncls[c].nodes, chosen, strict=False):
             mine: list[int] = []
             for k in live_pods:
-                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k]:]
+                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k] :]
                 mine.extend(take)
             if mine:
                 placements[node] = mine
     return placements
 
 
-@dataclass
-class Fill:
-    """How many more replicas of a pod fit: `count` of `tried` placed (`outcome`: their plan)."""
-
-    pod: str
-    count: int
-    tried: int
-    outcome: PlanOutcome
-
-    @property
-    def at_limit(self) -> bool:
-        """Every replica tried was placed at the largest try: more may fit."""
-        return self.count == self.tried
-
-    def summary(self) -> str:
-        more = f" (at least: every one of the {self.tried} tried was placed)" if self.at_limit else ""
-        return f"fill: {self.count} more replica(s) of {self.pod} fit{more}"
-
-
-def fill(
-    cluster: Cluster,
-    pod: str | Pod,
-    nodes: Sequence[str] | None = None,
-    options: Any = None,
-    *,
-    limit: int = MAX_FILL,
-    **changes: Any,
-) -> Fill:
-    """How many more replicas of `pod` fit once the pending pods are placed.
-
-    The pending pods are planned first and their plan applied (`applied`: as if fed back in),
-    so replicas never displace them; then `n` replicas (`<pod>-fill-<i>`) are planned, n
-    doubling from 8 up to `limit` until fewer than n are placed. With CP-SAT the count is the
-    most that fit (its plan's status says whether that is proven); with the reference, how
-    many the scheduler's first fit places."""
-    from dra_solver.pipeline import Options, plan, resolve_units
-
-    opts = Options.of(options, **changes)
-    obj = cluster.pod(pod) if isinstance(pod, str) else pod
-    base = cluster
-    if resolve_units(cluster, None, None):
-        base = applied(cluster, plan(cluster, None, nodes, opts))
-    name = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
-    n = min(8, limit)
-    while True:
-        reps = replicas(base, obj, n)
-        pods = dict(base.pods)
-        pods.update({(r.metadata.namespace or "default", r.metadata.name): r for r in reps})
-        outcome = plan(replace(base, pods=pods), reps, nodes, opts)
-        if outcome.placed < n or n >= limit:
-            return Fill(name, outcome.placed, n, outcome)
-        n = min(2 * n, limit)
-
-
-def replicas(cluster: Cluster, pod: Pod, count: int) -> list[Pod]:
-    """`count` copies of `pod`, named `<pod>-fill-<i>`, pending (no nodeName, no status). A
-    pod that names a ResourceClaim directly cannot be replicated (the copies would share
-    it): an error naming the field."""
-    for i, entry in enumerate(pod.spec.resource_claims):
-        if entry.resource_claim_name:
-            raise InputError(
-                "--fill needs a pod whose claims come from ResourceClaimTemplates: its replicas would "
-                f"share ResourceClaim {entry.resource_claim_name}",
-                obj=pod.ref,
-                field=f"spec.resourceClaims[{i}].resourceClaimName",
-            )
-    base = pod.dump()
-    out = []
-    for i in range(1, count + 1):
-        obj = dict(base)
-        meta = dict(obj.get("metadata") or {})
-        meta["name"] = f"{pod.metadata.name}-fill-{i}"
-        for key in ("uid", "resourceVersion", "ownerReferences"):
-            meta.pop(key, None)
-        obj["metadata"] = meta
-        spec = dict(obj.get("spec") or {})
-        spec.pop("nodeName", None)
-        obj["spec"] = spec
-        obj.pop("status", None)
-        out.append(Cluster.from_objects([obj]).pods[(meta.get("namespace") or "default", meta["name"])])
-    return out
-
-
-def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:
-    """`cluster` after the plan: placed pods bound to their nodes, their claims allocated
-    (what `plan -o yaml` prints, fed back in)."""
-    from dra_solver.output import pod_after
-
-    pods = dict(cluster.pods)
-    claims = dict(cluster.claims)
-    for p in outcome.pods:
-        if not p.placed:
-            continue
-        for c in p.claims:
-            claims[(c.metadata.namespace or "default", c.metadata.name)] = c
-        obj = pod_after(p)
-        if obj is not None and p.pod is not None:
-            key = (p.pod.metadata.namespace or "default", p.pod.metadata.name)
-            pods[key] = Cluster.from_objects([obj]).pods[key]
-    return replace(cluster, pods=pods, claims=claims)
-
-
-__all__ = [
-    "MAX_FILL",
-    "Added",
-    "Fill",
-    "applied",
-    "fill",
-    "plan_with_templates",
-    "replicas",
-    "template_aggregate",
-]
+__all__ = ["Added", "plan_with_templates", "template_aggregate"]

@@ -7,7 +7,8 @@ from typing import Any
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, NodeTemplate, explain
+from dra_solver import Cluster, NodeTemplate
+from dra_solver import why as explain
 from dra_solver.cli import app
 
 A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}

@@ -34,7 +34,9 @@ from dra_solver.api.quantity import Quantity
 from dra_solver.cel import EvalCache, compile_expression
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, InputError, SearchAborted
+from dra_solver.explain import explain_unschedulable
 from dra_solver.gates import FeatureGates
+from dra_solver.pipeline import known_nodes, resolve_claims
 from dra_solver.problem.build import problem_from_context
 from dra_solver.problem.capacity import device_consumption
 from dra_solver.problem.devices import Context, build_context
@@ -112,8 +114,6 @@ def explain(
 ) -> Explanation:
     """Why `claim` (names; together, all or none) or `pod`'s unallocated claims cannot be
     allocated, on each of `nodes` (default: every node the input knows)."""
-    from dra_solver.pipeline import known_nodes, resolve_claims
-
     gates = FeatureGates.of(feature_gates)
     if (claim is None) == (pod is None):
         raise InputError("explain needs either a claim or a pod")
@@ -314,8 +314,6 @@ def _dominant(
 ) -> tuple[str, list[str]]:
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
     minimal blocking set in words."""
-    from dra_solver.explain import explain_unschedulable
-
     reason = explain_unschedulable(problem)
     groups: list[tuple[int, int | None]] = [(ci, None) for ci in range(len(claims))]
     for ci, c in enumerate(claims):
@@ -431,4 +429,7 @@ def _generic(text: str, node: str | None) -> str:
     return re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, text)
 
 
-__all__ = ["Explanation", "NodeAnswer", "explain"]
+why = explain
+"""The top-level name (`dra_solver.why`): `dra_solver.explain` is the module of one-line reasons."""
+
+__all__ = ["Explanation", "NodeAnswer", "explain", "why"]
