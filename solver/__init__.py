@@ -24,6 +24,9 @@ _EXPORTS = {
     "PlanOutcome": "dra_solver.allocators",
     "PodPlan": "dra_solver.allocators",
     "allocate": "dra_solver.pipeline",
+    "why": "dra_solver.diagnosis",
+    "fill": "dra_solver.filling",
+    "NodeTemplate": "dra_solver.templates",
     "plan": "dra_solver.pipeline",
     "Cluster": "dra_solver.api.cluster",
     "FeatureGates": "dra_solver.gates",
@@ -34,9 +37,12 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from dra_solver.allocators import PlanOutcome, PodPlan
     from dra_solver.api.cluster import Cluster
+    from dra_solver.diagnosis import why
     from dra_solver.errors import DRASolverError, InputError
+    from dra_solver.filling import fill
     from dra_solver.gates import FeatureGates
     from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
+    from dra_solver.templates import NodeTemplate
 
 
 def __getattr__(name: str) -> Any:
@@ -58,10 +64,13 @@ __all__ = [
     "DRASolverError",
     "FeatureGates",
     "InputError",
+    "NodeTemplate",
     "Options",
     "PlanOutcome",
     "PodPlan",
     "__version__",
     "allocate",
+    "fill",
     "plan",
+    "why",
 ]

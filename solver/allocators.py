@@ -21,7 +21,7 @@ from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
 from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
@@ -100,6 +100,10 @@ class PlanOutcome:
     """In input order."""
     allocator: str = "cpsat"
     stats: dict[str, object] = field(default_factory=dict)
+    added_nodes: list[Node] = field(default_factory=list)
+    """What-if plans (`solver.whatif`): the template copies the plan adds, in template order."""
+    added_slices: list[ResourceSlice] = field(default_factory=list)
+    """The added nodes' ResourceSlices."""
 
     @property
     def placed(self) -> int:

@@ -41,13 +41,17 @@ from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
+from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.filling import Fill
+from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
 from dra_solver.output import OutputMode, changed_objects, cluster_after
-from dra_solver.pipeline import AllocationOutcome, Options, known_nodes, resolve_nodes
+from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.table import plan_tables
+from dra_solver.templates import NodeTemplate
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
@@ -449,6 +453,26 @@ def plan(
     seed: SeedOpt = 0,
     output: OutputOpt = OutputFormat.yaml,
     output_mode: OutputModeOpt = OutputMode.changed,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--node-template",
+            help="A file with one Node and its ResourceSlices, repeatable: the plan may add copies "
+            "(<node>-1, <node>-2, ...), fewest unplaced pods first, then least total cost "
+            "(annotation dra-solver.io/cost, default 1).",
+        ),
+    ] = None,
+    max_new_nodes: Annotated[
+        int, typer.Option("--max-new-nodes", help="Most copies of each node template.")
+    ] = DEFAULT_MAX_NEW_NODES,
+    fill: Annotated[
+        str | None,
+        typer.Option(
+            "--fill",
+            help="How many more replicas of this pod fit (after the pending pods are placed); "
+            "prints the replicas' plan.",
+        ),
+    ] = None,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -467,25 +491,42 @@ def plan(
     try:
         with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
             _err.print(Text(PLANNING_NOTICE, style="dim"))
-            outcome = plan_pods(cluster, pods=pod or None, nodes=node or None, options=options)
+            filled: Fill | None = None
+            if fill is not None:
+                if node_template or pod:
+                    raise InputError("--fill cannot be combined with --node-template or --pod")
+                filled = fill_pod(cluster, fill, node or None, options)
+                outcome = filled.outcome
+            else:
+                templates = [_template(f) for f in node_template or []]
+                outcome = plan_pods(
+                    cluster,
+                    pods=pod or None,
+                    nodes=node or None,
+                    options=options,
+                    node_templates=templates or None,
+                    max_new_nodes=max_new_nodes,
+                )
             interrupted = interrupt.requested()
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
+    added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
     if output is OutputFormat.table:
-        nodes = resolve_nodes(cluster, node or None)
+        nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
         summary = plan_summary(outcome, seconds)
         _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
     elif output_mode is OutputMode.full:
-        sys.stdout.write(dumps(cluster_after(cluster, outcome.pods), output.value))
+        sys.stdout.write(dumps([*cluster_after(cluster, outcome.pods), *added], output.value))
     else:
-        sys.stdout.write(dumps(changed_objects(outcome.pods), output.value))
+        sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
     _print_warnings(outcome.stats.get("warnings") or [])
     # The table already has a row per pod; stderr then keeps only the summary.
     every_pod = len(outcome.pods) <= POD_LINES and output is not OutputFormat.table
     for p in outcome.pods:
         if not p.placed and output is not OutputFormat.table:
-            _err.print(Text(f"{p.name}: not placed: {p.reason}", style="red"))
+            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
+            _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
         elif p.placed and every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
     if interrupted:
@@ -494,8 +535,54 @@ def plan(
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     if output is not OutputFormat.table:  # the table has the summary
         _err.print(Text(plan_summary(outcome, seconds), style="bold"))
+    if node_template:
+        cost = outcome.stats.get("added_cost")
+        _err.print(Text(f"{outcome.stats.get('added')} (cost {cost})", style="bold"))
+    if filled is not None:
+        _err.print(Text(filled.summary(), style="bold"))
+        return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+@app.command()
+def explain(
+    paths: PathsArg,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option("--claim", help="Claim to explain (name or namespace/name), repeatable."),
+    ] = None,
+    pod: Annotated[
+        str | None, typer.Option(help="Explain this pod's unallocated claims and constraints.")
+    ] = None,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Nodes to explain, repeatable; default: every node.")
+    ] = None,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option("--node-template", help="Also say whether a new node of this template would take it."),
+    ] = None,
+    feature_gates: FeatureGatesOpt = None,
+) -> None:
+    """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
+    reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    cluster = _load_or_exit(paths)
+    _validate_or_exit(cluster, feature_gates)
+    if (claim is None) == (pod is None):
+        _fail([InputError("give either --claim or --pod")])
+    try:
+        templates = [_template(f) for f in node_template or []]
+        answer = explain_why(
+            cluster, claim=claim, pod=pod, nodes=node, feature_gates=feature_gates, node_templates=templates
+        )
+    except DRASolverError as exc:
+        _fail([exc])
+    sys.stdout.write(answer.text() + "\n")
+
+
+def _template(path: str) -> NodeTemplate:
+    """A node template file, loaded like the inputs (errors name the file)."""
+    return NodeTemplate.from_cluster(_load_or_exit([path]), source=path)
 
 
 POD_LINES = 50

@@ -44,9 +44,13 @@ from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
+from dra_solver.templates import NodeTemplate
+from dra_solver.whatif import plan_with_templates
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
+DEFAULT_MAX_NEW_NODES = 10
+"""What-if plans add at most this many copies of each node template unless told otherwise."""
 PodInput = str | Pod | Sequence[str | ResourceClaim]
 """A pod to place: a Pod name (`name` or `namespace/name`), a Pod object, or a list of claims
 (names or objects) that form one pod."""
@@ -135,6 +139,8 @@ def plan(
     options: Options | None = None,
     *,
     priorities: Sequence[int] | None = None,
+    node_templates: Sequence[NodeTemplate | str | Path] | None = None,
+    max_new_nodes: int = DEFAULT_MAX_NEW_NODES,
     **changes: Any,
 ) -> PlanOutcome:
     """Place as many (priority-weighted) pods as possible, each on one of `nodes`.
@@ -142,13 +148,43 @@ def plan(
     `pods`: default every Pod with unallocated claims, or (no Pods in the input) every
     unallocated claim as its own pod. `nodes`: default the Node objects, else the slices'
     nodeNames. `priorities`: one per pod. Options fields may also be given as keywords
-    (`plan(cluster, allocator="reference")`). Inputs are never modified."""
+    (`plan(cluster, allocator="reference")`). Inputs are never modified.
+
+    `node_templates` (NodeTemplate objects or template files): a what-if plan that may also
+    add up to `max_new_nodes` copies of each template, fewest unplaced pods first, then least
+    cost (`solver.whatif`); `outcome.added_nodes` / `added_slices` are the copies added."""
     opts = Options.of(options, **changes)
+    if node_templates is not None:  # the templates' copies may be the only nodes
+        existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
+        return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo) for u in units]
     return _per_pod(cluster, units, run(cluster, units, node_list, opts))
+
+
+def _what_if(
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None,
+    node_list: list[str],
+    opts: Options,
+    priorities: Sequence[int] | None,
+    node_templates: Sequence[NodeTemplate | str | Path],
+    max_new_nodes: int,
+) -> PlanOutcome:
+    """`plan` with node templates: the pods resolved on the cluster with the copies."""
+    templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
+
+    def units_for(c: Cluster, names: Sequence[str]) -> list[Unit]:
+        return [with_nodes(c, u, names) for u in join_shared(resolve_units(c, pods, priorities))]
+
+    outcome, added, units, expanded = plan_with_templates(
+        cluster, units_for, node_list, opts, templates, max_new_nodes
+    )
+    result = _per_pod(expanded, units, outcome)
+    result.added_nodes, result.added_slices = added.nodes, added.slices
+    return result
 
 
 def allocate(

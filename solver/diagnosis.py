@@ -1,0 +1,435 @@
+"""`explain`: why a claim (or a pod's claims) cannot be allocated, per node, in words.
+
+Why a module beside `solver.explain`: that one explains one precomputed Problem in one line
+(what `allocate` and `plan` print). A user asking "why not?" needs the detail behind it, per
+node, with nodes that fail for the same reason grouped: the node constraints (nodeSelector,
+affinity, taints, unschedulable: `problem.scheduling`), node resources (`solver.demand`), and
+per request how many devices the node has, how many the class and each selector keep (the
+first selector that rejects devices is named with an example device), which matching devices
+are held and by which claims, the capacity left on shared devices after rounding, devices
+whose taints are not tolerated, and match/distinct constraints with the values available.
+
+Where several rules interact (claims that fit alone but not together, constraints), a
+*minimal blocking set* is found by deletion: the rule groups are the claims and the claims'
+constraints; starting from all of them, each group is dropped for good when the rest still
+has no allocation (reference search). What remains is irreducible: dropping any one group
+of it makes the rest fit. (The result is minimal by inclusion, not necessarily the smallest.)
+
+The smallest change that makes it fit, when one is found by trying it: fewer devices for a
+request (count = the usable devices), an allocated claim released (each holder of a matching
+device, in order), or a node of a template (`solver.templates`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import EvalCache, compile_expression
+from dra_solver.demand import Needs, NodeBook
+from dra_solver.errors import CelError, InputError, SearchAborted
+from dra_solver.explain import explain_unschedulable
+from dra_solver.gates import FeatureGates
+from dra_solver.pipeline import known_nodes, resolve_claims
+from dra_solver.problem.build import problem_from_context
+from dra_solver.problem.capacity import device_consumption
+from dra_solver.problem.devices import Context, build_context
+from dra_solver.problem.flat import Problem
+from dra_solver.problem.pods import node_conflict, pod_claims
+from dra_solver.problem.requests import request_specs
+from dra_solver.problem.scheduling import node_refusal
+from dra_solver.reference import ReferenceSearch
+from dra_solver.templates import NodeTemplate, with_copies
+
+STEPS = 200_000
+NODE = "<node>"
+
+
+@dataclass(frozen=True)
+class NodeAnswer:
+    """One node: whether the claims fit, the dominant reason and the detail lines."""
+
+    node: str | None
+    fits: bool
+    reason: str = ""
+    details: tuple[str, ...] = ()
+    fix: str | None = None
+
+
+@dataclass
+class Explanation:
+    """Per node why (or that) the subject fits; nodes with the same reason grouped."""
+
+    subject: str
+    nodes: list[NodeAnswer] = field(default_factory=list)
+    template: str | None = None
+    """A node template on whose fresh copy the subject fits, when templates were given."""
+
+    @property
+    def fits(self) -> list[str | None]:
+        return [a.node for a in self.nodes if a.fits]
+
+    def groups(self) -> list[tuple[NodeAnswer, list[str | None]]]:
+        """Failing nodes grouped by their words with the node name taken out (first node's
+        answer as the group's), in order of the first node."""
+        out: dict[tuple[str, tuple[str, ...], str | None], tuple[NodeAnswer, list[str | None]]] = {}
+        for a in self.nodes:
+            if a.fits:
+                continue
+            key = (_generic(a.reason, a.node), tuple(_generic(d, a.node) for d in a.details), a.fix)
+            out.setdefault(key, (a, []))[1].append(a.node)
+        return list(out.values())
+
+    def text(self) -> str:
+        """The explanation as a user reads it."""
+        lines = []
+        if self.fits:
+            lines.append(f"{self.subject} fits on: {', '.join(map(str, self.fits))}")
+        for a, nodes in self.groups():
+            names = ", ".join(str(n) for n in nodes)
+            head = f"{len(nodes)} node(s) ({names})" if len(nodes) > 1 else f"node {names}"
+            lines.append(f"{head}: {_generic(a.reason, a.node) if len(nodes) > 1 else a.reason}")
+            lines.extend(f"  - {_generic(d, a.node) if len(nodes) > 1 else d}" for d in a.details)
+            if a.fix:
+                lines.append(f"  fix: {a.fix}")
+        if self.template:
+            lines.append(f"it fits on a new node of template {self.template}")
+        return "\n".join(lines)
+
+
+def explain(
+    cluster: Cluster,
+    *,
+    claim: str | Sequence[str] | None = None,
+    pod: str | Pod | None = None,
+    nodes: Sequence[str] | None = None,
+    feature_gates: FeatureGates | str | None = None,
+    node_templates: Sequence[NodeTemplate] = (),
+) -> Explanation:
+    """Why `claim` (names; together, all or none) or `pod`'s unallocated claims cannot be
+    allocated, on each of `nodes` (default: every node the input knows)."""
+    gates = FeatureGates.of(feature_gates)
+    if (claim is None) == (pod is None):
+        raise InputError("explain needs either a claim or a pod")
+    pod_obj: Pod | None = None
+    if pod is not None:
+        pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
+        claims = [
+            c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None
+        ]
+        subject = f"pod {pod_obj.metadata.namespace or 'default'}/{pod_obj.metadata.name}"
+    else:
+        names = [claim] if isinstance(claim, str) else list(claim or [])
+        claims = resolve_claims(cluster, names)
+        subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
+    node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
+    cache = EvalCache()
+    out = Explanation(subject)
+    for n in node_list:
+        out.nodes.append(_node(cluster, claims, pod_obj, n, gates, cache))
+    if not out.fits and node_templates:
+        for t in node_templates:
+            grown, copies = with_copies(cluster, [t], [1])
+            if _node(grown, claims, pod_obj, copies[0][0], gates, cache).fits:
+                out.template = t.name
+                break
+    return out
+
+
+def _node(
+    cluster: Cluster,
+    claims: list[ResourceClaim],
+    pod: Pod | None,
+    node: str | None,
+    gates: FeatureGates,
+    cache: EvalCache,
+) -> NodeAnswer:
+    if pod is not None:
+        why = node_refusal(cluster, pod, node) or node_conflict(
+            cluster, pod, pod_claims(cluster, pod), node
+        )
+        if why:
+            return NodeAnswer(node, False, f"node constraints: {why}")
+        book = NodeBook(cluster, [node], gates)
+        short = book.refusal(book.variant((Needs.of(pod),), node), node)
+        if short:
+            return NodeAnswer(node, False, f"node resources: {short}")
+    if not claims:
+        return NodeAnswer(node, True)
+    ctx = build_context(cluster, claims, node, gates, cache)
+    problem = problem_from_context(ctx, claims)
+    if _solves(problem):
+        return NodeAnswer(node, True)
+    details = _request_details(cluster, ctx, problem, claims)
+    reason, extra = _dominant(cluster, claims, node, gates, cache, problem)
+    fix = _fix(cluster, claims, node, gates, cache, problem)
+    return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+
+def _solves(problem: Problem) -> bool:
+    try:
+        return ReferenceSearch(problem, max_steps=STEPS).run() is not None
+    except SearchAborted:
+        return False
+
+
+def _fits(
+    cluster: Cluster,
+    claims: list[ResourceClaim],
+    node: str | None,
+    gates: FeatureGates,
+    cache: EvalCache,
+) -> bool:
+    ctx = build_context(cluster, claims, node, gates, cache)
+    return _solves(problem_from_context(ctx, claims))
+
+
+def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
+    """(driver, pool, device) -> refs of the allocated claims that use it."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for key, c in cluster.claims.items():
+        alloc = c.status.allocation if c.status else None
+        if alloc is None:
+            continue
+        for r in alloc.devices.results:
+            out.setdefault((r.driver, r.pool, r.device), []).append(f"{key[0]}/{key[1]}")
+    return out
+
+
+def _request_details(
+    cluster: Cluster, ctx: Context, problem: Problem, claims: list[ResourceClaim]
+) -> list[str]:
+    """Per request: the device funnel (node, class, each selector), static rejections, held
+    devices and their holders, capacity left on shared devices."""
+    holders = _holders(cluster)
+    lines: list[str] = []
+    for ci, claim in enumerate(claims):
+        ref = f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+        for _, _, specs in request_specs(claim, ctx.gates):
+            for spec in specs:
+                alt = next(a for a in problem.alternatives if a.claim == ci and a.name == spec.name)
+                lines.append(
+                    f"claim {ref}: request {spec.name}: " + _funnel(cluster, ctx, spec, alt, holders)
+                )
+    return lines
+
+
+def _funnel(
+    cluster: Cluster, ctx: Context, spec: Any, alt: Any, holders: dict[tuple[str, str, str], list[str]]
+) -> str:
+    cls = cluster.classes.get(spec.class_name)
+    selectors: list[tuple[str, str]] = []
+    if cls is not None:
+        selectors += [
+            (f"class {spec.class_name} selector", s.cel.expression) for s in cls.spec.selectors if s.cel
+        ]
+    selectors += [("selector", s.cel.expression) for s in spec.selectors if s.cel]
+    devices = list(range(len(ctx.devices)))
+    parts = [
+        f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {len(devices)} on the node"
+    ]
+    for label, expr in selectors:
+        program = compile_expression(expr, expect_bool=True)
+        kept, dropped = [], []
+        for d in devices:
+            try:
+                ok = ctx.cache.evaluate_bool(program, ctx.views[d])
+            except CelError:
+                ok = True  # the runtime error is the candidate's (reported by allocate)
+            (kept if ok else dropped).append(d)
+        if dropped:
+            eg = ctx.devices[dropped[0]]
+            parts.append(
+                f"{label} `{expr}` rejects {len(dropped)} (e.g. {eg.pool}/{eg.name}), {len(kept)} left"
+            )
+        devices = kept
+    for why, n in alt.rejected:
+        parts.append(f"{n} {why}")
+    cap_lines = _capacity_left(ctx, spec, devices)
+    parts.extend(cap_lines)
+    held = [
+        c.device
+        for c in alt.candidates
+        if not alt.admin and not ctx.devices[c.device].multi and ctx.devices[c.device].busy
+    ]
+    if held:
+        who: list[str] = []
+        for d in held:
+            info = ctx.devices[d]
+            who += holders.get((info.driver, info.pool, info.name), [])
+        parts.append(
+            f"{len(held)} of the matching devices are held (by {', '.join(dict.fromkeys(who))})"
+        )
+    free = len(alt.candidates) - len(held)
+    parts.append(f"{free} usable")
+    return "; ".join(parts)
+
+
+def _capacity_left(ctx: Context, spec: Any, devices: list[int]) -> list[str]:
+    """Shared devices the request's capacity does not fit: `needs 30Gi, 20Gi left on pool/dev`."""
+    out = []
+    for d in devices:
+        info = ctx.devices[d]
+        if not info.multi or not spec.capacity:
+            continue
+        _, raw = ctx.raw[d]
+        amounts = device_consumption(
+            raw.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+        )
+        if amounts is None:
+            continue
+        for name, need in sorted(amounts.items()):
+            total = info.capacity.get(name)
+            if total is None:
+                continue
+            left = total - info.in_use.get(name, 0)
+            if need > left:
+                fmt = info.capacity_format.get(name, "DecimalSI")
+                out.append(
+                    f"needs {_qty(need, fmt)} {name}, {_qty(left, fmt)} left on {info.pool}/{info.name}"
+                )
+    return out[:3]
+
+
+def _qty(value: Any, fmt: str) -> str:
+    try:
+        return str(Quantity.from_number(Fraction(value), fmt))  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # words only: fall back to the plain number
+        return str(value)
+
+
+def _dominant(
+    cluster: Cluster,
+    claims: list[ResourceClaim],
+    node: str | None,
+    gates: FeatureGates,
+    cache: EvalCache,
+    problem: Problem,
+) -> tuple[str, list[str]]:
+    """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
+    minimal blocking set in words."""
+    reason = explain_unschedulable(problem)
+    groups: list[tuple[int, int | None]] = [(ci, None) for ci in range(len(claims))]
+    for ci, c in enumerate(claims):
+        groups += [(ci, k) for k in range(len(c.spec.devices.constraints))]
+    if len(groups) < 2:
+        return reason, []
+    keep = list(groups)
+    for g in groups:
+        trial = [x for x in keep if x != g]
+        if trial and not _fits(cluster, _subset(claims, trial), node, gates, cache):
+            keep = trial
+    if keep == groups and len(claims) == 1 and not claims[0].spec.devices.constraints:
+        return reason, []
+    words = []
+    for ci, k in keep:
+        c = claims[ci]
+        name = f"{c.metadata.namespace or 'default'}/{c.metadata.name}"
+        if k is None:
+            words.append(f"claim {name}")
+        else:
+            con = c.spec.devices.constraints[k]
+            kind = "matchAttribute" if con.match_attribute else "distinctAttribute"
+            attr = con.match_attribute or con.distinct_attribute
+            values = _values(problem, ci, str(attr))
+            words.append(f"claim {name}: {kind} {attr} (values available: {values})")
+    return reason, ["minimal blocking set: " + " + ".join(words)]
+
+
+def _subset(claims: list[ResourceClaim], groups: list[tuple[int, int | None]]) -> list[ResourceClaim]:
+    """The claims of `groups`, each with only the constraints in `groups`."""
+    out = []
+    for ci, c in enumerate(claims):
+        if (ci, None) not in groups:
+            continue
+        cons = c.spec.devices.constraints
+        kept = [con for k, con in enumerate(cons) if (ci, k) in groups]
+        if len(kept) != len(cons):
+            devices = c.spec.devices.model_copy(update={"constraints": kept})
+            c = c.model_copy(update={"spec": c.spec.model_copy(update={"devices": devices})})
+        out.append(c)
+    return out
+
+
+def _values(problem: Problem, claim: int, attribute: str) -> str:
+    seen: set[str] = set()
+    for con in problem.constraints:
+        if con.claim == claim and con.attribute.endswith(attribute.rsplit("/", 1)[-1]):
+            for v in con.values.values():
+                if v is None:
+                    seen.add("(missing)")
+                else:
+                    seen.update(str(x[1]) for x in v)
+    return ", ".join(sorted(seen)) or "none"
+
+
+def _fix(
+    cluster: Cluster,
+    claims: list[ResourceClaim],
+    node: str | None,
+    gates: FeatureGates,
+    cache: EvalCache,
+    problem: Problem,
+) -> str | None:
+    """The smallest change found that makes it fit: fewer devices, then a claim released."""
+    for ci, c in enumerate(claims):
+        for ri, req in enumerate(c.spec.devices.requests):
+            e = req.exactly
+            if e is None or (e.allocation_mode or "ExactCount") != "ExactCount":
+                continue
+            alt = next((a for a in problem.alternatives if a.claim == ci and a.name == req.name), None)
+            if alt is None:
+                continue
+            usable = sum(
+                1
+                for x in alt.candidates
+                if not problem.devices[x.device].busy or alt.admin or problem.devices[x.device].multi
+            )
+            if 0 < usable < alt.count:
+                fewer = _with_count(c, ri, usable)
+                if _fits(cluster, [*claims[:ci], fewer, *claims[ci + 1 :]], node, gates, cache):
+                    return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
+    holders = _holders(cluster)
+    tried: list[str] = []
+    for alt in problem.alternatives:
+        for cand in alt.candidates:
+            d = problem.devices[cand.device]
+            for ref in holders.get((d.driver, d.pool, d.name), []):
+                if ref in tried or len(tried) >= 10:
+                    continue
+                tried.append(ref)
+                ns, name = ref.split("/", 1)
+                released = dict(cluster.claims)
+                held = released[(ns, name)]
+                released[(ns, name)] = held.model_copy(update={"status": None})
+                if _fits(replace(cluster, claims=released), claims, node, gates, cache):
+                    return f"claim {ref} released"
+    return None
+
+
+def _with_count(claim: ResourceClaim, ri: int, count: int) -> ResourceClaim:
+    reqs = list(claim.spec.devices.requests)
+    e = reqs[ri].exactly
+    assert e is not None
+    reqs[ri] = reqs[ri].model_copy(update={"exactly": e.model_copy(update={"count": count})})
+    devices = claim.spec.devices.model_copy(update={"requests": reqs})
+    return claim.model_copy(update={"spec": claim.spec.model_copy(update={"devices": devices})})
+
+
+def _generic(text: str, node: str | None) -> str:
+    """`text` with the node's name (as a whole name part) replaced by `<node>`."""
+    if not node:
+        return text
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, text)
+
+
+why = explain
+"""The top-level name (`dra_solver.why`): `dra_solver.explain` is the module of one-line reasons."""
+
+__all__ = ["Explanation", "NodeAnswer", "explain", "why"]

@@ -1,0 +1,124 @@
+"""`fill`: how many more replicas of a pod fit, once the pending pods are placed.
+
+Why its own module: it is a plan about a plan — the pending pods are planned and their plan
+applied first (as if the `plan -o yaml` output were fed back in), so replicas never displace
+them; then replicas of the pod are planned on what is left. It uses the pipeline, so it sits
+above it (like the CLI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dra_solver.allocators import PlanOutcome
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod
+from dra_solver.errors import InputError
+from dra_solver.output import pod_after
+from dra_solver.pipeline import Options, plan, resolve_units
+
+MAX_FILL = 1024
+"""`fill` tries at most this many replicas."""
+
+
+@dataclass
+class Fill:
+    """How many more replicas of a pod fit: `count` of `tried` placed (`outcome`: their plan)."""
+
+    pod: str
+    count: int
+    tried: int
+    outcome: PlanOutcome
+
+    @property
+    def at_limit(self) -> bool:
+        """Every replica tried was placed at the largest try: more may fit."""
+        return self.count == self.tried
+
+    def summary(self) -> str:
+        more = f" (at least: every one of the {self.tried} tried was placed)" if self.at_limit else ""
+        return f"fill: {self.count} more replica(s) of {self.pod} fit{more}"
+
+
+def fill(
+    cluster: Cluster,
+    pod: str | Pod,
+    nodes: Sequence[str] | None = None,
+    options: Any = None,
+    *,
+    limit: int = MAX_FILL,
+    **changes: Any,
+) -> Fill:
+    """How many more replicas of `pod` fit once the pending pods are placed.
+
+    The pending pods are planned first and their plan applied (`applied`: as if fed back in),
+    so replicas never displace them; then `n` replicas (`<pod>-fill-<i>`) are planned, n
+    doubling from 8 up to `limit` until fewer than n are placed. With CP-SAT the count is the
+    most that fit (its plan's status says whether that is proven); with the reference, how
+    many the scheduler's first fit places."""
+    opts = Options.of(options, **changes)
+    obj = cluster.pod(pod) if isinstance(pod, str) else pod
+    base = cluster
+    if resolve_units(cluster, None, None):
+        base = applied(cluster, plan(cluster, None, nodes, opts))
+    name = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+    n = min(8, limit)
+    while True:
+        reps = replicas(base, obj, n)
+        pods = dict(base.pods)
+        pods.update({(r.metadata.namespace or "default", r.metadata.name): r for r in reps})
+        outcome = plan(replace(base, pods=pods), reps, nodes, opts)
+        if outcome.placed < n or n >= limit:
+            return Fill(name, outcome.placed, n, outcome)
+        n = min(2 * n, limit)
+
+
+def replicas(cluster: Cluster, pod: Pod, count: int) -> list[Pod]:
+    """`count` copies of `pod`, named `<pod>-fill-<i>`, pending (no nodeName, no status). A
+    pod that names a ResourceClaim directly cannot be replicated (the copies would share
+    it): an error naming the field."""
+    for i, entry in enumerate(pod.spec.resource_claims):
+        if entry.resource_claim_name:
+            raise InputError(
+                "--fill needs a pod whose claims come from ResourceClaimTemplates: its replicas would "
+                f"share ResourceClaim {entry.resource_claim_name}",
+                obj=pod.ref,
+                field=f"spec.resourceClaims[{i}].resourceClaimName",
+            )
+    base = pod.dump()
+    out = []
+    for i in range(1, count + 1):
+        obj = dict(base)
+        meta = dict(obj.get("metadata") or {})
+        meta["name"] = f"{pod.metadata.name}-fill-{i}"
+        for key in ("uid", "resourceVersion", "ownerReferences"):
+            meta.pop(key, None)
+        obj["metadata"] = meta
+        spec = dict(obj.get("spec") or {})
+        spec.pop("nodeName", None)
+        obj["spec"] = spec
+        obj.pop("status", None)
+        out.append(Cluster.from_objects([obj]).pods[(meta.get("namespace") or "default", meta["name"])])
+    return out
+
+
+def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:
+    """`cluster` after the plan: placed pods bound to their nodes, their claims allocated
+    (what `plan -o yaml` prints, fed back in)."""
+    pods = dict(cluster.pods)
+    claims = dict(cluster.claims)
+    for p in outcome.pods:
+        if not p.placed:
+            continue
+        for c in p.claims:
+            claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+        obj = pod_after(p)
+        if obj is not None and p.pod is not None:
+            key = (p.pod.metadata.namespace or "default", p.pod.metadata.name)
+            pods[key] = Cluster.from_objects([obj]).pods[key]
+    return replace(cluster, pods=pods, claims=claims)
+
+
+__all__ = ["MAX_FILL", "Fill", "applied", "fill", "replicas"]

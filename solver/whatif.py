@@ -1,0 +1,472 @@
+"""What-if plans: which node templates to add, how many of each, so that the pods fit.
+
+The question: given the pods, the existing nodes and node templates (`solver.templates`),
+add copies of the templates so that, in this order, (1) the priority-weighted number of
+unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
+decides the rest (pack/spread, in the single-node allocators). At most `max_new_nodes`
+copies of each template are added.
+
+Each template is materialised `max_new_nodes` times (`templates.with_copies`); the copies
+are ordinary candidate nodes. Which plan is used when:
+
+- **reference** allocator: first fit (the scheduler's order) over the existing nodes, then the
+  copies — templates by cost, cheapest first, copies `-1, -2, ...` in order. A pod fits on
+  a fresh copy exactly when it fits on the next fresh copy, so the copies used are a prefix
+  `-1..-m` of each template; the others are dropped. Like the cluster autoscaler's
+  simulation, it is not minimal.
+- **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
+  DRA-served extended resources, no claim-less pods under node limits): the master model of
+  `solver.master` with the template classes' multiplicities as variables. With node classes
+  c (existing ones at cost 0, each template's copies one class at cost[t], mult = max_new_nodes)
+  and patterns p:
+
+      z[c,p] in Z>=0,  y[k] in Z>=0
+      sum_p z[c,p] <= mult[c]                          (mu[c]: nodes of class c; for a
+                                                        template class, copies added)
+      y[k] <= sum_{c,p} p[k] z[c,p],  y[k] <= demand[k] (pi[k])
+      maximise  M * sum_k w[k] y[k]  -  sum_{c,p} cost[c] z[c,p],   M = sum_c cost[c] mult[c] + 1
+
+  M exceeds any total cost, so the one objective is lexicographic: weight first, then cost.
+  Columns are generated on the LP relaxation: a pattern enters class c when pi.p > mu[c] +
+  cost[c] (its reduced cost), priced by the single-node exact model (`patterns.NodeModel`).
+  For any pi >= 0 the Lagrangian bound
+
+      UB = sum_k demand[k] max(0, M w[k] - pi[k]) + sum_c mult[c] max(0, max_p pi.p - cost[c])
+
+  bounds every plan's objective. A plan with weight W and cost C has objective M W - C; if it
+  reaches floor(UB) it is proven: no plan has more weight (that would be worth >= M(W+1) -
+  (M-1) > M W - C), and none with weight W costs less. Otherwise the plan reports the
+  weight bound floor((UB + M - 1) / M) and the cost bound max(0, M W - UB). Expansion puts the
+  chosen patterns on each class's nodes in order, copies by number, so the copies used are
+  `-1..-m`.
+- **cpsat**, otherwise: the per-device planner, adding copies one at a time (greedy): first
+  the plan with every copy gives the weight to reach; then, starting from no copies, the
+  template whose next copy gains the most weight per cost is added until that weight is
+  reached. Correct (every plan checked), not proven minimal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ortools.linear_solver import pywraplp
+from ortools.sat.python import cp_model
+
+import dra_solver.interrupt as interrupt
+from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, book_limits
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Node, ResourceSlice
+from dra_solver.cel import EvalCache
+from dra_solver.classes import NodeClass, PodClass, node_classes, pod_classes
+from dra_solver.demand import NodeBook
+from dra_solver.errors import InputError
+from dra_solver.firstfit import FirstFit
+from dra_solver.master import AggregatedPlan
+from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.templates import NodeTemplate, with_copies
+
+EPS = 1e-6
+MAX_ROUNDS = 200
+"""Column-generation rounds."""
+
+
+@dataclass
+class Added:
+    """The copies a what-if plan adds: per template, how many, and the objects."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    """Template node name -> copies added (templates in input order, zeros included)."""
+    cost: int = 0
+    nodes: list[Node] = field(default_factory=list)
+    slices: list[ResourceSlice] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """`add 5 × gpu-8x, 1 × cpu-big` or `add no nodes`."""
+        parts = [f"{n} × {t}" for t, n in self.counts.items() if n]
+        return "add " + ", ".join(parts) if parts else "add no nodes"
+
+
+def plan_with_templates(
+    cluster: Cluster,
+    units_for: Any,
+    nodes: Sequence[str],
+    options: Any,
+    templates: Sequence[NodeTemplate],
+    max_new_nodes: int,
+) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
+    """The what-if plan (see the module docstring). `units_for(cluster, node_list)` resolves
+    the pods on a cluster with the copies (`pipeline.plan` passes its own resolution).
+    Returns the plan (per unit), what is added, the units and the cluster with every copy."""
+    if max_new_nodes < 0:
+        raise InputError(f"--max-new-nodes must be >= 0, got {max_new_nodes}")
+    if not templates:
+        raise InputError("no node templates given")
+    expanded, copies = with_copies(cluster, templates, [max_new_nodes] * len(templates))
+    order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
+    node_list = [*nodes, *(n for t in order for n in copies[t])]
+    units: list[Unit] = units_for(expanded, node_list)
+    job = _job(expanded, units, node_list, options)
+    first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
+    first.stats["reference_placed"] = first.placed
+    if options.allocator == "reference":
+        outcome = replace(first, allocator="reference")
+    else:
+        cost_of = {n: templates[t].cost for t in range(len(templates)) for n in copies[t]}
+        origin = {n: t for t in range(len(templates)) for n in copies[t]}
+        agg = template_aggregate(job, first, origin, cost_of, options.time_limit)
+        if isinstance(agg, AggregatedPlan):
+            outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
+            outcome.stats.update(agg.stats)
+        else:
+            return _greedy(cluster, units_for, nodes, options, templates, copies, max_new_nodes, agg)
+    if job.book.warnings:
+        outcome.stats["warnings"] = list(job.book.warnings)
+    return outcome, _added(expanded, outcome, templates, copies), units, expanded
+
+
+def _job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Any) -> Job:
+    """What the allocators see (as `pipeline.make_job`, which imports this module)."""
+    cache = options.cache if options.cache is not None else EvalCache()
+    book = NodeBook(cluster, list(nodes), options.feature_gates)
+    return Job(
+        cluster,
+        tuple(units),
+        tuple(nodes),
+        options.feature_gates,
+        cache,
+        options.seed,
+        options.strategy,
+        options.time_limit,
+        book,
+    )
+
+
+def _added(
+    cluster: Cluster, outcome: PlanOutcome, templates: Sequence[NodeTemplate], copies: list[list[str]]
+) -> Added:
+    """Per template, the copies up to the last one a placed pod uses (a prefix `-1..-m`)."""
+    used = {p.node for p in outcome.pods if p.placed and p.node is not None}
+    out = Added()
+    for t, names in zip(templates, copies, strict=True):
+        m = max((i + 1 for i, n in enumerate(names) if n in used), default=0)
+        out.counts[t.name] = m
+        out.cost += m * t.cost
+        keep = set(names[:m])
+        out.nodes.extend(cluster.nodes[n] for n in names[:m])
+        out.slices.extend(s for s in cluster.slices if s.spec.node_name in keep)
+    outcome.stats["added"] = out.summary()
+    outcome.stats["added_cost"] = out.cost
+    return out
+
+
+def _greedy(
+    cluster: Cluster,
+    units_for: Any,
+    nodes: Sequence[str],
+    options: Any,
+    templates: Sequence[NodeTemplate],
+    copies: list[list[str]],
+    max_new_nodes: int,
+    why: str,
+) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
+    """The per-device fallback: copies added one at a time, the best weight gain per cost
+    first, until the weight of the plan with every copy is reached."""
+
+    def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
+        c, _ = with_copies(cluster, templates, counts)
+        names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
+        units = units_for(c, names)
+        job = _job(c, units, names, options)
+        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
+        first.stats["reference_placed"] = first.placed
+        return ALLOCATORS[options.allocator].improve(job, first), units, c
+
+    full = [max_new_nodes] * len(templates)
+    target = attempt(full)[0].weight
+    counts = [0] * len(templates)
+    best = attempt(counts)
+    while best[0].weight < target:
+        trials = []
+        for t in range(len(templates)):
+            if counts[t] < max_new_nodes:
+                more = list(counts)
+                more[t] += 1
+                got = attempt(more)
+                gain = got[0].weight - best[0].weight
+                trials.append((-(gain / max(templates[t].cost, EPS)), t, got, more))
+        trials = [x for x in trials if x[0] < 0]
+        if not trials:
+            break
+        _, _, got, counts = min(trials, key=lambda x: (x[0], x[1]))
+        best = got
+    outcome, units, c = best
+    outcome.stats["aggregated"] = f"no: {why}; copies added one at a time (greedy)"
+    named = [copies[t][: counts[t]] for t in range(len(templates))]
+    return outcome, _added(c, outcome, templates, named), units, c
+
+
+@dataclass
+class _Classes:
+    classes: list[NodeClass]
+    cost: list[int]
+
+
+def template_aggregate(
+    job: Job,
+    first: PlanOutcome,
+    origin: Mapping[str, int],
+    cost_of: Mapping[str, int],
+    time_limit: float,
+) -> AggregatedPlan | str:
+    """The what-if master model (module docstring), or why it does not apply."""
+    start = time.perf_counter()
+    units = job.units
+    if any(r in job.book.mapping for u in units for n in u.needs for r in n.demand):
+        return "a pod asks for an extended resource DRA may serve"
+    if book_limits(job, job.nodes) and any(not u.claims for u in units):
+        return "pods without claims take node resources"
+    names = [n for n in job.nodes if n is not None]
+    todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
+    if not todo:
+        return "no pod with claims may be placed"
+    pods = pod_classes(units, todo)
+    found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free)
+    if found.coupled:
+        return f"nodes are not independent: {found.coupled}"
+    if found.errors:
+        return f"precompute reports an error: {found.errors}"
+    split = _split(found.classes, origin, cost_of)
+    ncls = split.classes
+    ctx = Context(
+        job.cluster,
+        units,
+        pods,
+        job.gates,
+        job.cache,
+        job.seed,
+        start + time_limit,
+        views=found.views,
+        free=dict(job.book.free),
+    )
+    caps = {(c.index, k): cap(ctx, c.nodes[0], k) for c in ncls for k in sorted(c.allowed)}
+    caps_proven = all(p for _, p in caps.values())
+    capn = {key: v for key, (v, _) in caps.items()}
+    feas = Feasibility(ctx)
+    columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
+    for (c, k), v in capn.items():
+        if v > 0:
+            pat = tuple(v if j == k else 0 for j in range(len(pods)))
+            feas.record(c, pat, True)
+            _add(columns[c], pat)
+    first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
+    _first_fit_columns(ncls, pods, first_nodes, feas, columns)
+    live_pods = sorted({k for (c, k), v in capn.items() if v > 0})
+    live_nodes = sorted({c for (c, k), v in capn.items() if v > 0})
+    big = sum(split.cost[c] * ncls[c].mult for c in live_nodes) + 1
+    models = {
+        c: NodeModel(ctx, ncls[c].nodes[0], {k: capn.get((c, k), 0) for k in live_pods}) for c in live_nodes
+    }
+    ub, rounds, converged = _generate(ctx, pods, ncls, split.cost, columns, models, feas, live_pods, big)
+    z, y, obj, optimal = _integer(ctx, pods, ncls, split.cost, columns, ub, live_pods, live_nodes, big)
+    weight = sum(pods[k].weight * y.get(k, 0) for k in live_pods)
+    cost = sum(split.cost[c] * n for (c, _), n in z.items())
+    proven = caps_proven and converged and obj >= ub
+    placements = _expand(pods, ncls, columns, z, y, live_pods, live_nodes)
+    stats: dict[str, object] = {
+        "pod_classes": len(pods),
+        "node_classes": len(ncls),
+        "columns": sum(len(v) for v in columns.values()),
+        "rounds": rounds,
+        "single_node_solves": ctx.solves,
+        "model_time": round(time.perf_counter() - start, 3),
+        "cost_bound": cost if proven else max(0, big * weight - ub),
+        "whatif_model": "aggregated (template multiplicities as variables)",
+    }
+    if not optimal and not proven:
+        stats["whatif_integer"] = "not proven over the generated columns"
+    weight_bound = weight if proven else (ub + big - 1) // big
+    return AggregatedPlan(placements, ctx, "OPTIMAL" if proven else "FEASIBLE", weight, weight_bound, stats)
+
+
+def _split(classes: list[NodeClass], origin: Mapping[str, int], cost_of: Mapping[str, int]) -> _Classes:
+    """Node classes split by origin (existing nodes; each template's copies), template copies
+    in copy-number order (so the expansion uses `-1..-m`)."""
+    out: list[NodeClass] = []
+    costs: list[int] = []
+    for c in classes:
+        groups: dict[int, list[str]] = {}
+        for n in c.nodes:
+            groups.setdefault(origin.get(n, -1), []).append(n)
+        for o in sorted(groups):
+            ns = groups[o]
+            if o >= 0:
+                ns.sort(key=lambda n: int(n.rsplit("-", 1)[1]))
+            out.append(NodeClass(len(out), tuple(ns), c.allowed, c.signature))
+            costs.append(cost_of.get(ns[0], 0))
+    return _Classes(out, costs)
+
+
+def _add(cols: list[Pattern], pat: Pattern) -> bool:
+    if any(pat) and pat not in cols:
+        cols.append(pat)
+        return True
+    return False
+
+
+def _first_fit_columns(
+    ncls: list[NodeClass],
+    pods: list[PodClass],
+    first_nodes: Mapping[int, str],
+    feas: Feasibility,
+    columns: dict[int, list[Pattern]],
+) -> None:
+    """The patterns the first-fit plan uses, where the exact model accepts them together."""
+    class_of_unit = {i: k.index for k in pods for i in k.units}
+    node_class = {n: c.index for c in ncls for n in c.nodes}
+    counts: dict[str, list[int]] = {}
+    for i, n in first_nodes.items():
+        if i in class_of_unit and n in node_class:
+            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
+    for n in sorted(counts):
+        c = node_class[n]
+        pat = tuple(counts[n])
+        if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
+            columns[c].append(pat)
+
+
+def _generate(
+    ctx: Context,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    cost: list[int],
+    columns: dict[int, list[Pattern]],
+    models: dict[int, NodeModel],
+    feas: Feasibility,
+    live_pods: list[int],
+    big: int,
+) -> tuple[int, int, bool]:
+    """Column generation (module docstring): floor of the best Lagrangian bound, rounds, and
+    whether it converged with every pricing problem proven (then UB is the LP optimum)."""
+    ub = float(sum(pods[k].demand * big * pods[k].weight for k in live_pods))
+    rounds = 0
+    converged = False
+    for _ in range(MAX_ROUNDS):
+        if ctx.left() <= 0:
+            break
+        rounds += 1
+        pi, mu = _lp(pods, ncls, cost, columns, live_pods, models, big)
+        lag = sum(pods[k].demand * max(0.0, big * pods[k].weight - pi[k]) for k in live_pods)
+        weights = [pi.get(k, 0.0) for k in range(len(pods))]
+        added, proven = False, True
+        for c, model in models.items():
+            got = model.best(weights, ctx.left())
+            proven &= got.proven
+            lag += ncls[c].mult * max(0.0, got.bound - cost[c])
+            if got.value > mu[c] + cost[c] + EPS * max(1.0, mu[c] + cost[c]):
+                feas.record(c, got.pattern, True)
+                added |= _add(columns[c], got.pattern)
+        ub = min(ub, lag)
+        if not added:
+            converged = proven
+            break
+    return int(ub + EPS * max(1.0, abs(ub))), rounds, converged
+
+
+def _lp(
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    cost: list[int],
+    columns: dict[int, list[Pattern]],
+    live_pods: list[int],
+    models: Mapping[int, NodeModel],
+    big: int,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Duals of the restricted LP master: pi per pod class, mu per node class."""
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in live_pods}
+    z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in models for j in range(len(columns[c]))}
+    cover = {
+        k: lp.Add(y[k] - sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]) <= 0)
+        for k in live_pods
+    }
+    conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in models}
+    lp.Maximize(
+        sum(big * pods[k].weight * y[k] for k in live_pods) - sum(cost[c] * v for (c, _), v in z.items())
+    )
+    lp.Solve()
+    pi = {k: max(cover[k].dual_value(), 0.0) for k in live_pods}
+    mu = {c: max(conv[c].dual_value(), 0.0) for c in models}
+    return pi, mu
+
+
+def _integer(
+    ctx: Context,
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    cost: list[int],
+    columns: dict[int, list[Pattern]],
+    ub: int,
+    live_pods: list[int],
+    live_nodes: list[int],
+    big: int,
+) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
+    """The integer master over the generated columns (CP-SAT): z, y, objective, optimal."""
+    m = cp_model.CpModel()
+    z = {
+        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
+        for c in live_nodes
+        for j in range(len(columns[c]))
+    }
+    y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in live_pods}
+    for k in live_pods:
+        m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
+    for c in live_nodes:
+        m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
+    objective = sum(big * pods[k].weight * y[k] for k in live_pods) - sum(
+        cost[c] * v for (c, _), v in z.items()
+    )
+    m.add(objective <= ub)
+    m.maximize(objective)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = ctx.seed
+    solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
+    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    with interrupt.stoppable(solver.stop_search):
+        status = solver.solve(m)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return {}, {}, 0, False
+    zs = {key: int(solver.value(v)) for key, v in z.items()}
+    ys = {k: int(solver.value(v)) for k, v in y.items()}
+    return zs, ys, int(round(solver.objective_value)), status == cp_model.OPTIMAL
+
+
+def _expand(
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    z: dict[tuple[int, int], int],
+    y: dict[int, int],
+    live_pods: list[int],
+    live_nodes: list[int],
+) -> dict[str, list[int]]:
+    """Pods of each class (input order) into the chosen patterns' slots, each class's nodes
+    in order (template copies by number)."""
+    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in live_pods}
+    placements: dict[str, list[int]] = {}
+    for c in live_nodes:
+        chosen = [columns[c][j] for j in range(len(columns[c])) for _ in range(z.get((c, j), 0))]
+        for node, pat in zip(ncls[c].nodes, chosen, strict=False):
+            mine: list[int] = []
+            for k in live_pods:
+                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k] :]
+                mine.extend(take)
+            if mine:
+                placements[node] = mine
+    return placements
+
+
+__all__ = ["Added", "plan_with_templates", "template_aggregate"]

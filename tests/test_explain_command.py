@@ -1,0 +1,131 @@
+"""`explain` (issue #11): one test per reason kind and for the minimal blocking set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import allocated, claim, device, device_class, request, resource_slice, result
+from typer.testing import CliRunner
+
+from dra_solver import Cluster, NodeTemplate
+from dra_solver import why as explain
+from dra_solver.cli import app
+
+A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
+
+
+def gpus(node: str = "n1", n: int = 4, **extra: Any) -> dict[str, Any]:
+    devs = [
+        device(f"gpu-{i}", attrs={"model": "a100" if i < 2 else "h100", "numa": i % 2}, **extra)
+        for i in range(n)
+    ]
+    return resource_slice(f"{node}-s", devs, node=node, pool="s1" if node == "n1" else node)
+
+
+def test_explain_names_the_selector_that_rejects_devices_with_an_example() -> None:
+    c = Cluster.from_objects(
+        [device_class("gpu"), gpus(), claim("big", [request("gpu", count=3, selectors=[A100])])]
+    )
+    text = explain(c, claim="big").text()
+    assert "selector `device.attributes" in text and "rejects 2 (e.g. s1/gpu-2), 2 left" in text
+
+
+def test_explain_names_the_claims_holding_matching_devices_and_the_release_fix() -> None:
+    c = Cluster.from_objects(
+        [
+            device_class("gpu"),
+            gpus(n=1),
+            allocated("held", [result("gpu-0")]),
+            claim("want", [request("gpu")]),
+        ]
+    )
+    text = explain(c, claim="want").text()
+    assert "held (by default/held)" in text
+    assert "fix: claim default/held released" in text
+
+
+def test_explain_suggests_fewer_devices() -> None:
+    c = Cluster.from_objects([device_class("gpu"), gpus(), claim("big", [request("gpu", count=6)])])
+    assert "fix: fewer devices: request gpu of claim big with count 4" in explain(c, claim="big").text()
+
+
+def test_explain_counts_devices_with_untolerated_taints() -> None:
+    taint = {"taints": [{"key": "broken", "effect": "NoSchedule"}]}
+    c = Cluster.from_objects([device_class("gpu"), gpus(n=2, **taint), claim("want", [request("gpu")])])
+    assert "2 have a taint the request does not tolerate" in explain(c, claim="want").text()
+
+
+def test_explain_node_constraints_of_the_pod() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"zone": "b"}},
+    }
+    c = Cluster.from_objects([node, pod])
+    text = explain(c, pod="web").text()
+    assert text.startswith("node n1: node constraints:") and "zone" in text
+
+
+def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
+    """match and distinct on the same attribute: each alone fits, together they block."""
+    cons = [
+        {"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"},
+        {"requests": ["a", "b"], "distinctAttribute": "gpu.example.com/numa"},
+    ]
+    c = Cluster.from_objects(
+        [device_class("gpu"), gpus(), claim("pair", [request("a"), request("b")], cons)]
+    )
+    text = explain(c, claim="pair").text()
+    line = next(x for x in text.splitlines() if "minimal blocking set" in x)
+    assert "matchAttribute gpu.example.com/numa (values available: 0, 1)" in line
+    assert "distinctAttribute gpu.example.com/numa" in line
+
+
+def test_explain_minimal_blocking_set_leaves_out_claims_that_do_not_block() -> None:
+    c = Cluster.from_objects(
+        [
+            device_class("gpu"),
+            gpus(n=2),
+            claim("x", [request("gpu", count=2)]),
+            claim("y", [request("gpu")]),
+        ]
+    )
+    text = explain(c, claim=["x", "y"]).text()
+    assert "minimal blocking set: claim default/x + claim default/y" in text
+
+
+def test_explain_groups_nodes_with_the_same_reason_and_says_where_it_fits() -> None:
+    c = Cluster.from_objects(
+        [
+            device_class("gpu"),
+            gpus("n1", 1),
+            gpus("n2", 1),
+            gpus("n3", 4),
+            claim("two", [request("gpu", count=2)]),
+        ]
+    )
+    text = explain(c, claim="two").text()
+    assert "fits on: n3" in text and "2 node(s) (n1, n2): claim default/two" in text
+
+
+def test_explain_says_which_template_would_take_it() -> None:
+    c = Cluster.from_objects([device_class("gpu"), gpus(n=1), claim("two", [request("gpu", count=2)])])
+    t = NodeTemplate.from_cluster(
+        Cluster.from_objects(
+            [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big"}}, gpus("big", 8)]
+        )
+    )
+    assert explain(c, claim="two", node_templates=[t]).template == "big"
+
+
+def test_cli_explain_exit_codes(tmp_path: Any) -> None:
+    import yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all([device_class("gpu"), gpus(), claim("big", [request("gpu", count=9)])]))
+    res = CliRunner().invoke(app, ["explain", str(f), "--claim", "big"])
+    assert res.exit_code == 0 and "needs 9 device(s)" in res.stdout
+    res = CliRunner().invoke(app, ["explain", str(f), "--claim", "nope"])
+    assert res.exit_code == 1

@@ -1,0 +1,202 @@
+"""What-if plans with node templates (issue #11): copies, costs, minimality, feeding back, fill."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from builders import device, device_class, request, resource_slice
+from typer.testing import CliRunner
+
+from dra_solver import Cluster, NodeTemplate, fill, plan
+from dra_solver.cli import app
+from dra_solver.errors import InputError
+from dra_solver.templates import with_copies
+
+
+def node(name: str, gpus: int, cost: int | None = None) -> list[dict[str, Any]]:
+    meta: dict[str, Any] = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+    if cost is not None:
+        meta["annotations"] = {"dra-solver.io/cost": str(cost)}
+    obj = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+    return [
+        obj,
+        resource_slice(f"{name}-gpus", [device(f"gpu-{i}") for i in range(gpus)], node=name, pool=name),
+    ]
+
+
+def template(name: str, gpus: int, cost: int | None = None) -> NodeTemplate:
+    return NodeTemplate.from_cluster(Cluster.from_objects(node(name, gpus, cost)))
+
+
+def pods(sizes: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in sorted(set(sizes)):
+        out.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": f"gpus-{s}", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [request("gpu", count=s)]}}},
+            }
+        )
+    for i, s in enumerate(sizes):
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c", "image": "x"}],
+                    "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": f"gpus-{s}"}],
+                },
+            }
+        )
+    return out
+
+
+def cluster(sizes: list[int], existing: int = 0, gpus: int = 8) -> Cluster:
+    objs = [device_class("gpu"), *pods(sizes)]
+    for i in range(existing):
+        objs += node(f"n{i}", gpus)
+    return Cluster.from_objects(objs)
+
+
+def test_template_copies_rename_node_label_slice_and_pool() -> None:
+    t = template("gpu-8x", 8)
+    n, slices = t.copy(3)
+    assert n.metadata.name == "gpu-8x-3"
+    assert n.metadata.labels["kubernetes.io/hostname"] == "gpu-8x-3"
+    assert [(s.metadata.name, s.spec.node_name, s.spec.pool.name) for s in slices] == [
+        ("gpu-8x-3-gpus", "gpu-8x-3", "gpu-8x-3")
+    ]
+
+
+def test_template_cost_annotation_must_be_a_non_negative_integer() -> None:
+    assert template("t", 1).cost == 1
+    assert template("t", 1, cost=5).cost == 5
+    objs = node("t", 1)
+    objs[0]["metadata"]["annotations"] = {"dra-solver.io/cost": "cheap"}
+    with pytest.raises(InputError, match="dra-solver.io/cost"):
+        NodeTemplate.from_cluster(Cluster.from_objects(objs))
+
+
+def test_template_slices_must_be_on_the_template_node() -> None:
+    objs = [node("t", 1)[0], resource_slice("other", [device("d")], node="elsewhere", pool="p")]
+    with pytest.raises(InputError, match="spec.nodeName"):
+        NodeTemplate.from_cluster(Cluster.from_objects(objs))
+
+
+def test_template_copy_that_clashes_with_an_input_node_is_an_error() -> None:
+    c = Cluster.from_objects(node("gpu-8x-1", 8))
+    with pytest.raises(InputError, match="gpu-8x-1"):
+        with_copies(c, [template("gpu-8x", 8)], [1])
+
+
+def test_whatif_adds_the_minimum_when_sizes_divide_the_node() -> None:
+    """Sizes 1, 2, 4, 8 on 8-GPU nodes: first-fit-decreasing is optimal, ceil(total / 8) nodes."""
+    sizes = [8, 4, 4, 4, 2, 2, 2, 1, 1, 1, 1, 2, 4, 1, 1]
+    out = plan(cluster(sizes, existing=1), node_templates=[template("gpu-8x", 8)], max_new_nodes=6)
+    assert out.placed == len(sizes)
+    need = -(-sum(sizes) // 8) - 1  # one existing node
+    assert out.stats["added"] == f"add {need} × gpu-8x"
+    assert out.stats["status"] == "OPTIMAL"
+    assert [n.metadata.name for n in out.added_nodes] == [f"gpu-8x-{i}" for i in range(1, need + 1)]
+
+
+def test_whatif_minimises_cost_second_equal_to_brute_force() -> None:
+    """Tiny instances: the cheapest mix of two templates found by trying every count."""
+    t8, t4 = template("big", 8, cost=3), template("small", 4, cost=1)
+    for sizes in ([4, 4, 4], [8, 2, 2], [2, 2, 2, 2, 2, 2], [8, 4]):
+        c = cluster(sizes)
+        out = plan(c, node_templates=[t8, t4], max_new_nodes=3)
+        best = None
+        for a, b in itertools.product(range(4), range(4)):
+            if a + b == 0:
+                continue
+            grown, copies = with_copies(c, [t8, t4], [a, b])
+            if plan(grown, nodes=copies[0] + copies[1]).placed == len(sizes):
+                cost = 3 * a + b
+                best = cost if best is None else min(best, cost)
+        assert out.placed == len(sizes)
+        assert out.stats["added_cost"] == best, sizes
+
+
+def test_whatif_unplaced_pods_come_before_cost() -> None:
+    """A pod that only a costly template takes is placed: weight first, then cost."""
+    out = plan(cluster([8]), node_templates=[template("small", 4), template("big", 8, cost=50)])
+    assert out.placed == 1 and out.stats["added"] == "add 1 × big"
+
+
+def test_whatif_max_new_nodes_caps_each_template() -> None:
+    out = plan(cluster([8, 8, 8]), node_templates=[template("gpu-8x", 8)], max_new_nodes=2)
+    assert out.placed == 2 and out.stats["added"] == "add 2 × gpu-8x"
+
+
+def test_whatif_reference_adds_a_prefix_of_copies() -> None:
+    out = plan(cluster([4, 4, 4]), node_templates=[template("gpu-8x", 8)], allocator="reference")
+    assert out.placed == 3
+    assert [n.metadata.name for n in out.added_nodes] == ["gpu-8x-1", "gpu-8x-2"]
+
+
+def test_whatif_output_fed_back_without_templates_plans_every_pod() -> None:
+    c = cluster([4, 2, 2, 8, 1], existing=1)
+    out = plan(c, node_templates=[template("gpu-8x", 8)])
+    grown = Cluster.from_objects(
+        [
+            *c.classes.values(),
+            *c.templates.values(),
+            *c.pods.values(),
+            *c.nodes.values(),
+            *c.slices,
+            *out.added_nodes,
+            *out.added_slices,
+        ]
+    )
+    again = plan(grown)
+    assert again.placed == len(again.pods) == 5
+
+
+def test_fill_counts_the_replicas_that_fit_after_the_pending_pods() -> None:
+    c = cluster([2, 2], existing=2)  # 16 GPUs, 4 taken by the pending pods: 6 replicas of 2
+    got = fill(c, "p0")
+    assert got.count == 6 and not got.at_limit
+
+
+def test_fill_refuses_a_pod_that_names_a_claim() -> None:
+    objs = [device_class("gpu"), *node("n0", 8)]
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "default"},
+            "spec": {"devices": {"requests": [request("gpu")]}},
+        }
+    )
+    objs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "resourceClaims": [{"name": "g", "resourceClaimName": "shared"}],
+            },
+        }
+    )
+    with pytest.raises(InputError, match="resourceClaimName"):
+        fill(Cluster.from_objects(objs), "web")
+
+
+def test_cli_plan_with_node_template_prints_the_added_objects(tmp_path: Any) -> None:
+    import yaml
+
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump_all([device_class("gpu"), *pods([8, 8, 4])]))
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump_all(node("gpu-8x", 8, cost=2)))
+    res = CliRunner().invoke(
+        app, ["plan", str(tmp_path / "c.yaml"), "--node-template", str(tmp_path / "t.yaml"), "-o", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "add 3 × gpu-8x (cost 6)" in res.stderr
+    assert '"name": "gpu-8x-3"' in res.stdout
