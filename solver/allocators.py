@@ -50,6 +50,26 @@ class Member:
     name: str
     pod: Pod | None
     claims: tuple[str, ...]
+    group: str | None = None
+    """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
+    `Job.gangs` has it."""
+
+
+@dataclass(frozen=True)
+class Gang:
+    """A PodGroup with `gang.minCount` (KEP-4671): its pods are placed only if at least
+    `min_count` of them are — counting `bound`, its pods already on a node — or none are."""
+
+    name: str
+    min_count: int
+    bound: int = 0
+
+    def short(self, placed: int) -> str:
+        """Why the gang is not placed, in words."""
+        return (
+            f"PodGroup {self.name} not placed: {placed} of its pods fit, "
+            f"fewer than its gang minCount {self.min_count}"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,14 @@ class Unit:
     allocated once, and its pods go where that allocation is usable: the same node)."""
     needs: tuple[Needs, ...] = ()
     """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+
+    def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
+        """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
+        out: dict[str, int] = {}
+        for m in self.members:
+            if m.group is not None and m.group in gangs:
+                out[m.group] = out.get(m.group, 0) + 1
+        return out
 
 
 @dataclass
@@ -131,6 +159,8 @@ class Job:
     time_limit: float
     book: NodeBook
     """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
+    gangs: Mapping[str, Gang] = field(default_factory=dict)
+    """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
 
 
 class Ledger:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from dra_solver.allocators import ALLOCATORS, Job, Member, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
@@ -185,7 +185,7 @@ def allocate(
             f"({', '.join(waiting[:3])}); allocate one pod with --pod NAME "
             "(Python: pod=...), or place them all with `dra-solver plan`"
         )
-    members = (Member(name, pod_obj, tuple(map(_name, chosen))),)
+    members = (Member(name, pod_obj, tuple(map(_name, chosen)), _group(pod_obj) if pod_obj else None),)
     needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
     unit = with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
@@ -235,7 +235,60 @@ def make_job(
         options.strategy,
         options.time_limit,
         NodeBook(cluster, nodes, options.feature_gates),
+        resolve_gangs(cluster, units, options.feature_gates),
     )
+
+
+def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) -> dict[str, Gang]:
+    """The gangs (PodGroups with `gang.minCount`) the units' pods belong to; none when the
+    GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an
+    error naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
+    Parts of KEP-4671 that are not modelled (topology constraints, group-level claims) are
+    refused rather than ignored: ignoring them would return plans the scheduler would not make."""
+    if not gates.GenericWorkload:
+        return {}
+    gangs: dict[str, Gang] = {}
+    members = {m.name for u in units for m in u.members}
+    for unit in units:
+        for m in unit.members:
+            if m.group is None or m.group in gangs:
+                continue
+            ns, name = m.group.split("/", 1)
+            group = cluster.pod_groups.get((ns, name))
+            if group is None:
+                near = suggest(name, [n for (gns, n) in cluster.pod_groups if gns == ns])
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise InputError(
+                    f"PodGroup {m.group} not found in the input{hint}",
+                    obj=f"Pod {m.name}",
+                    field="spec.schedulingGroup.podGroupName",
+                )
+            if group.min_count is None:
+                continue  # basic policy: pods scheduled one by one, as without a group
+            if group.spec.scheduling_constraints is not None and group.spec.scheduling_constraints.topology:
+                raise InputError(
+                    "topology constraints of a PodGroup are not modelled by dra-solver yet",
+                    obj=group.ref,
+                    field="spec.schedulingConstraints.topology",
+                )
+            if group.spec.resource_claims:
+                raise InputError(
+                    "group-level resource claims of a PodGroup are not modelled by dra-solver yet",
+                    obj=group.ref,
+                    field="spec.resourceClaims",
+                )
+            bound = sum(
+                1
+                for pod in cluster.pods.values()
+                if pod.spec.scheduling_group is not None
+                and pod.spec.scheduling_group.pod_group_name == name
+                and (pod.metadata.namespace or "default") == ns
+                and _name(pod) not in members
+                and pod.spec.node_name
+                and not (pod.status and pod.status.phase in DONE_PHASES)
+            )
+            gangs[m.group] = Gang(m.group, group.min_count, bound)
+    return gangs
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
@@ -292,9 +345,15 @@ def pending(pod: Pod) -> bool:
 
 
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
-    member = Member(_name(pod), pod, tuple(map(_name, claims)))
+    member = Member(_name(pod), pod, tuple(map(_name, claims)), _group(pod))
     prio = pod_priority(cluster, pod)
     return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod),))
+
+
+def _group(pod: Pod) -> str | None:
+    """The PodGroup a pod names, `namespace/name` (the pod's namespace)."""
+    group = pod.spec.scheduling_group
+    return f"{pod.metadata.namespace or 'default'}/{group.pod_group_name}" if group is not None else None
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
@@ -465,6 +524,7 @@ __all__ = [
     "make_job",
     "plan",
     "resolve_claims",
+    "resolve_gangs",
     "resolve_nodes",
     "resolve_units",
     "run",
