@@ -34,7 +34,7 @@ from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
-from dra_solver.check import CheckFailed, check_node_resources
+from dra_solver.check import CheckFailed, check_gangs, check_node_resources
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
@@ -142,7 +142,7 @@ def plan(
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
     units = [with_nodes(cluster, u, node_list) for u in units]
-    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 
 def allocate(
@@ -192,7 +192,7 @@ def allocate(
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
+    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts), opts.feature_gates)
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -452,10 +452,13 @@ def with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Uni
     return replace(unit, blocked=blocked)
 
 
-def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+def _per_pod(
+    cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome, gates: FeatureGates
+) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
-    the nodes' allocatable resources (`check.check_node_resources`)."""
+    the nodes' allocatable resources (`check.check_node_resources`) and the gang minimums
+    (`check.check_gangs`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {_name(c): c for c in plan_.claims}
@@ -470,6 +473,10 @@ def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> P
             claims = [by_ref[r] for r in refs[m.name]]
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
+    if gates.GenericWorkload and cluster.pod_groups:
+        violations = check_gangs(cluster, [p.pod for p in pods if p.placed and p.pod is not None])
+        if violations:
+            raise CheckFailed(violations)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
 
 
