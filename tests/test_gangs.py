@@ -12,7 +12,11 @@ import pytest
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
-from dra_solver.check import check
+from dra_solver.allocators import Cpsat
+from dra_solver.api.validate import validate_cluster
+from dra_solver.check import check, check_gangs
+from dra_solver.errors import InputError
+from dra_solver.pipeline import Options, make_job, resolve_nodes, resolve_units, run
 
 BOTH = ["reference", "cpsat"]
 
@@ -125,3 +129,127 @@ def test_kubernetes_138765_cpsat_places_the_gang_jointly() -> None:
     )
     assert devices == ["half-0", "half-1"]
     verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_above_min_count_keeps_the_pods_that_fit(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 4), pod_group("train", 2)]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 2, "train")
+    cluster = Cluster.from_objects(objs)
+    out = plan(cluster, allocator=allocator)
+    assert sum(p.placed for p in out.pods) == 2
+    if allocator == "reference":  # queue order; CP-SAT has no tie-break among equal pods
+        assert [p.name for p in out.pods if not p.placed] == ["default/worker-2"]
+    verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_pods_already_bound_count_towards_min_count(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 2), pod_group("train", 3)]
+    running = pod("worker-0", [], "train")
+    running["spec"]["nodeName"] = "node-0"
+    objs.append(running)
+    for i in (1, 2):
+        objs += gpu_pod(f"worker-{i}", 1, "train")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert placed(out) == {"worker-1": "node-0", "worker-2": "node-0"}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_with_fewer_pods_than_min_count_is_not_placed(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 8), pod_group("train", 3)]
+    for i in range(2):
+        objs += gpu_pod(f"worker-{i}", 1, "train")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert placed(out) == {"worker-0": None, "worker-1": None}
+    assert "fewer than its gang minCount 3" in (out.pod("default/worker-0").reason or "")
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_of_pods_without_claims_follows_its_min_count(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 1), pod_group("train", 2)]
+    objs += [pod("idle", [], "train"), *gpu_pod("worker", 2, "train")]
+    out = plan(Cluster.from_objects(objs), pods=["idle", "worker"], allocator=allocator)
+    assert placed(out) == {"idle": None, "worker": None}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_basic_policy_schedules_pods_one_by_one(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 4), pod_group("web")]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 2, "web")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert sum(p.placed for p in out.pods) == 2
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_generic_workload_gate_off_ignores_pod_groups(allocator: str) -> None:
+    out = plan(issue_example(), allocator=allocator, feature_gates="GenericWorkload=false")
+    assert any(placed(out)[f"worker-{i}"] for i in range(3))
+
+
+def test_aggregated_model_refuses_gangs_with_a_reason() -> None:
+    cluster = issue_example()
+    opts = Options()
+    units = resolve_units(cluster, None, None)
+    nodes = resolve_nodes(cluster, None)
+    job = make_job(cluster, units, nodes, opts)
+    assert set(job.gangs) == {"default/train"}
+    out = Cpsat(aggregation="always").improve(job, run(cluster, units, nodes, Options(allocator="reference")))
+    assert str(out.stats["aggregated"]).startswith("no: pods belong to gangs")
+
+
+def test_checker_rejects_a_gang_below_min_count() -> None:
+    cluster = issue_example()
+    worker = cluster.pod("worker-0")
+    (v,) = check_gangs(cluster, [worker])
+    assert (v.claim, v.kind) == ("default/train", "gang")
+    assert "1 pods placed or bound, fewer than its gang minCount 3" in v.message
+    assert check_gangs(cluster, []) == []
+
+
+def test_validate_unknown_pod_group_with_did_you_mean() -> None:
+    objs = [pod_group("trainer", 2), pod("p", [], "trainr")]
+    (err,) = validate_cluster(Cluster.from_objects(objs))
+    assert err.field == "spec.schedulingGroup.podGroupName"
+    assert "PodGroup default/trainr not found" in str(err) and "did you mean 'trainer'?" in str(err)
+
+
+def test_plan_unknown_pod_group_is_an_error_naming_pod_and_field() -> None:
+    objs = [device_class("gpu"), *gpu_nodes(1, 1), pod_group("a", 1), pod("p", [], "b")]
+    cluster = Cluster.from_objects(objs)
+    with pytest.raises(InputError, match="PodGroup default/b not found") as exc:
+        plan(cluster, pods=["p"])
+    assert exc.value.field == "spec.schedulingGroup.podGroupName"
+
+
+@pytest.mark.parametrize(
+    ("policy", "field", "text"),
+    [
+        ({"gang": {"minCount": 0}}, "spec.schedulingPolicy.gang.minCount", "at least 1"),
+        ({}, "spec.schedulingPolicy", "neither is set"),
+        ({"basic": {}, "gang": {"minCount": 1}}, "spec.schedulingPolicy", "both are set"),
+    ],
+)
+def test_validate_pod_group_policy(policy: dict[str, Any], field: str, text: str) -> None:
+    group = pod_group("g", 1)
+    group["apiVersion"] = "scheduling.k8s.io/v1beta1"
+    group["spec"]["schedulingPolicy"] = policy
+    (err,) = validate_cluster(Cluster.from_objects([group]))
+    assert err.field == field and text in str(err)
+
+
+def test_pod_group_unknown_field_has_did_you_mean() -> None:
+    group = pod_group("g", 1)
+    group["spec"]["schedulingPolicy"]["gang"] = {"minCoutn": 2}
+    with pytest.raises(Exception, match="minCount"):
+        Cluster.from_objects([group])
+
+
+def test_pod_group_topology_constraint_is_refused_not_ignored() -> None:
+    group = pod_group("g", 1, schedulingConstraints={"topology": [{"key": "rack"}]})
+    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
+    with pytest.raises(InputError, match="topology constraints") as exc:
+        plan(cluster)
+    assert exc.value.field == "spec.schedulingConstraints.topology"
