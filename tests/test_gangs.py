@@ -253,3 +253,25 @@ def test_pod_group_topology_constraint_is_refused_not_ignored() -> None:
     with pytest.raises(InputError, match="topology constraints") as exc:
         plan(cluster)
     assert exc.value.field == "spec.schedulingConstraints.topology"
+
+
+def cpu_node(name: str, cpu: str) -> dict[str, Any]:
+    status = {"allocatable": {"cpu": cpu}}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": status}
+
+
+def cpu_pod(name: str, cpu: str, group: str) -> dict[str, Any]:
+    obj = pod(name, [], group)
+    obj["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]
+    return obj
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+@pytest.mark.parametrize(("nodes", "expect"), [(1, 0), (2, 2)])
+def test_gang_of_pods_taking_node_resources_is_all_or_nothing(
+    allocator: str, nodes: int, expect: int
+) -> None:
+    objs = [cpu_node(f"node-{n}", "3") for n in range(nodes)]
+    objs += [pod_group("pair", 2), cpu_pod("a", "2", "pair"), cpu_pod("b", "2", "pair")]
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert sum(p.placed for p in out.pods) == expect
