@@ -244,7 +244,9 @@ class OutputFormat(StrEnum):
 
 # Options shared by `allocate` and `plan`.
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
-TimeLimitOpt = Annotated[float, typer.Option("--time-limit", help="CP-SAT limit in (deterministic) seconds.")]
+TimeLimitOpt = Annotated[
+    float, typer.Option("--time-limit", help="Wall-clock limit of the CP-SAT search, in seconds.")
+]
 SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
 OutputOpt = Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")]
 

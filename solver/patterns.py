@@ -27,7 +27,7 @@ import dra_solver.interrupt as interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import LocalViews, PodClass, UnitLike
+from dra_solver.classes import LocalViews, PodClass, UnitLike, claim_key
 from dra_solver.cpsat import solve
 from dra_solver.demand import demand_total
 from dra_solver.encoders import build
@@ -78,6 +78,8 @@ class Context:
     """Set when the nodes are independent: single-node models read the node's view."""
     free: Mapping[str | None, Amounts | None] = field(default_factory=dict)
     """Node -> free node resources (missing or None: not limited)."""
+    slow: set[tuple[object, ...]] = field(default_factory=set)
+    """Pod shapes whose reference search aborted on some node: the exact model decides them."""
 
     def demand(self, k: int) -> Amounts:
         """What one pod of class k takes of a node's resources."""
@@ -254,10 +256,13 @@ def allocate_node(
     (reference first fit, else the exact model in mode "all"); unless `require_all`, when
     that is impossible, as many (weighted) pods as the exact model places in mode "free"."""
     problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
-    try:
-        found = allocate_reference(problem, max_steps=FAST_STEPS)
-    except SearchAborted:
-        found = None
+    shape = (tuple(claim_key(c) for c in claims), tuple(group_of))
+    found = None
+    if shape not in ctx.slow:  # the reference is only a fast yes: skip it where it aborted before
+        try:
+            found = allocate_reference(problem, max_steps=FAST_STEPS)
+        except SearchAborted:
+            ctx.slow.add(shape)
     if found is not None:
         return problem, found
     ctx.solves += 1

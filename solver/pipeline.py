@@ -23,6 +23,7 @@ special claim on nodes where DRA serves them (KEP-5004).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -141,7 +142,8 @@ def plan(
     opts = Options.of(options, **changes)
     node_list = resolve_nodes(cluster, nodes)
     units = join_shared(resolve_units(cluster, pods, priorities))
-    units = [with_nodes(cluster, u, node_list) for u in units]
+    memo: dict[tuple[str, str | None], str | None] = {}
+    units = [with_nodes(cluster, u, node_list, memo) for u in units]
     return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 
@@ -436,20 +438,47 @@ def check_nodes_known(cluster: Cluster, nodes: Sequence[str | None]) -> None:
             raise InputError(f"unknown node {n}: the input's Node objects do not include it{hint}")
 
 
-def with_nodes(cluster: Cluster, unit: Unit, nodes: Sequence[str | None]) -> Unit:
+def with_nodes(
+    cluster: Cluster,
+    unit: Unit,
+    nodes: Sequence[str | None],
+    memo: dict[tuple[str, str | None], str | None] | None = None,
+) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
-    (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`)."""
+    (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`).
+
+    `memo` (one per plan) keeps each refusal per (the pod's scheduling fields, node): the
+    pods of one Deployment share them, so 5,000 pods on 500 nodes cost 500 checks, not 2.5
+    million. The refusal's words name the node, never the pod."""
     pods = [(m.pod, pod_claims(cluster, m.pod)) for m in unit.members if m.pod is not None]
     if not pods:
         return unit  # a list of claims: no scheduling constraints (and no loop over the nodes)
+    memo = {} if memo is None else memo
     blocked: dict[str | None, str] = {}
-    for n in nodes:
-        for pod, claims in pods:
-            why = node_refusal(cluster, pod, n) or node_conflict(cluster, pod, claims, n)
+    for pod, claims in pods:
+        key = _scheduling_key(pod)
+        held = [c for c in claims if c.status is not None and c.status.allocation is not None]
+        for n in nodes:
+            if n in blocked:
+                continue
+            if (key, n) not in memo:
+                memo[(key, n)] = node_refusal(cluster, pod, n)
+            why = memo[(key, n)] or (node_conflict(cluster, pod, held, n) if held else None)
             if why:
                 blocked[n] = why if len(pods) == 1 else f"{_name(pod)}: {why}"
-                break
-    return replace(unit, blocked=blocked)
+    return replace(unit, blocked={n: blocked[n] for n in nodes if n in blocked})
+
+
+def _scheduling_key(pod: Pod) -> str:
+    """What `node_refusal` reads of a pod, canonical."""
+    spec = pod.spec
+    parts = {
+        "nodeName": spec.node_name,
+        "nodeSelector": spec.node_selector,
+        "affinity": spec.affinity.dump() if spec.affinity else None,
+        "tolerations": [t.dump() for t in spec.tolerations],
+    }
+    return json.dumps(parts, sort_keys=True, default=str)
 
 
 def _per_pod(

@@ -22,6 +22,8 @@ from dra_solver.api.models import (
     NodeSelector,
     Pod,
     ResourceClaim,
+    ResourceClaimConsumerReference,
+    ResourceClaimStatus,
 )
 from dra_solver.api.quantity import Quantity, QuantityFormat
 from dra_solver.errors import AllocationError
@@ -178,24 +180,22 @@ MAX_RESERVED_FOR = 256
 
 def with_reservations(claim: ResourceClaim, pods: Sequence[Pod]) -> ResourceClaim:
     """A copy of the claim with `status.reservedFor` naming `pods` (after any existing
-    consumers, none twice), as the scheduler writes it when it binds them."""
-    data = claim.dump()
-    status = dict(data.get("status") or {})
-    consumers = list(status.get("reservedFor") or [])
-    known = {(c.get("resource"), c.get("name")) for c in consumers}
+    consumers, none twice), as the scheduler writes it when it binds them. The input claim is
+    not modified (a copy of its status with a new list)."""
+    status = claim.status or ResourceClaimStatus()
+    consumers = list(status.reserved_for)
+    known = {(c.resource, c.name) for c in consumers}
     for pod in pods:
         if ("pods", pod.metadata.name) not in known:
-            entry = {"resource": "pods", "name": pod.metadata.name, "uid": pod.metadata.uid or ""}
-            consumers.append(entry)
+            uid = pod.metadata.uid or ""
+            consumers.append(ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=uid))
             known.add(("pods", pod.metadata.name))
     if len(consumers) > MAX_RESERVED_FOR:
         raise AllocationError(
             f"claim {claim.ref} would be reserved for {len(consumers)} consumers; "
             f"the limit is {MAX_RESERVED_FOR}"
         )
-    status["reservedFor"] = consumers
-    data["status"] = status
-    return ResourceClaim.model_validate(data)
+    return claim.model_copy(update={"status": status.model_copy(update={"reserved_for": consumers})})
 
 
 def assignment_claims(
