@@ -2,7 +2,7 @@
 
 `build` runs them in order; each module's docstring states the math it adds:
 variables (x, n, chosen, placed, used) -> the families of `encoders.families` (requests ->
-nodes -> exclusive -> capacity -> counters -> constraints) -> symmetry (optional: orders
+nodes -> resources -> gangs -> exclusive -> capacity -> counters -> constraints) -> symmetry (optional: orders
 interchangeable alternatives of a claim);
 `objective.stages` then adds the objective levels and `solution` decodes/hints.
 Encoders import only the flat Problem (`dra_solver.problem.flat`, `.kinds`), fractions and ortools.

@@ -71,6 +71,8 @@ class Model:
     """group -> prefix sums of those ranks in device order (the element table of the cost)."""
     pod_placed: dict[int, IntVar] = field(default_factory=dict)
     """Bare group (a pod without claims, `Problem.bare_groups`) -> boolean "placed"."""
+    gang_on: dict[int, IntVar] = field(default_factory=dict)
+    """Gang index (`Problem.gangs`) -> boolean "the gang is placed" (`encoders.gangs`)."""
     node_y: dict[tuple[int, str], IntVar] = field(default_factory=dict)
     """(group, node) -> boolean "the pod runs on this node" (multi-node Problems, see
     `encoders.nodes`)."""

@@ -32,7 +32,7 @@ from dra_solver.gates import FeatureGates
 from dra_solver.master import AggregatedPlan, aggregate
 from dra_solver.patterns import allocate_node
 from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
+from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS
 from dra_solver.results import ShareIDs, assignment_claims
@@ -50,6 +50,26 @@ class Member:
     name: str
     pod: Pod | None
     claims: tuple[str, ...]
+    group: str | None = None
+    """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
+    `Job.gangs` has it."""
+
+
+@dataclass(frozen=True)
+class Gang:
+    """A PodGroup with `gang.minCount` (KEP-4671): its pods are placed only if at least
+    `min_count` of them are — counting `bound`, its pods already on a node — or none are."""
+
+    name: str
+    min_count: int
+    bound: int = 0
+
+    def short(self, placed: int) -> str:
+        """Why the gang is not placed, in words."""
+        return (
+            f"PodGroup {self.name} not placed: {placed} of its pods fit, "
+            f"fewer than its gang minCount {self.min_count}"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,14 @@ class Unit:
     allocated once, and its pods go where that allocation is usable: the same node)."""
     needs: tuple[Needs, ...] = ()
     """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+
+    def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
+        """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
+        out: dict[str, int] = {}
+        for m in self.members:
+            if m.group is not None and m.group in gangs:
+                out[m.group] = out.get(m.group, 0) + 1
+        return out
 
 
 @dataclass
@@ -135,6 +163,8 @@ class Job:
     time_limit: float
     book: NodeBook
     """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
+    gangs: Mapping[str, Gang] = field(default_factory=dict)
+    """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
 
 
 class Ledger:
@@ -226,6 +256,8 @@ class Cpsat:
         if not forms:
             return None
         problem, offsets = _model_problem(job, forms)
+        if job.gangs:
+            problem = replace(problem, gangs=_gang_infos(job, forms, first))
         hint, hint_nodes = _as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
@@ -237,7 +269,9 @@ class Cpsat:
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
         agg: AggregatedPlan | str = "disabled"
-        if _extended(job):
+        if _gang_units(job):
+            agg = "pods belong to gangs (PodGroups with minCount; not aggregated yet)"
+        elif _extended(job):
             agg = "a pod asks for an extended resource DRA may serve (not aggregated yet)"
         elif book_limits(job, job.nodes) and any(not u.claims for u in job.units):
             agg = "pods without claims take node resources (not aggregated yet)"
@@ -277,18 +311,15 @@ class Cpsat:
         weight = sum(claim_weight(job.units[i].priority) for i in chosen)
         proven = outcome.stage_status.get("placed") == "OPTIMAL"
         modelled = {f.unit for f in model.forms}
-        kept = sum(
-            claim_weight(u.priority)
-            for i, u in enumerate(job.units)
-            if i not in modelled and first.pods[i].placed
-        )
+        free = _free_units(job, modelled, first, chosen)
+        kept = sum(claim_weight(job.units[i].priority) for i in free)
         bound = kept + (weight if proven else sum(claim_weight(job.units[i].priority) for i in modelled))
         _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight + kept, first.weight), bound)
         if outcome.assignment is None or weight + kept < first.weight:
             stats["fallback"] = "first fit"
             stats["status"] = "first-fit fallback"
             return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
-        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first)
+        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first, free)
         return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
 
     def _expand(
@@ -334,6 +365,7 @@ class Cpsat:
         nodes: dict[int, str],
         chosen: dict[int, int],
         first: PlanOutcome,
+        free: dict[int, PodPlan],
     ) -> list[PodPlan]:
         ledger = Ledger(job)
         problem = model.problem
@@ -344,12 +376,14 @@ class Cpsat:
             f = chosen.get(i)
             if f is None:
                 was = first.pods[i]
-                if was.placed and i not in modelled:
-                    plans.append(was)  # no claims and no node limits where it may go: as first fit
+                if i in free:
+                    plans.append(free[i])  # no claims and no node limits where it may go
                     continue
                 reason = (was.reason if not was.placed else None) or (
                     "left out so that more (or higher-priority) pods fit"
                 )
+                if was.placed and i not in modelled:  # a free pod of a gang that is not placed
+                    reason = _gang_reason(job, unit, chosen, free)
                 plans.append(
                     PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
                 )
@@ -389,6 +423,82 @@ def _forms(job: Job) -> list[PodForm]:
             if claims or book_limits(job, ns):
                 forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
+
+
+def _gang_units(job: Job) -> list[int]:
+    """The units with a pod in a gang."""
+    return [i for i, u in enumerate(job.units) if u.gang_pods(job.gangs)]
+
+
+def _always(job: Job, modelled: set[int], first: PlanOutcome) -> set[int]:
+    """Units the model leaves out that are placed whenever their gang is (or always, outside
+    gangs): no claims and a node without node limits they may use (`_open_node`). First fit
+    places such a unit unless its gang failed."""
+    return {
+        i
+        for i, u in enumerate(job.units)
+        if i not in modelled and not u.claims and (first.pods[i].placed or _open_node(job, u) is not None)
+    }
+
+
+def _open_node(job: Job, unit: Unit) -> str | None:
+    """The first node the unit may use that limits no node resources (None: there is none)."""
+    return next((n for n in job.nodes if n not in unit.blocked and not book_limits(job, [n])), None)
+
+
+def _gang_counts(job: Job, counted: set[int] | dict[int, int]) -> dict[str, int]:
+    """Gang -> its pods placed by the units `counted`, plus those already bound."""
+    out = {g: gang.bound for g, gang in job.gangs.items()}
+    for i in counted:
+        for g, k in job.units[i].gang_pods(job.gangs).items():
+            out[g] += k
+    return out
+
+
+def _free_units(
+    job: Job, modelled: set[int], first: PlanOutcome, chosen: dict[int, int]
+) -> dict[int, PodPlan]:
+    """The PodPlans of the units outside the model that the plan places: every such unit
+    whose gangs (if any) are placed — a gang is placed when the chosen pods and these reach
+    its minCount (`encoders.gangs` guarantees that none of its pods is chosen otherwise)."""
+    always = _always(job, modelled, first)
+    counts = _gang_counts(job, set(chosen) | always)
+    out: dict[int, PodPlan] = {}
+    for i in sorted(always):
+        unit = job.units[i]
+        if any(counts[g] < job.gangs[g].min_count for g in unit.gang_pods(job.gangs)):
+            continue
+        was = first.pods[i]
+        if was.placed:
+            out[i] = was
+        else:
+            out[i] = PodPlan(unit.name, _open_node(job, unit), [], None, unit.priority, placed=True)
+    return out
+
+
+def _gang_reason(job: Job, unit: Unit, chosen: dict[int, int], free: dict[int, PodPlan]) -> str:
+    """Why a pod of a gang the plan does not place is left out."""
+    counts = _gang_counts(job, set(chosen) | set(free))
+    short = [g for g in sorted(unit.gang_pods(job.gangs)) if counts[g] < job.gangs[g].min_count]
+    if short:
+        return job.gangs[short[0]].short(counts[short[0]])
+    return "left out so that more (or higher-priority) pods fit"
+
+
+def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[GangInfo, ...]:
+    """`Problem.gangs`: per gang with a modelled pod, its forms and how many pods each
+    places; `need` is minCount less the pods placed whenever the gang is (bound, or outside
+    the model: no claims and no node limits)."""
+    outside = _always(job, {f.unit for f in forms}, first)
+    sure = _gang_counts(job, outside)
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for g, f in enumerate(forms):
+        for name, k in job.units[f.unit].gang_pods(job.gangs).items():
+            groups.setdefault(name, []).append((g, k))
+    return tuple(
+        GangInfo(name, job.gangs[name].min_count - sure[name], tuple(gs))
+        for name, gs in sorted(groups.items())
+    )
 
 
 def _extended(job: Job) -> bool:
@@ -525,6 +635,7 @@ __all__ = [
     "ALLOCATORS",
     "Allocator",
     "Cpsat",
+    "Gang",
     "Job",
     "Member",
     "PlanModel",

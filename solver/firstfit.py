@@ -58,6 +58,7 @@ from dra_solver.inventory import (
 from dra_solver.problem.build import build_problem, context_from, problem_from_context
 from dra_solver.problem.devices import Context
 from dra_solver.problem.flat import Assignment, Problem
+from dra_solver.problem.resources import Amounts
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 
 Progress = Callable[[int, int], None]
@@ -359,10 +360,29 @@ class _Run:
         self.changes.extend(range(len(self.nodes)))
         self._count_free()
 
+    def snapshot(self) -> _Snapshot:
+        """What a gang's tentative placements change, to undo them (`restore`)."""
+        free = {n: dict(f) if f is not None else None for n, f in self.book.free.items()}
+        return _Snapshot(dict(self.ledger.cluster.claims), free)
+
+    def restore(self, snap: _Snapshot) -> None:
+        """Undo every placement since `snap` (a gang short of its minCount): the claims and
+        node resources as they were, what is in use recounted and every cached answer
+        forgotten (the node versions move on, never back, so no stale answer is reused)."""
+        self.ledger.cluster.claims = snap.claims
+        self.book.free = snap.free
+        self.recount()
+
     def collides(self, unit: Unit) -> bool:
         """A claim of the pod has the name of an allocated claim: the per-pod path leaves that
         claim out of what is in use, so this pod takes it (rare; never in valid input)."""
         return any(_key(c) in self._allocated for c in unit.claims)
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    claims: dict[ClaimKey, ResourceClaim]
+    free: dict[str | None, Amounts | None]
 
 
 @dataclass(frozen=True)
@@ -371,6 +391,13 @@ class FirstFit:
     the first node, in the given order, where all its claims fit — each pod seeing what the
     earlier pods took. `max_steps` bounds each search: past it the search is aborted, which is
     an error (upstream's filter timeout) at the full budget and a per-node reason below it.
+
+    Gangs (`Job.gangs`) as upstream's PodGroup scheduling cycle: when the queue reaches a
+    gang's first pod, all its pods are placed tentatively, one after the other in queue order,
+    each by first fit on what the earlier ones took and never revisited; if fewer than
+    minCount fit (counting its pods already bound), every tentative placement is undone and
+    each pod of the gang says why (`_place_gang`). Pods above minCount that do not fit stay
+    unplaced while the others keep their places.
 
     Incremental (see the module docstring); `progress` is told (pods decided, pods)."""
 
@@ -382,20 +409,63 @@ class FirstFit:
         run = _Run(job, Ledger(job), self.max_steps)
         out: list[PodPlan | None] = [None] * len(job.units)
         order = sorted(range(len(job.units)), key=lambda i: -job.units[i].priority)
-        for done, i in enumerate(order):
-            unit = job.units[i]
-            if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
-                out[i] = PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
+        gang_of = [u.gang_pods(job.gangs) for u in job.units]
+        done = 0
+        for i in order:
+            if out[i] is not None:
+                continue  # placed with its gang
+            block = _gang_block(order, i, gang_of) if gang_of[i] else [i]
+            if len(block) > 1 or gang_of[i]:
+                placed = self._place_gang(run, job, block, gang_of)
             else:
-                out[i] = self._place(run, unit)
+                placed = {i: self._place_one(run, job.units[i])}
+            for j, p in placed.items():
+                out[j] = p
+            done += len(placed)
             if self.progress is not None:
-                self.progress(done + 1, len(order))
+                self.progress(done, len(order))
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
             "pods": len(job.units),
             "first_fit_seconds": round(time.perf_counter() - started, 3),
         }
         return PlanOutcome([p for p in out if p is not None], "reference", stats)
+
+    def _place_one(self, run: _Run, unit: Unit) -> PodPlan:
+        if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
+            return PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
+        return self._place(run, unit)
+
+    def _place_gang(
+        self, run: _Run, job: Job, block: list[int], gang_of: list[dict[str, int]]
+    ) -> dict[int, PodPlan]:
+        """The units of one or more gangs (joined by shared claims), all or nothing: each
+        placed by first fit in queue order on what the earlier ones took; if a gang ends
+        short of its minCount, the block is undone and every pod says why — the gang, how
+        many fit, and the first pod that did not with its own reason."""
+        snap = run.snapshot()
+        plans = {j: self._place_one(run, job.units[j]) for j in block}
+        names = sorted({g for j in block for g in gang_of[j]})
+        count = {g: job.gangs[g].bound for g in names}
+        for j in block:
+            if plans[j].placed:
+                for g, k in gang_of[j].items():
+                    count[g] += k
+        short = [g for g in names if count[g] < job.gangs[g].min_count]
+        if not short:
+            return plans
+        run.restore(snap)
+        why = job.gangs[short[0]].short(count[short[0]])
+        blocker = next((plans[j] for j in block if not plans[j].placed), None)
+        out: dict[int, PodPlan] = {}
+        for j in block:
+            p, unit = plans[j], job.units[j]
+            if p.placed:
+                tail = f"; {blocker.name} did not fit: {blocker.reason}" if blocker is not None else ""
+                out[j] = PodPlan(unit.name, None, list(unit.claims), why + tail, unit.priority)
+            else:
+                out[j] = replace(p, reason=f"{why}; {p.reason}")
+        return out
 
     def _place(self, run: _Run, unit: Unit) -> PodPlan:
         if run.collides(unit):
@@ -528,6 +598,18 @@ class NodeReasons(Mapping[str | None, str]):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+def _gang_block(order: list[int], first: int, gang_of: list[dict[str, int]]) -> list[int]:
+    """The units placed together with `first` (in queue order): every unit of its gangs, and
+    of the gangs those units belong to in turn (units joined by a shared claim)."""
+    gangs = set(gang_of[first])
+    while True:
+        block = [j for j in order if gangs & gang_of[j].keys()]
+        more = {g for j in block for g in gang_of[j]} - gangs
+        if not more:
+            return block
+        gangs |= more
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, bool] = {
     "DRAListTypeAttributes": False,
     "DRAExtendedResource": True,
     "DRAFractionalCapacityRange": False,
+    "GenericWorkload": True,
 }
 
 
@@ -47,6 +48,10 @@ class FeatureGates:
     DRAFractionalCapacityRange: bool = DEFAULTS["DRAFractionalCapacityRange"]
     """KEP-5075 follow-up (1.37; absent in 1.36, hence off): validRange steps round in
     milli-units when the range is fractional, instead of integers (`problem.capacity`)."""
+    GenericWorkload: bool = DEFAULTS["GenericWorkload"]
+    """KEP-4671 PodGroups and gang scheduling. Upstream's default is off (alpha), but a
+    PodGroup object exists only where the gate is on, so its presence in the input is
+    what turns gang semantics on here; `GenericWorkload=false` ignores the PodGroups."""
 
     @property
     def binding_and_status(self) -> bool:

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from dra_solver.allocators import ALLOCATORS, Job, Member, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
-from dra_solver.check import CheckFailed, check_node_resources
+from dra_solver.check import CheckFailed, check_gangs, check_node_resources
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
@@ -161,7 +161,7 @@ def plan(
     units = join_shared(resolve_units(cluster, pods, priorities))
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo) for u in units]
-    return _per_pod(cluster, units, run(cluster, units, node_list, opts))
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 
 def _what_if(
@@ -182,7 +182,7 @@ def _what_if(
     outcome, added, units, expanded = plan_with_templates(
         cluster, units_for, node_list, opts, templates, max_new_nodes
     )
-    result = _per_pod(expanded, units, outcome)
+    result = _per_pod(expanded, units, outcome, opts.feature_gates)
     result.added_nodes, result.added_slices = added.nodes, added.slices
     return result
 
@@ -227,14 +227,14 @@ def allocate(
             f"({', '.join(waiting[:3])}); allocate one pod with --pod NAME "
             "(Python: pod=...), or place them all with `dra-solver plan`"
         )
-    members = (Member(name, pod_obj, tuple(map(_name, chosen))),)
+    members = (Member(name, pod_obj, tuple(map(_name, chosen)), _group(pod_obj) if pod_obj else None),)
     needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
     unit = with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts))
+    outcome = _per_pod(cluster, [unit], run(cluster, [unit], candidates, opts), opts.feature_gates)
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -278,7 +278,60 @@ def make_job(
         options.strategy,
         options.time_limit,
         NodeBook(cluster, nodes, options.feature_gates),
+        resolve_gangs(cluster, units, options.feature_gates),
     )
+
+
+def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) -> dict[str, Gang]:
+    """The gangs (PodGroups with `gang.minCount`) the units' pods belong to; none when the
+    GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an
+    error naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
+    Parts of KEP-4671 that are not modelled (topology constraints, group-level claims) are
+    refused rather than ignored: ignoring them would return plans the scheduler would not make."""
+    if not gates.GenericWorkload:
+        return {}
+    gangs: dict[str, Gang] = {}
+    members = {m.name for u in units for m in u.members}
+    for unit in units:
+        for m in unit.members:
+            if m.group is None or m.group in gangs:
+                continue
+            ns, name = m.group.split("/", 1)
+            group = cluster.pod_groups.get((ns, name))
+            if group is None:
+                near = suggest(name, [n for (gns, n) in cluster.pod_groups if gns == ns])
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise InputError(
+                    f"PodGroup {m.group} not found in the input{hint}",
+                    obj=f"Pod {m.name}",
+                    field="spec.schedulingGroup.podGroupName",
+                )
+            if group.min_count is None:
+                continue  # basic policy: pods scheduled one by one, as without a group
+            if group.spec.scheduling_constraints is not None and group.spec.scheduling_constraints.topology:
+                raise InputError(
+                    "topology constraints of a PodGroup are not modelled by dra-solver yet",
+                    obj=group.ref,
+                    field="spec.schedulingConstraints.topology",
+                )
+            if group.spec.resource_claims:
+                raise InputError(
+                    "group-level resource claims of a PodGroup are not modelled by dra-solver yet",
+                    obj=group.ref,
+                    field="spec.resourceClaims",
+                )
+            bound = sum(
+                1
+                for pod in cluster.pods.values()
+                if pod.spec.scheduling_group is not None
+                and pod.spec.scheduling_group.pod_group_name == name
+                and (pod.metadata.namespace or "default") == ns
+                and _name(pod) not in members
+                and pod.spec.node_name
+                and not (pod.status and pod.status.phase in DONE_PHASES)
+            )
+            gangs[m.group] = Gang(m.group, group.min_count, bound)
+    return gangs
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
@@ -335,9 +388,15 @@ def pending(pod: Pod) -> bool:
 
 
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
-    member = Member(_name(pod), pod, tuple(map(_name, claims)))
+    member = Member(_name(pod), pod, tuple(map(_name, claims)), _group(pod))
     prio = pod_priority(cluster, pod)
     return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod),))
+
+
+def _group(pod: Pod) -> str | None:
+    """The PodGroup a pod names, `namespace/name` (the pod's namespace)."""
+    group = pod.spec.scheduling_group
+    return f"{pod.metadata.namespace or 'default'}/{group.pod_group_name}" if group is not None else None
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
@@ -463,10 +522,13 @@ def _scheduling_key(pod: Pod) -> str:
     return json.dumps(parts, sort_keys=True, default=str)
 
 
-def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> PlanOutcome:
+def _per_pod(
+    cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome, gates: FeatureGates
+) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
-    the nodes' allocatable resources (`check.check_node_resources`)."""
+    the nodes' allocatable resources (`check.check_node_resources`) and the gang minimums
+    (`check.check_gangs`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {_name(c): c for c in plan_.claims}
@@ -481,6 +543,10 @@ def _per_pod(cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome) -> P
             claims = [by_ref[r] for r in refs[m.name]]
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
+    if gates.GenericWorkload and cluster.pod_groups:
+        violations = check_gangs(cluster, [p.pod for p in pods if p.placed and p.pod is not None])
+        if violations:
+            raise CheckFailed(violations)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
 
 
@@ -535,6 +601,7 @@ __all__ = [
     "make_job",
     "plan",
     "resolve_claims",
+    "resolve_gangs",
     "resolve_nodes",
     "resolve_units",
     "run",

@@ -19,6 +19,7 @@ from dra_solver.api.models import (
     DeviceTaintRule,
     Node,
     Pod,
+    PodGroup,
     PriorityClass,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -43,6 +44,7 @@ class Cluster:
     nodes: dict[str, Node] = field(default_factory=dict)
     taint_rules: dict[str, DeviceTaintRule] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    pod_groups: dict[tuple[str, str], PodGroup] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
@@ -111,6 +113,8 @@ class Cluster:
                 self.taint_rules[obj.metadata.name] = obj
             case PriorityClass():
                 self.priority_classes[obj.metadata.name] = obj
+            case PodGroup():
+                self.pod_groups[(ns, obj.metadata.name)] = obj
             case _:
                 raise InputError(f"unsupported kind {obj.kind}", obj=obj.ref)
 
@@ -139,6 +143,7 @@ class Cluster:
             "nodes": len(self.nodes),
             "taint_rules": len(self.taint_rules),
             "priority_classes": len(self.priority_classes),
+            "pod_groups": len(self.pod_groups),
         }
 
 

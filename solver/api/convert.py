@@ -53,6 +53,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ResourceClaimTemplate": _DRA_VERSIONS,
     "DeviceTaintRule": (RESOURCE_V1BETA2, RESOURCE_V1ALPHA3),
     "PriorityClass": ("scheduling.k8s.io/v1",),
+    "PodGroup": ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha2"),
     "Pod": ("v1",),
     "Node": ("v1",),
     "Deployment": ("apps/v1",),

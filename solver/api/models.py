@@ -434,6 +434,73 @@ class PriorityClass(TypeMeta):
     description: str | None = None
 
 
+class GangSchedulingPolicy(K8sModel):
+    """All or nothing: at least `minCount` pods of the group are placed, or none."""
+
+    min_count: StrictInt
+
+
+class PodGroupSchedulingPolicy(K8sModel):
+    """Exactly one of `basic` (pods scheduled one by one, as without a group) and `gang`."""
+
+    basic: dict[str, Any] | None = None
+    gang: GangSchedulingPolicy | None = None
+
+
+class TopologyConstraint(K8sModel):
+    key: str
+
+
+class PodGroupSchedulingConstraints(K8sModel):
+    """KEP-5732 (gate TopologyAwareWorkloadScheduling): read so that it is refused with a
+    reason instead of ignored (dra-solver does not model it yet)."""
+
+    topology: list[TopologyConstraint] = Field(default_factory=list)
+
+
+class PodGroupResourceClaim(K8sModel):
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class WorkloadPodGroupTemplateReference(K8sModel):
+    workload_name: str
+    pod_group_template_name: str
+
+
+class PodGroupTemplateReference(K8sModel):
+    workload: WorkloadPodGroupTemplateReference | None = None
+
+
+class PodGroupSpec(K8sModel):
+    pod_group_template_ref: PodGroupTemplateReference | None = None
+    scheduling_policy: PodGroupSchedulingPolicy
+    scheduling_constraints: PodGroupSchedulingConstraints | None = None
+    resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
+    """Group-level claims (gate DRAWorkloadResourceClaims): refused with a reason (not modelled)."""
+    disruption_mode: dict[str, Any] | None = None
+    priority_class_name: str | None = None
+    priority: StrictInt | None = None
+    preemption_policy: str | None = None
+
+
+class PodGroup(TypeMeta):
+    """KEP-4671 (gate GenericWorkload): pods naming it in `spec.schedulingGroup.podGroupName`
+    are scheduled by its policy; `gang.minCount` makes them all-or-nothing."""
+
+    api_version: str = "scheduling.k8s.io/v1beta1"
+    kind: Literal["PodGroup"] = "PodGroup"
+    spec: PodGroupSpec
+    status: dict[str, Any] | None = None
+
+    @property
+    def min_count(self) -> int | None:
+        """The gang's minCount; None for the basic policy (no group semantics)."""
+        gang = self.spec.scheduling_policy.gang
+        return gang.min_count if gang is not None else None
+
+
 # --- core/v1: interpreted fields strict, the rest carried --------------------------------
 
 
@@ -484,6 +551,12 @@ class Affinity(K8sModel):
     pod_anti_affinity: dict[str, Any] | None = None
 
 
+class PodSchedulingGroup(K8sModel):
+    """spec.schedulingGroup: the PodGroup (same namespace) the pod belongs to."""
+
+    pod_group_name: str
+
+
 class PodSpec(_Loose):
     node_name: str | None = None
     node_selector: dict[str, str] = Field(default_factory=dict)
@@ -498,6 +571,7 @@ class PodSpec(_Loose):
     overhead: dict[str, Quantity] = Field(default_factory=dict)
     resources: ResourceRequirements | None = None
     """Pod-level requests/limits (cpu, memory): where set they replace the containers' sum."""
+    scheduling_group: PodSchedulingGroup | None = None
 
 
 class ContainerExtendedResourceRequest(K8sModel):
@@ -564,6 +638,7 @@ KINDS: dict[str, type[TypeMeta]] = {
         ResourceClaimTemplate,
         DeviceTaintRule,
         PriorityClass,
+        PodGroup,
         Pod,
         Node,
     )

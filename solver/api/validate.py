@@ -45,6 +45,7 @@ from dra_solver.api.models import (
     ExactDeviceRequest,
     NodeSelector,
     Pod,
+    PodGroup,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceRequirements,
@@ -260,6 +261,8 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
             _validate_pod(report, obj)
         case DeviceTaintRule():
             _validate_taint_rule(report, obj)
+        case PodGroup():
+            _validate_pod_group(report, obj)
         case _:
             pass
     return report.errors
@@ -282,7 +285,7 @@ def validate_cluster(
     messages start with the file name). With `gates`, claims and templates that use a field
     of a disabled feature are errors too (`gate_problems`), as the allocator refuses them.
     Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes,
-    DeviceTaintRules, PriorityClasses, then the pool problems.
+    DeviceTaintRules, PriorityClasses, PodGroups, then the pool problems.
     """
     objects: list[TypeMeta] = [
         *cluster.classes.values(),
@@ -293,6 +296,7 @@ def validate_cluster(
         *cluster.nodes.values(),
         *cluster.taint_rules.values(),
         *cluster.priority_classes.values(),
+        *cluster.pod_groups.values(),
     ]
     classes = set(cluster.classes)
     errors: list[InputError] = []
@@ -343,6 +347,17 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
         known = [*cluster.priority_classes, *BUILTIN_PRIORITY_CLASSES]
         hint = did_you_mean(name, known)
         report.add("spec.priorityClassName", f"PriorityClass {name!r} not found in the input{hint}")
+    group = pod.spec.scheduling_group
+    if group is not None and (ns, group.pod_group_name) not in cluster.pod_groups:
+        # Upstream keeps such a pod pending forever (PreEnqueue waits for the PodGroup); in
+        # an input snapshot it is a typo or a missing file, so say which.
+        known = [n for (gns, n) in cluster.pod_groups if gns == ns]
+        listed = f"; known: {', '.join(known[:10])}" if known else ""
+        hint = did_you_mean(group.pod_group_name, known) or listed
+        report.add(
+            "spec.schedulingGroup.podGroupName",
+            f"PodGroup {ns}/{group.pod_group_name} not found in the input{hint}",
+        )
     return report.errors
 
 
@@ -741,6 +756,28 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
         if claim.name in seen:
             report.add(f"{path}.name", f"duplicate pod resource claim name {claim.name!r}")
         seen.add(claim.name)
+        given = [n for n in (claim.resource_claim_name, claim.resource_claim_template_name) if n]
+        if len(given) != 1:
+            found = "both are set" if given else "neither is set"
+            report.add(
+                path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
+            )
+
+
+def _validate_pod_group(report: _Report, group: PodGroup) -> None:
+    """KEP-4671's API rules for the policy: exactly one of basic and gang, minCount >= 1."""
+    policy = group.spec.scheduling_policy
+    given = [n for n, v in (("basic", policy.basic), ("gang", policy.gang)) if v is not None]
+    if len(given) != 1:
+        found = "both are set" if given else "neither is set"
+        report.add("spec.schedulingPolicy", f"exactly one of basic, gang must be set, {found}")
+    if policy.gang is not None and policy.gang.min_count < 1:
+        report.add("spec.schedulingPolicy.gang.minCount", f"must be at least 1, got {policy.gang.min_count}")
+    constraints = group.spec.scheduling_constraints
+    if constraints is not None and len(constraints.topology) > 1:
+        report.add("spec.schedulingConstraints.topology", "must have at most 1 entries")
+    for i, claim in enumerate(group.spec.resource_claims):
+        path = _idx("spec.resourceClaims", i)
         given = [n for n in (claim.resource_claim_name, claim.resource_claim_template_name) if n]
         if len(given) != 1:
             found = "both are set" if given else "neither is set"

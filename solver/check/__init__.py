@@ -60,6 +60,7 @@ from dra_solver.check.context import Context
 from dra_solver.check.counters import check_counters
 from dra_solver.check.counts import check_counts, check_duplicates
 from dra_solver.check.feature_gates import check_device_gates, check_request_gates
+from dra_solver.check.gangs import check_gangs
 from dra_solver.check.keys import Alt, claim_id
 from dra_solver.check.node_resources import check_node_resources
 from dra_solver.check.nodes import check_node_selector, check_skip_node_operations
@@ -70,7 +71,15 @@ from dra_solver.check.tolerations import check_taints
 from dra_solver.check.violations import KINDS, CheckFailed, Violation
 from dra_solver.gates import FeatureGates
 
-__all__ = ["KINDS", "CheckFailed", "Violation", "check", "check_node_resources", "check_or_raise"]
+__all__ = [
+    "KINDS",
+    "CheckFailed",
+    "Violation",
+    "check",
+    "check_gangs",
+    "check_node_resources",
+    "check_or_raise",
+]
 
 
 def check(

@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = (
     "admin",
     "limit",
     "node-resources",
+    "gang",
 )
 """Every violation kind `check` can report."""
 

@@ -161,6 +161,22 @@ class ClaimInfo:
 
 
 @dataclass(frozen=True)
+class GangInfo:
+    """A gang (PodGroup with `gang.minCount`, KEP-4671) as the model sees it: its pods are
+    placed only if enough of them are (`encoders.gangs`)."""
+
+    name: str
+    """The PodGroup, `namespace/name` (messages)."""
+    need: int
+    """How many of the gang's pods in `groups` must be placed for it to be placed: minCount
+    less the pods that are placed whenever the gang is (bound already, or no claims and no
+    node limits); <= 0: any number."""
+    groups: tuple[tuple[int, int], ...]
+    """(group, pods): the groups (pod forms) of the gang's pods, and how many of the gang's
+    pods each places (more than one when pods sharing a claim were joined)."""
+
+
+@dataclass(frozen=True)
 class Problem:
     node: str | None
     gates: FeatureGates
@@ -187,6 +203,8 @@ class Problem:
     exclusive_groups: tuple[tuple[int, ...], ...] = ()
     """Sets of groups of which at most one is placed: one pod in its forms for different
     nodes (a DRA-served extended resource is a claim on some nodes, a node resource on others)."""
+    gangs: tuple[GangInfo, ...] = ()
+    """All-or-nothing sets of groups (`encoders.gangs`)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,277 @@
+"""Gang scheduling (issue #19, KEP-4671): PodGroups with `gang.minCount` placed all or nothing.
+
+Each test is named for the rule it checks; both allocators where the rule applies. The
+reference is upstream's PodGroup cycle (pod-at-a-time first fit, never revisited); CP-SAT
+decides the gang jointly (`encoders.gangs`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from builders import claim, device, device_class, request, resource_slice
+
+from dra_solver import Cluster, plan
+from dra_solver.allocators import Cpsat
+from dra_solver.api.validate import validate_cluster
+from dra_solver.check import check, check_gangs
+from dra_solver.errors import InputError
+from dra_solver.pipeline import Options, make_job, resolve_nodes, resolve_units, run
+
+BOTH = ["reference", "cpsat"]
+
+
+def pod_group(name: str, min_count: int | None = None, **spec: Any) -> dict[str, Any]:
+    policy: dict[str, Any] = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulingPolicy": policy, **spec},
+    }
+
+
+def pod(name: str, claims: list[str], group: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"resourceClaims": [{"name": c, "resourceClaimName": c} for c in claims]}
+    if group is not None:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    meta = {"name": name, "namespace": "default"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def gpu_nodes(nodes: int, gpus: int) -> list[dict[str, Any]]:
+    return [
+        resource_slice(f"s{n}", [device(f"gpu-{n}-{i}") for i in range(gpus)], node=f"node-{n}")
+        for n in range(nodes)
+    ]
+
+
+def gpu_pod(name: str, count: int, group: str | None = None) -> list[dict[str, Any]]:
+    return [claim(f"{name}-gpus", [request("gpu", count=count)]), pod(name, [f"{name}-gpus"], group)]
+
+
+def verify(cluster: Cluster, out: Any) -> None:
+    """Every placed pod passes the checker, node by node with earlier nodes' claims in use."""
+    current = Cluster(**{**cluster.__dict__, "claims": dict(cluster.claims)})
+    for n in dict.fromkeys(p.node for p in out.pods if p.node is not None):
+        mine = [c for p in out.pods if p.node == n for c in p.claims]
+        assert check(current, mine, node=n) == []
+        for c in mine:
+            current.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+
+
+def placed(out: Any) -> dict[str, str | None]:
+    return {p.name.split("/", 1)[1]: p.node for p in out.pods}
+
+
+def issue_example() -> Cluster:
+    """Issue #19: a gang of 3 pods x 4 GPUs (minCount 3) and a lone 1-GPU pod, 2 nodes x 4 GPUs."""
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(2, 4), pod_group("train", 3)]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 4, "train")
+    objs += gpu_pod("lone", 1)
+    return Cluster.from_objects(objs)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_below_min_count_places_none_and_frees_the_lone_pod(allocator: str) -> None:
+    cluster = issue_example()
+    out = plan(cluster, allocator=allocator)
+    got = placed(out)
+    assert [got[f"worker-{i}"] for i in range(3)] == [None, None, None]
+    assert got["lone"] is not None
+    for i in range(3):
+        reason = out.pod(f"default/worker-{i}").reason or ""
+        assert "PodGroup default/train not placed" in reason and "minCount 3" in reason
+    verify(cluster, out)
+
+
+def kubernetes_138765() -> Cluster:
+    """kubernetes#138765 (reproducer in kubernetes PR #140097): two pods, each asking a whole
+    device or, as a fallback, half of it, on one partitionable device."""
+    whole = [{"cel": {"expression": 'device.attributes["gpu.example.com"].size == "whole"'}}]
+    half = [{"cel": {"expression": 'device.attributes["gpu.example.com"].size == "half"'}}]
+    counters = [{"name": "mem", "counters": {"memory": {"value": "2"}}}]
+
+    def part(name: str, size: str, amount: str) -> dict[str, Any]:
+        uses = [{"counterSet": "mem", "counters": {"memory": {"value": amount}}}]
+        return device(name, attrs={"size": size}, consumesCounters=uses)
+
+    devices = [part("whole", "whole", "2"), part("half-0", "half", "1"), part("half-1", "half", "1")]
+    objs: list[dict[str, Any]] = [
+        device_class("gpu"),
+        resource_slice("s0", devices, node="node-0", sharedCounters=counters),
+        pod_group("pair", 2),
+    ]
+    for name in ("a", "b"):
+        first = [
+            {"name": "whole", "deviceClassName": "gpu", "selectors": whole},
+            {"name": "half", "deviceClassName": "gpu", "selectors": half},
+        ]
+        objs += [claim(f"{name}-gpu", [{"name": "gpu", "firstAvailable": first}])]
+        objs.append(pod(name, [f"{name}-gpu"], "pair"))
+    return Cluster.from_objects(objs)
+
+
+def test_kubernetes_138765_reference_fails_the_gang_as_upstream() -> None:
+    cluster = kubernetes_138765()
+    out = plan(cluster, allocator="reference")
+    assert placed(out) == {"a": None, "b": None}
+    assert "1 of its pods fit" in (out.pod("default/a").reason or "")
+
+
+def test_kubernetes_138765_cpsat_places_the_gang_jointly() -> None:
+    cluster = kubernetes_138765()
+    out = plan(cluster, allocator="cpsat")
+    assert placed(out) == {"a": "node-0", "b": "node-0"}
+    devices = sorted(
+        r.device for p in out.pods for c in p.claims for r in c.status.allocation.devices.results
+    )
+    assert devices == ["half-0", "half-1"]
+    verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_above_min_count_keeps_the_pods_that_fit(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 4), pod_group("train", 2)]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 2, "train")
+    cluster = Cluster.from_objects(objs)
+    out = plan(cluster, allocator=allocator)
+    assert sum(p.placed for p in out.pods) == 2
+    if allocator == "reference":  # queue order; CP-SAT has no tie-break among equal pods
+        assert [p.name for p in out.pods if not p.placed] == ["default/worker-2"]
+    verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_pods_already_bound_count_towards_min_count(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 2), pod_group("train", 3)]
+    running = pod("worker-0", [], "train")
+    running["spec"]["nodeName"] = "node-0"
+    objs.append(running)
+    for i in (1, 2):
+        objs += gpu_pod(f"worker-{i}", 1, "train")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert placed(out) == {"worker-1": "node-0", "worker-2": "node-0"}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_with_fewer_pods_than_min_count_is_not_placed(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 8), pod_group("train", 3)]
+    for i in range(2):
+        objs += gpu_pod(f"worker-{i}", 1, "train")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert placed(out) == {"worker-0": None, "worker-1": None}
+    assert "fewer than its gang minCount 3" in (out.pod("default/worker-0").reason or "")
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_gang_of_pods_without_claims_follows_its_min_count(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 1), pod_group("train", 2)]
+    objs += [pod("idle", [], "train"), *gpu_pod("worker", 2, "train")]
+    out = plan(Cluster.from_objects(objs), pods=["idle", "worker"], allocator=allocator)
+    assert placed(out) == {"idle": None, "worker": None}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_basic_policy_schedules_pods_one_by_one(allocator: str) -> None:
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(1, 4), pod_group("web")]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 2, "web")
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert sum(p.placed for p in out.pods) == 2
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_generic_workload_gate_off_ignores_pod_groups(allocator: str) -> None:
+    out = plan(issue_example(), allocator=allocator, feature_gates="GenericWorkload=false")
+    assert any(placed(out)[f"worker-{i}"] for i in range(3))
+
+
+def test_aggregated_model_refuses_gangs_with_a_reason() -> None:
+    cluster = issue_example()
+    opts = Options()
+    units = resolve_units(cluster, None, None)
+    nodes = resolve_nodes(cluster, None)
+    job = make_job(cluster, units, nodes, opts)
+    assert set(job.gangs) == {"default/train"}
+    out = Cpsat(aggregation="always").improve(job, run(cluster, units, nodes, Options(allocator="reference")))
+    assert str(out.stats["aggregated"]).startswith("no: pods belong to gangs")
+
+
+def test_checker_rejects_a_gang_below_min_count() -> None:
+    cluster = issue_example()
+    worker = cluster.pod("worker-0")
+    (v,) = check_gangs(cluster, [worker])
+    assert (v.claim, v.kind) == ("default/train", "gang")
+    assert "1 pods placed or bound, fewer than its gang minCount 3" in v.message
+    assert check_gangs(cluster, []) == []
+
+
+def test_validate_unknown_pod_group_with_did_you_mean() -> None:
+    objs = [pod_group("trainer", 2), pod("p", [], "trainr")]
+    (err,) = validate_cluster(Cluster.from_objects(objs))
+    assert err.field == "spec.schedulingGroup.podGroupName"
+    assert "PodGroup default/trainr not found" in str(err) and 'did you mean "trainer"?' in str(err)
+
+
+def test_plan_unknown_pod_group_is_an_error_naming_pod_and_field() -> None:
+    objs = [device_class("gpu"), *gpu_nodes(1, 1), pod_group("a", 1), pod("p", [], "b")]
+    cluster = Cluster.from_objects(objs)
+    with pytest.raises(InputError, match="PodGroup default/b not found") as exc:
+        plan(cluster, pods=["p"])
+    assert exc.value.field == "spec.schedulingGroup.podGroupName"
+
+
+@pytest.mark.parametrize(
+    ("policy", "field", "text"),
+    [
+        ({"gang": {"minCount": 0}}, "spec.schedulingPolicy.gang.minCount", "at least 1"),
+        ({}, "spec.schedulingPolicy", "neither is set"),
+        ({"basic": {}, "gang": {"minCount": 1}}, "spec.schedulingPolicy", "both are set"),
+    ],
+)
+def test_validate_pod_group_policy(policy: dict[str, Any], field: str, text: str) -> None:
+    group = pod_group("g", 1)
+    group["apiVersion"] = "scheduling.k8s.io/v1beta1"
+    group["spec"]["schedulingPolicy"] = policy
+    (err,) = validate_cluster(Cluster.from_objects([group]))
+    assert err.field == field and text in str(err)
+
+
+def test_pod_group_unknown_field_has_did_you_mean() -> None:
+    group = pod_group("g", 1)
+    group["spec"]["schedulingPolicy"]["gang"] = {"minCoutn": 2}
+    with pytest.raises(Exception, match="minCount"):
+        Cluster.from_objects([group])
+
+
+def test_pod_group_topology_constraint_is_refused_not_ignored() -> None:
+    group = pod_group("g", 1, schedulingConstraints={"topology": [{"key": "rack"}]})
+    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
+    with pytest.raises(InputError, match="topology constraints") as exc:
+        plan(cluster)
+    assert exc.value.field == "spec.schedulingConstraints.topology"
+
+
+def cpu_node(name: str, cpu: str) -> dict[str, Any]:
+    status = {"allocatable": {"cpu": cpu}}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": status}
+
+
+def cpu_pod(name: str, cpu: str, group: str) -> dict[str, Any]:
+    obj = pod(name, [], group)
+    obj["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]
+    return obj
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+@pytest.mark.parametrize(("nodes", "expect"), [(1, 0), (2, 2)])
+def test_gang_of_pods_taking_node_resources_is_all_or_nothing(
+    allocator: str, nodes: int, expect: int
+) -> None:
+    objs = [cpu_node(f"node-{n}", "3") for n in range(nodes)]
+    objs += [pod_group("pair", 2), cpu_pod("a", "2", "pair"), cpu_pod("b", "2", "pair")]
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert sum(p.placed for p in out.pods) == expect
