@@ -228,6 +228,8 @@ def template_aggregate(
         return "a pod asks for an extended resource DRA may serve"
     if book_limits(job, job.nodes) and any(not u.claims for u in units):
         return "pods without claims take node resources"
+    if job.gangs:
+        return "pods belong to gangs (PodGroups with minCount)"
     names = [n for n in job.nodes if n is not None]
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
     if not todo:
