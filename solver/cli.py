@@ -522,13 +522,8 @@ def plan(
         sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
     _print_warnings(outcome.stats.get("warnings") or [])
     # The table already has a row per pod; stderr then keeps only the summary.
-    every_pod = len(outcome.pods) <= POD_LINES and output is not OutputFormat.table
-    for p in outcome.pods:
-        if not p.placed and output is not OutputFormat.table:
-            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
-            _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
-        elif p.placed and every_pod:
-            _err.print(Text(f"{p.name}: node {p.node}", style="green"))
+    if output is not OutputFormat.table:
+        _print_pod_lines(outcome.pods)
     if interrupted:
         summary = f"interrupted: {plan_summary(outcome, seconds)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
@@ -588,6 +583,32 @@ def _template(path: str) -> NodeTemplate:
 POD_LINES = 50
 """Up to this many pods, `plan` names every placed pod's node on stderr; above, only the pods
 not placed get a line (each one line), so that a large plan ends in a summary, not a flood."""
+
+UNPLACED_LINES = 10
+"""At most this many pods not placed get their own stderr line; the rest are counted in one
+line. Why: stderr is the short summary whatever the size of the plan (issue #12) — a plan of
+thousands of pods that do not fit must not write thousands of lines; the table and `explain`
+have the details."""
+
+
+def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
+    """The per-pod stderr lines of `plan`, bounded: the first `UNPLACED_LINES` pods not placed
+    (highest priority first, then input order: the ones a user most wants to hear about), one
+    line counting the others, and each placed pod's node when the plan has at most `POD_LINES`
+    pods. Lines keep the input order, so they read like the output's list of Pods."""
+    unplaced = [i for i, p in enumerate(pods) if not p.placed]
+    shown = set(sorted(unplaced, key=lambda i: (-pods[i].priority, i))[:UNPLACED_LINES])
+    every_pod = len(pods) <= POD_LINES
+    for i, p in enumerate(pods):
+        if i in shown:
+            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
+            _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
+        elif p.placed and every_pod:
+            _err.print(Text(f"{p.name}: node {p.node}", style="green"))
+    if len(unplaced) > len(shown):
+        more = len(unplaced) - len(shown)
+        hint = "`-o table` or `dra-solver explain --pod NAME` for each"
+        _err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
 
 
 def plan_summary(outcome: PlanOutcome, seconds: float) -> str:

@@ -9,7 +9,7 @@ from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
 from dra_solver.allocators import PlanOutcome, PodPlan
-from dra_solver.cli import PLANNING_NOTICE, POD_LINES, app, plan_summary
+from dra_solver.cli import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, app, plan_summary
 
 runner = CliRunner()
 
@@ -87,3 +87,63 @@ def test_large_plans_print_only_unplaced_pods_and_no_progress_when_stderr_is_not
     lines = [line for line in result.stderr.strip().splitlines() if line != PLANNING_NOTICE]
     assert len(lines) == 2 and lines[0].startswith(f"default/c{n - 1:03d}: not placed: ")
     assert lines[1].startswith(f"placed {n - 1} of {n} pods (reference), planned in ")
+
+
+def test_stderr_names_at_most_ten_unplaced_pods_then_counts_the_rest_whatever_the_plan_size(
+    tmp_path: Path,
+) -> None:
+    n = 200  # 199 pods cannot fit: stderr stays the same dozen lines as for 12
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0")], node="node-a"),
+        *(claim(f"c{i:03d}", [request("gpu")]) for i in range(n)),
+    ]
+    result = runner.invoke(app, ["plan", _write(tmp_path, objs), "--allocator", "reference"])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.strip().splitlines() if line != PLANNING_NOTICE]
+    assert len(lines) == UNPLACED_LINES + 2, lines
+    assert [line.split(":")[0] for line in lines[:UNPLACED_LINES]] == [
+        f"default/c{i:03d}" for i in range(1, UNPLACED_LINES + 1)
+    ]
+    assert lines[UNPLACED_LINES] == (
+        f"… and {n - 1 - UNPLACED_LINES} more pods not placed "
+        "(`-o table` or `dra-solver explain --pod NAME` for each)"
+    )
+    assert lines[-1].startswith(f"placed 1 of {n} pods (reference)")
+
+
+def test_the_unplaced_pods_named_on_stderr_are_the_highest_priority_ones(tmp_path: Path) -> None:
+    def pod(name: str, priority: int) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {
+                "priority": priority,
+                "containers": [{"name": "app"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": f"c-{name}"}],
+            },
+        }
+
+    names = [f"p{i:02d}" for i in range(UNPLACED_LINES + 5)]
+    urgent = {"p03", "p11", "p14"}  # late in the input, first on stderr
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0")], node="node-a"),
+        *(claim(f"c-{name}", [request("gpu")]) for name in ["blocker", *names]),
+        *(pod(name, 1000 if name in urgent else 0) for name in names),
+    ]
+    # the only GPU is taken by a claim that no pod uses: every pod is left out
+    objs[2]["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "a", "device": "gpu-0"}]
+            }
+        }
+    }
+    result = runner.invoke(app, ["plan", _write(tmp_path, objs), "--allocator", "reference"])
+    assert result.exit_code == 2, result.stderr
+    named = {line.split(":")[0].removeprefix("default/") for line in result.stderr.splitlines()}
+    shown = named & set(names)
+    assert len(shown) == UNPLACED_LINES and urgent <= shown, result.stderr
+    assert "… and 5 more pods not placed" in result.stderr
