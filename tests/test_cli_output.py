@@ -313,3 +313,36 @@ def test_readme_output_commands_run_and_the_fed_back_plan_places_nothing(
         if target:
             Path(target).write_text(last.stdout)
     assert last is not None and "placed 0 of 0 pods" in last.stderr
+
+
+def test_a_dumped_pod_uses_the_generated_claim_its_status_names_not_a_second_one(tmp_path: Path) -> None:
+    held = claim("p1-gpu-x7k2p", [request("gpu")])
+    held["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "a", "device": "gpu-0"}]
+            }
+        },
+        "reservedFor": [{"resource": "pods", "name": "p1", "uid": "uid-p1"}],
+    }
+    running = pod("p1", {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}, nodeName="node-a")
+    statuses = [{"name": "gpu", "resourceClaimName": held["metadata"]["name"]}]
+    running["status"] = {"phase": "Running", "resourceClaimStatuses": statuses}
+    pending = pod("p2", {"name": "gpu", "resourceClaimTemplateName": "one-gpu"})
+    pending["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p2-gpu-m2wqv"}]}
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0"), device("gpu-1")], node="node-a"),
+        node("node-a"),
+        template("one-gpu"),
+        held,
+        claim("p2-gpu-m2wqv", [request("gpu")]),
+        running,
+        pending,
+    ]
+    result = runner.invoke(app, ["plan", _write(tmp_path, objs)])
+    assert result.exit_code == 0, result.stderr
+    assert "placed 1 of 1 pods" in result.stderr  # p1 runs with its allocated claim: nothing to plan
+    claims = [o for o in yaml.safe_load(result.stdout)["items"] if o["kind"] == "ResourceClaim"]
+    assert [c["metadata"]["name"] for c in claims] == ["p2-gpu-m2wqv"]
+    assert claims[0]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"

@@ -587,9 +587,17 @@ class PodExtendedResourceClaimStatus(K8sModel):
     request_mappings: list[ContainerExtendedResourceRequest] = Field(default_factory=list)
 
 
+class PodResourceClaimStatus(K8sModel):
+    name: str
+    resource_claim_name: str | None = None
+
+
 class PodStatus(_Loose):
     phase: str | None = None
     """Succeeded/Failed pods hold no node resources."""
+    resource_claim_statuses: list[PodResourceClaimStatus] = Field(default_factory=list)
+    """The claims generated for the pod's template entries (upstream names them
+    `<pod>-<entry>-<random>`): how a `kubectl get -o yaml` dump links a pod to them."""
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 

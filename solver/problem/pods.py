@@ -44,7 +44,7 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                     obj=pod.ref,
                     field=f"{field}.resourceClaimTemplateName",
                 )
-            name = f"{pod.metadata.name}-{entry.name}"
+            name = _generated_name(pod, entry.name)
             existing = cluster.claims.get((ns, name))
             if existing is not None:
                 out.append(existing)
@@ -71,6 +71,17 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                 field=field,
             )
     return out
+
+
+def _generated_name(pod: Pod, entry: str) -> str:
+    """The name of the claim generated for a template entry: the one the pod's
+    `status.resourceClaimStatuses` records (upstream's `<pod>-<entry>-<random>`, as a cluster
+    dump has it) — else `<pod>-<entry>`, ours. Why: a dumped pod whose claim was generated (and
+    maybe allocated) must use that claim, not get a second one from the template."""
+    for status in pod.status.resource_claim_statuses if pod.status else []:
+        if status.name == entry and status.resource_claim_name:
+            return status.resource_claim_name
+    return f"{pod.metadata.name}-{entry}"
 
 
 def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node: str | None) -> str | None:
