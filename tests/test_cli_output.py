@@ -3,8 +3,6 @@ the plan as input for the next run, `-o table`, `--version`, clean help, did-you
 
 from __future__ import annotations
 
-import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -294,25 +292,6 @@ def test_unknown_names_on_the_command_line_get_a_did_you_mean(
 ) -> None:
     result = runner.invoke(app, [args[0], _write(tmp_path, cluster_objects()), *args[1:]])
     assert result.exit_code == 1 and hint in result.stderr, result.stderr
-
-
-def test_readme_output_commands_run_and_the_fed_back_plan_places_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "--output-mode full >" in b]
-    monkeypatch.chdir(Path(EXAMPLE).parents[1])
-    last = None
-    for line in block.strip().splitlines():
-        words = shlex.split(line.split("#", 1)[0].replace("after.yaml", str(tmp_path / "after.yaml")))
-        assert words[0] == "dra-solver"
-        target = words[words.index(">") + 1] if ">" in words else None
-        args = words[1 : words.index(">")] if target else words[1:]
-        last = runner.invoke(app, args, env=WIDE)
-        assert last.exit_code == 0, (line, last.stderr)
-        if target:
-            Path(target).write_text(last.stdout)
-    assert last is not None and "placed 0 of 0 pods" in last.stderr
 
 
 def test_a_dumped_pod_uses_the_generated_claim_its_status_names_not_a_second_one(tmp_path: Path) -> None:
