@@ -372,7 +372,9 @@ def test_signal_during_plan_prints_the_best_plan_so_far(tmp_path: Path, sig: sig
     code, out, err = plan_interrupted(slow_cluster(tmp_path), sig)
     assert code == 130, err[-2000:]
     assert_valid_partial_plan(out, err, 400)
-    assert "not tried: the run was interrupted" in err
+    # stderr names at most 10 pods not placed and counts the others (issue #12): the pods the
+    # signal left untried are named, or counted once the first 10 were tried and failed
+    assert "not tried: the run was interrupted" in err or "more pods not placed" in err, err[-2000:]
 
 
 def test_interrupted_cpsat_search_keeps_its_best_plan(tmp_path: Path) -> None:
