@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.workloads import GPU, _class, _claim, _node
+from benchmarks.workloads import GPU, _claim, _class, _node
 
 SIZE = f'device.attributes["{GPU}"].size'
 WHOLE = [{"cel": {"expression": f'{SIZE} == "whole"'}}]
@@ -60,7 +60,8 @@ def _gpu_slice(node: str, gpus: int, partitionable: bool) -> dict[str, Any]:
             devices.append({"name": f"gpu-{i}", "attributes": whole, "consumesCounters": uses("2")})
             for h in range(2):
                 half = {"size": {"string": "half"}}
-                devices.append({"name": f"gpu-{i}-half-{h}", "attributes": half, "consumesCounters": uses("1")})
+                devices.append({"name": f"gpu-{i}-half-{h}", "attributes": half,
+                                "consumesCounters": uses("1")})
         spec["devices"] = devices
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"name": f"{node}-gpu"}, "spec": spec}
