@@ -406,8 +406,17 @@ def allocate(
     if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
-        _err.print(Text(f"cannot allocate: {outcome.reason}", style="red"))
+        _err.print(Text(f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}", style="red"))
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _explain_hint(outcome: AllocationOutcome, pod: str | None) -> str:
+    """Where the detail is, as `plan` points to it: the one-line reason names what blocked,
+    `explain` says why per node (selectors, held devices, capacity left, a minimal blocking set)."""
+    if pod is not None:
+        return f" (details: dra-solver explain --pod {pod})"
+    names = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in outcome.claims]
+    return f" (details: dra-solver explain {' '.join(f'--claim {n}' for n in names)})" if names else ""
 
 
 def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:

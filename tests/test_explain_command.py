@@ -129,3 +129,24 @@ def test_cli_explain_exit_codes(tmp_path: Any) -> None:
     assert res.exit_code == 0 and "needs 9 device(s)" in res.stdout
     res = CliRunner().invoke(app, ["explain", str(f), "--claim", "nope"])
     assert res.exit_code == 1
+
+
+def test_explain_says_capacity_left_per_shared_device_after_rounding() -> None:
+    """25Gi is rounded up to 30Gi by the 10Gi step; 60Gi of the 80Gi GPU is held: 20Gi left."""
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+    shared = device("gpu-0", capacity={"memory": {"value": "80Gi", "requestPolicy": policy}}, multi=True)
+    share = "00000000-0000-4000-8000-000000000001"
+    held = allocated("held", [result("gpu-0", shareID=share, consumedCapacity={"memory": "60Gi"})])
+    want = claim("want", [request("gpu", capacity={"requests": {"memory": "25Gi"}})])
+    c = Cluster.from_objects([device_class("gpu"), resource_slice("n1-s", [shared], pool="s1"), held, want])
+    assert "needs 30Gi memory, 20Gi left on s1/gpu-0" in explain(c, claim="want").text()
+
+
+def test_cli_allocate_points_to_explain_when_the_claims_do_not_fit(tmp_path: Any) -> None:
+    import yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all([device_class("gpu"), gpus(), claim("big", [request("gpu", count=9)])]))
+    res = CliRunner().invoke(app, ["allocate", str(f), "--node", "n1"])
+    assert res.exit_code == 2
+    assert "(details: dra-solver explain --claim default/big)" in res.stderr
