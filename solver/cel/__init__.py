@@ -61,7 +61,8 @@ entries ``[?x]``/``{?k: v}``, ``optional.of/none/ofNonZeroValue``,
 ``first``, ``last``), sets, and the Kubernetes libraries: lists (``isSorted``, ``sum``,
 ``min``, ``max``, ``indexOf``, ``lastIndexOf``), regex (``find``, ``findAll``, on RE2),
 url (:mod:`~solver.cel.lib_url`), ip and cidr (:mod:`~solver.cel.lib_net`), quantity,
-semver, and DRA's ``includes`` (KEP-5491).
+semver, the named formats (``format.named``, ``format.dns1123Label()`` ...,
+``<format>.validate(s)``: :mod:`~solver.cel.lib_format`), and DRA's ``includes`` (KEP-5491).
 
 Strictness
 ==========
@@ -120,10 +121,10 @@ Known deviations from upstream
   function result, the estimate assumes 64 elements, so it errs towards accepting.
 * Nesting deeper than 100 levels is a compile error (cel-go: 250); ``&&``/``||`` chains
   are balanced as in cel-go, so long chains are fine.
-* Not available: the Kubernetes ``format`` named-format library
-  (``format.dns1123Label().validate(s)``), the image and authz libraries (no authorizer
-  exists in DRA), ``math`` extensions, message construction, ``strings.reverse``
-  (strings v3).
+* Not available: the image and authz libraries (no authorizer exists in DRA), ``math``
+  extensions, message construction, ``strings.reverse`` (strings v3).
+* The static estimate prices ``==`` between two formats at 1 (cel-go: up to 7); it
+  cannot see types.
 * ``url()`` reimplements Go's ``url.ParseRequestURI`` (not ``urllib.parse``, which accepts
   far more); ``ip()``/``cidr()`` use :mod:`ipaddress` with netip's extra refusals. Time
   zone names need the system's IANA database (``zoneinfo``).

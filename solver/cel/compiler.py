@@ -30,6 +30,7 @@ from typing import Any, Final
 # importing the libraries registers their overloads
 from dra_solver.cel import (  # noqa: F401
     lib_core,
+    lib_format,
     lib_lists,
     lib_net,
     lib_quantity,
@@ -78,7 +79,7 @@ _FOLD_BUDGET: Final = 1000
 _TYPE_IDENTS: Final = frozenset(
     {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
 )
-_NAMESPACES: Final = frozenset({"optional", "strings", "sets", "lists", "ip"})
+_NAMESPACES: Final = frozenset({"optional", "strings", "sets", "lists", "ip", "format"})
 
 
 class Compiled:

@@ -14,7 +14,9 @@ The model follows cel-go's ``checker/cost.go`` where it matters for the totals:
 * literals cost 0, identifiers and field selections 1, indexing 1, a function call 1
   unless a library estimator prices it (string traversals cost 0.1 per character,
   ``find``/``findAll``/``matches`` the string cost times 0.25 per pattern character,
-  list scans 1 per element, as in ``library/cost.go``); ``&&``, ``||`` and ``?:`` cost
+  list scans 1 per element, ``<format>.validate(s)`` the string cost times 32 (upstream's
+  ``MaxNameFormatRegexSize`` 128 times 0.25, whatever the format), as in
+  ``library/cost.go``); ``&&``, ``||`` and ``?:`` cost
   their operands (the dearer branch); ``has()`` costs its operand only;
 * list literals 10 plus their elements, map literals 30 plus their entries;
 * a comprehension costs its range, plus for every possible element the loop condition
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
+from dra_solver.cel.lib_format import MAX_NAME_FORMAT_REGEX_SIZE
 
 __all__ = ["estimate_cost"]
 
@@ -208,6 +211,10 @@ class _Estimator:
             plen = len(pattern.value) if literal else sizes[1].n  # type: ignore[union-attr]
             cost = _factor(first.n + 1, 0.1) * _factor(plen, 0.25)
             return args + cost, Size(first.n, Size(first.n)) if fn == "findAll" else Size(first.n)
+        if fn == "validate" and node.target is not None and len(sizes) == 2:
+            # upstream cannot know the format statically: MaxNameFormatRegexSize (128) for all
+            cost = _factor(_factor(sizes[1].n, 0.1), MAX_NAME_FORMAT_REGEX_SIZE * 0.25)
+            return args + cost, Size(_UNKNOWN, Size(_UNKNOWN))
         if fn in _TRAVERSE:
             return args + max(_factor(first.n, 0.1), 1), first if fn in _SAME_SIZE else Size(_UNKNOWN)
         if fn in ("replace", "split"):

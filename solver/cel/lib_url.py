@@ -20,7 +20,7 @@ from typing import Any, Final
 from dra_solver.cel.functions import Overload, fail, register
 from dra_solver.cel.values import Url
 
-__all__ = ["parse_url"]
+__all__ = ["go_quote", "parse_url", "request_uri_error"]
 
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 _HEX: Final = "0123456789abcdefABCDEF"
@@ -36,6 +36,43 @@ _VALID_ENCODED: Final = _PATH_OK | frozenset("!'()*[]%")
 
 class URLError(ValueError):
     """A ``url.ParseRequestURI`` error."""
+
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def go_quote(s: str) -> str:
+    """Go's ``strconv.Quote``, as ``%q`` prints the URL in a ``*url.Error``.
+
+    Why not :func:`repr`: Go always uses double quotes and escapes control characters as
+    ``\\x01`` (``\\u``/``\\U`` for non-printable runes beyond ASCII), and upstream's
+    messages show the string that way.
+    """
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch == " " or ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _unescape(s: str, host: bool) -> str:
@@ -55,7 +92,7 @@ def _unescape(s: str, host: bool) -> str:
             i += 3
             continue
         if host and c < 0x80 and chr(c) not in _HOST_OK:
-            raise URLError(f"invalid character {chr(c)!r} in host name")
+            raise URLError(f"invalid character {go_quote(chr(c))} in host name")
         out.append(c)
         i += 1
     return out.decode("utf-8", "replace")
@@ -132,7 +169,19 @@ def parse_url(raw: str) -> Url:
     try:
         return _parse(raw)
     except URLError as ex:
-        raise fail(f'URL parse error during conversion from string: parse "{raw}": {ex}') from None
+        raise fail(f"URL parse error during conversion from string: parse {go_quote(raw)}: {ex}") from None
+
+
+def request_uri_error(raw: str) -> str | None:
+    """The text of Go's ``*url.Error`` from ``url.ParseRequestURI(raw)``, None when it parses.
+
+    The ``format`` library's ``uri`` format returns exactly this text as its one error.
+    """
+    try:
+        _parse(raw)
+    except URLError as ex:
+        return f"parse {go_quote(raw)}: {ex}"
+    return None
 
 
 def _is_url(raw: str) -> bool:

@@ -20,7 +20,18 @@ from typing import Any, Final
 
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel.semver import Semver
-from dra_solver.cel.values import CelType, Cidr, DeviceValue, DomainMap, Duration, Opt, Timestamp, UInt, Url
+from dra_solver.cel.values import (
+    CelType,
+    Cidr,
+    DeviceValue,
+    DomainMap,
+    Duration,
+    NamedFormat,
+    Opt,
+    Timestamp,
+    UInt,
+    Url,
+)
 
 __all__ = [
     "DEVICE_FIELDS",
@@ -56,6 +67,7 @@ _DISPLAY: Final = {
     "ip": "net.IP",
     "cidr": "net.CIDR",
     "url": "kubernetes.URL",
+    "format": "kubernetes.NamedFormat",
     "timestamp": "google.protobuf.Timestamp",
     "duration": "google.protobuf.Duration",
 }
@@ -156,6 +168,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "ip": lambda v: type(v) is IPv4Address or type(v) is IPv6Address,
     "cidr": lambda v: type(v) is Cidr,
     "url": lambda v: type(v) is Url,
+    "format": lambda v: type(v) is NamedFormat,
     "timestamp": lambda v: type(v) is Timestamp,
     "duration": lambda v: type(v) is Duration,
 }

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
 from dra_solver.api.quantity import Quantity
@@ -48,6 +49,7 @@ __all__ = [
     "Duration",
     "Timestamp",
     "Url",
+    "NamedFormat",
     "CostLimitExceeded",
     "DeviceValue",
     "DomainMap",
@@ -265,6 +267,32 @@ class Url:
         return f"url({self.text!r})"
 
 
+class NamedFormat:
+    """A ``kubernetes.NamedFormat`` value (``format.dns1123Label()``, ``format.named(...)``).
+
+    ``name`` is upstream's ``Format.Name`` (``"DNS1123Label"``), which equality compares;
+    ``validate`` returns the error strings (empty when the string is valid);
+    ``max_regex_size`` is what upstream charges per call at run time, in place of the size
+    of a regular expression (see :mod:`~solver.cel.lib_format`).
+    """
+
+    __slots__ = ("name", "validate", "max_regex_size")
+
+    def __init__(self, name: str, validate: Callable[[str], list[str]], max_regex_size: int) -> None:
+        self.name = name
+        self.validate = validate
+        self.max_regex_size = max_regex_size
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is NamedFormat and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("format", self.name))
+
+    def __repr__(self) -> str:
+        return f"NamedFormat({self.name!r})"
+
+
 class Timestamp:
     """A ``google.protobuf.Timestamp``: nanoseconds since the Unix epoch (UTC).
 
@@ -325,6 +353,7 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     ipaddress.IPv6Address: "net.IP",
     Cidr: "net.CIDR",
     Url: "kubernetes.URL",
+    NamedFormat: "kubernetes.NamedFormat",
     Timestamp: "google.protobuf.Timestamp",
     Duration: "google.protobuf.Duration",
 }
