@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Protocol
 
@@ -165,6 +166,8 @@ class Job:
     """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
     gangs: Mapping[str, Gang] = field(default_factory=dict)
     """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
+    executor: Executor | None = field(default=None, compare=False)
+    """Where independent units (the aggregated model's components) run; None: here."""
 
 
 class Ledger:
@@ -279,6 +282,7 @@ class Cpsat:
             agg = aggregate(
                 ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
                 first_nodes, force=self.aggregation == "always", free=job.book.free,
+                executor=job.executor,
             )
         if isinstance(agg, AggregatedPlan):
             return self._expand(job, first, agg, ledger, stats)

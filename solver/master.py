@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from ortools.linear_solver import pywraplp
@@ -43,10 +44,13 @@ from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
 from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes
+from dra_solver.demand import Needs
+from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
-from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
@@ -88,11 +92,16 @@ def aggregate(
     *,
     force: bool = False,
     free: Mapping[str | None, Amounts | None] | None = None,
+    executor: Executor | None = None,
+    bound_only: bool = False,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
     per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
     patterns seed the columns. `time_limit`: wall-clock seconds. `force`: aggregate whatever
-    the number of classes (tests)."""
+    the number of classes (tests). `executor`: where the connected components are solved
+    (`solver.executors`; None: here, one after another) — the plan is the same either way.
+    `bound_only`: column generation only, no placements: the proven upper bound
+    (`solver.partition` reports a partitioned plan's gap to it)."""
     start = time.perf_counter()
     if len(nodes) < 2 or any(n is None for n in nodes):
         return "fewer than two nodes, or no node"
@@ -124,37 +133,18 @@ def aggregate(
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven = 0, 0, caps_proven
     comps = _components(pods, ncls, caps)
+    tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only) for comp in comps]
     rounds = 0
-    for comp in comps:
-        for c in comp.nodes:
-            for k in comp.pods:
-                if caps.get((c, k), 0) > 0:
-                    pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(pods)))
-                    feas.record(c, pat, True)
-                    _add(columns[c], pat)
-        models = {
-            c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods})
-            for c in comp.nodes
-        }
-        ub, r, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
-        rounds += r
-        z, y, obj, _ = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
-        if obj < ub and converged is not None:
-            done: set[int] = set()
-            for c in comp.nodes:
-                for pat in columns[c]:
-                    models[c].forbid(pat)
-            while obj < ub and ctx.left() > 0:
-                added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
-                z, y, obj, restricted = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
-                if len(done) == len(comp.nodes) and restricted:
-                    ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
-                if not added:
-                    break
-        total_obj += obj
-        total_ub += max(ub, obj)
-        proven &= obj >= ub
-        _expand(comp, pods, ncls, columns, z, y, placements)
+    for comp, done in zip(comps, run_units(executor, solve_component, tasks), strict=True):
+        columns.update(done.columns)
+        rounds += done.rounds
+        ctx.solves += done.solves
+        total_obj += done.objective
+        total_ub += max(done.bound, done.objective)
+        if bound_only:
+            continue
+        proven &= done.objective >= done.bound
+        _expand(comp, pods, ncls, columns, done.z, done.y, placements)
     status = "OPTIMAL" if proven else "FEASIBLE"
     stats: dict[str, object] = {
         "pod_classes": len(pods),
@@ -167,6 +157,140 @@ def aggregate(
         "model_time": round(time.perf_counter() - start, 3),
     }
     return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats)
+
+
+@dataclass(frozen=True)
+class _SlimUnit:
+    """What a component's single-node models read of a pod (`classes.UnitLike`): no Pod
+    objects and no per-node refusals, so that a component ships small."""
+
+    claims: tuple[ResourceClaim, ...]
+    priority: int
+    needs: tuple[Needs, ...]
+    blocked: Mapping[str | None, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ComponentTask:
+    """One connected component of the aggregated model as plain, picklable data: everything
+    `solve_component` reads, and nothing of the rest of the cluster.
+
+    `views` holds, per node class of the component, its representative node's view of the
+    cluster (`classes.LocalViews`); `units` the first pods of each pod class (as many as a
+    single-node model may take); `seconds` the budget, relative (a worker's clock is its own)."""
+
+    comp: _Component
+    pods: list[PodClass]
+    ncls: list[NodeClass]
+    columns: dict[int, list[Pattern]]
+    caps: dict[tuple[int, int], int]
+    first_nodes: dict[int, str]
+    units: dict[int, _SlimUnit]
+    views: dict[str, Cluster]
+    free: dict[str | None, Amounts | None]
+    gates: FeatureGates
+    seed: int
+    seconds: float
+    bound_only: bool = False
+    """Stop after column generation: the bound, no integer solution."""
+
+
+@dataclass(frozen=True)
+class ComponentResult:
+    """What one component decided: its node classes' columns (the pool the choices index),
+    the integer solution, its value and proven bound, and the work done (stats)."""
+
+    columns: dict[int, list[Pattern]]
+    z: dict[tuple[int, int], int]
+    y: dict[int, int]
+    objective: int
+    bound: int
+    rounds: int
+    solves: int
+
+
+def _task(
+    ctx: Context,
+    comp: _Component,
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    caps: dict[tuple[int, int], int],
+    first_nodes: Mapping[int, str],
+    bound_only: bool,
+) -> ComponentTask:
+    """The component's part of the run, cut out of `ctx` (see `ComponentTask`)."""
+    pods = list(ctx.pods)
+    units: dict[int, _SlimUnit] = {}
+    for k in comp.pods:
+        for i in pods[k].units[:MAX_COPIES]:
+            u = ctx.units[i]
+            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs))
+    mine = {i for k in comp.pods for i in pods[k].units}
+    reps = [ncls[c].nodes[0] for c in comp.nodes]
+    return ComponentTask(
+        comp,
+        pods,
+        ncls,
+        {c: list(columns[c]) for c in comp.nodes},
+        {(c, k): v for (c, k), v in caps.items() if c in comp.nodes},
+        {i: n for i, n in first_nodes.items() if i in mine},
+        units,
+        {n: ctx.local(n) for n in reps},
+        {n: ctx.free.get(n) for n in reps},
+        ctx.gates,
+        ctx.seed,
+        ctx.left(),
+        bound_only,
+    )
+
+
+def solve_component(task: ComponentTask) -> ComponentResult:
+    """Column generation, the integer master and (when a gap remains) pattern enumeration for
+    one component — a pure function of `task`, so it may run on any executor.
+
+    Why it is self-contained: components share no node class and no pod class, so their
+    models never interact; each gets a fresh CEL cache (it never changes results) and its own
+    budget of `task.seconds`."""
+    comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
+    ctx = Context(
+        Cluster(),
+        task.units,  # type: ignore[arg-type]  # a mapping indexed like the units
+        pods,
+        task.gates,
+        EvalCache(),
+        task.seed,
+        time.perf_counter() + task.seconds,
+        free=task.free,
+        fixed_views=task.views,
+    )
+    columns = {c: list(v) for c, v in task.columns.items()}
+    feas = Feasibility(ctx)
+    for c in comp.nodes:
+        for k in comp.pods:
+            if caps.get((c, k), 0) > 0:
+                pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(pods)))
+                feas.record(c, pat, True)
+                _add(columns[c], pat)
+    models = {
+        c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods}) for c in comp.nodes
+    }
+    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
+    if task.bound_only:
+        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves)
+    z, y, obj, _ = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+    if obj < ub and converged is not None:
+        done: set[int] = set()
+        for c in comp.nodes:
+            for pat in columns[c]:
+                models[c].forbid(pat)
+        while obj < ub and ctx.left() > 0:
+            added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
+            z, y, obj, restricted = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+            if len(done) == len(comp.nodes) and restricted:
+                ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
+            if not added:
+                break
+    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves)
 
 
 def _add(cols: list[Pattern], pat: Pattern) -> bool:
@@ -437,4 +561,11 @@ def _expand(
                 placements[node] = mine
 
 
-__all__ = ["MAX_CLASS_SHARE", "AggregatedPlan", "aggregate"]
+__all__ = [
+    "MAX_CLASS_SHARE",
+    "AggregatedPlan",
+    "ComponentResult",
+    "ComponentTask",
+    "aggregate",
+    "solve_component",
+]

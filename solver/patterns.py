@@ -80,6 +80,8 @@ class Context:
     """Node -> free node resources (missing or None: not limited)."""
     slow: set[tuple[object, ...]] = field(default_factory=set)
     """Pod shapes whose reference search aborted on some node: the exact model decides them."""
+    fixed_views: Mapping[str, Cluster] | None = None
+    """Node -> its view, already cut (a component shipped to a worker: `master.ComponentTask`)."""
 
     def demand(self, k: int) -> Amounts:
         """What one pod of class k takes of a node's resources."""
@@ -98,6 +100,8 @@ class Context:
 
     def local(self, node: str) -> Cluster:
         """The cluster as one node's allocations see it (the whole cluster without views)."""
+        if self.fixed_views is not None:
+            return self.fixed_views[node]
         return self.cluster if self.views is None else self.views.of(self.cluster, node)
 
     def left(self) -> float:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +41,7 @@ from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
+from dra_solver.partition import plan_partitioned
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
@@ -72,12 +74,24 @@ class Options:
     cache: EvalCache | None = field(default=None, compare=False, repr=False)
     progress: Progress | None = field(default=None, compare=False, repr=False)
     """Told (pods decided, pods) as first fit works (the CLI's progress bar); never changes results."""
+    executor: Executor | None = field(default=None, compare=False, repr=False)
+    """Where a plan's independent units run (`solver.executors`: any concurrent.futures
+    Executor, e.g. a process pool or `RayExecutor`); None: in this process. Never changes results."""
+    partitions: int = 1
+    """Split the plan into this many random parts of pods and nodes, each solved alone, then a
+    repair pass (`solver.partition`); 1: one plan."""
+    repair: AllocatorName = "reference"
+    """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATORS:
             raise InputError(f"unknown allocator {self.allocator!r}; use {' or '.join(ALLOCATORS)}")
         if self.strategy not in ("pack", "spread"):
             raise InputError(f"unknown strategy {self.strategy!r}; use pack or spread")
+        if self.partitions < 1:
+            raise InputError(f"partitions must be at least 1, got {self.partitions}")
+        if self.repair not in ALLOCATORS:
+            raise InputError(f"unknown repair {self.repair!r}; use {' or '.join(ALLOCATORS)}")
         if not self.time_limit > 0:
             raise InputError(f"time limit must be positive, got {self.time_limit}")
         gates: Any = self.feature_gates
@@ -161,6 +175,8 @@ def plan(
     units = join_shared(resolve_units(cluster, pods, priorities))
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo) for u in units]
+    if opts.partitions > 1:
+        return _per_pod(cluster, units, plan_partitioned(cluster, units, node_list, opts), opts.feature_gates)
     return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 
@@ -279,6 +295,7 @@ def make_job(
         options.time_limit,
         NodeBook(cluster, nodes, options.feature_gates),
         resolve_gangs(cluster, units, options.feature_gates),
+        options.executor,
     )
 
 

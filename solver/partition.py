@@ -1,0 +1,202 @@
+"""Partitioned plans (`--partitions K`): for plans too big for one model (issue #14).
+
+Why POP-style partitioning (Narayanan et al., "Solving Large-Scale Granular Resource
+Allocation Problems Efficiently with POP", SOSP 2021): when pods and nodes are many and
+interchangeable, splitting both at random into K parts and solving each part alone loses
+little — every part looks like the whole, scaled down — while each model is K times smaller
+and the parts run in parallel on an executor (`solver.executors`). What a part could not
+place gets a second chance in a repair pass over every node, with what the parts placed
+counted as in use.
+
+Determinism: the split is a `random.Random(seed)` shuffle of the pods (a gang's pods move
+together: its minCount is decided in one part) and of the nodes, dealt round robin; each part
+is a pure function of its data (`solve_part`), and the parts are combined in part order, so
+the plan is the same on every executor.
+
+Soundness: parts must not share devices. Partitioning is refused when a ResourceSlice has no
+`spec.nodeName` (network-attached or selector-scoped devices: two parts could take the same
+device). Each part's placements pass the checker inside its run (`allocators.Ledger`) on the
+part's cluster (its nodes' slices, every claim and pod); the repair pass runs on the cluster
+after the parts, so its checks see every part's allocations; `pipeline.plan` then verifies
+node resources and gangs over the whole plan.
+
+Bound and gap: the unpartitioned optimum is at most the weight of every pod that may use some
+node at all (the bound every plan reports when nothing better is proven); `stats["bound"]`
+is that, `stats["gap"]` the weight between it and the plan.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from dra_solver.allocators import PlanOutcome, PodPlan, Unit
+from dra_solver.api.cluster import Cluster
+from dra_solver.errors import InputError
+from dra_solver.executors import run_units
+from dra_solver.output import cluster_after
+from dra_solver.problem.flat import claim_weight
+
+if TYPE_CHECKING:
+    from dra_solver.pipeline import Options
+
+Repair = Literal["reference", "cpsat"]
+
+
+@dataclass(frozen=True)
+class PartTask:
+    """One part as plain data: the cluster with only the part's nodes' slices, its pods and
+    nodes, and the run's options (without an executor: a part runs where it is sent)."""
+
+    index: int
+    cluster: Cluster
+    units: tuple[Unit, ...]
+    nodes: tuple[str, ...]
+    options: Options
+
+
+def solve_part(task: PartTask) -> PlanOutcome:
+    """The plan of one part: first fit, then the chosen allocator, every placement checked
+    (`pipeline.run`). A pure function of `task`, so it may run on any executor."""
+    from dra_solver.pipeline import run  # pipeline imports this module
+
+    if not task.units or not task.nodes:
+        return PlanOutcome([_unplaced(u, "no node in this part") for u in task.units], task.options.allocator)
+    return run(task.cluster, task.units, task.nodes, task.options)
+
+
+def split(
+    units: Sequence[Unit], nodes: Sequence[str], k: int, seed: int
+) -> tuple[list[list[int]], list[list[str]]]:
+    """Unit indices and nodes of each of `k` parts: seeded shuffles dealt round robin. A gang's
+    units (pods naming one PodGroup) are dealt as one."""
+    rng = random.Random(seed)
+    atoms: dict[object, list[int]] = {}
+    for i, u in enumerate(units):
+        group = next((m.group for m in u.members if m.group is not None), None)
+        atoms.setdefault(("gang", group) if group is not None else ("unit", i), []).append(i)
+    order = list(atoms.values())
+    rng.shuffle(order)
+    parts_units: list[list[int]] = [[] for _ in range(k)]
+    for j, atom in enumerate(order):
+        parts_units[j % k].extend(atom)
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    pos = {n: i for i, n in enumerate(nodes)}
+    parts_nodes = [sorted(shuffled[j::k], key=pos.__getitem__) for j in range(k)]
+    return [sorted(p) for p in parts_units], parts_nodes
+
+
+def plan_partitioned(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    nodes: Sequence[str],
+    options: Options,
+) -> PlanOutcome:
+    """The plan of `units` over `nodes` in `options.partitions` parts plus a repair pass with
+    `options.repair` (reference: first fit; cpsat: the per-device or aggregated model), one
+    PodPlan per unit in input order."""
+    from dra_solver.pipeline import run
+
+    k = options.partitions
+    if k < 1:
+        raise InputError(f"partitions must be at least 1, got {k}")
+    shared = [s.metadata.name for s in cluster.slices if not s.spec.node_name]
+    if shared:
+        raise InputError(
+            f"--partitions needs node-local devices only; ResourceSlice {shared[0]} has no "
+            "spec.nodeName (two parts could take the same device)"
+        )
+    start = time.perf_counter()
+    part_units, part_nodes = split(units, nodes, k, options.seed)
+    inner = replace(options, executor=None, partitions=1, progress=None, cache=None)
+    by_node: dict[str, list[int]] = {}
+    for i, s in enumerate(cluster.slices):
+        by_node.setdefault(s.spec.node_name or "", []).append(i)
+    tasks = []
+    for j in range(k):
+        keep = sorted(i for n in part_nodes[j] for i in by_node.get(n, ()))
+        view = replace(cluster, slices=[cluster.slices[i] for i in keep])
+        tasks.append(PartTask(j, view, tuple(units[i] for i in part_units[j]), tuple(part_nodes[j]), inner))
+    outcomes = run_units(options.executor, solve_part, tasks)
+    t_parts = time.perf_counter() - start
+    pods: list[PodPlan | None] = [None] * len(units)
+    for j, out in enumerate(outcomes):
+        for i, p in zip(part_units[j], out.pods, strict=True):
+            pods[i] = p
+    placed_parts = sum(1 for p in pods if p is not None and p.placed)
+    left = [i for i, p in enumerate(pods) if p is None or not p.placed]
+    if left:
+        placed = _members([p for p in pods if p is not None and p.placed], units)
+        after = Cluster.from_objects(cluster_after(cluster, placed))
+        fixed = replace(inner, allocator=options.repair)
+        again = run(after, [units[i] for i in left], list(nodes), fixed)
+        for i, p in zip(left, again.pods, strict=True):
+            pods[i] = p
+    done = [p for p in pods if p is not None]
+    objective = sum(claim_weight(p.priority) for p in done if p.placed)
+    bound, bound_kind = _bound(cluster, units, nodes, options)
+    stats: dict[str, object] = {
+        "status": "PARTITIONED",
+        "objective": objective,
+        "bound": max(bound, objective),
+        "gap": max(bound - objective, 0),
+        "bound_from": bound_kind,
+        "partitions": k,
+        "placed_by_parts": placed_parts,
+        "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,
+        "repair": options.repair,
+        "part_placed": [o.placed for o in outcomes],
+        "part_status": [o.stats.get("status") for o in outcomes],
+        "parts_time": round(t_parts, 3),
+        "time": round(time.perf_counter() - start, 3),
+    }
+    return PlanOutcome(done, options.allocator, stats)
+
+
+def _bound(
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Options
+) -> tuple[int, str]:
+    """An upper bound on the unpartitioned plan's weight, and where it comes from: the
+    aggregated model's column-generation bound (`master.aggregate(bound_only=True)`: classes
+    and an LP, no integer model) plus every claimless pod, where that model applies; else
+    the weight of every pod that may use some node."""
+    from dra_solver.master import AggregatedPlan, aggregate
+    from dra_solver.pipeline import make_job
+
+    usable = [any(n not in u.blocked for n in nodes) for u in units]
+    trivial = sum(claim_weight(u.priority) for u, ok in zip(units, usable, strict=True) if ok)
+    if not all(u.claims for u in units) or any(m.group for u in units for m in u.members):
+        return trivial, "pods that may use some node"
+    job = make_job(cluster, units, nodes, replace(options, partitions=1))
+    agg = aggregate(
+        cluster, units, nodes, job.gates, job.cache, options.seed, options.time_limit, {},
+        free=job.book.free, executor=options.executor, bound_only=True,
+    )
+    if not isinstance(agg, AggregatedPlan):
+        return trivial, "pods that may use some node"
+    return min(agg.bound, trivial), "aggregated model (column generation)"
+
+
+def _members(placed: list[PodPlan], units: Sequence[Unit]) -> list[PodPlan]:
+    """Placed unit plans as one plan per member Pod (what `output.cluster_after` binds), so the
+    repair pass counts their node resources as used."""
+    by_name = {u.name: u for u in units}
+    out = []
+    for p in placed:
+        unit = by_name.get(p.name)
+        members = unit.members if unit is not None else ()
+        if not members:
+            out.append(p)
+        out.extend(replace(p, name=m.name, pod=m.pod) for m in members)
+    return out
+
+
+def _unplaced(unit: Unit, reason: str) -> PodPlan:
+    return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority)
+
+
+__all__ = ["PartTask", "Repair", "plan_partitioned", "solve_part", "split"]
