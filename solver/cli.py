@@ -43,6 +43,7 @@ from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from dra_solver.executors import open_executor
 from dra_solver.filling import Fill
 from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
@@ -50,6 +51,7 @@ from dra_solver.output import OutputMode, changed_objects, cluster_after
 from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.sweep import sweep, sweep_output
 from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
 
@@ -304,6 +306,12 @@ class Strategy(StrEnum):
     spread = "spread"
 
 
+class ExecutorChoice(StrEnum):
+    local = "local"
+    ray = "ray"
+    inline = "inline"
+
+
 class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
@@ -482,6 +490,38 @@ def plan(
             "prints the replicas' plan.",
         ),
     ] = None,
+    executor: Annotated[
+        ExecutorChoice,
+        typer.Option(
+            "--executor",
+            help="Where independent units run (components, partitions, scenarios): local = a process "
+            "pool, ray = Ray (RAY_ADDRESS, else a local Ray), inline = this process. Same plan on each.",
+        ),
+    ] = ExecutorChoice.local,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Local pool size / CPUs of a local Ray (default 2)."),
+    ] = None,
+    partitions: Annotated[
+        int,
+        typer.Option(
+            "--partitions",
+            min=1,
+            help="Split pods and nodes into K random parts (seeded), solve each alone, then repair "
+            "what is left; reports the gap to the unpartitioned bound.",
+        ),
+    ] = 1,
+    repair: Annotated[
+        Allocator, typer.Option("--repair", help="The repair pass of --partitions: reference = first fit.")
+    ] = Allocator.reference,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            help="A what-if scenario file (extra pods; Nodes with their slices are node templates), "
+            "repeatable: plans each and prints one summary row per scenario.",
+        ),
+    ] = None,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -496,9 +536,18 @@ def plan(
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
+    options = Options.of(options, partitions=partitions, repair=repair.value)
+    if scenario:
+        _sweep(cluster, scenario, node_template, max_new_nodes, options, executor, workers, output)
+        return
     started = time.perf_counter()
     try:
-        with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
+        with (
+            interrupt.signals_stop(INTERRUPT_NOTICE),
+            _plan_progress(options) as options,
+            open_executor(executor.value, workers) as pool,
+        ):
+            options = Options.of(options, executor=pool)
             _err.print(Text(PLANNING_NOTICE, style="dim"))
             filled: Fill | None = None
             if fill is not None:
@@ -582,6 +631,29 @@ def explain(
     except DRASolverError as exc:
         _fail([exc])
     sys.stdout.write(answer.text() + "\n")
+
+
+def _sweep(
+    cluster: Cluster,
+    scenarios: list[str],
+    node_template: list[str] | None,
+    max_new_nodes: int,
+    options: Options,
+    executor: ExecutorChoice,
+    workers: int | None,
+    output: OutputFormat,
+) -> None:
+    """`plan --scenario`: one plan per scenario on the executor, one table (`solver.sweep`)."""
+    try:
+        templates = [_template(f) for f in node_template or []]
+        with open_executor(executor.value, workers) as pool:
+            rows = sweep(
+                cluster, scenarios, Options.of(options, executor=pool), templates=templates,
+                max_new_nodes=max_new_nodes,
+            )
+    except DRASolverError as exc:
+        _fail([exc])
+    sys.stdout.write(sweep_output(rows, output.value))
 
 
 def _template(path: str) -> NodeTemplate:
