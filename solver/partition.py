@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from dra_solver.allocators import PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
+from dra_solver.master import AggregatedPlan, aggregate
 from dra_solver.output import cluster_after
 from dra_solver.problem.flat import claim_weight
 
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from dra_solver.pipeline import Options
 
 Repair = Literal["reference", "cpsat"]
+Run = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], PlanOutcome]
+"""`pipeline.run` (passed in: the pipeline imports this module, not the other way round)."""
+MakeJob = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], Job]
 
 
 @dataclass(frozen=True)
@@ -56,16 +60,16 @@ class PartTask:
     units: tuple[Unit, ...]
     nodes: tuple[str, ...]
     options: Options
+    run: Run
+    """`pipeline.run`: a module-level function, pickled by reference."""
 
 
 def solve_part(task: PartTask) -> PlanOutcome:
     """The plan of one part: first fit, then the chosen allocator, every placement checked
     (`pipeline.run`). A pure function of `task`, so it may run on any executor."""
-    from dra_solver.pipeline import run  # pipeline imports this module
-
     if not task.units or not task.nodes:
         return PlanOutcome([_unplaced(u, "no node in this part") for u in task.units], task.options.allocator)
-    return run(task.cluster, task.units, task.nodes, task.options)
+    return task.run(task.cluster, task.units, task.nodes, task.options)
 
 
 def split(
@@ -95,11 +99,12 @@ def plan_partitioned(
     units: Sequence[Unit],
     nodes: Sequence[str],
     options: Options,
+    run: Run,
+    make_job: MakeJob,
 ) -> PlanOutcome:
     """The plan of `units` over `nodes` in `options.partitions` parts plus a repair pass with
     `options.repair` (reference: first fit; cpsat: the per-device or aggregated model), one
-    PodPlan per unit in input order."""
-    from dra_solver.pipeline import run
+    PodPlan per unit in input order. `run`, `make_job`: the pipeline's."""
 
     k = options.partitions
     if k < 1:
@@ -120,7 +125,8 @@ def plan_partitioned(
     for j in range(k):
         keep = sorted(i for n in part_nodes[j] for i in by_node.get(n, ()))
         view = replace(cluster, slices=[cluster.slices[i] for i in keep])
-        tasks.append(PartTask(j, view, tuple(units[i] for i in part_units[j]), tuple(part_nodes[j]), inner))
+        mine = tuple(units[i] for i in part_units[j])
+        tasks.append(PartTask(j, view, mine, tuple(part_nodes[j]), inner, run))
     outcomes = run_units(options.executor, solve_part, tasks)
     t_parts = time.perf_counter() - start
     pods: list[PodPlan | None] = [None] * len(units)
@@ -138,7 +144,7 @@ def plan_partitioned(
             pods[i] = p
     done = [p for p in pods if p is not None]
     objective = sum(claim_weight(p.priority) for p in done if p.placed)
-    bound, bound_kind = _bound(cluster, units, nodes, options)
+    bound, bound_kind = _bound(cluster, units, nodes, options, make_job)
     stats: dict[str, object] = {
         "status": "PARTITIONED",
         "objective": objective,
@@ -158,15 +164,12 @@ def plan_partitioned(
 
 
 def _bound(
-    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Options
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Options, make_job: MakeJob
 ) -> tuple[int, str]:
     """An upper bound on the unpartitioned plan's weight, and where it comes from: the
     aggregated model's column-generation bound (`master.aggregate(bound_only=True)`: classes
     and an LP, no integer model) plus every claimless pod, where that model applies; else
     the weight of every pod that may use some node."""
-    from dra_solver.master import AggregatedPlan, aggregate
-    from dra_solver.pipeline import make_job
-
     usable = [any(n not in u.blocked for n in nodes) for u in units]
     trivial = sum(claim_weight(u.priority) for u, ok in zip(units, usable, strict=True) if ok)
     if not all(u.claims for u in units) or any(m.group for u in units for m in u.members):

@@ -176,7 +176,8 @@ def plan(
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo) for u in units]
     if opts.partitions > 1:
-        return _per_pod(cluster, units, plan_partitioned(cluster, units, node_list, opts), opts.feature_gates)
+        split = plan_partitioned(cluster, units, node_list, opts, run, make_job)
+        return _per_pod(cluster, units, split, opts.feature_gates)
     return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 

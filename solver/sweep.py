@@ -19,16 +19,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.load import dumps
 from dra_solver.api.models import TypeMeta
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
+from dra_solver.pipeline import Options, plan
 from dra_solver.templates import NodeTemplate
-
-if TYPE_CHECKING:
-    from dra_solver.pipeline import Options
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,6 @@ def run_scenario(task: ScenarioTask) -> ScenarioRow:
     """The plan of one scenario (a pure function of `task`, for any executor): the base
     cluster plus its objects, every pending pod, the node templates given to every scenario
     plus its own."""
-    from dra_solver.pipeline import plan
-
     start = time.perf_counter()
     cluster = _with(task.cluster, task.scenario.objects)
     templates = [*task.templates, *task.scenario.templates]
@@ -152,8 +149,6 @@ def sweep_output(rows: Sequence[ScenarioRow], fmt: str) -> str:
     """What `plan --scenario` prints: the table (`-o table`), or the rows as YAML / JSON."""
     if fmt == "table":
         return sweep_table(rows)
-    from dra_solver.api.load import dumps
-
     return dumps([asdict(r) for r in rows], fmt)
 
 
