@@ -91,7 +91,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scen:
         _scenarios(Path(scen))
         results = {}
-        configs = ("one-model", "partitions-inline", "partitions-local", "partitions-ray", "sweep-local", "sweep-ray")
+        configs = ("one-model", "partitions-inline", "partitions-local", "partitions-ray")
+        configs += ("sweep-local", "sweep-ray")
         for config in configs:
             cmd = [sys.executable, "-m", "benchmarks.report_scale_out", "--one", config]
             cmd += [str(nodes), str(pods), str(k), scen]
