@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -70,6 +71,7 @@ PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan fo
 INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
+
 
 def _reflow(text: str) -> str:
     """Help text with each paragraph on one line: docstrings are wrapped at the source's line
@@ -482,6 +484,22 @@ def plan(
             "prints the replicas' plan.",
         ),
     ] = None,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report",
+            help="Also write the plan as one self-contained HTML page (summary, cluster map, "
+            "utilisation, unplaced pods, added nodes) to this file.",
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="With --report: also plan with first fit on the same input and show its numbers "
+            "side by side.",
+        ),
+    ] = False,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -501,6 +519,7 @@ def plan(
         with interrupt.signals_stop(INTERRUPT_NOTICE), _plan_progress(options) as options:
             _err.print(Text(PLANNING_NOTICE, style="dim"))
             filled: Fill | None = None
+            templates: list[NodeTemplate] = []
             if fill is not None:
                 if node_template or pod:
                     raise InputError("--fill cannot be combined with --node-template or --pod")
@@ -520,6 +539,29 @@ def plan(
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
+    if report is not None:  # imported here: plotly and Jinja2 load only when a report is asked for
+        from dra_solver.report import write_report
+
+        first_fit = partial(
+            plan_pods,
+            cluster,
+            pods=pod or None,
+            nodes=node or None,
+            options=Options.of(options, allocator="reference", progress=None),
+            node_templates=templates or None,
+            max_new_nodes=max_new_nodes,
+        )
+        written = write_report(
+            report,
+            cluster,
+            outcome,
+            resolve_nodes(cluster, node or None),
+            options.feature_gates,
+            seconds=seconds,
+            first_fit=first_fit if compare else None,
+            inputs=paths,
+        )
+        _err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
     if output is OutputFormat.table:
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
