@@ -75,7 +75,9 @@ class PlanNumbers:
     seconds: float
     devices_used: int
     nodes_opened: int
-    stranded_devices: int
+    stranded_devices: int | None
+    """Free devices on nodes no unplaced pod fits on; None when the plan does not say per node
+    why a pod was left (CP-SAT plans): `--compare` then shows first fit's count."""
 
     def rows(self) -> list[tuple[str, str]]:
         return [
@@ -87,7 +89,7 @@ class PlanNumbers:
             ("time", f"{self.seconds:.1f} s"),
             ("devices used by the plan", str(self.devices_used)),
             ("nodes opened", str(self.nodes_opened)),
-            ("stranded devices", str(self.stranded_devices)),
+            ("stranded devices", "-" if self.stranded_devices is None else str(self.stranded_devices)),
         ]
 
 
@@ -190,10 +192,13 @@ class _Builder:
                     self.placed_class[(r.driver, r.pool, r.device)] = k
         self.stranded_nodes = self._stranded_nodes()
 
-    def _stranded_nodes(self) -> set[str]:
+    def _stranded_nodes(self) -> set[str] | None:
         """Nodes no pending pod fits on: every pod left unplaced has a reason for the node (first
-        fit's per-node reasons). Free devices there are stranded for this workload."""
+        fit's per-node reasons). Free devices there are stranded for this workload. None: not
+        known (a pod left without per-node reasons, as CP-SAT leaves them)."""
         unplaced = [p for p in self.outcome.pods if not p.placed]
+        if any(not p.node_reasons for p in unplaced):
+            return None
         if not unplaced:
             return set()
         return {n for n in self.nodes if all(n in p.node_reasons for p in unplaced)}
@@ -359,11 +364,13 @@ class _Builder:
         planned = [c for p in outcome.pods if p.placed for c in p.claims]
         after = in_use_from_claims([*self.cluster.claims.values(), *planned], self.gates)
         unplaced = [p for p in outcome.pods if not p.placed]
-        stranded = 0
-        if unplaced:
+        stranded: int | None = 0
+        if any(not p.node_reasons for p in unplaced):
+            stranded = None  # a pod left without per-node reasons (CP-SAT's): not known
+        elif unplaced:
             for n in self.nodes:
                 if all(n in p.node_reasons for p in unplaced):
-                    stranded += sum(not after.allocated(dev) for dev, _ in self.devices[n])
+                    stranded += sum(not after.allocated(dev) for dev, _ in self.devices[n])  # type: ignore[operator]
         return PlanNumbers(
             allocator=outcome.allocator,
             placed=outcome.placed,
@@ -385,7 +392,7 @@ class _Builder:
             signature, use = self.use[n]
             label = _class_label(signature, n in self.added)
             rows.setdefault(label, NodeUse()).add(use)
-            if n in self.stranded_nodes:
+            if self.stranded_nodes is not None and n in self.stranded_nodes:
                 free_stranded[label] += sum(not self.after.allocated(dev) for dev, _ in self.devices[n])
         ordered = sorted(rows.items(), key=lambda kv: (kv[0].endswith("(added)"), -kv[1].nodes, kv[0]))
         return [
@@ -394,7 +401,7 @@ class _Builder:
                 "nodes": str(use.nodes),
                 "pods": str(use.pods),
                 "used": f"{use.used} of {use.devices}",
-                "stranded_devices": str(free_stranded[label]),
+                "stranded_devices": "-" if self.stranded_nodes is None else str(free_stranded[label]),
                 "stranded_capacity": use.stranded_text(),
             }
             for label, use in ordered
