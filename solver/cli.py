@@ -51,6 +51,7 @@ from dra_solver.output import OutputMode, changed_objects, cluster_after
 from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.report import write_report
 from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
 
@@ -539,9 +540,7 @@ def plan(
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
-    if report is not None:  # imported here: plotly and Jinja2 load only when a report is asked for
-        from dra_solver.report import write_report
-
+    if report is not None:
         first_fit = partial(
             plan_pods,
             cluster,

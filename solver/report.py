@@ -30,12 +30,9 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-import plotly.io as pio
 from jinja2 import Environment, StrictUndefined, select_autoescape
-from plotly.offline import get_plotlyjs
 
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
@@ -45,6 +42,9 @@ from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, in_use_from_claims
 from dra_solver.table import NodeUse, node_devices, node_use
 from dra_solver.templates import COST_ANNOTATION
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 MAP_NODES = 300
 """Up to this many nodes the cluster map shows every node; above, one bar per node class with
@@ -248,6 +248,8 @@ class _Builder:
 
     def heatmap(self, nodes: list[_Node], title: str) -> go.Figure:
         """Nodes (rows) x devices (columns), one colour per state."""
+        import plotly.graph_objects as go  # plotly loads only when a report is drawn
+
         width = max((len(n.cells) for n in nodes), default=0)
         z: list[list[int | None]] = []
         text: list[list[str]] = []
@@ -283,6 +285,8 @@ class _Builder:
 
     def class_bars(self, nodes: list[_Node]) -> go.Figure:
         """The aggregated map: per node class, devices free / held before / placed per pod class."""
+        import plotly.graph_objects as go  # plotly loads only when a report is drawn
+
         classes = list(dict.fromkeys(n.klass for n in nodes))
         counts: dict[str, Counter[int]] = {k: Counter() for k in classes}
         sizes = Counter(n.klass for n in nodes)
@@ -312,6 +316,8 @@ class _Builder:
 
     def utilisation(self) -> go.Figure:
         """Devices per driver and shared capacity per name: in use before and after the plan."""
+        import plotly.graph_objects as go  # plotly loads only when a report is drawn
+
         total: Counter[str] = Counter()
         before: Counter[str] = Counter()
         after: Counter[str] = Counter()
@@ -460,6 +466,8 @@ def _text(value: object) -> str:
 def _figure_json(fig: go.Figure) -> str:
     """A figure as JSON that is safe inside `<script type="application/json">`: `<` escaped,
     so no text in a hover label can close the script element."""
+    import plotly.io as pio
+
     return pio.to_json(fig, validate=False, engine="json").replace("<", "\\u003c")
 
 
@@ -481,6 +489,8 @@ def render_report(
     """The report page as one string. `nodes`: the plan's candidate nodes (added what-if nodes
     are taken from `outcome`); `compare`: first fit's plan on the same input, shown side by
     side; `inputs`: the files, for the `dra-solver explain` commands of unplaced pods."""
+    from plotly.offline import get_plotlyjs
+
     b = _Builder(cluster, outcome, nodes, gates)
     mapped = b.map_nodes()
     figures: dict[str, str] = {}
