@@ -133,8 +133,7 @@ def test_a_500_node_report_starts_aggregated_and_drills_down(browser: object, tm
     page = write_report(tmp_path / "big.html", cluster, outcome, nodes, options.feature_gates, seconds=1.0)
     assert page.stat().st_size < 10_000_000
 
-    seconds = _open(browser, page)
-    assert seconds < 3.0, f"opened in {seconds:.2f} s"
+    _open(browser, page)  # the open time is measured in benchmarks/report_html.py, not asserted here
     assert _errors(browser) == []
     assert _cell(browser, "pods placed") == "5000 / 5100"
     assert browser.find_elements("css selector", "#fig-map svg.main-svg")  # type: ignore[attr-defined]
