@@ -26,6 +26,7 @@ DEFAULTS: dict[str, bool] = {
     "DRAExtendedResource": True,
     "DRAFractionalCapacityRange": False,
     "GenericWorkload": True,
+    "TopologyAwareWorkloadScheduling": True,
 }
 
 
@@ -52,6 +53,12 @@ class FeatureGates:
     """KEP-4671 PodGroups and gang scheduling. Upstream's default is off (alpha), but a
     PodGroup object exists only where the gate is on, so its presence in the input is
     what turns gang semantics on here; `GenericWorkload=false` ignores the PodGroups."""
+    TopologyAwareWorkloadScheduling: bool = DEFAULTS["TopologyAwareWorkloadScheduling"]
+    """KEP-5732: a gang's `spec.schedulingConstraints.topology` puts its pods on nodes with one
+    value of a node label. Upstream: alpha, off, in 1.36 and still alpha (off) in the 1.37
+    kube_features.go (the KEP targets beta in 1.37). As for GenericWorkload, the field can only
+    be set where the gate is on, so its presence turns it on here; `=false` ignores it (the
+    scheduler with the gate off places the gang without placements)."""
 
     @property
     def binding_and_status(self) -> bool:

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
+from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
@@ -266,11 +266,14 @@ def run(
 def make_job(
     cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
 ) -> Job:
-    """What the allocators see of one run (a fresh CEL cache unless the options carry one)."""
+    """What the allocators see of one run (a fresh CEL cache unless the options carry one).
+    Pods of a gang with a topology constraint may not use nodes outside its domains
+    (`in_domains`)."""
     cache = options.cache if options.cache is not None else EvalCache()
+    gangs = resolve_gangs(cluster, units, options.feature_gates, nodes)
     return Job(
         cluster,
-        tuple(units),
+        tuple(in_domains(units, gangs, nodes)),
         tuple(nodes),
         options.feature_gates,
         cache,
@@ -278,16 +281,20 @@ def make_job(
         options.strategy,
         options.time_limit,
         NodeBook(cluster, nodes, options.feature_gates),
-        resolve_gangs(cluster, units, options.feature_gates),
+        gangs,
     )
 
 
-def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) -> dict[str, Gang]:
+def resolve_gangs(
+    cluster: Cluster, units: Sequence[Unit], gates: FeatureGates, nodes: Sequence[str | None] = ()
+) -> dict[str, Gang]:
     """The gangs (PodGroups with `gang.minCount`) the units' pods belong to; none when the
     GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an
     error naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
-    Parts of KEP-4671 that are not modelled (topology constraints, group-level claims) are
-    refused rather than ignored: ignoring them would return plans the scheduler would not make."""
+    A topology constraint (KEP-5732) gives the gang its domains among `nodes` (`Gang.domains`).
+    Parts of KEP-4671 that are not modelled (group-level claims, a topology constraint on a
+    basic policy) are refused rather than ignored: ignoring them would return plans the
+    scheduler would not make."""
     if not gates.GenericWorkload:
         return {}
     gangs: dict[str, Gang] = {}
@@ -306,22 +313,24 @@ def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) 
                     obj=f"Pod {m.name}",
                     field="spec.schedulingGroup.podGroupName",
                 )
+            key = _topology_key(group, gates)
             if group.min_count is None:
+                if key is not None:
+                    raise InputError(
+                        "a topology constraint on a PodGroup with the basic policy is not modelled by "
+                        "dra-solver (only with gang)",
+                        obj=group.ref,
+                        field="spec.schedulingConstraints.topology",
+                    )
                 continue  # basic policy: pods scheduled one by one, as without a group
-            if group.spec.scheduling_constraints is not None and group.spec.scheduling_constraints.topology:
-                raise InputError(
-                    "topology constraints of a PodGroup are not modelled by dra-solver yet",
-                    obj=group.ref,
-                    field="spec.schedulingConstraints.topology",
-                )
             if group.spec.resource_claims:
                 raise InputError(
                     "group-level resource claims of a PodGroup are not modelled by dra-solver yet",
                     obj=group.ref,
                     field="spec.resourceClaims",
                 )
-            bound = sum(
-                1
+            bound_nodes = [
+                pod.spec.node_name
                 for pod in cluster.pods.values()
                 if pod.spec.scheduling_group is not None
                 and pod.spec.scheduling_group.pod_group_name == name
@@ -329,9 +338,75 @@ def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) 
                 and _name(pod) not in members
                 and pod.spec.node_name
                 and not (pod.status and pod.status.phase in DONE_PHASES)
-            )
-            gangs[m.group] = Gang(m.group, group.min_count, bound)
+            ]
+            domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
+            gangs[m.group] = Gang(m.group, group.min_count, len(bound_nodes), key, domains)
     return gangs
+
+
+def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:
+    """The PodGroup's topology label key (None: no constraint, or the gate is off). Upstream
+    allows one constraint per PodGroup."""
+    sc = group.spec.scheduling_constraints
+    if not gates.TopologyAwareWorkloadScheduling or sc is None or not sc.topology:
+        return None
+    if len(sc.topology) > 1:
+        raise InputError(
+            f"{len(sc.topology)} topology constraints given; at most one is allowed",
+            obj=group.ref,
+            field="spec.schedulingConstraints.topology",
+        )
+    return sc.topology[0].key
+
+
+def _domains(
+    cluster: Cluster, key: str, nodes: Sequence[str | None], bound_nodes: Sequence[str | None]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The gang's topology domains over the run's `nodes`: per value of the node label `key`
+    (sorted), the nodes carrying it. As upstream, pods added to a gang whose pods are already
+    bound go to the bound pods' domain (none if those are in several or lack the label)."""
+    by_value: dict[str, list[str]] = {}
+    for n in nodes:
+        node = cluster.nodes.get(n) if n is not None else None
+        value = (node.metadata.labels or {}).get(key) if node is not None else None
+        if n is not None and value is not None:
+            by_value.setdefault(value, []).append(n)
+    if bound_nodes:
+        held = set()
+        for n in bound_nodes:
+            node = cluster.nodes.get(n) if n is not None else None
+            held.add((node.metadata.labels or {}).get(key) if node is not None else None)
+        if len(held) != 1 or None in held:
+            return ()
+        by_value = {v: ns for v, ns in by_value.items() if v in held}
+    return tuple((v, tuple(by_value[v])) for v in sorted(by_value))
+
+
+def in_domains(units: Sequence[Unit], gangs: dict[str, Gang], nodes: Sequence[str | None]) -> list[Unit]:
+    """Units of gangs with a topology constraint, with every node outside all of the gang's
+    domains blocked (a node without the label, or outside the bound pods' domain): which one
+    domain the gang takes is the allocators' choice (`FirstFit`, `encoders.gangs`)."""
+    out = []
+    for unit in units:
+        blocked = dict(unit.blocked)
+        for g in unit.gang_pods(gangs):
+            gang = gangs[g]
+            if gang.topology is None:
+                continue
+            for n in nodes:
+                if n not in blocked and gang.domain_of(n) is None:
+                    blocked[n] = (
+                        f"node {n} is in no topology domain of PodGroup {g} "
+                        f"(label {gang.topology}{_held(gang)})"
+                    )
+        out.append(replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit)
+    return out
+
+
+def _held(gang: Gang) -> str:
+    if not gang.bound:
+        return ""
+    return f"; its bound pods are in {gang.domains[0][0]}" if gang.domains else "; its bound pods span domains"
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
