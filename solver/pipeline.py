@@ -406,7 +406,9 @@ def in_domains(units: Sequence[Unit], gangs: dict[str, Gang], nodes: Sequence[st
 def _held(gang: Gang) -> str:
     if not gang.bound:
         return ""
-    return f"; its bound pods are in {gang.domains[0][0]}" if gang.domains else "; its bound pods span domains"
+    if not gang.domains:
+        return "; its bound pods span domains"
+    return f"; its bound pods are in {gang.domains[0][0]}"
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
@@ -619,7 +621,13 @@ def _per_pod(
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
     if gates.GenericWorkload and cluster.pod_groups:
-        violations = check_gangs(cluster, [p.pod for p in pods if p.placed and p.pod is not None])
+        done = [p for p in pods if p.placed and p.pod is not None]
+        violations = check_gangs(
+            cluster,
+            [p.pod for p in done if p.pod is not None],
+            {(p.pod.metadata.namespace or "default", p.pod.metadata.name): p.node for p in done if p.pod},
+            topology=gates.TopologyAwareWorkloadScheduling,
+        )
         if violations:
             raise CheckFailed(violations)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)
