@@ -27,6 +27,7 @@ DEFAULTS: dict[str, bool] = {
     "DRAFractionalCapacityRange": False,
     "GenericWorkload": True,
     "TopologyAwareWorkloadScheduling": True,
+    "DRAWorkloadResourceClaims": True,
 }
 
 
@@ -59,6 +60,11 @@ class FeatureGates:
     kube_features.go (the KEP targets beta in 1.37). As for GenericWorkload, the field can only
     be set where the gate is on, so its presence turns it on here; `=false` ignores it (the
     scheduler with the gate off places the gang without placements)."""
+    DRAWorkloadResourceClaims: bool = DEFAULTS["DRAWorkloadResourceClaims"]
+    """KEP-5729: a PodGroup's `spec.resourceClaims` — one claim for the whole group, reserved
+    for the PodGroup. Upstream: alpha (off) in 1.36, beta in 1.37. The field exists only
+    where the gate is on, so its presence turns it on here; `=false` treats the claim as one
+    shared by the pods that name it (reservedFor names the pods)."""
 
     @property
     def binding_and_status(self) -> bool:

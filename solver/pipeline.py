@@ -313,6 +313,8 @@ def resolve_gangs(
                     obj=f"Pod {m.name}",
                     field="spec.schedulingGroup.podGroupName",
                 )
+            if gates.DRAWorkloadResourceClaims:
+                _refuse_template_claims(group)
             key = _topology_key(group, gates)
             if group.min_count is None:
                 if key is not None:
@@ -323,12 +325,6 @@ def resolve_gangs(
                         field="spec.schedulingConstraints.topology",
                     )
                 continue  # basic policy: pods scheduled one by one, as without a group
-            if group.spec.resource_claims:
-                raise InputError(
-                    "group-level resource claims of a PodGroup are not modelled by dra-solver yet",
-                    obj=group.ref,
-                    field="spec.resourceClaims",
-                )
             bound_nodes = [
                 pod.spec.node_name
                 for pod in cluster.pods.values()
@@ -342,6 +338,41 @@ def resolve_gangs(
             domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
             gangs[m.group] = Gang(m.group, group.min_count, len(bound_nodes), key, domains)
     return gangs
+
+
+def _refuse_template_claims(group: PodGroup) -> None:
+    """Group-level claims from a ResourceClaimTemplate (one claim generated for the group) are
+    not modelled: refused rather than planned as one claim per pod."""
+    for i, entry in enumerate(group.spec.resource_claims):
+        if entry.resource_claim_template_name is not None:
+            raise InputError(
+                f"group-level claim {entry.name!r} from ResourceClaimTemplate "
+                f"{entry.resource_claim_template_name} is not modelled by dra-solver yet (only "
+                "resourceClaimName)",
+                obj=group.ref,
+                field=f"spec.resourceClaims[{i}].resourceClaimTemplateName",
+            )
+
+
+def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
+    """KEP-5729: the pod's claims (`namespace/name`) that are its PodGroup's group-level claims
+    — the pod's `spec.resourceClaims` entry matches the PodGroup's exactly (same name, same
+    resourceClaimName) — with that PodGroup. Such a claim is allocated once for the group and
+    reserved for the PodGroup; pods sharing it are joined like pods sharing any claim
+    (`join_shared`: one allocation, one node)."""
+    group_ref = pod.spec.scheduling_group
+    if not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims) or group_ref is None:
+        return {}
+    ns = pod.metadata.namespace or "default"
+    group = cluster.pod_groups.get((ns, group_ref.pod_group_name))
+    if group is None:
+        return {}
+    wanted = {(e.name, e.resource_claim_name) for e in group.spec.resource_claims if e.resource_claim_name}
+    return {
+        f"{ns}/{e.resource_claim_name}": group
+        for e in pod.spec.resource_claims
+        if (e.name, e.resource_claim_name) in wanted
+    }
 
 
 def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:
@@ -611,10 +642,22 @@ def _per_pod(
         by_ref = {_name(c): c for c in plan_.claims}
         refs = {m.name: _member_refs(m, plan_) for m in unit.members}
         if plan_.placed:
-            users = {
-                r: [m.pod for m in unit.members if m.pod is not None and r in refs[m.name]] for r in by_ref
+            owners: dict[str, dict[str, PodGroup]] = {
+                m.name: group_claim_owners(cluster, m.pod, gates) for m in unit.members if m.pod is not None
             }
-            by_ref = {r: with_reservations(c, users[r]) if users[r] else c for r, c in by_ref.items()}
+            users = {
+                r: [
+                    m.pod
+                    for m in unit.members
+                    if m.pod is not None and r in refs[m.name] and r not in owners[m.name]
+                ]
+                for r in by_ref
+            }
+            groups = {r: list({o[r].ref: o[r] for o in owners.values() if r in o}.values()) for r in by_ref}
+            by_ref = {
+                r: with_reservations(c, users[r], groups[r]) if users[r] or groups[r] else c
+                for r, c in by_ref.items()
+            }
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             claims = [by_ref[r] for r in refs[m.name]]
