@@ -384,3 +384,51 @@ def test_gang_of_pods_taking_node_resources_is_all_or_nothing(
     objs += [pod_group("pair", 2), cpu_pod("a", "2", "pair"), cpu_pod("b", "2", "pair")]
     out = plan(Cluster.from_objects(objs), allocator=allocator)
     assert sum(p.placed for p in out.pods) == expect
+
+
+def group_claim_cluster() -> Cluster:
+    """A gang of two pods sharing the PodGroup's claim `shared` (1 GPU) plus one GPU each:
+    node-0 has 2 GPUs, node-1 has 3; only node-1 holds the shared GPU and both pods' own."""
+    objs: list[dict[str, Any]] = [device_class("gpu")]
+    objs += [resource_slice("s0", [device(f"gpu-0-{i}") for i in range(2)], node="node-0")]
+    objs += [resource_slice("s1", [device(f"gpu-1-{i}") for i in range(3)], node="node-1")]
+    objs.append(pod_group("train", 2, resourceClaims=[{"name": "shared", "resourceClaimName": "shared"}]))
+    objs.append(claim("shared", [request("gpu")]))
+    for i in range(2):
+        objs += [claim(f"w{i}-own", [request("gpu")]), pod(f"w{i}", ["shared", f"w{i}-own"], "train")]
+    return Cluster.from_objects(objs)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_group_level_claim_is_allocated_once_and_reserved_for_the_pod_group(allocator: str) -> None:
+    cluster = group_claim_cluster()
+    out = plan(cluster, allocator=allocator)
+    assert placed(out) == {"w0": "node-1", "w1": "node-1"}
+    claims = {c.metadata.name: c for p in out.pods for c in p.claims}
+    shared = claims["shared"].status
+    assert shared is not None and shared.allocation is not None
+    assert [(r.api_group, r.resource, r.name) for r in shared.reserved_for] == [
+        ("scheduling.k8s.io", "podgroups", "train")
+    ]
+    own = claims["w0-own"].status
+    assert own is not None and [(r.resource, r.name) for r in own.reserved_for] == [("pods", "w0")]
+    verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_group_level_claim_with_the_gate_off_is_reserved_for_its_pods(allocator: str) -> None:
+    out = plan(group_claim_cluster(), allocator=allocator, feature_gates="DRAWorkloadResourceClaims=false")
+    shared = next(c for p in out.pods for c in p.claims if c.metadata.name == "shared").status
+    assert shared is not None and [(r.resource, r.name) for r in shared.reserved_for] == [
+        ("pods", "w0"),
+        ("pods", "w1"),
+    ]
+
+
+def test_group_level_claim_from_a_template_is_refused_naming_the_field() -> None:
+    group = pod_group("g", 1, resourceClaims=[{"name": "x", "resourceClaimTemplateName": "tpl"}])
+    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
+    with pytest.raises(InputError, match="ResourceClaimTemplate tpl") as exc:
+        plan(cluster)
+    assert exc.value.field == "spec.resourceClaims[0].resourceClaimTemplateName"
+    assert exc.value.obj is not None and "g" in exc.value.obj
