@@ -10,7 +10,10 @@ Math (booleans y[g, n] from `encoders.nodes`; demand[g, r] and free[n, r] intege
   bytes, `pods` counts pods); written only when the pods that may go there could exceed it;
 - for every set E of `Problem.exclusive_groups`: sum_{g in E} placed[g] <= 1, where
   placed[g] is placed[first claim of g] or pod_placed[g] for a bare group — one pod in its
-  forms for different nodes is placed at most once.
+  forms for different nodes is placed at most once;
+- for consecutive pods a, b of a class of `Problem.ordered_pods` (interchangeable pods in
+  queue order): sum_{g in a} placed[g] >= sum_{g in b} placed[g] — symmetry breaking that
+  keeps the queue order among identical pods (any plan can be permuted into this form).
 Reads no device facts.
 """
 
@@ -44,6 +47,30 @@ def add(m: Model) -> None:
             ]
             if len(flags) > 1:
                 cp.add(total(flags) <= 1)
+    _queue_order(m)
+
+
+def _queue_order(m: Model) -> None:
+    """An earlier pod of a class of interchangeable pods is placed whenever a later one is."""
+    p = m.problem
+    if not p.ordered_pods:
+        return
+    first = {g: cs[0] for g, cs in group_claims(p).items()}
+
+    def flags(pod: tuple[int, ...]) -> list[IntVar]:
+        out = []
+        for g in pod:
+            if g in m.pod_placed:
+                out.append(m.pod_placed[g])
+            elif g in first:
+                out.append(m.placed[first[g]])
+        return out
+
+    for pods in p.ordered_pods:
+        for a, b in zip(pods, pods[1:], strict=False):
+            fa, fb = flags(a), flags(b)
+            if fa and fb:
+                m.cp.add(total(fa) >= total(fb))
 
 
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:

@@ -15,7 +15,7 @@ error, never as a wrong allocation.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Protocol
 
@@ -25,8 +25,9 @@ from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
 from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
+from dra_solver.classes import claim_key
 from dra_solver.cpsat import solve
-from dra_solver.demand import Needs, NodeBook, Variant
+from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.master import AggregatedPlan, aggregate
@@ -268,6 +269,7 @@ class Cpsat:
         problem, offsets = _model_problem(job, forms)
         if job.gangs:
             problem = replace(problem, gangs=_gang_infos(job, forms, first))
+        problem = replace(problem, ordered_pods=_interchangeable(job, forms))
         hint, hint_nodes = _as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
@@ -580,6 +582,33 @@ def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
         exclusive_groups=tuple(tuple(gs) for gs in by_unit.values() if len(gs) > 1),
     )
     return problem, offsets
+
+
+def _interchangeable(job: Job, forms: list[PodForm]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Classes of interchangeable pods (`Problem.ordered_pods`): units whose claims, priority,
+    blocked nodes, node-resource demand, gangs and forms (nodes, special claims) are the same,
+    each unit as its form groups, in queue order (the units' order: equal priorities)."""
+    groups: dict[int, list[int]] = {}
+    for g, f in enumerate(forms):
+        groups.setdefault(f.unit, []).append(g)
+    classes: dict[Hashable, list[tuple[int, ...]]] = {}
+    for i, gs in groups.items():
+        u = job.units[i]
+        key = (
+            tuple(claim_key(c) for c in u.claims),
+            u.priority,
+            frozenset(n for n in u.blocked),
+            tuple(sorted(demand_total(u.needs).items())),
+            tuple(sorted(u.gang_pods(job.gangs).items())),
+            tuple(_form_key(forms[g]) for g in gs),
+        )
+        classes.setdefault(key, []).append(tuple(gs))
+    return tuple(tuple(units) for units in classes.values() if len(units) > 1)
+
+
+def _form_key(form: PodForm) -> Hashable:
+    variant = form.variant
+    return (form.nodes, tuple(claim_key(c) for c in variant.claims), tuple(sorted(variant.demand.items())))
 
 
 def _chosen_forms(model: PlanModel, assignment: Assignment, nodes: dict[int, str]) -> dict[int, int]:

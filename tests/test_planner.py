@@ -227,3 +227,17 @@ def test_pods_from_pod_objects_with_a_template() -> None:
         assert out.placed == 2 and sorted(p.node for p in out.pods if p.node) == ["node-a", "node-b"]
         assert out.pods[0].claims[0].metadata.name == "p1-g"
         _verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", ["reference", "cpsat"])
+def test_identical_pods_are_placed_in_queue_order(allocator: str) -> None:
+    """Five identical one-GPU claims for three GPUs on two nodes: both planners place the first
+    three (CP-SAT keeps the scheduler's queue order among interchangeable pods)."""
+    objs = [
+        device_class("gpu"),
+        resource_slice("sa", [device("g0"), device("g1")], node="node-a"),
+        resource_slice("sb", [device("g0")], node="node-b"),
+    ]
+    objs += [claim(f"c{i}", [request("gpu")]) for i in range(5)]
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert [p.name for p in out.pods if p.placed] == ["default/c0", "default/c1", "default/c2"]

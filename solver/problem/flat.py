@@ -208,6 +208,11 @@ class Problem:
     nodes (a DRA-served extended resource is a claim on some nodes, a node resource on others)."""
     gangs: tuple[GangInfo, ...] = ()
     """All-or-nothing sets of groups (`encoders.gangs`)."""
+    ordered_pods: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    """Classes of interchangeable pods, each a tuple of pods in queue order, each pod the
+    tuple of its groups (forms): an earlier pod of a class is placed whenever a later one is
+    (`encoders.resources`) — identical pods are interchangeable, so no solution is lost, and
+    among them the plan keeps the scheduler's queue order."""
 
 
 @dataclass(frozen=True)
