@@ -14,7 +14,17 @@ Math (booleans), for every gang G with groups (pod forms) g and their pod counts
   `encoders.resources`);
 - sum_{g in G} k[g] * flag[g] >= need * on[G] — a placed gang places at least `need` of
   its pods (one form per pod at most, `encoders.resources`, so the sum counts pods).
-A pod in two gangs (pods sharing a claim, joined) is bounded by both. Reads no device facts.
+A pod in two gangs (pods sharing a claim, joined) is bounded by both.
+
+Topology (KEP-5732, `GangInfo.domains` D_1..D_K: node sets, one per value of the gang's node
+label), multi-node Problems:
+- z[G, k]: the gang's pods run in domain k;
+- sum_k z[G, k] = on[G] — a placed gang has exactly one domain, an unplaced one none;
+- y[g, n] <= z[G, k(n)] for every group g of G and allowed node n, where k(n) is the domain
+  holding n (y[g, n] = 0 when none does) — a pod's node lies in the chosen domain.
+Since the domains are disjoint, this is y[g, n] <= sum_{k: n in D_k} z[G, k]. Single-node
+Problems have one node, so at most one domain: the gang is off when the node is in none.
+Reads no device facts.
 """
 
 from __future__ import annotations
@@ -23,8 +33,8 @@ from collections.abc import Hashable
 
 from dra_solver.problem.flat import Problem
 
-from .model import Allowed, Cover, IntVar, Model, weighted
-from .nodes import group_claims
+from .model import Allowed, Cover, IntVar, Model, total, weighted
+from .nodes import allowed_nodes, group_claims
 
 
 def add(m: Model) -> None:
@@ -43,6 +53,31 @@ def add(m: Model) -> None:
             terms.append((pods, flag))
         if gang.need > 0:
             cp.add(weighted(terms) >= gang.need * on)
+        if gang.domains:
+            _domains(m, i, [g for g, _ in gang.groups], on)
+
+
+def _domains(m: Model, i: int, groups: list[int], on: IntVar) -> None:
+    """z[G, k], one domain per placed gang, its pods' nodes inside it (module docstring)."""
+    p, cp = m.problem, m.cp
+    domains = p.gangs[i].domains
+    if not p.nodes:
+        if not any(p.node in d for d in domains):
+            cp.add(on == 0)
+        return
+    zs = [cp.new_bool_var(f"gang_domain[{i},{k}]") for k in range(len(domains))]
+    cp.add(total(zs) == on)
+    where = {n: k for k, d in enumerate(domains) for n in d}
+    for g in groups:
+        for n in allowed_nodes(p, g):
+            y = m.node_y.get((g, n))
+            if y is None:
+                continue
+            k = where.get(n)
+            if k is None:
+                cp.add(y == 0)
+            else:
+                cp.add(y <= zs[k])
 
 
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:

@@ -65,6 +65,16 @@ class Gang:
     name: str
     min_count: int
     bound: int = 0
+    topology: str | None = None
+    """KEP-5732 `spec.schedulingConstraints.topology[0].key`: every placed pod of the gang runs
+    on nodes with one value of this node label (None: no topology constraint)."""
+    domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """With `topology`: (label value, the run's nodes with it, in node order), by value — the
+    domains the gang may choose from (only the bound pods' one when pods are bound already)."""
+
+    def domain_of(self, node: str | None) -> str | None:
+        """The label value of `node` among `domains` (None: the node is in none)."""
+        return next((v for v, ns in self.domains if node in ns), None)
 
     def short(self, placed: int) -> str:
         """Why the gang is not placed, in words."""
@@ -412,7 +422,9 @@ ALLOCATORS: dict[str, Allocator] = {"reference": Reference(), "cpsat": Cpsat()}
 
 def _forms(job: Job) -> list[PodForm]:
     """Each unit's forms over the nodes it may use (scheduling constraints, node resources
-    before the plan), in unit order then first node; units that fit nowhere are left out."""
+    before the plan), in unit order then first node; units that fit nowhere are left out. A
+    pod without claims is modelled when node limits bind it or its gang chooses among
+    topology domains (its node then matters to the gang's other pods)."""
     book = job.book
     forms: list[PodForm] = []
     for i, unit in enumerate(job.units):
@@ -424,9 +436,10 @@ def _forms(job: Job) -> list[PodForm]:
             if book.refusal(v, n):
                 continue
             by_key.setdefault(v.key, (v, []))[1].append(n)
+        chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
         for v, ns in by_key.values():
             claims = (*unit.claims, *v.claims)
-            if claims or book_limits(job, ns):
+            if claims or book_limits(job, ns) or chooses:
                 forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
 
@@ -502,7 +515,12 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
         for name, k in job.units[f.unit].gang_pods(job.gangs).items():
             groups.setdefault(name, []).append((g, k))
     return tuple(
-        GangInfo(name, job.gangs[name].min_count - sure[name], tuple(gs))
+        GangInfo(
+            name,
+            job.gangs[name].min_count - sure[name],
+            tuple(gs),
+            tuple(frozenset(ns) for _, ns in job.gangs[name].domains) if job.gangs[name].topology else (),
+        )
         for name, gs in sorted(groups.items())
     )
 

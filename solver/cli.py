@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -51,6 +52,7 @@ from dra_solver.output import OutputMode, changed_objects, cluster_after
 from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.report import write_report
 from dra_solver.sweep import sweep, sweep_output
 from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
@@ -72,6 +74,7 @@ PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan fo
 INTERRUPT_NOTICE = (
     "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
 )
+
 
 def _reflow(text: str) -> str:
     """Help text with each paragraph on one line: docstrings are wrapped at the source's line
@@ -522,6 +525,22 @@ def plan(
             "repeatable: plans each and prints one summary row per scenario.",
         ),
     ] = None,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report",
+            help="Also write the plan as one self-contained HTML page (summary, cluster map, "
+            "utilisation, unplaced pods, added nodes) to this file.",
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="With --report: also plan with first fit on the same input and show its numbers "
+            "side by side.",
+        ),
+    ] = False,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -550,6 +569,7 @@ def plan(
             options = Options.of(options, executor=pool)
             _err.print(Text(PLANNING_NOTICE, style="dim"))
             filled: Fill | None = None
+            templates: list[NodeTemplate] = []
             if fill is not None:
                 if node_template or pod:
                     raise InputError("--fill cannot be combined with --node-template or --pod")
@@ -569,6 +589,27 @@ def plan(
     except DRASolverError as exc:
         _fail([exc])
     seconds = time.perf_counter() - started
+    if report is not None:
+        first_fit = partial(
+            plan_pods,
+            cluster,
+            pods=pod or None,
+            nodes=node or None,
+            options=Options.of(options, allocator="reference", progress=None),
+            node_templates=templates or None,
+            max_new_nodes=max_new_nodes,
+        )
+        written = write_report(
+            report,
+            cluster,
+            outcome,
+            resolve_nodes(cluster, node or None),
+            options.feature_gates,
+            seconds=seconds,
+            first_fit=first_fit if compare else None,
+            inputs=paths,
+        )
+        _err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
     if output is OutputFormat.table:
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]

@@ -442,9 +442,46 @@ class FirstFit:
         """The units of one or more gangs (joined by shared claims), all or nothing: each
         placed by first fit in queue order on what the earlier ones took; if a gang ends
         short of its minCount, the block is undone and every pod says why — the gang, how
-        many fit, and the first pod that did not with its own reason."""
+        many fit, and the first pod that did not with its own reason.
+
+        Topology constraints (KEP-5732) as upstream's placement cycle: one candidate placement
+        per domain (per combination of domains when the block holds several constrained gangs),
+        in order of label value; the block is placed tentatively in each, restricted to the
+        domain's nodes, and undone; among the placements where every gang reaches minCount the
+        one placing most of the block's gang pods is taken (upstream's PodGroupPodsCount score;
+        its NodeResourcesFit placement score is not modelled, so ties go to the first domain),
+        and the block is placed there again."""
+        choices = _domain_choices(job, block, gang_of)
+        if len(choices) == 1:
+            return self._try_block(run, job, block, gang_of, choices[0], undo_short=True)[0]
+        best: tuple[int, dict[str, str]] | None = None
+        tried: list[tuple[dict[str, str], dict[int, PodPlan], int]] = []
+        for choice in choices:
+            snap = run.snapshot()
+            plans, ok = self._try_block(run, job, block, gang_of, choice, undo_short=False)
+            run.restore(snap)
+            score = sum(k for j in block if plans[j].placed for k in gang_of[j].values())
+            tried.append((choice, plans, score))
+            if ok and (best is None or score > best[0]):
+                best = (score, choice)
+        if best is not None:
+            return self._try_block(run, job, block, gang_of, best[1], undo_short=True)[0]
+        return _no_domain(job, block, gang_of, tried)
+
+    def _try_block(
+        self,
+        run: _Run,
+        job: Job,
+        block: list[int],
+        gang_of: list[dict[str, int]],
+        choice: Mapping[str, str],
+        undo_short: bool,
+    ) -> tuple[dict[int, PodPlan], bool]:
+        """Place the block's units (restricted to the domains of `choice`: gang -> label
+        value); whether every gang reaches minCount. Short and `undo_short`: undone, and each
+        pod says why."""
         snap = run.snapshot()
-        plans = {j: self._place_one(run, job.units[j]) for j in block}
+        plans = {j: self._place_one(run, _in_domain(job, job.units[j], choice)) for j in block}
         names = sorted({g for j in block for g in gang_of[j]})
         count = {g: job.gangs[g].bound for g in names}
         for j in block:
@@ -452,10 +489,12 @@ class FirstFit:
                 for g, k in gang_of[j].items():
                     count[g] += k
         short = [g for g in names if count[g] < job.gangs[g].min_count]
-        if not short:
-            return plans
+        if not short or not undo_short:
+            return plans, not short
         run.restore(snap)
         why = job.gangs[short[0]].short(count[short[0]])
+        if choice:
+            why += " in " + ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
         blocker = next((plans[j] for j in block if not plans[j].placed), None)
         out: dict[int, PodPlan] = {}
         for j in block:
@@ -465,7 +504,7 @@ class FirstFit:
                 out[j] = PodPlan(unit.name, None, list(unit.claims), why + tail, unit.priority)
             else:
                 out[j] = replace(p, reason=f"{why}; {p.reason}")
-        return out
+        return out, False
 
     def _place(self, run: _Run, unit: Unit) -> PodPlan:
         if run.collides(unit):
@@ -598,6 +637,59 @@ class NodeReasons(Mapping[str | None, str]):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+def _domain_choices(job: Job, block: list[int], gang_of: list[dict[str, int]]) -> list[dict[str, str]]:
+    """The candidate placements of a block: one label value per gang with a topology
+    constraint, every combination in order of values ([{}] without such gangs; [] when a
+    constrained gang has no domain at all)."""
+    names = sorted({g for j in block for g in gang_of[j] if job.gangs[g].topology is not None})
+    out: list[dict[str, str]] = [{}]
+    for g in names:
+        out = [{**c, g: v} for c in out for v, _ in job.gangs[g].domains]
+    return out
+
+
+def _in_domain(job: Job, unit: Unit, choice: Mapping[str, str]) -> Unit:
+    """The unit restricted to the chosen domains of its gangs: the other nodes blocked."""
+    blocked = dict(unit.blocked)
+    for g, value in choice.items():
+        if g not in unit.gang_pods(job.gangs):
+            continue
+        gang = job.gangs[g]
+        inside = dict(gang.domains)[value]
+        for n in job.nodes:
+            if n not in blocked and n not in inside:
+                blocked[n] = f"node {n} is not in {gang.topology}={value}, the domain tried for PodGroup {g}"
+    return replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit
+
+
+def _no_domain(
+    job: Job,
+    block: list[int],
+    gang_of: list[dict[str, int]],
+    tried: list[tuple[dict[str, str], dict[int, PodPlan], int]],
+) -> dict[int, PodPlan]:
+    """Every pod of a block that fits in no single domain: why, with the domain that came
+    closest (most of the block's gang pods placed) or that there is no domain at all."""
+    names = sorted({g for j in block for g in gang_of[j] if job.gangs[g].topology is not None})
+    gangs = ", ".join(f"PodGroup {g} (label {job.gangs[g].topology})" for g in names)
+    if not tried:
+        why = f"{gangs} not placed: no node of the plan is in one of its topology domains"
+    else:
+        choice, plans, score = max(tried, key=lambda t: t[2])
+        where = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
+        why = (
+            f"{gangs} not placed: no single topology domain fits its gang minCount "
+            f"({len(tried)} tried; in {where}, the closest, {score} of its pods fit)"
+        )
+        blocker = next((plans[j] for j in block if not plans[j].placed), None)
+        if blocker is not None:
+            why += f"; there {blocker.name} did not fit: {blocker.reason}"
+    return {
+        j: PodPlan(job.units[j].name, None, list(job.units[j].claims), why, job.units[j].priority)
+        for j in block
+    }
 
 
 def _gang_block(order: list[int], first: int, gang_of: list[dict[str, int]]) -> list[int]:

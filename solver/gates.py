@@ -26,6 +26,8 @@ DEFAULTS: dict[str, bool] = {
     "DRAExtendedResource": True,
     "DRAFractionalCapacityRange": False,
     "GenericWorkload": True,
+    "TopologyAwareWorkloadScheduling": True,
+    "DRAWorkloadResourceClaims": True,
 }
 
 
@@ -52,6 +54,17 @@ class FeatureGates:
     """KEP-4671 PodGroups and gang scheduling. Upstream's default is off (alpha), but a
     PodGroup object exists only where the gate is on, so its presence in the input is
     what turns gang semantics on here; `GenericWorkload=false` ignores the PodGroups."""
+    TopologyAwareWorkloadScheduling: bool = DEFAULTS["TopologyAwareWorkloadScheduling"]
+    """KEP-5732: a gang's `spec.schedulingConstraints.topology` puts its pods on nodes with one
+    value of a node label. Upstream: alpha, off, in 1.36 and still alpha (off) in the 1.37
+    kube_features.go (the KEP targets beta in 1.37). As for GenericWorkload, the field can only
+    be set where the gate is on, so its presence turns it on here; `=false` ignores it (the
+    scheduler with the gate off places the gang without placements)."""
+    DRAWorkloadResourceClaims: bool = DEFAULTS["DRAWorkloadResourceClaims"]
+    """KEP-5729: a PodGroup's `spec.resourceClaims` — one claim for the whole group, reserved
+    for the PodGroup. Upstream: alpha (off) in 1.36, beta in 1.37. The field exists only
+    where the gate is on, so its presence turns it on here; `=false` treats the claim as one
+    shared by the pods that name it (reservedFor names the pods)."""
 
     @property
     def binding_and_status(self) -> bool:

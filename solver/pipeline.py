@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
+from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
@@ -283,11 +283,14 @@ def run(
 def make_job(
     cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
 ) -> Job:
-    """What the allocators see of one run (a fresh CEL cache unless the options carry one)."""
+    """What the allocators see of one run (a fresh CEL cache unless the options carry one).
+    Pods of a gang with a topology constraint may not use nodes outside its domains
+    (`in_domains`)."""
     cache = options.cache if options.cache is not None else EvalCache()
+    gangs = resolve_gangs(cluster, units, options.feature_gates, nodes)
     return Job(
         cluster,
-        tuple(units),
+        tuple(in_domains(units, gangs, nodes)),
         tuple(nodes),
         options.feature_gates,
         cache,
@@ -295,17 +298,21 @@ def make_job(
         options.strategy,
         options.time_limit,
         NodeBook(cluster, nodes, options.feature_gates),
-        resolve_gangs(cluster, units, options.feature_gates),
+        gangs,
         options.executor,
     )
 
 
-def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) -> dict[str, Gang]:
+def resolve_gangs(
+    cluster: Cluster, units: Sequence[Unit], gates: FeatureGates, nodes: Sequence[str | None] = ()
+) -> dict[str, Gang]:
     """The gangs (PodGroups with `gang.minCount`) the units' pods belong to; none when the
     GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an
     error naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
-    Parts of KEP-4671 that are not modelled (topology constraints, group-level claims) are
-    refused rather than ignored: ignoring them would return plans the scheduler would not make."""
+    A topology constraint (KEP-5732) gives the gang its domains among `nodes` (`Gang.domains`).
+    Parts of KEP-4671 that are not modelled (group-level claims, a topology constraint on a
+    basic policy) are refused rather than ignored: ignoring them would return plans the
+    scheduler would not make."""
     if not gates.GenericWorkload:
         return {}
     gangs: dict[str, Gang] = {}
@@ -324,22 +331,20 @@ def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) 
                     obj=f"Pod {m.name}",
                     field="spec.schedulingGroup.podGroupName",
                 )
+            if gates.DRAWorkloadResourceClaims:
+                _refuse_template_claims(group)
+            key = _topology_key(group, gates)
             if group.min_count is None:
+                if key is not None:
+                    raise InputError(
+                        "a topology constraint on a PodGroup with the basic policy is not modelled by "
+                        "dra-solver (only with gang)",
+                        obj=group.ref,
+                        field="spec.schedulingConstraints.topology",
+                    )
                 continue  # basic policy: pods scheduled one by one, as without a group
-            if group.spec.scheduling_constraints is not None and group.spec.scheduling_constraints.topology:
-                raise InputError(
-                    "topology constraints of a PodGroup are not modelled by dra-solver yet",
-                    obj=group.ref,
-                    field="spec.schedulingConstraints.topology",
-                )
-            if group.spec.resource_claims:
-                raise InputError(
-                    "group-level resource claims of a PodGroup are not modelled by dra-solver yet",
-                    obj=group.ref,
-                    field="spec.resourceClaims",
-                )
-            bound = sum(
-                1
+            bound_nodes = [
+                pod.spec.node_name
                 for pod in cluster.pods.values()
                 if pod.spec.scheduling_group is not None
                 and pod.spec.scheduling_group.pod_group_name == name
@@ -347,9 +352,112 @@ def resolve_gangs(cluster: Cluster, units: Sequence[Unit], gates: FeatureGates) 
                 and _name(pod) not in members
                 and pod.spec.node_name
                 and not (pod.status and pod.status.phase in DONE_PHASES)
-            )
-            gangs[m.group] = Gang(m.group, group.min_count, bound)
+            ]
+            domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
+            gangs[m.group] = Gang(m.group, group.min_count, len(bound_nodes), key, domains)
     return gangs
+
+
+def _refuse_template_claims(group: PodGroup) -> None:
+    """Group-level claims from a ResourceClaimTemplate (one claim generated for the group) are
+    not modelled: refused rather than planned as one claim per pod."""
+    for i, entry in enumerate(group.spec.resource_claims):
+        if entry.resource_claim_template_name is not None:
+            raise InputError(
+                f"group-level claim {entry.name!r} from ResourceClaimTemplate "
+                f"{entry.resource_claim_template_name} is not modelled by dra-solver yet (only "
+                "resourceClaimName)",
+                obj=group.ref,
+                field=f"spec.resourceClaims[{i}].resourceClaimTemplateName",
+            )
+
+
+def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
+    """KEP-5729: the pod's claims (`namespace/name`) that are its PodGroup's group-level claims
+    — the pod's `spec.resourceClaims` entry matches the PodGroup's exactly (same name, same
+    resourceClaimName) — with that PodGroup. Such a claim is allocated once for the group and
+    reserved for the PodGroup; pods sharing it are joined like pods sharing any claim
+    (`join_shared`: one allocation, one node)."""
+    group_ref = pod.spec.scheduling_group
+    if not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims) or group_ref is None:
+        return {}
+    ns = pod.metadata.namespace or "default"
+    group = cluster.pod_groups.get((ns, group_ref.pod_group_name))
+    if group is None:
+        return {}
+    wanted = {(e.name, e.resource_claim_name) for e in group.spec.resource_claims if e.resource_claim_name}
+    return {
+        f"{ns}/{e.resource_claim_name}": group
+        for e in pod.spec.resource_claims
+        if (e.name, e.resource_claim_name) in wanted
+    }
+
+
+def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:
+    """The PodGroup's topology label key (None: no constraint, or the gate is off). Upstream
+    allows one constraint per PodGroup."""
+    sc = group.spec.scheduling_constraints
+    if not gates.TopologyAwareWorkloadScheduling or sc is None or not sc.topology:
+        return None
+    if len(sc.topology) > 1:
+        raise InputError(
+            f"{len(sc.topology)} topology constraints given; at most one is allowed",
+            obj=group.ref,
+            field="spec.schedulingConstraints.topology",
+        )
+    return sc.topology[0].key
+
+
+def _domains(
+    cluster: Cluster, key: str, nodes: Sequence[str | None], bound_nodes: Sequence[str | None]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The gang's topology domains over the run's `nodes`: per value of the node label `key`
+    (sorted), the nodes carrying it. As upstream, pods added to a gang whose pods are already
+    bound go to the bound pods' domain (none if those are in several or lack the label)."""
+    by_value: dict[str, list[str]] = {}
+    for n in nodes:
+        node = cluster.nodes.get(n) if n is not None else None
+        value = (node.metadata.labels or {}).get(key) if node is not None else None
+        if n is not None and value is not None:
+            by_value.setdefault(value, []).append(n)
+    if bound_nodes:
+        held = set()
+        for n in bound_nodes:
+            node = cluster.nodes.get(n) if n is not None else None
+            held.add((node.metadata.labels or {}).get(key) if node is not None else None)
+        if len(held) != 1 or None in held:
+            return ()
+        by_value = {v: ns for v, ns in by_value.items() if v in held}
+    return tuple((v, tuple(by_value[v])) for v in sorted(by_value))
+
+
+def in_domains(units: Sequence[Unit], gangs: dict[str, Gang], nodes: Sequence[str | None]) -> list[Unit]:
+    """Units of gangs with a topology constraint, with every node outside all of the gang's
+    domains blocked (a node without the label, or outside the bound pods' domain): which one
+    domain the gang takes is the allocators' choice (`FirstFit`, `encoders.gangs`)."""
+    out = []
+    for unit in units:
+        blocked = dict(unit.blocked)
+        for g in unit.gang_pods(gangs):
+            gang = gangs[g]
+            if gang.topology is None:
+                continue
+            for n in nodes:
+                if n not in blocked and gang.domain_of(n) is None:
+                    blocked[n] = (
+                        f"node {n} is in no topology domain of PodGroup {g} "
+                        f"(label {gang.topology}{_held(gang)})"
+                    )
+        out.append(replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit)
+    return out
+
+
+def _held(gang: Gang) -> str:
+    if not gang.bound:
+        return ""
+    if not gang.domains:
+        return "; its bound pods span domains"
+    return f"; its bound pods are in {gang.domains[0][0]}"
 
 
 # --- resolving pods and nodes ---------------------------------------------------------------
@@ -552,17 +660,35 @@ def _per_pod(
         by_ref = {_name(c): c for c in plan_.claims}
         refs = {m.name: _member_refs(m, plan_) for m in unit.members}
         if plan_.placed:
-            users = {
-                r: [m.pod for m in unit.members if m.pod is not None and r in refs[m.name]] for r in by_ref
+            owners: dict[str, dict[str, PodGroup]] = {
+                m.name: group_claim_owners(cluster, m.pod, gates) for m in unit.members if m.pod is not None
             }
-            by_ref = {r: with_reservations(c, users[r]) if users[r] else c for r, c in by_ref.items()}
+            users = {
+                r: [
+                    m.pod
+                    for m in unit.members
+                    if m.pod is not None and r in refs[m.name] and r not in owners[m.name]
+                ]
+                for r in by_ref
+            }
+            groups = {r: list({o[r].ref: o[r] for o in owners.values() if r in o}.values()) for r in by_ref}
+            by_ref = {
+                r: with_reservations(c, users[r], groups[r]) if users[r] or groups[r] else c
+                for r, c in by_ref.items()
+            }
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             claims = [by_ref[r] for r in refs[m.name]]
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
     if gates.GenericWorkload and cluster.pod_groups:
-        violations = check_gangs(cluster, [p.pod for p in pods if p.placed and p.pod is not None])
+        done = [p for p in pods if p.placed and p.pod is not None]
+        violations = check_gangs(
+            cluster,
+            [p.pod for p in done if p.pod is not None],
+            {(p.pod.metadata.namespace or "default", p.pod.metadata.name): p.node for p in done if p.pod},
+            topology=gates.TopologyAwareWorkloadScheduling,
+        )
         if violations:
             raise CheckFailed(violations)
     return PlanOutcome(pods, outcome.allocator, outcome.stats)

@@ -21,6 +21,7 @@ from dra_solver.api.models import (
     DeviceRequestAllocationResult,
     NodeSelector,
     Pod,
+    PodGroup,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
@@ -178,13 +179,27 @@ MAX_RESERVED_FOR = 256
 """Upstream's ResourceClaimReservedForMaxSize: consumers one claim may be reserved for."""
 
 
-def with_reservations(claim: ResourceClaim, pods: Sequence[Pod]) -> ResourceClaim:
-    """A copy of the claim with `status.reservedFor` naming `pods` (after any existing
-    consumers, none twice), as the scheduler writes it when it binds them. The input claim is
-    not modified (a copy of its status with a new list)."""
+def with_reservations(
+    claim: ResourceClaim, pods: Sequence[Pod], groups: Sequence[PodGroup] = ()
+) -> ResourceClaim:
+    """A copy of the claim with `status.reservedFor` naming `groups` (PodGroups whose
+    group-level claim it is, KEP-5729: `scheduling.k8s.io` `podgroups`) and `pods` (after any
+    existing consumers, none twice), as the scheduler writes it when it binds them. The input
+    claim is not modified (a copy of its status with a new list)."""
     status = claim.status or ResourceClaimStatus()
     consumers = list(status.reserved_for)
     known = {(c.resource, c.name) for c in consumers}
+    for group in groups:
+        if ("podgroups", group.metadata.name) not in known:
+            consumers.append(
+                ResourceClaimConsumerReference(
+                    api_group="scheduling.k8s.io",
+                    resource="podgroups",
+                    name=group.metadata.name,
+                    uid=group.metadata.uid or "",
+                )
+            )
+            known.add(("podgroups", group.metadata.name))
     for pod in pods:
         if ("pods", pod.metadata.name) not in known:
             uid = pod.metadata.uid or ""

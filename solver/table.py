@@ -105,6 +105,26 @@ class NodeUse:
         return ", ".join(parts) or "-"
 
 
+def node_devices(
+    cluster: Cluster, nodes: Iterable[str], gates: FeatureGates
+) -> dict[str, list[tuple[DeviceID, Device]]]:
+    """Per node, its node-local devices (slices with `spec.nodeName`, valid pools, visible from
+    the node) in pool order. Shared by the table's counts and the HTML report's cluster map
+    (`solver.report`), so both count the same devices."""
+    by_node: dict[str, list[ResourceSlice]] = defaultdict(list)
+    for s in cluster.slices:
+        if s.spec.node_name:
+            by_node[s.spec.node_name].append(s)
+    out = {}
+    for n in nodes:
+        view = NodeView.of(n, cluster.nodes)
+        pools = gather_pools(by_node.get(n, []), view, gates).valid()
+        out[n] = [
+            ((pool.driver, pool.name, d.name), d) for pool in pools for _, d in visible_devices(pool, view)
+        ]
+    return out
+
+
 def node_use(
     cluster: Cluster, outcome: PlanOutcome, nodes: Iterable[str], gates: FeatureGates
 ) -> dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]:
@@ -114,18 +134,9 @@ def node_use(
     }
     claims = {**cluster.claims, **planned}
     in_use = in_use_from_claims(claims.values(), gates)
-    by_node: dict[str, list[ResourceSlice]] = defaultdict(list)
-    for s in cluster.slices:
-        if s.spec.node_name:
-            by_node[s.spec.node_name].append(s)
     pods_on = Counter(p.node for p in outcome.pods if p.placed)
     out = {}
-    for n in nodes:
-        view = NodeView.of(n, cluster.nodes)
-        pools = gather_pools(by_node.get(n, []), view, gates).valid()
-        devices: list[tuple[DeviceID, Device]] = [
-            ((pool.driver, pool.name, d.name), d) for pool in pools for _, d in visible_devices(pool, view)
-        ]
+    for n, devices in node_devices(cluster, nodes, gates).items():
         use = NodeUse(nodes=1, pods=pods_on.get(n, 0), devices=len(devices))
         for dev, d in devices:
             if in_use.allocated(dev):
@@ -175,4 +186,12 @@ def plan_tables(
     return Group(pods_table(outcome.pods), Text(summary, style=style), nodes_table(per_node))
 
 
-__all__ = ["NODE_ROWS", "claim_devices", "node_use", "nodes_table", "plan_tables", "pods_table"]
+__all__ = [
+    "NODE_ROWS",
+    "claim_devices",
+    "node_devices",
+    "node_use",
+    "nodes_table",
+    "plan_tables",
+    "pods_table",
+]

@@ -247,10 +247,119 @@ def test_pod_group_unknown_field_has_did_you_mean() -> None:
         Cluster.from_objects([group])
 
 
-def test_pod_group_topology_constraint_is_refused_not_ignored() -> None:
-    group = pod_group("g", 1, schedulingConstraints={"topology": [{"key": "rack"}]})
+def rack_node(name: str, rack: str | None, cpu: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {"rack": rack} if rack is not None else {}}
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+    if cpu is not None:
+        obj["status"] = {"allocatable": {"cpu": cpu}}
+    return obj
+
+
+def racked(racks: list[str | None], gpus: int, pods: int, gpus_per_pod: int, min_count: int) -> Cluster:
+    """Nodes node-i (label rack=racks[i]) with `gpus` GPUs each, and a gang `train` with a
+    topology constraint on `rack` of `pods` pods x `gpus_per_pod` GPUs."""
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(len(racks), gpus)]
+    objs += [rack_node(f"node-{i}", r) for i, r in enumerate(racks)]
+    objs.append(pod_group("train", min_count, schedulingConstraints={"topology": [{"key": "rack"}]}))
+    for i in range(pods):
+        objs += gpu_pod(f"worker-{i}", gpus_per_pod, "train")
+    return Cluster.from_objects(objs)
+
+
+RACK = {"node-0": "a", "node-1": "b", "node-2": "b", "node-3": "b"}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_is_placed_within_the_one_rack_it_fits(allocator: str) -> None:
+    # rack a (node-0) holds one pod of 2 GPUs, rack b (node-1..3) all three; first fit
+    # without the constraint would take node-0, node-1, node-2 across both racks.
+    cluster = racked(["a", "b", "b", "b"], 2, 3, 2, 3)
+    out = plan(cluster, allocator=allocator)
+    got = placed(out)
+    assert all(got[f"worker-{i}"] is not None for i in range(3)), got
+    assert {RACK[n] for n in got.values() if n is not None} == {"b"}
+    verify(cluster, out)
+    free = plan(cluster, allocator=allocator, feature_gates="TopologyAwareWorkloadScheduling=false")
+    assert {RACK[n] for n in placed(free).values() if n is not None} == {"a", "b"}
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_that_fits_only_across_racks_is_not_placed(allocator: str) -> None:
+    # Two racks of two nodes x 2 GPUs: three pods of 2 GPUs fit over four nodes, never in one rack.
+    cluster = racked(["a", "a", "b", "b"], 2, 3, 2, 3)
+    out = plan(cluster, allocator=allocator)
+    assert not any(p.placed for p in out.pods)
+    reasons = {p.reason for p in out.pods}
+    assert all(r is not None and "PodGroup default/train" in r for r in reasons), reasons
+    if allocator == "reference":
+        assert all("no single topology domain fits" in str(r) for r in reasons), reasons
+    free = plan(cluster, allocator=allocator, feature_gates="TopologyAwareWorkloadScheduling=false")
+    assert sum(p.placed for p in free.pods) == 3
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_skips_nodes_without_the_label(allocator: str) -> None:
+    cluster = racked([None, "b", "b"], 2, 2, 2, 2)
+    out = plan(cluster, allocator=allocator)
+    assert sorted(n for n in placed(out).values() if n is not None) == ["node-1", "node-2"]
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_above_min_count_stays_in_its_rack(allocator: str) -> None:
+    # minCount 2 of 3 pods: rack b (node-1, node-2) takes two, the third does not spill to rack a.
+    cluster = racked(["a", "b", "b"], 2, 3, 2, 2)
+    out = plan(cluster, allocator=allocator)
+    nodes = sorted(n for n in placed(out).values() if n is not None)
+    assert nodes == ["node-1", "node-2"]
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_with_bound_pods_joins_their_rack(allocator: str) -> None:
+    # A pod of the gang already runs on node-0 (rack a): new pods go to rack a only, as upstream.
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(3, 2)]
+    objs += [rack_node("node-0", "a"), rack_node("node-1", "b"), rack_node("node-2", "a")]
+    objs.append(pod_group("train", 2, schedulingConstraints={"topology": [{"key": "rack"}]}))
+    running = pod("worker-0", [], "train")
+    running["spec"]["nodeName"] = "node-0"
+    objs += [running, *gpu_pod("worker-1", 2, "train")]
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert placed(out)["worker-1"] == "node-0"
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_topology_gang_takes_the_rack_where_most_of_its_pods_fit(allocator: str) -> None:
+    # cpu only, 4 pods x 1 cpu, minCount 3: rack a (node-0, 3 cpu) fits 3, rack b (2 + 2) all 4.
+    # Upstream scores feasible placements by pods placed (PodGroupPodsCount); CP-SAT maximises them.
+    objs = [rack_node("node-0", "a", "3"), rack_node("node-1", "b", "2"), rack_node("node-2", "b", "2")]
+    objs.append(pod_group("four", 3, schedulingConstraints={"topology": [{"key": "rack"}]}))
+    objs += [cpu_pod(f"p{i}", "1", "four") for i in range(4)]
+    out = plan(Cluster.from_objects(objs), allocator=allocator)
+    assert sorted(str(n) for n in placed(out).values()) == ["node-1", "node-1", "node-2", "node-2"]
+
+
+def test_checker_rejects_a_topology_gang_across_racks() -> None:
+    cluster = racked(["a", "b"], 2, 2, 2, 2)
+    pods = [cluster.pod("worker-0"), cluster.pod("worker-1")]
+    nodes = {("default", "worker-0"): "node-0", ("default", "worker-1"): "node-1"}
+    (v,) = check_gangs(cluster, pods, nodes)
+    assert v.kind == "gang-topology"
+    assert "rack=a: worker-0 on node-0; rack=b: worker-1 on node-1" in v.message
+    assert check_gangs(cluster, pods, {k: "node-0" for k in nodes}) == []
+    assert check_gangs(cluster, pods, nodes, topology=False) == []
+
+
+def test_pod_group_with_two_topology_constraints_is_an_error_naming_the_field() -> None:
+    group = pod_group("g", 1, schedulingConstraints={"topology": [{"key": "rack"}, {"key": "zone"}]})
     cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
-    with pytest.raises(InputError, match="topology constraints") as exc:
+    with pytest.raises(InputError, match="at most one") as exc:
+        plan(cluster)
+    assert exc.value.field == "spec.schedulingConstraints.topology"
+
+
+def test_topology_constraint_on_basic_policy_is_refused_not_ignored() -> None:
+    group = pod_group("g", None, schedulingConstraints={"topology": [{"key": "rack"}]})
+    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
+    with pytest.raises(InputError, match="basic policy") as exc:
         plan(cluster)
     assert exc.value.field == "spec.schedulingConstraints.topology"
 
@@ -275,3 +384,51 @@ def test_gang_of_pods_taking_node_resources_is_all_or_nothing(
     objs += [pod_group("pair", 2), cpu_pod("a", "2", "pair"), cpu_pod("b", "2", "pair")]
     out = plan(Cluster.from_objects(objs), allocator=allocator)
     assert sum(p.placed for p in out.pods) == expect
+
+
+def group_claim_cluster() -> Cluster:
+    """A gang of two pods sharing the PodGroup's claim `shared` (1 GPU) plus one GPU each:
+    node-0 has 2 GPUs, node-1 has 3; only node-1 holds the shared GPU and both pods' own."""
+    objs: list[dict[str, Any]] = [device_class("gpu")]
+    objs += [resource_slice("s0", [device(f"gpu-0-{i}") for i in range(2)], node="node-0")]
+    objs += [resource_slice("s1", [device(f"gpu-1-{i}") for i in range(3)], node="node-1")]
+    objs.append(pod_group("train", 2, resourceClaims=[{"name": "shared", "resourceClaimName": "shared"}]))
+    objs.append(claim("shared", [request("gpu")]))
+    for i in range(2):
+        objs += [claim(f"w{i}-own", [request("gpu")]), pod(f"w{i}", ["shared", f"w{i}-own"], "train")]
+    return Cluster.from_objects(objs)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_group_level_claim_is_allocated_once_and_reserved_for_the_pod_group(allocator: str) -> None:
+    cluster = group_claim_cluster()
+    out = plan(cluster, allocator=allocator)
+    assert placed(out) == {"w0": "node-1", "w1": "node-1"}
+    claims = {c.metadata.name: c for p in out.pods for c in p.claims}
+    shared = claims["shared"].status
+    assert shared is not None and shared.allocation is not None
+    assert [(r.api_group, r.resource, r.name) for r in shared.reserved_for] == [
+        ("scheduling.k8s.io", "podgroups", "train")
+    ]
+    own = claims["w0-own"].status
+    assert own is not None and [(r.resource, r.name) for r in own.reserved_for] == [("pods", "w0")]
+    verify(cluster, out)
+
+
+@pytest.mark.parametrize("allocator", BOTH)
+def test_group_level_claim_with_the_gate_off_is_reserved_for_its_pods(allocator: str) -> None:
+    out = plan(group_claim_cluster(), allocator=allocator, feature_gates="DRAWorkloadResourceClaims=false")
+    shared = next(c for p in out.pods for c in p.claims if c.metadata.name == "shared").status
+    assert shared is not None and [(r.resource, r.name) for r in shared.reserved_for] == [
+        ("pods", "w0"),
+        ("pods", "w1"),
+    ]
+
+
+def test_group_level_claim_from_a_template_is_refused_naming_the_field() -> None:
+    group = pod_group("g", 1, resourceClaims=[{"name": "x", "resourceClaimTemplateName": "tpl"}])
+    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
+    with pytest.raises(InputError, match="ResourceClaimTemplate tpl") as exc:
+        plan(cluster)
+    assert exc.value.field == "spec.resourceClaims[0].resourceClaimTemplateName"
+    assert exc.value.obj is not None and "g" in exc.value.obj

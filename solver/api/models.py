@@ -452,8 +452,8 @@ class TopologyConstraint(K8sModel):
 
 
 class PodGroupSchedulingConstraints(K8sModel):
-    """KEP-5732 (gate TopologyAwareWorkloadScheduling): read so that it is refused with a
-    reason instead of ignored (dra-solver does not model it yet)."""
+    """KEP-5732 (gate TopologyAwareWorkloadScheduling): a gang's pods on nodes with one value
+    of the node label `topology[0].key` (`pipeline.resolve_gangs`, `encoders.gangs`)."""
 
     topology: list[TopologyConstraint] = Field(default_factory=list)
 
@@ -478,7 +478,8 @@ class PodGroupSpec(K8sModel):
     scheduling_policy: PodGroupSchedulingPolicy
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
     resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
-    """Group-level claims (gate DRAWorkloadResourceClaims): refused with a reason (not modelled)."""
+    """Group-level claims (gate DRAWorkloadResourceClaims): by name, reserved for the PodGroup
+    (`pipeline.group_claim_owners`); from a template, refused with a reason (not modelled)."""
     disruption_mode: dict[str, Any] | None = None
     priority_class_name: str | None = None
     priority: StrictInt | None = None

@@ -32,6 +32,7 @@ KINDS: tuple[str, ...] = (
     "limit",
     "node-resources",
     "gang",
+    "gang-topology",
 )
 """Every violation kind `check` can report."""
 

@@ -174,6 +174,9 @@ class GangInfo:
     groups: tuple[tuple[int, int], ...]
     """(group, pods): the groups (pod forms) of the gang's pods, and how many of the gang's
     pods each places (more than one when pods sharing a claim were joined)."""
+    domains: tuple[frozenset[str], ...] = ()
+    """KEP-5732 topology: the node sets (one per label value) of which the gang's placed pods
+    use exactly one; empty: no topology constraint."""
 
 
 @dataclass(frozen=True)
