@@ -38,6 +38,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
@@ -129,7 +130,8 @@ def aggregate(
             caps_proven &= proven
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
-    columns = _first_fit_columns(ncls, pods, units, first_nodes, feas)
+    columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
+    first_fit_columns(ncls, pods, first_nodes, feas, columns)
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven = 0, 0, caps_proven
     comps = _components(pods, ncls, caps)
@@ -144,7 +146,7 @@ def aggregate(
         if bound_only:
             continue
         proven &= done.objective >= done.bound
-        _expand(comp, pods, ncls, columns, done.z, done.y, placements)
+        placements.update(expand_patterns(pods, ncls, columns, done.z, done.y, comp.pods, comp.nodes))
     status = "OPTIMAL" if proven else "FEASIBLE"
     stats: dict[str, object] = {
         "pod_classes": len(pods),
@@ -270,14 +272,15 @@ def solve_component(task: ComponentTask) -> ComponentResult:
             if caps.get((c, k), 0) > 0:
                 pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(pods)))
                 feas.record(c, pat, True)
-                _add(columns[c], pat)
+                add_column(columns[c], pat)
     models = {
         c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods}) for c in comp.nodes
     }
     ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
     if task.bound_only:
         return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves)
-    z, y, obj, _ = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+    solve = partial(integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes)
+    z, y, obj, _ = solve(ub, first_nodes=first_nodes)
     if obj < ub and converged is not None:
         done: set[int] = set()
         for c in comp.nodes:
@@ -285,7 +288,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
                 models[c].forbid(pat)
         while obj < ub and ctx.left() > 0:
             added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
-            z, y, obj, restricted = _integer(ctx, comp, pods, ncls, columns, ub, first_nodes)
+            z, y, obj, restricted = solve(ub, first_nodes=first_nodes)
             if len(done) == len(comp.nodes) and restricted:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
@@ -293,35 +296,35 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves)
 
 
-def _add(cols: list[Pattern], pat: Pattern) -> bool:
+def add_column(cols: list[Pattern], pat: Pattern) -> bool:
+    """Add a non-empty pattern to a node class's columns unless it is there already."""
     if any(pat) and pat not in cols:
         cols.append(pat)
         return True
     return False
 
 
-def _first_fit_columns(
+def first_fit_columns(
     ncls: list[NodeClass],
     pods: list[PodClass],
-    units: Sequence[UnitLike],
     first_nodes: Mapping[int, str],
     feas: Feasibility,
-) -> dict[int, list[Pattern]]:
-    """Per node class, the patterns the first-fit plan uses there that the exact model accepts
-    (pods placed one after another do not always fit together: see `allocators.Cpsat`)."""
+    columns: dict[int, list[Pattern]],
+) -> None:
+    """Add to `columns`, per node class, the patterns the first-fit plan uses there that the
+    exact model accepts (pods placed one after another do not always fit together: see
+    `allocators.Cpsat`)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     node_class = {n: c.index for c in ncls for n in c.nodes}
     counts: dict[str, list[int]] = {}
     for i, n in first_nodes.items():
         if i in class_of_unit and n in node_class:
             counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
-    columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
     for n in sorted(counts):
         c = node_class[n]
         pat = tuple(counts[n])
         if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
             columns[c].append(pat)
-    return columns
 
 
 def _components(
@@ -375,7 +378,7 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu, value = _lp(comp, pods, ncls, columns)
+        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes)
         lag = sum(pods[k].demand * max(0.0, pods[k].weight - pi[k]) for k in comp.pods)
         added = False
         proven = True
@@ -386,7 +389,7 @@ def _generate(
             lag += ncls[c].mult * got.bound
             if got.value > mu[c] + EPS * max(1.0, mu[c]):
                 feas.record(c, got.pattern, True)
-                added |= _add(columns[c], got.pattern)
+                added |= add_column(columns[c], got.pattern)
         ub = min(ub, lag)
         if not added:
             converged = _Duals(weights, mu, value) if proven else None
@@ -449,51 +452,69 @@ def _enumerate(
     return added
 
 
-def _lp(
-    comp: _Component, pods: list[PodClass], ncls: list[NodeClass], columns: dict[int, list[Pattern]]
+def restricted_lp(
+    pods: list[PodClass],
+    ncls: list[NodeClass],
+    columns: dict[int, list[Pattern]],
+    pod_ids: Sequence[int],
+    node_ids: Sequence[int],
+    cost: Sequence[int] | None = None,
+    big: int = 1,
 ) -> tuple[dict[int, float], dict[int, float], float]:
-    """Duals (pi per pod class, mu per node class) and value of the restricted LP master."""
+    """Duals (pi per pod class, mu per node class) and value of the restricted LP master
+    over the classes `pod_ids` x `node_ids`: maximise sum_k big * w[k] * y[k], less
+    sum cost[c] * z[c, j] when node classes have a cost (what-if templates)."""
     lp = pywraplp.Solver.CreateSolver("GLOP")
-    y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in comp.pods}
-    z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in comp.nodes for j in range(len(columns[c]))}
+    y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in pod_ids}
+    z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))}
     cover = {
         k: lp.Add(y[k] - sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]) <= 0)
-        for k in comp.pods
+        for k in pod_ids
     }
-    conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in comp.nodes}
-    lp.Maximize(sum(pods[k].weight * y[k] for k in comp.pods))
+    conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in node_ids}
+    value = sum(big * pods[k].weight * y[k] for k in pod_ids)
+    if cost is not None:
+        value -= sum(cost[c] * v for (c, _), v in z.items())
+    lp.Maximize(value)
     lp.Solve()
-    pi = {k: max(cover[k].dual_value(), 0.0) for k in comp.pods}
-    mu = {c: max(conv[c].dual_value(), 0.0) for c in comp.nodes}
+    pi = {k: max(cover[k].dual_value(), 0.0) for k in pod_ids}
+    mu = {c: max(conv[c].dual_value(), 0.0) for c in node_ids}
     return pi, mu, lp.Objective().Value()
 
 
-def _integer(
+def integer_master(
     ctx: Context,
-    comp: _Component,
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
     ub: int,
-    first_nodes: Mapping[int, str],
+    pod_ids: Sequence[int],
+    node_ids: Sequence[int],
+    first_nodes: Mapping[int, str] | None = None,
+    cost: Sequence[int] | None = None,
+    big: int = 1,
 ) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
-    """The integer master over the generated columns (CP-SAT), hinted with first fit:
-    z, y, the objective and whether it is proven optimal over these columns."""
+    """The integer master over the generated columns (CP-SAT), with the objective of
+    `restricted_lp` and, given `first_nodes`, the first-fit plan as a hint: z, y, the
+    objective and whether it is proven optimal over these columns."""
     m = cp_model.CpModel()
     z = {
         (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
-        for c in comp.nodes
+        for c in node_ids
         for j in range(len(columns[c]))
     }
-    y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in comp.pods}
-    for k in comp.pods:
+    y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in pod_ids}
+    for k in pod_ids:
         m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
-    for c in comp.nodes:
+    for c in node_ids:
         m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
-    objective = sum(pods[k].weight * y[k] for k in comp.pods)
+    objective = sum(big * pods[k].weight * y[k] for k in pod_ids)
+    if cost is not None:
+        objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
     m.maximize(objective)
-    _hint(m, comp, pods, ncls, columns, z, y, first_nodes)
+    if first_nodes is not None:
+        _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = ctx.seed
@@ -505,12 +526,13 @@ def _integer(
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
-    return zs, ys, int(solver.objective_value), status == cp_model.OPTIMAL
+    return zs, ys, int(round(solver.objective_value)), status == cp_model.OPTIMAL
 
 
 def _hint(
     m: cp_model.CpModel,
-    comp: _Component,
+    pod_ids: Sequence[int],
+    node_ids: Sequence[int],
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -526,12 +548,12 @@ def _hint(
             counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
     zh = dict.fromkeys(z, 0)
     yh = dict.fromkeys(y, 0)
-    for c in comp.nodes:
+    for c in node_ids:
         for n in ncls[c].nodes:
             pat = tuple(counts.get(n, [0] * len(pods)))
             if pat in columns[c]:
                 zh[(c, columns[c].index(pat))] += 1
-                for k in comp.pods:
+                for k in pod_ids:
                     yh[k] += pat[k]
     for key, v in z.items():
         m.add_hint(v, zh[key])
@@ -539,26 +561,29 @@ def _hint(
         m.add_hint(v, yh[k])
 
 
-def _expand(
-    comp: _Component,
+def expand_patterns(
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
     z: dict[tuple[int, int], int],
     y: dict[int, int],
-    placements: dict[str, list[int]],
-) -> None:
-    """Pods of each class (input order) into the chosen patterns' slots, nodes in name order."""
-    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in comp.pods}
-    for c in comp.nodes:
+    pod_ids: Sequence[int],
+    node_ids: Sequence[int],
+) -> dict[str, list[int]]:
+    """node -> its units: pods of each class (input order) into the chosen patterns' slots,
+    each class's nodes in order."""
+    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in pod_ids}
+    placements: dict[str, list[int]] = {}
+    for c in node_ids:
         chosen = [columns[c][j] for j in range(len(columns[c])) for _ in range(z.get((c, j), 0))]
         for node, pat in zip(ncls[c].nodes, chosen, strict=False):
             mine: list[int] = []
-            for k in comp.pods:
-                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k]:]
+            for k in pod_ids:
+                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k] :]
                 mine.extend(take)
             if mine:
                 placements[node] = mine
+    return placements
 
 
 __all__ = [
@@ -566,6 +591,11 @@ __all__ = [
     "AggregatedPlan",
     "ComponentResult",
     "ComponentTask",
+    "add_column",
     "aggregate",
+    "expand_patterns",
+    "first_fit_columns",
+    "integer_master",
+    "restricted_lp",
     "solve_component",
 ]

@@ -52,10 +52,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ortools.linear_solver import pywraplp
-from ortools.sat.python import cp_model
-
-import dra_solver.interrupt as interrupt
 from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, book_limits
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
@@ -64,7 +60,14 @@ from dra_solver.classes import NodeClass, PodClass, node_classes, pod_classes
 from dra_solver.demand import NodeBook
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
-from dra_solver.master import AggregatedPlan
+from dra_solver.master import (
+    AggregatedPlan,
+    add_column,
+    expand_patterns,
+    first_fit_columns,
+    integer_master,
+    restricted_lp,
+)
 from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
 from dra_solver.templates import NodeTemplate, with_copies
 
@@ -262,9 +265,9 @@ def template_aggregate(
         if v > 0:
             pat = tuple(v if j == k else 0 for j in range(len(pods)))
             feas.record(c, pat, True)
-            _add(columns[c], pat)
+            add_column(columns[c], pat)
     first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
-    _first_fit_columns(ncls, pods, first_nodes, feas, columns)
+    first_fit_columns(ncls, pods, first_nodes, feas, columns)
     live_pods = sorted({k for (c, k), v in capn.items() if v > 0})
     live_nodes = sorted({c for (c, k), v in capn.items() if v > 0})
     big = sum(split.cost[c] * ncls[c].mult for c in live_nodes) + 1
@@ -272,11 +275,13 @@ def template_aggregate(
         c: NodeModel(ctx, ncls[c].nodes[0], {k: capn.get((c, k), 0) for k in live_pods}) for c in live_nodes
     }
     ub, rounds, converged = _generate(ctx, pods, ncls, split.cost, columns, models, feas, live_pods, big)
-    z, y, obj, optimal = _integer(ctx, pods, ncls, split.cost, columns, ub, live_pods, live_nodes, big)
+    z, y, obj, optimal = integer_master(
+        ctx, pods, ncls, columns, ub, live_pods, live_nodes, cost=split.cost, big=big
+    )
     weight = sum(pods[k].weight * y.get(k, 0) for k in live_pods)
     cost = sum(split.cost[c] * n for (c, _), n in z.items())
     proven = caps_proven and converged and obj >= ub
-    placements = _expand(pods, ncls, columns, z, y, live_pods, live_nodes)
+    placements = expand_patterns(pods, ncls, columns, z, y, live_pods, live_nodes)
     stats: dict[str, object] = {
         "pod_classes": len(pods),
         "node_classes": len(ncls),
@@ -311,34 +316,6 @@ def _split(classes: list[NodeClass], origin: Mapping[str, int], cost_of: Mapping
     return _Classes(out, costs)
 
 
-def _add(cols: list[Pattern], pat: Pattern) -> bool:
-    if any(pat) and pat not in cols:
-        cols.append(pat)
-        return True
-    return False
-
-
-def _first_fit_columns(
-    ncls: list[NodeClass],
-    pods: list[PodClass],
-    first_nodes: Mapping[int, str],
-    feas: Feasibility,
-    columns: dict[int, list[Pattern]],
-) -> None:
-    """The patterns the first-fit plan uses, where the exact model accepts them together."""
-    class_of_unit = {i: k.index for k in pods for i in k.units}
-    node_class = {n: c.index for c in ncls for n in c.nodes}
-    counts: dict[str, list[int]] = {}
-    for i, n in first_nodes.items():
-        if i in class_of_unit and n in node_class:
-            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
-    for n in sorted(counts):
-        c = node_class[n]
-        pat = tuple(counts[n])
-        if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
-            columns[c].append(pat)
-
-
 def _generate(
     ctx: Context,
     pods: list[PodClass],
@@ -359,7 +336,7 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu = _lp(pods, ncls, cost, columns, live_pods, models, big)
+        pi, mu, _ = restricted_lp(pods, ncls, columns, live_pods, list(models), cost, big)
         lag = sum(pods[k].demand * max(0.0, big * pods[k].weight - pi[k]) for k in live_pods)
         weights = [pi.get(k, 0.0) for k in range(len(pods))]
         added, proven = False, True
@@ -369,106 +346,12 @@ def _generate(
             lag += ncls[c].mult * max(0.0, got.bound - cost[c])
             if got.value > mu[c] + cost[c] + EPS * max(1.0, mu[c] + cost[c]):
                 feas.record(c, got.pattern, True)
-                added |= _add(columns[c], got.pattern)
+                added |= add_column(columns[c], got.pattern)
         ub = min(ub, lag)
         if not added:
             converged = proven
             break
     return int(ub + EPS * max(1.0, abs(ub))), rounds, converged
-
-
-def _lp(
-    pods: list[PodClass],
-    ncls: list[NodeClass],
-    cost: list[int],
-    columns: dict[int, list[Pattern]],
-    live_pods: list[int],
-    models: Mapping[int, NodeModel],
-    big: int,
-) -> tuple[dict[int, float], dict[int, float]]:
-    """Duals of the restricted LP master: pi per pod class, mu per node class."""
-    lp = pywraplp.Solver.CreateSolver("GLOP")
-    y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in live_pods}
-    z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in models for j in range(len(columns[c]))}
-    cover = {
-        k: lp.Add(y[k] - sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]) <= 0)
-        for k in live_pods
-    }
-    conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in models}
-    lp.Maximize(
-        sum(big * pods[k].weight * y[k] for k in live_pods) - sum(cost[c] * v for (c, _), v in z.items())
-    )
-    lp.Solve()
-    pi = {k: max(cover[k].dual_value(), 0.0) for k in live_pods}
-    mu = {c: max(conv[c].dual_value(), 0.0) for c in models}
-    return pi, mu
-
-
-def _integer(
-    ctx: Context,
-    pods: list[PodClass],
-    ncls: list[NodeClass],
-    cost: list[int],
-    columns: dict[int, list[Pattern]],
-    ub: int,
-    live_pods: list[int],
-    live_nodes: list[int],
-    big: int,
-) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
-    """The integer master over the generated columns (CP-SAT): z, y, objective, optimal."""
-    m = cp_model.CpModel()
-    z = {
-        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
-        for c in live_nodes
-        for j in range(len(columns[c]))
-    }
-    y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in live_pods}
-    for k in live_pods:
-        m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
-    for c in live_nodes:
-        m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
-    objective = sum(big * pods[k].weight * y[k] for k in live_pods) - sum(
-        cost[c] * v for (c, _), v in z.items()
-    )
-    m.add(objective <= ub)
-    m.maximize(objective)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = ctx.seed
-    solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
-    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
-    with interrupt.stoppable(solver.stop_search):
-        status = solver.solve(m)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return {}, {}, 0, False
-    zs = {key: int(solver.value(v)) for key, v in z.items()}
-    ys = {k: int(solver.value(v)) for k, v in y.items()}
-    return zs, ys, int(round(solver.objective_value)), status == cp_model.OPTIMAL
-
-
-def _expand(
-    pods: list[PodClass],
-    ncls: list[NodeClass],
-    columns: dict[int, list[Pattern]],
-    z: dict[tuple[int, int], int],
-    y: dict[int, int],
-    live_pods: list[int],
-    live_nodes: list[int],
-) -> dict[str, list[int]]:
-    """Pods of each class (input order) into the chosen patterns' slots, each class's nodes
-    in order (template copies by number)."""
-    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in live_pods}
-    placements: dict[str, list[int]] = {}
-    for c in live_nodes:
-        chosen = [columns[c][j] for j in range(len(columns[c])) for _ in range(z.get((c, j), 0))]
-        for node, pat in zip(ncls[c].nodes, chosen, strict=False):
-            mine: list[int] = []
-            for k in live_pods:
-                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k] :]
-                mine.extend(take)
-            if mine:
-                placements[node] = mine
-    return placements
 
 
 __all__ = ["Added", "plan_with_templates", "template_aggregate"]
