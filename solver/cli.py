@@ -426,7 +426,7 @@ def _explain_hint(outcome: AllocationOutcome, pod: str | None) -> str:
     `explain` says why per node (selectors, held devices, capacity left, a minimal blocking set)."""
     if pod is not None:
         return f" (details: dra-solver explain --pod {pod})"
-    names = [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in outcome.claims]
+    names = [c.namespaced_name for c in outcome.claims]
     return f" (details: dra-solver explain {' '.join(f'--claim {n}' for n in names)})" if names else ""
 
 
@@ -436,8 +436,8 @@ def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:
     planned, else one made from the outcome (decided before planning)."""
     if outcome.plan is not None:
         return PlanOutcome([outcome.plan], outcome.allocator, outcome.stats)
-    name = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}" if pod is not None else ""
-    name = name or ",".join(f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in outcome.claims)
+    name = pod.namespaced_name if pod is not None else ""
+    name = name or ",".join(c.namespaced_name for c in outcome.claims)
     reason = None if outcome.allocated else outcome.reason
     single = PodPlan(name, outcome.node, outcome.claims, reason, placed=outcome.allocated, pod=pod)
     return PlanOutcome([single], outcome.allocator, outcome.stats)

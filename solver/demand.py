@@ -61,10 +61,6 @@ class Variant:
         return (tuple(sorted(self.demand.items())), tuple(id(c) for c in self.claims))
 
 
-def _pod_name(pod: Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-
-
 class NodeBook:
     """The candidate nodes' free node resources during one plan (bound pods already taken)."""
 
@@ -112,13 +108,13 @@ class NodeBook:
             if served:
                 claim, status = self._special_claim(n.pod, served)
                 claims.append(claim)
-                statuses[_pod_name(n.pod)] = status
+                statuses[n.pod.namespaced_name] = status
         got = Variant(demand, tuple(claims), statuses)
         self._variants[key] = (needs, got)  # holding `needs` keeps its id unique
         return got
 
     def _special_claim(self, pod: Pod, served: tuple[str, ...]) -> tuple[ResourceClaim, ExtendedStatus]:
-        key = (_pod_name(pod), served)
+        key = (pod.namespaced_name, served)
         if key not in self._special:
             self._special[key] = special_claim(pod, served, self.mapping)
         return self._special[key]

@@ -123,7 +123,7 @@ def explain(
         claims = [
             c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None
         ]
-        subject = f"pod {pod_obj.metadata.namespace or 'default'}/{pod_obj.metadata.name}"
+        subject = f"pod {pod_obj.namespaced_name}"
     else:
         names = [claim] if isinstance(claim, str) else list(claim or [])
         claims = resolve_claims(cluster, names)
@@ -210,7 +210,7 @@ def _request_details(
     holders = _holders(cluster)
     lines: list[str] = []
     for ci, claim in enumerate(claims):
-        ref = f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+        ref = claim.namespaced_name
         for _, _, specs in request_specs(claim, ctx.gates):
             for spec in specs:
                 alt = next(a for a in problem.alternatives if a.claim == ci and a.name == spec.name)
@@ -330,7 +330,7 @@ def _dominant(
     words = []
     for ci, k in keep:
         c = claims[ci]
-        name = f"{c.metadata.namespace or 'default'}/{c.metadata.name}"
+        name = c.namespaced_name
         if k is None:
             words.append(f"claim {name}")
         else:

@@ -63,7 +63,7 @@ def fill(
     base = cluster
     if resolve_units(cluster, None, None):
         base = applied(cluster, plan(cluster, None, nodes, opts))
-    name = f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
+    name = obj.namespaced_name
     n = min(8, limit)
     while True:
         reps = replicas(base, obj, n)

@@ -705,7 +705,7 @@ def _gang_block(order: list[int], first: int, gang_of: list[dict[str, int]]) -> 
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
-    return [f"{c.metadata.namespace or 'default'}/{c.metadata.name}" for c in claims]
+    return [c.namespaced_name for c in claims]
 
 
 def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:

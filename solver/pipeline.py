@@ -230,10 +230,10 @@ def allocate(
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
         node = node if node is not None else pod_obj.spec.node_name
         chosen = _unallocated(pod_claims(cluster, pod_obj))
-        name = _name(pod_obj)
+        name = pod_obj.namespaced_name
     else:
         chosen = resolve_claims(cluster, claims)
-        name = ",".join(_name(c) for c in chosen)
+        name = ",".join(c.namespaced_name for c in chosen)
     candidates: list[str | None] = [node] if node is None or isinstance(node, str) else list(node)
     if not candidates:
         raise InputError("no candidate nodes given")
@@ -244,7 +244,8 @@ def allocate(
             f"({', '.join(waiting[:3])}); allocate one pod with --pod NAME "
             "(Python: pod=...), or place them all with `dra-solver plan`"
         )
-    members = (Member(name, pod_obj, tuple(map(_name, chosen)), _group(pod_obj) if pod_obj else None),)
+    refs = tuple(c.namespaced_name for c in chosen)
+    members = (Member(name, pod_obj, refs, _group(pod_obj) if pod_obj else None),)
     needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
     unit = with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
@@ -349,7 +350,7 @@ def resolve_gangs(
                 if pod.spec.scheduling_group is not None
                 and pod.spec.scheduling_group.pod_group_name == name
                 and (pod.metadata.namespace or "default") == ns
-                and _name(pod) not in members
+                and pod.namespaced_name not in members
                 and pod.spec.node_name
                 and not (pod.status and pod.status.phase in DONE_PHASES)
             ]
@@ -492,7 +493,7 @@ def resolve_units(
                 if claims or pending(pod):
                     units.append(_pod_unit(cluster, pod, claims))
         else:
-            units = [_claims_unit(_name(c), [c]) for c in cluster.unallocated_claims()]
+            units = [_claims_unit(c.namespaced_name, [c]) for c in cluster.unallocated_claims()]
     else:
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
@@ -500,7 +501,7 @@ def resolve_units(
                 units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod))))
             else:
                 claims = resolve_claims(cluster, list(item))
-                units.append(_claims_unit(",".join(_name(c) for c in claims) or f"pod-{i}", claims))
+                units.append(_claims_unit(",".join(c.namespaced_name for c in claims) or f"pod-{i}", claims))
     if priorities is not None:
         if len(priorities) != len(units):
             raise InputError(f"{len(priorities)} priorities given for {len(units)} pods")
@@ -514,7 +515,7 @@ def pending(pod: Pod) -> bool:
 
 
 def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
-    member = Member(_name(pod), pod, tuple(map(_name, claims)), _group(pod))
+    member = Member(pod.namespaced_name, pod, tuple(c.namespaced_name for c in claims), _group(pod))
     prio = pod_priority(cluster, pod)
     return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod),))
 
@@ -526,7 +527,8 @@ def _group(pod: Pod) -> str | None:
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
-    return Unit(name, tuple(claims), 0, members=(Member(name, None, tuple(map(_name, claims))),))
+    refs = tuple(c.namespaced_name for c in claims)
+    return Unit(name, tuple(claims), 0, members=(Member(name, None, refs),))
 
 
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
@@ -544,7 +546,7 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
     owner: dict[str, int] = {}
     for i, unit in enumerate(units):
         for c in unit.claims:
-            j = owner.setdefault(_name(c), i)
+            j = owner.setdefault(c.namespaced_name, i)
             a, b = root(i), root(j)
             if a != b:
                 parent[max(a, b)] = min(a, b)
@@ -557,7 +559,7 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
             out.append(units[members[0]])
             continue
         parts = [units[i] for i in members]
-        claims = {_name(c): c for u in parts for c in u.claims}
+        claims = {c.namespaced_name: c for u in parts for c in u.claims}
         out.append(
             Unit(
                 parts[0].name,
@@ -632,7 +634,7 @@ def with_nodes(
                 memo[(key, n)] = node_refusal(cluster, pod, n)
             why = memo[(key, n)] or (node_conflict(cluster, pod, held, n) if held else None)
             if why:
-                blocked[n] = why if len(pods) == 1 else f"{_name(pod)}: {why}"
+                blocked[n] = why if len(pods) == 1 else f"{pod.namespaced_name}: {why}"
     return replace(unit, blocked={n: blocked[n] for n in nodes if n in blocked})
 
 
@@ -657,7 +659,7 @@ def _per_pod(
     (`check.check_gangs`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
-        by_ref = {_name(c): c for c in plan_.claims}
+        by_ref = {c.namespaced_name: c for c in plan_.claims}
         refs = {m.name: _member_refs(m, plan_) for m in unit.members}
         if plan_.placed:
             owners: dict[str, dict[str, PodGroup]] = {
@@ -721,16 +723,11 @@ def _member_refs(member: Member, plan_: PodPlan) -> tuple[str, ...]:
 def _template_pods(cluster: Cluster) -> list[str]:
     pods = cluster.pods.values()
     uses_template = (p for p in pods if any(e.resource_claim_template_name for e in p.spec.resource_claims))
-    return [_name(p) for p in uses_template]
+    return [p.namespaced_name for p in uses_template]
 
 
 def _unallocated(claims: list[ResourceClaim]) -> list[ResourceClaim]:
     return [c for c in claims if c.status is None or c.status.allocation is None]
-
-
-def _name(obj: Pod | ResourceClaim) -> str:
-    """`namespace/name` (namespace `default` when unset): how pods and claims are named here."""
-    return f"{obj.metadata.namespace or 'default'}/{obj.metadata.name}"
 
 
 __all__ = [

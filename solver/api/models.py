@@ -212,6 +212,12 @@ class TypeMeta(K8sModel):
         return f"{self.kind} {ns}{self.metadata.name}"
 
     @property
+    def namespaced_name(self) -> str:
+        """`namespace/name`, namespace `default` when unset: how pods and claims are named in
+        plans, reasons and reservations (for namespaced kinds)."""
+        return f"{self.metadata.namespace or 'default'}/{self.metadata.name}"
+
+    @property
     def converted_from(self) -> str | None:
         return self._converted_from
 

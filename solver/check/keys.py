@@ -19,7 +19,7 @@ Alt = ExactDeviceRequest | DeviceSubRequest
 
 
 def claim_id(claim: ResourceClaim) -> str:
-    return f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+    return claim.namespaced_name
 
 
 def dev_id(key: DeviceKey) -> str:

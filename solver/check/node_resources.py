@@ -108,7 +108,7 @@ def check_node_resources(
                 continue
             if v > (limit or 0):
                 last = pods[-1][0]
-                ref = f"{last.metadata.namespace or 'default'}/{last.metadata.name}"
+                ref = last.namespaced_name
                 why = f"node {node} is overcommitted in {k}: its pods request {v}, allocatable {limit or 0}"
                 out.append(Violation(ref, None, "node-resources", f"pod {ref}: {why}"))
     return out

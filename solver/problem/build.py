@@ -87,7 +87,7 @@ def problem_from_context(
     constraints: list[ConstraintInfo] = []
     derived_values: dict[tuple[int, int], dict[str, ValueSet]] = {}
     for ci, claim in enumerate(claims):
-        ref = f"{claim.metadata.namespace or 'default'}/{claim.metadata.name}"
+        ref = claim.namespaced_name
         requests: list[RequestInfo] = []
         min_devices = 0
         for req_index, (req_name, has_subs, specs) in enumerate(request_specs(claim, gates)):
