@@ -91,8 +91,11 @@ class NodeBook:
         return out
 
     def variant(self, needs: Sequence[Needs], node: str | None) -> Variant:
-        """The pods `needs` as placed together on `node` (cached per pods and node)."""
-        key = (id(needs), node)
+        """The pods `needs` as placed together on `node`. Only a pod asking for an extended
+        resource a DeviceClass maps differs by node, so the others are cached once per pods,
+        not once per (pods, node)."""
+        per_node = any(r in self.mapping for n in needs for r in n.demand)
+        key = (id(needs), node if per_node else None)
         hit = self._variants.get(key)
         if hit is not None:
             return hit[1]
@@ -101,7 +104,7 @@ class NodeBook:
         statuses: dict[str, ExtendedStatus] = {}
         alloc = self.allocatable.get(node)
         for n in needs:
-            served = dra_served(n.demand, self.mapping, alloc) if self.mapping else ()
+            served = dra_served(n.demand, self.mapping, alloc) if per_node else ()
             for k, v in n.demand.items():
                 if k not in served:
                     demand[k] = demand.get(k, 0) + v
