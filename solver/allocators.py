@@ -284,12 +284,8 @@ class Cpsat:
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
         agg: AggregatedPlan | str = "disabled"
-        if _gang_units(job):
-            agg = "pods belong to gangs (PodGroups with minCount; not aggregated yet)"
-        elif _extended(job):
-            agg = "a pod asks for an extended resource DRA may serve (not aggregated yet)"
-        elif book_limits(job, job.nodes) and any(not u.claims for u in job.units):
-            agg = "pods without claims take node resources (not aggregated yet)"
+        if (why := not_aggregated(job)) is not None:
+            agg = f"{why} (not aggregated yet)"
         elif self.aggregation != "never":
             agg = aggregate(
                 ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
@@ -444,11 +440,6 @@ def _forms(job: Job) -> list[PodForm]:
     return forms
 
 
-def _gang_units(job: Job) -> list[int]:
-    """The units with a pod in a gang."""
-    return [i for i, u in enumerate(job.units) if u.gang_pods(job.gangs)]
-
-
 def _always(job: Job, modelled: set[int], first: PlanOutcome) -> set[int]:
     """Units the model leaves out that are placed whenever their gang is (or always, outside
     gangs): no claims and a node without node limits they may use (`_open_node`). First fit
@@ -525,11 +516,18 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
     )
 
 
-def _extended(job: Job) -> bool:
-    """Whether a pod asks for an extended resource a DeviceClass maps (DRA may serve it, so
-    its claims depend on the node)."""
+def not_aggregated(job: Job) -> str | None:
+    """Why the class/pattern models (`solver.master`, `solver.whatif`) do not take this job
+    yet, or None: gangs, a pod asking for an extended resource a DeviceClass maps (DRA may
+    serve it, so its claims depend on the node), pods without claims under node limits."""
+    if job.gangs:
+        return "pods belong to gangs (PodGroups with minCount)"
     mapping = job.book.mapping
-    return any(r in mapping for u in job.units for n in u.needs for r in n.demand)
+    if any(r in mapping for u in job.units for n in u.needs for r in n.demand):
+        return "a pod asks for an extended resource DRA may serve"
+    if book_limits(job, job.nodes) and any(not u.claims for u in job.units):
+        return "pods without claims take node resources"
+    return None
 
 
 def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
@@ -692,6 +690,7 @@ __all__ = [
     "PlanModel",
     "PlanOutcome",
     "PodForm",
+    "not_aggregated",
     "PodPlan",
     "Reference",
     "Unit",

@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, book_limits
+from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.cel import EvalCache
@@ -227,12 +227,8 @@ def template_aggregate(
     """The what-if master model (module docstring), or why it does not apply."""
     start = time.perf_counter()
     units = job.units
-    if any(r in job.book.mapping for u in units for n in u.needs for r in n.demand):
-        return "a pod asks for an extended resource DRA may serve"
-    if book_limits(job, job.nodes) and any(not u.claims for u in units):
-        return "pods without claims take node resources"
-    if job.gangs:
-        return "pods belong to gangs (PodGroups with minCount)"
+    if (why := not_aggregated(job)) is not None:
+        return why
     names = [n for n in job.nodes if n is not None]
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
     if not todo:
