@@ -34,7 +34,7 @@ from collections.abc import Hashable
 from dra_solver.problem.flat import Problem
 
 from .model import Allowed, Cover, IntVar, Model, total, weighted
-from .nodes import allowed_nodes, group_claims
+from .nodes import allowed_nodes, pod_flags
 
 
 def add(m: Model) -> None:
@@ -42,13 +42,13 @@ def add(m: Model) -> None:
     p, cp = m.problem, m.cp
     if not p.gangs:
         return
-    first = {g: cs[0] for g, cs in group_claims(p).items()}
+    flag_of = pod_flags(m)
     for i, gang in enumerate(p.gangs):
         on = cp.new_bool_var(f"gang_on[{i}]")
         m.gang_on[i] = on
         terms: list[tuple[int, IntVar]] = []
         for g, pods in gang.groups:
-            flag = m.pod_placed[g] if g in m.pod_placed else m.placed[first[g]]
+            flag = flag_of[g]
             cp.add(flag <= on)
             terms.append((pods, flag))
         if gang.need > 0:

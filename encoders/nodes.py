@@ -48,6 +48,14 @@ def group_claims(problem: Problem) -> dict[int, list[int]]:
     return out
 
 
+def pod_flags(m: Model) -> dict[int, IntVar]:
+    """group -> the boolean "this pod is placed": placed[first claim] of a group with claims,
+    pod_placed[g] of a bare group (families that constrain pods, not devices, read these)."""
+    out = {g: m.placed[cs[0]] for g, cs in group_claims(m.problem).items()}
+    out.update(m.pod_placed)
+    return out
+
+
 def allowed_nodes(problem: Problem, g: int) -> tuple[str, ...]:
     return problem.group_nodes.get(g, problem.nodes)
 

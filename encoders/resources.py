@@ -24,7 +24,7 @@ from collections.abc import Hashable
 from dra_solver.problem.flat import Problem
 
 from .model import Allowed, Cover, IntVar, Model, total, weighted
-from .nodes import group_claims
+from .nodes import pod_flags
 
 
 def add(m: Model) -> None:
@@ -40,11 +40,9 @@ def add(m: Model) -> None:
             if sum(c for c, _ in terms) > free:
                 cp.add(weighted(terms) <= free)
     if p.exclusive_groups:
-        first = {g: cs[0] for g, cs in group_claims(p).items()}
+        flag = pod_flags(m)
         for forms in p.exclusive_groups:
-            flags: list[IntVar] = [
-                m.pod_placed[g] if g in m.pod_placed else m.placed[first[g]] for g in forms
-            ]
+            flags: list[IntVar] = [flag[g] for g in forms]
             if len(flags) > 1:
                 cp.add(total(flags) <= 1)
     _queue_order(m)
@@ -55,20 +53,10 @@ def _queue_order(m: Model) -> None:
     p = m.problem
     if not p.ordered_pods:
         return
-    first = {g: cs[0] for g, cs in group_claims(p).items()}
-
-    def flags(pod: tuple[int, ...]) -> list[IntVar]:
-        out = []
-        for g in pod:
-            if g in m.pod_placed:
-                out.append(m.pod_placed[g])
-            elif g in first:
-                out.append(m.placed[first[g]])
-        return out
-
+    flag = pod_flags(m)
     for pods in p.ordered_pods:
         for a, b in zip(pods, pods[1:], strict=False):
-            fa, fb = flags(a), flags(b)
+            fa, fb = [flag[g] for g in a if g in flag], [flag[g] for g in b if g in flag]
             if fa and fb:
                 m.cp.add(total(fa) >= total(fb))
 
