@@ -133,7 +133,7 @@ def test_encoders_load_no_pydantic_cel_or_checker() -> None:
 def test_no_old_import_names_remain() -> None:
     """One import name: `solver` and `encoders` are taken on PyPI by unrelated projects."""
     stale = []
-    for top in ("solver", "encoders", "tests", "benchmarks", "docs", "examples"):
+    for top in ("solver", "encoders", "tests", "benchmarks", "docs"):
         for path in (ROOT / top).rglob("*"):
             if path.suffix not in (".py", ".md") or not path.is_file():
                 continue

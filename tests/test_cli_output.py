@@ -20,7 +20,7 @@ from dra_solver.table import NODE_ROWS
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}
 """Rich reads the terminal width from COLUMNS: wide enough that no table cell wraps."""
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml")
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-cluster.yaml")
 
 
 def _write(tmp_path: Path, objects: list[dict[str, Any]], name: str = "in.yaml") -> str:

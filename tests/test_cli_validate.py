@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from dra_solver.cli import app
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-cluster.yaml"
 
 runner = CliRunner()
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from dra_solver.cli import app
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-cluster.yaml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-cluster.yaml"
 SOURCES: list[list[dict[str, Any]]] = [
     *(case["objects"] for case in load_cases()),
     list(yaml.safe_load_all(EXAMPLE.read_text(encoding="utf-8"))),

@@ -95,7 +95,7 @@ def test_the_bundled_example_report_renders_offline_with_the_plans_numbers(
 ) -> None:
     monkeypatch.chdir(ROOT)
     page = tmp_path / "report.html"
-    args = ["plan", "examples/cluster-dump.yaml", "-o", "json", "--report", str(page), "--compare"]
+    args = ["plan", "docs/examples/cluster-dump.yaml", "-o", "json", "--report", str(page), "--compare"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.stderr[-2000:]  # 7 of 8 pods placed
     assert "placed 7 of 8 pods" in result.stderr
@@ -111,7 +111,7 @@ def test_the_bundled_example_report_renders_offline_with_the_plans_numbers(
     assert _cell(browser, "allocator") == "cpsat"
     assert _cell(browser, "allocator", "data-compare") == "reference"
     rows = browser.find_elements("css selector", "#unplaced-table tr")  # type: ignore[attr-defined]
-    assert len(rows) == 2 and "dra-solver explain examples/cluster-dump.yaml --pod" in rows[1].text
+    assert len(rows) == 2 and "dra-solver explain docs/examples/cluster-dump.yaml --pod" in rows[1].text
 
     shot = tmp_path / "report.png"
     browser.save_screenshot(str(shot))  # type: ignore[attr-defined]

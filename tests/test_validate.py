@@ -21,7 +21,7 @@ from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.cel.checks import validate_object
 from dra_solver.errors import InputError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
 # --- minimal valid objects --------------------------------------------------------------
 
