@@ -11,6 +11,10 @@ Stages, in priority order:
    `ClaimInfo.group`) counted once, by its first claim. Only optimised in mode
    "free"; in mode "all" every claim is placed (a negative priority counts as 0, so placing a
    claim is never worse than not placing it).
+1b. "gangs" (max): sum_G on[G] — among plans of the same placed weight, the one that runs the
+   most gangs (PodGroups, `encoders.gangs`) whole: a gang's pods placed to their minCount are
+   worth more than the same pods spread over partial gangs beyond it. Mode "free" only, and
+   only with gangs (a constant stage is skipped).
 2. "first_available" (min): sum_a chosen[a] * position[a] — earlier subrequests first.
 3. "first_available_order" (min): among answers with the same sum, upstream's search order —
    the earlier request's earlier subrequest. Requests r_1 < r_2 < ... (claim index, then request
@@ -172,6 +176,7 @@ def stages(m: Model, strategy: str) -> list[Stage]:
     )
     return [
         Stage("placed", placed, maximize=True, optimise=m.mode == "free"),
+        Stage("gangs", tuple((1, on) for _, on in sorted(m.gang_on.items())), True, m.mode == "free"),
         Stage("first_available", first, maximize=False),
         *order_stages,
         Stage("devices", devices, maximize=strategy == "spread"),

@@ -15,7 +15,7 @@ error, never as a wrong allocation.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Protocol
@@ -284,13 +284,14 @@ class Cpsat:
         ledger = Ledger(job)
         first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
         agg: AggregatedPlan | str = "disabled"
-        if (why := not_aggregated(job)) is not None:
+        if (why := not_aggregated(job, gangs=True)) is not None:
             agg = f"{why} (not aggregated yet)"
         elif self.aggregation != "never":
+            gang_of = {i: g for i, u in enumerate(job.units) for g in u.gang_pods(job.gangs)}
             agg = aggregate(
                 ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
                 first_nodes, force=self.aggregation == "always", free=job.book.free,
-                executor=job.executor,
+                executor=job.executor, gang_of=gang_of, gangs=_gang_needs(job, _claimed(job), first),
             )
         if isinstance(agg, AggregatedPlan):
             return self._expand(job, first, agg, ledger, stats)
@@ -355,8 +356,22 @@ class Cpsat:
                     out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
                 at += n
         stats.update({"aggregated": "yes", **agg.stats})
-        _summary(stats, agg.status, agg.objective, agg.bound)
-        pods = [out.get(i) or self._left_out(unit, first.pods[i]) for i, unit in enumerate(job.units)]
+        modelled = _claimed(job)
+        free = _free_units(job, modelled, first, out)
+        counts = _gang_counts(job, set(out) | set(free))
+        short = {g for g, gang in job.gangs.items() if counts[g] < gang.min_count}
+        if short:  # a pod the exact node allocation did not take left its gang short: none of it
+            out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
+            free = _free_units(job, modelled, first, out)
+        out.update(free)
+        pods = []
+        for i, unit in enumerate(job.units):
+            pod = out.get(i) or self._left_out(unit, first.pods[i])
+            if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
+                pod.reason = _gang_reason(job, unit, out, ())
+            pods.append(pod)
+        kept = sum(claim_weight(p.priority) for p in free.values())  # pods without claims, outside gangs
+        _summary(stats, agg.status, agg.objective + kept, agg.bound + kept)
         outcome = PlanOutcome(pods, self.name, stats)
         stats["cpsat_placed"] = outcome.placed
         if outcome.weight < first.weight:
@@ -456,7 +471,19 @@ def _open_node(job: Job, unit: Unit) -> str | None:
     return next((n for n in job.nodes if n not in unit.blocked and not book_limits(job, [n])), None)
 
 
-def _gang_counts(job: Job, counted: set[int] | dict[int, int]) -> dict[str, int]:
+def _claimed(job: Job) -> set[int]:
+    """The units with claims: those the aggregated model places (others follow their gangs)."""
+    return {i for i, u in enumerate(job.units) if u.claims}
+
+
+def _gang_needs(job: Job, modelled: set[int], first: PlanOutcome) -> dict[str, int]:
+    """Gang -> `need`: its minCount less the pods placed whenever it is (bound, or outside the
+    model `modelled`: no claims and no node limits, `_always`)."""
+    sure = _gang_counts(job, _always(job, modelled, first))
+    return {g: gang.min_count - sure[g] for g, gang in job.gangs.items()}
+
+
+def _gang_counts(job: Job, counted: Iterable[int]) -> dict[str, int]:
     """Gang -> its pods placed by the units `counted`, plus those already bound."""
     out = {g: gang.bound for g, gang in job.gangs.items()}
     for i in counted:
@@ -486,7 +513,7 @@ def _free_units(
     return out
 
 
-def _gang_reason(job: Job, unit: Unit, chosen: dict[int, int], free: dict[int, PodPlan]) -> str:
+def _gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]) -> str:
     """Why a pod of a gang the plan does not place is left out."""
     counts = _gang_counts(job, set(chosen) | set(free))
     short = [g for g in sorted(unit.gang_pods(job.gangs)) if counts[g] < job.gangs[g].min_count]
@@ -499,8 +526,7 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
     """`Problem.gangs`: per gang with a modelled pod, its forms and how many pods each
     places; `need` is minCount less the pods placed whenever the gang is (bound, or outside
     the model: no claims and no node limits)."""
-    outside = _always(job, {f.unit for f in forms}, first)
-    sure = _gang_counts(job, outside)
+    need = _gang_needs(job, {f.unit for f in forms}, first)
     groups: dict[str, list[tuple[int, int]]] = {}
     for g, f in enumerate(forms):
         for name, k in job.units[f.unit].gang_pods(job.gangs).items():
@@ -508,7 +534,7 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
     return tuple(
         GangInfo(
             name,
-            job.gangs[name].min_count - sure[name],
+            need[name],
             tuple(gs),
             tuple(frozenset(ns) for _, ns in job.gangs[name].domains) if job.gangs[name].topology else (),
         )
@@ -516,12 +542,19 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
     )
 
 
-def not_aggregated(job: Job) -> str | None:
+def not_aggregated(job: Job, gangs: bool = False) -> str | None:
     """Why the class/pattern models (`solver.master`, `solver.whatif`) do not take this job
-    yet, or None: gangs, a pod asking for an extended resource a DeviceClass maps (DRA may
-    serve it, so its claims depend on the node), pods without claims under node limits."""
-    if job.gangs:
+    yet, or None: gangs (unless `gangs`: the plan's master takes those without a topology
+    constraint whose pods each have claims of their own — it counts placed units as the
+    gang's pods, and its objective has no term for pods that follow their gang),
+    a pod asking for an extended resource a DeviceClass maps (DRA may serve it, so its claims
+    depend on the node), pods without claims under node limits."""
+    if job.gangs and not gangs:
         return "pods belong to gangs (PodGroups with minCount)"
+    if any(g.topology for g in job.gangs.values()):
+        return "a gang has a topology constraint"
+    if any(u.gang_pods(job.gangs) and (len(u.members) > 1 or not u.claims) for u in job.units):
+        return "pods of a gang share a claim or have none"
     mapping = job.book.mapping
     if any(r in mapping for u in job.units for n in u.needs for r in n.demand):
         return "a pod asks for an extended resource DRA may serve"

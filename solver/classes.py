@@ -61,6 +61,9 @@ class PodClass:
     priority: int
     blocked: frozenset[str]
     """Candidate nodes these pods may not use."""
+    gang: str | None = None
+    """The gang (PodGroup `namespace/name`) these pods belong to: pods of different gangs are
+    never one class, since the master model counts each gang's placed pods."""
 
     @property
     def weight(self) -> int:
@@ -155,15 +158,21 @@ def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
     )
 
 
-def pod_classes(units: Sequence[UnitLike], indices: Sequence[int]) -> list[PodClass]:
-    """Classes of the units `indices`, in order of their first unit."""
+def pod_classes(
+    units: Sequence[UnitLike], indices: Sequence[int], gang_of: Mapping[int, str] | None = None
+) -> list[PodClass]:
+    """Classes of the units `indices`, in order of their first unit; `gang_of`: unit -> its
+    gang, which is part of the class (see `PodClass.gang`)."""
+    gang_of = gang_of or {}
     members: dict[tuple[Hashable, ...], list[int]] = {}
     for i in indices:
-        members.setdefault(unit_facts(units[i]), []).append(i)
-    return [
-        PodClass(k, tuple(us), units[us[0]].priority, frozenset(n for n in units[us[0]].blocked if n))
-        for k, us in enumerate(members.values())
-    ]
+        members.setdefault((gang_of.get(i), *unit_facts(units[i])), []).append(i)
+    out = []
+    for k, us in enumerate(members.values()):
+        first = units[us[0]]
+        blocked = frozenset(n for n in first.blocked if n)
+        out.append(PodClass(k, tuple(us), first.priority, blocked, gang_of.get(us[0])))
+    return out
 
 
 def node_facts(

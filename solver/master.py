@@ -13,6 +13,16 @@ graph (a pod class k is compatible with node class c when k may use c's nodes an
     y[k] - sum_{c,p} p[k] z[c,p] <= 0,   y[k] <= demand[k]  (pi[k])
     maximise sum_k w[k] y[k],  w[k] = claim_weight(priority of k)
 
+Gangs (PodGroups with minCount, `encoders.gangs`): a gang's pods are pod classes of their own
+(`PodClass.gang`), all in one component, and the master adds, per gang G with `need` = minCount
+less the pods placed whenever G is (bound already, or without claims):
+
+    on[G] in {0, 1};   y[k] <= demand[k] * on[G]  (k in G);   sum_{k in G} y[k] >= need * on[G]
+
+and maximises (1 + #gangs) * sum_k w[k] y[k] + sum_G on[G]: the placed weight first, then the
+gangs run (the per-device model's "gangs" stage). The LP relaxation has the same rows with
+on[G] in [0, 1].
+
 A pattern is an upper bound on what a node takes (feasibility is downward closed), so the
 model is exact over all feasible patterns. Patterns are generated (column generation): the
 LP relaxation (GLOP) gives duals pi, mu; for each node class the pricing problem max_p
@@ -21,7 +31,9 @@ value > mu[c] enters. For any pi >= 0 the Lagrangian bound
 
     UB = sum_k demand[k] * max(0, w[k] - pi[k]) + sum_c mult[c] * max_p sum_k pi[k] p[k]
 
-bounds every plan (CP-SAT's proven pricing bound stands in for the max), and equals the LP
+(a gang's classes contribute max(0, the best sum_{k in G} (w[k] - pi[k]) y[k] with at least
+`need` pods) instead of their separate terms: `_pod_value`) bounds every plan (CP-SAT's
+proven pricing bound stands in for the max), and equals the LP
 value when no column prices out. The integer model over the generated columns (plus the
 patterns of the first-fit plan, so it never starts below first fit) is then solved by CP-SAT;
 the plan is proven optimal when its value reaches floor(UB).
@@ -35,10 +47,11 @@ allocator and checked (`allocators.Cpsat`).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
@@ -47,7 +60,7 @@ import dra_solver.interrupt as interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes
+from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes, unit_facts
 from dra_solver.demand import Needs
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
@@ -95,6 +108,8 @@ def aggregate(
     free: Mapping[str | None, Amounts | None] | None = None,
     executor: Executor | None = None,
     bound_only: bool = False,
+    gang_of: Mapping[int, str] | None = None,
+    gangs: Mapping[str, int] | None = None,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
     per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
@@ -102,7 +117,8 @@ def aggregate(
     the number of classes (tests). `executor`: where the connected components are solved
     (`solver.executors`; None: here, one after another) — the plan is the same either way.
     `bound_only`: column generation only, no placements: the proven upper bound
-    (`solver.partition` reports a partitioned plan's gap to it)."""
+    (`solver.partition` reports a partitioned plan's gap to it). `gang_of`: unit -> its gang;
+    `gangs`: gang -> `need`, the pods it must place here to be placed (module docstring)."""
     start = time.perf_counter()
     if len(nodes) < 2 or any(n is None for n in nodes):
         return "fewer than two nodes, or no node"
@@ -110,7 +126,7 @@ def aggregate(
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
     if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
         return "fewer than two pods may be placed"
-    pods = pod_classes(units, todo)
+    pods = pod_classes(units, todo, gang_of)
     found = node_classes(cluster, units, pods, names, gates, cache, free)
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
@@ -122,12 +138,7 @@ def aggregate(
     ctx = Context(
         cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views, free=dict(free or {})
     )
-    caps: dict[tuple[int, int], int] = {}
-    caps_proven = True
-    for c in ncls:
-        for k in sorted(c.allowed):
-            caps[(c.index, k)], proven = cap(ctx, c.nodes[0], k)
-            caps_proven &= proven
+    caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
@@ -135,7 +146,8 @@ def aggregate(
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven = 0, 0, caps_proven
     comps = _components(pods, ncls, caps)
-    tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only) for comp in comps]
+    needs = {g: v for g, v in (gangs or {}).items() if v > 0}
+    tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs) for comp in comps]
     rounds = 0
     for comp, done in zip(comps, run_units(executor, solve_component, tasks), strict=True):
         columns.update(done.columns)
@@ -159,6 +171,31 @@ def aggregate(
         "model_time": round(time.perf_counter() - start, 3),
     }
     return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats)
+
+
+def _caps(
+    ctx: Context, units: Sequence[UnitLike], pods: list[PodClass], ncls: list[NodeClass]
+) -> tuple[dict[tuple[int, int], int], bool]:
+    """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
+    Pod classes that differ only in their gang have the same pods: the cap is computed once,
+    for the one with the largest demand, and cut to each one's demand."""
+    rep: dict[Hashable, int] = {}
+    for k in pods:
+        key = unit_facts(units[k.units[0]])
+        if key not in rep or pods[rep[key]].demand < k.demand:
+            rep[key] = k.index
+    rep_of = {k.index: rep[unit_facts(units[k.units[0]])] for k in pods}
+    memo: dict[tuple[int, int], tuple[int, bool]] = {}
+    caps: dict[tuple[int, int], int] = {}
+    proven = True
+    for c in ncls:
+        for k in sorted(c.allowed):
+            key = (c.index, rep_of[k])
+            if key not in memo:
+                memo[key] = cap(ctx, c.nodes[0], rep_of[k])
+            caps[(c.index, k)] = min(memo[key][0], pods[k].demand)
+            proven &= memo[key][1]
+    return caps, proven
 
 
 @dataclass(frozen=True)
@@ -195,6 +232,8 @@ class ComponentTask:
     seconds: float
     bound_only: bool = False
     """Stop after column generation: the bound, no integer solution."""
+    gangs: dict[str, int] = field(default_factory=dict)
+    """The component's gangs (those of its pod classes) -> need (`aggregate`)."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +258,7 @@ def _task(
     caps: dict[tuple[int, int], int],
     first_nodes: Mapping[int, str],
     bound_only: bool,
+    gangs: Mapping[str, int],
 ) -> ComponentTask:
     """The component's part of the run, cut out of `ctx` (see `ComponentTask`)."""
     pods = list(ctx.pods)
@@ -243,6 +283,7 @@ def _task(
         ctx.seed,
         ctx.left(),
         bound_only,
+        {g: v for g, v in gangs.items() if any(pods[k].gang == g for k in comp.pods)},
     )
 
 
@@ -276,10 +317,12 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     models = {
         c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods}) for c in comp.nodes
     }
-    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas)
+    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, task.gangs)
     if task.bound_only:
         return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves)
-    solve = partial(integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes)
+    solve = partial(
+        integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes, gangs=task.gangs
+    )
     z, y, obj, _ = solve(ub, first_nodes=first_nodes)
     if obj < ub and converged is not None:
         done: set[int] = set()
@@ -288,7 +331,9 @@ def solve_component(task: ComponentTask) -> ComponentResult:
                 models[c].forbid(pat)
         while obj < ub and ctx.left() > 0:
             added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
-            z, y, obj, restricted = solve(ub, first_nodes=first_nodes)
+            z2, y2, obj2, restricted = solve(ub, first_nodes=first_nodes)
+            if obj2 >= obj:  # a re-solve cut short by the clock may find less: keep the best
+                z, y, obj = z2, y2, obj2
             if len(done) == len(comp.nodes) and restricted:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
@@ -330,8 +375,8 @@ def first_fit_columns(
 def _components(
     pods: list[PodClass], ncls: list[NodeClass], caps: dict[tuple[int, int], int]
 ) -> list[_Component]:
-    """Connected components of the compatibility graph (pod classes with no compatible node
-    class are left out: they cannot be placed)."""
+    """Connected components of the compatibility graph, the pod classes of one gang joined
+    (pod classes with no compatible node class are left out: they cannot be placed)."""
     parent = {("p", k.index): ("p", k.index) for k in pods} | {("n", c.index): ("n", c.index) for c in ncls}
 
     def root(x: tuple[str, int]) -> tuple[str, int]:
@@ -340,11 +385,18 @@ def _components(
             x = parent[x]
         return x
 
-    edges = [(c, k) for (c, k), v in caps.items() if v > 0]
-    for c, k in edges:
-        a, b = root(("n", c)), root(("p", k))
+    def union(a: tuple[str, int], b: tuple[str, int]) -> None:
+        a, b = root(a), root(b)
         if a != b:
             parent[max(a, b)] = min(a, b)
+
+    edges = [(c, k) for (c, k), v in caps.items() if v > 0]
+    for c, k in edges:
+        union(("n", c), ("p", k))
+    first_of: dict[str, int] = {}
+    for k in pods:  # a gang's classes are decided together
+        if k.gang is not None:
+            union(("p", first_of.setdefault(k.gang, k.index)), ("p", k.index))
     comps: dict[tuple[str, int], _Component] = {}
     linked_pods = {k for _, k in edges}
     linked_nodes = {c for c, _ in edges}
@@ -365,6 +417,7 @@ def _generate(
     columns: dict[int, list[Pattern]],
     models: dict[int, NodeModel],
     feas: Feasibility,
+    gangs: Mapping[str, int] | None = None,
 ) -> tuple[int, int, _Duals | None]:
     """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
     the final duals when it converged with every pricing problem proven). The bound holds
@@ -378,8 +431,8 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes)
-        lag = sum(pods[k].demand * max(0.0, pods[k].weight - pi[k]) for k in comp.pods)
+        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes, gangs=gangs)
+        lag = _pod_value(pods, comp.pods, pi, gangs or {})
         added = False
         proven = True
         weights = [pi.get(k, 0.0) for k in range(len(pods))]
@@ -395,6 +448,35 @@ def _generate(
             converged = _Duals(weights, mu, value) if proven else None
             break
     return int(ub + EPS), rounds, converged
+
+
+def _pod_value(
+    pods: list[PodClass], pod_ids: Sequence[int], pi: Mapping[int, float], gangs: Mapping[str, int]
+) -> float:
+    """The pods' part of the Lagrangian bound: max sum_k (w[k] - pi[k]) y[k] over 0 <= y[k] <=
+    demand[k] and the gang rows. Outside gangs each class takes its demand when that pays; a
+    gang either places nothing or at least `need` pods — all classes that pay, then the least
+    costly others, pod by pod, up to `need` (exact: one cardinality row over boxes) — whichever
+    is worth more."""
+    value = 0.0
+    by_gang: dict[str, list[int]] = {}
+    for k in pod_ids:
+        g = pods[k].gang
+        if g is not None and g in gangs:
+            by_gang.setdefault(g, []).append(k)
+        else:
+            value += pods[k].demand * max(0.0, pods[k].weight - pi[k])
+    for g, ks in by_gang.items():
+        gains = sorted(((pods[k].weight - pi[k], pods[k].demand) for k in ks), reverse=True)
+        if sum(d for _, d in gains) < gangs[g]:
+            continue  # the gang cannot be placed here at all
+        best, count = 0.0, 0
+        for gain, d in gains:
+            take = d if gain > 0 else max(0, min(d, gangs[g] - count))
+            best += gain * take
+            count += take
+        value += max(0.0, best)
+    return value
 
 
 @dataclass(frozen=True)
@@ -460,10 +542,12 @@ def restricted_lp(
     node_ids: Sequence[int],
     cost: Sequence[int] | None = None,
     big: int = 1,
+    gangs: Mapping[str, int] | None = None,
 ) -> tuple[dict[int, float], dict[int, float], float]:
     """Duals (pi per pod class, mu per node class) and value of the restricted LP master
     over the classes `pod_ids` x `node_ids`: maximise sum_k big * w[k] * y[k], less
-    sum cost[c] * z[c, j] when node classes have a cost (what-if templates)."""
+    sum cost[c] * z[c, j] when node classes have a cost (what-if templates); with `gangs`
+    (gang -> need) the gang rows of the module docstring, on[G] in [0, 1]."""
     lp = pywraplp.Solver.CreateSolver("GLOP")
     y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in pod_ids}
     z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))}
@@ -472,6 +556,7 @@ def restricted_lp(
         for k in pod_ids
     }
     conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in node_ids}
+    _gang_rows(lp, lambda g: lp.NumVar(0, 1, f"on_{g}"), pods, pod_ids, y, gangs)
     value = sum(big * pods[k].weight * y[k] for k in pod_ids)
     if cost is not None:
         value -= sum(cost[c] * v for (c, _), v in z.items())
@@ -493,10 +578,12 @@ def integer_master(
     first_nodes: Mapping[int, str] | None = None,
     cost: Sequence[int] | None = None,
     big: int = 1,
+    gangs: Mapping[str, int] | None = None,
 ) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
     """The integer master over the generated columns (CP-SAT), with the objective of
-    `restricted_lp` and, given `first_nodes`, the first-fit plan as a hint: z, y, the
-    objective and whether it is proven optimal over these columns."""
+    `restricted_lp` (with `gangs`: their rows, and the gangs run as the next level) and,
+    given `first_nodes`, the first-fit plan as a hint: z, y, the objective (without the
+    gangs level) and whether it is proven optimal over these columns."""
     m = cp_model.CpModel()
     z = {
         (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
@@ -512,21 +599,54 @@ def integer_master(
     if cost is not None:
         objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
-    m.maximize(objective)
+    on = _gang_rows(m, m.new_bool_var, pods, pod_ids, y, gangs)
+    m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
-        _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
+        yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
+        for g, v in on.items():
+            m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= (gangs or {})[g]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = ctx.seed
     solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
     solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    if on:
+        solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
-    return zs, ys, int(round(solver.objective_value)), status == cp_model.OPTIMAL
+    value = sum(big * pods[k].weight * ys[k] for k in pod_ids)
+    if cost is not None:
+        value -= sum(cost[c] * v for (c, _), v in zs.items())
+    return zs, ys, value, status == cp_model.OPTIMAL
+
+
+def _gang_rows(
+    m: Any,
+    new_on: Callable[[str], Any],
+    pods: list[PodClass],
+    pod_ids: Sequence[int],
+    y: Mapping[int, Any],
+    gangs: Mapping[str, int] | None,
+) -> dict[str, Any]:
+    """on[G] (made by `new_on`) per gang of `gangs` (gang -> need) among the pod classes, with
+    y[k] <= demand[k] * on[G] and sum_{k in G} y[k] >= need * on[G], added to `m` (a CP-SAT
+    model or a GLOP solver: both take linear rows through `Add`)."""
+    add = m.Add
+    on: dict[str, Any] = {}
+    for k in pod_ids:
+        g = pods[k].gang
+        if g is None or not gangs or g not in gangs:
+            continue
+        if g not in on:
+            on[g] = new_on(g)
+        add(y[k] <= pods[k].demand * on[g])
+    for g, v in on.items():
+        add(sum(y[k] for k in pod_ids if pods[k].gang == g) >= gangs[g] * v)
+    return on
 
 
 def _hint(
@@ -539,8 +659,9 @@ def _hint(
     z: dict[tuple[int, int], cp_model.IntVar],
     y: dict[int, cp_model.IntVar],
     first_nodes: Mapping[int, str],
-) -> None:
-    """The first-fit plan as a hint: each node's pattern (when it is a column) and the pods."""
+) -> dict[int, int]:
+    """The first-fit plan as a hint: each node's pattern (when it is a column) and the pods
+    (returned: pod class -> hinted count)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     counts: dict[str, list[int]] = {}
     for i, n in first_nodes.items():
@@ -559,6 +680,7 @@ def _hint(
         m.add_hint(v, zh[key])
     for k, v in y.items():
         m.add_hint(v, yh[k])
+    return yh
 
 
 def expand_patterns(

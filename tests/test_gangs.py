@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import claim, device, device_class, request, resource_slice
+from builders import allocated, claim, device, device_class, request, resource_slice, result
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from dra_solver import Cluster, plan
 from dra_solver.allocators import Cpsat
@@ -189,15 +191,109 @@ def test_generic_workload_gate_off_ignores_pod_groups(allocator: str) -> None:
     assert any(placed(out)[f"worker-{i}"] for i in range(3))
 
 
-def test_aggregated_model_refuses_gangs_with_a_reason() -> None:
-    cluster = issue_example()
-    opts = Options()
+def cpsat_with(cluster: Cluster, aggregation: str) -> Any:
+    """The CP-SAT plan with the aggregated model forced on ("always") or off ("never")."""
     units = resolve_units(cluster, None, None)
     nodes = resolve_nodes(cluster, None)
-    job = make_job(cluster, units, nodes, opts)
-    assert set(job.gangs) == {"default/train"}
-    out = Cpsat(aggregation="always").improve(job, run(cluster, units, nodes, Options(allocator="reference")))
-    assert str(out.stats["aggregated"]).startswith("no: pods belong to gangs")
+    job = make_job(cluster, units, nodes, Options())
+    first = run(cluster, units, nodes, Options(allocator="reference"))
+    return Cpsat(aggregation=aggregation).improve(job, first)  # type: ignore[arg-type]
+
+
+def test_aggregated_model_places_a_gang_all_or_nothing() -> None:
+    out = cpsat_with(issue_example(), "always")
+    assert out.stats["aggregated"] == "yes"
+    got = placed(out)
+    assert [got[f"worker-{i}"] for i in range(3)] == [None, None, None] and got["lone"] is not None
+    assert "PodGroup default/train not placed" in (out.pod("default/worker-0").reason or "")
+
+
+def test_aggregated_model_places_a_gang_that_fits_whole() -> None:
+    # 3 nodes x 4 GPUs: the gang of 3 x 4 GPUs fits only if the lone pod stays out.
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(3, 4), pod_group("train", 3)]
+    for i in range(3):
+        objs += gpu_pod(f"worker-{i}", 4, "train")
+    objs += gpu_pod("lone", 1)
+    cluster = Cluster.from_objects(objs)
+    out = cpsat_with(cluster, "always")
+    assert out.stats["aggregated"] == "yes" and out.stats["status"] == "OPTIMAL"
+    assert sum(placed(out)[f"worker-{i}"] is not None for i in range(3)) == 3
+    assert placed(out)["lone"] is None
+    verify(cluster, out)
+
+
+def test_aggregated_model_refuses_topology_gangs_with_a_reason() -> None:
+    out = cpsat_with(racked(["a", "b", "b", "b"], 2, 3, 2, 3), "always")
+    assert str(out.stats["aggregated"]).startswith("no: a gang has a topology constraint")
+
+
+def equal_weight_gangs() -> Cluster:
+    """8 GPUs; gang big (4 pods x 2 GPUs, minCount 4) first in the queue, or gangs a and b
+    (2 pods x 2 GPUs each, minCount 2): either way 4 pods and 8 GPUs."""
+    objs: list[dict[str, Any]] = [device_class("gpu"), *gpu_nodes(2, 4)]
+    objs += [pod_group("big", 4), pod_group("a", 2), pod_group("b", 2)]
+    for i in range(4):
+        objs += gpu_pod(f"big-{i}", 2, "big")
+    for g in ("a", "b"):
+        for i in range(2):
+            objs += gpu_pod(f"{g}-{i}", 2, g)
+    return Cluster.from_objects(objs)
+
+
+@pytest.mark.parametrize("aggregation", ["never", "always"])
+def test_among_plans_of_equal_weight_cpsat_runs_the_most_gangs(aggregation: str) -> None:
+    cluster = equal_weight_gangs()
+    out = cpsat_with(cluster, aggregation)
+    assert out.stats["aggregated"] == "yes" if aggregation == "always" else True
+    got = placed(out)
+    assert sorted(n for n, node in got.items() if node is not None) == ["a-0", "a-1", "b-0", "b-1"]
+    verify(cluster, out)
+    first = plan(cluster, allocator="reference")  # queue order: the big gang first
+    assert sorted(n for n, node in placed(first).items() if node) == [f"big-{i}" for i in range(4)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    nodes=st.lists(st.integers(0, 4), min_size=2, max_size=4),
+    gangs=st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from([1, 2, 4])), min_size=1, max_size=4
+    ),
+    lone=st.lists(st.sampled_from([1, 2]), max_size=3),
+)
+def test_aggregated_and_per_device_models_place_the_same_gangs_weight(
+    nodes: list[int], gangs: list[tuple[int, int, int]], lone: list[int]
+) -> None:
+    """Nodes with 4 GPUs of which some are held; gangs (size, minCount, GPUs per pod)."""
+    objs: list[dict[str, Any]] = [device_class("gpu")]
+    for n, taken in enumerate(nodes):
+        objs.append(resource_slice(f"s{n}", [device(f"gpu-{n}-{i}") for i in range(4)], node=f"node-{n}"))
+        if taken:
+            objs.append(held(f"held-{n}", n, taken))
+    for g, (size, minimum, gpus) in enumerate(gangs):
+        objs.append(pod_group(f"g{g}", min(minimum, size)))
+        for i in range(size):
+            objs += gpu_pod(f"g{g}-{i}", gpus, f"g{g}")
+    for i, gpus in enumerate(lone):
+        objs += gpu_pod(f"lone-{i}", gpus)
+    cluster = Cluster.from_objects(objs)
+    agg, exact = cpsat_with(cluster, "always"), cpsat_with(cluster, "never")
+    if agg.stats["aggregated"] == "yes":
+        event("aggregated")
+    for out in (agg, exact):
+        verify(cluster, out)
+        assert check_gangs(cluster, [p.pod for p in out.pods if p.placed and p.pod is not None]) == []
+    if agg.stats["status"] == exact.stats["status"] == "OPTIMAL":
+        assert agg.weight == exact.weight
+        assert len(gangs_run(agg)) == len(gangs_run(exact))  # which ones may differ on ties
+
+
+def held(name: str, node: int, count: int) -> dict[str, Any]:
+    """A claim already holding the first `count` GPUs of node-`node` (slice and pool s<node>)."""
+    return allocated(name, [result(f"gpu-{node}-{i}", pool=f"s{node}") for i in range(count)])
+
+
+def gangs_run(out: Any) -> set[str]:
+    return {p.name.split("/")[1].split("-")[0] for p in out.pods if p.placed and "lone" not in p.name}
 
 
 def test_checker_rejects_a_gang_below_min_count() -> None:
