@@ -10,10 +10,9 @@ are held and by which claims, the capacity left on shared devices after rounding
 whose taints are not tolerated, and match/distinct constraints with the values available.
 
 Where several rules interact (claims that fit alone but not together, constraints), a
-*minimal blocking set* is found by deletion: the rule groups are the claims and the claims'
-constraints; starting from all of them, each group is dropped for good when the rest still
-has no allocation (reference search). What remains is irreducible: dropping any one group
-of it makes the rest fit. (The result is minimal by inclusion, not necessarily the smallest.)
+*minimal blocking set* is found with CP-SAT assumptions over rule groups (the claims and the
+claims' constraints, `solver.blocking`): irreducible, dropping any one group of it makes the
+rest fit. (Minimal by inclusion, not necessarily the smallest.)
 
 The smallest change that makes it fit, when one is found by trying it: fewer devices for a
 request (count = the usable devices), an allocated claim released (each holder of a matching
@@ -31,6 +30,7 @@ from typing import Any
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.quantity import Quantity
+from dra_solver.blocking import minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, InputError, SearchAborted
@@ -167,7 +167,7 @@ def _node(
     if _solves(problem):
         return NodeAnswer(node, True)
     details = _request_details(cluster, ctx, problem, claims)
-    reason, extra = _dominant(cluster, claims, node, gates, cache, problem)
+    reason, extra = _dominant(claims, problem)
     fix = _fix(cluster, claims, node, gates, cache, problem)
     return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
 
@@ -304,68 +304,38 @@ def _qty(value: Any, fmt: str) -> str:
         return str(value)
 
 
-def _dominant(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-    problem: Problem,
-) -> tuple[str, list[str]]:
+def _dominant(claims: list[ResourceClaim], problem: Problem) -> tuple[str, list[str]]:
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
-    minimal blocking set in words."""
+    minimal blocking set in words (`solver.blocking`)."""
     reason = explain_unschedulable(problem)
-    groups: list[tuple[int, int | None]] = [(ci, None) for ci in range(len(claims))]
-    for ci, c in enumerate(claims):
-        groups += [(ci, k) for k in range(len(c.spec.devices.constraints))]
-    if len(groups) < 2:
+    if len(claims) + sum(len(c.spec.devices.constraints) for c in claims) < 2:
         return reason, []
-    keep = list(groups)
-    for g in groups:
-        trial = [x for x in keep if x != g]
-        if trial and not _fits(cluster, _subset(claims, trial), node, gates, cache):
-            keep = trial
-    if keep == groups and len(claims) == 1 and not claims[0].spec.devices.constraints:
+    keep = minimal_blocking_set(problem)
+    if not keep:
         return reason, []
     words = []
-    for ci, k in keep:
-        c = claims[ci]
+    for g in keep:
+        c = claims[g.claim]
         name = c.namespaced_name
-        if k is None:
+        if g.constraint is None:
             words.append(f"claim {name}")
         else:
-            con = c.spec.devices.constraints[k]
+            con = c.spec.devices.constraints[g.constraint]
             kind = "matchAttribute" if con.match_attribute else "distinctAttribute"
             attr = con.match_attribute or con.distinct_attribute
-            values = _values(problem, ci, str(attr))
+            values = _values(problem, problem.claims[g.claim].constraints[g.constraint])
             words.append(f"claim {name}: {kind} {attr} (values available: {values})")
     return reason, ["minimal blocking set: " + " + ".join(words)]
 
 
-def _subset(claims: list[ResourceClaim], groups: list[tuple[int, int | None]]) -> list[ResourceClaim]:
-    """The claims of `groups`, each with only the constraints in `groups`."""
-    out = []
-    for ci, c in enumerate(claims):
-        if (ci, None) not in groups:
-            continue
-        cons = c.spec.devices.constraints
-        kept = [con for k, con in enumerate(cons) if (ci, k) in groups]
-        if len(kept) != len(cons):
-            devices = c.spec.devices.model_copy(update={"constraints": kept})
-            c = c.model_copy(update={"spec": c.spec.model_copy(update={"devices": devices})})
-        out.append(c)
-    return out
-
-
-def _values(problem: Problem, claim: int, attribute: str) -> str:
+def _values(problem: Problem, constraint: int) -> str:
+    """The values the constraint's candidate devices carry (`(missing)` for those that lack it)."""
     seen: set[str] = set()
-    for con in problem.constraints:
-        if con.claim == claim and con.attribute.endswith(attribute.rsplit("/", 1)[-1]):
-            for v in con.values.values():
-                if v is None:
-                    seen.add("(missing)")
-                else:
-                    seen.update(str(x[1]) for x in v)
+    for v in problem.constraints[constraint].values.values():
+        if v is None:
+            seen.add("(missing)")
+        else:
+            seen.update(str(x[1]) for x in v)
     return ", ".join(sorted(seen)) or "none"
 
 

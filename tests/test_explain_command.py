@@ -84,16 +84,19 @@ def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
 
 
 def test_explain_minimal_blocking_set_leaves_out_claims_that_do_not_block() -> None:
+    """x (2) and y (2) exceed the 3 GPUs; z (1) fits beside either, so it is not in the set."""
     c = Cluster.from_objects(
         [
             device_class("gpu"),
-            gpus(n=2),
+            gpus(n=3),
             claim("x", [request("gpu", count=2)]),
-            claim("y", [request("gpu")]),
+            claim("y", [request("gpu", count=2)]),
+            claim("z", [request("gpu")]),
         ]
     )
-    text = explain(c, claim=["x", "y"]).text()
-    assert "minimal blocking set: claim default/x + claim default/y" in text
+    text = explain(c, claim=["x", "y", "z"]).text()
+    line = next(x for x in text.splitlines() if "minimal blocking set" in x)
+    assert line.endswith("minimal blocking set: claim default/x + claim default/y")
 
 
 def test_explain_groups_nodes_with_the_same_reason_and_says_where_it_fits() -> None:
