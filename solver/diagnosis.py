@@ -22,7 +22,7 @@ device, in order), or a node of a template (`solver.templates`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -30,8 +30,9 @@ from typing import Any
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.quantity import Quantity
-from dra_solver.blocking import minimal_blocking_set
+from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
+from dra_solver.classes import LocalViews, problem_signature
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, InputError, SearchAborted
 from dra_solver.explain import explain_unschedulable
@@ -129,47 +130,80 @@ def explain(
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
     node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
-    cache = EvalCache()
+    run = _Run(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
     for n in node_list:
-        out.nodes.append(_node(cluster, claims, pod_obj, n, gates, cache))
+        out.nodes.append(run.node(n))
     if not out.fits and node_templates:
         for t in node_templates:
             grown, copies = with_copies(cluster, [t], [1])
-            if _node(grown, claims, pod_obj, copies[0][0], gates, cache).fits:
+            if _Run(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
                 out.template = t.name
                 break
     return out
 
 
-def _node(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    pod: Pod | None,
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-) -> NodeAnswer:
-    if pod is not None:
-        why = node_refusal(cluster, pod, node) or node_conflict(
-            cluster, pod, pod_claims(cluster, pod), node
-        )
-        if why:
-            return NodeAnswer(node, False, f"node constraints: {why}")
-        book = NodeBook(cluster, [node], gates)
-        short = book.refusal(book.variant((Needs.of(pod),), node), node)
-        if short:
-            return NodeAnswer(node, False, f"node resources: {short}")
-    if not claims:
-        return NodeAnswer(node, True)
-    ctx = build_context(cluster, claims, node, gates, cache)
-    problem = problem_from_context(ctx, claims)
-    if _solves(problem):
-        return NodeAnswer(node, True)
-    details = _request_details(cluster, ctx, problem, claims)
-    reason, extra = _dominant(claims, problem)
-    fix = _fix(cluster, claims, node, gates, cache, problem)
-    return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+class _Run:
+    """One explanation: what every node shares, computed once.
+
+    Why: at 1,000 nodes the per-node work must not read the whole cluster. Each node's claims
+    are precomputed on its local view (`classes.LocalViews`: the pools visible from the node
+    and the claims holding their devices — every fact its allocation depends on), the holders
+    of devices are indexed once, and the minimal blocking set is found once per abstracted
+    Problem (`classes.problem_signature`: nodes with equal signatures accept exactly the same
+    sets of claims, so a set minimal on one is minimal on the other)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        claims: list[ResourceClaim],
+        pod: Pod | None,
+        gates: FeatureGates,
+        cache: EvalCache | None = None,
+    ) -> None:
+        self.cluster, self.claims, self.pod, self.gates = cluster, claims, pod, gates
+        self.cache = cache or EvalCache()
+        self.views = LocalViews(cluster)
+        self.holders = _holders(cluster)
+        self.pod_claims = pod_claims(cluster, pod) if pod is not None else []
+        self.blocking: dict[Hashable, list[Group] | None] = {}
+
+    def local(self, node: str | None, cluster: Cluster | None = None) -> Cluster:
+        """`cluster` (default: the run's) as seen from `node`."""
+        cluster = cluster or self.cluster
+        return self.views.of(cluster, node) if node is not None else cluster
+
+    def fits(self, claims: list[ResourceClaim], node: str | None, cluster: Cluster | None = None) -> bool:
+        ctx = build_context(self.local(node, cluster), claims, node, self.gates, self.cache)
+        return _solves(problem_from_context(ctx, claims))
+
+    def node(self, node: str | None) -> NodeAnswer:
+        cluster, pod, claims = self.cluster, self.pod, self.claims
+        if pod is not None:
+            why = node_refusal(cluster, pod, node) or node_conflict(cluster, pod, self.pod_claims, node)
+            if why:
+                return NodeAnswer(node, False, f"node constraints: {why}")
+            book = NodeBook(cluster, [node], self.gates)
+            short = book.refusal(book.variant((Needs.of(pod),), node), node)
+            if short:
+                return NodeAnswer(node, False, f"node resources: {short}")
+        if not claims:
+            return NodeAnswer(node, True)
+        local = self.local(node)
+        ctx = build_context(local, claims, node, self.gates, self.cache)
+        problem = problem_from_context(ctx, claims)
+        if _solves(problem):
+            return NodeAnswer(node, True)
+        details = _request_details(local, ctx, problem, claims, self.holders)
+        reason, extra = _dominant(claims, problem, self.blocking_set(problem))
+        fix = _fix(self, node, problem)
+        return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+    def blocking_set(self, problem: Problem) -> list[Group] | None:
+        key = problem_signature(problem)
+        if key not in self.blocking:
+            self.blocking[key] = minimal_blocking_set(problem)
+        return self.blocking[key]
 
 
 def _solves(problem: Problem) -> bool:
@@ -177,17 +211,6 @@ def _solves(problem: Problem) -> bool:
         return ReferenceSearch(problem, max_steps=STEPS).run() is not None
     except SearchAborted:
         return False
-
-
-def _fits(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-) -> bool:
-    ctx = build_context(cluster, claims, node, gates, cache)
-    return _solves(problem_from_context(ctx, claims))
 
 
 def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
@@ -203,11 +226,14 @@ def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
 
 
 def _request_details(
-    cluster: Cluster, ctx: Context, problem: Problem, claims: list[ResourceClaim]
+    cluster: Cluster,
+    ctx: Context,
+    problem: Problem,
+    claims: list[ResourceClaim],
+    holders: dict[tuple[str, str, str], list[str]],
 ) -> list[str]:
     """Per request: the device funnel (node, class, each selector), static rejections, held
     devices and their holders, capacity left on shared devices."""
-    holders = _holders(cluster)
     lines: list[str] = []
     for ci, claim in enumerate(claims):
         ref = claim.namespaced_name
@@ -304,14 +330,14 @@ def _qty(value: Any, fmt: str) -> str:
         return str(value)
 
 
-def _dominant(claims: list[ResourceClaim], problem: Problem) -> tuple[str, list[str]]:
+def _dominant(
+    claims: list[ResourceClaim], problem: Problem, keep: list[Group] | None
+) -> tuple[str, list[str]]:
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
-    minimal blocking set in words (`solver.blocking`)."""
+    minimal blocking set `keep` (`solver.blocking`) in words: not for a single claim that
+    cannot be allocated whatever its constraints (nothing interacts)."""
     reason = explain_unschedulable(problem)
-    if len(claims) + sum(len(c.spec.devices.constraints) for c in claims) < 2:
-        return reason, []
-    keep = minimal_blocking_set(problem)
-    if not keep:
+    if not keep or (len(keep) == 1 and len(claims) == 1):
         return reason, []
     words = []
     for g in keep:
@@ -339,15 +365,9 @@ def _values(problem: Problem, constraint: int) -> str:
     return ", ".join(sorted(seen)) or "none"
 
 
-def _fix(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-    problem: Problem,
-) -> str | None:
+def _fix(run: _Run, node: str | None, problem: Problem) -> str | None:
     """The smallest change found that makes it fit: fewer devices, then a claim released."""
+    claims, cluster = run.claims, run.cluster
     for ci, c in enumerate(claims):
         for ri, req in enumerate(c.spec.devices.requests):
             e = req.exactly
@@ -363,14 +383,13 @@ def _fix(
             )
             if 0 < usable < alt.count:
                 fewer = _with_count(c, ri, usable)
-                if _fits(cluster, [*claims[:ci], fewer, *claims[ci + 1 :]], node, gates, cache):
+                if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):
                     return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
-    holders = _holders(cluster)
     tried: list[str] = []
     for alt in problem.alternatives:
         for cand in alt.candidates:
             d = problem.devices[cand.device]
-            for ref in holders.get((d.driver, d.pool, d.name), []):
+            for ref in run.holders.get((d.driver, d.pool, d.name), []):
                 if ref in tried or len(tried) >= 10:
                     continue
                 tried.append(ref)
@@ -378,7 +397,7 @@ def _fix(
                 released = dict(cluster.claims)
                 held = released[(ns, name)]
                 released[(ns, name)] = held.model_copy(update={"status": None})
-                if _fits(replace(cluster, claims=released), claims, node, gates, cache):
+                if run.fits(claims, node, replace(cluster, claims=released)):
                     return f"claim {ref} released"
     return None
 
