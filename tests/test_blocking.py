@@ -62,9 +62,17 @@ def assert_minimal(cluster: Cluster, claims: list[ResourceClaim], found: list[Gr
         assert fits(cluster, claims, [g for g in found if g != member]), f"{member} is not needed"
 
 
+def minimal_set(*objs: dict[str, Any], slice_: dict[str, Any]) -> list[Group] | None:
+    """The blocking set of the claims among `objs`, checked minimal against the reference."""
+    cluster, claims = cluster_of(*objs, slice_=slice_)
+    found = blocking(cluster, claims)
+    assert_minimal(cluster, claims, found)
+    return found
+
+
 def test_two_claims_that_each_fit_alone_block_together_and_a_claim_that_fits_is_left_out() -> None:
     nic = resource_slice("n1", [device("eth0")], driver="nic.example.com")
-    cluster, claims = cluster_of(
+    found = minimal_set(
         device_class("nic", "nic.example.com"),
         nic,
         claim("x", [request("gpu", count=2)]),
@@ -72,22 +80,18 @@ def test_two_claims_that_each_fit_alone_block_together_and_a_claim_that_fits_is_
         claim("y", [request("gpu")]),
         slice_=gpus(2),
     )
-    found = blocking(cluster, claims)
     assert found == [Group(0), Group(2)]
-    assert_minimal(cluster, claims, found)
 
 
 def test_a_claim_that_is_not_needed_for_the_conflict_is_dropped_from_the_set() -> None:
     """a (2) + b (2) exceed 3 GPUs; c (1) fits beside either: the set is {a, b}, not all three."""
-    cluster, claims = cluster_of(
+    found = minimal_set(
         claim("a", [request("gpu", count=2)]),
         claim("b", [request("gpu", count=2)]),
         claim("c", [request("gpu")]),
         slice_=gpus(3),
     )
-    found = blocking(cluster, claims)
     assert found == [Group(0), Group(1)]
-    assert_minimal(cluster, claims, found)
 
 
 def test_match_and_distinct_on_the_same_attribute_block_only_together() -> None:
@@ -95,12 +99,10 @@ def test_match_and_distinct_on_the_same_attribute_block_only_together() -> None:
         {"requests": ["a", "b"], "matchAttribute": NUMA},
         {"requests": ["a", "b"], "distinctAttribute": NUMA},
     ]
-    cluster, claims = cluster_of(
+    found = minimal_set(
         claim("pair", [request("a"), request("b")], cons), slice_=gpus(4, numa=[0, 0, 1, 1])
     )
-    found = blocking(cluster, claims)
     assert found == [Group(0), Group(0, 0), Group(0, 1)]
-    assert_minimal(cluster, claims, found)
 
 
 def test_a_constraint_that_alone_blocks_is_the_set_with_its_claim() -> None:
@@ -110,25 +112,21 @@ def test_a_constraint_that_alone_blocks_is_the_set_with_its_claim() -> None:
         {"requests": ["a", "b"], "distinctAttribute": "gpu.example.com/index"},
         {"requests": ["a", "b"], "matchAttribute": NUMA},
     ]
-    cluster, claims = cluster_of(
+    found = minimal_set(
         claim("pair", [request("a"), request("b")], cons),
         claim("other", [request("gpu")]),
         slice_=gpus(3, numa=[0, 1, 2], index=[0, 1, 2]),
     )
-    found = blocking(cluster, claims)
     assert found == [Group(0), Group(0, 1)]
-    assert_minimal(cluster, claims, found)
 
 
 def test_devices_lacking_the_attribute_are_excluded_only_while_the_constraint_holds() -> None:
     """Two GPUs, one without `numa`: the claim for both fits once its matchAttribute is dropped."""
     cons = [{"matchAttribute": NUMA}]
-    cluster, claims = cluster_of(
+    found = minimal_set(
         claim("both", [request("gpu", count=2)], cons), slice_=gpus(2, numa=[0, None])
     )
-    found = blocking(cluster, claims)
     assert found == [Group(0), Group(0, 0)]
-    assert_minimal(cluster, claims, found)
 
 
 def test_a_claim_that_cannot_be_allocated_alone_is_the_whole_set() -> None:
