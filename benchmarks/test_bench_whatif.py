@@ -97,7 +97,7 @@ def test_whatif(benchmark) -> None:
     )
     deficit = asked(objs) - EXISTING * GPUS
     keys = ("status", "objective", "bound", "gap", "added", "added_cost", "cost_bound", "whatif_model",
-            "whatif_integer", "aggregated", "reference_placed")
+            "whatif_patterns", "whatif_integer", "aggregated", "reference_placed")
     info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
     info.update(
         {

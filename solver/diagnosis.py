@@ -10,10 +10,9 @@ are held and by which claims, the capacity left on shared devices after rounding
 whose taints are not tolerated, and match/distinct constraints with the values available.
 
 Where several rules interact (claims that fit alone but not together, constraints), a
-*minimal blocking set* is found by deletion: the rule groups are the claims and the claims'
-constraints; starting from all of them, each group is dropped for good when the rest still
-has no allocation (reference search). What remains is irreducible: dropping any one group
-of it makes the rest fit. (The result is minimal by inclusion, not necessarily the smallest.)
+*minimal blocking set* is found with CP-SAT assumptions over rule groups (the claims and the
+claims' constraints, `solver.blocking`): irreducible, dropping any one group of it makes the
+rest fit. (Minimal by inclusion, not necessarily the smallest.)
 
 The smallest change that makes it fit, when one is found by trying it: fewer devices for a
 request (count = the usable devices), an allocated claim released (each holder of a matching
@@ -23,7 +22,7 @@ device, in order), or a node of a template (`solver.templates`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -31,7 +30,9 @@ from typing import Any
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.quantity import Quantity
+from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
+from dra_solver.classes import LocalViews, problem_signature
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, InputError, SearchAborted
 from dra_solver.explain import explain_unschedulable
@@ -129,47 +130,80 @@ def explain(
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
     node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
-    cache = EvalCache()
+    run = _Run(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
     for n in node_list:
-        out.nodes.append(_node(cluster, claims, pod_obj, n, gates, cache))
+        out.nodes.append(run.node(n))
     if not out.fits and node_templates:
         for t in node_templates:
             grown, copies = with_copies(cluster, [t], [1])
-            if _node(grown, claims, pod_obj, copies[0][0], gates, cache).fits:
+            if _Run(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
                 out.template = t.name
                 break
     return out
 
 
-def _node(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    pod: Pod | None,
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-) -> NodeAnswer:
-    if pod is not None:
-        why = node_refusal(cluster, pod, node) or node_conflict(
-            cluster, pod, pod_claims(cluster, pod), node
-        )
-        if why:
-            return NodeAnswer(node, False, f"node constraints: {why}")
-        book = NodeBook(cluster, [node], gates)
-        short = book.refusal(book.variant((Needs.of(pod),), node), node)
-        if short:
-            return NodeAnswer(node, False, f"node resources: {short}")
-    if not claims:
-        return NodeAnswer(node, True)
-    ctx = build_context(cluster, claims, node, gates, cache)
-    problem = problem_from_context(ctx, claims)
-    if _solves(problem):
-        return NodeAnswer(node, True)
-    details = _request_details(cluster, ctx, problem, claims)
-    reason, extra = _dominant(cluster, claims, node, gates, cache, problem)
-    fix = _fix(cluster, claims, node, gates, cache, problem)
-    return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+class _Run:
+    """One explanation: what every node shares, computed once.
+
+    Why: at 1,000 nodes the per-node work must not read the whole cluster. Each node's claims
+    are precomputed on its local view (`classes.LocalViews`: the pools visible from the node
+    and the claims holding their devices — every fact its allocation depends on), the holders
+    of devices are indexed once, and the minimal blocking set is found once per abstracted
+    Problem (`classes.problem_signature`: nodes with equal signatures accept exactly the same
+    sets of claims, so a set minimal on one is minimal on the other)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        claims: list[ResourceClaim],
+        pod: Pod | None,
+        gates: FeatureGates,
+        cache: EvalCache | None = None,
+    ) -> None:
+        self.cluster, self.claims, self.pod, self.gates = cluster, claims, pod, gates
+        self.cache = cache or EvalCache()
+        self.views = LocalViews(cluster)
+        self.holders = _holders(cluster)
+        self.pod_claims = pod_claims(cluster, pod) if pod is not None else []
+        self.blocking: dict[Hashable, list[Group] | None] = {}
+
+    def local(self, node: str | None, cluster: Cluster | None = None) -> Cluster:
+        """`cluster` (default: the run's) as seen from `node`."""
+        cluster = cluster or self.cluster
+        return self.views.of(cluster, node) if node is not None else cluster
+
+    def fits(self, claims: list[ResourceClaim], node: str | None, cluster: Cluster | None = None) -> bool:
+        ctx = build_context(self.local(node, cluster), claims, node, self.gates, self.cache)
+        return _solves(problem_from_context(ctx, claims))
+
+    def node(self, node: str | None) -> NodeAnswer:
+        cluster, pod, claims = self.cluster, self.pod, self.claims
+        if pod is not None:
+            why = node_refusal(cluster, pod, node) or node_conflict(cluster, pod, self.pod_claims, node)
+            if why:
+                return NodeAnswer(node, False, f"node constraints: {why}")
+            book = NodeBook(cluster, [node], self.gates)
+            short = book.refusal(book.variant((Needs.of(pod),), node), node)
+            if short:
+                return NodeAnswer(node, False, f"node resources: {short}")
+        if not claims:
+            return NodeAnswer(node, True)
+        local = self.local(node)
+        ctx = build_context(local, claims, node, self.gates, self.cache)
+        problem = problem_from_context(ctx, claims)
+        if _solves(problem):
+            return NodeAnswer(node, True)
+        details = _request_details(local, ctx, problem, claims, self.holders)
+        reason, extra = _dominant(claims, problem, self.blocking_set(problem))
+        fix = _fix(self, node, problem)
+        return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+    def blocking_set(self, problem: Problem) -> list[Group] | None:
+        key = problem_signature(problem)
+        if key not in self.blocking:
+            self.blocking[key] = minimal_blocking_set(problem)
+        return self.blocking[key]
 
 
 def _solves(problem: Problem) -> bool:
@@ -177,17 +211,6 @@ def _solves(problem: Problem) -> bool:
         return ReferenceSearch(problem, max_steps=STEPS).run() is not None
     except SearchAborted:
         return False
-
-
-def _fits(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-) -> bool:
-    ctx = build_context(cluster, claims, node, gates, cache)
-    return _solves(problem_from_context(ctx, claims))
 
 
 def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
@@ -203,11 +226,14 @@ def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
 
 
 def _request_details(
-    cluster: Cluster, ctx: Context, problem: Problem, claims: list[ResourceClaim]
+    cluster: Cluster,
+    ctx: Context,
+    problem: Problem,
+    claims: list[ResourceClaim],
+    holders: dict[tuple[str, str, str], list[str]],
 ) -> list[str]:
     """Per request: the device funnel (node, class, each selector), static rejections, held
     devices and their holders, capacity left on shared devices."""
-    holders = _holders(cluster)
     lines: list[str] = []
     for ci, claim in enumerate(claims):
         ref = claim.namespaced_name
@@ -305,79 +331,43 @@ def _qty(value: Any, fmt: str) -> str:
 
 
 def _dominant(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-    problem: Problem,
+    claims: list[ResourceClaim], problem: Problem, keep: list[Group] | None
 ) -> tuple[str, list[str]]:
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
-    minimal blocking set in words."""
+    minimal blocking set `keep` (`solver.blocking`) in words: not for a single claim that
+    cannot be allocated whatever its constraints (nothing interacts)."""
     reason = explain_unschedulable(problem)
-    groups: list[tuple[int, int | None]] = [(ci, None) for ci in range(len(claims))]
-    for ci, c in enumerate(claims):
-        groups += [(ci, k) for k in range(len(c.spec.devices.constraints))]
-    if len(groups) < 2:
-        return reason, []
-    keep = list(groups)
-    for g in groups:
-        trial = [x for x in keep if x != g]
-        if trial and not _fits(cluster, _subset(claims, trial), node, gates, cache):
-            keep = trial
-    if keep == groups and len(claims) == 1 and not claims[0].spec.devices.constraints:
+    if not keep or (len(keep) == 1 and len(claims) == 1):
         return reason, []
     words = []
-    for ci, k in keep:
-        c = claims[ci]
+    for g in keep:
+        c = claims[g.claim]
         name = c.namespaced_name
-        if k is None:
+        if g.constraint is None:
             words.append(f"claim {name}")
         else:
-            con = c.spec.devices.constraints[k]
+            con = c.spec.devices.constraints[g.constraint]
             kind = "matchAttribute" if con.match_attribute else "distinctAttribute"
             attr = con.match_attribute or con.distinct_attribute
-            values = _values(problem, ci, str(attr))
+            values = _values(problem, problem.claims[g.claim].constraints[g.constraint])
             words.append(f"claim {name}: {kind} {attr} (values available: {values})")
     return reason, ["minimal blocking set: " + " + ".join(words)]
 
 
-def _subset(claims: list[ResourceClaim], groups: list[tuple[int, int | None]]) -> list[ResourceClaim]:
-    """The claims of `groups`, each with only the constraints in `groups`."""
-    out = []
-    for ci, c in enumerate(claims):
-        if (ci, None) not in groups:
-            continue
-        cons = c.spec.devices.constraints
-        kept = [con for k, con in enumerate(cons) if (ci, k) in groups]
-        if len(kept) != len(cons):
-            devices = c.spec.devices.model_copy(update={"constraints": kept})
-            c = c.model_copy(update={"spec": c.spec.model_copy(update={"devices": devices})})
-        out.append(c)
-    return out
-
-
-def _values(problem: Problem, claim: int, attribute: str) -> str:
+def _values(problem: Problem, constraint: int) -> str:
+    """The values the constraint's candidate devices carry (`(missing)` for those that lack it)."""
     seen: set[str] = set()
-    for con in problem.constraints:
-        if con.claim == claim and con.attribute.endswith(attribute.rsplit("/", 1)[-1]):
-            for v in con.values.values():
-                if v is None:
-                    seen.add("(missing)")
-                else:
-                    seen.update(str(x[1]) for x in v)
+    for v in problem.constraints[constraint].values.values():
+        if v is None:
+            seen.add("(missing)")
+        else:
+            seen.update(str(x[1]) for x in v)
     return ", ".join(sorted(seen)) or "none"
 
 
-def _fix(
-    cluster: Cluster,
-    claims: list[ResourceClaim],
-    node: str | None,
-    gates: FeatureGates,
-    cache: EvalCache,
-    problem: Problem,
-) -> str | None:
+def _fix(run: _Run, node: str | None, problem: Problem) -> str | None:
     """The smallest change found that makes it fit: fewer devices, then a claim released."""
+    claims, cluster = run.claims, run.cluster
     for ci, c in enumerate(claims):
         for ri, req in enumerate(c.spec.devices.requests):
             e = req.exactly
@@ -393,14 +383,13 @@ def _fix(
             )
             if 0 < usable < alt.count:
                 fewer = _with_count(c, ri, usable)
-                if _fits(cluster, [*claims[:ci], fewer, *claims[ci + 1 :]], node, gates, cache):
+                if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):
                     return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
-    holders = _holders(cluster)
     tried: list[str] = []
     for alt in problem.alternatives:
         for cand in alt.candidates:
             d = problem.devices[cand.device]
-            for ref in holders.get((d.driver, d.pool, d.name), []):
+            for ref in run.holders.get((d.driver, d.pool, d.name), []):
                 if ref in tried or len(tried) >= 10:
                     continue
                 tried.append(ref)
@@ -408,7 +397,7 @@ def _fix(
                 released = dict(cluster.claims)
                 held = released[(ns, name)]
                 released[(ns, name)] = held.model_copy(update={"status": None})
-                if _fits(replace(cluster, claims=released), claims, node, gates, cache):
+                if run.fits(claims, node, replace(cluster, claims=released)):
                     return f"claim {ref} released"
     return None
 

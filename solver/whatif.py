@@ -36,7 +36,12 @@ are ordinary candidate nodes. Which plan is used when:
   bounds every plan's objective. A plan with weight W and cost C has objective M W - C; if it
   reaches floor(UB) it is proven: no plan has more weight (that would be worth >= M(W+1) -
   (M-1) > M W - C), and none with weight W costs less. Otherwise the plan reports the
-  weight bound floor((UB + M - 1) / M) and the cost bound max(0, M W - UB). Expansion puts the
+  weight bound floor((UB + M - 1) / M) and the cost bound max(0, M W - UB). When the plan does
+  not reach floor(UB) — the LP relaxation's fractional nodes are cheaper than any integer plan,
+  as when pod sizes divide the node's devices — and the caps are proven, every maximal pattern
+  of every node class is listed where there are few (`solver.allpatterns`); the integer model
+  over them is the whole problem, so CP-SAT's OPTIMAL over it proves the plan (cost bound =
+  cost). Expansion puts the
   chosen patterns on each class's nodes in order, copies by number, so the copies used are
   `-1..-m`.
 - **cpsat**, otherwise: the per-device planner, adding copies one at a time (greedy): first
@@ -50,9 +55,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
+from dra_solver.allpatterns import enumerate_classes
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.cel import EvalCache
@@ -271,12 +278,22 @@ def template_aggregate(
         c: NodeModel(ctx, ncls[c].nodes[0], {k: capn.get((c, k), 0) for k in live_pods}) for c in live_nodes
     }
     ub, rounds, converged = _generate(ctx, pods, ncls, split.cost, columns, models, feas, live_pods, big)
-    z, y, obj, optimal = integer_master(
-        ctx, pods, ncls, columns, ub, live_pods, live_nodes, cost=split.cost, big=big
+    solve = partial(
+        integer_master, ctx, pods, ncls, columns, ub, live_pods, live_nodes, cost=split.cost, big=big
     )
+    z, y, obj, optimal = solve()
+    proven = caps_proven and converged and obj >= ub
+    enumerated = None
+    if caps_proven and not proven and ctx.left() > 0:
+        enumerated = _all_patterns(ctx, ncls, live_nodes, live_pods, capn, feas)
+        if enumerated is not None:
+            for c, pats in enumerated.items():
+                for pat in pats:
+                    add_column(columns[c], pat)
+            z, y, obj, optimal = solve()
+            proven = optimal  # over every maximal pattern: the integer master is the whole problem
     weight = sum(pods[k].weight * y.get(k, 0) for k in live_pods)
     cost = sum(split.cost[c] * n for (c, _), n in z.items())
-    proven = caps_proven and converged and obj >= ub
     placements = expand_patterns(pods, ncls, columns, z, y, live_pods, live_nodes)
     stats: dict[str, object] = {
         "pod_classes": len(pods),
@@ -288,10 +305,36 @@ def template_aggregate(
         "cost_bound": cost if proven else max(0, big * weight - ub),
         "whatif_model": "aggregated (template multiplicities as variables)",
     }
+    if enumerated is not None:
+        stats["whatif_patterns"] = f"all {sum(len(v) for v in enumerated.values())} maximal patterns"
     if not optimal and not proven:
         stats["whatif_integer"] = "not proven over the generated columns"
     weight_bound = weight if proven else (ub + big - 1) // big
     return AggregatedPlan(placements, ctx, "OPTIMAL" if proven else "FEASIBLE", weight, weight_bound, stats)
+
+
+def _all_patterns(
+    ctx: Context,
+    ncls: list[NodeClass],
+    live_nodes: list[int],
+    live_pods: list[int],
+    capn: Mapping[tuple[int, int], int],
+    feas: Feasibility,
+) -> dict[int, list[Pattern]] | None:
+    """Every maximal pattern of each live node class (`solver.allpatterns`), or None; classes
+    with the same abstracted node, free resources and caps (an existing node and a template's
+    copies, often) are enumerated once."""
+    reps = {c: ncls[c].nodes[0] for c in live_nodes}
+    caps = {(c, k): capn.get((c, k), 0) for c in live_nodes for k in live_pods}
+    keys = {
+        c: (
+            ncls[c].signature,
+            tuple(sorted((ctx.free.get(reps[c]) or {}).items())),
+            tuple(caps[(c, k)] for k in live_pods),
+        )
+        for c in live_nodes
+    }
+    return enumerate_classes(ctx, reps, caps, keys, feas.known)
 
 
 def _split(classes: list[NodeClass], origin: Mapping[str, int], cost_of: Mapping[str, int]) -> _Classes:

@@ -55,17 +55,49 @@ def test_explain_counts_devices_with_untolerated_taints() -> None:
     assert "2 have a taint the request does not tolerate" in explain(c, claim="want").text()
 
 
-def test_explain_node_constraints_of_the_pod() -> None:
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}
+def pod_on(spec: dict[str, Any], node_spec: dict[str, Any] | None = None, **labels: str) -> Cluster:
+    """Node n1 (with `labels` and `node_spec`) and pod `web` with `spec` added to its own."""
+    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": labels}}
+    if node_spec:
+        node["spec"] = node_spec
+    node["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"zone": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}], **spec},
     }
-    c = Cluster.from_objects([node, pod])
-    text = explain(c, pod="web").text()
-    assert text.startswith("node n1: node constraints:") and "zone" in text
+    return Cluster.from_objects([node, pod])
+
+
+def test_explain_node_affinity_of_the_pod() -> None:
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}
+    required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    affinity = {"nodeAffinity": required}
+    text = explain(pod_on({"affinity": affinity}, zone="a"), pod="web").text()
+    assert text == "node n1: node constraints: node n1 does not match the pod's required node affinity"
+
+
+def test_explain_node_taint_the_pod_does_not_tolerate() -> None:
+    taints = {"taints": [{"key": "gpu-only", "value": "yes", "effect": "NoSchedule"}]}
+    text = explain(pod_on({}, taints), pod="web").text()
+    assert "node n1 has the taint gpu-only=yes:NoSchedule, which the pod does not tolerate" in text
+
+
+def test_explain_unschedulable_node() -> None:
+    text = explain(pod_on({}, {"unschedulable": True}), pod="web").text()
+    assert "node constraints: node n1 is unschedulable (spec.unschedulable)" in text
+
+
+def test_explain_node_resources_the_pod_needs() -> None:
+    containers = [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "6"}}}]
+    text = explain(pod_on({"containers": containers}), pod="web").text()
+    assert text.startswith("node n1: node resources:") and "cpu" in text
+
+
+def test_explain_node_constraints_of_the_pod() -> None:
+    text = explain(pod_on({"nodeSelector": {"zone": "b"}}, zone="a"), pod="web").text()
+    assert text == "node n1: node constraints: node n1 does not match the pod's nodeSelector zone=b"
 
 
 def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
@@ -84,16 +116,19 @@ def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
 
 
 def test_explain_minimal_blocking_set_leaves_out_claims_that_do_not_block() -> None:
+    """x (2) and y (2) exceed the 3 GPUs; z (1) fits beside either, so it is not in the set."""
     c = Cluster.from_objects(
         [
             device_class("gpu"),
-            gpus(n=2),
+            gpus(n=3),
             claim("x", [request("gpu", count=2)]),
-            claim("y", [request("gpu")]),
+            claim("y", [request("gpu", count=2)]),
+            claim("z", [request("gpu")]),
         ]
     )
-    text = explain(c, claim=["x", "y"]).text()
-    assert "minimal blocking set: claim default/x + claim default/y" in text
+    text = explain(c, claim=["x", "y", "z"]).text()
+    line = next(x for x in text.splitlines() if "minimal blocking set" in x)
+    assert line.endswith("minimal blocking set: claim default/x + claim default/y")
 
 
 def test_explain_groups_nodes_with_the_same_reason_and_says_where_it_fits() -> None:
@@ -110,6 +145,20 @@ def test_explain_groups_nodes_with_the_same_reason_and_says_where_it_fits() -> N
     assert "fits on: n3" in text and "2 node(s) (n1, n2): claim default/two" in text
 
 
+def test_explain_names_the_values_of_a_constraint_that_alone_blocks() -> None:
+    """Two requests on one NUMA node, but the two A100s are on NUMA 0 and 1."""
+    cons = [{"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}]
+    c = Cluster.from_objects(
+        [device_class("gpu"), gpus(n=2), claim("pair", [request("a"), request("b")], cons)]
+    )
+    text = explain(c, claim="pair").text()
+    assert "constraints cannot be satisfied on node n1: matchAttribute gpu.example.com/numa" in text
+    assert (
+        "minimal blocking set: claim default/pair + claim default/pair: "
+        "matchAttribute gpu.example.com/numa (values available: 0, 1)"
+    ) in text
+
+
 def test_explain_says_which_template_would_take_it() -> None:
     c = Cluster.from_objects([device_class("gpu"), gpus(n=1), claim("two", [request("gpu", count=2)])])
     t = NodeTemplate.from_cluster(
@@ -117,7 +166,8 @@ def test_explain_says_which_template_would_take_it() -> None:
             [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big"}}, gpus("big", 8)]
         )
     )
-    assert explain(c, claim="two", node_templates=[t]).template == "big"
+    answer = explain(c, claim="two", node_templates=[t])
+    assert answer.template == "big" and "it fits on a new node of template big" in answer.text()
 
 
 def test_cli_explain_exit_codes(tmp_path: Any) -> None:
@@ -129,6 +179,9 @@ def test_cli_explain_exit_codes(tmp_path: Any) -> None:
     assert res.exit_code == 0 and "needs 9 device(s)" in res.stdout
     res = CliRunner().invoke(app, ["explain", str(f), "--claim", "nope"])
     assert res.exit_code == 1
+    f.write_text(yaml.safe_dump_all([device_class("gpu"), gpus(), claim("small", [request("gpu")])]))
+    res = CliRunner().invoke(app, ["explain", str(f), "--claim", "small"])
+    assert res.exit_code == 0 and res.stdout.startswith("claim default/small fits on: n1")
 
 
 def test_explain_says_capacity_left_per_shared_device_after_rounding() -> None:

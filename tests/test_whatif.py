@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 from typing import Any
 
 import pytest
@@ -121,6 +122,53 @@ def test_whatif_minimises_cost_second_equal_to_brute_force() -> None:
                 best = cost if best is None else min(best, cost)
         assert out.placed == len(sizes)
         assert out.stats["added_cost"] == best, sizes
+        assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == best, sizes
+
+
+def known_minimum(deficit: int, big: tuple[int, int], small: tuple[int, int]) -> int:
+    """Cheapest (gpus, cost) mix covering `deficit` GPUs: every count of the big template, the
+    rest with the small one (exact when every pod size divides both node sizes)."""
+    return min(
+        a * big[1] + -(-max(0, deficit - a * big[0]) // small[0]) * small[1]
+        for a in range(-(-deficit // big[0]) + 1)
+    )
+
+
+def generated(seed: int, pods_: int = 40, existing: int = 2) -> tuple[Cluster, int]:
+    """`pods_` pods of 1, 2 or 4 GPUs (seeded) over `existing` 8-GPU nodes; the GPUs missing."""
+    sizes = random.Random(seed).choices([1, 2, 4], k=pods_)
+    return cluster(sizes, existing=existing), sum(sizes) - 8 * existing
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_whatif_proves_the_known_minimum_on_generated_instances(seed: int) -> None:
+    """Sizes that divide both templates' GPUs: the cheapest cover is the minimum, and the plan
+    proves it (status OPTIMAL, cost bound = cost) — the LP bound alone is below it."""
+    c, deficit = generated(seed)
+    out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+    assert out.placed == len(out.pods)
+    assert out.stats["added_cost"] == known_minimum(deficit, (8, 10), (4, 6))
+    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"]
+
+
+def test_whatif_lists_every_maximal_pattern_when_the_lp_bound_is_not_met() -> None:
+    """The proof rests on the integer model over every maximal pattern: on an 8-GPU node those
+    are the (a, b, c) pods of 1, 2, 4 GPUs with a + 2b + 4c = 8 (9 of them), on a 4-GPU node
+    a + 2b + 4c = 4 (4); the existing nodes and the gpu-8x copies are two classes: 9 + 9 + 4."""
+    c, _ = generated(1)
+    out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+    assert out.stats["whatif_patterns"] == "all 22 maximal patterns"
+
+
+def test_whatif_output_of_a_generated_instance_fed_back_plans_every_pod() -> None:
+    c, _ = generated(4)
+    out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+    grown = Cluster.from_objects(
+        [*c.classes.values(), *c.templates.values(), *c.pods.values(), *c.nodes.values(), *c.slices,
+         *out.added_nodes, *out.added_slices]
+    )
+    again = plan(grown)
+    assert again.placed == len(again.pods) == len(c.pods)
 
 
 def test_whatif_unplaced_pods_come_before_cost() -> None:
