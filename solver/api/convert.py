@@ -102,8 +102,7 @@ V1BETA1_BASIC_FIELDS = (
     "nodeAllocatableResourceMappings",
 )
 V1BETA2_TAINT_SELECTOR_FIELDS = ("driver", "pool", "device")
-V1ALPHA2_POD_GROUP_SPEC_FIELDS = (
-    "podGroupTemplateRef",
+V1ALPHA2_GROUP_FIELDS = (
     "schedulingPolicy",
     "schedulingConstraints",
     "resourceClaims",
@@ -111,15 +110,9 @@ V1ALPHA2_POD_GROUP_SPEC_FIELDS = (
     "priorityClassName",
     "priority",
 )
-V1ALPHA2_TEMPLATE_FIELDS = (
-    "name",
-    "schedulingPolicy",
-    "schedulingConstraints",
-    "resourceClaims",
-    "disruptionMode",
-    "priorityClassName",
-    "priority",
-)
+"""What a v1alpha2 PodGroup spec and a Workload's template both have."""
+V1ALPHA2_POD_GROUP_SPEC_FIELDS = ("podGroupTemplateRef", *V1ALPHA2_GROUP_FIELDS)
+V1ALPHA2_TEMPLATE_FIELDS = ("name", *V1ALPHA2_GROUP_FIELDS)
 V1ALPHA2_WORKLOAD_SPEC_FIELDS = ("controllerRef", "podGroupTemplates")
 V1ALPHA2_DISRUPTION_MODES = {"Pod": "single", "PodGroup": "all"}
 """v1alpha2's DisruptionMode string -> the v1beta1 DisruptionMode member it means."""

@@ -478,19 +478,25 @@ class WorkloadReference(K8sModel):
     template_name: str = ""
 
 
-class PodGroupSpec(K8sModel):
-    parent_composite_pod_group_name: str | None = None
-    """v1beta1, gate CompositePodGroup: not modelled (`pipeline.resolve_gangs` refuses it)."""
-    workload_ref: WorkloadReference | None = None
+class PodGroupPolicyFields(K8sModel):
+    """What a PodGroup's spec and a Workload's template both carry: the controller copies the
+    one into the other when it creates the PodGroup."""
+
     scheduling_policy: PodGroupSchedulingPolicy
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
     resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
     """Group-level claims (gate DRAWorkloadResourceClaims): by name or from a template, one
-    claim for the group, reserved for the PodGroup (`problem.pods.group_entry`)."""
+    claim for the group, reserved for the PodGroup (`PodGroup.claim_entry`)."""
     disruption_mode: dict[str, Any] | None = None
     priority_class_name: str | None = None
     priority: StrictInt | None = None
     preemption_policy: str | None = None
+
+
+class PodGroupSpec(PodGroupPolicyFields):
+    parent_composite_pod_group_name: str | None = None
+    """v1beta1, gate CompositePodGroup: not modelled (`pipeline.resolve_gangs` refuses it)."""
+    workload_ref: WorkloadReference | None = None
 
 
 class PodGroupResourceClaimStatus(K8sModel):
@@ -547,17 +553,10 @@ class PodGroup(TypeMeta):
         return f"{self.metadata.name}-{entry}"
 
 
-class PodGroupTemplate(K8sModel):
+class PodGroupTemplate(PodGroupPolicyFields):
     """One template of a Workload: what a controller copies into the PodGroups it creates."""
 
     name: str = ""
-    scheduling_policy: PodGroupSchedulingPolicy
-    scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
-    disruption_mode: dict[str, Any] | None = None
-    priority_class_name: str | None = None
-    priority: StrictInt | None = None
-    preemption_policy: str | None = None
 
 
 class TypedLocalObjectReference(K8sModel):
