@@ -71,17 +71,24 @@ class Gang:
     domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """With `topology`: (label value, the run's nodes with it, in node order), by value — the
     domains the gang may choose from (only the bound pods' one when pods are bound already)."""
+    basic: bool = False
+    """A PodGroup with the basic policy and a topology constraint: minCount 1, as upstream's
+    placement cycle treats it (`pipeline.resolve_gangs`)."""
 
     def domain_of(self, node: str | None) -> str | None:
         """The label value of `node` among `domains` (None: the node is in none)."""
         return next((v for v, ns in self.domains if node in ns), None)
 
+    @property
+    def goal(self) -> str:
+        """What the gang must reach, in words."""
+        return "one of its pods (basic policy)" if self.basic else f"its gang minCount {self.min_count}"
+
     def short(self, placed: int) -> str:
         """Why the gang is not placed, in words."""
-        return (
-            f"PodGroup {self.name} not placed: {placed} of its pods fit, "
-            f"fewer than its gang minCount {self.min_count}"
-        )
+        if self.basic:
+            return f"PodGroup {self.name} not placed: none of its pods fit"
+        return f"PodGroup {self.name} not placed: {placed} of its pods fit, fewer than {self.goal}"
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,8 @@ class SourcedCluster(Cluster):
         yield from self.templates.values()
         yield from self.pods.values()
         yield from self.nodes.values()
+        yield from self.pod_groups.values()
+        yield from self.workloads.values()
 
 
 # --- shared helpers ---------------------------------------------------------------------

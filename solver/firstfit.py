@@ -397,7 +397,9 @@ class FirstFit:
     each by first fit on what the earlier ones took and never revisited; if fewer than
     minCount fit (counting its pods already bound), every tentative placement is undone and
     each pod of the gang says why (`_place_gang`). Pods above minCount that do not fit stay
-    unplaced while the others keep their places.
+    unplaced while the others keep their places. The pods of a PodGroup with the basic policy
+    are placed together too, where the queue reaches the first of them (`_cycle_order`), each
+    kept where it fits.
 
     Incremental (see the module docstring); `progress` is told (pods decided, pods)."""
 
@@ -408,7 +410,7 @@ class FirstFit:
         started = time.perf_counter()
         run = _Run(job, Ledger(job), self.max_steps)
         out: list[PodPlan | None] = [None] * len(job.units)
-        order = sorted(range(len(job.units)), key=lambda i: -job.units[i].priority)
+        order = _cycle_order(job, sorted(range(len(job.units)), key=lambda i: -job.units[i].priority))
         gang_of = [u.gang_pods(job.gangs) for u in job.units]
         done = 0
         for i in order:
@@ -680,7 +682,7 @@ def _no_domain(
         choice, plans, score = max(tried, key=lambda t: t[2])
         where = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
         why = (
-            f"{gangs} not placed: no single topology domain fits its gang minCount "
+            f"{gangs} not placed: no single topology domain fits {_goals(job, names)} "
             f"({len(tried)} tried; in {where}, the closest, {score} of its pods fit)"
         )
         blocker = next((plans[j] for j in block if not plans[j].placed), None)
@@ -690,6 +692,47 @@ def _no_domain(
         j: PodPlan(job.units[j].name, None, list(job.units[j].claims), why, job.units[j].priority)
         for j in block
     }
+
+
+def _cycle_order(job: Job, order: list[int]) -> list[int]:
+    """The queue order with the pods of each PodGroup (whatever its policy) moved up to where
+    the first of them is, in their queue order; units joined by a shared claim join their
+    groups. Why: upstream sends every pod that names a PodGroup to the PodGroup cycle, which
+    takes all the group's pending pods when the queue reaches one of them, sorted by priority
+    then queue time (pkg/scheduler/schedule_one.go ScheduleOne, schedule_one_podgroup.go
+    podGroupInfoForPod); a plain pod between two of them in the queue comes after the group."""
+    if not job.gates.GenericWorkload:
+        return order
+    root: dict[str, str] = {}
+
+    def find(g: str) -> str:
+        while root.setdefault(g, g) != g:
+            g = root[g]
+        return g
+
+    groups = [sorted({m.group for m in job.units[i].members if m.group}) for i in range(len(job.units))]
+    for gs in groups:
+        for g in gs[1:]:
+            root[find(g)] = find(gs[0])
+    by_root: dict[str, list[int]] = {}
+    for i in order:
+        if groups[i]:
+            by_root.setdefault(find(groups[i][0]), []).append(i)
+    out: list[int] = []
+    taken: set[str] = set()
+    for i in order:
+        if not groups[i]:
+            out.append(i)
+        elif (r := find(groups[i][0])) not in taken:
+            taken.add(r)
+            out.extend(by_root[r])
+    return out
+
+
+def _goals(job: Job, names: Sequence[str]) -> str:
+    """What the gangs `names` must reach, in words (one phrase when they agree)."""
+    goals = list(dict.fromkeys(job.gangs[g].goal for g in names))
+    return goals[0] if len(goals) == 1 else "their minimums"
 
 
 def _gang_block(order: list[int], first: int, gang_of: list[dict[str, int]]) -> list[int]:

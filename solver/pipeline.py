@@ -42,7 +42,7 @@ from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
 from dra_solver.partition import plan_partitioned
-from dra_solver.problem.pods import node_conflict, pod_claims
+from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
@@ -172,9 +172,10 @@ def plan(
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
         return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
     node_list = resolve_nodes(cluster, nodes)
-    units = join_shared(resolve_units(cluster, pods, priorities))
+    gates = opts.feature_gates
+    units = join_shared(resolve_units(cluster, pods, priorities, gates))
     memo: dict[tuple[str, str | None], str | None] = {}
-    units = [with_nodes(cluster, u, node_list, memo) for u in units]
+    units = [with_nodes(cluster, u, node_list, memo, gates) for u in units]
     if opts.partitions > 1:
         split = plan_partitioned(cluster, units, node_list, opts, run, make_job)
         return _per_pod(cluster, units, split, opts.feature_gates)
@@ -194,7 +195,8 @@ def _what_if(
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
 
     def units_for(c: Cluster, names: Sequence[str]) -> list[Unit]:
-        return [with_nodes(c, u, names) for u in join_shared(resolve_units(c, pods, priorities))]
+        units = join_shared(resolve_units(c, pods, priorities, opts.feature_gates))
+        return [with_nodes(c, u, names, gates=opts.feature_gates) for u in units]
 
     outcome, added, units, expanded = plan_with_templates(
         cluster, units_for, node_list, opts, templates, max_new_nodes
@@ -229,7 +231,7 @@ def allocate(
             raise InputError("give either claims or a pod, not both")
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
         node = node if node is not None else pod_obj.spec.node_name
-        chosen = _unallocated(pod_claims(cluster, pod_obj))
+        chosen = _unallocated(pod_claims(cluster, pod_obj, opts.feature_gates))
         name = pod_obj.namespaced_name
     else:
         chosen = resolve_claims(cluster, claims)
@@ -247,7 +249,8 @@ def allocate(
     refs = tuple(c.namespaced_name for c in chosen)
     members = (Member(name, pod_obj, refs, _group(pod_obj) if pod_obj else None),)
     needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
-    unit = with_nodes(cluster, Unit(name, tuple(chosen), 0, members=members, needs=needs), candidates)
+    unit = Unit(name, tuple(chosen), 0, members=members, needs=needs)
+    unit = with_nodes(cluster, unit, candidates, gates=opts.feature_gates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
@@ -307,21 +310,35 @@ def make_job(
 def resolve_gangs(
     cluster: Cluster, units: Sequence[Unit], gates: FeatureGates, nodes: Sequence[str | None] = ()
 ) -> dict[str, Gang]:
-    """The gangs (PodGroups with `gang.minCount`) the units' pods belong to; none when the
-    GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an
-    error naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
+    """The gangs the units' pods belong to: PodGroups with `gang.minCount`, and PodGroups with
+    the basic policy and a topology constraint (minCount 1, `Gang.basic`); none when the
+    GenericWorkload gate is off. A pod naming a PodGroup that is not in the input is an error
+    naming it (`validate` reports it with a did-you-mean; upstream keeps the pod pending).
     A topology constraint (KEP-5732) gives the gang its domains among `nodes` (`Gang.domains`).
-    Parts of KEP-4671 that are not modelled (group-level claims, a topology constraint on a
-    basic policy) are refused rather than ignored: ignoring them would return plans the
-    scheduler would not make."""
+
+    Why a basic group with a topology key is a gang of minCount 1: upstream schedules every
+    pod that names a PodGroup in the PodGroup cycle, whatever the policy (ScheduleOne in
+    pkg/scheduler/schedule_one.go: `genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil`);
+    the topology plugin makes one placement per label value for any PodGroup with the
+    constraint (topologyaware/topology_placement.go, GeneratePlacements: it reads
+    `spec.schedulingConstraints`, not the policy), and a placement is feasible once one pod
+    fits (gangscheduling.go, getMinCount: "For basic groups it returns 1"). So the group's
+    placed pods share one domain, and the domain placing most of them wins — a gang whose
+    all-or-nothing is vacuous. A basic group without the constraint adds nothing to place
+    (`firstfit.FirstFit` still places its pods together, in the PodGroup cycle's order).
+
+    A CompositePodGroup hierarchy (`spec.parentCompositePodGroupName`, 1.37 alpha) is refused
+    rather than ignored: its minGroupCount would change which pods may be placed."""
     if not gates.GenericWorkload:
         return {}
     gangs: dict[str, Gang] = {}
     members = {m.name for u in units for m in u.members}
+    seen: set[str] = set()
     for unit in units:
         for m in unit.members:
-            if m.group is None or m.group in gangs:
+            if m.group is None or m.group in seen:
                 continue
+            seen.add(m.group)
             ns, name = m.group.split("/", 1)
             group = cluster.pod_groups.get((ns, name))
             if group is None:
@@ -332,18 +349,16 @@ def resolve_gangs(
                     obj=f"Pod {m.name}",
                     field="spec.schedulingGroup.podGroupName",
                 )
-            if gates.DRAWorkloadResourceClaims:
-                _refuse_template_claims(group)
+            if group.spec.parent_composite_pod_group_name is not None:
+                raise InputError(
+                    "a PodGroup in a CompositePodGroup hierarchy is not modelled by dra-solver "
+                    "(its parent's minGroupCount decides which groups are placed)",
+                    obj=group.ref,
+                    field="spec.parentCompositePodGroupName",
+                )
             key = _topology_key(group, gates)
-            if group.min_count is None:
-                if key is not None:
-                    raise InputError(
-                        "a topology constraint on a PodGroup with the basic policy is not modelled by "
-                        "dra-solver (only with gang)",
-                        obj=group.ref,
-                        field="spec.schedulingConstraints.topology",
-                    )
-                continue  # basic policy: pods scheduled one by one, as without a group
+            if group.min_count is None and key is None:
+                continue  # basic policy: nothing to hold the pods together
             bound_nodes = [
                 pod.spec.node_name
                 for pod in cluster.pods.values()
@@ -355,43 +370,29 @@ def resolve_gangs(
                 and not (pod.status and pod.status.phase in DONE_PHASES)
             ]
             domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
-            gangs[m.group] = Gang(m.group, group.min_count, len(bound_nodes), key, domains)
+            min_count = group.min_count if group.min_count is not None else 1
+            basic = group.min_count is None
+            gangs[m.group] = Gang(m.group, min_count, len(bound_nodes), key, domains, basic=basic)
     return gangs
-
-
-def _refuse_template_claims(group: PodGroup) -> None:
-    """Group-level claims from a ResourceClaimTemplate (one claim generated for the group) are
-    not modelled: refused rather than planned as one claim per pod."""
-    for i, entry in enumerate(group.spec.resource_claims):
-        if entry.resource_claim_template_name is not None:
-            raise InputError(
-                f"group-level claim {entry.name!r} from ResourceClaimTemplate "
-                f"{entry.resource_claim_template_name} is not modelled by dra-solver yet (only "
-                "resourceClaimName)",
-                obj=group.ref,
-                field=f"spec.resourceClaims[{i}].resourceClaimTemplateName",
-            )
 
 
 def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
     """KEP-5729: the pod's claims (`namespace/name`) that are its PodGroup's group-level claims
     — the pod's `spec.resourceClaims` entry matches the PodGroup's exactly (same name, same
-    resourceClaimName) — with that PodGroup. Such a claim is allocated once for the group and
-    reserved for the PodGroup; pods sharing it are joined like pods sharing any claim
-    (`join_shared`: one allocation, one node)."""
-    group_ref = pod.spec.scheduling_group
-    if not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims) or group_ref is None:
-        return {}
-    ns = pod.metadata.namespace or "default"
-    group = cluster.pod_groups.get((ns, group_ref.pod_group_name))
+    resourceClaimName or resourceClaimTemplateName) — with that PodGroup. Such a claim is
+    allocated once for the group and reserved for the PodGroup; pods sharing it are joined
+    like pods sharing any claim (`join_shared`: one allocation, one node)."""
+    group = pod_group_of(cluster, pod, gates)
     if group is None:
         return {}
-    wanted = {(e.name, e.resource_claim_name) for e in group.spec.resource_claims if e.resource_claim_name}
-    return {
-        f"{ns}/{e.resource_claim_name}": group
-        for e in pod.spec.resource_claims
-        if (e.name, e.resource_claim_name) in wanted
-    }
+    ns = pod.metadata.namespace or "default"
+    out: dict[str, PodGroup] = {}
+    for e in pod.spec.resource_claims:
+        if group.claim_entry(e) is None:
+            continue
+        name = e.resource_claim_name or group.generated_claim_name(e.name)
+        out[f"{ns}/{name}"] = group
+    return out
 
 
 def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:
@@ -478,9 +479,13 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
 
 
 def resolve_units(
-    cluster: Cluster, pods: Sequence[PodInput] | None, priorities: Sequence[int] | None
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None,
+    priorities: Sequence[int] | None,
+    gates: FeatureGates | None = None,
 ) -> list[Unit]:
-    """The pods of a plan, in input order, each with the unallocated claims it needs.
+    """The pods of a plan, in input order, each with the unallocated claims it needs (`gates`
+    decide whether a PodGroup's template entry is one claim for the group; None: defaults).
 
     Priority: `priorities` when given (one per pod), else each Pod's (spec.priority, its
     PriorityClass, the global default). Pods that share an unallocated claim become one unit
@@ -489,7 +494,7 @@ def resolve_units(
     if pods is None:
         if cluster.pods:
             for pod in cluster.pods.values():
-                claims = _unallocated(pod_claims(cluster, pod))
+                claims = _unallocated(pod_claims(cluster, pod, gates))
                 if claims or pending(pod):
                     units.append(_pod_unit(cluster, pod, claims))
         else:
@@ -498,7 +503,7 @@ def resolve_units(
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
                 pod = cluster.pod(item) if isinstance(item, str) else item
-                units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod))))
+                units.append(_pod_unit(cluster, pod, _unallocated(pod_claims(cluster, pod, gates))))
             else:
                 claims = resolve_claims(cluster, list(item))
                 units.append(_claims_unit(",".join(c.namespaced_name for c in claims) or f"pod-{i}", claims))
@@ -612,6 +617,7 @@ def with_nodes(
     unit: Unit,
     nodes: Sequence[str | None],
     memo: dict[tuple[str, str | None], str | None] | None = None,
+    gates: FeatureGates | None = None,
 ) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
     (`problem.scheduling`) and claims already allocated elsewhere (`problem.pods`).
@@ -619,7 +625,7 @@ def with_nodes(
     `memo` (one per plan) keeps each refusal per (the pod's scheduling fields, node): the
     pods of one Deployment share them, so 5,000 pods on 500 nodes cost 500 checks, not 2.5
     million. The refusal's words name the node, never the pod."""
-    pods = [(m.pod, pod_claims(cluster, m.pod)) for m in unit.members if m.pod is not None]
+    pods = [(m.pod, pod_claims(cluster, m.pod, gates)) for m in unit.members if m.pod is not None]
     if not pods:
         return unit  # a list of claims: no scheduling constraints (and no loop over the nodes)
     memo = {} if memo is None else memo

@@ -51,6 +51,7 @@ class Scenario:
         rest = [o for i, o in enumerate(found.slices) if i not in taken]
         objects = [*found.classes.values(), *rest, *found.templates.values(), *found.claims.values()]
         objects += [*found.pods.values(), *found.pod_groups.values(), *found.priority_classes.values()]
+        objects += found.workloads.values()
         return cls(Path(path).stem, tuple(o.dump() for o in objects), tuple(templates))
 
 
@@ -165,6 +166,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *cluster.claims.values(),
         *cluster.pods.values(),
         *cluster.pod_groups.values(),
+        *cluster.workloads.values(),
     ]
     extra = Cluster.from_objects(objects)
     out = Cluster()
@@ -178,6 +180,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *extra.claims.values(),
         *extra.pods.values(),
         *extra.pod_groups.values(),
+        *extra.workloads.values(),
     ]
     for obj in added:
         out.add(obj)

@@ -452,14 +452,6 @@ def test_pod_group_with_two_topology_constraints_is_an_error_naming_the_field() 
     assert exc.value.field == "spec.schedulingConstraints.topology"
 
 
-def test_topology_constraint_on_basic_policy_is_refused_not_ignored() -> None:
-    group = pod_group("g", None, schedulingConstraints={"topology": [{"key": "rack"}]})
-    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
-    with pytest.raises(InputError, match="basic policy") as exc:
-        plan(cluster)
-    assert exc.value.field == "spec.schedulingConstraints.topology"
-
-
 def cpu_node(name: str, cpu: str) -> dict[str, Any]:
     status = {"allocatable": {"cpu": cpu}}
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": status}
@@ -519,12 +511,3 @@ def test_group_level_claim_with_the_gate_off_is_reserved_for_its_pods(allocator:
         ("pods", "w0"),
         ("pods", "w1"),
     ]
-
-
-def test_group_level_claim_from_a_template_is_refused_naming_the_field() -> None:
-    group = pod_group("g", 1, resourceClaims=[{"name": "x", "resourceClaimTemplateName": "tpl"}])
-    cluster = Cluster.from_objects([device_class("gpu"), *gpu_nodes(1, 1), group, *gpu_pod("p", 1, "g")])
-    with pytest.raises(InputError, match="ResourceClaimTemplate tpl") as exc:
-        plan(cluster)
-    assert exc.value.field == "spec.resourceClaims[0].resourceClaimTemplateName"
-    assert exc.value.obj is not None and "g" in exc.value.obj

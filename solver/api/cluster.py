@@ -25,6 +25,7 @@ from dra_solver.api.models import (
     ResourceClaimTemplate,
     ResourceSlice,
     TypeMeta,
+    Workload,
 )
 from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError, ValidationErrors
@@ -45,6 +46,7 @@ class Cluster:
     taint_rules: dict[str, DeviceTaintRule] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     pod_groups: dict[tuple[str, str], PodGroup] = field(default_factory=dict)
+    workloads: dict[tuple[str, str], Workload] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
@@ -115,6 +117,8 @@ class Cluster:
                 self.priority_classes[obj.metadata.name] = obj
             case PodGroup():
                 self.pod_groups[(ns, obj.metadata.name)] = obj
+            case Workload():
+                self.workloads[(ns, obj.metadata.name)] = obj
             case _:
                 raise InputError(f"unsupported kind {obj.kind}", obj=obj.ref)
 
@@ -144,6 +148,7 @@ class Cluster:
             "taint_rules": len(self.taint_rules),
             "priority_classes": len(self.priority_classes),
             "pod_groups": len(self.pod_groups),
+            "workloads": len(self.workloads),
         }
 
 

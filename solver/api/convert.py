@@ -28,6 +28,14 @@ What the conversions are (checked against the upstream types and conversion code
 * DeviceTaintRule exists in v1alpha3 and v1beta2 (not in v1). Both become one internal
   shape (`models.DeviceTaintRule`); v1alpha3's selector also had deviceClassName and CEL
   selectors, which v1beta2 dropped: they are kept from v1alpha3 and rejected in v1beta2.
+* PodGroup and Workload (`scheduling.k8s.io`) are stored as v1beta1 (Kubernetes 1.37) and
+  also read as v1alpha2 (1.36, which 1.37 no longer serves, so no upstream conversion exists;
+  the fields map one to one): v1alpha2 `spec.podGroupTemplateRef.workload.{workloadName,
+  podGroupTemplateName}` is v1beta1 `spec.workloadRef.{workloadName, templateName}`, and
+  v1alpha2's `disruptionMode` string `Pod` / `PodGroup` is v1beta1's `{single: {}}` /
+  `{all: {}}` (one pod disrupted alone / the group together). Fields v1alpha2 does not have
+  (`parentCompositePodGroupName`, `workloadRef`, `preemptionPolicy`, a Workload's
+  `compositePodGroupTemplates`) are unknown fields there.
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ RESOURCE_V1BETA2 = "resource.k8s.io/v1beta2"
 RESOURCE_V1ALPHA3 = "resource.k8s.io/v1alpha3"
 
 _DRA_VERSIONS = (RESOURCE_V1, RESOURCE_V1BETA2, RESOURCE_V1BETA1)
+SCHEDULING_V1BETA1 = "scheduling.k8s.io/v1beta1"
+SCHEDULING_V1ALPHA2 = "scheduling.k8s.io/v1alpha2"
 
 API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ResourceSlice": _DRA_VERSIONS,
@@ -53,7 +63,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ResourceClaimTemplate": _DRA_VERSIONS,
     "DeviceTaintRule": (RESOURCE_V1BETA2, RESOURCE_V1ALPHA3),
     "PriorityClass": ("scheduling.k8s.io/v1",),
-    "PodGroup": ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha2"),
+    "PodGroup": (SCHEDULING_V1BETA1, SCHEDULING_V1ALPHA2),
+    "Workload": (SCHEDULING_V1BETA1, SCHEDULING_V1ALPHA2),
     "Pod": ("v1",),
     "Node": ("v1",),
     "Deployment": ("apps/v1",),
@@ -91,6 +102,20 @@ V1BETA1_BASIC_FIELDS = (
     "nodeAllocatableResourceMappings",
 )
 V1BETA2_TAINT_SELECTOR_FIELDS = ("driver", "pool", "device")
+V1ALPHA2_GROUP_FIELDS = (
+    "schedulingPolicy",
+    "schedulingConstraints",
+    "resourceClaims",
+    "disruptionMode",
+    "priorityClassName",
+    "priority",
+)
+"""What a v1alpha2 PodGroup spec and a Workload's template both have."""
+V1ALPHA2_POD_GROUP_SPEC_FIELDS = ("podGroupTemplateRef", *V1ALPHA2_GROUP_FIELDS)
+V1ALPHA2_TEMPLATE_FIELDS = ("name", *V1ALPHA2_GROUP_FIELDS)
+V1ALPHA2_WORKLOAD_SPEC_FIELDS = ("controllerRef", "podGroupTemplates")
+V1ALPHA2_DISRUPTION_MODES = {"Pod": "single", "PodGroup": "all"}
+"""v1alpha2's DisruptionMode string -> the v1beta1 DisruptionMode member it means."""
 
 
 def object_ref(doc: dict[str, Any]) -> str:
@@ -150,6 +175,11 @@ def to_internal(doc: dict[str, Any], source: str = "") -> tuple[dict[str, Any], 
         elif kind == "ResourceClaimTemplate":
             spec = out.get("spec")
             _claim_spec_from_v1beta1(spec.get("spec") if isinstance(spec, dict) else None, "spec.spec", fail)
+    elif version == SCHEDULING_V1ALPHA2:
+        if kind == "PodGroup":
+            _pod_group_from_v1alpha2(out, fail)
+        else:
+            _workload_from_v1alpha2(out, fail)
     # DeviceTaintRule v1alpha3: the same field names, a superset of v1beta2's selector.
     if errors:
         raise ValidationErrors(errors)
@@ -248,15 +278,83 @@ def _request_from_v1beta1(request: dict[str, Any], path: str, fail: Any) -> None
     request["exactly"] = exactly
 
 
+def _unknown_v1alpha2(obj: dict[str, Any], known: tuple[str, ...], path: str, fail: Any) -> None:
+    for key in obj:
+        if key not in known:
+            fail(f"{path}.{key}", unknown_field_reason(key, known, f" in {SCHEDULING_V1ALPHA2}"))
+
+
+def _disruption_from_v1alpha2(obj: dict[str, Any], path: str, fail: Any) -> None:
+    """`disruptionMode: Pod | PodGroup` -> `{single: {}} | {all: {}}`."""
+    if "disruptionMode" not in obj or obj["disruptionMode"] is None:
+        return
+    mode = obj["disruptionMode"]
+    member = V1ALPHA2_DISRUPTION_MODES.get(mode) if isinstance(mode, str) else None
+    if member is None:
+        fail(f"{path}.disruptionMode", f"must be one of Pod, PodGroup, got {mode!r}")
+        return
+    obj["disruptionMode"] = {member: {}}
+
+
+def _pod_group_from_v1alpha2(doc: dict[str, Any], fail: Any) -> None:
+    """`podGroupTemplateRef.workload` -> `workloadRef`; disruptionMode (module docstring)."""
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return
+    _unknown_v1alpha2(spec, V1ALPHA2_POD_GROUP_SPEC_FIELDS, "spec", fail)
+    _disruption_from_v1alpha2(spec, "spec", fail)
+    ref = spec.pop("podGroupTemplateRef", None)
+    if ref is None:
+        return
+    path = "spec.podGroupTemplateRef"
+    if not isinstance(ref, dict):
+        fail(path, f"must be an object, got {type(ref).__name__}")
+        return
+    _unknown_v1alpha2(ref, ("workload",), path, fail)
+    workload = ref.get("workload")
+    if workload is None:
+        return
+    if not isinstance(workload, dict):
+        fail(f"{path}.workload", f"must be an object, got {type(workload).__name__}")
+        return
+    _unknown_v1alpha2(workload, ("workloadName", "podGroupTemplateName"), f"{path}.workload", fail)
+    renamed = {"workloadName": "workloadName", "podGroupTemplateName": "templateName"}
+    spec["workloadRef"] = {renamed[k]: v for k, v in workload.items() if k in renamed}
+
+
+def _workload_from_v1alpha2(doc: dict[str, Any], fail: Any) -> None:
+    """A v1alpha2 Workload: the v1beta1 shape but for its templates' disruptionMode."""
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return
+    _unknown_v1alpha2(spec, V1ALPHA2_WORKLOAD_SPEC_FIELDS, "spec", fail)
+    templates = spec.get("podGroupTemplates")
+    for i, template in enumerate(templates if isinstance(templates, list) else []):
+        if isinstance(template, dict):
+            path = f"spec.podGroupTemplates[{i}]"
+            _unknown_v1alpha2(template, V1ALPHA2_TEMPLATE_FIELDS, path, fail)
+            _disruption_from_v1alpha2(template, path, fail)
+
+
 _V1BETA1_REQUEST_PATH = re.compile(r"(\.requests\[\d+\])\.exactly(?=[.\[]|$)")
 _V1BETA1_DEVICE_PATH = re.compile(
     r"^(spec\.devices\[\d+\])\.(" + "|".join(V1BETA1_BASIC_FIELDS) + r")(?=[.\[]|$)"
 )
 
 
+_V1ALPHA2_REF_PATH = re.compile(r"^spec\.workloadRef(?:\.(workloadName|templateName))?")
+
+
+def _v1alpha2_ref(match: re.Match[str]) -> str:
+    field = {"templateName": ".podGroupTemplateName", "workloadName": ".workloadName"}.get(match[1] or "", "")
+    return f"spec.podGroupTemplateRef.workload{field}"
+
+
 def original_path(path: str, kind: str, version: str | None) -> str:
     """A v1 field path written back in the user's version, so a message points at what
     the user wrote (`spec.devices[0].basic.capacity...` for a v1beta1 slice)."""
+    if version == SCHEDULING_V1ALPHA2 and kind == "PodGroup":
+        return _V1ALPHA2_REF_PATH.sub(_v1alpha2_ref, path)
     if version != RESOURCE_V1BETA1:
         return path
     if kind == "ResourceSlice":

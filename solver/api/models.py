@@ -458,7 +458,7 @@ class TopologyConstraint(K8sModel):
 
 
 class PodGroupSchedulingConstraints(K8sModel):
-    """KEP-5732 (gate TopologyAwareWorkloadScheduling): a gang's pods on nodes with one value
+    """KEP-5732 (gate TopologyAwareWorkloadScheduling): the group's pods on nodes with one value
     of the node label `topology[0].key` (`pipeline.resolve_gangs`, `encoders.gangs`)."""
 
     topology: list[TopologyConstraint] = Field(default_factory=list)
@@ -470,42 +470,115 @@ class PodGroupResourceClaim(K8sModel):
     resource_claim_template_name: str | None = None
 
 
-class WorkloadPodGroupTemplateReference(K8sModel):
-    workload_name: str
-    pod_group_template_name: str
+class WorkloadReference(K8sModel):
+    """v1beta1 `spec.workloadRef` (v1alpha2 `spec.podGroupTemplateRef.workload`, converted):
+    the Workload and its template the PodGroup was created from."""
+
+    workload_name: str = ""
+    template_name: str = ""
 
 
-class PodGroupTemplateReference(K8sModel):
-    workload: WorkloadPodGroupTemplateReference | None = None
+class PodGroupPolicyFields(K8sModel):
+    """What a PodGroup's spec and a Workload's template both carry: the controller copies the
+    one into the other when it creates the PodGroup."""
 
-
-class PodGroupSpec(K8sModel):
-    pod_group_template_ref: PodGroupTemplateReference | None = None
     scheduling_policy: PodGroupSchedulingPolicy
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
     resource_claims: list[PodGroupResourceClaim] = Field(default_factory=list)
-    """Group-level claims (gate DRAWorkloadResourceClaims): by name, reserved for the PodGroup
-    (`pipeline.group_claim_owners`); from a template, refused with a reason (not modelled)."""
+    """Group-level claims (gate DRAWorkloadResourceClaims): by name or from a template, one
+    claim for the group, reserved for the PodGroup (`PodGroup.claim_entry`)."""
     disruption_mode: dict[str, Any] | None = None
     priority_class_name: str | None = None
     priority: StrictInt | None = None
     preemption_policy: str | None = None
 
 
+class PodGroupSpec(PodGroupPolicyFields):
+    parent_composite_pod_group_name: str | None = None
+    """v1beta1, gate CompositePodGroup: not modelled (`pipeline.resolve_gangs` refuses it)."""
+    workload_ref: WorkloadReference | None = None
+
+
+class PodGroupResourceClaimStatus(K8sModel):
+    """The name of the claim generated from a group-level template entry (`name`)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
+class PodGroupStatus(K8sModel):
+    conditions: list[dict[str, Any]] = Field(default_factory=list)
+    resource_claim_statuses: list[PodGroupResourceClaimStatus] = Field(default_factory=list)
+
+
 class PodGroup(TypeMeta):
     """KEP-4671 (gate GenericWorkload): pods naming it in `spec.schedulingGroup.podGroupName`
-    are scheduled by its policy; `gang.minCount` makes them all-or-nothing."""
+    are scheduled by its policy; `gang.minCount` makes them all-or-nothing. The policy is the
+    PodGroup's own copy (a controller copies it from its Workload's template); the scheduler
+    never reads the Workload."""
 
     api_version: str = "scheduling.k8s.io/v1beta1"
     kind: Literal["PodGroup"] = "PodGroup"
     spec: PodGroupSpec
-    status: dict[str, Any] | None = None
+    status: PodGroupStatus | None = None
 
     @property
     def min_count(self) -> int | None:
-        """The gang's minCount; None for the basic policy (no group semantics)."""
+        """The gang's minCount; None for the basic policy (no all-or-nothing)."""
         gang = self.spec.scheduling_policy.gang
         return gang.min_count if gang is not None else None
+
+    def claim_entry(self, entry: PodResourceClaim) -> PodGroupResourceClaim | None:
+        """KEP-5729: the group-level claim a pod's `spec.resourceClaims` entry asks for — one
+        with the same name, resourceClaimName and resourceClaimTemplateName — or None (the
+        entry is the pod's own)."""
+        want = (entry.name, entry.resource_claim_name, entry.resource_claim_template_name)
+        return next(
+            (
+                e
+                for e in self.spec.resource_claims
+                if (e.name, e.resource_claim_name, e.resource_claim_template_name) == want
+            ),
+            None,
+        )
+
+    def generated_claim_name(self, entry: str) -> str:
+        """The name of the claim generated for the template entry `entry`: the one
+        `status.resourceClaimStatuses` records (upstream's `<podgroup>-<entry>-<random>`, as a
+        cluster dump has it), else `<podgroup>-<entry>`, ours (the random part left out for
+        reproducible output, as for a pod's claims)."""
+        for status in self.status.resource_claim_statuses if self.status else []:
+            if status.name == entry and status.resource_claim_name:
+                return status.resource_claim_name
+        return f"{self.metadata.name}-{entry}"
+
+
+class PodGroupTemplate(PodGroupPolicyFields):
+    """One template of a Workload: what a controller copies into the PodGroups it creates."""
+
+    name: str = ""
+
+
+class TypedLocalObjectReference(K8sModel):
+    api_group: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+class WorkloadSpec(K8sModel):
+    controller_ref: TypedLocalObjectReference | None = None
+    pod_group_templates: list[PodGroupTemplate] = Field(default_factory=list)
+    composite_pod_group_templates: list[dict[str, Any]] = Field(default_factory=list)
+    """v1beta1, gate CompositePodGroup: carried, not interpreted (nothing schedules from it)."""
+
+
+class Workload(TypeMeta):
+    """KEP-4671 (gate GenericWorkload): the templates controllers create PodGroups from. Read,
+    validated and referenced by PodGroups (`spec.workloadRef`); it decides nothing itself."""
+
+    api_version: str = "scheduling.k8s.io/v1beta1"
+    kind: Literal["Workload"] = "Workload"
+    spec: WorkloadSpec
 
 
 # --- core/v1: interpreted fields strict, the rest carried --------------------------------
@@ -654,6 +727,7 @@ KINDS: dict[str, type[TypeMeta]] = {
         DeviceTaintRule,
         PriorityClass,
         PodGroup,
+        Workload,
         Pod,
         Node,
     )

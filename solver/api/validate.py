@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.convert import original_path
 from dra_solver.api.models import (
     CapacityRequestPolicy,
     CapacityRequirements,
@@ -46,11 +47,15 @@ from dra_solver.api.models import (
     NodeSelector,
     Pod,
     PodGroup,
+    PodGroupResourceClaim,
+    PodGroupSchedulingConstraints,
+    PodGroupSchedulingPolicy,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceRequirements,
     ResourceSlice,
     TypeMeta,
+    Workload,
 )
 from dra_solver.api.quantity import Quantity
 from dra_solver.api.strict import did_you_mean
@@ -77,6 +82,8 @@ MAX_POOL_NAME_LENGTH = 253
 MAX_COUNTER_SETS_PER_SLICE = 8
 MAX_COUNTERS_PER_SET = 32
 MAX_CONSUMES_COUNTERS = 2
+MAX_POD_GROUP_TEMPLATES = 8
+MAX_POD_GROUP_RESOURCE_CLAIMS = 4
 MAX_COUNTERS_PER_CONSUMPTION = 32
 MAX_VALID_VALUES = 10
 MAX_BINDING_CONDITIONS = 4
@@ -189,14 +196,16 @@ class _Report:
     """Errors of one object; each rule only has to name the field and the reason."""
 
     def __init__(self, obj: TypeMeta, source: str = "", cel_check: CelCheck | None = None) -> None:
-        # An object converted from an older apiVersion is named with it: the paths are in
-        # v1 form, and the user should see why they differ from what was written.
+        # An object converted from an older apiVersion is named with it, and its paths are
+        # written back in that version (`convert.original_path`) where the two differ.
         self.ref = f"{obj.ref} ({obj.converted_from})" if obj.converted_from else obj.ref
+        self.kind, self.version = obj.kind, obj.converted_from
         self.source = source
         self.cel_check = cel_check
         self.errors: list[InputError] = []
 
     def add(self, field: str, reason: str) -> None:
+        field = original_path(field, self.kind, self.version)
         self.errors.append(InputError(reason, obj=self.ref, field=field, source=self.source))
 
     def max_items(self, field: str, items: Sequence[Any] | None, limit: int) -> None:
@@ -263,6 +272,8 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
             _validate_taint_rule(report, obj)
         case PodGroup():
             _validate_pod_group(report, obj)
+        case Workload():
+            _validate_workload(report, obj)
         case _:
             pass
     return report.errors
@@ -285,7 +296,7 @@ def validate_cluster(
     messages start with the file name). With `gates`, claims and templates that use a field
     of a disabled feature are errors too (`gate_problems`), as the allocator refuses them.
     Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes,
-    DeviceTaintRules, PriorityClasses, PodGroups, then the pool problems.
+    DeviceTaintRules, PriorityClasses, PodGroups, Workloads, then the pool problems.
     """
     objects: list[TypeMeta] = [
         *cluster.classes.values(),
@@ -297,6 +308,7 @@ def validate_cluster(
         *cluster.taint_rules.values(),
         *cluster.priority_classes.values(),
         *cluster.pod_groups.values(),
+        *cluster.workloads.values(),
     ]
     classes = set(cluster.classes)
     errors: list[InputError] = []
@@ -309,7 +321,9 @@ def validate_cluster(
                 errors.extend(gate_problems(obj, gates, source))
         if isinstance(obj, Pod):
             errors.extend(_missing_pod_references(obj, cluster, source))
-    errors.extend(_shared_too_widely(cluster, source_of))
+        if isinstance(obj, PodGroup):
+            errors.extend(_missing_group_references(obj, cluster, source))
+    errors.extend(_shared_too_widely(cluster, source_of, gates))
     if pools:
         errors.extend(pool_problems(cluster.slices, source_of))
     return errors
@@ -357,6 +371,50 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
         report.add(
             "spec.schedulingGroup.podGroupName",
             f"PodGroup {ns}/{group.pod_group_name} not found in the input{hint}",
+        )
+    return report.errors
+
+
+def _missing_group_references(group: PodGroup, cluster: Cluster, source: str) -> list[InputError]:
+    """A PodGroup's group-level claims and templates must exist, as a pod's (upstream: its
+    pods wait for them); its `workloadRef` must not be contradicted by the input: the Workload
+    missing while other Workloads of the namespace are there (a typo, or a missing file), or
+    there without the template. Upstream never resolves that reference (the scheduler reads
+    the PodGroup's own policy), so a dump without any Workload of the namespace is valid."""
+    report = _Report(group, source)
+    ns = group.metadata.namespace or "default"
+    for i, entry in enumerate(group.spec.resource_claims):
+        path = _idx("spec.resourceClaims", i)
+        refs: list[tuple[str, str | None, Mapping[tuple[str, str], object]]] = [
+            ("ResourceClaim", entry.resource_claim_name, cluster.claims),
+            ("ResourceClaimTemplate", entry.resource_claim_template_name, cluster.templates),
+        ]
+        for kind, name, index in refs:
+            field = "resourceClaimName" if kind == "ResourceClaim" else "resourceClaimTemplateName"
+            if name and (ns, name) not in index:
+                report.add(
+                    f"{path}.{field}",
+                    f"{kind} {ns}/{name} not found in the input" + did_you_mean(name, _names_in(index, ns)),
+                )
+    ref = group.spec.workload_ref
+    if ref is None or not ref.workload_name:
+        return report.errors
+    workload = cluster.workloads.get((ns, ref.workload_name))
+    known = _names_in(cluster.workloads, ns)
+    if workload is None:
+        if known:
+            report.add(
+                "spec.workloadRef.workloadName",
+                f"Workload {ns}/{ref.workload_name} not found in the input"
+                + (did_you_mean(ref.workload_name, known) or f"; known: {', '.join(known[:10])}"),
+            )
+        return report.errors
+    names = [t.name for t in workload.spec.pod_group_templates]
+    if ref.template_name and ref.template_name not in names:
+        hint = did_you_mean(ref.template_name, names) or (f"; known: {', '.join(names)}" if names else "")
+        report.add(
+            "spec.workloadRef.templateName",
+            f"Workload {ns}/{ref.workload_name} has no pod group template {ref.template_name!r}{hint}",
         )
     return report.errors
 
@@ -550,15 +608,24 @@ def gate_problems(
     return report.errors
 
 
-def _shared_too_widely(cluster: Cluster, source_of: Callable[[TypeMeta], str] | None) -> list[InputError]:
+def _shared_too_widely(
+    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None, gates: FeatureGates | None = None
+) -> list[InputError]:
     """An unallocated claim that more pods name than `status.reservedFor` can hold: the
-    allocator refuses to reserve it (MAX_RESERVED_FOR)."""
+    allocator refuses to reserve it (MAX_RESERVED_FOR). A pod using it as its PodGroup's
+    group-level claim (KEP-5729, both gates on) is not a consumer: the PodGroup is, once —
+    lifting that limit is what the KEP is for."""
+    gates = gates or FeatureGates()
+    grouped = gates.GenericWorkload and gates.DRAWorkloadResourceClaims
     users: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for pod in cluster.pods.values():
         ns = pod.metadata.namespace or "default"
+        ref = pod.spec.scheduling_group
+        group = cluster.pod_groups.get((ns, ref.pod_group_name)) if grouped and ref is not None else None
         for e in pod.spec.resource_claims:
             if e.resource_claim_name:
-                users.setdefault((ns, e.resource_claim_name), set()).add(("pods", pod.metadata.name))
+                user = ("podgroups", group.metadata.name) if group and group.claim_entry(e) else None
+                users.setdefault((ns, e.resource_claim_name), set()).add(user or ("pods", pod.metadata.name))
     errors = []
     for key, pods in users.items():
         claim = cluster.claims.get(key)
@@ -570,8 +637,8 @@ def _shared_too_widely(cluster: Cluster, source_of: Callable[[TypeMeta], str] | 
             report = _Report(claim, source_of(claim) if source_of else "")
             report.add(
                 "status.reservedFor",
-                f"{n} consumers (pods) use this claim; it can be reserved for at most {MAX_RESERVED_FOR} "
-                "consumers (ResourceClaimReservedForMaxSize)",
+                f"{n} consumers (pods, PodGroups) use this claim; it can be reserved for at most "
+                f"{MAX_RESERVED_FOR} consumers (ResourceClaimReservedForMaxSize)",
             )
             errors.extend(report.errors)
     return errors
@@ -765,24 +832,88 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
 
 
 def _validate_pod_group(report: _Report, group: PodGroup) -> None:
-    """KEP-4671's API rules for the policy: exactly one of basic and gang, minCount >= 1."""
-    policy = group.spec.scheduling_policy
+    """KEP-4671's API rules: the policy, constraints and group-level claims, and a complete
+    `workloadRef` when one is given."""
+    spec = group.spec
+    _validate_group_fields(report, "spec", spec.scheduling_policy, spec.scheduling_constraints)
+    _validate_group_claims(report, "spec.resourceClaims", spec.resource_claims)
+    ref = spec.workload_ref
+    if ref is not None:
+        for field, value in (("workloadName", ref.workload_name), ("templateName", ref.template_name)):
+            if not value:
+                report.add(f"spec.workloadRef.{field}", "required: the reference must name it")
+
+
+def _validate_workload(report: _Report, workload: Workload) -> None:
+    """A Workload's templates: 1 to 8 (or composite templates instead, v1beta1), unique DNS
+    label names, each with the rules of a PodGroup's policy, constraints and claims; a
+    controllerRef names its kind and object."""
+    spec = workload.spec
+    templates = spec.pod_group_templates
+    if bool(templates) == bool(spec.composite_pod_group_templates):
+        found = "both are set" if templates else "neither is set"
+        report.add(
+            "spec.podGroupTemplates",
+            f"exactly one of podGroupTemplates, compositePodGroupTemplates must be set, {found}",
+        )
+    report.max_items("spec.podGroupTemplates", templates, MAX_POD_GROUP_TEMPLATES)
+    seen: set[str] = set()
+    for i, template in enumerate(templates):
+        path = _idx("spec.podGroupTemplates", i)
+        _check_name(report, f"{path}.name", template.name, "pod group template")
+        if template.name and template.name in seen:
+            report.add(f"{path}.name", f"duplicate pod group template name {template.name!r}")
+        seen.add(template.name)
+        _validate_group_fields(report, path, template.scheduling_policy, template.scheduling_constraints)
+        _validate_group_claims(report, f"{path}.resourceClaims", template.resource_claims)
+    ref = spec.controller_ref
+    if ref is not None:
+        for field, value in (("kind", ref.kind), ("name", ref.name)):
+            if not value:
+                report.add(f"spec.controllerRef.{field}", "required: the reference must name it")
+
+
+def _validate_group_fields(
+    report: _Report,
+    base: str,
+    policy: PodGroupSchedulingPolicy,
+    constraints: PodGroupSchedulingConstraints | None,
+) -> None:
+    """A PodGroup's or template's policy (exactly one of basic and gang, minCount >= 1) and
+    constraints (at most one topology key, not empty)."""
     given = [n for n, v in (("basic", policy.basic), ("gang", policy.gang)) if v is not None]
     if len(given) != 1:
         found = "both are set" if given else "neither is set"
-        report.add("spec.schedulingPolicy", f"exactly one of basic, gang must be set, {found}")
+        report.add(f"{base}.schedulingPolicy", f"exactly one of basic, gang must be set, {found}")
     if policy.gang is not None and policy.gang.min_count < 1:
-        report.add("spec.schedulingPolicy.gang.minCount", f"must be at least 1, got {policy.gang.min_count}")
-    constraints = group.spec.scheduling_constraints
-    if constraints is not None and len(constraints.topology) > 1:
-        report.add("spec.schedulingConstraints.topology", "must have at most 1 entries")
-    for i, claim in enumerate(group.spec.resource_claims):
-        path = _idx("spec.resourceClaims", i)
+        report.add(
+            f"{base}.schedulingPolicy.gang.minCount", f"must be at least 1, got {policy.gang.min_count}"
+        )
+    if constraints is not None:
+        path = f"{base}.schedulingConstraints.topology"
+        if len(constraints.topology) > 1:
+            report.add(path, "must have at most 1 entries")
+        for i, t in enumerate(constraints.topology):
+            if not t.key:
+                report.add(f"{_idx(path, i)}.key", "required: a node label key")
+
+
+def _validate_group_claims(report: _Report, path: str, claims: Sequence[PodGroupResourceClaim]) -> None:
+    """KEP-5729: at most 4 group-level claims, unique DNS label names, each exactly one of
+    resourceClaimName and resourceClaimTemplateName."""
+    report.max_items(path, claims, MAX_POD_GROUP_RESOURCE_CLAIMS)
+    seen: set[str] = set()
+    for i, claim in enumerate(claims):
+        entry = _idx(path, i)
+        _check_name(report, f"{entry}.name", claim.name, "group resource claim")
+        if claim.name in seen:
+            report.add(f"{entry}.name", f"duplicate group resource claim name {claim.name!r}")
+        seen.add(claim.name)
         given = [n for n in (claim.resource_claim_name, claim.resource_claim_template_name) if n]
         if len(given) != 1:
             found = "both are set" if given else "neither is set"
             report.add(
-                path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
+                entry, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
             )
 
 

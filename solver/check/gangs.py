@@ -8,10 +8,11 @@ names (`spec.schedulingGroup.podGroupName`, same namespace), it counts the pods 
 places and the pods of the group already bound to a node (not Succeeded/Failed, not in the
 plan) and reports the gang when that sum is below minCount.
 
-Topology (KEP-5732, `spec.schedulingConstraints.topology[0].key`, with `topology` on): the
-placed pods (at the nodes of `nodes`) and the group's bound pods must all run on nodes whose
-Node objects carry that label with one value; a node without the label, or two values, is a
-violation.
+Topology (KEP-5732, `spec.schedulingConstraints.topology[0].key`, with `topology` on), for
+a PodGroup of either policy (upstream's placement cycle reads the constraint, not the policy):
+the placed pods (at the nodes of `nodes`) and the group's bound pods must all run on nodes
+whose Node objects carry that label with one value; a node without the label, or two values,
+is a violation.
 """
 
 from __future__ import annotations
@@ -74,12 +75,12 @@ def check_gangs(
 def _topology(
     cluster: Cluster, where: Mapping[tuple[str, str], list[tuple[str, str | None]]]
 ) -> list[Violation]:
-    """Gangs with a topology key whose placed and bound pods do not share one label value."""
+    """PodGroups with a topology key whose placed and bound pods do not share one label value."""
     out: list[Violation] = []
     for (ns, name), pods in sorted(where.items()):
         group = cluster.pod_groups.get((ns, name))
         sc = group.spec.scheduling_constraints if group is not None else None
-        if group is None or group.min_count is None or sc is None or not sc.topology:
+        if group is None or sc is None or not sc.topology:
             continue
         key = sc.topology[0].key
         values: dict[str | None, str] = {}

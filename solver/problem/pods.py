@@ -6,19 +6,49 @@ by name (`resourceClaimName`) or asks for one per pod from a template
 We generate that claim in memory (never mutating the template) so the pod can be allocated
 offline. Generated names follow upstream's `<pod>-<entry>-` prefix; the random suffix
 upstream adds is left out for reproducible output.
+
+A pod's template entry that matches its PodGroup's group-level entry exactly (KEP-5729, gates
+GenericWorkload and DRAWorkloadResourceClaims) asks for the one claim generated for the whole
+group instead (upstream's ResourceClaim controller: `<podgroup>-<entry>-` prefix, owned by the
+PodGroup, its name in the PodGroup's `status.resourceClaimStatuses`): every pod of the group
+gets the same claim, so the pods are joined on one allocation like pods sharing a claim by
+name (`pipeline.join_shared`), and it is reserved for the PodGroup (`pipeline.group_claim_owners`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.api.models import Pod, PodGroup, PodResourceClaim, ResourceClaim, ResourceClaimTemplate
 from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
 from dra_solver.inventory import NodeView, node_selector_matches
 
 
-def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
-    """Every claim the pod uses, in pod order (allocated ones included)."""
+def pod_group_of(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> PodGroup | None:
+    """The PodGroup whose group-level claims the pod may use: the one it names, when it is in
+    the input and both gates are on (None: the defaults)."""
+    gates = gates or FeatureGates()
+    ref = pod.spec.scheduling_group
+    if ref is None or not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims):
+        return None
+    return cluster.pod_groups.get((pod.metadata.namespace or "default", ref.pod_group_name))
+
+
+def group_entry(
+    cluster: Cluster, pod: Pod, entry: PodResourceClaim, gates: FeatureGates | None = None
+) -> PodGroup | None:
+    """The pod's PodGroup when the pod's `spec.resourceClaims` entry is one of the group's
+    claims (`PodGroup.claim_entry`), else None (the entry is the pod's own)."""
+    group = pod_group_of(cluster, pod, gates)
+    return group if group is not None and group.claim_entry(entry) is not None else None
+
+
+def pod_claims(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> list[ResourceClaim]:
+    """Every claim the pod uses, in pod order (allocated ones included); `gates` decide
+    whether the PodGroup's template entries give one claim for the group (None: defaults)."""
     ns = pod.metadata.namespace or "default"
     out: list[ResourceClaim] = []
     for i, entry in enumerate(pod.spec.resource_claims):
@@ -44,25 +74,16 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                     obj=pod.ref,
                     field=f"{field}.resourceClaimTemplateName",
                 )
-            name = _generated_name(pod, entry.name)
+            group = group_entry(cluster, pod, entry, gates)
+            owner = group if group is not None else pod
+            name = (
+                group.generated_claim_name(entry.name)
+                if group is not None
+                else _generated_name(pod, entry.name)
+            )
             existing = cluster.claims.get((ns, name))
-            if existing is not None:
-                out.append(existing)
-                continue
-            meta = template.spec.metadata.dump()
-            meta.update({"name": name, "namespace": ns})
-            annotations = dict(meta.get("annotations") or {})
-            annotations["resource.kubernetes.io/pod-claim-name"] = entry.name
-            meta["annotations"] = annotations
             out.append(
-                ResourceClaim.model_validate(
-                    {
-                        "apiVersion": "resource.k8s.io/v1",
-                        "kind": "ResourceClaim",
-                        "metadata": meta,
-                        "spec": template.spec.spec.dump(),
-                    }
-                )
+                existing if existing is not None else _from_template(template, name, ns, entry.name, owner)
             )
         else:
             raise InputError(
@@ -71,6 +92,36 @@ def pod_claims(cluster: Cluster, pod: Pod) -> list[ResourceClaim]:
                 field=field,
             )
     return out
+
+
+def _from_template(
+    template: ResourceClaimTemplate, name: str, ns: str, entry: str, owner: Pod | PodGroup
+) -> ResourceClaim:
+    """The claim the ResourceClaim controller creates from `template` for `entry`: the
+    template's metadata and spec, upstream's `resource.kubernetes.io/pod-claim-name`
+    annotation, and for a PodGroup's claim its owner reference (the group owns the claim)."""
+    meta = template.spec.metadata.dump()
+    meta.update({"name": name, "namespace": ns})
+    annotations = dict(meta.get("annotations") or {})
+    annotations["resource.kubernetes.io/pod-claim-name"] = entry
+    meta["annotations"] = annotations
+    if isinstance(owner, PodGroup):
+        ref: dict[str, Any] = {
+            "apiVersion": owner.api_version,
+            "kind": "PodGroup",
+            "name": owner.metadata.name,
+        }
+        if owner.metadata.uid:
+            ref["uid"] = owner.metadata.uid
+        meta["ownerReferences"] = [*meta.get("ownerReferences", []), {**ref, "controller": True}]
+    return ResourceClaim.model_validate(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta,
+            "spec": template.spec.spec.dump(),
+        }
+    )
 
 
 def _generated_name(pod: Pod, entry: str) -> str:
