@@ -13,8 +13,8 @@ Stages, in priority order:
    claim is never worse than not placing it).
 1b. "gangs" (max): sum_G on[G] — among plans of the same placed weight, the one that runs the
    most gangs (PodGroups, `encoders.gangs`) whole: a gang's pods placed to their minCount are
-   worth more than the same pods spread over partial gangs beyond it. Mode "free" only, and
-   only with gangs (a constant stage is skipped).
+   worth more than the same pods spread over partial gangs beyond it. Mode "free" only; the
+   stage exists only when the Problem has gangs (basic-policy groups do not count).
 2. "first_available" (min): sum_a chosen[a] * position[a] — earlier subrequests first.
 3. "first_available_order" (min): among answers with the same sum, upstream's search order —
    the earlier request's earlier subrequest. Requests r_1 < r_2 < ... (claim index, then request
@@ -170,13 +170,14 @@ def stages(m: Model, strategy: str) -> list[Stage]:
         devices = tuple((1, u) for d, u in m.used.items() if opens(p.devices[d])) + groups
     else:
         devices = tuple((1, u) for u in m.used.values()) + groups
+    gangs = tuple((1, on) for i, on in sorted(m.gang_on.items()) if p.gangs[i].counted)
     ranks = device_ranks(p, strategy)
     order = tuple((ranks[d], u) for d, u in m.used.items()) + tuple(
         (1, _group_order_cost(m, g.index, ranks)) for g in m.groups
     )
     return [
         Stage("placed", placed, maximize=True, optimise=m.mode == "free"),
-        Stage("gangs", tuple((1, on) for _, on in sorted(m.gang_on.items())), True, m.mode == "free"),
+        *([Stage("gangs", gangs, maximize=True, optimise=m.mode == "free")] if gangs else []),
         Stage("first_available", first, maximize=False),
         *order_stages,
         Stage("devices", devices, maximize=strategy == "spread"),

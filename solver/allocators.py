@@ -544,6 +544,7 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
             need[name],
             tuple(gs),
             tuple(frozenset(ns) for _, ns in job.gangs[name].domains) if job.gangs[name].topology else (),
+            counted=not job.gangs[name].basic,
         )
         for name, gs in sorted(groups.items())
     )
@@ -557,7 +558,7 @@ def not_aggregated(job: Job, gangs: bool = False) -> str | None:
     a pod asking for an extended resource a DeviceClass maps (DRA may serve it, so its claims
     depend on the node), pods without claims under node limits."""
     if job.gangs and not gangs:
-        return "pods belong to gangs (PodGroups with minCount)"
+        return "pods belong to gangs (PodGroups with minCount, or with a topology constraint)"
     if any(g.topology for g in job.gangs.values()):
         return "a gang has a topology constraint"
     if any(u.gang_pods(job.gangs) and (len(u.members) > 1 or not u.claims) for u in job.units):

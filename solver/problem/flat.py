@@ -177,6 +177,9 @@ class GangInfo:
     domains: tuple[frozenset[str], ...] = ()
     """KEP-5732 topology: the node sets (one per label value) of which the gang's placed pods
     use exactly one; empty: no topology constraint."""
+    counted: bool = True
+    """Whether placing it counts in the "gangs" objective level (`encoders.objective`); False
+    for a basic-policy PodGroup with a topology constraint, whose flag only picks a domain."""
 
 
 @dataclass(frozen=True)
