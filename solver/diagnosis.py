@@ -122,7 +122,7 @@ def explain(
     if pod is not None:
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
         claims = [
-            c for c in pod_claims(cluster, pod_obj) if c.status is None or c.status.allocation is None
+            c for c in pod_claims(cluster, pod_obj, gates) if c.status is None or c.status.allocation is None
         ]
         subject = f"pod {pod_obj.namespaced_name}"
     else:
@@ -165,7 +165,7 @@ class _Run:
         self.cache = cache or EvalCache()
         self.views = LocalViews(cluster)
         self.holders = _holders(cluster)
-        self.pod_claims = pod_claims(cluster, pod) if pod is not None else []
+        self.pod_claims = pod_claims(cluster, pod, gates) if pod is not None else []
         self.blocking: dict[Hashable, list[Group] | None] = {}
 
     def local(self, node: str | None, cluster: Cluster | None = None) -> Cluster:

@@ -15,7 +15,7 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, plan
+from dra_solver import Cluster, plan, why
 from dra_solver.api.models import PodGroup, Workload
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check, check_gangs
@@ -486,3 +486,15 @@ def test_reference_places_a_basic_groups_pods_together_where_the_queue_reaches_t
     assert [p.name for p in out.pods] == ["default/g0", "default/lone", "default/g1"]  # input order kept
     off = plan(cluster, allocator="reference", feature_gates="GenericWorkload=false")
     assert placed(off) == {"g0": "node-0", "lone": "node-0", "g1": None}
+
+
+@pytest.mark.parametrize(
+    ("gates", "shared"), [(None, "train-shared"), ("DRAWorkloadResourceClaims=false", "w0-shared")]
+)
+def test_explain_sees_the_claims_the_gates_give_the_pod(gates: str | None, shared: str) -> None:
+    entries = [from_template("shared", "one-gpu"), from_template("own", "one-gpu")]
+    group = pod_group("train", 2, resourceClaims=[from_template("shared", "one-gpu")])
+    objs = [device_class("gpu"), *gpu_nodes([1]), claim_template("one-gpu"), group]
+    objs += [pod(f"w{i}", entries, "train") for i in range(2)]
+    text = why(Cluster.from_objects(objs), pod="w0", feature_gates=gates).text()
+    assert f"claims default/{shared}, default/w0-own can each be allocated alone but not together" in text
