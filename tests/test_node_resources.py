@@ -468,6 +468,11 @@ RES = "spec.containers[0].resources"
             "spec.containers[0].resources.requests[example.com/gpu]",
             "equal to the limit",
         ),
+        (  # KEP-5004's implicit name is in the kubernetes.io domain, yet an extended resource
+            {"limits": {"deviceclass.resource.kubernetes.io/gpu": "500m"}},
+            "spec.containers[0].resources.limits[deviceclass.resource.kubernetes.io/gpu]",
+            "integer",
+        ),
     ],
 )
 def test_validate_rejects_resources_the_api_server_rejects(resources: dict, field: str, words: str) -> None:

@@ -597,6 +597,21 @@ class ResourceClaimRef(K8sModel):
     request: str | None = None
 
 
+NATIVE_DOMAIN = "kubernetes.io/"
+DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
+"""KEP-5004's implicit extended resource name of a DeviceClass: `<prefix><class name>`."""
+
+
+def is_extended(name: str) -> bool:
+    """An extended resource (`example.com/gpu`) or DRA's implicit per-class name; native names
+    (no domain, or the kubernetes.io domain) are not. One rule for validation (whole units,
+    requests equal to limits) and for the planner (`problem.resources`), so that what
+    `validate` accepts is what `plan` counts."""
+    if name.startswith(DRA_PREFIX):
+        return True
+    return "/" in name and NATIVE_DOMAIN not in name and not name.startswith("requests.")
+
+
 class ResourceRequirements(K8sModel):
     limits: dict[str, Quantity] = Field(default_factory=dict)
     requests: dict[str, Quantity] = Field(default_factory=dict)

@@ -56,6 +56,7 @@ from dra_solver.api.models import (
     ResourceSlice,
     TypeMeta,
     Workload,
+    is_extended,
 )
 from dra_solver.api.quantity import Quantity
 from dra_solver.api.strict import did_you_mean
@@ -926,15 +927,14 @@ def _validate_resources(report: _Report, path: str, res: ResourceRequirements) -
             field = f"{path}.{kind}[{name}]"
             if q.sign() < 0:
                 report.add(field, f"must be greater than or equal to 0, got {q}")
-            elif "/" in name and "kubernetes.io/" not in name and not q.is_integer():
+            elif is_extended(name) and not q.is_integer():
                 report.add(field, f"must be an integer: extended resources are whole units, got {q}")
     for name, q in res.requests.items():
         limit = res.limits.get(name)
         if limit is None:
             continue
-        extended = "/" in name and "kubernetes.io/" not in name
         field = f"{path}.requests[{name}]"
-        if extended and q != limit:
+        if is_extended(name) and q != limit:
             report.add(field, f"must be equal to the limit {limit} (an extended resource), got {q}")
         elif q > limit:
             report.add(field, f"must be less than or equal to the limit {limit}, got {q}")

@@ -32,12 +32,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from dra_solver.api.models import (
+    DRA_PREFIX,
     DeviceClass,
     Pod,
     PodExtendedResourceClaimStatus,
     ResourceClaim,
+    is_extended,
 )
-from dra_solver.problem.resources import DRA_PREFIX, Amounts, container_requests, is_extended
+from dra_solver.problem.resources import Amounts, container_requests
 
 CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 

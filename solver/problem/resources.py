@@ -28,15 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dra_solver.api.models import Container, Node, Pod
+from dra_solver.api.models import Container, Node, Pod, is_extended
 from dra_solver.api.quantity import Quantity
 
 Amounts = dict[str, int]
 
 PODS = "pods"
 CORE = ("cpu", "memory", "ephemeral-storage")
-NATIVE_DOMAIN = "kubernetes.io/"
-DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
 POD_LEVEL = ("cpu", "memory")
 DONE_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -44,14 +42,6 @@ DONE_PHASES = frozenset({"Succeeded", "Failed"})
 def amount(name: str, q: Quantity) -> int:
     """A quantity as the scheduler counts it: millicores for cpu, units (rounded up) otherwise."""
     return q.milli_value() if name == "cpu" else q.value()
-
-
-def is_extended(name: str) -> bool:
-    """An extended resource (`example.com/gpu`) or DRA's implicit per-class name; native names
-    (no domain, or the kubernetes.io domain) are not."""
-    if name.startswith(DRA_PREFIX):
-        return True
-    return "/" in name and NATIVE_DOMAIN not in name and not name.startswith("requests.")
 
 
 def is_checked(name: str) -> bool:
