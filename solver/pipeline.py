@@ -194,12 +194,12 @@ def _what_if(
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
 
-    def units_for(c: Cluster, names: Sequence[str]) -> list[Unit]:
+    def job_for(c: Cluster, names: list[str]) -> Job:
         units = join_shared(resolve_units(c, pods, priorities, opts.feature_gates))
-        return [with_nodes(c, u, names, gates=opts.feature_gates) for u in units]
+        return make_job(c, [with_nodes(c, u, names, gates=opts.feature_gates) for u in units], names, opts)
 
     outcome, added, units, expanded = plan_with_templates(
-        cluster, units_for, node_list, opts, templates, max_new_nodes
+        cluster, job_for, node_list, opts, templates, max_new_nodes
     )
     result = _per_pod(expanded, units, outcome, opts.feature_gates)
     result.added_nodes, result.added_slices = added.nodes, added.slices

@@ -53,7 +53,7 @@ are ordinary candidate nodes. Which plan is used when:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -62,9 +62,7 @@ from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, U
 from dra_solver.allpatterns import enumerate_classes
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
-from dra_solver.cel import EvalCache
 from dra_solver.classes import NodeClass, PodClass, node_classes, pod_classes
-from dra_solver.demand import NodeBook
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
 from dra_solver.master import (
@@ -101,14 +99,15 @@ class Added:
 
 def plan_with_templates(
     cluster: Cluster,
-    units_for: Any,
+    job_for: Callable[[Cluster, list[str]], Job],
     nodes: Sequence[str],
     options: Any,
     templates: Sequence[NodeTemplate],
     max_new_nodes: int,
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
-    """The what-if plan (see the module docstring). `units_for(cluster, node_list)` resolves
-    the pods on a cluster with the copies (`pipeline.plan` passes its own resolution).
+    """The what-if plan (see the module docstring). `job_for(cluster, node_list)` is the run
+    on a cluster with the copies: its pods resolved and its gangs (`pipeline.make_job`, which
+    `pipeline.plan` passes: this module cannot import the pipeline that imports it).
     Returns the plan (per unit), what is added, the units and the cluster with every copy."""
     if max_new_nodes < 0:
         raise InputError(f"--max-new-nodes must be >= 0, got {max_new_nodes}")
@@ -117,8 +116,8 @@ def plan_with_templates(
     expanded, copies = with_copies(cluster, templates, [max_new_nodes] * len(templates))
     order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
     node_list = [*nodes, *(n for t in order for n in copies[t])]
-    units: list[Unit] = units_for(expanded, node_list)
-    job = _job(expanded, units, node_list, options)
+    job = job_for(expanded, node_list)
+    units = list(job.units)
     first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
     first.stats["reference_placed"] = first.placed
     if options.allocator == "reference":
@@ -131,27 +130,10 @@ def plan_with_templates(
             outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
             outcome.stats.update(agg.stats)
         else:
-            return _greedy(cluster, units_for, nodes, options, templates, copies, max_new_nodes, agg)
+            return _greedy(cluster, job_for, nodes, options, templates, copies, max_new_nodes, agg)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome, _added(expanded, outcome, templates, copies), units, expanded
-
-
-def _job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Any) -> Job:
-    """What the allocators see (as `pipeline.make_job`, which imports this module)."""
-    cache = options.cache if options.cache is not None else EvalCache()
-    book = NodeBook(cluster, list(nodes), options.feature_gates)
-    return Job(
-        cluster,
-        tuple(units),
-        tuple(nodes),
-        options.feature_gates,
-        cache,
-        options.seed,
-        options.strategy,
-        options.time_limit,
-        book,
-    )
 
 
 def _added(
@@ -174,7 +156,7 @@ def _added(
 
 def _greedy(
     cluster: Cluster,
-    units_for: Any,
+    job_for: Callable[[Cluster, list[str]], Job],
     nodes: Sequence[str],
     options: Any,
     templates: Sequence[NodeTemplate],
@@ -183,16 +165,18 @@ def _greedy(
     why: str,
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
     """The per-device fallback: copies added one at a time, the best weight gain per cost
-    first, until the weight of the plan with every copy is reached."""
+    first, until the weight of the plan with every copy is reached. When no single copy adds
+    weight before that (a gang that needs several nodes at once), it starts again from every
+    copy and removes them, costliest template first, while the weight stays — fewest unplaced
+    pods come before cost."""
 
     def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
         c, _ = with_copies(cluster, templates, counts)
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
-        units = units_for(c, names)
-        job = _job(c, units, names, options)
+        job = job_for(c, names)
         first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
         first.stats["reference_placed"] = first.placed
-        return ALLOCATORS[options.allocator].improve(job, first), units, c
+        return ALLOCATORS[options.allocator].improve(job, first), list(job.units), c
 
     full = [max_new_nodes] * len(templates)
     target = attempt(full)[0].weight
@@ -212,6 +196,16 @@ def _greedy(
             break
         _, _, got, counts = min(trials, key=lambda x: (x[0], x[1]))
         best = got
+    if best[0].weight < target:  # no single copy helps (a gang needs several at once): trim down
+        counts, best = list(full), attempt(full)
+        for t in sorted(range(len(templates)), key=lambda t: (-templates[t].cost, t)):
+            while counts[t] > 0:
+                fewer = list(counts)
+                fewer[t] -= 1
+                got = attempt(fewer)
+                if got[0].weight < target:
+                    break
+                counts, best = fewer, got
     outcome, units, c = best
     outcome.stats["aggregated"] = f"no: {why}; copies added one at a time (greedy)"
     named = [copies[t][: counts[t]] for t in range(len(templates))]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from builders import device, device_class, request, resource_slice
+from test_gangs import gpu_pod, pod_group
 from typer.testing import CliRunner
 
 from dra_solver import Cluster, NodeTemplate, fill, plan
@@ -248,3 +249,27 @@ def test_cli_plan_with_node_template_prints_the_added_objects(tmp_path: Any) -> 
     assert res.exit_code == 0, res.output
     assert "add 3 × gpu-8x (cost 6)" in res.stderr
     assert '"name": "gpu-8x-3"' in res.stdout
+
+
+def gang_and_lone() -> Cluster:
+    """A gang of 3 pods x 4 GPUs (minCount 3) and a lone 2-GPU pod on one 4-GPU node."""
+    objs: list[dict[str, Any]] = [device_class("gpu"), *node("n0", 4), pod_group("train", 3)]
+    for i in range(3):
+        objs += gpu_pod(f"w{i}", 4, "train")
+    return Cluster.from_objects(objs + gpu_pod("lone", 2))
+
+
+@pytest.mark.parametrize("allocator", ["reference", "cpsat"])
+def test_whatif_keeps_a_gang_all_or_nothing(allocator: str) -> None:
+    # One copy at most: the gang cannot be placed whole, so none of it is; the lone pod is.
+    out = plan(gang_and_lone(), allocator=allocator, node_templates=[template("gpu-4x", 4)], max_new_nodes=1)
+    assert [p.name for p in out.pods if p.placed] == ["default/lone"]
+    assert "PodGroup default/train not placed" in (out.pod("default/w0").reason or "")
+
+
+@pytest.mark.parametrize("allocator", ["reference", "cpsat"])
+def test_whatif_places_a_gang_that_needs_several_copies_at_once(allocator: str) -> None:
+    # No single copy adds a placed pod; two together place the gang (3 pods outweigh 1).
+    out = plan(gang_and_lone(), allocator=allocator, node_templates=[template("gpu-4x", 4)], max_new_nodes=2)
+    assert sorted(p.name for p in out.pods if p.placed) == [f"default/w{i}" for i in range(3)]
+    assert [n.metadata.name for n in out.added_nodes] == ["gpu-4x-1", "gpu-4x-2"]
