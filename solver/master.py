@@ -179,12 +179,12 @@ def _caps(
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
     for the one with the largest demand, and cut to each one's demand."""
+    facts = [unit_facts(units[k.units[0]]) for k in pods]
     rep: dict[Hashable, int] = {}
     for k in pods:
-        key = unit_facts(units[k.units[0]])
-        if key not in rep or pods[rep[key]].demand < k.demand:
-            rep[key] = k.index
-    rep_of = {k.index: rep[unit_facts(units[k.units[0]])] for k in pods}
+        if facts[k.index] not in rep or pods[rep[facts[k.index]]].demand < k.demand:
+            rep[facts[k.index]] = k.index
+    rep_of = {k.index: rep[facts[k.index]] for k in pods}
     memo: dict[tuple[int, int], tuple[int, bool]] = {}
     caps: dict[tuple[int, int], int] = {}
     proven = True
@@ -599,12 +599,13 @@ def integer_master(
     if cost is not None:
         objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
-    on = _gang_rows(m, m.new_bool_var, pods, pod_ids, y, gangs)
+    need = gangs or {}
+    on = _gang_rows(m, m.new_bool_var, pods, pod_ids, y, need)
     m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
         yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
         for g, v in on.items():
-            m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= (gangs or {})[g]))
+            m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = ctx.seed
@@ -618,10 +619,7 @@ def integer_master(
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
-    value = sum(big * pods[k].weight * ys[k] for k in pod_ids)
-    if cost is not None:
-        value -= sum(cost[c] * v for (c, _), v in zs.items())
-    return zs, ys, value, status == cp_model.OPTIMAL
+    return zs, ys, int(solver.value(objective)), status == cp_model.OPTIMAL
 
 
 def _gang_rows(
@@ -635,17 +633,16 @@ def _gang_rows(
     """on[G] (made by `new_on`) per gang of `gangs` (gang -> need) among the pod classes, with
     y[k] <= demand[k] * on[G] and sum_{k in G} y[k] >= need * on[G], added to `m` (a CP-SAT
     model or a GLOP solver: both take linear rows through `Add`)."""
-    add = m.Add
     on: dict[str, Any] = {}
     for k in pod_ids:
         g = pods[k].gang
-        if g is None or not gangs or g not in gangs:
+        if gangs is None or g not in gangs:
             continue
         if g not in on:
             on[g] = new_on(g)
-        add(y[k] <= pods[k].demand * on[g])
+        m.Add(y[k] <= pods[k].demand * on[g])
     for g, v in on.items():
-        add(sum(y[k] for k in pod_ids if pods[k].gang == g) >= gangs[g] * v)
+        m.Add(sum(y[k] for k in pod_ids if pods[k].gang == g) >= gangs[g] * v)
     return on
 
 
