@@ -103,22 +103,26 @@ def _join(items: tuple[Any, ...], sep: str = "") -> str:
     return sep.join(items)
 
 
+QUOTE_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+"""The backslash escapes of a double-quoted string, as CEL's `strings.quote` and Go's
+`strconv.Quote` write them (`lib_url` quotes its errors with the same table)."""
+
+
 def quote(s: str) -> str:
     """``strings.quote``: double-quoted, with CEL escapes for control characters."""
     out = ['"']
-    esc = {
-        "\a": "\\a",
-        "\b": "\\b",
-        "\f": "\\f",
-        "\n": "\\n",
-        "\r": "\\r",
-        "\t": "\\t",
-        "\v": "\\v",
-        "\\": "\\\\",
-        '"': '\\"',
-    }
     for ch in s:
-        out.append(esc.get(ch, ch))
+        out.append(QUOTE_ESCAPES.get(ch, ch))
     out.append('"')
     return "".join(out)
 

@@ -18,6 +18,7 @@ import re
 from typing import Any, Final
 
 from dra_solver.cel.functions import Overload, fail, register
+from dra_solver.cel.lib_strings import QUOTE_ESCAPES
 from dra_solver.cel.values import Url
 
 __all__ = ["go_quote", "parse_url", "request_uri_error"]
@@ -38,19 +39,6 @@ class URLError(ValueError):
     """A ``url.ParseRequestURI`` error."""
 
 
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    "\\": "\\\\",
-    '"': '\\"',
-}
-
-
 def go_quote(s: str) -> str:
     """Go's ``strconv.Quote``, as ``%q`` prints the URL in a ``*url.Error``.
 
@@ -60,7 +48,7 @@ def go_quote(s: str) -> str:
     """
     out = ['"']
     for ch in s:
-        esc = _GO_ESCAPES.get(ch)
+        esc = QUOTE_ESCAPES.get(ch)
         if esc is not None:
             out.append(esc)
         elif ch == " " or ch.isprintable():
