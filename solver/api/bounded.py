@@ -93,11 +93,20 @@ class BoundedComposer(Composer):
         self._aliased = 0
         self._sizes: dict[str, int] = {}
 
+    def check_node(self) -> bool:
+        try:
+            return bool(super().check_node())
+        except yaml.MarkedYAMLError as e:
+            raise _nesting(e, self.document_index + 1) from None
+
     def compose_document(self) -> Node:
         self.document_index += 1
         self._depth = self._nodes = self._aliased = 0
         self._sizes = {}
-        node = super().compose_document()
+        try:
+            node = super().compose_document()
+        except yaml.MarkedYAMLError as e:
+            raise _nesting(e, self.document_index) from None
         self._sizes = {}
         _check_size(node, self.document_index)
         return node
@@ -151,6 +160,23 @@ class BoundedComposer(Composer):
                 f"{allowed_alias_ratio(self._nodes):.0%} above {ALIAS_MIN_NODES:,} nodes)",
                 event.start_mark,
             )
+
+
+def _nesting(error: yaml.MarkedYAMLError, document: int) -> yaml.MarkedYAMLError:
+    """Our nesting bound for libyaml's own, else the error unchanged.
+
+    Why: libyaml's scanner (bundled with PyYAML 6.0.4 and later) refuses flow collections
+    nested past its own limit, and it scans ahead of the events this composer counts, so a
+    deep `[[[[...` stops there first with "exceeded maximum nesting depth". That limit is
+    above `MAX_DEPTH`, so the document breaks our bound too; it is reported in our words,
+    naming the document, whichever library release reads it."""
+    if isinstance(error, BoundExceeded) or "nesting depth" not in str(error.problem):
+        return error
+    return BoundExceeded(
+        document,
+        f"nested more than {MAX_DEPTH} levels deep (mappings and lists)",
+        error.problem_mark,
+    )
 
 
 def _check_size(node: Node | None, document: int) -> None:
