@@ -199,7 +199,8 @@ def _what_if(
 
     def job_for(c: Cluster, names: list[str]) -> Job:
         units = join_shared(resolve_units(c, pods, priorities, opts.feature_gates))
-        return make_job(c, [with_nodes(c, u, names, gates=opts.feature_gates) for u in units], names, opts)
+        memo: dict[tuple[str, str | None], str | None] = {}  # copies: one check per pod kind and node
+        return make_job(c, [with_nodes(c, u, names, memo, opts.feature_gates) for u in units], names, opts)
 
     outcome, added, units, expanded = plan_with_templates(
         cluster, job_for, node_list, opts, templates, max_new_nodes

@@ -167,7 +167,7 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
     stats, other = run.outcome.stats, free.outcome.stats
     at_cap = [f"{n} × {t}" for t, n in run.added.counts.items() if n >= cap]
     reached = f"cap reached: {', '.join(at_cap)}" if at_cap else f"cap --max-new-nodes {cap}"
-    unplaced = len(run.outcome.pods) - run.outcome.placed
+    unplaced = _unplaced(run)
     needed = max(free.added.counts.values(), default=0)
     weight, free_weight = run.outcome.weight, free.outcome.weight
     free_bound = _int(other.get("bound"))
@@ -180,13 +180,13 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
         and run.added.cost <= free_cost_bound
     )
     if free_weight > weight:
-        free_unplaced = len(free.outcome.pods) - free.outcome.placed
+        free_unplaced = _unplaced(free)
         if free_unplaced == 0:
             more = f"--max-new-nodes {needed} places all"
         elif free_bound is not None and free_weight >= free_bound:
             more = f"--max-new-nodes {needed} places all that can be placed ({free_unplaced} cannot)"
         else:
-            more = f"--max-new-nodes {needed} places {free.outcome.placed}; raise --max-new-nodes"
+            more = f"--max-new-nodes {needed} leaves {free_unplaced} unplaced; raise --max-new-nodes"
         note = f"{reached}; {unplaced} pods still unplaced; {more}"
     elif free_weight == weight and free.added.cost < run.added.cost:
         note = (
@@ -196,11 +196,20 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
     elif proven_overall:
         note = ""
     else:
-        note = f"{reached}; not proven that the cap does not bind: raise --max-new-nodes to check"
+        note = (
+            f"{reached}; without the cap the plan found is no better (not proven that the cap does not bind)"
+        )
     if note:
         stats["whatif_cap"] = note
     if stats.get("status") == "OPTIMAL" and not proven_overall:
         stats["status"] = "OPTIMAL within the cap"
+
+
+def _unplaced(run: _Run) -> int:
+    """Pods (not units: pods that share a claim are one unit) the run leaves unplaced."""
+    return sum(
+        max(1, len(u.members)) for u, p in zip(run.units, run.outcome.pods, strict=True) if not p.placed
+    )
 
 
 def _int(value: object) -> int | None:
