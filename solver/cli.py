@@ -687,7 +687,7 @@ def _sweep(
     cluster: Cluster,
     scenarios: list[str],
     node_template: list[str] | None,
-    max_new_nodes: int,
+    max_new_nodes: int | None,
     options: Options,
     executor: ExecutorChoice,
     workers: int | None,
