@@ -3,11 +3,15 @@
 The question: given the pods, the existing nodes and node templates (`solver.templates`),
 add copies of the templates so that, in this order, (1) the priority-weighted number of
 unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
-decides the rest (pack/spread, in the single-node allocators). At most `max_new_nodes`
-copies of each template are added.
+decides the rest (pack/spread, in the single-node allocators). At most a cap of copies of
+each template are added: by default one derived from the pending pods (`copies_needed`: no
+optimal plan adds more — a default must never cut an answer short); a user's `max_new_nodes`
+below it is checked against the plan with the derived caps, and reported when it binds
+(`_judge_cap`). What each status and bound proves, per path, is `docs/semantics.md`, "What a
+status proves", "What-if".
 
-Each template is materialised `max_new_nodes` times (`templates.with_copies`); the copies
-are ordinary candidate nodes. Which plan is used when:
+Each template is materialised cap times (`templates.with_copies`); the copies are ordinary
+candidate nodes. Which plan is used when:
 
 - **reference** allocator: first fit (the scheduler's order) over the existing nodes, then the
   copies — templates by cost, cheapest first, copies `-1, -2, ...` in order. A pod fits on
@@ -17,7 +21,7 @@ are ordinary candidate nodes. Which plan is used when:
 - **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
   DRA-served extended resources, no claim-less pods under node limits): the master model of
   `solver.master` with the template classes' multiplicities as variables. With node classes
-  c (existing ones at cost 0, each template's copies one class at cost[t], mult = max_new_nodes)
+  c (existing ones at cost 0, each template's copies one class at cost[t], mult = its cap)
   and patterns p:
 
       z[c,p] in Z>=0,  y[k] in Z>=0
@@ -47,7 +51,9 @@ are ordinary candidate nodes. Which plan is used when:
 - **cpsat**, otherwise: the per-device planner, adding copies one at a time (greedy): first
   the plan with every copy gives the weight to reach; then, starting from no copies, the
   template whose next copy gains the most weight per cost is added until that weight is
-  reached. Correct (every plan checked), not proven minimal.
+  reached. Correct (every plan checked), not minimal in general: its status is FEASIBLE
+  with the weight bound of the plan with every copy and the LP-relaxation cost bound of
+  `_cost_floor`, OPTIMAL only when the plan meets both.
 """
 
 from __future__ import annotations
