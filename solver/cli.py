@@ -488,7 +488,6 @@ def plan(
         int | None,
         typer.Option(
             "--max-new-nodes",
-            min=0,
             help="Most copies of each node template; default: derived from the pending pods (as many "
             "as could go on the template: no optimal plan adds more). A cap that binds is reported "
             "with what it costs.",

@@ -193,7 +193,7 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
             more = f"--max-new-nodes {needed} places all that can be placed ({free_unplaced} cannot)"
         else:
             more = f"--max-new-nodes {needed} leaves {free_unplaced} unplaced; raise --max-new-nodes"
-        note = f"{reached}; {unplaced} pods still unplaced; {more}"
+        note = f"{reached}; {_pods(unplaced)} still unplaced; {more}"
     elif free_weight == weight and free.added.cost < run.added.cost:
         note = (
             f"{reached}; the same pods cost {free.added.cost} instead of {run.added.cost} "
@@ -209,6 +209,10 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
         stats["whatif_cap"] = note
     if stats.get("status") == "OPTIMAL" and not proven_overall:
         stats["status"] = "OPTIMAL within the cap"
+
+
+def _pods(n: int) -> str:
+    return f"{n} pod" if n == 1 else f"{n} pods"
 
 
 def _unplaced(run: _Run) -> int:
