@@ -603,4 +603,4 @@ def _generate(
     return int(ub + EPS * max(1.0, abs(ub))), rounds, converged
 
 
-__all__ = ["Added", "plan_with_templates", "template_aggregate"]
+__all__ = ["Added", "copies_needed", "plan_with_templates", "template_aggregate"]

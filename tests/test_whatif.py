@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import random
@@ -12,9 +13,11 @@ from builders import device, device_class, request, resource_slice
 from test_gangs import gpu_pod, pod_group
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, NodeTemplate, fill, plan
+from dra_solver import Cluster, NodeTemplate, fill, plan, whatif
 from dra_solver.cli import app
 from dra_solver.errors import InputError
+from dra_solver.pipeline import Options
+from dra_solver.sweep import Scenario, sweep
 from dra_solver.templates import with_copies
 
 
@@ -459,3 +462,27 @@ def test_status_and_bounds_against_every_count_of_templates(seed: int, path: str
         assert out.stats["cost_bound"] <= cost <= out.stats["added_cost"], (sizes, kinds, out.stats)
     if out.stats["status"] == "OPTIMAL":
         assert (out.placed, out.stats["added_cost"]) == (weight, cost), (sizes, kinds, out.stats)
+
+
+def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypatch: Any) -> None:
+    """When the expanded model plan places less than first fit (here: a model plan emptied on
+    purpose), first fit's copies are kept: its status says so and the model's cost proof (for
+    another plan) is not reused — the cost bound drops to 0, still below the true optimum."""
+    real = whatif.template_aggregate
+
+    def emptied(*args: Any, **kwargs: Any) -> Any:
+        agg = real(*args, **kwargs)
+        return dataclasses.replace(agg, placements={}, objective=0)
+
+    monkeypatch.setattr(whatif, "template_aggregate", emptied)
+    kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
+    out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
+    assert out.placed == 4 and out.stats["status"] == "first-fit fallback"
+    _, cost = true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)])
+    assert out.stats["cost_bound"] == 0 <= cost <= out.stats["added_cost"]
+
+
+def test_sweep_derives_the_cap_by_default() -> None:
+    scenario = Scenario("sixty", tuple(pods(SIXTY)), (template("gpu-8x", 8),))
+    (row,) = sweep(Cluster.from_objects([device_class("gpu")]), [scenario], Options())
+    assert (row.pods, row.placed, row.added_nodes, row.status) == (60, 60, 20, "OPTIMAL")
