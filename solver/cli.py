@@ -15,7 +15,7 @@ import inspect
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -485,7 +485,13 @@ def plan(
         ),
     ] = None,
     max_new_nodes: Annotated[
-        int, typer.Option("--max-new-nodes", help="Most copies of each node template.")
+        int | None,
+        typer.Option(
+            "--max-new-nodes",
+            help="Most copies of each node template; default: derived from the pending pods (as many "
+            "as could go on the template: no optimal plan adds more). A cap that binds is reported "
+            "with what it costs.",
+        ),
     ] = DEFAULT_MAX_NEW_NODES,
     fill: Annotated[
         str | None,
@@ -632,8 +638,8 @@ def plan(
     if output is not OutputFormat.table:  # the table has the summary
         _err.print(Text(plan_summary(outcome, seconds), style="bold"))
     if node_template:
-        cost = outcome.stats.get("added_cost")
-        _err.print(Text(f"{outcome.stats.get('added')} (cost {cost})", style="bold"))
+        for line in whatif_lines(outcome.stats):
+            _err.print(Text(line, style="bold"))
     if filled is not None:
         _err.print(Text(filled.summary(), style="bold"))
         return
@@ -680,7 +686,7 @@ def _sweep(
     cluster: Cluster,
     scenarios: list[str],
     node_template: list[str] | None,
-    max_new_nodes: int,
+    max_new_nodes: int | None,
     options: Options,
     executor: ExecutorChoice,
     workers: int | None,
@@ -697,6 +703,27 @@ def _sweep(
     except DRASolverError as exc:
         _fail([exc])
     sys.stdout.write(sweep_output(rows, output.value))
+
+
+def whatif_lines(stats: Mapping[str, object]) -> list[str]:
+    """The what-if lines on stderr: what is added and its cost, with the cost bound unless the
+    cost is proven least (`solver.whatif`: per path, what the bound bounds), then a cap that
+    binds (or may) and what it costs."""
+    cost, bound = stats.get("added_cost"), stats.get("cost_bound")
+    line = f"{stats.get('added')} (cost {cost})"
+    status = stats.get("status")
+    if status == "OPTIMAL":
+        line += ", least cost proven"
+    elif status == "OPTIMAL within the cap":
+        line += ", least cost proven within the cap"
+    elif bound is not None:
+        line += f", cost bound {bound} (least cost not proven)"
+    else:
+        line += ", first fit (least cost not proven)"
+    lines = [line]
+    if stats.get("whatif_cap"):
+        lines.append(str(stats["whatif_cap"]))
+    return lines
 
 
 def _template(path: str) -> NodeTemplate:

@@ -51,8 +51,9 @@ from dra_solver.whatif import plan_with_templates
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
-DEFAULT_MAX_NEW_NODES = 10
-"""What-if plans add at most this many copies of each node template unless told otherwise."""
+DEFAULT_MAX_NEW_NODES: int | None = None
+"""What-if plans' cap on copies of each node template: None derives it from the pending pods
+(`whatif.copies_needed`: no optimal plan adds more), so no default cuts an answer short."""
 PodInput = str | Pod | Sequence[str | ResourceClaim]
 """A pod to place: a Pod name (`name` or `namespace/name`), a Pod object, or a list of claims
 (names or objects) that form one pod."""
@@ -154,7 +155,7 @@ def plan(
     *,
     priorities: Sequence[int] | None = None,
     node_templates: Sequence[NodeTemplate | str | Path] | None = None,
-    max_new_nodes: int = DEFAULT_MAX_NEW_NODES,
+    max_new_nodes: int | None = DEFAULT_MAX_NEW_NODES,
     **changes: Any,
 ) -> PlanOutcome:
     """Place as many (priority-weighted) pods as possible, each on one of `nodes`.
@@ -165,8 +166,10 @@ def plan(
     (`plan(cluster, allocator="reference")`). Inputs are never modified.
 
     `node_templates` (NodeTemplate objects or template files): a what-if plan that may also
-    add up to `max_new_nodes` copies of each template, fewest unplaced pods first, then least
-    cost (`solver.whatif`); `outcome.added_nodes` / `added_slices` are the copies added."""
+    add up to `max_new_nodes` copies of each template (default: as many as the pending pods
+    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif`);
+    `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
+    in `stats["whatif_cap"]`."""
     opts = Options.of(options, **changes)
     if node_templates is not None:  # the templates' copies may be the only nodes
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
@@ -189,14 +192,15 @@ def _what_if(
     opts: Options,
     priorities: Sequence[int] | None,
     node_templates: Sequence[NodeTemplate | str | Path],
-    max_new_nodes: int,
+    max_new_nodes: int | None,
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
 
     def job_for(c: Cluster, names: list[str]) -> Job:
         units = join_shared(resolve_units(c, pods, priorities, opts.feature_gates))
-        return make_job(c, [with_nodes(c, u, names, gates=opts.feature_gates) for u in units], names, opts)
+        memo: dict[tuple[str, str | None], str | None] = {}  # copies: one check per pod kind and node
+        return make_job(c, [with_nodes(c, u, names, memo, opts.feature_gates) for u in units], names, opts)
 
     outcome, added, units, expanded = plan_with_templates(
         cluster, job_for, node_list, opts, templates, max_new_nodes

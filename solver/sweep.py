@@ -81,7 +81,8 @@ class ScenarioTask:
     cluster: Cluster
     scenario: Scenario
     templates: tuple[NodeTemplate, ...]
-    max_new_nodes: int
+    max_new_nodes: int | None
+    """Most copies of each template; None derives it from the pending pods (`solver.whatif`)."""
     options: Options
 
 
@@ -118,9 +119,11 @@ def sweep(
     options: Options,
     *,
     templates: Sequence[NodeTemplate] = (),
-    max_new_nodes: int = 10,
+    max_new_nodes: int | None = None,
 ) -> list[ScenarioRow]:
-    """One row per scenario, in the order given; the scenarios run on `options.executor`."""
+    """One row per scenario, in the order given; the scenarios run on `options.executor`.
+    `max_new_nodes`: as `plan`'s — None (default) derives each scenario's cap from its pending
+    pods, so no default cuts a scenario's answer short."""
     if not scenarios:
         raise InputError("a sweep needs at least one scenario")
     loaded = [s if isinstance(s, Scenario) else Scenario.from_path(s) for s in scenarios]
@@ -130,7 +133,15 @@ def sweep(
 
 
 COLUMNS = (
-    "scenario", "pods", "placed", "added_nodes", "added_cost", "status", "objective", "bound", "seconds"
+    "scenario",
+    "pods",
+    "placed",
+    "added_nodes",
+    "added_cost",
+    "status",
+    "objective",
+    "bound",
+    "seconds",
 )
 
 

@@ -3,11 +3,15 @@
 The question: given the pods, the existing nodes and node templates (`solver.templates`),
 add copies of the templates so that, in this order, (1) the priority-weighted number of
 unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
-decides the rest (pack/spread, in the single-node allocators). At most `max_new_nodes`
-copies of each template are added.
+decides the rest (pack/spread, in the single-node allocators). At most a cap of copies of
+each template are added: by default one derived from the pending pods (`copies_needed`: no
+optimal plan adds more — a default must never cut an answer short); a user's `max_new_nodes`
+below it is checked against the plan with the derived caps, and reported when it binds
+(`_judge_cap`). What each status and bound proves, per path, is `docs/semantics.md`, "What a
+status proves", "What-if".
 
-Each template is materialised `max_new_nodes` times (`templates.with_copies`); the copies
-are ordinary candidate nodes. Which plan is used when:
+Each template is materialised cap times (`templates.with_copies`); the copies are ordinary
+candidate nodes. Which plan is used when:
 
 - **reference** allocator: first fit (the scheduler's order) over the existing nodes, then the
   copies — templates by cost, cheapest first, copies `-1, -2, ...` in order. A pod fits on
@@ -17,7 +21,7 @@ are ordinary candidate nodes. Which plan is used when:
 - **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
   DRA-served extended resources, no claim-less pods under node limits): the master model of
   `solver.master` with the template classes' multiplicities as variables. With node classes
-  c (existing ones at cost 0, each template's copies one class at cost[t], mult = max_new_nodes)
+  c (existing ones at cost 0, each template's copies one class at cost[t], mult = its cap)
   and patterns p:
 
       z[c,p] in Z>=0,  y[k] in Z>=0
@@ -47,11 +51,14 @@ are ordinary candidate nodes. Which plan is used when:
 - **cpsat**, otherwise: the per-device planner, adding copies one at a time (greedy): first
   the plan with every copy gives the weight to reach; then, starting from no copies, the
   template whose next copy gains the most weight per cost is added until that weight is
-  reached. Correct (every plan checked), not proven minimal.
+  reached. Correct (every plan checked), not minimal in general: its status is FEASIBLE
+  with the weight bound of the plan with every copy and the LP-relaxation cost bound of
+  `_cost_floor`, OPTIMAL only when the plan meets both.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -74,6 +81,7 @@ from dra_solver.master import (
     restricted_lp,
 )
 from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.problem.flat import claim_weight
 from dra_solver.templates import NodeTemplate, with_copies
 
 EPS = 1e-6
@@ -97,23 +105,137 @@ class Added:
         return "add " + ", ".join(parts) if parts else "add no nodes"
 
 
+@dataclass
+class _Run:
+    """One what-if plan under per-template caps: the plan, what it adds, its units, the cluster
+    with every copy."""
+
+    outcome: PlanOutcome
+    added: Added
+    units: list[Unit]
+    cluster: Cluster
+
+
 def plan_with_templates(
     cluster: Cluster,
     job_for: Callable[[Cluster, list[str]], Job],
     nodes: Sequence[str],
     options: Any,
     templates: Sequence[NodeTemplate],
-    max_new_nodes: int,
+    max_new_nodes: int | None = None,
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
     """The what-if plan (see the module docstring). `job_for(cluster, node_list)` is the run
     on a cluster with the copies: its pods resolved and its gangs (`pipeline.make_job`, which
     `pipeline.plan` passes: this module cannot import the pipeline that imports it).
+    `max_new_nodes`: the most copies of each template; None (the default) derives, per
+    template, a number no optimal plan exceeds (`copies_needed`), so that no default cuts the
+    answer short. A user's cap below that number is checked against the plan without it and
+    reported when it binds (`stats["whatif_cap"]`; OPTIMAL then holds only within the cap).
     Returns the plan (per unit), what is added, the units and the cluster with every copy."""
-    if max_new_nodes < 0:
+    if max_new_nodes is not None and max_new_nodes < 0:
         raise InputError(f"--max-new-nodes must be >= 0, got {max_new_nodes}")
     if not templates:
         raise InputError("no node templates given")
-    expanded, copies = with_copies(cluster, templates, [max_new_nodes] * len(templates))
+    needed = copies_needed(cluster, job_for, nodes, templates)
+    caps = list(needed) if max_new_nodes is None else [min(max_new_nodes, n) for n in needed]
+    run = _plan_capped(cluster, job_for, nodes, options, templates, caps)
+    stats = run.outcome.stats
+    stats["whatif_caps"] = {t.name: c for t, c in zip(templates, caps, strict=True)}
+    if max_new_nodes is None:
+        stats["whatif_caps_source"] = "derived from the pending pods (no optimal plan adds more)"
+    elif caps != needed:
+        free = _plan_capped(cluster, job_for, nodes, options, templates, needed)
+        _judge_cap(run, free, templates, max_new_nodes)
+    return run.outcome, run.added, run.units, run.cluster
+
+
+def copies_needed(
+    cluster: Cluster,
+    job_for: Callable[[Cluster, list[str]], Job],
+    nodes: Sequence[str],
+    templates: Sequence[NodeTemplate],
+) -> list[int]:
+    """Per template, the number of pending pods (units: pods placed together count once) that
+    its copy does not refuse by scheduling constraints — a number of copies no optimal plan
+    exceeds. Why it is enough: template slices are node-local, so a copy that holds no pod
+    changes nothing and an optimal plan (least cost, cost >= 0) need not keep it; every copy it
+    keeps holds at least one pod that may go there, and each pod is on one node."""
+    probe, copies = with_copies(cluster, templates, [1] * len(templates))
+    job = job_for(probe, [*nodes, *(c[0] for c in copies)])
+    return [sum(1 for u in job.units if c[0] not in u.blocked) for c in copies]
+
+
+def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: int) -> None:
+    """Compare the plan under the user's cap with the plan under the derived caps (which no
+    optimal plan exceeds) and say in `stats["whatif_cap"]` whether the cap binds and what it
+    costs; the capped plan's OPTIMAL becomes "OPTIMAL within the cap" unless the plan without
+    the cap proves the capped one optimal overall."""
+    stats, other = run.outcome.stats, free.outcome.stats
+    at_cap = [f"{n} × {t}" for t, n in run.added.counts.items() if n >= cap]
+    reached = f"cap reached: {', '.join(at_cap)}" if at_cap else f"cap --max-new-nodes {cap}"
+    unplaced = _unplaced(run)
+    needed = max(free.added.counts.values(), default=0)
+    weight, free_weight = run.outcome.weight, free.outcome.weight
+    free_bound = _int(other.get("bound"))
+    free_cost_bound = _int(other.get("cost_bound"))
+    proven_overall = (
+        stats.get("status") == "OPTIMAL"
+        and free_bound is not None
+        and weight >= free_bound
+        and free_cost_bound is not None
+        and run.added.cost <= free_cost_bound
+    )
+    if free_weight > weight:
+        free_unplaced = _unplaced(free)
+        if free_unplaced == 0:
+            more = f"--max-new-nodes {needed} places all"
+        elif free_bound is not None and free_weight >= free_bound:
+            more = f"--max-new-nodes {needed} places all that can be placed ({free_unplaced} cannot)"
+        else:
+            more = f"--max-new-nodes {needed} leaves {free_unplaced} unplaced; raise --max-new-nodes"
+        note = f"{reached}; {_pods(unplaced)} still unplaced; {more}"
+    elif free_weight == weight and free.added.cost < run.added.cost:
+        note = (
+            f"{reached}; the same pods cost {free.added.cost} instead of {run.added.cost} "
+            f"with --max-new-nodes {needed}"
+        )
+    elif proven_overall:
+        note = ""
+    else:
+        note = (
+            f"{reached}; without the cap the plan found is no better (not proven that the cap does not bind)"
+        )
+    if note:
+        stats["whatif_cap"] = note
+    if stats.get("status") == "OPTIMAL" and not proven_overall:
+        stats["status"] = "OPTIMAL within the cap"
+
+
+def _pods(n: int) -> str:
+    return f"{n} pod" if n == 1 else f"{n} pods"
+
+
+def _unplaced(run: _Run) -> int:
+    """Pods (not units: pods that share a claim are one unit) the run leaves unplaced."""
+    return sum(
+        max(1, len(u.members)) for u, p in zip(run.units, run.outcome.pods, strict=True) if not p.placed
+    )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _plan_capped(
+    cluster: Cluster,
+    job_for: Callable[[Cluster, list[str]], Job],
+    nodes: Sequence[str],
+    options: Any,
+    templates: Sequence[NodeTemplate],
+    caps: Sequence[int],
+) -> _Run:
+    """The what-if plan with at most `caps[t]` copies of template t (module docstring)."""
+    expanded, copies = with_copies(cluster, templates, caps)
     order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
     node_list = [*nodes, *(n for t in order for n in copies[t])]
     job = job_for(expanded, node_list)
@@ -122,18 +244,35 @@ def plan_with_templates(
     first.stats["reference_placed"] = first.placed
     if options.allocator == "reference":
         outcome = replace(first, allocator="reference")
+        outcome.stats["whatif_model"] = "first fit over the existing nodes, then the copies (not minimal)"
     else:
         cost_of = {n: templates[t].cost for t in range(len(templates)) for n in copies[t]}
         origin = {n: t for t in range(len(templates)) for n in copies[t]}
         agg = template_aggregate(job, first, origin, cost_of, options.time_limit)
-        if isinstance(agg, AggregatedPlan):
-            outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
-            outcome.stats.update(agg.stats)
-        else:
-            return _greedy(cluster, job_for, nodes, options, templates, copies, max_new_nodes, agg)
+        if not isinstance(agg, AggregatedPlan):
+            return _greedy(cluster, job_for, nodes, options, templates, copies, caps, agg)
+        outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
+        outcome.stats.update(agg.stats)
+        if outcome.stats.get("fallback"):  # first fit's copies: the model's cost proof is not this plan's
+            outcome.stats["cost_bound"] = 0
     if job.book.warnings:
-        outcome.stats["warnings"] = list(job.book.warnings)
-    return outcome, _added(expanded, outcome, templates, copies), units, expanded
+        outcome.stats["warnings"] = _template_warnings(job.book.warnings, templates, copies)
+    return _Run(outcome, _added(expanded, outcome, templates, copies), units, expanded)
+
+
+def _template_warnings(
+    warnings: Sequence[str], templates: Sequence[NodeTemplate], copies: list[list[str]]
+) -> list[str]:
+    """The run's warnings with each candidate copy's warning said once of its template: the
+    copies are as many as the pods could use, and one line per copy would flood stderr."""
+    of = {n: t.name for t, names in zip(templates, copies, strict=True) for n in names}
+    out: dict[str, None] = {}
+    for w in warnings:
+        words = w.split(" ")
+        if len(words) > 1 and words[0] == "node" and words[1] in of:
+            w = " ".join(["node template", of[words[1]], *words[2:]])
+        out[w] = None
+    return list(out)
 
 
 def _added(
@@ -161,14 +300,17 @@ def _greedy(
     options: Any,
     templates: Sequence[NodeTemplate],
     copies: list[list[str]],
-    max_new_nodes: int,
+    caps: Sequence[int],
     why: str,
-) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
+) -> _Run:
     """The per-device fallback: copies added one at a time, the best weight gain per cost
     first, until the weight of the plan with every copy is reached. When no single copy adds
     weight before that (a gang that needs several nodes at once), it starts again from every
     copy and removes them, costliest template first, while the weight stays — fewest unplaced
-    pods come before cost."""
+    pods come before cost. Greedy is not minimal (a big copy that gains most per cost first can
+    leave a remainder that a second copy must cover, where two mid copies were cheaper), so its
+    status comes from bounds, not from the last per-device solve: the weight bound of the plan
+    with every copy, and the cost bound of `_cost_floor`; OPTIMAL only when both are met."""
 
     def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
         c, _ = with_copies(cluster, templates, counts)
@@ -178,14 +320,16 @@ def _greedy(
         first.stats["reference_placed"] = first.placed
         return ALLOCATORS[options.allocator].improve(job, first), list(job.units), c
 
-    full = [max_new_nodes] * len(templates)
-    target = attempt(full)[0].weight
+    full = list(caps)
+    whole = attempt(full)[0]
+    target = whole.weight
+    weight_bound = max(target, _weight_bound(whole))
     counts = [0] * len(templates)
     best = attempt(counts)
     while best[0].weight < target:
         trials = []
         for t in range(len(templates)):
-            if counts[t] < max_new_nodes:
+            if counts[t] < caps[t]:
                 more = list(counts)
                 more[t] += 1
                 got = attempt(more)
@@ -207,9 +351,81 @@ def _greedy(
                     break
                 counts, best = fewer, got
     outcome, units, c = best
-    outcome.stats["aggregated"] = f"no: {why}; copies added one at a time (greedy)"
     named = [copies[t][: counts[t]] for t in range(len(templates))]
-    return outcome, _added(c, outcome, templates, named), units, c
+    added = _added(c, outcome, templates, named)
+    floor = _cost_floor(cluster, job_for, nodes, options, templates, caps, target)
+    stats = outcome.stats
+    weight = outcome.weight
+    weight_bound = max(weight_bound, weight)
+    proven = weight >= weight_bound and added.cost <= floor
+    stats.update(
+        {
+            "aggregated": f"no: {why}; copies added one at a time (greedy)",
+            "whatif_model": "greedy (copies one at a time); bounds: the plan with every copy (weight), "
+            "an LP relaxation over the templates (cost)",
+            "status": "OPTIMAL" if proven else "FEASIBLE",
+            "objective": weight,
+            "bound": weight_bound,
+            "gap": weight_bound - weight,
+            "cost_bound": added.cost if proven else min(floor, added.cost),
+        }
+    )
+    return _Run(outcome, added, units, c)
+
+
+def _weight_bound(outcome: PlanOutcome) -> int:
+    """An upper bound on the weight of every plan of the run: the allocator's proven bound, else
+    the weight of every pod (the reference and an interrupted search prove nothing)."""
+    bound = _int(outcome.stats.get("bound"))
+    if bound is not None and outcome.allocator != "reference":
+        return bound
+    return sum(claim_weight(p.priority) for p in outcome.pods)
+
+
+def _cost_floor(
+    cluster: Cluster,
+    job_for: Callable[[Cluster, list[str]], Job],
+    nodes: Sequence[str],
+    options: Any,
+    templates: Sequence[NodeTemplate],
+    caps: Sequence[int],
+    target: int,
+) -> int:
+    """A lower bound on the cost of every plan that places weight >= `target` with at most
+    `caps[t]` copies of template t — so on the optimum's cost, whose weight is at least the
+    greedy's. Why it holds: a plan's weight is the weight on the existing nodes plus the weight
+    on each copy; the first is at most W0, the weight bound of the existing nodes alone, each
+    copy of t holds at most g[t], the weight bound of one copy of t alone (every pod free to go
+    there, shared devices all free), both with gang minimums dropped (a gang's pods may be split
+    between existing nodes and copies, so only the relaxation bounds each part). Hence
+    sum_t g[t] n[t] >= target - W0, and the least sum_t cost[t] n[t] with 0 <= n[t] <= caps[t]
+    real (the LP relaxation: a fractional knapsack, cheapest cost per weight first) is the
+    bound, rounded up since costs are integers."""
+
+    def bound_of(counts: list[int], existing: Sequence[str]) -> int:
+        c, names = with_copies(cluster, templates, counts)
+        job = job_for(c, [*existing, *(n for ns in names for n in ns)])
+        job = replace(job, gangs={})
+        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
+        return max(first.weight, _weight_bound(ALLOCATORS[options.allocator].improve(job, first)))
+
+    need = target - (bound_of([0] * len(templates), nodes) if nodes else 0)
+    if need <= 0:
+        return 0
+    per_copy = []
+    for t in range(len(templates)):
+        if caps[t] > 0:
+            g = bound_of([1 if i == t else 0 for i in range(len(templates))], [])
+            if g > 0:
+                per_copy.append((templates[t].cost / g, g, t))
+    total = 0.0
+    for ratio, g, t in sorted(per_copy):
+        take = min(need, g * caps[t])
+        total += ratio * take
+        need -= take
+        if need <= 0:
+            break
+    return math.ceil(total - EPS * max(1.0, total))
 
 
 @dataclass
@@ -387,4 +603,4 @@ def _generate(
     return int(ub + EPS * max(1.0, abs(ub))), rounds, converged
 
 
-__all__ = ["Added", "plan_with_templates", "template_aggregate"]
+__all__ = ["Added", "copies_needed", "plan_with_templates", "template_aggregate"]

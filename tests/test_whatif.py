@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import random
 from typing import Any
@@ -11,9 +13,11 @@ from builders import device, device_class, request, resource_slice
 from test_gangs import gpu_pod, pod_group
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, NodeTemplate, fill, plan
+from dra_solver import Cluster, NodeTemplate, fill, plan, whatif
 from dra_solver.cli import app
 from dra_solver.errors import InputError
+from dra_solver.pipeline import Options
+from dra_solver.sweep import Scenario, sweep
 from dra_solver.templates import with_copies
 
 
@@ -165,8 +169,15 @@ def test_whatif_output_of_a_generated_instance_fed_back_plans_every_pod() -> Non
     c, _ = generated(4)
     out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
     grown = Cluster.from_objects(
-        [*c.classes.values(), *c.templates.values(), *c.pods.values(), *c.nodes.values(), *c.slices,
-         *out.added_nodes, *out.added_slices]
+        [
+            *c.classes.values(),
+            *c.templates.values(),
+            *c.pods.values(),
+            *c.nodes.values(),
+            *c.slices,
+            *out.added_nodes,
+            *out.added_slices,
+        ]
     )
     again = plan(grown)
     assert again.placed == len(again.pods) == len(c.pods)
@@ -273,3 +284,205 @@ def test_whatif_places_a_gang_that_needs_several_copies_at_once(allocator: str) 
     out = plan(gang_and_lone(), allocator=allocator, node_templates=[template("gpu-4x", 4)], max_new_nodes=2)
     assert sorted(p.name for p in out.pods if p.placed) == [f"default/w{i}" for i in range(3)]
     assert [n.metadata.name for n in out.added_nodes] == ["gpu-4x-1", "gpu-4x-2"]
+
+
+# Issue #27 §1: statuses that are true on every path, and no default cap.
+
+
+def in_gang(c: Cluster) -> Cluster:
+    """`c` with every pod in one gang of minCount 1 — no constraint at all, but gangs keep the
+    template master model out: the plan goes through the greedy per-device path."""
+    objs: list[Any] = [*c.classes.values(), *c.templates.values(), *c.nodes.values(), *c.slices]
+    objs.append(pod_group("all", 1))
+    for p in c.pods.values():
+        obj = p.dump()
+        obj["spec"]["schedulingGroup"] = {"podGroupName": "all"}
+        objs.append(obj)
+    return Cluster.from_objects(objs)
+
+
+def most_placed(sizes: list[int], bins: list[int]) -> int:
+    """The most pods of `sizes` GPUs that fit on nodes of `bins` GPUs (exclusive GPUs: a node
+    takes pods whose sizes sum to at most its GPUs), by exhaustive search — no solver."""
+    order = sorted(sizes, reverse=True)
+
+    @functools.cache
+    def best(i: int, free: tuple[int, ...]) -> int:
+        if i == len(order):
+            return 0
+        out = best(i + 1, free)  # pod i left out
+        for j, f in enumerate(free):
+            if order[i] <= f and f not in free[:j]:  # equal free space: one try
+                left = tuple(sorted((*free[:j], f - order[i], *free[j + 1 :])))
+                out = max(out, 1 + best(i + 1, left))
+        return out
+
+    return best(0, tuple(sorted(bins)))
+
+
+def true_optimum(sizes: list[int], existing: list[int], kinds: list[tuple[int, int]]) -> tuple[int, int]:
+    """(most pods placed, least cost of doing so) over every count of each template (gpus, cost):
+    0..len(sizes) copies of each (a copy that holds no pod is never needed)."""
+    best: tuple[int, int] | None = None
+    for counts in itertools.product(range(len(sizes) + 1), repeat=len(kinds)):
+        bins = existing + [g for (g, _), n in zip(kinds, counts, strict=True) for _ in range(n)]
+        got = (most_placed(sizes, bins), -sum(c * n for (_, c), n in zip(kinds, counts, strict=True)))
+        best = got if best is None else max(best, got)
+    assert best is not None
+    return best[0], -best[1]
+
+
+def greedy_example() -> tuple[Cluster, list[NodeTemplate]]:
+    """Four 2-GPU pods; `big` (6 GPUs, cost 4) gains the most pods per cost first (3 for 4),
+    then the fourth pod needs a `mid` (4 GPUs, cost 3): 7 — where two `mid` place all for 6."""
+    return in_gang(cluster([2, 2, 2, 2])), [template("big", 6, cost=4), template("mid", 4, cost=3)]
+
+
+def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists() -> None:
+    c, kinds = greedy_example()
+    out = plan(c, node_templates=kinds)
+    assert "greedy" in str(out.stats["aggregated"])
+    assert out.placed == 4
+    weight, cost = true_optimum([2, 2, 2, 2], [], [(6, 4), (4, 3)])
+    assert (weight, cost) == (4, 6)
+    if out.stats["added_cost"] > cost:  # the greedy answer: not proven, and the bound is below
+        assert out.stats["status"] == "FEASIBLE"
+    else:
+        assert out.stats["status"] == "OPTIMAL"
+    assert out.stats["cost_bound"] <= cost <= out.stats["added_cost"]
+    assert out.stats["bound"] >= weight
+
+
+def test_cli_prints_the_greedy_cost_bound(tmp_path: Any) -> None:
+    import yaml
+
+    c, _ = greedy_example()
+    (tmp_path / "c.yaml").write_text(
+        yaml.safe_dump_all([o.dump() for o in (*c.classes.values(), *c.templates.values(), *c.pods.values())])
+        + "---\n"
+        + yaml.safe_dump(pod_group("all", 1))
+    )
+    (tmp_path / "big.yaml").write_text(yaml.safe_dump_all(node("big", 6, cost=4)))
+    (tmp_path / "mid.yaml").write_text(yaml.safe_dump_all(node("mid", 4, cost=3)))
+    args = ["plan", str(tmp_path / "c.yaml"), "-o", "json"]
+    res = CliRunner().invoke(
+        app,
+        [*args, "--node-template", str(tmp_path / "big.yaml"), "--node-template", str(tmp_path / "mid.yaml")],
+    )
+    assert res.exit_code == 0, res.output
+    assert "status OPTIMAL" not in res.stderr
+    assert "add 1 × big, 1 × mid (cost 7), cost bound 6 (least cost not proven)" in res.stderr
+
+
+SIXTY = [4] * 20 + [2] * 40
+"""60 pods that need 20 new 8-GPU nodes (160 GPUs): twice the old default cap of 10."""
+
+
+def test_default_cap_places_all_sixty_pods() -> None:
+    out = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)])
+    assert out.placed == 60
+    assert out.stats["added"] == "add 20 × gpu-8x"
+    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == 20
+    assert "whatif_cap" not in out.stats
+    assert out.stats["whatif_caps"] == {"gpu-8x": 60}  # every pending pod may go on a copy
+
+
+def test_a_binding_cap_is_reported_with_the_pods_it_leaves_out() -> None:
+    out = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)], max_new_nodes=10)
+    assert out.placed == 40 and out.stats["added"] == "add 10 × gpu-8x"
+    assert out.stats["status"] == "OPTIMAL within the cap"
+    assert out.stats["whatif_cap"] == (
+        "cap reached: 10 × gpu-8x; 20 pods still unplaced; --max-new-nodes 20 places all"
+    )
+    again = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)], max_new_nodes=20)
+    assert again.placed == 60 and again.stats["status"] == "OPTIMAL" and "whatif_cap" not in again.stats
+
+
+def test_a_cap_that_binds_on_cost_is_reported_with_the_cost() -> None:
+    """Four 4-GPU pods: four `small` (cost 2) cost 8; with at most 2 copies of each, one `big`
+    (cost 5) must take two: 9."""
+    kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
+    out = plan(cluster([4, 4, 4, 4]), node_templates=kinds, max_new_nodes=2)
+    assert out.placed == 4 and out.stats["added_cost"] == 9
+    assert true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)]) == (4, 8)
+    assert out.stats["status"] == "OPTIMAL within the cap"
+    assert out.stats["whatif_cap"] == (
+        "cap reached: 2 × small; the same pods cost 8 instead of 9 with --max-new-nodes 4"
+    )
+
+
+def test_cli_reports_a_binding_cap(tmp_path: Any) -> None:
+    import yaml
+
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump_all([device_class("gpu"), *pods(SIXTY)]))
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump_all(node("gpu-8x", 8)))
+    args = ["plan", str(tmp_path / "c.yaml"), "--node-template", str(tmp_path / "t.yaml"), "-o", "json"]
+    res = CliRunner().invoke(app, [*args, "--max-new-nodes", "10"])
+    assert res.exit_code == 2, res.output
+    assert "status OPTIMAL within the cap" in res.stderr
+    assert "add 10 × gpu-8x (cost 10), least cost proven within the cap" in res.stderr
+    assert "cap reached: 10 × gpu-8x; 20 pods still unplaced; --max-new-nodes 20 places all" in res.stderr
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "add 20 × gpu-8x (cost 20), least cost proven" in res.stderr and "cap" not in res.stderr
+
+
+def test_copies_needed_counts_only_pods_the_copy_may_take() -> None:
+    """A pod that selects another node label cannot go on the template's copies: it does not
+    raise the derived cap."""
+    objs: list[Any] = [device_class("gpu"), *pods([1, 1, 1])]
+    objs[-1]["spec"]["nodeSelector"] = {"pool": "elsewhere"}
+    out = plan(Cluster.from_objects(objs), node_templates=[template("gpu-8x", 8)])
+    assert out.stats["whatif_caps"] == {"gpu-8x": 2}
+    assert out.placed == 2 and out.stats["added"] == "add 1 × gpu-8x"
+
+
+KINDS = [(2, 1), (3, 2), (4, 2), (6, 4), (8, 5)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("path", ["aggregated", "greedy"])
+def test_status_and_bounds_against_every_count_of_templates(seed: int, path: str) -> None:
+    """Tiny instances: the true optimum (most pods, then least cost) by trying every count of
+    each template with an exhaustive packing — independent of the planner; OPTIMAL only at it,
+    bounds on the right side of it. (Seed 11 on the greedy path: greedy adds cost 12 where 10
+    places all five pods.)"""
+    rng = random.Random(seed)
+    sizes = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(2, 5))]
+    kinds = rng.sample(KINDS, 2)
+    existing = [rng.choice([2, 3])] if seed % 2 else []
+    c = cluster(sizes, existing=len(existing), gpus=existing[0] if existing else 8)
+    if path == "greedy":
+        c = in_gang(c)
+    out = plan(c, node_templates=[template(f"t{g}", g, cost=k) for g, k in kinds])
+    weight, cost = true_optimum(sizes, existing, kinds)
+    assert (path == "greedy") == ("greedy" in str(out.stats.get("aggregated"))), out.stats
+    assert out.placed <= weight <= out.stats["bound"], (sizes, kinds)
+    if out.placed == weight:
+        assert out.stats["cost_bound"] <= cost <= out.stats["added_cost"], (sizes, kinds, out.stats)
+    if out.stats["status"] == "OPTIMAL":
+        assert (out.placed, out.stats["added_cost"]) == (weight, cost), (sizes, kinds, out.stats)
+
+
+def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypatch: Any) -> None:
+    """When the expanded model plan places less than first fit (here: a model plan emptied on
+    purpose), first fit's copies are kept: its status says so and the model's cost proof (for
+    another plan) is not reused — the cost bound drops to 0, still below the true optimum."""
+    real = whatif.template_aggregate
+
+    def emptied(*args: Any, **kwargs: Any) -> Any:
+        agg = real(*args, **kwargs)
+        return dataclasses.replace(agg, placements={}, objective=0)
+
+    monkeypatch.setattr(whatif, "template_aggregate", emptied)
+    kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
+    out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
+    assert out.placed == 4 and out.stats["status"] == "first-fit fallback"
+    _, cost = true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)])
+    assert out.stats["cost_bound"] == 0 <= cost <= out.stats["added_cost"]
+
+
+def test_sweep_derives_the_cap_by_default() -> None:
+    scenario = Scenario("sixty", tuple(pods(SIXTY)), (template("gpu-8x", 8),))
+    (row,) = sweep(Cluster.from_objects([device_class("gpu")]), [scenario], Options())
+    assert (row.pods, row.placed, row.added_nodes, row.status) == (60, 60, 20, "OPTIMAL")
