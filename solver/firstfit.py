@@ -426,12 +426,15 @@ class FirstFit:
             done += len(placed)
             if self.progress is not None:
                 self.progress(done, len(order))
+        plans = [p for p in out if p is not None]
+        pods = [max(len(u.members), 1) for u in job.units]  # pods sharing a claim are one unit
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
-            "pods": len(job.units),
+            "pods": sum(pods),
+            "reference_placed": sum(k for k, p in zip(pods, plans, strict=True) if p.placed),
             "first_fit_seconds": round(time.perf_counter() - started, 3),
         }
-        return PlanOutcome([p for p in out if p is not None], "reference", stats)
+        return PlanOutcome(plans, "reference", stats)
 
     def _place_one(self, run: _Run, unit: Unit) -> PodPlan:
         if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
