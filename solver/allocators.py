@@ -37,7 +37,7 @@ from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS
-from dra_solver.results import ShareIDs, assignment_claims
+from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
@@ -194,7 +194,7 @@ class Ledger:
     def __init__(self, job: Job) -> None:
         self.cluster = replace(job.cluster, claims=dict(job.cluster.claims))
         self.gates = job.gates
-        self.share_ids = ShareIDs(job.seed)
+        self.share_ids = ShareIDs(job.seed, share_ids_in(job.cluster.claims.values()))  # input's are taken
 
     def results(
         self, problem: Problem, claims: tuple[ResourceClaim, ...], assignment: Assignment
