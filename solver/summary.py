@@ -52,6 +52,9 @@ class PlanSummary:
     """Pods first fit placed on the same run (None: not run, or this is first fit)."""
     model_objective: object = None
     """The model's own objective, when it differs from the realized one (for the Python API)."""
+    dropped: int = 0
+    """Pods the plan model placed that its expansion to devices did not (each listed with that
+    reason); 0 when the allocator kept first fit's plan instead."""
 
     @property
     def gap(self) -> Number | None:
@@ -71,6 +74,7 @@ class PlanSummary:
             status = "FEASIBLE"  # the model's optimum did not survive expansion, or units differ
         model = stats.get("model_objective", stats.get("objective", stats.get("cpsat_objective")))
         first = _number(stats.get("reference_placed"))
+        dropped = _number(stats.get("expansion_dropped")) if not stats.get("fallback") else None
         return cls(
             allocator=allocator,
             placed=sum(p.placed for p in pods),
@@ -81,6 +85,7 @@ class PlanSummary:
             fallback=str(stats["fallback"]) if stats.get("fallback") else None,
             first_fit_placed=int(first) if first is not None and allocator != "reference" else None,
             model_objective=model if model != objective else None,
+            dropped=int(dropped or 0),
         )
 
     def stats(self) -> dict[str, object]:
@@ -104,6 +109,8 @@ class PlanSummary:
             if self.bound is not None:
                 parts.append(f"bound {number_text(self.bound)}")
                 parts.append(f"gap {number_text(self.gap)}")
+        if self.dropped:
+            parts.append(f"{self.dropped} placed by the model but not by its device allocation")
         if self.fallback:
             parts.append(f"kept {self.fallback}")
         if self.first_fit_placed is not None:

@@ -141,3 +141,38 @@ def test_the_report_shows_the_realized_objective_beside_the_bound() -> None:
 
 def best_gates() -> Any:
     return Options().feature_gates
+
+
+def test_a_pod_the_model_placed_but_expansion_dropped_is_listed_with_that_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """First fit puts `one` (1 GPU) on node-a, the first node, and then `two` (2 GPUs) fits
+    nowhere; the aggregated model puts `one` on node-b and `two` on node-a. If node-a's exact
+    device allocation then fails (simulated here), `two` is not in the output: the summary
+    counts what is, and `two`'s reason says what happened — not "left out so that more fit"."""
+    import dra_solver.allocators as allocators
+
+    real = allocators.allocate_node
+
+    def failing_on_a(ctx: Any, node: str, claims: Any, group_of: Any, **kw: Any) -> Any:
+        problem, assignment = real(ctx, node, claims, group_of, **kw)
+        return problem, None if node == "node-a" else assignment
+
+    monkeypatch.setattr(allocators, "allocate_node", failing_on_a)
+    monkeypatch.setitem(allocators.ALLOCATORS, "cpsat", allocators.Cpsat("always"))
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0"), device("gpu-1")], node="node-a"),
+        resource_slice("b", [device("gpu-0")], node="node-b"),
+        claim("one", [request("gpu")]),
+        claim("two", [request("gpu", count=2)]),
+    ]
+    out = plan(_cluster(objs))
+    assert out.stats["aggregated"] == "yes" and out.stats["expansion_dropped"] == 1
+    placed = {p.name: p.node for p in out.pods if p.placed}
+    assert placed == {"default/one": "node-b"}
+    two = out.pod("default/two")
+    assert two.reason is not None and "the plan model put it on node node-a" in two.reason
+    told = PlanSummary.of(out)
+    assert (told.placed, told.objective, told.status, told.dropped) == (1, 1, "FEASIBLE", 1)
+    assert "1 placed by the model but not by its device allocation" in told.text(0.1)
