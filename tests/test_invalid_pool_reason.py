@@ -66,10 +66,8 @@ def test_the_plan_reason_names_the_invalid_pool(tmp_path: Path) -> None:
     assert f"node-a: invalid resource pools were encountered: {CAUSE}" in table.stdout
 
 
-def test_an_invalid_pool_that_would_not_help_is_not_named_as_the_cause() -> None:
-    """The NIC pool is invalid, but the claim wants a GPU and the one GPU is held: the reason is
-    the held GPU, the invalid pool only mentioned beside it."""
-    objs = [
+def held_gpu_beside_an_invalid_nic_pool() -> list[dict[str, Any]]:
+    return [
         _node("node-a"),
         device_class("gpu"),
         device_class("nic", "nic.example.com"),
@@ -83,8 +81,20 @@ def test_an_invalid_pool_that_would_not_help_is_not_named_as_the_cause() -> None
         allocated("holder", [result("gpu-0", pool="node-a-gpus")]),
         claim("want", [request("gpu")]),
     ]
-    answer = explain(Cluster.from_objects(objs), claim="want")
-    reason = answer.nodes[0].reason
+
+
+NIC = "pool nic.example.com/n is invalid: device nic-0 in slices nic-a and nic-b"
+
+
+def test_an_invalid_pool_that_would_not_help_is_not_named_as_the_cause() -> None:
+    """The NIC pool is invalid, but the claim wants a GPU and the one GPU is held: the reason is
+    the held GPU, the invalid pool only mentioned beside it — in `explain` and in the plan."""
+    cluster = Cluster.from_objects(held_gpu_beside_an_invalid_nic_pool())
+    reason = explain(cluster, claim="want").nodes[0].reason
     assert reason.startswith("claim default/want: request gpu"), reason
-    assert "0 of the remaining 1 are free" in reason
-    assert "pool nic.example.com/n is invalid: device nic-0 in slices nic-a and nic-b" in reason
+    assert "0 of the remaining 1 are free" in reason and NIC in reason
+    for allocator in ("reference", "cpsat"):
+        pod = plan(cluster, allocator=allocator).pod("default/want")
+        assert not pod.placed and pod.reason is not None
+        assert pod.reason.startswith("claim default/want: request gpu"), pod.reason
+        assert "0 of the remaining 1 are free" in pod.reason and NIC in pod.reason
