@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
+from dra_solver.cli import app
 from dra_solver.pipeline import plan
 from dra_solver.results import ShareIDs
 
@@ -47,8 +48,6 @@ def _shared_claim(name: str) -> dict[str, Any]:
 
 def _plan_full(tmp_path: Path, name: str, *inputs: str, extra: tuple[str, ...] = ()) -> tuple[int, Path]:
     """`dra-solver plan INPUTS --output-mode full > name`: the exit code and the file."""
-    from dra_solver.cli import app
-
     result = runner.invoke(app, ["plan", *inputs, "--output-mode", "full", *extra])
     assert result.exit_code in (0, 2), result.stderr[-2000:]
     out = tmp_path / name
