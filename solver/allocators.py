@@ -37,7 +37,7 @@ from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS
-from dra_solver.results import ShareIDs, assignment_claims
+from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
@@ -194,7 +194,7 @@ class Ledger:
     def __init__(self, job: Job) -> None:
         self.cluster = replace(job.cluster, claims=dict(job.cluster.claims))
         self.gates = job.gates
-        self.share_ids = ShareIDs(job.seed)
+        self.share_ids = ShareIDs(job.seed, share_ids_in(job.cluster.claims.values()))  # input's are taken
 
     def results(
         self, problem: Problem, claims: tuple[ResourceClaim, ...], assignment: Assignment
@@ -348,6 +348,7 @@ class Cpsat:
         """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
         node's claims checked as one call; first fit when it places more weight."""
         out: dict[int, PodPlan] = {}
+        dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
         for node, idxs in agg.placements.items():
             claims = [c for i in idxs for c in job.units[i].claims]
             group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
@@ -361,8 +362,12 @@ class Cpsat:
                 unit, n = job.units[i], len(job.units[i].claims)
                 if all(ci in (assignment or {}) for ci in range(at, at + n)):
                     out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
+                else:
+                    dropped[i] = node
                 at += n
         stats.update({"aggregated": "yes", **agg.stats})
+        if dropped:  # pods, as the summary counts them (`solver.summary`)
+            stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
         modelled = _claimed(job)
         free = _free_units(job, modelled, first, out)
         counts = _gang_counts(job, set(out) | set(free))
@@ -373,7 +378,7 @@ class Cpsat:
         out.update(free)
         pods = []
         for i, unit in enumerate(job.units):
-            pod = out.get(i) or self._left_out(unit, first.pods[i])
+            pod = out.get(i) or self._left_out(unit, first.pods[i], dropped.get(i))
             if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
                 pod.reason = _gang_reason(job, unit, out, ())
             pods.append(pod)
@@ -387,8 +392,15 @@ class Cpsat:
         return PlanOutcome(_proven(pods, agg.status, job), self.name, stats)
 
     @staticmethod
-    def _left_out(unit: Unit, was: PodPlan) -> PodPlan:
+    def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
+        """The unit not placed: first fit's reason, or — when the aggregated model put it on
+        `dropped_on` and the node's exact device allocation did not take it — that."""
         reason = was.reason or "left out so that more (or higher-priority) pods fit"
+        if dropped_on is not None:
+            reason = (
+                f"the plan model put it on node {dropped_on}, but the exact device allocation there "
+                "found no devices for it beside that node's other pods"
+            )
         return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
 
     def _decode(

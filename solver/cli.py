@@ -53,6 +53,7 @@ from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Option
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.report import write_report
+from dra_solver.summary import PlanSummary
 from dra_solver.sweep import sweep, sweep_output
 from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
@@ -763,34 +764,12 @@ def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
 
 
 def plan_summary(outcome: PlanOutcome, seconds: float) -> str:
-    """One line: placed of total, the allocator and what its stats say of the solve (status,
-    objective, bound, gap, a fallback to first fit), first fit's count, and the wall clock of
-    the planning (loading and validating the input, and writing the output, not included)."""
-    stats = outcome.stats
-    parts = [outcome.allocator]
-    status = stats.get("status", stats.get("cpsat_status"))
-    if status is not None:
-        parts.append(f"status {status}")
-    for label, keys in (("objective", ("objective", "cpsat_objective")), ("bound", ("bound", "cpsat_bound"))):
-        value = next((stats[k] for k in keys if stats.get(k) is not None), None)
-        if value is not None:
-            parts.append(f"{label} {_number(value)}")
-    if stats.get("gap") is not None:
-        parts.append(f"gap {_number(stats['gap'])}")
-    if stats.get("fallback"):
-        parts.append(f"kept {stats['fallback']}")
-    if outcome.allocator != "reference" and stats.get("reference_placed") is not None:
-        parts.append(f"first fit placed {stats['reference_placed']}")
-    placed = f"placed {outcome.placed} of {len(outcome.pods)} pods"
-    return f"{placed} ({', '.join(parts)}), planned in {seconds:.1f} s"
-
-
-def _number(value: object) -> str:
-    """A stat as short text: floats to 4 digits, a lexicographic objective (stage -> value) as
-    `stage=value` pairs in stage order."""
-    if isinstance(value, dict):
-        return " ".join(f"{k}={_number(v)}" for k, v in value.items())
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    """One line: placed of total, the allocator, status, objective, bound and gap, what it kept
+    instead (a fallback to first fit), first fit's count, and the wall clock of the planning
+    (loading and validating the input, and writing the output, not included). Counts and
+    objective describe the pods in the output, each with its own weight; only the bound comes
+    from the allocator (`solver.summary`)."""
+    return PlanSummary.of(outcome).text(seconds)
 
 
 @contextmanager

@@ -37,10 +37,11 @@ from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, InputError, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.gates import FeatureGates
+from dra_solver.inventory import Pools, visible_devices
 from dra_solver.pipeline import known_nodes, resolve_claims
 from dra_solver.problem.build import problem_from_context
 from dra_solver.problem.capacity import device_consumption
-from dra_solver.problem.devices import Context, build_context
+from dra_solver.problem.devices import Context, build_context, context_from
 from dra_solver.problem.flat import Problem
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.requests import request_specs
@@ -196,8 +197,28 @@ class _Run:
             return NodeAnswer(node, True)
         details = _request_details(local, ctx, problem, claims, self.holders)
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
+        invalid = self.invalid_cause(ctx, claims)
+        if invalid:  # the real cause: the devices are there, in a pool upstream skips
+            skipped = "upstream skips the pool" if len(invalid) == 1 else "upstream skips these pools"
+            its = "its" if len(invalid) == 1 else "their"
+            reason = "; ".join(invalid) + f"; {skipped}, and with {its} devices the claims would fit"
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+    def invalid_cause(self, ctx: Context, claims: list[ResourceClaim]) -> list[str]:
+        """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims
+        fit — each alone, else all together — or none: an invalid pool that would not help (other
+        drivers, or too few devices) is not the cause, and the reason stays the shortage."""
+        bad = ctx.pools.invalid()
+        if not bad:
+            return []
+        for chosen in [*([p] for p in bad), bad] if len(bad) > 1 else [bad]:
+            ids = {id(p) for p in chosen}
+            pools = Pools([replace(p, invalid=None) if id(p) in ids else p for p in ctx.pools.pools], [])
+            grown = context_from(ctx.cluster, ctx.node, pools, ctx.in_use, self.gates, self.cache)
+            if _solves(problem_from_context(grown, claims)):
+                return [f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in chosen]
+        return []
 
     def blocking_set(self, problem: Problem) -> list[Group] | None:
         key = problem_signature(problem)
@@ -257,9 +278,11 @@ def _funnel(
         ]
     selectors += [("selector", s.cel.expression) for s in spec.selectors if s.cel]
     devices = list(range(len(ctx.devices)))
-    parts = [
-        f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {len(devices)} on the node"
-    ]
+    on_node = f"{len(devices)} on the node"
+    skipped = sum(len(visible_devices(p, ctx.node)) for p in ctx.pools.invalid())
+    if skipped:  # not candidates at all: say so rather than let "0 on the node" mislead
+        on_node += f" outside invalid pools ({skipped} in them)"
+    parts = [f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {on_node}"]
     for label, expr in selectors:
         program = compile_expression(expr, expect_bool=True)
         kept, dropped = [], []
@@ -289,9 +312,7 @@ def _funnel(
         for d in held:
             info = ctx.devices[d]
             who += holders.get((info.driver, info.pool, info.name), [])
-        parts.append(
-            f"{len(held)} of the matching devices are held (by {', '.join(dict.fromkeys(who))})"
-        )
+        parts.append(f"{len(held)} of the matching devices are held (by {', '.join(dict.fromkeys(who))})")
     free = len(alt.candidates) - len(held)
     parts.append(f"{free} usable")
     return "; ".join(parts)

@@ -81,8 +81,8 @@ def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
 def explain_unschedulable(problem: Problem) -> str:
     """A one-line reason, naming the claim and request that blocked, where it can tell."""
     node = f"on node {problem.node}" if problem.node else "without a node (allNodes devices only)"
-    if problem.invalid_pools:
-        node += "; invalid pools were skipped: " + "; ".join(problem.invalid_pools)
+    if problem.invalid_pools:  # `pool D/P is invalid: why` each (`problem.build`)
+        node += "; not searched: " + "; ".join(problem.invalid_pools)
     for claim in problem.claims:
         reason = _request_reason(problem, claim)
         if reason:

@@ -120,13 +120,19 @@ class Answer:
     shareable: bool = True
     """False when a candidate carries a CEL error: its message names the claim, so the answer
     is not reused for other claims."""
+    invalid_helps: bool = True
+    """With InvalidPools: whether the invalid pools' devices would make the claims fit. When
+    they would not (an invalid pool of another driver), the reason is the real shortage, with
+    the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
 
     def reason(self) -> str:
         """Why the shape does not fit, with placeholders for claim refs and the node name
         (computed on first use: only unplaced pods need it)."""
         if self._reason is None:
-            if self.failure is not None:
+            if self.failure is not None and (
+                self.invalid_helps or not isinstance(self.failure, InvalidPools)
+            ):
                 self._reason = str(self.failure)
             else:
                 claims = tuple(
@@ -276,24 +282,42 @@ class _Run:
         ):
             return cached
         problem = problem_from_context(node.context(self), claims)
-        answer = self._search(problem, node, names)
+        answer = self._search(problem, node, names, claims)
         self.answers[(shape, node.index)] = answer
         if answer.shareable:
             self._clean.add((shape, node.index))
         return answer
 
-    def _search(self, problem: Problem, node: NodeState, names: tuple[ClaimKey, ...]) -> Answer:
+    def _search(
+        self,
+        problem: Problem,
+        node: NodeState,
+        names: tuple[ClaimKey, ...],
+        claims: Sequence[ResourceClaim] = (),
+    ) -> Answer:
         shareable = not any(c.error is not None for a in problem.alternatives for c in a.candidates)
         try:
             assignment = allocate_reference(problem, max_steps=self.max_steps)
         except InvalidPools as exc:
-            return Answer(node.version, names, problem, None, exc, shareable)
+            helps = self._invalid_pools_help(node, claims) if claims else True
+            return Answer(node.version, names, problem, None, exc, shareable, invalid_helps=helps)
         except SearchAborted as exc:
             if self.max_steps >= DEFAULT_MAX_STEPS:
                 raise
             _raise_candidate_errors(problem)  # never turn a CEL error into "no fit"
             return Answer(node.version, names, problem, None, exc, shareable)
         return Answer(node.version, names, problem, assignment, None, shareable)
+
+    def _invalid_pools_help(self, node: NodeState, claims: Sequence[ResourceClaim]) -> bool:
+        """Whether `claims` would fit on `node` with its invalid pools taken as valid: then
+        the invalid pool is the cause of "no fit" and upstream's error names it; otherwise the
+        reason must name the real shortage (`Answer.reason`). Unsure (an error) counts as yes."""
+        pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
+        ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
+        try:
+            return allocate_reference(problem_from_context(ctx, claims), max_steps=self.max_steps) is not None
+        except DRASolverError:
+            return True
 
     def floor(self, shape: ShapeKey) -> int:
         """The first node that is not known to fail for `shape` at its current version."""
@@ -426,12 +450,15 @@ class FirstFit:
             done += len(placed)
             if self.progress is not None:
                 self.progress(done, len(order))
+        plans = [p for p in out if p is not None]
+        pods = [max(len(u.members), 1) for u in job.units]  # pods sharing a claim are one unit
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
-            "pods": len(job.units),
+            "pods": sum(pods),
+            "reference_placed": sum(k for k, p in zip(pods, plans, strict=True) if p.placed),
             "first_fit_seconds": round(time.perf_counter() - started, 3),
         }
-        return PlanOutcome([p for p in out if p is not None], "reference", stats)
+        return PlanOutcome(plans, "reference", stats)
 
     def _place_one(self, run: _Run, unit: Unit) -> PodPlan:
         if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
@@ -572,7 +599,7 @@ class FirstFit:
                 run.placed(variant, node)
                 return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
             problem = build_problem(run.ledger.cluster, claims, node.name, run.job.gates, cache=run.job.cache)
-            answer = run._search(problem, node, tuple(_key(c) for c in claims))
+            answer = run._search(problem, node, tuple(_key(c) for c in claims), claims)
             if answer.assignment is not None:
                 done = run.ledger.results(problem, claims, answer.assignment)
                 run.commit(done, node)

@@ -244,20 +244,25 @@ def visible_devices(pool: Pool, node: NodeView | None) -> list[tuple[ResourceSli
 
 
 def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str | None:
-    seen: set[str] = set()
+    """Why upstream's GatherPools marks the pool invalid (UPSTREAM-SEMANTICS §4.2 step 5), in
+    words that name what to fix — the device or counter set and the two slices listing it —
+    or None. Every reason that mentions the pool quotes this (`problem.build`)."""
+    seen: dict[str, str] = {}
     for s in pool.slices:
         for d in s.spec.devices:
             if d.name in seen:
-                return f"duplicate device name {d.name}"
-            seen.add(d.name)
+                return f"device {d.name} in slices {_both(seen[d.name], s.metadata.name)}"
+            seen[d.name] = s.metadata.name
     if not gates.DRAPartitionableDevices:
         return None
     sets: dict[str, set[str]] = {}
+    where: dict[str, str] = {}
     for s in pool.all_slices():
         for cs in s.spec.shared_counters:
             if cs.name in sets:
-                return f"duplicate counter set {cs.name}"
+                return f"counter set {cs.name} in slices {_both(where[cs.name], s.metadata.name)}"
             sets[cs.name] = set(cs.counters)
+            where[cs.name] = s.metadata.name
     for s in pool.all_slices():
         for d in s.spec.devices:
             for use in d.consumes_counters:
@@ -268,6 +273,11 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
                     first = sorted(missing)[0]
                     return f"device {d.name} consumes unknown counter {first} of set {use.counter_set}"
     return None
+
+
+def _both(first: str, second: str) -> str:
+    """`A and B`, or `A (twice)` when one slice lists it twice."""
+    return f"{first} (twice)" if first == second else f"{first} and {second}"
 
 
 # --- allocated state --------------------------------------------------------------------------

@@ -24,7 +24,7 @@ special claim on nodes where DRA serves them (KEP-5004).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -46,6 +46,7 @@ from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
+from dra_solver.summary import PlanSummary
 from dra_solver.templates import NodeTemplate
 from dra_solver.whatif import plan_with_templates
 
@@ -176,13 +177,15 @@ def plan(
         return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
     node_list = resolve_nodes(cluster, nodes)
     gates = opts.feature_gates
-    units = join_shared(resolve_units(cluster, pods, priorities, gates))
+    resolved = resolve_units(cluster, pods, priorities, gates)
+    own = own_priorities(resolved)
+    units = join_shared(resolved)
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo, gates) for u in units]
     if opts.partitions > 1:
         split = plan_partitioned(cluster, units, node_list, opts, run, make_job)
-        return _per_pod(cluster, units, split, opts.feature_gates)
-    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
+        return _per_pod(cluster, units, split, opts.feature_gates, own)
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates, own)
 
 
 def _what_if(
@@ -196,16 +199,19 @@ def _what_if(
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
+    own: dict[str, int] = {}
 
     def job_for(c: Cluster, names: list[str]) -> Job:
-        units = join_shared(resolve_units(c, pods, priorities, opts.feature_gates))
+        resolved = resolve_units(c, pods, priorities, opts.feature_gates)
+        own.update(own_priorities(resolved))
+        units = join_shared(resolved)
         memo: dict[tuple[str, str | None], str | None] = {}  # copies: one check per pod kind and node
         return make_job(c, [with_nodes(c, u, names, memo, opts.feature_gates) for u in units], names, opts)
 
     outcome, added, units, expanded = plan_with_templates(
         cluster, job_for, node_list, opts, templates, max_new_nodes
     )
-    result = _per_pod(expanded, units, outcome, opts.feature_gates)
+    result = _per_pod(expanded, units, outcome, opts.feature_gates, own)
     result.added_nodes, result.added_slices = added.nodes, added.slices
     return result
 
@@ -281,16 +287,13 @@ def run(
     allocator = ALLOCATORS[options.allocator]
     job = make_job(cluster, units, nodes, options)
     first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-    first.stats["reference_placed"] = first.placed
     outcome = allocator.improve(job, first)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome
 
 
-def make_job(
-    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
-) -> Job:
+def make_job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options) -> Job:
     """What the allocators see of one run (a fresh CEL cache unless the options carry one).
     Pods of a gang with a topology constraint may not use nodes outside its domains
     (`in_domains`)."""
@@ -540,6 +543,13 @@ def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
     return Unit(name, tuple(claims), 0, members=(Member(name, None, refs),))
 
 
+def own_priorities(units: Sequence[Unit]) -> dict[str, int]:
+    """Pod name -> its own priority, from the units before `join_shared`: a joined unit takes
+    the highest of its pods' priorities (the model places it as one), but the plan's summary
+    counts every pod with its own weight (`_per_pod`, `solver.summary`)."""
+    return {m.name: u.priority for u in units for m in u.members}
+
+
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
     """Units that share an unallocated claim, joined into one (in order of their first member):
     the claim is allocated once, and node-local devices would tie its pods to one node anyway.
@@ -661,12 +671,18 @@ def _scheduling_key(pod: Pod) -> str:
 
 
 def _per_pod(
-    cluster: Cluster, units: Sequence[Unit], outcome: PlanOutcome, gates: FeatureGates
+    cluster: Cluster,
+    units: Sequence[Unit],
+    outcome: PlanOutcome,
+    gates: FeatureGates,
+    own: Mapping[str, int] | None = None,
 ) -> PlanOutcome:
-    """One PodPlan per pod again (joined units split into their members), with each placed
+    """One PodPlan per pod again (joined units split into their members, each with its own
+    priority from `own`: pod name -> priority, default the unit's), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
     the nodes' allocatable resources (`check.check_node_resources`) and the gang minimums
-    (`check.check_gangs`)."""
+    (`check.check_gangs`). The stats then describe this realized plan (`solver.summary`):
+    objective, placed, pods, status and gap count the pods returned, not the model's units."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {c.namespaced_name: c for c in plan_.claims}
@@ -691,7 +707,8 @@ def _per_pod(
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             claims = [by_ref[r] for r in refs[m.name]]
-            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
+            prio = own.get(m.name, plan_.priority) if own is not None else plan_.priority
+            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     _verify_resources(cluster, units, pods)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
@@ -703,7 +720,8 @@ def _per_pod(
         )
         if violations:
             raise CheckFailed(violations)
-    return PlanOutcome(pods, outcome.allocator, outcome.stats)
+    realized = PlanSummary.from_pods(pods, outcome.allocator, outcome.stats)
+    return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
 
 
 def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
@@ -750,6 +768,7 @@ __all__ = [
     "join_shared",
     "load",
     "make_job",
+    "own_priorities",
     "plan",
     "resolve_claims",
     "resolve_gangs",

@@ -40,6 +40,7 @@ from dra_solver.api.models import Device, DeviceAttribute, ResourceClaim
 from dra_solver.api.quantity import Quantity
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, in_use_from_claims
+from dra_solver.summary import PlanSummary, number_text
 from dra_solver.table import NodeUse, node_devices, node_use
 from dra_solver.templates import COST_ANNOTATION
 
@@ -69,8 +70,11 @@ class PlanNumbers:
     allocator: str
     placed: int
     total: int
+    objective: int
+    """The realized placed weight: each placed pod with its own priority (`solver.summary`)."""
     status: str
     bound: str
+    """An upper bound on `objective` (same unit), from the allocator; `-` when none is known."""
     gap: str
     seconds: float
     devices_used: int
@@ -82,9 +86,10 @@ class PlanNumbers:
     def rows(self) -> list[tuple[str, str]]:
         return [
             ("pods placed", f"{self.placed} / {self.total}"),
+            ("objective (placed weight)", str(self.objective)),
             ("allocator", self.allocator),
             ("status", self.status),
-            ("proven bound", self.bound),
+            ("proven bound (on the objective)", self.bound),
             ("gap", self.gap),
             ("time", f"{self.seconds:.1f} s"),
             ("devices used by the plan", str(self.devices_used)),
@@ -357,14 +362,12 @@ class _Builder:
     # -- tables ---------------------------------------------------------------------------
 
     def numbers(self, outcome: PlanOutcome, seconds: float) -> PlanNumbers:
-        stats = outcome.stats
-        status = stats.get("status", stats.get("cpsat_status"))
-        if stats.get("fallback"):
-            status = f"{status or ''} (kept {stats['fallback']})".strip()
+        told = PlanSummary.of(outcome)  # the same numbers as the summary line
+        status = told.status
+        if told.fallback:
+            status = f"{status or ''} (kept {told.fallback})".strip()
         if status is None:
             status = "first fit" if outcome.allocator == "reference" else "-"
-        bound = next((stats[k] for k in ("bound", "cpsat_bound") if stats.get(k) is not None), None)
-        gap = stats.get("gap")
         used = {dev for p in outcome.pods if p.placed for dev in _devices_of(p)}
         opened = {p.node for p in outcome.pods if p.placed and p.node}
         planned = [c for p in outcome.pods if p.placed for c in p.claims]
@@ -379,11 +382,12 @@ class _Builder:
                     stranded += sum(not after.allocated(dev) for dev, _ in self.devices[n])  # type: ignore[operator]
         return PlanNumbers(
             allocator=outcome.allocator,
-            placed=outcome.placed,
-            total=len(outcome.pods),
+            placed=told.placed,
+            total=told.total,
+            objective=told.objective,
             status=str(status),
-            bound=_text(bound),
-            gap=_text(gap),
+            bound=number_text(told.bound),
+            gap=number_text(told.gap),
             seconds=seconds,
             devices_used=len(used),
             nodes_opened=len(opened),
@@ -453,14 +457,6 @@ def _devices_of(p: PodPlan) -> list[DeviceID]:
         alloc = c.status.allocation if c.status else None
         out += [(r.driver, r.pool, r.device) for r in (alloc.devices.results if alloc else [])]
     return out
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, dict):
-        return " ".join(f"{k}={_text(v)}" for k, v in value.items())
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _figure_json(fig: go.Figure) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -32,13 +32,34 @@ from dra_solver.problem.flat import Assignment, Placement, Problem
 
 
 class ShareIDs:
-    """shareIDs are UUIDs; drawn from a seeded generator so that runs are reproducible."""
+    """shareIDs are UUIDs; drawn from a seeded generator so that runs are reproducible.
 
-    def __init__(self, seed: int) -> None:
+    `taken`: the shareIDs already in the input (`share_ids_in`), never drawn. Why: a plan's
+    output fed back as the next run's input (`--output-mode full`) carries the shares the
+    first run drew from the same seed; drawing them again would give a second share of a
+    device the same ID (the checker refuses it). Skipping a taken draw keeps the sequence a
+    function of (seed, input), so runs stay reproducible."""
+
+    def __init__(self, seed: int, taken: Iterable[str] = ()) -> None:
         self._rng = random.Random(seed)
+        self._taken = set(taken)
 
     def next(self) -> str:
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        while True:
+            sid = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+            if sid not in self._taken:
+                self._taken.add(sid)
+                return sid
+
+
+def share_ids_in(claims: Iterable[ResourceClaim]) -> set[str]:
+    """The shareIDs the claims' allocations already hold."""
+    out: set[str] = set()
+    for c in claims:
+        alloc = c.status.allocation if c.status else None
+        if alloc is not None:
+            out.update(r.share_id for r in alloc.devices.results if r.share_id)
+    return out
 
 
 def build_allocation(

@@ -241,7 +241,6 @@ def _plan_capped(
     job = job_for(expanded, node_list)
     units = list(job.units)
     first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-    first.stats["reference_placed"] = first.placed
     if options.allocator == "reference":
         outcome = replace(first, allocator="reference")
         outcome.stats["whatif_model"] = "first fit over the existing nodes, then the copies (not minimal)"
@@ -317,7 +316,6 @@ def _greedy(
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
         job = job_for(c, names)
         first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-        first.stats["reference_placed"] = first.placed
         return ALLOCATORS[options.allocator].improve(job, first), list(job.units), c
 
     full = list(caps)

@@ -124,5 +124,5 @@ def problem_from_context(
         alternatives=tuple(alternatives),
         claims=tuple(claim_infos),
         constraints=tuple(constraints),
-        invalid_pools=tuple(f"{p.driver}/{p.name}: {p.invalid}" for p in ctx.pools.invalid()),
+        invalid_pools=tuple(f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in ctx.pools.invalid()),
     )

@@ -1,0 +1,129 @@
+"""The numbers a plan reports, counted on the realized plan (DESIGN "What a status proves").
+
+Why a module: the summary line on stderr, the `-o table` summary, the HTML report and
+`PlanOutcome.stats` say the same thing, and each number must describe what is in the output —
+the pods after expansion to devices and after the final check, every pod (also each pod of a
+claim several pods share) with its own priority weight (`problem.flat.claim_weight`). The
+allocators' stats speak of their model: units (pods joined by a shared claim count once),
+patterns, the model's objective before expansion. Only the **bound** is taken from them — a
+bound is a claim about every plan, which the realized plan cannot supply — and the status is
+OPTIMAL only when the realized objective meets it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dra_solver.allocators import PlanOutcome, PodPlan
+from dra_solver.problem.flat import claim_weight
+
+Number = int | float
+
+
+def realized_objective(pods: Sequence[PodPlan]) -> int:
+    """The placed weight of the plan: each placed pod with its own priority."""
+    return sum(claim_weight(p.priority) for p in pods if p.placed)
+
+
+def _number(value: object) -> Number | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    """One plan's summary: counts and objective from the pods in the output, the bound (and
+    the gap to it) from the allocator's stats, first fit's count of pods it placed."""
+
+    allocator: str
+    placed: int
+    """Pods placed in the output."""
+    total: int
+    """Pods in the output."""
+    objective: int
+    """The realized placed weight (`realized_objective`)."""
+    status: str | None
+    """The allocator's status; OPTIMAL only when `objective` equals `bound`."""
+    bound: Number | None
+    """An upper bound on `objective` over every valid plan, from the stats (None: none known)."""
+    fallback: str | None = None
+    """What the allocator kept instead of its own plan (first fit), if anything."""
+    first_fit_placed: int | None = None
+    """Pods first fit placed on the same run (None: not run, or this is first fit)."""
+    model_objective: object = None
+    """The model's own objective, when it differs from the realized one (for the Python API)."""
+    dropped: int = 0
+    """Pods the plan model placed that its expansion to devices did not (each listed with that
+    reason); 0 when the allocator kept first fit's plan instead."""
+
+    @property
+    def gap(self) -> Number | None:
+        """`bound - objective`, in the objective's unit."""
+        return None if self.bound is None else self.bound - self.objective
+
+    @classmethod
+    def of(cls, outcome: PlanOutcome) -> PlanSummary:
+        return cls.from_pods(outcome.pods, outcome.allocator, outcome.stats)
+
+    @classmethod
+    def from_pods(cls, pods: Sequence[PodPlan], allocator: str, stats: Mapping[str, object]) -> PlanSummary:
+        objective = realized_objective(pods)
+        status = stats.get("status", stats.get("cpsat_status"))
+        bound = next((b for k in ("bound", "cpsat_bound") if (b := _number(stats.get(k))) is not None), None)
+        if status == "OPTIMAL" and bound is not None and objective != bound:
+            status = "FEASIBLE"  # the model's optimum did not survive expansion, or units differ
+        model = stats.get("model_objective", stats.get("objective", stats.get("cpsat_objective")))
+        first = _number(stats.get("reference_placed"))
+        dropped = _number(stats.get("expansion_dropped")) if not stats.get("fallback") else None
+        return cls(
+            allocator=allocator,
+            placed=sum(p.placed for p in pods),
+            total=len(pods),
+            objective=objective,
+            status=None if status is None else str(status),
+            bound=bound,
+            fallback=str(stats["fallback"]) if stats.get("fallback") else None,
+            first_fit_placed=int(first) if first is not None and allocator != "reference" else None,
+            model_objective=model if model != objective else None,
+            dropped=int(dropped or 0),
+        )
+
+    def stats(self) -> dict[str, object]:
+        """What `PlanOutcome.stats` says of the realized plan (merged over the allocator's)."""
+        out: dict[str, object] = {"placed": self.placed, "pods": self.total, "objective": self.objective}
+        if self.status is not None:
+            out["status"] = self.status
+        if self.gap is not None:
+            out["gap"] = self.gap
+        if self.model_objective is not None:
+            out["model_objective"] = self.model_objective
+        return out
+
+    def text(self, seconds: float) -> str:
+        """One line: placed of total, the allocator, status, objective, bound and gap (when the
+        allocator has a status), what it kept, first fit's count, and the planning wall clock."""
+        parts = [self.allocator]
+        if self.status is not None:
+            parts.append(f"status {self.status}")
+            parts.append(f"objective {self.objective}")
+            if self.bound is not None:
+                parts.append(f"bound {number_text(self.bound)}")
+                parts.append(f"gap {number_text(self.gap)}")
+        if self.dropped:
+            parts.append(f"{self.dropped} placed by the model but not by its device allocation")
+        if self.fallback:
+            parts.append(f"kept {self.fallback}")
+        if self.first_fit_placed is not None:
+            parts.append(f"first fit placed {self.first_fit_placed}")
+        placed = f"placed {self.placed} of {self.total} pods"
+        return f"{placed} ({', '.join(parts)}), planned in {seconds:.1f} s"
+
+
+def number_text(value: object) -> str:
+    """A number as short text: floats to 4 digits; `-` for none."""
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+__all__ = ["PlanSummary", "number_text", "realized_objective"]
