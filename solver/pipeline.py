@@ -36,7 +36,7 @@ from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
-from dra_solver.check import CheckFailed, check_gangs, check_node_resources
+from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
@@ -661,8 +661,9 @@ def _per_pod(
 ) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
-    the nodes' allocatable resources (`check.check_node_resources`) and the gang minimums
-    (`check.check_gangs`)."""
+    the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
+    filters and their claims' allocation and reservations (`check.check_placements`) and the
+    gang minimums (`check.check_gangs`)."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {c.namespaced_name: c for c in plan_.claims}
@@ -689,6 +690,7 @@ def _per_pod(
             claims = [by_ref[r] for r in refs[m.name]]
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
     _verify_resources(cluster, units, pods)
+    _verify_placements(cluster, pods, gates)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
         violations = check_gangs(
@@ -713,6 +715,20 @@ def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPla
         served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
         placed.append((pod, p.node, served))
     violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _verify_placements(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> None:
+    """The checker's placement rules on the pods this plan places (the input's bound pods are
+    not the plan's doing and are not held against it)."""
+    placed = [
+        PodPlacement(p.pod, p.node, new=True, extended=p.extended.get(p.name))
+        for p in pods
+        if p.placed and p.pod is not None and p.node is not None
+    ]
+    claims = {c.namespaced_name: c for p in pods if p.placed for c in p.claims}
+    violations = check_placements(cluster, placed, claims, gates, bound=False)
     if violations:
         raise CheckFailed(violations)
 

@@ -64,6 +64,8 @@ from dra_solver.check.gangs import check_gangs
 from dra_solver.check.keys import Alt, claim_id
 from dra_solver.check.node_resources import check_node_resources
 from dra_solver.check.nodes import check_node_selector, check_skip_node_operations
+from dra_solver.check.placement import check_placements
+from dra_solver.check.pods import PodPlacement
 from dra_solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
 from dra_solver.check.selectors import check_capacity_names, check_selectors
 from dra_solver.check.sharing import check_busy, check_share_fields, check_share_ids
@@ -74,11 +76,13 @@ from dra_solver.gates import FeatureGates
 __all__ = [
     "KINDS",
     "CheckFailed",
+    "PodPlacement",
     "Violation",
     "check",
     "check_gangs",
     "check_node_resources",
     "check_or_raise",
+    "check_placements",
 ]
 
 
