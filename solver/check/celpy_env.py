@@ -1,0 +1,580 @@
+"""The checker's own CEL: cel-python (`celpy`) with the Kubernetes extensions DRA selectors use.
+
+Why a second interpreter: the planner compiles selectors with the project's own CEL
+(`dra_solver.cel`). If the checker used it too, a bug there (a wrong overload, a wrong
+comparison) would choose a wrong device *and* approve it. cel-python is an independent
+implementation of the CEL core (parser, macros, operators, error values); this module adds
+what Kubernetes layers on top, written again from the Kubernetes CEL library docs, without
+importing `dra_solver.cel`:
+
+- the `device` variable: `driver`, `name`, `attributes` and `capacity` keyed by domain then
+  name (an unknown domain reads as an empty map, as upstream), `allowMultipleAllocations`;
+  an attribute version that is not strict semver makes every evaluation on the device fail,
+  as upstream converts every attribute before evaluating;
+- quantities (`quantity`, `isQuantity`, `sign`, `isInteger`, `asInteger`,
+  `asApproximateFloat`, `add`, `sub`, `compareTo`, `isGreaterThan`, `isLessThan`) on
+  `dra_solver.api.quantity.Quantity`, wrapped so that `<` and `+` stay "no such overload";
+- semantic versions (`semver(s[, normalize])`, `isSemver`, `major`, `minor`, `patch`,
+  `compareTo`, `isGreaterThan`, `isLessThan`), parsed here (strict semver 2.0.0);
+- the strings extension (`charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`,
+  `replace`, `split`, `substring`, `trim`, `join`, `reverse`) and the Kubernetes lists library
+  (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) with cel-go's `slice`,
+  `flatten`, `distinct`, `sort`.
+
+celpy dispatches a method by its name only, the receiver being the first argument, so one
+Python function per name serves every receiver type (`compareTo` on a quantity or a semver).
+What celpy cannot parse (optional syntax `?.`) or a function not here (ip/cidr, url, optional
+values, format) is `Unsupported`: the caller (`expressions`) then says so (see there).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import celpy
+from celpy import celtypes
+
+from dra_solver.api.quantity import Quantity, QuantityError
+
+CelValue = Any
+"""A value as celpy handles it (celtypes, or the wrappers of this module)."""
+
+
+class Unsupported(Exception):
+    """celpy cannot evaluate the expression: a syntax or a function it does not have."""
+
+
+# --- semantic versions ---------------------------------------------------------------------
+
+_STRICT: Final = re.compile(
+    r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+    r"(?:-((?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+)
+_LOOSE: Final = re.compile(r"v?([0-9]+(?:\.[0-9]+){0,2})([-+].*)?", re.DOTALL)
+
+
+class Version:
+    """A semver 2.0.0 version: equal and ordered by precedence, build metadata ignored."""
+
+    __slots__ = ("text", "core", "pre")
+
+    def __init__(self, text: str) -> None:
+        m = _STRICT.fullmatch(text)
+        if m is None:
+            raise ValueError(f"invalid semantic version {text!r}")
+        self.text = text
+        self.core = (int(m[1]), int(m[2]), int(m[3]))
+        self.pre: tuple[int | str, ...] = (
+            tuple(int(p) if p.isdigit() else p for p in m[4].split(".")) if m[4] else ()
+        )
+
+    @classmethod
+    def parse(cls, text: str, normalize: bool = False) -> Version:
+        """`semver(s)`; with `normalize`, a leading `v`, missing minor/patch and leading zeros
+        are tolerated first (`semver(s, true)`)."""
+        if normalize:
+            m = _LOOSE.fullmatch(text)
+            if m is not None:
+                nums = [str(int(p)) for p in m[1].split(".")]
+                text = ".".join(nums + ["0"] * (3 - len(nums))) + (m[2] or "")
+        return cls(text)
+
+    def compare(self, other: Version) -> int:
+        if self.core != other.core:
+            return -1 if self.core < other.core else 1
+        a, b = self.pre, other.pre
+        if a == b:
+            return 0
+        if not a or not b:
+            return 1 if not a else -1
+        for x, y in zip(a, b, strict=False):
+            if x == y:
+                continue
+            if isinstance(x, int) != isinstance(y, int):
+                return -1 if isinstance(x, int) else 1
+            return -1 if x < y else 1  # type: ignore[operator]
+        return (len(a) > len(b)) - (len(a) < len(b))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Version) and self.compare(other) == 0
+
+    def __hash__(self) -> int:
+        return hash((self.core, self.pre))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class CelQuantity:
+    """A Kubernetes quantity in CEL: `==` by value; no `<` or `+` (only the methods)."""
+
+    __slots__ = ("q",)
+
+    def __init__(self, q: Quantity) -> None:
+        self.q = q
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelQuantity) and self.q.cmp(other.q) == 0
+
+    def __hash__(self) -> int:
+        return hash(self.q)
+
+    def __str__(self) -> str:
+        return str(self.q)
+
+
+# --- the device variable ---------------------------------------------------------------------
+
+
+class DomainMap(celtypes.MapType):
+    """`device.attributes` / `device.capacity`: an unknown domain is an empty map."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if key in self.keys():
+            return super().__getitem__(key)
+        if isinstance(key, str):
+            return celtypes.MapType()
+        return super().__getitem__(key)
+
+
+def to_cel(value: Any) -> CelValue:
+    """A plain Python attribute value as celpy's: bool, int, str, Version, or a list of them."""
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, int):
+        return celtypes.IntType(value)
+    if isinstance(value, str):
+        return celtypes.StringType(value)
+    if isinstance(value, (list, tuple)):
+        return celtypes.ListType([to_cel(v) for v in value])
+    if isinstance(value, (Version, CelQuantity)):
+        return value
+    raise TypeError(f"unsupported attribute value {value!r}")
+
+
+def from_cel(value: CelValue) -> Any:
+    """A celpy result as plain Python (bool, int, float, str, Version, tuple) for the rules."""
+    if isinstance(value, celtypes.BoolType):
+        return bool(value)
+    if isinstance(value, (celtypes.IntType, celtypes.UintType)):
+        return int(value)
+    if isinstance(value, celtypes.DoubleType):
+        return float(value)
+    if isinstance(value, celtypes.StringType):
+        return str(value)
+    if isinstance(value, celtypes.ListType):
+        return tuple(from_cel(v) for v in value)
+    return value
+
+
+def device_value(
+    driver: str,
+    name: str,
+    attributes: Mapping[str, Mapping[str, Any]],
+    capacity: Mapping[str, Mapping[str, Quantity]],
+    allow_multiple_allocations: bool,
+) -> celtypes.MapType:
+    """The `device` variable; `attributes` values are plain (versions as `Version`)."""
+    s = celtypes.StringType
+    attrs = DomainMap(
+        {s(d): celtypes.MapType({s(k): to_cel(v) for k, v in m.items()}) for d, m in attributes.items()}
+    )
+    caps = DomainMap(
+        {s(d): celtypes.MapType({s(k): CelQuantity(q) for k, q in m.items()}) for d, m in capacity.items()}
+    )
+    return celtypes.MapType(
+        {
+            s("driver"): s(driver),
+            s("name"): s(name),
+            s("attributes"): attrs,
+            s("capacity"): caps,
+            s("allowMultipleAllocations"): celtypes.BoolType(allow_multiple_allocations),
+        }
+    )
+
+
+# --- extension functions ---------------------------------------------------------------------
+
+
+def _err(message: str) -> celpy.CELEvalError:
+    return celpy.CELEvalError(message)
+
+
+def _quantity(s: Any) -> Any:
+    try:
+        return CelQuantity(Quantity.parse(str(s)))
+    except QuantityError as ex:
+        return _err(f"invalid quantity {str(s)!r}: {ex.reason}")
+
+
+def _is_quantity(s: Any) -> Any:
+    return celtypes.BoolType(not isinstance(_quantity(s), celpy.CELEvalError))
+
+
+def _semver(s: Any, normalize: Any = False) -> Any:
+    try:
+        return Version.parse(str(s), bool(normalize))
+    except ValueError as ex:
+        return _err(str(ex))
+
+
+def _is_semver(s: Any, normalize: Any = False) -> Any:
+    return celtypes.BoolType(not isinstance(_semver(s, normalize), celpy.CELEvalError))
+
+
+def _cmp(a: Any, b: Any) -> int | None:
+    if isinstance(a, CelQuantity) and isinstance(b, CelQuantity):
+        return a.q.cmp(b.q)
+    if isinstance(a, Version) and isinstance(b, Version):
+        return a.compare(b)
+    return None
+
+
+def _compare_to(a: Any, b: Any) -> Any:
+    c = _cmp(a, b)
+    return _err("no such overload: compareTo") if c is None else celtypes.IntType(c)
+
+
+def _greater(a: Any, b: Any) -> Any:
+    c = _cmp(a, b)
+    return _err("no such overload: isGreaterThan") if c is None else celtypes.BoolType(c == 1)
+
+
+def _less(a: Any, b: Any) -> Any:
+    c = _cmp(a, b)
+    return _err("no such overload: isLessThan") if c is None else celtypes.BoolType(c == -1)
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _as_int64(q: CelQuantity) -> int | None:
+    v = q.q.as_fraction()
+    return v.numerator if v.denominator == 1 and INT64_MIN <= v.numerator <= INT64_MAX else None
+
+
+def _quantity_method(name: str, fn: Callable[[CelQuantity], Any]) -> Callable[[Any], Any]:
+    def method(q: Any) -> Any:
+        if not isinstance(q, CelQuantity):
+            return _err(f"no such overload: {name}")
+        return fn(q)
+
+    return method
+
+
+def _as_integer(q: CelQuantity) -> Any:
+    v = _as_int64(q)
+    return _err("cannot convert value to integer") if v is None else celtypes.IntType(v)
+
+
+def _arith(name: str, sign: int) -> Callable[[Any, Any], Any]:
+    def method(a: Any, b: Any) -> Any:
+        if not isinstance(a, CelQuantity):
+            return _err(f"no such overload: {name}")
+        if isinstance(b, CelQuantity):
+            other = b.q
+        elif isinstance(b, celtypes.IntType) and not isinstance(b, celtypes.BoolType):
+            other = Quantity.parse(int(b))
+        else:
+            return _err(f"no such overload: {name}")
+        return CelQuantity(a.q + other if sign > 0 else a.q - other)
+
+    return method
+
+
+def _version_part(i: int) -> Callable[[Any], Any]:
+    def method(v: Any) -> Any:
+        return celtypes.IntType(v.core[i]) if isinstance(v, Version) else _err("no such overload")
+
+    return method
+
+
+def _string_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(s: Any, *args: Any) -> Any:
+        if not isinstance(s, celtypes.StringType):
+            return _err(f"no such overload: {name}")
+        try:
+            return fn(str(s), *args)
+        except (IndexError, ValueError) as ex:
+            return _err(f"{name}: {ex}")
+
+    return method
+
+
+def _index_arg(s: str, i: Any) -> int:
+    if not 0 <= int(i) <= len(s):
+        raise IndexError(f"index out of range: {int(i)}")
+    return int(i)
+
+
+def _char_at(s: str, i: Any) -> Any:
+    return celtypes.StringType(s[_index_arg(s, i)] if int(i) < len(s) else "")
+
+
+def _index_of(s: Any, sub: Any, start: Any = 0) -> Any:
+    if isinstance(s, celtypes.ListType):
+        return celtypes.IntType(next((k for k, v in enumerate(s) if v == sub), -1))
+    if not isinstance(s, celtypes.StringType):
+        return _err("no such overload: indexOf")
+    text = str(s)
+    try:
+        return celtypes.IntType(text.find(str(sub), _index_arg(text, start)))
+    except IndexError as ex:
+        return _err(f"indexOf: {ex}")
+
+
+def _last_index_of(s: Any, sub: Any, end: Any = None) -> Any:
+    if isinstance(s, celtypes.ListType):
+        return celtypes.IntType(max((k for k, v in enumerate(s) if v == sub), default=-1))
+    if not isinstance(s, celtypes.StringType):
+        return _err("no such overload: lastIndexOf")
+    text = str(s)
+    try:
+        stop = len(text) if end is None else _index_arg(text, end) + len(str(sub))
+        return celtypes.IntType(text.rfind(str(sub), 0, stop))
+    except IndexError as ex:
+        return _err(f"lastIndexOf: {ex}")
+
+
+def _replace(s: str, old: Any, new: Any, n: Any = -1) -> Any:
+    count = int(n)
+    return celtypes.StringType(s.replace(str(old), str(new), count if count >= 0 else -1))
+
+
+def _split(s: str, sep: Any, n: Any = -1) -> Any:
+    count = int(n)
+    if count == 0:
+        return celtypes.ListType([])
+    parts = list(s) if str(sep) == "" else s.split(str(sep), count - 1 if count > 0 else -1)
+    if str(sep) == "" and count > 0 and len(parts) > count:
+        parts = parts[: count - 1] + ["".join(parts[count - 1 :])]
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _substring(s: str, start: Any, end: Any = None) -> Any:
+    a = _index_arg(s, start)
+    b = len(s) if end is None else _index_arg(s, end)
+    if a > b:
+        raise IndexError(f"invalid substring range. start: {a}, end: {b}")
+    return celtypes.StringType(s[a:b])
+
+
+_SPACE = (
+    " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Unicode white space, as Go's unicode.IsSpace (the strings extension's trim)."""
+
+
+def _join(items: Any, sep: Any = "") -> Any:
+    if not isinstance(items, celtypes.ListType) or not all(isinstance(i, celtypes.StringType) for i in items):
+        return _err("no such overload: join")
+    return celtypes.StringType(str(sep).join(str(i) for i in items))
+
+
+def _reverse(v: Any) -> Any:
+    if isinstance(v, celtypes.StringType):
+        return celtypes.StringType(str(v)[::-1])
+    if isinstance(v, celtypes.ListType):
+        return celtypes.ListType(list(reversed(v)))
+    return _err("no such overload: reverse")
+
+
+def _list_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(items: Any, *args: Any) -> Any:
+        if not isinstance(items, celtypes.ListType):
+            return _err(f"no such overload: {name}")
+        try:
+            return fn(list(items), *args)
+        except (TypeError, ValueError, IndexError) as ex:
+            return _err(f"{name}: {ex}")
+
+    return method
+
+
+def _key(v: Any) -> Any:
+    if isinstance(v, CelQuantity):
+        return v.q
+    if isinstance(v, Version):
+        return _VersionKey(v)
+    return v
+
+
+class _VersionKey:
+    __slots__ = ("v",)
+
+    def __init__(self, v: Version) -> None:
+        self.v = v
+
+    def __lt__(self, other: _VersionKey) -> bool:
+        return self.v.compare(other.v) < 0
+
+
+def _is_sorted(items: list[Any]) -> Any:
+    keys = [_key(v) for v in items]
+    return celtypes.BoolType(all(not (b < a) for a, b in zip(keys, keys[1:], strict=False)))
+
+
+def _sum(items: list[Any]) -> Any:
+    if not items:
+        return celtypes.IntType(0)
+    if all(isinstance(v, CelQuantity) for v in items):
+        total = items[0].q
+        for v in items[1:]:
+            total = total + v.q
+        return CelQuantity(total)
+    out = items[0]
+    for v in items[1:]:
+        out = out + v
+    return out
+
+
+def _extreme(name: str, pick: Callable[..., Any]) -> Callable[[list[Any]], Any]:
+    def fn(items: list[Any]) -> Any:
+        if not items:
+            return _err(f"{name} called on empty list")
+        return pick(items, key=_key)
+
+    return fn
+
+
+def _slice(items: list[Any], start: Any, end: Any) -> Any:
+    a, b = int(start), int(end)
+    if a < 0 or b > len(items) or a > b:
+        raise IndexError(f"cannot slice({a}, {b}) a list of size {len(items)}")
+    return celtypes.ListType(items[a:b])
+
+
+def _flatten(items: list[Any], depth: Any = 1) -> Any:
+    out: list[Any] = []
+    for v in items:
+        if isinstance(v, celtypes.ListType) and int(depth) > 0:
+            out.extend(_flatten(list(v), int(depth) - 1))
+        else:
+            out.append(v)
+    return celtypes.ListType(out)
+
+
+def _distinct(items: list[Any]) -> Any:
+    out: list[Any] = []
+    for v in items:
+        if not any(type(v) is type(w) and v == w for w in out):
+            out.append(v)
+    return celtypes.ListType(out)
+
+
+def _sort(items: list[Any]) -> Any:
+    return celtypes.ListType(sorted(items, key=_key))
+
+
+FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "sign": _quantity_method("sign", lambda q: celtypes.IntType(q.q.sign())),
+    "isInteger": _quantity_method("isInteger", lambda q: celtypes.BoolType(_as_int64(q) is not None)),
+    "asInteger": _quantity_method("asInteger", _as_integer),
+    "asApproximateFloat": _quantity_method(
+        "asApproximateFloat", lambda q: celtypes.DoubleType(q.q.as_approximate_float())
+    ),
+    "add": _arith("add", 1),
+    "sub": _arith("sub", -1),
+    "semver": _semver,
+    "isSemver": _is_semver,
+    "major": _version_part(0),
+    "minor": _version_part(1),
+    "patch": _version_part(2),
+    "compareTo": _compare_to,
+    "isGreaterThan": _greater,
+    "isLessThan": _less,
+    "charAt": _string_fn("charAt", _char_at),
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": _string_fn("lowerAscii", lambda s: celtypes.StringType(s.translate(_LOWER))),
+    "upperAscii": _string_fn("upperAscii", lambda s: celtypes.StringType(s.translate(_UPPER))),
+    "replace": _string_fn("replace", _replace),
+    "split": _string_fn("split", _split),
+    "substring": _string_fn("substring", _substring),
+    "trim": _string_fn("trim", lambda s: celtypes.StringType(s.strip(_SPACE))),
+    "join": _join,
+    "reverse": _reverse,
+    "isSorted": _list_fn("isSorted", _is_sorted),
+    "sum": _list_fn("sum", _sum),
+    "min": _list_fn("min", _extreme("min", min)),
+    "max": _list_fn("max", _extreme("max", max)),
+    "slice": _list_fn("slice", _slice),
+    "flatten": _list_fn("flatten", _flatten),
+    "distinct": _list_fn("distinct", _distinct),
+    "sort": _list_fn("sort", _sort),
+}
+"""The extension functions, by name (celpy passes a method's receiver as the first argument)."""
+
+_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_UPPER: Final = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+
+_ENV: Final = celpy.Environment()
+_UNDECLARED: Final = re.compile(r"undeclared reference to '([^']*)'")
+
+
+class Program:
+    """One compiled expression, evaluated with celpy and the extensions above."""
+
+    def __init__(self, expression: str) -> None:
+        try:
+            ast = _ENV.compile(expression)
+        except celpy.CELParseError as ex:
+            raise Unsupported(f"cel-python cannot parse it: {_first_line(ex)}") from None
+        unknown = sorted(_called(ast) - _KNOWN)
+        if unknown:
+            raise Unsupported(f"cel-python has no function {', '.join(map(repr, unknown))}")
+        self.expression = expression
+        self._runner = _ENV.program(ast, functions=FUNCTIONS)
+
+    def evaluate(self, device: celtypes.MapType) -> Any:
+        """The plain result (`from_cel`); raises `ValueError` with CEL's reason on a CEL error,
+        `Unsupported` when a function is neither celpy's nor ours."""
+        try:
+            value = self._runner.evaluate({"device": device})
+        except celpy.CELEvalError as ex:
+            raise _reason(ex) from None
+        if isinstance(value, celpy.CELEvalError):
+            raise _reason(value)
+        return from_cel(value)
+
+
+_MACROS: Final = frozenset({"has", "all", "exists", "exists_one", "map", "filter"})
+_KNOWN: Final = frozenset(FUNCTIONS) | frozenset(celpy.evaluation.base_functions) | _MACROS
+
+
+def _called(ast: Any) -> set[str]:
+    """Every function and method name the expression calls (its syntax tree, before running):
+    a name neither celpy nor this module has would only fail at run time, and celpy's error
+    values then lose the name on their way up."""
+    names: set[str] = set()
+    for node in ast.iter_subtrees():
+        if node.data == "ident_arg":
+            names.add(str(node.children[0]))
+        elif node.data == "member_dot_arg":
+            names.add(str(node.children[1]))
+    return names
+
+
+def _reason(ex: celpy.CELEvalError) -> Exception:
+    text = str(ex.args[0]) if ex.args else str(ex)
+    m = _UNDECLARED.search(text)
+    if m is not None:
+        if m.group(1) in FUNCTIONS or m.group(1) == "device":
+            return ValueError(f"undeclared reference to {m.group(1)!r}")
+        return Unsupported(f"cel-python has no function {m.group(1)!r}")
+    return ValueError(text)
+
+
+def _first_line(ex: Exception) -> str:
+    return str(ex).strip().splitlines()[0] if str(ex).strip() else type(ex).__name__
+
+
+def parse_versions(values: Sequence[str]) -> list[Version]:
+    """Versions of a device attribute; `ValueError` naming the first invalid one."""
+    return [Version(v) for v in values]
