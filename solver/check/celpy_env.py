@@ -17,9 +17,9 @@ importing `dra_solver.cel`:
 - semantic versions (`semver(s[, normalize])`, `isSemver`, `major`, `minor`, `patch`,
   `compareTo`, `isGreaterThan`, `isLessThan`), parsed here (strict semver 2.0.0);
 - the strings extension (`charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`,
-  `replace`, `split`, `substring`, `trim`, `join`, `reverse`) and the Kubernetes lists library
+  `replace`, `split`, `substring`, `trim`, `join`) and the Kubernetes lists library
   (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) with cel-go's `slice`,
-  `flatten`, `distinct`, `sort`.
+  `flatten`, `distinct`, `sort`, `reverse`.
 
 celpy dispatches a method by its name only, the receiver being the first argument, so one
 Python function per name serves every receiver type (`compareTo` on a quantity or a semver).
@@ -376,8 +376,7 @@ def _join(items: Any, sep: Any = "") -> Any:
 
 
 def _reverse(v: Any) -> Any:
-    if isinstance(v, celtypes.StringType):
-        return celtypes.StringType(str(v)[::-1])
+    """Lists only: Kubernetes enables the strings extension at version 2, without reverse."""
     if isinstance(v, celtypes.ListType):
         return celtypes.ListType(list(reversed(v)))
     return _err("no such overload: reverse")

@@ -1,0 +1,172 @@
+"""The checker's own CEL (`check.celpy_env`, cel-python): the Kubernetes extensions DRA
+selectors use, agreement with our compiler on them, and that a bug in our compiler cannot
+make the checker approve a device (issue #27 §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dra_solver.api.models import Device
+from dra_solver.api.quantity import Quantity
+from dra_solver.cel import DeviceView, Semver, compile_expression
+from dra_solver.check import expressions
+from dra_solver.check.celpy_env import Program, Unsupported, Version, device_value
+from dra_solver.check.expressions import Expressions
+from dra_solver.check.pools import Dev
+
+ATTRS: dict[str, dict[str, Any]] = {
+    "gpu.example.com": {
+        "model": "A100-SXM4-80GB",
+        "index": 3,
+        "healthy": True,
+        "driverVersion": Version("1.2.3-rc.1"),
+        "tags": ("fast", "nvlink"),
+        "numas": (0, 1),
+    },
+    "resource.kubernetes.io": {"pcieRoot": "pci0000:00"},
+}
+CAPS = {"gpu.example.com": {"memory": Quantity.parse("80Gi"), "cores": Quantity.parse("1500m")}}
+
+
+def _celpy(expression: str) -> Any:
+    return Program(expression).evaluate(device_value("gpu.example.com", "gpu-0", ATTRS, CAPS, False))
+
+
+def _ours(expression: str) -> Any:
+    attrs = {
+        d: {k: Semver(v.text) if isinstance(v, Version) else v for k, v in m.items()}
+        for d, m in ATTRS.items()
+    }
+    view = DeviceView(driver="gpu.example.com", name="gpu-0", attributes=attrs, capacity=CAPS)
+    value = compile_expression(expression).evaluate(view)
+    return Version(value.text) if isinstance(value, Semver) else value
+
+
+AGREE = [
+    'device.driver == "gpu.example.com"',
+    'device.attributes["gpu.example.com"].model == "A100-SXM4-80GB"',
+    'device.attributes["gpu.example.com"].model.startsWith("A100")',
+    'device.attributes["gpu.example.com"].model.lowerAscii().contains("sxm4")',
+    'device.attributes["gpu.example.com"].model.upperAscii()',
+    'device.attributes["gpu.example.com"].model.split("-")',
+    'device.attributes["gpu.example.com"].model.split("-", 2)',
+    'device.attributes["gpu.example.com"].model.replace("-", "_")',
+    'device.attributes["gpu.example.com"].model.replace("-", "_", 1)',
+    'device.attributes["gpu.example.com"].model.indexOf("SXM")',
+    'device.attributes["gpu.example.com"].model.lastIndexOf("0")',
+    'device.attributes["gpu.example.com"].model.substring(5, 9)',
+    'device.attributes["gpu.example.com"].model.charAt(1)',
+    '"  x ".trim() == "x"',
+    '["a", "b"].join("-")',
+    'device.attributes["gpu.example.com"].index > 2 && device.attributes["gpu.example.com"].healthy',
+    'device.attributes["gpu.example.com"].index % 2 == 1',
+    '"nvlink" in device.attributes["gpu.example.com"].tags',
+    "device.attributes['gpu.example.com'].numas.exists(n, n == 1)",
+    "device.attributes['gpu.example.com'].numas.all(n, n < 2)",
+    "device.attributes['gpu.example.com'].numas.map(n, n * 2)",
+    "device.attributes['gpu.example.com'].numas.filter(n, n > 0)",
+    "has(device.attributes['gpu.example.com'].model)",
+    "has(device.attributes['gpu.example.com'].nope)",
+    "device.attributes['other.example.com'].size() == 0",
+    "!('x' in device.attributes['other.example.com'])",
+    'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) > 0',
+    'device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("80Gi"))',
+    'device.capacity["gpu.example.com"].memory.isLessThan(quantity("81Gi"))',
+    'device.capacity["gpu.example.com"].memory == quantity("80Gi")',
+    'device.capacity["gpu.example.com"].cores == quantity("1.5")',
+    'device.capacity["gpu.example.com"].cores.isInteger()',
+    'device.capacity["gpu.example.com"].memory.asInteger()',
+    'device.capacity["gpu.example.com"].cores.sign()',
+    'device.capacity["gpu.example.com"].cores.add(quantity("500m")) == quantity("2")',
+    'device.capacity["gpu.example.com"].cores.sub(1).isLessThan(quantity("1"))',
+    'isQuantity("1Gi") && !isQuantity("1 Gi")',
+    'device.attributes["gpu.example.com"].driverVersion.isGreaterThan(semver("1.2.2"))',
+    'device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("1.2.3"))',
+    'device.attributes["gpu.example.com"].driverVersion.compareTo(semver("1.2.3-rc.1+build"))',
+    'device.attributes["gpu.example.com"].driverVersion.major() == 1',
+    'semver("v1.2", true) == semver("1.2.0")',
+    'isSemver("1.2") || isSemver("01.2.3")',
+    "[3, 1, 2].sort() == [1, 2, 3] && [1, 2, 3].isSorted() && ![2, 1].isSorted()",
+    "[1, 2, 3].sum() == 6 && [4, 2, 9].min() == 2 && [4, 2, 9].max() == 9",
+    "[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2",
+    "[1, 2, 3, 4].slice(1, 3) == [2, 3]",
+    "[[1], [2, 3]].flatten() == [1, 2, 3]",
+    "[1, 1, 2].distinct() == [1, 2]",
+    "[1, 2].reverse() == [2, 1]",
+    "device.allowMultipleAllocations == false",
+    "size(device.attributes['gpu.example.com'].tags) == 2",
+]
+
+
+@pytest.mark.parametrize("expression", AGREE)
+def test_celpy_and_our_compiler_agree(expression: str) -> None:
+    """Two independent implementations of the same documented functions give the same value."""
+    assert _celpy(expression) == _ours(expression)
+
+
+ERRORS = [
+    'device.attributes["gpu.example.com"].missing == 1',  # no such key
+    'device.capacity["gpu.example.com"].memory < quantity("1Gi")',  # quantities have no <
+    'quantity("1Gi") + quantity("1Gi")',
+    'quantity("one")',
+    'semver("1.2")',
+    "[].min()",
+    '"abc".substring(2, 1)',
+    '"abc".reverse()',  # Kubernetes' strings extension is version 2: no reverse
+]
+
+
+@pytest.mark.parametrize("expression", ERRORS)
+def test_errors_are_errors_in_both(expression: str) -> None:
+    with pytest.raises(ValueError):
+        _celpy(expression)
+    with pytest.raises(Exception):  # noqa: B017 - our compiler raises its own CEL error types
+        _ours(expression)
+
+
+def test_what_celpy_lacks_is_unsupported_not_a_pass() -> None:
+    for expression in ['ip("10.0.0.1").family() == 4', "device.attributes?.x", 'format.named("uuid")']:
+        with pytest.raises(Unsupported):
+            _celpy(expression)
+
+
+def _dev(**attributes: Any) -> Dev:
+    device = Device.model_validate({"name": "gpu-0", "attributes": attributes})
+    return Dev(("gpu.example.com", "pool", "gpu-0"), None, device, ("node", "node-1"))  # type: ignore[arg-type]
+
+
+def test_the_checker_does_not_use_our_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our compiler replaced by one that accepts everything: the checker still rejects."""
+
+    class Yes:
+        def evaluate_bool(self, _view: object) -> bool:
+            return True
+
+        def evaluate(self, _view: object) -> bool:
+            return True
+
+    monkeypatch.setattr(expressions, "compile_expression", lambda *_a, **_k: Yes())
+    dev = _dev(model={"string": "T4"})
+    cel = Expressions()
+    assert cel.selector('device.attributes["gpu.example.com"].model == "A100"', dev) is False
+    assert cel.selector('device.attributes["gpu.example.com"].model == "T4"', dev) is True
+
+
+def test_an_unsupported_expression_falls_back_and_is_recorded() -> None:
+    expression = 'ip("10.0.0.1").family() == 4 && device.driver == "gpu.example.com"'
+    expressions.FALLBACKS.discard(expression)
+    assert Expressions().selector(expression, _dev()) is True
+    assert expression in expressions.FALLBACKS
+
+
+def test_an_invalid_version_attribute_fails_every_evaluation() -> None:
+    dev = _dev(v={"version": "1.2"}, model={"string": "A100"})
+    outcome = Expressions().selector('device.attributes["gpu.example.com"].model == "A100"', dev)
+    assert isinstance(outcome, str) and "invalid semantic version" in outcome
+
+
+def test_a_selector_must_be_a_bool() -> None:
+    outcome = Expressions().selector("device.driver", _dev())
+    assert isinstance(outcome, str) and "expected a bool" in outcome
