@@ -32,9 +32,17 @@ FALLBACKS: set[str] = set()
 _PROGRAMS: dict[str, Program | str] = {}
 """Expression -> its celpy program, or why cel-python cannot evaluate it (process-wide)."""
 
-_OUTCOMES: dict[tuple[str, int, str], tuple[Device, bool | str]] = {}
-"""(expression, id(device), driver) -> (the device, its selector outcome), process-wide: the
-device object is kept so that its id cannot be reused while the entry lives."""
+Fingerprint = tuple[object, ...]
+"""What a CEL expression can read of a device: driver, attributes, capacity, the multi flag
+(and the name, for expressions that may read it)."""
+
+_OUTCOMES: dict[tuple[str, Fingerprint], bool | str] = {}
+"""(expression, device fingerprint) -> selector outcome, process-wide: devices alike (the
+same GPU model on every node) are evaluated once."""
+
+_PRINTS: dict[tuple[int, str], tuple[Device, Fingerprint]] = {}
+"""(id(device), driver) -> (the device, its fingerprint without the name); the device object is
+kept so that its id cannot be reused while the entry lives."""
 
 _MAX_OUTCOMES: Final = 200_000
 
@@ -125,16 +133,46 @@ class Expressions:
 
     def selector(self, expression: str, dev: Dev) -> bool | str:
         """A selector's outcome on a device: its bool, or the CEL error (a str)."""
-        key = (expression, id(dev.device), dev.key[0])
+        key = (expression, _fingerprint(dev, named="name" in expression))
         cached = _OUTCOMES.get(key)
-        if cached is not None and cached[0] is dev.device:
-            return cached[1]
+        if cached is not None:
+            return cached
         ok, value, error = self.evaluate(expression, dev, selector=True)
         outcome: bool | str = bool(value) if ok else error
         if len(_OUTCOMES) >= _MAX_OUTCOMES:
             _OUTCOMES.clear()
-        _OUTCOMES[key] = (dev.device, outcome)
+            _PRINTS.clear()
+        _OUTCOMES[key] = outcome
         return outcome
+
+
+def _fingerprint(dev: Dev, *, named: bool) -> Fingerprint:
+    """The device as far as CEL can see it (`Fingerprint`). The name is included only when the
+    expression's text contains `name` (no other way to read `device.name`)."""
+    driver = dev.key[0]
+    found = _PRINTS.get((id(dev.device), driver))
+    if found is None or found[0] is not dev.device:
+        d = dev.device
+        attrs = tuple(
+            sorted(
+                (
+                    fqn(n, driver),
+                    a.int_,
+                    a.bool_,
+                    a.string,
+                    a.version,
+                    tuple(a.ints) if a.ints is not None else None,
+                    tuple(a.bools) if a.bools is not None else None,
+                    tuple(a.strings) if a.strings is not None else None,
+                    tuple(a.versions) if a.versions is not None else None,
+                )
+                for n, a in d.attributes.items()
+            )
+        )
+        caps = tuple(sorted((fqn(n, driver), c.value.as_fraction()) for n, c in d.capacity.items()))
+        found = (d, (driver, attrs, caps, bool(d.allow_multiple_allocations)))
+        _PRINTS[(id(d), driver)] = found
+    return (*found[1], dev.device.name) if named else found[1]
 
 
 def _fallback(expression: str, dev: Dev, *, selector: bool) -> Any:
