@@ -1,18 +1,23 @@
-"""Independent verifier of DRA allocation results: the API and the order of the rules.
+"""Independent verifier of DRA allocation results and pod placements: the API and the order
+of the rules.
 
 Why this package exists: dra-solver has two allocators (the upstream-faithful reference
 and the CP-SAT optimiser) and both are built on the same precompute. A bug shared by
 them would pass every differential test. This checker is a *second reading of the
-rules*, written from the KEPs and `UPSTREAM-SEMANTICS.md` (intended semantics, not the
-§8 quirks) and deliberately importing nothing from `solver.inventory`, `solver.problem`,
-`solver.reference` or `solver.cpsat`. It reads only the raw API objects (slices,
-classes, claims), the feature gates, CEL and quantities. Nothing an allocator returns
-reaches a user without passing `check_or_raise`.
+rules*, written from the KEPs, the scheduler's plugins and `UPSTREAM-SEMANTICS.md`
+(intended semantics, not the §8 quirks) and deliberately importing nothing from
+`solver.inventory`, `solver.problem`, `solver.reference`, `solver.cpsat` or our CEL
+compiler `solver.cel` (a test keeps it so; the one exception is the recorded fallback of
+`expressions`). It reads only the raw API objects (slices, classes, claims, pods, nodes,
+PodGroups), the feature gates and quantities, and evaluates CEL with cel-python
+(`celpy_env`). Nothing an allocator returns reaches a user without passing `check_or_raise`
+(per allocation call) and the plan's final checks (`check_placements`, `check_node_resources`,
+`check_gangs`); `check_cluster` audits a whole cluster state (`dra-solver check`).
 
-It reports *every* violation it finds, each naming the claim, the request, the device
-and the rule, so a failing differential test says what went wrong rather than only
-that something did. It never raises for a CEL problem: a CEL compile or runtime error
-met while checking is itself a `selector` violation.
+It reports *every* violation it finds, each naming the object (claim, pod or PodGroup), the
+request and device where there is one, and the rule, so a failing differential test says
+what went wrong rather than only that something did. It never raises for a CEL problem: a
+CEL compile or runtime error met while checking is itself a `selector` violation.
 
 Decisions where the rules leave room (also listed in the docs):
 
@@ -34,17 +39,26 @@ Decisions where the rules leave room (also listed in the docs):
   "partitionable-devices-disabled-other-device-do-not-consume-counters"); a device that
   consumes counters, or one only visible through per-device selection, is a `gate`
   violation rather than an `unknown-device`.
+- Placements: the scheduler's filters (nodeSelector, required node affinity, NoSchedule
+  taints, unschedulable) apply to pods the plan places; a pod already bound keeps its node
+  (`pod-node-name`) and must tolerate NoExecute taints, but not the IgnoredDuringExecution
+  filters (it was bound before). `check_cluster` treats every bound pod as placed.
 - Not checked (no rule kind for them): that results copy the request's tolerations and the
   device's bindingConditions, and that the node declares `DraOptionalNodePreparation`
-  (a pod/node concern of the planner).
+  (a pod/node concern of the planner); inter-pod affinity and anti-affinity, topology
+  spread and preferred (scoring) rules, which the planner does not model either; that the
+  consumers in a claim's `reservedFor` exist.
 
-Layout: this module holds the public API (`check`, `check_or_raise`, and `Violation`,
-`CheckFailed`, `KINDS` from `violations`) and runs the rules in a fixed order — per result,
-then per claim, then across claims — so the violations always come out in the same
-order. How the cluster is read lives in `scopes`, `pools` and `world`, CEL in
-`expressions`, the per-call state in `context`; each rule family has a module of its own
+Layout: this module holds the public API (`check`, `check_or_raise`, `check_placements`,
+`check_cluster`, `check_gangs`, `check_node_resources`, and `Violation`, `CheckFailed`,
+`KINDS` from `violations`); `runner` runs the device rules in a fixed order — per result,
+then per claim, then across claims — so the violations always come out in the same order.
+How the cluster is read lives in `scopes`, `pools`, `world` and `pods`, CEL in `expressions`
+and `celpy_env`, the per-call state in `context`; each rule family has a module of its own
 (`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `sharing`, `capacity`,
-`counts`, `constraints`, `counters`), with `keys` and `amounts` shared by them.
+`counts`, `constraints`, `counters`; for pods `pod_nodes`, `pod_claims`, `extended`,
+`node_resources`, `gangs`), with `keys` and `amounts` shared by them; `placement` and
+`cluster` run the pod rules over a plan and over a whole cluster.
 """
 
 from __future__ import annotations
