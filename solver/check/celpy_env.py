@@ -17,18 +17,26 @@ importing `dra_solver.cel`:
 - semantic versions (`semver(s[, normalize])`, `isSemver`, `major`, `minor`, `patch`,
   `compareTo`, `isGreaterThan`, `isLessThan`), parsed here (strict semver 2.0.0);
 - the strings extension (`charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`,
-  `replace`, `split`, `substring`, `trim`, `join`) and the Kubernetes lists library
-  (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) with cel-go's `slice`,
-  `flatten`, `distinct`, `sort`, `reverse`.
+  `replace`, `split`, `substring`, `trim`, `join`; Kubernetes enables version 2, without
+  `reverse`) and the Kubernetes lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`,
+  `lastIndexOf`) with cel-go's `slice`, `flatten`, `distinct`, `sort`, `reverse`;
+- ip and cidr (`ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`,
+  `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `cidr`, `isCIDR`,
+  `containsIP`, `containsCIDR`, `ip()`, `masked`, `prefixLength`) on Python's `ipaddress`
+  with Go netip's refusals (zones, IPv4-mapped IPv6, prefix lengths with leading zeros);
+- url (`url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`,
+  `getQuery`) as Go's `url.ParseRequestURI` decides.
 
 celpy dispatches a method by its name only, the receiver being the first argument, so one
 Python function per name serves every receiver type (`compareTo` on a quantity or a semver).
-What celpy cannot parse (optional syntax `?.`) or a function not here (ip/cidr, url, optional
-values, format) is `Unsupported`: the caller (`expressions`) then says so (see there).
+What celpy cannot parse (optional syntax `?.`, `[?`) or a function not here (optional values,
+the named formats `format.dns1123Label()`...) is `Unsupported`: the caller (`expressions`)
+then says so (see there).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
@@ -469,6 +477,305 @@ def _sort(items: list[Any]) -> Any:
     return celtypes.ListType(sorted(items, key=_key))
 
 
+# --- ip / cidr (Kubernetes' net library, on Go's net/netip rules) -------------------------------
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class CelIP:
+    """An IP address in CEL (`ip(s)`): `==` by address, `string()` its canonical text."""
+
+    __slots__ = ("addr",)
+
+    def __init__(self, addr: IPAddress) -> None:
+        self.addr = addr
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelIP) and self.addr == other.addr
+
+    def __hash__(self) -> int:
+        return hash(self.addr)
+
+    def __str__(self) -> str:
+        return str(self.addr)
+
+
+class CelCIDR:
+    """A prefix in CEL (`cidr(s)`): its address keeps the host bits, as netip.Prefix does."""
+
+    __slots__ = ("addr", "bits")
+
+    def __init__(self, addr: IPAddress, bits: int) -> None:
+        self.addr, self.bits = addr, bits
+
+    def network(self) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+        return ipaddress.ip_network(f"{self.addr}/{self.bits}", strict=False)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelCIDR) and (self.addr, self.bits) == (other.addr, other.bits)
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.bits))
+
+    def __str__(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+
+_BITS: Final = re.compile(r"0|[1-9][0-9]{0,2}")
+
+
+def _address(text: str) -> IPAddress:
+    """netip.ParseAddr with Kubernetes' refusals: no zone, no IPv4-mapped IPv6 address."""
+    if "%" in text:
+        raise ValueError(f"IP address with zone value is not allowed: {text}")
+    addr = ipaddress.ip_address(text)  # ValueError for anything else, leading zeros included
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        raise ValueError(f"IPv4-mapped IPv6 address is not allowed: {text}")
+    return addr
+
+
+def _prefix(text: str) -> CelCIDR:
+    addr_text, slash, bits_text = text.partition("/")
+    if not slash or _BITS.fullmatch(bits_text) is None:
+        raise ValueError(f"network address parse error on {text!r}")
+    addr, bits = _address(addr_text), int(bits_text)
+    if bits > addr.max_prefixlen:
+        raise ValueError(f"network address parse error on {text!r}: prefix length out of range")
+    return CelCIDR(addr, bits)
+
+
+def _ip(v: Any) -> Any:
+    """`ip(string)`, and `cidr.ip()` (celpy passes the receiver first): one name, two uses."""
+    if isinstance(v, CelCIDR):
+        return CelIP(v.addr)
+    try:
+        return CelIP(_address(str(v)))
+    except ValueError as ex:
+        return _err(f"IP Address {str(v)!r} parse error during conversion from string: {ex}")
+
+
+class _IPNamespace:
+    """The value of the identifier `ip` in `ip.isCanonical(s)`: celpy reads `ip.` as a
+    variable, and calls the method with it as the receiver."""
+
+
+IP_NAMESPACE: Final = _IPNamespace()
+
+
+def _is_canonical(ns: Any, v: Any) -> Any:
+    """`ip.isCanonical(s)`: `s` parses and is written as netip would print it."""
+    if not isinstance(ns, _IPNamespace):
+        return _err("no such overload: isCanonical")
+    try:
+        return celtypes.BoolType(str(_address(str(v))) == str(v))
+    except ValueError as ex:
+        return _err(f"IP Address {str(v)!r} parse error during conversion from string: {ex}")
+
+
+def _cidr(v: Any) -> Any:
+    try:
+        return _prefix(str(v))
+    except ValueError as ex:
+        return _err(f"network address parse error during conversion from string: {ex}")
+
+
+def _ok(parse: Callable[[str], Any], v: Any) -> Any:
+    try:
+        parse(str(v))
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _ip_method(name: str, fn: Callable[[IPAddress], Any]) -> Callable[[Any], Any]:
+    def method(v: Any) -> Any:
+        return fn(v.addr) if isinstance(v, CelIP) else _err(f"no such overload: {name}")
+
+    return method
+
+
+def _global_unicast(a: IPAddress) -> bool:
+    """Go's IsGlobalUnicast: not unspecified, loopback, multicast, link-local or broadcast."""
+    if a.is_unspecified or a.is_loopback or a.is_multicast or a.is_link_local:
+        return False
+    return not (isinstance(a, ipaddress.IPv4Address) and a == ipaddress.IPv4Address("255.255.255.255"))
+
+
+def _link_local_multicast(a: IPAddress) -> bool:
+    if isinstance(a, ipaddress.IPv4Address):
+        return a in ipaddress.IPv4Network("224.0.0.0/24")
+    return a in ipaddress.IPv6Network("ff02::/16")
+
+
+def _contains_ip(c: Any, v: Any) -> Any:
+    if not isinstance(c, CelCIDR):
+        return _err("no such overload: containsIP")
+    ip = v if isinstance(v, CelIP) else _ip(v)
+    if not isinstance(ip, CelIP):
+        return ip
+    return celtypes.BoolType(ip.addr.version == c.addr.version and ip.addr in c.network())
+
+
+def _contains_cidr(c: Any, v: Any) -> Any:
+    if not isinstance(c, CelCIDR):
+        return _err("no such overload: containsCIDR")
+    other = v if isinstance(v, CelCIDR) else _cidr(v)
+    if not isinstance(other, CelCIDR):
+        return other
+    same = other.addr.version == c.addr.version
+    return celtypes.BoolType(same and other.bits >= c.bits and other.network().subnet_of(c.network()))  # type: ignore[arg-type]
+
+
+def _cidr_method(name: str, fn: Callable[[CelCIDR], Any]) -> Callable[[Any], Any]:
+    def method(v: Any) -> Any:
+        return fn(v) if isinstance(v, CelCIDR) else _err(f"no such overload: {name}")
+
+    return method
+
+
+# --- url (Kubernetes' url library: Go's url.ParseRequestURI) ----------------------------------
+
+
+class CelURL:
+    """A URL in CEL (`url(s)`): the parts the accessors return."""
+
+    __slots__ = ("text", "scheme", "host", "raw_path", "path", "query")
+
+    def __init__(self, text: str, scheme: str, host: str, raw_path: str, path: str, query: str) -> None:
+        self.text, self.scheme, self.host = text, scheme, host
+        self.raw_path, self.path, self.query = raw_path, path, query
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelURL) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+_URL_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_ALNUM: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_HOST_CHARS: Final = frozenset(_ALNUM + "-_.~!$&'()*+,;=:[]<>\"%")
+_PATH_KEEP: Final = frozenset(_ALNUM + "-_.~$&+,/:;=@")
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+
+
+def _unescape(text: str, plus: bool = False) -> str:
+    """Percent-decoding as Go's unescape: every `%` needs two hex digits."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "%":
+            pair = text[i + 1 : i + 3]
+            if len(pair) != 2 or not set(pair) <= _HEX_DIGITS:
+                raise ValueError(f"invalid URL escape {text[i : i + 3]!r}")
+            out.append(int(pair, 16))
+            i += 3
+            continue
+        out += b" " if plus and ch == "+" else ch.encode()
+        i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _parse_url(text: str) -> CelURL:
+    """Go's url.ParseRequestURI: absolute (`scheme:...`) or an absolute path; `#` is not a
+    fragment; control characters, bad escapes, bad host characters or port are errors."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise ValueError("invalid control character in URL")
+    if text == "":
+        raise ValueError("empty url")
+    scheme, rest = "", text
+    m = _URL_SCHEME.match(text)
+    if m is not None and text[m.end() : m.end() + 1] == ":":
+        scheme, rest = m.group().lower(), text[m.end() + 1 :]
+    elif text.startswith(":"):
+        raise ValueError("missing protocol scheme")
+    rest, _, query = rest.partition("?")
+    if not rest.startswith("/"):
+        if scheme:
+            return CelURL(text, scheme, "", "", "", query)  # opaque
+        raise ValueError("invalid URI for request")
+    host = ""
+    if rest.startswith("//") and (scheme or not rest.startswith("///")):
+        authority, slash, path_rest = rest[2:].partition("/")
+        rest = slash + path_rest
+        host = authority.rpartition("@")[2]
+        _check_host(host)
+    path = _unescape(rest)
+    return CelURL(text, scheme, _unescape(host) if "%" in host else host, rest, path, query)
+
+
+def _check_host(host: str) -> None:
+    if host.startswith("["):
+        close = host.find("]")
+        if close < 0:
+            raise ValueError("missing ']' in host")
+        port = host[close + 1 :]
+        if port and (not port.startswith(":") or not port[1:].isdigit() and port != ":"):
+            raise ValueError(f"invalid port {port!r} after host")
+        return
+    name, colon, port = host.rpartition(":") if ":" in host else (host, "", "")
+    if colon and port and not (port.isascii() and port.isdigit()):
+        raise ValueError(f"invalid port {':' + port!r} after host")
+    for ch in name:
+        if ord(ch) < 0x80 and ch not in _HOST_CHARS:
+            raise ValueError(f"invalid character {ch!r} in host name")
+    if "%" in name:
+        _unescape(name)
+
+
+def _split_host(host: str) -> tuple[str, str]:
+    """(hostname, port) of `host`: Go's URL.Hostname and URL.Port."""
+    if host.startswith("["):
+        close = host.find("]")
+        port = host[close + 1 :]
+        return host[1:close], port[1:] if port.startswith(":") else ""
+    name, colon, port = host.rpartition(":")
+    return (name, port) if colon and port.isdigit() else (host, "")
+
+
+def _escaped_path(u: CelURL) -> str:
+    """Go's EscapedPath: the raw path when it is a valid encoding of the path, else escaped."""
+    raw = u.raw_path
+    valid = all(c in _PATH_KEEP or c in "!'()*[]%" for c in raw)
+    if raw and valid and _unescape(raw) == u.path:
+        return raw
+    return "".join(c if c in _PATH_KEEP else "".join(f"%{b:02X}" for b in c.encode()) for c in u.path)
+
+
+def _query(u: CelURL) -> Any:
+    """Go's URL.Query: `&`-separated, `+` is a space; a pair with `;` or a bad escape is skipped."""
+    out: dict[str, list[str]] = {}
+    for part in u.query.split("&"):
+        if part == "" or ";" in part:
+            continue
+        key, _, value = part.partition("=")
+        try:
+            k, v = _unescape(key, plus=True), _unescape(value, plus=True)
+        except ValueError:
+            continue
+        out.setdefault(k, []).append(v)
+    s = celtypes.StringType
+    return celtypes.MapType({s(k): celtypes.ListType([s(x) for x in v]) for k, v in out.items()})
+
+
+def _url(v: Any) -> Any:
+    try:
+        return _parse_url(str(v))
+    except ValueError as ex:
+        return _err(f"URL {str(v)!r} parse error during conversion from string: {ex}")
+
+
+def _url_method(name: str, fn: Callable[[CelURL], Any]) -> Callable[[Any], Any]:
+    def method(v: Any) -> Any:
+        return fn(v) if isinstance(v, CelURL) else _err(f"no such overload: {name}")
+
+    return method
+
+
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "quantity": _quantity,
     "isQuantity": _is_quantity,
@@ -507,6 +814,31 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "flatten": _list_fn("flatten", _flatten),
     "distinct": _list_fn("distinct", _distinct),
     "sort": _list_fn("sort", _sort),
+    "ip": _ip,
+    "isIP": lambda v: _ok(_address, v),
+    "family": _ip_method("family", lambda a: celtypes.IntType(a.version)),
+    "isUnspecified": _ip_method("isUnspecified", lambda a: celtypes.BoolType(a.is_unspecified)),
+    "isLoopback": _ip_method("isLoopback", lambda a: celtypes.BoolType(a.is_loopback)),
+    "isLinkLocalMulticast": _ip_method(
+        "isLinkLocalMulticast", lambda a: celtypes.BoolType(_link_local_multicast(a))
+    ),
+    "isLinkLocalUnicast": _ip_method("isLinkLocalUnicast", lambda a: celtypes.BoolType(a.is_link_local)),
+    "isGlobalUnicast": _ip_method("isGlobalUnicast", lambda a: celtypes.BoolType(_global_unicast(a))),
+    "isCanonical": _is_canonical,
+    "cidr": _cidr,
+    "isCIDR": lambda v: _ok(_prefix, v),
+    "containsIP": _contains_ip,
+    "containsCIDR": _contains_cidr,
+    "masked": _cidr_method("masked", lambda c: CelCIDR(c.network().network_address, c.bits)),
+    "prefixLength": _cidr_method("prefixLength", lambda c: celtypes.IntType(c.bits)),
+    "url": _url,
+    "isURL": lambda v: _ok(_parse_url, v),
+    "getScheme": _url_method("getScheme", lambda u: celtypes.StringType(u.scheme)),
+    "getHost": _url_method("getHost", lambda u: celtypes.StringType(u.host)),
+    "getHostname": _url_method("getHostname", lambda u: celtypes.StringType(_split_host(u.host)[0])),
+    "getPort": _url_method("getPort", lambda u: celtypes.StringType(_split_host(u.host)[1])),
+    "getEscapedPath": _url_method("getEscapedPath", lambda u: celtypes.StringType(_escaped_path(u))),
+    "getQuery": _url_method("getQuery", _query),
 }
 """The extension functions, by name (celpy passes a method's receiver as the first argument)."""
 
@@ -535,7 +867,7 @@ class Program:
         """The plain result (`from_cel`); raises `ValueError` with CEL's reason on a CEL error,
         `Unsupported` when a function is neither celpy's nor ours."""
         try:
-            value = self._runner.evaluate({"device": device})
+            value = self._runner.evaluate({"device": device, "ip": IP_NAMESPACE})
         except celpy.CELEvalError as ex:
             raise _reason(ex) from None
         if isinstance(value, celpy.CELEvalError):
