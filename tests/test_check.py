@@ -831,7 +831,9 @@ def test_taint_not_tolerated() -> None:
     assert run(c, DRADeviceTaints=False) == set()
     tol = [{"key": "maintenance", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
     ok = claim(
-        "c", [exactly("t", "tainted", tolerations=tol)], [res("t", "t-0", driver="tainted.example.com")]
+        "c",
+        [exactly("t", "tainted", tolerations=tol)],
+        [res("t", "t-0", driver="tainted.example.com", tolerations=tol)],
     )
     assert run(ok) == set()
 

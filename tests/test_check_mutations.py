@@ -422,6 +422,12 @@ def _taint(docs: list[Doc]) -> None:
     device["taints"] = [{"key": "broken", "value": "ecc", "effect": "NoSchedule"}]
 
 
+def _copies(docs: list[Doc]) -> None:
+    _results(docs, "c-pair")[0]["tolerations"] = [
+        {"key": "broken", "operator": "Exists"}
+    ]  # not the request's
+
+
 def _gate(docs: list[Doc]) -> None:
     _find(docs, "ResourceSlice", "node-1-mem")["spec"]["skipNodeOperations"] = True  # gate off
 
@@ -528,6 +534,7 @@ MUTATIONS: dict[str, tuple[Mutation, FeatureGates]] = {
     "match": (_match, FeatureGates()),
     "distinct": (_distinct, FeatureGates()),
     "taint": (_taint, FeatureGates()),
+    "copies": (_copies, FeatureGates()),
     "gate": (_gate, FeatureGates(DRAOptionalNodePreparation=False)),
     "skip-node-operations": (_skip_node_operations, FeatureGates(DRAOptionalNodePreparation=True)),
     "node-selector": (_node_selector, FeatureGates()),

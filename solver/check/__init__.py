@@ -43,8 +43,7 @@ Decisions where the rules leave room (also listed in the docs):
   taints, unschedulable) apply to pods the plan places; a pod already bound keeps its node
   (`pod-node-name`) and must tolerate NoExecute taints, but not the IgnoredDuringExecution
   filters (it was bound before). `check_cluster` treats every bound pod as placed.
-- Not checked (no rule kind for them): that results copy the request's tolerations and the
-  device's bindingConditions, and that the node declares `DraOptionalNodePreparation`
+- Not checked (no rule kind for them): that the node declares `DraOptionalNodePreparation`
   (a pod/node concern of the planner); inter-pod affinity and anti-affinity, topology
   spread and preferred (scoring) rules, which the planner does not model either; that the
   consumers in a claim's `reservedFor` exist.
@@ -55,7 +54,7 @@ Layout: this module holds the public API (`check`, `check_or_raise`, `check_plac
 then per claim, then across claims — so the violations always come out in the same order.
 How the cluster is read lives in `scopes`, `pools`, `world` and `pods`, CEL in `expressions`
 and `celpy_env`, the per-call state in `context`; each rule family has a module of its own
-(`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `sharing`, `capacity`,
+(`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `copies`, `sharing`, `capacity`,
 `counts`, `constraints`, `counters`; for pods `pod_nodes`, `pod_claims`, `extended`,
 `node_resources`, `gangs`), with `keys` and `amounts` shared by them; `placement` and
 `cluster` run the pod rules over a plan and over a whole cluster.

@@ -12,6 +12,7 @@ from dra_solver.check.amounts import capacity_requests, consumption
 from dra_solver.check.capacity import check_capacity, check_consumed
 from dra_solver.check.constraints import check_constraints
 from dra_solver.check.context import Context
+from dra_solver.check.copies import check_copies
 from dra_solver.check.counters import check_counters
 from dra_solver.check.counts import check_counts, check_duplicates
 from dra_solver.check.feature_gates import check_device_gates, check_request_gates
@@ -83,5 +84,6 @@ def _check_result(ctx: Context, p: Placed, alt: Alt) -> None:
     )
     check_capacity_names(ctx, p, dev, cons)
     check_taints(ctx, p, alt, dev)
+    check_copies(ctx, p, alt, dev)
     check_share_fields(ctx, p, dev)
     check_consumed(ctx, p, dev, cons, requests)

@@ -25,6 +25,7 @@ KINDS: tuple[str, ...] = (
     "match",
     "distinct",
     "taint",
+    "copies",
     "gate",
     "skip-node-operations",
     "node-selector",
