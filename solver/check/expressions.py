@@ -171,6 +171,8 @@ def _fingerprint(dev: Dev, *, named: bool) -> Fingerprint:
         )
         caps = tuple(sorted((fqn(n, driver), c.value.as_fraction()) for n, c in d.capacity.items()))
         found = (d, (driver, attrs, caps, bool(d.allow_multiple_allocations)))
+        if len(_PRINTS) >= _MAX_OUTCOMES:
+            _PRINTS.clear()  # bounded: a long-lived process sees many clusters
         _PRINTS[(id(d), driver)] = found
     return (*found[1], dev.device.name) if named else found[1]
 
