@@ -202,3 +202,20 @@ def test_ip_cidr_and_url_as_upstream(expression: str, want: Any) -> None:
     if isinstance(want, dict):
         got = {k: tuple(v) for k, v in got.items()}
     assert got == want
+
+
+def test_outcomes_are_cached_by_what_cel_sees_of_the_device() -> None:
+    """Alike devices share one evaluation; a different value, or the name when the expression
+    may read it, is a different entry."""
+    a100, t4 = _dev(model={"string": "A100"}), _dev(model={"string": "T4"})
+    selector = 'device.attributes["gpu.example.com"].model == "A100"'
+    assert Expressions().selector(selector, a100) is True
+    assert Expressions().selector(selector, t4) is False
+    other_name = Dev(
+        ("gpu.example.com", "pool", "gpu-1"),
+        None,
+        a100.device.model_copy(update={"name": "gpu-1"}),
+        ("node", "node-1"),
+    )  # type: ignore[arg-type]
+    assert Expressions().selector('device.name == "gpu-0"', a100) is True
+    assert Expressions().selector('device.name == "gpu-0"', other_name) is False
