@@ -25,13 +25,17 @@ importing `dra_solver.cel`:
   `containsIP`, `containsCIDR`, `ip()`, `masked`, `prefixLength`) on Python's `ipaddress`
   with Go netip's refusals (zones, IPv4-mapped IPv6, prefix lengths with leading zeros);
 - url (`url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`,
-  `getQuery`) as Go's `url.ParseRequestURI` decides.
+  `getQuery`) as Go's `url.ParseRequestURI` decides;
+- the named formats (`format.dns1123Label()`, ..., `format.named("uuid")`, `validate`) with
+  apimachinery's messages, and the optional values they return (`hasValue`, `value`,
+  `orValue`) — all but `uri`, `byte`, `date` and `datetime`.
 
 celpy dispatches a method by its name only, the receiver being the first argument, so one
 Python function per name serves every receiver type (`compareTo` on a quantity or a semver).
-What celpy cannot parse (optional syntax `?.`, `[?`) or a function not here (optional values,
-the named formats `format.dns1123Label()`...) is `Unsupported`: the caller (`expressions`)
-then says so (see there).
+What celpy cannot parse (optional syntax `?.`, `[?`) or a function not here (`optional.of`,
+the formats `uri`/`byte`/`date`/`datetime`, `format.named` of anything but a literal name
+implemented here, the strings extension's `format` and `quote`) is `Unsupported`: the caller
+(`expressions`) then says so (see there).
 """
 
 from __future__ import annotations
@@ -776,6 +780,212 @@ def _url_method(name: str, fn: Callable[[CelURL], Any]) -> Callable[[Any], Any]:
     return method
 
 
+# --- optional values and named formats (Kubernetes' format library) ---------------------------
+
+
+class CelOptional:
+    """An optional value (`hasValue`, `value`, `orValue`), as the format library returns."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any = None) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelOptional) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+class _FormatNamespace:
+    """The value of the identifier `format` in `format.dns1123Label()` (as `ip` above)."""
+
+
+FORMAT_NAMESPACE: Final = _FormatNamespace()
+
+_LABEL_RE: Final = re.compile(rb"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN_RE: Final = re.compile(rb"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035_RE: Final = re.compile(rb"[a-z]([-a-z0-9]*[a-z0-9])?")
+_NAME_RE: Final = re.compile(rb"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_VALUE_RE: Final = re.compile(rb"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_UUID_RE: Final = re.compile(
+    r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+)
+
+
+def _regex_message(what: str, regex: str, *examples: str) -> str:
+    """apimachinery's RegexError wording (two spaces after each example's comma, as upstream)."""
+    shown = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{what} (e.g. {shown}, regex used for validation is '{regex}')"
+
+
+_LABEL_MSG: Final = _regex_message(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character",
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+    "my-name",
+    "123-abc",
+)
+_SUBDOMAIN_MSG: Final = _regex_message(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character",
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+    "example.com",
+)
+_DNS1035_MSG: Final = _regex_message(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character",
+    "[a-z]([-a-z0-9]*[a-z0-9])?",
+    "my-name",
+    "abc-123",
+)
+_NAME_MSG: Final = _regex_message(
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character",
+    "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+    "MyName",
+    "my.name",
+    "123-abc",
+)
+_VALUE_MSG: Final = _regex_message(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character",
+    "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+    "MyValue",
+    "my_value",
+    "12345",
+)
+
+
+def _dns_label(v: bytes) -> list[str]:
+    errors = ["must be no more than 63 characters"] if len(v) > 63 else []
+    if not _LABEL_RE.fullmatch(v):
+        errors.append("must not contain dots" if _SUBDOMAIN_RE.fullmatch(v) else _LABEL_MSG)
+    return errors
+
+
+def _dns_subdomain(v: bytes) -> list[str]:
+    errors = ["must be no more than 253 characters"] if len(v) > 253 else []
+    return errors + ([] if _SUBDOMAIN_RE.fullmatch(v) else [_SUBDOMAIN_MSG])
+
+
+def _dns1035_label(v: bytes) -> list[str]:
+    errors = ["must be no more than 63 characters"] if len(v) > 63 else []
+    return errors + ([] if _DNS1035_RE.fullmatch(v) else [_DNS1035_MSG])
+
+
+def _qualified_name(v: bytes) -> list[str]:
+    parts = v.split(b"/")
+    if len(parts) > 2:
+        return [
+            f"a valid label key {_NAME_MSG} with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')"
+        ]
+    errors: list[str] = []
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        elif len(prefix) > 253:
+            errors.append("prefix part must be no more than 253 bytes")
+        elif not _SUBDOMAIN_RE.fullmatch(prefix):
+            errors.append(f"prefix part {_SUBDOMAIN_MSG}")
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 bytes")
+    if not _NAME_RE.fullmatch(name):
+        errors.append(f"name part {_NAME_MSG}")
+    return errors
+
+
+def _label_value(v: bytes) -> list[str]:
+    errors = ["must be no more than 63 bytes"] if len(v) > 63 else []
+    return errors + ([] if _VALUE_RE.fullmatch(v) else [_VALUE_MSG])
+
+
+def _prefix_of(check: Callable[[bytes], list[str]]) -> Callable[[bytes], list[str]]:
+    """A `...Prefix` format: a generateName prefix may end in `-`; upstream masks it by cutting
+    the last two *bytes* and appending `a` before checking."""
+
+    def prefixed(v: bytes) -> list[str]:
+        return check(v[:-2] + b"a" if len(v) > 1 and v.endswith(b"-") else v)
+
+    return prefixed
+
+
+def _uuid(v: bytes) -> list[str]:
+    return [] if _UUID_RE.fullmatch(v.decode("utf-8", "replace")) else ["does not match the UUID format"]
+
+
+NAMED_FORMATS: Final[dict[str, Callable[[bytes], list[str]]]] = {
+    "dns1123Label": _dns_label,
+    "dns1123Subdomain": _dns_subdomain,
+    "dns1035Label": _dns1035_label,
+    "qualifiedName": _qualified_name,
+    "dns1123LabelPrefix": _prefix_of(_dns_label),
+    "dns1123SubdomainPrefix": _prefix_of(_dns_subdomain),
+    "dns1035LabelPrefix": _prefix_of(_dns1035_label),
+    "labelValue": _label_value,
+    "uuid": _uuid,
+}
+"""The named formats implemented here; `uri`, `byte`, `date` and `datetime` are not (an
+expression naming them is `Unsupported`)."""
+
+
+class CelFormat:
+    """One named format (`format.uuid()`): `==` by name; `validate(s)` its messages."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CelFormat) and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _format_getter(name: str) -> Callable[[Any], Any]:
+    def getter(ns: Any) -> Any:
+        return CelFormat(name) if isinstance(ns, _FormatNamespace) else _err(f"no such overload: {name}")
+
+    return getter
+
+
+def _named(ns: Any, name: Any) -> Any:
+    if not isinstance(ns, _FormatNamespace):
+        return _err("no such overload: named")
+    return CelOptional(CelFormat(str(name)) if str(name) in NAMED_FORMATS else None)
+
+
+def _validate(fmt: Any, value: Any) -> Any:
+    if not isinstance(fmt, CelFormat) or not isinstance(value, celtypes.StringType):
+        return _err("no such overload: validate")
+    errors = NAMED_FORMATS[fmt.name](str(value).encode())
+    return CelOptional(celtypes.ListType([celtypes.StringType(e) for e in errors]) if errors else None)
+
+
+def _has_value(o: Any) -> Any:
+    return celtypes.BoolType(o.value is not None) if isinstance(o, CelOptional) else _err("no such overload")
+
+
+def _value(o: Any) -> Any:
+    if not isinstance(o, CelOptional):
+        return _err("no such overload: value")
+    return o.value if o.value is not None else _err("optional.none() dereference")
+
+
+def _or_value(o: Any, default: Any) -> Any:
+    if not isinstance(o, CelOptional):
+        return _err("no such overload: orValue")
+    return o.value if o.value is not None else default
+
+
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "quantity": _quantity,
     "isQuantity": _is_quantity,
@@ -839,6 +1049,12 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "getPort": _url_method("getPort", lambda u: celtypes.StringType(_split_host(u.host)[1])),
     "getEscapedPath": _url_method("getEscapedPath", lambda u: celtypes.StringType(_escaped_path(u))),
     "getQuery": _url_method("getQuery", _query),
+    **{name: _format_getter(name) for name in NAMED_FORMATS},
+    "named": _named,
+    "validate": _validate,
+    "hasValue": _has_value,
+    "value": _value,
+    "orValue": _or_value,
 }
 """The extension functions, by name (celpy passes a method's receiver as the first argument)."""
 
@@ -858,6 +1074,7 @@ class Program:
         except celpy.CELParseError as ex:
             raise Unsupported(f"cel-python cannot parse it: {_first_line(ex)}") from None
         unknown = sorted(_called(ast) - _KNOWN)
+        unknown += [f"named({arg})" for arg in _named_args(ast) if arg not in NAMED_FORMATS]
         if unknown:
             raise Unsupported(f"cel-python has no function {', '.join(map(repr, unknown))}")
         self.expression = expression
@@ -867,7 +1084,7 @@ class Program:
         """The plain result (`from_cel`); raises `ValueError` with CEL's reason on a CEL error,
         `Unsupported` when a function is neither celpy's nor ours."""
         try:
-            value = self._runner.evaluate({"device": device, "ip": IP_NAMESPACE})
+            value = self._runner.evaluate({"device": device, "ip": IP_NAMESPACE, "format": FORMAT_NAMESPACE})
         except celpy.CELEvalError as ex:
             raise _reason(ex) from None
         if isinstance(value, celpy.CELEvalError):
@@ -890,6 +1107,20 @@ def _called(ast: Any) -> set[str]:
         elif node.data == "member_dot_arg":
             names.add(str(node.children[1]))
     return names
+
+
+def _named_args(ast: Any) -> list[str]:
+    """The argument of every `format.named(...)`: a name when it is a plain string literal,
+    else its source form (then not a name we know: the expression is `Unsupported`)."""
+    out: list[str] = []
+    for node in ast.iter_subtrees():
+        if node.data == "member_dot_arg" and str(node.children[1]) == "named":
+            tokens = list(node.children[2].scan_values(lambda _: True)) if len(node.children) > 2 else []
+            literal = tokens[0] if len(tokens) == 1 and tokens[0].type == "STRING_LIT" else None
+            text = str(literal)
+            plain = literal is not None and len(text) >= 2 and text[0] == text[-1] and "\\" not in text
+            out.append(text[1:-1] if plain else "<not a string literal>")
+    return out
 
 
 def _reason(ex: celpy.CELEvalError) -> Exception:

@@ -9,7 +9,7 @@ stays a small fraction of planning time; every CEL failure becomes a value the r
 The interpreter is cel-python with the Kubernetes extensions of `celpy_env`, not our own
 compiler: a bug in `dra_solver.cel` must not approve the device it chose. The one exception
 is an expression cel-python cannot evaluate at all (`celpy_env.Unsupported`: optional syntax
-`?.`, `[?`, or the optional-value and named-format libraries): it is evaluated with
+`?.`, `[?`, `optional.of`, the formats uri/byte/date/datetime, string `format`/`quote`): it is evaluated with
 `dra_solver.cel` instead and its text recorded in `FALLBACKS`, so the limitation is visible
 (README, "not finished"), never a silent pass.
 """
