@@ -2,7 +2,8 @@
 
 Public API (loaded lazily, so that `import dra_solver.encoders` stays free of pydantic and
 CEL): load objects into a `Cluster`, then `plan()` pods over nodes or `allocate()` one pod's
-claims, with `Options` (allocator, feature gates, seed, strategy, time limit).
+claims, with `Options` (allocator, feature gates, seed, strategy, time limit); `check_cluster()`
+audits a cluster state with the independent checker and returns every `Violation`.
 
     from dra_solver import Cluster, Options, allocate, plan
 """
@@ -24,6 +25,8 @@ _EXPORTS = {
     "PlanOutcome": "dra_solver.allocators",
     "PodPlan": "dra_solver.allocators",
     "allocate": "dra_solver.pipeline",
+    "check_cluster": "dra_solver.check",
+    "Violation": "dra_solver.check",
     "why": "dra_solver.diagnosis",
     "fill": "dra_solver.filling",
     "NodeTemplate": "dra_solver.templates",
@@ -37,6 +40,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from dra_solver.allocators import PlanOutcome, PodPlan
     from dra_solver.api.cluster import Cluster
+    from dra_solver.check import Violation, check_cluster
     from dra_solver.diagnosis import why
     from dra_solver.errors import DRASolverError, InputError
     from dra_solver.filling import fill
@@ -68,8 +72,10 @@ __all__ = [
     "Options",
     "PlanOutcome",
     "PodPlan",
+    "Violation",
     "__version__",
     "allocate",
+    "check_cluster",
     "fill",
     "plan",
     "why",

@@ -6,7 +6,8 @@ loading and error printing are shared helpers (`_load_or_exit`, `_print_errors`)
 command is one function that only does its own job. Bad input must never end in a Python
 traceback: every `DRASolverError` is printed as a message and mapped to exit code 1.
 
-Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot be allocated.
+Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot be allocated,
+3 (check) the cluster breaks a rule.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
+from dra_solver.check import Violation, check_cluster
 from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.executors import open_executor
@@ -66,6 +68,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_UNSCHEDULABLE = 2
+EXIT_VIOLATIONS = 3
 OUT_OF_MEMORY = (
     "out of memory: the input, or the plan it asks for, is too large for this machine "
     "(give fewer files, pods or nodes)"
@@ -681,6 +684,45 @@ def explain(
     except DRASolverError as exc:
         _fail([exc])
     sys.stdout.write(answer.text() + "\n")
+
+
+@app.command()
+def check(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+    """Audit a cluster state (a plan's --output-mode full output, or a kubectl dump): every
+    allocated claim (devices, selectors, counts, capacity, counters, constraints, shareIDs,
+    adminAccess, taints) and every bound pod (node selection, taints, its claims allocated and
+    reserved for it on its node, node resources, gangs), with the checker's own reading of the
+    rules. Prints one line per violation: the object, the rule, the values.
+
+    Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
+    """
+    cluster = _load_or_exit(paths)
+    _validate_or_exit(cluster, feature_gates)
+    try:
+        violations = check_cluster(cluster, FeatureGates.of(feature_gates))
+    except DRASolverError as exc:
+        _fail([exc])
+    _print_violations(violations)
+    if violations:
+        raise typer.Exit(EXIT_VIOLATIONS)
+    counts = cluster.counts()
+    bound = sum(1 for p in cluster.pods.values() if p.spec.node_name)
+    _out.print(
+        Text(
+            f"ok: {len(cluster.allocated_claims())} allocated claims, {bound} bound pods, "
+            f"{counts['claims']} claims in all: every rule holds",
+            style="green",
+        )
+    )
+
+
+def _print_violations(violations: Sequence[Violation]) -> None:
+    """One line each on stdout (the answer, not an error: the input was valid), then a count."""
+    for v in violations:
+        sys.stdout.write(f"{v}\n")
+    if violations:
+        n = len(violations)
+        _err.print(Text(f"{n} violation{'s' if n != 1 else ''}", style="bold red"))
 
 
 def _sweep(

@@ -36,7 +36,7 @@ from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
 from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
-from dra_solver.check import CheckFailed, check_gangs, check_node_resources
+from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
@@ -680,9 +680,11 @@ def _per_pod(
     """One PodPlan per pod again (joined units split into their members, each with its own
     priority from `own`: pod name -> priority, default the unit's), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
-    the nodes' allocatable resources (`check.check_node_resources`) and the gang minimums
-    (`check.check_gangs`). The stats then describe this realized plan (`solver.summary`):
-    objective, placed, pods, status and gap count the pods returned, not the model's units."""
+    the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
+    filters and their claims' allocation and reservations (`check.check_placements`) and the
+    gang minimums (`check.check_gangs`). The stats then describe this realized plan
+    (`solver.summary`): objective, placed, pods, status and gap count the pods returned, not
+    the model's units."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {c.namespaced_name: c for c in plan_.claims}
@@ -710,6 +712,7 @@ def _per_pod(
             prio = own.get(m.name, plan_.priority) if own is not None else plan_.priority
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     _verify_resources(cluster, units, pods)
+    _verify_placements(cluster, pods, gates)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
         violations = check_gangs(
@@ -735,6 +738,22 @@ def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPla
         served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
         placed.append((pod, p.node, served))
     violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _verify_placements(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> None:
+    """The checker's placement rules on the pods this plan places (the input's bound pods are
+    not the plan's doing and are not held against it). A claim the input already allocated is
+    not yet reserved for a pod the plan adds to it (README, "Not finished"): that one rule is
+    not applied to such claims here; `check_cluster` on the plan's output reports it."""
+    placed = [
+        PodPlacement(p.pod, p.node, new=True, extended=p.extended.get(p.name))
+        for p in pods
+        if p.placed and p.pod is not None and p.node is not None
+    ]
+    claims = {c.namespaced_name: c for p in pods if p.placed for c in p.claims}
+    violations = check_placements(cluster, placed, claims, gates, bound=False, held_reserved=False)
     if violations:
         raise CheckFailed(violations)
 

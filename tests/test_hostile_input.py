@@ -412,7 +412,8 @@ def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
 
 
 def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> None:
-    """`validate --feature-gates` refuses what `allocate`/`plan` with the same gates refuse."""
+    """`validate --feature-gates` refuses what `allocate`/`plan` (and `check`) with the same
+    gates refuse."""
     claim = claim_yaml("c").replace(
         "exactly: {deviceClassName: gpu, count: 1}",
         "exactly: {deviceClassName: gpu, capacity: {requests: {memory: 1Gi}}}",
@@ -421,7 +422,7 @@ def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> 
     path.write_text(cluster(claim), encoding="utf-8")
     words = ("ResourceClaim c", "requests[0].exactly.capacity", "DRAConsumableCapacity feature is disabled")
     off = ("--feature-gates", "DRAConsumableCapacity=false")
-    for command in ("validate", "plan"):
+    for command in ("validate", "plan", "check"):
         assert_clean_failure(cli(command, str(path), *off), *words)
     assert validate_all(Cluster.from_paths([path])) == []  # the default gates allow it
 

@@ -1,18 +1,23 @@
-"""Independent verifier of DRA allocation results: the API and the order of the rules.
+"""Independent verifier of DRA allocation results and pod placements: the API and the order
+of the rules.
 
 Why this package exists: dra-solver has two allocators (the upstream-faithful reference
 and the CP-SAT optimiser) and both are built on the same precompute. A bug shared by
 them would pass every differential test. This checker is a *second reading of the
-rules*, written from the KEPs and `UPSTREAM-SEMANTICS.md` (intended semantics, not the
-§8 quirks) and deliberately importing nothing from `solver.inventory`, `solver.problem`,
-`solver.reference` or `solver.cpsat`. It reads only the raw API objects (slices,
-classes, claims), the feature gates, CEL and quantities. Nothing an allocator returns
-reaches a user without passing `check_or_raise`.
+rules*, written from the KEPs, the scheduler's plugins and `UPSTREAM-SEMANTICS.md`
+(intended semantics, not the §8 quirks) and deliberately importing nothing from
+`solver.inventory`, `solver.problem`, `solver.reference`, `solver.cpsat` or our CEL
+compiler `solver.cel` (a test keeps it so; the one exception is the recorded fallback of
+`expressions`). It reads only the raw API objects (slices, classes, claims, pods, nodes,
+PodGroups), the feature gates and quantities, and evaluates CEL with cel-python
+(`celpy_env`). Nothing an allocator returns reaches a user without passing `check_or_raise`
+(per allocation call) and the plan's final checks (`check_placements`, `check_node_resources`,
+`check_gangs`); `check_cluster` audits a whole cluster state (`dra-solver check`).
 
-It reports *every* violation it finds, each naming the claim, the request, the device
-and the rule, so a failing differential test says what went wrong rather than only
-that something did. It never raises for a CEL problem: a CEL compile or runtime error
-met while checking is itself a `selector` violation.
+It reports *every* violation it finds, each naming the object (claim, pod or PodGroup), the
+request and device where there is one, and the rule, so a failing differential test says
+what went wrong rather than only that something did. It never raises for a CEL problem: a
+CEL compile or runtime error met while checking is itself a `selector` violation.
 
 Decisions where the rules leave room (also listed in the docs):
 
@@ -34,17 +39,25 @@ Decisions where the rules leave room (also listed in the docs):
   "partitionable-devices-disabled-other-device-do-not-consume-counters"); a device that
   consumes counters, or one only visible through per-device selection, is a `gate`
   violation rather than an `unknown-device`.
-- Not checked (no rule kind for them): that results copy the request's tolerations and the
-  device's bindingConditions, and that the node declares `DraOptionalNodePreparation`
-  (a pod/node concern of the planner).
+- Placements: the scheduler's filters (nodeSelector, required node affinity, NoSchedule
+  taints, unschedulable) apply to pods the plan places; a pod already bound keeps its node
+  (`pod-node-name`) and must tolerate NoExecute taints, but not the IgnoredDuringExecution
+  filters (it was bound before). `check_cluster` treats every bound pod as placed.
+- Not checked (no rule kind for them): that the node declares `DraOptionalNodePreparation`
+  (a pod/node concern of the planner); inter-pod affinity and anti-affinity, topology
+  spread and preferred (scoring) rules, which the planner does not model either; that the
+  consumers in a claim's `reservedFor` exist.
 
-Layout: this module holds the public API (`check`, `check_or_raise`, and `Violation`,
-`CheckFailed`, `KINDS` from `violations`) and runs the rules in a fixed order — per result,
-then per claim, then across claims — so the violations always come out in the same
-order. How the cluster is read lives in `scopes`, `pools` and `world`, CEL in
-`expressions`, the per-call state in `context`; each rule family has a module of its own
-(`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `sharing`, `capacity`,
-`counts`, `constraints`, `counters`), with `keys` and `amounts` shared by them.
+Layout: this module holds the public API (`check`, `check_or_raise`, `check_placements`,
+`check_cluster`, `check_gangs`, `check_node_resources`, and `Violation`, `CheckFailed`,
+`KINDS` from `violations`); `runner` runs the device rules in a fixed order — per result,
+then per claim, then across claims — so the violations always come out in the same order.
+How the cluster is read lives in `scopes`, `pools`, `world` and `pods`, CEL in `expressions`
+and `celpy_env`, the per-call state in `context`; each rule family has a module of its own
+(`results`, `feature_gates`, `nodes`, `selectors`, `tolerations`, `copies`, `sharing`, `capacity`,
+`counts`, `constraints`, `counters`; for pods `pod_nodes`, `pod_claims`, `extended`,
+`node_resources`, `gangs`), with `keys` and `amounts` shared by them; `placement` and
+`cluster` run the pod rules over a plan and over a whole cluster.
 """
 
 from __future__ import annotations
@@ -53,32 +66,27 @@ from collections.abc import Sequence
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
-from dra_solver.check.amounts import capacity_requests, consumption
-from dra_solver.check.capacity import check_capacity, check_consumed
-from dra_solver.check.constraints import check_constraints
+from dra_solver.check.cluster import check_cluster
 from dra_solver.check.context import Context
-from dra_solver.check.counters import check_counters
-from dra_solver.check.counts import check_counts, check_duplicates
-from dra_solver.check.feature_gates import check_device_gates, check_request_gates
 from dra_solver.check.gangs import check_gangs
-from dra_solver.check.keys import Alt, claim_id
 from dra_solver.check.node_resources import check_node_resources
-from dra_solver.check.nodes import check_node_selector, check_skip_node_operations
-from dra_solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
-from dra_solver.check.selectors import check_capacity_names, check_selectors
-from dra_solver.check.sharing import check_busy, check_share_fields, check_share_ids
-from dra_solver.check.tolerations import check_taints
+from dra_solver.check.placement import check_placements
+from dra_solver.check.pods import PodPlacement
+from dra_solver.check.runner import run_context
 from dra_solver.check.violations import KINDS, CheckFailed, Violation
 from dra_solver.gates import FeatureGates
 
 __all__ = [
     "KINDS",
     "CheckFailed",
+    "PodPlacement",
     "Violation",
     "check",
+    "check_cluster",
     "check_gangs",
     "check_node_resources",
     "check_or_raise",
+    "check_placements",
 ]
 
 
@@ -96,7 +104,7 @@ def check(
     `node` None means no node: only allNodes and nodeSelector slices are visible.
     Nothing passed in is modified.
     """
-    return _run(Context(cluster, list(allocated), node, gates or FeatureGates()))
+    return run_context(Context(cluster, list(allocated), node, gates or FeatureGates()))
 
 
 def check_or_raise(
@@ -113,65 +121,3 @@ def check_or_raise(
     violations = check(cluster, allocated, node=node, gates=gates)
     if violations:
         raise CheckFailed(violations)
-
-
-def _run(ctx: Context) -> list[Violation]:
-    placed: list[Placed] = []
-    per_claim: list[tuple[ResourceClaim, list[Placed]]] = []
-    for claim in ctx.allocated:
-        mine = _check_results(ctx, claim)
-        per_claim.append((claim, mine))
-        placed.extend(mine)
-    for claim, mine in per_claim:
-        check_counts(ctx, claim, mine)
-        check_duplicates(ctx, claim, mine)
-        check_constraints(ctx, claim, mine)
-        check_node_selector(ctx, claim, mine)
-    check_busy(ctx, placed)
-    check_capacity(ctx, placed)
-    check_share_ids(ctx, placed)
-    check_counters(ctx, placed)
-    return ctx.violations
-
-
-def _check_results(ctx: Context, claim: ResourceClaim) -> list[Placed]:
-    """Read every result of one claim and check the rules that concern each alone."""
-    cid = claim_id(claim)
-    allocation = claim.status.allocation if claim.status is not None else None
-    if allocation is None:
-        ctx.report(cid, None, "count", "the claim has no status.allocation")
-        return []
-    results = allocation.devices.results
-    check_limit(ctx, cid, results)
-    mine: list[Placed] = []
-    for r in results:
-        top, alt = resolve(ctx, claim, cid, r.request)
-        dev = lookup(ctx, cid, r)
-        p = Placed(cid, claim, r, top, alt, dev)
-        mine.append(p)
-        if alt is not None:
-            _check_result(ctx, p, alt)
-    check_one_subrequest(ctx, cid, mine)
-    return mine
-
-
-def _check_result(ctx: Context, p: Placed, alt: Alt) -> None:
-    """Rules that concern one result alone: gates, admin, selectors, taints, share, rounding."""
-    requests = capacity_requests(alt)
-    check_request_gates(ctx, p, alt, requests)
-    check_admin(ctx, p, alt)
-    dev = p.dev
-    if dev is None:
-        return
-    check_device_gates(ctx, p, dev)
-    check_skip_node_operations(ctx, p, dev)
-    check_selectors(ctx, p, alt, dev)
-    cons = (
-        consumption(dev.device, dev.key[0], requests, fractional=ctx.gates.DRAFractionalCapacityRange)
-        if ctx.gates.DRAConsumableCapacity
-        else None
-    )
-    check_capacity_names(ctx, p, dev, cons)
-    check_taints(ctx, p, alt, dev)
-    check_share_fields(ctx, p, dev)
-    check_consumed(ctx, p, dev, cons, requests)

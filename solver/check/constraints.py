@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from dra_solver.api.models import DeviceAttribute, ResourceClaim
-from dra_solver.cel import Semver
+from dra_solver.check.celpy_env import Version
 from dra_solver.check.context import Context
 from dra_solver.check.keys import claim_id, dev_id, fqn
 from dra_solver.check.results import Placed
@@ -49,7 +49,7 @@ def cel_values(value: Any) -> frozenset[Value] | None:
             return ("int", v)
         if type(v) is str:
             return ("string", v)
-        if isinstance(v, Semver):
+        if isinstance(v, Version):
             return ("version", str(v))
         return None
 

@@ -6,15 +6,16 @@ matching of UPSTREAM-SEMANTICS §4.12, and only apply with DRADeviceTaints on.
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceTaint, DeviceToleration
+from dra_solver.api.models import DeviceTaint, DeviceToleration, Toleration
 from dra_solver.check.context import Context
 from dra_solver.check.keys import Alt, dev_id
 from dra_solver.check.pools import Dev
 from dra_solver.check.results import Placed
 
 
-def tolerates(tol: DeviceToleration, key: str, value: str, effect: str) -> bool:
-    """§4.12: effect empty or equal; key empty or equal; Exists, or Equal/empty with equal value."""
+def tolerates(tol: DeviceToleration | Toleration, key: str, value: str, effect: str) -> bool:
+    """§4.12 (and core/v1 ToleratesTaint for node taints, the same rule): effect empty or
+    equal; key empty or equal; Exists, or Equal/empty with equal value."""
     if tol.effect and tol.effect != effect:
         return False
     if tol.key and tol.key != key:

@@ -25,6 +25,7 @@ KINDS: tuple[str, ...] = (
     "match",
     "distinct",
     "taint",
+    "copies",
     "gate",
     "skip-node-operations",
     "node-selector",
@@ -33,6 +34,15 @@ KINDS: tuple[str, ...] = (
     "node-resources",
     "gang",
     "gang-topology",
+    "pod-node-name",
+    "pod-node-unschedulable",
+    "pod-node-selector",
+    "pod-node-affinity",
+    "pod-node-taint",
+    "pod-claim-allocated",
+    "pod-claim-reserved",
+    "pod-claim-node",
+    "pod-extended-resource",
 )
 """Every violation kind `check` can report."""
 
@@ -42,7 +52,8 @@ class Violation:
     """One broken rule in one claim's allocation."""
 
     claim: str
-    """`namespace/name` of the allocated claim."""
+    """`namespace/name` of the object the rule is about: the allocated claim, or the pod
+    (placement rules, `node-resources`), or the PodGroup (`gang`, `gang-topology`)."""
     request: str | None
     """`req` or `req/sub` the violation is about, None for claim-wide rules."""
     kind: str

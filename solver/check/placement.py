@@ -1,0 +1,59 @@
+"""Placements: the rules about where pods run, over a whole plan or a whole cluster.
+
+Why a module: the pipeline's final check and `check_cluster` ask the same question — do the
+pods the plan places, and the pods already bound, run where the scheduler would let them,
+with their claims allocated and reserved for them — and both answer it here, from the raw
+objects and the plan's claims, with `pod_nodes`, `pod_claims` and `extended` as the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import ResourceClaim
+from dra_solver.check.extended import check_extended
+from dra_solver.check.pod_claims import check_claim_of_pod
+from dra_solver.check.pod_nodes import check_pod_node
+from dra_solver.check.pods import PodPlacement, claim_uses, pod_key, running
+from dra_solver.check.violations import Violation
+from dra_solver.gates import FeatureGates
+
+
+def check_placements(
+    cluster: Cluster,
+    placed: Sequence[PodPlacement],
+    claims: Mapping[str, ResourceClaim] | None = None,
+    gates: FeatureGates | None = None,
+    *,
+    bound: bool = True,
+    held_reserved: bool = True,
+) -> list[Violation]:
+    """Every placement rule broken by the pods in `placed` and (`bound`) the cluster's running
+    pods not in `placed`. `claims`: the plan's claims by `namespace/name`, which supersede the
+    cluster's (the plan allocated and reserved them). `held_reserved` False: a claim the
+    cluster had already allocated and the plan did not touch need not be reserved for a pod
+    the plan places (the planner does not write that reservation yet: README, "Not
+    finished"). Nothing passed in is modified."""
+    gates = gates or FeatureGates()
+    overlay = dict(claims or {})
+    planned = {pod_key(p.pod) for p in placed}
+    every = list(placed)
+    if bound:
+        for pod in cluster.pods.values():
+            if running(pod) and pod_key(pod) not in planned:
+                status = pod.status.extended_resource_claim_status if pod.status else None
+                every.append(PodPlacement(pod, pod.spec.node_name or "", new=False, extended=status))
+    out: list[Violation] = []
+    for p in every:
+        out += check_pod_node(cluster, p)
+        for use in claim_uses(cluster, p.pod, overlay, gates):
+            what = f"spec.resourceClaims entry {use.entry.name!r}"
+            group = use.group.metadata.name if use.group is not None else None
+            found = check_claim_of_pod(cluster, p, use.ref, use.claim, group, what)
+            if not held_reserved and p.new and use.ref not in overlay:
+                found = [v for v in found if v.kind != "pod-claim-reserved"]
+            out += found
+        if gates.DRAExtendedResource:
+            out += check_extended(cluster, p, overlay)
+    return out
