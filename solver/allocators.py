@@ -55,6 +55,9 @@ class Member:
     group: str | None = None
     """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
     `Job.gangs` has it."""
+    priority: int = 0
+    """The pod's own priority: in a unit of pods sharing a claim (`Unit.members`) each pod
+    counts with its own weight (`Unit.weight`), while the unit queues at the highest."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,16 @@ class Unit:
     allocated once, and its pods go where that allocation is usable: the same node)."""
     needs: tuple[Needs, ...] = ()
     """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+
+    @property
+    def weight(self) -> int:
+        """What placing the unit adds to the objective: each member pod with the weight of
+        its own priority (`claim_weight`), so that the models, their bounds and the realized
+        plan (one PodPlan per pod) count the same unit. One pod, or plain claims: the weight
+        of `priority`."""
+        if len(self.members) <= 1:
+            return claim_weight(self.priority)
+        return sum(claim_weight(m.priority) for m in self.members)
 
     def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
         """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
@@ -296,9 +309,19 @@ class Cpsat:
         elif self.aggregation != "never":
             gang_of = {i: g for i, u in enumerate(job.units) for g in u.gang_pods(job.gangs)}
             agg = aggregate(
-                ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
-                first_nodes, force=self.aggregation == "always", free=job.book.free,
-                executor=job.executor, gang_of=gang_of, gangs=_gang_needs(job, _claimed(job), first),
+                ledger.cluster,
+                job.units,
+                job.nodes,
+                job.gates,
+                job.cache,
+                job.seed,
+                job.time_limit,
+                first_nodes,
+                force=self.aggregation == "always",
+                free=job.book.free,
+                executor=job.executor,
+                gang_of=gang_of,
+                gangs=_gang_needs(job, _claimed(job), first),
             )
         if isinstance(agg, AggregatedPlan):
             return self._expand(job, first, agg, ledger, stats)
@@ -328,11 +351,11 @@ class Cpsat:
         )
         chosen = _chosen_forms(model, outcome.assignment or {}, outcome.nodes)
         stats["cpsat_placed"] = len(chosen)
-        weight = sum(claim_weight(job.units[i].priority) for i in chosen)
+        weight = sum(job.units[i].weight for i in chosen)
         proven = outcome.stage_status.get("placed") == "OPTIMAL"
         modelled = {f.unit for f in model.forms}
         free = _free_units(job, modelled, first, chosen)
-        kept = sum(claim_weight(job.units[i].priority) for i in free)
+        kept = sum(job.units[i].weight for i in free)
         bound = kept + (weight if proven else sum(claim_weight(job.units[i].priority) for i in modelled))
         _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight + kept, first.weight), bound)
         if outcome.assignment is None or weight + kept < first.weight:
@@ -360,7 +383,7 @@ class Cpsat:
             for i in idxs:
                 unit, n = job.units[i], len(job.units[i].claims)
                 if all(ci in (assignment or {}) for ci in range(at, at + n)):
-                    out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
+                    out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
                 at += n
         stats.update({"aggregated": "yes", **agg.stats})
         modelled = _claimed(job)
@@ -377,7 +400,7 @@ class Cpsat:
             if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
                 pod.reason = _gang_reason(job, unit, out, ())
             pods.append(pod)
-        kept = sum(claim_weight(p.priority) for p in free.values())  # pods without claims, outside gangs
+        kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
         _summary(stats, agg.status, agg.objective + kept, agg.bound + kept)
         outcome = PlanOutcome(pods, self.name, stats)
         stats["cpsat_placed"] = outcome.placed
@@ -597,7 +620,7 @@ def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
             priorities=[priorities[g] for g in group_of],
             groups=group_of,
         )
-        return problem, offsets
+        return replace(problem, group_weight=_group_weights(job, forms)), offsets
     real = [n for n in job.nodes if n is not None]
     group_nodes = {
         g: tuple(n for n in f.nodes if n is not None) for g, f in enumerate(forms) if len(f.nodes) < len(real)
@@ -623,8 +646,20 @@ def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
         node_limits={n: lim for n, lim in limits.items() if lim},
         bare_groups={g: priorities[g] for g, f in enumerate(forms) if not f.claims},
         exclusive_groups=tuple(tuple(gs) for gs in by_unit.values() if len(gs) > 1),
+        group_weight=_group_weights(job, forms),
     )
     return problem, offsets
+
+
+def _group_weights(job: Job, forms: list[PodForm]) -> dict[int, int]:
+    """`Problem.group_weight`: the forms of units whose weight is not their priority's (pods
+    sharing a claim: each pod counts with its own weight)."""
+    out = {}
+    for g, f in enumerate(forms):
+        unit = job.units[f.unit]
+        if unit.weight != claim_weight(unit.priority):
+            out[g] = unit.weight
+    return out
 
 
 def _interchangeable(job: Job, forms: list[PodForm]) -> tuple[tuple[tuple[int, ...], ...], ...]:

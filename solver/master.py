@@ -11,7 +11,8 @@ graph (a pod class k is compatible with node class c when k may use c's nodes an
     y[k]   in Z>=0   pods of class k placed
     sum_p z[c,p]            <= mult[c]                     (mu[c])
     y[k] - sum_{c,p} p[k] z[c,p] <= 0,   y[k] <= demand[k]  (pi[k])
-    maximise sum_k w[k] y[k],  w[k] = claim_weight(priority of k)
+    maximise sum_k w[k] y[k],  w[k] = the weight of one unit of k (`PodClass.weight`: each
+                               pod of the unit with claim_weight(its priority))
 
 Gangs (PodGroups with minCount, `encoders.gangs`): a gang's pods are pod classes of their own
 (`PodClass.gang`), all in one component, and the master adds, per gang G with `need` = minCount
@@ -207,6 +208,7 @@ class _SlimUnit:
     priority: int
     needs: tuple[Needs, ...]
     blocked: Mapping[str | None, str] = field(default_factory=dict)
+    weight: int = 1
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ def _task(
     for k in comp.pods:
         for i in pods[k].units[:MAX_COPIES]:
             u = ctx.units[i]
-            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs))
+            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs), weight=u.weight)
     mine = {i for k in comp.pods for i in pods[k].units}
     reps = [ncls[c].nodes[0] for c in comp.nodes]
     return ComponentTask(
@@ -586,9 +588,7 @@ def integer_master(
     gangs level) and whether it is proven optimal over these columns."""
     m = cp_model.CpModel()
     z = {
-        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
-        for c in node_ids
-        for j in range(len(columns[c]))
+        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))
     }
     y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in pod_ids}
     for k in pod_ids:

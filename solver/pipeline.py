@@ -539,7 +539,8 @@ def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
     """Units that share an unallocated claim, joined into one (in order of their first member):
     the claim is allocated once, and node-local devices would tie its pods to one node anyway.
-    A joined unit keeps every member pod (`Unit.members`) and the highest priority."""
+    A joined unit keeps every member pod (`Unit.members`, each with its own pod's priority:
+    each counts with its own weight, `Unit.weight`) and queues at the highest priority."""
     parent = list(range(len(units)))
 
     def root(i: int) -> int:
@@ -570,7 +571,11 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
                 parts[0].name,
                 tuple(claims.values()),
                 max(u.priority for u in parts),
-                members=tuple(m for u in parts for m in u.members),
+                members=tuple(
+                    replace(m, priority=u.priority) if len(u.members) == 1 else m
+                    for u in parts
+                    for m in u.members
+                ),
                 needs=tuple(n for u in parts for n in u.needs),
             )
         )
@@ -687,7 +692,8 @@ def _per_pod(
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             claims = [by_ref[r] for r in refs[m.name]]
-            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod))
+            prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
+            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     _verify_resources(cluster, units, pods)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
