@@ -15,9 +15,10 @@ error, never as a wrong allocation.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
@@ -36,6 +37,7 @@ from dra_solver.patterns import allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
+from dra_solver.problem.resources import shortfalls
 from dra_solver.reference import DEFAULT_MAX_STEPS
 from dra_solver.results import ShareIDs, assignment_claims
 
@@ -356,14 +358,16 @@ class Cpsat:
         modelled = {f.unit for f in model.forms}
         free = _free_units(job, modelled, first, chosen)
         kept = sum(job.units[i].weight for i in free)
-        bound = kept + (weight if proven else sum(claim_weight(job.units[i].priority) for i in modelled))
-        _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight + kept, first.weight), bound)
-        if outcome.assignment is None or weight + kept < first.weight:
+        model_bound = weight if proven else outcome.stage_bound.get("placed")
+        bound, source = valid_bound(job, modelled, model_bound)
+        first_weight = _weight(job, first.pods)
+        if outcome.assignment is None or weight + kept < first_weight:
+            status = _summary(stats, first_weight, kept + bound, kept + _total(job, modelled), source)
             stats["fallback"] = "first fit"
-            stats["status"] = "first-fit fallback"
-            return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
+            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
+        status = _summary(stats, weight + kept, kept + bound, kept + _total(job, modelled), source)
         pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first, free)
-        return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
+        return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
     def _expand(
         self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
@@ -401,13 +405,17 @@ class Cpsat:
                 pod.reason = _gang_reason(job, unit, out, ())
             pods.append(pod)
         kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
-        _summary(stats, agg.status, agg.objective + kept, agg.bound + kept)
-        outcome = PlanOutcome(pods, self.name, stats)
-        stats["cpsat_placed"] = outcome.placed
-        if outcome.weight < first.weight:
-            stats.update({"fallback": "first fit", "status": "first-fit fallback"})
-            return PlanOutcome(_proven(first.pods, "FEASIBLE", job), self.name, stats)
-        return PlanOutcome(_proven(pods, agg.status, job), self.name, stats)
+        stats["model_objective"] = agg.objective + kept
+        bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
+        trivial = kept + _total(job, modelled)
+        stats["cpsat_placed"] = sum(p.placed for p in pods)
+        realized, first_weight = _weight(job, pods), _weight(job, first.pods)
+        if realized < first_weight:
+            status = _summary(stats, first_weight, kept + bound, trivial, source)
+            stats["fallback"] = "first fit"
+            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
+        status = _summary(stats, realized, kept + bound, trivial, source)
+        return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
     @staticmethod
     def _left_out(unit: Unit, was: PodPlan) -> PodPlan:
@@ -748,12 +756,141 @@ def _proven(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
     return out
 
 
-def _summary(stats: dict[str, object], status: str, objective: int, bound: int) -> None:
-    """The plan's honest summary: status (OPTIMAL / FEASIBLE / first-fit fallback), the
-    placed weight, a proven upper bound on it (the weight of every placeable pod when the
-    solver proved nothing better) and the gap."""
-    bound = max(bound, objective)  # first fit (one pod after another) may beat the joint model
-    stats.update({"status": status, "objective": objective, "bound": bound, "gap": bound - objective})
+def _summary(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> str:
+    """The plan's honest summary, and its status: the realized plan's weight (`realized`, the
+    plan returned: the model's, or first fit's when that places more), a bound valid for the
+    upstream semantics (`valid_bound`) and the gap. OPTIMAL only when the realized weight
+    reaches the bound; FEASIBLE otherwise.
+
+    A realized plan above the bound means the bound was not valid (a model stricter than
+    upstream that `sequential_units` does not know of): the bound is never raised to meet the
+    plan (that would print gap 0 for nothing proven) — it falls back to `trivial`, the weight
+    of every pod that may be placed, which no plan exceeds."""
+    if realized > bound:
+        bound, source = trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)"
+    status = "OPTIMAL" if realized == bound else "FEASIBLE"
+    stats.update(
+        {
+            "status": status,
+            "objective": realized,
+            "bound": bound,
+            "gap": bound - realized,
+            "bound_from": source,
+        }
+    )
+    return status
+
+
+def _weight(job: Job, pods: list[PodPlan]) -> int:
+    """The objective of a plan of the job's units (one PodPlan per unit): each placed unit's
+    weight (`Unit.weight`: each of its pods with its own)."""
+    return sum(job.units[i].weight for i, p in enumerate(pods) if p.placed)
+
+
+def _total(job: Job, units: Iterable[int]) -> int:
+    """The weight of `units` all placed: a bound of any plan of them."""
+    return sum(job.units[i].weight for i in units)
+
+
+def sequential_units(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    gates: FeatureGates,
+    resources_bind: Callable[[Unit], bool] = lambda _: True,
+) -> set[int]:
+    """The units the joint models may judge more strictly than upstream, which schedules pod
+    after pod, each claim against what is already allocated (docs/semantics.md):
+
+    - a request in allocationMode All while a multi-allocatable (consumable capacity,
+      KEP-5075) device exists: placed together, an earlier pod's share of a shared device
+      stays in a later All-set, where upstream leaves a device whose remaining capacity no
+      longer fits the request out of it;
+    - a request with adminAccess: an allocated admin-access placement no longer counts (not
+      against capacity, not as busy), while within one call it does;
+    - pods joined because they share a claim (`Unit.members`) whose claims or node resources
+      differ (or node resources may refuse one: `resources_bind`, `_resources_bind`): the
+      models place them all or none, where upstream may schedule one of them and not the
+      other.
+
+    So a valid plan may place such pods where no model solution does. Conservative on purpose:
+    a unit wrongly listed only weakens the bound (`valid_bound`), a unit missed would make it
+    wrong."""
+    multi = gates.DRAConsumableCapacity and any(
+        d.allow_multiple_allocations for s in cluster.slices for d in s.spec.devices
+    )
+    out = set()
+    for i, u in enumerate(units):
+        if any(_admin(c) or (multi and _all_mode(c)) for c in u.claims) or _partial(u, resources_bind):
+            out.add(i)
+    return out
+
+
+def _admin(claim: ResourceClaim) -> bool:
+    return any(r.exactly is not None and bool(r.exactly.admin_access) for r in claim.spec.devices.requests)
+
+
+def _all_mode(claim: ResourceClaim) -> bool:
+    for r in claim.spec.devices.requests:
+        if r.exactly is not None and r.exactly.allocation_mode == "All":
+            return True
+        if any(sub.allocation_mode == "All" for sub in r.first_available or ()):
+            return True
+    return False
+
+
+def _partial(unit: Unit, resources_bind: Callable[[Unit], bool]) -> bool:
+    """Whether upstream could schedule some pods of a joined unit and not the others: their
+    claims differ, or they take node resources that may run short (each pod is filtered on
+    its own)."""
+    if len(unit.members) <= 1:
+        return False
+    if len({frozenset(m.claims) for m in unit.members}) > 1:
+        return True
+    return any(n.demand for n in unit.needs) and resources_bind(unit)
+
+
+def _resources_bind(job: Job, unit: Unit) -> bool:
+    """Whether node resources may refuse a pod of `unit`: on some node it may use that limits
+    them, every pod that may use it (and fits it alone) together asks for more than is free."""
+    for n in job.nodes:
+        free = job.book.free.get(n)
+        if free is None or n in unit.blocked:
+            continue
+        total: dict[str, int] = {}
+        for u in job.units:
+            need = demand_total(u.needs)
+            if n not in u.blocked and not shortfalls(need, free):  # else it never runs on n
+                for r, v in need.items():
+                    total[r] = total.get(r, 0) + v
+        if shortfalls(total, free):
+            return True
+    return False
+
+
+def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[int, str]:
+    """An upper bound of the weight any valid plan (upstream's pod-after-pod semantics) places
+    of the `modelled` units, and where it comes from. `model_bound`: a proven bound of the
+    joint model's optimum over them (None: none proven).
+
+    Why the model's bound needs a relaxation: the joint models are stricter than upstream for
+    the `sequential_units` (All / adminAccess with shared devices). Take any valid plan P and
+    drop those pods from it: the other pods' allocations stay valid (an ExactCount request
+    without admin access only needs capacity and devices no one else holds, which dropping
+    allocations frees) and the models judge them exactly, so they are a model solution, worth
+    at most `model_bound`. Hence weight(P) <= model_bound + weight(the sequential units): they
+    count as placeable (likewise a joined unit that upstream may place in part). Dropping a
+    gang's pod may leave its gang short (then the rest is no model solution): with such a
+    unit in a gang only the total weight bounds the plan."""
+    total = _total(job, modelled)
+    if model_bound is None:
+        return total, "pods that may be placed (the model proved no bound)"
+    loose = sequential_units(job.cluster, job.units, job.gates, partial(_resources_bind, job)) & modelled
+    if not loose:
+        return min(model_bound, total), "model"
+    if any(job.units[i].gang_pods(job.gangs) for i in loose):
+        return total, "pods that may be placed (a pod the model judges strictly is in a gang)"
+    relaxed = model_bound + _total(job, loose)
+    return min(relaxed, total), "model, with the pods it judges more strictly than upstream as placeable"
 
 
 __all__ = [

@@ -87,6 +87,10 @@ class AggregatedPlan:
     objective: int
     bound: int
     stats: dict[str, object] = field(default_factory=dict)
+    bound_proven: bool = True
+    """Whether `bound` bounds every plan of the exact single-node models: False when a cap
+    stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
+    integer solution beat a component's bound (then it was no bound)."""
 
 
 @dataclass
@@ -145,7 +149,7 @@ def aggregate(
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
     first_fit_columns(ncls, pods, first_nodes, feas, columns)
     placements: dict[str, list[int]] = {}
-    total_obj, total_ub, proven = 0, 0, caps_proven
+    total_obj, total_ub, proven, bound_ok = 0, 0, caps_proven, caps_proven
     comps = _components(pods, ncls, caps)
     needs = {g: v for g, v in (gangs or {}).items() if v > 0}
     tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs) for comp in comps]
@@ -155,7 +159,8 @@ def aggregate(
         rounds += done.rounds
         ctx.solves += done.solves
         total_obj += done.objective
-        total_ub += max(done.bound, done.objective)
+        total_ub += done.bound
+        bound_ok &= done.objective <= done.bound  # else the "bound" was none: not raised to fit
         if bound_only:
             continue
         proven &= done.objective >= done.bound
@@ -171,7 +176,7 @@ def aggregate(
         "classes_time": round(t_classes, 3),
         "model_time": round(time.perf_counter() - start, 3),
     }
-    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats)
+    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
 
 
 def _caps(

@@ -199,8 +199,9 @@ class NodeModel:
         else:
             bound_int = float(sum(coef))
         value = sum(weights[k] * counts[k] for k in range(self.k))
-        slack = 0.5 * len(coef) / scale  # rounding of the coefficients
-        bound = max(bound_int / scale + slack, value)
+        # Rounding of the coefficients: |coef[g] - scale * w[g]| <= 0.5, so any pattern's
+        # value is at most (its integer objective + 0.5 * len(coef)) / scale <= this bound.
+        bound = (bound_int + 0.5 * len(coef)) / scale
         return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
 
 
