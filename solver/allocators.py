@@ -14,7 +14,6 @@ error, never as a wrong allocation.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
@@ -33,7 +32,7 @@ from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
 from dra_solver.master import AggregatedPlan, aggregate
-from dra_solver.patterns import allocate_node
+from dra_solver.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
@@ -299,7 +298,6 @@ class Cpsat:
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
-        start = time.perf_counter()  # job.time_limit caps the wall clock from here
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
@@ -340,7 +338,8 @@ class Cpsat:
             seed=job.seed,
             hint=model.hint,
             hint_nodes=model.hint_nodes,
-            wall_limit=max(job.time_limit - (time.perf_counter() - start), 0.1),
+            # no wall_limit: the time limit is CP-SAT work (deterministic), guarded by the
+            # wall clock at 3 x time_limit + 1 s — the same input and seed, the same plan
         )
         stats.update(
             {
@@ -378,7 +377,7 @@ class Cpsat:
         for node, idxs in agg.placements.items():
             claims = [c for i in idxs for c in job.units[i].claims]
             group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-            problem, assignment = allocate_node(agg.ctx, node, claims, group_of)
+            problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
             done = ledger.results(problem, tuple(claims), assignment or {})
             placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
             if placed:

@@ -65,7 +65,7 @@ from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_
 from dra_solver.demand import Needs
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
-from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap, wall_guard
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
@@ -118,7 +118,9 @@ def aggregate(
 ) -> AggregatedPlan | str:
     """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
     per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
-    patterns seed the columns. `time_limit`: wall-clock seconds. `force`: aggregate whatever
+    patterns seed the columns. `time_limit`: CP-SAT work in deterministic seconds
+    (`patterns.Context.budget`: the same input and seed give the same plan), with a
+    wall-clock guard of `patterns.wall_guard(time_limit)`. `force`: aggregate whatever
     the number of classes (tests). `executor`: where the connected components are solved
     (`solver.executors`; None: here, one after another) — the plan is the same either way.
     `bound_only`: column generation only, no placements: the proven upper bound
@@ -141,7 +143,16 @@ def aggregate(
     if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
     ctx = Context(
-        cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views, free=dict(free or {})
+        cluster,
+        units,
+        pods,
+        gates,
+        cache,
+        seed,
+        start + wall_guard(time_limit),
+        views=found.views,
+        free=dict(free or {}),
+        budget=time_limit,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
@@ -158,6 +169,7 @@ def aggregate(
         columns.update(done.columns)
         rounds += done.rounds
         ctx.solves += done.solves
+        ctx.charge(done.spent)
         total_obj += done.objective
         total_ub += done.bound
         bound_ok &= done.objective <= done.bound  # else the "bound" was none: not raised to fit
@@ -255,6 +267,8 @@ class ComponentResult:
     bound: int
     rounds: int
     solves: int
+    spent: float = 0.0
+    """CP-SAT work done, in deterministic seconds (`patterns.Context.budget`)."""
 
 
 def _task(
@@ -309,9 +323,10 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         task.gates,
         EvalCache(),
         task.seed,
-        time.perf_counter() + task.seconds,
+        time.perf_counter() + wall_guard(task.seconds),
         free=task.free,
         fixed_views=task.views,
+        budget=task.seconds,
     )
     columns = {c: list(v) for c, v in task.columns.items()}
     feas = Feasibility(ctx)
@@ -326,7 +341,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     }
     ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, task.gangs)
     if task.bound_only:
-        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves)
+        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent)
     solve = partial(
         integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes, gangs=task.gangs
     )
@@ -345,7 +360,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
                 break
-    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves)
+    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent)
 
 
 def add_column(cols: list[Pattern], pat: Pattern) -> bool:
@@ -614,12 +629,14 @@ def integer_master(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = ctx.seed
-    solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
+    solver.parameters.max_deterministic_time = max(ctx.left(), 0.5)  # work, not wall: deterministic
+    solver.parameters.max_time_in_seconds = max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
     solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
     if on:
         solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(m)
+    ctx.charge(solver.deterministic_time)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}

@@ -35,7 +35,7 @@ from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
 GATES = FeatureGates.of("DRAConsumableCapacity=true,DRAAdminAccess=true")
-CASES = 40
+CASES = 60
 
 
 def _input_error(exc: DRASolverError) -> bool:
@@ -68,9 +68,16 @@ def _request(rng: random.Random) -> dict[str, Any]:
     return req
 
 
-def instance(seed: int) -> tuple[list[dict[str, Any]], list[list[str]], list[str], list[int]]:
-    """(objects, pods as lists of claim names, nodes, priorities): 1-3 nodes of 1-2 devices,
-    2-5 pods of 1-2 claims, some claims shared by two pods."""
+Instance = tuple[
+    list[dict[str, Any]], list[list[str]], list[str], list[int], dict[str, tuple[int, list[int]]]
+]
+
+
+def instance(seed: int) -> Instance:
+    """(objects, pods as lists of claim names, nodes, priorities, gangs): 1-3 nodes of 1-2
+    devices, 2-5 pods of 1-2 claims, some claims shared by two pods. In about a third of the
+    instances the pods are Pod objects (`p0`, `p1`, ...; their priority in spec.priority) and
+    two or three of them form a gang (a PodGroup with minCount 2): gangs -> (minCount, pods)."""
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = [
         {
@@ -116,14 +123,42 @@ def instance(seed: int) -> tuple[list[dict[str, Any]], list[list[str]], list[str
             )
         pods.append(mine)
     prios = [rng.choice([0, 0, 1, 3]) for _ in pods]
-    return objs, pods, nodes, prios
+    gangs: dict[str, tuple[int, list[int]]] = {}
+    if rng.random() < 0.35:
+        members = sorted(rng.sample(range(len(pods)), min(len(pods), rng.randint(2, 3))))
+        gangs["default/gang"] = (2, members)
+        objs.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "gang", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+            }
+        )
+        for p, names in enumerate(pods):
+            spec: dict[str, Any] = {
+                "priority": prios[p],
+                "resourceClaims": [{"name": c, "resourceClaimName": c} for c in names],
+            }
+            if p in members:
+                spec["schedulingGroup"] = {"podGroupName": "gang"}
+            pod = {"name": f"p{p}", "namespace": "default"}
+            objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": pod, "spec": spec})
+    return objs, pods, nodes, prios, gangs
 
 
-def best_sequential(cluster: Cluster, pods: list[list[str]], nodes: list[str], prios: list[int]) -> int:
+def best_sequential(
+    cluster: Cluster,
+    pods: list[list[str]],
+    nodes: list[str],
+    prios: list[int],
+    gangs: dict[str, tuple[int, list[int]]],
+) -> int:
     """The most priority weight any history of upstream decisions places: pods one after
     another in any order, each on any node (or left out), its unallocated claims allocated by
     the reference allocator against everything allocated before; a pod whose claims another
-    pod's allocation holds already goes to that node."""
+    pod's allocation holds already goes to that node. A history counts only where each gang
+    has none or at least its minCount of pods placed."""
     weights = [claim_weight(p) for p in prios]
     best = 0
     calls = [0]
@@ -141,9 +176,13 @@ def best_sequential(cluster: Cluster, pods: list[list[str]], nodes: list[str], p
                 rows.append((key, results))
         return (placed, tuple(rows))
 
+    def gangs_ok(placed: frozenset[int]) -> bool:
+        return all(len(placed & set(ms)) in (0, *range(k, len(ms) + 1)) for k, ms in gangs.values())
+
     def walk(current: Cluster, at: dict[str, str], placed: frozenset[int], weight: int) -> None:
         nonlocal best
-        best = max(best, weight)
+        if gangs_ok(placed):
+            best = max(best, weight)
         key = state_key(current.claims, placed)
         if key in seen or best == sum(weights):
             return
@@ -179,19 +218,22 @@ def _cases() -> Iterator[int]:
 def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    objs, pods, nodes, prios = instance(seed)
+    objs, pods, nodes, prios, gangs = instance(seed)
     cluster = Cluster.from_objects(objs)
     if validate_all(cluster):
         pytest.skip("generated input is invalid")
     try:
-        best = best_sequential(cluster, pods, nodes, prios)
+        best = best_sequential(cluster, pods, nodes, prios, gangs)
     except DRASolverError as exc:
         if _input_error(exc):
             pytest.skip(f"input error: {exc}")
         raise
     for mode in ("never", "always", "auto"):
         monkeypatch.setitem(ALLOCATORS, "cpsat", Cpsat(mode))  # type: ignore[arg-type]
-        out = plan(cluster, pods, nodes, priorities=prios, feature_gates=GATES, time_limit=5.0)
+        if gangs:  # the Pod objects, their priorities and their PodGroup
+            out = plan(cluster, None, nodes, feature_gates=GATES, time_limit=5.0)
+        else:
+            out = plan(cluster, pods, nodes, priorities=prios, feature_gates=GATES, time_limit=5.0)
         s = out.stats
         assert s["objective"] == out.weight, (mode, s)
         assert out.weight <= best, (mode, s, best)  # the plan is one of upstream's histories
