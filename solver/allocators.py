@@ -324,11 +324,33 @@ class Cpsat:
                 gangs=_gang_needs(job, _claimed(job), first),
             )
         if isinstance(agg, AggregatedPlan):
-            return self._expand(job, first, agg, ledger, stats)
+            out = self._expand(job, first, agg, ledger, stats)
+            if not _refine(job, out):
+                return out
+            # A gap remains: the per-device model, hinted with the aggregated plan, may close it
+            # (an aggregated model that did not converge can stay far below it); the better
+            # checked plan is kept, and the smaller of the two valid bounds.
+            again = dict(out.stats, aggregated="yes, then the per-device model (a gap remained)")
+            prior = (int(out.stats["bound"]), str(out.stats["bound_from"]))  # type: ignore[call-overload]
+            kept = "aggregated model" if not out.stats.get("fallback") else "first fit"
+            return self._per_device(job, out, again, kept, prior)
         stats["aggregated"] = f"no: {agg}"
-        model = self.model(job, first)
+        return self._per_device(job, first, stats, "first fit")
+
+    def _per_device(
+        self,
+        job: Job,
+        start: PlanOutcome,
+        stats: dict[str, object],
+        start_name: str,
+        prior: tuple[int, str] | None = None,
+    ) -> PlanOutcome:
+        """The per-device model over every pod and node, hinted with `start` (first fit's plan,
+        or the aggregated one), `start` kept when it places more weight (`start_name` says
+        which, in `stats["fallback"]`). `prior`: a valid bound proven before, and its source."""
+        model = self.model(job, start)
         if model is None:
-            return PlanOutcome(first.pods, self.name, stats)
+            return PlanOutcome(start.pods, self.name, stats)
         problem = model.problem
         outcome = solve(
             problem,
@@ -355,17 +377,22 @@ class Cpsat:
         weight = sum(job.units[i].weight for i in chosen)
         proven = outcome.stage_status.get("placed") == "OPTIMAL"
         modelled = {f.unit for f in model.forms}
-        free = _free_units(job, modelled, first, chosen)
+        free = _free_units(job, modelled, start, chosen)
         kept = sum(job.units[i].weight for i in free)
         model_bound = weight if proven else outcome.stage_bound.get("placed")
         bound, source = valid_bound(job, modelled, model_bound)
-        first_weight = _weight(job, first.pods)
-        if outcome.assignment is None or weight + kept < first_weight:
-            status = _summary(stats, first_weight, kept + bound, kept + _total(job, modelled), source)
-            stats["fallback"] = "first fit"
-            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
-        status = _summary(stats, weight + kept, kept + bound, kept + _total(job, modelled), source)
-        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first, free)
+        bound += kept
+        if prior is not None and prior[0] < bound:
+            bound, source = prior
+        trivial = kept + _total(job, modelled)
+        start_weight = _weight(job, start.pods)
+        if outcome.assignment is None or weight + kept < start_weight:
+            status = _summary(stats, start_weight, bound, trivial, source)
+            stats["fallback"] = start_name
+            return PlanOutcome(_proven(start.pods, status, job), self.name, stats)
+        stats.pop("fallback", None)
+        status = _summary(stats, weight + kept, bound, trivial, source)
+        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
         return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
     def _expand(
@@ -778,6 +805,18 @@ def _summary(stats: dict[str, object], realized: int, bound: int, trivial: int, 
         }
     )
     return status
+
+
+PER_DEVICE_MAX = 20_000
+"""Most pods x nodes for which an aggregated plan with a gap is refined by the per-device model
+(beyond, that model is too large to build in reasonable time and memory)."""
+
+
+def _refine(job: Job, out: PlanOutcome) -> bool:
+    """Whether the per-device model should try to close the aggregated plan's gap."""
+    if out.stats.get("status") == "OPTIMAL" or interrupt.requested():
+        return False
+    return len(job.units) * len(job.nodes) <= PER_DEVICE_MAX
 
 
 def _weight(job: Job, pods: list[PodPlan]) -> int:
