@@ -12,6 +12,8 @@ from typing import Any
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
+from dra_solver.cel import EvalCache
+from dra_solver.gates import FeatureGates
 from dra_solver.problem.flat import claim_weight
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,3 +75,26 @@ def test_first_fit_beating_a_stricter_model_proves_nothing() -> None:
     assert s["fallback"] == "first fit"
     assert s["status"] == "FEASIBLE"
     assert s["bound"] == 5 and s["gap"] == 1
+
+
+def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
+    """`patterns.Context` with a deterministic budget: the time left is the budget less the
+    CP-SAT work charged, whatever the wall clock did meanwhile (same input and seed, same
+    plan); the wall clock only guards, and a stop request leaves nothing."""
+    import time
+
+    from dra_solver import interrupt
+    from dra_solver.patterns import Context
+
+    ctx = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0)
+    assert ctx.left() == 2.0
+    time.sleep(0.05)
+    ctx.charge(0.5)
+    assert ctx.left() == 1.5
+    spent = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() - 1, budget=2.0)
+    assert spent.left() == 0.0  # past the wall-clock guard
+    try:
+        interrupt.request()
+        assert ctx.left() == 0.0 and ctx.wall_left() == 0.0
+    finally:
+        interrupt.reset()
