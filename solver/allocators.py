@@ -274,7 +274,9 @@ class Cpsat:
     first-fit plan. If it places less weight than first fit (placing pods together is not
     always the same as one after the other: an earlier pod's share of a device shrinks a later
     All-set; an allocated admin-access placement stops counting against capacity), the
-    first-fit plan is kept."""
+    first-fit plan is kept. For the same reason the model's bound is no bound of such pods:
+    `valid_bound` relaxes it (`sequential_units`), and the status is OPTIMAL only when the
+    plan returned reaches that valid bound (`_summary`)."""
 
     name: ClassVar[str] = "cpsat"
     first_fit_steps: ClassVar[int] = HINT_STEPS
