@@ -31,7 +31,7 @@ from dra_solver.cpsat import solve
 from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
-from dra_solver.master import AggregatedPlan, aggregate
+from dra_solver.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
 from dra_solver.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
@@ -807,11 +807,6 @@ def _summary(stats: dict[str, object], realized: int, bound: int, trivial: int, 
         }
     )
     return status
-
-
-PER_DEVICE_MAX = 20_000
-"""Most pods x nodes for which an aggregated plan with a gap is refined by the per-device model
-(beyond, that model is too large to build in reasonable time and memory)."""
 
 
 def _refine(job: Job, out: PlanOutcome) -> bool:

@@ -70,6 +70,9 @@ from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
+PER_DEVICE_MAX = 20_000
+"""Pods x nodes up to which the per-device model is small enough to plan a job alone (when pods
+hardly repeat) or to close an aggregated plan's gap (`allocators.Cpsat`)."""
 MAX_ROUNDS = 200
 """Column-generation rounds per component."""
 EPS = 1e-6
@@ -134,6 +137,12 @@ def aggregate(
     if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
         return "fewer than two pods may be placed"
     pods = pod_classes(units, todo, gang_of)
+    small = len(todo) * len(names) <= PER_DEVICE_MAX
+    if not force and not bound_only and small and len(pods) > MAX_CLASS_SHARE * len(todo):
+        # Pods hardly repeat, so classes save little, and the per-device model over every pod
+        # and node is small: it plans alone (an unconverged column generation would spend the
+        # budget first, then hand it a gap to close).
+        return f"{len(pods)} pod classes / {len(todo)} pods: the per-device model is small enough"
     found = node_classes(cluster, units, pods, names, gates, cache, free)
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
@@ -729,6 +738,7 @@ def expand_patterns(
 
 __all__ = [
     "MAX_CLASS_SHARE",
+    "PER_DEVICE_MAX",
     "AggregatedPlan",
     "ComponentResult",
     "ComponentTask",
