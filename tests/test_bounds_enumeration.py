@@ -12,7 +12,7 @@ or their bounds. Then, for the per-device model, the aggregated model and the de
 
 The instances are where the models are stricter than upstream: allocationMode All and
 adminAccess over multi-allocatable (consumable capacity) devices, pods sharing a claim,
-priorities; 1-3 nodes, at most 5 pods. Only input errors are filtered (`_input_error`);
+firstAvailable, priorities, gangs; 1-3 nodes, at most 5 pods. Only input errors are filtered (`_input_error`);
 a failed check (`CheckFailed`) fails the test.
 """
 
@@ -35,7 +35,7 @@ from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
 GATES = FeatureGates.of("DRAConsumableCapacity=true,DRAAdminAccess=true")
-CASES = 60
+CASES = 120
 
 
 def _input_error(exc: DRASolverError) -> bool:
@@ -66,6 +66,19 @@ def _request(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.7:
         req["capacity"] = {"requests": {"memory": f"{rng.choice([10, 20, 30])}Gi"}}
     return req
+
+
+def _device_request(rng: random.Random) -> dict[str, Any]:
+    """One request `r`: mostly `exactly`, sometimes two firstAvailable subrequests (no
+    adminAccess there: the API has none on subrequests)."""
+    if rng.random() < 0.2:
+        subs = []
+        for name in ("a", "b"):
+            sub = _request(rng)
+            sub.pop("adminAccess", None)
+            subs.append({"name": name, **sub})
+        return {"name": "r", "firstAvailable": subs}
+    return {"name": "r", "exactly": _request(rng)}
 
 
 Instance = tuple[
@@ -118,7 +131,7 @@ def instance(seed: int) -> Instance:
                     "apiVersion": "resource.k8s.io/v1",
                     "kind": "ResourceClaim",
                     "metadata": {"name": name, "namespace": "default"},
-                    "spec": {"devices": {"requests": [{"name": "r", "exactly": _request(rng)}]}},
+                    "spec": {"devices": {"requests": [_device_request(rng)]}},
                 }
             )
         pods.append(mine)
