@@ -208,7 +208,7 @@ class Ledger:
     def __init__(self, job: Job) -> None:
         self.cluster = replace(job.cluster, claims=dict(job.cluster.claims))
         self.gates = job.gates
-        self.share_ids = ShareIDs(job.seed)
+        self.share_ids = ShareIDs(job.seed, _share_ids(job.cluster))
 
     def results(
         self, problem: Problem, claims: tuple[ResourceClaim, ...], assignment: Assignment
@@ -222,6 +222,16 @@ class Ledger:
         check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
         for c in claims:
             self.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+
+
+def _share_ids(cluster: Cluster) -> set[str]:
+    """The shareIDs of the cluster's allocated claims (`results.ShareIDs` draws others)."""
+    out = set()
+    for c in cluster.claims.values():
+        alloc = c.status.allocation if c.status else None
+        if alloc is not None:
+            out.update(r.share_id for r in alloc.devices.results if r.share_id)
+    return out
 
 
 @dataclass(frozen=True)

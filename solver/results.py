@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -32,13 +32,21 @@ from dra_solver.problem.flat import Assignment, Placement, Problem
 
 
 class ShareIDs:
-    """shareIDs are UUIDs; drawn from a seeded generator so that runs are reproducible."""
+    """shareIDs are UUIDs; drawn from a seeded generator so that runs are reproducible. `used`:
+    the shareIDs the cluster already holds, never drawn again — a cluster planned before with
+    the same seed (a plan's output planned again, a partitioned plan's repair pass after its
+    parts) holds the very IDs this generator draws first."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, used: Iterable[str] = ()) -> None:
         self._rng = random.Random(seed)
+        self._used = set(used)
 
     def next(self) -> str:
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        while True:
+            share = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+            if share not in self._used:
+                self._used.add(share)
+                return share
 
 
 def build_allocation(

@@ -7,8 +7,8 @@ before. The enumerator walks every such history on small generated clusters (eve
 of the pods, every node for each, or leaving it out), allocating each pod with the public
 `dra_solver.allocate(..., allocator="reference")` — the upstream oracle, not the models —
 and keeps the best priority weight. It shares no code with the CP-SAT models, the master
-or their bounds. Then, for the per-device model, the aggregated model and the default path:
-`bound >= best` and `status == OPTIMAL => objective == best`.
+or their bounds. Then, for the per-device model, the aggregated model, the default path and a
+partitioned plan: `bound >= best` and `status == OPTIMAL => objective == best`.
 
 The instances are where the models are stricter than upstream: allocationMode All and
 adminAccess over multi-allocatable (consumable capacity) devices, pods sharing a claim,
@@ -241,12 +241,16 @@ def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
         if _input_error(exc):
             pytest.skip(f"input error: {exc}")
         raise
-    for mode in ("never", "always", "auto"):
+    runs = [(mode, 1) for mode in ("never", "always", "auto")]
+    if len(nodes) > 1:
+        runs.append(("auto", 2))  # two parts and a repair pass (`solver.partition`)
+    for mode, parts in runs:
         monkeypatch.setitem(ALLOCATORS, "cpsat", Cpsat(mode))  # type: ignore[arg-type]
+        opts = {"feature_gates": GATES, "time_limit": 5.0, "partitions": parts}
         if gangs:  # the Pod objects, their priorities and their PodGroup
-            out = plan(cluster, None, nodes, feature_gates=GATES, time_limit=5.0)
+            out = plan(cluster, None, nodes, **opts)
         else:
-            out = plan(cluster, pods, nodes, priorities=prios, feature_gates=GATES, time_limit=5.0)
+            out = plan(cluster, pods, nodes, priorities=prios, **opts)
         s = out.stats
         assert s["objective"] == out.weight, (mode, s)
         assert out.weight <= best, (mode, s, best)  # the plan is one of upstream's histories

@@ -98,3 +98,14 @@ def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
         assert ctx.left() == 0.0 and ctx.wall_left() == 0.0
     finally:
         interrupt.reset()
+
+
+def test_share_ids_already_in_the_cluster_are_never_drawn_again() -> None:
+    """A cluster planned before with the same seed holds the IDs a fresh generator draws first
+    (a partitioned plan's repair pass after its parts: the bound test found the collision)."""
+    from dra_solver.results import ShareIDs
+
+    first = ShareIDs(0).next()
+    again = ShareIDs(0, used={first})
+    drawn = [again.next() for _ in range(3)]
+    assert first not in drawn and len(set(drawn)) == 3
