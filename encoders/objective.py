@@ -8,7 +8,8 @@ lexicographic, with small coefficients at every level.
 
 Stages, in priority order:
 1. "placed" (max): sum_c placed[c] * (max(priority[c], 0) + 1), a group of claims (one pod,
-   `ClaimInfo.group`) counted once, by its first claim. Only optimised in mode
+   `ClaimInfo.group`) counted once, by its first claim, with `Problem.group_weight` when
+   the group places several pods (each pod its own weight). Only optimised in mode
    "free"; in mode "all" every claim is placed (a negative priority counts as 0, so placing a
    claim is never worse than not placing it).
 1b. "gangs" (max): sum_G on[G] — among plans of the same placed weight, the one that runs the
@@ -148,9 +149,12 @@ def stages(m: Model, strategy: str) -> list[Stage]:
             if c.group in seen:
                 continue
             seen.add(c.group)
-        placed_terms.append((claim_weight(c.priority), m.placed[c.index]))
+        weight = claim_weight(c.priority)
+        if c.group is not None:
+            weight = p.group_weight.get(c.group, weight)
+        placed_terms.append((weight, m.placed[c.index]))
     for g, prio in sorted(p.bare_groups.items()):
-        placed_terms.append((claim_weight(prio), m.pod_placed[g]))
+        placed_terms.append((p.group_weight.get(g, claim_weight(prio)), m.pod_placed[g]))
     placed = tuple(placed_terms)
     first = tuple(
         (alt.position, m.chosen[alt.index])

@@ -14,10 +14,10 @@ error, never as a wrong allocation.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
@@ -31,11 +31,12 @@ from dra_solver.cpsat import solve
 from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
-from dra_solver.master import AggregatedPlan, aggregate
-from dra_solver.patterns import allocate_node
+from dra_solver.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
+from dra_solver.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
+from dra_solver.problem.resources import shortfalls
 from dra_solver.reference import DEFAULT_MAX_STEPS
 from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 
@@ -55,6 +56,9 @@ class Member:
     group: str | None = None
     """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
     `Job.gangs` has it."""
+    priority: int = 0
+    """The pod's own priority: in a unit of pods sharing a claim (`Unit.members`) each pod
+    counts with its own weight (`Unit.weight`), while the unit queues at the highest."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,16 @@ class Unit:
     allocated once, and its pods go where that allocation is usable: the same node)."""
     needs: tuple[Needs, ...] = ()
     """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+
+    @property
+    def weight(self) -> int:
+        """What placing the unit adds to the objective: each member pod with the weight of
+        its own priority (`claim_weight`), so that the models, their bounds and the realized
+        plan (one PodPlan per pod) count the same unit. One pod, or plain claims: the weight
+        of `priority`."""
+        if len(self.members) <= 1:
+            return claim_weight(self.priority)
+        return sum(claim_weight(m.priority) for m in self.members)
 
     def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
         """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
@@ -260,7 +274,9 @@ class Cpsat:
     first-fit plan. If it places less weight than first fit (placing pods together is not
     always the same as one after the other: an earlier pod's share of a device shrinks a later
     All-set; an allocated admin-access placement stops counting against capacity), the
-    first-fit plan is kept."""
+    first-fit plan is kept. For the same reason the model's bound is no bound of such pods:
+    `valid_bound` relaxes it (`sequential_units`), and the status is OPTIMAL only when the
+    plan returned reaches that valid bound (`_summary`)."""
 
     name: ClassVar[str] = "cpsat"
     first_fit_steps: ClassVar[int] = HINT_STEPS
@@ -284,7 +300,6 @@ class Cpsat:
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
-        start = time.perf_counter()  # job.time_limit caps the wall clock from here
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
@@ -296,16 +311,48 @@ class Cpsat:
         elif self.aggregation != "never":
             gang_of = {i: g for i, u in enumerate(job.units) for g in u.gang_pods(job.gangs)}
             agg = aggregate(
-                ledger.cluster, job.units, job.nodes, job.gates, job.cache, job.seed, job.time_limit,
-                first_nodes, force=self.aggregation == "always", free=job.book.free,
-                executor=job.executor, gang_of=gang_of, gangs=_gang_needs(job, _claimed(job), first),
+                ledger.cluster,
+                job.units,
+                job.nodes,
+                job.gates,
+                job.cache,
+                job.seed,
+                job.time_limit,
+                first_nodes,
+                force=self.aggregation == "always",
+                free=job.book.free,
+                executor=job.executor,
+                gang_of=gang_of,
+                gangs=_gang_needs(job, _claimed(job), first),
             )
         if isinstance(agg, AggregatedPlan):
-            return self._expand(job, first, agg, ledger, stats)
+            out = self._expand(job, first, agg, ledger, stats)
+            if not _refine(job, out):
+                return out
+            # A gap remains: the per-device model, hinted with the aggregated plan, may close it
+            # (an aggregated model that did not converge can stay far below it); the better
+            # checked plan is kept, and the smaller of the two valid bounds.
+            again = dict(out.stats, aggregated="yes, then the per-device model (a gap remained)")
+            prior = (int(out.stats["bound"]), str(out.stats["bound_from"]))  # type: ignore[call-overload]
+            kept = "aggregated model" if not out.stats.get("fallback") else "first fit"
+            return self._per_device(job, out, again, kept, prior)
         stats["aggregated"] = f"no: {agg}"
-        model = self.model(job, first)
+        return self._per_device(job, first, stats, "first fit")
+
+    def _per_device(
+        self,
+        job: Job,
+        start: PlanOutcome,
+        stats: dict[str, object],
+        start_name: str,
+        prior: tuple[int, str] | None = None,
+    ) -> PlanOutcome:
+        """The per-device model over every pod and node, hinted with `start` (first fit's plan,
+        or the aggregated one), `start` kept when it places more weight (`start_name` says
+        which, in `stats["fallback"]`). `prior`: a valid bound proven before, and its source."""
+        model = self.model(job, start)
         if model is None:
-            return PlanOutcome(first.pods, self.name, stats)
+            return PlanOutcome(start.pods, self.name, stats)
         problem = model.problem
         outcome = solve(
             problem,
@@ -315,7 +362,8 @@ class Cpsat:
             seed=job.seed,
             hint=model.hint,
             hint_nodes=model.hint_nodes,
-            wall_limit=max(job.time_limit - (time.perf_counter() - start), 0.1),
+            # no wall_limit: the time limit is CP-SAT work (deterministic), guarded by the
+            # wall clock at 3 x time_limit + 1 s — the same input and seed, the same plan
         )
         stats.update(
             {
@@ -328,19 +376,26 @@ class Cpsat:
         )
         chosen = _chosen_forms(model, outcome.assignment or {}, outcome.nodes)
         stats["cpsat_placed"] = len(chosen)
-        weight = sum(claim_weight(job.units[i].priority) for i in chosen)
+        weight = sum(job.units[i].weight for i in chosen)
         proven = outcome.stage_status.get("placed") == "OPTIMAL"
         modelled = {f.unit for f in model.forms}
-        free = _free_units(job, modelled, first, chosen)
-        kept = sum(claim_weight(job.units[i].priority) for i in free)
-        bound = kept + (weight if proven else sum(claim_weight(job.units[i].priority) for i in modelled))
-        _summary(stats, "OPTIMAL" if proven else "FEASIBLE", max(weight + kept, first.weight), bound)
-        if outcome.assignment is None or weight + kept < first.weight:
-            stats["fallback"] = "first fit"
-            stats["status"] = "first-fit fallback"
-            return PlanOutcome(_proven(first.pods, outcome.status, job), self.name, stats)
-        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, first, free)
-        return PlanOutcome(_proven(pods, outcome.status, job), self.name, stats)
+        free = _free_units(job, modelled, start, chosen)
+        kept = sum(job.units[i].weight for i in free)
+        model_bound = weight if proven else outcome.stage_bound.get("placed")
+        bound, source = valid_bound(job, modelled, model_bound)
+        bound += kept
+        if prior is not None and prior[0] < bound:
+            bound, source = prior
+        trivial = kept + _total(job, modelled)
+        start_weight = _weight(job, start.pods)
+        if outcome.assignment is None or weight + kept < start_weight:
+            status = _summary(stats, start_weight, bound, trivial, source)
+            stats["fallback"] = start_name
+            return PlanOutcome(_proven(start.pods, status, job), self.name, stats)
+        stats.pop("fallback", None)
+        status = _summary(stats, weight + kept, bound, trivial, source)
+        pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
+        return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
     def _expand(
         self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
@@ -352,7 +407,7 @@ class Cpsat:
         for node, idxs in agg.placements.items():
             claims = [c for i in idxs for c in job.units[i].claims]
             group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-            problem, assignment = allocate_node(agg.ctx, node, claims, group_of)
+            problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
             done = ledger.results(problem, tuple(claims), assignment or {})
             placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
             if placed:
@@ -361,7 +416,7 @@ class Cpsat:
             for i in idxs:
                 unit, n = job.units[i], len(job.units[i].claims)
                 if all(ci in (assignment or {}) for ci in range(at, at + n)):
-                    out[i] = PodPlan(unit.name, node, done[at:at + n], None, unit.priority, placed=True)
+                    out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
                 else:
                     dropped[i] = node
                 at += n
@@ -382,14 +437,18 @@ class Cpsat:
             if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
                 pod.reason = _gang_reason(job, unit, out, ())
             pods.append(pod)
-        kept = sum(claim_weight(p.priority) for p in free.values())  # pods without claims, outside gangs
-        _summary(stats, agg.status, agg.objective + kept, agg.bound + kept)
-        outcome = PlanOutcome(pods, self.name, stats)
-        stats["cpsat_placed"] = outcome.placed
-        if outcome.weight < first.weight:
-            stats.update({"fallback": "first fit", "status": "first-fit fallback"})
-            return PlanOutcome(_proven(first.pods, "FEASIBLE", job), self.name, stats)
-        return PlanOutcome(_proven(pods, agg.status, job), self.name, stats)
+        kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
+        stats["model_objective"] = agg.objective + kept
+        bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
+        trivial = kept + _total(job, modelled)
+        stats["cpsat_placed"] = sum(p.placed for p in pods)
+        realized, first_weight = _weight(job, pods), _weight(job, first.pods)
+        if realized < first_weight:
+            status = _summary(stats, first_weight, kept + bound, trivial, source)
+            stats["fallback"] = "first fit"
+            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
+        status = _summary(stats, realized, kept + bound, trivial, source)
+        return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
     @staticmethod
     def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
@@ -609,7 +668,7 @@ def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
             priorities=[priorities[g] for g in group_of],
             groups=group_of,
         )
-        return problem, offsets
+        return replace(problem, group_weight=_group_weights(job, forms)), offsets
     real = [n for n in job.nodes if n is not None]
     group_nodes = {
         g: tuple(n for n in f.nodes if n is not None) for g, f in enumerate(forms) if len(f.nodes) < len(real)
@@ -635,8 +694,20 @@ def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
         node_limits={n: lim for n, lim in limits.items() if lim},
         bare_groups={g: priorities[g] for g, f in enumerate(forms) if not f.claims},
         exclusive_groups=tuple(tuple(gs) for gs in by_unit.values() if len(gs) > 1),
+        group_weight=_group_weights(job, forms),
     )
     return problem, offsets
+
+
+def _group_weights(job: Job, forms: list[PodForm]) -> dict[int, int]:
+    """`Problem.group_weight`: the forms of units whose weight is not their priority's (pods
+    sharing a claim: each pod counts with its own weight)."""
+    out = {}
+    for g, f in enumerate(forms):
+        unit = job.units[f.unit]
+        if unit.weight != claim_weight(unit.priority):
+            out[g] = unit.weight
+    return out
 
 
 def _interchangeable(job: Job, forms: list[PodForm]) -> tuple[tuple[tuple[int, ...], ...], ...]:
@@ -725,12 +796,148 @@ def _proven(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
     return out
 
 
-def _summary(stats: dict[str, object], status: str, objective: int, bound: int) -> None:
-    """The plan's honest summary: status (OPTIMAL / FEASIBLE / first-fit fallback), the
-    placed weight, a proven upper bound on it (the weight of every placeable pod when the
-    solver proved nothing better) and the gap."""
-    bound = max(bound, objective)  # first fit (one pod after another) may beat the joint model
-    stats.update({"status": status, "objective": objective, "bound": bound, "gap": bound - objective})
+def _summary(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> str:
+    """The plan's honest summary, and its status: the realized plan's weight (`realized`, the
+    plan returned: the model's, or first fit's when that places more), a bound valid for the
+    upstream semantics (`valid_bound`) and the gap. OPTIMAL only when the realized weight
+    reaches the bound; FEASIBLE otherwise.
+
+    A realized plan above the bound means the bound was not valid (a model stricter than
+    upstream that `sequential_units` does not know of): the bound is never raised to meet the
+    plan (that would print gap 0 for nothing proven) — it falls back to `trivial`, the weight
+    of every pod that may be placed, which no plan exceeds."""
+    if realized > bound:
+        bound, source = trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)"
+    status = "OPTIMAL" if realized == bound else "FEASIBLE"
+    stats.update(
+        {
+            "status": status,
+            "objective": realized,
+            "bound": bound,
+            "gap": bound - realized,
+            "bound_from": source,
+        }
+    )
+    return status
+
+
+def _refine(job: Job, out: PlanOutcome) -> bool:
+    """Whether the per-device model should try to close the aggregated plan's gap."""
+    if out.stats.get("status") == "OPTIMAL" or interrupt.requested():
+        return False
+    return len(job.units) * len(job.nodes) <= PER_DEVICE_MAX
+
+
+def _weight(job: Job, pods: list[PodPlan]) -> int:
+    """The objective of a plan of the job's units (one PodPlan per unit): each placed unit's
+    weight (`Unit.weight`: each of its pods with its own)."""
+    return sum(job.units[i].weight for i, p in enumerate(pods) if p.placed)
+
+
+def _total(job: Job, units: Iterable[int]) -> int:
+    """The weight of `units` all placed: a bound of any plan of them."""
+    return sum(job.units[i].weight for i in units)
+
+
+def sequential_units(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    gates: FeatureGates,
+    resources_bind: Callable[[Unit], bool] = lambda _: True,
+) -> set[int]:
+    """The units the joint models may judge more strictly than upstream, which schedules pod
+    after pod, each claim against what is already allocated (docs/semantics.md):
+
+    - a request in allocationMode All while a multi-allocatable (consumable capacity,
+      KEP-5075) device exists: placed together, an earlier pod's share of a shared device
+      stays in a later All-set, where upstream leaves a device whose remaining capacity no
+      longer fits the request out of it;
+    - a request with adminAccess: an allocated admin-access placement no longer counts (not
+      against capacity, not as busy), while within one call it does;
+    - pods joined because they share a claim (`Unit.members`) whose claims or node resources
+      differ (or node resources may refuse one: `resources_bind`, `_resources_bind`): the
+      models place them all or none, where upstream may schedule one of them and not the
+      other.
+
+    So a valid plan may place such pods where no model solution does. Conservative on purpose:
+    a unit wrongly listed only weakens the bound (`valid_bound`), a unit missed would make it
+    wrong."""
+    multi = gates.DRAConsumableCapacity and any(
+        d.allow_multiple_allocations for s in cluster.slices for d in s.spec.devices
+    )
+    out = set()
+    for i, u in enumerate(units):
+        if any(_admin(c) or (multi and _all_mode(c)) for c in u.claims) or _partial(u, resources_bind):
+            out.add(i)
+    return out
+
+
+def _admin(claim: ResourceClaim) -> bool:
+    return any(r.exactly is not None and bool(r.exactly.admin_access) for r in claim.spec.devices.requests)
+
+
+def _all_mode(claim: ResourceClaim) -> bool:
+    for r in claim.spec.devices.requests:
+        if r.exactly is not None and r.exactly.allocation_mode == "All":
+            return True
+        if any(sub.allocation_mode == "All" for sub in r.first_available or ()):
+            return True
+    return False
+
+
+def _partial(unit: Unit, resources_bind: Callable[[Unit], bool]) -> bool:
+    """Whether upstream could schedule some pods of a joined unit and not the others: their
+    claims differ, or they take node resources that may run short (each pod is filtered on
+    its own)."""
+    if len(unit.members) <= 1:
+        return False
+    if len({frozenset(m.claims) for m in unit.members}) > 1:
+        return True
+    return any(n.demand for n in unit.needs) and resources_bind(unit)
+
+
+def _resources_bind(job: Job, unit: Unit) -> bool:
+    """Whether node resources may refuse a pod of `unit`: on some node it may use that limits
+    them, every pod that may use it (and fits it alone) together asks for more than is free."""
+    for n in job.nodes:
+        free = job.book.free.get(n)
+        if free is None or n in unit.blocked:
+            continue
+        total: dict[str, int] = {}
+        for u in job.units:
+            need = demand_total(u.needs)
+            if n not in u.blocked and not shortfalls(need, free):  # else it never runs on n
+                for r, v in need.items():
+                    total[r] = total.get(r, 0) + v
+        if shortfalls(total, free):
+            return True
+    return False
+
+
+def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[int, str]:
+    """An upper bound of the weight any valid plan (upstream's pod-after-pod semantics) places
+    of the `modelled` units, and where it comes from. `model_bound`: a proven bound of the
+    joint model's optimum over them (None: none proven).
+
+    Why the model's bound needs a relaxation: the joint models are stricter than upstream for
+    the `sequential_units` (All / adminAccess with shared devices). Take any valid plan P and
+    drop those pods from it: the other pods' allocations stay valid (an ExactCount request
+    without admin access only needs capacity and devices no one else holds, which dropping
+    allocations frees) and the models judge them exactly, so they are a model solution, worth
+    at most `model_bound`. Hence weight(P) <= model_bound + weight(the sequential units): they
+    count as placeable (likewise a joined unit that upstream may place in part). Dropping a
+    gang's pod may leave its gang short (then the rest is no model solution): with such a
+    unit in a gang only the total weight bounds the plan."""
+    total = _total(job, modelled)
+    if model_bound is None:
+        return total, "pods that may be placed (the model proved no bound)"
+    loose = sequential_units(job.cluster, job.units, job.gates, partial(_resources_bind, job)) & modelled
+    if not loose:
+        return min(model_bound, total), "model"
+    if any(job.units[i].gang_pods(job.gangs) for i in loose):
+        return total, "pods that may be placed (a pod the model judges strictly is in a gang)"
+    relaxed = model_bound + _total(job, loose)
+    return min(relaxed, total), "model, with the pods it judges more strictly than upstream as placeable"
 
 
 __all__ = [

@@ -94,7 +94,10 @@ def _fits(ctx: Context, node: str, pattern: Pattern) -> bool | None:
         return None
     ctx.solves += 1
     budget = ctx.left()
-    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=budget)
+    out = solve(
+        problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=max(ctx.wall_left(), budget)
+    )
+    ctx.charge(out.deterministic_time)
     if out.assignment is not None:
         return True
     return False if out.status == "INFEASIBLE" else None

@@ -48,6 +48,8 @@ class UnitLike(Protocol):
     @property
     def priority(self) -> int: ...
     @property
+    def weight(self) -> int: ...
+    @property
     def blocked(self) -> Mapping[str | None, str]: ...
     @property
     def needs(self) -> Sequence[Needs]: ...
@@ -64,10 +66,14 @@ class PodClass:
     gang: str | None = None
     """The gang (PodGroup `namespace/name`) these pods belong to: pods of different gangs are
     never one class, since the master model counts each gang's placed pods."""
+    unit_weight: int | None = None
+    """What placing one of its units adds to the objective (`allocators.Unit.weight`: each pod
+    of a unit with its own weight); None: `claim_weight(priority)`."""
 
     @property
     def weight(self) -> int:
-        return claim_weight(self.priority)
+        """The objective weight of one placed unit of the class (the master's w[k])."""
+        return claim_weight(self.priority) if self.unit_weight is None else self.unit_weight
 
     @property
     def demand(self) -> int:
@@ -153,6 +159,7 @@ def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
     return (
         tuple(claim_key(c) for c in unit.claims),
         unit.priority,
+        unit.weight,
         frozenset(n for n in unit.blocked if n is not None),
         tuple(sorted(demand_total(unit.needs).items())),
     )
@@ -171,7 +178,7 @@ def pod_classes(
     for k, us in enumerate(members.values()):
         first = units[us[0]]
         blocked = frozenset(n for n in first.blocked if n)
-        out.append(PodClass(k, tuple(us), first.priority, blocked, gang_of.get(us[0])))
+        out.append(PodClass(k, tuple(us), first.priority, blocked, gang_of.get(us[0]), first.weight))
     return out
 
 
@@ -238,8 +245,12 @@ def problem_signature(problem: Problem) -> Hashable:
     ctr_rank = {i: r for r, i in enumerate(ctr_used)}
     devices = tuple(_device_facts(problem, d, ctr_rank) for d in used)
     counters = tuple(
-        (problem.counters[i].driver, problem.counters[i].counter_set, problem.counters[i].name,
-         problem.counters[i].available)
+        (
+            problem.counters[i].driver,
+            problem.counters[i].counter_set,
+            problem.counters[i].name,
+            problem.counters[i].available,
+        )
         for i in ctr_used
     )
     alternatives = tuple(

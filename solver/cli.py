@@ -330,7 +330,15 @@ class OutputFormat(StrEnum):
 # Options shared by `allocate` and `plan`.
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
 TimeLimitOpt = Annotated[
-    float, typer.Option("--time-limit", help="Wall-clock limit of the CP-SAT search, in seconds.")
+    float,
+    typer.Option(
+        "--time-limit",
+        help=(
+            "Budget of the CP-SAT search in deterministic seconds (CP-SAT's work count, about "
+            "seconds on an idle machine, so the same input and seed give the same plan); a "
+            "wall-clock guard stops it at 3 x the limit + 1 s."
+        ),
+    ),
 ]
 SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
 OutputOpt = Annotated[

@@ -37,6 +37,7 @@ solution so far is returned as FEASIBLE, like a spent budget.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -95,6 +96,10 @@ class CpsatOutcome:
     """CP-SAT work spent, in deterministic seconds (what `time_limit` bounds)."""
     nodes: dict[int, str] = field(default_factory=dict)
     """Multi-node Problems: group (pod) -> the node chosen for it, placed groups only."""
+    stage_bound: dict[str, int] = field(default_factory=dict)
+    """Required stages that were solved -> CP-SAT's proven bound of the stage's value (for a
+    maximised stage no solution of this model is worth more): a FEASIBLE "placed" stage still
+    bounds the model's optimum."""
 
 
 def solve(
@@ -136,8 +141,16 @@ def solve(
 class _Run:
     """One solve call: the model, the budget left, the best solution so far."""
 
-    def __init__(self, problem: Problem, mode: str, strategy: str, time_limit: float, seed: int,
-                 group: bool, break_symmetry: bool) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        mode: str,
+        strategy: str,
+        time_limit: float,
+        seed: int,
+        group: bool,
+        break_symmetry: bool,
+    ) -> None:
         self.start = time.perf_counter()
         self.m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
         self.levels = stages(self.m, strategy)
@@ -150,6 +163,7 @@ class _Run:
         self.last_status: int = cp_model.UNKNOWN
         self.calls = 0
         self.hinted = False
+        self.bounds: dict[str, int] = {}
         self.status = {s.name: "NOT_RUN" if s.optimise and not s.constant else "FIXED" for s in self.levels}
         classes = symmetry.alternative_classes(self.m) if break_symmetry else []
         self.stats = {
@@ -186,6 +200,7 @@ class _Run:
                 break
             self._take()
             if stage is not None:
+                self._record_bound(stage)
                 self._bound(stage, self._value(stage))
                 self.status[stage.name] = _STATUS[status]
         if self.best is None:
@@ -262,6 +277,14 @@ class _Run:
         """Later calls keep this stage at `value` or better."""
         self.m.cp.add(stage.expr >= value if stage.maximize else stage.expr <= value)
 
+    def _record_bound(self, stage: Stage) -> None:
+        """CP-SAT's proven bound of the stage just solved (integer objective: rounded inward)."""
+        assert self.last is not None
+        raw = self.last.best_objective_bound
+        if raw != raw or abs(raw) == float("inf"):
+            return
+        self.bounds[stage.name] = math.floor(raw + 1e-6) if stage.maximize else math.ceil(raw - 1e-6)
+
     def _value(self, stage: Stage) -> int:
         assert self.best is not None
         return 0 if stage.constant else int(self.best.value(stage.expr))
@@ -282,6 +305,7 @@ class _Run:
             stage_status=dict(self.status) if assignment is not None else {},
             deterministic_time=self.time_limit - self.budget,
             nodes=dict(chosen or {}),
+            stage_bound=dict(self.bounds) if assignment is not None else {},
         )
 
 

@@ -11,7 +11,8 @@ graph (a pod class k is compatible with node class c when k may use c's nodes an
     y[k]   in Z>=0   pods of class k placed
     sum_p z[c,p]            <= mult[c]                     (mu[c])
     y[k] - sum_{c,p} p[k] z[c,p] <= 0,   y[k] <= demand[k]  (pi[k])
-    maximise sum_k w[k] y[k],  w[k] = claim_weight(priority of k)
+    maximise sum_k w[k] y[k],  w[k] = the weight of one unit of k (`PodClass.weight`: each
+                               pod of the unit with claim_weight(its priority))
 
 Gangs (PodGroups with minCount, `encoders.gangs`): a gang's pods are pod classes of their own
 (`PodClass.gang`), all in one component, and the master adds, per gang G with `need` = minCount
@@ -64,11 +65,14 @@ from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_
 from dra_solver.demand import Needs
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
-from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap, wall_guard
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
+PER_DEVICE_MAX = 20_000
+"""Pods x nodes up to which the per-device model is small enough to plan a job alone (when pods
+hardly repeat) or to close an aggregated plan's gap (`allocators.Cpsat`)."""
 MAX_ROUNDS = 200
 """Column-generation rounds per component."""
 EPS = 1e-6
@@ -86,6 +90,10 @@ class AggregatedPlan:
     objective: int
     bound: int
     stats: dict[str, object] = field(default_factory=dict)
+    bound_proven: bool = True
+    """Whether `bound` bounds every plan of the exact single-node models: False when a cap
+    stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
+    integer solution beat a component's bound (then it was no bound)."""
 
 
 @dataclass
@@ -113,7 +121,9 @@ def aggregate(
 ) -> AggregatedPlan | str:
     """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
     per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
-    patterns seed the columns. `time_limit`: wall-clock seconds. `force`: aggregate whatever
+    patterns seed the columns. `time_limit`: CP-SAT work in deterministic seconds
+    (`patterns.Context.budget`: the same input and seed give the same plan), with a
+    wall-clock guard of `patterns.wall_guard(time_limit)`. `force`: aggregate whatever
     the number of classes (tests). `executor`: where the connected components are solved
     (`solver.executors`; None: here, one after another) — the plan is the same either way.
     `bound_only`: column generation only, no placements: the proven upper bound
@@ -127,6 +137,12 @@ def aggregate(
     if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
         return "fewer than two pods may be placed"
     pods = pod_classes(units, todo, gang_of)
+    small = len(todo) * len(names) <= PER_DEVICE_MAX
+    if not force and not bound_only and small and len(pods) > MAX_CLASS_SHARE * len(todo):
+        # Pods hardly repeat, so classes save little, and the per-device model over every pod
+        # and node is small: it plans alone (an unconverged column generation would spend the
+        # budget first, then hand it a gap to close).
+        return f"{len(pods)} pod classes / {len(todo)} pods: the per-device model is small enough"
     found = node_classes(cluster, units, pods, names, gates, cache, free)
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
@@ -136,7 +152,16 @@ def aggregate(
     if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
     ctx = Context(
-        cluster, units, pods, gates, cache, seed, start + time_limit, views=found.views, free=dict(free or {})
+        cluster,
+        units,
+        pods,
+        gates,
+        cache,
+        seed,
+        start + wall_guard(time_limit),
+        views=found.views,
+        free=dict(free or {}),
+        budget=time_limit,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
@@ -144,7 +169,7 @@ def aggregate(
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
     first_fit_columns(ncls, pods, first_nodes, feas, columns)
     placements: dict[str, list[int]] = {}
-    total_obj, total_ub, proven = 0, 0, caps_proven
+    total_obj, total_ub, proven, bound_ok = 0, 0, caps_proven, caps_proven
     comps = _components(pods, ncls, caps)
     needs = {g: v for g, v in (gangs or {}).items() if v > 0}
     tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs) for comp in comps]
@@ -153,8 +178,10 @@ def aggregate(
         columns.update(done.columns)
         rounds += done.rounds
         ctx.solves += done.solves
+        ctx.charge(done.spent)
         total_obj += done.objective
-        total_ub += max(done.bound, done.objective)
+        total_ub += done.bound
+        bound_ok &= done.objective <= done.bound  # else the "bound" was none: not raised to fit
         if bound_only:
             continue
         proven &= done.objective >= done.bound
@@ -170,7 +197,7 @@ def aggregate(
         "classes_time": round(t_classes, 3),
         "model_time": round(time.perf_counter() - start, 3),
     }
-    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats)
+    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
 
 
 def _caps(
@@ -207,6 +234,7 @@ class _SlimUnit:
     priority: int
     needs: tuple[Needs, ...]
     blocked: Mapping[str | None, str] = field(default_factory=dict)
+    weight: int = 1
 
 
 @dataclass(frozen=True)
@@ -248,6 +276,8 @@ class ComponentResult:
     bound: int
     rounds: int
     solves: int
+    spent: float = 0.0
+    """CP-SAT work done, in deterministic seconds (`patterns.Context.budget`)."""
 
 
 def _task(
@@ -266,7 +296,7 @@ def _task(
     for k in comp.pods:
         for i in pods[k].units[:MAX_COPIES]:
             u = ctx.units[i]
-            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs))
+            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs), weight=u.weight)
     mine = {i for k in comp.pods for i in pods[k].units}
     reps = [ncls[c].nodes[0] for c in comp.nodes]
     return ComponentTask(
@@ -302,9 +332,10 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         task.gates,
         EvalCache(),
         task.seed,
-        time.perf_counter() + task.seconds,
+        time.perf_counter() + wall_guard(task.seconds),
         free=task.free,
         fixed_views=task.views,
+        budget=task.seconds,
     )
     columns = {c: list(v) for c, v in task.columns.items()}
     feas = Feasibility(ctx)
@@ -319,7 +350,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     }
     ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, task.gangs)
     if task.bound_only:
-        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves)
+        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent)
     solve = partial(
         integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes, gangs=task.gangs
     )
@@ -338,7 +369,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
                 break
-    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves)
+    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent)
 
 
 def add_column(cols: list[Pattern], pat: Pattern) -> bool:
@@ -586,9 +617,7 @@ def integer_master(
     gangs level) and whether it is proven optimal over these columns."""
     m = cp_model.CpModel()
     z = {
-        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}")
-        for c in node_ids
-        for j in range(len(columns[c]))
+        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))
     }
     y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in pod_ids}
     for k in pod_ids:
@@ -609,12 +638,14 @@ def integer_master(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = ctx.seed
-    solver.parameters.max_time_in_seconds = max(ctx.left(), 0.5)
+    solver.parameters.max_deterministic_time = max(ctx.left(), 0.5)  # work, not wall: deterministic
+    solver.parameters.max_time_in_seconds = max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
     solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
     if on:
         solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(m)
+    ctx.charge(solver.deterministic_time)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
@@ -707,6 +738,7 @@ def expand_patterns(
 
 __all__ = [
     "MAX_CLASS_SHARE",
+    "PER_DEVICE_MAX",
     "AggregatedPlan",
     "ComponentResult",
     "ComponentTask",

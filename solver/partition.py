@@ -20,9 +20,11 @@ part's cluster (its nodes' slices, every claim and pod); the repair pass runs on
 after the parts, so its checks see every part's allocations; `pipeline.plan` then verifies
 node resources and gangs over the whole plan.
 
-Bound and gap: the unpartitioned optimum is at most the weight of every pod that may use some
-node at all (the bound every plan reports when nothing better is proven); `stats["bound"]`
-is that, `stats["gap"]` the weight between it and the plan.
+Bound and gap: the unpartitioned optimum is at most the aggregated model's column-generation
+bound (with pods asking All / adminAccess over shared devices counted as placeable:
+`allocators.valid_bound`), else the weight of every pod that may use some node at all;
+`stats["bound"]` is that, `stats["gap"]` the weight between it and the plan. A plan above
+the bound means it was none: the weight of every pod is reported instead, never the plan's.
 """
 
 from __future__ import annotations
@@ -33,13 +35,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, sequential_units
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
 from dra_solver.master import AggregatedPlan, aggregate
 from dra_solver.output import cluster_after
-from dra_solver.problem.flat import claim_weight
 
 if TYPE_CHECKING:
     from dra_solver.pipeline import Options
@@ -143,13 +144,18 @@ def plan_partitioned(
         for i, p in zip(left, again.pods, strict=True):
             pods[i] = p
     done = [p for p in pods if p is not None]
-    objective = sum(claim_weight(p.priority) for p in done if p.placed)
+    objective = sum(u.weight for u, p in zip(units, done, strict=True) if p.placed)
     bound, bound_kind = _bound(cluster, units, nodes, options, make_job)
+    if objective > bound:  # then it was no bound: never raised to meet the plan
+        bound, bound_kind = (
+            _trivial(units, nodes),
+            f"pods that may use some node (a bound of {bound} was beaten)",
+        )
     stats: dict[str, object] = {
         "status": "PARTITIONED",
         "objective": objective,
-        "bound": max(bound, objective),
-        "gap": max(bound - objective, 0),
+        "bound": bound,
+        "gap": bound - objective,
         "bound_from": bound_kind,
         "partitions": k,
         "placed_by_parts": placed_parts,
@@ -170,18 +176,36 @@ def _bound(
     aggregated model's column-generation bound (`master.aggregate(bound_only=True)`: classes
     and an LP, no integer model) plus every claimless pod, where that model applies; else
     the weight of every pod that may use some node."""
-    usable = [any(n not in u.blocked for n in nodes) for u in units]
-    trivial = sum(claim_weight(u.priority) for u, ok in zip(units, usable, strict=True) if ok)
+    trivial = _trivial(units, nodes)
     if not all(u.claims for u in units) or any(m.group for u in units for m in u.members):
         return trivial, "pods that may use some node"
     job = make_job(cluster, units, nodes, replace(options, partitions=1))
     agg = aggregate(
-        cluster, units, nodes, job.gates, job.cache, options.seed, options.time_limit, {},
-        free=job.book.free, executor=options.executor, bound_only=True,
+        cluster,
+        units,
+        nodes,
+        job.gates,
+        job.cache,
+        options.seed,
+        options.time_limit,
+        {},
+        free=job.book.free,
+        executor=options.executor,
+        bound_only=True,
     )
-    if not isinstance(agg, AggregatedPlan):
+    if not isinstance(agg, AggregatedPlan) or not agg.bound_proven:
         return trivial, "pods that may use some node"
-    return min(agg.bound, trivial), "aggregated model (column generation)"
+    loose = sequential_units(cluster, units, job.gates)  # see allocators.valid_bound
+    relaxed = agg.bound + sum(units[i].weight for i in loose)
+    kind = "aggregated model (column generation)"
+    return min(relaxed, trivial), kind + (
+        ", All / adminAccess pods over shared devices as placeable" if loose else ""
+    )
+
+
+def _trivial(units: Sequence[Unit], nodes: Sequence[str]) -> int:
+    """The weight of every pod that may use some node: no plan places more."""
+    return sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
 
 
 def _members(placed: list[PodPlan], units: Sequence[Unit]) -> list[PodPlan]:

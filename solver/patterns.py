@@ -43,6 +43,11 @@ FAST_STEPS = 20_000
 SCALE = 1_000_000
 """Pricing objective: the largest weight becomes this integer coefficient."""
 
+EXPAND_FLOOR = 1.0
+"""Least work (deterministic seconds) the exact model gets per node when a plan is expanded to
+devices, budget spent or not: the patterns are known to fit, and a pod dropped there for want
+of time would make a longer search return a worse plan."""
+
 MAX_COPIES = 512
 """Most pods of one class in a single-node model; a class with more that all fit makes the
 plan's bound unproven."""
@@ -72,7 +77,8 @@ class Context:
     cache: EvalCache
     seed: int
     deadline: float
-    """Wall-clock deadline (time.perf_counter())."""
+    """Wall-clock deadline (time.perf_counter()): with `budget`, only a guard against an
+    overloaded machine (`wall_guard`); without, the budget itself."""
     solves: int = 0
     views: LocalViews | None = None
     """Set when the nodes are independent: single-node models read the node's view."""
@@ -82,6 +88,11 @@ class Context:
     """Pod shapes whose reference search aborted on some node: the exact model decides them."""
     fixed_views: Mapping[str, Cluster] | None = None
     """Node -> its view, already cut (a component shipped to a worker: `master.ComponentTask`)."""
+    budget: float | None = None
+    """CP-SAT work this run may spend, in deterministic seconds (`spent` counts it): every
+    decision that depends on the time left then depends on work done, not on the machine's
+    load, so the same input and seed give the same plan. None: the wall clock (`deadline`)."""
+    spent: float = 0.0
 
     def demand(self, k: int) -> Amounts:
         """What one pod of class k takes of a node's resources."""
@@ -105,10 +116,25 @@ class Context:
         return self.cluster if self.views is None else self.views.of(self.cluster, node)
 
     def left(self) -> float:
-        """Seconds left of the wall-clock budget (none after a stop request: Ctrl-C)."""
+        """Seconds left of the budget: deterministic seconds with `budget`, else wall clock
+        (none after a stop request, Ctrl-C, or once the wall-clock guard has passed)."""
+        if interrupt.requested():
+            return 0.0
+        wall = self.wall_left()
+        if self.budget is None or wall <= 0:
+            return wall
+        return max(self.budget - self.spent, 0.0)
+
+    def wall_left(self) -> float:
+        """Wall-clock seconds left before `deadline` (the cap of every CP-SAT call); none
+        after a stop request, so a call that starts after it ends at once."""
         if interrupt.requested():
             return 0.0
         return max(self.deadline - time.perf_counter(), 0.0)
+
+    def charge(self, deterministic_time: float) -> None:
+        """Count the work of one CP-SAT call against `budget`."""
+        self.spent += deterministic_time
 
     def claims(self, counts: dict[int, int]) -> tuple[list[ResourceClaim], list[int], list[int]]:
         """Claims of the first counts[k] units of each class k; each claim's group; each
@@ -184,10 +210,11 @@ class NodeModel:
         cp.clear_objective()
         cp.clear_hints()
         cp.maximize(cp_model.LinearExpr.weighted_sum(self.placed, coef))
-        solver = _solver(self.ctx.seed, seconds)
+        solver = _solver(self.ctx.seed, seconds, self.ctx.wall_left())
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(cp)
         self.ctx.solves += 1
+        self.ctx.charge(solver.deterministic_time)
         counts = [0] * self.k
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             for g, v in enumerate(self.placed):
@@ -199,8 +226,9 @@ class NodeModel:
         else:
             bound_int = float(sum(coef))
         value = sum(weights[k] * counts[k] for k in range(self.k))
-        slack = 0.5 * len(coef) / scale  # rounding of the coefficients
-        bound = max(bound_int / scale + slack, value)
+        # Rounding of the coefficients: |coef[g] - scale * w[g]| <= 0.5, so any pattern's
+        # value is at most (its integer objective + 0.5 * len(coef)) / scale <= this bound.
+        bound = (bound_int + 0.5 * len(coef)) / scale
         return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
 
 
@@ -255,10 +283,13 @@ def allocate_node(
     group_of: Sequence[int],
     *,
     require_all: bool = False,
+    floor: float = 0.1,
 ) -> tuple[Problem, Assignment | None]:
     """Devices for `claims` (pods: `group_of`) on `node`, on the cluster of `ctx`: every pod
     (reference first fit, else the exact model in mode "all"); unless `require_all`, when
-    that is impossible, as many (weighted) pods as the exact model places in mode "free"."""
+    that is impossible, as many (weighted) pods as the exact model places in mode "free".
+    `floor`: the least work (deterministic seconds) each exact solve gets, budget spent or not
+    (the expansion of a plan whose patterns are known to fit gives more: `EXPAND_FLOOR`)."""
     problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
     shape = (tuple(claim_key(c) for c in claims), tuple(group_of))
     found = None
@@ -270,23 +301,43 @@ def allocate_node(
     if found is not None:
         return problem, found
     ctx.solves += 1
-    budget = max(ctx.left(), 0.1)
-    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=budget)
+    budget, wall = _exact_budget(ctx, floor)
+    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=wall)
+    ctx.charge(out.deterministic_time)
     if out.assignment is not None:
         return problem, out.assignment
     if require_all:
         return problem, None
     ctx.solves += 1
-    budget = max(ctx.left(), 0.1)
-    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=budget)
+    budget, wall = _exact_budget(ctx, floor)
+    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=wall)
+    ctx.charge(out.deterministic_time)
     return problem, out.assignment
 
 
-def _solver(seed: int, seconds: float) -> cp_model.CpSolver:
+def _exact_budget(ctx: Context, floor: float) -> tuple[float, float]:
+    """(deterministic, wall-clock) seconds of one exact single-node solve: what is left, at
+    least `floor` (guarded by the wall clock like a run), unless a stop was requested."""
+    if interrupt.requested():
+        return 0.01, 0.01
+    budget = max(ctx.left(), floor)
+    return budget, max(ctx.wall_left(), wall_guard(floor))
+
+
+def wall_guard(budget: float) -> float:
+    """Wall-clock seconds after which a run with a deterministic `budget` stops anyway (as
+    `solver.cpsat` does): only an overloaded machine gets there, where determinism is lost."""
+    return 3 * budget + 1
+
+
+def _solver(seed: int, seconds: float, wall: float) -> cp_model.CpSolver:
+    """One worker, a fixed seed and a deterministic time limit: the same model gives the same
+    answer whatever the machine's load (`wall` only guards)."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
-    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    solver.parameters.max_deterministic_time = max(seconds, 0.01)
+    solver.parameters.max_time_in_seconds = max(wall, 0.01)
     solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
     # The LP of every linear row: sums over counters and capacities prove "no more copies fit"
     # at once, where level 1 left a pigeonhole search (a cap of 14 whole-or-half pods on 6
@@ -295,4 +346,14 @@ def _solver(seed: int, seconds: float) -> cp_model.CpSolver:
     return solver
 
 
-__all__ = ["Context", "Feasibility", "NodeModel", "Pattern", "Pricing", "allocate_node", "cap"]
+__all__ = [
+    "EXPAND_FLOOR",
+    "Context",
+    "Feasibility",
+    "NodeModel",
+    "Pattern",
+    "Pricing",
+    "allocate_node",
+    "cap",
+    "wall_guard",
+]

@@ -178,14 +178,13 @@ def plan(
     node_list = resolve_nodes(cluster, nodes)
     gates = opts.feature_gates
     resolved = resolve_units(cluster, pods, priorities, gates)
-    own = own_priorities(resolved)
     units = join_shared(resolved)
     memo: dict[tuple[str, str | None], str | None] = {}
     units = [with_nodes(cluster, u, node_list, memo, gates) for u in units]
     if opts.partitions > 1:
         split = plan_partitioned(cluster, units, node_list, opts, run, make_job)
-        return _per_pod(cluster, units, split, opts.feature_gates, own)
-    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates, own)
+        return _per_pod(cluster, units, split, opts.feature_gates)
+    return _per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
 
 def _what_if(
@@ -199,11 +198,8 @@ def _what_if(
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
-    own: dict[str, int] = {}
-
     def job_for(c: Cluster, names: list[str]) -> Job:
         resolved = resolve_units(c, pods, priorities, opts.feature_gates)
-        own.update(own_priorities(resolved))
         units = join_shared(resolved)
         memo: dict[tuple[str, str | None], str | None] = {}  # copies: one check per pod kind and node
         return make_job(c, [with_nodes(c, u, names, memo, opts.feature_gates) for u in units], names, opts)
@@ -211,7 +207,7 @@ def _what_if(
     outcome, added, units, expanded = plan_with_templates(
         cluster, job_for, node_list, opts, templates, max_new_nodes
     )
-    result = _per_pod(expanded, units, outcome, opts.feature_gates, own)
+    result = _per_pod(expanded, units, outcome, opts.feature_gates)
     result.added_nodes, result.added_slices = added.nodes, added.slices
     return result
 
@@ -543,17 +539,11 @@ def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
     return Unit(name, tuple(claims), 0, members=(Member(name, None, refs),))
 
 
-def own_priorities(units: Sequence[Unit]) -> dict[str, int]:
-    """Pod name -> its own priority, from the units before `join_shared`: a joined unit takes
-    the highest of its pods' priorities (the model places it as one), but the plan's summary
-    counts every pod with its own weight (`_per_pod`, `solver.summary`)."""
-    return {m.name: u.priority for u in units for m in u.members}
-
-
 def join_shared(units: Sequence[Unit]) -> list[Unit]:
     """Units that share an unallocated claim, joined into one (in order of their first member):
     the claim is allocated once, and node-local devices would tie its pods to one node anyway.
-    A joined unit keeps every member pod (`Unit.members`) and the highest priority."""
+    A joined unit keeps every member pod (`Unit.members`, each with its own pod's priority:
+    each counts with its own weight, `Unit.weight`) and queues at the highest priority."""
     parent = list(range(len(units)))
 
     def root(i: int) -> int:
@@ -584,7 +574,11 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
                 parts[0].name,
                 tuple(claims.values()),
                 max(u.priority for u in parts),
-                members=tuple(m for u in parts for m in u.members),
+                members=tuple(
+                    replace(m, priority=u.priority) if len(u.members) == 1 else m
+                    for u in parts
+                    for m in u.members
+                ),
                 needs=tuple(n for u in parts for n in u.needs),
             )
         )
@@ -675,10 +669,9 @@ def _per_pod(
     units: Sequence[Unit],
     outcome: PlanOutcome,
     gates: FeatureGates,
-    own: Mapping[str, int] | None = None,
 ) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members, each with its own
-    priority from `own`: pod name -> priority, default the unit's), with each placed
+    priority, `Member.priority`), with each placed
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
@@ -709,7 +702,7 @@ def _per_pod(
         for m in unit.members:
             ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
             claims = [by_ref[r] for r in refs[m.name]]
-            prio = own.get(m.name, plan_.priority) if own is not None else plan_.priority
+            prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     _verify_resources(cluster, units, pods)
     _verify_placements(cluster, pods, gates)

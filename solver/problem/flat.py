@@ -211,6 +211,10 @@ class Problem:
     nodes (a DRA-served extended resource is a claim on some nodes, a node resource on others)."""
     gangs: tuple[GangInfo, ...] = ()
     """All-or-nothing sets of groups (`encoders.gangs`)."""
+    group_weight: dict[int, int] = field(default_factory=dict)
+    """Group -> its weight in the "placed" objective, when it is not `claim_weight` of its
+    priority: a group that places several pods (pods sharing a claim, `allocators.Unit`)
+    counts each pod with its own weight."""
     ordered_pods: tuple[tuple[tuple[int, ...], ...], ...] = ()
     """Classes of interchangeable pods, each a tuple of pods in queue order, each pod the
     tuple of its groups (forms): an earlier pod of a class is placed whenever a later one is

@@ -1,0 +1,111 @@
+"""What a plan's status, objective and bound claim (docs/semantics.md, "What a status proves").
+
+Each test is a case where the claim used to be false: pods sharing a claim counted once, a
+first-fit plan that beat a model stricter than upstream printed as OPTIMAL with the bound
+raised to meet it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from builders import claim, device, device_class, request, resource_slice
+
+from dra_solver import Cluster, plan
+from dra_solver.cel import EvalCache
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.flat import claim_weight
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pod(name: str, claims: list[str], priority: int) -> dict[str, Any]:
+    spec = {"priority": priority, "resourceClaims": [{"name": c, "resourceClaimName": c} for c in claims]}
+    meta = {"name": name, "namespace": "default"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def test_pods_sharing_a_claim_count_each_with_its_own_weight() -> None:
+    """One GPU: either the claim pods a and b share (priority 1 each: weight 2 + 2) or pod c's
+    own claim (priority 2: weight 3). Counting the shared claim's pods once (weight 2) would
+    prefer c, which first fit (highest priority first) places."""
+    cluster = Cluster.from_objects(
+        [
+            device_class("gpu"),
+            resource_slice("gpus", [device("gpu-0")]),
+            claim("shared", [request("gpu", count=1)]),
+            claim("solo", [request("gpu", count=1)]),
+            _pod("a", ["shared"], 1),
+            _pod("b", ["shared"], 1),
+            _pod("c", ["solo"], 2),
+        ]
+    )
+    out = plan(cluster)
+    assert {p.name: p.placed for p in out.pods} == {"default/a": True, "default/b": True, "default/c": False}
+    assert [p.priority for p in out.pods] == [1, 1, 2]  # each pod keeps its own priority
+    assert out.weight == 4
+    assert out.stats["objective"] == 4 and out.stats["status"] == "OPTIMAL"
+    assert out.stats["bound"] == 4
+
+
+def test_readme_example_objective_counts_every_placed_pod() -> None:
+    out = plan(Cluster.from_paths([ROOT / "docs/examples/cluster-dump.yaml"]))
+    assert out.placed == 7
+    assert out.stats["objective"] == out.weight == sum(claim_weight(p.priority) for p in out.pods if p.placed)
+    assert out.weight == 7
+
+
+def test_first_fit_beating_a_stricter_model_proves_nothing() -> None:
+    """All-mode shares over two multi-allocatable GPUs (20Gi and 40Gi), 10Gi each, five pods.
+    One after another, upstream leaves the full 20Gi GPU out of later All-sets, so four pods
+    fit; the joint model keeps both GPUs in every All-set and places two. First fit's four are
+    kept, but nothing proves that no order places five: FEASIBLE, and the bound is the
+    relaxation (the model's 2 + the five All pods as placeable, capped at 5), not 4."""
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+    gpus = [
+        device("gpu-0", multi=True, capacity={"memory": {"value": "20Gi", "requestPolicy": policy}}),
+        device("gpu-1", multi=True, capacity={"memory": {"value": "40Gi", "requestPolicy": policy}}),
+    ]
+    share = {"allocationMode": "All", "capacity": {"requests": {"memory": "10Gi"}}}
+    claims = [claim(f"c{i}", [request("gpu", **share)]) for i in range(5)]
+    cluster = Cluster.from_objects([device_class("gpu"), resource_slice("gpus", gpus), *claims])
+    out = plan(cluster, [[f"c{i}"] for i in range(5)], ["node-1"])
+    s = out.stats
+    assert out.placed == 4 and s["objective"] == 4
+    assert s["fallback"] == "first fit"
+    assert s["status"] == "FEASIBLE"
+    assert s["bound"] == 5 and s["gap"] == 1
+
+
+def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
+    """`patterns.Context` with a deterministic budget: the time left is the budget less the
+    CP-SAT work charged, whatever the wall clock did meanwhile (same input and seed, same
+    plan); the wall clock only guards, and a stop request leaves nothing."""
+    import time
+
+    from dra_solver import interrupt
+    from dra_solver.patterns import Context
+
+    ctx = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0)
+    assert ctx.left() == 2.0
+    time.sleep(0.05)
+    ctx.charge(0.5)
+    assert ctx.left() == 1.5
+    spent = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() - 1, budget=2.0)
+    assert spent.left() == 0.0  # past the wall-clock guard
+    try:
+        interrupt.request()
+        assert ctx.left() == 0.0 and ctx.wall_left() == 0.0
+    finally:
+        interrupt.reset()
+
+
+def test_share_ids_already_in_the_cluster_are_never_drawn_again() -> None:
+    """A cluster planned before with the same seed holds the IDs a fresh generator draws first
+    (a partitioned plan's repair pass after its parts: the bound test found the collision)."""
+    from dra_solver.results import ShareIDs
+
+    first = ShareIDs(0).next()
+    again = ShareIDs(0, used={first})
+    drawn = [again.next() for _ in range(3)]
+    assert first not in drawn and len(set(drawn)) == 3
