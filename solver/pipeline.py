@@ -24,7 +24,7 @@ special claim on nodes where DRA serves them (KEP-5004).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -780,7 +780,6 @@ __all__ = [
     "join_shared",
     "load",
     "make_job",
-    "own_priorities",
     "plan",
     "resolve_claims",
     "resolve_gangs",

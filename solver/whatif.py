@@ -256,7 +256,12 @@ def _plan_capped(
             outcome.stats["cost_bound"] = 0
     if job.book.warnings:
         outcome.stats["warnings"] = _template_warnings(job.book.warnings, templates, copies)
-    return _Run(outcome, _added(expanded, outcome, templates, copies), units, expanded)
+    run = _Run(outcome, _added(expanded, outcome, templates, copies), units, expanded)
+    cost_bound = _int(outcome.stats.get("cost_bound"))
+    if outcome.stats.get("status") == "OPTIMAL" and (cost_bound is None or cost_bound < run.added.cost):
+        # the weight is proven, the least cost is not (first fit's copies, an unproven pricing)
+        outcome.stats["status"] = "FEASIBLE"
+    return run
 
 
 def _template_warnings(

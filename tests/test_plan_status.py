@@ -106,6 +106,6 @@ def test_share_ids_already_in_the_cluster_are_never_drawn_again() -> None:
     from dra_solver.results import ShareIDs
 
     first = ShareIDs(0).next()
-    again = ShareIDs(0, used={first})
+    again = ShareIDs(0, taken={first})
     drawn = [again.next() for _ in range(3)]
     assert first not in drawn and len(set(drawn)) == 3

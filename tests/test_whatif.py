@@ -466,7 +466,7 @@ def test_status_and_bounds_against_every_count_of_templates(seed: int, path: str
 
 def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypatch: Any) -> None:
     """When the expanded model plan places less than first fit (here: a model plan emptied on
-    purpose), first fit's copies are kept: its status says so and the model's cost proof (for
+    purpose), first fit's copies are kept: FEASIBLE, `fallback` says so, and the model's cost proof (for
     another plan) is not reused — the cost bound drops to 0, still below the true optimum."""
     real = whatif.template_aggregate
 
@@ -477,7 +477,7 @@ def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypa
     monkeypatch.setattr(whatif, "template_aggregate", emptied)
     kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
     out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
-    assert out.placed == 4 and out.stats["status"] == "first-fit fallback"
+    assert out.placed == 4 and out.stats["status"] == "FEASIBLE" and out.stats["fallback"] == "first fit"
     _, cost = true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)])
     assert out.stats["cost_bound"] == 0 <= cost <= out.stats["added_cost"]
 
