@@ -153,6 +153,10 @@ class PodPlan:
     node_reasons: Mapping[str | None, str] = field(default_factory=dict)
     """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
     one-line summary)."""
+    reserved: list[ResourceClaim] = field(default_factory=list)
+    """Claims the input had already allocated that this placed pod also uses (shared with a
+    running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
+    scheduler's reserve step writes it. The plan changes nothing else of them."""
 
 
 @dataclass

@@ -93,7 +93,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
 
 
 def _claims_after(plans: Sequence[PodPlan]) -> dict[tuple[str, str], ResourceClaim]:
-    return {_key(c): c for p in plans for c in p.claims}
+    return {_key(c): c for p in plans for c in (*p.claims, *p.reserved)}
 
 
 def _key(obj: TypeMeta) -> tuple[str, str]:

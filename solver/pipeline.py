@@ -704,6 +704,7 @@ def _per_pod(
             claims = [by_ref[r] for r in refs[m.name]]
             prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
+    pods = _reserve_held(cluster, pods, gates)
     _verify_resources(cluster, units, pods)
     _verify_placements(cluster, pods, gates)
     if gates.GenericWorkload and cluster.pod_groups:
@@ -735,18 +736,52 @@ def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPla
         raise CheckFailed(violations)
 
 
+def _reserve_held(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> list[PodPlan]:
+    """Each placed pod with `PodPlan.reserved`: the claims the input had already allocated that
+    it uses, reserved for it (and for its PodGroup, for a group-level claim). Why: the scheduler
+    adds every pod it binds to each of its claims' `reservedFor`, not only to the claims it
+    allocates; a plan's output without it would show a running pod on a claim that does not
+    name it (the checker's `pod-claim-reserved`). A claim several placed pods use is copied
+    once, naming all of them, and every one of those pods carries that same copy."""
+    planned = {c.namespaced_name for p in pods if p.placed for c in p.claims}
+    pods_of: dict[str, list[Pod]] = {}
+    groups_of: dict[str, dict[str, PodGroup]] = {}
+    held: dict[str, ResourceClaim] = {}
+    refs: dict[str, list[str]] = {}
+    for p in pods:
+        if not p.placed or p.pod is None:
+            continue
+        owners = group_claim_owners(cluster, p.pod, gates)
+        for c in pod_claims(cluster, p.pod, gates):
+            ref = c.namespaced_name
+            if ref in planned or c.status is None or c.status.allocation is None:
+                continue
+            held[ref] = c
+            refs.setdefault(p.name, []).append(ref)
+            if ref in owners:
+                groups_of.setdefault(ref, {})[owners[ref].ref] = owners[ref]
+            else:
+                pods_of.setdefault(ref, []).append(p.pod)
+    if not held:
+        return pods
+    copies = {
+        r: with_reservations(c, pods_of.get(r, []), list(groups_of.get(r, {}).values()))
+        for r, c in held.items()
+    }
+    return [replace(p, reserved=[copies[r] for r in refs[p.name]]) if p.name in refs else p for p in pods]
+
+
 def _verify_placements(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> None:
     """The checker's placement rules on the pods this plan places (the input's bound pods are
-    not the plan's doing and are not held against it). A claim the input already allocated is
-    not yet reserved for a pod the plan adds to it (README, "Not finished"): that one rule is
-    not applied to such claims here; `check_cluster` on the plan's output reports it."""
+    not the plan's doing and are not held against it), with the plan's claims and the
+    reservations it adds to claims the input had allocated (`_reserve_held`)."""
     placed = [
         PodPlacement(p.pod, p.node, new=True, extended=p.extended.get(p.name))
         for p in pods
         if p.placed and p.pod is not None and p.node is not None
     ]
-    claims = {c.namespaced_name: c for p in pods if p.placed for c in p.claims}
-    violations = check_placements(cluster, placed, claims, gates, bound=False, held_reserved=False)
+    claims = {c.namespaced_name: c for p in pods if p.placed for c in (*p.claims, *p.reserved)}
+    violations = check_placements(cluster, placed, claims, gates, bound=False)
     if violations:
         raise CheckFailed(violations)
 

@@ -27,14 +27,11 @@ def check_placements(
     gates: FeatureGates | None = None,
     *,
     bound: bool = True,
-    held_reserved: bool = True,
 ) -> list[Violation]:
     """Every placement rule broken by the pods in `placed` and (`bound`) the cluster's running
     pods not in `placed`. `claims`: the plan's claims by `namespace/name`, which supersede the
-    cluster's (the plan allocated and reserved them). `held_reserved` False: a claim the
-    cluster had already allocated and the plan did not touch need not be reserved for a pod
-    the plan places (the planner does not write that reservation yet: README, "Not
-    finished"). Nothing passed in is modified."""
+    cluster's (the plan allocated them, or reserved claims the cluster had allocated for the
+    pods it places). Nothing passed in is modified."""
     gates = gates or FeatureGates()
     overlay = dict(claims or {})
     planned = {pod_key(p.pod) for p in placed}
@@ -50,10 +47,7 @@ def check_placements(
         for use in claim_uses(cluster, p.pod, overlay, gates):
             what = f"spec.resourceClaims entry {use.entry.name!r}"
             group = use.group.metadata.name if use.group is not None else None
-            found = check_claim_of_pod(cluster, p, use.ref, use.claim, group, what)
-            if not held_reserved and p.new and use.ref not in overlay:
-                found = [v for v in found if v.kind != "pod-claim-reserved"]
-            out += found
+            out += check_claim_of_pod(cluster, p, use.ref, use.claim, group, what)
         if gates.DRAExtendedResource:
             out += check_extended(cluster, p, overlay)
     return out
