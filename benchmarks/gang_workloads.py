@@ -54,17 +54,23 @@ def _gpu_slice(node: str, gpus: int, partitionable: bool) -> dict[str, Any]:
         ]
         devices: list[dict[str, Any]] = []
         for i in range(gpus):
+
             def uses(amount: str, i: int = i) -> list[dict[str, Any]]:
                 return [{"counterSet": f"gpu-{i}-mem", "counters": {"memory": {"value": amount}}}]
 
             devices.append({"name": f"gpu-{i}", "attributes": whole, "consumesCounters": uses("2")})
             for h in range(2):
                 half = {"size": {"string": "half"}}
-                devices.append({"name": f"gpu-{i}-half-{h}", "attributes": half,
-                                "consumesCounters": uses("1")})
+                devices.append(
+                    {"name": f"gpu-{i}-half-{h}", "attributes": half, "consumesCounters": uses("1")}
+                )
         spec["devices"] = devices
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-gpu"}, "spec": spec}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpu"},
+        "spec": spec,
+    }
 
 
 def _pod_group(name: str, min_count: int) -> dict[str, Any]:
@@ -90,8 +96,12 @@ def _pod(name: str, claim: str, group: str) -> dict[str, Any]:
 
 
 def gangs(
-    nodes: int = 64, gpus_per_node: int = 8, groups: int = 40, pods: tuple[int, int] = (4, 16),
-    sizes: tuple[int, ...] = (1, 2, 4, 8), seed: int = 19,
+    nodes: int = 64,
+    gpus_per_node: int = 8,
+    groups: int = 40,
+    pods: tuple[int, int] = (4, 16),
+    sizes: tuple[int, ...] = (1, 2, 4, 8),
+    seed: int = 19,
 ) -> tuple[list[dict[str, Any]], list[GangShape]]:
     """The objects (DeviceClass, Nodes, slices, running claims, PodGroups, claims, Pods) and
     the gangs' shapes; see the module docstring."""
@@ -102,11 +112,14 @@ def gangs(
         objs += [_node(node), _gpu_slice(node, gpus_per_node, n % 2 == 0)]
         held = rng.randint(0, min(4, gpus_per_node))
         if held:
-            running = _claim(f"running-{node}", [{"name": "gpu", "exactly": {
-                "deviceClassName": "gpu", "count": held, "selectors": WHOLE}}])
+            running = _claim(
+                f"running-{node}",
+                [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": held, "selectors": WHOLE}}],
+            )
             which = sorted(rng.sample(range(gpus_per_node), held))
-            results = [{"request": "gpu", "driver": GPU, "pool": f"{node}-gpu", "device": f"gpu-{i}"}
-                       for i in which]
+            results = [
+                {"request": "gpu", "driver": GPU, "pool": f"{node}-gpu", "device": f"gpu-{i}"} for i in which
+            ]
             running["status"] = {"allocation": {"devices": {"results": results}}}
             objs.append(running)
     shapes: list[GangShape] = []
@@ -119,13 +132,18 @@ def gangs(
         for p in range(size):
             pod = f"{name}-{p:02d}"
             if gpus:
-                request: dict[str, Any] = {"name": "gpu", "exactly": {
-                    "deviceClassName": "gpu", "count": gpus, "selectors": WHOLE}}
+                request: dict[str, Any] = {
+                    "name": "gpu",
+                    "exactly": {"deviceClassName": "gpu", "count": gpus, "selectors": WHOLE},
+                }
             else:
-                request = {"name": "gpu", "firstAvailable": [
-                    {"name": "whole", "deviceClassName": "gpu", "selectors": WHOLE},
-                    {"name": "half", "deviceClassName": "gpu", "selectors": HALF},
-                ]}
+                request = {
+                    "name": "gpu",
+                    "firstAvailable": [
+                        {"name": "whole", "deviceClassName": "gpu", "selectors": WHOLE},
+                        {"name": "half", "deviceClassName": "gpu", "selectors": HALF},
+                    ],
+                }
             objs += [_claim(f"{pod}-gpus", [request]), _pod(pod, f"{pod}-gpus", name)]
     return objs, shapes
 

@@ -54,7 +54,7 @@ def scale_section(data: dict[str, Any]) -> str:
         f"## {SCALE_SECTION}",
         "",
         "The reference planner (incremental first fit, `solver/firstfit.py`) on the issue-10 workloads "
-        "of `benchmarks/workloads.py`: `dra_solver.plan(cluster, allocator=\"reference\")` on a loaded "
+        'of `benchmarks/workloads.py`: `dra_solver.plan(cluster, allocator="reference")` on a loaded '
         "Cluster — resolving pods and nodes, first fit, results and the checker on every placement. "
         f"Wall clock of one run of `{SCALE_BENCH}`, {when}, 2 cores (shared with other work: expect "
         "noise). *first fit* is the part spent in `FirstFit.plan`; loading the objects is not included; "
@@ -78,7 +78,7 @@ def scale_section(data: dict[str, Any]) -> str:
         "",
         "Target (issue 10): the reference planner at >= 200 pods/s on (a), in both forms. "
         "First fit takes pods in input order, so on (b) and (f) it strands GPUs; the aggregated "
-        "CP-SAT plan (\"Plan at scale\", same inputs) proves the optimum on both.",
+        'CP-SAT plan ("Plan at scale", same inputs) proves the optimum on both.',
         "",
     ]
     return "\n".join(lines)

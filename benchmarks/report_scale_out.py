@@ -46,8 +46,13 @@ def _one(config: str, nodes: int, pods: int, k: int, scen_dir: str) -> dict[str,
     else:
         parts = 1 if config == "one-model" else k
         o = plan(cluster, time_limit=120, partitions=parts, executor=executor)
-        out = {"placed": o.placed, "objective": o.stats.get("objective"), "bound": o.stats.get("bound"),
-               "gap": o.stats.get("gap"), "status": o.stats.get("status")}
+        out = {
+            "placed": o.placed,
+            "objective": o.stats.get("objective"),
+            "bound": o.stats.get("bound"),
+            "gap": o.stats.get("gap"),
+            "status": o.stats.get("status"),
+        }
     out["seconds"] = round(time.perf_counter() - start, 1)
     if executor is not None:
         executor.shutdown()
@@ -60,18 +65,40 @@ def _one(config: str, nodes: int, pods: int, k: int, scen_dir: str) -> dict[str,
 
 def _scenarios(where: Path, count: int = 20) -> None:
     """20 forecasts: 0..950 more claims of 1/2/4/8 GPUs, every other one with a node type to buy."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "buy-8x"},
-            "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
-    slc = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "buy-8x-gpu"},
-           "spec": {"driver": GPU, "nodeName": "buy-8x",
-                    "pool": {"name": "buy-8x-gpu", "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{i}"} for i in range(8)]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "buy-8x"},
+        "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+    }
+    slc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "buy-8x-gpu"},
+        "spec": {
+            "driver": GPU,
+            "nodeName": "buy-8x",
+            "pool": {"name": "buy-8x-gpu", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(8)],
+        },
+    }
     for s in range(count):
         items: list[dict[str, Any]] = [
-            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": f"forecast-{s}-{i}", "namespace": "default"},
-             "spec": {"devices": {"requests": [
-                 {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": (1, 2, 4, 8)[i % 4]}}]}}}
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"forecast-{s}-{i}", "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {"deviceClassName": "gpu", "count": (1, 2, 4, 8)[i % 4]},
+                            }
+                        ]
+                    }
+                },
+            }
             for i in range(1 + 50 * s)
         ]
         if s % 2:

@@ -26,8 +26,11 @@ GROUP = "aggregated-plan"
 
 def count_optimum(objs: list[dict[str, Any]], gpus: int) -> int:
     """Sizes that divide the node size: the smallest claims first is the count optimum."""
-    sizes = sorted(o["spec"]["devices"]["requests"][0]["exactly"]["count"] for o in objs
-                   if o["kind"] == "ResourceClaim" and "status" not in o)
+    sizes = sorted(
+        o["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for o in objs
+        if o["kind"] == "ResourceClaim" and "status" not in o
+    )
     used = placed = 0
     for s in sizes:
         if used + s > gpus:
@@ -37,8 +40,11 @@ def count_optimum(objs: list[dict[str, Any]], gpus: int) -> int:
 
 
 def free_gpus(objs: list[dict[str, Any]], nodes: int) -> int:
-    held = sum(o["spec"]["devices"]["requests"][0]["exactly"]["count"] for o in objs
-               if o["kind"] == "ResourceClaim" and "status" in o)
+    held = sum(
+        o["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for o in objs
+        if o["kind"] == "ResourceClaim" and "status" in o
+    )
     return nodes * 8 - held
 
 
@@ -56,8 +62,9 @@ CASES: dict[str, tuple[Callable[[], list[dict[str, Any]]], float]] = {
 def improve(cluster: Cluster, limit: float) -> PlanOutcome:
     units = resolve_units(cluster, None, None)
     job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=limit))
-    empty = PlanOutcome([PodPlan(u.name, None, list(u.claims), "not run", u.priority) for u in units],
-                        "reference", {})
+    empty = PlanOutcome(
+        [PodPlan(u.name, None, list(u.claims), "not run", u.priority) for u in units], "reference", {}
+    )
     return Cpsat().improve(job, empty)
 
 

@@ -77,10 +77,19 @@ def test_explain_1000_nodes(benchmark) -> None:
     out = benchmark.pedantic(lambda: why(cluster, pod="trainer"), rounds=1, iterations=1)
     text = out.text()
     assert not out.fits and len(out.nodes) == NODES
-    for words in ("rejects 8", "held (by default/held-node-0001)", "taint", "nodeSelector pool=train",
-                  "minimal blocking set: claim default/train + claim default/train: matchAttribute"):
+    for words in (
+        "rejects 8",
+        "held (by default/held-node-0001)",
+        "taint",
+        "nodeSelector pool=train",
+        "minimal blocking set: claim default/train + claim default/train: matchAttribute",
+    ):
         assert words in text, words
     benchmark.extra_info.update(
-        {"nodes": NODES, "groups": len(out.groups()), "lines": len(text.splitlines()),
-         "load": round(os.getloadavg()[0], 1)}
+        {
+            "nodes": NODES,
+            "groups": len(out.groups()),
+            "lines": len(text.splitlines()),
+            "load": round(os.getloadavg()[0], 1),
+        }
     )

@@ -71,16 +71,21 @@ def template(name: str, gpus: int, cost: int) -> NodeTemplate:
 
 def asked(objs: list[dict[str, Any]]) -> int:
     """GPUs the pending pods ask for."""
-    return sum(int(o["spec"]["resourceClaims"][0]["resourceClaimTemplateName"].split("-")[1])
-               for o in objs if o["kind"] == "Pod")
+    return sum(
+        int(o["spec"]["resourceClaims"][0]["resourceClaimTemplateName"].split("-")[1])
+        for o in objs
+        if o["kind"] == "Pod"
+    )
 
 
 def min_cost(deficit: int) -> int:
     """The cheapest mix of the templates whose GPUs cover `deficit` (exact: every count of the
     bigger template, the rest with the smaller)."""
     (_, big, big_cost), (_, small, small_cost) = TEMPLATES
-    return min(a * big_cost + -(-max(0, deficit - a * big) // small) * small_cost
-               for a in range(-(-deficit // big) + 1))
+    return min(
+        a * big_cost + -(-max(0, deficit - a * big) // small) * small_cost
+        for a in range(-(-deficit // big) + 1)
+    )
 
 
 def test_whatif(benchmark) -> None:
@@ -94,8 +99,20 @@ def test_whatif(benchmark) -> None:
         iterations=1,
     )
     deficit = asked(objs) - EXISTING * GPUS
-    keys = ("status", "objective", "bound", "gap", "added", "added_cost", "cost_bound", "whatif_model",
-            "whatif_patterns", "whatif_integer", "aggregated", "reference_placed")
+    keys = (
+        "status",
+        "objective",
+        "bound",
+        "gap",
+        "added",
+        "added_cost",
+        "cost_bound",
+        "whatif_model",
+        "whatif_patterns",
+        "whatif_integer",
+        "aggregated",
+        "reference_placed",
+    )
     info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
     info.update(
         {

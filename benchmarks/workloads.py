@@ -292,8 +292,13 @@ def upstream_5000(
 
 
 def sized_claims(
-    nodes: int = 250, gpus_per_node: int = 8, claims: int = 1500, sizes: tuple[int, ...] = (1, 2, 4, 8),
-    held: bool = False, seed: int = 10, scattered: bool = False,
+    nodes: int = 250,
+    gpus_per_node: int = 8,
+    claims: int = 1500,
+    sizes: tuple[int, ...] = (1, 2, 4, 8),
+    held: bool = False,
+    seed: int = 10,
+    scattered: bool = False,
 ) -> list[dict[str, Any]]:
     """Issue 10 (b) and (f): one-request claims of `sizes` exclusive GPUs over nodes of
     `gpus_per_node` identical GPUs; with `held`, each node has a running claim holding the

@@ -86,6 +86,7 @@ def _add_linked(
         return
     m.cp.add(weighted(ints) <= limit * used)
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): the consumption per alternative."""
     return tuple(

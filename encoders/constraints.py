@@ -170,6 +170,7 @@ ENCODINGS: dict[str, Callable[[Model, ConstraintInfo, list[_Item]], None]] = {
 }
 """Constraint kind (`dra_solver.problem.kinds.KINDS`) -> its CP-SAT encoding."""
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): per alternative, the value set of
     every constraint covering it."""

@@ -57,6 +57,7 @@ def add(m: Model) -> None:
         scale = lcm_of_denominators([available] + [c for c, _ in terms[i]])
         add_scaled_le(m.cp, terms[i], available, scale)
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): its counter use and blocking."""
     dev = problem.devices[d]

@@ -48,6 +48,7 @@ def add(m: Model) -> None:
             if len(by_claim[c]) > 1:
                 m.cp.add_at_most_one(by_claim[c])
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): None — never grouped — for shared,
     busy or in-use devices and devices an admin alternative may take (admin placements may

@@ -162,6 +162,7 @@ def hint_nodes(m: Model, assignment: Assignment, nodes: dict[int, str] | None) -
     ys = [(y, int(chosen.get(g) == n)) for (g, n), y in m.node_y.items()]
     return ys + [(v, int(g in chosen)) for g, v in m.pod_placed.items()]
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): the nodes that see it and, per
     alternative, the nodes that allow it, so `add` treats a group's devices alike."""

@@ -57,6 +57,7 @@ def _most(m: Model, a: int) -> int:
     alt = m.problem.alternatives[a]
     return m.alt_max(a) if alt.mode == "All" else min(alt.count, m.alt_max(a))
 
+
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): nothing — counts only."""
     return ()

@@ -30,7 +30,7 @@ def decode(m: Model, value: Callable[[IntVar], int]) -> Assignment:
         nxt = 0
         for a, v in sorted(m.n_by_group.get(g.index, []), key=lambda t: t[0]):
             k = value(v)
-            for d in g.devices[nxt:nxt + k]:
+            for d in g.devices[nxt : nxt + k]:
                 by_claim[p.alternatives[a].claim].append(Placement(p.alternatives[a].claim, a, d))
             nxt += k
     out: Assignment = {}

@@ -119,8 +119,10 @@ def key(m: Model, a: int, w: dict[int, int]) -> LinearExpr:
 def strict(m: Model, a: int) -> bool:
     """count = 1 over dedicated devices kept on their own: keys of chosen rows differ."""
     alt = m.problem.alternatives[a]
-    return alt.count == 1 and not m.n_by_alt.get(a) and not any(
-        m.problem.devices[d].multi for d, _ in m.x_by_alt.get(a, [])
+    return (
+        alt.count == 1
+        and not m.n_by_alt.get(a)
+        and not any(m.problem.devices[d].multi for d, _ in m.x_by_alt.get(a, []))
     )
 
 
@@ -154,8 +156,17 @@ def canonical(m: Model, assignment: Assignment) -> Assignment:
         rows = {a: [pl for pl in out[ci] if pl.alternative == a] for a in cls}
         ordered = sorted(cls, key=lambda a: row_key(rows[a]))
         rest = [pl for pl in out[ci] if pl.alternative not in rows]
-        moved = [Placement(ci, target, pl.device)
-                 for target, source in zip(cls, ordered, strict=True) for pl in rows[source]]
-        out[ci] = sorted(rest + moved, key=lambda pl: (p.alternatives[pl.alternative].request,
-                                                       p.alternatives[pl.alternative].position, pl.device))
+        moved = [
+            Placement(ci, target, pl.device)
+            for target, source in zip(cls, ordered, strict=True)
+            for pl in rows[source]
+        ]
+        out[ci] = sorted(
+            rest + moved,
+            key=lambda pl: (
+                p.alternatives[pl.alternative].request,
+                p.alternatives[pl.alternative].position,
+                pl.device,
+            ),
+        )
     return out

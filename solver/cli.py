@@ -282,9 +282,7 @@ def _print_version(value: bool) -> None:
 def main(
     version: Annotated[
         bool,
-        typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
-        ),
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     """dra-solver: validate and allocate DRA ResourceClaims offline, from YAML."""
@@ -748,7 +746,10 @@ def _sweep(
         templates = [_template(f) for f in node_template or []]
         with open_executor(executor.value, workers) as pool:
             rows = sweep(
-                cluster, scenarios, Options.of(options, executor=pool), templates=templates,
+                cluster,
+                scenarios,
+                Options.of(options, executor=pool),
+                templates=templates,
                 max_new_nodes=max_new_nodes,
             )
     except DRASolverError as exc:

@@ -198,6 +198,7 @@ def _what_if(
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
+
     def job_for(c: Cluster, names: list[str]) -> Job:
         resolved = resolve_units(c, pods, priorities, opts.feature_gates)
         units = join_shared(resolved)

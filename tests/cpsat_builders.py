@@ -64,18 +64,33 @@ class PB:
     constraints: list[ConstraintInfo] = field(default_factory=list)
 
     def device(
-        self, *, multi: bool = False, busy: bool = False, capacity: dict[str, int | Fraction] | None = None,
-        in_use: dict[str, int | Fraction] | None = None, shared: bool = False,
-        counter_use: dict[int, int | Fraction] | None = None, counters_blocked: bool = False,
+        self,
+        *,
+        multi: bool = False,
+        busy: bool = False,
+        capacity: dict[str, int | Fraction] | None = None,
+        in_use: dict[str, int | Fraction] | None = None,
+        shared: bool = False,
+        counter_use: dict[int, int | Fraction] | None = None,
+        counters_blocked: bool = False,
     ) -> int:
         i = len(self.devices)
-        self.devices.append(DeviceInfo(
-            index=i, driver="drv", pool="pool", name=f"dev-{i}", slice_name="s", multi=multi, busy=busy,
-            capacity={k: Fraction(v) for k, v in (capacity or {}).items()},
-            in_use={k: Fraction(v) for k, v in (in_use or {}).items()},
-            shared_in_use=shared, counter_use={k: Fraction(v) for k, v in (counter_use or {}).items()},
-            counters_blocked=counters_blocked,
-        ))
+        self.devices.append(
+            DeviceInfo(
+                index=i,
+                driver="drv",
+                pool="pool",
+                name=f"dev-{i}",
+                slice_name="s",
+                multi=multi,
+                busy=busy,
+                capacity={k: Fraction(v) for k, v in (capacity or {}).items()},
+                in_use={k: Fraction(v) for k, v in (in_use or {}).items()},
+                shared_in_use=shared,
+                counter_use={k: Fraction(v) for k, v in (counter_use or {}).items()},
+                counters_blocked=counters_blocked,
+            )
+        )
         return i
 
     def counter(self, available: int | Fraction) -> int:
@@ -97,16 +112,29 @@ class PB:
             a = len(self.alternatives)
             errs = set(s.errors)
             cands = tuple(
-                Candidate(d, (s.consumed or {}).get(d) if self.devices[d].multi else None,
-                          DRASolverError("boom") if d in errs else None)
+                Candidate(
+                    d,
+                    (s.consumed or {}).get(d) if self.devices[d].multi else None,
+                    DRASolverError("boom") if d in errs else None,
+                )
                 for d in s.devices
             )
             count = len(cands) if s.mode == "All" else s.count
-            self.alternatives.append(Alternative(
-                index=a, claim=claim, request=r, position=pos if len(subs) > 1 else 0,
-                name=f"{name}/s{pos}" if len(subs) > 1 else name, class_name="c", mode=s.mode,  # type: ignore[arg-type]
-                count=count, admin=s.admin, candidates=cands, all_blocked=s.all_blocked,
-            ))
+            self.alternatives.append(
+                Alternative(
+                    index=a,
+                    claim=claim,
+                    request=r,
+                    position=pos if len(subs) > 1 else 0,
+                    name=f"{name}/s{pos}" if len(subs) > 1 else name,
+                    class_name="c",
+                    mode=s.mode,  # type: ignore[arg-type]
+                    count=count,
+                    admin=s.admin,
+                    candidates=cands,
+                    all_blocked=s.all_blocked,
+                )
+            )
             ids.append(a)
         self.claim_requests[claim].append(RequestInfo(name, tuple(ids), len(subs) > 1))
         return ids
@@ -122,10 +150,7 @@ class PB:
     ) -> int:
         """values: device -> value set, the same for every covered alternative."""
         alts = frozenset(alts)
-        vals = {
-            (a, c.device): values.get(c.device)
-            for a in alts for c in self.alternatives[a].candidates
-        }
+        vals = {(a, c.device): values.get(c.device) for a in alts for c in self.alternatives[a].candidates}
         k = len(self.constraints)
         self.constraints.append(ConstraintInfo(k, claim, kind, "attr", alts, vals))  # type: ignore[arg-type]
         self.claim_constraints[claim].append(k)
@@ -133,12 +158,20 @@ class PB:
 
     def build(self) -> Problem:
         claims = tuple(
-            ClaimInfo(i, "ns", f"claim-{i}", tuple(reqs), tuple(self.claim_constraints[i]),
-                      self.priorities[i])
+            ClaimInfo(
+                i, "ns", f"claim-{i}", tuple(reqs), tuple(self.claim_constraints[i]), self.priorities[i]
+            )
             for i, reqs in enumerate(self.claim_requests)
         )
-        return Problem("node", FeatureGates(), tuple(self.devices), tuple(self.counters),
-                       tuple(self.alternatives), claims, tuple(self.constraints))
+        return Problem(
+            "node",
+            FeatureGates(),
+            tuple(self.devices),
+            tuple(self.counters),
+            tuple(self.alternatives),
+            claims,
+            tuple(self.constraints),
+        )
 
 
 def ints(*xs: int) -> ValueSet:
@@ -196,8 +229,11 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
                     total += (cd.consumed or {}).get(k, Fraction(0))
                 if on and total > cap:
                     out.append("capacity exceeded")
-    charged = [d for d in p.devices if d.counter_use and not (d.busy or d.shared_in_use)
-               and any(pl.device == d.index for pl in pls)]
+    charged = [
+        d
+        for d in p.devices
+        if d.counter_use and not (d.busy or d.shared_in_use) and any(pl.device == d.index for pl in pls)
+    ]
     if any(d.counters_blocked for d in charged):
         out.append("counters blocked")
     for i, ctr in enumerate(p.counters):
@@ -206,8 +242,11 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
     for k in p.constraints:
         if k.claim not in asg:
             continue
-        sets = [k.values.get((pl.alternative, pl.device))
-                for pl in asg[k.claim] if pl.alternative in k.alternatives]
+        sets = [
+            k.values.get((pl.alternative, pl.device))
+            for pl in asg[k.claim]
+            if pl.alternative in k.alternatives
+        ]
         if any(s is None for s in sets):
             out.append("attribute missing")
             continue
@@ -291,8 +330,11 @@ def brute_force(p: Problem, mode: str, strategy: str) -> tuple[dict[str, int] | 
             continue
         obj = objective(p, asg, strategy)
         key = (
-            -obj["placed"], obj["first_available"], *search_order(p, asg),
-            -obj["devices"] if strategy == "spread" else obj["devices"], obj["order"],
+            -obj["placed"],
+            obj["first_available"],
+            *search_order(p, asg),
+            -obj["devices"] if strategy == "spread" else obj["devices"],
+            obj["order"],
         )
         if best_key is None or key < best_key:
             best_key, best = key, (obj, asg)

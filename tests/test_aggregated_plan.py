@@ -254,8 +254,5 @@ def test_the_aggregated_plan_is_deterministic() -> None:
     cluster = Cluster.from_objects(objs)
     runs = [_run(cluster, None, [f"n{i}" for i in range(4)], "always")[0] for _ in range(2)]
     assert runs[0].stats["aggregated"] == "yes"
-    plans = [
-        [(p.name, p.node, [c.model_dump() for c in p.claims]) for p in out.pods]
-        for out in runs
-    ]
+    plans = [[(p.name, p.node, [c.model_dump() for c in p.claims]) for p in out.pods] for out in runs]
     assert plans[0] == plans[1]

@@ -99,9 +99,7 @@ def test_match_and_distinct_on_the_same_attribute_block_only_together() -> None:
         {"requests": ["a", "b"], "matchAttribute": NUMA},
         {"requests": ["a", "b"], "distinctAttribute": NUMA},
     ]
-    found = minimal_set(
-        claim("pair", [request("a"), request("b")], cons), slice_=gpus(4, numa=[0, 0, 1, 1])
-    )
+    found = minimal_set(claim("pair", [request("a"), request("b")], cons), slice_=gpus(4, numa=[0, 0, 1, 1]))
     assert found == [Group(0), Group(0, 0), Group(0, 1)]
 
 
@@ -123,9 +121,7 @@ def test_a_constraint_that_alone_blocks_is_the_set_with_its_claim() -> None:
 def test_devices_lacking_the_attribute_are_excluded_only_while_the_constraint_holds() -> None:
     """Two GPUs, one without `numa`: the claim for both fits once its matchAttribute is dropped."""
     cons = [{"matchAttribute": NUMA}]
-    found = minimal_set(
-        claim("both", [request("gpu", count=2)], cons), slice_=gpus(2, numa=[0, None])
-    )
+    found = minimal_set(claim("both", [request("gpu", count=2)], cons), slice_=gpus(2, numa=[0, None]))
     assert found == [Group(0), Group(0, 0)]
 
 

@@ -134,7 +134,7 @@ INVALID = [
     ("uri", "", ['parse "": empty url']),
     ("uri", "x", ['parse "x": invalid URI for request']),
     ("uri", "1example.com:9000", ['parse "1example.com:9000": invalid URI for request']),
-    ("uri", "http://[::1", ['parse "http://[::1": missing \']\' in host']),
+    ("uri", "http://[::1", ["parse \"http://[::1\": missing ']' in host"]),
     ("uri", "http://host:port/", ['parse "http://host:port/": invalid port ":port" after host']),
     ("uri", "http://a b/", ['parse "http://a b/": invalid character " " in host name']),
     ("uri", "/a\x01", ['parse "/a\\x01": net/url: invalid control character in URL']),

@@ -22,8 +22,9 @@ def _mixed() -> Problem:
     pb = PB()
     ctr = pb.counter(6)
     gpus = [pb.device(counter_use={ctr: 1 + i % 2}) for i in range(8)]
-    shared = [pb.device(multi=True, capacity={"mem": 8}, in_use={"mem": 2 * i}, shared=i > 0)
-              for i in range(3)]
+    shared = [
+        pb.device(multi=True, capacity={"mem": 8}, in_use={"mem": 2 * i}, shared=i > 0) for i in range(3)
+    ]
     for i in range(4):
         c = pb.claim(priority=i % 2)
         a = pb.request(c, Sub(gpus, 2), Sub(gpus, 1))
@@ -57,8 +58,9 @@ def test_answer_does_not_depend_on_string_hashing() -> None:
     outs = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                             check=True)
+        res = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
         outs.add(json.dumps(json.loads(res.stdout), sort_keys=True))
     assert len(outs) == 1
 
@@ -159,8 +161,10 @@ def test_grouping_shrinks_64_identical_devices() -> None:
     grouped, flat = solve(p), solve(p, group=False)
     assert grouped.objective == flat.objective and grouped.status == flat.status == "OPTIMAL"
     assert flat.model_stats["variables"] == 588 and grouped.model_stats["variables"] == 22
-    used = [sorted(pl.device for pls in out.assignment.values() for pl in pls)  # type: ignore[union-attr]
-            for out in (grouped, flat)]
+    used = [
+        sorted(pl.device for pls in out.assignment.values() for pl in pls)  # type: ignore[union-attr]
+        for out in (grouped, flat)
+    ]
     assert used[0] == used[1] == list(range(32))  # which claim gets which device may differ
 
 

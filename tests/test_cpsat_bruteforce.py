@@ -35,9 +35,15 @@ def problems(draw: st.DrawFn) -> Problem:
     for i in range(n_dev):
         if twins and i == 1:
             d0 = pb.devices[0]
-            pb.device(multi=d0.multi, busy=d0.busy, capacity=d0.capacity, in_use=d0.in_use,
-                      shared=d0.shared_in_use, counter_use=d0.counter_use,
-                      counters_blocked=d0.counters_blocked)
+            pb.device(
+                multi=d0.multi,
+                busy=d0.busy,
+                capacity=d0.capacity,
+                in_use=d0.in_use,
+                shared=d0.shared_in_use,
+                counter_use=d0.counter_use,
+                counters_blocked=d0.counters_blocked,
+            )
             continue
         multi = draw(st.booleans()) and not (twins and i == 0)
         cap = {"mem": draw(st.integers(1, 4))} if multi and draw(st.booleans()) else {}
@@ -45,8 +51,13 @@ def problems(draw: st.DrawFn) -> Problem:
         shared = multi and (bool(in_use) or _rare(draw, 4))
         use = {0: draw(st.integers(1, 2))} if n_counters and draw(st.booleans()) else {}
         pb.device(
-            multi=multi, busy=_rare(draw, 8), capacity=cap, in_use=in_use, shared=shared,
-            counter_use=use, counters_blocked=bool(use) and _rare(draw, 6),
+            multi=multi,
+            busy=_rare(draw, 8),
+            capacity=cap,
+            in_use=in_use,
+            shared=shared,
+            counter_use=use,
+            counters_blocked=bool(use) and _rare(draw, 6),
         )
     n_claims = draw(st.integers(1, 2))
     budget = 3
@@ -64,23 +75,37 @@ def problems(draw: st.DrawFn) -> Problem:
                 if twins:
                     devs = [d for d in devs if d != 1] + ([1] if 0 in devs else [])
                 mode = "All" if _rare(draw, 4) else "ExactCount"
-                consumed = {d: {"mem": Fraction(draw(st.integers(0, 3)), draw(st.sampled_from([1, 2])))}
-                            for d in devs if pb.devices[d].capacity}
+                consumed = {
+                    d: {"mem": Fraction(draw(st.integers(0, 3)), draw(st.sampled_from([1, 2])))}
+                    for d in devs
+                    if pb.devices[d].capacity
+                }
                 if twins and 0 in consumed:
                     consumed[1] = consumed[0]
-                subs.append(Sub(
-                    devs, count=1 + _rare(draw, 4), mode=mode, admin=_rare(draw, 5),
-                    consumed=consumed, errors=[d for d in devs if _rare(draw, 20) and not (twins and d < 2)],
-                    all_blocked="busy" if mode == "All" and _rare(draw, 6) else None,
-                ))
+                subs.append(
+                    Sub(
+                        devs,
+                        count=1 + _rare(draw, 4),
+                        mode=mode,
+                        admin=_rare(draw, 5),
+                        consumed=consumed,
+                        errors=[d for d in devs if _rare(draw, 20) and not (twins and d < 2)],
+                        all_blocked="busy" if mode == "All" and _rare(draw, 6) else None,
+                    )
+                )
             pb.request(ci, *subs)
     for ci in range(n_claims):
         alts = [a.index for a in pb.alternatives if a.claim == ci]
         if alts and draw(st.booleans()):
             covered = draw(st.lists(st.sampled_from(alts), unique=True, min_size=1))
             values = {
-                d: (None if _rare(draw, 10) else
-                    frozenset(("int", v) for v in draw(st.lists(st.integers(1, 3), min_size=1, max_size=2))))
+                d: (
+                    None
+                    if _rare(draw, 10)
+                    else frozenset(
+                        ("int", v) for v in draw(st.lists(st.integers(1, 3), min_size=1, max_size=2))
+                    )
+                )
                 for d in range(n_dev)
             }
             if twins:

@@ -23,8 +23,13 @@ def hard() -> Problem:
 def test_hard_list_match_is_proven_fast(hard: Problem) -> None:
     out = solve(hard, time_limit=10)
     assert out.status == "OPTIMAL"
-    assert out.objective == {"placed": 1, "first_available": 0, "first_available_order": 0, "devices": 32,
-                           "order": 1520}
+    assert out.objective == {
+        "placed": 1,
+        "first_available": 0,
+        "first_available_order": 0,
+        "devices": 32,
+        "order": 1520,
+    }
     assert out.deterministic_time < 0.5  # was the whole 10 s budget before symmetry breaking
     devices = [pl.device for pl in out.assignment[0]]  # type: ignore[index]
     assert devices == list(range(31, 63))  # r0 < r1 < ... : first fit's order

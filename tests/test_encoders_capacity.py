@@ -71,12 +71,18 @@ def test_capacity_is_linked_to_used() -> None:
     m = build(pb.build())
     for d in ds:
         used = m.used[d].index
-        rows = [c.linear for c in m.cp.proto.constraints
-                if c.has_linear() and used in c.linear.vars and len(c.linear.vars) == 3]
+        rows = [
+            c.linear
+            for c in m.cp.proto.constraints
+            if c.has_linear() and used in c.linear.vars and len(c.linear.vars) == 3
+        ]
         assert len(rows) == 1
         coeffs = dict(zip(rows[0].vars, rows[0].coeffs, strict=True))
         sign = 1 if coeffs[used] < 0 else -1  # CP-SAT may store -row >= 0
         # 3 x + 3 x <= 4 used, divided by gcd 3 with the limit rounded down: x + x <= used
         assert {k: sign * v for k, v in coeffs.items()} == {
-            m.x[(0, d)].index: 1, m.x[(1, d)].index: 1, used: -1}
+            m.x[(0, d)].index: 1,
+            m.x[(1, d)].index: 1,
+            used: -1,
+        }
     assert feasible(pb.build())

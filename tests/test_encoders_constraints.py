@@ -95,8 +95,8 @@ def test_values_too_rare_for_the_whole_claim_are_not_viable() -> None:
     assert feasible(pb.build()) and feasible(pb.build(), group=False)
     pb.exact(c, ds)  # 5 requests, only 4 devices carry 0
     pb.constraints[0] = pb.constraints[0].__class__(
-        0, c, "match", "attr", frozenset(range(5)),
-        {(a, d): values[d] for a in range(5) for d in ds})
+        0, c, "match", "attr", frozenset(range(5)), {(a, d): values[d] for a in range(5) for d in ds}
+    )
     assert _viable(pb.build()) == set()
     assert not feasible(pb.build())
 

@@ -38,10 +38,19 @@ def test_stages() -> None:
     pb.request(pb.claim(), Sub([d]), Sub([d]))
     m = build(pb.build(), mode="all")
     names = [(s.name, s.optimise, s.maximize) for s in stages(m, "pack")]
-    assert names == [("placed", False, True), ("first_available", True, False),
-                     ("first_available_order", True, False), ("devices", True, False), ("order", True, False)]
+    assert names == [
+        ("placed", False, True),
+        ("first_available", True, False),
+        ("first_available_order", True, False),
+        ("devices", True, False),
+        ("order", True, False),
+    ]
     assert solve(pb.build()).objective == {
-        "placed": 1, "first_available": 0, "first_available_order": 0, "devices": 1, "order": 1,
+        "placed": 1,
+        "first_available": 0,
+        "first_available_order": 0,
+        "devices": 1,
+        "order": 1,
     }
 
 
@@ -61,8 +70,9 @@ def test_equal_fallback_totals_prefer_the_earlier_requests_first_subrequest() ->
             pb.request(c, Sub([d0]), Sub([d1]))
             pb.request(c, Sub([d0]), Sub([d1]))
         out = solve(pb.build())
-        picks = sorted((pl.claim, pl.alternative, pl.device) for pls in (out.assignment or {}).values()
-                       for pl in pls)
+        picks = sorted(
+            (pl.claim, pl.alternative, pl.device) for pls in (out.assignment or {}).values() for pl in pls
+        )
         assert [(a, d) for _, a, d in picks] == [(0, d0), (3, d1)]
         assert out.objective["first_available"] == 1 and out.objective["first_available_order"] == 1
 
@@ -80,7 +90,7 @@ def test_order_weights_make_an_earlier_request_dominate() -> None:
     per_request = [weights.get(r.alternatives[0]) for r in p.claims[0].requests]
     assert per_request == [64, None, 32, 4, 1]  # one-subrequest requests have no weight
     for i, w in enumerate(per_request):
-        rest = sum(wj * (bj - 1) for wj, bj in zip(per_request[i + 1:], radices[i + 1:], strict=True) if wj)
+        rest = sum(wj * (bj - 1) for wj, bj in zip(per_request[i + 1 :], radices[i + 1 :], strict=True) if wj)
         assert w is None or rest < w
 
 
@@ -101,8 +111,10 @@ def test_order_stages_are_cut_below_the_coefficient_limit() -> None:
     out = solve(p)
     assert out.status == "OPTIMAL"
     assert out.objective["first_available"] == 7
-    assert [out.objective[n] for n in ("first_available_order", "first_available_order.2",
-                                       "first_available_order.3")] == [0, 0, 7]
+    assert [
+        out.objective[n]
+        for n in ("first_available_order", "first_available_order.2", "first_available_order.3")
+    ] == [0, 0, 7]
 
 
 def test_priority_decides_what_is_placed() -> None:

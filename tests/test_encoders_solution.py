@@ -42,8 +42,13 @@ def _problem() -> Problem:
 def test_valid_hint_round_trips() -> None:
     p = _problem()
     asg = {
-        0: [Placement(0, 0, 0), Placement(0, 0, 1), Placement(0, 0, 2), Placement(0, 2, 5),
-            Placement(0, 3, 6)],
+        0: [
+            Placement(0, 0, 0),
+            Placement(0, 0, 1),
+            Placement(0, 0, 2),
+            Placement(0, 2, 5),
+            Placement(0, 3, 6),
+        ],
         1: [Placement(1, 4, 6)],
     }
     assert _fixed_to_hint(p, asg) == asg

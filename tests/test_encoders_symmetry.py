@@ -162,7 +162,9 @@ def twin_problems(draw: st.DrawFn) -> Problem:
         multi = draw(st.booleans())
         cap = {"mem": draw(st.integers(1, 4))} if multi and draw(st.booleans()) else {}
         pb.device(
-            multi=multi, capacity=cap, busy=draw(st.integers(0, 7)) == 3,
+            multi=multi,
+            capacity=cap,
+            busy=draw(st.integers(0, 7)) == 3,
             counter_use={ctr: draw(st.integers(1, 2))} if ctr is not None and draw(st.booleans()) else None,
         )
     devs = draw(st.lists(st.integers(0, n_dev - 1), unique=True, min_size=1, max_size=n_dev))
@@ -170,21 +172,28 @@ def twin_problems(draw: st.DrawFn) -> Problem:
     count = draw(st.integers(1, 2))
     admin = draw(st.integers(0, 5)) == 2
     c = pb.claim(priority=draw(st.integers(0, 1)))
-    twins = [pb.exact(c, devs, count=count, admin=admin, consumed=consumed)
-             for _ in range(draw(st.integers(2, 3 if count == 1 else 2)))]
+    twins = [
+        pb.exact(c, devs, count=count, admin=admin, consumed=consumed)
+        for _ in range(draw(st.integers(2, 3 if count == 1 else 2)))
+    ]
     extra = []
     if draw(st.booleans()):
         other = draw(st.lists(st.integers(0, n_dev - 1), unique=True, min_size=1, max_size=n_dev))
         one = {d: {"mem": Fraction(1)} for d in other if pb.devices[d].capacity}
         extra = [pb.exact(c, other, consumed=one)]
     if draw(st.booleans()):
-        values = {d: frozenset(("int", v) for v in draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
-                  for d in range(n_dev)}
+        values = {
+            d: frozenset(("int", v) for v in draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+            for d in range(n_dev)
+        }
         pb.constraint(c, draw(st.sampled_from(["match", "distinct"])), twins + extra, values)
     if draw(st.booleans()):
         c2 = pb.claim(priority=draw(st.integers(0, 1)))
-        pb.exact(c2, draw(st.lists(st.integers(0, n_dev - 1), unique=True, min_size=1, max_size=n_dev)),
-                 consumed={d: {"mem": Fraction(1)} for d in range(n_dev) if pb.devices[d].capacity})
+        pb.exact(
+            c2,
+            draw(st.lists(st.integers(0, n_dev - 1), unique=True, min_size=1, max_size=n_dev)),
+            consumed={d: {"mem": Fraction(1)} for d in range(n_dev) if pb.devices[d].capacity},
+        )
     return pb.build()
 
 

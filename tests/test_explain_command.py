@@ -106,9 +106,7 @@ def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
         {"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"},
         {"requests": ["a", "b"], "distinctAttribute": "gpu.example.com/numa"},
     ]
-    c = Cluster.from_objects(
-        [device_class("gpu"), gpus(), claim("pair", [request("a"), request("b")], cons)]
-    )
+    c = Cluster.from_objects([device_class("gpu"), gpus(), claim("pair", [request("a"), request("b")], cons)])
     text = explain(c, claim="pair").text()
     line = next(x for x in text.splitlines() if "minimal blocking set" in x)
     assert "matchAttribute gpu.example.com/numa (values available: 0, 1)" in line

@@ -43,23 +43,41 @@ def _two_kinds() -> list[dict[str, Any]]:
     objs: list[dict[str, Any]] = []
     for d in ("a", "b"):
         drv = f"{d}.example.com"
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": d},
-                     "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{drv}"'}}]}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": d},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{drv}"'}}]},
+            }
+        )
         for n in range(3):
-            objs.append({
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": f"{d}-node-{n}"},
-                "spec": {"driver": drv, "nodeName": f"{d}-node-{n}",
-                         "pool": {"name": f"{d}-node-{n}", "generation": 1, "resourceSliceCount": 1},
-                         "devices": [{"name": f"dev-{i}"} for i in range(4)]},
-            })
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{d}-node-{n}"},
+                    "spec": {
+                        "driver": drv,
+                        "nodeName": f"{d}-node-{n}",
+                        "pool": {"name": f"{d}-node-{n}", "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": f"dev-{i}"} for i in range(4)],
+                    },
+                }
+            )
         for c in range(8):
-            objs.append({
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {"name": f"{d}-claim-{c}", "namespace": "default"},
-                "spec": {"devices": {"requests": [
-                    {"name": "r", "exactly": {"deviceClassName": d, "count": 1 + c % 3}}]}},
-            })
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": f"{d}-claim-{c}", "namespace": "default"},
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "r", "exactly": {"deviceClassName": d, "count": 1 + c % 3}}]
+                        }
+                    },
+                }
+            )
     return objs
 
 
@@ -161,12 +179,23 @@ def _job(name: str, gpus: int) -> dict[str, Any]:
 def _scenarios(tmp_path: Path) -> list[Path]:
     """Three forecasts: one more job, eleven more (ten of 4 GPUs), and a node type to buy."""
     more = [_job(f"extra-{i}", 4) for i in range(10)]
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big"},
-            "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
-    slc = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "big-gpu"},
-           "spec": {"driver": GPU, "nodeName": "big",
-                    "pool": {"name": "big-gpu", "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{i}"} for i in range(8)]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "big"},
+        "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+    }
+    slc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "big-gpu"},
+        "spec": {
+            "driver": GPU,
+            "nodeName": "big",
+            "pool": {"name": "big-gpu", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(8)],
+        },
+    }
     paths = []
     one = [_job("one-more", 1)]
     for name, objs in (("base", one), ("more-jobs", [*one, *more]), ("buy-big", [*one, *more, node, slc])):

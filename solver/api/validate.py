@@ -480,7 +480,6 @@ def pool_problems(
     return errors
 
 
-
 def _missing_classes(
     obj: ResourceClaim | ResourceClaimTemplate, classes: set[str], source: str
 ) -> list[InputError]:

@@ -278,7 +278,8 @@ FORMATS: Final[dict[str, NamedFormat]] = {
     "labelValue": NamedFormat("LabelValue", _on_bytes(_label_value), 40),
     "uri": NamedFormat("URI", _uri, _URL_LENGTH),
     "uuid": NamedFormat(
-        "uuid", _fixed(lambda s: _UUID_RE.fullmatch(s) is not None, "does not match the UUID format"),
+        "uuid",
+        _fixed(lambda s: _UUID_RE.fullmatch(s) is not None, "does not match the UUID format"),
         len(_UUID_PATTERN),
     ),
     "byte": NamedFormat(

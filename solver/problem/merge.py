@@ -95,9 +95,7 @@ def build_multi_node_problem(
             dmap[dev.index] = dev_index[key]
             dev_nodes[dev_index[key]].add(node)
         dev_maps.append(dmap)
-    devices = tuple(
-        replace(dev_proto[i], nodes=frozenset(dev_nodes[i])) for i in range(len(dev_index))
-    )
+    devices = tuple(replace(dev_proto[i], nodes=frozenset(dev_nodes[i])) for i in range(len(dev_index)))
 
     # Alternatives: same structure on every node (request specs do not depend on the node).
     cand: dict[int, dict[int, Candidate]] = {a.index: {} for a in first.alternatives}

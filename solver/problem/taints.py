@@ -23,9 +23,7 @@ def toleration_matches(tol: DeviceToleration | Toleration, taint: DeviceTaint | 
     return op == "Equal" and (tol.value or "") == (taint.value or "")
 
 
-def tolerated(
-    taint: DeviceTaint | Taint, tolerations: list[DeviceToleration] | list[Toleration]
-) -> bool:
+def tolerated(taint: DeviceTaint | Taint, tolerations: list[DeviceToleration] | list[Toleration]) -> bool:
     """Only NoSchedule/NoExecute taints block; they must be tolerated by some toleration."""
     if taint.effect not in BLOCKING_EFFECTS:
         return True

@@ -1,0 +1,44 @@
+"""Checked style: the README's test command runs ruff's linter and formatter check over the
+repository, so CI fails on a finding (DEVELOPERS.md: `.ci/run` runs them through pytest).
+
+Why in the suite rather than a separate CI step: one command, the README's, is what a developer
+and CI run; a finding fails it the same way everywhere. ruff is in `[test]`; where it is missing
+the tests skip outside CI and fail under `CI=1`, as the browser and Ray tests do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tool(name: str) -> str:
+    """The tool installed beside this interpreter (the venv's), else on PATH."""
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed (it is in the [test] extra)")
+        pytest.skip(f"{name} is not installed")
+    return found
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_ruff_check_finds_nothing() -> None:
+    run = _run(_tool("ruff"), "check", "--no-cache", ".")
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+
+
+def test_ruff_format_changes_nothing() -> None:
+    run = _run(_tool("ruff"), "format", "--check", "--no-cache", ".")
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
