@@ -21,13 +21,12 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from dra_solver.errors import InputError
 
 T = TypeVar("T")
 R = TypeVar("R")
-ExecutorName = Literal["local", "ray", "inline"]
 EXECUTORS: tuple[str, ...] = ("local", "ray", "inline")
 DEFAULT_WORKERS = 2
 """Local pool size when not told: small, since each unit is itself a CP-SAT run."""

@@ -33,7 +33,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, sequential_units
 from dra_solver.api.cluster import Cluster
@@ -45,7 +45,6 @@ from dra_solver.output import cluster_after
 if TYPE_CHECKING:
     from dra_solver.pipeline import Options
 
-Repair = Literal["reference", "cpsat"]
 Run = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], PlanOutcome]
 """`pipeline.run` (passed in: the pipeline imports this module, not the other way round)."""
 MakeJob = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], Job]
@@ -226,4 +225,4 @@ def _unplaced(unit: Unit, reason: str) -> PodPlan:
     return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority)
 
 
-__all__ = ["PartTask", "Repair", "plan_partitioned", "solve_part", "split"]
+__all__ = ["PartTask", "plan_partitioned", "solve_part", "split"]

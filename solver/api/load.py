@@ -30,7 +30,6 @@ __all__ = [
     "Reader",
     "dumps",
     "expand_paths",
-    "iter_documents",
     "iter_positioned",
     "load_paths",
     "load_sourced",
@@ -51,12 +50,6 @@ _Loader.yaml_implicit_resolvers = {
     k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
     for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-
-
-def iter_documents(text: str, source: str) -> Iterator[dict[str, Any]]:
-    """Yield object dicts from YAML/JSON text, flattening `kind: List`."""
-    for _, doc in iter_positioned(text, source):
-        yield doc
 
 
 def iter_positioned(text: str, source: str) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -143,15 +143,10 @@ def special_claim(
     return claim, status
 
 
-def is_special(claim: ResourceClaim) -> bool:
-    return claim.metadata.annotations.get(CLAIM_ANNOTATION) == "true"
-
-
 __all__ = [
     "CLAIM_ANNOTATION",
     "class_mapping",
     "dra_served",
     "extended_requests",
-    "is_special",
     "special_claim",
 ]
