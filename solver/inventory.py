@@ -1,9 +1,10 @@
 """Pools, the devices a node can see, and what existing allocations already use.
 
 Why: upstream's allocator never reads other claims or raw slices during the search; the
-scheduler hands it a summary (UPSTREAM-SEMANTICS §3) and a set of pools gathered for the
-node (§4.2). This module builds exactly those two things from a Cluster, so precompute
-and both allocators share one reading of "visible", "complete" and "in use".
+scheduler hands it a summary (docs/semantics.md, "Devices already in use") and a set of pools
+gathered for the node (docs/semantics.md, "Pools and generations"). This module builds
+exactly those two things from a Cluster, so precompute and both allocators share one reading
+of "visible", "complete" and "in use".
 """
 
 from __future__ import annotations
@@ -244,9 +245,9 @@ def visible_devices(pool: Pool, node: NodeView | None) -> list[tuple[ResourceSli
 
 
 def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str | None:
-    """Why upstream's GatherPools marks the pool invalid (UPSTREAM-SEMANTICS §4.2 step 5), in
-    words that name what to fix — the device or counter set and the two slices listing it —
-    or None. Every reason that mentions the pool quotes this (`problem.build`)."""
+    """Why upstream's GatherPools marks the pool invalid (docs/semantics.md, "Pools and
+    generations", step 5), in words that name what to fix — the device or counter set and the
+    two slices listing it — or None. Every reason that mentions the pool quotes this (`problem.build`)."""
     seen: dict[str, str] = {}
     for s in pool.slices:
         for d in s.spec.devices:

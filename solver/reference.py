@@ -2,13 +2,15 @@
 
 Why: it is the oracle. For one allocation call (the claims of one pod, one node) it
 answers exactly what the upstream structured allocator answers — the same device order,
-the same first-fit choice, the same backtracking (UPSTREAM-SEMANTICS §4.4–§4.11) — so
-that the CP-SAT allocator can be checked against it and hinted with it.
+the same first-fit choice, the same backtracking (docs/semantics.md, "The reference search")
+— so that the CP-SAT allocator can be checked against it and hinted with it.
 
-Deliberate differences from upstream, where upstream has bugs (§8): distinctAttribute
-compares every pair of devices (Q1); counters are checked after the other checks, so a
-rejected device leaves no charge behind (Q2, Q3); a shared device is charged once (Q4);
-an admin-access placement does not block other claims of the call (Q7).
+Deliberate differences from upstream, where upstream has bugs (docs/semantics.md,
+"Deliberate differences from upstream bugs"): distinctAttribute compares every pair of
+devices (Q1); counters are charged only once a placement passed every check and are given
+back on every backtrack, so a rejected device leaves no charge behind (Q2, Q3); a shared
+device is charged once (Q4); an admin-access placement does not block other claims of the
+call (Q7).
 """
 
 from __future__ import annotations

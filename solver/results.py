@@ -1,7 +1,7 @@
 """AllocationResult objects exactly as upstream writes them into ResourceClaim status.
 
 Why a module: both allocators produce the same plain Assignment; this is the one place
-that turns it into `status.allocation` (UPSTREAM-SEMANTICS §4.14, §4.15): one result per
+that turns it into `status.allocation` (docs/semantics.md, "Allocation results"): one result per
 device in placement order, shareID and consumedCapacity only for shared devices,
 skipNodeOperations from the slice (KEP-5945), class and claim config, node selector.
 """
@@ -149,7 +149,8 @@ def _config(
 
 
 def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelector | None:
-    """§4.15: node-local or bindsToNode → exactly the node; selectors → one merged term; allNodes → none."""
+    """docs/semantics.md, "Allocation results": node-local or bindsToNode → exactly the node;
+    selectors → one merged term; allNodes → none."""
     exprs: list[dict] = []
     fields: list[dict] = []
     for p in placements:

@@ -1,8 +1,10 @@
-"""The layers import one way (docs/architecture.md), and the flat layers load nothing heavy."""
+"""The layers import one way (docs/architecture.md), the flat layers load nothing heavy, and the
+spec is docs/semantics.md: nothing cites a spec outside the repository, every citation names a heading."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +174,58 @@ def test_every_encoder_family_is_built_and_declares_its_device_key() -> None:
     with_rules = {p.stem for p in (ROOT / "encoders").glob("*.py") if p.stem not in helpers}
     assert {f.__name__.rsplit(".", 1)[1] for f in FAMILIES} == with_rules
     assert all(callable(getattr(f, "device_key", None)) and callable(f.add) for f in FAMILIES)
+
+
+# --- the spec lives in the repository (issue #28, item 5) ------------------------------------
+
+SPEC = ROOT / "docs" / "semantics.md"
+OUTSIDE_SPEC = "UPSTREAM" + "-SEMANTICS"  # split, so that this file does not mention it
+CITATION = re.compile(r"docs/semantics\.md`?\s*[,(]\s*\"([^\"]+)\"")
+
+
+def _repository_texts() -> dict[str, str]:
+    """Every text file under solver/, encoders/, tests/, benchmarks/, docs/, and README.md."""
+    paths = [ROOT / "README.md"]
+    for top in ("solver", "encoders", "tests", "benchmarks", "docs"):
+        paths += sorted(p for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    texts = {}
+    for path in paths:
+        if path.suffix in (".py", ".md", ".yaml", ".yml", ".json", ".toml", ".txt", ".sh"):
+            texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8", errors="replace")
+    return texts
+
+
+def test_no_citation_of_the_outside_spec() -> None:
+    """The semantics are stated in docs/semantics.md; a spec outside the repository is not
+    something a maintainer has, so nothing cites it."""
+    texts = _repository_texts()
+    assert len(texts) > 100
+    assert [name for name, text in texts.items() if OUTSIDE_SPEC in text] == []
+
+
+def _headings(text: str) -> list[str]:
+    return [line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")]
+
+
+def _cites(heading: str, cited: str) -> bool:
+    """A citation names a heading, or its beginning up to a word boundary (`"Gangs"` for
+    "Gangs: PodGroups placed all or nothing (issue #19, KEP-4671)")."""
+    return heading == cited or heading.startswith((cited + " ", cited + ":"))
+
+
+def test_every_citation_of_semantics_names_a_heading() -> None:
+    """A citation — `docs/semantics.md`, a comma or an opening parenthesis, then a heading in
+    double quotes, also broken over lines or comment lines — names a heading of
+    docs/semantics.md, so renaming a section cannot leave its citations pointing nowhere."""
+    headings = _headings(SPEC.read_text())
+    found = 0
+    dangling = []
+    for name, text in _repository_texts().items():
+        joined = re.sub(r"\s*\n\s*(?:#+\s*)?", " ", text)  # continuation lines, comment markers
+        for match in CITATION.finditer(joined):
+            found += 1
+            cited = " ".join(match.group(1).split())
+            if not any(_cites(h, cited) for h in headings):
+                dangling.append(f'{name}: "{cited}"')
+    assert found >= 30  # the pattern still finds the citations
+    assert dangling == []

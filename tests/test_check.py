@@ -480,7 +480,8 @@ def test_count_all_mode_must_take_every_matching_device() -> None:
 
 
 def test_count_all_mode_leaves_out_devices_without_room_after_existing_claims() -> None:
-    """§4.7: a shared device whose remaining capacity cannot fit the request is not in the All-set."""
+    """A shared device whose remaining capacity cannot fit the request is not in the All-set
+    (docs/semantics.md, "allocationMode All")."""
     extra = existing("old", [nic("net", "s-0", bandwidth="8Gi")], [exactly("net", "nic")]) + EXTRA_NIC
     req = [exactly("net", "nic", allocationMode="All", capacity={"requests": {"bandwidth": "4Gi"}})]
     eth1 = res(

@@ -13,7 +13,7 @@ default/c1`), the field in wire form (`spec.devices.requests[1].exactly.count`) 
 rule that was broken. Validation never raises for invalid input; it returns the list.
 
 Sources of the rules: KEP-5075 "API Validations", KEP-6080 "API Changes", and the
-upstream `resource.k8s.io/v1` validation summarised in UPSTREAM-SEMANTICS.md §2 and §4.16.
+upstream `resource.k8s.io/v1` validation (docs/semantics.md, "Input validation and limits").
 Validation is independent of feature gates: a field a gate would drop is still checked.
 """
 
@@ -63,7 +63,7 @@ from dra_solver.api.strict import did_you_mean
 from dra_solver.errors import InputError
 from dra_solver.gates import FeatureGates
 
-# --- limits (UPSTREAM-SEMANTICS.md §4.16, KEP-5075, KEP-6080) ----------------------------
+# --- limits (docs/semantics.md, "Input validation and limits"; KEP-5075, KEP-6080) --------
 
 MAX_REQUESTS = 32
 MAX_CONSTRAINTS = 32

@@ -4,8 +4,9 @@ of the rules.
 Why this package exists: dra-solver has two allocators (the upstream-faithful reference
 and the CP-SAT optimiser) and both are built on the same precompute. A bug shared by
 them would pass every differential test. This checker is a *second reading of the
-rules*, written from the KEPs, the scheduler's plugins and `UPSTREAM-SEMANTICS.md`
-(intended semantics, not the §8 quirks) and deliberately importing nothing from
+rules*, written from the KEPs, the scheduler's plugins and the upstream rules as
+docs/semantics.md states them (intended semantics, not the quirks of docs/semantics.md,
+"Deliberate differences from upstream bugs") and deliberately importing nothing from
 `solver.inventory`, `solver.problem`, `solver.reference`, `solver.cpsat` or our CEL
 compiler `solver.cel` (a test keeps it so; the one exception is the recorded fallback of
 `expressions`). It reads only the raw API objects (slices, classes, claims, pods, nodes,
@@ -21,9 +22,10 @@ CEL compile or runtime error met while checking is itself a `selector` violation
 
 Decisions where the rules leave room (also listed in the docs):
 
-- Pool generations follow upstream §4.2: the newest generation among the slices
-  relevant to the node wins; only when those look incomplete is the whole cluster
-  re-scanned (a newer generation elsewhere makes the pool obsolete).
+- Pool generations follow upstream (docs/semantics.md, "Pools and generations"): the
+  newest generation among the slices relevant to the node wins; only when those look
+  incomplete is the whole cluster re-scanned (a newer generation elsewhere makes the pool
+  obsolete).
 - Admin-access results never make a device busy and never consume capacity, but a new
   admin placement does charge shared counters (upstream charges every placement of the
   call; existing admin results are not charged).

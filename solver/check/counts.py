@@ -2,8 +2,9 @@
 
 Why a module: ExactCount asks for `count` devices; allocation mode All asks for exactly
 the All-set — every visible device that the request selects and that still has room
-after the existing claims — and fails while a relevant pool is unusable (§4.7); and one
-request never gets the same device twice, not even a multi-allocatable one.
+after the existing claims — and fails while a relevant pool is unusable (docs/semantics.md,
+"allocationMode All"); and one request never gets the same device twice, not even a
+multi-allocatable one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dra_solver.check.selectors import selects
 
 
 def check_counts(ctx: Context, claim: ResourceClaim, mine: list[Placed]) -> None:
-    """ExactCount: exactly `count` devices; All: exactly the All-set (§4.7)."""
+    """ExactCount: exactly `count` devices; All: exactly the All-set (docs/semantics.md,
+    "allocationMode All")."""
     cid = claim_id(claim)
     for request in claim.spec.devices.requests:
         got = [p for p in mine if p.top == request.name]

@@ -1,8 +1,9 @@
 """Nodes: what an allocation tells the node — its nodeSelector and skipNodeOperations.
 
 Why a module: both rules compare the allocation with where the devices live and what the
-node must do for them: `node-selector` (§4.15: the allocation's nodeSelector is the node
-for node-local devices, the combined device selectors otherwise, none for allNodes) and
+node must do for them: `node-selector` (docs/semantics.md, "Allocation results": the
+allocation's nodeSelector is the node for node-local devices, the combined device selectors
+otherwise, none for allNodes) and
 `skip-node-operations` (a result copies its slice's skipNodeOperations, and
 neither may be set with DRAOptionalNodePreparation off — a `gate` violation).
 """
@@ -70,7 +71,8 @@ def check_skip_node_operations(ctx: Context, p: Placed, dev: Dev) -> None:
 
 
 def check_node_selector(ctx: Context, claim: ResourceClaim, mine: list[Placed]) -> None:
-    """§4.15: node-local → exactly the node; selectors → one term, their union; allNodes → none."""
+    """docs/semantics.md, "Allocation results": node-local → exactly the node; selectors →
+    one term, their union; allNodes → none."""
     if not mine or any(p.dev is None for p in mine):
         return
     cid = claim_id(claim)

@@ -1,8 +1,9 @@
 """Pools: the inventory a node sees — devices of complete, valid, current pools.
 
 Why a module: which ResourceSlices count is the subtlest reading of the cluster
-(UPSTREAM-SEMANTICS §4.2: generations, completeness, obsolete pools, invalid pools, the
-`DRAPartitionableDevices` gate), and every rule that names a device starts from it.
+(docs/semantics.md, "Pools and generations": generations, completeness, obsolete pools,
+invalid pools, the `DRAPartitionableDevices` gate), and every rule that names a device starts
+from it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Inventory:
 
 
 def gather(cluster: Cluster, node: str | None, partitionable: bool) -> Inventory:
-    """Pools and devices visible from `node` (UPSTREAM-SEMANTICS §4.2)."""
+    """Pools and devices visible from `node` (docs/semantics.md, "Pools and generations")."""
     labels = {}
     if node is not None and node in cluster.nodes:
         labels = dict(cluster.nodes[node].metadata.labels)

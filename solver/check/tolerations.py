@@ -1,7 +1,7 @@
 """Tolerations: a request must tolerate every scheduling taint of its device (`taint`).
 
-Why a module: device taints are a rule of their own, with the toleration
-matching of UPSTREAM-SEMANTICS §4.12, and only apply with DRADeviceTaints on.
+Why a module: device taints are a rule of their own, with the toleration matching of
+docs/semantics.md, "Device taints and tolerations", and only apply with DRADeviceTaints on.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dra_solver.check.results import Placed
 
 
 def tolerates(tol: DeviceToleration | Toleration, key: str, value: str, effect: str) -> bool:
-    """§4.12 (and core/v1 ToleratesTaint for node taints, the same rule): effect empty or
-    equal; key empty or equal; Exists, or Equal/empty with equal value."""
+    """docs/semantics.md, "Device taints and tolerations" (and core/v1 ToleratesTaint for
+    node taints, the same rule): effect empty or equal; key empty or equal; Exists, or
+    Equal/empty with equal value."""
     if tol.effect and tol.effect != effect:
         return False
     if tol.key and tol.key != key:

@@ -4,12 +4,13 @@ Why here and only here: every CEL evaluation, every requestPolicy rounding and e
 static check (gates, taints, capacity against existing use) happens once, per request and
 device, before any search. The allocators below see integer indices and exact numbers.
 
-Upstream evaluates CEL lazily in search order (UPSTREAM-SEMANTICS §5.4): an expression
-that fails on a device the search never reaches is never reported. We evaluate eagerly but
-keep a runtime error on the candidate it belongs to; the reference allocator raises it
-only when its search reaches that device, exactly as upstream does. The CP-SAT allocator
-runs the reference first and so reports the same errors. Errors that upstream raises while
-preparing a request (compile errors, missing class, All-mode enumeration) raise here.
+Upstream evaluates CEL lazily in search order (docs/semantics.md, "CEL errors: lazy, as
+upstream"): an expression that fails on a device the search never reaches is never
+reported. We evaluate eagerly but keep a runtime error on the candidate it belongs to; the
+reference allocator raises it only when its search reaches that device, exactly as
+upstream does. The CP-SAT allocator runs the reference first and so reports the same
+errors. Errors that upstream raises while preparing a request (compile errors, missing
+class, All-mode enumeration) raise here.
 """
 
 from __future__ import annotations

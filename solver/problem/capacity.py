@@ -2,13 +2,14 @@
 
 Why pure functions over Fractions: precompute rounds each request once per candidate
 device; the reference allocator, the CP-SAT encoders and the checker then only add and
-compare. The rounding follows upstream exactly (UPSTREAM-SEMANTICS §4.9.1, §4.9.4).
+compare. The rounding follows upstream exactly (docs/semantics.md, "Consumable capacity").
 
 validRange with a step works on whole units u: to_u(x) = ceil_away(x / u), and a request
 r >= min consumes
     min' + step' * ceil((to_u(r) - min') / step')  (times u),  min' = to_u(min), step' = to_u(step),
 and a consumption c is on the grid iff (to_u(c) - min') mod step' = 0. In 1.36 u = 1
-(Quantity.Value(): a fractional min, step or request is rounded up to an integer first, Q6).
+(Quantity.Value(): a fractional min, step or request is rounded up to an integer first; Q6 in
+docs/semantics.md, "Deliberate differences from upstream bugs").
 With DRAFractionalCapacityRange (1.37, off by default) u = 1/1000 (MilliValue()) when the
 range needs it: some of min, max, step is fractional (MilliValue() mod 1000 != 0), all of
 them fit milli units in int64 (Value() <= MaxInt64 / 1000) and step >= 1m. With integer

@@ -343,7 +343,8 @@ def _all_set(
     derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
 ) -> tuple[list[Candidate], str | None]:
-    """allocationMode All: every matching device, fixed before the search (§4.3, §4.7).
+    """allocationMode All: every matching device, fixed before the search (docs/semantics.md,
+    "allocationMode All").
 
     Busy devices stay in the set and block the request; devices without room left after
     existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
@@ -372,7 +373,7 @@ def _all_set(
                 d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
             )
             if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
-                continue  # excluded from the All-set (UPSTREAM-SEMANTICS §4.7)
+                continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
         why, consumed = _static_reject(ctx, spec, dev)
         if why is not None and blocked is None:
             blocked = f"device {info.id}: {why}"
