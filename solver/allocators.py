@@ -575,7 +575,7 @@ def _gang_counts(job: Job, counted: Iterable[int]) -> dict[str, int]:
 
 
 def _free_units(
-    job: Job, modelled: set[int], first: PlanOutcome, chosen: dict[int, int]
+    job: Job, modelled: set[int], first: PlanOutcome, chosen: Mapping[int, object]
 ) -> dict[int, PodPlan]:
     """The PodPlans of the units outside the model that the plan places: every such unit
     whose gangs (if any) are placed — a gang is placed when the chosen pods and these reach

@@ -285,7 +285,8 @@ def _funnel(
     parts = [f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {on_node}"]
     for label, expr in selectors:
         program = compile_expression(expr, expect_bool=True)
-        kept, dropped = [], []
+        kept: list[int] = []
+        dropped: list[int] = []
         for d in devices:
             try:
                 ok = ctx.cache.evaluate_bool(program, ctx.views[d])

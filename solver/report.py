@@ -234,11 +234,12 @@ class _Builder:
             lines.append(html.escape(", ".join(attrs)))
         lines += [f"claim {html.escape(h)}" for h in self.holders.get(dev, [])[:4]]
         consumed = self.after.capacity.get(dev)
-        for name, cap in sorted(d.capacity.items()) if consumed is not None else []:
-            total = cap.value.as_fraction()
-            used = consumed.get(name, Fraction(0))
-            q = Quantity(used, cap.value.format)  # type: ignore[arg-type]
-            lines.append(f"{html.escape(name)} {_bar(used, total)} {q} of {cap.value}")
+        if consumed is not None:
+            for name, cap in sorted(d.capacity.items()):
+                total = cap.value.as_fraction()
+                used = consumed.get(name, Fraction(0))
+                q = Quantity(used, cap.value.format)
+                lines.append(f"{html.escape(name)} {_bar(used, total)} {q} of {cap.value}")
         return "<br>".join(lines)
 
     # -- figures --------------------------------------------------------------------------

@@ -224,7 +224,7 @@ def _mib(chars: int) -> str:
 if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10x faster)
     from yaml._yaml import CParser
 
-    class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+    class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):
         """Safe YAML: libyaml's parser, the bounded composer, the safe constructor."""
 
         def __init__(self, stream: str) -> None:

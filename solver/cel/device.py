@@ -108,7 +108,7 @@ def encode_value(v: Any) -> Hashable:
     """
     t = type(v)
     if t is str or t is int:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is bool:
         return (_BOOL, v)
     if t is Semver:
