@@ -63,7 +63,7 @@ from dra_solver.templates import NodeTemplate
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer._click.exceptions import UsageError as _UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.exceptions import UsageError as _UsageError
+    from click.exceptions import UsageError as _UsageError  # type: ignore[assignment]  # click's class: same API
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -637,7 +637,8 @@ def plan(
         sys.stdout.write(dumps([*cluster_after(cluster, outcome.pods), *added], output.value))
     else:
         sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
-    _print_warnings(outcome.stats.get("warnings") or [])
+    warnings = outcome.stats.get("warnings")  # a list of str (pipeline.plan, whatif)
+    _print_warnings(warnings if isinstance(warnings, list) else [])
     # The table already has a row per pod; stderr then keeps only the summary.
     if output is not OutputFormat.table:
         _print_pod_lines(outcome.pods)

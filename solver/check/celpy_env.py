@@ -1058,8 +1058,8 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
 }
 """The extension functions, by name (celpy passes a method's receiver as the first argument)."""
 
-_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-_UPPER: Final = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+_LOWER: Final[dict[int, int]] = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_UPPER: Final[dict[int, int]] = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
 
 _ENV: Final = celpy.Environment()
 _UNDECLARED: Final = re.compile(r"undeclared reference to '([^']*)'")
@@ -1083,8 +1083,11 @@ class Program:
     def evaluate(self, device: celtypes.MapType) -> Any:
         """The plain result (`from_cel`); raises `ValueError` with CEL's reason on a CEL error,
         `Unsupported` when a function is neither celpy's nor ours."""
+        # `ip` and `format` are no CEL values (celpy's Context type): receivers only our
+        # functions read, which celpy passes through.
+        context: dict[str, Any] = {"device": device, "ip": IP_NAMESPACE, "format": FORMAT_NAMESPACE}
         try:
-            value = self._runner.evaluate({"device": device, "ip": IP_NAMESPACE, "format": FORMAT_NAMESPACE})
+            value = self._runner.evaluate(context)
         except celpy.CELEvalError as ex:
             raise _reason(ex) from None
         if isinstance(value, celpy.CELEvalError):
