@@ -68,6 +68,12 @@ _STRICT: Final = re.compile(
 _LOOSE: Final = re.compile(r"v?([0-9]+(?:\.[0-9]+){0,2})([-+].*)?", re.DOTALL)
 
 
+def _prerelease_key(part: int | str) -> tuple[int, int, str]:
+    """Order of pre-release identifiers (semver.org 11.4): numeric ones by value, below
+    alphanumeric ones, which compare in ASCII order."""
+    return (0, part, "") if isinstance(part, int) else (1, 0, part)
+
+
 class Version:
     """A semver 2.0.0 version: equal and ordered by precedence, build metadata ignored."""
 
@@ -107,7 +113,7 @@ class Version:
                 continue
             if isinstance(x, int) != isinstance(y, int):
                 return -1 if isinstance(x, int) else 1
-            return -1 if x < y else 1  # type: ignore[operator]
+            return -1 if _prerelease_key(x) < _prerelease_key(y) else 1
         return (len(a) > len(b)) - (len(a) < len(b))
 
     def __eq__(self, other: object) -> bool:
