@@ -327,7 +327,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
     ctx = Context(
         Cluster(),
-        task.units,  # type: ignore[arg-type]  # a mapping indexed like the units
+        task.units,
         pods,
         task.gates,
         EvalCache(),

@@ -378,9 +378,12 @@ class _Builder:
         if any(not p.node_reasons for p in unplaced):
             stranded = None  # a pod left without per-node reasons (CP-SAT's): not known
         elif unplaced:
-            for n in self.nodes:
-                if all(n in p.node_reasons for p in unplaced):
-                    stranded += sum(not after.allocated(dev) for dev, _ in self.devices[n])  # type: ignore[operator]
+            stranded = sum(
+                not after.allocated(dev)
+                for n in self.nodes
+                if all(n in p.node_reasons for p in unplaced)
+                for dev, _ in self.devices[n]
+            )
         return PlanNumbers(
             allocator=outcome.allocator,
             placed=told.placed,

@@ -490,6 +490,7 @@ def _sort(items: list[Any]) -> Any:
 # --- ip / cidr (Kubernetes' net library, on Go's net/netip rules) -------------------------------
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class CelIP:
@@ -633,7 +634,16 @@ def _contains_cidr(c: Any, v: Any) -> Any:
     if not isinstance(other, CelCIDR):
         return other
     same = other.addr.version == c.addr.version
-    return celtypes.BoolType(same and other.bits >= c.bits and other.network().subnet_of(c.network()))  # type: ignore[arg-type]
+    return celtypes.BoolType(same and other.bits >= c.bits and _subnet_of(other.network(), c.network()))
+
+
+def _subnet_of(inner: IPNetwork, outer: IPNetwork) -> bool:
+    """`inner.subnet_of(outer)` for two networks of one IP version (the caller checks it)."""
+    if isinstance(inner, ipaddress.IPv4Network) and isinstance(outer, ipaddress.IPv4Network):
+        return inner.subnet_of(outer)
+    if isinstance(inner, ipaddress.IPv6Network) and isinstance(outer, ipaddress.IPv6Network):
+        return inner.subnet_of(outer)
+    raise TypeError(f"{inner} and {outer} are not of the same version")
 
 
 def _cidr_method(name: str, fn: Callable[[CelCIDR], Any]) -> Callable[[Any], Any]:
