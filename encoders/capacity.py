@@ -89,6 +89,4 @@ def _add_linked(
 
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:
     """What this family reads of a device (`encoders.groups`): the consumption per alternative."""
-    return tuple(
-        tuple(sorted(allowed[a][d].consumed.items())) if allowed[a][d].consumed else () for a in alts
-    )
+    return tuple(tuple(sorted((allowed[a][d].consumed or {}).items())) for a in alts)

@@ -87,7 +87,8 @@ def viable_values(m: Model, k: ConstraintInfo) -> set[Value]:
     requests = [r for r in p.claims[k.claim].requests if all(a in k.alternatives for a in r.alternatives)]
     out = set()
     for v in seen:
-        need, union, ok = 0, set(), True
+        need, ok = 0, True
+        union: set[int] = set()
         for r in requests:
             counts = []
             for a in r.alternatives:

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 from dra_solver.problem.flat import Alternative, Candidate, Problem, Value
 
 IntVar = cp_model.IntVar
-LinearExpr = cp_model.LinearExprT
+LinearExpr = cp_model.LinearExpr
 
 
 Allowed = dict[int, dict[int, Candidate]]

@@ -28,7 +28,7 @@ pod_placed[g].
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from dra_solver.problem.flat import Assignment, Problem
 
@@ -134,7 +134,7 @@ def _cand_nodes(m: Model, a: int, d: int) -> frozenset[str]:
     return dev.nodes if dev.nodes is not None else frozenset(m.problem.nodes)
 
 
-def decode_nodes(m: Model, value) -> dict[int, str]:  # noqa: ANN001 - a value reader
+def decode_nodes(m: Model, value: Callable[[IntVar], int]) -> dict[int, str]:
     """group -> the node chosen for it (placed groups only)."""
     return {g: n for (g, n), y in m.node_y.items() if value(y)}
 
@@ -167,7 +167,9 @@ def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cove
     """What this family reads of a device (`encoders.groups`): the nodes that see it and, per
     alternative, the nodes that allow it, so `add` treats a group's devices alike."""
     dev = problem.devices[d]
-    where = tuple(
-        tuple(sorted(allowed[a][d].nodes)) if allowed[a][d].nodes is not None else None for a in alts
-    )
-    return (tuple(sorted(dev.nodes)) if dev.nodes is not None else None, where)
+    where = tuple(_sorted_or_none(allowed[a][d].nodes) for a in alts)
+    return (_sorted_or_none(dev.nodes), where)
+
+
+def _sorted_or_none(nodes: frozenset[str] | None) -> tuple[str, ...] | None:
+    return tuple(sorted(nodes)) if nodes is not None else None

@@ -101,8 +101,8 @@ def add(m: Model, *, group: bool = True) -> None:
                 cp.add_implication(v, u)
             cp.add_bool_or([v for _, v in pairs]).only_enforce_if(u)
         m.used[d] = u
-    for g in m.groups:
-        terms = [v for _, v in m.n_by_group.get(g.index, [])]
-        u = cp.new_int_var(0, len(g.devices), f"group_used[{g.index}]")
+    for grp in m.groups:
+        terms = [v for _, v in m.n_by_group.get(grp.index, [])]
+        u = cp.new_int_var(0, len(grp.devices), f"group_used[{grp.index}]")
         cp.add(u == total(terms))
-        m.group_used[g.index] = u
+        m.group_used[grp.index] = u

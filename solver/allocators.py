@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import ClassVar, Literal, Protocol
+from typing import ClassVar, Literal, Protocol, SupportsInt
 
 from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
@@ -27,7 +27,7 @@ from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStat
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
 from dra_solver.classes import claim_key
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Strategy, solve
 from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
@@ -159,6 +159,18 @@ class PodPlan:
     scheduler's reserve step writes it. The plan changes nothing else of them."""
 
 
+def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
+    """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
+    value = stats.get(key)
+    if value is None:
+        if default is None:
+            raise KeyError(key)
+        return default
+    if not isinstance(value, str | SupportsInt):
+        raise TypeError(f"stats[{key!r}] is not a number: {value!r}")
+    return int(value)
+
+
 @dataclass
 class PlanOutcome:
     pods: list[PodPlan]
@@ -196,7 +208,7 @@ class Job:
     gates: FeatureGates
     cache: EvalCache
     seed: int
-    strategy: str
+    strategy: Strategy
     time_limit: float
     book: NodeBook
     """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
@@ -337,7 +349,7 @@ class Cpsat:
             # (an aggregated model that did not converge can stay far below it); the better
             # checked plan is kept, and the smaller of the two valid bounds.
             again = dict(out.stats, aggregated="yes, then the per-device model (a gap remained)")
-            prior = (int(out.stats["bound"]), str(out.stats["bound_from"]))  # type: ignore[call-overload]
+            prior = (int_stat(out.stats, "bound"), str(out.stats["bound_from"]))
             kept = "aggregated model" if not out.stats.get("fallback") else "first fit"
             return self._per_device(job, out, again, kept, prior)
         stats["aggregated"] = f"no: {agg}"
@@ -361,7 +373,7 @@ class Cpsat:
         outcome = solve(
             problem,
             mode="free",
-            strategy=job.strategy,  # type: ignore[arg-type]
+            strategy=job.strategy,
             time_limit=job.time_limit,
             seed=job.seed,
             hint=model.hint,
@@ -575,7 +587,7 @@ def _gang_counts(job: Job, counted: Iterable[int]) -> dict[str, int]:
 
 
 def _free_units(
-    job: Job, modelled: set[int], first: PlanOutcome, chosen: dict[int, int]
+    job: Job, modelled: set[int], first: PlanOutcome, chosen: Mapping[int, object]
 ) -> dict[int, PodPlan]:
     """The PodPlans of the units outside the model that the plan places: every such unit
     whose gangs (if any) are placed — a gang is placed when the chosen pods and these reach

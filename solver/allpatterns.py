@@ -45,7 +45,8 @@ def maximal_patterns(
         return None
     width = len(ctx.pods)
     empty: Pattern = (0,) * width
-    answers: dict[Pattern, bool] = {p: ok for p, ok in (known or {}).items() if ok} | {empty: True}
+    answers: dict[Pattern, bool] = {p: ok for p, ok in (known or {}).items() if ok}
+    answers[empty] = True
     feasible = [empty]
     level = [empty]
     seen = {empty}

@@ -37,7 +37,7 @@ from dra_solver.encoders import constraints as constraint_family
 from dra_solver.encoders import variables
 from dra_solver.encoders.families import FAMILIES
 from dra_solver.encoders.model import IntVar, Model
-from dra_solver.problem.flat import Problem
+from dra_solver.problem.flat import Problem, ValueSet
 
 TIME_LIMIT = 5.0
 """Deterministic seconds per solve (CP-SAT's work counter): a node's problem is small."""
@@ -91,7 +91,7 @@ def _guarded_constraint(m: Model, problem: Problem, k: int, lit: IntVar) -> None
     """Constraint `k`: devices lacking the attribute excluded, and its encoding, all only when
     `lit` is true."""
     info = problem.constraints[k]
-    items = []
+    items: list[tuple[ValueSet, IntVar, tuple[int, int] | None]] = []
     for a in sorted(info.alternatives):
         for d, var in m.x_by_alt.get(a, []):
             values = info.values.get((a, d))

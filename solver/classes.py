@@ -55,6 +55,13 @@ class UnitLike(Protocol):
     def needs(self) -> Sequence[Needs]: ...
 
 
+class UnitsByIndex(Protocol):
+    """The units a plan reads by index: the job's sequence, or a component's slim mapping
+    (`master._SlimUnit` by index), which holds only the units it needs."""
+
+    def __getitem__(self, index: int, /) -> UnitLike: ...
+
+
 @dataclass(frozen=True)
 class PodClass:
     index: int
@@ -182,9 +189,13 @@ def pod_classes(
     return out
 
 
+NodeFacts = tuple[frozenset[int], Hashable, Hashable]
+"""`node_facts`: the pod classes a node allows, its devices' signature, its free resources."""
+
+
 def node_facts(
     cluster: Cluster, problem: Problem, node: str, pods: Sequence[PodClass], free: Amounts | None = None
-) -> tuple[Hashable, ...]:
+) -> NodeFacts:
     """Everything about a node that decides which pods fit on it — names left out. The first
     entry is the pod classes that may use it; then the devices as precompute sees them, and
     the node resources free (allocatable minus bound pods; None: not limited)."""
@@ -209,7 +220,7 @@ def node_classes(
     node's free node resources (`solver.demand.NodeBook.free`)."""
     claims = [c for k in pods for c in units[k.units[0]].claims]
     problems: dict[str, Problem] = {}
-    members: dict[tuple[Hashable, ...], list[str]] = {}
+    members: dict[NodeFacts, list[str]] = {}
     owner: dict[tuple[str, ...], str] = {}
     coupled: str | None = None
     errors: str | None = None
@@ -225,7 +236,7 @@ def node_classes(
             errors = _errors(problem)
         members.setdefault(node_facts(cluster, problem, n, pods, (free or {}).get(n)), []).append(n)
     classes = [
-        NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])  # type: ignore[arg-type]
+        NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])
         for c, (key, ns) in enumerate(members.items())
     ]
     return NodeClasses(classes, problems, coupled, errors, views)
@@ -368,6 +379,7 @@ __all__ = [
     "NodeClasses",
     "PodClass",
     "UnitLike",
+    "UnitsByIndex",
     "claim_key",
     "node_classes",
     "node_facts",

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 import typer.core
@@ -61,9 +61,11 @@ from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
+    from typer import _click as click
     from typer._click.exceptions import UsageError as _UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.exceptions import UsageError as _UsageError
+    import click  # type: ignore[no-redef]  # older typer: click itself, the same classes
+    from click.exceptions import UsageError as _UsageError  # type: ignore[assignment]  # (as above)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -88,7 +90,7 @@ def _reflow(text: str) -> str:
     return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
 
 
-def _tidy_help(command: typer.core.TyperCommand | typer.core.TyperGroup, ctx: typer.Context) -> None:
+def _tidy_help(command: typer.core.TyperCommand | typer.core.TyperGroup, ctx: click.Context) -> None:
     """Make one command's help read cleanly: typer labels every option with its Python type,
     which for a flag (`--any-node`, `--version`, `--help`) is a meaningless `<bool>` and for a
     repeatable option `<list[str]>`; flags get no label, repeatable options their element's
@@ -110,13 +112,13 @@ class _Group(typer.core.TyperGroup):
     """The app's group: tidies the help of itself and of every command (`_tidy_help`), so
     commands added later get clean help without doing anything."""
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> typer.core.TyperCommand | None:  # type: ignore[override]
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if isinstance(command, typer.core.TyperCommand | typer.core.TyperGroup):
             _tidy_help(command, ctx)
-        return command  # type: ignore[return-value]
+        return command
 
-    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         _tidy_help(self, ctx)
         for command in self.commands.values():
             if isinstance(command, typer.core.TyperCommand | typer.core.TyperGroup):
@@ -637,7 +639,8 @@ def plan(
         sys.stdout.write(dumps([*cluster_after(cluster, outcome.pods), *added], output.value))
     else:
         sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
-    _print_warnings(outcome.stats.get("warnings") or [])
+    warnings = outcome.stats.get("warnings")  # a list of str (pipeline.plan, whatif)
+    _print_warnings(warnings if isinstance(warnings, list) else [])
     # The table already has a row per pod; stderr then keeps only the summary.
     if output is not OutputFormat.table:
         _print_pod_lines(outcome.pods)
@@ -850,7 +853,7 @@ def _options(
 ) -> Options:
     return Options(
         allocator=allocator.value,
-        feature_gates=feature_gates,  # type: ignore[arg-type]  # Options parses the string
+        feature_gates=FeatureGates.of(feature_gates),
         seed=seed,
         strategy=strategy.value,
         time_limit=time_limit,

@@ -160,7 +160,7 @@ class _Run:
         self.wall_deadline = self.start + 3 * time_limit + 1
         self.best: cp_model.CpSolver | None = None
         self.last: cp_model.CpSolver | None = None
-        self.last_status: int = cp_model.UNKNOWN
+        self.last_status: cp_model.CpSolverStatus = cp_model.UNKNOWN
         self.calls = 0
         self.hinted = False
         self.bounds: dict[str, int] = {}
@@ -177,7 +177,7 @@ class _Run:
     def solve(self) -> CpsatOutcome:
         todo = [s for s in self.levels if self.status[s.name] == "NOT_RUN"]
         prefer = [s for s in todo if s.name in PREFERENCES]
-        required: list[Stage | None] = [s for s in todo if s.name not in PREFERENCES]
+        required = [s for s in todo if s.name not in PREFERENCES]
         if not required and prefer and self.hinted:
             # A hint (the reference's answer) is usually a complete solution: the first
             # preference stage starts from it, which spares the feasibility solve. If it is
@@ -190,7 +190,8 @@ class _Run:
                 return self._outcome(None, "INFEASIBLE")
             else:
                 self.status[prefer[0].name] = "NOT_RUN"
-        for stage in required or ([None] if self.best is None else []):
+        runs: list[Stage | None] = [*required] or ([None] if self.best is None else [])
+        for stage in runs:
             if self.best is not None and (self.budget <= 0 or self._wall_left() <= 0):
                 break
             status = self._call(stage, self.budget)
@@ -246,7 +247,7 @@ class _Run:
             self.status[stage.name] = "FEASIBLE" if used > 0 else "NOT_RUN"
         return used
 
-    def _call(self, stage: Stage | None, det_time: float) -> int:
+    def _call(self, stage: Stage | None, det_time: float) -> cp_model.CpSolverStatus:
         """One CP-SAT call on the current model with `stage` as objective."""
         self.m.cp.clear_objective()
         if stage is not None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
-from dra_solver.api.quantity import Quantity
+from dra_solver.api.quantity import Quantity, quantity_format
 from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
 from dra_solver.classes import LocalViews, problem_signature
@@ -285,7 +285,8 @@ def _funnel(
     parts = [f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {on_node}"]
     for label, expr in selectors:
         program = compile_expression(expr, expect_bool=True)
-        kept, dropped = [], []
+        kept: list[int] = []
+        dropped: list[int] = []
         for d in devices:
             try:
                 ok = ctx.cache.evaluate_bool(program, ctx.views[d])
@@ -345,8 +346,11 @@ def _capacity_left(ctx: Context, spec: Any, devices: list[int]) -> list[str]:
 
 
 def _qty(value: Any, fmt: str) -> str:
+    form = quantity_format(fmt)
     try:
-        return str(Quantity.from_number(Fraction(value), fmt))  # type: ignore[arg-type]
+        if form is None:
+            raise ValueError(f"unknown quantity format {fmt!r}")
+        return str(Quantity.from_number(Fraction(value), form))
     except (TypeError, ValueError):  # words only: fall back to the plain number
         return str(value)
 

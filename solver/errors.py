@@ -54,6 +54,10 @@ class CelError(DRASolverError):
 class CelCompileError(CelError):
     """The expression does not parse or type-check in the DRA CEL environment."""
 
+    line: int | None = None
+    column: int | None = None
+    """Where in the expression (1-based), when the compiler names a place."""
+
 
 class CelRuntimeError(CelError):
     """Evaluation failed (missing key, wrong type, cost limit); aborts the allocation."""

@@ -74,7 +74,7 @@ class RayExecutor(Executor):
 
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
         ref = self._remote.remote(fn, args, kwargs)
-        return ref.future()  # type: ignore[no-any-return]
+        return ref.future()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         if self._started and self._ray.is_initialized():

@@ -171,10 +171,11 @@ class _Run:
     """Shape -> (first node not known to fail for it, len(changes) when that was known)."""
     changes: list[int] = field(default_factory=list)
     """Indices of nodes whose version changed, in order: lowers the floors lazily."""
-    nowhere: dict[tuple[ShapeKey, frozenset[tuple[str | None, str]]], tuple[int, _Nowhere]] = field(
-        default_factory=dict
-    )
-    """(shape, blocked nodes) -> (len(changes) then, why no node took it): reused until a change."""
+    nowhere: dict[
+        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]], tuple[int, _Nowhere]
+    ] = field(default_factory=dict)
+    """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it):
+    reused until a change."""
 
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster

@@ -216,11 +216,11 @@ def _caps(
     caps: dict[tuple[int, int], int] = {}
     proven = True
     for c in ncls:
-        for k in sorted(c.allowed):
-            key = (c.index, rep_of[k])
+        for ki in sorted(c.allowed):
+            key = (c.index, rep_of[ki])
             if key not in memo:
-                memo[key] = cap(ctx, c.nodes[0], rep_of[k])
-            caps[(c.index, k)] = min(memo[key][0], pods[k].demand)
+                memo[key] = cap(ctx, c.nodes[0], rep_of[ki])
+            caps[(c.index, ki)] = min(memo[key][0], pods[ki].demand)
             proven &= memo[key][1]
     return caps, proven
 
@@ -327,7 +327,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
     ctx = Context(
         Cluster(),
-        task.units,  # type: ignore[arg-type]  # a mapping indexed like the units
+        task.units,
         pods,
         task.gates,
         EvalCache(),
@@ -425,18 +425,18 @@ def _components(
     for c, k in edges:
         union(("n", c), ("p", k))
     first_of: dict[str, int] = {}
-    for k in pods:  # a gang's classes are decided together
-        if k.gang is not None:
-            union(("p", first_of.setdefault(k.gang, k.index)), ("p", k.index))
+    for pc in pods:  # a gang's classes are decided together
+        if pc.gang is not None:
+            union(("p", first_of.setdefault(pc.gang, pc.index)), ("p", pc.index))
     comps: dict[tuple[str, int], _Component] = {}
     linked_pods = {k for _, k in edges}
     linked_nodes = {c for c, _ in edges}
-    for c in ncls:
-        if c.index in linked_nodes:
-            comps.setdefault(root(("n", c.index)), _Component([], [])).nodes.append(c.index)
-    for k in pods:
-        if k.index in linked_pods:
-            comps.setdefault(root(("p", k.index)), _Component([], [])).pods.append(k.index)
+    for nc in ncls:
+        if nc.index in linked_nodes:
+            comps.setdefault(root(("n", nc.index)), _Component([], [])).nodes.append(nc.index)
+    for pc in pods:
+        if pc.index in linked_pods:
+            comps.setdefault(root(("p", pc.index)), _Component([], [])).pods.append(pc.index)
     return list(comps.values())
 
 
@@ -624,7 +624,7 @@ def integer_master(
         m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
     for c in node_ids:
         m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
-    objective = sum(big * pods[k].weight * y[k] for k in pod_ids)
+    objective: cp_model.LinearExpr | int = sum(big * pods[k].weight * y[k] for k in pod_ids)
     if cost is not None:
         objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
@@ -665,9 +665,11 @@ def _gang_rows(
     y[k] <= demand[k] * on[G] and sum_{k in G} y[k] >= need * on[G], added to `m` (a CP-SAT
     model or a GLOP solver: both take linear rows through `Add`)."""
     on: dict[str, Any] = {}
+    if gangs is None:
+        return on
     for k in pod_ids:
         g = pods[k].gang
-        if gangs is None or g not in gangs:
+        if g is None or g not in gangs:
             continue
         if g not in on:
             on[g] = new_on(g)

@@ -27,7 +27,7 @@ import dra_solver.interrupt as interrupt
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import LocalViews, PodClass, UnitLike, claim_key
+from dra_solver.classes import LocalViews, PodClass, UnitsByIndex, claim_key
 from dra_solver.cpsat import solve
 from dra_solver.demand import demand_total
 from dra_solver.encoders import build
@@ -71,7 +71,7 @@ class Context:
     """What every single-node model of one run needs."""
 
     cluster: Cluster
-    units: Sequence[UnitLike]
+    units: UnitsByIndex
     pods: Sequence[PodClass]
     gates: FeatureGates
     cache: EvalCache

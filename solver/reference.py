@@ -51,7 +51,8 @@ def _drive(root: Step) -> Outcome:
     value: Outcome | None = None
     while True:
         try:
-            sub = stack[-1].send(value)
+            top = stack[-1]
+            sub = next(top) if value is None else top.send(value)  # a new step starts with next()
         except StopIteration as done:
             stack.pop()
             value = done.value

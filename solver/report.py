@@ -234,11 +234,12 @@ class _Builder:
             lines.append(html.escape(", ".join(attrs)))
         lines += [f"claim {html.escape(h)}" for h in self.holders.get(dev, [])[:4]]
         consumed = self.after.capacity.get(dev)
-        for name, cap in sorted(d.capacity.items()) if consumed is not None else []:
-            total = cap.value.as_fraction()
-            used = consumed.get(name, Fraction(0))
-            q = Quantity(used, cap.value.format)  # type: ignore[arg-type]
-            lines.append(f"{html.escape(name)} {_bar(used, total)} {q} of {cap.value}")
+        if consumed is not None:
+            for name, cap in sorted(d.capacity.items()):
+                total = cap.value.as_fraction()
+                used = consumed.get(name, Fraction(0))
+                q = Quantity(used, cap.value.format)
+                lines.append(f"{html.escape(name)} {_bar(used, total)} {q} of {cap.value}")
         return "<br>".join(lines)
 
     # -- figures --------------------------------------------------------------------------
@@ -377,9 +378,12 @@ class _Builder:
         if any(not p.node_reasons for p in unplaced):
             stranded = None  # a pod left without per-node reasons (CP-SAT's): not known
         elif unplaced:
-            for n in self.nodes:
-                if all(n in p.node_reasons for p in unplaced):
-                    stranded += sum(not after.allocated(dev) for dev, _ in self.devices[n])  # type: ignore[operator]
+            stranded = sum(
+                not after.allocated(dev)
+                for n in self.nodes
+                if all(n in p.node_reasons for p in unplaced)
+                for dev, _ in self.devices[n]
+            )
         return PlanNumbers(
             allocator=outcome.allocator,
             placed=told.placed,

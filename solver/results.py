@@ -26,7 +26,7 @@ from dra_solver.api.models import (
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
 )
-from dra_solver.api.quantity import Quantity, QuantityFormat
+from dra_solver.api.quantity import Quantity, QuantityFormat, quantity_format
 from dra_solver.errors import AllocationError
 from dra_solver.problem.flat import Assignment, Placement, Problem
 
@@ -107,8 +107,7 @@ def build_allocation(
 
 
 def _format(formats: dict[str, str], name: str) -> QuantityFormat:
-    fmt = formats.get(name, "DecimalSI")
-    return fmt if fmt in ("BinarySI", "DecimalExponent") else "DecimalSI"  # type: ignore[return-value]
+    return quantity_format(formats.get(name, "DecimalSI")) or "DecimalSI"
 
 
 def _config(

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dra_solver.allocators import int_stat
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps
 from dra_solver.api.models import TypeMeta
@@ -105,10 +106,10 @@ def run_scenario(task: ScenarioTask) -> ScenarioRow:
         len(outcome.pods),
         outcome.placed,
         len(outcome.added_nodes),
-        int(stats.get("added_cost") or 0),  # type: ignore[call-overload]
+        int_stat(stats, "added_cost", 0),
         str(stats.get("status", stats.get("cpsat_status", "-"))),
-        int(stats.get("objective", outcome.weight)),  # type: ignore[call-overload]
-        int(stats.get("bound", outcome.weight)),  # type: ignore[call-overload]
+        int_stat(stats, "objective", outcome.weight),
+        int_stat(stats, "bound", outcome.weight),
         round(time.perf_counter() - start, 3),
     )
 

@@ -33,7 +33,7 @@ from rich.text import Text
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Device, ResourceClaim, ResourceSlice
-from dra_solver.api.quantity import Quantity
+from dra_solver.api.quantity import Quantity, QuantityFormat
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
 
@@ -85,7 +85,7 @@ class NodeUse:
     devices: int = 0
     used: int = 0
     stranded: dict[str, Fraction] = field(default_factory=dict)
-    formats: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, QuantityFormat] = field(default_factory=dict)
 
     def add(self, other: NodeUse) -> None:
         self.nodes += other.nodes
@@ -98,7 +98,7 @@ class NodeUse:
 
     def stranded_text(self) -> str:
         parts = [
-            f"{name} {Quantity(left, self.formats.get(name, 'DecimalSI'))}"  # type: ignore[arg-type]
+            f"{name} {Quantity(left, self.formats.get(name, 'DecimalSI'))}"
             for name, left in sorted(self.stranded.items())
             if left > 0
         ]

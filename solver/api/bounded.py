@@ -25,12 +25,13 @@ written back as given.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
-from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+from yaml.events import AliasEvent, Event, MappingStartEvent, NodeEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -93,13 +94,17 @@ class BoundedComposer(Composer):
         self._aliased = 0
         self._sizes: dict[str, int] = {}
 
+    # The parser beside this class in a loader's bases (CParser or yaml.Parser) provides it;
+    # declared, not defined, so that the parser's method is the one found.
+    peek_event: Callable[[], Event]
+
     def check_node(self) -> bool:
         try:
             return bool(super().check_node())
         except yaml.MarkedYAMLError as e:
             raise _nesting(e, self.document_index + 1) from None
 
-    def compose_document(self) -> Node:
+    def compose_document(self) -> Node | None:
         self.document_index += 1
         self._depth = self._nodes = self._aliased = 0
         self._sizes = {}
@@ -108,10 +113,11 @@ class BoundedComposer(Composer):
         except yaml.MarkedYAMLError as e:
             raise _nesting(e, self.document_index) from None
         self._sizes = {}
-        _check_size(node, self.document_index)
+        if node is not None:
+            _check_size(node, self.document_index)
         return node
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()
         if isinstance(event, AliasEvent):
             self._alias(event)
@@ -130,14 +136,14 @@ class BoundedComposer(Composer):
         node = super().compose_node(parent, index)
         if nested:
             self._depth -= 1
-        if event.anchor is not None:
+        if isinstance(event, NodeEvent) and event.anchor is not None:  # (every node's event is one)
             self._sizes[event.anchor] = self._nodes - before
         return node
 
     def _alias(self, event: AliasEvent) -> None:
         """Count the nodes an alias stands for; refuse a cycle and excessive aliasing."""
         anchor = event.anchor
-        if anchor not in self.anchors:
+        if anchor is None or anchor not in self.anchors:
             return  # the composer reports the undefined alias
         size = self._sizes.get(anchor)
         if size is None:
@@ -162,7 +168,7 @@ class BoundedComposer(Composer):
             )
 
 
-def _nesting(error: yaml.MarkedYAMLError, document: int) -> yaml.MarkedYAMLError:
+def _nesting(error: yaml.MarkedYAMLError, document: int) -> yaml.YAMLError:
     """Our nesting bound for libyaml's own, else the error unchanged.
 
     Why: libyaml's scanner (bundled with PyYAML 6.0.4 and later) refuses flow collections
@@ -224,7 +230,7 @@ def _mib(chars: int) -> str:
 if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10x faster)
     from yaml._yaml import CParser
 
-    class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+    class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):
         """Safe YAML: libyaml's parser, the bounded composer, the safe constructor."""
 
         def __init__(self, stream: str) -> None:
@@ -235,7 +241,7 @@ if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10
 
 else:  # pragma: no cover - depends on how PyYAML was built
 
-    class Loader(BoundedComposer, yaml.SafeLoader):  # type: ignore[no-redef, misc]
+    class Loader(BoundedComposer, yaml.SafeLoader):  # type: ignore[no-redef]  # the other branch's Loader
         """Safe YAML: PyYAML's pure-Python parser, the bounded composer."""
 
         def __init__(self, stream: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from dra_solver.api.identity import Identity, dedupe, identity
 from dra_solver.api.load import Reader, load_paths, load_text
@@ -51,7 +51,7 @@ class Cluster:
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_objects(cls, objects: Iterable[TypeMeta | dict[str, Any]]) -> Cluster:
+    def from_objects(cls, objects: Iterable[TypeMeta | dict[str, Any]]) -> Self:
         """Models as given, dicts read like file contents (converted to v1, workloads
         expanded, generated names). Every problem is raised at once (ValidationErrors);
         the source of an object in messages is its position, `object #3`."""
@@ -73,7 +73,7 @@ class Cluster:
         return cluster
 
     @classmethod
-    def from_paths(cls, paths: Iterable[str | Path]) -> Cluster:
+    def from_paths(cls, paths: Iterable[str | Path]) -> Self:
         objects, warnings = load_paths(paths)
         cluster = cls.from_objects(objects)
         cluster.warnings.extend(warnings)

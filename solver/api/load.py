@@ -41,7 +41,7 @@ __all__ = [
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-class _Loader(Loader):  # type: ignore[misc, valid-type]
+class _Loader(Loader):
     """Bounded safe YAML (`api.bounded`) without the timestamp resolver: Kubernetes keeps
     timestamps as strings."""
 

@@ -55,6 +55,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "QuantityFormat",
+    "quantity_format",
 ]
 
 QuantityFormat = Literal["BinarySI", "DecimalSI", "DecimalExponent"]
@@ -102,6 +103,18 @@ _ALLOWED: Final = (
 
 def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
+
+
+_FORMAT_NAMED: Final[dict[str, QuantityFormat]] = {
+    "BinarySI": "BinarySI",
+    "DecimalSI": "DecimalSI",
+    "DecimalExponent": "DecimalExponent",
+}
+
+
+def quantity_format(name: str) -> QuantityFormat | None:
+    """The format named `name` (a plain string, as the flat Problem keeps it), else None."""
+    return _FORMAT_NAMED.get(name)
 
 
 class QuantityError(ValueError, DRASolverError):

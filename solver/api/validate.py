@@ -590,7 +590,9 @@ def gate_problems(
                 f"{rpath}.firstAvailable",
                 f"request {req.name} has subrequests, but the DRAPrioritizedList feature is disabled",
             )
-        parts = [("exactly", req.exactly)] if req.exactly is not None else []
+        parts: list[tuple[str, ExactDeviceRequest | DeviceSubRequest]] = (
+            [("exactly", req.exactly)] if req.exactly is not None else []
+        )
         parts += [(f"firstAvailable[{k}]", sub) for k, sub in enumerate(req.first_available or [])]
         for name, part in parts:
             if part.capacity is not None and part.capacity.requests and not gates.DRAConsumableCapacity:

@@ -69,10 +69,15 @@ def _count(doc: dict[str, Any], spec: dict[str, Any], source: str) -> int:
     return replicas
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    """`value` when it is a mapping, else an empty one (a missing or malformed metadata)."""
+    return value if isinstance(value, dict) else {}
+
+
 def expand_workload(doc: dict[str, Any], source: str = "") -> list[dict[str, Any]]:
     """The Pod objects (raw dicts) the workload creates; the input is not modified."""
     kind = doc["kind"]
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = _mapping(doc.get("metadata"))
     name = meta.get("name")
     if not name:
         raise InputError(
@@ -92,7 +97,7 @@ def expand_workload(doc: dict[str, Any], source: str = "") -> list[dict[str, Any
             "required: a pod template", obj=object_ref(doc), field="spec.template", source=source
         )
     count = _count(doc, spec, source)
-    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    tmeta = _mapping(template.get("metadata"))
     owner: dict[str, Any] = {
         "apiVersion": doc.get("apiVersion", "apps/v1" if kind != "Job" else "batch/v1"),
         "kind": kind,

@@ -64,6 +64,7 @@ from dra_solver.cel.values import (
     ABSENT,
     CelType,
     CostLimitExceeded,
+    DeviceValue,
     EvalError,
     Opt,
     UInt,
@@ -125,6 +126,13 @@ def _issue(node: Node, message: str) -> CompileIssue:
 
 
 Scope = dict[str, tuple[int, Type]]
+
+
+def _device(ctx: Activation) -> DeviceValue:
+    """The device under evaluation (an Activation without one only folds constants)."""
+    device = ctx.device
+    assert device is not None, "a device field read outside an evaluation"
+    return device
 
 
 class _Compiler:
@@ -251,33 +259,35 @@ class _Compiler:
     def _device_field(self, node: Select, field: str) -> Compiled:
         if field not in DEVICE_FIELDS:
             raise _issue(node, f"undefined field '{field}'")
+        # Device fields are never constant, so never folded: they run only in an evaluation,
+        # whose Activation holds the device (`_device`).
         getter: Fn
         if field == "attributes":
-            getter = lambda ctx: ctx.device.attributes  # noqa: E731
+            getter = lambda ctx: _device(ctx).attributes  # noqa: E731
         elif field == "capacity":
-            getter = lambda ctx: ctx.device.capacity  # noqa: E731
+            getter = lambda ctx: _device(ctx).capacity  # noqa: E731
         elif field == "driver":
-            getter = lambda ctx: ctx.device.driver  # noqa: E731
+            getter = lambda ctx: _device(ctx).driver  # noqa: E731
         elif field == "name":
-            getter = lambda ctx: ctx.device.name  # noqa: E731
+            getter = lambda ctx: _device(ctx).name  # noqa: E731
         else:
-            getter = lambda ctx: ctx.device.allow_multiple_allocations  # noqa: E731
+            getter = lambda ctx: _device(ctx).allow_multiple_allocations  # noqa: E731
         return Compiled(getter, DEVICE_FIELDS[field])
 
     def _device_map(self, kind: str, domain: str) -> Compiled:
-        t = DEVICE_FIELDS[kind][2]  # type: ignore[index]
+        t = DEVICE_FIELDS[kind][2]
         if kind == "attributes":
-            return Compiled(lambda ctx: ctx.device.attributes[domain], t)
-        return Compiled(lambda ctx: ctx.device.capacity[domain], t)
+            return Compiled(lambda ctx: _device(ctx).attributes[domain], t)
+        return Compiled(lambda ctx: _device(ctx).capacity[domain], t)
 
     def _device_attr(self, kind: str, domain: str, key: str) -> Compiled:
         missing = f"no such key: {key}"
-        t = DEVICE_FIELDS[kind][2][2]  # type: ignore[index]
+        t = DEVICE_FIELDS[kind][2][2]
         if kind == "attributes":
 
             def attr(ctx: Activation) -> Any:
                 try:
-                    return ctx.device.attributes[domain][key]
+                    return _device(ctx).attributes[domain][key]
                 except KeyError:
                     raise EvalError(missing) from None
 
@@ -285,7 +295,7 @@ class _Compiler:
 
         def cap(ctx: Activation) -> Any:
             try:
-                return ctx.device.capacity[domain][key]
+                return _device(ctx).capacity[domain][key]
             except KeyError:
                 raise EvalError(missing) from None
 
@@ -572,7 +582,7 @@ class _Compiler:
         if is_dyn(t):
             return DYN
         if isinstance(t, tuple) and t[0] == "opt":
-            return t[1]  # type: ignore[no-any-return]
+            return t[1]
         raise _issue(n, f"expected type 'optional_type(T)' but found '{display(t)}'")
 
     def list_lit(self, node: ListLit, scope: Scope) -> Compiled:

@@ -49,7 +49,7 @@ class DeviceView:
 
     driver: str
     name: str
-    attributes: Mapping[str, Mapping[str, AttrValue]]
+    attributes: Mapping[str, Mapping[str, AttrValue | None]]  # None: an attribute without a value
     capacity: Mapping[str, Mapping[str, Quantity]]
     allow_multiple_allocations: bool = False
     # Memos, set on first use with object.__setattr__; until then the class defaults apply.
@@ -61,7 +61,7 @@ class DeviceView:
         self,
         driver: str,
         name: str,
-        attributes: Mapping[str, Mapping[str, AttrValue]],
+        attributes: Mapping[str, Mapping[str, AttrValue | None]],
         capacity: Mapping[str, Mapping[str, Quantity]],
         allow_multiple_allocations: bool = False,
     ) -> None:
@@ -108,7 +108,7 @@ def encode_value(v: Any) -> Hashable:
     """
     t = type(v)
     if t is str or t is int:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is bool:
         return (_BOOL, v)
     if t is Semver:

@@ -94,8 +94,8 @@ class Program:
                 + _snippet(expression, ex.line, ex.column),
                 expression=expression,
             )
-            err.line = ex.line  # type: ignore[attr-defined]
-            err.column = ex.column  # type: ignore[attr-defined]
+            err.line = ex.line
+            err.column = ex.column
             raise err from None
         except RecursionError:
             raise CelCompileError(

@@ -207,8 +207,9 @@ class _Estimator:
             return args + 1 + (sizes[1].n if sizes[1].key is None else 0), _SCALAR
         if fn in _REGEX and len(sizes) >= 2:
             pattern = operands[1]
-            literal = isinstance(pattern, Lit) and isinstance(pattern.value, str)
-            plen = len(pattern.value) if literal else sizes[1].n  # type: ignore[union-attr]
+            plen: float = sizes[1].n
+            if isinstance(pattern, Lit) and isinstance(pattern.value, str):
+                plen = len(pattern.value)
             cost = _factor(first.n + 1, 0.1) * _factor(plen, 0.25)
             return args + cost, Size(first.n, Size(first.n)) if fn == "findAll" else Size(first.n)
         if fn == "validate" and node.target is not None and len(sizes) == 2:

@@ -51,7 +51,7 @@ def _size(v: Any) -> int:
 def _to_int(v: Any) -> int:
     t = type(v)
     if t is int:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is UInt:
         if v > INT64_MAX:
             raise fail("range error converting uint to int")
@@ -73,7 +73,7 @@ def _to_int(v: Any) -> int:
 def _to_uint(v: Any) -> UInt:
     t = type(v)
     if t is UInt:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is int:
         if v < 0:
             raise fail("range error converting int to uint")
@@ -95,7 +95,7 @@ def _to_uint(v: Any) -> UInt:
 def _to_double(v: Any) -> float:
     t = type(v)
     if t is float:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is int or t is UInt:
         return float(v)
     if t is str:
@@ -137,7 +137,7 @@ def format_double(f: float) -> str:
 def to_string(v: Any) -> str:
     t = type(v)
     if t is str:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is int or t is UInt:
         return str(int(v))
     if t is float:
@@ -146,11 +146,11 @@ def to_string(v: Any) -> str:
         return "true" if v else "false"
     if t is bytes:
         try:
-            return v.decode("utf-8")  # type: ignore[no-any-return]
+            return v.decode("utf-8")
         except UnicodeDecodeError:
             raise fail("invalid UTF-8 in bytes, cannot convert to string") from None
     if t is CelType:
-        return v.name  # type: ignore[no-any-return]
+        return v.name
     raise fail(f"type conversion error from '{type_name(v)}' to 'string'")
 
 
@@ -161,7 +161,7 @@ _FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 def _to_bool(v: Any) -> bool:
     t = type(v)
     if t is bool:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is str:
         if v in _TRUE:
             return True
@@ -174,9 +174,9 @@ def _to_bool(v: Any) -> bool:
 def _to_bytes(v: Any) -> bytes:
     t = type(v)
     if t is bytes:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is str:
-        return v.encode("utf-8")  # type: ignore[no-any-return]
+        return v.encode("utf-8")
     raise fail(f"type conversion error from '{type_name(v)}' to 'bytes'")
 
 

@@ -313,10 +313,7 @@ _F: Final = "format"
 OVERLOADS: Final[list[Overload]] = [
     Overload("format.named", False, ("string",), ("opt", _F), _named),
     Overload("validate", True, (_F, "string"), ("opt", ("list", "string")), _validate, _validate_cost),
-    *(
-        Overload(f"format.{key}", False, (), _F, lambda f=f: f)  # type: ignore[misc]
-        for key, f in FORMATS.items()
-    ),
+    *(Overload(f"format.{key}", False, (), _F, lambda f=f: f) for key, f in FORMATS.items()),
 ]
 
 register(OVERLOADS)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -166,7 +167,7 @@ def _local(t: Timestamp, tz: str = "UTC") -> tuple[_dt.datetime, int]:
     return when.astimezone(_zone(tz)), frac
 
 
-def _getter(part: str):  # type: ignore[no-untyped-def]
+def _getter(part: str) -> Callable[..., int]:  # (t) or (t, time zone)
     def get(t: Timestamp, tz: str = "UTC") -> int:
         d, frac = _local(t, tz)
         if part == "year":
@@ -238,7 +239,7 @@ _DURATION_PARTS: Final = {
 }
 
 
-def _dur_getter(unit: int):  # type: ignore[no-untyped-def]
+def _dur_getter(unit: int) -> Callable[[Duration], int]:
     def get(d: Duration) -> int:
         q = abs(d.ns) // unit  # truncation toward zero, as Go's integer division
         return -q if d.ns < 0 else q

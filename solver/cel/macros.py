@@ -178,6 +178,10 @@ def _build_transform_map(
     return transform, ("map", ktype, types[-1])
 
 
+def _by_sort_key(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
+    return cel_compare(a[0], b[0], "sortBy")
+
+
 def _build_sort_by(rf: Fn, i1: int, i2: int, fns: list[Fn], types: list[Type], rt: Type) -> tuple[Fn, Type]:
     (kf,) = fns
 
@@ -196,7 +200,7 @@ def _build_sort_by(rf: Fn, i1: int, i2: int, fns: list[Fn], types: list[Type], r
                 if type(k) is not t0:
                     raise EvalError("sortBy: sort keys must have the same type")
                 cel_compare(k, k, "sortBy")
-        keyed.sort(key=functools.cmp_to_key(lambda a, b: cel_compare(a[0], b[0], "sortBy")))
+        keyed.sort(key=functools.cmp_to_key(_by_sort_key))
         return tuple(x for _, x in keyed)
 
     return sort_by, rt if isinstance(rt, tuple) else ("list", DYN)

@@ -197,7 +197,7 @@ _ARITH: Final[dict[str, frozenset[str]]] = {
 _ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"})
 _TIME: Final = frozenset({"timestamp", "duration"})
 # (op, left, right) -> result for the timestamp/duration arithmetic overloads
-_TIME_ARITH: Final = {
+_TIME_ARITH: Final[dict[tuple[str, Type, Type], Type]] = {
     ("_+_", "timestamp", "duration"): "timestamp",
     ("_+_", "duration", "timestamp"): "timestamp",
     ("_+_", "duration", "duration"): "duration",

@@ -161,7 +161,8 @@ def parse(text: str) -> Node:
             raise CompileIssue("Syntax error: unexpected end of expression", line, column) from None
         raise CompileIssue(f"Syntax error: mismatched input {str(tok)!r}", ex.line, ex.column) from None
     except UnexpectedCharacters as ex:
-        ch = text[ex.pos_in_stream] if 0 <= ex.pos_in_stream < len(text) else ""
+        pos: int | None = ex.pos_in_stream  # lark declares it None on the base class; here an int
+        ch = text[pos] if pos is not None and 0 <= pos < len(text) else ""
         raise CompileIssue(f"Syntax error: token recognition error at: {ch!r}", ex.line, ex.column) from None
     except LarkError as ex:  # pragma: no cover - other lark failures
         raise CompileIssue(f"Syntax error: {ex}", 1, 1) from None
@@ -470,13 +471,13 @@ class _Converter:
         value: object
         if kind == "INT_LIT":
             value = _int_literal(text)
-            if not INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
+            if not INT64_MIN <= value <= INT64_MAX:
                 raise CompileIssue(f"invalid int literal {text}: out of range", line, column)
         elif kind == "UINT_LIT":
             value = _int_literal(text[:-1])
-            if not 0 <= value <= UINT64_MAX:  # type: ignore[operator]
+            if not 0 <= value <= UINT64_MAX:
                 raise CompileIssue(f"invalid uint literal {text}: out of range", line, column)
-            value = UInt(value)  # type: ignore[arg-type]
+            value = UInt(value)
         elif kind == "FLOAT_LIT":
             value = float(text)
         elif kind in ("STRING_LIT", "MLSTRING_LIT"):

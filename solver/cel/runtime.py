@@ -159,7 +159,7 @@ def opt_index(c: Any, k: Any) -> Opt:
 def iterate(r: Any) -> tuple[Any, ...] | list[Any]:
     t = type(r)
     if t is tuple:
-        return r  # type: ignore[no-any-return]
+        return r
     if t is dict or t is DomainMap:
         return list(r)
     raise EvalError(f"got '{type_name(r)}', expected iterable type")

@@ -51,6 +51,12 @@ def _why_invalid(text: str) -> str:
     return "Invalid pre-release or build metadata"
 
 
+def _prerelease_key(part: int | str) -> tuple[int, int, str]:
+    """Order of pre-release identifiers (semver.org 11.4): numeric ones by value, below
+    alphanumeric ones, which compare in ASCII order."""
+    return (0, part, "") if isinstance(part, int) else (1, 0, part)
+
+
 class Semver:
     """One semantic version; compares by semver precedence (build metadata ignored).
 
@@ -131,7 +137,7 @@ class Semver:
                 return -1
             if yi and not xi:
                 return 1
-            return -1 if x < y else 1  # type: ignore[operator]
+            return -1 if _prerelease_key(x) < _prerelease_key(y) else 1
         return (len(self.pre) > len(other.pre)) - (len(self.pre) < len(other.pre))
 
     def __eq__(self, other: object) -> bool:

@@ -68,6 +68,12 @@ _STRICT: Final = re.compile(
 _LOOSE: Final = re.compile(r"v?([0-9]+(?:\.[0-9]+){0,2})([-+].*)?", re.DOTALL)
 
 
+def _prerelease_key(part: int | str) -> tuple[int, int, str]:
+    """Order of pre-release identifiers (semver.org 11.4): numeric ones by value, below
+    alphanumeric ones, which compare in ASCII order."""
+    return (0, part, "") if isinstance(part, int) else (1, 0, part)
+
+
 class Version:
     """A semver 2.0.0 version: equal and ordered by precedence, build metadata ignored."""
 
@@ -107,7 +113,7 @@ class Version:
                 continue
             if isinstance(x, int) != isinstance(y, int):
                 return -1 if isinstance(x, int) else 1
-            return -1 if x < y else 1  # type: ignore[operator]
+            return -1 if _prerelease_key(x) < _prerelease_key(y) else 1
         return (len(a) > len(b)) - (len(a) < len(b))
 
     def __eq__(self, other: object) -> bool:
@@ -484,6 +490,7 @@ def _sort(items: list[Any]) -> Any:
 # --- ip / cidr (Kubernetes' net library, on Go's net/netip rules) -------------------------------
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class CelIP:
@@ -627,7 +634,16 @@ def _contains_cidr(c: Any, v: Any) -> Any:
     if not isinstance(other, CelCIDR):
         return other
     same = other.addr.version == c.addr.version
-    return celtypes.BoolType(same and other.bits >= c.bits and other.network().subnet_of(c.network()))  # type: ignore[arg-type]
+    return celtypes.BoolType(same and other.bits >= c.bits and _subnet_of(other.network(), c.network()))
+
+
+def _subnet_of(inner: IPNetwork, outer: IPNetwork) -> bool:
+    """`inner.subnet_of(outer)` for two networks of one IP version (the caller checks it)."""
+    if isinstance(inner, ipaddress.IPv4Network) and isinstance(outer, ipaddress.IPv4Network):
+        return inner.subnet_of(outer)
+    if isinstance(inner, ipaddress.IPv6Network) and isinstance(outer, ipaddress.IPv6Network):
+        return inner.subnet_of(outer)
+    raise TypeError(f"{inner} and {outer} are not of the same version")
 
 
 def _cidr_method(name: str, fn: Callable[[CelCIDR], Any]) -> Callable[[Any], Any]:
@@ -1058,8 +1074,8 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
 }
 """The extension functions, by name (celpy passes a method's receiver as the first argument)."""
 
-_LOWER: Final = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-_UPPER: Final = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+_LOWER: Final[dict[int, int]] = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_UPPER: Final[dict[int, int]] = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
 
 _ENV: Final = celpy.Environment()
 _UNDECLARED: Final = re.compile(r"undeclared reference to '([^']*)'")
@@ -1083,8 +1099,11 @@ class Program:
     def evaluate(self, device: celtypes.MapType) -> Any:
         """The plain result (`from_cel`); raises `ValueError` with CEL's reason on a CEL error,
         `Unsupported` when a function is neither celpy's nor ours."""
+        # `ip` and `format` are no CEL values (celpy's Context type): receivers only our
+        # functions read, which celpy passes through.
+        context: dict[str, Any] = {"device": device, "ip": IP_NAMESPACE, "format": FORMAT_NAMESPACE}
         try:
-            value = self._runner.evaluate({"device": device, "ip": IP_NAMESPACE, "format": FORMAT_NAMESPACE})
+            value = self._runner.evaluate(context)
         except celpy.CELEvalError as ex:
             raise _reason(ex) from None
         if isinstance(value, celpy.CELEvalError):

@@ -86,6 +86,12 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
     out += check_placements(cluster, placed, {}, gates, bound=False)
     out += check_node_resources(cluster, [])
     if gates.GenericWorkload and cluster.pod_groups:
-        where = {tuple(pod_key(p).split("/", 1)): p.spec.node_name for p in pods}
-        out += check_gangs(cluster, pods, where, topology=gates.TopologyAwareWorkloadScheduling)  # type: ignore[arg-type]
+        where = {_namespace_name(pod_key(p)): p.spec.node_name for p in pods}
+        out += check_gangs(cluster, pods, where, topology=gates.TopologyAwareWorkloadScheduling)
     return list(dict.fromkeys(out))
+
+
+def _namespace_name(key: str) -> tuple[str, str]:
+    """`namespace/name` as its two parts (`pod_key` always writes both)."""
+    namespace, _, name = key.partition("/")
+    return namespace, name

@@ -115,7 +115,7 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool) -> Inventory
                 dscope = device_scope(d) if scope == "per-device" else scope
                 if scope == "per-device" and not scope_matches(dscope, node, labels):
                     continue
-                assert dscope is not None and dscope != "per-device"
+                assert dscope is not None
                 key = (pk[0], pk[1], d.name)
                 inv.devices[key] = Dev(key, rs, d, dscope)
     return inv

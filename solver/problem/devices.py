@@ -125,7 +125,7 @@ def device_view(driver: str, device: Device, gates: FeatureGates) -> DeviceView:
     for name, cap in device.capacity.items():
         dom, ident = _split_name(name, driver)
         caps.setdefault(dom, {})[ident] = cap.value
-    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))  # type: ignore[arg-type]
+    return DeviceView(driver, device.name, attrs, caps, bool(device.allow_multiple_allocations))
 
 
 def _node_scope(s: ResourceSlice, d: Device) -> tuple[str, object]:

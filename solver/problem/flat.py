@@ -28,6 +28,8 @@ from dra_solver.gates import FeatureGates
 Value = tuple[str, object]
 # Attribute values as a set: scalars are singletons, KEP-5491 lists are their elements.
 ValueSet = frozenset[Value]
+KindName = Literal["match", "distinct"]
+"""A claim constraint's kind (`problem.kinds.KINDS`)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ class RequestInfo:
 class ConstraintInfo:
     index: int
     claim: int
-    kind: Literal["match", "distinct"]
+    kind: KindName
     attribute: str
     alternatives: frozenset[int]
     values: dict[tuple[int, int], ValueSet | None]

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dra_solver.problem.flat import ValueSet
+from dra_solver.problem.flat import KindName, ValueSet
 
 
 @dataclass(frozen=True)
 class ConstraintKind:
-    name: str
+    name: KindName
     """The value of `ConstraintInfo.kind`."""
     api_field: str
     """The DeviceConstraint field that selects this kind (snake_case, as the models spell it)."""

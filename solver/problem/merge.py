@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TypedDict
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
@@ -84,16 +85,16 @@ def build_multi_node_problem(
             cmap[i] = counter_index[key]
         dmap: dict[int, int] = {}
         for dev in prob.devices:
-            key = (dev.driver, dev.pool, dev.name)
-            if key not in dev_index:
+            dkey = (dev.driver, dev.pool, dev.name)
+            if dkey not in dev_index:
                 idx = len(dev_index)
-                dev_index[key] = idx
+                dev_index[dkey] = idx
                 dev_proto[idx] = replace(
                     dev, index=idx, counter_use={cmap[k]: v for k, v in dev.counter_use.items()}
                 )
                 dev_nodes[idx] = set()
-            dmap[dev.index] = dev_index[key]
-            dev_nodes[dev_index[key]].add(node)
+            dmap[dev.index] = dev_index[dkey]
+            dev_nodes[dev_index[dkey]].add(node)
         dev_maps.append(dmap)
     devices = tuple(replace(dev_proto[i], nodes=frozenset(dev_nodes[i])) for i in range(len(dev_index)))
 
@@ -168,9 +169,17 @@ def build_multi_node_problem(
     )
 
 
+class _AllFields(TypedDict, total=False):
+    """The fields of an All-mode Alternative that merging recomputes (`_all_fields`)."""
+
+    all_sets: dict[str, tuple[int, ...]]
+    count: int
+    all_blocked: str | None
+
+
 def _all_fields(
     alt: Alternative, all_sets: dict[int, dict[str, tuple[int, ...]]], blocked: dict[int, str]
-) -> dict[str, object]:
+) -> _AllFields:
     """All mode: the sets per node, the largest set's size as count, blocked on every node."""
     if alt.mode != "All":
         return {}
