@@ -21,7 +21,7 @@ def position(expression: str) -> tuple[int, int, str]:
         compile_expression(expression)
     e = info.value
     assert e.expression == expression
-    return e.line, e.column, e.reason  # type: ignore[attr-defined]
+    return e.line, e.column, e.reason
 
 
 @pytest.mark.parametrize(
