@@ -61,8 +61,10 @@ from dra_solver.table import plan_tables
 from dra_solver.templates import NodeTemplate
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
+    from typer._click.exceptions import NoArgsIsHelpError as _NoArgsIsHelpError
     from typer._click.exceptions import UsageError as _UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import NoArgsIsHelpError as _NoArgsIsHelpError
     from click.exceptions import UsageError as _UsageError
 
 EXIT_OK = 0
@@ -327,10 +329,20 @@ class OutputFormat(StrEnum):
 
 # Options shared by `allocate` and `plan`.
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
+
+
+def _positive_seconds(value: float) -> float:
+    """`--time-limit` is a budget: 0, a negative number or NaN leave no search at all."""
+    if not value > 0:
+        raise typer.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    return value
+
+
 TimeLimitOpt = Annotated[
     float,
     typer.Option(
         "--time-limit",
+        callback=_positive_seconds,
         help=(
             "Budget of the CP-SAT search in deterministic seconds (CP-SAT's work count, about "
             "seconds on an idle machine, so the same input and seed give the same plan); a "
@@ -338,7 +350,16 @@ TimeLimitOpt = Annotated[
         ),
     ),
 ]
-SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
+MAX_SEED = 2**31 - 1
+"""CP-SAT's random_seed is a 32-bit integer."""
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        max=MAX_SEED,
+        help="Seed for CP-SAT and shareIDs (0 to 2147483647): same input + seed = same output.",
+    ),
+]
 OutputOpt = Annotated[
     OutputFormat,
     typer.Option("--output", "-o", help="yaml/json: Kubernetes objects; table: rows per pod and per node."),
@@ -498,6 +519,7 @@ def plan(
         int | None,
         typer.Option(
             "--max-new-nodes",
+            min=0,
             help="Most copies of each node template; default: derived from the pending pods (as many "
             "as could go on the template: no optimal plan adds more). A cap that binds is reported "
             "with what it costs.",
@@ -572,8 +594,9 @@ def plan(
     _check_output_mode(output, output_mode)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
-    options = _options(allocator, feature_gates, seed, strategy, time_limit)
-    options = Options.of(options, partitions=partitions, repair=repair.value)
+    options = _options(
+        allocator, feature_gates, seed, strategy, time_limit, partitions=partitions, repair=repair.value
+    )
     if scenario:
         _sweep(cluster, scenario, node_template, max_new_nodes, options, executor, workers, output)
         return
@@ -846,15 +869,25 @@ def _plan_progress(options: Options) -> Iterator[Options]:
 
 
 def _options(
-    allocator: Allocator, feature_gates: str | None, seed: int, strategy: Strategy, time_limit: float
+    allocator: Allocator,
+    feature_gates: str | None,
+    seed: int,
+    strategy: Strategy,
+    time_limit: float,
+    **more: Any,
 ) -> Options:
-    return Options(
-        allocator=allocator.value,
-        feature_gates=feature_gates,  # type: ignore[arg-type]  # Options parses the string
-        seed=seed,
-        strategy=strategy.value,
-        time_limit=time_limit,
-    )
+    """The run's Options; a value they refuse is the user's error (one line, exit 1), not a bug."""
+    try:
+        return Options.of(
+            allocator=allocator.value,
+            feature_gates=feature_gates,  # Options parses the string
+            seed=seed,
+            strategy=strategy.value,
+            time_limit=time_limit,
+            **more,
+        )
+    except DRASolverError as exc:
+        _fail([exc])
 
 
 def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str | list[str] | None:
@@ -868,6 +901,14 @@ def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str |
     return node[0] if len(node) == 1 else node
 
 
+def _usage_line(exc: _UsageError) -> str:
+    """A usage error (unknown option, bad value) as one line, as every other error is: the
+    command, what is wrong, where the help is."""
+    command = exc.ctx.command_path if exc.ctx is not None else "dra-solver"
+    message = " ".join(exc.format_message().split())
+    return f"{command}: {message} (see '{command} --help')"
+
+
 def run() -> None:
     """Entry point of the `dra-solver` console script and `python -m dra_solver`.
 
@@ -878,8 +919,11 @@ def run() -> None:
     never a traceback."""
     try:
         code = app(prog_name="dra-solver", standalone_mode=False)
-    except _UsageError as exc:
+    except _NoArgsIsHelpError as exc:  # `dra-solver` alone: the help
         exc.show()
+        code = EXIT_ERROR
+    except _UsageError as exc:
+        _err.print(Text(_usage_line(exc), style="red"))
         code = EXIT_ERROR
     except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
         _err.print(Text("interrupted", style="bold yellow"))

@@ -2,8 +2,9 @@
 
 Why: the pod -> node mapping of a plan belongs in the output, in the form Kubernetes writes
 it, so the output reads (and can be applied) like the cluster after scheduling: a placed pod
-gets `spec.nodeName` (as a binding sets it) and, when DRA serves its extended resources,
-`status.extendedResourceClaimStatus`; a pod left out gets the `PodScheduled=False` condition
+gets `spec.nodeName` and the condition `PodScheduled=True` (as the binding sets them; a stale
+`PodScheduled=False` from an earlier attempt is replaced) and, when DRA serves its extended
+resources, `status.extendedResourceClaimStatus`; a pod left out gets the `PodScheduled=False` condition
 with reason `Unschedulable` and the message, as the scheduler writes it. Input objects are
 never modified: each Pod is copied from its dump.
 
@@ -39,14 +40,20 @@ def pod_after(plan: PodPlan) -> dict[str, Any] | None:
         return None
     obj = plan.pod.dump()
     status: dict[str, Any] = dict(obj.get("status") or {})
+    # The scheduler's own PodScheduled condition replaces any the input had (a pod pending
+    # after an earlier failed attempt carries `PodScheduled=False / Unschedulable`, which must
+    # not stay next to the node it is bound to).
+    others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
     if plan.placed:
         if plan.node is not None:
             obj["spec"] = {**obj.get("spec", {}), "nodeName": plan.node}
+            # What the binding subresource writes with spec.nodeName (pods/binding:
+            # setPodNodeAndMetadata): PodScheduled=True, no reason or message.
+            status["conditions"] = [*others, {"type": "PodScheduled", "status": "True"}]
         ext = plan.extended.get(plan.name)
         if ext is not None:
             status["extendedResourceClaimStatus"] = ext.dump()
     else:
-        others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
         status["phase"] = status.get("phase") or "Pending"
         status["conditions"] = [
             *others,
