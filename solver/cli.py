@@ -39,6 +39,7 @@ from rich.text import Text
 from dra_solver import __version__, interrupt
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.gated import gated_warnings
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import pool_problems
@@ -241,7 +242,8 @@ def _load_or_exit(paths: Sequence[str]) -> SourcedCluster:
 
 def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> None:
     """Every validation error (API rules, references, CEL, what the allocator refuses with
-    these gates) printed, exit 1; the same checks for `validate`, `allocate` and `plan`."""
+    these gates) printed, exit 1; else a warning for every field these gates make the
+    allocator ignore (`api.gated`). The same checks for `validate`, `allocate` and `plan`."""
     try:
         gates = FeatureGates.of(feature_gates)
     except DRASolverError as exc:
@@ -249,6 +251,9 @@ def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> Non
     errors = validate_cluster(cluster, cluster.source_of, gates=gates)
     if errors:
         _fail(errors)
+    # Fields the allocator would ignore with these gates: said now, not as a later "cannot be
+    # satisfied" (issue #29).
+    _print_warnings(gated_warnings(cluster, gates))
 
 
 def _summary(cluster: Cluster) -> str:

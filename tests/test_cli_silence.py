@@ -75,3 +75,56 @@ def test_a_placed_pod_loses_its_stale_unschedulable_condition() -> None:
             assert scheduled[0] == {"type": "PodScheduled", "status": "True"}
         else:
             assert (scheduled[0]["status"], scheduled[0]["reason"]) == ("False", "Unschedulable")
+
+
+# --- 1. a field whose feature gate is off is a warning, not a silent omission ---------------
+
+IGNORED = (
+    "warning: derivedAttributes of claim default/gpu-with-nic ignored: feature gate "
+    "DRADerivedAttributes is off (--feature-gates DRADerivedAttributes=true)"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", GPU],
+        ["plan", GPU],
+        ["allocate", GPU, "--any-node", "--claim", "gpu-with-nic"],
+    ],
+)
+def test_derived_attributes_with_their_gate_off_are_a_warning(args: list[str]) -> None:
+    result = runner.invoke(app, args, env=WIDE)
+    assert result.stderr.splitlines().count(IGNORED) == 1, result.stderr
+    on = runner.invoke(app, [*args, "--feature-gates", "DRADerivedAttributes=true"], env=WIDE)
+    assert on.exit_code == 0, on.output
+    assert "derivedAttributes" not in on.stderr
+
+
+def test_every_gate_says_what_it_does_to_fields() -> None:
+    """One table (`api.gated.GATED`) for the ignored fields; a new gate must be added to it, or
+    be listed as refusing its fields or as changing only how they are read."""
+    from dra_solver.api.gated import all_gates, gates_covered
+
+    assert gates_covered() == all_gates()
+
+
+def test_a_slice_field_of_two_gates_names_both(tmp_path: Path) -> None:
+    """bindingConditions need DRADeviceBindingConditions and DRAResourceClaimDeviceStatus."""
+    docs = list(yaml.safe_load_all(Path(GPU).read_text()))
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            for dev in d["spec"]["devices"]:
+                dev["bindingConditions"] = ["ready"]
+                dev["bindingFailureConditions"] = ["failed"]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    gates = "DRADeviceBindingConditions=false,DRAResourceClaimDeviceStatus=false,DRADerivedAttributes=true"
+    result = runner.invoke(app, ["validate", str(path), "--feature-gates", gates], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: devices with bindingConditions in ResourceSlices node-1-gpu.example.com, "
+        "node-1-nic.example.com, node-2-gpu.example.com and 1 more not used: feature gates "
+        "DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are off (--feature-gates "
+        "DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=true)"
+    ) in result.stderr.splitlines()
