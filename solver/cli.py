@@ -42,7 +42,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.gated import gated_warnings
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import Pod, TypeMeta
-from dra_solver.api.validate import pool_problems
+from dra_solver.api.validate import admin_namespace_warnings, pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import Violation, check_cluster
 from dra_solver.diagnosis import explain as explain_why
@@ -51,7 +51,7 @@ from dra_solver.executors import open_executor
 from dra_solver.filling import Fill
 from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
-from dra_solver.output import OutputMode, changed_objects, cluster_after
+from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
 from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
@@ -173,6 +173,7 @@ class SourcedCluster(Cluster):
         yield from self.nodes.values()
         yield from self.pod_groups.values()
         yield from self.workloads.values()
+        yield from self.namespaces.values()
 
 
 # --- shared helpers ---------------------------------------------------------------------
@@ -254,19 +255,27 @@ def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> Non
     # Fields the allocator would ignore with these gates: said now, not as a later "cannot be
     # satisfied" (issue #29).
     _print_warnings(gated_warnings(cluster, gates))
+    _print_warnings(admin_namespace_warnings(cluster, gates))
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 class`, `2 classes`, `0 claims`."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun}es" if noun.endswith(("s", "sh", "ch", "x")) else f"{n} {noun}s"
 
 
 def _summary(cluster: Cluster) -> str:
     counts = cluster.counts()
     parts = [
-        f"{counts['slices']} slices",
-        f"{counts['devices']} devices",
-        f"{counts['classes']} classes",
-        f"{counts['claims']} claims",
+        _count(counts["slices"], "slice"),
+        _count(counts["devices"], "device"),
+        _count(counts["classes"], "class"),
+        _count(counts["claims"], "claim"),
     ]
-    for key in ("templates", "pods", "nodes"):
+    for key in ("templates", "pods", "nodes", "namespaces"):
         if counts[key]:
-            parts.append(f"{counts[key]} {key}")
+            parts.append(_count(counts[key], key[:-1]))
     return ", ".join(parts)
 
 
@@ -451,7 +460,15 @@ def allocate(
             objects = changed_objects(result.pods)
         else:
             objects = [c.dump() for c in outcome.claims]
-        sys.stdout.write(dumps(objects, output.value))
+        notes = {
+            ANNOTATION + "allocator": outcome.allocator,
+            ANNOTATION + "allocated": str(outcome.allocated).lower(),
+        }
+        if outcome.node:
+            notes[ANNOTATION + "node"] = outcome.node
+        if not outcome.allocated:
+            notes[ANNOTATION + "reason"] = outcome.reason or ""
+        sys.stdout.write(dumps(objects, output.value, notes))
     if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
@@ -661,10 +678,13 @@ def plan(
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
         summary = plan_summary(outcome, seconds)
         _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
-    elif output_mode is OutputMode.full:
-        sys.stdout.write(dumps([*cluster_after(cluster, outcome.pods), *added], output.value))
     else:
-        sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
+        notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, interrupted)
+        if output_mode is OutputMode.full:
+            objects = [*cluster_after(cluster, outcome.pods), *added]
+        else:
+            objects = [*added, *changed_objects(outcome.pods)]
+        sys.stdout.write(dumps(objects, output.value, notes))
     _print_warnings(outcome.stats.get("warnings") or [])
     # The table already has a row per pod; stderr then keeps only the summary.
     if output is not OutputFormat.table:

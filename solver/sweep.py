@@ -178,6 +178,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *cluster.pods.values(),
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
+        *cluster.namespaces.values(),
     ]
     extra = Cluster.from_objects(objects)
     out = Cluster()
@@ -192,6 +193,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *extra.pods.values(),
         *extra.pod_groups.values(),
         *extra.workloads.values(),
+        *extra.namespaces.values(),
     ]
     for obj in added:
         out.add(obj)

@@ -128,3 +128,117 @@ def test_a_slice_field_of_two_gates_names_both(tmp_path: Path) -> None:
         "DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are off (--feature-gates "
         "DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=true)"
     ) in result.stderr.splitlines()
+
+
+# --- 2. Namespaces are read: the admin-access rule ------------------------------------------
+
+ADMIN_CLAIM = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "monitor", "namespace": "default"},
+    "spec": {
+        "devices": {
+            "requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "adminAccess": True}}
+            ]
+        }
+    },
+}
+
+
+def _namespace(labels: dict[str, str] | None = None) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default", "labels": labels or {}}}
+
+
+def _files(tmp_path: Path, *objects: dict[str, object]) -> list[str]:
+    path = tmp_path / "more.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    return [GPU, str(path), "--feature-gates", "DRADerivedAttributes=true"]
+
+
+def test_admin_access_in_a_namespace_without_the_label_is_refused(tmp_path: Path) -> None:
+    for command in ("validate", "plan"):
+        result = runner.invoke(app, [command, *_files(tmp_path, ADMIN_CLAIM, _namespace())], env=WIDE)
+        assert result.exit_code == 1, result.output
+        assert result.stdout == ""
+        assert (
+            "ResourceClaim default/monitor: spec.devices.requests[0].exactly.adminAccess: admin access to "
+            "devices requires the `resource.kubernetes.io/admin-access: true` label on the containing "
+            "namespace (Namespace default does not have it)"
+        ) in result.stderr
+        assert "Traceback" not in result.output
+
+
+def test_admin_access_in_a_labelled_namespace_is_planned_and_the_namespace_kept(tmp_path: Path) -> None:
+    labelled = _namespace({"resource.kubernetes.io/admin-access": "true"})
+    valid = runner.invoke(app, ["validate", *_files(tmp_path, ADMIN_CLAIM, labelled)], env=WIDE)
+    assert valid.exit_code == 0, valid.output
+    assert "1 namespace" in valid.stdout and "warning" not in valid.stderr
+    full = runner.invoke(app, ["plan", *_files(tmp_path, ADMIN_CLAIM, labelled), "--output-mode", "full"])
+    assert full.exit_code == 0, full.output
+    items = yaml.safe_load(full.stdout)["items"]
+    assert [i["metadata"]["labels"] for i in items if i["kind"] == "Namespace"] == [
+        {"resource.kubernetes.io/admin-access": "true"}
+    ]
+    again = tmp_path / "after.yaml"
+    again.write_text(full.stdout)
+    assert (
+        runner.invoke(app, ["check", str(again), "--feature-gates", "DRADerivedAttributes=true"]).exit_code
+        == 0
+    )
+
+
+def test_admin_access_without_namespaces_in_the_input_is_a_warning(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", *_files(tmp_path, ADMIN_CLAIM)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: adminAccess of claim default/monitor not checked against the namespace rule: no "
+        "Namespace objects in the input (the API server requires the label "
+        'resource.kubernetes.io/admin-access: "true" on the namespace; add `kubectl get namespaces '
+        "-o yaml` to the input to check it)"
+    ) in result.stderr.splitlines()
+
+
+# --- 5. the plan's own facts on stdout, machine-readable -----------------------------------
+
+
+def test_the_plan_says_its_numbers_and_reasons_on_the_list(tmp_path: Path) -> None:
+    """A script reads status, objective, bound, gap, first fit and why each pod is not placed
+    from the List's annotations (-o json), never from stderr; the same run's stderr summary agrees."""
+    import json
+
+    result = runner.invoke(app, ["plan", DUMP, "-o", "json", "--output-mode", "full"], env=WIDE)
+    assert result.exit_code == 2, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"apiVersion", "kind", "metadata", "items"} and set(doc["metadata"]) == {"annotations"}
+    notes = doc["metadata"]["annotations"]
+    facts = {k.removeprefix("dra-solver.io/"): v for k, v in notes.items()}
+    assert facts["placed"] == "7" and facts["pods"] == "8" and facts["allocator"] == "cpsat"
+    assert facts["status"] == "OPTIMAL" and facts["gap"] == "0"
+    summary = result.stderr.strip().splitlines()[-1]
+    for key in ("objective", "bound", "gap"):
+        assert f"{key} {facts[key]}" in summary
+    assert f"first fit placed {facts['first-fit-placed']}" in summary
+    reasons = json.loads(facts["not-placed"])
+    assert (
+        list(reasons) == ["ml-training/trainer-3"] and "Insufficient cpu" in reasons["ml-training/trainer-3"]
+    )
+    # Fed back as input, the annotated List is read like any other (its items only).
+    after = tmp_path / "after.json"
+    after.write_text(result.stdout)
+    again = runner.invoke(app, ["plan", str(after), "-o", "yaml"], env=WIDE)
+    assert again.exit_code == 2, again.output
+    assert yaml.safe_load(again.stdout)["metadata"]["annotations"]["dra-solver.io/pods"] == "1"
+    # Deterministic: no wall clock in the output.
+    assert runner.invoke(app, ["plan", DUMP, "-o", "json", "--output-mode", "full"]).stdout == result.stdout
+
+
+def test_allocate_says_whether_and_where_on_the_list() -> None:
+    result = runner.invoke(app, ["allocate", GPU, "--any-node", "--claim", "two-gpus"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    notes = yaml.safe_load(result.stdout)["metadata"]["annotations"]
+    assert notes == {
+        "dra-solver.io/allocator": "cpsat",
+        "dra-solver.io/allocated": "true",
+        "dra-solver.io/node": "node-1",
+    }
