@@ -450,7 +450,9 @@ def allocate(
     if output is OutputFormat.table:
         nodes = [candidates] if isinstance(candidates, str) else list(candidates or [])
         summary = (
-            f"allocated on node {outcome.node}" if outcome.allocated else f"cannot allocate: {outcome.reason}"
+            f"allocated on node {outcome.node}"
+            if outcome.allocated
+            else f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}"
         )
         _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary))
     else:
@@ -469,10 +471,13 @@ def allocate(
         if not outcome.allocated:
             notes[ANNOTATION + "reason"] = outcome.reason or ""
         sys.stdout.write(dumps(objects, output.value, notes))
-    if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
+    # The table's summary line says it already: stderr repeats nothing (issue #29).
+    table = output is OutputFormat.table
+    if not table and outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
-        _err.print(Text(f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}", style="red"))
+        if not table:
+            _err.print(Text(f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}", style="red"))
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
@@ -622,10 +627,13 @@ def plan(
     if scenario:
         _sweep(cluster, scenario, node_template, max_new_nodes, options, executor, workers, output)
         return
+    _check_plan_arguments(cluster, pod, node, fill, node_template)
     started = time.perf_counter()
     try:
         with (
-            interrupt.signals_stop(INTERRUPT_NOTICE),
+            # On a terminal the signal is answered at once; in a pipe or a log the final
+            # `interrupted: placed ...` line is the one message (issue #29).
+            interrupt.signals_stop(INTERRUPT_NOTICE if _err.is_terminal else ""),
             _plan_progress(options) as options,
             open_executor(executor.value, workers) as pool,
         ):
@@ -634,8 +642,6 @@ def plan(
             filled: Fill | None = None
             templates: list[NodeTemplate] = []
             if fill is not None:
-                if node_template or pod:
-                    raise InputError("--fill cannot be combined with --node-template or --pod")
                 filled = fill_pod(cluster, fill, node or None, options)
                 outcome = filled.outcome
             else:
@@ -676,7 +682,9 @@ def plan(
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
     if output is OutputFormat.table:
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
-        summary = plan_summary(outcome, seconds)
+        summary = plan_summary(
+            outcome, seconds, f"replicas of {filled.pod}" if filled is not None else "pods"
+        )
         _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
     else:
         notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, interrupted)
@@ -689,12 +697,13 @@ def plan(
     # The table already has a row per pod; stderr then keeps only the summary.
     if output is not OutputFormat.table:
         _print_pod_lines(outcome.pods)
+    counted = f"replicas of {filled.pod}" if filled is not None else "pods"
     if interrupted:
-        summary = f"interrupted: {plan_summary(outcome, seconds)}"
+        summary = f"interrupted: {plan_summary(outcome, seconds, counted)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     if output is not OutputFormat.table:  # the table has the summary
-        _err.print(Text(plan_summary(outcome, seconds), style="bold"))
+        _err.print(Text(plan_summary(outcome, seconds, counted), style="bold"))
     if node_template:
         for line in whatif_lines(outcome.stats):
             _err.print(Text(line, style="bold"))
@@ -703,6 +712,28 @@ def plan(
         return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _check_plan_arguments(
+    cluster: Cluster,
+    pods: list[str] | None,
+    nodes: list[str] | None,
+    fill: str | None,
+    templates: list[str] | None,
+) -> None:
+    """The names and combinations `plan` is given, checked before it says it is planning: a typo
+    is one error line, not a banner and then an error."""
+    try:
+        if fill is not None:
+            if templates or pods:
+                raise InputError("--fill cannot be combined with --node-template or --pod")
+            cluster.pod(fill)
+        for name in pods or []:
+            cluster.pod(name)
+        if nodes or not templates:
+            resolve_nodes(cluster, nodes or None)
+    except DRASolverError as exc:
+        _fail([exc])
 
 
 @app.command()
@@ -862,13 +893,13 @@ def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
         _err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
 
 
-def plan_summary(outcome: PlanOutcome, seconds: float) -> str:
+def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") -> str:
     """One line: placed of total, the allocator, status, objective, bound and gap, what it kept
     instead (a fallback to first fit), first fit's count, and the wall clock of the planning
     (loading and validating the input, and writing the output, not included). Counts and
     objective describe the pods in the output, each with its own weight; only the bound comes
     from the allocator (`solver.summary`)."""
-    return PlanSummary.of(outcome).text(seconds)
+    return PlanSummary.of(outcome).text(seconds, counted)
 
 
 @contextmanager

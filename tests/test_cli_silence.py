@@ -242,3 +242,51 @@ def test_allocate_says_whether_and_where_on_the_list() -> None:
         "dra-solver.io/allocated": "true",
         "dra-solver.io/node": "node-1",
     }
+
+
+# --- 7. summaries say what they count --------------------------------------------------------
+
+
+def test_fill_counts_replicas_of_the_pod() -> None:
+    result = runner.invoke(app, ["plan", DUMP, "--fill", "ml-training/trainer-3"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[-2].startswith("placed 0 of 8 replicas of ml-training/trainer-3 (cpsat")
+    assert lines[-1] == "fill: no more replicas of ml-training/trainer-3 fit"
+
+
+# --- 8. quiet, grammatical stderr ---------------------------------------------------------------
+
+
+def test_a_wrong_name_is_one_error_without_the_planning_banner() -> None:
+    for args in (["--pod", "nosuch"], ["--node", "nosuch"], ["--fill", "nosuch"]):
+        result = runner.invoke(app, ["plan", DUMP, *args], env=WIDE)
+        assert result.exit_code == 1, result.output
+        assert "planning" not in result.stderr, result.stderr
+        assert result.stderr.splitlines()[-1] == "1 error"
+
+
+def test_allocate_as_a_table_says_where_once() -> None:
+    result = runner.invoke(
+        app, ["allocate", GPU, "--any-node", "--claim", "two-gpus", "-o", "table"], env=WIDE
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("allocated on node node-1") == 1
+    refused = runner.invoke(
+        app, ["allocate", GPU, "--any-node", "--claim", "gpu-with-nic", "-o", "table"], env=WIDE
+    )
+    assert refused.exit_code == 2
+    assert refused.output.count("cannot allocate:") == 1 and "dra-solver explain" in refused.stdout
+
+
+def test_counts_are_grammatical(tmp_path: Path) -> None:
+    docs = [d for d in yaml.safe_load_all(Path(GPU).read_text()) if d["kind"] != "Node"]
+    docs = [d for d in docs if d["kind"] != "ResourceClaim" or d["metadata"]["name"] == "two-gpus"]
+    docs = [d for d in docs if d["kind"] != "DeviceClass" or d["metadata"]["name"] == "gpu.example.com"]
+    docs = [
+        d for d in docs if d["kind"] != "ResourceSlice" or d["metadata"]["name"] == "node-1-gpu.example.com"
+    ]
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.stdout == "valid: 1 slice, 5 devices, 1 class, 1 claim\n", result.output
