@@ -52,7 +52,14 @@ from dra_solver.filling import Fill
 from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
 from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
-from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
+from dra_solver.pipeline import (
+    DEFAULT_MAX_NEW_NODES,
+    AllocationOutcome,
+    Options,
+    known_nodes,
+    resolve_nodes,
+    resolve_units,
+)
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.report import write_report
@@ -141,14 +148,31 @@ _out = Console(soft_wrap=True, highlight=False)
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 PathsArg = Annotated[
-    list[str],
+    list[str] | None,
     typer.Argument(
         help="YAML/JSON files (multi-document and `kind: List` allowed), directories "
-        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin.",
+        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin; also as -f.",
         metavar="PATH",
         show_default=False,
     ),
 ]
+FilenameOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filename",
+        "-f",
+        help="An input, as a PATH argument (kubectl's habit), repeatable; read after the PATHs.",
+        show_default=False,
+    ),
+]
+
+
+def _inputs(paths: list[str] | None, filenames: list[str] | None) -> list[str]:
+    """The PATH arguments, then the -f ones; at least one."""
+    given = [*(paths or []), *(filenames or [])]
+    if not given:
+        raise _UsageError("no input: give PATH... or -f FILE (`-` for stdin)")
+    return given
 
 
 @dataclass
@@ -305,12 +329,15 @@ def main(
 
 
 @app.command()
-def validate(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+def validate(
+    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+) -> None:
     """Check the input objects against the API validation rules and everything the allocator
     refuses as invalid input (with the given feature gates); print every problem.
 
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
@@ -339,6 +366,30 @@ class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
     table = "table"
+    wide = "wide"
+    """The table with more columns (kubectl's `-o wide`)."""
+    name = "name"
+    """One `kind.group/name` per object of the yaml output (kubectl's `-o name`)."""
+
+    @property
+    def tabular(self) -> bool:
+        return self in (OutputFormat.table, OutputFormat.wide)
+
+
+def _write_objects(objects: Sequence[dict[str, Any]], output: OutputFormat, notes: dict[str, str]) -> None:
+    """yaml/json: one `kind: List` with the run's annotations; name: a line per object."""
+    if output is OutputFormat.name:
+        sys.stdout.write("".join(f"{object_name(o)}\n" for o in objects))
+    else:
+        sys.stdout.write(dumps(objects, output.value, notes))
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    """As `kubectl get -o name` prints it: `pod/web-0` for the core group,
+    `resourceclaim.resource.k8s.io/web-0-gpu` for the others (no namespace, as kubectl)."""
+    group = str(obj.get("apiVersion", "v1")).rpartition("/")[0]
+    kind = str(obj.get("kind", "")).lower()
+    return f"{kind}.{group}/{obj['metadata']['name']}" if group else f"{kind}/{obj['metadata']['name']}"
 
 
 # Options shared by `allocate` and `plan`.
@@ -376,7 +427,13 @@ SeedOpt = Annotated[
 ]
 OutputOpt = Annotated[
     OutputFormat,
-    typer.Option("--output", "-o", help="yaml/json: Kubernetes objects; table: rows per pod and per node."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="yaml/json: Kubernetes objects (a List, the run's facts in its annotations); name: "
+        "kind.group/name of each, a line each; table: rows per pod and per node; wide: the table "
+        "with more columns.",
+    ),
 ]
 OutputModeOpt = Annotated[
     OutputMode,
@@ -390,7 +447,8 @@ OutputModeOpt = Annotated[
 
 @app.command()
 def allocate(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     node: Annotated[
         list[str] | None,
         typer.Option(
@@ -437,6 +495,7 @@ def allocate(
     error.
     """
     _check_output_mode(output, output_mode)
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
@@ -447,14 +506,15 @@ def allocate(
     except DRASolverError as exc:
         _fail([exc])
     result = _as_plan(outcome, pod_obj)
-    if output is OutputFormat.table:
+    if output.tabular:
         nodes = [candidates] if isinstance(candidates, str) else list(candidates or [])
         summary = (
             f"allocated on node {outcome.node}"
             if outcome.allocated
             else f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}"
         )
-        _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary))
+        wide = output is OutputFormat.wide
+        _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary, wide))
     else:
         if output_mode is OutputMode.full:
             objects = cluster_after(cluster, result.pods)
@@ -470,9 +530,9 @@ def allocate(
             notes[ANNOTATION + "node"] = outcome.node
         if not outcome.allocated:
             notes[ANNOTATION + "reason"] = outcome.reason or ""
-        sys.stdout.write(dumps(objects, output.value, notes))
+        _write_objects(objects, output, notes)
     # The table's summary line says it already: stderr repeats nothing (issue #29).
-    table = output is OutputFormat.table
+    table = output.tabular
     if not table and outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
@@ -505,13 +565,14 @@ def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:
 
 def _check_output_mode(output: OutputFormat, mode: OutputMode) -> None:
     """A table is one view of the run, not a set of objects: `--output-mode full` needs yaml/json."""
-    if output is OutputFormat.table and mode is OutputMode.full:
+    if output.tabular and mode is OutputMode.full:
         raise typer.BadParameter("--output-mode full needs -o yaml or -o json", param_hint="--output-mode")
 
 
 @app.command()
 def plan(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     pod: Annotated[
         list[str] | None,
         typer.Option(
@@ -592,6 +653,21 @@ def plan(
             "repeatable: plans each and prints one summary row per scenario.",
         ),
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Plan the pending pods of this namespace only (the others stay pending; bound pods of "
+            "every namespace still use their nodes); --pod and --fill names without a namespace are in it.",
+        ),
+    ] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option(
+            "--all-namespaces", "-A", help="Plan the pending pods of every namespace (the default)."
+        ),
+    ] = False,
     report: Annotated[
         str | None,
         typer.Option(
@@ -619,6 +695,7 @@ def plan(
     Ctrl-C exits at once.
     """
     _check_output_mode(output, output_mode)
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     options = _options(
@@ -627,6 +704,10 @@ def plan(
     if scenario:
         _sweep(cluster, scenario, node_template, max_new_nodes, options, executor, workers, output)
         return
+    if namespace is not None:
+        if all_namespaces:
+            _fail([InputError("give either --namespace (-n) or --all-namespaces (-A)")])
+        pod, fill = _in_namespace(cluster, namespace, pod, fill, options.feature_gates)
     _check_plan_arguments(cluster, pod, node, fill, node_template)
     started = time.perf_counter()
     try:
@@ -648,7 +729,7 @@ def plan(
                 templates = [_template(f) for f in node_template or []]
                 outcome = plan_pods(
                     cluster,
-                    pods=pod or None,
+                    pods=pod,
                     nodes=node or None,
                     options=options,
                     node_templates=templates or None,
@@ -662,7 +743,7 @@ def plan(
         first_fit = partial(
             plan_pods,
             cluster,
-            pods=pod or None,
+            pods=pod,
             nodes=node or None,
             options=Options.of(options, allocator="reference", progress=None),
             node_templates=templates or None,
@@ -680,29 +761,30 @@ def plan(
         )
         _err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
-    if output is OutputFormat.table:
+    if output.tabular:
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
         summary = plan_summary(
             outcome, seconds, f"replicas of {filled.pod}" if filled is not None else "pods"
         )
-        _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
+        wide = output is OutputFormat.wide
+        _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary, wide))
     else:
         notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, interrupted)
         if output_mode is OutputMode.full:
             objects = [*cluster_after(cluster, outcome.pods), *added]
         else:
             objects = [*added, *changed_objects(outcome.pods)]
-        sys.stdout.write(dumps(objects, output.value, notes))
+        _write_objects(objects, output, notes)
     _print_warnings(outcome.stats.get("warnings") or [])
     # The table already has a row per pod; stderr then keeps only the summary.
-    if output is not OutputFormat.table:
+    if not output.tabular:
         _print_pod_lines(outcome.pods)
     counted = f"replicas of {filled.pod}" if filled is not None else "pods"
     if interrupted:
         summary = f"interrupted: {plan_summary(outcome, seconds, counted)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
-    if output is not OutputFormat.table:  # the table has the summary
+    if not output.tabular:  # the table has the summary
         _err.print(Text(plan_summary(outcome, seconds, counted), style="bold"))
     if node_template:
         for line in whatif_lines(outcome.stats):
@@ -714,9 +796,38 @@ def plan(
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
+def _in_namespace(
+    cluster: Cluster, namespace: str, pods: list[Any] | None, fill: str | None, gates: FeatureGates
+) -> tuple[list[Any] | None, str | None]:
+    """`-n NS`: names without a namespace are in NS; without --pod (and --fill), the pods to plan
+    are the pending pods of NS only — what `plan` would take by default, in that namespace
+    (a pod of plain claims, its claims'). A namespace without pending pods plans none."""
+
+    def qualified(name: str) -> str:
+        return name if "/" in name else f"{namespace}/{name}"
+
+    if fill is not None:
+        return pods, qualified(fill)
+    if pods:
+        return [qualified(p) for p in pods], fill
+    selected: list[Any] = []
+    for unit in resolve_units(cluster, None, None, gates):
+        for member in unit.members:
+            if member.pod is not None:
+                if (member.pod.metadata.namespace or "default") == namespace:
+                    selected.append(member.pod.namespaced_name)
+            elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
+                selected.append(list(member.claims))
+    if not selected:
+        known = sorted({ns for ns, _ in [*cluster.pods, *cluster.claims]} | set(cluster.namespaces))
+        hint = f" (namespaces in the input: {', '.join(known)})" if namespace not in known else ""
+        _print_warnings([f"no pending pods in namespace {namespace}{hint}"])
+    return selected, fill
+
+
 def _check_plan_arguments(
     cluster: Cluster,
-    pods: list[str] | None,
+    pods: list[Any] | None,
     nodes: list[str] | None,
     fill: str | None,
     templates: list[str] | None,
@@ -729,7 +840,8 @@ def _check_plan_arguments(
                 raise InputError("--fill cannot be combined with --node-template or --pod")
             cluster.pod(fill)
         for name in pods or []:
-            cluster.pod(name)
+            if isinstance(name, str):
+                cluster.pod(name)
         if nodes or not templates:
             resolve_nodes(cluster, nodes or None)
     except DRASolverError as exc:
@@ -738,7 +850,8 @@ def _check_plan_arguments(
 
 @app.command()
 def explain(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     claim: Annotated[
         list[str] | None,
         typer.Option("--claim", help="Claim to explain (name or namespace/name), repeatable."),
@@ -757,6 +870,7 @@ def explain(
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
     reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     if (claim is None) == (pod is None):
@@ -772,7 +886,9 @@ def explain(
 
 
 @app.command()
-def check(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+def check(
+    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+) -> None:
     """Audit a cluster state (a plan's --output-mode full output, or a kubectl dump): every
     allocated claim (devices, selectors, counts, capacity, counters, constraints, shareIDs,
     adminAccess, taints) and every bound pod (node selection, taints, its claims allocated and
@@ -781,6 +897,7 @@ def check(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
 
     Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
     """
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     try:
@@ -821,6 +938,8 @@ def _sweep(
     output: OutputFormat,
 ) -> None:
     """`plan --scenario`: one plan per scenario on the executor, one table (`solver.sweep`)."""
+    if output is OutputFormat.name:
+        _fail([InputError("--scenario prints rows, not objects: use -o table, wide, yaml or json")])
     try:
         templates = [_template(f) for f in node_template or []]
         with open_executor(executor.value, workers) as pool:
@@ -833,7 +952,7 @@ def _sweep(
             )
     except DRASolverError as exc:
         _fail([exc])
-    sys.stdout.write(sweep_output(rows, output.value))
+    sys.stdout.write(sweep_output(rows, "table" if output.tabular else output.value))
 
 
 def whatif_lines(stats: Mapping[str, object]) -> list[str]:

@@ -116,6 +116,9 @@ class PlanSummary:
             parts.append(f"kept {self.fallback}")
         if self.first_fit_placed is not None:
             parts.append(f"first fit placed {self.first_fit_placed}")
+        if self.total == 1:  # `placed 0 of 1 pod`, `1 replica of ns/pod`
+            first, _, rest = counted.partition(" ")
+            counted = " ".join(filter(None, (first.removesuffix("s"), rest)))
         placed = f"placed {self.placed} of {self.total} {counted}"
         return f"{placed} ({', '.join(parts)}), planned in {seconds:.1f} s"
 

@@ -290,3 +290,49 @@ def test_counts_are_grammatical(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump_all(docs))
     result = runner.invoke(app, ["validate", str(path)])
     assert result.stdout == "valid: 1 slice, 5 devices, 1 class, 1 claim\n", result.output
+
+
+# --- 6. kubectl's habits ------------------------------------------------------------------------
+
+
+def test_namespace_selects_the_pending_pods_to_plan() -> None:
+    result = runner.invoke(app, ["plan", DUMP, "-n", "ml-training", "-o", "name"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    pods = [line for line in result.stdout.splitlines() if line.startswith("pod/")]
+    assert pods == ["pod/trainer-1", "pod/trainer-2", "pod/trainer-3"]
+    assert "placed 3 of 3 pods" in result.stderr
+    # -A is the default: every namespace's pending pods
+    every = runner.invoke(app, ["plan", DUMP, "-A"], env=WIDE)
+    assert every.exit_code == 2 and "placed 7 of 8 pods" in every.stderr
+    # a name without a namespace is in -n's
+    one = runner.invoke(app, ["plan", DUMP, "-n", "ml-training", "--pod", "trainer-3"], env=WIDE)
+    assert one.exit_code == 0 and "placed 1 of 1 pod " in one.stderr, one.output
+    both = runner.invoke(app, ["plan", DUMP, "-n", "ml-training", "-A"], env=WIDE)
+    assert both.exit_code == 1 and "give either --namespace (-n) or --all-namespaces (-A)" in both.stderr
+    none = runner.invoke(app, ["plan", DUMP, "-n", "nosuch"], env=WIDE)
+    assert none.exit_code == 0 and "warning: no pending pods in namespace nosuch" in none.stderr
+
+
+def test_dash_f_is_an_input_beside_the_paths() -> None:
+    result = runner.invoke(app, ["validate", "-f", GPU, "--feature-gates", "DRADerivedAttributes=true"])
+    assert result.exit_code == 0 and result.stdout.startswith("valid: 4 slices"), result.output
+    done = _cli("plan")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "dra-solver plan: no input: give PATH... or -f FILE (`-` for stdin) (see 'dra-solver plan --help')"
+    )
+
+
+def test_output_name_prints_what_kubectl_prints() -> None:
+    result = runner.invoke(app, ["allocate", GPU, "--node", "node-1", "--claim", "two-gpus", "-o", "name"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "resourceclaim.resource.k8s.io/two-gpus\n"
+
+
+def test_output_wide_adds_columns() -> None:
+    narrow = runner.invoke(app, ["plan", DUMP, "-o", "table"], env=WIDE)
+    wide = runner.invoke(app, ["plan", DUMP, "-o", "wide"], env={"COLUMNS": "260"})
+    assert wide.exit_code == narrow.exit_code == 2
+    for column in ("priority", "claims already allocated", "node devices (driver x count)"):
+        assert column in wide.stdout and column not in narrow.stdout
+    assert "gpu.nvidia.com x4" in wide.stdout
