@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 import typer.core
@@ -39,9 +39,10 @@ from rich.text import Text
 from dra_solver import __version__, interrupt
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
+from dra_solver.api.gated import gated_warnings
 from dra_solver.api.load import dumps, load_sourced
 from dra_solver.api.models import Pod, TypeMeta
-from dra_solver.api.validate import pool_problems
+from dra_solver.api.validate import admin_namespace_warnings, pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import Violation, check_cluster
 from dra_solver.diagnosis import explain as explain_why
@@ -50,8 +51,15 @@ from dra_solver.executors import open_executor
 from dra_solver.filling import Fill
 from dra_solver.filling import fill as fill_pod
 from dra_solver.gates import FeatureGates
-from dra_solver.output import OutputMode, changed_objects, cluster_after
-from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome, Options, known_nodes, resolve_nodes
+from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.pipeline import (
+    DEFAULT_MAX_NEW_NODES,
+    AllocationOutcome,
+    Options,
+    known_nodes,
+    resolve_nodes,
+    resolve_units,
+)
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.report import write_report
@@ -62,9 +70,11 @@ from dra_solver.templates import NodeTemplate
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer import _click as click
+    from typer._click.exceptions import NoArgsIsHelpError as _NoArgsIsHelpError
     from typer._click.exceptions import UsageError as _UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
     import click  # type: ignore[no-redef]  # older typer: click itself, the same classes
+    from click.exceptions import NoArgsIsHelpError as _NoArgsIsHelpError  # type: ignore[assignment]  # (as above)
     from click.exceptions import UsageError as _UsageError  # type: ignore[assignment]  # (as above)
 
 EXIT_OK = 0
@@ -140,14 +150,31 @@ _out = Console(soft_wrap=True, highlight=False)
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 PathsArg = Annotated[
-    list[str],
+    list[str] | None,
     typer.Argument(
         help="YAML/JSON files (multi-document and `kind: List` allowed), directories "
-        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin.",
+        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin; also as -f.",
         metavar="PATH",
         show_default=False,
     ),
 ]
+FilenameOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filename",
+        "-f",
+        help="An input, as a PATH argument (kubectl's habit), repeatable; read after the PATHs.",
+        show_default=False,
+    ),
+]
+
+
+def _inputs(paths: list[str] | None, filenames: list[str] | None) -> list[str]:
+    """The PATH arguments, then the -f ones; at least one."""
+    given = [*(paths or []), *(filenames or [])]
+    if not given:
+        raise _UsageError("no input: give PATH... or -f FILE (`-` for stdin)")
+    return given
 
 
 @dataclass
@@ -172,6 +199,7 @@ class SourcedCluster(Cluster):
         yield from self.nodes.values()
         yield from self.pod_groups.values()
         yield from self.workloads.values()
+        yield from self.namespaces.values()
 
 
 # --- shared helpers ---------------------------------------------------------------------
@@ -241,7 +269,8 @@ def _load_or_exit(paths: Sequence[str]) -> SourcedCluster:
 
 def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> None:
     """Every validation error (API rules, references, CEL, what the allocator refuses with
-    these gates) printed, exit 1; the same checks for `validate`, `allocate` and `plan`."""
+    these gates) printed, exit 1; else a warning for every field these gates make the
+    allocator ignore (`api.gated`). The same checks for `validate`, `allocate` and `plan`."""
     try:
         gates = FeatureGates.of(feature_gates)
     except DRASolverError as exc:
@@ -249,19 +278,30 @@ def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> Non
     errors = validate_cluster(cluster, cluster.source_of, gates=gates)
     if errors:
         _fail(errors)
+    # Fields the allocator would ignore with these gates: said now, not as a later "cannot be
+    # satisfied" (issue #29).
+    _print_warnings(gated_warnings(cluster, gates))
+    _print_warnings(admin_namespace_warnings(cluster, gates))
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 class`, `2 classes`, `0 claims`."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun}es" if noun.endswith(("s", "sh", "ch", "x")) else f"{n} {noun}s"
 
 
 def _summary(cluster: Cluster) -> str:
     counts = cluster.counts()
     parts = [
-        f"{counts['slices']} slices",
-        f"{counts['devices']} devices",
-        f"{counts['classes']} classes",
-        f"{counts['claims']} claims",
+        _count(counts["slices"], "slice"),
+        _count(counts["devices"], "device"),
+        _count(counts["classes"], "class"),
+        _count(counts["claims"], "claim"),
     ]
-    for key in ("templates", "pods", "nodes"):
+    for key in ("templates", "pods", "nodes", "namespaces"):
         if counts[key]:
-            parts.append(f"{counts[key]} {key}")
+            parts.append(_count(counts[key], key[:-1]))
     return ", ".join(parts)
 
 
@@ -291,12 +331,15 @@ def main(
 
 
 @app.command()
-def validate(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+def validate(
+    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+) -> None:
     """Check the input objects against the API validation rules and everything the allocator
     refuses as invalid input (with the given feature gates); print every problem.
 
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
@@ -325,14 +368,48 @@ class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
     table = "table"
+    wide = "wide"
+    """The table with more columns (kubectl's `-o wide`)."""
+    name = "name"
+    """One `kind.group/name` per object of the yaml output (kubectl's `-o name`)."""
+
+    @property
+    def tabular(self) -> bool:
+        return self in (OutputFormat.table, OutputFormat.wide)
+
+
+def _write_objects(objects: Sequence[dict[str, Any]], output: OutputFormat, notes: dict[str, str]) -> None:
+    """yaml/json: one `kind: List` with the run's annotations; name: a line per object."""
+    if output is OutputFormat.name:
+        sys.stdout.write("".join(f"{object_name(o)}\n" for o in objects))
+    else:
+        sys.stdout.write(dumps(objects, output.value, notes))
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    """As `kubectl get -o name` prints it: `pod/web-0` for the core group,
+    `resourceclaim.resource.k8s.io/web-0-gpu` for the others (no namespace, as kubectl)."""
+    group = str(obj.get("apiVersion", "v1")).rpartition("/")[0]
+    kind = str(obj.get("kind", "")).lower()
+    return f"{kind}.{group}/{obj['metadata']['name']}" if group else f"{kind}/{obj['metadata']['name']}"
 
 
 # Options shared by `allocate` and `plan`.
 StrategyOpt = Annotated[Strategy, typer.Option(help="CP-SAT placement preference.")]
+
+
+def _positive_seconds(value: float) -> float:
+    """`--time-limit` is a budget: 0, a negative number or NaN leave no search at all."""
+    if not value > 0:
+        raise typer.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    return value
+
+
 TimeLimitOpt = Annotated[
     float,
     typer.Option(
         "--time-limit",
+        callback=_positive_seconds,
         help=(
             "Budget of the CP-SAT search in deterministic seconds (CP-SAT's work count, about "
             "seconds on an idle machine, so the same input and seed give the same plan); a "
@@ -340,10 +417,25 @@ TimeLimitOpt = Annotated[
         ),
     ),
 ]
-SeedOpt = Annotated[int, typer.Option(help="Seed for CP-SAT and shareIDs: same input + seed = same output.")]
+MAX_SEED = 2**31 - 1
+"""CP-SAT's random_seed is a 32-bit integer."""
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        max=MAX_SEED,
+        help="Seed for CP-SAT and shareIDs (0 to 2147483647): same input + seed = same output.",
+    ),
+]
 OutputOpt = Annotated[
     OutputFormat,
-    typer.Option("--output", "-o", help="yaml/json: Kubernetes objects; table: rows per pod and per node."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="yaml/json: Kubernetes objects (a List, the run's facts in its annotations); name: "
+        "kind.group/name of each, a line each; table: rows per pod and per node; wide: the table "
+        "with more columns.",
+    ),
 ]
 OutputModeOpt = Annotated[
     OutputMode,
@@ -357,7 +449,8 @@ OutputModeOpt = Annotated[
 
 @app.command()
 def allocate(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     node: Annotated[
         list[str] | None,
         typer.Option(
@@ -404,6 +497,7 @@ def allocate(
     error.
     """
     _check_output_mode(output, output_mode)
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     options = _options(allocator, feature_gates, seed, strategy, time_limit)
@@ -414,12 +508,15 @@ def allocate(
     except DRASolverError as exc:
         _fail([exc])
     result = _as_plan(outcome, pod_obj)
-    if output is OutputFormat.table:
+    if output.tabular:
         nodes = [candidates] if isinstance(candidates, str) else list(candidates or [])
         summary = (
-            f"allocated on node {outcome.node}" if outcome.allocated else f"cannot allocate: {outcome.reason}"
+            f"allocated on node {outcome.node}"
+            if outcome.allocated
+            else f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}"
         )
-        _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary))
+        wide = output is OutputFormat.wide
+        _out.print(plan_tables(cluster, result, nodes, options.feature_gates, summary, wide))
     else:
         if output_mode is OutputMode.full:
             objects = cluster_after(cluster, result.pods)
@@ -427,11 +524,22 @@ def allocate(
             objects = changed_objects(result.pods)
         else:
             objects = [c.dump() for c in outcome.claims]
-        sys.stdout.write(dumps(objects, output.value))
-    if outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
+        notes = {
+            ANNOTATION + "allocator": outcome.allocator,
+            ANNOTATION + "allocated": str(outcome.allocated).lower(),
+        }
+        if outcome.node:
+            notes[ANNOTATION + "node"] = outcome.node
+        if not outcome.allocated:
+            notes[ANNOTATION + "reason"] = outcome.reason or ""
+        _write_objects(objects, output, notes)
+    # The table's summary line says it already: stderr repeats nothing (issue #29).
+    table = output.tabular
+    if not table and outcome.allocated and outcome.node and (any_node or (node and len(node) > 1)):
         _err.print(Text(f"allocated on node {outcome.node}", style="green"))
     if not outcome.allocated:
-        _err.print(Text(f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}", style="red"))
+        if not table:
+            _err.print(Text(f"cannot allocate: {outcome.reason}{_explain_hint(outcome, pod)}", style="red"))
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
@@ -459,13 +567,14 @@ def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:
 
 def _check_output_mode(output: OutputFormat, mode: OutputMode) -> None:
     """A table is one view of the run, not a set of objects: `--output-mode full` needs yaml/json."""
-    if output is OutputFormat.table and mode is OutputMode.full:
+    if output.tabular and mode is OutputMode.full:
         raise typer.BadParameter("--output-mode full needs -o yaml or -o json", param_hint="--output-mode")
 
 
 @app.command()
 def plan(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     pod: Annotated[
         list[str] | None,
         typer.Option(
@@ -500,6 +609,7 @@ def plan(
         int | None,
         typer.Option(
             "--max-new-nodes",
+            min=0,
             help="Most copies of each node template; default: derived from the pending pods (as many "
             "as could go on the template: no optimal plan adds more). A cap that binds is reported "
             "with what it costs.",
@@ -545,6 +655,21 @@ def plan(
             "repeatable: plans each and prints one summary row per scenario.",
         ),
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Plan the pending pods of this namespace only (the others stay pending; bound pods of "
+            "every namespace still use their nodes); --pod and --fill names without a namespace are in it.",
+        ),
+    ] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option(
+            "--all-namespaces", "-A", help="Plan the pending pods of every namespace (the default)."
+        ),
+    ] = False,
     report: Annotated[
         str | None,
         typer.Option(
@@ -572,17 +697,26 @@ def plan(
     Ctrl-C exits at once.
     """
     _check_output_mode(output, output_mode)
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
-    options = _options(allocator, feature_gates, seed, strategy, time_limit)
-    options = Options.of(options, partitions=partitions, repair=repair.value)
+    options = _options(
+        allocator, feature_gates, seed, strategy, time_limit, partitions=partitions, repair=repair.value
+    )
     if scenario:
         _sweep(cluster, scenario, node_template, max_new_nodes, options, executor, workers, output)
         return
+    if namespace is not None:
+        if all_namespaces:
+            _fail([InputError("give either --namespace (-n) or --all-namespaces (-A)")])
+        pod, fill = _in_namespace(cluster, namespace, pod, fill, options.feature_gates)
+    _check_plan_arguments(cluster, pod, node, fill, node_template)
     started = time.perf_counter()
     try:
         with (
-            interrupt.signals_stop(INTERRUPT_NOTICE),
+            # On a terminal the signal is answered at once; in a pipe or a log the final
+            # `interrupted: placed ...` line is the one message (issue #29).
+            interrupt.signals_stop(INTERRUPT_NOTICE if _err.is_terminal else ""),
             _plan_progress(options) as options,
             open_executor(executor.value, workers) as pool,
         ):
@@ -591,15 +725,13 @@ def plan(
             filled: Fill | None = None
             templates: list[NodeTemplate] = []
             if fill is not None:
-                if node_template or pod:
-                    raise InputError("--fill cannot be combined with --node-template or --pod")
                 filled = fill_pod(cluster, fill, node or None, options)
                 outcome = filled.outcome
             else:
                 templates = [_template(f) for f in node_template or []]
                 outcome = plan_pods(
                     cluster,
-                    pods=pod or None,
+                    pods=pod,
                     nodes=node or None,
                     options=options,
                     node_templates=templates or None,
@@ -613,7 +745,7 @@ def plan(
         first_fit = partial(
             plan_pods,
             cluster,
-            pods=pod or None,
+            pods=pod,
             nodes=node or None,
             options=Options.of(options, allocator="reference", progress=None),
             node_templates=templates or None,
@@ -631,25 +763,32 @@ def plan(
         )
         _err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]  # what-if nodes
-    if output is OutputFormat.table:
+    if output.tabular:
         nodes = [*resolve_nodes(cluster, node or None), *(n.metadata.name for n in outcome.added_nodes)]
-        summary = plan_summary(outcome, seconds)
-        _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary))
-    elif output_mode is OutputMode.full:
-        sys.stdout.write(dumps([*cluster_after(cluster, outcome.pods), *added], output.value))
+        summary = plan_summary(
+            outcome, seconds, f"replicas of {filled.pod}" if filled is not None else "pods"
+        )
+        wide = output is OutputFormat.wide
+        _out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary, wide))
     else:
-        sys.stdout.write(dumps([*added, *changed_objects(outcome.pods)], output.value))
+        notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, interrupted)
+        if output_mode is OutputMode.full:
+            objects = [*cluster_after(cluster, outcome.pods), *added]
+        else:
+            objects = [*added, *changed_objects(outcome.pods)]
+        _write_objects(objects, output, notes)
     warnings = outcome.stats.get("warnings")  # a list of str (pipeline.plan, whatif)
     _print_warnings(warnings if isinstance(warnings, list) else [])
     # The table already has a row per pod; stderr then keeps only the summary.
-    if output is not OutputFormat.table:
+    if not output.tabular:
         _print_pod_lines(outcome.pods)
+    counted = f"replicas of {filled.pod}" if filled is not None else "pods"
     if interrupted:
-        summary = f"interrupted: {plan_summary(outcome, seconds)}"
+        summary = f"interrupted: {plan_summary(outcome, seconds, counted)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
-    if output is not OutputFormat.table:  # the table has the summary
-        _err.print(Text(plan_summary(outcome, seconds), style="bold"))
+    if not output.tabular:  # the table has the summary
+        _err.print(Text(plan_summary(outcome, seconds, counted), style="bold"))
     if node_template:
         for line in whatif_lines(outcome.stats):
             _err.print(Text(line, style="bold"))
@@ -660,9 +799,62 @@ def plan(
         raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
+def _in_namespace(
+    cluster: Cluster, namespace: str, pods: list[Any] | None, fill: str | None, gates: FeatureGates
+) -> tuple[list[Any] | None, str | None]:
+    """`-n NS`: names without a namespace are in NS; without --pod (and --fill), the pods to plan
+    are the pending pods of NS only — what `plan` would take by default, in that namespace
+    (a pod of plain claims, its claims'). A namespace without pending pods plans none."""
+
+    def qualified(name: str) -> str:
+        return name if "/" in name else f"{namespace}/{name}"
+
+    if fill is not None:
+        return pods, qualified(fill)
+    if pods:
+        return [qualified(p) for p in pods], fill
+    selected: list[Any] = []
+    for unit in resolve_units(cluster, None, None, gates):
+        for member in unit.members:
+            if member.pod is not None:
+                if (member.pod.metadata.namespace or "default") == namespace:
+                    selected.append(member.pod.namespaced_name)
+            elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
+                selected.append(list(member.claims))
+    if not selected:
+        known = sorted({ns for ns, _ in [*cluster.pods, *cluster.claims]} | set(cluster.namespaces))
+        hint = f" (namespaces in the input: {', '.join(known)})" if namespace not in known else ""
+        _print_warnings([f"no pending pods in namespace {namespace}{hint}"])
+    return selected, fill
+
+
+def _check_plan_arguments(
+    cluster: Cluster,
+    pods: list[Any] | None,
+    nodes: list[str] | None,
+    fill: str | None,
+    templates: list[str] | None,
+) -> None:
+    """The names and combinations `plan` is given, checked before it says it is planning: a typo
+    is one error line, not a banner and then an error."""
+    try:
+        if fill is not None:
+            if templates or pods:
+                raise InputError("--fill cannot be combined with --node-template or --pod")
+            cluster.pod(fill)
+        for name in pods or []:
+            if isinstance(name, str):
+                cluster.pod(name)
+        if nodes or not templates:
+            resolve_nodes(cluster, nodes or None)
+    except DRASolverError as exc:
+        _fail([exc])
+
+
 @app.command()
 def explain(
-    paths: PathsArg,
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
     claim: Annotated[
         list[str] | None,
         typer.Option("--claim", help="Claim to explain (name or namespace/name), repeatable."),
@@ -681,6 +873,7 @@ def explain(
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
     reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     if (claim is None) == (pod is None):
@@ -696,7 +889,9 @@ def explain(
 
 
 @app.command()
-def check(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
+def check(
+    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+) -> None:
     """Audit a cluster state (a plan's --output-mode full output, or a kubectl dump): every
     allocated claim (devices, selectors, counts, capacity, counters, constraints, shareIDs,
     adminAccess, taints) and every bound pod (node selection, taints, its claims allocated and
@@ -705,6 +900,7 @@ def check(paths: PathsArg, feature_gates: FeatureGatesOpt = None) -> None:
 
     Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
     """
+    paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     try:
@@ -745,6 +941,8 @@ def _sweep(
     output: OutputFormat,
 ) -> None:
     """`plan --scenario`: one plan per scenario on the executor, one table (`solver.sweep`)."""
+    if output is OutputFormat.name:
+        _fail([InputError("--scenario prints rows, not objects: use -o table, wide, yaml or json")])
     try:
         templates = [_template(f) for f in node_template or []]
         with open_executor(executor.value, workers) as pool:
@@ -757,7 +955,7 @@ def _sweep(
             )
     except DRASolverError as exc:
         _fail([exc])
-    sys.stdout.write(sweep_output(rows, output.value))
+    sys.stdout.write(sweep_output(rows, "table" if output.tabular else output.value))
 
 
 def whatif_lines(stats: Mapping[str, object]) -> list[str]:
@@ -817,13 +1015,13 @@ def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
         _err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
 
 
-def plan_summary(outcome: PlanOutcome, seconds: float) -> str:
+def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") -> str:
     """One line: placed of total, the allocator, status, objective, bound and gap, what it kept
     instead (a fallback to first fit), first fit's count, and the wall clock of the planning
     (loading and validating the input, and writing the output, not included). Counts and
     objective describe the pods in the output, each with its own weight; only the bound comes
     from the allocator (`solver.summary`)."""
-    return PlanSummary.of(outcome).text(seconds)
+    return PlanSummary.of(outcome).text(seconds, counted)
 
 
 @contextmanager
@@ -849,15 +1047,25 @@ def _plan_progress(options: Options) -> Iterator[Options]:
 
 
 def _options(
-    allocator: Allocator, feature_gates: str | None, seed: int, strategy: Strategy, time_limit: float
+    allocator: Allocator,
+    feature_gates: str | None,
+    seed: int,
+    strategy: Strategy,
+    time_limit: float,
+    **more: Any,
 ) -> Options:
-    return Options(
-        allocator=allocator.value,
-        feature_gates=FeatureGates.of(feature_gates),
-        seed=seed,
-        strategy=strategy.value,
-        time_limit=time_limit,
-    )
+    """The run's Options; a value they refuse is the user's error (one line, exit 1), not a bug."""
+    try:
+        return Options.of(
+            allocator=allocator.value,
+            feature_gates=feature_gates,  # Options parses the string
+            seed=seed,
+            strategy=strategy.value,
+            time_limit=time_limit,
+            **more,
+        )
+    except DRASolverError as exc:
+        _fail([exc])
 
 
 def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str | list[str] | None:
@@ -871,6 +1079,14 @@ def _node_arg(cluster: Cluster, node: list[str] | None, any_node: bool) -> str |
     return node[0] if len(node) == 1 else node
 
 
+def _usage_line(exc: _UsageError) -> str:
+    """A usage error (unknown option, bad value) as one line, as every other error is: the
+    command, what is wrong, where the help is."""
+    command = exc.ctx.command_path if exc.ctx is not None else "dra-solver"
+    message = " ".join(exc.format_message().split())
+    return f"{command}: {message} (see '{command} --help')"
+
+
 def run() -> None:
     """Entry point of the `dra-solver` console script and `python -m dra_solver`.
 
@@ -881,8 +1097,11 @@ def run() -> None:
     never a traceback."""
     try:
         code = app(prog_name="dra-solver", standalone_mode=False)
-    except _UsageError as exc:
+    except _NoArgsIsHelpError as exc:  # `dra-solver` alone: the help
         exc.show()
+        code = EXIT_ERROR
+    except _UsageError as exc:
+        _err.print(Text(_usage_line(exc), style="red"))
         code = EXIT_ERROR
     except typer.Abort:  # click's name for KeyboardInterrupt (Ctrl-C outside a plan's search)
         _err.print(Text("interrupted", style="bold yellow"))

@@ -38,8 +38,12 @@ class Fill:
         return self.count == self.tried
 
     def summary(self) -> str:
+        """`fill: 3 more replicas of ns/pod fit`, `1 more replica ... fits`, `no more ... fit`."""
         more = f" (at least: every one of the {self.tried} tried was placed)" if self.at_limit else ""
-        return f"fill: {self.count} more replica(s) of {self.pod} fit{more}"
+        if self.count == 1:
+            return f"fill: 1 more replica of {self.pod} fits{more}"
+        count = "no" if self.count == 0 else str(self.count)
+        return f"fill: {count} more replicas of {self.pod} fit{more}"
 
 
 def fill(

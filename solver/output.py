@@ -2,8 +2,9 @@
 
 Why: the pod -> node mapping of a plan belongs in the output, in the form Kubernetes writes
 it, so the output reads (and can be applied) like the cluster after scheduling: a placed pod
-gets `spec.nodeName` (as a binding sets it) and, when DRA serves its extended resources,
-`status.extendedResourceClaimStatus`; a pod left out gets the `PodScheduled=False` condition
+gets `spec.nodeName` and the condition `PodScheduled=True` (as the binding sets them; a stale
+`PodScheduled=False` from an earlier attempt is replaced) and, when DRA serves its extended
+resources, `status.extendedResourceClaimStatus`; a pod left out gets the `PodScheduled=False` condition
 with reason `Unschedulable` and the message, as the scheduler writes it. Input objects are
 never modified: each Pod is copied from its dump.
 
@@ -17,6 +18,7 @@ refuses (an object defined twice), so it is meant to be applied, read or diffed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
@@ -24,6 +26,7 @@ from typing import Any
 from dra_solver.allocators import PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim, TypeMeta
+from dra_solver.summary import PlanSummary, number_text
 
 
 class OutputMode(StrEnum):
@@ -39,14 +42,20 @@ def pod_after(plan: PodPlan) -> dict[str, Any] | None:
         return None
     obj = plan.pod.dump()
     status: dict[str, Any] = dict(obj.get("status") or {})
+    # The scheduler's own PodScheduled condition replaces any the input had (a pod pending
+    # after an earlier failed attempt carries `PodScheduled=False / Unschedulable`, which must
+    # not stay next to the node it is bound to).
+    others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
     if plan.placed:
         if plan.node is not None:
             obj["spec"] = {**obj.get("spec", {}), "nodeName": plan.node}
+            # What the binding subresource writes with spec.nodeName (pods/binding:
+            # setPodNodeAndMetadata): PodScheduled=True, no reason or message.
+            status["conditions"] = [*others, {"type": "PodScheduled", "status": "True"}]
         ext = plan.extended.get(plan.name)
         if ext is not None:
             status["extendedResourceClaimStatus"] = ext.dump()
     else:
-        others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
         status["phase"] = status.get("phase") or "Pending"
         status["conditions"] = [
             *others,
@@ -60,6 +69,39 @@ def pod_after(plan: PodPlan) -> dict[str, Any] | None:
     if status:
         obj["status"] = status
     return obj
+
+
+ANNOTATION = "dra-solver.io/"
+"""The prefix of the annotations a run puts on its output List (`plan_annotations`)."""
+
+
+def plan_annotations(
+    summary: PlanSummary, plans: Sequence[PodPlan], interrupted: bool = False
+) -> dict[str, str]:
+    """What `plan -o yaml|json` says of itself, on the List's `metadata.annotations`, so that a
+    script reads it from stdout instead of parsing stderr: the numbers of the summary line
+    (`solver.summary.PlanSummary`) and why each pod not placed is not, as JSON (`namespace/name`
+    -> reason; a Pod's own condition says it too, a pod of plain claims has no Pod). Values are
+    strings, as annotations are; the planning time is left out, so that the same input and
+    seed give the same output."""
+    out = {
+        "allocator": summary.allocator,
+        "status": summary.status,
+        "placed": summary.placed,
+        "pods": summary.total,
+        "objective": summary.objective,
+        "bound": summary.bound,
+        "gap": summary.gap,
+        "first-fit-placed": summary.first_fit_placed,
+        "fallback": summary.fallback,
+        "interrupted": "true" if interrupted else None,
+    }
+    notes = {
+        ANNOTATION + k: v if isinstance(v, str) else number_text(v) for k, v in out.items() if v is not None
+    }
+    reasons = {p.name: p.reason or "" for p in plans if not p.placed}
+    notes[ANNOTATION + "not-placed"] = json.dumps(reasons, sort_keys=False)
+    return notes
 
 
 def changed_objects(plans: Sequence[PodPlan]) -> list[dict[str, Any]]:
@@ -76,6 +118,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     claims = _claims_after(plans)
     pods = {_key(p.pod): obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
     fixed: Iterable[TypeMeta] = (
+        *cluster.namespaces.values(),
         *cluster.classes.values(),
         *cluster.slices,
         *cluster.taint_rules.values(),
@@ -101,4 +144,4 @@ def _key(obj: TypeMeta) -> tuple[str, str]:
     return (obj.metadata.namespace or "default", obj.metadata.name)
 
 
-__all__ = ["OutputMode", "changed_objects", "cluster_after", "pod_after"]
+__all__ = ["OutputMode", "changed_objects", "cluster_after", "plan_annotations", "pod_after"]

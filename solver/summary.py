@@ -99,9 +99,10 @@ class PlanSummary:
             out["model_objective"] = self.model_objective
         return out
 
-    def text(self, seconds: float) -> str:
+    def text(self, seconds: float, counted: str = "pods") -> str:
         """One line: placed of total, the allocator, status, objective, bound and gap (when the
-        allocator has a status), what it kept, first fit's count, and the planning wall clock."""
+        allocator has a status), what it kept, first fit's count, and the planning wall clock.
+        `counted` says what the total counts (`replicas of ml/trainer`, for `--fill`)."""
         parts = [self.allocator]
         if self.status is not None:
             parts.append(f"status {self.status}")
@@ -115,7 +116,10 @@ class PlanSummary:
             parts.append(f"kept {self.fallback}")
         if self.first_fit_placed is not None:
             parts.append(f"first fit placed {self.first_fit_placed}")
-        placed = f"placed {self.placed} of {self.total} pods"
+        if self.total == 1:  # `placed 0 of 1 pod`, `1 replica of ns/pod`
+            first, _, rest = counted.partition(" ")
+            counted = " ".join(filter(None, (first.removesuffix("s"), rest)))
+        placed = f"placed {self.placed} of {self.total} {counted}"
         return f"{placed} ({', '.join(parts)}), planned in {seconds:.1f} s"
 
 

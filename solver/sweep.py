@@ -179,6 +179,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *cluster.pods.values(),
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
+        *cluster.namespaces.values(),
     ]
     extra = Cluster.from_objects(objects)
     out = Cluster()
@@ -193,6 +194,7 @@ def _with(cluster: Cluster, objects: Sequence[dict[str, Any]]) -> Cluster:
         *extra.pods.values(),
         *extra.pod_groups.values(),
         *extra.workloads.values(),
+        *extra.namespaces.values(),
     ]
     for obj in added:
         out.add(obj)

@@ -59,20 +59,27 @@ def claim_devices(claim: ResourceClaim) -> list[str]:
     return lines or [f"{claim.metadata.name}: no devices"]
 
 
-def pods_table(pods: Sequence[PodPlan]) -> Table:
-    """One row per pod, in plan order."""
+def pods_table(pods: Sequence[PodPlan], wide: bool = False) -> Table:
+    """One row per pod, in plan order; `wide` (`-o wide`) adds the pod's priority and the
+    claims it names that were already allocated (shared with running pods: reservedFor grows)."""
     table = Table(title="Pods", title_justify="left")
     table.add_column("pod", overflow="fold", ratio=1)
+    if wide:
+        table.add_column("priority", justify="right")
     table.add_column("node", overflow="fold")
     devices = "devices (claim/request: driver/pool/device) or why not placed"
     table.add_column(devices, overflow="fold", ratio=3)
+    if wide:
+        table.add_column("claims already allocated (reserved for it too)", overflow="fold", ratio=1)
     for p in pods:
         name = p.name.replace(",", ", ")  # a pod of plain claims is named by its claims
+        first = [name, str(p.priority)] if wide else [name]
+        last = ["\n".join(c.namespaced_name for c in p.reserved) or "-"] if wide else []
         if p.placed:
             lines = [line for c in p.claims for line in claim_devices(c)] or ["no claims"]
-            table.add_row(name, p.node or "(no node)", "\n".join(lines))
+            table.add_row(*first, p.node or "(no node)", "\n".join(lines), *last)
         else:
-            table.add_row(name, Text("not placed", style="red"), Text(p.reason or "", style="red"))
+            table.add_row(*first, Text("not placed", style="red"), Text(p.reason or "", style="red"), *last)
     return table
 
 
@@ -153,9 +160,12 @@ def node_use(
     return out
 
 
-def nodes_table(per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]) -> Table:
-    """One row per node, or per node class when there are more than `NODE_ROWS` nodes."""
-    by_class = len(per_node) > NODE_ROWS
+def nodes_table(
+    per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]], wide: bool = False
+) -> Table:
+    """One row per node, or per node class when there are more than `NODE_ROWS` nodes (never
+    with `wide`); `wide` adds the node's devices by driver."""
+    by_class = len(per_node) > NODE_ROWS and not wide
     rows: dict[str, NodeUse] = {}
     for n, (signature, use) in per_node.items():
         if by_class:
@@ -170,20 +180,31 @@ def nodes_table(per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]
     table.add_column("pods placed", justify="right")
     table.add_column("devices used", justify="right")
     table.add_column("stranded capacity (left on shared devices in use)", overflow="fold")
+    if wide:
+        table.add_column("node devices (driver x count)", overflow="fold")
     for label, use in rows.items():
         cells = [label, *([str(use.nodes)] if by_class else [])]
         cells += [str(use.pods), f"{use.used} of {use.devices}", use.stranded_text()]
+        if wide:
+            signature = per_node[label][0]
+            cells.append(", ".join(f"{driver} x{count}" for driver, count in signature) or "-")
         table.add_row(*cells)
     return table
 
 
 def plan_tables(
-    cluster: Cluster, outcome: PlanOutcome, nodes: Sequence[str], gates: FeatureGates, summary: str
+    cluster: Cluster,
+    outcome: PlanOutcome,
+    nodes: Sequence[str],
+    gates: FeatureGates,
+    summary: str,
+    wide: bool = False,
 ) -> RenderableType:
-    """The pods table, the summary line and the nodes table, ready for `Console.print`."""
+    """The pods table, the summary line and the nodes table, ready for `Console.print`;
+    `wide` (`-o wide`): more columns, and a row per node however many."""
     style = "bold" if outcome.placed == len(outcome.pods) else "bold yellow"
     per_node = node_use(cluster, outcome, nodes, gates)
-    return Group(pods_table(outcome.pods), Text(summary, style=style), nodes_table(per_node))
+    return Group(pods_table(outcome.pods, wide), Text(summary, style=style), nodes_table(per_node, wide))
 
 
 __all__ = [

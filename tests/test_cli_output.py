@@ -136,7 +136,7 @@ def test_full_output_fed_back_as_input_is_the_cluster_after_the_plan(tmp_path: P
     second = plan(after, allocator="reference")
     assert [(p.name, p.placed) for p in second.pods] == [("default/p4", False)]
     again = runner.invoke(app, ["plan", str(tmp_path / "after.yaml"), "--output-mode", "full"])
-    assert again.exit_code == 2 and "placed 0 of 1 pods" in again.stderr
+    assert again.exit_code == 2 and "placed 0 of 1 pod " in again.stderr
 
 
 def test_full_output_with_a_dra_served_extended_resource_loads_and_holds(tmp_path: Path) -> None:
@@ -321,7 +321,7 @@ def test_a_dumped_pod_uses_the_generated_claim_its_status_names_not_a_second_one
     ]
     result = runner.invoke(app, ["plan", _write(tmp_path, objs)])
     assert result.exit_code == 0, result.stderr
-    assert "placed 1 of 1 pods" in result.stderr  # p1 runs with its allocated claim: nothing to plan
+    assert "placed 1 of 1 pod " in result.stderr  # p1 runs with its allocated claim: nothing to plan
     claims = [o for o in yaml.safe_load(result.stdout)["items"] if o["kind"] == "ResourceClaim"]
     assert [c["metadata"]["name"] for c in claims] == ["p2-gpu-m2wqv"]
     assert claims[0]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"

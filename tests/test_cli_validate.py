@@ -75,7 +75,7 @@ def assert_no_traceback(output: str) -> None:
 def test_valid_file_exits_0_with_summary(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(write(tmp_path / "ok.yaml", VALID))])
     assert result.exit_code == 0, result.output
-    assert "valid: 1 slices, 2 devices, 1 classes, 1 claims" in result.stdout
+    assert "valid: 1 slice, 2 devices, 1 class, 1 claim" in result.stdout  # grammatical (issue #29)
     assert result.stdout.count("\n") == 1
 
 

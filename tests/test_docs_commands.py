@@ -45,7 +45,7 @@ def _commands(page: Path) -> list[Command]:
         for line in block.splitlines():
             code, _, comment = line.partition("#")
             expected = re.search(r"\bexit (\d+)", comment)
-            placed = re.search(r"placed \d+ of \d+ pods", comment)
+            placed = re.search(r"placed \d+ of \d+ pods?\b", comment)
             for part in code.split("&&"):
                 words = shlex.split(part)
                 if not words or Path(words[0]).name != "dra-solver":

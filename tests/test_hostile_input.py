@@ -365,6 +365,8 @@ def assert_valid_partial_plan(out: str, err: str, claims: int) -> None:
     assert len(devices) == len(set(devices)), "no device (or share) is given twice"
     assert "Traceback" not in err
     assert "interrupted: placed" in err.splitlines()[-1]
+    # stderr is a pipe: the final line is the one interrupt message (issue #29)
+    assert [line for line in err.splitlines() if line.startswith("interrupted")] == [err.splitlines()[-1]]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -17,6 +17,7 @@ from dra_solver.api.load import Reader, load_paths, load_text
 from dra_solver.api.models import (
     DeviceClass,
     DeviceTaintRule,
+    Namespace,
     Node,
     Pod,
     PodGroup,
@@ -47,6 +48,8 @@ class Cluster:
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     pod_groups: dict[tuple[str, str], PodGroup] = field(default_factory=dict)
     workloads: dict[tuple[str, str], Workload] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    """Namespace objects, when the input has them (the admin-access rule reads their labels)."""
     warnings: list[str] = field(default_factory=list)
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
@@ -119,6 +122,8 @@ class Cluster:
                 self.pod_groups[(ns, obj.metadata.name)] = obj
             case Workload():
                 self.workloads[(ns, obj.metadata.name)] = obj
+            case Namespace():
+                self.namespaces[obj.metadata.name] = obj
             case _:
                 raise InputError(f"unsupported kind {obj.kind}", obj=obj.ref)
 
@@ -149,6 +154,7 @@ class Cluster:
             "priority_classes": len(self.priority_classes),
             "pod_groups": len(self.pod_groups),
             "workloads": len(self.workloads),
+            "namespaces": len(self.namespaces),
         }
 
 

@@ -67,6 +67,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Workload": (SCHEDULING_V1BETA1, SCHEDULING_V1ALPHA2),
     "Pod": ("v1",),
     "Node": ("v1",),
+    "Namespace": ("v1",),
     "Deployment": ("apps/v1",),
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),

@@ -293,9 +293,16 @@ def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:
     return [obj for obj, _ in pairs], warnings
 
 
-def dumps(objects: Iterable[dict[str, Any]], fmt: str = "yaml") -> str:
-    """Print objects as one `kind: List`, the way kubectl does."""
-    doc = {"apiVersion": "v1", "kind": "List", "items": list(objects)}
+def dumps(
+    objects: Iterable[dict[str, Any]], fmt: str = "yaml", annotations: dict[str, str] | None = None
+) -> str:
+    """Print objects as one `kind: List`, the way kubectl does; `annotations` go on the List's
+    own metadata (what a run says of itself: kubectl applies the items and ignores them, and
+    the loader reads only the items)."""
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "List"}
+    if annotations:
+        doc["metadata"] = {"annotations": annotations}
+    doc["items"] = list(objects)
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
     return yaml.safe_dump(doc, sort_keys=False)

@@ -732,6 +732,21 @@ class Node(TypeMeta):
     status: NodeStatus = Field(default_factory=NodeStatus)
 
 
+class Namespace(TypeMeta):
+    """core/v1 Namespace: read for its labels (the admin-access rule of KEP-5018:
+    `resource.kubernetes.io/admin-access: "true"`); every other field is carried untouched."""
+
+    model_config = ConfigDict(extra="allow")
+
+    api_version: str = "v1"
+    kind: Literal["Namespace"] = "Namespace"
+
+
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+"""The label a namespace needs (value "true") for claims in it to request adminAccess
+(upstream `resource.DRAAdminNamespaceLabelKey`)."""
+
+
 KINDS: dict[str, type[TypeMeta]] = {
     m.model_fields["kind"].default: m
     for m in (
@@ -745,8 +760,11 @@ KINDS: dict[str, type[TypeMeta]] = {
         Workload,
         Pod,
         Node,
+        Namespace,
     )
 }
 
-CLUSTER_SCOPED = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule", "PriorityClass", "Node"})
+CLUSTER_SCOPED = frozenset(
+    {"ResourceSlice", "DeviceClass", "DeviceTaintRule", "PriorityClass", "Node", "Namespace"}
+)
 """Kinds without a namespace; every other kind read here defaults to namespace `default`."""

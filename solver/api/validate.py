@@ -28,6 +28,7 @@ from typing import Any
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.convert import original_path
 from dra_solver.api.models import (
+    ADMIN_ACCESS_LABEL,
     CapacityRequestPolicy,
     CapacityRequirements,
     DerivedAttribute,
@@ -310,6 +311,7 @@ def validate_cluster(
         *cluster.priority_classes.values(),
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
+        *cluster.namespaces.values(),
     ]
     classes = set(cluster.classes)
     errors: list[InputError] = []
@@ -325,12 +327,95 @@ def validate_cluster(
         if isinstance(obj, PodGroup):
             errors.extend(_missing_group_references(obj, cluster, source))
     errors.extend(_shared_too_widely(cluster, source_of, gates))
+    if gates is None or gates.DRAAdminAccess:
+        errors.extend(admin_namespace_problems(cluster, source_of))
     if pools:
         errors.extend(pool_problems(cluster.slices, source_of))
     return errors
 
 
 # --- cross-object rules -----------------------------------------------------------------
+
+
+def _admin_access_uses(cluster: Cluster) -> list[tuple[ResourceClaim | ResourceClaimTemplate, str]]:
+    """Every claim and template asking for admin access, with the first field that does (as
+    upstream's `AuthorizedForAdmin` reports one per object): a request's `exactly.adminAccess`,
+    or an allocation result's `adminAccess` (`AuthorizedForAdminStatus`)."""
+    out: list[tuple[ResourceClaim | ResourceClaimTemplate, str]] = []
+    objs: list[ResourceClaim | ResourceClaimTemplate] = [
+        *cluster.claims.values(),
+        *cluster.templates.values(),
+    ]
+    for obj in objs:
+        if isinstance(obj, ResourceClaim):
+            path, devices = "spec.devices", obj.spec.devices
+        else:
+            path, devices = "spec.spec.devices", obj.spec.spec.devices
+        fields = [
+            f"{_idx(f'{path}.requests', i)}.exactly.adminAccess"
+            for i, r in enumerate(devices.requests)
+            if r.exactly is not None and r.exactly.admin_access
+        ]
+        if isinstance(obj, ResourceClaim) and obj.status is not None and obj.status.allocation is not None:
+            fields += [
+                f"{_idx('status.allocation.devices.results', i)}.adminAccess"
+                for i, r in enumerate(obj.status.allocation.devices.results)
+                if r.admin_access
+            ]
+        if fields:
+            out.append((obj, fields[0]))
+    return out
+
+
+def admin_namespace_problems(
+    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None
+) -> list[InputError]:
+    """KEP-5018 (DRAAdminAccess): a claim or template may ask for admin access only in a
+    namespace labelled `resource.kubernetes.io/admin-access: "true"`; the API server refuses
+    any other (create, and a status update that grants it), with this message. Checked where
+    the input has the claim's Namespace; `admin_namespace_warnings` says where it does not."""
+    errors: list[InputError] = []
+    for obj, path in _admin_access_uses(cluster):
+        ns = cluster.namespaces.get(obj.metadata.namespace or "default")
+        if ns is None or ns.metadata.labels.get(ADMIN_ACCESS_LABEL) == "true":
+            continue
+        report = _Report(obj, source_of(obj) if source_of else "")
+        report.add(
+            path,
+            f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the "
+            f"containing namespace (Namespace {ns.metadata.name} does not have it)",
+        )
+        errors.extend(report.errors)
+    return errors
+
+
+def admin_namespace_warnings(cluster: Cluster, gates: FeatureGates | None = None) -> list[str]:
+    """The admin-access rule could not be checked: the claim's Namespace is not in the input
+    (none at all, as in a dump of `kubectl get resourceclaims,...` without `namespaces`). A
+    warning, not an error: the claim may well be in a labelled namespace; one line for all."""
+    if gates is not None and not gates.DRAAdminAccess:
+        return []
+    unchecked = [
+        obj
+        for obj, _ in _admin_access_uses(cluster)
+        if (obj.metadata.namespace or "default") not in cluster.namespaces
+    ]
+    if not unchecked:
+        return []
+    names = [o.namespaced_name for o in unchecked]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    what = f"claim {shown}" if len(names) == 1 else f"claims {shown}"
+    if cluster.namespaces:
+        missing = sorted({o.metadata.namespace or "default" for o in unchecked})
+        why = f"Namespace {', '.join(missing)} not in the input"
+    else:
+        why = "no Namespace objects in the input"
+    return [
+        f"adminAccess of {what} not checked against the namespace rule: {why} (the API server "
+        f'requires the label {ADMIN_ACCESS_LABEL}: "true" on the namespace; add `kubectl get namespaces '
+        "-o yaml` to the input to check it)"
+    ]
+
 
 BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 """Priority classes every cluster has (created by the API server), so a pod may name them
