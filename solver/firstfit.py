@@ -623,7 +623,70 @@ class _Nowhere:
     error: DRASolverError | None
 
 
+@dataclass(frozen=True)
+class Alone:
+    """A node where a pod fits alone on the cluster as the input has it (`Solo.nodes`)."""
+
+    node: str | None
+    devices: frozenset[DeviceID]
+    """The devices the pod's requests may use there (candidates of its Problem)."""
+    pools: frozenset[PoolID]
+    """The pools the node sees: another pod's devices there may be ones this pod needs."""
+
+
+class Solo:
+    """Each node's answer for one pod alone on the cluster as the input has it — none of the
+    plan's pods placed, node resources as the bound pods leave them. Why: a reason for a pod
+    the plan leaves out must tell the nodes where only the plan's other pods stand in the way
+    (change nothing, place fewer pods) from those where the pod or the cluster must change.
+    Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
+
+    def __init__(self, job: Job, max_steps: int) -> None:
+        self._run = _Run(job, Ledger(job), max_steps)
+
+    def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
+        words it) with its template (node and claim names taken out, for `reason_groups`)."""
+        run, base = self._run, _shape(unit.claims)
+        fits: list[Alone] = []
+        tried: list[_Tried] = []
+        for node in run.nodes:
+            why, variant = run.may_try(unit, node)
+            if variant is None:
+                tried.append(_Tried(node, why))
+                continue
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                fits.append(Alone(node.name, frozenset(), node.pool_ids))
+                continue
+            shape = _shape(claims) if variant.claims else base
+            answer = run.answer(claims, shape, node)
+            if answer.assignment is None:
+                tried.append(_Tried(node, None, answer, _refs(claims)))
+                continue
+            problem = answer.problem
+            devices = frozenset(
+                (
+                    problem.devices[c.device].driver,
+                    problem.devices[c.device].pool,
+                    problem.devices[c.device].name,
+                )
+                for alt in problem.alternatives
+                for c in alt.candidates
+            )
+            fits.append(Alone(node.name, devices, node.pool_ids))
+        texts, templates, _ = _node_texts(tried)
+        return fits, texts, templates
+
+
 def _nowhere(tried: list[_Tried]) -> _Nowhere:
+    texts, templates, error = _node_texts(tried)
+    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+
+
+def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
+    """Per node tried, why it did not take the pod, and the same text as a template (the node
+    name taken out, so that equal reasons on different nodes group); the last per-node error."""
     texts: dict[str | None, str] = {}
     templates: list[str] = []
     error: DRASolverError | None = None
@@ -643,7 +706,7 @@ def _nowhere(tried: list[_Tried]) -> _Nowhere:
                 error = t.answer.failure
         texts[name] = text
         templates.append(template)
-    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+    return texts, templates, error
 
 
 class NodeReasons(Mapping[str | None, str]):
@@ -800,6 +863,14 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
         return reasons[0][1]
     if len(reasons) <= DETAIL_NODES or templates is None:
         return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
+    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
+        reason_groups(reasons, templates)
+    )
+
+
+def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
+    """The parts of `why_not`'s line over many nodes: the two most common reasons with their
+    node counts, then how many nodes are left for how many other reasons."""
     groups: dict[str, list[str]] = {}
     for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
         groups.setdefault(_DIGITS.sub("#", text), []).append(text)
@@ -809,7 +880,7 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
     if rest:
         others = len(groups) - len(top)
         parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
-    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(parts)
+    return parts
 
 
 _DIGITS = re.compile(r"\d+")
@@ -890,4 +961,14 @@ def _raise_candidate_errors(problem: Problem) -> None:
                 raise cand.error from None
 
 
-__all__ = ["DETAIL_NODES", "FirstFit", "NodeReasons", "NodeState", "Progress", "why_not"]
+__all__ = [
+    "DETAIL_NODES",
+    "Alone",
+    "FirstFit",
+    "NodeReasons",
+    "NodeState",
+    "Progress",
+    "Solo",
+    "reason_groups",
+    "why_not",
+]
