@@ -158,6 +158,16 @@ class PodPlan:
     running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
     scheduler's reserve step writes it. The plan changes nothing else of them."""
 
+    @property
+    def explain_flags(self) -> str:
+        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
+        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
+        where `--pod` would answer "Pod not found"."""
+        if self.pod is not None:
+            return f"--pod {self.name}"
+        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
+        return " ".join(f"--claim {n}" for n in names)
+
 
 @dataclass
 class PlanOutcome:

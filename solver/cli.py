@@ -640,7 +640,7 @@ def plan(
     _print_warnings(outcome.stats.get("warnings") or [])
     # The table already has a row per pod; stderr then keeps only the summary.
     if output is not OutputFormat.table:
-        _print_pod_lines(outcome.pods)
+        _print_pod_lines(outcome.pods, filled.pod if filled is not None else None)
     if interrupted:
         summary = f"interrupted: {plan_summary(outcome, seconds)}"
         _err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
@@ -794,23 +794,36 @@ thousands of pods that do not fit must not write thousands of lines; the table a
 have the details."""
 
 
-def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
+def _print_pod_lines(pods: Sequence[PodPlan], copies: str | None = None) -> None:
     """The per-pod stderr lines of `plan`, bounded: the first `UNPLACED_LINES` pods not placed
     (highest priority first, then input order: the ones a user most wants to hear about), one
     line counting the others, and each placed pod's node when the plan has at most `POD_LINES`
-    pods. Lines keep the input order, so they read like the output's list of Pods."""
+    pods. Lines keep the input order, so they read like the output's list of Pods.
+
+    Each line not placed ends in the `dra-solver explain` command that runs on the input:
+    `--claim` for plain claims; `copies` (a `--fill` plan): the pod the replicas copy, as the
+    replicas are not in the input."""
     unplaced = [i for i, p in enumerate(pods) if not p.placed]
     shown = set(sorted(unplaced, key=lambda i: (-pods[i].priority, i))[:UNPLACED_LINES])
     every_pod = len(pods) <= POD_LINES
     for i, p in enumerate(pods):
         if i in shown:
-            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
+            if copies is not None:
+                hint = f" (details: dra-solver explain --pod {copies}, the pod it copies)"
+            else:
+                hint = f" (details: dra-solver explain {p.explain_flags})"
             _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
         elif p.placed and every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
     if len(unplaced) > len(shown):
         more = len(unplaced) - len(shown)
-        hint = "`-o table` or `dra-solver explain --pod NAME` for each"
+        if copies is not None:
+            flag = f"--pod {copies}"
+        elif all(pods[i].pod is None for i in unplaced):
+            flag = "--claim NAME"
+        else:
+            flag = "--pod NAME"
+        hint = f"`-o table` or `dra-solver explain {flag}` for each"
         _err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
 
 

@@ -149,9 +149,10 @@ def _crowd_line(
     """ "fits on a, b alone, but this plan gives ... (why them)": the nodes where only the
     plan's other pods stand in the way."""
     names = [str(a.node) for a in fits]
-    where = _listed(names[:DETAIL_NODES]) + (
-        f" and {len(names) - DETAIL_NODES} more" if len(names) > DETAIL_NODES else ""
-    )
+    if len(names) > DETAIL_NODES:
+        where = ", ".join(names[:DETAIL_NODES]) + f" and {len(names) - DETAIL_NODES} more"
+    else:
+        where = _listed(names)
     detail = "; ".join(f"on {a.node}, {crowd[a.node]}" for a in fits[:DETAIL_NODES])
     why = _priority_words(unit.priority, [pods[j].priority for j in takers], allocator)
     return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
