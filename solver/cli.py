@@ -674,10 +674,19 @@ def explain(
         list[str] | None,
         typer.Option("--node-template", help="Also say whether a new node of this template would take it."),
     ] = None,
+    alone: Annotated[
+        bool,
+        typer.Option(
+            "--alone",
+            help="Only the pod (or claims) alone on the cluster as the input has it; skip the plan "
+            "of the other pending pods (which says whether the plan places it, and what takes its room).",
+        ),
+    ] = False,
     feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
-    reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    reason grouped; or where it fits — alone on the cluster as the input has it; then what the
+    plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
     if (claim is None) == (pod is None):
@@ -685,7 +694,13 @@ def explain(
     try:
         templates = [_template(f) for f in node_template or []]
         answer = explain_why(
-            cluster, claim=claim, pod=pod, nodes=node, feature_gates=feature_gates, node_templates=templates
+            cluster,
+            claim=claim,
+            pod=pod,
+            nodes=node,
+            feature_gates=feature_gates,
+            node_templates=templates,
+            with_plan=not alone,
         )
     except DRASolverError as exc:
         _fail([exc])
