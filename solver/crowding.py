@@ -13,6 +13,7 @@ nodes where the pod or the cluster must change, with their reasons on the input'
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from dra_solver.allocators import HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 from dra_solver.demand import NodeBook
@@ -41,6 +42,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
     if not left:
         return outcome
     solo = Solo(job, HINT_STEPS)
+    after = _after(job, pods)
     held = _held(pods)
     book = job.book.fresh()
     for j, p in enumerate(pods):
@@ -64,7 +66,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         crowd: dict[str | None, str] = {}
         takers: dict[int, None] = {}
         for alone in fits:
-            words, who = _room(job, unit, alone, pods, held, book, before(i))
+            busy = not after.devices_fit(unit, alone.node)
+            words, who = _room(job, unit, alone, pods, held if busy else {}, book, before(i))
             crowd[alone.node] = words
             takers.update(dict.fromkeys(who))
         first = _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator)
@@ -76,9 +79,20 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         else:
             others = reason_groups(rest, templates)
         total = len(fits) + len(rest)
-        pods[i].reason = f"no node fits the pod (0 of {total} nodes): " + "; ".join([first, *others])
+        head = f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+        pods[i].reason = head + "; ".join([first, *others])
         pods[i].node_reasons = {**{a.node: crowd[a.node] for a in fits}, **texts}
     return outcome
+
+
+def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
+    """Answers on the cluster after the plan (its placed claims allocated): whether the
+    devices, not only the node resources, are what the plan's pods take."""
+    claims = dict(job.cluster.claims)
+    for p in pods:
+        if p.placed:
+            claims.update({(c.metadata.namespace or "default", c.metadata.name): c for c in p.claims})
+    return Solo(replace(job, cluster=replace(job.cluster, claims=claims)), HINT_STEPS)
 
 
 def _held(pods: Sequence[PodPlan]) -> dict[int, frozenset[DeviceID]]:
@@ -105,9 +119,11 @@ def _room(
     book: NodeBook,
     before: set[int],
 ) -> tuple[str, list[int]]:
-    """What the plan's pods take on a node where `unit` fits alone, in words ("its devices to
-        a, b; its cpu, memory to c"), and which placed units those are (among `before`: the units
-    placed before its turn, all of them for CP-SAT, which places every pod at once)."""
+    """What the plan's pods take on a node where `unit` fits alone, in words ("devices it could
+    use go to a, b, and beside c the node has Insufficient cpu"), and which placed units those
+    are — among `before`: the units placed before its turn (all of them for CP-SAT, which
+    places every pod at once). `held`: the placed units' new devices, empty when the unit still
+    finds devices on the node after the plan (then the devices are not what it lacks)."""
     pools: frozenset[PoolID] = alone.pools
     on_devices = [j for j, devs in held.items() if j in before and devs & alone.devices]
     if not on_devices:  # shared counters or capacity: any new allocation in the node's pools

@@ -678,6 +678,13 @@ class Solo:
         texts, templates, _ = _node_texts(tried)
         return fits, texts, templates
 
+    def devices_fit(self, unit: Unit, node: str | None) -> bool:
+        """Whether the unit's claims find devices on `node` (node resources aside)."""
+        run = self._run
+        state = next(n for n in run.nodes if n.name == node)
+        claims = (*unit.claims, *run.book.variant(unit.needs, node).claims)
+        return not claims or run.answer(claims, _shape(claims), state).assignment is not None
+
 
 def _nowhere(tried: list[_Tried]) -> _Nowhere:
     texts, templates, error = _node_texts(tried)
