@@ -241,6 +241,8 @@ class _Run:
             return NodeAnswer(node, True)
         details = _request_details(local, ctx, problem, claims, self.holders)
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
+        if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
+            extra = [*self.each_alone(node), *extra]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
             skipped = "upstream skips the pool" if len(invalid) == 1 else "upstream skips these pools"
@@ -248,6 +250,18 @@ class _Run:
             reason = "; ".join(invalid) + f"; {skipped}, and with {its} devices the claims would fit"
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+    def each_alone(self, node: str | None) -> list[str]:
+        """Per claim, whether it fits on `node` by itself. Why: a minimal blocking set is one
+        irreducible set, so of two claims that are each impossible it names one; the other's
+        own blocker would stay hidden until the first is fixed."""
+        lines = []
+        for c in self.claims:
+            if self.fits([c], node):
+                lines.append(f"claim {c.namespaced_name} alone: fits")
+            else:
+                lines.append(f"claim {c.namespaced_name} alone: does not fit (its own blocker)")
+        return lines
 
     def invalid_cause(self, ctx: Context, claims: list[ResourceClaim]) -> list[str]:
         """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims

@@ -252,3 +252,32 @@ def test_cli_allocate_points_to_explain_when_the_claims_do_not_fit(tmp_path: Any
     res = CliRunner().invoke(app, ["allocate", str(f), "--node", "n1"])
     assert res.exit_code == 2
     assert "(details: dra-solver explain --claim default/big)" in res.stderr
+
+
+def test_cli_explain_names_each_claims_own_blocker_before_the_joint_minimal_set(tmp_path: Any) -> None:
+    # nine-gpus asks for 9 of 8 GPUs, big-memory for a GPU of 80Gi where each has 40Gi: both are
+    # impossible alone, while the minimal blocking set (one irreducible set) names one of them.
+    import yaml
+
+    mem = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) >= 0'
+    objs = [
+        device_class("gpu"),
+        resource_slice("s", [device(f"gpu-{i}", capacity={"memory": "40Gi"}) for i in range(8)], node="n1"),
+        claim("nine-gpus", [request("gpu", count=9)]),
+        claim("big-memory", [request("gpu", selectors=[{"cel": {"expression": mem}}])]),
+        claim("one-gpu", [request("gpu")]),
+    ]
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all(objs))
+    args = ["explain", str(f), "--claim", "nine-gpus", "--claim", "big-memory", "--claim", "one-gpu"]
+    res = CliRunner().invoke(app, [*args, "--alone"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    own = [
+        "  - claim default/nine-gpus alone: does not fit (its own blocker)",
+        "  - claim default/big-memory alone: does not fit (its own blocker)",
+        "  - claim default/one-gpu alone: fits",
+        "  - minimal blocking set: claim default/nine-gpus",
+    ]
+    at = lines.index(own[0])
+    assert lines[at : at + len(own)] == own
