@@ -43,6 +43,9 @@ from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
 INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
+DROPPED = "the plan model put it on node"
+"""How the reason of a pod the aggregated model placed and its node's exact allocation did not
+take begins: that reason is kept as it is (`solver.crowding`)."""
 
 
 @dataclass(frozen=True)
@@ -471,7 +474,7 @@ class Cpsat:
         reason = was.reason or "left out so that more (or higher-priority) pods fit"
         if dropped_on is not None:
             reason = (
-                f"the plan model put it on node {dropped_on}, but the exact device allocation there "
+                f"{DROPPED} {dropped_on}, but the exact device allocation there "
                 "found no devices for it beside that node's other pods"
             )
         return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dra_solver.allocators import HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import DROPPED, HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 from dra_solver.demand import NodeBook
 from dra_solver.firstfit import DETAIL_NODES, Alone, Solo, reason_groups
 from dra_solver.inventory import DeviceID, PoolID
@@ -25,7 +25,8 @@ NAMED_PODS = 3
 
 
 def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
-    """`outcome` with the reason of each pod not placed (outside gangs, not interrupted) that
+    """`outcome` with the reason of each pod not placed (outside gangs, not interrupted, not
+    dropped by the aggregated plan's expansion: those reasons say more) that
     fits alone on some node rewritten: those nodes first, with the plan's pods that take the
     room there (their devices the pod could use, the node resources it needs) and why they
     were placed rather than it (priority, queue order, the most pods placed); then the other
@@ -37,7 +38,10 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
     left = [
         i
         for i, p in enumerate(pods)
-        if not p.placed and p.reason != INTERRUPTED and not job.units[i].gang_pods(job.gangs)
+        if not p.placed
+        and p.reason != INTERRUPTED
+        and not (p.reason or "").startswith(DROPPED)
+        and not job.units[i].gang_pods(job.gangs)
     ]
     if not left:
         return outcome
