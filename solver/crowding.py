@@ -12,11 +12,11 @@ nodes where the pod or the cluster must change, with their reasons on the input'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from dra_solver.allocators import DROPPED, HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
-from dra_solver.demand import NodeBook
+from dra_solver.demand import demand_total
 from dra_solver.firstfit import DETAIL_NODES, Alone, Solo, reason_groups
 from dra_solver.inventory import DeviceID, PoolID
 
@@ -47,31 +47,17 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         return outcome
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
-    held = _held(pods)
-    book = job.book.fresh()
-    for j, p in enumerate(pods):
-        if p.placed:
-            book.take(book.variant(job.units[j].needs, p.node), p.node)
-    placed = [j for j, p in enumerate(pods) if p.placed]
-
-    def before(i: int) -> set[int]:
-        """The placed units that could stand in unit i's way: for first fit, those ahead of it
-        in the queue (higher priority, then input order); for CP-SAT, every one."""
-        if outcome.allocator != "reference":
-            return set(placed)
-        me = (-job.units[i].priority, i)
-        return {j for j in placed if (-job.units[j].priority, j) < me}
-
+    index = _Index(job, pods, outcome.allocator)
     for i in left:
         unit = job.units[i]
         fits, texts, templates = solo.nodes(unit)
         if not fits:
             continue
+        free = after.devices_fit(unit, [a.node for a in fits])
         crowd: dict[str | None, str] = {}
         takers: dict[int, None] = {}
         for alone in fits:
-            busy = not after.devices_fit(unit, alone.node)
-            words, who = _room(job, unit, alone, pods, held if busy else {}, book, before(i))
+            words, who = index.room(i, alone, devices=alone.node not in free)
             crowd[alone.node] = words
             takers.update(dict.fromkeys(who))
         first = _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator)
@@ -99,56 +85,76 @@ def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
     return Solo(replace(job, cluster=replace(job.cluster, claims=claims)), HINT_STEPS)
 
 
-def _held(pods: Sequence[PodPlan]) -> dict[int, frozenset[DeviceID]]:
-    """Placed unit -> the devices its claims were allocated by this plan."""
-    out: dict[int, frozenset[DeviceID]] = {}
-    for j, p in enumerate(pods):
-        if not p.placed:
-            continue
-        devices = set()
-        for c in p.claims:
-            alloc = c.status.allocation if c.status is not None else None
-            if alloc is not None:
-                devices |= {(r.driver, r.pool, r.device) for r in alloc.devices.results}
-        out[j] = frozenset(devices)
-    return out
+class _Index:
+    """The plan's placed units by what they take — each device their claims were allocated, the
+    pools of those devices, the node resources on their node — and the node resources left
+    after the plan, so that each (pod, node) looks up its takers instead of scanning the plan."""
 
+    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str) -> None:
+        self.job, self.pods, self.allocator = job, pods, allocator
+        self.by_device: dict[DeviceID, list[int]] = {}
+        self.by_pool: dict[PoolID, list[int]] = {}
+        self.by_node: dict[str | None, list[int]] = {}
+        self.book = job.book.fresh()
+        self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[str, list[int]]] = {}
+        """(the node with the pod's candidate devices, whether devices are named, the demand) ->
+        the room: the same for every pod of a shape under CP-SAT, so computed once."""
+        for j, p in enumerate(pods):
+            if not p.placed:
+                continue
+            self.book.take(self.book.variant(job.units[j].needs, p.node), p.node)
+            if any(n.demand for n in job.units[j].needs):
+                self.by_node.setdefault(p.node, []).append(j)
+            for c in p.claims:
+                alloc = c.status.allocation if c.status is not None else None
+                for r in alloc.devices.results if alloc is not None else ():
+                    self.by_device.setdefault((r.driver, r.pool, r.device), []).append(j)
+                    self.by_pool.setdefault((r.driver, r.pool), []).append(j)
 
-def _room(
-    job: Job,
-    unit: Unit,
-    alone: Alone,
-    pods: Sequence[PodPlan],
-    held: dict[int, frozenset[DeviceID]],
-    book: NodeBook,
-    before: set[int],
-) -> tuple[str, list[int]]:
-    """What the plan's pods take on a node where `unit` fits alone, in words ("devices it could
-    use go to a, b, and beside c the node has Insufficient cpu"), and which placed units those
-    are — among `before`: the units placed before its turn (all of them for CP-SAT, which
-    places every pod at once). `held`: the placed units' new devices, empty when the unit still
-    finds devices on the node after the plan (then the devices are not what it lacks)."""
-    pools: frozenset[PoolID] = alone.pools
-    on_devices = [j for j, devs in held.items() if j in before and devs & alone.devices]
-    if not on_devices:  # shared counters or capacity: any new allocation in the node's pools
-        on_devices = [
-            j for j, devs in held.items() if j in before and any((d[0], d[1]) in pools for d in devs)
-        ]
-    parts: list[str] = []
-    if on_devices:
-        parts.append(f"devices it could use go to {_names(pods, on_devices)}")
-    short = book.refusal(book.variant(unit.needs, alone.node), alone.node)
-    on_node: list[int] = []
-    if short:
-        on_node = [
-            j
-            for j, p in enumerate(pods)
-            if j in before and p.placed and p.node == alone.node and any(n.demand for n in job.units[j].needs)
-        ]
-        parts.append(f"beside {_names(pods, on_node)} the node has {short}")
-    if not parts:
-        return "it fits alone, but the search did not find a way beside this plan's pods", []
-    return ", and ".join(parts), [*on_devices, *on_node]
+    def ahead(self, i: int, js: Iterable[int]) -> list[int]:
+        """Of the placed units `js` (once each, in order), those that could stand in unit i's way:
+        for first fit, those ahead of it in the queue (higher priority, then input order); for
+        CP-SAT, which places every pod at once, all of them."""
+        out = sorted(set(js))
+        if self.allocator != "reference":
+            return out
+        units = self.job.units
+        me = (-units[i].priority, i)
+        return [j for j in out if (-units[j].priority, j) < me]
+
+    def room(self, i: int, alone: Alone, *, devices: bool) -> tuple[str, list[int]]:
+        """What the plan's pods take on a node where unit i fits alone, in words ("devices it
+        could use go to a, b, and beside c the node has Insufficient cpu"), and which placed
+        units those are. `devices`: the unit finds no devices there after the plan (else the
+        devices are not what it lacks, and only the node resources are named)."""
+        unit = self.job.units[i]
+        key = (alone, devices, tuple(sorted(demand_total(unit.needs).items())))
+        if self.allocator != "reference":  # the same takers for every pod of a shape: once
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._memo[key] = self._room(i, alone, devices)
+            return hit
+        return self._room(i, alone, devices)
+
+    def _room(self, i: int, alone: Alone, devices: bool) -> tuple[str, list[int]]:
+        unit, pods = self.job.units[i], self.pods
+        parts: list[str] = []
+        on_devices: list[int] = []
+        if devices:
+            on_devices = self.ahead(i, (j for d in alone.devices for j in self.by_device.get(d, ())))
+            if not on_devices:  # shared counters or capacity: any new allocation in its pools
+                on_devices = self.ahead(i, (j for pid in alone.pools for j in self.by_pool.get(pid, ())))
+            if on_devices:
+                parts.append(f"devices it could use go to {_names(pods, on_devices)}")
+        short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
+        on_node: list[int] = []
+        if short:
+            on_node = self.ahead(i, self.by_node.get(alone.node, ()))
+            beside = f"beside {_names(pods, on_node)} " if on_node else "after the plan "
+            parts.append(f"{beside}the node has {short}")
+        if not parts:
+            return "it fits alone, but the search did not find a way beside this plan's pods", []
+        return ", and ".join(parts), [*on_devices, *on_node]
 
 
 def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:

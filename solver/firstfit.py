@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -643,11 +643,34 @@ class Solo:
 
     def __init__(self, job: Job, max_steps: int) -> None:
         self._run = _Run(job, Ledger(job), max_steps)
+        self._by_name = {n.name: n for n in self._run.nodes}
+        self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
+        self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
 
     def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, str], list[str]]:
         """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
-        words it) with its template (node and claim names taken out, for `reason_groups`)."""
+        words it) with its template (node and claim names taken out, for `reason_groups`).
+        Pods of one shape, scheduling constraints and demand share the answer (with their own
+        claim names put in), as first fit's `_Nowhere` is shared."""
         run, base = self._run, _shape(unit.claims)
+        key: Hashable = None
+        if run.uniform(unit):
+            key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        seen = self._seen.get(key) if key is not None else None
+        if seen is None:
+            seen = self._nodes(unit, base)
+            if key is not None:
+                self._seen[key] = seen
+        fits, texts, templates = seen
+        refs = _refs(unit.claims)
+        return (
+            fits,
+            {n: _with_refs(t, refs) for n, t in texts.items()},
+            [_with_refs(t, refs) for t in templates],
+        )
+
+    def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        run = self._run
         fits: list[Alone] = []
         tried: list[_Tried] = []
         for node in run.nodes:
@@ -662,28 +685,38 @@ class Solo:
             shape = _shape(claims) if variant.claims else base
             answer = run.answer(claims, shape, node)
             if answer.assignment is None:
-                tried.append(_Tried(node, None, answer, _refs(claims)))
+                tried.append(_Tried(node, None, answer, _refs(claims) if variant.claims else None))
                 continue
             problem = answer.problem
             devices = frozenset(
-                (
-                    problem.devices[c.device].driver,
-                    problem.devices[c.device].pool,
-                    problem.devices[c.device].name,
-                )
+                (d.driver, d.pool, d.name)
                 for alt in problem.alternatives
                 for c in alt.candidates
+                for d in (problem.devices[c.device],)
             )
             fits.append(Alone(node.name, devices, node.pool_ids))
         texts, templates, _ = _node_texts(tried)
         return fits, texts, templates
 
-    def devices_fit(self, unit: Unit, node: str | None) -> bool:
-        """Whether the unit's claims find devices on `node` (node resources aside)."""
-        run = self._run
-        state = next(n for n in run.nodes if n.name == node)
-        claims = (*unit.claims, *run.book.variant(unit.needs, node).claims)
-        return not claims or run.answer(claims, _shape(claims), state).assignment is not None
+    def devices_fit(self, unit: Unit, nodes: Sequence[str | None]) -> set[str | None]:
+        """Those of `nodes` where the unit's claims find devices (node resources aside)."""
+        run, base = self._run, _shape(unit.claims)
+        uniform = run.uniform(unit)
+        out: set[str | None] = set()
+        for node in nodes:
+            if uniform and (base, node) in self._fit:
+                if self._fit[(base, node)]:
+                    out.add(node)
+                continue
+            variant = run.book.variant(unit.needs, node)
+            claims = (*unit.claims, *variant.claims)
+            shape = _shape(claims) if variant.claims else base
+            fit = not claims or run.answer(claims, shape, self._by_name[node]).assignment is not None
+            if uniform:
+                self._fit[(base, node)] = fit
+            if fit:
+                out.add(node)
+        return out
 
 
 def _nowhere(tried: list[_Tried]) -> _Nowhere:
