@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from dra_solver import interrupt
 from dra_solver.allocators import DROPPED, HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 from dra_solver.demand import demand_total
 from dra_solver.firstfit import DETAIL_NODES, Alone, Solo, reason_groups
@@ -33,7 +34,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
     nodes' reasons on the input's cluster. `node_reasons` is set to the same per-node words.
     A pod that fits alone nowhere keeps its reason (the input itself stands in the way)."""
     pods = outcome.pods
-    if not any(p.placed for p in pods):
+    if interrupt.requested() or not any(p.placed for p in pods):  # Ctrl-C: the plan, at once
         return outcome
     left = [
         i
@@ -49,6 +50,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
     after = _after(job, pods)
     index = _Index(job, pods, outcome.allocator)
     for i in left:
+        if interrupt.requested():
+            break
         unit = job.units[i]
         fits, texts, templates = solo.nodes(unit)
         if not fits:
