@@ -175,8 +175,8 @@ def _crowd_line(
     unit: Unit,
     allocator: str,
 ) -> str:
-    """ "fits on a, b alone, but this plan gives ... (why them)": the nodes where only the
-    plan's other pods stand in the way."""
+    """The part for the nodes where only the plan's other pods stand in the way: `fits on a
+    and b alone, but other pods of this plan take the room there (why them): on a, ...`."""
     names = [str(a.node) for a in fits]
     if len(names) > DETAIL_NODES:
         where = ", ".join(names[:DETAIL_NODES]) + f" and {len(names) - DETAIL_NODES} more"
