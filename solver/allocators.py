@@ -43,6 +43,9 @@ from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
 INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
+DROPPED = "the plan model put it on node"
+"""How the reason of a pod the aggregated model placed and its node's exact allocation did not
+take begins: that reason is kept as it is (`solver.crowding`)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,16 @@ class PodPlan:
     """Claims the input had already allocated that this placed pod also uses (shared with a
     running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
     scheduler's reserve step writes it. The plan changes nothing else of them."""
+
+    @property
+    def explain_flags(self) -> str:
+        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
+        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
+        where `--pod` would answer "Pod not found"."""
+        if self.pod is not None:
+            return f"--pod {self.name}"
+        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
+        return " ".join(f"--claim {n}" for n in names)
 
 
 def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
@@ -473,7 +486,7 @@ class Cpsat:
         reason = was.reason or "left out so that more (or higher-priority) pods fit"
         if dropped_on is not None:
             reason = (
-                f"the plan model put it on node {dropped_on}, but the exact device allocation there "
+                f"{DROPPED} {dropped_on}, but the exact device allocation there "
                 "found no devices for it beside that node's other pods"
             )
         return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)

@@ -781,7 +781,7 @@ def plan(
     _print_warnings(warnings if isinstance(warnings, list) else [])
     # The table already has a row per pod; stderr then keeps only the summary.
     if not output.tabular:
-        _print_pod_lines(outcome.pods)
+        _print_pod_lines(outcome.pods, filled.pod if filled is not None else None)
     counted = f"replicas of {filled.pod}" if filled is not None else "pods"
     if interrupted:
         summary = f"interrupted: {plan_summary(outcome, seconds, counted)}"
@@ -869,10 +869,19 @@ def explain(
         list[str] | None,
         typer.Option("--node-template", help="Also say whether a new node of this template would take it."),
     ] = None,
+    alone: Annotated[
+        bool,
+        typer.Option(
+            "--alone",
+            help="Only the pod (or claims) alone on the cluster as the input has it; skip the plan "
+            "of the other pending pods (which says whether the plan places it, and what takes its room).",
+        ),
+    ] = False,
     feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
-    reason grouped; or where it fits. Exit 0 either way, 1 on invalid input."""
+    reason grouped; or where it fits — alone on the cluster as the input has it; then what the
+    plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
     paths = _inputs(paths, filename)
     cluster = _load_or_exit(paths)
     _validate_or_exit(cluster, feature_gates)
@@ -881,7 +890,13 @@ def explain(
     try:
         templates = [_template(f) for f in node_template or []]
         answer = explain_why(
-            cluster, claim=claim, pod=pod, nodes=node, feature_gates=feature_gates, node_templates=templates
+            cluster,
+            claim=claim,
+            pod=pod,
+            nodes=node,
+            feature_gates=feature_gates,
+            node_templates=templates,
+            with_plan=not alone,
         )
     except DRASolverError as exc:
         _fail([exc])
@@ -995,23 +1010,36 @@ thousands of pods that do not fit must not write thousands of lines; the table a
 have the details."""
 
 
-def _print_pod_lines(pods: Sequence[PodPlan]) -> None:
+def _print_pod_lines(pods: Sequence[PodPlan], copies: str | None = None) -> None:
     """The per-pod stderr lines of `plan`, bounded: the first `UNPLACED_LINES` pods not placed
     (highest priority first, then input order: the ones a user most wants to hear about), one
     line counting the others, and each placed pod's node when the plan has at most `POD_LINES`
-    pods. Lines keep the input order, so they read like the output's list of Pods."""
+    pods. Lines keep the input order, so they read like the output's list of Pods.
+
+    Each line not placed ends in the `dra-solver explain` command that runs on the input:
+    `--claim` for plain claims; `copies` (a `--fill` plan): the pod the replicas copy, as the
+    replicas are not in the input."""
     unplaced = [i for i, p in enumerate(pods) if not p.placed]
     shown = set(sorted(unplaced, key=lambda i: (-pods[i].priority, i))[:UNPLACED_LINES])
     every_pod = len(pods) <= POD_LINES
     for i, p in enumerate(pods):
         if i in shown:
-            hint = f" (details: dra-solver explain --pod {p.name})" if p.pod is not None else ""
+            if copies is not None:
+                hint = f" (details: dra-solver explain --pod {copies}, the pod it copies)"
+            else:
+                hint = f" (details: dra-solver explain {p.explain_flags})"
             _err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
         elif p.placed and every_pod:
             _err.print(Text(f"{p.name}: node {p.node}", style="green"))
     if len(unplaced) > len(shown):
         more = len(unplaced) - len(shown)
-        hint = "`-o table` or `dra-solver explain --pod NAME` for each"
+        if copies is not None:
+            flag = f"--pod {copies}"
+        elif all(pods[i].pod is None for i in unplaced):
+            flag = "--claim NAME"
+        else:
+            flag = "--pod NAME"
+        hint = f"`-o table` or `dra-solver explain {flag}` for each"
         _err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
 
 

@@ -34,11 +34,11 @@ from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
 from dra_solver.classes import LocalViews, problem_signature
 from dra_solver.demand import Needs, NodeBook
-from dra_solver.errors import CelError, InputError, SearchAborted
+from dra_solver.errors import CelError, DRASolverError, InputError, SearchAborted
 from dra_solver.explain import explain_unschedulable
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import Pools, visible_devices
-from dra_solver.pipeline import known_nodes, resolve_claims
+from dra_solver.pipeline import known_nodes, plan, resolve_claims
 from dra_solver.problem.build import problem_from_context
 from dra_solver.problem.capacity import device_consumption
 from dra_solver.problem.devices import Context, build_context, context_from
@@ -72,6 +72,10 @@ class Explanation:
     nodes: list[NodeAnswer] = field(default_factory=list)
     template: str | None = None
     """A node template on whose fresh copy the subject fits, when templates were given."""
+    with_plan: list[str] = field(default_factory=list)
+    """What `dra-solver plan` does with the subject beside the input's other pending pods
+    (`explain(with_plan=True)`): placed where, or why not — the per-node answers above are
+    for the subject alone, and a pod that fits alone may still be left out of the plan."""
 
     @property
     def fits(self) -> list[str | None]:
@@ -89,8 +93,9 @@ class Explanation:
         return list(out.values())
 
     def text(self) -> str:
-        """The explanation as a user reads it."""
-        lines = []
+        """The explanation as a user reads it: first what it assumes (the subject alone on the
+        cluster as the input has it), then per node, then what the plan does with it."""
+        lines = [ALONE]
         if self.fits:
             lines.append(f"{self.subject} fits on: {', '.join(map(str, self.fits))}")
         for a, nodes in self.groups():
@@ -102,7 +107,15 @@ class Explanation:
                 lines.append(f"  fix: {a.fix}")
         if self.template:
             lines.append(f"it fits on a new node of template {self.template}")
+        lines.extend(self.with_plan)
         return "\n".join(lines)
+
+
+ALONE = (
+    "alone on the cluster as the input has it (its allocated claims and bound pods hold what "
+    "they hold; no other pending pod placed):"
+)
+WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
 
 
 def explain(
@@ -113,9 +126,13 @@ def explain(
     nodes: Sequence[str] | None = None,
     feature_gates: FeatureGates | str | None = None,
     node_templates: Sequence[NodeTemplate] = (),
+    with_plan: bool = False,
 ) -> Explanation:
     """Why `claim` (names; together, all or none) or `pod`'s unallocated claims cannot be
-    allocated, on each of `nodes` (default: every node the input knows)."""
+    allocated, on each of `nodes` (default: every node the input knows) — the subject alone on
+    the cluster as the input has it. `with_plan`: also plan the input's pending pods (as
+    `dra-solver plan` does, default options) and say whether the plan places the subject, and
+    if not, why (the pods that take the room where it fits alone)."""
     gates = FeatureGates.of(feature_gates)
     if (claim is None) == (pod is None):
         raise InputError("explain needs either a claim or a pod")
@@ -141,7 +158,34 @@ def explain(
             if _Run(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
                 out.template = t.name
                 break
+    if with_plan:
+        refs = [pod_obj.namespaced_name] if pod_obj is not None else [c.namespaced_name for c in claims]
+        out.with_plan = _with_plan(cluster, refs, gates)
     return out
+
+
+def _with_plan(cluster: Cluster, refs: list[str], gates: FeatureGates) -> list[str]:
+    """What the plan of the input's pending pods does with each of `refs` (a pod, or claims
+    planned as pods of their own when the input has no Pods), in lines under `WITH_PLAN`;
+    none when the subject is not among the plan's pods (a bound pod, an allocated claim)."""
+    try:
+        outcome = plan(cluster, feature_gates=gates)
+    except DRASolverError as exc:
+        return [WITH_PLAN, f"  the plan fails: {exc}"]
+    by_name = {p.name: p for p in outcome.pods}
+    lines = []
+    for ref in refs:
+        p = by_name.get(ref)
+        if p is None:
+            continue
+        if p.placed:
+            lines.append(f"  {ref}: the plan places it on {p.node}")
+        else:
+            lines.append(f"  {ref}: the plan does not place it: {p.reason}")
+    if not lines:
+        return []
+    placed = f"the plan places {outcome.placed} of {len(outcome.pods)} pending pods"
+    return [f"{WITH_PLAN} {placed}", *lines]
 
 
 class _Run:
@@ -197,6 +241,8 @@ class _Run:
             return NodeAnswer(node, True)
         details = _request_details(local, ctx, problem, claims, self.holders)
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
+        if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
+            extra = [*self.each_alone(node), *extra]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
             skipped = "upstream skips the pool" if len(invalid) == 1 else "upstream skips these pools"
@@ -204,6 +250,18 @@ class _Run:
             reason = "; ".join(invalid) + f"; {skipped}, and with {its} devices the claims would fit"
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+
+    def each_alone(self, node: str | None) -> list[str]:
+        """Per claim, whether it fits on `node` by itself. Why: a minimal blocking set is one
+        irreducible set, so of two claims that are each impossible it names one; the other's
+        own blocker would stay hidden until the first is fixed."""
+        lines = []
+        for c in self.claims:
+            if self.fits([c], node):
+                lines.append(f"claim {c.namespaced_name} alone: fits")
+            else:
+                lines.append(f"claim {c.namespaced_name} alone: does not fit (its own blocker)")
+        return lines
 
     def invalid_cause(self, ctx: Context, claims: list[ResourceClaim]) -> list[str]:
         """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims

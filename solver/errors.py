@@ -7,6 +7,8 @@ one of these; the CLI prints them and maps them to exit code 1.
 
 from __future__ import annotations
 
+import re
+
 
 class DRASolverError(Exception):
     """Base class of every error dra-solver raises on purpose."""
@@ -36,19 +38,82 @@ class ValidationErrors(DRASolverError):
         super().__init__("\n".join(e.message for e in self.errors))
 
 
+_OPS = r"(?P<op>_(?:>=|<=|>|<)_)"
+_CMP = {"_>=_": ">= 0", "_<=_": "<= 0", "_>_": "> 0", "_<_": "< 0"}
+
+CEL_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        rf"no matching overload for '{_OPS}' applied to '\(kubernetes\.Quantity, kubernetes\.Quantity\)'",
+        'compare quantities with `.compareTo(quantity("40Gi")) {cmp}` (or .isGreaterThan / '
+        ".isLessThan): CEL's <, <=, >, >= do not apply to quantities",
+    ),
+    (
+        r"no matching overload for '_(?:==|!=|>=|<=|>|<)_' applied to "
+        r"'\(kubernetes\.Quantity, (?:int|uint|double|string)\)'",
+        'a capacity is a quantity: compare it with a quantity, `.compareTo(quantity("40Gi")) >= 0` '
+        '(`== quantity("40Gi")` for equality), not with a number or a string',
+    ),
+    (
+        r"no matching overload for '_[^']*_' applied to '\(map\(string, dyn\), ",
+        'attributes are keyed by domain: `device.attributes["gpu.example.com"].model`',
+    ),
+    (
+        r"no matching overload for '_[^']*_' applied to '\(map\(string, kubernetes\.Quantity\), ",
+        'capacities are keyed by domain: `device.capacity["gpu.example.com"].memory`',
+    ),
+    (
+        r"undeclared reference to '(?P<name>attributes|capacity|driver|allowMultipleAllocations)'",
+        "a device's fields are read through `device`: `device.{name}`",
+    ),
+    (
+        r"Syntax error: token recognition error at: '='",
+        "CEL compares with `==`; a single `=` is not an operator",
+    ),
+    (
+        r"Syntax error: mismatched input '(?P<word>and|or|not)'",
+        "CEL's logic operators are `&&`, `||` and `!`, not `{word}`",
+    ),
+    (
+        r"no such key: (?P<key>\S+)$",
+        "a device without the attribute {key} stops the allocation: guard the read with "
+        '`"{key}" in device.attributes["DOMAIN"] && ...` (DOMAIN: the attribute\'s domain)',
+    ),
+)
+"""Common mistakes in DRA selectors: (pattern of the error, the fix in words), one row each.
+`CelError` adds the first matching row's fix to its message as a hint; `{cmp}` is the
+comparison the expression meant, and named groups of the pattern fill the other fields."""
+
+
+def cel_hint(reason: str) -> str | None:
+    """The fix for a CEL error message, from `CEL_HINTS` (None: no known mistake)."""
+    for pattern, hint in CEL_HINTS:
+        m = re.search(pattern, reason, re.MULTILINE)
+        if m:
+            fields = {k: v for k, v in m.groupdict().items() if v is not None}
+            return hint.format(cmp=_CMP.get(fields.get("op", ""), ">= 0"), **fields)
+    return None
+
+
 class CelError(DRASolverError):
-    """A CEL compile or runtime error, with the expression and (at runtime) the device."""
+    """A CEL compile or runtime error, with the expression and (at runtime) the device; the
+    message ends in a hint when the error is a known mistake (`CEL_HINTS`)."""
 
     def __init__(self, reason: str, *, expression: str, device: str = "", where: str = "") -> None:
         self.reason = reason
         self.expression = expression
         self.device = device
         self.where = where
+        self.hint = cel_hint(reason)
         parts = [where] if where else []
         if device:
             parts.append(f"device {device}")
         parts.append(f"expression {expression!r}")
-        super().__init__(f"{', '.join(parts)}: {reason}")
+        super().__init__(f"{', '.join(parts)}: {self.reason_and_hint}")
+
+    @property
+    def reason_and_hint(self) -> str:
+        """The reason, and the fix on a line of its own when the mistake is a known one."""
+        return f"{self.reason}\nhint: {self.hint}" if self.hint else self.reason
 
 
 class CelCompileError(CelError):

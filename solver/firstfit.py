@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -624,7 +624,110 @@ class _Nowhere:
     error: DRASolverError | None
 
 
+@dataclass(frozen=True)
+class Alone:
+    """A node where a pod fits alone on the cluster as the input has it (`Solo.nodes`)."""
+
+    node: str | None
+    devices: frozenset[DeviceID]
+    """The devices the pod's requests may use there (candidates of its Problem)."""
+    pools: frozenset[PoolID]
+    """The pools the node sees: another pod's devices there may be ones this pod needs."""
+
+
+class Solo:
+    """Each node's answer for one pod alone on the cluster as the input has it — none of the
+    plan's pods placed, node resources as the bound pods leave them. Why: a reason for a pod
+    the plan leaves out must tell the nodes where only the plan's other pods stand in the way
+    (change nothing, place fewer pods) from those where the pod or the cluster must change.
+    Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
+
+    def __init__(self, job: Job, max_steps: int) -> None:
+        self._run = _Run(job, Ledger(job), max_steps)
+        self._by_name = {n.name: n for n in self._run.nodes}
+        self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
+        self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
+
+    def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
+        words it) with its template (node and claim names taken out, for `reason_groups`).
+        Pods of one shape, scheduling constraints and demand share the answer (with their own
+        claim names put in), as first fit's `_Nowhere` is shared."""
+        run, base = self._run, _shape(unit.claims)
+        key: Hashable = None
+        if run.uniform(unit):
+            key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        seen = self._seen.get(key) if key is not None else None
+        if seen is None:
+            seen = self._nodes(unit, base)
+            if key is not None:
+                self._seen[key] = seen
+        fits, texts, templates = seen
+        refs = _refs(unit.claims)
+        return (
+            fits,
+            {n: _with_refs(t, refs) for n, t in texts.items()},
+            [_with_refs(t, refs) for t in templates],
+        )
+
+    def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        run = self._run
+        fits: list[Alone] = []
+        tried: list[_Tried] = []
+        for node in run.nodes:
+            why, variant = run.may_try(unit, node)
+            if variant is None:
+                tried.append(_Tried(node, why))
+                continue
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                fits.append(Alone(node.name, frozenset(), node.pool_ids))
+                continue
+            shape = _shape(claims) if variant.claims else base
+            answer = run.answer(claims, shape, node)
+            if answer.assignment is None:
+                tried.append(_Tried(node, None, answer, _refs(claims) if variant.claims else None))
+                continue
+            problem = answer.problem
+            devices = frozenset(
+                (d.driver, d.pool, d.name)
+                for alt in problem.alternatives
+                for c in alt.candidates
+                for d in (problem.devices[c.device],)
+            )
+            fits.append(Alone(node.name, devices, node.pool_ids))
+        texts, templates, _ = _node_texts(tried)
+        return fits, texts, templates
+
+    def devices_fit(self, unit: Unit, nodes: Sequence[str | None]) -> set[str | None]:
+        """Those of `nodes` where the unit's claims find devices (node resources aside)."""
+        run, base = self._run, _shape(unit.claims)
+        uniform = run.uniform(unit)
+        out: set[str | None] = set()
+        for node in nodes:
+            if uniform and (base, node) in self._fit:
+                if self._fit[(base, node)]:
+                    out.add(node)
+                continue
+            variant = run.book.variant(unit.needs, node)
+            claims = (*unit.claims, *variant.claims)
+            shape = _shape(claims) if variant.claims else base
+            fit = not claims or run.answer(claims, shape, self._by_name[node]).assignment is not None
+            if uniform:
+                self._fit[(base, node)] = fit
+            if fit:
+                out.add(node)
+        return out
+
+
 def _nowhere(tried: list[_Tried]) -> _Nowhere:
+    texts, templates, error = _node_texts(tried)
+    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+
+
+def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
+    """Per node tried, why it did not take the pod, and the same text as a template (the node
+    name taken out, so that equal reasons on different nodes group); the last per-node error."""
     texts: dict[str | None, str] = {}
     templates: list[str] = []
     error: DRASolverError | None = None
@@ -644,7 +747,7 @@ def _nowhere(tried: list[_Tried]) -> _Nowhere:
                 error = t.answer.failure
         texts[name] = text
         templates.append(template)
-    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+    return texts, templates, error
 
 
 class NodeReasons(Mapping[str | None, str]):
@@ -801,6 +904,14 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
         return reasons[0][1]
     if len(reasons) <= DETAIL_NODES or templates is None:
         return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
+    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
+        reason_groups(reasons, templates)
+    )
+
+
+def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
+    """The parts of `why_not`'s line over many nodes: the two most common reasons with their
+    node counts, then how many nodes are left for how many other reasons."""
     groups: dict[str, list[str]] = {}
     for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
         groups.setdefault(_DIGITS.sub("#", text), []).append(text)
@@ -810,7 +921,7 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
     if rest:
         others = len(groups) - len(top)
         parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
-    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(parts)
+    return parts
 
 
 _DIGITS = re.compile(r"\d+")
@@ -891,4 +1002,14 @@ def _raise_candidate_errors(problem: Problem) -> None:
                 raise cand.error from None
 
 
-__all__ = ["DETAIL_NODES", "FirstFit", "NodeReasons", "NodeState", "Progress", "why_not"]
+__all__ = [
+    "DETAIL_NODES",
+    "Alone",
+    "FirstFit",
+    "NodeReasons",
+    "NodeState",
+    "Progress",
+    "Solo",
+    "reason_groups",
+    "why_not",
+]

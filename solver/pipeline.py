@@ -37,6 +37,7 @@ from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
+from dra_solver.crowding import crowded_reasons
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
@@ -284,7 +285,7 @@ def run(
     allocator = ALLOCATORS[options.allocator]
     job = make_job(cluster, units, nodes, options)
     first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-    outcome = allocator.improve(job, first)
+    outcome = crowded_reasons(job, allocator.improve(job, first))
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome

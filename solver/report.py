@@ -429,7 +429,7 @@ class _Builder:
             group = ""
             if p.pod is not None and p.pod.spec.scheduling_group is not None:
                 group = p.pod.spec.scheduling_group.pod_group_name
-            flag = f"--pod {p.name}" if p.pod is not None else f"--claim {p.name.split(',')[0]}"
+            flag = p.explain_flags
             rows.append(
                 {
                     "pod": p.name,

@@ -109,7 +109,7 @@ def test_stderr_names_at_most_ten_unplaced_pods_then_counts_the_rest_whatever_th
     ]
     assert lines[UNPLACED_LINES] == (
         f"… and {n - 1 - UNPLACED_LINES} more pods not placed "
-        "(`-o table` or `dra-solver explain --pod NAME` for each)"
+        "(`-o table` or `dra-solver explain --claim NAME` for each)"  # plain claims: --claim
     )
     assert lines[-1].startswith(f"placed 1 of {n} pods (reference)")
 

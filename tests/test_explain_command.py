@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from builders import allocated, claim, device, device_class, request, resource_slice, result
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 from dra_solver import Cluster, NodeTemplate
 from dra_solver import why as explain
 from dra_solver.cli import app
+from dra_solver.diagnosis import ALONE, WITH_PLAN
 
 A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
 
@@ -75,7 +77,9 @@ def test_explain_node_affinity_of_the_pod() -> None:
     required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
     affinity = {"nodeAffinity": required}
     text = explain(pod_on({"affinity": affinity}, zone="a"), pod="web").text()
-    assert text == "node n1: node constraints: node n1 does not match the pod's required node affinity"
+    assert (
+        text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's required node affinity"
+    )
 
 
 def test_explain_node_taint_the_pod_does_not_tolerate() -> None:
@@ -92,12 +96,12 @@ def test_explain_unschedulable_node() -> None:
 def test_explain_node_resources_the_pod_needs() -> None:
     containers = [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "6"}}}]
     text = explain(pod_on({"containers": containers}), pod="web").text()
-    assert text.startswith("node n1: node resources:") and "cpu" in text
+    assert text.startswith(f"{ALONE}\nnode n1: node resources:") and "cpu" in text
 
 
 def test_explain_node_constraints_of_the_pod() -> None:
     text = explain(pod_on({"nodeSelector": {"zone": "b"}}, zone="a"), pod="web").text()
-    assert text == "node n1: node constraints: node n1 does not match the pod's nodeSelector zone=b"
+    assert text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's nodeSelector zone=b"
 
 
 def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
@@ -179,7 +183,54 @@ def test_cli_explain_exit_codes(tmp_path: Any) -> None:
     assert res.exit_code == 1
     f.write_text(yaml.safe_dump_all([device_class("gpu"), gpus(), claim("small", [request("gpu")])]))
     res = CliRunner().invoke(app, ["explain", str(f), "--claim", "small"])
-    assert res.exit_code == 0 and res.stdout.startswith("claim default/small fits on: n1")
+    assert res.exit_code == 0 and res.stdout.startswith(f"{ALONE}\nclaim default/small fits on: n1")
+    assert "default/small: the plan places it on n1" in res.stdout
+
+
+EXAMPLE = str(Path(__file__).resolve().parent.parent / "docs" / "examples" / "cluster-dump.yaml")
+
+
+def test_cli_explain_says_it_assumes_the_pod_alone_then_why_the_plan_leaves_it_out() -> None:
+    # trainer-3 fits on the A100 nodes alone; the plan gives their GPUs to trainer-1 and -2.
+    res = CliRunner().invoke(app, ["explain", EXAMPLE, "--pod", "ml-training/trainer-3"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == ALONE
+    assert lines[1] == "pod ml-training/trainer-3 fits on: gpu-a100-1, gpu-a100-2"
+    at = lines.index(f"{WITH_PLAN} the plan places 7 of 8 pending pods")
+    why = lines[at + 1]
+    assert why.startswith(
+        "  ml-training/trainer-3: the plan does not place it: no node fits the pod (0 of 5 nodes): "
+        "fits on gpu-a100-1 and gpu-a100-2 alone, but other pods of this plan take the room there"
+    )
+    assert "on gpu-a100-1, devices it could use go to ml-training/trainer-2" in why
+    assert (
+        "on gpu-a100-2, devices it could use go to "
+        "inference/llm-server-6d9f7c8b5-tq4vx, ml-training/trainer-1" in why
+    )
+    placed = CliRunner().invoke(app, ["explain", EXAMPLE, "--pod", "ml-training/trainer-1"])
+    assert "  ml-training/trainer-1: the plan places it on gpu-a100-2" in placed.stdout.splitlines()
+    alone = CliRunner().invoke(app, ["explain", EXAMPLE, "--pod", "ml-training/trainer-3", "--alone"])
+    assert alone.exit_code == 0 and alone.stdout.startswith(ALONE) and WITH_PLAN not in alone.stdout
+
+
+def test_plan_names_first_the_nodes_where_only_the_plans_other_pods_stand_in_the_way() -> None:
+    for allocator, words in [
+        ("cpsat", "CP-SAT places the most pods, by priority, that fit together"),
+        ("reference", "first fit: the same or a higher priority, earlier in the queue"),
+    ]:
+        res = CliRunner().invoke(app, ["plan", EXAMPLE, "--allocator", allocator])
+        assert res.exit_code == 2
+        line = next(x for x in res.stderr.splitlines() if x.startswith("ml-training/trainer-3: not placed"))
+        assert line.startswith(
+            "ml-training/trainer-3: not placed: no node fits the pod (0 of 5 nodes): fits on gpu-a100-1 "
+            "and gpu-a100-2 alone, but other pods of this plan take the room there "
+            f"({words}): on gpu-a100-1, "
+        ), line
+        # then the nodes where the pod or the cluster would have to change, on the input's cluster
+        assert line.index("control-plane-1: node control-plane-1 has the taint") > line.index("gpu-a100-2, ")
+        assert "cpu-worker-1: Insufficient cpu, Insufficient memory" in line
+        assert "other reason(s)" not in line
 
 
 def test_explain_says_capacity_left_per_shared_device_after_rounding() -> None:
@@ -201,3 +252,32 @@ def test_cli_allocate_points_to_explain_when_the_claims_do_not_fit(tmp_path: Any
     res = CliRunner().invoke(app, ["allocate", str(f), "--node", "n1"])
     assert res.exit_code == 2
     assert "(details: dra-solver explain --claim default/big)" in res.stderr
+
+
+def test_cli_explain_names_each_claims_own_blocker_before_the_joint_minimal_set(tmp_path: Any) -> None:
+    # nine-gpus asks for 9 of 8 GPUs, big-memory for a GPU of 80Gi where each has 40Gi: both are
+    # impossible alone, while the minimal blocking set (one irreducible set) names one of them.
+    import yaml
+
+    mem = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) >= 0'
+    objs = [
+        device_class("gpu"),
+        resource_slice("s", [device(f"gpu-{i}", capacity={"memory": "40Gi"}) for i in range(8)], node="n1"),
+        claim("nine-gpus", [request("gpu", count=9)]),
+        claim("big-memory", [request("gpu", selectors=[{"cel": {"expression": mem}}])]),
+        claim("one-gpu", [request("gpu")]),
+    ]
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all(objs))
+    args = ["explain", str(f), "--claim", "nine-gpus", "--claim", "big-memory", "--claim", "one-gpu"]
+    res = CliRunner().invoke(app, [*args, "--alone"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    own = [
+        "  - claim default/nine-gpus alone: does not fit (its own blocker)",
+        "  - claim default/big-memory alone: does not fit (its own blocker)",
+        "  - claim default/one-gpu alone: fits",
+        "  - minimal blocking set: claim default/nine-gpus",
+    ]
+    at = lines.index(own[0])
+    assert lines[at : at + len(own)] == own

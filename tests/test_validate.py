@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import parse_object
@@ -19,6 +20,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import qualified_name_problem
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.cel.checks import validate_object
+from dra_solver.cli import app
 from dra_solver.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
@@ -579,6 +581,43 @@ def test_slice_node_selector_one_term() -> None:
 def test_slice_devices_xor_shared_counters() -> None:
     doc = slice_doc(sharedCounters=[{"name": "mem", "counters": {"memory": {"value": "8Gi"}}}])
     assert_only(doc, "spec", "only one of devices or sharedCounters")
+
+
+SLICE_1_33 = """
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata: {name: node-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  sharedCounters:
+  - name: gpu-0-counters
+    counters: {memory: {value: 40Gi}}
+  devices:
+  - name: gpu-0-mig-1g
+    basic:
+      consumesCounters:
+      - counterSet: gpu-0-counters
+        counters: {memory: {value: 10Gi}}
+"""
+
+
+def test_a_slice_of_the_1_33_layout_is_told_where_its_counters_go_since_1_34(tmp_path: Path) -> None:
+    # Kubernetes 1.33 (KEP-4815 alpha) kept a pool's devices and sharedCounters in one slice;
+    # since 1.34 only one of them may be set per slice (k8s.io/api resource types: "Only one of
+    # Devices and SharedCounters can be set in a ResourceSlice").
+    path = tmp_path / "slice.yaml"
+    path.write_text(SLICE_1_33)
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 1
+    text = " ".join(result.stderr.split())
+    assert (
+        "ResourceSlice node-1-gpus (resource.k8s.io/v1beta1): spec: only one of devices or sharedCounters "
+        "may be set, found both: this is the layout of Kubernetes 1.33, where devices and the counter "
+        "sets they consume shared a slice; since 1.34 sharedCounters go in a slice of their own (same "
+        "driver and pool, no devices), and the devices' consumesCounters name its counter sets"
+    ) in text
 
 
 def test_slice_device_names_unique() -> None:

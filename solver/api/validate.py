@@ -1063,8 +1063,14 @@ def _validate_slice(report: _Report, sl: ResourceSlice) -> None:
     if spec.node_selector is not None:
         _validate_node_selector(report, "spec.nodeSelector", spec.node_selector)
 
-    if spec.devices and spec.shared_counters:
-        report.add("spec", "only one of devices or sharedCounters may be set, found both")
+    if spec.devices and spec.shared_counters:  # both: the layout of 1.33 (KEP-4815 alpha)
+        report.add(
+            "spec",
+            "only one of devices or sharedCounters may be set, found both: this is the layout of "
+            "Kubernetes 1.33, where devices and the counter sets they consume shared a slice; since "
+            "1.34 sharedCounters go in a slice of their own (same driver and pool, no devices), and the "
+            "devices' consumesCounters name its counter sets",
+        )
 
     uses_extras = any(d.taints or d.consumes_counters or _has_list_attributes(d) for d in spec.devices)
     limit = MAX_DEVICES_PER_SLICE_WITH_TAINTS_OR_COUNTERS if uses_extras else MAX_DEVICES_PER_SLICE

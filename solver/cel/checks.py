@@ -34,7 +34,7 @@ def cel_compile_problem(expression: str, expect_bool: bool = False) -> str | Non
     try:
         compile_expression(expression, expect_bool=expect_bool)
     except CelCompileError as exc:
-        return _one_line(exc.reason)
+        return _one_line(exc.reason) + (f" (hint: {exc.hint})" if exc.hint else "")
     except RecursionError:
         return "expression is nested too deeply"
     return None

@@ -137,7 +137,7 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> Programs:
                 (f"{owner}: selector #{i}", compile_expression(sel.cel.expression, expect_bool=True))
             )
         except CelError as exc:
-            raise InputError(f"{owner}: selector #{i}: CEL compile error: {exc.reason}") from None
+            raise InputError(f"{owner}: selector #{i}: CEL compile error: {exc.reason_and_hint}") from None
     return programs
 
 
@@ -263,7 +263,7 @@ def build_alternative(
                 derived_programs.append((d.name, compile_expression(d.expression)))
             except CelError as exc:
                 raise InputError(
-                    f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason}"
+                    f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason_and_hint}"
                 ) from None
     mode: Literal["ExactCount", "All"]
     blocked: str | None = None

@@ -1,0 +1,204 @@
+"""Why a pod the plan leaves out does not fit: first the nodes where only the plan's other pods
+stand in the way, and which pods take the room there.
+
+Why: first fit words a pod's reason at its turn, after the pods before it took their devices,
+so "2 nodes: Insufficient cpu; 1 node: a taint; 2 more nodes for 2 other reason(s)" may cut
+off the cause that matters — the GPU nodes would take the pod, but this plan gives their
+GPUs to other pending pods. The reasons are ordered by what would have to change for the pod
+to fit: nodes where it fits alone on the cluster as the input has it come first (change
+nothing but which pods the plan places), named with the pods that take the room; then the
+nodes where the pod or the cluster must change, with their reasons on the input's cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from dra_solver import interrupt
+from dra_solver.allocators import DROPPED, HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
+from dra_solver.demand import demand_total
+from dra_solver.firstfit import DETAIL_NODES, Alone, Solo, reason_groups
+from dra_solver.inventory import DeviceID, PoolID
+
+NAMED_PODS = 3
+"""At most this many pods are named per node that fits alone (then "and K more")."""
+
+
+def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
+    """`outcome` with the reason of each pod not placed (outside gangs, not interrupted, not
+    dropped by the aggregated plan's expansion: those reasons say more) that
+    fits alone on some node rewritten: those nodes first, with the plan's pods that take the
+    room there (their devices the pod could use, the node resources it needs) and why they
+    were placed rather than it (priority, queue order, the most pods placed); then the other
+    nodes' reasons on the input's cluster. `node_reasons` is set to the same per-node words.
+    A pod that fits alone nowhere keeps its reason (the input itself stands in the way)."""
+    pods = outcome.pods
+    if interrupt.requested() or not any(p.placed for p in pods):  # Ctrl-C: the plan, at once
+        return outcome
+    left = [
+        i
+        for i, p in enumerate(pods)
+        if not p.placed
+        and p.reason != INTERRUPTED
+        and not (p.reason or "").startswith(DROPPED)
+        and not job.units[i].gang_pods(job.gangs)
+    ]
+    if not left:
+        return outcome
+    solo = Solo(job, HINT_STEPS)
+    after = _after(job, pods)
+    index = _Index(job, pods, outcome.allocator)
+    for i in left:
+        if interrupt.requested():
+            break
+        unit = job.units[i]
+        fits, texts, templates = solo.nodes(unit)
+        if not fits:
+            continue
+        free = after.devices_fit(unit, [a.node for a in fits])
+        crowd: dict[str | None, str] = {}
+        takers: dict[int, None] = {}
+        for alone in fits:
+            words, who = index.room(i, alone, devices=alone.node not in free)
+            crowd[alone.node] = words
+            takers.update(dict.fromkeys(who))
+        first = _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator)
+        rest = list(texts.items())
+        if not rest:
+            others: list[str] = []
+        elif len(rest) <= DETAIL_NODES:
+            others = [f"{n}: {r}" for n, r in rest]
+        else:
+            others = reason_groups(rest, templates)
+        total = len(fits) + len(rest)
+        head = f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+        pods[i].reason = head + "; ".join([first, *others])
+        pods[i].node_reasons = {**{a.node: crowd[a.node] for a in fits}, **texts}
+    return outcome
+
+
+def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
+    """Answers on the cluster after the plan (its placed claims allocated): whether the
+    devices, not only the node resources, are what the plan's pods take."""
+    claims = dict(job.cluster.claims)
+    for p in pods:
+        if p.placed:
+            claims.update({(c.metadata.namespace or "default", c.metadata.name): c for c in p.claims})
+    return Solo(replace(job, cluster=replace(job.cluster, claims=claims)), HINT_STEPS)
+
+
+class _Index:
+    """The plan's placed units by what they take — each device their claims were allocated, the
+    pools of those devices, the node resources on their node — and the node resources left
+    after the plan, so that each (pod, node) looks up its takers instead of scanning the plan."""
+
+    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str) -> None:
+        self.job, self.pods, self.allocator = job, pods, allocator
+        self.by_device: dict[DeviceID, list[int]] = {}
+        self.by_pool: dict[PoolID, list[int]] = {}
+        self.by_node: dict[str | None, list[int]] = {}
+        self.book = job.book.fresh()
+        self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[str, list[int]]] = {}
+        """(the node with the pod's candidate devices, whether devices are named, the demand) ->
+        the room: the same for every pod of a shape under CP-SAT, so computed once."""
+        for j, p in enumerate(pods):
+            if not p.placed:
+                continue
+            self.book.take(self.book.variant(job.units[j].needs, p.node), p.node)
+            if any(n.demand for n in job.units[j].needs):
+                self.by_node.setdefault(p.node, []).append(j)
+            for c in p.claims:
+                alloc = c.status.allocation if c.status is not None else None
+                for r in alloc.devices.results if alloc is not None else ():
+                    self.by_device.setdefault((r.driver, r.pool, r.device), []).append(j)
+                    self.by_pool.setdefault((r.driver, r.pool), []).append(j)
+
+    def ahead(self, i: int, js: Iterable[int]) -> list[int]:
+        """Of the placed units `js` (once each, in order), those that could stand in unit i's way:
+        for first fit, those ahead of it in the queue (higher priority, then input order); for
+        CP-SAT, which places every pod at once, all of them."""
+        out = sorted(set(js))
+        if self.allocator != "reference":
+            return out
+        units = self.job.units
+        me = (-units[i].priority, i)
+        return [j for j in out if (-units[j].priority, j) < me]
+
+    def room(self, i: int, alone: Alone, *, devices: bool) -> tuple[str, list[int]]:
+        """What the plan's pods take on a node where unit i fits alone, in words ("devices it
+        could use go to a, b, and beside c the node has Insufficient cpu"), and which placed
+        units those are. `devices`: the unit finds no devices there after the plan (else the
+        devices are not what it lacks, and only the node resources are named)."""
+        unit = self.job.units[i]
+        key = (alone, devices, tuple(sorted(demand_total(unit.needs).items())))
+        if self.allocator != "reference":  # the same takers for every pod of a shape: once
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._memo[key] = self._room(i, alone, devices)
+            return hit
+        return self._room(i, alone, devices)
+
+    def _room(self, i: int, alone: Alone, devices: bool) -> tuple[str, list[int]]:
+        unit, pods = self.job.units[i], self.pods
+        parts: list[str] = []
+        on_devices: list[int] = []
+        if devices:
+            on_devices = self.ahead(i, (j for d in alone.devices for j in self.by_device.get(d, ())))
+            if not on_devices:  # shared counters or capacity: any new allocation in its pools
+                on_devices = self.ahead(i, (j for pid in alone.pools for j in self.by_pool.get(pid, ())))
+            if on_devices:
+                parts.append(f"devices it could use go to {_names(pods, on_devices)}")
+        short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
+        on_node: list[int] = []
+        if short:
+            on_node = self.ahead(i, self.by_node.get(alone.node, ()))
+            beside = f"beside {_names(pods, on_node)} " if on_node else "after the plan "
+            parts.append(f"{beside}the node has {short}")
+        if not parts:
+            return "it fits alone, but the search did not find a way beside this plan's pods", []
+        return ", and ".join(parts), [*on_devices, *on_node]
+
+
+def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:
+    names = [pods[j].name for j in dict.fromkeys(which)]
+    if len(names) > NAMED_PODS:
+        return ", ".join(names[:NAMED_PODS]) + f" and {len(names) - NAMED_PODS} more"
+    return ", ".join(names)
+
+
+def _crowd_line(
+    fits: list[Alone],
+    crowd: dict[str | None, str],
+    pods: Sequence[PodPlan],
+    takers: dict[int, None],
+    unit: Unit,
+    allocator: str,
+) -> str:
+    """The part for the nodes where only the plan's other pods stand in the way: `fits on a
+    and b alone, but other pods of this plan take the room there (why them): on a, ...`."""
+    names = [str(a.node) for a in fits]
+    if len(names) > DETAIL_NODES:
+        where = ", ".join(names[:DETAIL_NODES]) + f" and {len(names) - DETAIL_NODES} more"
+    else:
+        where = _listed(names)
+    detail = "; ".join(f"on {a.node}, {crowd[a.node]}" for a in fits[:DETAIL_NODES])
+    why = _priority_words(unit.priority, [pods[j].priority for j in takers], allocator)
+    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _priority_words(mine: int, theirs: list[int], allocator: str) -> str:
+    """Why the plan placed the pods that take the room rather than this one, in words true of
+    how the allocator decides: first fit places by priority, then input order; CP-SAT places
+    the most priority-weighted pods it can."""
+    if theirs and all(t > mine for t in theirs):
+        return "they have a higher priority"
+    if allocator == "reference":
+        if all(t >= mine for t in theirs):
+            return "first fit: the same or a higher priority, earlier in the queue"
+        return "first fit: placed before its turn"
+    return "CP-SAT places the most pods, by priority, that fit together"
