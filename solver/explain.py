@@ -67,8 +67,11 @@ def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
                 text = f"{alt.name}: needs {alt.count} device(s), {matching} match the selectors"
                 if alt.rejected:
                     text += "; of those " + ", ".join(f"{n} {why}" for why, n in alt.rejected)
-                if usable != len(alt.candidates):
-                    text += f"; {usable} of the remaining {len(alt.candidates)} are free"
+                if usable != len(alt.candidates):  # "remaining" only when some were filtered out
+                    among = (
+                        f"the remaining {len(alt.candidates)}" if alt.rejected else f"{len(alt.candidates)}"
+                    )
+                    text += f"; {usable} of {among} {'is' if usable == 1 else 'are'} free"
                 reasons.append(text)
             else:
                 reasons = []

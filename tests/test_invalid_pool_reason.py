@@ -92,9 +92,38 @@ def test_an_invalid_pool_that_would_not_help_is_not_named_as_the_cause() -> None
     cluster = Cluster.from_objects(held_gpu_beside_an_invalid_nic_pool())
     reason = explain(cluster, claim="want").nodes[0].reason
     assert reason.startswith("claim default/want: request gpu"), reason
-    assert "0 of the remaining 1 are free" in reason and NIC in reason
+    assert "1 match the selectors; 0 of 1 are free" in reason and NIC in reason
     for allocator in ("reference", "cpsat"):
         pod = plan(cluster, allocator=allocator).pod("default/want")
         assert not pod.placed and pod.reason is not None
         assert pod.reason.startswith("claim default/want: request gpu"), pod.reason
-        assert "0 of the remaining 1 are free" in pod.reason and NIC in pod.reason
+        assert "1 match the selectors; 0 of 1 are free" in pod.reason and NIC in pod.reason
+
+
+def test_free_devices_are_counted_among_the_remaining_only_when_some_were_filtered() -> None:
+    """'of the remaining N' says that some matching devices were set aside first (tainted, too
+    small); with none set aside the count is of the matching devices, in grammatical number."""
+    taint = {"taints": [{"key": "broken", "effect": "NoSchedule"}]}
+    held = allocated("holder", [result("gpu-0", pool="node-a")])
+    plain = [
+        _node("node-a"),
+        device_class("gpu"),
+        resource_slice("node-a", [device("gpu-0"), device("gpu-1")], node="node-a", pool="node-a"),
+        held,
+        claim("two", [request("gpu", count=2)]),
+    ]
+    reason = explain(Cluster.from_objects(plain), claim="two").nodes[0].reason
+    assert "needs 2 device(s), 2 match the selectors; 1 of 2 is free" in reason, reason
+    filtered = [
+        *plain[:2],
+        resource_slice(
+            "node-a",
+            [device("gpu-0"), device("gpu-1"), device("gpu-2", **taint)],
+            node="node-a",
+            pool="node-a",
+        ),
+        held,
+        plain[-1],
+    ]
+    reason = explain(Cluster.from_objects(filtered), claim="two").nodes[0].reason
+    assert "3 match the selectors; of those 1 " in reason and "1 of the remaining 2 is free" in reason, reason
