@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -82,9 +83,22 @@ class RayExecutor(Executor):
         self._started = False
 
 
+def _ignore_interrupts() -> None:
+    """A worker's first act: leave Ctrl-C to the parent. The terminal sends SIGINT to the whole
+    process group; a worker killed by it mid-task leaves its pool's semaphores behind
+    (multiprocessing's "leaked semaphore objects" warning at exit) while the parent is already
+    printing the best plan found so far and shutting the pool down in order."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def local_pool(workers: int = DEFAULT_WORKERS) -> ProcessPoolExecutor:
-    """A local process pool of spawned workers (a fork would copy OR-tools' threads' locks)."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    """A local process pool of spawned workers (a fork would copy OR-tools' threads' locks) that
+    ignore Ctrl-C (`_ignore_interrupts`)."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_ignore_interrupts,
+    )
 
 
 @contextmanager

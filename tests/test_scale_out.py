@@ -4,6 +4,7 @@ plans that pass the checker, and a sweep of scenarios with one table."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,13 @@ def test_cli_executor_ray_same_plan_and_scenario_table(tmp_path: Path, ray_execu
     assert got.exit_code == 0, got.output
     names = [line.split()[0] for line in got.stdout.splitlines()]
     assert names == ["scenario", "base", "more-jobs", "buy-big"]
+
+
+def _interrupt_handler(_: int) -> str:
+    return repr(signal.getsignal(signal.SIGINT))
+
+
+def test_local_workers_leave_ctrl_c_to_the_parent(pool: Any) -> None:
+    """A Ctrl-C reaches the whole process group; the workers ignore it (no worker dies mid-task
+    and leaks its pool's semaphores), the parent stops the search and shuts the pool down."""
+    assert run_units(pool, _interrupt_handler, [0, 1]) == [repr(signal.SIG_IGN)] * 2
