@@ -27,12 +27,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from dra_solver.aggregate.classes import LocalViews, problem_signature
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.quantity import Quantity, quantity_format
 from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
-from dra_solver.classes import LocalViews, problem_signature
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, DRASolverError, InputError, SearchAborted
 from dra_solver.explain import explain_unschedulable

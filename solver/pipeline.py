@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from dra_solver.aggregate.partition import plan_partitioned
 from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
@@ -42,7 +43,6 @@ from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
-from dra_solver.partition import plan_partitioned
 from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
@@ -82,7 +82,7 @@ class Options:
     Executor, e.g. a process pool or `RayExecutor`); None: in this process. Never changes results."""
     partitions: int = 1
     """Split the plan into this many random parts of pods and nodes, each solved alone, then a
-    repair pass (`solver.partition`); 1: one plan."""
+    repair pass (`solver.aggregate.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from dra_solver.aggregate.patterns import FAST_STEPS, Context, Pattern
 from dra_solver.cpsat import solve
 from dra_solver.errors import SearchAborted
-from dra_solver.patterns import FAST_STEPS, Context, Pattern
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import allocate_reference
 
