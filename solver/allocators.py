@@ -191,7 +191,7 @@ class PlanOutcome:
     allocator: str = "cpsat"
     stats: dict[str, object] = field(default_factory=dict)
     added_nodes: list[Node] = field(default_factory=list)
-    """What-if plans (`solver.whatif`): the template copies the plan adds, in template order."""
+    """What-if plans (`solver.whatif.model`): the template copies the plan adds, in template order."""
     added_slices: list[ResourceSlice] = field(default_factory=list)
     """The added nodes' ResourceSlices."""
 
@@ -651,7 +651,7 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
 
 
 def not_aggregated(job: Job, gangs: bool = False) -> str | None:
-    """Why the class/pattern models (`solver.aggregate.master`, `solver.whatif`) do not take this job
+    """Why the class/pattern models (`solver.aggregate.master`, `solver.whatif.model`) do not take this job
     yet, or None: gangs (unless `gangs`: the plan's master takes those without a topology
     constraint whose pods each have claims of their own — it counts placed units as the
     gang's pods, and its objective has no term for pods that follow their gang),

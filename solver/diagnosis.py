@@ -16,7 +16,7 @@ rest fit. (Minimal by inclusion, not necessarily the smallest.)
 
 The smallest change that makes it fit, when one is found by trying it: fewer devices for a
 request (count = the usable devices), an allocated claim released (each holder of a matching
-device, in order), or a node of a template (`solver.templates`).
+device, in order), or a node of a template (`solver.whatif.templates`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.requests import request_specs
 from dra_solver.problem.scheduling import node_refusal
 from dra_solver.reference import ReferenceSearch
-from dra_solver.templates import NodeTemplate, with_copies
+from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 STEPS = 200_000
 NODE = "<node>"

@@ -48,8 +48,8 @@ from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
 from dra_solver.summary import PlanSummary
-from dra_solver.templates import NodeTemplate
-from dra_solver.whatif import plan_with_templates
+from dra_solver.whatif.model import plan_with_templates
+from dra_solver.whatif.templates import NodeTemplate
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
@@ -169,7 +169,7 @@ def plan(
 
     `node_templates` (NodeTemplate objects or template files): a what-if plan that may also
     add up to `max_new_nodes` copies of each template (default: as many as the pending pods
-    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif`);
+    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif.model`);
     `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
     in `stats["whatif_cap"]`."""
     opts = Options.of(options, **changes)

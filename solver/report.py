@@ -42,7 +42,7 @@ from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, in_use_from_claims
 from dra_solver.summary import PlanSummary, number_text
 from dra_solver.table import NodeUse, node_devices, node_use
-from dra_solver.templates import COST_ANNOTATION
+from dra_solver.whatif.templates import COST_ANNOTATION
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -1,6 +1,6 @@
 """What-if plans: which node templates to add, how many of each, so that the pods fit.
 
-The question: given the pods, the existing nodes and node templates (`solver.templates`),
+The question: given the pods, the existing nodes and node templates (`solver.whatif.templates`),
 add copies of the templates so that, in this order, (1) the priority-weighted number of
 unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
 decides the rest (pack/spread, in the single-node allocators). At most a cap of copies of
@@ -82,7 +82,7 @@ from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
 from dra_solver.problem.flat import claim_weight
-from dra_solver.templates import NodeTemplate, with_copies
+from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 EPS = 1e-6
 MAX_ROUNDS = 200
