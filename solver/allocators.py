@@ -45,7 +45,7 @@ HINT_STEPS = 200_000
 INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
 DROPPED = "the plan model put it on node"
 """How the reason of a pod the aggregated model placed and its node's exact allocation did not
-take begins: that reason is kept as it is (`solver.crowding`)."""
+take begins: that reason is kept as it is (`solver.explain.crowding`)."""
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,9 @@ from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import admin_namespace_warnings, pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import Violation, check_cluster
-from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.executors import open_executor
+from dra_solver.explain.diagnosis import explain as explain_why
 from dra_solver.gates import FeatureGates
 from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
 from dra_solver.pipeline import (

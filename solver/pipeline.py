@@ -38,9 +38,9 @@ from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
-from dra_solver.crowding import crowded_reasons
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
+from dra_solver.explain.crowding import crowded_reasons
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of

@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
     "dra_solver.interrupt": set(),
     "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat", "dra_solver.interrupt"},
-    "dra_solver.explain": {
+    "dra_solver.explain.reasons": {
         "dra_solver.problem.flat",
         "dra_solver.problem.kinds",
         "dra_solver.reference",

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli import app
-from dra_solver.diagnosis import explain
+from dra_solver.explain.diagnosis import explain
 from dra_solver.pipeline import plan
 
 runner = CliRunner()

@@ -99,7 +99,7 @@ def test_cpu_binds_before_gpus(allocator: str) -> None:
     out = run(objs, allocator)
     assert placed_names(out) == ["default/p0", "default/p1"]  # identical pods: queue order
     unplaced = [p for p in out.pods if not p.placed]
-    # each fits alone: the two placed pods take the cpu (solver.crowding)
+    # each fits alone: the two placed pods take the cpu (solver.explain.crowding)
     assert all(
         (p.reason or "").startswith("fits on n1 alone, but other pods of this plan take the room there")
         and (p.reason or "").endswith("on n1, beside default/p0, default/p1 the node has Insufficient cpu")
