@@ -450,7 +450,7 @@ class Cpsat:
                     dropped[i] = node
                 at += n
         stats.update({"aggregated": "yes", **agg.stats})
-        if dropped:  # pods, as the summary counts them (`solver.summary`)
+        if dropped:  # pods, as the summary counts them (`solver.output.summary`)
             stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
         modelled = _claimed(job)
         free = _free_units(job, modelled, first, out)

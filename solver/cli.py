@@ -49,7 +49,10 @@ from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.executors import open_executor
 from dra_solver.explain.diagnosis import explain as explain_why
 from dra_solver.gates import FeatureGates
-from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.output.objects import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.output.report import write_report
+from dra_solver.output.summary import PlanSummary
+from dra_solver.output.table import plan_tables
 from dra_solver.pipeline import (
     DEFAULT_MAX_NEW_NODES,
     AllocationOutcome,
@@ -60,9 +63,6 @@ from dra_solver.pipeline import (
 )
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
-from dra_solver.report import write_report
-from dra_solver.summary import PlanSummary
-from dra_solver.table import plan_tables
 from dra_solver.whatif.filling import Fill
 from dra_solver.whatif.filling import fill as fill_pod
 from dra_solver.whatif.sweep import sweep, sweep_output
@@ -1048,7 +1048,7 @@ def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") ->
     instead (a fallback to first fit), first fit's count, and the wall clock of the planning
     (loading and validating the input, and writing the output, not included). Counts and
     objective describe the pods in the output, each with its own weight; only the bound comes
-    from the allocator (`solver.summary`)."""
+    from the allocator (`solver.output.summary`)."""
     return PlanSummary.of(outcome).text(seconds, counted)
 
 

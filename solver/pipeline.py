@@ -43,11 +43,11 @@ from dra_solver.errors import InputError, ValidationErrors
 from dra_solver.explain.crowding import crowded_reasons
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
+from dra_solver.output.summary import PlanSummary
 from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
-from dra_solver.summary import PlanSummary
 from dra_solver.whatif.model import plan_with_templates
 from dra_solver.whatif.templates import NodeTemplate
 
@@ -678,7 +678,7 @@ def _per_pod(
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
     gang minimums (`check.check_gangs`). The stats then describe this realized plan
-    (`solver.summary`): objective, placed, pods, status and gap count the pods returned, not
+    (`solver.output.summary`): objective, placed, pods, status and gap count the pods returned, not
     the model's units."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):

@@ -40,7 +40,7 @@ from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, sequential_un
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
-from dra_solver.output import cluster_after
+from dra_solver.output.objects import cluster_after
 
 if TYPE_CHECKING:
     from dra_solver.pipeline import Options
