@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from dra_solver import __version__
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.output.table import NODE_ROWS
 from dra_solver.pipeline import plan
 

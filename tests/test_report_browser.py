@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dra_solver import Cluster, Options, plan
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.output.report import MAP_NODES, write_report
 from dra_solver.pipeline import resolve_nodes
 

@@ -17,7 +17,7 @@ from dra_solver import plan
 from dra_solver.aggregate.partition import split
 from dra_solver.api.cluster import Cluster
 from dra_solver.check import check
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.executors import RayExecutor, local_pool, run_units
 from dra_solver.whatif.sweep import ScenarioRow, sweep, sweep_table
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import dra_solver.whatif.model as whatif
 from dra_solver import Cluster, NodeTemplate, fill, plan
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.errors import InputError
 from dra_solver.pipeline import Options
 from dra_solver.whatif.sweep import Scenario, sweep
