@@ -30,7 +30,8 @@ def section(data: dict[str, Any]) -> str:
         "",
         "Issue 10's workloads (`benchmarks/workloads.py`: `sized_claims`, `shared_gpus`, `numa_gpu_nic`), "
         "planned by "
-        "`Cpsat().improve` with the aggregated model (`solver.master`) from an empty first-fit plan: "
+        "`Cpsat().improve` with the aggregated model (`solver.aggregate.master`) "
+        "from an empty first-fit plan: "
         "classes, pattern generation, master model, expansion to devices and the checker, wall clock. "
         f"One run of `{BENCH}`, {when}, 2 cores (load: the 1-minute load average when the run ended; "
         "other work on the machine slows it). First fit itself is not included.",

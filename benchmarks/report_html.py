@@ -16,8 +16,8 @@ from pathlib import Path
 
 from benchmarks.workloads import upstream_5000
 from dra_solver import Cluster, Options, plan
+from dra_solver.output.report import write_report
 from dra_solver.pipeline import resolve_nodes
-from dra_solver.report import write_report
 
 
 def main(runs: int = 3) -> None:

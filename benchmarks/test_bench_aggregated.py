@@ -1,4 +1,4 @@
-"""Issue 10's CP-SAT side: the aggregated plan model (solver.master) on (b), (c) and (f).
+"""Issue 10's CP-SAT side: the aggregated plan model (solver.aggregate.master) on (b), (c) and (f).
 
 What is timed: `Cpsat().improve` — classes, pattern generation, master model, expansion to
 devices, the checker — wall clock, started from an empty first-fit plan (first fit itself is

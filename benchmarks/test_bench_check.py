@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from dra_solver import Cluster, check_cluster, plan
-from dra_solver.output import cluster_after
+from dra_solver.output.objects import cluster_after
 
 GROUP = "checker-300-pods-40-nodes"
 GPU = "gpu.example.com"

@@ -27,9 +27,9 @@ _EXPORTS = {
     "allocate": "dra_solver.pipeline",
     "check_cluster": "dra_solver.check",
     "Violation": "dra_solver.check",
-    "why": "dra_solver.diagnosis",
-    "fill": "dra_solver.filling",
-    "NodeTemplate": "dra_solver.templates",
+    "why": "dra_solver.explain.diagnosis",
+    "fill": "dra_solver.whatif.filling",
+    "NodeTemplate": "dra_solver.whatif.templates",
     "plan": "dra_solver.pipeline",
     "Cluster": "dra_solver.api.cluster",
     "FeatureGates": "dra_solver.gates",
@@ -41,12 +41,12 @@ if TYPE_CHECKING:
     from dra_solver.allocators import PlanOutcome, PodPlan
     from dra_solver.api.cluster import Cluster
     from dra_solver.check import Violation, check_cluster
-    from dra_solver.diagnosis import why
     from dra_solver.errors import DRASolverError, InputError
-    from dra_solver.filling import fill
+    from dra_solver.explain.diagnosis import why
     from dra_solver.gates import FeatureGates
     from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
-    from dra_solver.templates import NodeTemplate
+    from dra_solver.whatif.filling import fill
+    from dra_solver.whatif.templates import NodeTemplate
 
 
 def __getattr__(name: str) -> Any:

@@ -21,18 +21,18 @@ from functools import partial
 from typing import ClassVar, Literal, Protocol, SupportsInt
 
 from dra_solver import interrupt
+from dra_solver.aggregate.classes import claim_key
+from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
+from dra_solver.aggregate.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
 from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from dra_solver.cel import EvalCache
 from dra_solver.check import check_or_raise
-from dra_solver.classes import claim_key
 from dra_solver.cpsat import Strategy, solve
 from dra_solver.demand import Needs, NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, SearchAborted
 from dra_solver.gates import FeatureGates
-from dra_solver.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
-from dra_solver.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
@@ -45,7 +45,7 @@ HINT_STEPS = 200_000
 INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
 DROPPED = "the plan model put it on node"
 """How the reason of a pod the aggregated model placed and its node's exact allocation did not
-take begins: that reason is kept as it is (`solver.crowding`)."""
+take begins: that reason is kept as it is (`solver.explain.crowding`)."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ class PlanOutcome:
     allocator: str = "cpsat"
     stats: dict[str, object] = field(default_factory=dict)
     added_nodes: list[Node] = field(default_factory=list)
-    """What-if plans (`solver.whatif`): the template copies the plan adds, in template order."""
+    """What-if plans (`solver.whatif.model`): the template copies the plan adds, in template order."""
     added_slices: list[ResourceSlice] = field(default_factory=list)
     """The added nodes' ResourceSlices."""
 
@@ -311,7 +311,7 @@ class Cpsat:
     first_fit_steps: ClassVar[int] = HINT_STEPS
 
     def __init__(self, aggregation: Literal["auto", "always", "never"] = "auto") -> None:
-        """`aggregation`: the aggregated plan model (`solver.master`) where it applies and pays
+        """`aggregation`: the aggregated plan model (`solver.aggregate.master`) where it applies and pays
         ("auto"), wherever it applies ("always", for tests), or never (the per-device model)."""
         self.aggregation = aggregation
 
@@ -450,7 +450,7 @@ class Cpsat:
                     dropped[i] = node
                 at += n
         stats.update({"aggregated": "yes", **agg.stats})
-        if dropped:  # pods, as the summary counts them (`solver.summary`)
+        if dropped:  # pods, as the summary counts them (`solver.output.summary`)
             stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
         modelled = _claimed(job)
         free = _free_units(job, modelled, first, out)
@@ -651,7 +651,7 @@ def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[Gan
 
 
 def not_aggregated(job: Job, gangs: bool = False) -> str | None:
-    """Why the class/pattern models (`solver.master`, `solver.whatif`) do not take this job
+    """Why the class/pattern models (`solver.aggregate.master`, `solver.whatif.model`) do not take this job
     yet, or None: gangs (unless `gangs`: the plan's master takes those without a topology
     constraint whose pods each have claims of their own — it counts placed units as the
     gang's pods, and its objective has no term for pods that follow their gang),

@@ -44,7 +44,7 @@ from dra_solver.api.models import ResourceClaim, ResourceSlice
 from dra_solver.check import check, check_or_raise
 from dra_solver.demand import NodeBook, Variant, demand_total
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
-from dra_solver.explain import explain_unschedulable
+from dra_solver.explain.reasons import explain_unschedulable
 from dra_solver.inventory import (
     DeviceID,
     InUse,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from dra_solver.aggregate.partition import plan_partitioned
 from dra_solver.allocators import ALLOCATORS, Gang, Job, Member, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, PodGroup, ResourceClaim
@@ -37,19 +38,18 @@ from dra_solver.api.strict import suggest
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
-from dra_solver.crowding import crowded_reasons
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import InputError, ValidationErrors
+from dra_solver.explain.crowding import crowded_reasons
 from dra_solver.firstfit import FirstFit, Progress
 from dra_solver.gates import FeatureGates
-from dra_solver.partition import plan_partitioned
+from dra_solver.output.summary import PlanSummary
 from dra_solver.problem.pods import node_conflict, pod_claims, pod_group_of
 from dra_solver.problem.resources import DONE_PHASES
 from dra_solver.problem.scheduling import node_refusal, pod_priority
 from dra_solver.results import with_reservations
-from dra_solver.summary import PlanSummary
-from dra_solver.templates import NodeTemplate
-from dra_solver.whatif import plan_with_templates
+from dra_solver.whatif.model import plan_with_templates
+from dra_solver.whatif.templates import NodeTemplate
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
@@ -82,7 +82,7 @@ class Options:
     Executor, e.g. a process pool or `RayExecutor`); None: in this process. Never changes results."""
     partitions: int = 1
     """Split the plan into this many random parts of pods and nodes, each solved alone, then a
-    repair pass (`solver.partition`); 1: one plan."""
+    repair pass (`solver.aggregate.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
 
@@ -169,7 +169,7 @@ def plan(
 
     `node_templates` (NodeTemplate objects or template files): a what-if plan that may also
     add up to `max_new_nodes` copies of each template (default: as many as the pending pods
-    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif`);
+    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif.model`);
     `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
     in `stats["whatif_cap"]`."""
     opts = Options.of(options, **changes)
@@ -678,7 +678,7 @@ def _per_pod(
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
     gang minimums (`check.check_gangs`). The stats then describe this realized plan
-    (`solver.summary`): objective, placed, pods, status and gap count the pods returned, not
+    (`solver.output.summary`): objective, placed, pods, status and gap count the pods returned, not
     the model's units."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):

@@ -1,4 +1,4 @@
-"""The aggregated plan model (solver.classes, solver.patterns, solver.master).
+"""The aggregated plan model (solver.aggregate.classes, solver.aggregate.patterns, solver.aggregate.master).
 
 Rules checked: nodes that differ only in names are one class and a held device splits a
 class; pods with identical claims and priority are one class, a different priority or
@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from strategies import GATES, scenario
 
 from dra_solver import Options
+from dra_solver.aggregate.classes import LocalViews, node_classes, pod_classes
 from dra_solver.allocators import Cpsat, PlanOutcome, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import CheckFailed, check
-from dra_solver.classes import LocalViews, node_classes, pod_classes
 from dra_solver.errors import DRASolverError
 from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates

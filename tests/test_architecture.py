@@ -13,13 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"dra_solver": ROOT / "solver", "dra_solver.encoders": ROOT / "encoders"}
 
 # Module group -> the groups it may import (besides itself). Groups are matched by the longest
-# prefix; the checker must not read precompute, the encoders only the flat Problem.
+# prefix, so a folder is one group and a module of it that sits on a higher floor is a group of
+# its own (`explain.crowding` reads first fit, `explain.reasons` is read by it). Listed in the
+# order of docs/architecture.md, ground floor first: each group imports only groups listed
+# before it (`test_the_floors_are_one_way`), except the one type-only import in TYPE_ONLY.
+# The checker must not read precompute, the encoders only the flat Problem.
 ALLOWED: dict[str, set[str]] = {
+    # the ground floor: errors, feature gates, the stop flag, the executors of independent units
     "dra_solver.errors": set(),
     "dra_solver.gates": {"dra_solver.errors"},
+    "dra_solver.interrupt": set(),
+    "dra_solver.executors": {"dra_solver.errors"},
+    # the edge: pydantic models, loading, validation
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
+    # precompute: the flat Problem
     "dra_solver.problem.flat": {"dra_solver.errors", "dra_solver.gates"},
     "dra_solver.problem.kinds": {"dra_solver.problem.flat"},
     "dra_solver.problem": {
@@ -31,16 +40,10 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.errors",
         "dra_solver.gates",
     },
+    # one node's allocation: the reference search, the CP-SAT model, the result objects
     "dra_solver.reference": {"dra_solver.problem.flat", "dra_solver.problem.kinds", "dra_solver.errors"},
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
-    "dra_solver.interrupt": set(),
     "dra_solver.cpsat": {"dra_solver.encoders", "dra_solver.problem.flat", "dra_solver.interrupt"},
-    "dra_solver.explain": {
-        "dra_solver.problem.flat",
-        "dra_solver.problem.kinds",
-        "dra_solver.reference",
-        "dra_solver.errors",
-    },
     "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", "dra_solver.errors"},
     "dra_solver.demand": {"dra_solver.api", "dra_solver.problem", "dra_solver.gates"},
     # The checker reads the raw objects only: not the inventory, the precompute, the planners,
@@ -59,7 +62,166 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.check",
         "dra_solver.cel",
     },
+    # explain/, its ground floor: one Problem's "no" in words (`reasons`), the minimal blocking set
+    "dra_solver.explain": {
+        "dra_solver.problem.flat",
+        "dra_solver.problem.kinds",
+        "dra_solver.reference",
+        "dra_solver.errors",
+    },
+    "dra_solver.explain.blocking": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    # whatif/, its ground floor: node templates are ordinary objects, copied under new names
+    "dra_solver.whatif.templates": {"dra_solver.api", "dra_solver.errors"},
+    # aggregate/: the plan at scale (classes, patterns, the master model)
+    "dra_solver.aggregate": {
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.cpsat",
+        "dra_solver.demand",
+        "dra_solver.encoders",
+        "dra_solver.errors",
+        "dra_solver.executors",
+        "dra_solver.gates",
+        "dra_solver.interrupt",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+        "dra_solver.reference",
+    },
+    # the allocators: Unit, Job, PodPlan, the Ledger; Reference and Cpsat
+    "dra_solver.allocators": {
+        "dra_solver.aggregate",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
+        "dra_solver.cpsat",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+        "dra_solver.reference",
+        "dra_solver.results",
+    },
+    # output/: reading a PlanOutcome, not deciding (summary, objects, table, report)
+    "dra_solver.output": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.gates",
+        "dra_solver.inventory",
+        "dra_solver.problem.flat",
+        "dra_solver.whatif.templates",
+    },
+    "dra_solver.firstfit": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.explain",
+        "dra_solver.inventory",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+        "dra_solver.reference",
+    },
+    "dra_solver.explain.crowding": {
+        "dra_solver.allocators",
+        "dra_solver.demand",
+        "dra_solver.firstfit",
+        "dra_solver.inventory",
+    },
+    # whatif/model: which templates a plan adds
+    "dra_solver.whatif": {
+        "dra_solver.aggregate",
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.firstfit",
+        "dra_solver.problem.flat",
+        "dra_solver.whatif.templates",
+    },
+    "dra_solver.aggregate.partition": {
+        "dra_solver.aggregate",
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.executors",
+        "dra_solver.output",
+        "dra_solver.pipeline",  # Options, for annotations only (TYPE_ONLY)
+    },
+    # the one run: Options, plan(), allocate()
+    "dra_solver.pipeline": {
+        "dra_solver.aggregate.partition",
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.explain.crowding",
+        "dra_solver.firstfit",
+        "dra_solver.gates",
+        "dra_solver.output",
+        "dra_solver.problem",
+        "dra_solver.results",
+        "dra_solver.whatif",
+        "dra_solver.whatif.templates",
+    },
+    # plans about plans, and why not: above the pipeline
+    "dra_solver.whatif.filling": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.output",
+        "dra_solver.pipeline",
+    },
+    "dra_solver.whatif.sweep": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.executors",
+        "dra_solver.pipeline",
+        "dra_solver.whatif.templates",
+    },
+    "dra_solver.explain.diagnosis": {
+        "dra_solver.aggregate",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.explain",
+        "dra_solver.explain.blocking",
+        "dra_solver.gates",
+        "dra_solver.inventory",
+        "dra_solver.pipeline",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+        "dra_solver.reference",
+        "dra_solver.whatif.templates",
+    },
+    # the command line: loads, calls, prints
+    "dra_solver.cli": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
+        "dra_solver.errors",
+        "dra_solver.executors",
+        "dra_solver.explain.diagnosis",
+        "dra_solver.gates",
+        "dra_solver.output",
+        "dra_solver.pipeline",
+        "dra_solver.whatif.filling",
+        "dra_solver.whatif.sweep",
+        "dra_solver.whatif.templates",
+    },
 }
+
+# Above every floor: the package root (the public API, loaded lazily) and `python -m dra_solver`.
+TOP = {"dra_solver", "dra_solver.__main__"}
+
+# (importer, imported): an import under `if TYPE_CHECKING:` only, for annotations; the one edge
+# that goes up (a partition runs `pipeline.run`, which the pipeline hands it as a function).
+TYPE_ONLY = {("dra_solver.aggregate.partition", "dra_solver.pipeline")}
 
 
 def _modules() -> dict[str, Path]:
@@ -98,17 +260,62 @@ def _imports(path: Path, module: str) -> set[str]:
     return {m for m in out if m.startswith("dra_solver")}
 
 
+def _type_checking_imports(path: Path, module: str) -> set[str]:
+    """What a module imports under `if TYPE_CHECKING:` (annotations only)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out |= _imports_in(node.body, path, module)
+    return out
+
+
+def _imports_in(body: list[ast.stmt], path: Path, module: str) -> set[str]:
+    stripped = ast.Module(body=body, type_ignores=[])
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(stripped):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.add(node.module or "" if not node.level else package)
+    return {m for m in out if m.startswith("dra_solver")}
+
+
 def test_layers_import_one_way() -> None:
     wrong = []
     for module, path in _modules().items():
         group = _group(module, set(ALLOWED))
         if group is None:
-            continue  # allocators, pipeline, cli, the package root: may import any layer
+            continue  # TOP: may import any floor
+        type_only = _type_checking_imports(path, module)
         for imported in _imports(path, module):
-            target = _group(imported, set(ALLOWED) | {"dra_solver.allocators", "dra_solver.pipeline"})
+            target = _group(imported, set(ALLOWED))
             if target is not None and target != group and target not in ALLOWED[group]:
                 wrong.append(f"{module} imports {imported}")
+            if (group, target) in TYPE_ONLY and imported not in type_only:
+                wrong.append(f"{module} imports {imported} outside TYPE_CHECKING")
     assert wrong == []
+
+
+def test_every_module_has_a_floor() -> None:
+    """A new module or folder is placed on a floor, not left free to import anything."""
+    assert sorted(m for m in _modules() if _group(m, set(ALLOWED)) is None) == sorted(TOP)
+
+
+def test_the_floors_are_one_way() -> None:
+    """Each group imports only groups listed before it in ALLOWED (the floors below it), so the
+    map has no cycle; the exceptions are TYPE_ONLY and a package reading its own module listed
+    after it (the checker's `check.expressions`, which reads the checker back)."""
+    order = list(ALLOWED)
+    up = [
+        f"{group} -> {target}"
+        for group, targets in ALLOWED.items()
+        for target in targets
+        if order.index(target) >= order.index(group)
+        and (group, target) not in TYPE_ONLY
+        and not target.startswith(group + ".")
+    ]
+    assert up == []
 
 
 def test_no_function_level_imports_of_the_package() -> None:

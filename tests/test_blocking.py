@@ -1,6 +1,6 @@
 """Minimal blocking set (issue #11): the rule groups — claims, and each claim's match/distinct
 constraints — that together leave a node's claims without an allocation, found with CP-SAT
-assumptions (`dra_solver.blocking`).
+assumptions (`dra_solver.explain.blocking`).
 
 Every answer is checked against the reference allocator, independently of CP-SAT: the set
 has no allocation, and dropping any one member of it does (so a non-minimal core fails)."""
@@ -14,7 +14,7 @@ from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster
 from dra_solver.api.models import ResourceClaim
-from dra_solver.blocking import Group, minimal_blocking_set
+from dra_solver.explain.blocking import Group, minimal_blocking_set
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import ReferenceSearch

@@ -243,7 +243,7 @@ def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
         raise
     runs = [(mode, 1) for mode in ("never", "always", "auto")]
     if len(nodes) > 1:
-        runs.append(("auto", 2))  # two parts and a repair pass (`solver.partition`)
+        runs.append(("auto", 2))  # two parts and a repair pass (`solver.aggregate.partition`)
     for mode, parts in runs:
         monkeypatch.setitem(ALLOCATORS, "cpsat", Cpsat(mode))  # type: ignore[arg-type]
         opts = {"feature_gates": GATES, "time_limit": 5.0, "partitions": parts}

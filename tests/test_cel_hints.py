@@ -14,7 +14,7 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.errors import CEL_HINTS
 
 runner = CliRunner()

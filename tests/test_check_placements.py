@@ -249,7 +249,7 @@ def test_a_pod_on_a_claim_reserved_for_someone_else_breaks_pod_claim_reserved() 
 
 def test_a_pod_placed_on_a_held_claim_is_reserved_in_the_output() -> None:
     from dra_solver import check_cluster, plan  # noqa: PLC0415 - the planner, only for this case
-    from dra_solver.output import changed_objects, cluster_after  # noqa: PLC0415
+    from dra_solver.output.objects import changed_objects, cluster_after  # noqa: PLC0415
 
     spec = {"resourceClaims": [{"name": "c", "resourceClaimName": "c"}]}
     holder = _pod({"nodeName": "node-1", **spec}, {"phase": "Running"}, name="other")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import dra_solver
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"

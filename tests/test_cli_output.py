@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from dra_solver import __version__
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli import app
+from dra_solver.cli.main import app
+from dra_solver.output.table import NODE_ROWS
 from dra_solver.pipeline import plan
-from dra_solver.table import NODE_ROWS
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")

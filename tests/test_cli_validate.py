@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-cluster.yaml"
 

@@ -13,7 +13,7 @@ import yaml
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts, per_subrequest_counts
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 CASES = load_cases()
 runner = CliRunner()

@@ -21,7 +21,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

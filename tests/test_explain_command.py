@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from dra_solver import Cluster, NodeTemplate
 from dra_solver import why as explain
-from dra_solver.cli import app
-from dra_solver.diagnosis import ALONE, WITH_PLAN
+from dra_solver.cli.main import app
+from dra_solver.explain.diagnosis import ALONE, WITH_PLAN
 
 A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
 

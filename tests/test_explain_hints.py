@@ -18,7 +18,7 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.yaml"))

@@ -27,7 +27,7 @@ from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import CheckFailed, check
 from dra_solver.demand import NodeBook
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
-from dra_solver.explain import explain_unschedulable
+from dra_solver.explain.reasons import explain_unschedulable
 from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Run, why_not
 from dra_solver.pipeline import Options, join_shared, make_job, plan, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
@@ -255,7 +255,7 @@ def test_an_unplaced_pod_over_many_nodes_gets_one_line_and_every_node_in_node_re
     assert not last.placed and len(last.node_reasons) == 10
     reason = last.reason or ""
     # The GPU nodes come first: only the plan's earlier pods stand in the way there
-    # (solver.crowding); the nodes the pod itself rules out are counted by reason.
+    # (solver.explain.crowding); the nodes the pod itself rules out are counted by reason.
     assert "\n" not in reason and reason.startswith(
         "no node fits the pod (0 of 10 nodes): fits on n1, n3, n5, n7 and 1 more alone, "
         "but other pods of this plan take the room there (first fit: the same or a higher "

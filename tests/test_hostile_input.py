@@ -28,7 +28,7 @@ from dra_solver import Cluster, interrupt, plan
 from dra_solver.api.bounded import MAX_DEPTH, MAX_OBJECT_CHARS, allowed_alias_ratio
 from dra_solver.api.load import load_paths, load_text
 from dra_solver.cel.checks import validate_all
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.errors import InputError, ValidationErrors
 
 GIB = 1024**3

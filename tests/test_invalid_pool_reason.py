@@ -12,8 +12,8 @@ from builders import allocated, claim, device, device_class, request, resource_s
 from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli import app
-from dra_solver.diagnosis import explain
+from dra_solver.cli.main import app
+from dra_solver.explain.diagnosis import explain
 from dra_solver.pipeline import plan
 
 runner = CliRunner()

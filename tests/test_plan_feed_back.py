@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.pipeline import plan
 from dra_solver.results import ShareIDs
 

@@ -84,7 +84,7 @@ def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
     import time
 
     from dra_solver import interrupt
-    from dra_solver.patterns import Context
+    from dra_solver.aggregate.patterns import Context
 
     ctx = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0)
     assert ctx.left() == 2.0

@@ -19,7 +19,7 @@ from dra_solver import Cluster, plan, why
 from dra_solver.api.models import PodGroup, Workload
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check, check_gangs
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.errors import InputError, ValidationErrors
 
 BOTH = ["reference", "cpsat"]

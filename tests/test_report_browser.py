@@ -23,9 +23,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dra_solver import Cluster, Options, plan
-from dra_solver.cli import app
+from dra_solver.cli.main import app
+from dra_solver.output.report import MAP_NODES, write_report
 from dra_solver.pipeline import resolve_nodes
-from dra_solver.report import MAP_NODES, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "img" / "plan-report.png"

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli import app, plan_summary
+from dra_solver.cli.main import app, plan_summary
+from dra_solver.output.report import render_report
+from dra_solver.output.summary import PlanSummary
 from dra_solver.pipeline import Options, plan
 from dra_solver.problem.flat import claim_weight
-from dra_solver.report import render_report
-from dra_solver.summary import PlanSummary
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "cluster-dump.yaml"

@@ -20,7 +20,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import qualified_name_problem
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.cel.checks import validate_object
-from dra_solver.cli import app
+from dra_solver.cli.main import app
 from dra_solver.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"

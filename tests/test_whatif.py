@@ -13,12 +13,13 @@ from builders import device, device_class, request, resource_slice
 from test_gangs import gpu_pod, pod_group
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, NodeTemplate, fill, plan, whatif
-from dra_solver.cli import app
+import dra_solver.whatif.model as whatif
+from dra_solver import Cluster, NodeTemplate, fill, plan
+from dra_solver.cli.main import app
 from dra_solver.errors import InputError
 from dra_solver.pipeline import Options
-from dra_solver.sweep import Scenario, sweep
-from dra_solver.templates import with_copies
+from dra_solver.whatif.sweep import Scenario, sweep
+from dra_solver.whatif.templates import with_copies
 
 
 def node(name: str, gpus: int, cost: int | None = None) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 Why classes: a cluster is large but has few kinds of things (DESIGN.md, "The plan at scale").
 Pods whose facts are identical are interchangeable in any plan, and so are nodes; the plan
-model (`solver.master`) decides counts per class and expands to objects only at the end.
+model (`solver.aggregate.master`) decides counts per class and expands to objects only at the end.
 
 - A *pod class* groups units (pods) with identical `unit_facts`: the claims' specs (after
   template resolution), the priority and the set of candidate nodes the pod may not use.

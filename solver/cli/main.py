@@ -45,13 +45,14 @@ from dra_solver.api.models import Pod, TypeMeta
 from dra_solver.api.validate import admin_namespace_warnings, pool_problems
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import Violation, check_cluster
-from dra_solver.diagnosis import explain as explain_why
 from dra_solver.errors import DRASolverError, InputError, ValidationErrors
 from dra_solver.executors import open_executor
-from dra_solver.filling import Fill
-from dra_solver.filling import fill as fill_pod
+from dra_solver.explain.diagnosis import explain as explain_why
 from dra_solver.gates import FeatureGates
-from dra_solver.output import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.output.objects import ANNOTATION, OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.output.report import write_report
+from dra_solver.output.summary import PlanSummary
+from dra_solver.output.table import plan_tables
 from dra_solver.pipeline import (
     DEFAULT_MAX_NEW_NODES,
     AllocationOutcome,
@@ -62,11 +63,10 @@ from dra_solver.pipeline import (
 )
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
-from dra_solver.report import write_report
-from dra_solver.summary import PlanSummary
-from dra_solver.sweep import sweep, sweep_output
-from dra_solver.table import plan_tables
-from dra_solver.templates import NodeTemplate
+from dra_solver.whatif.filling import Fill
+from dra_solver.whatif.filling import fill as fill_pod
+from dra_solver.whatif.sweep import sweep, sweep_output
+from dra_solver.whatif.templates import NodeTemplate
 
 try:  # typer >= 0.20 vendors click; older releases use click itself
     from typer import _click as click
@@ -955,7 +955,7 @@ def _sweep(
     workers: int | None,
     output: OutputFormat,
 ) -> None:
-    """`plan --scenario`: one plan per scenario on the executor, one table (`solver.sweep`)."""
+    """`plan --scenario`: one plan per scenario on the executor, one table (`solver.whatif.sweep`)."""
     if output is OutputFormat.name:
         _fail([InputError("--scenario prints rows, not objects: use -o table, wide, yaml or json")])
     try:
@@ -975,7 +975,7 @@ def _sweep(
 
 def whatif_lines(stats: Mapping[str, object]) -> list[str]:
     """The what-if lines on stderr: what is added and its cost, with the cost bound unless the
-    cost is proven least (`solver.whatif`: per path, what the bound bounds), then a cap that
+    cost is proven least (`solver.whatif.model`: per path, what the bound bounds), then a cap that
     binds (or may) and what it costs."""
     cost, bound = stats.get("added_cost"), stats.get("cost_bound")
     line = f"{stats.get('added')} (cost {cost})"
@@ -1048,7 +1048,7 @@ def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") ->
     instead (a fallback to first fit), first fit's count, and the wall clock of the planning
     (loading and validating the input, and writing the output, not included). Counts and
     objective describe the pods in the output, each with its own weight; only the bound comes
-    from the allocator (`solver.summary`)."""
+    from the allocator (`solver.output.summary`)."""
     return PlanSummary.of(outcome).text(seconds, counted)
 
 

@@ -1,6 +1,6 @@
 """What-if plans: which node templates to add, how many of each, so that the pods fit.
 
-The question: given the pods, the existing nodes and node templates (`solver.templates`),
+The question: given the pods, the existing nodes and node templates (`solver.whatif.templates`),
 add copies of the templates so that, in this order, (1) the priority-weighted number of
 unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
 decides the rest (pack/spread, in the single-node allocators). At most a cap of copies of
@@ -20,7 +20,7 @@ candidate nodes. Which plan is used when:
   simulation, it is not minimal.
 - **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
   DRA-served extended resources, no claim-less pods under node limits): the master model of
-  `solver.master` with the template classes' multiplicities as variables. With node classes
+  `solver.aggregate.master` with the template classes' multiplicities as variables. With node classes
   c (existing ones at cost 0, each template's copies one class at cost[t], mult = its cap)
   and patterns p:
 
@@ -43,7 +43,7 @@ candidate nodes. Which plan is used when:
   weight bound floor((UB + M - 1) / M) and the cost bound max(0, M W - UB). When the plan does
   not reach floor(UB) — the LP relaxation's fractional nodes are cheaper than any integer plan,
   as when pod sizes divide the node's devices — and the caps are proven, every maximal pattern
-  of every node class is listed where there are few (`solver.allpatterns`); the integer model
+  of every node class is listed where there are few (`solver.aggregate.allpatterns`); the integer model
   over them is the whole problem, so CP-SAT's OPTIMAL over it proves the plan (cost bound =
   cost). Expansion puts the
   chosen patterns on each class's nodes in order, copies by number, so the copies used are
@@ -65,14 +65,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
-from dra_solver.allpatterns import enumerate_classes
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, ResourceSlice
-from dra_solver.classes import NodeClass, PodClass, node_classes, pod_classes
-from dra_solver.errors import InputError
-from dra_solver.firstfit import FirstFit
-from dra_solver.master import (
+from dra_solver.aggregate.allpatterns import enumerate_classes
+from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes
+from dra_solver.aggregate.master import (
     AggregatedPlan,
     add_column,
     expand_patterns,
@@ -80,9 +75,14 @@ from dra_solver.master import (
     integer_master,
     restricted_lp,
 )
-from dra_solver.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.aggregate.patterns import Context, Feasibility, NodeModel, Pattern, cap
+from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Node, ResourceSlice
+from dra_solver.errors import InputError
+from dra_solver.firstfit import FirstFit
 from dra_solver.problem.flat import claim_weight
-from dra_solver.templates import NodeTemplate, with_copies
+from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 EPS = 1e-6
 MAX_ROUNDS = 200
@@ -534,7 +534,7 @@ def _all_patterns(
     capn: Mapping[tuple[int, int], int],
     feas: Feasibility,
 ) -> dict[int, list[Pattern]] | None:
-    """Every maximal pattern of each live node class (`solver.allpatterns`), or None; classes
+    """Every maximal pattern of each live node class (`solver.aggregate.allpatterns`), or None; classes
     with the same abstracted node, free resources and caps (an existing node and a template's
     copies, often) are enumerated once."""
     reps = {c: ncls[c].nodes[0] for c in live_nodes}

@@ -16,7 +16,7 @@ from dra_solver.allocators import PlanOutcome
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod
 from dra_solver.errors import InputError
-from dra_solver.output import pod_after
+from dra_solver.output.objects import pod_after
 from dra_solver.pipeline import Options, plan, resolve_units
 
 MAX_FILL = 1024

@@ -35,12 +35,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from dra_solver.aggregate.master import AggregatedPlan, aggregate
 from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, sequential_units
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
-from dra_solver.master import AggregatedPlan, aggregate
-from dra_solver.output import cluster_after
+from dra_solver.output.objects import cluster_after
 
 if TYPE_CHECKING:
     from dra_solver.pipeline import Options

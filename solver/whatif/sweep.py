@@ -8,7 +8,7 @@ put together in the order the scenarios were given: the table does not depend on
 scenarios ran.
 
 A scenario file holds Kubernetes objects like any input. Its Nodes, each with the
-ResourceSlices naming it, are node templates (`solver.templates`: the plan may add copies);
+ResourceSlices naming it, are node templates (`solver.whatif.templates`: the plan may add copies);
 everything else (Pods, ResourceClaims, templates, DeviceClasses, ...) is added to the base
 cluster as extra demand. A scenario's name is its file's name without the extension.
 """
@@ -28,7 +28,7 @@ from dra_solver.api.models import TypeMeta
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
 from dra_solver.pipeline import Options, plan
-from dra_solver.templates import NodeTemplate
+from dra_solver.whatif.templates import NodeTemplate
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class ScenarioTask:
     scenario: Scenario
     templates: tuple[NodeTemplate, ...]
     max_new_nodes: int | None
-    """Most copies of each template; None derives it from the pending pods (`solver.whatif`)."""
+    """Most copies of each template; None derives it from the pending pods (`solver.whatif.model`)."""
     options: Options
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from dra_solver.allocators import PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim, TypeMeta
-from dra_solver.summary import PlanSummary, number_text
+from dra_solver.output.summary import PlanSummary, number_text
 
 
 class OutputMode(StrEnum):
@@ -80,7 +80,7 @@ def plan_annotations(
 ) -> dict[str, str]:
     """What `plan -o yaml|json` says of itself, on the List's `metadata.annotations`, so that a
     script reads it from stdout instead of parsing stderr: the numbers of the summary line
-    (`solver.summary.PlanSummary`) and why each pod not placed is not, as JSON (`namespace/name`
+    (`solver.output.summary.PlanSummary`) and why each pod not placed is not, as JSON (`namespace/name`
     -> reason; a Pod's own condition says it too, a pod of plain claims has no Pod). Values are
     strings, as annotations are; the planning time is left out, so that the same input and
     seed give the same output."""

@@ -117,7 +117,7 @@ def node_devices(
 ) -> dict[str, list[tuple[DeviceID, Device]]]:
     """Per node, its node-local devices (slices with `spec.nodeName`, valid pools, visible from
     the node) in pool order. Shared by the table's counts and the HTML report's cluster map
-    (`solver.report`), so both count the same devices."""
+    (`solver.output.report`), so both count the same devices."""
     by_node: dict[str, list[ResourceSlice]] = defaultdict(list)
     for s in cluster.slices:
         if s.spec.node_name:

@@ -1,6 +1,6 @@
 """`explain`: why a claim (or a pod's claims) cannot be allocated, per node, in words.
 
-Why a module beside `solver.explain`: that one explains one precomputed Problem in one line
+Why a module beside `solver.explain.reasons`: that one explains one precomputed Problem in one line
 (what `allocate` and `plan` print). A user asking "why not?" needs the detail behind it, per
 node, with nodes that fail for the same reason grouped: the node constraints (nodeSelector,
 affinity, taints, unschedulable: `problem.scheduling`), node resources (`solver.demand`), and
@@ -11,12 +11,12 @@ whose taints are not tolerated, and match/distinct constraints with the values a
 
 Where several rules interact (claims that fit alone but not together, constraints), a
 *minimal blocking set* is found with CP-SAT assumptions over rule groups (the claims and the
-claims' constraints, `solver.blocking`): irreducible, dropping any one group of it makes the
+claims' constraints, `solver.explain.blocking`): irreducible, dropping any one group of it makes the
 rest fit. (Minimal by inclusion, not necessarily the smallest.)
 
 The smallest change that makes it fit, when one is found by trying it: fewer devices for a
 request (count = the usable devices), an allocated claim released (each holder of a matching
-device, in order), or a node of a template (`solver.templates`).
+device, in order), or a node of a template (`solver.whatif.templates`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from dra_solver.aggregate.classes import LocalViews, problem_signature
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim
 from dra_solver.api.quantity import Quantity, quantity_format
-from dra_solver.blocking import Group, minimal_blocking_set
 from dra_solver.cel import EvalCache, compile_expression
-from dra_solver.classes import LocalViews, problem_signature
 from dra_solver.demand import Needs, NodeBook
 from dra_solver.errors import CelError, DRASolverError, InputError, SearchAborted
-from dra_solver.explain import explain_unschedulable
+from dra_solver.explain.blocking import Group, minimal_blocking_set
+from dra_solver.explain.reasons import explain_unschedulable
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import Pools, visible_devices
 from dra_solver.pipeline import known_nodes, plan, resolve_claims
@@ -47,7 +47,7 @@ from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.requests import request_specs
 from dra_solver.problem.scheduling import node_refusal
 from dra_solver.reference import ReferenceSearch
-from dra_solver.templates import NodeTemplate, with_copies
+from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 STEPS = 200_000
 NODE = "<node>"
@@ -417,7 +417,7 @@ def _dominant(
     claims: list[ResourceClaim], problem: Problem, keep: list[Group] | None
 ) -> tuple[str, list[str]]:
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
-    minimal blocking set `keep` (`solver.blocking`) in words: not for a single claim that
+    minimal blocking set `keep` (`solver.explain.blocking`) in words: not for a single claim that
     cannot be allocated whatever its constraints (nothing interacts)."""
     reason = explain_unschedulable(problem)
     if not keep or (len(keep) == 1 and len(claims) == 1):
@@ -502,6 +502,6 @@ def _generic(text: str, node: str | None) -> str:
 
 
 why = explain
-"""The top-level name (`dra_solver.why`): `dra_solver.explain` is the module of one-line reasons."""
+"""The top-level name (`dra_solver.why`): `dra_solver.explain.reasons` is the module of one-line reasons."""
 
 __all__ = ["Explanation", "NodeAnswer", "explain", "why"]

@@ -1,8 +1,8 @@
 """The aggregated plan model: how many nodes of each class take which pattern.
 
 Why: the per-device model of a whole cluster has a variable per (claim, node, device group)
-and does not scale; a cluster has few node classes and pod classes (`solver.classes`), and a
-node of class c can take any feasible pattern p (`solver.patterns`). Configuration /
+and does not scale; a cluster has few node classes and pod classes (`solver.aggregate.classes`), and a
+node of class c can take any feasible pattern p (`solver.aggregate.patterns`). Configuration /
 cutting-stock form, per connected component of the (pod class x node class) compatibility
 graph (a pod class k is compatible with node class c when k may use c's nodes and cap[c,k]
 >= 1):
@@ -58,14 +58,22 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
+from dra_solver.aggregate.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes, unit_facts
+from dra_solver.aggregate.patterns import (
+    MAX_COPIES,
+    Context,
+    Feasibility,
+    NodeModel,
+    Pattern,
+    cap,
+    wall_guard,
+)
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes, unit_facts
 from dra_solver.demand import Needs
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
-from dra_solver.patterns import MAX_COPIES, Context, Feasibility, NodeModel, Pattern, cap, wall_guard
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
@@ -127,7 +135,7 @@ def aggregate(
     the number of classes (tests). `executor`: where the connected components are solved
     (`solver.executors`; None: here, one after another) — the plan is the same either way.
     `bound_only`: column generation only, no placements: the proven upper bound
-    (`solver.partition` reports a partitioned plan's gap to it). `gang_of`: unit -> its gang;
+    (`solver.aggregate.partition` reports a partitioned plan's gap to it). `gang_of`: unit -> its gang;
     `gangs`: gang -> `need`, the pods it must place here to be placed (module docstring)."""
     start = time.perf_counter()
     if len(nodes) < 2 or any(n is None for n in nodes):

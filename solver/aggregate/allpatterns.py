@@ -1,6 +1,6 @@
 """Every maximal pattern of a node class, when there are few: what lets a what-if plan prove its minimum.
 
-Why: column generation (`solver.whatif`) bounds a plan by the LP relaxation, and the integer
+Why: column generation (`solver.whatif.model`) bounds a plan by the LP relaxation, and the integer
 master it then solves is optimal only over the columns generated so far. With pods whose
 sizes divide the node's devices, the LP bound sits below every integer plan (fractional nodes
 are cheaper), so the gap never closes. When the box of candidate patterns of a node class (0
@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from dra_solver.aggregate.patterns import FAST_STEPS, Context, Pattern
 from dra_solver.cpsat import solve
 from dra_solver.errors import SearchAborted
-from dra_solver.patterns import FAST_STEPS, Context, Pattern
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import allocate_reference
 

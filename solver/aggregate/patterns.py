@@ -9,7 +9,7 @@ the class takes.
 
 Pricing (`NodeModel.best`) is the same single-node model in mode "free", with `copies[k]`
 identical pods of each class k and the objective max sum_k w[k] * placed_k (w: the LP duals
-of `solver.master`); copies of one class are ordered (placed[g] >= placed[g+1]: they are
+of `solver.aggregate.master`); copies of one class are ordered (placed[g] >= placed[g+1]: they are
 interchangeable), and CP-SAT's proven bound, rescaled, bounds the best pattern's value.
 `copies[k]` is the class's *cap* on the node class: how many pods of k alone fit (found by
 doubling: a model with n copies that places fewer than n proves the cap), at most demand[k].
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
+from dra_solver.aggregate.classes import LocalViews, PodClass, UnitsByIndex, claim_key
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.classes import LocalViews, PodClass, UnitsByIndex, claim_key
 from dra_solver.cpsat import solve
 from dra_solver.demand import demand_total
 from dra_solver.encoders import build

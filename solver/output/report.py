@@ -15,7 +15,7 @@ grows with the cluster; above that many nodes the map starts as one bar per node
 demand, in pages of at most `MAP_NODES` nodes — the page stays small and opens fast
 (docs/benchmarks.md, "Plan report").
 
-Reading, not deciding: the device lists and per-node use come from `solver.table`, the same
+Reading, not deciding: the device lists and per-node use come from `solver.output.table`, the same
 functions as `-o table`, so the two views count the same devices.
 """
 
@@ -40,9 +40,9 @@ from dra_solver.api.models import Device, DeviceAttribute, ResourceClaim
 from dra_solver.api.quantity import Quantity
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, in_use_from_claims
-from dra_solver.summary import PlanSummary, number_text
-from dra_solver.table import NodeUse, node_devices, node_use
-from dra_solver.templates import COST_ANNOTATION
+from dra_solver.output.summary import PlanSummary, number_text
+from dra_solver.output.table import NodeUse, node_devices, node_use
+from dra_solver.whatif.templates import COST_ANNOTATION
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -71,7 +71,7 @@ class PlanNumbers:
     placed: int
     total: int
     objective: int
-    """The realized placed weight: each placed pod with its own priority (`solver.summary`)."""
+    """The realized placed weight: each placed pod with its own priority (`solver.output.summary`)."""
     status: str
     bound: str
     """An upper bound on `objective` (same unit), from the allocator; `-` when none is known."""
@@ -515,7 +515,7 @@ def render_report(
     ]
     summary = b.numbers(outcome, seconds)
     unplaced, more = b.unplaced(inputs)
-    template = resources.files("dra_solver").joinpath("report.html.j2").read_text(encoding="utf-8")
+    template = resources.files("dra_solver.output").joinpath("report.html.j2").read_text(encoding="utf-8")
     return (
         _environment()
         .from_string(template)

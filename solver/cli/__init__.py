@@ -1,0 +1,9 @@
+"""The command line, `dra-solver validate | check | allocate | plan | explain | fill`: loads,
+validates, calls the pipeline, prints (`main`).
+
+`run` is the console script (`dra_solver.cli:run` in pyproject.toml) and `python -m dra_solver`.
+"""
+
+from dra_solver.cli.main import app, run
+
+__all__ = ["app", "run"]
