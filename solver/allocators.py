@@ -250,7 +250,7 @@ class Ledger:
         the whole cluster when the nodes are independent."""
         check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
         for c in claims:
-            self.cluster.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+            self.cluster.claims[c.key] = c
 
 
 @dataclass(frozen=True)

@@ -182,7 +182,7 @@ class _Run:
         self.book = self.job.book.fresh()
         allocated = [c for c in self.cluster.claims.values() if c.status is not None and c.status.allocation]
         self.in_use = in_use_from_claims(allocated, self.job.gates)
-        self._allocated: set[ClaimKey] = {_key(c) for c in allocated}
+        self._allocated: set[ClaimKey] = {c.key for c in allocated}
         self._holders: dict[PoolID, dict[ClaimKey, ResourceClaim]] = {}
         for c in allocated:
             self._hold(c)
@@ -274,7 +274,7 @@ class _Run:
     def answer(self, claims: Sequence[ResourceClaim], shape: ShapeKey, node: NodeState) -> Answer:
         """The reference search for a pod's `claims` on `node` now, reused when the shape was
         tried there at the node's current version."""
-        names = tuple(_key(c) for c in claims)
+        names = tuple(c.key for c in claims)
         cached = self.answers.get((shape, node.index))
         if (
             cached is not None
@@ -337,8 +337,8 @@ class _Run:
         self._check(claims, node)
         pools: set[PoolID] = set()
         for c in claims:
-            self.ledger.cluster.claims[_key(c)] = c
-            self._allocated.add(_key(c))
+            self.ledger.cluster.claims[c.key] = c
+            self._allocated.add(c.key)
             pools |= self._hold(c)
         more = in_use_from_claims(claims, self.job.gates)
         for dev in more.dedicated - self.in_use.dedicated:
@@ -366,7 +366,7 @@ class _Run:
         alloc = claim.status.allocation if claim.status is not None else None
         pools = {(r.driver, r.pool) for r in alloc.devices.results} if alloc is not None else set()
         for pid in pools:
-            self._holders.setdefault(pid, {})[_key(claim)] = claim
+            self._holders.setdefault(pid, {})[claim.key] = claim
         return pools
 
     def recount(self) -> None:
@@ -376,7 +376,7 @@ class _Run:
             c for c in self.ledger.cluster.claims.values() if c.status is not None and c.status.allocation
         ]
         self.in_use = in_use_from_claims(allocated, self.job.gates)
-        self._allocated = {_key(c) for c in allocated}
+        self._allocated = {c.key for c in allocated}
         self._holders = {}
         for c in allocated:
             self._hold(c)
@@ -401,7 +401,7 @@ class _Run:
     def collides(self, unit: Unit) -> bool:
         """A claim of the pod has the name of an allocated claim: the per-pod path leaves that
         claim out of what is in use, so this pod takes it (rare; never in valid input)."""
-        return any(_key(c) in self._allocated for c in unit.claims)
+        return any(c.key in self._allocated for c in unit.claims)
 
 
 @dataclass(frozen=True)
@@ -600,7 +600,7 @@ class FirstFit:
                 run.placed(variant, node)
                 return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
             problem = build_problem(run.ledger.cluster, claims, node.name, run.job.gates, cache=run.job.cache)
-            answer = run._search(problem, node, tuple(_key(c) for c in claims), claims)
+            answer = run._search(problem, node, tuple(c.key for c in claims), claims)
             if answer.assignment is not None:
                 done = run.ledger.results(problem, claims, answer.assignment)
                 run.commit(done, node)
@@ -966,7 +966,7 @@ def _with_refs(text: str, refs: list[str]) -> str:
 
 def _named(problem: Problem, claims: Sequence[ResourceClaim], names: tuple[ClaimKey, ...]) -> Problem:
     """The Problem with the claim names of `claims` (the answer was found for other names)."""
-    mine = tuple(_key(c) for c in claims)
+    mine = tuple(c.key for c in claims)
     if mine == names:
         return problem
     infos = tuple(
@@ -976,14 +976,7 @@ def _named(problem: Problem, claims: Sequence[ResourceClaim], names: tuple[Claim
 
 
 def _shape(claims: Sequence[ResourceClaim]) -> ShapeKey:
-    return tuple(
-        (c.metadata.namespace or "default", json.dumps(c.spec.dump(), sort_keys=True, default=str))
-        for c in claims
-    )
-
-
-def _key(claim: ResourceClaim) -> ClaimKey:
-    return (claim.metadata.namespace or "default", claim.metadata.name)
+    return tuple((c.metadata.ns, json.dumps(c.spec.dump(), sort_keys=True, default=str)) for c in claims)
 
 
 def _merge(into: InUse, more: InUse) -> None:

@@ -369,7 +369,7 @@ def resolve_gangs(
                 for pod in cluster.pods.values()
                 if pod.spec.scheduling_group is not None
                 and pod.spec.scheduling_group.pod_group_name == name
-                and (pod.metadata.namespace or "default") == ns
+                and (pod.metadata.ns) == ns
                 and pod.namespaced_name not in members
                 and pod.spec.node_name
                 and not (pod.status and pod.status.phase in DONE_PHASES)
@@ -390,7 +390,7 @@ def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[
     group = pod_group_of(cluster, pod, gates)
     if group is None:
         return {}
-    ns = pod.metadata.namespace or "default"
+    ns = pod.metadata.ns
     out: dict[str, PodGroup] = {}
     for e in pod.spec.resource_claims:
         if group.claim_entry(e) is None:
@@ -533,7 +533,7 @@ def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
 def _group(pod: Pod) -> str | None:
     """The PodGroup a pod names, `namespace/name` (the pod's namespace)."""
     group = pod.spec.scheduling_group
-    return f"{pod.metadata.namespace or 'default'}/{group.pod_group_name}" if group is not None else None
+    return f"{pod.metadata.ns}/{group.pod_group_name}" if group is not None else None
 
 
 def _claims_unit(name: str, claims: list[ResourceClaim]) -> Unit:
@@ -714,7 +714,7 @@ def _per_pod(
         violations = check_gangs(
             cluster,
             [p.pod for p in done if p.pod is not None],
-            {(p.pod.metadata.namespace or "default", p.pod.metadata.name): p.node for p in done if p.pod},
+            {p.pod.key: p.node for p in done if p.pod},
             topology=gates.TopologyAwareWorkloadScheduling,
         )
         if violations:

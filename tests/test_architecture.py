@@ -348,6 +348,21 @@ def test_encoders_load_no_pydantic_cel_or_checker() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_one_definition_of_the_default_namespace() -> None:
+    """`ObjectMeta.ns` and `TypeMeta.key` say once that an unset namespace is `default`; a
+    second spelling of that rule could drift (issue #28: it was written 35 times)."""
+    models = ROOT / "solver" / "api" / "models.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for top in ("solver", "encoders")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path != models
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"namespace or [\"']default[\"']", line)
+    ]
+    assert found == []
+
+
 def test_no_old_import_names_remain() -> None:
     """One import name: `solver` and `encoders` are taken on PyPI by unrelated projects."""
     stale = []

@@ -158,7 +158,7 @@ class LocalViews:
 def claim_key(claim: ResourceClaim) -> str:
     """The claim's namespace and spec, canonical (its name and status left out)."""
     spec = claim.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return json.dumps([claim.metadata.namespace or "default", spec], sort_keys=True)
+    return json.dumps([claim.metadata.ns, spec], sort_keys=True)
 
 
 def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:

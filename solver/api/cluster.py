@@ -100,7 +100,7 @@ class Cluster:
                     return
                 raise InputError("defined twice with different content", obj=obj.ref)
             self._identities[key] = obj
-        ns = obj.metadata.namespace or "default"
+        ns = obj.metadata.ns
         match obj:
             case ResourceSlice():
                 self.slices.append(obj)

@@ -77,6 +77,12 @@ class ObjectMeta(K8sModel):
     finalizers: list[str] = Field(default_factory=list)
     managed_fields: list[dict[str, Any]] = Field(default_factory=list)
 
+    @property
+    def ns(self) -> str:
+        """The namespace, `default` when unset — as the API server defaults it on create, and
+        as dra-solver keys and names namespaced objects (`TypeMeta.key`)."""
+        return self.namespace or "default"
+
 
 class NodeSelectorRequirement(K8sModel):
     key: str
@@ -215,7 +221,13 @@ class TypeMeta(K8sModel):
     def namespaced_name(self) -> str:
         """`namespace/name`, namespace `default` when unset: how pods and claims are named in
         plans, reasons and reservations (for namespaced kinds)."""
-        return f"{self.metadata.namespace or 'default'}/{self.metadata.name}"
+        return f"{self.metadata.ns}/{self.metadata.name}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(namespace, name), namespace `default` when unset: how `Cluster` keys namespaced
+        objects — the one definition every module uses."""
+        return (self.metadata.ns, self.metadata.name)
 
     @property
     def converted_from(self) -> str | None:

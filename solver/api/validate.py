@@ -376,7 +376,7 @@ def admin_namespace_problems(
     the input has the claim's Namespace; `admin_namespace_warnings` says where it does not."""
     errors: list[InputError] = []
     for obj, path in _admin_access_uses(cluster):
-        ns = cluster.namespaces.get(obj.metadata.namespace or "default")
+        ns = cluster.namespaces.get(obj.metadata.ns)
         if ns is None or ns.metadata.labels.get(ADMIN_ACCESS_LABEL) == "true":
             continue
         report = _Report(obj, source_of(obj) if source_of else "")
@@ -395,18 +395,14 @@ def admin_namespace_warnings(cluster: Cluster, gates: FeatureGates | None = None
     warning, not an error: the claim may well be in a labelled namespace; one line for all."""
     if gates is not None and not gates.DRAAdminAccess:
         return []
-    unchecked = [
-        obj
-        for obj, _ in _admin_access_uses(cluster)
-        if (obj.metadata.namespace or "default") not in cluster.namespaces
-    ]
+    unchecked = [obj for obj, _ in _admin_access_uses(cluster) if (obj.metadata.ns) not in cluster.namespaces]
     if not unchecked:
         return []
     names = [o.namespaced_name for o in unchecked]
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     what = f"claim {shown}" if len(names) == 1 else f"claims {shown}"
     if cluster.namespaces:
-        missing = sorted({o.metadata.namespace or "default" for o in unchecked})
+        missing = sorted({o.metadata.ns for o in unchecked})
         why = f"Namespace {', '.join(missing)} not in the input"
     else:
         why = "no Namespace objects in the input"
@@ -426,7 +422,7 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
     """A pod naming a ResourceClaim, ResourceClaimTemplate or PriorityClass that is not in
     the input cannot be scheduled as written (upstream: the pod stays pending)."""
     report = _Report(pod, source)
-    ns = pod.metadata.namespace or "default"
+    ns = pod.metadata.ns
     for i, entry in enumerate(pod.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
         if entry.resource_claim_name and (ns, entry.resource_claim_name) not in cluster.claims:
@@ -468,7 +464,7 @@ def _missing_group_references(group: PodGroup, cluster: Cluster, source: str) ->
     there without the template. Upstream never resolves that reference (the scheduler reads
     the PodGroup's own policy), so a dump without any Workload of the namespace is valid."""
     report = _Report(group, source)
-    ns = group.metadata.namespace or "default"
+    ns = group.metadata.ns
     for i, entry in enumerate(group.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
         refs: list[tuple[str, str | None, Mapping[tuple[str, str], object]]] = [
@@ -706,7 +702,7 @@ def _shared_too_widely(
     grouped = gates.GenericWorkload and gates.DRAWorkloadResourceClaims
     users: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for pod in cluster.pods.values():
-        ns = pod.metadata.namespace or "default"
+        ns = pod.metadata.ns
         ref = pod.spec.scheduling_group
         group = cluster.pod_groups.get((ns, ref.pod_group_name)) if grouped and ref is not None else None
         for e in pod.spec.resource_claims:

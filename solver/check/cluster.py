@@ -38,7 +38,7 @@ def claim_nodes(cluster: Cluster, gates: FeatureGates) -> dict[str, str | None]:
                 used_on.setdefault(use.ref, set()).add(pod.spec.node_name or "")
             status = pod.status.extended_resource_claim_status if pod.status else None
             if status is not None:
-                ref = f"{pod.metadata.namespace or 'default'}/{status.resource_claim_name}"
+                ref = f"{pod.metadata.ns}/{status.resource_claim_name}"
                 used_on.setdefault(ref, set()).add(pod.spec.node_name or "")
     out: dict[str, str | None] = {}
     for claim in cluster.allocated_claims():

@@ -58,7 +58,7 @@ def check_extended(cluster: Cluster, p: PodPlacement, claims: dict[str, Resource
     if status is None:
         return []
     pod = pod_key(p.pod)
-    ns = p.pod.metadata.namespace or "default"
+    ns = p.pod.metadata.ns
     ref = f"{ns}/{status.resource_claim_name}"
     claim = claims.get(ref) or cluster.claims.get((ns, status.resource_claim_name))
     what = "status.extendedResourceClaimStatus"

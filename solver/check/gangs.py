@@ -24,13 +24,9 @@ from dra_solver.api.models import Pod
 from dra_solver.check.violations import Violation
 
 
-def _key(pod: Pod) -> tuple[str, str]:
-    return (pod.metadata.namespace or "default", pod.metadata.name)
-
-
 def _group(pod: Pod) -> tuple[str, str] | None:
     group = pod.spec.scheduling_group
-    return (pod.metadata.namespace or "default", group.pod_group_name) if group is not None else None
+    return (pod.metadata.ns, group.pod_group_name) if group is not None else None
 
 
 def check_gangs(
@@ -42,7 +38,7 @@ def check_gangs(
     """Every gang the plan places below its minCount, and (`topology`, with `nodes`: placed
     pod (namespace, name) -> its node) every gang whose pods are in more than one topology
     domain. `placed`: the pods the plan places."""
-    planned = {_key(p) for p in placed}
+    planned = {p.key for p in placed}
     count: dict[tuple[str, str], int] = {}
     where: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
     for pod in placed:
@@ -50,12 +46,12 @@ def check_gangs(
         if g is not None:
             count[g] = count.get(g, 0) + 1
             if nodes is not None:
-                where.setdefault(g, []).append((pod.metadata.name, nodes.get(_key(pod))))
+                where.setdefault(g, []).append((pod.metadata.name, nodes.get(pod.key)))
     for pod in cluster.pods.values():
         g = _group(pod)
         phase = pod.status.phase if pod.status else None
         running = pod.spec.node_name and phase not in ("Succeeded", "Failed")
-        if g in count and running and _key(pod) not in planned:
+        if g in count and running and pod.key not in planned:
             count[g] += 1
             where.setdefault(g, []).append((pod.metadata.name, pod.spec.node_name))
     out: list[Violation] = []

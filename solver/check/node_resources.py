@@ -83,9 +83,9 @@ def check_node_resources(
     """Every node resource the plan overcommits. `placed`: (pod, its node, the extended
     resources its DRA extended-resource claim serves) for the pods the plan places."""
     on: dict[str, list[tuple[Pod, frozenset[str]]]] = {}
-    planned = {(p.metadata.namespace or "default", p.metadata.name) for p, _, _ in placed}
+    planned = {p.key for p, _, _ in placed}
     for pod in cluster.pods.values():
-        key = (pod.metadata.namespace or "default", pod.metadata.name)
+        key = pod.key
         phase = pod.status.phase if pod.status else None
         if pod.spec.node_name and phase not in ("Succeeded", "Failed") and key not in planned:
             on.setdefault(pod.spec.node_name, []).append((pod, _served_by_dra(pod)))

@@ -55,7 +55,7 @@ class ClaimUse:
 
 
 def pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+    return f"{pod.metadata.ns}/{pod.metadata.name}"
 
 
 def running(pod: Pod) -> bool:
@@ -69,14 +69,14 @@ def pod_group(cluster: Cluster, pod: Pod, gates: FeatureGates) -> PodGroup | Non
     ref = pod.spec.scheduling_group
     if ref is None or not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims):
         return None
-    return cluster.pod_groups.get((pod.metadata.namespace or "default", ref.pod_group_name))
+    return cluster.pod_groups.get((pod.metadata.ns, ref.pod_group_name))
 
 
 def claim_uses(
     cluster: Cluster, pod: Pod, claims: Mapping[str, ResourceClaim], gates: FeatureGates
 ) -> list[ClaimUse]:
     """Every claim entry of the pod with the claim it names (`claims`: the plan's, by ref, first)."""
-    ns = pod.metadata.namespace or "default"
+    ns = pod.metadata.ns
     group = pod_group(cluster, pod, gates)
     recorded = {
         s.name: s.resource_claim_name for s in (pod.status.resource_claim_statuses if pod.status else [])

@@ -817,7 +817,7 @@ def _in_namespace(
     for unit in resolve_units(cluster, None, None, gates):
         for member in unit.members:
             if member.pod is not None:
-                if (member.pod.metadata.namespace or "default") == namespace:
+                if (member.pod.metadata.ns) == namespace:
                     selected.append(member.pod.namespaced_name)
             elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
                 selected.append(list(member.claims))

@@ -84,7 +84,7 @@ def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
     claims = dict(job.cluster.claims)
     for p in pods:
         if p.placed:
-            claims.update({(c.metadata.namespace or "default", c.metadata.name): c for c in p.claims})
+            claims.update({c.key: c for c in p.claims})
     return Solo(replace(job, cluster=replace(job.cluster, claims=claims)), HINT_STEPS)
 
 

@@ -116,7 +116,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     appear as the Pods the loader expanded them into, so that loading the result does not
     expand them a second time."""
     claims = _claims_after(plans)
-    pods = {_key(p.pod): obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
+    pods = {p.pod.key: obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
     fixed: Iterable[TypeMeta] = (
         *cluster.namespaces.values(),
         *cluster.classes.values(),
@@ -136,12 +136,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
 
 
 def _claims_after(plans: Sequence[PodPlan]) -> dict[tuple[str, str], ResourceClaim]:
-    return {_key(c): c for p in plans for c in (*p.claims, *p.reserved)}
-
-
-def _key(obj: TypeMeta) -> tuple[str, str]:
-    """How the Cluster keys namespaced objects."""
-    return (obj.metadata.namespace or "default", obj.metadata.name)
+    return {c.key: c for p in plans for c in (*p.claims, *p.reserved)}
 
 
 __all__ = ["OutputMode", "changed_objects", "cluster_after", "plan_annotations", "pod_after"]

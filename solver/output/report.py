@@ -114,10 +114,6 @@ class _Node:
     cells: list[_Cell] = field(default_factory=list)
 
 
-def _key(c: ResourceClaim) -> tuple[str, str]:
-    return (c.metadata.namespace or "default", c.metadata.name)
-
-
 def _attr(a: DeviceAttribute) -> str:
     values = a.model_dump(exclude_none=True, by_alias=True)
     return str(next(iter(values.values()), ""))
@@ -138,7 +134,7 @@ def _holders(
         alloc = c.status.allocation if c.status else None
         if alloc is None:
             continue
-        key = _key(c)
+        key = c.key
         pod = pods_of.get(key) or ", ".join(r.name for r in (c.status.reserved_for if c.status else []))
         for r in alloc.devices.results:
             label = f"{key[0]}/{key[1]}" + (f" (pod {pod})" if pod else "")
@@ -181,7 +177,7 @@ class _Builder:
         planned = [c for p in outcome.pods if p.placed for c in p.claims]
         self.before = in_use_from_claims(cluster.claims.values(), gates)
         self.after = in_use_from_claims([*cluster.claims.values(), *planned], gates)
-        pods_of = {_key(c): p.name for p in outcome.pods for c in p.claims}
+        pods_of = {c.key: p.name for p in outcome.pods for c in p.claims}
         self.holders = _holders([*cluster.claims.values(), *planned], pods_of)
         self.pod_classes: list[str] = [
             k for k, _ in Counter(_pod_class(p) for p in outcome.pods if p.placed).most_common()

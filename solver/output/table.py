@@ -136,9 +136,7 @@ def node_use(
     cluster: Cluster, outcome: PlanOutcome, nodes: Iterable[str], gates: FeatureGates
 ) -> dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]:
     """Per node: its device signature (driver, count) and what it holds after the plan."""
-    planned = {
-        (c.metadata.namespace or "default", c.metadata.name): c for p in outcome.pods for c in p.claims
-    }
+    planned = {c.key: c for p in outcome.pods for c in p.claims}
     claims = {**cluster.claims, **planned}
     in_use = in_use_from_claims(claims.values(), gates)
     pods_on = Counter(p.node for p in outcome.pods if p.placed)

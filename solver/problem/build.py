@@ -109,7 +109,7 @@ def problem_from_context(
         claim_infos.append(
             ClaimInfo(
                 ci,
-                claim.metadata.namespace or "default",
+                claim.metadata.ns,
                 claim.metadata.name,
                 tuple(requests),
                 tuple(cons_ids),

@@ -146,7 +146,7 @@ def build_context(
 ) -> Context:
     node = NodeView.of(node_name, cluster.nodes)
     pools = gather_pools(cluster.slices, node, gates)
-    skip = {(c.metadata.namespace or "default", c.metadata.name) for c in claims}
+    skip = {c.key for c in claims}
     existing = [
         c
         for key, c in cluster.claims.items()

@@ -91,7 +91,7 @@ def special_claim(
     """The pod's extended-resource claim for the DRA-served resources, and the pod status that
     names it."""
     wanted = set(served)
-    ns = pod.metadata.namespace or "default"
+    ns = pod.metadata.ns
     name = f"{pod.metadata.name}-extended-resources"
     requests: list[dict[str, object]] = []
     mappings: list[dict[str, str]] = []

@@ -34,7 +34,7 @@ def pod_group_of(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) 
     ref = pod.spec.scheduling_group
     if ref is None or not (gates.GenericWorkload and gates.DRAWorkloadResourceClaims):
         return None
-    return cluster.pod_groups.get((pod.metadata.namespace or "default", ref.pod_group_name))
+    return cluster.pod_groups.get((pod.metadata.ns, ref.pod_group_name))
 
 
 def group_entry(
@@ -49,7 +49,7 @@ def group_entry(
 def pod_claims(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> list[ResourceClaim]:
     """Every claim the pod uses, in pod order (allocated ones included); `gates` decide
     whether the PodGroup's template entries give one claim for the group (None: defaults)."""
-    ns = pod.metadata.namespace or "default"
+    ns = pod.metadata.ns
     out: list[ResourceClaim] = []
     for i, entry in enumerate(pod.spec.resource_claims):
         field = f"spec.resourceClaims[{i}]"

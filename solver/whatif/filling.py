@@ -72,7 +72,7 @@ def fill(
     while True:
         reps = replicas(base, obj, n)
         pods = dict(base.pods)
-        pods.update({(r.metadata.namespace or "default", r.metadata.name): r for r in reps})
+        pods.update({r.key: r for r in reps})
         outcome = plan(replace(base, pods=pods), reps, nodes, opts)
         if outcome.placed < n or n >= limit:
             return Fill(name, outcome.placed, n, outcome)
@@ -117,10 +117,10 @@ def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:
         if not p.placed:
             continue
         for c in p.claims:
-            claims[(c.metadata.namespace or "default", c.metadata.name)] = c
+            claims[c.key] = c
         obj = pod_after(p)
         if obj is not None and p.pod is not None:
-            key = (p.pod.metadata.namespace or "default", p.pod.metadata.name)
+            key = p.pod.key
             pods[key] = Cluster.from_objects([obj]).pods[key]
     return replace(cluster, pods=pods, claims=claims)
 
