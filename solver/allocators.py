@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import ClassVar, Literal, Protocol, SupportsInt
 
 from dra_solver import interrupt
@@ -416,7 +415,7 @@ class Cpsat:
         if prior is not None and prior[0] < bound:
             bound, source = prior
         trivial = kept + _total(job, modelled)
-        start_weight = _weight(job, start.pods)
+        start_weight = placed_weight(job.units, start.pods)
         if outcome.assignment is None or weight + kept < start_weight:
             status = _summary(stats, start_weight, bound, trivial, source)
             stats["fallback"] = start_name
@@ -471,7 +470,7 @@ class Cpsat:
         bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
         trivial = kept + _total(job, modelled)
         stats["cpsat_placed"] = sum(p.placed for p in pods)
-        realized, first_weight = _weight(job, pods), _weight(job, first.pods)
+        realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
         if realized < first_weight:
             status = _summary(stats, first_weight, kept + bound, trivial, source)
             stats["fallback"] = "first fit"
@@ -857,10 +856,11 @@ def _refine(job: Job, out: PlanOutcome) -> bool:
     return len(job.units) * len(job.nodes) <= PER_DEVICE_MAX
 
 
-def _weight(job: Job, pods: list[PodPlan]) -> int:
-    """The objective of a plan of the job's units (one PodPlan per unit): each placed unit's
-    weight (`Unit.weight`: each of its pods with its own)."""
-    return sum(job.units[i].weight for i, p in enumerate(pods) if p.placed)
+def placed_weight(units: Sequence[Unit], pods: Sequence[PodPlan]) -> int:
+    """The objective of a plan of units (one PodPlan per unit, before the pipeline splits joined
+    units into their pods): each placed unit's weight (`Unit.weight`: each of its pods with its
+    own). `PlanOutcome.weight` is the same sum once there is one PodPlan per pod."""
+    return sum(u.weight for u, p in zip(units, pods, strict=True) if p.placed)
 
 
 def _total(job: Job, units: Iterable[int]) -> int:
@@ -925,12 +925,14 @@ def _partial(unit: Unit, resources_bind: Callable[[Unit], bool]) -> bool:
     return any(n.demand for n in unit.needs) and resources_bind(unit)
 
 
-def _resources_bind(job: Job, unit: Unit) -> bool:
-    """Whether node resources may refuse a pod of `unit`: on some node it may use that limits
-    them, every pod that may use it (and fits it alone) together asks for more than is free."""
+def _short_nodes(job: Job) -> set[str | None]:
+    """The nodes whose node resources may refuse a pod: every pod that may use the node (and
+    fits it alone) together asks for more than is free there. Computed once per job, since it
+    does not depend on the unit asking."""
+    out: set[str | None] = set()
     for n in job.nodes:
         free = job.book.free.get(n)
-        if free is None or n in unit.blocked:
+        if free is None:
             continue
         total: dict[str, int] = {}
         for u in job.units:
@@ -939,8 +941,14 @@ def _resources_bind(job: Job, unit: Unit) -> bool:
                 for r, v in need.items():
                     total[r] = total.get(r, 0) + v
         if shortfalls(total, free):
-            return True
-    return False
+            out.add(n)
+    return out
+
+
+def _resources_bind(short: set[str | None], unit: Unit) -> bool:
+    """Whether node resources may refuse a pod of `unit`: it may use a node of `short`
+    (`_short_nodes`)."""
+    return any(n not in unit.blocked for n in short)
 
 
 def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[int, str]:
@@ -960,7 +968,14 @@ def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[
     total = _total(job, modelled)
     if model_bound is None:
         return total, "pods that may be placed (the model proved no bound)"
-    loose = sequential_units(job.cluster, job.units, job.gates, partial(_resources_bind, job)) & modelled
+    short: list[set[str | None]] = []  # `_short_nodes`, computed when a joined unit first asks
+
+    def bind(unit: Unit) -> bool:
+        if not short:
+            short.append(_short_nodes(job))
+        return _resources_bind(short[0], unit)
+
+    loose = sequential_units(job.cluster, job.units, job.gates, bind) & modelled
     if not loose:
         return min(model_bound, total), "model"
     if any(job.units[i].gang_pods(job.gangs) for i in loose):
@@ -980,6 +995,7 @@ __all__ = [
     "PlanOutcome",
     "PodForm",
     "not_aggregated",
+    "placed_weight",
     "PodPlan",
     "Reference",
     "Unit",

@@ -369,7 +369,7 @@ def resolve_gangs(
                 for pod in cluster.pods.values()
                 if pod.spec.scheduling_group is not None
                 and pod.spec.scheduling_group.pod_group_name == name
-                and (pod.metadata.ns) == ns
+                and pod.metadata.ns == ns
                 and pod.namespaced_name not in members
                 and pod.spec.node_name
                 and not (pod.status and pod.status.phase in DONE_PHASES)
@@ -719,7 +719,7 @@ def _per_pod(
         )
         if violations:
             raise CheckFailed(violations)
-    realized = PlanSummary.from_pods(pods, outcome.allocator, outcome.stats)
+    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
     return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dra_solver.aggregate.master import AggregatedPlan, aggregate
-from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, sequential_units
+from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, placed_weight, sequential_units
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
@@ -143,7 +143,7 @@ def plan_partitioned(
         for i, p in zip(left, again.pods, strict=True):
             pods[i] = p
     done = [p for p in pods if p is not None]
-    objective = sum(u.weight for u, p in zip(units, done, strict=True) if p.placed)
+    objective = placed_weight(units, done)
     bound, bound_kind = _bound(cluster, units, nodes, options, make_job)
     if objective > bound:  # then it was no bound: never raised to meet the plan
         bound, bound_kind = (

@@ -21,7 +21,7 @@ Identity = tuple[str, str, str]
 def identity(obj: TypeMeta) -> Identity:
     """(kind, namespace, name); cluster-scoped kinds have namespace "", namespaced kinds
     without one are in `default`, as kubectl would create them."""
-    ns = "" if obj.kind in CLUSTER_SCOPED else (obj.metadata.ns)
+    ns = "" if obj.kind in CLUSTER_SCOPED else obj.metadata.ns
     return (obj.kind, ns, obj.metadata.name)
 
 

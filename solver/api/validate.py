@@ -395,7 +395,7 @@ def admin_namespace_warnings(cluster: Cluster, gates: FeatureGates | None = None
     warning, not an error: the claim may well be in a labelled namespace; one line for all."""
     if gates is not None and not gates.DRAAdminAccess:
         return []
-    unchecked = [obj for obj, _ in _admin_access_uses(cluster) if (obj.metadata.ns) not in cluster.namespaces]
+    unchecked = [obj for obj, _ in _admin_access_uses(cluster) if obj.metadata.ns not in cluster.namespaces]
     if not unchecked:
         return []
     names = [o.namespaced_name for o in unchecked]

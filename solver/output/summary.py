@@ -12,18 +12,11 @@ OPTIMAL only when the realized objective meets it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dra_solver.allocators import PlanOutcome, PodPlan
-from dra_solver.problem.flat import claim_weight
+from dra_solver.allocators import PlanOutcome
 
 Number = int | float
-
-
-def realized_objective(pods: Sequence[PodPlan]) -> int:
-    """The placed weight of the plan: each placed pod with its own priority."""
-    return sum(claim_weight(p.priority) for p in pods if p.placed)
 
 
 def _number(value: object) -> Number | None:
@@ -41,7 +34,7 @@ class PlanSummary:
     total: int
     """Pods in the output."""
     objective: int
-    """The realized placed weight (`realized_objective`)."""
+    """The realized placed weight (`PlanOutcome.weight`: each placed pod with its own priority)."""
     status: str | None
     """The allocator's status; OPTIMAL only when `objective` equals `bound`."""
     bound: Number | None
@@ -63,11 +56,8 @@ class PlanSummary:
 
     @classmethod
     def of(cls, outcome: PlanOutcome) -> PlanSummary:
-        return cls.from_pods(outcome.pods, outcome.allocator, outcome.stats)
-
-    @classmethod
-    def from_pods(cls, pods: Sequence[PodPlan], allocator: str, stats: Mapping[str, object]) -> PlanSummary:
-        objective = realized_objective(pods)
+        pods, allocator, stats = outcome.pods, outcome.allocator, outcome.stats
+        objective = outcome.weight
         status = stats.get("status", stats.get("cpsat_status"))
         bound = next((b for k in ("bound", "cpsat_bound") if (b := _number(stats.get(k))) is not None), None)
         if status == "OPTIMAL" and bound is not None and objective != bound:
@@ -130,4 +120,4 @@ def number_text(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["PlanSummary", "number_text", "realized_objective"]
+__all__ = ["PlanSummary", "number_text"]
