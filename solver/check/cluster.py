@@ -23,7 +23,7 @@ from dra_solver.check.gangs import check_gangs
 from dra_solver.check.keys import claim_id
 from dra_solver.check.node_resources import check_node_resources
 from dra_solver.check.placement import check_placements
-from dra_solver.check.pods import PodPlacement, claim_uses, pod_key, running
+from dra_solver.check.pods import PodPlacement, claim_uses, running
 from dra_solver.check.runner import run_context
 from dra_solver.check.violations import Violation
 from dra_solver.gates import FeatureGates
@@ -86,12 +86,6 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
     out += check_placements(cluster, placed, {}, gates, bound=False)
     out += check_node_resources(cluster, [])
     if gates.GenericWorkload and cluster.pod_groups:
-        where = {_namespace_name(pod_key(p)): p.spec.node_name for p in pods}
+        where = {p.key: p.spec.node_name for p in pods}
         out += check_gangs(cluster, pods, where, topology=gates.TopologyAwareWorkloadScheduling)
     return list(dict.fromkeys(out))
-
-
-def _namespace_name(key: str) -> tuple[str, str]:
-    """`namespace/name` as its two parts (`pod_key` always writes both)."""
-    namespace, _, name = key.partition("/")
-    return namespace, name

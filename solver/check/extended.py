@@ -20,12 +20,12 @@ from __future__ import annotations
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import DRA_PREFIX, Container, DeviceClass, ResourceClaim
 from dra_solver.check.pod_claims import check_claim_of_pod
-from dra_solver.check.pods import PodPlacement, pod_key
+from dra_solver.check.pods import PodPlacement, pod_violation
 from dra_solver.check.violations import Violation
 
 
 def _v(pod: str, message: str) -> Violation:
-    return Violation(pod, None, "pod-extended-resource", f"pod {pod}: {message}")
+    return pod_violation(pod, "pod-extended-resource", message)
 
 
 def serving_class(cluster: Cluster, resource: str) -> str | None:
@@ -57,7 +57,7 @@ def check_extended(cluster: Cluster, p: PodPlacement, claims: dict[str, Resource
     status = p.extended
     if status is None:
         return []
-    pod = pod_key(p.pod)
+    pod = p.pod.namespaced_name
     ns = p.pod.metadata.ns
     ref = f"{ns}/{status.resource_claim_name}"
     claim = claims.get(ref) or cluster.claims.get((ns, status.resource_claim_name))

@@ -15,7 +15,7 @@ from dra_solver.api.models import ResourceClaim
 from dra_solver.check.extended import check_extended
 from dra_solver.check.pod_claims import check_claim_of_pod
 from dra_solver.check.pod_nodes import check_pod_node
-from dra_solver.check.pods import PodPlacement, claim_uses, pod_key, running
+from dra_solver.check.pods import PodPlacement, claim_uses, running
 from dra_solver.check.violations import Violation
 from dra_solver.gates import FeatureGates
 
@@ -34,11 +34,11 @@ def check_placements(
     pods it places). Nothing passed in is modified."""
     gates = gates or FeatureGates()
     overlay = dict(claims or {})
-    planned = {pod_key(p.pod) for p in placed}
+    planned = {p.pod.namespaced_name for p in placed}
     every = list(placed)
     if bound:
         for pod in cluster.pods.values():
-            if running(pod) and pod_key(pod) not in planned:
+            if running(pod) and pod.namespaced_name not in planned:
                 status = pod.status.extended_resource_claim_status if pod.status else None
                 every.append(PodPlacement(pod, pod.spec.node_name or "", new=False, extended=status))
     out: list[Violation] = []

@@ -20,13 +20,9 @@ from __future__ import annotations
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
-from dra_solver.check.pods import PodPlacement, node_labels, pod_key
+from dra_solver.check.pods import PodPlacement, node_labels, pod_violation
 from dra_solver.check.scopes import selector_matches
 from dra_solver.check.violations import Violation
-
-
-def _v(pod: str, kind: str, message: str) -> Violation:
-    return Violation(pod, None, kind, f"pod {pod}: {message}")
 
 
 def check_claim_of_pod(
@@ -34,13 +30,17 @@ def check_claim_of_pod(
 ) -> list[Violation]:
     """The three rules for one claim of one pod; `group`: the PodGroup name of a group-level
     claim (reserved for the group, not the pod); `what`: how the pod names the claim."""
-    pod = pod_key(p.pod)
+    pod = p.pod.namespaced_name
     if claim is None:
-        return [_v(pod, "pod-claim-allocated", f"{what} names ResourceClaim {ref}, which does not exist")]
+        return [
+            pod_violation(
+                pod, "pod-claim-allocated", f"{what} names ResourceClaim {ref}, which does not exist"
+            )
+        ]
     allocation = claim.status.allocation if claim.status is not None else None
     if allocation is None:
         return [
-            _v(
+            pod_violation(
                 pod,
                 "pod-claim-allocated",
                 f"{what}: ResourceClaim {ref} is not allocated (no status.allocation)",
@@ -61,7 +61,7 @@ def check_claim_of_pod(
     if not ok:
         names = ", ".join(f"{c.resource}/{c.name}" for c in reserved) or "nobody"
         out.append(
-            _v(
+            pod_violation(
                 pod,
                 "pod-claim-reserved",
                 f"{what}: ResourceClaim {ref} is not reserved for {whom} (reservedFor: {names})",
@@ -72,7 +72,7 @@ def check_claim_of_pod(
         labels, _ = node_labels(cluster, p.node)
         if not selector_matches(selector, p.node, labels):
             out.append(
-                _v(
+                pod_violation(
                     pod,
                     "pod-claim-node",
                     f"{what}: ResourceClaim {ref} is allocated for other nodes: "

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import NodeSelectorRequirement, Taint
-from dra_solver.check.pods import PodPlacement, node_labels, pod_key
+from dra_solver.check.pods import PodPlacement, node_labels, pod_violation
 from dra_solver.check.scopes import requirement_matches
 from dra_solver.check.tolerations import tolerates
 from dra_solver.check.violations import Violation
@@ -34,17 +34,13 @@ UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def _v(pod: str, kind: str, message: str) -> Violation:
-    return Violation(pod, None, kind, f"pod {pod}: {message}")
-
-
 def check_pod_node(cluster: Cluster, p: PodPlacement) -> list[Violation]:
     """Every scheduler filter the pod's node breaks (module docstring)."""
-    pod, node, ref = p.pod, p.node, pod_key(p.pod)
+    pod, node, ref = p.pod, p.node, p.pod.namespaced_name
     out: list[Violation] = []
     if pod.spec.node_name and pod.spec.node_name != node:
         out.append(
-            _v(
+            pod_violation(
                 ref,
                 "pod-node-name",
                 f"is bound to node {pod.spec.node_name} (spec.nodeName), placed on {node}",
@@ -55,7 +51,7 @@ def check_pod_node(cluster: Cluster, p: PodPlacement) -> list[Violation]:
         out += _selection(cluster, ref, p)
         if obj is not None and obj.spec.unschedulable and not _tolerated(p, UNSCHEDULABLE, "", "NoSchedule"):
             out.append(
-                _v(
+                pod_violation(
                     ref,
                     "pod-node-unschedulable",
                     f"node {node} is unschedulable (spec.unschedulable: true) "
@@ -66,7 +62,7 @@ def check_pod_node(cluster: Cluster, p: PodPlacement) -> list[Violation]:
         if taint.effect == "NoExecute" or (p.new and taint.effect == "NoSchedule"):
             if not _tolerated(p, taint.key, taint.value or "", taint.effect):
                 out.append(
-                    _v(
+                    pod_violation(
                         ref,
                         "pod-node-taint",
                         f"node {node} has taint {_show(taint)} that the pod does not tolerate",
@@ -90,7 +86,7 @@ def _selection(cluster: Cluster, ref: str, p: PodPlacement) -> list[Violation]:
     for key, want in sorted(spec.node_selector.items()):
         if not known and key != HOSTNAME:
             out.append(
-                _v(
+                pod_violation(
                     ref,
                     "pod-node-selector",
                     f"nodeSelector {key}={want}: node {node} has no Node object, its labels are unknown",
@@ -100,7 +96,9 @@ def _selection(cluster: Cluster, ref: str, p: PodPlacement) -> list[Violation]:
             have = labels.get(key)
             shown = f"{key}={have}" if have is not None else f"no label {key}"
             out.append(
-                _v(ref, "pod-node-selector", f"nodeSelector {key}={want}, but node {node} has {shown}")
+                pod_violation(
+                    ref, "pod-node-selector", f"nodeSelector {key}={want}, but node {node} has {shown}"
+                )
             )
     affinity = spec.affinity.node_affinity if spec.affinity else None
     terms = affinity.required_during_scheduling_ignored_during_execution if affinity else None
@@ -108,7 +106,7 @@ def _selection(cluster: Cluster, ref: str, p: PodPlacement) -> list[Violation]:
         return out
     if not known:
         out.append(
-            _v(
+            pod_violation(
                 ref,
                 "pod-node-affinity",
                 f"required node affinity: node {node} has no Node object, its labels are unknown",
@@ -129,7 +127,9 @@ def _selection(cluster: Cluster, ref: str, p: PodPlacement) -> list[Violation]:
             return out
         failed.append(f"term #{i}: {_req(bad[0], labels if bad[0] in term.match_expressions else fields)}")
     why = "; ".join(failed) or "no terms"
-    out.append(_v(ref, "pod-node-affinity", f"node {node} matches no required node affinity term ({why})"))
+    out.append(
+        pod_violation(ref, "pod-node-affinity", f"node {node} matches no required node affinity term ({why})")
+    )
     return out
 
 

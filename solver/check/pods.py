@@ -26,6 +26,7 @@ from dra_solver.api.models import (
     PodResourceClaim,
     ResourceClaim,
 )
+from dra_solver.check.violations import Violation
 from dra_solver.gates import FeatureGates
 
 
@@ -54,8 +55,9 @@ class ClaimUse:
     """The PodGroup when the entry is a group-level claim (reserved for the group)."""
 
 
-def pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.ns}/{pod.metadata.name}"
+def pod_violation(pod: str, kind: str, message: str) -> Violation:
+    """A violation of a pod rule, named `namespace/name` (`Pod.namespaced_name`)."""
+    return Violation(pod, None, kind, f"pod {pod}: {message}")
 
 
 def running(pod: Pod) -> bool:
