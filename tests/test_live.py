@@ -335,3 +335,23 @@ def test_the_cluster_of_a_live_read_plans_like_the_dump(tmp_path: Path) -> None:
         (p.name, p.node, p.placed) for p in from_file.pods
     ]
     assert sum(p.placed for p in from_live.pods) == 7
+
+
+def test_a_device_taint_rule_served_as_v1_is_read(tmp_path: Path) -> None:
+    """Issue #32 §3: a server that serves DeviceTaintRule only as resource.k8s.io/v1."""
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "drain-gpu-0", "resourceVersion": "7", "uid": "0d4c"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.nvidia.com", "device": "gpu-0"},
+            "taint": {"key": "maintenance", "effect": "NoSchedule"},
+        },
+    }
+    served = {**SERVED_1_37, "resource.k8s.io": {"v1": [*DRA, "devicetaintrules"]}}
+    with serving(FakeApiServer([*_dump_items(), rule], served=served)) as fake:
+        got = _read(fake, tmp_path)
+    assert got.versions["DeviceTaintRule"] == "resource.k8s.io/v1" and got.counts["DeviceTaintRule"] == 1
+    cluster = Cluster.from_objects(d for _, _, d in got.documents)
+    taint = cluster.taint_rules["drain-gpu-0"]
+    assert taint.converted_from == "resource.k8s.io/v1" and taint.spec.taint.key == "maintenance"
