@@ -355,3 +355,14 @@ def test_a_device_taint_rule_served_as_v1_is_read(tmp_path: Path) -> None:
     cluster = Cluster.from_objects(d for _, _, d in got.documents)
     taint = cluster.taint_rules["drain-gpu-0"]
     assert taint.converted_from == "resource.k8s.io/v1" and taint.spec.taint.key == "maintenance"
+
+
+def test_the_documented_cluster_role_is_what_a_read_needs() -> None:
+    """docs/input-formats.md's ClusterRole grants get and list on exactly the kinds read (a kind
+    the loader starts to read, PodDisruptionBudget say, must be added there too)."""
+    text = (ROOT / "docs" / "input-formats.md").read_text()
+    (block,) = [b for b in text.split("```yaml\n")[1:] if "kind: ClusterRole" in b.split("```")[0]]
+    role = yaml.safe_load(block.split("```")[0])
+    granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert all(rule["verbs"] == ["get", "list"] for rule in role["rules"])
+    assert granted == {(k.group, k.resource) for k in live.kinds_read()}
