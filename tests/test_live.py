@@ -366,3 +366,20 @@ def test_the_documented_cluster_role_is_what_a_read_needs() -> None:
     granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     assert all(rule["verbs"] == ["get", "list"] for rule in role["rules"])
     assert granted == {(k.group, k.resource) for k in live.kinds_read()}
+
+
+def test_a_tls_failure_is_one_line(tmp_path: Path) -> None:
+    """https to a server that speaks plain HTTP: the handshake fails; one line names the server."""
+    with serving(FakeApiServer(_dump_items())) as fake:
+        path = fake.kubeconfig(tmp_path)
+        config = yaml.safe_load(path.read_text())
+        config["clusters"][0]["cluster"] = {
+            "server": f"https://127.0.0.1:{fake.port}",
+            "insecure-skip-tls-verify": True,
+        }
+        path.write_text(yaml.safe_dump(config))
+        with pytest.raises(live.LiveError) as exc:
+            live.read(live.Target(kubeconfig=str(path)))
+    message = str(exc.value)
+    assert message.startswith(f"cannot reach the API server https://127.0.0.1:{fake.port} (context fake): ")
+    assert "\n" not in message and "SSL" in message

@@ -276,24 +276,38 @@ class _Session:
         self.server = str(configuration.host)
         self.api = k8s.client.ApiClient(configuration)
         self.requests = 0
+        import urllib3  # a dependency of the kubernetes client
+
+        # What a request that did not get an answer raises: connection and protocol errors,
+        # timeouts, and the client's ApiException (status 0) for a TLS failure.
+        self._no_answer: tuple[type[BaseException], ...] = (
+            urllib3.exceptions.HTTPError,
+            OSError,
+            k8s.client.exceptions.ApiException,
+        )
 
     def get(self, path: str, query: dict[str, str] | None = None) -> tuple[int, bytes]:
         """(HTTP status, body) of `GET path?query`; a server that cannot be reached is a
         LiveError naming it. Non-2xx answers are returned, for the caller to word."""
-        _method, url, headers, _body, _post = self.api.param_serialize(
-            _GET,
-            path,
-            query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
+        try:
+            _method, url, headers, _body, _post = self.api.param_serialize(
+                _GET,
+                path,
+                query_params=list((query or {}).items()),
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+        except Exception as exc:  # a token refresh (exec plugin, expired credentials) that failed
+            raise LiveError(
+                f"{self.source}: cannot authenticate to {self.server}: {_one_line(exc)}"
+            ) from None
         self.requests += 1
         try:
             response = self.api.call_api(
                 _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
             )
             return int(response.status), bytes(response.read())
-        except Exception as exc:  # urllib3's connection errors, TLS (ApiException status 0), timeouts
+        except self._no_answer as exc:
             raise LiveError(
                 f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
             ) from None
