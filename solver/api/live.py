@@ -259,6 +259,7 @@ def _unreachable_reason(exc: BaseException) -> str:
     if isinstance(inner, BaseException):
         reason = inner
     text = _one_line(reason)
+    text = re.sub(r"^\w*Connection(?:Pool)?\([^)]*\):\s*", "", text)  # urllib3's `HTTPConnection(host=...)`
     text = re.sub(r"^Failed to establish a new connection:\s*", "", text)
     return re.sub(r"^\[Errno -?\d+\]\s*", "", text)
 
