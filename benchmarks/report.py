@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import version
@@ -263,6 +264,15 @@ def write_section(text: str, path: Path = DOC, name: str = SECTION) -> None:
     else:
         doc = doc.rstrip("\n") + "\n\n" + text
     path.write_text(doc.rstrip("\n") + "\n")
+
+
+def write_report(bench: str, section: Callable[[dict[str, Any]], str], name: str) -> int:
+    """Run one benchmark file, render its section and write it into docs/benchmarks.md: the
+    whole `main` of a one-section report script (`report_cel`, `report_aggregated`, ...)."""
+    text = section(run_json(bench))
+    print(text)
+    write_section(text, name=name)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks.report import run_json, write_section
+from benchmarks.report import write_report
 
 BENCH = "benchmarks/test_bench_cel.py"
 SECTION = "CEL precompute"
@@ -65,10 +65,7 @@ def section(data: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    text = section(run_json(BENCH))
-    print(text)
-    write_section(text, name=SECTION)
-    return 0
+    return write_report(BENCH, section, SECTION)
 
 
 if __name__ == "__main__":
