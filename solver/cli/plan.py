@@ -32,12 +32,15 @@ from dra_solver import interrupt
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
-from dra_solver.cli.inputs import Inputs, load_template, load_valid
+from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
 from dra_solver.cli.options import (
     AllocatorChoice,
+    ContextOpt,
     ExecutorChoice,
     FeatureGatesOpt,
     FilenameOpt,
+    KubeconfigOpt,
+    LiveOpt,
     Output,
     OutputFormat,
     OutputModeOpt,
@@ -288,6 +291,9 @@ def plan(
             "side by side.",
         ),
     ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    live: LiveOpt = False,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -301,7 +307,7 @@ def plan(
     request = PlanRequest(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
-        inputs=Inputs.of(paths, filename, feature_gates),
+        inputs=Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live)),
         search=Search(allocator, strategy, time_limit, seed),
         pods=None if pod is None else tuple(pod),
         nodes=tuple(node) if node else None,
