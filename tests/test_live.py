@@ -383,3 +383,23 @@ def test_a_tls_failure_is_one_line(tmp_path: Path) -> None:
     message = str(exc.value)
     assert message.startswith(f"cannot reach the API server https://127.0.0.1:{fake.port} (context fake): ")
     assert "\n" not in message and "SSL" in message
+
+
+def test_a_failing_credential_plugin_is_part_of_the_one_line(tmp_path: Path, capfd: Any) -> None:
+    """An exec plugin that fails: the client logs it and sends no token; the 401 line ends in
+    what the client said, and nothing else reaches stderr."""
+    with serving(FakeApiServer(_dump_items())) as fake:
+        path = fake.kubeconfig(tmp_path)
+        config = yaml.safe_load(path.read_text())
+        plugin = {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": "false",
+            "interactiveMode": "Never",
+        }
+        config["users"][0]["user"] = {"exec": plugin}
+        path.write_text(yaml.safe_dump(config))
+        with pytest.raises(live.LiveError) as exc:
+            live.read(live.Target(kubeconfig=str(path)))
+    assert str(exc.value).startswith(f"{fake.url} (context fake): 401 Unauthorized on list namespaces")
+    assert str(exc.value).endswith("(the kubernetes client said: exec: process returned 1)")
+    assert capfd.readouterr().err == ""

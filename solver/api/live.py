@@ -37,9 +37,11 @@ its list was read (each list on its own is consistent).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -478,11 +480,43 @@ def read(target: Target, progress: Progress | None = None) -> LiveRead:
     Raises LiveError (one line) when the server cannot be reached, rejects the credentials or
     does not serve a required kind; ValidationErrors with one line per kind that may not be
     listed (all of them, so that one RBAC change fixes every one)."""
-    session = _Session(target)
+    with _client_log() as said:
+        try:
+            session = _Session(target)
+            try:
+                return _read(session, progress)
+            finally:
+                session.close()
+        except LiveError as exc:
+            if said:  # what the client logged (an exec plugin that failed) is part of the why
+                raise LiveError(f"{exc} (the kubernetes client said: {said[-1]})") from None
+            raise
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.ERROR)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(_one_line(Exception(record.getMessage())))
+
+
+@contextmanager
+def _client_log() -> Iterator[list[str]]:
+    """While a read runs, what the client and urllib3 log goes nowhere but into the list (its
+    errors only), so stderr keeps one line per problem. Why: the client logs through the root
+    logger (`logging.error("exec: process returned 1")`), which without a handler configures
+    one on stderr for the rest of the process, and urllib3 logs each retry as a warning. A
+    handler of the caller's own still gets every record."""
+    said: list[str] = []
+    root = logging.getLogger()
+    handler = _Collect(said)
+    root.addHandler(handler)
     try:
-        return _read(session, progress)
+        yield said
     finally:
-        session.close()
+        root.removeHandler(handler)
 
 
 def _read(session: _Session, progress: Progress | None) -> LiveRead:
