@@ -31,7 +31,9 @@ def check(
 
     Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
     """
-    loaded = load_valid(Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live)))
+    loaded = load_valid(
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+    )
     cluster = loaded.cluster
     try:
         violations = check_cluster(cluster, loaded.gates)

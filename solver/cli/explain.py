@@ -48,7 +48,9 @@ def explain(
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
     reason grouped; or where it fits — alone on the cluster as the input has it; then what the
     plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
-    loaded = load_valid(Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live)))
+    loaded = load_valid(
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+    )
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])
     try:

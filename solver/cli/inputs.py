@@ -50,13 +50,15 @@ class Inputs:
         filenames: list[str] | None,
         feature_gates: str | None,
         live_target: Target | None = None,
+        *,
+        reads_live: bool = False,
     ) -> Inputs:
-        """From a command's arguments; no input at all is a usage error."""
+        """From a command's arguments; no input at all is a usage error, which names the live
+        flags when the command has them (`reads_live`)."""
         given = (*(paths or []), *(filenames or []))
         if not given and live_target is None:
-            raise UsageError(
-                "no input: give PATH... or -f FILE (`-` for stdin), or --live / --kubeconfig PATH"
-            )
+            flags = ", or --live / --kubeconfig PATH" if reads_live else ""
+            raise UsageError(f"no input: give PATH... or -f FILE (`-` for stdin){flags}")
         return cls(given, feature_gates, live_target)
 
 

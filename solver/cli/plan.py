@@ -307,7 +307,9 @@ def plan(
     request = PlanRequest(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
-        inputs=Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live)),
+        inputs=Inputs.of(
+            paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True
+        ),
         search=Search(allocator, strategy, time_limit, seed),
         pods=None if pod is None else tuple(pod),
         nodes=tuple(node) if node else None,

@@ -25,7 +25,7 @@ def validate(
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
     cluster = load_valid(
-        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live))
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
     ).cluster
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.
