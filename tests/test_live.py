@@ -403,3 +403,16 @@ def test_a_failing_credential_plugin_is_part_of_the_one_line(tmp_path: Path, cap
     assert str(exc.value).startswith(f"{fake.url} (context fake): 401 Unauthorized on list namespaces")
     assert str(exc.value).endswith("(the kubernetes client said: exec: process returned 1)")
     assert capfd.readouterr().err == ""
+
+
+def test_a_kubeconfig_without_a_current_context(tmp_path: Path) -> None:
+    """kubectl reads it with --context; without, one line lists the contexts."""
+    with serving(FakeApiServer(_dump_items())) as fake:
+        path = fake.kubeconfig(tmp_path)
+        config = yaml.safe_load(path.read_text())
+        del config["current-context"]
+        path.write_text(yaml.safe_dump(config))
+        assert live.read(live.Target(kubeconfig=str(path), context="other")).counts["Pod"] == 10
+        with pytest.raises(live.LiveError) as exc:
+            live.read(live.Target(kubeconfig=str(path)))
+    assert str(exc.value) == f"kubeconfig {path}: no current-context; give --context (contexts: fake, other)"

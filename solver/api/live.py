@@ -228,16 +228,24 @@ def _configuration(k8s: Any, target: Target) -> tuple[Any, str]:
             raise LiveError(f"in-cluster config: {_one_line(exc)}") from None
         return configuration, "in-cluster"
     try:
-        contexts, current = k8s.config.list_kube_config_contexts(config_file=files)
+        # The files merged as the client merges them (KUBECONFIG's first file wins), read here
+        # for the context names: the client's own listing fails without a current-context, even
+        # when --context names one (kubectl's does not).
+        merged = k8s.config.kube_config.KubeConfigMerger(files).config
     except Exception as exc:  # ConfigException, YAML errors: a broken kubeconfig
         raise LiveError(f"kubeconfig {files}: {_one_line(exc)}") from None
-    names = [str(c.get("name")) for c in contexts or []]
-    listed = ", ".join(names)
-    name = target.context if target.context is not None else (current or {}).get("name")
-    if target.context is not None and target.context not in names:
-        raise LiveError(f"--context {target.context}: not in {files} (contexts: {listed})")
+    raw = getattr(merged, "value", None)
+    if not isinstance(raw, dict):
+        raise LiveError(f"kubeconfig {files}: not a kubeconfig (no mapping in it)")
+    contexts = raw.get("contexts") or []
+    names = [str(c["name"]) for c in contexts if "name" in c]
+    listed = ", ".join(names) or "none"
+    name = target.context if target.context is not None else raw.get("current-context") or None
     if name is None:
-        raise LiveError(f"kubeconfig {files}: no current context; give --context (contexts: {listed})")
+        raise LiveError(f"kubeconfig {files}: no current-context; give --context (contexts: {listed})")
+    if str(name) not in names:
+        flag = f"--context {name}" if target.context is not None else f"current-context {name}"
+        raise LiveError(f"{flag}: not in {files} (contexts: {listed})")
     try:
         # persist_config=False: the kubeconfig is never written (a refreshed token stays in memory).
         k8s.config.load_kube_config(
