@@ -132,7 +132,7 @@ class PlanRequest:
         for unit in resolve_units(cluster, None, None, gates):
             for member in unit.members:
                 if member.pod is not None:
-                    if (member.pod.metadata.ns) == namespace:
+                    if member.pod.metadata.ns == namespace:
                         selected.append(member.pod.namespaced_name)
                 elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
                     selected.append(list(member.claims))
