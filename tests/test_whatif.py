@@ -17,7 +17,7 @@ import dra_solver.whatif.model as whatif
 from dra_solver import Cluster, NodeTemplate, fill, plan
 from dra_solver.cli.main import app
 from dra_solver.errors import InputError
-from dra_solver.pipeline import Options
+from dra_solver.planning.job import Options
 from dra_solver.whatif.sweep import Scenario, sweep
 from dra_solver.whatif.templates import with_copies
 

@@ -58,7 +58,7 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
-from dra_solver.aggregate.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes, unit_facts
+from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
 from dra_solver.aggregate.patterns import (
     MAX_COPIES,
     Context,
@@ -69,11 +69,10 @@ from dra_solver.aggregate.patterns import (
     wall_guard,
 )
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.demand import Needs
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
+from dra_solver.planning.job import Unit
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
@@ -112,7 +111,7 @@ class _Component:
 
 def aggregate(
     cluster: Cluster,
-    units: Sequence[UnitLike],
+    units: Sequence[Unit],
     nodes: Sequence[str | None],
     gates: FeatureGates,
     cache: EvalCache,
@@ -209,7 +208,7 @@ def aggregate(
 
 
 def _caps(
-    ctx: Context, units: Sequence[UnitLike], pods: list[PodClass], ncls: list[NodeClass]
+    ctx: Context, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
 ) -> tuple[dict[tuple[int, int], int], bool]:
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
@@ -234,18 +233,6 @@ def _caps(
 
 
 @dataclass(frozen=True)
-class _SlimUnit:
-    """What a component's single-node models read of a pod (`classes.UnitLike`): no Pod
-    objects and no per-node refusals, so that a component ships small."""
-
-    claims: tuple[ResourceClaim, ...]
-    priority: int
-    needs: tuple[Needs, ...]
-    blocked: Mapping[str | None, str] = field(default_factory=dict)
-    weight: int = 1
-
-
-@dataclass(frozen=True)
 class ComponentTask:
     """One connected component of the aggregated model as plain, picklable data: everything
     `solve_component` reads, and nothing of the rest of the cluster.
@@ -260,7 +247,7 @@ class ComponentTask:
     columns: dict[int, list[Pattern]]
     caps: dict[tuple[int, int], int]
     first_nodes: dict[int, str]
-    units: dict[int, _SlimUnit]
+    units: dict[int, Unit]
     views: dict[str, Cluster]
     free: dict[str | None, Amounts | None]
     gates: FeatureGates
@@ -300,11 +287,10 @@ def _task(
 ) -> ComponentTask:
     """The component's part of the run, cut out of `ctx` (see `ComponentTask`)."""
     pods = list(ctx.pods)
-    units: dict[int, _SlimUnit] = {}
+    units: dict[int, Unit] = {}
     for k in comp.pods:
         for i in pods[k].units[:MAX_COPIES]:
-            u = ctx.units[i]
-            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs), weight=u.weight)
+            units[i] = ctx.units[i].slim()
     mine = {i for k in comp.pods for i in pods[k].units}
     reps = [ncls[c].nodes[0] for c in comp.nodes]
     return ComponentTask(

@@ -15,7 +15,7 @@ the plan is the same on every executor.
 
 Soundness: parts must not share devices. Partitioning is refused when a ResourceSlice has no
 `spec.nodeName` (network-attached or selector-scoped devices: two parts could take the same
-device). Each part's placements pass the checker inside its run (`allocators.Ledger`) on the
+device). Each part's placements pass the checker inside its run (`planning.ledger.Ledger`) on the
 part's cluster (its nodes' slices, every claim and pod); the repair pass runs on the cluster
 after the parts, so its checks see every part's allocations; `pipeline.plan` then verifies
 node resources and gangs over the whole plan.
@@ -36,14 +36,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dra_solver.aggregate.master import AggregatedPlan, aggregate
-from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, placed_weight, sequential_units
+from dra_solver.allocators import sequential_units
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
 from dra_solver.output.objects import cluster_after
+from dra_solver.planning.job import Job, PlanOutcome, PodPlan, Unit, placed_weight
 
 if TYPE_CHECKING:
-    from dra_solver.pipeline import Options
+    from dra_solver.planning.job import Options
 
 Run = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], PlanOutcome]
 """`pipeline.run` (passed in: the pipeline imports this module, not the other way round)."""

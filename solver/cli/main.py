@@ -37,7 +37,6 @@ from rich.progress import (
 from rich.text import Text
 
 from dra_solver import __version__, interrupt
-from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.gated import gated_warnings
 from dra_solver.api.load import dumps, load_sourced
@@ -53,16 +52,11 @@ from dra_solver.output.objects import ANNOTATION, OutputMode, changed_objects, c
 from dra_solver.output.report import write_report
 from dra_solver.output.summary import PlanSummary
 from dra_solver.output.table import plan_tables
-from dra_solver.pipeline import (
-    DEFAULT_MAX_NEW_NODES,
-    AllocationOutcome,
-    Options,
-    known_nodes,
-    resolve_nodes,
-    resolve_units,
-)
+from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, AllocationOutcome
 from dra_solver.pipeline import allocate as allocate_claims
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.planning.job import Options, PlanOutcome, PodPlan
+from dra_solver.planning.resolve import known_nodes, resolve_nodes, resolve_units
 from dra_solver.whatif.filling import Fill
 from dra_solver.whatif.filling import fill as fill_pod
 from dra_solver.whatif.sweep import sweep, sweep_output

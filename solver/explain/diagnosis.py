@@ -38,7 +38,8 @@ from dra_solver.explain.blocking import Group, minimal_blocking_set
 from dra_solver.explain.reasons import explain_unschedulable
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import Pools, visible_devices
-from dra_solver.pipeline import known_nodes, plan, resolve_claims
+from dra_solver.pipeline import plan
+from dra_solver.planning.resolve import known_nodes, resolve_claims
 from dra_solver.problem.build import problem_from_context
 from dra_solver.problem.capacity import device_consumption
 from dra_solver.problem.devices import Context, build_context, context_from

@@ -76,11 +76,13 @@ from dra_solver.aggregate.master import (
     restricted_lp,
 )
 from dra_solver.aggregate.patterns import Context, Feasibility, NodeModel, Pattern, cap
-from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
+from dra_solver.allocators import ALLOCATORS, Cpsat, not_aggregated
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
+from dra_solver.planning.job import Job, PlanOutcome, Unit
+from dra_solver.planning.ledger import Ledger
 from dra_solver.problem.flat import claim_weight
 from dra_solver.whatif.templates import NodeTemplate, with_copies
 
@@ -125,7 +127,7 @@ def plan_with_templates(
     max_new_nodes: int | None = None,
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
     """The what-if plan (see the module docstring). `job_for(cluster, node_list)` is the run
-    on a cluster with the copies: its pods resolved and its gangs (`pipeline.make_job`, which
+    on a cluster with the copies: its pods resolved and its gangs (`planning.resolve.make_job`, which
     `pipeline.plan` passes: this module cannot import the pipeline that imports it).
     `max_new_nodes`: the most copies of each template; None (the default) derives, per
     template, a number no optimal plan exceeds (`copies_needed`), so that no default cuts the
