@@ -9,8 +9,8 @@ import random
 from typing import Any
 
 import pytest
-from builders import device, device_class, request, resource_slice
-from test_gangs import gpu_pod, pod_group
+from builders import claim, device, device_class, request, resource_slice
+from test_gangs import gpu_pod, pod, pod_group
 from typer.testing import CliRunner
 
 import dra_solver.whatif.model as whatif
@@ -487,3 +487,21 @@ def test_sweep_derives_the_cap_by_default() -> None:
     scenario = Scenario("sixty", tuple(pods(SIXTY)), (template("gpu-8x", 8),))
     (row,) = sweep(Cluster.from_objects([device_class("gpu")]), [scenario], Options())
     assert (row.pods, row.placed, row.added_nodes, row.status) == (60, 60, 20, "OPTIMAL")
+
+
+def test_greedy_path_counts_pods_sharing_a_claim_each_with_its_own_weight() -> None:
+    """Two pods share one claim (one unit) and everything fits on one copy: the plan places
+    both pods at the least cost, so it is OPTIMAL with bound 2 — the greedy path once compared
+    the unit-level weight (the pair counted once) with the per-pod bound and said FEASIBLE."""
+    objs = [
+        device_class("gpu"),
+        claim("shared", [request("gpu", count=1)]),
+        pod_group("all", 1),
+        pod("a", ["shared"], "all"),
+        pod("b", ["shared"], "all"),
+    ]
+    out = plan(Cluster.from_objects(objs), node_templates=[template("gpu-1x", 1, cost=3)])
+    assert "greedy" in str(out.stats["aggregated"]), out.stats  # a gang's pods share a claim
+    assert out.placed == 2 and out.stats["added"] == "add 1 × gpu-1x"
+    assert (out.stats["objective"], out.stats["bound"], out.stats["cost_bound"]) == (2, 2, 3)
+    assert out.stats["status"] == "OPTIMAL", out.stats

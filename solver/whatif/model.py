@@ -81,9 +81,8 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
-from dra_solver.planning.job import Job, PlanOutcome, Unit
+from dra_solver.planning.job import Job, PlanOutcome, Unit, placed_weight
 from dra_solver.planning.ledger import Ledger
-from dra_solver.problem.flat import claim_weight
 from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 EPS = 1e-6
@@ -116,6 +115,12 @@ class _Run:
     added: Added
     units: list[Unit]
     cluster: Cluster
+
+    @property
+    def weight(self) -> int:
+        """The plan's objective, each pod with its own weight (`placed_weight`: the outcome
+        has one PodPlan per unit, and pods joined by a shared claim are one unit)."""
+        return placed_weight(self.units, self.outcome.pods)
 
 
 def plan_with_templates(
@@ -177,7 +182,7 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
     reached = f"cap reached: {', '.join(at_cap)}" if at_cap else f"cap --max-new-nodes {cap}"
     unplaced = _unplaced(run)
     needed = max(free.added.counts.values(), default=0)
-    weight, free_weight = run.outcome.weight, free.outcome.weight
+    weight, free_weight = run.weight, free.weight
     free_bound = _int(other.get("bound"))
     free_cost_bound = _int(other.get("cost_bound"))
     proven_overall = (
@@ -318,49 +323,48 @@ def _greedy(
     status comes from bounds, not from the last per-device solve: the weight bound of the plan
     with every copy, and the cost bound of `_cost_floor`; OPTIMAL only when both are met."""
 
-    def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
+    def attempt(counts: list[int]) -> _Run:
         c, _ = with_copies(cluster, templates, counts)
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
         job = job_for(c, names)
         first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-        return ALLOCATORS[options.allocator].improve(job, first), list(job.units), c
+        return _Run(ALLOCATORS[options.allocator].improve(job, first), Added(), list(job.units), c)
 
     full = list(caps)
-    whole = attempt(full)[0]
+    whole = attempt(full)
     target = whole.weight
-    weight_bound = max(target, _weight_bound(whole))
+    weight_bound = max(target, _weight_bound(whole.outcome, whole.units))
     counts = [0] * len(templates)
     best = attempt(counts)
-    while best[0].weight < target:
+    while best.weight < target:
         trials = []
         for t in range(len(templates)):
             if counts[t] < caps[t]:
                 more = list(counts)
                 more[t] += 1
                 got = attempt(more)
-                gain = got[0].weight - best[0].weight
+                gain = got.weight - best.weight
                 trials.append((-(gain / max(templates[t].cost, EPS)), t, got, more))
         trials = [x for x in trials if x[0] < 0]
         if not trials:
             break
-        _, _, got, counts = min(trials, key=lambda x: (x[0], x[1]))
-        best = got
-    if best[0].weight < target:  # no single copy helps (a gang needs several at once): trim down
+        _, _, best, counts = min(trials, key=lambda x: (x[0], x[1]))
+    if best.weight < target:  # no single copy helps (a gang needs several at once): trim down
         counts, best = list(full), attempt(full)
         for t in sorted(range(len(templates)), key=lambda t: (-templates[t].cost, t)):
             while counts[t] > 0:
                 fewer = list(counts)
                 fewer[t] -= 1
                 got = attempt(fewer)
-                if got[0].weight < target:
+                if got.weight < target:
                     break
                 counts, best = fewer, got
-    outcome, units, c = best
+    outcome, units, c = best.outcome, best.units, best.cluster
     named = [copies[t][: counts[t]] for t in range(len(templates))]
     added = _added(c, outcome, templates, named)
     floor = _cost_floor(cluster, job_for, nodes, options, templates, caps, target)
     stats = outcome.stats
-    weight = outcome.weight
+    weight = best.weight
     weight_bound = max(weight_bound, weight)
     proven = weight >= weight_bound and added.cost <= floor
     stats.update(
@@ -378,13 +382,14 @@ def _greedy(
     return _Run(outcome, added, units, c)
 
 
-def _weight_bound(outcome: PlanOutcome) -> int:
-    """An upper bound on the weight of every plan of the run: the allocator's proven bound, else
-    the weight of every pod (the reference and an interrupted search prove nothing)."""
+def _weight_bound(outcome: PlanOutcome, units: Sequence[Unit]) -> int:
+    """An upper bound on the weight of every plan of the run's `units`: the allocator's proven
+    bound, else the weight of every pod (the reference and an interrupted search prove
+    nothing) — each pod with its own weight (`Unit.weight`), as the allocators' bounds count."""
     bound = _int(outcome.stats.get("bound"))
     if bound is not None and outcome.allocator != "reference":
         return bound
-    return sum(claim_weight(p.priority) for p in outcome.pods)
+    return sum(u.weight for u in units)
 
 
 def _cost_floor(
@@ -412,7 +417,8 @@ def _cost_floor(
         job = job_for(c, [*existing, *(n for ns in names for n in ns)])
         job = replace(job, gangs={})
         first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-        return max(first.weight, _weight_bound(ALLOCATORS[options.allocator].improve(job, first)))
+        improved = ALLOCATORS[options.allocator].improve(job, first)
+        return max(placed_weight(job.units, first.pods), _weight_bound(improved, job.units))
 
     need = target - (bound_of([0] * len(templates), nodes) if nodes else 0)
     if need <= 0:
