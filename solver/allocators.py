@@ -21,7 +21,7 @@ from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
 from dra_solver.aggregate.classes import claim_key
-from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
+from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, NodeCosts, aggregate
 from dra_solver.aggregate.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
@@ -34,7 +34,6 @@ from dra_solver.planning.gangs import (
     free_units,
     gang_counts,
     gang_infos,
-    gang_needs,
     gang_reason,
 )
 from dra_solver.planning.job import (
@@ -137,30 +136,11 @@ class Cpsat:
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
-        ledger = Ledger(job)
-        first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
-        agg: AggregatedPlan | str = "disabled"
-        if (why := not_aggregated(job, gangs=True)) is not None:
-            agg = f"{why} (not aggregated yet)"
-        elif self.aggregation != "never":
-            gang_of = {i: g for i, u in enumerate(job.units) for g in u.gang_pods(job.gangs)}
-            agg = aggregate(
-                ledger.cluster,
-                job.units,
-                job.nodes,
-                job.gates,
-                job.cache,
-                job.seed,
-                job.time_limit,
-                first_nodes,
-                force=self.aggregation == "always",
-                free=job.book.free,
-                executor=job.executor,
-                gang_of=gang_of,
-                gangs=gang_needs(job, claimed_units(job), first),
-            )
-        if isinstance(agg, AggregatedPlan):
-            out = self._expand(job, first, agg, ledger, stats)
+        agg: PlanOutcome | str = "disabled"
+        if self.aggregation != "never":
+            agg = plan_aggregated(job, first, force=self.aggregation == "always")
+        if isinstance(agg, PlanOutcome):
+            out = agg
             if not _refine(job, out):
                 return out
             # A gap remains: the per-device model, hinted with the aggregated plan, may close it
@@ -231,71 +211,6 @@ class Cpsat:
         pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
         return PlanOutcome(_proven(pods, status, job), self.name, stats)
 
-    def _expand(
-        self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
-    ) -> PlanOutcome:
-        """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
-        node's claims checked as one call; first fit when it places more weight."""
-        out: dict[int, PodPlan] = {}
-        dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
-        for node, idxs in agg.placements.items():
-            claims = [c for i in idxs for c in job.units[i].claims]
-            group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-            problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
-            done = ledger.results(problem, tuple(claims), assignment or {})
-            placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
-            if placed:
-                ledger.commit(placed, node, agg.ctx.local(node))
-            at = 0
-            for i in idxs:
-                unit, n = job.units[i], len(job.units[i].claims)
-                if all(ci in (assignment or {}) for ci in range(at, at + n)):
-                    out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
-                else:
-                    dropped[i] = node
-                at += n
-        stats.update({"aggregated": "yes", **agg.stats})
-        if dropped:  # pods, as the summary counts them (`solver.output.summary`)
-            stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
-        modelled = claimed_units(job)
-        free = free_units(job, modelled, first, out)
-        counts = gang_counts(job, set(out) | set(free))
-        short = {g for g, gang in job.gangs.items() if counts[g] < gang.min_count}
-        if short:  # a pod the exact node allocation did not take left its gang short: none of it
-            out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
-            free = free_units(job, modelled, first, out)
-        out.update(free)
-        pods = []
-        for i, unit in enumerate(job.units):
-            pod = out.get(i) or self._left_out(unit, first.pods[i], dropped.get(i))
-            if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
-                pod.reason = gang_reason(job, unit, out, ())
-            pods.append(pod)
-        kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
-        stats["model_objective"] = agg.objective + kept
-        bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
-        trivial = kept + _total(job, modelled)
-        stats["cpsat_placed"] = sum(p.placed for p in pods)
-        realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
-        if realized < first_weight:
-            status = _summary(stats, first_weight, kept + bound, trivial, source)
-            stats["fallback"] = "first fit"
-            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
-        status = _summary(stats, realized, kept + bound, trivial, source)
-        return PlanOutcome(_proven(pods, status, job), self.name, stats)
-
-    @staticmethod
-    def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
-        """The unit not placed: first fit's reason, or — when the aggregated model put it on
-        `dropped_on` and the node's exact device allocation did not take it — that."""
-        reason = was.reason or "left out so that more (or higher-priority) pods fit"
-        if dropped_on is not None:
-            reason = (
-                f"{DROPPED} {dropped_on}, but the exact device allocation there "
-                "found no devices for it beside that node's other pods"
-            )
-        return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
-
     def _decode(
         self,
         job: Job,
@@ -340,6 +255,87 @@ class Cpsat:
         return plans
 
 
+def plan_aggregated(
+    job: Job, first: PlanOutcome, cost: NodeCosts | None = None, force: bool = False
+) -> PlanOutcome | str:
+    """The aggregated model's plan (`aggregate.master.aggregate`: the one model of the plan at
+    scale, also what-if's with `cost`), its pods on their nodes and checked
+    (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
+    agg = aggregate(job, first, cost, force=force)
+    if isinstance(agg, str):
+        return agg
+    return expand_aggregated(job, first, agg, dict(first.stats))
+
+
+def expand_aggregated(
+    job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: dict[str, object]
+) -> PlanOutcome:
+    """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
+    node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
+    more weight. `stats`: the run's so far (first fit's), completed with the model's and the
+    realized plan's summary (`_summary`)."""
+    ledger = Ledger(job)
+    out: dict[int, PodPlan] = {}
+    dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
+    for node, idxs in agg.placements.items():
+        claims = [c for i in idxs for c in job.units[i].claims]
+        group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+        problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
+        done = ledger.results(problem, tuple(claims), assignment or {})
+        placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
+        if placed:
+            ledger.commit(placed, node, agg.ctx.local(node))
+        at = 0
+        for i in idxs:
+            unit, n = job.units[i], len(job.units[i].claims)
+            if all(ci in (assignment or {}) for ci in range(at, at + n)):
+                out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
+            else:
+                dropped[i] = node
+            at += n
+    stats.update({"aggregated": "yes", **agg.stats})
+    if dropped:  # pods, as the summary counts them (`solver.output.summary`)
+        stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
+    modelled = claimed_units(job)
+    free = free_units(job, modelled, first, out)
+    counts = gang_counts(job, set(out) | set(free))
+    short = {g for g, gang in job.gangs.items() if counts[g] < gang.min_count}
+    if short:  # a pod the exact node allocation did not take left its gang short: none of it
+        out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
+        free = free_units(job, modelled, first, out)
+    out.update(free)
+    pods = []
+    for i, unit in enumerate(job.units):
+        pod = out.get(i) or _left_out(unit, first.pods[i], dropped.get(i))
+        if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
+            pod.reason = gang_reason(job, unit, out, ())
+        pods.append(pod)
+    kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
+    stats["model_objective"] = agg.objective + kept
+    bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
+    trivial = kept + _total(job, modelled)
+    stats["cpsat_placed"] = sum(p.placed for p in pods)
+    realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
+    if realized < first_weight:
+        status = _summary(stats, first_weight, kept + bound, trivial, source)
+        stats["fallback"] = "first fit"
+        return PlanOutcome(_proven(first.pods, status, job), Cpsat.name, stats)
+    status = _summary(stats, realized, kept + bound, trivial, source)
+    return PlanOutcome(_proven(pods, status, job), Cpsat.name, stats)
+
+
+def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
+    """The unit not placed: first fit's reason, or — when the aggregated model put it on
+    `dropped_on` and the node's exact device allocation did not take it — that."""
+    reason = was.reason or "left out so that more (or higher-priority) pods fit"
+    if dropped_on is not None:
+        reason = (
+            f"{DROPPED} {dropped_on}, but the exact device allocation there "
+            "found no devices for it beside that node's other pods"
+        )
+    return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
+
+
 ALLOCATORS: dict[str, Allocator] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
@@ -365,27 +361,6 @@ def _forms(job: Job) -> list[PodForm]:
             if claims or book_limits(job, ns) or chooses:
                 forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
-
-
-def not_aggregated(job: Job, gangs: bool = False) -> str | None:
-    """Why the class/pattern models (`solver.aggregate.master`, `solver.whatif.model`) do not take this job
-    yet, or None: gangs (unless `gangs`: the plan's master takes those without a topology
-    constraint whose pods each have claims of their own — it counts placed units as the
-    gang's pods, and its objective has no term for pods that follow their gang),
-    a pod asking for an extended resource a DeviceClass maps (DRA may serve it, so its claims
-    depend on the node), pods without claims under node limits."""
-    if job.gangs and not gangs:
-        return "pods belong to gangs (PodGroups with minCount, or with a topology constraint)"
-    if any(g.topology for g in job.gangs.values()):
-        return "a gang has a topology constraint"
-    if any(u.gang_pods(job.gangs) and (len(u.members) > 1 or not u.claims) for u in job.units):
-        return "pods of a gang share a claim or have none"
-    mapping = job.book.mapping
-    if any(r in mapping for u in job.units for n in u.needs for r in n.demand):
-        return "a pod asks for an extended resource DRA may serve"
-    if book_limits(job, job.nodes) and any(not u.claims for u in job.units):
-        return "pods without claims take node resources"
-    return None
 
 
 def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
@@ -697,7 +672,8 @@ __all__ = [
     "PlanModel",
     "PodForm",
     "Reference",
-    "not_aggregated",
+    "expand_aggregated",
+    "plan_aggregated",
     "sequential_units",
     "valid_bound",
 ]

@@ -29,31 +29,27 @@ from pathlib import Path
 from typing import Any
 
 from dra_solver.aggregate.partition import plan_partitioned
-from dra_solver.allocators import ALLOCATORS
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
 from dra_solver.cel.checks import validate_all
 from dra_solver.demand import Needs
 from dra_solver.errors import InputError, ValidationErrors
-from dra_solver.explain.crowding import crowded_reasons
-from dra_solver.firstfit import FirstFit
 from dra_solver.planning.finish import per_pod
-from dra_solver.planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit
+from dra_solver.planning.job import Member, Options, PlanOutcome, PodPlan, Unit
 from dra_solver.planning.resolve import (
     PodInput,
     check_nodes_known,
-    join_shared,
     known_nodes,
-    make_job,
     pod_group_ref,
     resolve_claims,
     resolve_nodes,
-    resolve_units,
     unallocated,
+    units_for,
     with_nodes,
 )
+from dra_solver.planning.run import run
 from dra_solver.problem.pods import pod_claims
-from dra_solver.whatif.model import plan_with_templates
+from dra_solver.whatif.model import Pending, plan_with_templates
 from dra_solver.whatif.templates import NodeTemplate
 
 DEFAULT_MAX_NEW_NODES: int | None = None
@@ -125,13 +121,9 @@ def plan(
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
         return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
     node_list = resolve_nodes(cluster, nodes)
-    gates = opts.feature_gates
-    resolved = resolve_units(cluster, pods, priorities, gates)
-    units = join_shared(resolved)
-    memo: dict[tuple[str, str | None], str | None] = {}
-    units = [with_nodes(cluster, u, node_list, memo, gates) for u in units]
+    units = units_for(cluster, pods, priorities, node_list, opts.feature_gates)
     if opts.partitions > 1:
-        split = plan_partitioned(cluster, units, node_list, opts, run, make_job)
+        split = plan_partitioned(cluster, units, node_list, opts)
         return per_pod(cluster, units, split, opts.feature_gates)
     return per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
 
@@ -147,15 +139,8 @@ def _what_if(
 ) -> PlanOutcome:
     """`plan` with node templates: the pods resolved on the cluster with the copies."""
     templates = [t if isinstance(t, NodeTemplate) else NodeTemplate.from_path(t) for t in node_templates]
-
-    def job_for(c: Cluster, names: list[str]) -> Job:
-        resolved = resolve_units(c, pods, priorities, opts.feature_gates)
-        units = join_shared(resolved)
-        memo: dict[tuple[str, str | None], str | None] = {}  # copies: one check per pod kind and node
-        return make_job(c, [with_nodes(c, u, names, memo, opts.feature_gates) for u in units], names, opts)
-
     outcome, added, units, expanded = plan_with_templates(
-        cluster, job_for, node_list, opts, templates, max_new_nodes
+        cluster, Pending(pods, priorities, opts), node_list, templates, max_new_nodes
     )
     result = per_pod(expanded, units, outcome, opts.feature_gates)
     result.added_nodes, result.added_slices = added.nodes, added.slices
@@ -226,19 +211,6 @@ def allocate(
     )
 
 
-def run(
-    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
-) -> PlanOutcome:
-    """The one run every entry point goes through: first fit, then the chosen allocator."""
-    allocator = ALLOCATORS[options.allocator]
-    job = make_job(cluster, units, nodes, options)
-    first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-    outcome = crowded_reasons(job, allocator.improve(job, first))
-    if job.book.warnings:
-        outcome.stats["warnings"] = list(job.book.warnings)
-    return outcome
-
-
 def _template_pods(cluster: Cluster) -> list[str]:
     pods = cluster.pods.values()
     uses_template = (p for p in pods if any(e.resource_claim_template_name for e in p.spec.resource_claims))
@@ -250,5 +222,4 @@ __all__ = [
     "allocate",
     "load",
     "plan",
-    "run",
 ]

@@ -162,14 +162,16 @@ def _held(gang: Gang) -> str:
     return f"; its bound pods are in {gang.domains[0][0]}"
 
 
-def always_placed(job: Job, modelled: set[int], first: PlanOutcome) -> set[int]:
+def always_placed(job: Job, modelled: set[int], first: PlanOutcome | None) -> set[int]:
     """Units the model leaves out that are placed whenever their gang is (or always, outside
     gangs): no claims and a node without node limits they may use (`open_node`). First fit
-    places such a unit unless its gang failed."""
+    places such a unit unless its gang failed (`first`: its plan; None: not known)."""
     return {
         i
         for i, u in enumerate(job.units)
-        if i not in modelled and not u.claims and (first.pods[i].placed or open_node(job, u) is not None)
+        if i not in modelled
+        and not u.claims
+        and ((first is not None and first.pods[i].placed) or open_node(job, u) is not None)
     }
 
 
@@ -183,7 +185,7 @@ def claimed_units(job: Job) -> set[int]:
     return {i for i, u in enumerate(job.units) if u.claims}
 
 
-def gang_needs(job: Job, modelled: set[int], first: PlanOutcome) -> dict[str, int]:
+def gang_needs(job: Job, modelled: set[int], first: PlanOutcome | None) -> dict[str, int]:
     """Gang -> `need`: its minCount less the pods placed whenever it is (bound, or outside the
     model `modelled`: no claims and no node limits, `always_placed`)."""
     sure = gang_counts(job, always_placed(job, modelled, first))

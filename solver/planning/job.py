@@ -205,6 +205,11 @@ class PlanOutcome:
         """Priority-weighted number of placed pods (the CP-SAT objective)."""
         return sum(claim_weight(p.priority) for p in self.pods if p.placed)
 
+    def placed_nodes(self) -> dict[int, str]:
+        """Index -> node of each placed pod (or unit) that has a node: the plan as the models'
+        hints and first columns read it."""
+        return {i: p.node for i, p in enumerate(self.pods) if p.placed and p.node is not None}
+
     def pod(self, name: str) -> PodPlan:
         for p in self.pods:
             if p.name == name:

@@ -172,6 +172,20 @@ def join_shared(units: Sequence[Unit]) -> list[Unit]:
     return out
 
 
+def units_for(
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None,
+    priorities: Sequence[int] | None,
+    nodes: Sequence[str | None],
+    gates: FeatureGates,
+) -> list[Unit]:
+    """The plan's units over `nodes`: the pods (`resolve_units`), those sharing a claim joined
+    (`join_shared`), each with the nodes it may not use (`with_nodes`, one memo per plan)."""
+    units = join_shared(resolve_units(cluster, pods, priorities, gates))
+    memo: dict[tuple[str, str | None], str | None] = {}
+    return [with_nodes(cluster, u, nodes, memo, gates) for u in units]
+
+
 def resolve_nodes(cluster: Cluster, nodes: Sequence[str] | None) -> list[str]:
     """Given nodes, else the Node objects, else the nodes named by node-local slices."""
     if nodes is None:
