@@ -1,7 +1,7 @@
 """The allocators of a plan: first fit (the scheduler's way) and CP-SAT (the best), one protocol.
 
 Why a protocol: the pipeline (`solver.pipeline`) runs first fit, then hands its plan to the
-chosen `Allocator`, which may only improve on it. First fit is the reference allocator pod
+chosen `Improver`, which may only improve on it. First fit is the reference allocator pod
 after pod; CP-SAT builds one model over every pod and node, hinted with the first-fit plan,
 and owns the "never worse than first fit" policy — in one place, for `allocate`, independent
 claims and many-pod plans alike.
@@ -81,8 +81,9 @@ class PlanModel:
     hint_nodes: dict[int, str]
 
 
-class Allocator(Protocol):
-    """Improves a first-fit plan; never returns less placed weight than it was given."""
+class Improver(Protocol):
+    """Improves a first-fit plan; never returns less placed weight than it was given. (Not
+    `Allocator`: that is the CLI's `--allocator` choice, `cli.main.Allocator`.)"""
 
     name: ClassVar[str]
     first_fit_steps: ClassVar[int]
@@ -280,7 +281,10 @@ def expand_aggregated(
     for node, idxs in agg.placements.items():
         claims = [c for i in idxs for c in job.units[i].claims]
         group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-        problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
+        weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
+        problem, assignment = allocate_node(
+            agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR, weights=weights
+        )
         done = ledger.results(problem, tuple(claims), assignment or {})
         placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
         if placed:
@@ -336,7 +340,7 @@ def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPla
     return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
 
 
-ALLOCATORS: dict[str, Allocator] = {"reference": Reference(), "cpsat": Cpsat()}
+ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
 def _forms(job: Job) -> list[PodForm]:
@@ -667,7 +671,7 @@ def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[
 
 __all__ = [
     "ALLOCATORS",
-    "Allocator",
+    "Improver",
     "Cpsat",
     "PlanModel",
     "PodForm",

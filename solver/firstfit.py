@@ -21,7 +21,7 @@ decisions are cheap to reuse, because they depend on far less than the whole clu
 
 Whether a pod may use a node at all — its scheduling constraints, then the node resources it
 needs there and the extended resources DRA serves there (`solver.demand`) — is decided in one
-place, `_Run.may_try`, before any device work.
+place, `_Placing.may_try`, before any device work.
 
 The decisions are exactly those of the per-pod path (`build_problem` + `allocate_reference` on
 the cluster with every earlier placement): same node, same devices, same shareIDs, same
@@ -58,7 +58,7 @@ from dra_solver.planning.gangs import domain_choices, in_domain, no_domain
 from dra_solver.planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
 from dra_solver.planning.ledger import Ledger
 from dra_solver.problem.build import build_problem, context_from, problem_from_context
-from dra_solver.problem.devices import Context
+from dra_solver.problem.devices import BuildContext
 from dra_solver.problem.flat import Assignment, Problem
 from dra_solver.problem.resources import Amounts
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
@@ -95,10 +95,10 @@ class NodeState:
     free: int = 0
     """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
     version: int = 0
-    _context: tuple[int, Context] | None = None
+    _context: tuple[int, BuildContext] | None = None
 
-    def context(self, run: _Run) -> Context:
-        """Precompute's Context of this node at its current version (rebuilt after a change)."""
+    def context(self, run: _Placing) -> BuildContext:
+        """Precompute's BuildContext of this node at its current version (rebuilt after a change)."""
         if self._context is None or self._context[0] != self.version:
             ctx = context_from(run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache)
             self._context = (self.version, ctx)
@@ -155,7 +155,7 @@ class _Tried:
 
 
 @dataclass
-class _Run:
+class _Placing:
     """The state of one first-fit run over `job`: nodes, what is in use, cached answers."""
 
     job: Job
@@ -432,7 +432,7 @@ class FirstFit:
 
     def plan(self, job: Job) -> PlanOutcome:
         started = time.perf_counter()
-        run = _Run(job, Ledger(job), self.max_steps)
+        run = _Placing(job, Ledger(job), self.max_steps)
         out: list[PodPlan | None] = [None] * len(job.units)
         order = _cycle_order(job, sorted(range(len(job.units)), key=lambda i: -job.units[i].priority))
         gang_of = [u.gang_pods(job.gangs) for u in job.units]
@@ -460,13 +460,13 @@ class FirstFit:
         }
         return PlanOutcome(plans, "reference", stats)
 
-    def _place_one(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place_one(self, run: _Placing, unit: Unit) -> PodPlan:
         if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
             return PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
         return self._place(run, unit)
 
     def _place_gang(
-        self, run: _Run, job: Job, block: list[int], gang_of: list[dict[str, int]]
+        self, run: _Placing, job: Job, block: list[int], gang_of: list[dict[str, int]]
     ) -> dict[int, PodPlan]:
         """The units of one or more gangs (joined by shared claims), all or nothing: each
         placed by first fit in queue order on what the earlier ones took; if a gang ends
@@ -499,7 +499,7 @@ class FirstFit:
 
     def _try_block(
         self,
-        run: _Run,
+        run: _Placing,
         job: Job,
         block: list[int],
         gang_of: list[dict[str, int]],
@@ -535,7 +535,7 @@ class FirstFit:
                 out[j] = replace(p, reason=f"{why}; {p.reason}")
         return out, False
 
-    def _place(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place(self, run: _Placing, unit: Unit) -> PodPlan:
         if run.collides(unit):
             return self._place_slowly(run, unit)
         base = _shape(unit.claims)
@@ -585,7 +585,7 @@ class FirstFit:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
 
-    def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place_slowly(self, run: _Placing, unit: Unit) -> PodPlan:
         """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
         whose claim names collide with allocated claims."""
         tried = []
@@ -642,7 +642,7 @@ class Solo:
     Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
 
     def __init__(self, job: Job, max_steps: int) -> None:
-        self._run = _Run(job, Ledger(job), max_steps)
+        self._run = _Placing(job, Ledger(job), max_steps)
         self._by_name = {n.name: n for n in self._run.nodes}
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}

@@ -69,7 +69,11 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.reference",
         "dra_solver.errors",
     },
-    "dra_solver.explain.blocking": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    "dra_solver.explain.blocking": {
+        "dra_solver.cpsat",
+        "dra_solver.encoders",
+        "dra_solver.problem.flat",
+    },
     # whatif/, its ground floor: node templates are ordinary objects, copied under new names
     "dra_solver.whatif.templates": {"dra_solver.api", "dra_solver.errors"},
     # plan/, the ground floor of the planning code: the plan's data (`job`, nothing above

@@ -468,7 +468,8 @@ def test_status_and_bounds_against_every_count_of_templates(
     each template with an exhaustive packing — independent of the planner; OPTIMAL only at it,
     bounds on the right side of it. "gang": every pod in one gang of minCount 1 (the
     aggregated model with a gang row); "greedy": the per-device path. (Seed 11 on the greedy
-    path: greedy adds cost 12 where 10 places all five pods.)"""
+    path: greedy finds cost 10 but cannot prove it, cost bound 7; in a gang, the greedy path
+    once added cost 12, where the aggregated model now proves 10.)"""
     rng = random.Random(seed)
     sizes = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(2, 5))]
     kinds = rng.sample(KINDS, 2)

@@ -37,7 +37,7 @@ from dra_solver.encoders.model import sorted_values
 from dra_solver.gates import FeatureGates
 from dra_solver.planning.job import Unit
 from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Problem, claim_weight
+from dra_solver.problem.flat import Problem
 from dra_solver.problem.resources import Amounts
 
 
@@ -56,17 +56,12 @@ class PodClass:
     priority: int
     blocked: frozenset[str]
     """Candidate nodes these pods may not use."""
+    weight: int
+    """The objective weight of one placed unit of the class (the master's w[k]): its units'
+    `planning.job.Unit.weight`, the one definition of a pod's weight in every objective."""
     gang: str | None = None
     """The gang (PodGroup `namespace/name`) these pods belong to: pods of different gangs are
     never one class, since the master model counts each gang's placed pods."""
-    unit_weight: int | None = None
-    """What placing one of its units adds to the objective (`planning.job.Unit.weight`: each pod
-    of a unit with its own weight); None: `claim_weight(priority)`."""
-
-    @property
-    def weight(self) -> int:
-        """The objective weight of one placed unit of the class (the master's w[k])."""
-        return claim_weight(self.priority) if self.unit_weight is None else self.unit_weight
 
     @property
     def demand(self) -> int:
@@ -171,7 +166,7 @@ def pod_classes(
     for k, us in enumerate(members.values()):
         first = units[us[0]]
         blocked = frozenset(n for n in first.blocked if n)
-        out.append(PodClass(k, tuple(us), first.priority, blocked, gang_of.get(us[0]), first.weight))
+        out.append(PodClass(k, tuple(us), first.priority, blocked, first.weight, gang_of.get(us[0])))
     return out
 
 

@@ -84,15 +84,15 @@ from dra_solver.aggregate.allpatterns import enumerate_classes
 from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
 from dra_solver.aggregate.patterns import (
     MAX_COPIES,
-    Context,
     Feasibility,
+    ModelContext,
     NodeModel,
     Pattern,
     cap,
-    wall_guard,
 )
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel import EvalCache
+from dra_solver.cpsat import cp_solver, wall_guard
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
 from dra_solver.planning.gangs import claimed_units, gang_needs
@@ -116,7 +116,7 @@ class AggregatedPlan:
     placements: dict[str, list[int]]
     """Node -> unit indices placed there, nodes in name order within their class (a template's
     copies: in copy-number order)."""
-    ctx: Context
+    ctx: ModelContext
     status: str
     """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
     objective: int
@@ -186,7 +186,7 @@ def aggregate(
     `first`: the first-fit plan, whose node patterns seed the columns and hint the integer
     model, and which tells the pods without claims that follow their gang (`gang_needs`);
     None: no plan yet. The budget is `job.time_limit` of CP-SAT work in deterministic seconds
-    (`patterns.Context.budget`: the same input and seed give the same plan), guarded by the
+    (`patterns.ModelContext.budget`: the same input and seed give the same plan), guarded by the
     wall clock (`cpsat.wall_guard`). `force`: aggregate whatever the number of classes
     (tests). Components run on `job.executor` (None: here, one after another) — the plan is
     the same either way.
@@ -225,7 +225,7 @@ def aggregate(
         ncls, costs = _split(ncls, cost)
     elif not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
-    ctx = Context(
+    ctx = ModelContext(
         job.cluster,
         units,
         pods,
@@ -344,7 +344,7 @@ class Scale:
 
 
 def _caps(
-    ctx: Context, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
+    ctx: ModelContext, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
 ) -> tuple[dict[tuple[int, int], int], bool]:
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
@@ -412,7 +412,7 @@ class ComponentResult:
     rounds: int
     solves: int
     spent: float = 0.0
-    """CP-SAT work done, in deterministic seconds (`patterns.Context.budget`)."""
+    """CP-SAT work done, in deterministic seconds (`patterns.ModelContext.budget`)."""
     all_patterns: int | None = None
     """What-if: how many maximal patterns were listed (`aggregate.allpatterns`), if they were."""
     integer_proven: bool = True
@@ -420,7 +420,7 @@ class ComponentResult:
 
 
 def _task(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -467,7 +467,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     models never interact; each gets a fresh CEL cache (it never changes results) and its own
     budget of `task.seconds`."""
     comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
-    ctx = Context(
+    ctx = ModelContext(
         Cluster(),
         task.units,
         pods,
@@ -539,7 +539,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
 
 
 def _all_patterns(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     ncls: list[NodeClass],
     caps: Mapping[tuple[int, int], int],
@@ -630,7 +630,7 @@ def _components(
 
 
 def _generate(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     pods: list[PodClass],
     ncls: list[NodeClass],
@@ -723,7 +723,7 @@ ENUMERATE_BATCH = 8
 
 
 def _enumerate(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -798,7 +798,7 @@ def restricted_lp(
 
 
 def integer_master(
-    ctx: Context,
+    ctx: ModelContext,
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -834,12 +834,9 @@ def integer_master(
         yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
         for g, v in on.items():
             m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = ctx.seed
-    solver.parameters.max_deterministic_time = max(ctx.left(), 0.5)  # work, not wall: deterministic
-    solver.parameters.max_time_in_seconds = max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
-    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    solver = cp_solver(  # at least 0.5 s of work: a master cut short finds no plan at all
+        ctx.seed, max(ctx.left(), 0.5), max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
+    )
     if on:
         solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):

@@ -72,7 +72,7 @@ class Added:
 
 
 @dataclass
-class _Run:
+class _WhatIfRun:
     """One what-if plan under per-template caps: the plan, what it adds, its units, the cluster
     with every copy."""
 
@@ -153,7 +153,7 @@ def copies_needed(
     return [sum(1 for u in job.units if c[0] not in u.blocked) for c in copies]
 
 
-def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: int) -> None:
+def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTemplate], cap: int) -> None:
     """Compare the plan under the user's cap with the plan under the derived caps (which no
     optimal plan exceeds) and say in `stats["whatif_cap"]` whether the cap binds and what it
     costs; the capped plan's OPTIMAL becomes "OPTIMAL within the cap" unless the plan without
@@ -203,7 +203,7 @@ def _pods(n: int) -> str:
     return f"{n} pod" if n == 1 else f"{n} pods"
 
 
-def _unplaced(run: _Run) -> int:
+def _unplaced(run: _WhatIfRun) -> int:
     """Pods (not units: pods that share a claim are one unit) the run leaves unplaced."""
     return sum(
         max(1, len(u.members)) for u, p in zip(run.units, run.outcome.pods, strict=True) if not p.placed
@@ -220,7 +220,7 @@ def _plan_capped(
     nodes: Sequence[str],
     templates: Sequence[NodeTemplate],
     caps: Sequence[int],
-) -> _Run:
+) -> _WhatIfRun:
     """The what-if plan with at most `caps[t]` copies of template t (module docstring)."""
     expanded, copies = with_copies(cluster, templates, caps)
     order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
@@ -244,7 +244,7 @@ def _plan_capped(
             outcome.stats["cost_bound"] = 0
     if job.book.warnings:
         outcome.stats["warnings"] = _template_warnings(job.book.warnings, templates, copies)
-    run = _Run(outcome, _added(expanded, outcome, templates, copies), units, expanded)
+    run = _WhatIfRun(outcome, _added(expanded, outcome, templates, copies), units, expanded)
     cost_bound = _int(outcome.stats.get("cost_bound"))
     if outcome.stats.get("status") == "OPTIMAL" and (cost_bound is None or cost_bound < run.added.cost):
         # the weight is proven, the least cost is not (first fit's copies, an unproven pricing)
@@ -293,7 +293,7 @@ def _greedy(
     copies: list[list[str]],
     caps: Sequence[int],
     why: str,
-) -> _Run:
+) -> _WhatIfRun:
     """The per-device fallback: copies added one at a time, the best weight gain per cost
     first, until the weight of the plan with every copy is reached. When no single copy adds
     weight before that (a gang that needs several nodes at once), it starts again from every
@@ -303,12 +303,14 @@ def _greedy(
     status comes from bounds, not from the last per-device solve: the weight bound of the plan
     with every copy, and the cost bound of `_cost_floor`; OPTIMAL only when both are met."""
 
-    def attempt(counts: list[int]) -> _Run:
+    def attempt(counts: list[int]) -> _WhatIfRun:
         c, _ = with_copies(cluster, templates, counts)
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
         job = pending.job(c, names)
         first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=pending.options.progress).plan(job)
-        return _Run(ALLOCATORS[pending.options.allocator].improve(job, first), Added(), list(job.units), c)
+        return _WhatIfRun(
+            ALLOCATORS[pending.options.allocator].improve(job, first), Added(), list(job.units), c
+        )
 
     full = list(caps)
     whole = attempt(full)
@@ -359,7 +361,7 @@ def _greedy(
             "cost_bound": added.cost if proven else min(floor, added.cost),
         }
     )
-    return _Run(outcome, added, units, c)
+    return _WhatIfRun(outcome, added, units, c)
 
 
 def _weight_bound(outcome: PlanOutcome, units: Sequence[Unit]) -> int:
