@@ -35,6 +35,7 @@ from dra_solver.planning.gangs import (
     gang_counts,
     gang_infos,
     gang_reason,
+    short_gangs,
 )
 from dra_solver.planning.job import (
     DROPPED,
@@ -303,7 +304,7 @@ def expand_aggregated(
     modelled = claimed_units(job)
     free = free_units(job, modelled, first, out)
     counts = gang_counts(job, set(out) | set(free))
-    short = {g for g, gang in job.gangs.items() if counts[g] < gang.min_count}
+    short = set(short_gangs(job, counts))
     if short:  # a pod the exact node allocation did not take left its gang short: none of it
         out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
         free = free_units(job, modelled, first, out)

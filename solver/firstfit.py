@@ -54,7 +54,7 @@ from dra_solver.inventory import (
     in_use_from_claims,
     visible_devices,
 )
-from dra_solver.planning.gangs import domain_choices, in_domain, no_domain
+from dra_solver.planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
 from dra_solver.planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
 from dra_solver.planning.ledger import Ledger
 from dra_solver.problem.build import build_problem, context_from, problem_from_context
@@ -511,13 +511,8 @@ class FirstFit:
         pod says why."""
         snap = run.snapshot()
         plans = {j: self._place_one(run, in_domain(job, job.units[j], choice)) for j in block}
-        names = sorted({g for j in block for g in gang_of[j]})
-        count = {g: job.gangs[g].bound for g in names}
-        for j in block:
-            if plans[j].placed:
-                for g, k in gang_of[j].items():
-                    count[g] += k
-        short = [g for g in names if count[g] < job.gangs[g].min_count]
+        count = gang_counts(job, [j for j in block if plans[j].placed])
+        short = short_gangs(job, count, {g for j in block for g in gang_of[j]})
         if not short or not undo_short:
             return plans, not short
         run.restore(snap)

@@ -201,6 +201,13 @@ def gang_counts(job: Job, counted: Iterable[int]) -> dict[str, int]:
     return out
 
 
+def short_gangs(job: Job, counts: Mapping[str, int], names: Iterable[str] | None = None) -> list[str]:
+    """The gangs among `names` (default: every gang of the job), sorted, that `counts` (gang ->
+    pods placed, `gang_counts`) leaves below their minCount: the all-or-nothing rule of
+    KEP-4671, said once for first fit, the models' expansion and the reasons."""
+    return sorted(g for g in (job.gangs if names is None else names) if counts[g] < job.gangs[g].min_count)
+
+
 def free_units(
     job: Job, modelled: set[int], first: PlanOutcome, chosen: Mapping[int, object]
 ) -> dict[int, PodPlan]:
@@ -212,7 +219,7 @@ def free_units(
     out: dict[int, PodPlan] = {}
     for i in sorted(always):
         unit = job.units[i]
-        if any(counts[g] < job.gangs[g].min_count for g in unit.gang_pods(job.gangs)):
+        if short_gangs(job, counts, unit.gang_pods(job.gangs)):
             continue
         was = first.pods[i]
         if was.placed:
@@ -225,7 +232,7 @@ def free_units(
 def gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]) -> str:
     """Why a pod of a gang the plan does not place is left out."""
     counts = gang_counts(job, set(chosen) | set(free))
-    short = [g for g in sorted(unit.gang_pods(job.gangs)) if counts[g] < job.gangs[g].min_count]
+    short = short_gangs(job, counts, unit.gang_pods(job.gangs))
     if short:
         return job.gangs[short[0]].short(counts[short[0]])
     return "left out so that more (or higher-priority) pods fit"
