@@ -71,10 +71,9 @@ allocator and checked (`allocators.Cpsat`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
@@ -786,7 +785,13 @@ def restricted_lp(
         for k in pod_ids
     }
     conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in node_ids}
-    _gang_rows(lp, lambda g: lp.NumVar(0, 1, f"on_{g}"), pods, pod_ids, y, gangs)
+    in_gang = gang_classes(pods, pod_ids, gangs)  # the gang rows, on[G] in [0, 1]
+    lp_on = {g: lp.NumVar(0, 1, f"on_{g}") for g in in_gang}
+    for k in pod_ids:  # in class order, as the rows were always added
+        if (g := pods[k].gang) in lp_on:
+            lp.Add(y[k] <= pods[k].demand * lp_on[g])
+    for g, ks in in_gang.items():
+        lp.Add(sum(y[k] for k in ks) >= (gangs or {})[g] * lp_on[g])
     value = sum(big * pods[k].weight * y[k] for k in pod_ids)
     if cost is not None:
         value -= sum(cost[c] * v for (c, _), v in z.items())
@@ -828,7 +833,13 @@ def integer_master(
         objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
     need = gangs or {}
-    on = _gang_rows(m, m.new_bool_var, pods, pod_ids, y, need)
+    in_gang = gang_classes(pods, pod_ids, need)  # the gang rows, on[G] in {0, 1}
+    on = {g: m.new_bool_var(f"on_{g}") for g in in_gang}
+    for k in pod_ids:  # in class order, as the rows were always added
+        if (g := pods[k].gang) in on:
+            m.add(y[k] <= pods[k].demand * on[g])
+    for g, ks in in_gang.items():
+        m.add(sum(y[k] for k in ks) >= need[g] * on[g])
     m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
         yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
@@ -849,30 +860,19 @@ def integer_master(
     return zs, ys, int(solver.value(objective)), status == cp_model.OPTIMAL
 
 
-def _gang_rows(
-    m: Any,
-    new_on: Callable[[str], Any],
-    pods: list[PodClass],
-    pod_ids: Sequence[int],
-    y: Mapping[int, Any],
-    gangs: Mapping[str, int] | None,
-) -> dict[str, Any]:
-    """on[G] (made by `new_on`) per gang of `gangs` (gang -> need) among the pod classes, with
-    y[k] <= demand[k] * on[G] and sum_{k in G} y[k] >= need * on[G], added to `m` (a CP-SAT
-    model or a GLOP solver: both take linear rows through `Add`)."""
-    on: dict[str, Any] = {}
-    if gangs is None:
-        return on
+def gang_classes(
+    pods: list[PodClass], pod_ids: Sequence[int], gangs: Mapping[str, int] | None
+) -> dict[str, list[int]]:
+    """Per gang of `gangs` (gang -> need) with a pod class among `pod_ids`, those classes: the
+    gang rows of the module docstring (y[k] <= demand[k] * on[G] for each, sum y[k] >=
+    need * on[G]) are written over them by the LP (`restricted_lp`, on[G] in [0, 1]) and the
+    integer model (`integer_master`, on[G] in {0, 1}), each with its own solver's variables."""
+    out: dict[str, list[int]] = {}
     for k in pod_ids:
         g = pods[k].gang
-        if g is None or g not in gangs:
-            continue
-        if g not in on:
-            on[g] = new_on(g)
-        m.Add(y[k] <= pods[k].demand * on[g])
-    for g, v in on.items():
-        m.Add(sum(y[k] for k in pod_ids if pods[k].gang == g) >= gangs[g] * v)
-    return on
+        if g is not None and g in (gangs or {}):
+            out.setdefault(g, []).append(k)
+    return out
 
 
 def _hint(
