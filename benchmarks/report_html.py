@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmarks.workloads import upstream_5000
 from dra_solver import Cluster, Options, plan
 from dra_solver.output.report import write_report
-from dra_solver.pipeline import resolve_nodes
+from dra_solver.planning.resolve import resolve_nodes
 
 
 def main(runs: int = 3) -> None:

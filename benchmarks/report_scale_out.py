@@ -28,7 +28,7 @@ def _one(config: str, nodes: int, pods: int, k: int, scen_dir: str) -> dict[str,
     from dra_solver import plan
     from dra_solver.api.cluster import Cluster
     from dra_solver.executors import RayExecutor, local_pool
-    from dra_solver.pipeline import Options
+    from dra_solver.planning.job import Options
     from dra_solver.whatif.sweep import sweep
 
     cluster = Cluster.from_objects(sized_claims(nodes, 8, pods, held=True, seed=14))

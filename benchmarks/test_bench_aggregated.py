@@ -17,9 +17,10 @@ import pytest
 
 from benchmarks.workloads import numa_gpu_nic, shared_gpus, sized_claims
 from dra_solver import Options
-from dra_solver.allocators import Cpsat, PlanOutcome, PodPlan
+from dra_solver.allocators import Cpsat
 from dra_solver.api.cluster import Cluster
-from dra_solver.pipeline import make_job, resolve_nodes, resolve_units
+from dra_solver.planning.job import PlanOutcome, PodPlan
+from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
 
 GROUP = "aggregated-plan"
 

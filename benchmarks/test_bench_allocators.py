@@ -38,7 +38,7 @@ from dra_solver.cpsat import solve
 from dra_solver.errors import AllocationError
 from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
-from dra_solver.pipeline import make_job, resolve_units
+from dra_solver.planning.resolve import make_job, resolve_units
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, ReferenceSearch

@@ -21,9 +21,9 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a sourc
 # Public name -> the module that defines it.
 _EXPORTS = {
     "AllocationOutcome": "dra_solver.pipeline",
-    "Options": "dra_solver.pipeline",
-    "PlanOutcome": "dra_solver.allocators",
-    "PodPlan": "dra_solver.allocators",
+    "Options": "dra_solver.planning.job",
+    "PlanOutcome": "dra_solver.planning.job",
+    "PodPlan": "dra_solver.planning.job",
     "allocate": "dra_solver.pipeline",
     "check_cluster": "dra_solver.check",
     "Violation": "dra_solver.check",
@@ -38,13 +38,13 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from dra_solver.allocators import PlanOutcome, PodPlan
     from dra_solver.api.cluster import Cluster
     from dra_solver.check import Violation, check_cluster
     from dra_solver.errors import DRASolverError, InputError
     from dra_solver.explain.diagnosis import why
     from dra_solver.gates import FeatureGates
-    from dra_solver.pipeline import AllocationOutcome, Options, allocate, plan
+    from dra_solver.pipeline import AllocationOutcome, allocate, plan
+    from dra_solver.planning.job import Options, PlanOutcome, PodPlan
     from dra_solver.whatif.filling import fill
     from dra_solver.whatif.templates import NodeTemplate
 

@@ -1,255 +1,61 @@
 """The allocators of a plan: first fit (the scheduler's way) and CP-SAT (the best), one protocol.
 
 Why a protocol: the pipeline (`solver.pipeline`) runs first fit, then hands its plan to the
-chosen `Allocator`, which may only improve on it. First fit is the reference allocator pod
+chosen `Improver`, which may only improve on it. First fit is the reference allocator pod
 after pod; CP-SAT builds one model over every pod and node, hinted with the first-fit plan,
 and owns the "never worse than first fit" policy — in one place, for `allocate`, independent
 claims and many-pod plans alike.
 
-Results and checks are wired here once (`Ledger`): every placement becomes
+Results and checks are wired once (`planning.ledger.Ledger`): every placement becomes
 `status.allocation` through `solver.results` and passes `solver.check` against the cluster
 plus everything placed before it, so a bug in precompute or an allocator surfaces as an
-error, never as a wrong allocation.
+error, never as a wrong allocation. The plan's data (`Job`, `Unit`, `PodPlan`, ...) is
+`solver.planning.job`; its gang rules `solver.planning.gangs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal, Protocol, SupportsInt
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal, Protocol
 
 from dra_solver import interrupt
 from dra_solver.aggregate.classes import claim_key
-from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, aggregate
+from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, NodeCosts, aggregate
 from dra_solver.aggregate.patterns import EXPAND_FLOOR, allocate_node
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
-from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
-from dra_solver.cel import EvalCache
-from dra_solver.check import check_or_raise
-from dra_solver.cpsat import Strategy, solve
-from dra_solver.demand import Needs, NodeBook, Variant, demand_total
-from dra_solver.errors import DRASolverError, SearchAborted
+from dra_solver.api.models import ResourceClaim
+from dra_solver.cpsat import solve
+from dra_solver.demand import Variant, demand_total
+from dra_solver.errors import SearchAborted
 from dra_solver.gates import FeatureGates
+from dra_solver.planning.gangs import (
+    claimed_units,
+    free_units,
+    gang_counts,
+    gang_infos,
+    gang_reason,
+    short_gangs,
+)
+from dra_solver.planning.job import (
+    DROPPED,
+    Job,
+    PlanOutcome,
+    PodPlan,
+    Unit,
+    book_limits,
+    int_stat,
+    placed_weight,
+)
+from dra_solver.planning.ledger import Ledger
 from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Assignment, GangInfo, Placement, Problem, claim_weight
+from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
 from dra_solver.problem.merge import build_multi_node_problem
 from dra_solver.problem.resources import shortfalls
 from dra_solver.reference import DEFAULT_MAX_STEPS
-from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""
-INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
-DROPPED = "the plan model put it on node"
-"""How the reason of a pod the aggregated model placed and its node's exact allocation did not
-take begins: that reason is kept as it is (`solver.explain.crowding`)."""
-
-
-@dataclass(frozen=True)
-class Member:
-    """One pod of a unit: its name, the Pod object (None for a list of claims) and the refs
-    (`namespace/name`) of its unallocated claims."""
-
-    name: str
-    pod: Pod | None
-    claims: tuple[str, ...]
-    group: str | None = None
-    """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
-    `Job.gangs` has it."""
-    priority: int = 0
-    """The pod's own priority: in a unit of pods sharing a claim (`Unit.members`) each pod
-    counts with its own weight (`Unit.weight`), while the unit queues at the highest."""
-
-
-@dataclass(frozen=True)
-class Gang:
-    """A PodGroup with `gang.minCount` (KEP-4671): its pods are placed only if at least
-    `min_count` of them are — counting `bound`, its pods already on a node — or none are."""
-
-    name: str
-    min_count: int
-    bound: int = 0
-    topology: str | None = None
-    """KEP-5732 `spec.schedulingConstraints.topology[0].key`: every placed pod of the gang runs
-    on nodes with one value of this node label (None: no topology constraint)."""
-    domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """With `topology`: (label value, the run's nodes with it, in node order), by value — the
-    domains the gang may choose from (only the bound pods' one when pods are bound already)."""
-    basic: bool = False
-    """A PodGroup with the basic policy and a topology constraint: minCount 1, as upstream's
-    placement cycle treats it (`pipeline.resolve_gangs`)."""
-
-    def domain_of(self, node: str | None) -> str | None:
-        """The label value of `node` among `domains` (None: the node is in none)."""
-        return next((v for v, ns in self.domains if node in ns), None)
-
-    @property
-    def goal(self) -> str:
-        """What the gang must reach, in words."""
-        return "one of its pods (basic policy)" if self.basic else f"its gang minCount {self.min_count}"
-
-    def short(self, placed: int) -> str:
-        """Why the gang is not placed, in words."""
-        if self.basic:
-            return f"PodGroup {self.name} not placed: none of its pods fit"
-        return f"PodGroup {self.name} not placed: {placed} of its pods fit, fewer than {self.goal}"
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One pod to place: its unallocated claims go to one node together, or not at all."""
-
-    name: str
-    claims: tuple[ResourceClaim, ...]
-    priority: int = 0
-    blocked: Mapping[str | None, str] = field(default_factory=dict)
-    """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""
-    members: tuple[Member, ...] = ()
-    """Pods placed as this unit: more than one when they share an unallocated claim (it is
-    allocated once, and its pods go where that allocation is usable: the same node)."""
-    needs: tuple[Needs, ...] = ()
-    """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
-
-    @property
-    def weight(self) -> int:
-        """What placing the unit adds to the objective: each member pod with the weight of
-        its own priority (`claim_weight`), so that the models, their bounds and the realized
-        plan (one PodPlan per pod) count the same unit. One pod, or plain claims: the weight
-        of `priority`."""
-        if len(self.members) <= 1:
-            return claim_weight(self.priority)
-        return sum(claim_weight(m.priority) for m in self.members)
-
-    def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
-        """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
-        out: dict[str, int] = {}
-        for m in self.members:
-            if m.group is not None and m.group in gangs:
-                out[m.group] = out.get(m.group, 0) + 1
-        return out
-
-
-@dataclass
-class PodPlan:
-    """One pod of the plan."""
-
-    name: str
-    node: str | None
-    """Where the pod's claims are allocated (None: not placed, or placed with no node)."""
-    claims: list[ResourceClaim]
-    """Copies of the pod's unallocated claims; with status.allocation when placed."""
-    reason: str | None = None
-    """Why the pod is not placed."""
-    priority: int = 0
-    placed: bool = False
-    error: DRASolverError | None = None
-    """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
-    report it as an error when there was only one node to try."""
-    extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
-    """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
-    special claim for DRA-served extended resources (its claim is among `claims`)."""
-    pod: Pod | None = None
-    """The input Pod (None for a pod of plain claims); never modified."""
-    node_reasons: Mapping[str | None, str] = field(default_factory=dict)
-    """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
-    one-line summary)."""
-    reserved: list[ResourceClaim] = field(default_factory=list)
-    """Claims the input had already allocated that this placed pod also uses (shared with a
-    running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
-    scheduler's reserve step writes it. The plan changes nothing else of them."""
-
-    @property
-    def explain_flags(self) -> str:
-        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
-        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
-        where `--pod` would answer "Pod not found"."""
-        if self.pod is not None:
-            return f"--pod {self.name}"
-        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
-        return " ".join(f"--claim {n}" for n in names)
-
-
-def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
-    """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
-    value = stats.get(key)
-    if value is None:
-        if default is None:
-            raise KeyError(key)
-        return default
-    if not isinstance(value, str | SupportsInt):
-        raise TypeError(f"stats[{key!r}] is not a number: {value!r}")
-    return int(value)
-
-
-@dataclass
-class PlanOutcome:
-    pods: list[PodPlan]
-    """In input order."""
-    allocator: str = "cpsat"
-    stats: dict[str, object] = field(default_factory=dict)
-    added_nodes: list[Node] = field(default_factory=list)
-    """What-if plans (`solver.whatif.model`): the template copies the plan adds, in template order."""
-    added_slices: list[ResourceSlice] = field(default_factory=list)
-    """The added nodes' ResourceSlices."""
-
-    @property
-    def placed(self) -> int:
-        return sum(p.placed for p in self.pods)
-
-    @property
-    def weight(self) -> int:
-        """Priority-weighted number of placed pods (the CP-SAT objective)."""
-        return sum(claim_weight(p.priority) for p in self.pods if p.placed)
-
-    def pod(self, name: str) -> PodPlan:
-        for p in self.pods:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-
-@dataclass(frozen=True)
-class Job:
-    """Everything an allocator needs for one run (see `solver.pipeline.Options`)."""
-
-    cluster: Cluster
-    units: tuple[Unit, ...]
-    nodes: tuple[str | None, ...]
-    gates: FeatureGates
-    cache: EvalCache
-    seed: int
-    strategy: Strategy
-    time_limit: float
-    book: NodeBook
-    """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
-    gangs: Mapping[str, Gang] = field(default_factory=dict)
-    """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
-    executor: Executor | None = field(default=None, compare=False)
-    """Where independent units (the aggregated model's components) run; None: here."""
-
-
-class Ledger:
-    """The cluster as placements accumulate: what is placed counts as allocated for what follows."""
-
-    def __init__(self, job: Job) -> None:
-        self.cluster = replace(job.cluster, claims=dict(job.cluster.claims))
-        self.gates = job.gates
-        self.share_ids = ShareIDs(job.seed, share_ids_in(job.cluster.claims.values()))  # input's are taken
-
-    def results(
-        self, problem: Problem, claims: tuple[ResourceClaim, ...], assignment: Assignment
-    ) -> list[ResourceClaim]:
-        return assignment_claims(problem, claims, assignment, share_ids=self.share_ids)
-
-    def commit(self, claims: list[ResourceClaim], node: str | None, view: Cluster | None = None) -> None:
-        """Verify `claims` (placed together, on `node`) and record them as allocated. `view`:
-        the part of the cluster the node depends on (`classes.LocalViews`), checked instead of
-        the whole cluster when the nodes are independent."""
-        check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
-        for c in claims:
-            self.cluster.claims[c.key] = c
 
 
 @dataclass(frozen=True)
@@ -276,8 +82,9 @@ class PlanModel:
     hint_nodes: dict[int, str]
 
 
-class Allocator(Protocol):
-    """Improves a first-fit plan; never returns less placed weight than it was given."""
+class Improver(Protocol):
+    """Improves a first-fit plan; never returns less placed weight than it was given. (Not
+    `Allocator`: that is the CLI's `--allocator` choice, `cli.main.Allocator`.)"""
 
     name: ClassVar[str]
     first_fit_steps: ClassVar[int]
@@ -322,7 +129,7 @@ class Cpsat:
             return None
         problem, offsets = _model_problem(job, forms)
         if job.gangs:
-            problem = replace(problem, gangs=_gang_infos(job, forms, first))
+            problem = replace(problem, gangs=gang_infos(job, [f.unit for f in forms], first))
         problem = replace(problem, ordered_pods=_interchangeable(job, forms))
         hint, hint_nodes = _as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
@@ -331,30 +138,11 @@ class Cpsat:
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
-        ledger = Ledger(job)
-        first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
-        agg: AggregatedPlan | str = "disabled"
-        if (why := not_aggregated(job, gangs=True)) is not None:
-            agg = f"{why} (not aggregated yet)"
-        elif self.aggregation != "never":
-            gang_of = {i: g for i, u in enumerate(job.units) for g in u.gang_pods(job.gangs)}
-            agg = aggregate(
-                ledger.cluster,
-                job.units,
-                job.nodes,
-                job.gates,
-                job.cache,
-                job.seed,
-                job.time_limit,
-                first_nodes,
-                force=self.aggregation == "always",
-                free=job.book.free,
-                executor=job.executor,
-                gang_of=gang_of,
-                gangs=_gang_needs(job, _claimed(job), first),
-            )
-        if isinstance(agg, AggregatedPlan):
-            out = self._expand(job, first, agg, ledger, stats)
+        agg: PlanOutcome | str = "disabled"
+        if self.aggregation != "never":
+            agg = plan_aggregated(job, first, force=self.aggregation == "always")
+        if isinstance(agg, PlanOutcome):
+            out = agg
             if not _refine(job, out):
                 return out
             # A gap remains: the per-device model, hinted with the aggregated plan, may close it
@@ -407,7 +195,7 @@ class Cpsat:
         weight = sum(job.units[i].weight for i in chosen)
         proven = outcome.stage_status.get("placed") == "OPTIMAL"
         modelled = {f.unit for f in model.forms}
-        free = _free_units(job, modelled, start, chosen)
+        free = free_units(job, modelled, start, chosen)
         kept = sum(job.units[i].weight for i in free)
         model_bound = weight if proven else outcome.stage_bound.get("placed")
         bound, source = valid_bound(job, modelled, model_bound)
@@ -424,71 +212,6 @@ class Cpsat:
         status = _summary(stats, weight + kept, bound, trivial, source)
         pods = self._decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
         return PlanOutcome(_proven(pods, status, job), self.name, stats)
-
-    def _expand(
-        self, job: Job, first: PlanOutcome, agg: AggregatedPlan, ledger: Ledger, stats: dict[str, object]
-    ) -> PlanOutcome:
-        """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
-        node's claims checked as one call; first fit when it places more weight."""
-        out: dict[int, PodPlan] = {}
-        dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
-        for node, idxs in agg.placements.items():
-            claims = [c for i in idxs for c in job.units[i].claims]
-            group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-            problem, assignment = allocate_node(agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR)
-            done = ledger.results(problem, tuple(claims), assignment or {})
-            placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
-            if placed:
-                ledger.commit(placed, node, agg.ctx.local(node))
-            at = 0
-            for i in idxs:
-                unit, n = job.units[i], len(job.units[i].claims)
-                if all(ci in (assignment or {}) for ci in range(at, at + n)):
-                    out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
-                else:
-                    dropped[i] = node
-                at += n
-        stats.update({"aggregated": "yes", **agg.stats})
-        if dropped:  # pods, as the summary counts them (`solver.output.summary`)
-            stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
-        modelled = _claimed(job)
-        free = _free_units(job, modelled, first, out)
-        counts = _gang_counts(job, set(out) | set(free))
-        short = {g for g, gang in job.gangs.items() if counts[g] < gang.min_count}
-        if short:  # a pod the exact node allocation did not take left its gang short: none of it
-            out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
-            free = _free_units(job, modelled, first, out)
-        out.update(free)
-        pods = []
-        for i, unit in enumerate(job.units):
-            pod = out.get(i) or self._left_out(unit, first.pods[i], dropped.get(i))
-            if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
-                pod.reason = _gang_reason(job, unit, out, ())
-            pods.append(pod)
-        kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
-        stats["model_objective"] = agg.objective + kept
-        bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
-        trivial = kept + _total(job, modelled)
-        stats["cpsat_placed"] = sum(p.placed for p in pods)
-        realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
-        if realized < first_weight:
-            status = _summary(stats, first_weight, kept + bound, trivial, source)
-            stats["fallback"] = "first fit"
-            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
-        status = _summary(stats, realized, kept + bound, trivial, source)
-        return PlanOutcome(_proven(pods, status, job), self.name, stats)
-
-    @staticmethod
-    def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
-        """The unit not placed: first fit's reason, or — when the aggregated model put it on
-        `dropped_on` and the node's exact device allocation did not take it — that."""
-        reason = was.reason or "left out so that more (or higher-priority) pods fit"
-        if dropped_on is not None:
-            reason = (
-                f"{DROPPED} {dropped_on}, but the exact device allocation there "
-                "found no devices for it beside that node's other pods"
-            )
-        return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
 
     def _decode(
         self,
@@ -516,7 +239,7 @@ class Cpsat:
                     "left out so that more (or higher-priority) pods fit"
                 )
                 if was.placed and i not in modelled:  # a free pod of a gang that is not placed
-                    reason = _gang_reason(job, unit, chosen, free)
+                    reason = gang_reason(job, unit, chosen, free)
                 plans.append(
                     PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
                 )
@@ -534,7 +257,91 @@ class Cpsat:
         return plans
 
 
-ALLOCATORS: dict[str, Allocator] = {"reference": Reference(), "cpsat": Cpsat()}
+def plan_aggregated(
+    job: Job, first: PlanOutcome, cost: NodeCosts | None = None, force: bool = False
+) -> PlanOutcome | str:
+    """The aggregated model's plan (`aggregate.master.aggregate`: the one model of the plan at
+    scale, also what-if's with `cost`), its pods on their nodes and checked
+    (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
+    agg = aggregate(job, first, cost, force=force)
+    if isinstance(agg, str):
+        return agg
+    return expand_aggregated(job, first, agg, dict(first.stats))
+
+
+def expand_aggregated(
+    job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: dict[str, object]
+) -> PlanOutcome:
+    """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
+    node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
+    more weight. `stats`: the run's so far (first fit's), completed with the model's and the
+    realized plan's summary (`_summary`)."""
+    ledger = Ledger(job)
+    out: dict[int, PodPlan] = {}
+    dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
+    for node, idxs in agg.placements.items():
+        claims = [c for i in idxs for c in job.units[i].claims]
+        group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+        weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
+        problem, assignment = allocate_node(
+            agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR, weights=weights
+        )
+        done = ledger.results(problem, tuple(claims), assignment or {})
+        placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
+        if placed:
+            ledger.commit(placed, node, agg.ctx.local(node))
+        at = 0
+        for i in idxs:
+            unit, n = job.units[i], len(job.units[i].claims)
+            if all(ci in (assignment or {}) for ci in range(at, at + n)):
+                out[i] = PodPlan(unit.name, node, done[at : at + n], None, unit.priority, placed=True)
+            else:
+                dropped[i] = node
+            at += n
+    stats.update({"aggregated": "yes", **agg.stats})
+    if dropped:  # pods, as the summary counts them (`solver.output.summary`)
+        stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
+    modelled = claimed_units(job)
+    free = free_units(job, modelled, first, out)
+    counts = gang_counts(job, set(out) | set(free))
+    short = set(short_gangs(job, counts))
+    if short:  # a pod the exact node allocation did not take left its gang short: none of it
+        out = {i: p for i, p in out.items() if not short & set(job.units[i].gang_pods(job.gangs))}
+        free = free_units(job, modelled, first, out)
+    out.update(free)
+    pods = []
+    for i, unit in enumerate(job.units):
+        pod = out.get(i) or _left_out(unit, first.pods[i], dropped.get(i))
+        if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
+            pod.reason = gang_reason(job, unit, out, ())
+        pods.append(pod)
+    kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
+    stats["model_objective"] = agg.objective + kept
+    bound, source = valid_bound(job, modelled, agg.bound if agg.bound_proven else None)
+    trivial = kept + _total(job, modelled)
+    stats["cpsat_placed"] = sum(p.placed for p in pods)
+    realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
+    if realized < first_weight:
+        status = _summary(stats, first_weight, kept + bound, trivial, source)
+        stats["fallback"] = "first fit"
+        return PlanOutcome(_proven(first.pods, status, job), Cpsat.name, stats)
+    status = _summary(stats, realized, kept + bound, trivial, source)
+    return PlanOutcome(_proven(pods, status, job), Cpsat.name, stats)
+
+
+def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
+    """The unit not placed: first fit's reason, or — when the aggregated model put it on
+    `dropped_on` and the node's exact device allocation did not take it — that."""
+    reason = was.reason or "left out so that more (or higher-priority) pods fit"
+    if dropped_on is not None:
+        reason = (
+            f"{DROPPED} {dropped_on}, but the exact device allocation there "
+            "found no devices for it beside that node's other pods"
+        )
+    return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
+
+
+ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
 def _forms(job: Job) -> list[PodForm]:
@@ -559,120 +366,6 @@ def _forms(job: Job) -> list[PodForm]:
             if claims or book_limits(job, ns) or chooses:
                 forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
-
-
-def _always(job: Job, modelled: set[int], first: PlanOutcome) -> set[int]:
-    """Units the model leaves out that are placed whenever their gang is (or always, outside
-    gangs): no claims and a node without node limits they may use (`_open_node`). First fit
-    places such a unit unless its gang failed."""
-    return {
-        i
-        for i, u in enumerate(job.units)
-        if i not in modelled and not u.claims and (first.pods[i].placed or _open_node(job, u) is not None)
-    }
-
-
-def _open_node(job: Job, unit: Unit) -> str | None:
-    """The first node the unit may use that limits no node resources (None: there is none)."""
-    return next((n for n in job.nodes if n not in unit.blocked and not book_limits(job, [n])), None)
-
-
-def _claimed(job: Job) -> set[int]:
-    """The units with claims: those the aggregated model places (others follow their gangs)."""
-    return {i for i, u in enumerate(job.units) if u.claims}
-
-
-def _gang_needs(job: Job, modelled: set[int], first: PlanOutcome) -> dict[str, int]:
-    """Gang -> `need`: its minCount less the pods placed whenever it is (bound, or outside the
-    model `modelled`: no claims and no node limits, `_always`)."""
-    sure = _gang_counts(job, _always(job, modelled, first))
-    return {g: gang.min_count - sure[g] for g, gang in job.gangs.items()}
-
-
-def _gang_counts(job: Job, counted: Iterable[int]) -> dict[str, int]:
-    """Gang -> its pods placed by the units `counted`, plus those already bound."""
-    out = {g: gang.bound for g, gang in job.gangs.items()}
-    for i in counted:
-        for g, k in job.units[i].gang_pods(job.gangs).items():
-            out[g] += k
-    return out
-
-
-def _free_units(
-    job: Job, modelled: set[int], first: PlanOutcome, chosen: Mapping[int, object]
-) -> dict[int, PodPlan]:
-    """The PodPlans of the units outside the model that the plan places: every such unit
-    whose gangs (if any) are placed — a gang is placed when the chosen pods and these reach
-    its minCount (`encoders.gangs` guarantees that none of its pods is chosen otherwise)."""
-    always = _always(job, modelled, first)
-    counts = _gang_counts(job, set(chosen) | always)
-    out: dict[int, PodPlan] = {}
-    for i in sorted(always):
-        unit = job.units[i]
-        if any(counts[g] < job.gangs[g].min_count for g in unit.gang_pods(job.gangs)):
-            continue
-        was = first.pods[i]
-        if was.placed:
-            out[i] = was
-        else:
-            out[i] = PodPlan(unit.name, _open_node(job, unit), [], None, unit.priority, placed=True)
-    return out
-
-
-def _gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]) -> str:
-    """Why a pod of a gang the plan does not place is left out."""
-    counts = _gang_counts(job, set(chosen) | set(free))
-    short = [g for g in sorted(unit.gang_pods(job.gangs)) if counts[g] < job.gangs[g].min_count]
-    if short:
-        return job.gangs[short[0]].short(counts[short[0]])
-    return "left out so that more (or higher-priority) pods fit"
-
-
-def _gang_infos(job: Job, forms: list[PodForm], first: PlanOutcome) -> tuple[GangInfo, ...]:
-    """`Problem.gangs`: per gang with a modelled pod, its forms and how many pods each
-    places; `need` is minCount less the pods placed whenever the gang is (bound, or outside
-    the model: no claims and no node limits)."""
-    need = _gang_needs(job, {f.unit for f in forms}, first)
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for g, f in enumerate(forms):
-        for name, k in job.units[f.unit].gang_pods(job.gangs).items():
-            groups.setdefault(name, []).append((g, k))
-    return tuple(
-        GangInfo(
-            name,
-            need[name],
-            tuple(gs),
-            tuple(frozenset(ns) for _, ns in job.gangs[name].domains) if job.gangs[name].topology else (),
-            counted=not job.gangs[name].basic,
-        )
-        for name, gs in sorted(groups.items())
-    )
-
-
-def not_aggregated(job: Job, gangs: bool = False) -> str | None:
-    """Why the class/pattern models (`solver.aggregate.master`, `solver.whatif.model`) do not take this job
-    yet, or None: gangs (unless `gangs`: the plan's master takes those without a topology
-    constraint whose pods each have claims of their own — it counts placed units as the
-    gang's pods, and its objective has no term for pods that follow their gang),
-    a pod asking for an extended resource a DeviceClass maps (DRA may serve it, so its claims
-    depend on the node), pods without claims under node limits."""
-    if job.gangs and not gangs:
-        return "pods belong to gangs (PodGroups with minCount, or with a topology constraint)"
-    if any(g.topology for g in job.gangs.values()):
-        return "a gang has a topology constraint"
-    if any(u.gang_pods(job.gangs) and (len(u.members) > 1 or not u.claims) for u in job.units):
-        return "pods of a gang share a claim or have none"
-    mapping = job.book.mapping
-    if any(r in mapping for u in job.units for n in u.needs for r in n.demand):
-        return "a pod asks for an extended resource DRA may serve"
-    if book_limits(job, job.nodes) and any(not u.claims for u in job.units):
-        return "pods without claims take node resources"
-    return None
-
-
-def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
-    """Whether any of `nodes` limits node resources (then pods without claims compete there)."""
-    return any(job.book.free.get(n) is not None for n in nodes)
 
 
 def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
@@ -856,13 +549,6 @@ def _refine(job: Job, out: PlanOutcome) -> bool:
     return len(job.units) * len(job.nodes) <= PER_DEVICE_MAX
 
 
-def placed_weight(units: Sequence[Unit], pods: Sequence[PodPlan]) -> int:
-    """The objective of a plan of units (one PodPlan per unit, before the pipeline splits joined
-    units into their pods): each placed unit's weight (`Unit.weight`: each of its pods with its
-    own). `PlanOutcome.weight` is the same sum once there is one PodPlan per pod."""
-    return sum(u.weight for u, p in zip(units, pods, strict=True) if p.placed)
-
-
 def _total(job: Job, units: Iterable[int]) -> int:
     """The weight of `units` all placed: a bound of any plan of them."""
     return sum(job.units[i].weight for i in units)
@@ -986,17 +672,13 @@ def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[
 
 __all__ = [
     "ALLOCATORS",
-    "Allocator",
+    "Improver",
     "Cpsat",
-    "Gang",
-    "Job",
-    "Member",
     "PlanModel",
-    "PlanOutcome",
     "PodForm",
-    "not_aggregated",
-    "placed_weight",
-    "PodPlan",
     "Reference",
-    "Unit",
+    "expand_aggregated",
+    "plan_aggregated",
+    "sequential_units",
+    "valid_bound",
 ]

@@ -24,11 +24,11 @@ found in 0.01 s is not followed by 10 s of tie-breaking; an unproven preference 
 the status FEASIBLE (`stage_status` tells which). Preference slices run without CP-SAT's
 own symmetry detection, whose presolve cost alone can exceed a slice.
 
-Determinism: one worker (`num_workers = 1`), `random_seed = seed`, and the time limit is a
-*deterministic* time budget (`max_deterministic_time`, CP-SAT's work counter, roughly
-seconds on a typical machine) shared by the stages and slices, so the same Problem and seed
-give the same answer whatever the machine load. A wall-clock guard of 3 x time_limit + 1 s
-only fires on a machine so overloaded that determinism is already lost.
+Determinism: every CP-SAT search of the package is set up by `cp_solver` (one rule for
+clocks and determinism, see there): one worker, `random_seed = seed`, and the time limit a
+*deterministic* time budget shared here by the stages and slices, so the same Problem and
+seed give the same answer whatever the machine load; the wall clock (`wall_guard`: 3 x
+time_limit + 1 s) only fires on a machine so overloaded that determinism is already lost.
 
 Interrupts: a stop request (`solver.interrupt`: Ctrl-C, SIGTERM) stops the running call
 (`CpSolver.stop_search`, which keeps its best solution) and skips every later one; the best
@@ -126,7 +126,7 @@ def solve(
     `wall_limit`: a wall-clock cap in seconds (instead of the 3 x time_limit + 1 s guard)."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
-    run = _Run(problem, mode, strategy, float(time_limit), seed, group, break_symmetry)
+    run = _Stages(problem, mode, strategy, float(time_limit), seed, group, break_symmetry)
     if wall_limit is not None:
         run.wall_deadline = run.start + wall_limit
     if hint is not None:
@@ -138,7 +138,7 @@ def solve(
     return run.solve()
 
 
-class _Run:
+class _Stages:
     """One solve call: the model, the budget left, the best solution so far."""
 
     def __init__(
@@ -157,7 +157,7 @@ class _Run:
         self.time_limit = time_limit
         self.seed = seed
         self.budget = time_limit
-        self.wall_deadline = self.start + 3 * time_limit + 1
+        self.wall_deadline = self.start + wall_guard(time_limit)
         self.best: cp_model.CpSolver | None = None
         self.last: cp_model.CpSolver | None = None
         self.last_status: cp_model.CpSolverStatus = cp_model.UNKNOWN
@@ -254,7 +254,7 @@ class _Run:
             (self.m.cp.maximize if stage.maximize else self.m.cp.minimize)(stage.expr)
         if interrupt.requested():  # stopped (Ctrl-C): keep the best solution so far
             return cp_model.UNKNOWN
-        solver = _solver(self.seed, max(det_time, 0.0), max(self._wall_left(), 0.01))
+        solver = cp_solver(self.seed, max(det_time, 0.0), max(self._wall_left(), 0.01))
         if stage is not None and stage.name in PREFERENCES:
             # CP-SAT's own symmetry detection costs up to ~0.2 deterministic s per presolve on
             # models with many identical claims: more than a whole preference slice.
@@ -310,12 +310,33 @@ class _Run:
         )
 
 
-def _solver(seed: int, det_time: float, wall: float) -> cp_model.CpSolver:
+def wall_guard(budget: float) -> float:
+    """Wall-clock seconds after which a search with a deterministic `budget` stops anyway
+    (`cp_solver`): only an overloaded machine gets there, where determinism is lost."""
+    return 3 * budget + 1
+
+
+def cp_solver(seed: int, budget: float, wall: float | None = None) -> cp_model.CpSolver:
+    """A CP-SAT solver set up by the package's one rule for clocks and determinism (every
+    `CpSolver` of dra-solver comes from here: this module's stages, the aggregated model's
+    pricing and integer master, the blocking set of `explain`):
+
+    - one worker (`num_workers = 1`) and `random_seed = seed`: the same model and seed search
+      the same way;
+    - the budget is *deterministic* time (`max_deterministic_time = budget`: CP-SAT's work
+      counter, roughly seconds on a typical machine), so where a search stops depends on the
+      work done, never on the machine's load — the same input and seed give the same answer;
+    - the wall clock only guards (`max_time_in_seconds = wall`, by default
+      `wall_guard(budget)`): it fires only on a machine so overloaded that determinism is lost;
+    - CP-SAT does not catch SIGINT: a stop request (`solver.interrupt`) stops a running search
+      through `interrupt.stoppable(solver.stop_search)`, which keeps its best solution.
+
+    Callers add what their model needs (linearization level, symmetry detection)."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = det_time
-    solver.parameters.max_time_in_seconds = wall
+    solver.parameters.max_deterministic_time = budget
+    solver.parameters.max_time_in_seconds = wall_guard(budget) if wall is None else wall
     solver.parameters.catch_sigint_signal = False  # `interrupt` stops it and knows it did
     return solver
 
@@ -329,4 +350,4 @@ def _hint_solution(m: Model, solver: cp_model.CpSolver) -> None:
     hint.values.extend(values)
 
 
-__all__ = ["CpsatOutcome", "Mode", "Strategy", "solve"]
+__all__ = ["CpsatOutcome", "Mode", "Strategy", "cp_solver", "solve", "wall_guard"]

@@ -21,7 +21,7 @@ decisions are cheap to reuse, because they depend on far less than the whole clu
 
 Whether a pod may use a node at all — its scheduling constraints, then the node resources it
 needs there and the extended resources DRA serves there (`solver.demand`) — is decided in one
-place, `_Run.may_try`, before any device work.
+place, `_Placing.may_try`, before any device work.
 
 The decisions are exactly those of the per-pod path (`build_problem` + `allocate_reference` on
 the cluster with every earlier placement): same node, same devices, same shareIDs, same
@@ -33,12 +33,11 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from dra_solver import interrupt
-from dra_solver.allocators import INTERRUPTED, Job, Ledger, PlanOutcome, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim, ResourceSlice
 from dra_solver.check import check, check_or_raise
@@ -55,14 +54,14 @@ from dra_solver.inventory import (
     in_use_from_claims,
     visible_devices,
 )
+from dra_solver.planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
+from dra_solver.planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
+from dra_solver.planning.ledger import Ledger
 from dra_solver.problem.build import build_problem, context_from, problem_from_context
-from dra_solver.problem.devices import Context
+from dra_solver.problem.devices import BuildContext
 from dra_solver.problem.flat import Assignment, Problem
 from dra_solver.problem.resources import Amounts
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
-
-Progress = Callable[[int, int], None]
-"""Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
 
 ClaimKey = tuple[str, str]
 ShapeKey = tuple[tuple[str, str], ...]
@@ -96,10 +95,10 @@ class NodeState:
     free: int = 0
     """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
     version: int = 0
-    _context: tuple[int, Context] | None = None
+    _context: tuple[int, BuildContext] | None = None
 
-    def context(self, run: _Run) -> Context:
-        """Precompute's Context of this node at its current version (rebuilt after a change)."""
+    def context(self, run: _Placing) -> BuildContext:
+        """Precompute's BuildContext of this node at its current version (rebuilt after a change)."""
         if self._context is None or self._context[0] != self.version:
             ctx = context_from(run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache)
             self._context = (self.version, ctx)
@@ -156,7 +155,7 @@ class _Tried:
 
 
 @dataclass
-class _Run:
+class _Placing:
     """The state of one first-fit run over `job`: nodes, what is in use, cached answers."""
 
     job: Job
@@ -433,7 +432,7 @@ class FirstFit:
 
     def plan(self, job: Job) -> PlanOutcome:
         started = time.perf_counter()
-        run = _Run(job, Ledger(job), self.max_steps)
+        run = _Placing(job, Ledger(job), self.max_steps)
         out: list[PodPlan | None] = [None] * len(job.units)
         order = _cycle_order(job, sorted(range(len(job.units)), key=lambda i: -job.units[i].priority))
         gang_of = [u.gang_pods(job.gangs) for u in job.units]
@@ -461,13 +460,13 @@ class FirstFit:
         }
         return PlanOutcome(plans, "reference", stats)
 
-    def _place_one(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place_one(self, run: _Placing, unit: Unit) -> PodPlan:
         if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
             return PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
         return self._place(run, unit)
 
     def _place_gang(
-        self, run: _Run, job: Job, block: list[int], gang_of: list[dict[str, int]]
+        self, run: _Placing, job: Job, block: list[int], gang_of: list[dict[str, int]]
     ) -> dict[int, PodPlan]:
         """The units of one or more gangs (joined by shared claims), all or nothing: each
         placed by first fit in queue order on what the earlier ones took; if a gang ends
@@ -481,7 +480,7 @@ class FirstFit:
         one placing most of the block's gang pods is taken (upstream's PodGroupPodsCount score;
         its NodeResourcesFit placement score is not modelled, so ties go to the first domain),
         and the block is placed there again."""
-        choices = _domain_choices(job, block, gang_of)
+        choices = domain_choices(job, block, gang_of)
         if len(choices) == 1:
             return self._try_block(run, job, block, gang_of, choices[0], undo_short=True)[0]
         best: tuple[int, dict[str, str]] | None = None
@@ -496,11 +495,11 @@ class FirstFit:
                 best = (score, choice)
         if best is not None:
             return self._try_block(run, job, block, gang_of, best[1], undo_short=True)[0]
-        return _no_domain(job, block, gang_of, tried)
+        return no_domain(job, block, gang_of, tried)
 
     def _try_block(
         self,
-        run: _Run,
+        run: _Placing,
         job: Job,
         block: list[int],
         gang_of: list[dict[str, int]],
@@ -511,14 +510,9 @@ class FirstFit:
         value); whether every gang reaches minCount. Short and `undo_short`: undone, and each
         pod says why."""
         snap = run.snapshot()
-        plans = {j: self._place_one(run, _in_domain(job, job.units[j], choice)) for j in block}
-        names = sorted({g for j in block for g in gang_of[j]})
-        count = {g: job.gangs[g].bound for g in names}
-        for j in block:
-            if plans[j].placed:
-                for g, k in gang_of[j].items():
-                    count[g] += k
-        short = [g for g in names if count[g] < job.gangs[g].min_count]
+        plans = {j: self._place_one(run, in_domain(job, job.units[j], choice)) for j in block}
+        count = gang_counts(job, [j for j in block if plans[j].placed])
+        short = short_gangs(job, count, {g for j in block for g in gang_of[j]})
         if not short or not undo_short:
             return plans, not short
         run.restore(snap)
@@ -536,7 +530,7 @@ class FirstFit:
                 out[j] = replace(p, reason=f"{why}; {p.reason}")
         return out, False
 
-    def _place(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place(self, run: _Placing, unit: Unit) -> PodPlan:
         if run.collides(unit):
             return self._place_slowly(run, unit)
         base = _shape(unit.claims)
@@ -586,7 +580,7 @@ class FirstFit:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
 
-    def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
+    def _place_slowly(self, run: _Placing, unit: Unit) -> PodPlan:
         """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
         whose claim names collide with allocated claims."""
         tried = []
@@ -643,7 +637,7 @@ class Solo:
     Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
 
     def __init__(self, job: Job, max_steps: int) -> None:
-        self._run = _Run(job, Ledger(job), max_steps)
+        self._run = _Placing(job, Ledger(job), max_steps)
         self._by_name = {n.name: n for n in self._run.nodes}
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
@@ -772,59 +766,6 @@ class NodeReasons(Mapping[str | None, str]):
         return repr(dict(self))
 
 
-def _domain_choices(job: Job, block: list[int], gang_of: list[dict[str, int]]) -> list[dict[str, str]]:
-    """The candidate placements of a block: one label value per gang with a topology
-    constraint, every combination in order of values ([{}] without such gangs; [] when a
-    constrained gang has no domain at all)."""
-    names = sorted({g for j in block for g in gang_of[j] if job.gangs[g].topology is not None})
-    out: list[dict[str, str]] = [{}]
-    for g in names:
-        out = [{**c, g: v} for c in out for v, _ in job.gangs[g].domains]
-    return out
-
-
-def _in_domain(job: Job, unit: Unit, choice: Mapping[str, str]) -> Unit:
-    """The unit restricted to the chosen domains of its gangs: the other nodes blocked."""
-    blocked = dict(unit.blocked)
-    for g, value in choice.items():
-        if g not in unit.gang_pods(job.gangs):
-            continue
-        gang = job.gangs[g]
-        inside = dict(gang.domains)[value]
-        for n in job.nodes:
-            if n not in blocked and n not in inside:
-                blocked[n] = f"node {n} is not in {gang.topology}={value}, the domain tried for PodGroup {g}"
-    return replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit
-
-
-def _no_domain(
-    job: Job,
-    block: list[int],
-    gang_of: list[dict[str, int]],
-    tried: list[tuple[dict[str, str], dict[int, PodPlan], int]],
-) -> dict[int, PodPlan]:
-    """Every pod of a block that fits in no single domain: why, with the domain that came
-    closest (most of the block's gang pods placed) or that there is no domain at all."""
-    names = sorted({g for j in block for g in gang_of[j] if job.gangs[g].topology is not None})
-    gangs = ", ".join(f"PodGroup {g} (label {job.gangs[g].topology})" for g in names)
-    if not tried:
-        why = f"{gangs} not placed: no node of the plan is in one of its topology domains"
-    else:
-        choice, plans, score = max(tried, key=lambda t: t[2])
-        where = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
-        why = (
-            f"{gangs} not placed: no single topology domain fits {_goals(job, names)} "
-            f"({len(tried)} tried; in {where}, the closest, {score} of its pods fit)"
-        )
-        blocker = next((plans[j] for j in block if not plans[j].placed), None)
-        if blocker is not None:
-            why += f"; there {blocker.name} did not fit: {blocker.reason}"
-    return {
-        j: PodPlan(job.units[j].name, None, list(job.units[j].claims), why, job.units[j].priority)
-        for j in block
-    }
-
-
 def _cycle_order(job: Job, order: list[int]) -> list[int]:
     """The queue order with the pods of each PodGroup (whatever its policy) moved up to where
     the first of them is, in their queue order; units joined by a shared claim join their
@@ -858,12 +799,6 @@ def _cycle_order(job: Job, order: list[int]) -> list[int]:
             taken.add(r)
             out.extend(by_root[r])
     return out
-
-
-def _goals(job: Job, names: Sequence[str]) -> str:
-    """What the gangs `names` must reach, in words (one phrase when they agree)."""
-    goals = list(dict.fromkeys(job.gangs[g].goal for g in names))
-    return goals[0] if len(goals) == 1 else "their minimums"
 
 
 def _gang_block(order: list[int], first: int, gang_of: list[dict[str, int]]) -> list[int]:
@@ -1001,7 +936,6 @@ __all__ = [
     "FirstFit",
     "NodeReasons",
     "NodeState",
-    "Progress",
     "Solo",
     "reason_groups",
     "why_not",

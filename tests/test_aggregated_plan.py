@@ -19,7 +19,7 @@ from strategies import GATES, scenario
 
 from dra_solver import Options
 from dra_solver.aggregate.classes import LocalViews, node_classes, pod_classes
-from dra_solver.allocators import Cpsat, PlanOutcome, Unit
+from dra_solver.allocators import Cpsat
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
@@ -27,7 +27,8 @@ from dra_solver.check import CheckFailed, check
 from dra_solver.errors import DRASolverError
 from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
-from dra_solver.pipeline import make_job, resolve_units
+from dra_solver.planning.job import PlanOutcome, Unit
+from dra_solver.planning.resolve import make_job, resolve_units
 
 GPU = "gpu.example.com"
 

@@ -71,9 +71,68 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.reference",
         "dra_solver.errors",
     },
-    "dra_solver.explain.blocking": {"dra_solver.encoders", "dra_solver.problem.flat"},
+    "dra_solver.explain.blocking": {
+        "dra_solver.cpsat",
+        "dra_solver.encoders",
+        "dra_solver.problem.flat",
+    },
     # whatif/, its ground floor: node templates are ordinary objects, copied under new names
     "dra_solver.whatif.templates": {"dra_solver.api", "dra_solver.errors"},
+    # plan/, the ground floor of the planning code: the plan's data (`job`, nothing above
+    # problem/ and demand), every gang rule, pods and nodes in, the ledger (results + check)
+    "dra_solver.planning": set(),
+    "dra_solver.planning.job": {
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.problem.flat",
+    },
+    "dra_solver.planning.gangs": {
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.planning.job",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+    },
+    "dra_solver.planning.resolve": {
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.planning.gangs",
+        "dra_solver.planning.job",
+        "dra_solver.problem",
+    },
+    "dra_solver.planning.ledger": {
+        "dra_solver.api",
+        "dra_solver.check",
+        "dra_solver.planning.job",
+        "dra_solver.problem.flat",
+        "dra_solver.results",
+    },
+    # output/: reading a PlanOutcome, not deciding (summary, objects, table, report)
+    "dra_solver.output": {
+        "dra_solver.api",
+        "dra_solver.gates",
+        "dra_solver.inventory",
+        "dra_solver.planning.job",
+        "dra_solver.problem.flat",
+        "dra_solver.whatif.templates",
+    },
+    # per-pod plans out: joined units split, reservations, the plan verified, its summary
+    "dra_solver.planning.finish": {
+        "dra_solver.api",
+        "dra_solver.check",
+        "dra_solver.gates",
+        "dra_solver.output",
+        "dra_solver.planning.job",
+        "dra_solver.problem",
+        "dra_solver.results",
+    },
     # aggregate/: the plan at scale (classes, patterns, the master model)
     "dra_solver.aggregate": {
         "dra_solver.api",
@@ -85,6 +144,8 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.executors",
         "dra_solver.gates",
         "dra_solver.interrupt",
+        "dra_solver.planning.gangs",
+        "dra_solver.planning.job",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
@@ -93,34 +154,27 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.allocators": {
         "dra_solver.aggregate",
         "dra_solver.api",
-        "dra_solver.cel",
-        "dra_solver.check",
         "dra_solver.cpsat",
         "dra_solver.demand",
         "dra_solver.errors",
         "dra_solver.gates",
+        "dra_solver.planning.gangs",
+        "dra_solver.planning.job",
+        "dra_solver.planning.ledger",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
-        "dra_solver.results",
-    },
-    # output/: reading a PlanOutcome, not deciding (summary, objects, table, report)
-    "dra_solver.output": {
-        "dra_solver.allocators",
-        "dra_solver.api",
-        "dra_solver.gates",
-        "dra_solver.inventory",
-        "dra_solver.problem.flat",
-        "dra_solver.whatif.templates",
     },
     "dra_solver.firstfit": {
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.check",
         "dra_solver.demand",
         "dra_solver.errors",
         "dra_solver.explain",
         "dra_solver.inventory",
+        "dra_solver.planning.gangs",
+        "dra_solver.planning.job",
+        "dra_solver.planning.ledger",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
@@ -130,6 +184,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.demand",
         "dra_solver.firstfit",
         "dra_solver.inventory",
+        "dra_solver.planning.job",
     },
     # whatif/model: which templates a plan adds
     "dra_solver.whatif": {
@@ -138,8 +193,18 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.api",
         "dra_solver.errors",
         "dra_solver.firstfit",
-        "dra_solver.problem.flat",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
         "dra_solver.whatif.templates",
+    },
+    # one run: first fit, then the chosen allocator, then the reasons of pods left out
+    "dra_solver.planning.run": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.explain.crowding",
+        "dra_solver.firstfit",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
     },
     "dra_solver.aggregate.partition": {
         "dra_solver.aggregate",
@@ -148,40 +213,40 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.errors",
         "dra_solver.executors",
         "dra_solver.output",
-        "dra_solver.pipeline",  # Options, for annotations only (TYPE_ONLY)
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
+        "dra_solver.planning.run",
     },
     # the one run: Options, plan(), allocate()
     "dra_solver.pipeline": {
         "dra_solver.aggregate.partition",
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.cel",
-        "dra_solver.check",
         "dra_solver.demand",
         "dra_solver.errors",
-        "dra_solver.explain.crowding",
-        "dra_solver.firstfit",
-        "dra_solver.gates",
-        "dra_solver.output",
+        "dra_solver.planning.finish",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
+        "dra_solver.planning.run",
         "dra_solver.problem",
-        "dra_solver.results",
         "dra_solver.whatif",
         "dra_solver.whatif.templates",
     },
     # plans about plans, and why not: above the pipeline
     "dra_solver.whatif.filling": {
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.errors",
         "dra_solver.output",
         "dra_solver.pipeline",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
     },
     "dra_solver.whatif.sweep": {
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.errors",
         "dra_solver.executors",
         "dra_solver.pipeline",
+        "dra_solver.planning.job",
         "dra_solver.whatif.templates",
     },
     "dra_solver.explain.diagnosis": {
@@ -195,6 +260,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.gates",
         "dra_solver.inventory",
         "dra_solver.pipeline",
+        "dra_solver.planning.resolve",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
@@ -202,7 +268,6 @@ ALLOWED: dict[str, set[str]] = {
     },
     # the command line: loads, calls, prints
     "dra_solver.cli": {
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.api.live",
         "dra_solver.cel",
@@ -213,6 +278,8 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.gates",
         "dra_solver.output",
         "dra_solver.pipeline",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
         "dra_solver.whatif.filling",
         "dra_solver.whatif.sweep",
         "dra_solver.whatif.templates",
@@ -222,9 +289,9 @@ ALLOWED: dict[str, set[str]] = {
 # Above every floor: the package root (the public API, loaded lazily) and `python -m dra_solver`.
 TOP = {"dra_solver", "dra_solver.__main__"}
 
-# (importer, imported): an import under `if TYPE_CHECKING:` only, for annotations; the one edge
-# that goes up (a partition runs `pipeline.run`, which the pipeline hands it as a function).
-TYPE_ONLY = {("dra_solver.aggregate.partition", "dra_solver.pipeline")}
+# (importer, imported): an import under `if TYPE_CHECKING:` only, for annotations, that goes up
+# a floor. None today: a partition runs `planning.run.run`, which sits below it.
+TYPE_ONLY: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:

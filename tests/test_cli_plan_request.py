@@ -18,7 +18,7 @@ from dra_solver.cli.options import Output, OutputFormat
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.output.objects import OutputMode
-from dra_solver.pipeline import Options
+from dra_solver.planning.job import Options
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "gpu-cluster.yaml"
 

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from strategies import DRIVER, GATES, scenario
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
-from dra_solver.allocators import Job, Ledger, PodPlan, Unit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
@@ -28,8 +27,11 @@ from dra_solver.check import CheckFailed, check
 from dra_solver.demand import NodeBook
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
 from dra_solver.explain.reasons import explain_unschedulable
-from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Run, why_not
-from dra_solver.pipeline import Options, join_shared, make_job, plan, resolve_units, with_nodes
+from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Placing, why_not
+from dra_solver.pipeline import plan
+from dra_solver.planning.job import Job, Options, PodPlan, Unit
+from dra_solver.planning.ledger import Ledger
+from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 
@@ -437,7 +439,7 @@ def test_the_check_on_a_nodes_part_of_the_cluster_rejects_what_the_whole_check_r
             driver, pool, device = data.draw(st.sampled_from(everything))
             results[k].update({"driver": driver, "pool": pool, "device": device})
         placed.append(ResourceClaim.model_validate(dump))
-    run = _Run(job, Ledger(job), DEFAULT_MAX_STEPS)
+    run = _Placing(job, Ledger(job), DEFAULT_MAX_STEPS)
     state = data.draw(st.sampled_from([s for s in run.nodes if s.name == pod.node] + run.nodes))
     whole = check(run.ledger.cluster, placed, node=state.name, gates=job.gates)
     if whole:

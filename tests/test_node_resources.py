@@ -25,7 +25,7 @@ from dra_solver.api.validate import validate_object
 from dra_solver.check import check_node_resources
 from dra_solver.cli.main import app
 from dra_solver.firstfit import FirstFit
-from dra_solver.pipeline import make_job, resolve_units, with_nodes
+from dra_solver.planning.resolve import make_job, resolve_units, with_nodes
 from dra_solver.problem.resources import pod_requests
 
 ALLOCATORS = ("reference", "cpsat")

@@ -78,20 +78,24 @@ def test_first_fit_beating_a_stricter_model_proves_nothing() -> None:
 
 
 def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
-    """`patterns.Context` with a deterministic budget: the time left is the budget less the
+    """`patterns.ModelContext` with a deterministic budget: the time left is the budget less the
     CP-SAT work charged, whatever the wall clock did meanwhile (same input and seed, same
     plan); the wall clock only guards, and a stop request leaves nothing."""
     import time
 
     from dra_solver import interrupt
-    from dra_solver.aggregate.patterns import Context
+    from dra_solver.aggregate.patterns import ModelContext
 
-    ctx = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0)
+    ctx = ModelContext(
+        Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0
+    )
     assert ctx.left() == 2.0
     time.sleep(0.05)
     ctx.charge(0.5)
     assert ctx.left() == 1.5
-    spent = Context(Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() - 1, budget=2.0)
+    spent = ModelContext(
+        Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() - 1, budget=2.0
+    )
     assert spent.left() == 0.0  # past the wall-clock guard
     try:
         interrupt.request()

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from dra_solver import Cluster, Options, plan
 from dra_solver.cli.main import app
 from dra_solver.output.report import MAP_NODES, write_report
-from dra_solver.pipeline import resolve_nodes
+from dra_solver.planning.resolve import resolve_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "img" / "plan-report.png"

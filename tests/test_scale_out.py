@@ -123,7 +123,7 @@ def test_components_same_plan_inline_local_and_ray(pool: Any, ray_executor: RayE
 
 def test_split_is_seeded_and_covers_everything() -> None:
     cluster = _cluster()
-    from dra_solver.pipeline import resolve_nodes, resolve_units
+    from dra_solver.planning.resolve import resolve_nodes, resolve_units
 
     units = resolve_units(cluster, None, None)
     nodes = resolve_nodes(cluster, None)
@@ -221,7 +221,7 @@ def test_sweep_table_same_on_ray(tmp_path: Path, ray_executor: RayExecutor) -> N
 
 
 def plan_options(**changes: Any) -> Any:
-    from dra_solver.pipeline import Options
+    from dra_solver.planning.job import Options
 
     return Options.of(time_limit=5, **changes)
 

@@ -12,12 +12,12 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.main import app, plan_summary
 from dra_solver.output.report import render_report
 from dra_solver.output.summary import PlanSummary
-from dra_solver.pipeline import Options, plan
+from dra_solver.pipeline import plan
+from dra_solver.planning.job import Options, PlanOutcome, PodPlan
 from dra_solver.problem.flat import claim_weight
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,15 +9,15 @@ import random
 from typing import Any
 
 import pytest
-from builders import device, device_class, request, resource_slice
-from test_gangs import gpu_pod, pod_group
+from builders import claim, device, device_class, request, resource_slice
+from test_gangs import gpu_pod, pod, pod_group
 from typer.testing import CliRunner
 
-import dra_solver.whatif.model as whatif
+import dra_solver.allocators as allocators
 from dra_solver import Cluster, NodeTemplate, fill, plan
 from dra_solver.cli.main import app
 from dra_solver.errors import InputError
-from dra_solver.pipeline import Options
+from dra_solver.planning.job import Options
 from dra_solver.whatif.sweep import Scenario, sweep
 from dra_solver.whatif.templates import with_copies
 
@@ -291,8 +291,8 @@ def test_whatif_places_a_gang_that_needs_several_copies_at_once(allocator: str) 
 
 
 def in_gang(c: Cluster) -> Cluster:
-    """`c` with every pod in one gang of minCount 1 — no constraint at all, but gangs keep the
-    template master model out: the plan goes through the greedy per-device path."""
+    """`c` with every pod in one gang of minCount 1 — no constraint at all, but the aggregated
+    model then has a gang row to keep."""
     objs: list[Any] = [*c.classes.values(), *c.templates.values(), *c.nodes.values(), *c.slices]
     objs.append(pod_group("all", 1))
     for p in c.pods.values():
@@ -333,13 +333,32 @@ def true_optimum(sizes: list[int], existing: list[int], kinds: list[tuple[int, i
     return best[0], -best[1]
 
 
+def greedy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the aggregated model out, as a gang whose pods share a claim or a DRA-served
+    extended resource would: what-if takes the greedy per-device path."""
+    monkeypatch.setattr(allocators, "aggregate", lambda *args, **kwargs: "kept out by the test")
+
+
 def greedy_example() -> tuple[Cluster, list[NodeTemplate]]:
     """Four 2-GPU pods; `big` (6 GPUs, cost 4) gains the most pods per cost first (3 for 4),
     then the fourth pod needs a `mid` (4 GPUs, cost 3): 7 — where two `mid` place all for 6."""
-    return in_gang(cluster([2, 2, 2, 2])), [template("big", 6, cost=4), template("mid", 4, cost=3)]
+    return cluster([2, 2, 2, 2]), [template("big", 6, cost=4), template("mid", 4, cost=3)]
 
 
-def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists() -> None:
+def test_a_gang_takes_the_aggregated_model_with_its_row() -> None:
+    """The greedy example's pods in one gang: the aggregated model (gang rows, issue #28) finds
+    the least cost, two `mid`, and proves it."""
+    c, kinds = greedy_example()
+    out = plan(in_gang(c), node_templates=kinds)
+    assert out.stats["aggregated"] == "yes", out.stats
+    assert out.placed == 4 and out.stats["added"] == "add 2 × mid"
+    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"] == 6
+
+
+def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    greedy_only(monkeypatch)
     c, kinds = greedy_example()
     out = plan(c, node_templates=kinds)
     assert "greedy" in str(out.stats["aggregated"])
@@ -354,14 +373,13 @@ def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists() -> None:
     assert out.stats["bound"] >= weight
 
 
-def test_cli_prints_the_greedy_cost_bound(tmp_path: Any) -> None:
+def test_cli_prints_the_greedy_cost_bound(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import yaml
 
+    greedy_only(monkeypatch)
     c, _ = greedy_example()
     (tmp_path / "c.yaml").write_text(
         yaml.safe_dump_all([o.dump() for o in (*c.classes.values(), *c.templates.values(), *c.pods.values())])
-        + "---\n"
-        + yaml.safe_dump(pod_group("all", 1))
     )
     (tmp_path / "big.yaml").write_text(yaml.safe_dump_all(node("big", 6, cost=4)))
     (tmp_path / "mid.yaml").write_text(yaml.safe_dump_all(node("mid", 4, cost=3)))
@@ -442,19 +460,25 @@ KINDS = [(2, 1), (3, 2), (4, 2), (6, 4), (8, 5)]
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("path", ["aggregated", "greedy"])
-def test_status_and_bounds_against_every_count_of_templates(seed: int, path: str) -> None:
+@pytest.mark.parametrize("path", ["aggregated", "gang", "greedy"])
+def test_status_and_bounds_against_every_count_of_templates(
+    seed: int, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Tiny instances: the true optimum (most pods, then least cost) by trying every count of
     each template with an exhaustive packing — independent of the planner; OPTIMAL only at it,
-    bounds on the right side of it. (Seed 11 on the greedy path: greedy adds cost 12 where 10
-    places all five pods.)"""
+    bounds on the right side of it. "gang": every pod in one gang of minCount 1 (the
+    aggregated model with a gang row); "greedy": the per-device path. (Seed 11 on the greedy
+    path: greedy finds cost 10 but cannot prove it, cost bound 7; in a gang, the greedy path
+    once added cost 12, where the aggregated model now proves 10.)"""
     rng = random.Random(seed)
     sizes = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(2, 5))]
     kinds = rng.sample(KINDS, 2)
     existing = [rng.choice([2, 3])] if seed % 2 else []
     c = cluster(sizes, existing=len(existing), gpus=existing[0] if existing else 8)
-    if path == "greedy":
+    if path == "gang":
         c = in_gang(c)
+    if path == "greedy":
+        greedy_only(monkeypatch)
     out = plan(c, node_templates=[template(f"t{g}", g, cost=k) for g, k in kinds])
     weight, cost = true_optimum(sizes, existing, kinds)
     assert (path == "greedy") == ("greedy" in str(out.stats.get("aggregated"))), out.stats
@@ -469,13 +493,13 @@ def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypa
     """When the expanded model plan places less than first fit (here: a model plan emptied on
     purpose), first fit's copies are kept: FEASIBLE, `fallback` says so, and the model's cost proof (for
     another plan) is not reused — the cost bound drops to 0, still below the true optimum."""
-    real = whatif.template_aggregate
+    real = allocators.aggregate
 
     def emptied(*args: Any, **kwargs: Any) -> Any:
         agg = real(*args, **kwargs)
         return dataclasses.replace(agg, placements={}, objective=0)
 
-    monkeypatch.setattr(whatif, "template_aggregate", emptied)
+    monkeypatch.setattr(allocators, "aggregate", emptied)
     kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
     out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
     assert out.placed == 4 and out.stats["status"] == "FEASIBLE" and out.stats["fallback"] == "first fit"
@@ -487,3 +511,21 @@ def test_sweep_derives_the_cap_by_default() -> None:
     scenario = Scenario("sixty", tuple(pods(SIXTY)), (template("gpu-8x", 8),))
     (row,) = sweep(Cluster.from_objects([device_class("gpu")]), [scenario], Options())
     assert (row.pods, row.placed, row.added_nodes, row.status) == (60, 60, 20, "OPTIMAL")
+
+
+def test_greedy_path_counts_pods_sharing_a_claim_each_with_its_own_weight() -> None:
+    """Two pods share one claim (one unit) and everything fits on one copy: the plan places
+    both pods at the least cost, so it is OPTIMAL with bound 2 — the greedy path once compared
+    the unit-level weight (the pair counted once) with the per-pod bound and said FEASIBLE."""
+    objs = [
+        device_class("gpu"),
+        claim("shared", [request("gpu", count=1)]),
+        pod_group("all", 1),
+        pod("a", ["shared"], "all"),
+        pod("b", ["shared"], "all"),
+    ]
+    out = plan(Cluster.from_objects(objs), node_templates=[template("gpu-1x", 1, cost=3)])
+    assert "greedy" in str(out.stats["aggregated"]), out.stats  # a gang's pods share a claim
+    assert out.placed == 2 and out.stats["added"] == "add 1 × gpu-1x"
+    assert (out.stats["objective"], out.stats["bound"], out.stats["cost_bound"]) == (2, 2, 3)
+    assert out.stats["status"] == "OPTIMAL", out.stats

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from dra_solver.aggregate.patterns import FAST_STEPS, Context, Pattern
+from dra_solver.aggregate.patterns import FAST_STEPS, ModelContext, Pattern
 from dra_solver.cpsat import solve
 from dra_solver.errors import SearchAborted
 from dra_solver.problem.build import build_problem
@@ -35,7 +35,7 @@ MAX_PATTERNS = 2_000
 
 
 def maximal_patterns(
-    ctx: Context, node: str, caps: Mapping[int, int], known: Mapping[Pattern, bool] | None = None
+    ctx: ModelContext, node: str, caps: Mapping[int, int], known: Mapping[Pattern, bool] | None = None
 ) -> list[Pattern] | None:
     """The maximal feasible patterns on `node` over the pod classes of `caps` (class -> how
     many alone fit, all of them proven), in enumeration order; None when not enumerable
@@ -79,7 +79,7 @@ def _plus(p: Pattern, k: int, n: int = 1) -> Pattern:
     return tuple(v + n if j == k else v for j, v in enumerate(p))
 
 
-def _fits(ctx: Context, node: str, pattern: Pattern) -> bool | None:
+def _fits(ctx: ModelContext, node: str, pattern: Pattern) -> bool | None:
     """Do the pods of `pattern` fit together on `node`: True, False, or None (not proven)."""
     counts = {k: n for k, n in enumerate(pattern) if n}
     if not ctx.resources_fit(node, counts):
@@ -105,7 +105,7 @@ def _fits(ctx: Context, node: str, pattern: Pattern) -> bool | None:
 
 
 def enumerate_classes(
-    ctx: Context,
+    ctx: ModelContext,
     representatives: Mapping[int, str],
     caps: Mapping[tuple[int, int], int],
     keys: Mapping[int, object],

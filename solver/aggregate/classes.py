@@ -32,34 +32,20 @@ from typing import Protocol
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.demand import Needs, demand_total
+from dra_solver.demand import demand_total
 from dra_solver.encoders.model import sorted_values
 from dra_solver.gates import FeatureGates
+from dra_solver.planning.job import Unit
 from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Problem, claim_weight
+from dra_solver.problem.flat import Problem
 from dra_solver.problem.resources import Amounts
 
 
-class UnitLike(Protocol):
-    """What a class needs of a pod (`allocators.Unit`)."""
-
-    @property
-    def claims(self) -> tuple[ResourceClaim, ...]: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def weight(self) -> int: ...
-    @property
-    def blocked(self) -> Mapping[str | None, str]: ...
-    @property
-    def needs(self) -> Sequence[Needs]: ...
-
-
 class UnitsByIndex(Protocol):
-    """The units a plan reads by index: the job's sequence, or a component's slim mapping
-    (`master._SlimUnit` by index), which holds only the units it needs."""
+    """The units a plan reads by index: the job's sequence, or a component's mapping of the
+    units it needs (`Unit.slim`, by index)."""
 
-    def __getitem__(self, index: int, /) -> UnitLike: ...
+    def __getitem__(self, index: int, /) -> Unit: ...
 
 
 @dataclass(frozen=True)
@@ -70,17 +56,12 @@ class PodClass:
     priority: int
     blocked: frozenset[str]
     """Candidate nodes these pods may not use."""
+    weight: int
+    """The objective weight of one placed unit of the class (the master's w[k]): its units'
+    `planning.job.Unit.weight`, the one definition of a pod's weight in every objective."""
     gang: str | None = None
     """The gang (PodGroup `namespace/name`) these pods belong to: pods of different gangs are
     never one class, since the master model counts each gang's placed pods."""
-    unit_weight: int | None = None
-    """What placing one of its units adds to the objective (`allocators.Unit.weight`: each pod
-    of a unit with its own weight); None: `claim_weight(priority)`."""
-
-    @property
-    def weight(self) -> int:
-        """The objective weight of one placed unit of the class (the master's w[k])."""
-        return claim_weight(self.priority) if self.unit_weight is None else self.unit_weight
 
     @property
     def demand(self) -> int:
@@ -161,7 +142,7 @@ def claim_key(claim: ResourceClaim) -> str:
     return json.dumps([claim.metadata.ns, spec], sort_keys=True)
 
 
-def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
+def unit_facts(unit: Unit) -> tuple[Hashable, ...]:
     """Everything about a pod that decides where and how it fits — names left out."""
     return (
         tuple(claim_key(c) for c in unit.claims),
@@ -173,7 +154,7 @@ def unit_facts(unit: UnitLike) -> tuple[Hashable, ...]:
 
 
 def pod_classes(
-    units: Sequence[UnitLike], indices: Sequence[int], gang_of: Mapping[int, str] | None = None
+    units: Sequence[Unit], indices: Sequence[int], gang_of: Mapping[int, str] | None = None
 ) -> list[PodClass]:
     """Classes of the units `indices`, in order of their first unit; `gang_of`: unit -> its
     gang, which is part of the class (see `PodClass.gang`)."""
@@ -185,7 +166,7 @@ def pod_classes(
     for k, us in enumerate(members.values()):
         first = units[us[0]]
         blocked = frozenset(n for n in first.blocked if n)
-        out.append(PodClass(k, tuple(us), first.priority, blocked, gang_of.get(us[0]), first.weight))
+        out.append(PodClass(k, tuple(us), first.priority, blocked, first.weight, gang_of.get(us[0])))
     return out
 
 
@@ -208,7 +189,7 @@ def node_facts(
 
 def node_classes(
     cluster: Cluster,
-    units: Sequence[UnitLike],
+    units: Sequence[Unit],
     pods: Sequence[PodClass],
     nodes: Sequence[str],
     gates: FeatureGates,
@@ -378,7 +359,6 @@ __all__ = [
     "NodeClass",
     "NodeClasses",
     "PodClass",
-    "UnitLike",
     "UnitsByIndex",
     "claim_key",
     "node_classes",

@@ -39,6 +39,29 @@ value when no column prices out. The integer model over the generated columns (p
 patterns of the first-fit plan, so it never starts below first fit) is then solved by CP-SAT;
 the plan is proven optimal when its value reaches floor(UB).
 
+What-if (`NodeCosts`, `solver.whatif.model`): the nodes a plan may add are copies of node
+templates, each with a cost; node classes split by origin (existing nodes at cost 0, each
+template's copies one class at cost[t], mult = its copies). The objective becomes
+
+    maximise  M * sum_k w[k] y[k]  -  sum_{c,p} cost[c] z[c,p],   M = sum_c cost[c] mult[c] + 1
+
+M exceeds any total cost, so the one objective is lexicographic: weight first, then cost. A
+pattern enters class c when pi.p > mu[c] + cost[c] (its reduced cost), and the Lagrangian
+bound reads
+
+    UB = sum_k demand[k] max(0, M w[k] - pi[k]) + sum_c mult[c] max(0, max_p pi.p - cost[c])
+
+(without costs: M = 1, cost = 0, the bound above). A plan with weight W and cost C has
+objective M W - C; if it reaches floor(UB) it is proven: no plan has more weight (that would
+be worth >= M(W+1) - (M-1) > M W - C), and none with weight W costs less. Otherwise the plan
+reports the weight bound ceil(UB / M) and the cost bound max(0, M W - UB). When a component
+does not reach floor(UB) — the LP relaxation's fractional nodes are cheaper than any integer
+plan, as when pod sizes divide the node's devices — and the caps are proven, every maximal
+pattern of its node classes is listed where there are few (`solver.aggregate.allpatterns`);
+the integer model over them is the whole problem, so CP-SAT's OPTIMAL over it proves the plan
+(cost bound = cost). Then, as without costs, the patterns a better plan could use are
+enumerated by their reduced cost.
+
 Expansion is deterministic: node classes in order, each class's nodes in name order take the
 chosen patterns (columns in generation order), and each class's pods, in input order, fill
 the patterns' slots up to y[k]. The devices of each node are then chosen by the single-node
@@ -48,32 +71,31 @@ allocator and checked (`allocators.Cpsat`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import Executor
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
-from dra_solver.aggregate.classes import NodeClass, PodClass, UnitLike, node_classes, pod_classes, unit_facts
+from dra_solver.aggregate.allpatterns import enumerate_classes
+from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
 from dra_solver.aggregate.patterns import (
     MAX_COPIES,
-    Context,
     Feasibility,
+    ModelContext,
     NodeModel,
     Pattern,
     cap,
-    wall_guard,
 )
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.demand import Needs
+from dra_solver.cpsat import cp_solver, wall_guard
 from dra_solver.executors import run_units
 from dra_solver.gates import FeatureGates
+from dra_solver.planning.gangs import claimed_units, gang_needs
+from dra_solver.planning.job import Job, PlanOutcome, Unit, book_limits
 from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
@@ -91,17 +113,35 @@ class AggregatedPlan:
     """Which pods go to which node (devices are chosen at expansion), with the model's facts."""
 
     placements: dict[str, list[int]]
-    """Node -> unit indices placed there, nodes in name order within their class."""
-    ctx: Context
+    """Node -> unit indices placed there, nodes in name order within their class (a template's
+    copies: in copy-number order)."""
+    ctx: ModelContext
     status: str
     """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
     objective: int
+    """The placed weight (sum_k w[k] y[k]; without the cost of added nodes)."""
     bound: int
+    """No plan places more weight (what-if: ceil(UB / M), module docstring)."""
     stats: dict[str, object] = field(default_factory=dict)
     bound_proven: bool = True
     """Whether `bound` bounds every plan of the exact single-node models: False when a cap
     stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
     integer solution beat a component's bound (then it was no bound)."""
+    cost: int = 0
+    """What-if: the cost of the nodes the plan adds (sum cost[c] z[c, p])."""
+
+
+@dataclass(frozen=True)
+class NodeCosts:
+    """What-if plans (`solver.whatif.model`): per node a plan may add, its cost and the
+    template it copies; an existing node is in neither (cost 0). Node classes never mix the
+    copies of two templates, or copies and existing nodes, and a template's copies are
+    expanded in copy-number order (`name-1, name-2, ...`), so the copies a plan uses are a
+    prefix of each template's."""
+
+    cost: Mapping[str, int]
+    template: Mapping[str, int]
+    """Node -> the index of the template it is a copy of."""
 
 
 @dataclass
@@ -110,79 +150,113 @@ class _Component:
     nodes: list[int]
 
 
+def not_aggregated(job: Job) -> str | None:
+    """Why the aggregated model does not take this job, or None: a gang with a topology
+    constraint, pods of a gang that share a claim or have none (it counts placed units as
+    the gang's pods, and its objective has no term for pods that follow their gang), a pod
+    asking for an extended resource a DeviceClass maps (DRA may serve it, so its claims
+    depend on the node), pods without claims under node limits."""
+    if any(g.topology for g in job.gangs.values()):
+        return "a gang has a topology constraint"
+    if any(u.gang_pods(job.gangs) and (len(u.members) > 1 or not u.claims) for u in job.units):
+        return "pods of a gang share a claim or have none"
+    mapping = job.book.mapping
+    if any(r in mapping for u in job.units for n in u.needs for r in n.demand):
+        return "a pod asks for an extended resource DRA may serve"
+    if book_limits(job, job.nodes) and any(not u.claims for u in job.units):
+        return "pods without claims take node resources"
+    return None
+
+
 def aggregate(
-    cluster: Cluster,
-    units: Sequence[UnitLike],
-    nodes: Sequence[str | None],
-    gates: FeatureGates,
-    cache: EvalCache,
-    seed: int,
-    time_limit: float,
-    first_nodes: Mapping[int, str],
+    job: Job,
+    first: PlanOutcome | None,
+    cost: NodeCosts | None = None,
     *,
     force: bool = False,
-    free: Mapping[str | None, Amounts | None] | None = None,
-    executor: Executor | None = None,
     bound_only: bool = False,
-    gang_of: Mapping[int, str] | None = None,
-    gangs: Mapping[str, int] | None = None,
 ) -> AggregatedPlan | str:
-    """The aggregated plan of `units` over `nodes`, or why it does not apply (then the exact
-    per-device model plans). `first_nodes`: the first-fit plan (unit -> node), whose node
-    patterns seed the columns. `time_limit`: CP-SAT work in deterministic seconds
-    (`patterns.Context.budget`: the same input and seed give the same plan), with a
-    wall-clock guard of `patterns.wall_guard(time_limit)`. `force`: aggregate whatever
-    the number of classes (tests). `executor`: where the connected components are solved
-    (`solver.executors`; None: here, one after another) — the plan is the same either way.
-    `bound_only`: column generation only, no placements: the proven upper bound
-    (`solver.aggregate.partition` reports a partitioned plan's gap to it). `gang_of`: unit -> its gang;
-    `gangs`: gang -> `need`, the pods it must place here to be placed (module docstring)."""
+    """The aggregated plan of `job`, or why it does not apply (then the exact per-device model
+    plans, or what-if's greedy). One model for every caller: `allocators.Cpsat` (the plan),
+    `aggregate.partition` (`bound_only`: column generation only, no placements — the proven
+    upper bound a partitioned plan's gap is measured to) and `whatif.model` (`cost`: the
+    nodes a plan may add, with their cost; module docstring, "What-if").
+
+    `first`: the first-fit plan, whose node patterns seed the columns and hint the integer
+    model, and which tells the pods without claims that follow their gang (`gang_needs`);
+    None: no plan yet. The budget is `job.time_limit` of CP-SAT work in deterministic seconds
+    (`patterns.ModelContext.budget`: the same input and seed give the same plan), guarded by the
+    wall clock (`cpsat.wall_guard`). `force`: aggregate whatever the number of classes
+    (tests). Components run on `job.executor` (None: here, one after another) — the plan is
+    the same either way.
+
+    With `cost` the model applies whenever it can (no test of whether it pays: the other
+    what-if path is greedy, not the exact per-device model), also to one pod or one node."""
     start = time.perf_counter()
-    if len(nodes) < 2 or any(n is None for n in nodes):
+    if (why := not_aggregated(job)) is not None:
+        return f"{why} (not aggregated yet)"
+    what_if = cost is not None
+    if any(n is None for n in job.nodes) or (len(job.nodes) < 2 and not what_if):
         return "fewer than two nodes, or no node"
-    names = [n for n in nodes if n is not None]
+    units = job.units
+    names = [n for n in job.nodes if n is not None]
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
-    if len(todo) < 2:  # one pod: its node and devices follow the strategy's preferences
+    if not todo:
+        return "no pod with claims may be placed"
+    if len(todo) < 2 and not what_if:  # one pod: its node and devices follow the strategy's preferences
         return "fewer than two pods may be placed"
+    gang_of = {i: g for i, u in enumerate(units) for g in u.gang_pods(job.gangs)}
     pods = pod_classes(units, todo, gang_of)
     small = len(todo) * len(names) <= PER_DEVICE_MAX
-    if not force and not bound_only and small and len(pods) > MAX_CLASS_SHARE * len(todo):
+    pays = force or bound_only or what_if
+    if not pays and small and len(pods) > MAX_CLASS_SHARE * len(todo):
         # Pods hardly repeat, so classes save little, and the per-device model over every pod
         # and node is small: it plans alone (an unconverged column generation would spend the
         # budget first, then hand it a gap to close).
         return f"{len(pods)} pod classes / {len(todo)} pods: the per-device model is small enough"
-    found = node_classes(cluster, units, pods, names, gates, cache, free)
+    found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free)
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
     if found.errors:
         return f"precompute reports an error: {found.errors}"
-    ncls = found.classes
-    if not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
+    ncls, costs = found.classes, [0] * len(found.classes)
+    if cost is not None:
+        ncls, costs = _split(ncls, cost)
+    elif not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
         return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
-    ctx = Context(
-        cluster,
+    ctx = ModelContext(
+        job.cluster,
         units,
         pods,
-        gates,
-        cache,
-        seed,
-        start + wall_guard(time_limit),
+        job.gates,
+        job.cache,
+        job.seed,
+        start + wall_guard(job.time_limit),
         views=found.views,
-        free=dict(free or {}),
-        budget=time_limit,
+        free=dict(job.book.free),
+        budget=job.time_limit,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
+    first_nodes = {} if first is None else first.placed_nodes()
     first_fit_columns(ncls, pods, first_nodes, feas, columns)
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven, bound_ok = 0, 0, caps_proven, caps_proven
+    weight, spent, integer_proven = 0, 0, True
     comps = _components(pods, ncls, caps)
-    needs = {g: v for g, v in (gangs or {}).items() if v > 0}
-    tasks = [_task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs) for comp in comps]
+    needs = {g: v for g, v in gang_needs(job, claimed_units(job), first).items() if v > 0}
+    # M of the module docstring: more than any total cost, so weight comes first (1: no cost)
+    live = {c for (c, _), v in caps.items() if v > 0}
+    scale = Scale(costs, sum(costs[c] * ncls[c].mult for c in live) + 1)
+    tasks = [
+        _task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs, scale, caps_proven)
+        for comp in comps
+    ]
     rounds = 0
-    for comp, done in zip(comps, run_units(executor, solve_component, tasks), strict=True):
+    enumerated: list[int] = []
+    for comp, done in zip(comps, run_units(job.executor, solve_component, tasks), strict=True):
         columns.update(done.columns)
         rounds += done.rounds
         ctx.solves += done.solves
@@ -190,11 +264,15 @@ def aggregate(
         total_obj += done.objective
         total_ub += done.bound
         bound_ok &= done.objective <= done.bound  # else the "bound" was none: not raised to fit
+        if done.all_patterns is not None:
+            enumerated.append(done.all_patterns)
         if bound_only:
             continue
         proven &= done.objective >= done.bound
+        integer_proven &= done.integer_proven
+        weight += sum(pods[k].weight * n for k, n in done.y.items())
+        spent += sum(costs[c] * n for (c, _), n in done.z.items())
         placements.update(expand_patterns(pods, ncls, columns, done.z, done.y, comp.pods, comp.nodes))
-    status = "OPTIMAL" if proven else "FEASIBLE"
     stats: dict[str, object] = {
         "pod_classes": len(pods),
         "node_classes": len(ncls),
@@ -205,11 +283,67 @@ def aggregate(
         "classes_time": round(t_classes, 3),
         "model_time": round(time.perf_counter() - start, 3),
     }
-    return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
+    if cost is None:
+        status = "OPTIMAL" if proven else "FEASIBLE"
+        return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
+    # What-if: the objective is M * weight - cost; a plan reaching floor(UB) is proven (no plan
+    # has more weight, none with as much costs less), else weight <= ceil(UB / M) and a plan of
+    # weight W costs at least M * W - UB (module docstring, "What-if").
+    stats["whatif_model"] = "aggregated (template multiplicities as variables)"
+    big = scale.big
+    stats["cost_bound"] = spent if proven else max(0, big * weight - total_ub)
+    if enumerated:
+        stats["whatif_patterns"] = f"all {sum(enumerated)} maximal patterns"
+    if not integer_proven and not proven:
+        stats["whatif_integer"] = "not proven over the generated columns"
+    weight_bound = weight if proven else (total_ub + big - 1) // big
+    status = "OPTIMAL" if proven else "FEASIBLE"
+    return AggregatedPlan(
+        placements, ctx, status, weight, weight_bound, stats, bound_proven=bound_ok, cost=spent
+    )
+
+
+def _split(classes: list[NodeClass], cost: NodeCosts) -> tuple[list[NodeClass], list[int]]:
+    """Node classes split by origin (existing nodes; each template's copies), template copies
+    in copy-number order (so the expansion uses `-1..-m`), and each class's cost."""
+    out: list[NodeClass] = []
+    costs: list[int] = []
+    for c in classes:
+        groups: dict[int, list[str]] = {}
+        for n in c.nodes:
+            groups.setdefault(cost.template.get(n, -1), []).append(n)
+        for o in sorted(groups):
+            ns = groups[o]
+            if o >= 0:
+                ns.sort(key=lambda n: int(n.rsplit("-", 1)[1]))
+            out.append(NodeClass(len(out), tuple(ns), c.allowed, c.signature))
+            costs.append(cost.cost.get(ns[0], 0))
+    return out, costs
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The objective's scale: maximise M * sum_k w[k] y[k] - sum_c cost[c] z[c, p] (module
+    docstring); without node costs M = 1 and every cost is 0, the plain placed weight."""
+
+    cost: list[int]
+    """Per node class, what one of its nodes costs (0: an existing node)."""
+    big: int = 1
+    """M: more than any total cost, so weight comes first."""
+
+    def floor(self, ub: float) -> int:
+        """floor(ub), forgiving the LP's float error: absolute without costs, relative to the
+        bound with them (the objective is then scaled by M)."""
+        return int(ub + (EPS if self.big == 1 else EPS * max(1.0, abs(ub))))
+
+    @property
+    def costs(self) -> list[int] | None:
+        """The per-class costs for the LP and the integer model (None: no costs)."""
+        return self.cost if self.big > 1 else None
 
 
 def _caps(
-    ctx: Context, units: Sequence[UnitLike], pods: list[PodClass], ncls: list[NodeClass]
+    ctx: ModelContext, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
 ) -> tuple[dict[tuple[int, int], int], bool]:
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
@@ -234,18 +368,6 @@ def _caps(
 
 
 @dataclass(frozen=True)
-class _SlimUnit:
-    """What a component's single-node models read of a pod (`classes.UnitLike`): no Pod
-    objects and no per-node refusals, so that a component ships small."""
-
-    claims: tuple[ResourceClaim, ...]
-    priority: int
-    needs: tuple[Needs, ...]
-    blocked: Mapping[str | None, str] = field(default_factory=dict)
-    weight: int = 1
-
-
-@dataclass(frozen=True)
 class ComponentTask:
     """One connected component of the aggregated model as plain, picklable data: everything
     `solve_component` reads, and nothing of the rest of the cluster.
@@ -260,16 +382,20 @@ class ComponentTask:
     columns: dict[int, list[Pattern]]
     caps: dict[tuple[int, int], int]
     first_nodes: dict[int, str]
-    units: dict[int, _SlimUnit]
+    units: dict[int, Unit]
     views: dict[str, Cluster]
     free: dict[str | None, Amounts | None]
     gates: FeatureGates
     seed: int
     seconds: float
+    scale: Scale
+    """The objective's node costs and M (what-if; else the placed weight alone)."""
     bound_only: bool = False
     """Stop after column generation: the bound, no integer solution."""
     gangs: dict[str, int] = field(default_factory=dict)
     """The component's gangs (those of its pod classes) -> need (`aggregate`)."""
+    caps_proven: bool = False
+    """Every cap of the run is proven (what-if: then every maximal pattern may be listed)."""
 
 
 @dataclass(frozen=True)
@@ -285,11 +411,15 @@ class ComponentResult:
     rounds: int
     solves: int
     spent: float = 0.0
-    """CP-SAT work done, in deterministic seconds (`patterns.Context.budget`)."""
+    """CP-SAT work done, in deterministic seconds (`patterns.ModelContext.budget`)."""
+    all_patterns: int | None = None
+    """What-if: how many maximal patterns were listed (`aggregate.allpatterns`), if they were."""
+    integer_proven: bool = True
+    """Whether CP-SAT proved the integer model optimal over the columns it was given."""
 
 
 def _task(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -297,14 +427,15 @@ def _task(
     first_nodes: Mapping[int, str],
     bound_only: bool,
     gangs: Mapping[str, int],
+    scale: Scale,
+    caps_proven: bool,
 ) -> ComponentTask:
     """The component's part of the run, cut out of `ctx` (see `ComponentTask`)."""
     pods = list(ctx.pods)
-    units: dict[int, _SlimUnit] = {}
+    units: dict[int, Unit] = {}
     for k in comp.pods:
         for i in pods[k].units[:MAX_COPIES]:
-            u = ctx.units[i]
-            units[i] = _SlimUnit(tuple(u.claims), u.priority, tuple(u.needs), weight=u.weight)
+            units[i] = ctx.units[i].slim()
     mine = {i for k in comp.pods for i in pods[k].units}
     reps = [ncls[c].nodes[0] for c in comp.nodes]
     return ComponentTask(
@@ -320,8 +451,10 @@ def _task(
         ctx.gates,
         ctx.seed,
         ctx.left(),
+        scale,
         bound_only,
         {g: v for g, v in gangs.items() if any(pods[k].gang == g for k in comp.pods)},
+        caps_proven,
     )
 
 
@@ -333,7 +466,7 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     models never interact; each gets a fresh CEL cache (it never changes results) and its own
     budget of `task.seconds`."""
     comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
-    ctx = Context(
+    ctx = ModelContext(
         Cluster(),
         task.units,
         pods,
@@ -356,28 +489,75 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     models = {
         c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods}) for c in comp.nodes
     }
-    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, task.gangs)
+    scale = task.scale
+    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, scale, task.gangs)
     if task.bound_only:
         return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent)
     solve = partial(
-        integer_master, ctx, pods, ncls, columns, pod_ids=comp.pods, node_ids=comp.nodes, gangs=task.gangs
+        integer_master,
+        ctx,
+        pods,
+        ncls,
+        columns,
+        pod_ids=comp.pods,
+        node_ids=comp.nodes,
+        gangs=task.gangs,
+        cost=scale.costs,
+        big=scale.big,
     )
-    z, y, obj, _ = solve(ub, first_nodes=first_nodes)
+    z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
+    listed = None
+    if scale.costs is not None and task.caps_proven and obj < ub and ctx.left() > 0:
+        # What-if's LP relaxation sits below every integer plan when pod sizes divide the
+        # nodes' devices (fractional nodes are cheaper): where there are few, every maximal
+        # pattern is listed; the integer model over them is the whole problem.
+        every = _all_patterns(ctx, comp, ncls, caps, feas)
+        if every is not None:
+            for c, pats in every.items():
+                for pat in pats:
+                    add_column(columns[c], pat)
+            listed = sum(len(v) for v in every.values())
+            z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
+            if optimal:
+                ub = obj  # optimal over every maximal pattern: no plan is worth more
     if obj < ub and converged is not None:
         done: set[int] = set()
         for c in comp.nodes:
             for pat in columns[c]:
                 models[c].forbid(pat)
         while obj < ub and ctx.left() > 0:
-            added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done)
+            added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done, scale.cost)
             z2, y2, obj2, restricted = solve(ub, first_nodes=first_nodes)
             if obj2 >= obj:  # a re-solve cut short by the clock may find less: keep the best
-                z, y, obj = z2, y2, obj2
+                z, y, obj, optimal = z2, y2, obj2, restricted
             if len(done) == len(comp.nodes) and restricted:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
                 break
-    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent)
+    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent, listed, optimal)
+
+
+def _all_patterns(
+    ctx: ModelContext,
+    comp: _Component,
+    ncls: list[NodeClass],
+    caps: Mapping[tuple[int, int], int],
+    feas: Feasibility,
+) -> dict[int, list[Pattern]] | None:
+    """Every maximal pattern of each node class of the component (`aggregate.allpatterns`),
+    or None; classes with the same abstracted node, free resources and caps (an existing node
+    and a template's copies, often) are enumerated once."""
+    reps = {c: ncls[c].nodes[0] for c in comp.nodes}
+    mine = {(c, k): caps.get((c, k), 0) for c in comp.nodes for k in comp.pods}
+    keys = {
+        c: (
+            ncls[c].signature,
+            tuple(sorted((ctx.free.get(reps[c]) or {}).items())),
+            tuple(mine[(c, k)] for k in comp.pods),
+        )
+        for c in comp.nodes
+    }
+    return enumerate_classes(ctx, reps, mine, keys, feas.known)
 
 
 def add_column(cols: list[Pattern], pat: Pattern) -> bool:
@@ -449,20 +629,23 @@ def _components(
 
 
 def _generate(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
     models: dict[int, NodeModel],
     feas: Feasibility,
+    scale: Scale,
     gangs: Mapping[str, int] | None = None,
 ) -> tuple[int, int, _Duals | None]:
     """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
     the final duals when it converged with every pricing problem proven). The bound holds
     whether or not the pricing problems were solved to optimality (CP-SAT's proven bound
-    stands in for their optimum)."""
-    demand_weight = sum(pods[k].demand * pods[k].weight for k in comp.pods)
+    stands in for their optimum). With node costs (`scale`) a pattern enters class c when
+    pi.p > mu[c] + cost[c] (its reduced cost), and class c adds mult[c] * max(0, best - cost[c])."""
+    big, cost = scale.big, scale.cost
+    demand_weight = sum(pods[k].demand * big * pods[k].weight for k in comp.pods)
     ub = float(demand_weight)
     rounds = 0
     converged: _Duals | None = None
@@ -470,29 +653,35 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes, gangs=gangs)
-        lag = _pod_value(pods, comp.pods, pi, gangs or {})
+        pi, mu, value = restricted_lp(
+            pods, ncls, columns, comp.pods, comp.nodes, scale.costs, big, gangs=gangs
+        )
+        lag = _pod_value(pods, comp.pods, pi, gangs or {}, big)
         added = False
         proven = True
         weights = [pi.get(k, 0.0) for k in range(len(pods))]
         for c in comp.nodes:
             got = models[c].best(weights, ctx.left())
             proven &= got.proven
-            lag += ncls[c].mult * got.bound
-            if got.value > mu[c] + EPS * max(1.0, mu[c]):
+            lag += ncls[c].mult * max(0.0, got.bound - cost[c])
+            if got.value > mu[c] + cost[c] + EPS * max(1.0, mu[c] + cost[c]):
                 feas.record(c, got.pattern, True)
                 added |= add_column(columns[c], got.pattern)
         ub = min(ub, lag)
         if not added:
             converged = _Duals(weights, mu, value) if proven else None
             break
-    return int(ub + EPS), rounds, converged
+    return scale.floor(ub), rounds, converged
 
 
 def _pod_value(
-    pods: list[PodClass], pod_ids: Sequence[int], pi: Mapping[int, float], gangs: Mapping[str, int]
+    pods: list[PodClass],
+    pod_ids: Sequence[int],
+    pi: Mapping[int, float],
+    gangs: Mapping[str, int],
+    big: int = 1,
 ) -> float:
-    """The pods' part of the Lagrangian bound: max sum_k (w[k] - pi[k]) y[k] over 0 <= y[k] <=
+    """The pods' part of the Lagrangian bound: max sum_k (M w[k] - pi[k]) y[k] over 0 <= y[k] <=
     demand[k] and the gang rows. Outside gangs each class takes its demand when that pays; a
     gang either places nothing or at least `need` pods — all classes that pay, then the least
     costly others, pod by pod, up to `need` (exact: one cardinality row over boxes) — whichever
@@ -504,9 +693,9 @@ def _pod_value(
         if g is not None and g in gangs:
             by_gang.setdefault(g, []).append(k)
         else:
-            value += pods[k].demand * max(0.0, pods[k].weight - pi[k])
+            value += pods[k].demand * max(0.0, big * pods[k].weight - pi[k])
     for g, ks in by_gang.items():
-        gains = sorted(((pods[k].weight - pi[k], pods[k].demand) for k in ks), reverse=True)
+        gains = sorted(((big * pods[k].weight - pi[k], pods[k].demand) for k in ks), reverse=True)
         if sum(d for _, d in gains) < gangs[g]:
             continue  # the gang cannot be placed here at all
         best, count = 0.0, 0
@@ -533,7 +722,7 @@ ENUMERATE_BATCH = 8
 
 
 def _enumerate(
-    ctx: Context,
+    ctx: ModelContext,
     comp: _Component,
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -541,13 +730,14 @@ def _enumerate(
     duals: _Duals,
     incumbent: int,
     done: set[int],
+    cost: Sequence[int],
 ) -> int:
     """Add up to ENUMERATE_BATCH more patterns per node class that a plan better than
     `incumbent` could use; node classes whose every such pattern is in the pool join `done`.
     Returns how many patterns were added.
 
     With the LP's duals, every plan's value is at most LP + sum z[c,p] * rc[c,p], where
-    rc[c,p] = pi . p - mu[c] <= 0 (reduced costs at the LP optimum); a plan worth at least
+    rc[c,p] = pi . p - mu[c] - cost[c] <= 0 (reduced costs at the LP optimum); a plan worth at least
     incumbent + 1 only uses patterns with rc >= incumbent + 1 - LP. Those are enumerated by
     pricing with the known patterns forbidden, best first, until the pricing bound falls
     below that threshold (proven). The caller re-solves the integer model between batches:
@@ -562,10 +752,10 @@ def _enumerate(
             if ctx.left() <= 0 or len(columns[c]) >= ENUMERATE_MAX:
                 return added
             got = model.best(duals.pi, ctx.left())
-            if got.bound - duals.mu[c] < tau:
+            if got.bound - duals.mu[c] - cost[c] < tau:
                 done.add(c)
                 break
-            if not any(got.pattern) or got.value - duals.mu[c] < tau:
+            if not any(got.pattern) or got.value - duals.mu[c] - cost[c] < tau:
                 break  # the best pattern is below the threshold, but not proven: stop here
             columns[c].append(got.pattern)
             model.forbid(got.pattern)
@@ -595,7 +785,13 @@ def restricted_lp(
         for k in pod_ids
     }
     conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in node_ids}
-    _gang_rows(lp, lambda g: lp.NumVar(0, 1, f"on_{g}"), pods, pod_ids, y, gangs)
+    in_gang = gang_classes(pods, pod_ids, gangs)  # the gang rows, on[G] in [0, 1]
+    lp_on = {g: lp.NumVar(0, 1, f"on_{g}") for g in in_gang}
+    for k in pod_ids:  # in class order, as the rows were always added
+        if (g := pods[k].gang) in lp_on:
+            lp.Add(y[k] <= pods[k].demand * lp_on[g])
+    for g, ks in in_gang.items():
+        lp.Add(sum(y[k] for k in ks) >= (gangs or {})[g] * lp_on[g])
     value = sum(big * pods[k].weight * y[k] for k in pod_ids)
     if cost is not None:
         value -= sum(cost[c] * v for (c, _), v in z.items())
@@ -607,7 +803,7 @@ def restricted_lp(
 
 
 def integer_master(
-    ctx: Context,
+    ctx: ModelContext,
     pods: list[PodClass],
     ncls: list[NodeClass],
     columns: dict[int, list[Pattern]],
@@ -637,18 +833,21 @@ def integer_master(
         objective -= sum(cost[c] * v for (c, _), v in z.items())
     m.add(objective <= ub)
     need = gangs or {}
-    on = _gang_rows(m, m.new_bool_var, pods, pod_ids, y, need)
+    in_gang = gang_classes(pods, pod_ids, need)  # the gang rows, on[G] in {0, 1}
+    on = {g: m.new_bool_var(f"on_{g}") for g in in_gang}
+    for k in pod_ids:  # in class order, as the rows were always added
+        if (g := pods[k].gang) in on:
+            m.add(y[k] <= pods[k].demand * on[g])
+    for g, ks in in_gang.items():
+        m.add(sum(y[k] for k in ks) >= need[g] * on[g])
     m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
         yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
         for g, v in on.items():
             m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = ctx.seed
-    solver.parameters.max_deterministic_time = max(ctx.left(), 0.5)  # work, not wall: deterministic
-    solver.parameters.max_time_in_seconds = max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
-    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
+    solver = cp_solver(  # at least 0.5 s of work: a master cut short finds no plan at all
+        ctx.seed, max(ctx.left(), 0.5), max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
+    )
     if on:
         solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):
@@ -661,30 +860,19 @@ def integer_master(
     return zs, ys, int(solver.value(objective)), status == cp_model.OPTIMAL
 
 
-def _gang_rows(
-    m: Any,
-    new_on: Callable[[str], Any],
-    pods: list[PodClass],
-    pod_ids: Sequence[int],
-    y: Mapping[int, Any],
-    gangs: Mapping[str, int] | None,
-) -> dict[str, Any]:
-    """on[G] (made by `new_on`) per gang of `gangs` (gang -> need) among the pod classes, with
-    y[k] <= demand[k] * on[G] and sum_{k in G} y[k] >= need * on[G], added to `m` (a CP-SAT
-    model or a GLOP solver: both take linear rows through `Add`)."""
-    on: dict[str, Any] = {}
-    if gangs is None:
-        return on
+def gang_classes(
+    pods: list[PodClass], pod_ids: Sequence[int], gangs: Mapping[str, int] | None
+) -> dict[str, list[int]]:
+    """Per gang of `gangs` (gang -> need) with a pod class among `pod_ids`, those classes: the
+    gang rows of the module docstring (y[k] <= demand[k] * on[G] for each, sum y[k] >=
+    need * on[G]) are written over them by the LP (`restricted_lp`, on[G] in [0, 1]) and the
+    integer model (`integer_master`, on[G] in {0, 1}), each with its own solver's variables."""
+    out: dict[str, list[int]] = {}
     for k in pod_ids:
         g = pods[k].gang
-        if g is None or g not in gangs:
-            continue
-        if g not in on:
-            on[g] = new_on(g)
-        m.Add(y[k] <= pods[k].demand * on[g])
-    for g, v in on.items():
-        m.Add(sum(y[k] for k in pod_ids if pods[k].gang == g) >= gangs[g] * v)
-    return on
+        if g is not None and g in (gangs or {}):
+            out.setdefault(g, []).append(k)
+    return out
 
 
 def _hint(

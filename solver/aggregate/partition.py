@@ -15,7 +15,7 @@ the plan is the same on every executor.
 
 Soundness: parts must not share devices. Partitioning is refused when a ResourceSlice has no
 `spec.nodeName` (network-attached or selector-scoped devices: two parts could take the same
-device). Each part's placements pass the checker inside its run (`allocators.Ledger`) on the
+device). Each part's placements pass the checker inside its run (`planning.ledger.Ledger`) on the
 part's cluster (its nodes' slices, every claim and pod); the repair pass runs on the cluster
 after the parts, so its checks see every part's allocations; `pipeline.plan` then verifies
 node resources and gangs over the whole plan.
@@ -31,23 +31,18 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
 from dra_solver.aggregate.master import AggregatedPlan, aggregate
-from dra_solver.allocators import Job, PlanOutcome, PodPlan, Unit, placed_weight, sequential_units
+from dra_solver.allocators import sequential_units
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
 from dra_solver.output.objects import cluster_after
-
-if TYPE_CHECKING:
-    from dra_solver.pipeline import Options
-
-Run = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], PlanOutcome]
-"""`pipeline.run` (passed in: the pipeline imports this module, not the other way round)."""
-MakeJob = Callable[[Cluster, Sequence[Unit], Sequence[str | None], Any], Job]
+from dra_solver.planning.job import Options, PlanOutcome, PodPlan, Unit, placed_weight
+from dra_solver.planning.resolve import make_job
+from dra_solver.planning.run import run
 
 
 @dataclass(frozen=True)
@@ -60,16 +55,14 @@ class PartTask:
     units: tuple[Unit, ...]
     nodes: tuple[str, ...]
     options: Options
-    run: Run
-    """`pipeline.run`: a module-level function, pickled by reference."""
 
 
 def solve_part(task: PartTask) -> PlanOutcome:
     """The plan of one part: first fit, then the chosen allocator, every placement checked
-    (`pipeline.run`). A pure function of `task`, so it may run on any executor."""
+    (`planning.run.run`). A pure function of `task`, so it may run on any executor."""
     if not task.units or not task.nodes:
         return PlanOutcome([_unplaced(u, "no node in this part") for u in task.units], task.options.allocator)
-    return task.run(task.cluster, task.units, task.nodes, task.options)
+    return run(task.cluster, task.units, task.nodes, task.options)
 
 
 def split(
@@ -99,12 +92,10 @@ def plan_partitioned(
     units: Sequence[Unit],
     nodes: Sequence[str],
     options: Options,
-    run: Run,
-    make_job: MakeJob,
 ) -> PlanOutcome:
     """The plan of `units` over `nodes` in `options.partitions` parts plus a repair pass with
     `options.repair` (reference: first fit; cpsat: the per-device or aggregated model), one
-    PodPlan per unit in input order. `run`, `make_job`: the pipeline's."""
+    PodPlan per unit in input order."""
 
     k = options.partitions
     if k < 1:
@@ -126,7 +117,7 @@ def plan_partitioned(
         keep = sorted(i for n in part_nodes[j] for i in by_node.get(n, ()))
         view = replace(cluster, slices=[cluster.slices[i] for i in keep])
         mine = tuple(units[i] for i in part_units[j])
-        tasks.append(PartTask(j, view, mine, tuple(part_nodes[j]), inner, run))
+        tasks.append(PartTask(j, view, mine, tuple(part_nodes[j]), inner))
     outcomes = run_units(options.executor, solve_part, tasks)
     t_parts = time.perf_counter() - start
     pods: list[PodPlan | None] = [None] * len(units)
@@ -144,7 +135,7 @@ def plan_partitioned(
             pods[i] = p
     done = [p for p in pods if p is not None]
     objective = placed_weight(units, done)
-    bound, bound_kind = _bound(cluster, units, nodes, options, make_job)
+    bound, bound_kind = _bound(cluster, units, nodes, options)
     if objective > bound:  # then it was no bound: never raised to meet the plan
         bound, bound_kind = (
             _trivial(units, nodes),
@@ -169,7 +160,7 @@ def plan_partitioned(
 
 
 def _bound(
-    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Options, make_job: MakeJob
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str], options: Options
 ) -> tuple[int, str]:
     """An upper bound on the unpartitioned plan's weight, and where it comes from: the
     aggregated model's column-generation bound (`master.aggregate(bound_only=True)`: classes
@@ -179,19 +170,7 @@ def _bound(
     if not all(u.claims for u in units) or any(m.group for u in units for m in u.members):
         return trivial, "pods that may use some node"
     job = make_job(cluster, units, nodes, replace(options, partitions=1))
-    agg = aggregate(
-        cluster,
-        units,
-        nodes,
-        job.gates,
-        job.cache,
-        options.seed,
-        options.time_limit,
-        {},
-        free=job.book.free,
-        executor=options.executor,
-        bound_only=True,
-    )
+    agg = aggregate(job, None, bound_only=True)
     if not isinstance(agg, AggregatedPlan) or not agg.bound_proven:
         return trivial, "pods that may use some node"
     loose = sequential_units(cluster, units, job.gates)  # see allocators.valid_bound

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
 
@@ -28,7 +28,7 @@ from dra_solver.aggregate.classes import LocalViews, PodClass, UnitsByIndex, cla
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import cp_solver, solve, wall_guard
 from dra_solver.demand import demand_total
 from dra_solver.encoders import build
 from dra_solver.errors import SearchAborted
@@ -67,7 +67,7 @@ class Pricing:
 
 
 @dataclass
-class Context:
+class ModelContext:
     """What every single-node model of one run needs."""
 
     cluster: Cluster
@@ -78,7 +78,7 @@ class Context:
     seed: int
     deadline: float
     """Wall-clock deadline (time.perf_counter()): with `budget`, only a guard against an
-    overloaded machine (`wall_guard`); without, the budget itself."""
+    overloaded machine (`cpsat.wall_guard`); without, the budget itself."""
     solves: int = 0
     views: LocalViews | None = None
     """Set when the nodes are independent: single-node models read the node's view."""
@@ -155,7 +155,7 @@ class NodeModel:
     """The single-node exact model of one node class with `copies[k]` pods of class k, for
     pricing: best pattern under given weights."""
 
-    def __init__(self, ctx: Context, node: str, copies: dict[int, int]) -> None:
+    def __init__(self, ctx: ModelContext, node: str, copies: dict[int, int]) -> None:
         self.ctx = ctx
         self.k = len(ctx.pods)
         claims, group_of, self.group_class = ctx.claims({k: n for k, n in copies.items() if n > 0})
@@ -210,7 +210,11 @@ class NodeModel:
         cp.clear_objective()
         cp.clear_hints()
         cp.maximize(cp_model.LinearExpr.weighted_sum(self.placed, coef))
-        solver = _solver(self.ctx.seed, seconds, self.ctx.wall_left())
+        solver = cp_solver(self.ctx.seed, max(seconds, 0.01), max(self.ctx.wall_left(), 0.01))
+        # The LP of every linear row: sums over counters and capacities prove "no more copies fit"
+        # at once, where level 1 left a pigeonhole search (a cap of 14 whole-or-half pods on 6
+        # partitionable GPUs: 59 s unproven, 0.02 s proven; benchmarks/test_bench_gangs.py).
+        solver.parameters.linearization_level = 2
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(cp)
         self.ctx.solves += 1
@@ -232,7 +236,7 @@ class NodeModel:
         return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
 
 
-def cap(ctx: Context, node: str, k: int) -> tuple[int, bool]:
+def cap(ctx: ModelContext, node: str, k: int) -> tuple[int, bool]:
     """How many pods of class k alone fit on `node` (at most its demand and MAX_COPIES), and
     whether that is proven: n copies, doubling from 1, until a model places fewer than n."""
     demand = ctx.pods[k].demand
@@ -256,7 +260,7 @@ def cap(ctx: Context, node: str, k: int) -> tuple[int, bool]:
 class Feasibility:
     """Cache of pattern feasibility per (node class, pattern)."""
 
-    ctx: Context
+    ctx: ModelContext
     known: dict[tuple[int, Pattern], bool] = field(default_factory=dict)
 
     def record(self, c: int, pattern: Pattern, ok: bool) -> None:
@@ -277,20 +281,24 @@ class Feasibility:
 
 
 def allocate_node(
-    ctx: Context,
+    ctx: ModelContext,
     node: str,
     claims: Sequence[ResourceClaim],
     group_of: Sequence[int],
     *,
     require_all: bool = False,
     floor: float = 0.1,
+    weights: Sequence[int] | None = None,
 ) -> tuple[Problem, Assignment | None]:
     """Devices for `claims` (pods: `group_of`) on `node`, on the cluster of `ctx`: every pod
     (reference first fit, else the exact model in mode "all"); unless `require_all`, when
-    that is impossible, as many (weighted) pods as the exact model places in mode "free".
+    that is impossible, as much pod weight as the exact model places in mode "free" —
+    `weights[g]` for pod g (`planning.job.Unit.weight`, the plan's objective; None: one each).
     `floor`: the least work (deterministic seconds) each exact solve gets, budget spent or not
     (the expansion of a plan whose patterns are known to fit gives more: `EXPAND_FLOOR`)."""
     problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+    if weights is not None:
+        problem = replace(problem, group_weight=dict(enumerate(weights)))
     shape = (tuple(claim_key(c) for c in claims), tuple(group_of))
     found = None
     if shape not in ctx.slow:  # the reference is only a fast yes: skip it where it aborted before
@@ -315,7 +323,7 @@ def allocate_node(
     return problem, out.assignment
 
 
-def _exact_budget(ctx: Context, floor: float) -> tuple[float, float]:
+def _exact_budget(ctx: ModelContext, floor: float) -> tuple[float, float]:
     """(deterministic, wall-clock) seconds of one exact single-node solve: what is left, at
     least `floor` (guarded by the wall clock like a run), unless a stop was requested."""
     if interrupt.requested():
@@ -324,36 +332,13 @@ def _exact_budget(ctx: Context, floor: float) -> tuple[float, float]:
     return budget, max(ctx.wall_left(), wall_guard(floor))
 
 
-def wall_guard(budget: float) -> float:
-    """Wall-clock seconds after which a run with a deterministic `budget` stops anyway (as
-    `solver.cpsat` does): only an overloaded machine gets there, where determinism is lost."""
-    return 3 * budget + 1
-
-
-def _solver(seed: int, seconds: float, wall: float) -> cp_model.CpSolver:
-    """One worker, a fixed seed and a deterministic time limit: the same model gives the same
-    answer whatever the machine's load (`wall` only guards)."""
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = max(seconds, 0.01)
-    solver.parameters.max_time_in_seconds = max(wall, 0.01)
-    solver.parameters.catch_sigint_signal = False  # `solver.interrupt` stops it
-    # The LP of every linear row: sums over counters and capacities prove "no more copies fit"
-    # at once, where level 1 left a pigeonhole search (a cap of 14 whole-or-half pods on 6
-    # partitionable GPUs: 59 s unproven, 0.02 s proven; benchmarks/test_bench_gangs.py).
-    solver.parameters.linearization_level = 2
-    return solver
-
-
 __all__ = [
     "EXPAND_FLOOR",
-    "Context",
+    "ModelContext",
     "Feasibility",
     "NodeModel",
     "Pattern",
     "Pricing",
     "allocate_node",
     "cap",
-    "wall_guard",
 ]

@@ -471,7 +471,7 @@ class TopologyConstraint(K8sModel):
 
 class PodGroupSchedulingConstraints(K8sModel):
     """KEP-5732 (gate TopologyAwareWorkloadScheduling): the group's pods on nodes with one value
-    of the node label `topology[0].key` (`pipeline.resolve_gangs`, `encoders.gangs`)."""
+    of the node label `topology[0].key` (`planning.gangs.resolve_gangs`, `encoders.gangs`)."""
 
     topology: list[TopologyConstraint] = Field(default_factory=list)
 
@@ -507,7 +507,7 @@ class PodGroupPolicyFields(K8sModel):
 
 class PodGroupSpec(PodGroupPolicyFields):
     parent_composite_pod_group_name: str | None = None
-    """v1beta1, gate CompositePodGroup: not modelled (`pipeline.resolve_gangs` refuses it)."""
+    """v1beta1, gate CompositePodGroup: not modelled (`planning.gangs.resolve_gangs` refuses it)."""
     workload_ref: WorkloadReference | None = None
 
 

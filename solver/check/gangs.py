@@ -1,7 +1,7 @@
 """Gang minimums: a plan places either none of a gang's pods or at least its minCount,
 read again from the PodGroup and Pod objects (KEP-4671).
 
-Why a second reading: the allocators learn gangs from `pipeline.resolve_gangs` and their
+Why a second reading: the allocators learn gangs from `planning.gangs.resolve_gangs` and their
 own bookkeeping (first fit's rollback, `encoders.gangs`); this module checks the finished
 plan from the raw objects alone. For every PodGroup with `gang.minCount` that a placed pod
 names (`spec.schedulingGroup.podGroupName`, same namespace), it counts the pods the plan

@@ -1,7 +1,7 @@
 """Pod claims: every claim of a placed or bound pod is allocated, reserved for it, and
 usable on its node.
 
-Why a second reading: the planner joins pods sharing a claim (`pipeline.join_shared`) and
+Why a second reading: the planner joins pods sharing a claim (`planning.resolve.join_shared`) and
 writes `status.reservedFor` (`results.with_reservations`); this module checks the outcome
 from the claims themselves, so a pod placed away from its devices or a claim left unreserved
 cannot slip through:

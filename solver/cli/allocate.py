@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod
 from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out
@@ -31,8 +30,10 @@ from dra_solver.cli.options import (
 from dra_solver.errors import DRASolverError
 from dra_solver.output.objects import ANNOTATION, OutputMode, changed_objects, cluster_after
 from dra_solver.output.table import plan_tables
-from dra_solver.pipeline import AllocationOutcome, known_nodes
+from dra_solver.pipeline import AllocationOutcome
 from dra_solver.pipeline import allocate as allocate_claims
+from dra_solver.planning.job import PlanOutcome, PodPlan
+from dra_solver.planning.resolve import known_nodes
 
 
 def allocate(

@@ -22,7 +22,7 @@ from dra_solver.cli.console import fail
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.output.objects import OutputMode
-from dra_solver.pipeline import Options
+from dra_solver.planning.job import Options
 
 
 class AllocatorChoice(StrEnum):

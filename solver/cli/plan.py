@@ -29,7 +29,6 @@ from rich.progress import (
 from rich.text import Text
 
 from dra_solver import interrupt
-from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
@@ -59,8 +58,10 @@ from dra_solver.output.objects import OutputMode, changed_objects, cluster_after
 from dra_solver.output.report import write_report
 from dra_solver.output.summary import PlanSummary
 from dra_solver.output.table import plan_tables
-from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, Options, PodInput, resolve_nodes, resolve_units
+from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES
 from dra_solver.pipeline import plan as plan_pods
+from dra_solver.planning.job import Options, PlanOutcome, PodPlan
+from dra_solver.planning.resolve import PodInput, resolve_nodes, resolve_units
 from dra_solver.whatif.filling import Fill
 from dra_solver.whatif.filling import fill as fill_pod
 from dra_solver.whatif.sweep import sweep, sweep_output

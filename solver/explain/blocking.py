@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
+from dra_solver import interrupt
+from dra_solver.cpsat import cp_solver
 from dra_solver.encoders import constraints as constraint_family
 from dra_solver.encoders import variables
 from dra_solver.encoders.families import FAMILIES
@@ -131,11 +133,10 @@ def _infeasible(g: GuardedModel, groups: list[Group], seed: int) -> tuple[bool, 
     cp = g.model.cp
     cp.clear_assumptions()
     cp.add_assumptions([g.literals[x] for x in groups])
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = TIME_LIMIT
-    if solver.solve(cp) != cp_model.INFEASIBLE:
+    solver = cp_solver(seed, TIME_LIMIT)
+    with interrupt.stoppable(solver.stop_search):  # stopped: not proven, so not blocked
+        status = solver.solve(cp)
+    if status != cp_model.INFEASIBLE:
         return False, set()
     core = set(solver.sufficient_assumptions_for_infeasibility())
     return True, {x for x in groups if g.literals[x].index in core}

@@ -16,10 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from dra_solver import interrupt
-from dra_solver.allocators import DROPPED, HINT_STEPS, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
+from dra_solver.allocators import HINT_STEPS
 from dra_solver.demand import demand_total
 from dra_solver.firstfit import DETAIL_NODES, Alone, Solo, reason_groups
 from dra_solver.inventory import DeviceID, PoolID
+from dra_solver.planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 
 NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""

@@ -38,10 +38,11 @@ from dra_solver.explain.blocking import Group, minimal_blocking_set
 from dra_solver.explain.reasons import explain_unschedulable
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import Pools, visible_devices
-from dra_solver.pipeline import known_nodes, plan, resolve_claims
+from dra_solver.pipeline import plan
+from dra_solver.planning.resolve import known_nodes, resolve_claims
 from dra_solver.problem.build import problem_from_context
 from dra_solver.problem.capacity import device_consumption
-from dra_solver.problem.devices import Context, build_context, context_from
+from dra_solver.problem.devices import BuildContext, build_context, context_from
 from dra_solver.problem.flat import Problem
 from dra_solver.problem.pods import node_conflict, pod_claims
 from dra_solver.problem.requests import request_specs
@@ -148,14 +149,14 @@ def explain(
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
     node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
-    run = _Run(cluster, claims, pod_obj, gates)
+    run = _Explaining(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
     for n in node_list:
         out.nodes.append(run.node(n))
     if not out.fits and node_templates:
         for t in node_templates:
             grown, copies = with_copies(cluster, [t], [1])
-            if _Run(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
+            if _Explaining(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
                 out.template = t.name
                 break
     if with_plan:
@@ -188,7 +189,7 @@ def _with_plan(cluster: Cluster, refs: list[str], gates: FeatureGates) -> list[s
     return [f"{WITH_PLAN} {placed}", *lines]
 
 
-class _Run:
+class _Explaining:
     """One explanation: what every node shares, computed once.
 
     Why: at 1,000 nodes the per-node work must not read the whole cluster. Each node's claims
@@ -263,7 +264,7 @@ class _Run:
                 lines.append(f"claim {c.namespaced_name} alone: does not fit (its own blocker)")
         return lines
 
-    def invalid_cause(self, ctx: Context, claims: list[ResourceClaim]) -> list[str]:
+    def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[str]:
         """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims
         fit — each alone, else all together — or none: an invalid pool that would not help (other
         drivers, or too few devices) is not the cause, and the reason stays the shortage."""
@@ -306,7 +307,7 @@ def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
 
 def _request_details(
     cluster: Cluster,
-    ctx: Context,
+    ctx: BuildContext,
     problem: Problem,
     claims: list[ResourceClaim],
     holders: dict[tuple[str, str, str], list[str]],
@@ -326,7 +327,7 @@ def _request_details(
 
 
 def _funnel(
-    cluster: Cluster, ctx: Context, spec: Any, alt: Any, holders: dict[tuple[str, str, str], list[str]]
+    cluster: Cluster, ctx: BuildContext, spec: Any, alt: Any, holders: dict[tuple[str, str, str], list[str]]
 ) -> str:
     cls = cluster.classes.get(spec.class_name)
     selectors: list[tuple[str, str]] = []
@@ -377,7 +378,7 @@ def _funnel(
     return "; ".join(parts)
 
 
-def _capacity_left(ctx: Context, spec: Any, devices: list[int]) -> list[str]:
+def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[str]:
     """Shared devices the request's capacity does not fit: `needs 30Gi, 20Gi left on pool/dev`."""
     out = []
     for d in devices:
@@ -448,7 +449,7 @@ def _values(problem: Problem, constraint: int) -> str:
     return ", ".join(sorted(seen)) or "none"
 
 
-def _fix(run: _Run, node: str | None, problem: Problem) -> str | None:
+def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
     """The smallest change found that makes it fit: fewer devices, then a claim released."""
     claims, cluster = run.claims, run.cluster
     for ci, c in enumerate(claims):

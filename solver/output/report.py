@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
-from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Device, DeviceAttribute, ResourceClaim
 from dra_solver.api.quantity import Quantity
@@ -42,6 +41,7 @@ from dra_solver.gates import FeatureGates
 from dra_solver.inventory import DeviceID, in_use_from_claims
 from dra_solver.output.summary import PlanSummary, number_text
 from dra_solver.output.table import NodeUse, node_devices, node_use
+from dra_solver.planning.job import PlanOutcome, PodPlan
 from dra_solver.whatif.templates import COST_ANNOTATION
 
 if TYPE_CHECKING:

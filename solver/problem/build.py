@@ -24,7 +24,7 @@ from dra_solver.errors import AllocationError
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.constraints import build_constraints
 from dra_solver.problem.devices import (
-    Context,
+    BuildContext,
     attribute_value_set,
     build_context,
     context_from,
@@ -43,7 +43,7 @@ from dra_solver.problem.requests import NODE_FEATURE, build_alternative, derived
 
 __all__ = [
     "NODE_FEATURE",
-    "Context",
+    "BuildContext",
     "attribute_value_set",
     "build_context",
     "build_problem",
@@ -73,13 +73,13 @@ def build_problem(
 
 
 def problem_from_context(
-    ctx: Context,
+    ctx: BuildContext,
     claims: Sequence[ResourceClaim],
     *,
     priorities: Sequence[int] | None = None,
     groups: Sequence[int] | None = None,
 ) -> Problem:
-    """`build_problem` on a Context built beforehand (`devices.context_from`): the incremental
+    """`build_problem` on a BuildContext built beforehand (`devices.context_from`): the incremental
     first fit reuses one node's gathered pools for every pod it tries there."""
     gates = ctx.gates
     node = ctx.node.name if ctx.node is not None else None

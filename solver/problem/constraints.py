@@ -11,7 +11,7 @@ from dra_solver.api.models import (
     ResourceClaim,
 )
 from dra_solver.errors import InputError
-from dra_solver.problem.devices import Context, attribute_value_set
+from dra_solver.problem.devices import BuildContext, attribute_value_set
 from dra_solver.problem.flat import (
     Alternative,
     ConstraintInfo,
@@ -22,7 +22,7 @@ from dra_solver.problem.kinds import KINDS
 
 
 def build_constraints(
-    ctx: Context,
+    ctx: BuildContext,
     claim: ResourceClaim,
     ci: int,
     ref: str,
@@ -63,7 +63,7 @@ def build_constraints(
     return ids
 
 
-def _lookup(ctx: Context, attribute: str, derived: dict[str, ValueSet], dev: int) -> ValueSet | None:
+def _lookup(ctx: BuildContext, attribute: str, derived: dict[str, ValueSet], dev: int) -> ValueSet | None:
     """Derived values shadow static attributes; `dom/id` also finds bare `id` of driver `dom`."""
     if attribute in derived:
         return derived[attribute]

@@ -2,7 +2,7 @@
 
 Why a module: every request's candidates are computed over the same device list, in
 upstream's search order, with the same CEL `device` views and counter budgets; this module
-builds that shared Context once per allocation call.
+builds that shared BuildContext once per allocation call.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dra_solver.problem.flat import (
 
 
 @dataclass
-class Context:
+class BuildContext:
     """Everything precompute derives from the cluster once per (node, call)."""
 
     cluster: Cluster
@@ -143,7 +143,7 @@ def build_context(
     node_name: str | None,
     gates: FeatureGates,
     cache: EvalCache | None = None,
-) -> Context:
+) -> BuildContext:
     node = NodeView.of(node_name, cluster.nodes)
     pools = gather_pools(cluster.slices, node, gates)
     skip = {c.key for c in claims}
@@ -163,13 +163,13 @@ def context_from(
     in_use: InUse,
     gates: FeatureGates,
     cache: EvalCache | None = None,
-) -> Context:
-    """The Context of pools already gathered for `node` and an in-use summary already built.
+) -> BuildContext:
+    """The BuildContext of pools already gathered for `node` and an in-use summary already built.
 
     Why separate from `build_context`: a plan over many pods gathers each node's pools once
     and keeps the in-use summary up to date as pods are placed (`solver.firstfit`), instead
     of re-reading every slice and claim of the cluster for every (pod, node)."""
-    ctx = Context(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
+    ctx = BuildContext(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
     for pool in pools.valid():
         counter_index = _pool_counters(ctx, pool)
         blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
@@ -178,7 +178,7 @@ def context_from(
     return ctx
 
 
-def _pool_counters(ctx: Context, pool: Pool) -> dict[tuple[str, str], int]:
+def _pool_counters(ctx: BuildContext, pool: Pool) -> dict[tuple[str, str], int]:
     if not ctx.gates.DRAPartitionableDevices:
         return {}
     index: dict[tuple[str, str], int] = {}
@@ -201,7 +201,7 @@ def _pool_counters(ctx: Context, pool: Pool) -> dict[tuple[str, str], int]:
 
 
 def _add_device(
-    ctx: Context,
+    ctx: BuildContext,
     driver: str,
     s: ResourceSlice,
     d: Device,

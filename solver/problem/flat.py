@@ -215,7 +215,7 @@ class Problem:
     """All-or-nothing sets of groups (`encoders.gangs`)."""
     group_weight: dict[int, int] = field(default_factory=dict)
     """Group -> its weight in the "placed" objective, when it is not `claim_weight` of its
-    priority: a group that places several pods (pods sharing a claim, `allocators.Unit`)
+    priority: a group that places several pods (pods sharing a claim, `planning.job.Unit`)
     counts each pod with its own weight."""
     ordered_pods: tuple[tuple[tuple[int, ...], ...], ...] = ()
     """Classes of interchangeable pods, each a tuple of pods in queue order, each pod the

@@ -12,7 +12,8 @@ GenericWorkload and DRAWorkloadResourceClaims) asks for the one claim generated 
 group instead (upstream's ResourceClaim controller: `<podgroup>-<entry>-` prefix, owned by the
 PodGroup, its name in the PodGroup's `status.resourceClaimStatuses`): every pod of the group
 gets the same claim, so the pods are joined on one allocation like pods sharing a claim by
-name (`pipeline.join_shared`), and it is reserved for the PodGroup (`pipeline.group_claim_owners`).
+name (`planning.resolve.join_shared`), and it is reserved for the PodGroup
+(`planning.finish.group_claim_owners`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from dra_solver.errors import AllocationError, CelError, DRASolverError, InputEr
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import rule_taints
 from dra_solver.problem.capacity import device_consumption, fits
-from dra_solver.problem.devices import Context
+from dra_solver.problem.devices import BuildContext
 from dra_solver.problem.flat import (
     Alternative,
     Candidate,
@@ -141,7 +141,7 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> Programs:
     return programs
 
 
-def _selectable(ctx: Context, programs: Programs, dev: int) -> bool | CelError:
+def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelError:
     info = ctx.devices[dev]
     if info.binding_conditions and not ctx.gates.binding_and_status:
         return False
@@ -157,7 +157,7 @@ def _selectable(ctx: Context, programs: Programs, dev: int) -> bool | CelError:
 
 
 def _static_reject(
-    ctx: Context, spec: RequestSpec, dev: int
+    ctx: BuildContext, spec: RequestSpec, dev: int
 ) -> tuple[str | None, dict[str, Fraction] | None]:
     """Checks upstream makes on a selectable device that do not depend on this call's placements.
     Returns (why rejected or None, consumption for multi devices)."""
@@ -197,7 +197,7 @@ def _static_reject(
 
 
 def _derived(
-    ctx: Context, claim_ref: str, spec: RequestSpec, programs: Programs, dev: int
+    ctx: BuildContext, claim_ref: str, spec: RequestSpec, programs: Programs, dev: int
 ) -> dict[str, ValueSet] | CelError:
     out: dict[str, ValueSet] = {}
     for attr, program in programs:
@@ -238,7 +238,7 @@ def derived_value_set(value: object) -> ValueSet:
 
 
 def build_alternative(
-    ctx: Context,
+    ctx: BuildContext,
     index: int,
     ci: int,
     req_index: int,
@@ -301,7 +301,7 @@ def build_alternative(
 
 
 def _exact_candidates(
-    ctx: Context,
+    ctx: BuildContext,
     index: int,
     claim_ref: str,
     spec: RequestSpec,
@@ -334,7 +334,7 @@ def _exact_candidates(
 
 
 def _all_set(
-    ctx: Context,
+    ctx: BuildContext,
     index: int,
     owner: str,
     claim_ref: str,

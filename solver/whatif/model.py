@@ -19,33 +19,13 @@ candidate nodes. Which plan is used when:
   `-1..-m` of each template; the others are dropped. Like the cluster autoscaler's
   simulation, it is not minimal.
 - **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
-  DRA-served extended resources, no claim-less pods under node limits): the master model of
-  `solver.aggregate.master` with the template classes' multiplicities as variables. With node classes
-  c (existing ones at cost 0, each template's copies one class at cost[t], mult = its cap)
-  and patterns p:
-
-      z[c,p] in Z>=0,  y[k] in Z>=0
-      sum_p z[c,p] <= mult[c]                          (mu[c]: nodes of class c; for a
-                                                        template class, copies added)
-      y[k] <= sum_{c,p} p[k] z[c,p],  y[k] <= demand[k] (pi[k])
-      maximise  M * sum_k w[k] y[k]  -  sum_{c,p} cost[c] z[c,p],   M = sum_c cost[c] mult[c] + 1
-
-  M exceeds any total cost, so the one objective is lexicographic: weight first, then cost.
-  Columns are generated on the LP relaxation: a pattern enters class c when pi.p > mu[c] +
-  cost[c] (its reduced cost), priced by the single-node exact model (`patterns.NodeModel`).
-  For any pi >= 0 the Lagrangian bound
-
-      UB = sum_k demand[k] max(0, M w[k] - pi[k]) + sum_c mult[c] max(0, max_p pi.p - cost[c])
-
-  bounds every plan's objective. A plan with weight W and cost C has objective M W - C; if it
-  reaches floor(UB) it is proven: no plan has more weight (that would be worth >= M(W+1) -
-  (M-1) > M W - C), and none with weight W costs less. Otherwise the plan reports the
-  weight bound floor((UB + M - 1) / M) and the cost bound max(0, M W - UB). When the plan does
-  not reach floor(UB) — the LP relaxation's fractional nodes are cheaper than any integer plan,
-  as when pod sizes divide the node's devices — and the caps are proven, every maximal pattern
-  of every node class is listed where there are few (`solver.aggregate.allpatterns`); the integer model
-  over them is the whole problem, so CP-SAT's OPTIMAL over it proves the plan (cost bound =
-  cost). Expansion puts the
+  DRA-served extended resources, no claim-less pods under node limits, no gang with a
+  topology constraint or whose pods share a claim): the plan's own aggregated model
+  (`allocators.plan_aggregated` → `aggregate.master.aggregate`) with a cost per node
+  (`NodeCosts`: each copy its template's cost, existing nodes 0), so the template classes'
+  multiplicities are variables and the objective is weight first, then cost
+  (`aggregate.master`, "What-if"). It has everything a plan has: connected components (on
+  the run's executor), gang rows, capacities computed once per pod kind. Expansion puts the
   chosen patterns on each class's nodes in order, copies by number, so the copies used are
   `-1..-m`.
 - **cpsat**, otherwise: the per-device planner, adding copies one at a time (greedy): first
@@ -59,34 +39,20 @@ candidate nodes. Which plan is used when:
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
-from typing import Any
 
-from dra_solver.aggregate.allpatterns import enumerate_classes
-from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes
-from dra_solver.aggregate.master import (
-    AggregatedPlan,
-    add_column,
-    expand_patterns,
-    first_fit_columns,
-    integer_master,
-    restricted_lp,
-)
-from dra_solver.aggregate.patterns import Context, Feasibility, NodeModel, Pattern, cap
-from dra_solver.allocators import ALLOCATORS, Cpsat, Job, Ledger, PlanOutcome, Unit, not_aggregated
+from dra_solver.aggregate.master import NodeCosts
+from dra_solver.allocators import ALLOCATORS, Cpsat, plan_aggregated
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Node, ResourceSlice
 from dra_solver.errors import InputError
 from dra_solver.firstfit import FirstFit
-from dra_solver.problem.flat import claim_weight
+from dra_solver.planning.job import Job, Options, PlanOutcome, Unit, placed_weight
+from dra_solver.planning.resolve import PodInput, make_job, units_for
 from dra_solver.whatif.templates import NodeTemplate, with_copies
 
 EPS = 1e-6
-MAX_ROUNDS = 200
-"""Column-generation rounds."""
 
 
 @dataclass
@@ -106,7 +72,7 @@ class Added:
 
 
 @dataclass
-class _Run:
+class _WhatIfRun:
     """One what-if plan under per-template caps: the plan, what it adds, its units, the cluster
     with every copy."""
 
@@ -115,18 +81,40 @@ class _Run:
     units: list[Unit]
     cluster: Cluster
 
+    @property
+    def weight(self) -> int:
+        """The plan's objective, each pod with its own weight (`placed_weight`: the outcome
+        has one PodPlan per unit, and pods joined by a shared claim are one unit)."""
+        return placed_weight(self.units, self.outcome.pods)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The pods a what-if plan places, as `pipeline.plan` was given them, and the run's options:
+    what it takes to make the run on a cluster with copies (`job`)."""
+
+    pods: Sequence[PodInput] | None
+    priorities: Sequence[int] | None
+    options: Options
+
+    def job(self, cluster: Cluster, nodes: list[str]) -> Job:
+        """The run on `cluster` (with copies) over `nodes`: the pods resolved there, their
+        gangs and the nodes' resources (`planning.resolve.make_job`)."""
+        gates = self.options.feature_gates
+        return make_job(
+            cluster, units_for(cluster, self.pods, self.priorities, nodes, gates), nodes, self.options
+        )
+
 
 def plan_with_templates(
     cluster: Cluster,
-    job_for: Callable[[Cluster, list[str]], Job],
+    pending: Pending,
     nodes: Sequence[str],
-    options: Any,
     templates: Sequence[NodeTemplate],
     max_new_nodes: int | None = None,
 ) -> tuple[PlanOutcome, Added, list[Unit], Cluster]:
-    """The what-if plan (see the module docstring). `job_for(cluster, node_list)` is the run
-    on a cluster with the copies: its pods resolved and its gangs (`pipeline.make_job`, which
-    `pipeline.plan` passes: this module cannot import the pipeline that imports it).
+    """The what-if plan (see the module docstring) of the `pending` pods over `nodes` and the
+    copies of `templates`.
     `max_new_nodes`: the most copies of each template; None (the default) derives, per
     template, a number no optimal plan exceeds (`copies_needed`), so that no default cuts the
     answer short. A user's cap below that number is checked against the plan without it and
@@ -136,22 +124,22 @@ def plan_with_templates(
         raise InputError(f"--max-new-nodes must be >= 0, got {max_new_nodes}")
     if not templates:
         raise InputError("no node templates given")
-    needed = copies_needed(cluster, job_for, nodes, templates)
+    needed = copies_needed(cluster, pending, nodes, templates)
     caps = list(needed) if max_new_nodes is None else [min(max_new_nodes, n) for n in needed]
-    run = _plan_capped(cluster, job_for, nodes, options, templates, caps)
+    run = _plan_capped(cluster, pending, nodes, templates, caps)
     stats = run.outcome.stats
     stats["whatif_caps"] = {t.name: c for t, c in zip(templates, caps, strict=True)}
     if max_new_nodes is None:
         stats["whatif_caps_source"] = "derived from the pending pods (no optimal plan adds more)"
     elif caps != needed:
-        free = _plan_capped(cluster, job_for, nodes, options, templates, needed)
+        free = _plan_capped(cluster, pending, nodes, templates, needed)
         _judge_cap(run, free, templates, max_new_nodes)
     return run.outcome, run.added, run.units, run.cluster
 
 
 def copies_needed(
     cluster: Cluster,
-    job_for: Callable[[Cluster, list[str]], Job],
+    pending: Pending,
     nodes: Sequence[str],
     templates: Sequence[NodeTemplate],
 ) -> list[int]:
@@ -161,11 +149,11 @@ def copies_needed(
     changes nothing and an optimal plan (least cost, cost >= 0) need not keep it; every copy it
     keeps holds at least one pod that may go there, and each pod is on one node."""
     probe, copies = with_copies(cluster, templates, [1] * len(templates))
-    job = job_for(probe, [*nodes, *(c[0] for c in copies)])
+    job = pending.job(probe, [*nodes, *(c[0] for c in copies)])
     return [sum(1 for u in job.units if c[0] not in u.blocked) for c in copies]
 
 
-def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: int) -> None:
+def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTemplate], cap: int) -> None:
     """Compare the plan under the user's cap with the plan under the derived caps (which no
     optimal plan exceeds) and say in `stats["whatif_cap"]` whether the cap binds and what it
     costs; the capped plan's OPTIMAL becomes "OPTIMAL within the cap" unless the plan without
@@ -175,7 +163,7 @@ def _judge_cap(run: _Run, free: _Run, templates: Sequence[NodeTemplate], cap: in
     reached = f"cap reached: {', '.join(at_cap)}" if at_cap else f"cap --max-new-nodes {cap}"
     unplaced = _unplaced(run)
     needed = max(free.added.counts.values(), default=0)
-    weight, free_weight = run.outcome.weight, free.outcome.weight
+    weight, free_weight = run.weight, free.weight
     free_bound = _int(other.get("bound"))
     free_cost_bound = _int(other.get("cost_bound"))
     proven_overall = (
@@ -215,7 +203,7 @@ def _pods(n: int) -> str:
     return f"{n} pod" if n == 1 else f"{n} pods"
 
 
-def _unplaced(run: _Run) -> int:
+def _unplaced(run: _WhatIfRun) -> int:
     """Pods (not units: pods that share a claim are one unit) the run leaves unplaced."""
     return sum(
         max(1, len(u.members)) for u, p in zip(run.units, run.outcome.pods, strict=True) if not p.placed
@@ -228,35 +216,35 @@ def _int(value: object) -> int | None:
 
 def _plan_capped(
     cluster: Cluster,
-    job_for: Callable[[Cluster, list[str]], Job],
+    pending: Pending,
     nodes: Sequence[str],
-    options: Any,
     templates: Sequence[NodeTemplate],
     caps: Sequence[int],
-) -> _Run:
+) -> _WhatIfRun:
     """The what-if plan with at most `caps[t]` copies of template t (module docstring)."""
     expanded, copies = with_copies(cluster, templates, caps)
     order = sorted(range(len(templates)), key=lambda t: (templates[t].cost, t))
     node_list = [*nodes, *(n for t in order for n in copies[t])]
-    job = job_for(expanded, node_list)
+    job = pending.job(expanded, node_list)
     units = list(job.units)
-    first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-    if options.allocator == "reference":
+    first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=pending.options.progress).plan(job)
+    if pending.options.allocator == "reference":
         outcome = replace(first, allocator="reference")
         outcome.stats["whatif_model"] = "first fit over the existing nodes, then the copies (not minimal)"
     else:
-        cost_of = {n: templates[t].cost for t in range(len(templates)) for n in copies[t]}
-        origin = {n: t for t in range(len(templates)) for n in copies[t]}
-        agg = template_aggregate(job, first, origin, cost_of, options.time_limit)
-        if not isinstance(agg, AggregatedPlan):
-            return _greedy(cluster, job_for, nodes, options, templates, copies, caps, agg)
-        outcome = Cpsat()._expand(job, first, agg, Ledger(job), dict(first.stats))
-        outcome.stats.update(agg.stats)
+        cost = NodeCosts(
+            {n: templates[t].cost for t in range(len(templates)) for n in copies[t]},
+            {n: t for t in range(len(templates)) for n in copies[t]},
+        )
+        planned = plan_aggregated(job, first, cost)
+        if isinstance(planned, str):
+            return _greedy(cluster, pending, nodes, templates, copies, caps, planned)
+        outcome = planned
         if outcome.stats.get("fallback"):  # first fit's copies: the model's cost proof is not this plan's
             outcome.stats["cost_bound"] = 0
     if job.book.warnings:
         outcome.stats["warnings"] = _template_warnings(job.book.warnings, templates, copies)
-    run = _Run(outcome, _added(expanded, outcome, templates, copies), units, expanded)
+    run = _WhatIfRun(outcome, _added(expanded, outcome, templates, copies), units, expanded)
     cost_bound = _int(outcome.stats.get("cost_bound"))
     if outcome.stats.get("status") == "OPTIMAL" and (cost_bound is None or cost_bound < run.added.cost):
         # the weight is proven, the least cost is not (first fit's copies, an unproven pricing)
@@ -299,14 +287,13 @@ def _added(
 
 def _greedy(
     cluster: Cluster,
-    job_for: Callable[[Cluster, list[str]], Job],
+    pending: Pending,
     nodes: Sequence[str],
-    options: Any,
     templates: Sequence[NodeTemplate],
     copies: list[list[str]],
     caps: Sequence[int],
     why: str,
-) -> _Run:
+) -> _WhatIfRun:
     """The per-device fallback: copies added one at a time, the best weight gain per cost
     first, until the weight of the plan with every copy is reached. When no single copy adds
     weight before that (a gang that needs several nodes at once), it starts again from every
@@ -316,49 +303,50 @@ def _greedy(
     status comes from bounds, not from the last per-device solve: the weight bound of the plan
     with every copy, and the cost bound of `_cost_floor`; OPTIMAL only when both are met."""
 
-    def attempt(counts: list[int]) -> tuple[PlanOutcome, list[Unit], Cluster]:
+    def attempt(counts: list[int]) -> _WhatIfRun:
         c, _ = with_copies(cluster, templates, counts)
         names = [*nodes, *(n for t, k in enumerate(counts) for n in copies[t][:k])]
-        job = job_for(c, names)
-        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-        return ALLOCATORS[options.allocator].improve(job, first), list(job.units), c
+        job = pending.job(c, names)
+        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=pending.options.progress).plan(job)
+        return _WhatIfRun(
+            ALLOCATORS[pending.options.allocator].improve(job, first), Added(), list(job.units), c
+        )
 
     full = list(caps)
-    whole = attempt(full)[0]
+    whole = attempt(full)
     target = whole.weight
-    weight_bound = max(target, _weight_bound(whole))
+    weight_bound = max(target, _weight_bound(whole.outcome, whole.units))
     counts = [0] * len(templates)
     best = attempt(counts)
-    while best[0].weight < target:
+    while best.weight < target:
         trials = []
         for t in range(len(templates)):
             if counts[t] < caps[t]:
                 more = list(counts)
                 more[t] += 1
                 got = attempt(more)
-                gain = got[0].weight - best[0].weight
+                gain = got.weight - best.weight
                 trials.append((-(gain / max(templates[t].cost, EPS)), t, got, more))
         trials = [x for x in trials if x[0] < 0]
         if not trials:
             break
-        _, _, got, counts = min(trials, key=lambda x: (x[0], x[1]))
-        best = got
-    if best[0].weight < target:  # no single copy helps (a gang needs several at once): trim down
+        _, _, best, counts = min(trials, key=lambda x: (x[0], x[1]))
+    if best.weight < target:  # no single copy helps (a gang needs several at once): trim down
         counts, best = list(full), attempt(full)
         for t in sorted(range(len(templates)), key=lambda t: (-templates[t].cost, t)):
             while counts[t] > 0:
                 fewer = list(counts)
                 fewer[t] -= 1
                 got = attempt(fewer)
-                if got[0].weight < target:
+                if got.weight < target:
                     break
                 counts, best = fewer, got
-    outcome, units, c = best
+    outcome, units, c = best.outcome, best.units, best.cluster
     named = [copies[t][: counts[t]] for t in range(len(templates))]
     added = _added(c, outcome, templates, named)
-    floor = _cost_floor(cluster, job_for, nodes, options, templates, caps, target)
+    floor = _cost_floor(cluster, pending, nodes, templates, caps, target)
     stats = outcome.stats
-    weight = outcome.weight
+    weight = best.weight
     weight_bound = max(weight_bound, weight)
     proven = weight >= weight_bound and added.cost <= floor
     stats.update(
@@ -373,23 +361,23 @@ def _greedy(
             "cost_bound": added.cost if proven else min(floor, added.cost),
         }
     )
-    return _Run(outcome, added, units, c)
+    return _WhatIfRun(outcome, added, units, c)
 
 
-def _weight_bound(outcome: PlanOutcome) -> int:
-    """An upper bound on the weight of every plan of the run: the allocator's proven bound, else
-    the weight of every pod (the reference and an interrupted search prove nothing)."""
+def _weight_bound(outcome: PlanOutcome, units: Sequence[Unit]) -> int:
+    """An upper bound on the weight of every plan of the run's `units`: the allocator's proven
+    bound, else the weight of every pod (the reference and an interrupted search prove
+    nothing) — each pod with its own weight (`Unit.weight`), as the allocators' bounds count."""
     bound = _int(outcome.stats.get("bound"))
     if bound is not None and outcome.allocator != "reference":
         return bound
-    return sum(claim_weight(p.priority) for p in outcome.pods)
+    return sum(u.weight for u in units)
 
 
 def _cost_floor(
     cluster: Cluster,
-    job_for: Callable[[Cluster, list[str]], Job],
+    pending: Pending,
     nodes: Sequence[str],
-    options: Any,
     templates: Sequence[NodeTemplate],
     caps: Sequence[int],
     target: int,
@@ -407,10 +395,11 @@ def _cost_floor(
 
     def bound_of(counts: list[int], existing: Sequence[str]) -> int:
         c, names = with_copies(cluster, templates, counts)
-        job = job_for(c, [*existing, *(n for ns in names for n in ns)])
+        job = pending.job(c, [*existing, *(n for ns in names for n in ns)])
         job = replace(job, gangs={})
-        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=options.progress).plan(job)
-        return max(first.weight, _weight_bound(ALLOCATORS[options.allocator].improve(job, first)))
+        first = FirstFit(max_steps=Cpsat.first_fit_steps, progress=pending.options.progress).plan(job)
+        improved = ALLOCATORS[pending.options.allocator].improve(job, first)
+        return max(placed_weight(job.units, first.pods), _weight_bound(improved, job.units))
 
     need = target - (bound_of([0] * len(templates), nodes) if nodes else 0)
     if need <= 0:
@@ -431,179 +420,4 @@ def _cost_floor(
     return math.ceil(total - EPS * max(1.0, total))
 
 
-@dataclass
-class _Classes:
-    classes: list[NodeClass]
-    cost: list[int]
-
-
-def template_aggregate(
-    job: Job,
-    first: PlanOutcome,
-    origin: Mapping[str, int],
-    cost_of: Mapping[str, int],
-    time_limit: float,
-) -> AggregatedPlan | str:
-    """The what-if master model (module docstring), or why it does not apply."""
-    start = time.perf_counter()
-    units = job.units
-    if (why := not_aggregated(job)) is not None:
-        return why
-    names = [n for n in job.nodes if n is not None]
-    todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
-    if not todo:
-        return "no pod with claims may be placed"
-    pods = pod_classes(units, todo)
-    found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free)
-    if found.coupled:
-        return f"nodes are not independent: {found.coupled}"
-    if found.errors:
-        return f"precompute reports an error: {found.errors}"
-    split = _split(found.classes, origin, cost_of)
-    ncls = split.classes
-    ctx = Context(
-        job.cluster,
-        units,
-        pods,
-        job.gates,
-        job.cache,
-        job.seed,
-        start + time_limit,
-        views=found.views,
-        free=dict(job.book.free),
-    )
-    caps = {(c.index, k): cap(ctx, c.nodes[0], k) for c in ncls for k in sorted(c.allowed)}
-    caps_proven = all(p for _, p in caps.values())
-    capn = {key: v for key, (v, _) in caps.items()}
-    feas = Feasibility(ctx)
-    columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
-    for (c, k), v in capn.items():
-        if v > 0:
-            pat = tuple(v if j == k else 0 for j in range(len(pods)))
-            feas.record(c, pat, True)
-            add_column(columns[c], pat)
-    first_nodes = {i: p.node for i, p in enumerate(first.pods) if p.placed and p.node is not None}
-    first_fit_columns(ncls, pods, first_nodes, feas, columns)
-    live_pods = sorted({k for (c, k), v in capn.items() if v > 0})
-    live_nodes = sorted({c for (c, k), v in capn.items() if v > 0})
-    big = sum(split.cost[c] * ncls[c].mult for c in live_nodes) + 1
-    models = {
-        c: NodeModel(ctx, ncls[c].nodes[0], {k: capn.get((c, k), 0) for k in live_pods}) for c in live_nodes
-    }
-    ub, rounds, converged = _generate(ctx, pods, ncls, split.cost, columns, models, feas, live_pods, big)
-    solve = partial(
-        integer_master, ctx, pods, ncls, columns, ub, live_pods, live_nodes, cost=split.cost, big=big
-    )
-    z, y, obj, optimal = solve()
-    proven = caps_proven and converged and obj >= ub
-    enumerated = None
-    if caps_proven and not proven and ctx.left() > 0:
-        enumerated = _all_patterns(ctx, ncls, live_nodes, live_pods, capn, feas)
-        if enumerated is not None:
-            for c, pats in enumerated.items():
-                for pat in pats:
-                    add_column(columns[c], pat)
-            z, y, obj, optimal = solve()
-            proven = optimal  # over every maximal pattern: the integer master is the whole problem
-    weight = sum(pods[k].weight * y.get(k, 0) for k in live_pods)
-    cost = sum(split.cost[c] * n for (c, _), n in z.items())
-    placements = expand_patterns(pods, ncls, columns, z, y, live_pods, live_nodes)
-    stats: dict[str, object] = {
-        "pod_classes": len(pods),
-        "node_classes": len(ncls),
-        "columns": sum(len(v) for v in columns.values()),
-        "rounds": rounds,
-        "single_node_solves": ctx.solves,
-        "model_time": round(time.perf_counter() - start, 3),
-        "cost_bound": cost if proven else max(0, big * weight - ub),
-        "whatif_model": "aggregated (template multiplicities as variables)",
-    }
-    if enumerated is not None:
-        stats["whatif_patterns"] = f"all {sum(len(v) for v in enumerated.values())} maximal patterns"
-    if not optimal and not proven:
-        stats["whatif_integer"] = "not proven over the generated columns"
-    weight_bound = weight if proven else (ub + big - 1) // big
-    return AggregatedPlan(placements, ctx, "OPTIMAL" if proven else "FEASIBLE", weight, weight_bound, stats)
-
-
-def _all_patterns(
-    ctx: Context,
-    ncls: list[NodeClass],
-    live_nodes: list[int],
-    live_pods: list[int],
-    capn: Mapping[tuple[int, int], int],
-    feas: Feasibility,
-) -> dict[int, list[Pattern]] | None:
-    """Every maximal pattern of each live node class (`solver.aggregate.allpatterns`), or None; classes
-    with the same abstracted node, free resources and caps (an existing node and a template's
-    copies, often) are enumerated once."""
-    reps = {c: ncls[c].nodes[0] for c in live_nodes}
-    caps = {(c, k): capn.get((c, k), 0) for c in live_nodes for k in live_pods}
-    keys = {
-        c: (
-            ncls[c].signature,
-            tuple(sorted((ctx.free.get(reps[c]) or {}).items())),
-            tuple(caps[(c, k)] for k in live_pods),
-        )
-        for c in live_nodes
-    }
-    return enumerate_classes(ctx, reps, caps, keys, feas.known)
-
-
-def _split(classes: list[NodeClass], origin: Mapping[str, int], cost_of: Mapping[str, int]) -> _Classes:
-    """Node classes split by origin (existing nodes; each template's copies), template copies
-    in copy-number order (so the expansion uses `-1..-m`)."""
-    out: list[NodeClass] = []
-    costs: list[int] = []
-    for c in classes:
-        groups: dict[int, list[str]] = {}
-        for n in c.nodes:
-            groups.setdefault(origin.get(n, -1), []).append(n)
-        for o in sorted(groups):
-            ns = groups[o]
-            if o >= 0:
-                ns.sort(key=lambda n: int(n.rsplit("-", 1)[1]))
-            out.append(NodeClass(len(out), tuple(ns), c.allowed, c.signature))
-            costs.append(cost_of.get(ns[0], 0))
-    return _Classes(out, costs)
-
-
-def _generate(
-    ctx: Context,
-    pods: list[PodClass],
-    ncls: list[NodeClass],
-    cost: list[int],
-    columns: dict[int, list[Pattern]],
-    models: dict[int, NodeModel],
-    feas: Feasibility,
-    live_pods: list[int],
-    big: int,
-) -> tuple[int, int, bool]:
-    """Column generation (module docstring): floor of the best Lagrangian bound, rounds, and
-    whether it converged with every pricing problem proven (then UB is the LP optimum)."""
-    ub = float(sum(pods[k].demand * big * pods[k].weight for k in live_pods))
-    rounds = 0
-    converged = False
-    for _ in range(MAX_ROUNDS):
-        if ctx.left() <= 0:
-            break
-        rounds += 1
-        pi, mu, _ = restricted_lp(pods, ncls, columns, live_pods, list(models), cost, big)
-        lag = sum(pods[k].demand * max(0.0, big * pods[k].weight - pi[k]) for k in live_pods)
-        weights = [pi.get(k, 0.0) for k in range(len(pods))]
-        added, proven = False, True
-        for c, model in models.items():
-            got = model.best(weights, ctx.left())
-            proven &= got.proven
-            lag += ncls[c].mult * max(0.0, got.bound - cost[c])
-            if got.value > mu[c] + cost[c] + EPS * max(1.0, mu[c] + cost[c]):
-                feas.record(c, got.pattern, True)
-                added |= add_column(columns[c], got.pattern)
-        ub = min(ub, lag)
-        if not added:
-            converged = proven
-            break
-    return int(ub + EPS * max(1.0, abs(ub))), rounds, converged
-
-
-__all__ = ["Added", "copies_needed", "plan_with_templates", "template_aggregate"]
+__all__ = ["Added", "Pending", "copies_needed", "plan_with_templates"]

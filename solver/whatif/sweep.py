@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dra_solver.allocators import int_stat
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import dumps
 from dra_solver.api.models import TypeMeta
 from dra_solver.errors import InputError
 from dra_solver.executors import run_units
-from dra_solver.pipeline import Options, plan
+from dra_solver.pipeline import plan
+from dra_solver.planning.job import Options, int_stat
 from dra_solver.whatif.templates import NodeTemplate
 
 

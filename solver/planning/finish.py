@@ -1,0 +1,172 @@
+"""Per-pod plans out: a plan of units split back into one `PodPlan` per pod, reserved and verified.
+
+The last stage of every run (`solver.pipeline`): joined units (pods sharing a claim) become
+their member pods again, each placed claim names the Pods (or PodGroup) that use it in
+`status.reservedFor`, claims the input had allocated are reserved for the placed pods that use
+them, and the whole plan passes the checker's node-resource, placement and gang rules before
+it is returned (`per_pod`). The stats then describe the realized plan (`output.summary`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, PodGroup, ResourceClaim
+from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
+from dra_solver.gates import FeatureGates
+from dra_solver.output.summary import PlanSummary
+from dra_solver.planning.job import Member, PlanOutcome, PodPlan, Unit
+from dra_solver.problem.pods import pod_claims, pod_group_of
+from dra_solver.results import with_reservations
+
+
+def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
+    """KEP-5729: the pod's claims (`namespace/name`) that are its PodGroup's group-level claims
+    — the pod's `spec.resourceClaims` entry matches the PodGroup's exactly (same name, same
+    resourceClaimName or resourceClaimTemplateName) — with that PodGroup. Such a claim is
+    allocated once for the group and reserved for the PodGroup; pods sharing it are joined
+    like pods sharing any claim (`join_shared`: one allocation, one node)."""
+    group = pod_group_of(cluster, pod, gates)
+    if group is None:
+        return {}
+    ns = pod.metadata.ns
+    out: dict[str, PodGroup] = {}
+    for e in pod.spec.resource_claims:
+        if group.claim_entry(e) is None:
+            continue
+        name = e.resource_claim_name or group.generated_claim_name(e.name)
+        out[f"{ns}/{name}"] = group
+    return out
+
+
+def per_pod(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    outcome: PlanOutcome,
+    gates: FeatureGates,
+) -> PlanOutcome:
+    """One PodPlan per pod again (joined units split into their members, each with its own
+    priority, `Member.priority`), with each placed
+    claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
+    the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
+    filters and their claims' allocation and reservations (`check.check_placements`) and the
+    gang minimums (`check.check_gangs`). The stats then describe this realized plan
+    (`solver.output.summary`): objective, placed, pods, status and gap count the pods returned, not
+    the model's units."""
+    pods: list[PodPlan] = []
+    for unit, plan_ in zip(units, outcome.pods, strict=True):
+        by_ref = {c.namespaced_name: c for c in plan_.claims}
+        refs = {m.name: _member_refs(m, plan_) for m in unit.members}
+        if plan_.placed:
+            owners: dict[str, dict[str, PodGroup]] = {
+                m.name: group_claim_owners(cluster, m.pod, gates) for m in unit.members if m.pod is not None
+            }
+            users = {
+                r: [
+                    m.pod
+                    for m in unit.members
+                    if m.pod is not None and r in refs[m.name] and r not in owners[m.name]
+                ]
+                for r in by_ref
+            }
+            groups = {r: list({o[r].ref: o[r] for o in owners.values() if r in o}.values()) for r in by_ref}
+            by_ref = {
+                r: with_reservations(c, users[r], groups[r]) if users[r] or groups[r] else c
+                for r, c in by_ref.items()
+            }
+        for m in unit.members:
+            ext = {m.name: plan_.extended[m.name]} if m.name in plan_.extended else {}
+            claims = [by_ref[r] for r in refs[m.name]]
+            prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
+            pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
+    pods = _reserve_held(cluster, pods, gates)
+    _verify_resources(cluster, units, pods)
+    _verify_placements(cluster, pods, gates)
+    if gates.GenericWorkload and cluster.pod_groups:
+        done = [p for p in pods if p.placed and p.pod is not None]
+        violations = check_gangs(
+            cluster,
+            [p.pod for p in done if p.pod is not None],
+            {p.pod.key: p.node for p in done if p.pod},
+            topology=gates.TopologyAwareWorkloadScheduling,
+        )
+        if violations:
+            raise CheckFailed(violations)
+    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
+    return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
+
+
+def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
+    objs = {m.name: m.pod for u in units for m in u.members if m.pod is not None}
+    placed = []
+    for p in pods:
+        pod = objs.get(p.name)
+        if pod is None or not p.placed or p.node is None:
+            continue
+        status = p.extended.get(p.name)
+        served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+        placed.append((pod, p.node, served))
+    violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _reserve_held(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> list[PodPlan]:
+    """Each placed pod with `PodPlan.reserved`: the claims the input had already allocated that
+    it uses, reserved for it (and for its PodGroup, for a group-level claim). Why: the scheduler
+    adds every pod it binds to each of its claims' `reservedFor`, not only to the claims it
+    allocates; a plan's output without it would show a running pod on a claim that does not
+    name it (the checker's `pod-claim-reserved`). A claim several placed pods use is copied
+    once, naming all of them, and every one of those pods carries that same copy."""
+    planned = {c.namespaced_name for p in pods if p.placed for c in p.claims}
+    pods_of: dict[str, list[Pod]] = {}
+    groups_of: dict[str, dict[str, PodGroup]] = {}
+    held: dict[str, ResourceClaim] = {}
+    refs: dict[str, list[str]] = {}
+    for p in pods:
+        if not p.placed or p.pod is None:
+            continue
+        owners = group_claim_owners(cluster, p.pod, gates)
+        for c in pod_claims(cluster, p.pod, gates):
+            ref = c.namespaced_name
+            if ref in planned or c.status is None or c.status.allocation is None:
+                continue
+            held[ref] = c
+            refs.setdefault(p.name, []).append(ref)
+            if ref in owners:
+                groups_of.setdefault(ref, {})[owners[ref].ref] = owners[ref]
+            else:
+                pods_of.setdefault(ref, []).append(p.pod)
+    if not held:
+        return pods
+    copies = {
+        r: with_reservations(c, pods_of.get(r, []), list(groups_of.get(r, {}).values()))
+        for r, c in held.items()
+    }
+    return [replace(p, reserved=[copies[r] for r in refs[p.name]]) if p.name in refs else p for p in pods]
+
+
+def _verify_placements(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> None:
+    """The checker's placement rules on the pods this plan places (the input's bound pods are
+    not the plan's doing and are not held against it), with the plan's claims and the
+    reservations it adds to claims the input had allocated (`_reserve_held`)."""
+    placed = [
+        PodPlacement(p.pod, p.node, new=True, extended=p.extended.get(p.name))
+        for p in pods
+        if p.placed and p.pod is not None and p.node is not None
+    ]
+    claims = {c.namespaced_name: c for p in pods if p.placed for c in (*p.claims, *p.reserved)}
+    violations = check_placements(cluster, placed, claims, gates, bound=False)
+    if violations:
+        raise CheckFailed(violations)
+
+
+def _member_refs(member: Member, plan_: PodPlan) -> tuple[str, ...]:
+    """The member's claims, with its special extended-resource claim when it was placed with one."""
+    status = plan_.extended.get(member.name) if plan_.placed else None
+    if status is None:
+        return member.claims
+    ns = member.name.split("/", 1)[0]
+    return (*member.claims, f"{ns}/{status.resource_claim_name}")

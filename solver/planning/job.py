@@ -1,0 +1,301 @@
+"""The plan's own data: what a run is given (`Options`, `Job`), the pods it places (`Unit`,
+`Member`, `Gang`) and what it returns (`PodPlan`, `PlanOutcome`).
+
+Why on the ground floor of the planning code: first fit, the CP-SAT planners, the aggregated
+model, what-if, partitions and the output all read these values. Kept here, below every one of
+them, each reads the data without importing another planner (so no planner needs a protocol
+standing in for `Unit`, or a callback standing in for a function it cannot import). This
+module imports nothing above `problem/` and `demand` (`tests/test_architecture.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, SupportsInt
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
+from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from dra_solver.cel import EvalCache
+from dra_solver.demand import Needs, NodeBook
+from dra_solver.errors import DRASolverError, InputError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.flat import claim_weight
+
+INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
+DROPPED = "the plan model put it on node"
+"""How the reason of a pod the aggregated model placed and its node's exact allocation did not
+take begins: that reason is kept as it is (`solver.explain.crowding`)."""
+AllocatorName = Literal["reference", "cpsat"]
+Strategy = Literal["pack", "spread"]
+ALLOCATOR_NAMES: tuple[AllocatorName, ...] = ("reference", "cpsat")
+"""The allocators `Options.allocator` may name (`allocators.ALLOCATORS` holds one of each)."""
+Progress = Callable[[int, int], None]
+"""Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One pod of a unit: its name, the Pod object (None for a list of claims) and the refs
+    (`namespace/name`) of its unallocated claims."""
+
+    name: str
+    pod: Pod | None
+    claims: tuple[str, ...]
+    group: str | None = None
+    """The PodGroup the pod names (`namespace/name`, spec.schedulingGroup); a gang when
+    `Job.gangs` has it."""
+    priority: int = 0
+    """The pod's own priority: in a unit of pods sharing a claim (`Unit.members`) each pod
+    counts with its own weight (`Unit.weight`), while the unit queues at the highest."""
+
+
+@dataclass(frozen=True)
+class Gang:
+    """A PodGroup with `gang.minCount` (KEP-4671): its pods are placed only if at least
+    `min_count` of them are — counting `bound`, its pods already on a node — or none are."""
+
+    name: str
+    min_count: int
+    bound: int = 0
+    topology: str | None = None
+    """KEP-5732 `spec.schedulingConstraints.topology[0].key`: every placed pod of the gang runs
+    on nodes with one value of this node label (None: no topology constraint)."""
+    domains: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """With `topology`: (label value, the run's nodes with it, in node order), by value — the
+    domains the gang may choose from (only the bound pods' one when pods are bound already)."""
+    basic: bool = False
+    """A PodGroup with the basic policy and a topology constraint: minCount 1, as upstream's
+    placement cycle treats it (`planning.gangs.resolve_gangs`)."""
+
+    def domain_of(self, node: str | None) -> str | None:
+        """The label value of `node` among `domains` (None: the node is in none)."""
+        return next((v for v, ns in self.domains if node in ns), None)
+
+    @property
+    def goal(self) -> str:
+        """What the gang must reach, in words."""
+        return "one of its pods (basic policy)" if self.basic else f"its gang minCount {self.min_count}"
+
+    def short(self, placed: int) -> str:
+        """Why the gang is not placed, in words."""
+        if self.basic:
+            return f"PodGroup {self.name} not placed: none of its pods fit"
+        return f"PodGroup {self.name} not placed: {placed} of its pods fit, fewer than {self.goal}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One pod to place: its unallocated claims go to one node together, or not at all."""
+
+    name: str
+    claims: tuple[ResourceClaim, ...]
+    priority: int = 0
+    blocked: Mapping[str | None, str] = field(default_factory=dict)
+    """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""
+    members: tuple[Member, ...] = ()
+    """Pods placed as this unit: more than one when they share an unallocated claim (it is
+    allocated once, and its pods go where that allocation is usable: the same node)."""
+    needs: tuple[Needs, ...] = ()
+    """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+
+    @property
+    def weight(self) -> int:
+        """What placing the unit adds to the objective: each member pod with the weight of
+        its own priority (`claim_weight`), so that the models, their bounds and the realized
+        plan (one PodPlan per pod) count the same unit. One pod, or plain claims: the weight
+        of `priority`."""
+        if len(self.members) <= 1:
+            return claim_weight(self.priority)
+        return sum(claim_weight(m.priority) for m in self.members)
+
+    def slim(self) -> Unit:
+        """The unit as a component of the aggregated model ships it to an executor
+        (`aggregate.master.ComponentTask`): claims, priority, node-resource demands and weight
+        (`weight` reads the members' priorities), without Pod objects or refused nodes."""
+        members = tuple(Member(m.name, None, (), priority=m.priority) for m in self.members)
+        return Unit(
+            self.name,
+            self.claims,
+            self.priority,
+            members=members if len(members) > 1 else (),
+            needs=self.needs,
+        )
+
+    def gang_pods(self, gangs: Mapping[str, Gang]) -> dict[str, int]:
+        """Gang -> how many of this unit's pods belong to it (placing the unit places them)."""
+        out: dict[str, int] = {}
+        for m in self.members:
+            if m.group is not None and m.group in gangs:
+                out[m.group] = out.get(m.group, 0) + 1
+        return out
+
+
+@dataclass
+class PodPlan:
+    """One pod of the plan."""
+
+    name: str
+    node: str | None
+    """Where the pod's claims are allocated (None: not placed, or placed with no node)."""
+    claims: list[ResourceClaim]
+    """Copies of the pod's unallocated claims; with status.allocation when placed."""
+    reason: str | None = None
+    """Why the pod is not placed."""
+    priority: int = 0
+    placed: bool = False
+    error: DRASolverError | None = None
+    """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
+    report it as an error when there was only one node to try."""
+    extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
+    """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
+    special claim for DRA-served extended resources (its claim is among `claims`)."""
+    pod: Pod | None = None
+    """The input Pod (None for a pod of plain claims); never modified."""
+    node_reasons: Mapping[str | None, str] = field(default_factory=dict)
+    """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
+    one-line summary)."""
+    reserved: list[ResourceClaim] = field(default_factory=list)
+    """Claims the input had already allocated that this placed pod also uses (shared with a
+    running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
+    scheduler's reserve step writes it. The plan changes nothing else of them."""
+
+    @property
+    def explain_flags(self) -> str:
+        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
+        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
+        where `--pod` would answer "Pod not found"."""
+        if self.pod is not None:
+            return f"--pod {self.name}"
+        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
+        return " ".join(f"--claim {n}" for n in names)
+
+
+def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
+    """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
+    value = stats.get(key)
+    if value is None:
+        if default is None:
+            raise KeyError(key)
+        return default
+    if not isinstance(value, str | SupportsInt):
+        raise TypeError(f"stats[{key!r}] is not a number: {value!r}")
+    return int(value)
+
+
+@dataclass
+class PlanOutcome:
+    pods: list[PodPlan]
+    """In input order."""
+    allocator: str = "cpsat"
+    stats: dict[str, object] = field(default_factory=dict)
+    added_nodes: list[Node] = field(default_factory=list)
+    """What-if plans (`solver.whatif.model`): the template copies the plan adds, in template order."""
+    added_slices: list[ResourceSlice] = field(default_factory=list)
+    """The added nodes' ResourceSlices."""
+
+    @property
+    def placed(self) -> int:
+        return sum(p.placed for p in self.pods)
+
+    @property
+    def weight(self) -> int:
+        """Priority-weighted number of placed pods (the CP-SAT objective)."""
+        return sum(claim_weight(p.priority) for p in self.pods if p.placed)
+
+    def placed_nodes(self) -> dict[int, str]:
+        """Index -> node of each placed pod (or unit) that has a node: the plan as the models'
+        hints and first columns read it."""
+        return {i: p.node for i, p in enumerate(self.pods) if p.placed and p.node is not None}
+
+    def pod(self, name: str) -> PodPlan:
+        for p in self.pods:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything an allocator needs for one run (see `planning.job.Options`)."""
+
+    cluster: Cluster
+    units: tuple[Unit, ...]
+    nodes: tuple[str | None, ...]
+    gates: FeatureGates
+    cache: EvalCache
+    seed: int
+    strategy: Strategy
+    time_limit: float
+    book: NodeBook
+    """The nodes' free node resources before the plan (allocators take a `fresh()` copy)."""
+    gangs: Mapping[str, Gang] = field(default_factory=dict)
+    """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
+    executor: Executor | None = field(default=None, compare=False)
+    """Where independent units (the aggregated model's components) run; None: here."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run: one value instead of loose keyword arguments, passed down unchanged.
+
+    `feature_gates` accepts FeatureGates, a mapping or `Name=true,Other=false`. `cache` (a
+    CEL EvalCache) may be shared across runs on the same cluster; it never changes results;
+    nor does `progress`."""
+
+    allocator: AllocatorName = "cpsat"
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    seed: int = 0
+    strategy: Strategy = "pack"
+    time_limit: float = 10.0
+    cache: EvalCache | None = field(default=None, compare=False, repr=False)
+    progress: Progress | None = field(default=None, compare=False, repr=False)
+    """Told (pods decided, pods) as first fit works (the CLI's progress bar); never changes results."""
+    executor: Executor | None = field(default=None, compare=False, repr=False)
+    """Where a plan's independent units run (`solver.executors`: any concurrent.futures
+    Executor, e.g. a process pool or `RayExecutor`); None: in this process. Never changes results."""
+    partitions: int = 1
+    """Split the plan into this many random parts of pods and nodes, each solved alone, then a
+    repair pass (`solver.aggregate.partition`); 1: one plan."""
+    repair: AllocatorName = "reference"
+    """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
+
+    def __post_init__(self) -> None:
+        if self.allocator not in ALLOCATOR_NAMES:
+            raise InputError(f"unknown allocator {self.allocator!r}; use {' or '.join(ALLOCATOR_NAMES)}")
+        if self.strategy not in ("pack", "spread"):
+            raise InputError(f"unknown strategy {self.strategy!r}; use pack or spread")
+        if self.partitions < 1:
+            raise InputError(f"partitions must be at least 1, got {self.partitions}")
+        if self.repair not in ALLOCATOR_NAMES:
+            raise InputError(f"unknown repair {self.repair!r}; use {' or '.join(ALLOCATOR_NAMES)}")
+        if not self.time_limit > 0:
+            raise InputError(f"time limit must be positive, got {self.time_limit}")
+        gates: Any = self.feature_gates
+        object.__setattr__(self, "feature_gates", FeatureGates.of(gates))
+
+    @classmethod
+    def of(cls, options: Options | None = None, **changes: Any) -> Options:
+        """`options` (default: the defaults) with the given fields changed."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise TypeError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        base = options or cls()
+        values = {f.name: getattr(base, f.name) for f in fields(cls)}
+        values.update(changes)
+        return cls(**values)
+
+
+def placed_weight(units: Sequence[Unit], pods: Sequence[PodPlan]) -> int:
+    """The objective of a plan of units (one PodPlan per unit, before the pipeline splits joined
+    units into their pods): each placed unit's weight (`Unit.weight`: each of its pods with its
+    own). `PlanOutcome.weight` is the same sum once there is one PodPlan per pod."""
+    return sum(u.weight for u, p in zip(units, pods, strict=True) if p.placed)
+
+
+def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
+    """Whether any of `nodes` limits node resources (then pods without claims compete there)."""
+    return any(job.book.free.get(n) is not None for n in nodes)

@@ -1,0 +1,34 @@
+"""One run of the planners: first fit, then the chosen allocator, then the reasons of the pods
+left out (`run`).
+
+Why its own module, above the planners and below what runs many plans: `pipeline.plan` and
+`allocate` make one run, a partition (`aggregate.partition`) one per part and a repair pass;
+each calls this function rather than receiving it as a callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dra_solver.allocators import ALLOCATORS
+from dra_solver.api.cluster import Cluster
+from dra_solver.explain.crowding import crowded_reasons
+from dra_solver.firstfit import FirstFit
+from dra_solver.planning.job import Options, PlanOutcome, Unit
+from dra_solver.planning.resolve import make_job
+
+
+def run(
+    cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
+) -> PlanOutcome:
+    """The one run every entry point goes through: first fit, then the chosen allocator."""
+    allocator = ALLOCATORS[options.allocator]
+    job = make_job(cluster, units, nodes, options)
+    first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
+    outcome = crowded_reasons(job, allocator.improve(job, first))
+    if job.book.warnings:
+        outcome.stats["warnings"] = list(job.book.warnings)
+    return outcome
+
+
+__all__ = ["run"]
