@@ -19,7 +19,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Device
 from dra_solver.cel import DeviceView, EvalCache, Program, compile_expression
 from dra_solver.gates import FeatureGates
-from dra_solver.problem.build import device_view
+from dra_solver.problem.devices import device_view
 
 GROUP = "cel-precompute-1000-nodes"
 

@@ -57,8 +57,8 @@ from dra_solver.inventory import (
 from dra_solver.planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
 from dra_solver.planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
 from dra_solver.planning.ledger import Ledger
-from dra_solver.problem.build import build_problem, context_from, problem_from_context
-from dra_solver.problem.devices import BuildContext
+from dra_solver.problem.build import build_problem, problem_from_context
+from dra_solver.problem.devices import BuildContext, context_from
 from dra_solver.problem.flat import Assignment, Problem
 from dra_solver.problem.resources import Amounts
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference

@@ -13,13 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.encoders.objective import (
-    claim_weight,
-    device_ranks,
-    opens,
-    order_stage_name,
-    request_order_weights,
-)
+from dra_solver.encoders.objective import device_ranks, opens, order_stage_name, request_order_weights
 from dra_solver.errors import DRASolverError
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.flat import (
@@ -35,6 +29,7 @@ from dra_solver.problem.flat import (
     Problem,
     RequestInfo,
     ValueSet,
+    claim_weight,
 )
 
 

@@ -8,7 +8,8 @@ import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
-from dra_solver.cli.main import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, app, plan_summary
+from dra_solver.cli.main import app
+from dra_solver.cli.plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan_summary
 from dra_solver.planning.job import PlanOutcome, PodPlan
 
 runner = CliRunner()

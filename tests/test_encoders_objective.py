@@ -6,13 +6,8 @@ from cpsat_builders import PB, Sub, devices_of
 
 from dra_solver.cpsat import solve
 from dra_solver.encoders import build
-from dra_solver.encoders.objective import (
-    ORDER_WEIGHT_LIMIT,
-    claim_weight,
-    device_ranks,
-    request_order_weights,
-    stages,
-)
+from dra_solver.encoders.objective import ORDER_WEIGHT_LIMIT, device_ranks, request_order_weights, stages
+from dra_solver.problem.flat import claim_weight
 
 
 def test_claim_weight() -> None:

@@ -324,7 +324,8 @@ def test_rbac_rules_cover_every_kind_read() -> None:
 
 
 def test_the_cluster_of_a_live_read_plans_like_the_dump(tmp_path: Path) -> None:
-    from dra_solver.pipeline import Options, plan
+    from dra_solver.pipeline import plan
+    from dra_solver.planning.job import Options
 
     with serving(FakeApiServer(_dump_items())) as fake:
         got = _read(fake, tmp_path)

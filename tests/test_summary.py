@@ -13,7 +13,8 @@ from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.cli.main import app, plan_summary
+from dra_solver.cli.main import app
+from dra_solver.cli.plan import plan_summary
 from dra_solver.output.report import render_report
 from dra_solver.output.summary import PlanSummary
 from dra_solver.pipeline import plan

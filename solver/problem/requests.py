@@ -25,13 +25,14 @@ from dra_solver.cel import Program, compile_expression
 from dra_solver.errors import AllocationError, CelError, DRASolverError, InputError
 from dra_solver.gates import FeatureGates
 from dra_solver.inventory import rule_taints
-from dra_solver.problem.capacity import device_consumption, fits
+from dra_solver.problem.capacity import device_consumption
 from dra_solver.problem.devices import BuildContext
 from dra_solver.problem.flat import (
     Alternative,
     Candidate,
     Value,
     ValueSet,
+    fits,
 )
 from dra_solver.problem.taints import tolerated
 
