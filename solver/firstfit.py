@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from dra_solver import interrupt
 from dra_solver.allocators import INTERRUPTED, Job, Ledger, PlanOutcome, PodPlan, Unit
@@ -648,26 +649,39 @@ class Solo:
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
 
-    def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+    def key(self, unit: Unit) -> Hashable:
+        """What decides `nodes(unit)` up to the claim names: the claims' shape, the scheduling
+        constraints and the node-resource demand (None: the pod asks for an extended resource
+        DRA may serve, so its claims differ by node and no answer is shared)."""
+        if not self._run.uniform(unit):
+            return None
+        return (
+            _shape(unit.claims),
+            frozenset(unit.blocked.items()),
+            tuple(sorted(demand_total(unit.needs).items())),
+        )
+
+    def nodes(self, unit: Unit, raw: bool = False) -> tuple[list[Alone], dict[str | None, str], list[str]]:
         """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
         words it) with its template (node and claim names taken out, for `reason_groups`).
         Pods of one shape, scheduling constraints and demand share the answer (with their own
-        claim names put in), as first fit's `_Nowhere` is shared."""
-        run, base = self._run, _shape(unit.claims)
-        key: Hashable = None
-        if run.uniform(unit):
-            key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        claim names put in; `raw`: shared pods' texts as they are, the claim refs as
+        placeholders that `with_refs` replaces), as first fit's `_Nowhere` is shared."""
+        base = _shape(unit.claims)
+        key = self.key(unit)
         seen = self._seen.get(key) if key is not None else None
         if seen is None:
             seen = self._nodes(unit, base)
             if key is not None:
                 self._seen[key] = seen
         fits, texts, templates = seen
+        if raw and key is not None:
+            return fits, texts, templates
         refs = _refs(unit.claims)
         return (
             fits,
-            {n: _with_refs(t, refs) for n, t in texts.items()},
-            [_with_refs(t, refs) for t in templates],
+            {n: with_refs(t, refs) for n, t in texts.items()},
+            [with_refs(t, refs) for t in templates],
         )
 
     def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
@@ -740,7 +754,7 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
             assert t.answer is not None
             template = t.answer.reason()
             if t.refs is not None:
-                template = _with_refs(template, t.refs)
+                template = with_refs(template, t.refs)
             text = template.replace(_NODE, str(name))
             template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
             if t.answer.failure is not None:
@@ -760,7 +774,7 @@ class NodeReasons(Mapping[str | None, str]):
         self._refs = refs
 
     def __getitem__(self, node: str | None) -> str:
-        return _with_refs(self._texts[node], self._refs)
+        return with_refs(self._texts[node], self._refs)
 
     def __iter__(self) -> Iterator[str | None]:
         return iter(self._texts)
@@ -889,7 +903,7 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         unit.name,
         None,
         list(unit.claims),
-        _with_refs(nowhere.summary, refs),
+        with_refs(nowhere.summary, refs),
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
         node_reasons=NodeReasons(nowhere.texts, refs),
@@ -914,7 +928,7 @@ def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence
     node counts, then how many nodes are left for how many other reasons."""
     groups: dict[str, list[str]] = {}
     for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
-        groups.setdefault(_DIGITS.sub("#", text), []).append(text)
+        groups.setdefault(_numberless(text), []).append(text)
     top = sorted(groups.values(), key=len, reverse=True)[:2]  # stable: ties in node order
     parts = [f"{len(texts)} node{'s' if len(texts) != 1 else ''}: {_ranges(texts)}" for texts in top]
     rest = len(reasons) - sum(len(texts) for texts in top)
@@ -927,9 +941,22 @@ def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence
 _DIGITS = re.compile(r"\d+")
 
 
+@lru_cache(maxsize=1 << 16)
+def _numberless(text: str) -> str:
+    """`text` with its numbers as `#`. Cached: the same reason text recurs on every node of
+    a kind, for every pod of a shape (first fit words a full cluster pod after pod)."""
+    return _DIGITS.sub("#", text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _numbers(text: str) -> tuple[str, ...]:
+    """The numbers in `text`, in order (cached as `_numberless`)."""
+    return tuple(_DIGITS.findall(text))
+
+
 def _ranges(texts: list[str]) -> str:
     """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
-    numbers = list(zip(*(_DIGITS.findall(t) for t in texts), strict=True))
+    numbers = list(zip(*(_numbers(t) for t in dict.fromkeys(texts)), strict=True))
     out = []
     for i, piece in enumerate(_DIGITS.split(texts[0])):
         out.append(piece)
@@ -958,7 +985,7 @@ def _least_devices(claims: Sequence[ResourceClaim]) -> int:
     return need
 
 
-def _with_refs(text: str, refs: list[str]) -> str:
+def with_refs(text: str, refs: list[str]) -> str:
     for i, ref in enumerate(refs):
         text = text.replace("/" + _CLAIM.format(i), ref)
     return text
@@ -1005,4 +1032,5 @@ __all__ = [
     "Solo",
     "reason_groups",
     "why_not",
+    "with_refs",
 ]
