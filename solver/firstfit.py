@@ -126,6 +126,10 @@ class Answer:
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
+    texts: tuple[str | None, str, str] | None = None
+    """(node, its text, its template) as `_node_texts` words the reason (claim refs as
+    placeholders): an unchanged answer is worded once, however often a full cluster is
+    reported pod after pod."""
 
     def reason(self) -> str:
         """Why the shape does not fit, with placeholders for claim refs and the node name
@@ -173,10 +177,11 @@ class _Run:
     changes: list[int] = field(default_factory=list)
     """Indices of nodes whose version changed, in order: lowers the floors lazily."""
     nowhere: dict[
-        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]], tuple[int, _Nowhere]
+        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]],
+        tuple[int, _Nowhere, list[_Tried]],
     ] = field(default_factory=dict)
-    """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it):
-    reused until a change."""
+    """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it,
+    each node's try): reused until a change, then only the changed nodes are tried again."""
 
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster
@@ -572,20 +577,27 @@ class FirstFit:
         key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
         seen = run.nowhere.get(key) if uniform else None
         if seen is None or seen[0] != len(run.changes):
-            tried = []
-            for node in run.nodes:
-                why, variant = run.may_try(unit, node)
-                if variant is None:
-                    tried.append(_Tried(node, why))
-                    continue
-                claims = (*unit.claims, *variant.claims)
-                shape = _shape(claims) if variant.claims else base
-                refs = _refs(claims) if variant.claims else None
-                tried.append(_Tried(node, None, run.answer(claims, shape, node), refs))
-            seen = (len(run.changes), _nowhere(tried))
+            # Only the nodes changed since the last answer can answer differently (a node's
+            # version and its free node resources change only with an entry in `changes`).
+            again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
+            tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
+            for i in again:
+                tried[i] = self._try(run, unit, base, run.nodes[i])
+            seen = (len(run.changes), _nowhere(tried), tried)
             if uniform:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
+
+    @staticmethod
+    def _try(run: _Run, unit: Unit, base: ShapeKey, node: NodeState) -> _Tried:
+        """Why `node` does not take `unit` now: a refusal, or the reference search's answer."""
+        why, variant = run.may_try(unit, node)
+        if variant is None:
+            return _Tried(node, why)
+        claims = (*unit.claims, *variant.claims)
+        shape = _shape(claims) if variant.claims else base
+        refs = _refs(claims) if variant.claims else None
+        return _Tried(node, None, run.answer(claims, shape, node), refs)
 
     def _place_slowly(self, run: _Run, unit: Unit) -> PodPlan:
         """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
@@ -752,11 +764,16 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
             template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
         else:
             assert t.answer is not None
-            template = t.answer.reason()
-            if t.refs is not None:
-                template = with_refs(template, t.refs)
-            text = template.replace(_NODE, str(name))
-            template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+            if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
+                text, template = t.answer.texts[1:]  # this node's words, from an earlier pass
+            else:
+                template = t.answer.reason()
+                if t.refs is not None:
+                    template = with_refs(template, t.refs)
+                text = template.replace(_NODE, str(name))
+                template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+                if t.refs is None:
+                    t.answer.texts = (name, text, template)
             if t.answer.failure is not None:
                 error = t.answer.failure
         texts[name] = text
