@@ -35,7 +35,6 @@ from dra_solver.cel import EvalCache
 from dra_solver.demand import Needs, demand_total
 from dra_solver.encoders.model import sorted_values
 from dra_solver.gates import FeatureGates
-from dra_solver.inventory import NodeView
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Problem, claim_weight
 from dra_solver.problem.resources import Amounts
@@ -295,13 +294,12 @@ def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
         for r in dump.get("status", {}).get("allocation", {}).get("devices", {}).get("results", []):
             r["pool"] = aliases.get(r["pool"], r["pool"])
         held.append(dump)
-    view = NodeView.of(node, cluster.nodes)
-    labels = dict(view.labels) if view is not None else {}
+    obj = cluster.nodes.get(node)  # what `inventory.NodeView.of` reads of it
+    labels = dict(obj.metadata.labels) if obj is not None else {HOSTNAME: node}
     if labels.get(HOSTNAME) == node:
         labels[HOSTNAME] = _NODE_ALIAS
-    features = list(view.declared_features) if view is not None else []
-    known = view.known if view is not None else False
-    return json.dumps([slices, held, labels, features, known], sort_keys=True)
+    features = list(obj.status.declared_features) if obj is not None else []
+    return json.dumps([slices, held, labels, features, obj is not None], sort_keys=True)
 
 
 def problem_signature(problem: Problem) -> Hashable:
