@@ -55,8 +55,8 @@ def growth(points: list[dict[str, Any]], allocator: str, key: str) -> list[str]:
 
 def table(points: list[dict[str, Any]]) -> str:
     head = (
-        "| pods / nodes | allocator | plan (first fit, classes, aggregated model incl. classes) | load + validate "
-        "| placed (first fit) | status, bound, gap | peak RSS | load avg |\n"
+        "| pods / nodes | allocator | plan (first fit, classes, aggregated model incl. classes) "
+        "| load + validate | placed (first fit) | status, bound, gap | peak RSS | load avg |\n"
         "|---|---|---:|---:|---:|---|---:|---:|"
     )
     rows = [head]
