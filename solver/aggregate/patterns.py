@@ -322,7 +322,7 @@ def _unranked(assignment: Assignment | None, used: Sequence[int]) -> Assignment 
 def _decide(
     ctx: Context,
     problem: Problem,
-    shape: Hashable,
+    shape: tuple[object, ...],
     require_all: bool,
     floor: float,
 ) -> Assignment | None:
