@@ -6,8 +6,7 @@ exactly what the long way decides.
 - expansion: each (node class, pattern) is decided once (`patterns.allocate_node`, by
   `classes.index_signature`), and the plan passes the checker;
 - crowded reasons: shared per pod class under CP-SAT, word for word those of a pass per pod;
-- refusals: shared per scheduling key (`pipeline._all_with_nodes`), equal to one call per pod;
-- first fit placing every pod is optimal as it is (no model built).
+- refusals: shared per scheduling key (`pipeline._all_with_nodes`), equal to one call per pod.
 """
 
 from __future__ import annotations
@@ -159,16 +158,3 @@ def test_refusals_shared_per_scheduling_key_equal_one_call_per_pod() -> None:
     one_by_one = [with_nodes(cluster, u, ["a", "b"], {}, gates) for u in units]
     assert _all_with_nodes(cluster, units, ["a", "b"], {}, gates) == one_by_one
     assert any(u.blocked for u in one_by_one)
-
-
-def test_first_fit_placing_every_pod_is_optimal_without_a_model() -> None:
-    objs = [
-        device_class("gpu"),
-        *_gpu_nodes(["a", "b"]),
-        *[claim(f"j{i}", [request("gpu")]) for i in range(6)],
-    ]
-    out = plan(Cluster.from_objects(objs))
-    assert (
-        out.placed == 6 and out.stats["status"] == "OPTIMAL" and out.stats["bound"] == out.stats["objective"]
-    )
-    assert str(out.stats["aggregated"]).startswith("no: first fit places every pod")
