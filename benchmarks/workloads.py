@@ -385,3 +385,145 @@ def numa_gpu_nic(nodes: int = 1000, claims: int = 4000, seed: int = 12) -> list[
         match = [{"requests": ["gpu", "nic"], "matchAttribute": TOPOLOGY}]
         objs.append(_claim(f"job-{c:04d}", requests, match))
     return objs
+
+
+# --- the heterogeneous cluster of issue 30 ---------------------------------------------------
+
+ACCEL = "accel.example.com"
+SIZE_ATTR = f'device.attributes["{GPU}"].size'
+NODE_KINDS = (("gpu8", 25), ("gpu4", 35), ("part", 20), ("accel", 20))
+"""Node kinds of `mixed_cluster` and their weights (percent of the nodes, drawn by seed)."""
+POD_SHAPES = (
+    ("gpu-1", 25),
+    ("gpu-2", 15),
+    ("gpu-4", 10),
+    ("gpu-8", 5),
+    ("gpu-2-nic", 10),
+    ("gpu-4-numa", 5),
+    ("half", 10),
+    ("accel-1", 20),
+)
+"""Pod shapes of `mixed_cluster` (one ResourceClaimTemplate each) and their weights."""
+
+
+def _gpu(name: str, size: str, numa: int, counters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    dev: dict[str, Any] = {
+        "name": name,
+        "attributes": {"size": {"string": size}, TOPOLOGY: {"int": numa}},
+    }
+    if counters is not None:
+        dev["consumesCounters"] = counters
+    return dev
+
+
+def _mixed_node(node: str, kind: str) -> list[dict[str, Any]]:
+    """The Node and its slices for one node kind of `mixed_cluster`."""
+    objs: list[dict[str, Any]] = [_node(node)]
+    if kind == "gpu8":  # 8 GPUs on 2 NUMA nodes, one NIC per NUMA node
+        gpus = [_gpu(f"gpu-{i}", "whole", i // 4) for i in range(8)]
+        nics = [{"name": f"nic-{j}", "attributes": {TOPOLOGY: {"int": j}}} for j in range(2)]
+        objs += [_slice(f"{node}-gpu", GPU, node, gpus), _slice(f"{node}-nic", NIC, node, nics)]
+    elif kind == "gpu4":
+        objs.append(_slice(f"{node}-gpu", GPU, node, [_gpu(f"gpu-{i}", "whole", 0) for i in range(4)]))
+    elif kind == "part":  # 4 partitionable GPUs: each the whole device or two halves (counters)
+        devices: list[dict[str, Any]] = []
+        for i in range(4):
+
+            def uses(amount: str, i: int = i) -> list[dict[str, Any]]:
+                return [{"counterSet": f"gpu-{i}-mem", "counters": {"memory": {"value": amount}}}]
+
+            devices.append(_gpu(f"gpu-{i}", "whole", i // 2, uses("2")))
+            devices += [_gpu(f"gpu-{i}-half-{h}", "half", i // 2, uses("1")) for h in range(2)]
+        # Since Kubernetes 1.34 the counter sets are a slice of their own in the pool.
+        pool = {"name": f"{node}-gpu", "generation": 1, "resourceSliceCount": 2}
+        counters = _slice(f"{node}-gpu-counters", GPU, node, [], f"{node}-gpu")
+        del counters["spec"]["devices"]
+        counters["spec"]["sharedCounters"] = [
+            {"name": f"gpu-{i}-mem", "counters": {"memory": {"value": "2"}}} for i in range(4)
+        ]
+        gpus = _slice(f"{node}-gpu", GPU, node, devices)
+        counters["spec"]["pool"] = dict(pool)
+        gpus["spec"]["pool"] = dict(pool)
+        objs += [counters, gpus]
+    else:  # one small accelerator
+        objs.append(_slice(f"{node}-accel", ACCEL, node, [{"name": "accel-0"}]))
+    return objs
+
+
+def _mixed_template(shape: str) -> dict[str, Any]:
+    """The ResourceClaimTemplate of one pod shape of `mixed_cluster`."""
+    whole = [{"cel": {"expression": f'{SIZE_ATTR} == "whole"'}}]
+    half = [{"cel": {"expression": f'{SIZE_ATTR} == "half"'}}]
+    constraints: list[dict[str, Any]] = []
+    if shape == "accel-1":
+        requests: list[dict[str, Any]] = [{"name": "accel", "exactly": {"deviceClassName": "accel"}}]
+    elif shape == "half":
+        requests = [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "selectors": half}}]
+    elif shape == "gpu-2-nic":  # two GPUs and the NIC of their NUMA node
+        requests = [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2, "selectors": whole}},
+            {"name": "nic", "exactly": {"deviceClassName": "nic"}},
+        ]
+        constraints = [{"requests": ["gpu", "nic"], "matchAttribute": TOPOLOGY}]
+    elif shape == "gpu-4-numa":  # four GPUs on one NUMA node
+        requests = [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 4, "selectors": whole}}]
+        constraints = [{"matchAttribute": TOPOLOGY}]
+    else:  # gpu-N: N whole GPUs (gpu-1: a whole GPU or a half, whichever is first)
+        count = int(shape.split("-")[1])
+        selectors = [] if count == 1 else whole
+        requests = [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count, "selectors": selectors}}
+        ]
+    devices: dict[str, Any] = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": shape, "namespace": "default"},
+        "spec": {"spec": {"devices": devices}},
+    }
+
+
+def mixed_cluster(nodes: int = 1000, pods: int | None = None, seed: int = 30) -> list[dict[str, Any]]:
+    """Issue 30's heterogeneous cluster: `nodes` Nodes of four kinds (`NODE_KINDS`, drawn by
+    `seed`) — 8-GPU nodes with a NIC per NUMA node (GPUs and NICs publish
+    `topology.example.com/numa`), 4-GPU nodes, nodes of 4 partitionable GPUs (each the whole
+    device or two halves, KEP-4815 counters), nodes with one small accelerator — and `pods`
+    (default 5 x nodes) pending Pods, each with one claim from a ResourceClaimTemplate of its
+    shape (`POD_SHAPES`: 1/2/4/8 GPUs, 2 GPUs + the NIC of their NUMA node and 4 GPUs on one
+    NUMA node (matchAttribute), half a GPU, the small accelerator) and a PriorityClass of
+    value 0-3. Far more is asked for than exists (about twice the GPUs, five times the
+    accelerators), so the plan decides which pods run. Deterministic: the same arguments give
+    the same objects."""
+    rng = random.Random(seed)
+    pods = 5 * nodes if pods is None else pods
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _class("nic", NIC), _class("accel", ACCEL)]
+    objs += [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"prio-{p}"},
+            "value": p,
+        }
+        for p in range(4)
+    ]
+    objs += [_mixed_template(shape) for shape, _ in POD_SHAPES]
+    kinds, kind_weights = zip(*NODE_KINDS, strict=True)
+    for n, kind in enumerate(rng.choices(kinds, kind_weights, k=nodes)):
+        objs += _mixed_node(f"node-{n:05d}", kind)
+    shapes, shape_weights = zip(*POD_SHAPES, strict=True)
+    for p, shape in enumerate(rng.choices(shapes, shape_weights, k=pods)):
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{p:05d}", "namespace": "default", "uid": f"uid-{p:05d}"},
+                "spec": {
+                    "priorityClassName": f"prio-{rng.randrange(4)}",
+                    "containers": [{"name": "ctr", "resources": {"claims": [{"name": "dev"}]}}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": shape}],
+                },
+            }
+        )
+    return objs

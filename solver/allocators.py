@@ -83,8 +83,8 @@ class PlanModel:
 
 
 class Improver(Protocol):
-    """Improves a first-fit plan; never returns less placed weight than it was given. (Not
-    `Allocator`: that is the CLI's `--allocator` choice, `cli.main.Allocator`.)"""
+    """Improves a first-fit plan; never returns less placed weight than it was given. (Named
+    apart from the CLI's `--allocator` choice, `cli.options.AllocatorChoice`.)"""
 
     name: ClassVar[str]
     first_fit_steps: ClassVar[int]

@@ -36,6 +36,7 @@ import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from dra_solver import interrupt
 from dra_solver.api.cluster import Cluster
@@ -124,6 +125,10 @@ class Answer:
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
+    texts: tuple[str | None, str, str] | None = None
+    """(node, its text, its template) as `_node_texts` words the reason (claim refs as
+    placeholders): an unchanged answer is worded once, however often a full cluster is
+    reported pod after pod."""
 
     def reason(self) -> str:
         """Why the shape does not fit, with placeholders for claim refs and the node name
@@ -171,10 +176,11 @@ class _Placing:
     changes: list[int] = field(default_factory=list)
     """Indices of nodes whose version changed, in order: lowers the floors lazily."""
     nowhere: dict[
-        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]], tuple[int, _Nowhere]
+        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]],
+        tuple[int, _Nowhere, list[_Tried]],
     ] = field(default_factory=dict)
-    """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it):
-    reused until a change."""
+    """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it,
+    each node's try): reused until a change, then only the changed nodes are tried again."""
 
     def __post_init__(self) -> None:
         self.cluster = self.job.cluster
@@ -565,20 +571,27 @@ class FirstFit:
         key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
         seen = run.nowhere.get(key) if uniform else None
         if seen is None or seen[0] != len(run.changes):
-            tried = []
-            for node in run.nodes:
-                why, variant = run.may_try(unit, node)
-                if variant is None:
-                    tried.append(_Tried(node, why))
-                    continue
-                claims = (*unit.claims, *variant.claims)
-                shape = _shape(claims) if variant.claims else base
-                refs = _refs(claims) if variant.claims else None
-                tried.append(_Tried(node, None, run.answer(claims, shape, node), refs))
-            seen = (len(run.changes), _nowhere(tried))
+            # Only the nodes changed since the last answer can answer differently (a node's
+            # version and its free node resources change only with an entry in `changes`).
+            again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
+            tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
+            for i in again:
+                tried[i] = self._try(run, unit, base, run.nodes[i])
+            seen = (len(run.changes), _nowhere(tried), tried)
             if uniform:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
+
+    @staticmethod
+    def _try(run: _Placing, unit: Unit, base: ShapeKey, node: NodeState) -> _Tried:
+        """Why `node` does not take `unit` now: a refusal, or the reference search's answer."""
+        why, variant = run.may_try(unit, node)
+        if variant is None:
+            return _Tried(node, why)
+        claims = (*unit.claims, *variant.claims)
+        shape = _shape(claims) if variant.claims else base
+        refs = _refs(claims) if variant.claims else None
+        return _Tried(node, None, run.answer(claims, shape, node), refs)
 
     def _place_slowly(self, run: _Placing, unit: Unit) -> PodPlan:
         """The per-pod path (a fresh Problem from the whole cluster per node), for the rare pod
@@ -642,26 +655,39 @@ class Solo:
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
 
-    def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+    def key(self, unit: Unit) -> Hashable:
+        """What decides `nodes(unit)` up to the claim names: the claims' shape, the scheduling
+        constraints and the node-resource demand (None: the pod asks for an extended resource
+        DRA may serve, so its claims differ by node and no answer is shared)."""
+        if not self._run.uniform(unit):
+            return None
+        return (
+            _shape(unit.claims),
+            frozenset(unit.blocked.items()),
+            tuple(sorted(demand_total(unit.needs).items())),
+        )
+
+    def nodes(self, unit: Unit, raw: bool = False) -> tuple[list[Alone], dict[str | None, str], list[str]]:
         """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
         words it) with its template (node and claim names taken out, for `reason_groups`).
         Pods of one shape, scheduling constraints and demand share the answer (with their own
-        claim names put in), as first fit's `_Nowhere` is shared."""
-        run, base = self._run, _shape(unit.claims)
-        key: Hashable = None
-        if run.uniform(unit):
-            key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        claim names put in; `raw`: shared pods' texts as they are, the claim refs as
+        placeholders that `with_refs` replaces), as first fit's `_Nowhere` is shared."""
+        base = _shape(unit.claims)
+        key = self.key(unit)
         seen = self._seen.get(key) if key is not None else None
         if seen is None:
             seen = self._nodes(unit, base)
             if key is not None:
                 self._seen[key] = seen
         fits, texts, templates = seen
+        if raw and key is not None:
+            return fits, texts, templates
         refs = _refs(unit.claims)
         return (
             fits,
-            {n: _with_refs(t, refs) for n, t in texts.items()},
-            [_with_refs(t, refs) for t in templates],
+            {n: with_refs(t, refs) for n, t in texts.items()},
+            [with_refs(t, refs) for t in templates],
         )
 
     def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
@@ -732,11 +758,16 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
             template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
         else:
             assert t.answer is not None
-            template = t.answer.reason()
-            if t.refs is not None:
-                template = _with_refs(template, t.refs)
-            text = template.replace(_NODE, str(name))
-            template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+            if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
+                text, template = t.answer.texts[1:]  # this node's words, from an earlier pass
+            else:
+                template = t.answer.reason()
+                if t.refs is not None:
+                    template = with_refs(template, t.refs)
+                text = template.replace(_NODE, str(name))
+                template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+                if t.refs is None:
+                    t.answer.texts = (name, text, template)
             if t.answer.failure is not None:
                 error = t.answer.failure
         texts[name] = text
@@ -754,7 +785,7 @@ class NodeReasons(Mapping[str | None, str]):
         self._refs = refs
 
     def __getitem__(self, node: str | None) -> str:
-        return _with_refs(self._texts[node], self._refs)
+        return with_refs(self._texts[node], self._refs)
 
     def __iter__(self) -> Iterator[str | None]:
         return iter(self._texts)
@@ -824,7 +855,7 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         unit.name,
         None,
         list(unit.claims),
-        _with_refs(nowhere.summary, refs),
+        with_refs(nowhere.summary, refs),
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
         node_reasons=NodeReasons(nowhere.texts, refs),
@@ -849,7 +880,7 @@ def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence
     node counts, then how many nodes are left for how many other reasons."""
     groups: dict[str, list[str]] = {}
     for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
-        groups.setdefault(_DIGITS.sub("#", text), []).append(text)
+        groups.setdefault(_numberless(text), []).append(text)
     top = sorted(groups.values(), key=len, reverse=True)[:2]  # stable: ties in node order
     parts = [f"{len(texts)} node{'s' if len(texts) != 1 else ''}: {_ranges(texts)}" for texts in top]
     rest = len(reasons) - sum(len(texts) for texts in top)
@@ -862,9 +893,22 @@ def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence
 _DIGITS = re.compile(r"\d+")
 
 
+@lru_cache(maxsize=1 << 16)
+def _numberless(text: str) -> str:
+    """`text` with its numbers as `#`. Cached: the same reason text recurs on every node of
+    a kind, for every pod of a shape (first fit words a full cluster pod after pod)."""
+    return _DIGITS.sub("#", text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _numbers(text: str) -> tuple[str, ...]:
+    """The numbers in `text`, in order (cached as `_numberless`)."""
+    return tuple(_DIGITS.findall(text))
+
+
 def _ranges(texts: list[str]) -> str:
     """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
-    numbers = list(zip(*(_DIGITS.findall(t) for t in texts), strict=True))
+    numbers = list(zip(*(_numbers(t) for t in dict.fromkeys(texts)), strict=True))
     out = []
     for i, piece in enumerate(_DIGITS.split(texts[0])):
         out.append(piece)
@@ -893,7 +937,7 @@ def _least_devices(claims: Sequence[ResourceClaim]) -> int:
     return need
 
 
-def _with_refs(text: str, refs: list[str]) -> str:
+def with_refs(text: str, refs: list[str]) -> str:
     for i, ref in enumerate(refs):
         text = text.replace("/" + _CLAIM.format(i), ref)
     return text
@@ -939,4 +983,5 @@ __all__ = [
     "Solo",
     "reason_groups",
     "why_not",
+    "with_refs",
 ]

@@ -87,7 +87,8 @@ class NodeClass:
 class NodeClasses:
     classes: list[NodeClass]
     problems: dict[str, Problem]
-    """Node -> its Problem for the representative claims (precompute, kept for reuse)."""
+    """Node -> its Problem for the representative claims (precompute, kept for reuse); a node
+    whose twin was precomputed (`_twin_key`) has none."""
     coupled: str | None
     """Why the nodes are not independent (a device or counter seen from two nodes), else None."""
     errors: str | None
@@ -206,7 +207,13 @@ def node_classes(
     coupled: str | None = None
     errors: str | None = None
     views = LocalViews(cluster)
+    twins: dict[str, Hashable] = {}
     for n in sorted(nodes):
+        twin = _twin_key(cluster, views, n)
+        if twin is not None and twin in twins:  # the same Problem up to names: no precompute
+            facts = (frozenset(k.index for k in pods if n not in k.blocked), twins[twin], _free_key(free, n))
+            members.setdefault(facts, []).append(n)
+            continue
         problem = build_problem(views.of(cluster, n), claims, n, gates, cache=cache)
         problems[n] = problem
         for key in _used_keys(problem):
@@ -215,12 +222,65 @@ def node_classes(
                 coupled = f"{'/'.join(key)} is seen from nodes {other} and {n}"
         if errors is None:
             errors = _errors(problem)
-        members.setdefault(node_facts(cluster, problem, n, pods, (free or {}).get(n)), []).append(n)
+        facts = node_facts(cluster, problem, n, pods, (free or {}).get(n))
+        if twin is not None:
+            twins[twin] = facts[1]
+        members.setdefault(facts, []).append(n)
     classes = [
         NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])
         for c, (key, ns) in enumerate(members.items())
     ]
     return NodeClasses(classes, problems, coupled, errors, views)
+
+
+def _free_key(free: Mapping[str | None, Amounts | None] | None, node: str) -> Hashable:
+    amounts = (free or {}).get(node)
+    return tuple(sorted(amounts.items())) if amounts is not None else None
+
+
+_NODE_ALIAS = "\x00node"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
+    """What precompute reads of `node`, with the node's and its pools' names taken out, as
+    canonical JSON: two nodes with equal keys have equal Problems up to names for any claims
+    (so equal `problem_signature`s), and `node_classes` builds one of them only. Why: a
+    Problem of one representative of every pod class costs milliseconds per node, a minute
+    over 10,000 nodes, while a cluster has few kinds of node.
+
+    Only where names are all that can differ, else None (the node is precomputed): no
+    DeviceTaintRules (they select devices by pool and name), no slice without a node name,
+    and every slice of the node's pools on this node. Everything else is compared as it is:
+    slices (devices, counters, per-device node selection), the claims holding devices in
+    those pools (spec and allocation, their names left out), the node's labels (its hostname
+    label taken out when it is the node's name) and declared features."""
+    if cluster.taint_rules or views.shared:
+        return None
+    aliases: dict[str, str] = {}
+    slices = []
+    for i in sorted(i for p in views.node_pools.get(node, ()) for i in views.slices[p]):
+        s = cluster.slices[i]
+        if s.spec.node_name != node:
+            return None
+        spec = s.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+        spec["nodeName"] = _NODE_ALIAS
+        spec["pool"]["name"] = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
+        slices.append(spec)
+    held = []
+    for _, key in sorted({ik for p in views.node_pools.get(node, ()) for ik in views.claims.get(p, ())}):
+        claim = cluster.claims[key]
+        dump = claim.model_dump(mode="json", by_alias=True, exclude_none=True)
+        dump["metadata"] = {"namespace": claim.metadata.ns}
+        for r in dump.get("status", {}).get("allocation", {}).get("devices", {}).get("results", []):
+            r["pool"] = aliases.get(r["pool"], r["pool"])
+        held.append(dump)
+    obj = cluster.nodes.get(node)  # what `inventory.NodeView.of` reads of it
+    labels = dict(obj.metadata.labels) if obj is not None else {HOSTNAME: node}
+    if labels.get(HOSTNAME) == node:
+        labels[HOSTNAME] = _NODE_ALIAS
+    features = list(obj.status.declared_features) if obj is not None else []
+    return json.dumps([slices, held, labels, features, obj is not None], sort_keys=True)
 
 
 def problem_signature(problem: Problem) -> Hashable:
@@ -233,6 +293,23 @@ def problem_signature(problem: Problem) -> Hashable:
     ctr_used = sorted({i for d in used for i in problem.devices[d].counter_use})
     if not ctr_used:
         used = _canonical_order(problem, used)
+    return _signature(problem, used, ctr_used)
+
+
+def index_signature(problem: Problem) -> tuple[Hashable, tuple[int, ...]]:
+    """`problem_signature` with the used devices ranked in index order (no canonical order),
+    and those devices: two Problems with equal index signatures are the same Problem up to
+    names *and* device order, so an allocation of one, its devices mapped rank for rank
+    (`used[rank]`), is an allocation of the other, whatever decided it. Cheaper than
+    `problem_signature` (no sort by role): what lets the expansion of an aggregated plan
+    decide a pattern once per node class instead of once per node (`patterns.allocate_node`)."""
+    used = sorted({cand.device for alt in problem.alternatives for cand in alt.candidates})
+    ctr_used = sorted({i for d in used for i in problem.devices[d].counter_use})
+    return _signature(problem, used, ctr_used), tuple(used)
+
+
+def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashable:
+    """The facts of `problem_signature`, devices ranked in the order of `used`."""
     rank = {d: r for r, d in enumerate(used)}
     ctr_rank = {i: r for r, i in enumerate(ctr_used)}
     devices = tuple(_device_facts(problem, d, ctr_rank) for d in used)
@@ -361,6 +438,7 @@ __all__ = [
     "PodClass",
     "UnitsByIndex",
     "claim_key",
+    "index_signature",
     "node_classes",
     "node_facts",
     "pod_classes",

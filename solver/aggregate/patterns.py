@@ -18,13 +18,13 @@ doubling: a model with n copies that places fewer than n proves the cap), at mos
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
 
 import dra_solver.interrupt as interrupt
-from dra_solver.aggregate.classes import LocalViews, PodClass, UnitsByIndex, claim_key
+from dra_solver.aggregate.classes import LocalViews, PodClass, UnitsByIndex, claim_key, index_signature
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel import EvalCache
@@ -93,6 +93,10 @@ class ModelContext:
     decision that depends on the time left then depends on work done, not on the machine's
     load, so the same input and seed give the same plan. None: the wall clock (`deadline`)."""
     spent: float = 0.0
+    decided: dict[Hashable, Assignment | None] = field(default_factory=dict)
+    """`allocate_node`'s answers by (claims' shape, mode, `classes.index_signature`), devices
+    as ranks: nodes of one class given the same pattern are the same Problem up to names, so
+    the expansion of a plan over 10,000 nodes searches once per (node class, pattern)."""
 
     def demand(self, k: int) -> Amounts:
         """What one pod of class k takes of a node's resources."""
@@ -300,6 +304,37 @@ def allocate_node(
     if weights is not None:
         problem = replace(problem, group_weight=dict(enumerate(weights)))
     shape = (tuple(claim_key(c) for c in claims), tuple(group_of))
+    signature, used = index_signature(problem)
+    key = (shape, require_all, signature)
+    if key in ctx.decided:  # the same Problem up to names was decided on another node
+        return problem, _unranked(ctx.decided[key], used)
+    found = _decide(ctx, problem, shape, require_all, floor)
+    ctx.decided[key] = _ranked(found, used)
+    return problem, found
+
+
+def _ranked(assignment: Assignment | None, used: Sequence[int]) -> Assignment | None:
+    """`assignment` with each device given as its rank among `used` (`_unranked` undoes it)."""
+    if assignment is None:
+        return None
+    rank = {d: r for r, d in enumerate(used)}
+    return {ci: [replace(p, device=rank[p.device]) for p in ps] for ci, ps in assignment.items()}
+
+
+def _unranked(assignment: Assignment | None, used: Sequence[int]) -> Assignment | None:
+    if assignment is None:
+        return None
+    return {ci: [replace(p, device=used[p.device]) for p in ps] for ci, ps in assignment.items()}
+
+
+def _decide(
+    ctx: ModelContext,
+    problem: Problem,
+    shape: tuple[object, ...],
+    require_all: bool,
+    floor: float,
+) -> Assignment | None:
+    """`allocate_node`'s search on its Problem: the reference first, then the exact model."""
     found = None
     if shape not in ctx.slow:  # the reference is only a fast yes: skip it where it aborted before
         try:
@@ -307,20 +342,20 @@ def allocate_node(
         except SearchAborted:
             ctx.slow.add(shape)
     if found is not None:
-        return problem, found
+        return found
     ctx.solves += 1
     budget, wall = _exact_budget(ctx, floor)
     out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=wall)
     ctx.charge(out.deterministic_time)
     if out.assignment is not None:
-        return problem, out.assignment
+        return out.assignment
     if require_all:
-        return problem, None
+        return None
     ctx.solves += 1
     budget, wall = _exact_budget(ctx, floor)
     out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=wall)
     ctx.charge(out.deterministic_time)
-    return problem, out.assignment
+    return out.assignment
 
 
 def _exact_budget(ctx: ModelContext, floor: float) -> tuple[float, float]:

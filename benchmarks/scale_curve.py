@@ -1,0 +1,120 @@
+"""Issue #30's curve: one plan of the heterogeneous cluster (`workloads.mixed_cluster`) per
+size and allocator, each in a fresh process, timed by phase, with its peak memory.
+
+Why a process per point: peak RSS (`ru_maxrss`) only ever grows, so a point measured after a
+bigger one in the same process would report the bigger one's memory; and a point that does
+not finish must not take the others with it (`run_point` stops it at its timeout).
+
+Run one point: `python -m benchmarks.scale_curve PODS ALLOCATOR [TIME_LIMIT]` (nodes = PODS / 5)
+prints one JSON line. `benchmarks/test_bench_scale_curve.py` runs the curve under
+pytest-benchmark; `benchmarks/report_scale_curve.py` writes the table and the plot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = (1_000, 5_000, 10_000, 25_000, 50_000)
+"""Pods per point; nodes are a fifth of them (the issue's 50,000 pods / 10,000 nodes)."""
+ALLOCATORS = ("reference", "cpsat")
+TIME_LIMIT = 60.0
+"""CP-SAT's budget per plan (`Options.time_limit`): the issue's goal is a plan within 60 s."""
+
+
+def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str, Any]:
+    """One plan in this process: generate, load, validate, plan; seconds per phase, the plan's
+    numbers and the peak RSS."""
+    from benchmarks.workloads import mixed_cluster
+    from dra_solver import Cluster, plan
+    from dra_solver.cel.checks import validate_all
+
+    nodes = pods // 5
+    t0 = time.perf_counter()
+    objs = mixed_cluster(nodes, pods)
+    t1 = time.perf_counter()
+    cluster = Cluster.from_objects(objs)
+    del objs
+    t2 = time.perf_counter()
+    errors = validate_all(cluster)
+    t3 = time.perf_counter()
+    if errors:
+        raise SystemExit(f"invalid workload: {errors[:3]}")
+    out = plan(cluster, allocator=allocator, time_limit=time_limit)
+    t4 = time.perf_counter()
+    s = out.stats
+    keys = (
+        "reference_placed",
+        "first_fit_seconds",
+        "status",
+        "objective",
+        "bound",
+        "gap",
+        "aggregated",
+        "pod_classes",
+        "node_classes",
+        "classes_time",
+        "model_time",
+        "columns",
+        "single_node_solves",
+        "fallback",
+    )
+    return {
+        "pods": pods,
+        "nodes": nodes,
+        "allocator": allocator,
+        "time_limit": time_limit,
+        "generate_seconds": round(t1 - t0, 2),
+        "load_seconds": round(t2 - t1, 2),
+        "validate_seconds": round(t3 - t2, 2),
+        "plan_seconds": round(t4 - t3, 2),
+        "total_seconds": round(t4 - t1, 2),
+        "placed": out.placed,
+        "weight": out.weight,
+        **{k: s.get(k) for k in keys},
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "load_average": round(os.getloadavg()[0], 1),
+    }
+
+
+def run_point(
+    pods: int, allocator: str, time_limit: float = TIME_LIMIT, timeout: float = 1800
+) -> dict[str, Any]:
+    """`point` in a fresh process; past `timeout` seconds it is stopped and reported as such."""
+    cmd = [sys.executable, "-m", "benchmarks.scale_curve", str(pods), allocator, str(time_limit)]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {
+            "pods": pods,
+            "nodes": pods // 5,
+            "allocator": allocator,
+            "time_limit": time_limit,
+            "finished": False,
+            "timeout_seconds": timeout,
+        }
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    out["finished"] = True
+    out["process_seconds"] = round(time.perf_counter() - started, 2)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    pods, allocator = int(argv[0]), argv[1]
+    limit = float(argv[2]) if len(argv) > 2 else TIME_LIMIT
+    print(json.dumps(point(pods, allocator, limit)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,34 @@
+"""Issue #30's curve under pytest-benchmark: plan time and peak memory of the heterogeneous
+cluster (`workloads.mixed_cluster`) at 1k, 5k, 10k, 25k and 50k pods (nodes = pods / 5), for
+both allocators, each point in a fresh process (`scale_curve.run_point`).
+
+What is timed: the whole point (load, validation, `dra_solver.plan` with resolving, first
+fit, the allocator, results, the checker); the phases are in `extra_info`, with the plan's
+numbers (placed, status, bound, gap) and the point's peak RSS. A point past its timeout is
+recorded as not finished, not failed. Not a test (the suite collects `tests/` only). Run:
+`pytest benchmarks/test_bench_scale_curve.py --benchmark-json=curve.json` (about an hour on
+2 cores); `SCALE_SIZES=1000,5000` runs fewer points; `python -m benchmarks.report_scale_curve`
+turns the JSON into the docs table and plot.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from benchmarks.scale_curve import ALLOCATORS, SIZES, run_point
+
+GROUP = "scale-curve"
+TIMEOUT = float(os.environ.get("SCALE_TIMEOUT", "1800"))
+CHOSEN = tuple(int(s) for s in os.environ["SCALE_SIZES"].split(",")) if "SCALE_SIZES" in os.environ else SIZES
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+@pytest.mark.parametrize("pods", CHOSEN)
+def test_scale_curve(benchmark: Any, pods: int, allocator: str) -> None:
+    benchmark.group = GROUP
+    out = benchmark.pedantic(lambda: run_point(pods, allocator, timeout=TIMEOUT), rounds=1, iterations=1)
+    benchmark.extra_info.update(out)
+    assert not out["finished"] or out["placed"] > 0

@@ -1,0 +1,160 @@
+"""Issue #30 §1: the shortcuts that make a plan of 50,000 pods on 10,000 nodes linear decide
+exactly what the long way decides.
+
+- node classes: nodes equal up to names (`classes._twin_key`) are not precomputed again, and
+  the classes are those of a precompute per node;
+- expansion: each (node class, pattern) is decided once (`patterns.allocate_node`, by
+  `classes.index_signature`), and the plan passes the checker;
+- crowded reasons: shared per pod class under CP-SAT, word for word those of a pass per pod;
+- refusals: shared per scheduling key (`planning.resolve.all_with_nodes`), equal to one call per pod.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from builders import allocated, claim, device, device_class, request, resource_slice, result
+
+import dra_solver.aggregate.classes as classes_mod
+import dra_solver.aggregate.patterns as patterns_mod
+from benchmarks.workloads import mixed_cluster
+from dra_solver import Cluster, plan
+from dra_solver.aggregate.classes import index_signature, node_classes, pod_classes
+from dra_solver.cel import EvalCache
+from dra_solver.firstfit import Solo
+from dra_solver.gates import FeatureGates
+from dra_solver.planning.resolve import all_with_nodes, join_shared, resolve_nodes, resolve_units, with_nodes
+from dra_solver.problem.build import build_problem
+
+
+def _gpu_nodes(names: list[str], gpus: int = 4) -> list[dict[str, Any]]:
+    return [
+        resource_slice(f"{n}-gpu", [device(f"gpu-{i}", attrs={"index": i}) for i in range(gpus)], node=n)
+        for n in names
+    ]
+
+
+def _node_classes(cluster: Cluster) -> list[tuple[tuple[str, ...], str, frozenset[int]]]:
+    units = resolve_units(cluster, None, None)
+    pods = pod_classes(units, range(len(units)))
+    nodes = resolve_nodes(cluster, None)
+    found = node_classes(cluster, units, pods, nodes, FeatureGates(), EvalCache())
+    return [(c.nodes, c.signature, c.allowed) for c in found.classes]
+
+
+def test_mixed_cluster_is_deterministic_and_valid() -> None:
+    from dra_solver.cel.checks import validate_all
+
+    objs = mixed_cluster(40, seed=5)
+    assert objs == mixed_cluster(40, seed=5) and objs != mixed_cluster(40, seed=6)
+    cluster = Cluster.from_objects(objs)
+    assert not validate_all(cluster)
+    assert len(cluster.nodes) == 40 and len(cluster.pods) == 200
+    assert {p.spec.priority_class_name for p in cluster.pods.values()} == {f"prio-{i}" for i in range(4)}
+
+
+def test_twin_nodes_give_the_classes_of_a_precompute_per_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = Cluster.from_objects(mixed_cluster(60, 150, seed=3))
+    fast = _node_classes(cluster)
+    built: list[str] = []
+    real = classes_mod.build_problem
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        built.append(args[2])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(classes_mod, "build_problem", counting)
+    assert _node_classes(cluster) == fast
+    assert len(built) == len(fast) < 60  # one precompute per kind of node
+    built.clear()
+    monkeypatch.setattr(classes_mod, "_twin_key", lambda *_: None)
+    assert _node_classes(cluster) == fast
+    assert len(built) == 60
+
+
+def test_a_held_device_or_a_label_makes_a_node_no_twin() -> None:
+    held = allocated("old", [result("gpu-0", pool="b-gpu")])
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b", "c"]), held, claim("j", [request("gpu", count=2)])]
+    cluster = Cluster.from_objects(objs)
+    views = classes_mod.LocalViews(cluster)
+    a, b, c = (classes_mod._twin_key(cluster, views, n) for n in "abc")
+    assert a is not None and a == c and b != a
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"labels": {"zone": "z1"}}}
+    labelled = Cluster.from_objects([*objs, {**node, "metadata": {"name": "a", "labels": {"zone": "z1"}}}])
+    views = classes_mod.LocalViews(labelled)
+    assert classes_mod._twin_key(labelled, views, "a") != classes_mod._twin_key(labelled, views, "c")
+
+
+def test_index_signature_maps_an_allocation_between_twin_nodes() -> None:
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), claim("j", [request("gpu", count=2)])]
+    cluster = Cluster.from_objects(objs)
+    claims = list(cluster.claims.values())
+    pa, pb = (build_problem(cluster, claims, n, FeatureGates()) for n in "ab")
+    (sa, used_a), (sb, used_b) = index_signature(pa), index_signature(pb)
+    assert sa == sb and len(used_a) == len(used_b) == 4
+    held = allocated("old", [result("gpu-1", pool="b-gpu")])
+    pc = build_problem(Cluster.from_objects([*objs, held]), claims, "b", FeatureGates())
+    assert index_signature(pc)[0] != sa
+
+
+def test_expansion_decides_each_pattern_once_and_passes_the_checker(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = patterns_mod._decide
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(patterns_mod, "_decide", counting)
+    objs = [device_class("gpu"), *_gpu_nodes([f"n{i:02d}" for i in range(30)], gpus=8)]
+    objs += [claim(f"j{i:03d}", [request("gpu", count=(1, 2, 4, 8)[i % 4])]) for i in range(120)]
+    out = plan(Cluster.from_objects(objs), time_limit=5.0)  # every plan returned passed the checker
+    assert out.stats["aggregated"] == "yes" and out.stats["status"] == "OPTIMAL"
+    assert 0 < len(calls) < 30  # a search per (node class, pattern), not per node
+    assert out.placed == sum(1 for p in out.pods if p.placed) and out.placed > 30
+
+
+def test_shared_crowded_reasons_are_those_of_a_pass_per_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = Cluster.from_objects(mixed_cluster(20, 100, seed=4))
+    shared = plan(cluster, time_limit=5.0)
+    monkeypatch.setattr(Solo, "key", lambda self, unit: None)  # every pod on its own
+    alone = plan(cluster, time_limit=5.0)
+    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
+    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
+    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
+    for a, b in left:
+        assert a.reason == b.reason
+        assert dict(a.node_reasons) == dict(b.node_reasons)
+
+
+def test_refusals_shared_per_scheduling_key_equal_one_call_per_pod() -> None:
+    pods = []
+    for i in range(6):
+        spec: dict[str, Any] = {
+            "containers": [{"name": "c", "resources": {"claims": [{"name": "g"}]}}],
+            "resourceClaims": [{"name": "g", "resourceClaimName": f"c{i}"}],
+        }
+        if i % 2:
+            spec["nodeSelector"] = {"zone": "z1"}
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default"},
+                "spec": spec,
+            }
+        )
+    held = allocated("c5", [result("gpu-0", pool="b-gpu")])
+    nodes = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"zone": z}}}
+        for n, z in (("a", "z1"), ("b", "z2"))
+    ]
+    objs = [device_class("gpu"), *_gpu_nodes(["a", "b"]), *nodes, *pods, held]
+    objs += [claim(f"c{i}", [request("gpu")]) for i in range(5)]
+    cluster = Cluster.from_objects(objs)
+    units = join_shared(resolve_units(cluster, None, None, FeatureGates()))
+    gates = FeatureGates()
+    one_by_one = [with_nodes(cluster, u, ["a", "b"], {}, gates) for u in units]
+    assert all_with_nodes(cluster, units, ["a", "b"], {}, gates) == one_by_one
+    assert any(u.blocked for u in one_by_one)
