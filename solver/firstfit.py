@@ -613,6 +613,70 @@ class FirstFit:
         return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
+class Resumable:
+    """A first-fit run kept between calls (`dra_solver.replan`): place more pods, or release
+    the claims of pods that are gone, on the state the earlier placements left.
+
+    Why: re-planning after a small change must not gather every node's pools again nor
+    re-search every pod. The run's per-node states, cached answers and floors stay valid
+    across calls; releasing claims recounts what is in use in their pools only and bumps the
+    versions of the nodes that see those pools (their cached answers are stale, and every
+    shape's floor drops to the first of them), exactly as a placement does. `job.cluster`
+    carries the placements to start from as allocated claims and bound pods."""
+
+    def __init__(self, job: Job, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self._first_fit = FirstFit(max_steps=max_steps)
+        self._run = _Run(job, Ledger(job), max_steps)
+        self._index: dict[str | None, int] = {}
+
+    def place(self, unit: Unit) -> PodPlan:
+        """First fit of one more pod (the scheduler's: the first node, in order, that takes it)."""
+        return self._first_fit._place_one(self._run, unit)
+
+    def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
+        """Forget a placed pod: its allocated `claims` no longer hold devices, and its node
+        resources `demand` on `node` are free again."""
+        run = self._run
+        pools: set[PoolID] = set()
+        devices: set[DeviceID] = set()
+        for c in claims:
+            run.ledger.cluster.claims.pop(c.key, None)
+            run._allocated.discard(c.key)
+            alloc = c.status.allocation if c.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
+                run._holders.get((r.driver, r.pool), {}).pop(c.key, None)
+                pools.add((r.driver, r.pool))
+                devices.add((r.driver, r.pool, r.device))
+        if pools:
+            # What is in use on the released devices: counted again from the claims still
+            # holding devices in their pools (a shared device may have other holders).
+            in_use = run.in_use
+            for dev in devices:
+                in_use.dedicated.discard(dev)
+                in_use.shared.discard(dev)
+                in_use.capacity.pop(dev, None)
+            holders = {k: h for pid in pools for k, h in run._holders.get(pid, {}).items()}
+            more = in_use_from_claims(holders.values(), run.job.gates)
+            in_use.dedicated |= more.dedicated & devices
+            in_use.shared |= more.shared & devices
+            for dev in devices & more.capacity.keys():
+                in_use.capacity[dev] = more.capacity[dev]
+            touched = sorted({s.index for pid in pools for s in run._by_pool.get(pid, ())})
+            for i in touched:
+                state = run.nodes[i]
+                state.version += 1
+                state.free = sum(dev not in in_use.dedicated for dev in state.devices)
+            run.changes.extend(touched)
+        if demand:
+            index = self._index.get(node) if self._index else None
+            if index is None:
+                self._index = {s.name: s.index for s in run.nodes}
+                index = self._index.get(node)
+            if index is not None:
+                run.book.give(demand, node)
+                run.changes.append(index)
+
+
 @dataclass(frozen=True)
 class _Nowhere:
     """Why a pod shape fits on no node at one state of the run, with placeholders for the
@@ -1002,6 +1066,7 @@ __all__ = [
     "NodeReasons",
     "NodeState",
     "Progress",
+    "Resumable",
     "Solo",
     "reason_groups",
     "why_not",

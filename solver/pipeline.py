@@ -723,6 +723,11 @@ def _per_pod(
     return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
 
 
+per_pod = _per_pod
+"""`_per_pod` for the incremental planner (`dra_solver.replan`), which finishes the pods it
+re-planned the same way: one PodPlan per pod, reservations, the checker."""
+
+
 def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
     objs = {m.name: m.pod for u in units for m in u.members if m.pod is not None}
     placed = []
@@ -817,6 +822,8 @@ __all__ = [
     "join_shared",
     "load",
     "make_job",
+    "pending",
+    "per_pod",
     "plan",
     "resolve_claims",
     "resolve_gangs",

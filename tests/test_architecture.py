@@ -182,6 +182,20 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.pipeline",
         "dra_solver.whatif.templates",
     },
+    # re-planning: a plan kept between calls and updated incrementally (`Planner`)
+    "dra_solver.replan": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.firstfit",
+        "dra_solver.output",
+        "dra_solver.pipeline",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+    },
     "dra_solver.explain.diagnosis": {
         "dra_solver.aggregate",
         "dra_solver.api",
