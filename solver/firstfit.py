@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -628,10 +628,73 @@ class Resumable:
         self._first_fit = FirstFit(max_steps=max_steps)
         self._run = _Run(job, Ledger(job), max_steps)
         self._index: dict[str | None, int] = {}
+        self._failed: dict[Hashable, int] = {}
+        """`place_on`: (shape, blocked, demand) -> len(run.changes) when it last failed."""
 
     def place(self, unit: Unit) -> PodPlan:
         """First fit of one more pod (the scheduler's: the first node, in order, that takes it)."""
         return self._first_fit._place_one(self._run, unit)
+
+    def warm(self, pods: Iterable[Sequence[ResourceClaim]]) -> int:
+        """Search every node once for each distinct claim shape among `pods` (the answers are
+        cached per node version), so that placing a pod of such a shape later reuses them
+        instead of building Problems node after node: work a planner does ahead of its updates.
+        Returns the number of shapes."""
+        run = self._run
+        seen: set[ShapeKey] = set()
+        for claims in pods:
+            if not claims:
+                continue
+            shape = _shape(claims)
+            if shape in seen:
+                continue
+            seen.add(shape)
+            for node in run.nodes:
+                if not run.hopeless(shape, claims, node):
+                    run.answer(claims, shape, node)
+        return len(seen)
+
+    def place_on(self, unit: Unit, nodes: Collection[str | None]) -> PodPlan | None:
+        """First fit of one more pod over `nodes` only (in the run's node order), None when none
+        takes it. For a pod known not to fit on the other nodes (left out by the last plan,
+        where nothing was released since): no reason is computed for it. Pods of one shape,
+        scheduling constraints and demand that failed since the last change fail at once."""
+        run = self._run
+        if run.collides(unit):
+            return None
+        base = _shape(unit.claims)
+        key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        uniform = run.uniform(unit)
+        if uniform and self._failed.get(key) == len(run.changes):
+            return None
+        for node in self._states(nodes):
+            why, variant = run.may_try(unit, node)
+            if variant is None:
+                continue
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                run.placed(variant, node)
+                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
+            shape = _shape(claims) if variant.claims else base
+            if run.hopeless(shape, claims, node):
+                continue
+            answer = run.answer(claims, shape, node)
+            if answer.assignment is not None:
+                problem = _named(answer.problem, claims, answer.names)
+                done = run.ledger.results(problem, claims, answer.assignment)
+                run.commit(done, node)
+                run.placed(variant, node)
+                return PodPlan(
+                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
+                )
+        if uniform:
+            self._failed[key] = len(run.changes)
+        return None
+
+    def _states(self, nodes: Collection[str | None]) -> list[NodeState]:
+        if not self._index:
+            self._index = {s.name: s.index for s in self._run.nodes}
+        return [self._run.nodes[i] for i in sorted(self._index[n] for n in nodes if n in self._index)]
 
     def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
         """Forget a placed pod: its allocated `claims` no longer hold devices, and its node
@@ -668,13 +731,9 @@ class Resumable:
                 state.free = sum(dev not in in_use.dedicated for dev in state.devices)
             run.changes.extend(touched)
         if demand:
-            index = self._index.get(node) if self._index else None
-            if index is None:
-                self._index = {s.name: s.index for s in run.nodes}
-                index = self._index.get(node)
-            if index is not None:
+            for state in self._states([node]):
                 run.book.give(demand, node)
-                run.changes.append(index)
+                run.changes.append(state.index)
 
 
 @dataclass(frozen=True)

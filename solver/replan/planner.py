@@ -115,6 +115,10 @@ class Planner:
         self._bound = min(bound, total) if bound is not None else total
         out = _finish(outcome, self._bound, {}, "fresh plan", started)
         self._keep(self._cluster, out)
+        assert self._run is not None
+        warmed = time.perf_counter()
+        shapes = self._run.warm(p.claims for p in out.pods)
+        out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
         return out
 
     def update(
@@ -128,22 +132,52 @@ class Planner:
         started = time.perf_counter()
         changes = apply_changes(self._cluster, list(add), list(remove))
         prev = self._outcome
-        out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
-        if out is None:
-            out = self._slow(changes, prev, started)
-        self._keep(changes.cluster, out)
-        return out
+        try:
+            out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
+            incremental = out is not None
+            if out is None:
+                out = self._slow(changes, prev, started)
+            improved = self._improve(changes.cluster, prev, out, started)
+            incremental &= improved.pods is out.pods  # the first-fit run holds `out`'s placements
+            _verify_resources(changes.cluster, improved.pods)
+        except BaseException:
+            self._run = None  # it may hold part of this update: rebuilt from the kept plan
+            raise
+        self._keep(changes.cluster, improved, run=self._run if incremental else None)
+        return improved
+
+    def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:
+        """Moving for weight: an update not proven optimal on a small instance (pods x nodes at
+        most SMALL) is compared with a fresh plan of the changed cluster, which is taken only
+        when it places more weight; its proven bound tightens the update's either way."""
+        size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
+        if out.stats["status"] == "OPTIMAL" or size > SMALL:
+            return out
+        fresh = plan(after, options=self._options)
+        bound = int_stat(out.stats, "bound")
+        fresh_bound = _number(fresh.stats.get("bound"))
+        if fresh_bound is not None:
+            bound = min(bound, fresh_bound)
+        before = _nodes_of(prev)
+        if fresh.weight > out.weight:
+            stats: dict[str, object] = {"update": "a fresh plan, which places more weight (pods may move)"}
+            return _finish(
+                PlanOutcome(fresh.pods, out.allocator, stats), bound, before, "fresh plan", started
+            )
+        return _finish(out, bound, before, str(out.stats["bound_from"]), started)
 
     # --- state ------------------------------------------------------------------------------
 
-    def _keep(self, cluster: Cluster, outcome: PlanOutcome) -> None:
-        """Make `outcome` the plan of `cluster`, and the first-fit run its state."""
+    def _keep(self, cluster: Cluster, outcome: PlanOutcome, run: Resumable | None = None) -> None:
+        """Make `outcome` the plan of `cluster`, and the first-fit run its state (`run`: one
+        that is in that state already, else a new one on the cluster with the plan bound)."""
         self._cluster, self._outcome = cluster, outcome
         self._bound = int_stat(outcome.stats, "bound")
         self._nodes = resolve_nodes(cluster, None)
-        pinned = _pinned(cluster, [p for p in outcome.pods if p.placed])
-        job = make_job(pinned, (), self._nodes, self._options)
-        self._run = Resumable(job)
+        if run is None:
+            pinned = _pinned(cluster, [p for p in outcome.pods if p.placed])
+            run = Resumable(make_job(pinned, (), self._nodes, self._options))
+        self._run = run
 
     # --- pods only ----------------------------------------------------------------------------
 
@@ -168,32 +202,38 @@ class Planner:
         touched = {f"{ns}/{n}" for ns, n in changes.pods}
         present = [f"{ns}/{n}" for (ns, n) in after.pods if f"{ns}/{n}" in touched]
         units = join_shared(resolve_units(after, present, None, gates)) if present else []
-        kept_claims = {
-            c.namespaced_name for p in prev.pods if p.placed and p.name not in touched for c in p.claims
-        }
-        if any(len(u.members) > 1 or kept_claims & {c.namespaced_name for c in u.claims} for u in units):
-            return None  # a pod sharing a claim with another: the general path
-        released = False
+        before = self._cluster.claims
+        if any(len(u.members) > 1 or any(c.key in before for c in u.claims) for u in units):
+            return None  # a pod sharing a claim with another (or may: the claim is not new): the general path
+        released: set[str | None] = set()
         for name in sorted(touched & by_name.keys()):
             was = by_name[name]
             if was.placed and was.pod is not None:
                 run.release(was.claims, was.node, Needs.of(was.pod).demand)
-                released = True
+                released.add(was.node)
         nodes: list[str | None] = list(self._nodes)
         units = [with_nodes(after, u, nodes, self._memo, gates) for u in units]
         retry: list[Unit] = []
         if released:
+            # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
+            # Each is tried on the released nodes only (its scheduling constraints checked there).
             left = [p.name for p in prev.pods if not p.placed and p.name not in touched and p.pod is not None]
             missing = [n for n in left if n not in self._units]
             if missing:
-                for u in join_shared(resolve_units(after, missing, None, gates)):
-                    self._units[u.name] = with_nodes(after, u, nodes, self._memo, gates)
-            retry = [self._units[n] for n in left]
+                self._units.update(
+                    (u.name, u) for u in join_shared(resolve_units(after, missing, None, gates))
+                )
+            where = [n for n in nodes if n in released]
+            retry = [with_nodes(after, self._units[n], where, self._memo, gates) for n in left]
         queue = units + retry
         order = sorted(range(len(queue)), key=lambda i: -queue[i].priority)
         plans: list[PodPlan | None] = [None] * len(queue)
         for i in order:
-            plans[i] = run.place(queue[i])
+            if i < len(units):
+                plans[i] = run.place(queue[i])
+            else:
+                got = run.place_on(queue[i], released)
+                plans[i] = got or by_name[queue[i].name]
         done = per_pod(after, queue, PlanOutcome([p for p in plans if p is not None], "reference"), gates)
         new = {p.name: p for p in done.pods}
         for name in [u.name for u in retry]:
@@ -201,9 +241,6 @@ class Planner:
                 new[name] = by_name[name]  # still left out: its reason is unchanged
         for name in touched:
             self._units.pop(name, None)
-        for u in units:
-            if not new[u.name].placed:
-                self._units[u.name] = u  # retried when room is released
         for name, p in new.items():
             if p.placed:
                 self._units.pop(name, None)
@@ -211,11 +248,8 @@ class Planner:
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
         bound = min(self._bound + may, _total(pods))
         stats: dict[str, object] = {"update": "pods only: released, then first fit on what is free"}
-        out = _finish(
-            PlanOutcome(pods, self._options.allocator, stats), bound, _nodes_of(prev), "pods only", started
-        )
-        _verify_resources(after, out.pods)
-        return out
+        before = _nodes_of(prev)
+        return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
 
     # --- everything else ----------------------------------------------------------------------
 
@@ -247,21 +281,7 @@ class Planner:
         stats: dict[str, object] = {"update": f"re-planned around {len(kept)} kept pods"}
         if sub is not None:
             stats["replanned"] = len(sub.pods)
-        out = _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
-        if out.stats["status"] != "OPTIMAL" and len(after.pods or after.claims) * len(nodes) <= SMALL:
-            fresh = plan(after, options=opts)
-            fresh_bound = _number(fresh.stats.get("bound"))
-            if fresh_bound is not None:
-                bound = min(bound, fresh_bound)
-            if fresh.weight > out.weight:
-                stats = {"update": "a fresh plan, which places more weight"}
-                out = _finish(
-                    PlanOutcome(fresh.pods, opts.allocator, stats), bound, _nodes_of(prev), "fresh", started
-                )
-            else:
-                out = _finish(out, bound, _nodes_of(prev), "kept", started)
-        _verify_resources(after, out.pods)
-        return out
+        return _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
 
     def _slow_bound(
         self, changes: Changes, prev: PlanOutcome, pods: Sequence[PodPlan], sub: PlanOutcome | None
