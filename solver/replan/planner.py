@@ -44,7 +44,8 @@ from typing import Any
 
 from dra_solver.allocators import PlanOutcome, PodPlan, Unit, int_stat
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, TypeMeta
+from dra_solver.api.identity import identity
+from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from dra_solver.cel import EvalCache
 from dra_solver.check import CheckFailed, PodPlacement, check, check_node_resources, check_placements
 from dra_solver.demand import Needs
@@ -92,6 +93,8 @@ class Planner:
         """`pipeline.with_nodes`' refusals per (scheduling constraints, node), valid while no node changes."""
         self._units: dict[str, Unit] = {}
         """Units resolved for pods left out, by name (retried when room is released)."""
+        self._strict: tuple[bool, bool, bool] | None = None
+        self._strict_next: tuple[bool, bool, bool] | None = None
 
     @property
     def cluster(self) -> Cluster:
@@ -171,6 +174,9 @@ class Planner:
     def _keep(self, cluster: Cluster, outcome: PlanOutcome, run: Resumable | None = None) -> None:
         """Make `outcome` the plan of `cluster`, and the first-fit run its state (`run`: one
         that is in that state already, else a new one on the cluster with the plan bound)."""
+        if cluster is not self._cluster:
+            self._strict = self._strict_next if self._strict_next is not None else None
+        self._strict_next = None
         self._cluster, self._outcome = cluster, outcome
         self._bound = int_stat(outcome.stats, "bound")
         self._nodes = resolve_nodes(cluster, None)
@@ -246,7 +252,7 @@ class Planner:
                 self._units.pop(name, None)
         pods = _in_order(after, by_name, new, touched)
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
-        bound = min(self._bound + may, _total(pods))
+        bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
         stats: dict[str, object] = {"update": "pods only: released, then first fit on what is free"}
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
@@ -260,15 +266,15 @@ class Planner:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
         touched = {f"{ns}/{n}" for ns, n in changes.pods}
-        kept = [
-            p
-            for p in prev.pods
-            if p.placed
-            and p.pod is not None
-            and p.name not in touched
-            and p.node in nodes
-            and after.pods.get(p.pod.key) is p.pod
-        ]
+        changed = {identity(o) for o in (*changes.added, *changes.removed)}
+
+        def same(p: PodPlan) -> bool:
+            """The pod (or, for a pod of plain claims, each claim) is the one the last plan placed."""
+            if p.pod is not None:
+                return p.name not in touched and after.pods.get(p.pod.key) is p.pod
+            return all(c.key in after.claims and identity(c) not in changed for c in p.claims)
+
+        kept = [p for p in prev.pods if p.placed and p.node in nodes and same(p)]
         reach = nodes if changes.everywhere else changes.nodes
         kept = _still_valid(after, kept, reach, opts)
         pinned = _pinned(after, kept)
@@ -283,6 +289,20 @@ class Planner:
             stats["replanned"] = len(sub.pods)
         return _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
 
+    def _chains(self, changes: Changes) -> bool:
+        """Whether the last bound may be chained (module docstring): no pod the joint models
+        judge more strictly than upstream (`allocators.sequential_units`: adminAccess, or All
+        with a multi-allocatable device) exists before or after — dropping other pods from a
+        plan leaves such a pod's allocation valid only for exclusive devices. Kept per cluster
+        (`_strict`): added objects can only add such pods; removals are not credited."""
+        if self._strict is None:
+            self._strict = _strict_flags(self._cluster._identities.values())
+        admin, all_mode, multi = self._strict
+        more = _strict_flags(changes.added)
+        self._strict_next = (admin or more[0], all_mode or more[1], multi or more[2])
+        admin, all_mode, multi = self._strict_next
+        return not admin and not (all_mode and multi)
+
     def _slow_bound(
         self, changes: Changes, prev: PlanOutcome, pods: Sequence[PodPlan], sub: PlanOutcome | None
     ) -> int:
@@ -292,7 +312,7 @@ class Planner:
         before, after = self._cluster, changes.cluster
         if changes.everywhere or any(not s.spec.node_name for c in (before, after) for s in c.slices):
             return total
-        if before.pod_groups or after.pod_groups:
+        if before.pod_groups or after.pod_groups or not self._chains(changes):
             return total
         gates = self._options.feature_gates
         nodes: list[str | None] = list(resolve_nodes(after, None))
@@ -313,6 +333,27 @@ class Planner:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+
+def _strict_flags(objects: Iterable[TypeMeta]) -> tuple[bool, bool, bool]:
+    """(a request with adminAccess, a request in allocationMode All, a multi-allocatable device)
+    among `objects` (claims, templates, slices)."""
+    admin = all_mode = multi = False
+    for obj in objects:
+        if isinstance(obj, ResourceSlice):
+            multi = multi or any(d.allow_multiple_allocations for d in obj.spec.devices)
+            continue
+        if isinstance(obj, ResourceClaim):
+            requests = obj.spec.devices.requests
+        elif isinstance(obj, ResourceClaimTemplate):
+            requests = obj.spec.spec.devices.requests
+        else:
+            continue
+        for r in requests:
+            options = [r.exactly] if r.exactly is not None else list(r.first_available or ())
+            admin = admin or any(bool(getattr(o, "admin_access", False)) for o in options)
+            all_mode = all_mode or any(o.allocation_mode == "All" for o in options)
+    return admin, all_mode, multi
 
 
 def _total(pods: Sequence[PodPlan]) -> int:
