@@ -412,3 +412,36 @@ def test_update_against_fresh_plans(seed: int) -> None:
         assert fresh.weight <= bound
         if fresh.stats["status"] == "OPTIMAL" and out.stats["status"] == "OPTIMAL":
             assert out.weight == fresh.weight
+
+
+def test_no_chained_bound_with_pods_judged_strictly() -> None:
+    """A claim in allocationMode All next to a multi-allocatable device: dropping pods from a
+    plan may change such a pod's allocation, so the last bound is not chained — the bound of
+    an update is the pods' total weight (or a fresh plan's)."""
+    objs: list[dict[str, Any]] = heterogeneous(4, 12, seed=12)
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "node-00000-shared"},
+            "spec": {
+                "driver": "acc.example.com",
+                "nodeName": "node-00000",
+                "pool": {"name": "node-00000-shared", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "shared-0", "allowMultipleAllocations": True}],
+            },
+        }
+    )
+    claim, pod = pod_of(0, random.Random(5), prefix="all")
+    claim["spec"]["devices"] = {
+        "requests": [{"name": "dev", "exactly": {"deviceClassName": "acc", "allocationMode": "All"}}]
+    }
+    planner = Planner(Cluster.from_objects([*objs, claim, pod]), **OPTS)
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(planner_module, "SMALL", 0)
+    try:
+        planner.plan()
+        out = planner.update(add=pod_of(1, random.Random(6), prefix="more"))
+    finally:
+        monkey.undo()
+    assert out.stats["bound"] == sum(claim_weight(p.priority) for p in out.pods)
