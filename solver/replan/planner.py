@@ -144,7 +144,7 @@ class Planner:
             incremental &= improved.pods is out.pods  # the first-fit run holds `out`'s placements
             _verify_resources(changes.cluster, improved.pods)
         except BaseException:
-            self._run = None  # it may hold part of this update: rebuilt from the kept plan
+            self._run, self._units = None, {}  # they may hold part of this update: rebuilt
             raise
         self._keep(changes.cluster, improved, run=self._run if incremental else None)
         return improved
