@@ -98,11 +98,12 @@ def apply_changes(
                 "(remove it in the same update to replace it)",
                 obj=obj.ref,
             )
-    after = _copy_without(cluster, gone)
+    after = _copy_without(cluster, removed)
     for obj in added:
         after.add(obj)
-    _validate(after, added, removed)
-    nodes, pods, everywhere = _reach(cluster, after, added, removed)
+    touched = _pods_naming(after, added, removed)
+    _validate(after, added, removed, touched)
+    nodes, pods, everywhere = _reach(cluster, after, added, removed, touched)
     return Changes(after, tuple(added), tuple(removed), frozenset(nodes), frozenset(pods), everywhere)
 
 
@@ -143,30 +144,52 @@ def _parsed(add: Iterable[TypeMeta | dict[str, Any]]) -> list[TypeMeta]:
     return out
 
 
-def _copy_without(cluster: Cluster, gone: set[Identity]) -> Cluster:
-    """A Cluster with copies of every container of `cluster`, the `gone` objects left out."""
+def _copy_without(cluster: Cluster, gone: Sequence[TypeMeta]) -> Cluster:
+    """A Cluster with copies of every container of `cluster`, the `gone` objects left out
+    (each taken out of its container by its key: an update costs what it changes, plus the
+    copies)."""
     values: dict[str, Any] = {}
     for f in fields(cluster):
         value = getattr(cluster, f.name)
-        if isinstance(value, list):
-            values[f.name] = [o for o in value if not (isinstance(o, TypeMeta) and identity(o) in gone)]
-        elif isinstance(value, dict):
-            values[f.name] = {
-                k: o for k, o in value.items() if not (isinstance(o, TypeMeta) and identity(o) in gone)
-            }
-        else:
-            values[f.name] = value
+        values[f.name] = (
+            list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+        )
+    if any(isinstance(o, ResourceSlice) for o in gone):
+        ids = {id(o) for o in gone}
+        values["slices"] = [s for s in values["slices"] if id(s) not in ids]
+    for obj in gone:
+        values["_identities"].pop(identity(obj), None)
+        container = _CONTAINERS.get(obj.kind)
+        if container is not None:
+            key = obj.metadata.name if obj.kind in CLUSTER_SCOPED else obj.key
+            values[container].pop(key, None)
     return Cluster(**values)
 
 
-def _validate(after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta]) -> None:
+_CONTAINERS = {
+    "DeviceClass": "classes",
+    "ResourceClaim": "claims",
+    "ResourceClaimTemplate": "templates",
+    "Pod": "pods",
+    "Node": "nodes",
+    "DeviceTaintRule": "taint_rules",
+    "PriorityClass": "priority_classes",
+    "PodGroup": "pod_groups",
+    "Workload": "workloads",
+    "Namespace": "namespaces",
+}
+"""Kind -> the Cluster's dict of it (`api.cluster.Cluster.add`); slices are a list."""
+
+
+def _validate(
+    after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta], touched: set[tuple[str, str]]
+) -> None:
     """The added objects' own rules (CEL compiled), then the cross-object rules over the
     objects an update can break: added and touched pods (their claims, templates, priority
     classes and PodGroups must exist), added claims and templates (their DeviceClasses)."""
     errors = [e for obj in added for e in validate_object(obj)]
     if errors:
         raise _one(errors)
-    touched = _pods_naming(after, added, removed)
     claims = {c.key: c for c in added if isinstance(c, ResourceClaim)}
     templates = {t.key: t for t in added if isinstance(t, ResourceClaimTemplate)}
     if any(o.kind == "DeviceClass" for o in removed):  # every claim's class must still exist
@@ -231,9 +254,15 @@ def _names(pod: Pod) -> set[tuple[str, str, str]]:
 
 
 def _reach(
-    before: Cluster, after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta]
+    before: Cluster,
+    after: Cluster,
+    added: Sequence[TypeMeta],
+    removed: Sequence[TypeMeta],
+    touched: set[tuple[str, str]],
 ) -> tuple[set[str], set[tuple[str, str]], str | None]:
-    """What the update may have changed (`Changes`): nodes, pending pods, or everything."""
+    """What the update may have changed (`Changes`): nodes, pending pods, or everything.
+    `touched`: the pods of `after` that are added or name an added or removed object (a
+    removed pod is among the removed objects)."""
     nodes: set[str] = set()
     pods: set[tuple[str, str]] = set()
     everywhere: str | None = None
@@ -267,7 +296,7 @@ def _reach(
             case _:
                 if everywhere is None:
                     everywhere = f"{obj.ref} may change what every pod or node does"
-    pods |= _pods_naming(after, added, removed) | _pods_naming(before, (), removed)
+    pods |= touched
     return nodes, {p for p in pods if p in after.pods or p in before.pods}, everywhere
 
 

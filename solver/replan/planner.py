@@ -142,7 +142,11 @@ class Planner:
                 out = self._slow(changes, prev, started)
             improved = self._improve(changes.cluster, prev, out, started)
             incremental &= improved.pods is out.pods  # the first-fit run holds `out`'s placements
-            _verify_resources(changes.cluster, improved.pods)
+            # Node resources where pods arrived (elsewhere pods only left, or the change's
+            # nodes were re-checked with their kept pods: `_still_valid`).
+            was = _nodes_of(prev)
+            arrived = {p.node for p in improved.pods if p.placed and was.get(p.name, "\0") != p.node}
+            _verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
         except BaseException:
             self._run, self._units = None, {}  # they may hold part of this update: rebuilt
             raise
@@ -208,8 +212,8 @@ class Planner:
         touched = {f"{ns}/{n}" for ns, n in changes.pods}
         present = [f"{ns}/{n}" for (ns, n) in after.pods if f"{ns}/{n}" in touched]
         units = join_shared(resolve_units(after, present, None, gates)) if present else []
-        before = self._cluster.claims
-        if any(len(u.members) > 1 or any(c.key in before for c in u.claims) for u in units):
+        known = self._cluster.claims
+        if any(len(u.members) > 1 or any(c.key in known for c in u.claims) for u in units):
             return None  # a pod sharing a claim with another (or may: the claim is not new): the general path
         released: set[str | None] = set()
         for name in sorted(touched & by_name.keys()):
