@@ -68,6 +68,22 @@ def section(data: dict[str, Any]) -> str:
             f"({i['bound']:,}) | {i['fresh_status']} ({i['fresh_bound']}) |"
         )
     lines.append("")
+    lines.append(
+        "An update keeps the last plan's placements (nothing moved: *moved* 0) and places the new pods, "
+        "and the pods that plan left out, by first fit on the room that is free: its weight follows the "
+        "plan it starts from. Its bound chains from the last bound plus the weight of the added pods "
+        '(`docs/semantics.md`, "Re-planning"), so it is loose when added pods find no room.'
+    )
+    if info0["status"] != "OPTIMAL":
+        lines.append(
+            f"In this run the first plan itself was not proven ({info0['status']}, weight "
+            f"{info0['weight']:,}, bound {info0['bound']:,}); every update started from it, while "
+            "the fresh plans of the changed clusters were planned on their own (see their status): "
+            "the weight ratio measures the starting plan as much as the update. CP-SAT's work is "
+            "bounded by a deterministic budget and a wall-clock guard (3 x the budget + 1 s), which "
+            "a machine shared with other work reaches sooner."
+        )
+    lines.append("")
     if goal is not None:
         lines += [
             f"Goals at 1 % churn (issue 30 §2), as measured: update <= 1 s: {goal['seconds']:.2f} s — "
