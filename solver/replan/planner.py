@@ -26,10 +26,11 @@ Bound and status (`docs/semantics.md`, "What a status proves", "Re-planning"): t
 an update is never the last plan's status carried over. It is the smallest of: the total
 weight of the pods of the changed cluster; the last bound plus the weight of every pending pod
 added or changed that may use some node, plus — when nodes changed — the weight of every
-pod that may use one of them (valid when no gang and no pool seen from several nodes exists:
-then any plan of the changed cluster, less its pods on changed nodes and its new pods, is a
-plan of the last cluster); and a fresh plan's proven bound when one ran. OPTIMAL only when
-the update's realized weight reaches that bound.
+pod that may use one of them (any plan of the changed cluster, less its pods on changed
+nodes and its new pods, is a plan of the last cluster; used only without gangs, without pods
+the joint models judge strictly — `_chains` — and, when nodes changed, without slices that
+have no node name); and a fresh plan's proven bound when one ran. OPTIMAL only when the
+update's realized weight reaches that bound.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
 order, the pipeline's seeded CP-SAT with a deterministic time limit).
