@@ -24,6 +24,7 @@ _EXPORTS = {
     "Options": "dra_solver.planning.job",
     "PlanOutcome": "dra_solver.planning.job",
     "PodPlan": "dra_solver.planning.job",
+    "Planner": "dra_solver.replan.planner",
     "allocate": "dra_solver.pipeline",
     "check_cluster": "dra_solver.check",
     "Violation": "dra_solver.check",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from dra_solver.gates import FeatureGates
     from dra_solver.pipeline import AllocationOutcome, allocate, plan
     from dra_solver.planning.job import Options, PlanOutcome, PodPlan
+    from dra_solver.replan.planner import Planner
     from dra_solver.whatif.filling import fill
     from dra_solver.whatif.templates import NodeTemplate
 
@@ -71,6 +73,7 @@ __all__ = [
     "NodeTemplate",
     "Options",
     "PlanOutcome",
+    "Planner",
     "PodPlan",
     "Violation",
     "__version__",

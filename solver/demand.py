@@ -130,6 +130,15 @@ class NodeBook:
     def take(self, variant: Variant, node: str | None) -> None:
         take(self.free.get(node), variant.demand)
 
+    def give(self, demand: Mapping[str, int], node: str | None) -> None:
+        """Undo `take` of `demand` on `node`: a placed pod removed (`dra_solver.replan`)."""
+        free = self.free.get(node)
+        if free is None:
+            return
+        for k, v in demand.items():
+            if k in free:  # `take` recorded every resource it counts (core ones it has)
+                free[k] += v
+
 
 def demand_total(needs: Iterable[Needs]) -> Amounts:
     out: Amounts = {}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
@@ -620,6 +620,129 @@ class FirstFit:
         return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
+class Resumable:
+    """A first-fit run kept between calls (`dra_solver.replan`): place more pods, or release
+    the claims of pods that are gone, on the state the earlier placements left.
+
+    Why: re-planning after a small change must not gather every node's pools again nor
+    re-search every pod. The run's per-node states, cached answers and floors stay valid
+    across calls; releasing claims recounts what is in use in their pools only and bumps the
+    versions of the nodes that see those pools (their cached answers are stale, and every
+    shape's floor drops to the first of them), exactly as a placement does. `job.cluster`
+    carries the placements to start from as allocated claims and bound pods."""
+
+    def __init__(self, job: Job, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self._first_fit = FirstFit(max_steps=max_steps)
+        self._run = _Placing(job, Ledger(job), max_steps)
+        self._index: dict[str | None, int] = {}
+        self._failed: dict[Hashable, int] = {}
+        """`place_on`: (shape, blocked, demand) -> len(run.changes) when it last failed."""
+
+    def place(self, unit: Unit) -> PodPlan:
+        """First fit of one more pod (the scheduler's: the first node, in order, that takes it)."""
+        return self._first_fit._place_one(self._run, unit)
+
+    def warm(self, pods: Iterable[Sequence[ResourceClaim]]) -> int:
+        """Search every node once for each distinct claim shape among `pods` (the answers are
+        cached per node version), so that placing a pod of such a shape later reuses them
+        instead of building Problems node after node: work a planner does ahead of its updates.
+        Returns the number of shapes."""
+        run = self._run
+        seen: set[ShapeKey] = set()
+        for claims in pods:
+            if not claims:
+                continue
+            shape = _shape(claims)
+            if shape in seen:
+                continue
+            seen.add(shape)
+            for node in run.nodes:
+                if not run.hopeless(shape, claims, node):
+                    run.answer(claims, shape, node)
+        return len(seen)
+
+    def place_on(self, unit: Unit, nodes: Collection[str | None]) -> PodPlan | None:
+        """First fit of one more pod over `nodes` only (in the run's node order), None when none
+        takes it. For a pod known not to fit on the other nodes (left out by the last plan,
+        where nothing was released since): no reason is computed for it. Pods of one shape,
+        scheduling constraints and demand that failed since the last change fail at once."""
+        run = self._run
+        if run.collides(unit):
+            return None
+        base = _shape(unit.claims)
+        key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
+        uniform = run.uniform(unit)
+        if uniform and self._failed.get(key) == len(run.changes):
+            return None
+        for node in self._states(nodes):
+            why, variant = run.may_try(unit, node)
+            if variant is None:
+                continue
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                run.placed(variant, node)
+                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
+            shape = _shape(claims) if variant.claims else base
+            if run.hopeless(shape, claims, node):
+                continue
+            answer = run.answer(claims, shape, node)
+            if answer.assignment is not None:
+                problem = _named(answer.problem, claims, answer.names)
+                done = run.ledger.results(problem, claims, answer.assignment)
+                run.commit(done, node)
+                run.placed(variant, node)
+                return PodPlan(
+                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
+                )
+        if uniform:
+            self._failed[key] = len(run.changes)
+        return None
+
+    def _states(self, nodes: Collection[str | None]) -> list[NodeState]:
+        if not self._index:
+            self._index = {s.name: s.index for s in self._run.nodes}
+        return [self._run.nodes[i] for i in sorted(self._index[n] for n in nodes if n in self._index)]
+
+    def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
+        """Forget a placed pod: its allocated `claims` no longer hold devices, and its node
+        resources `demand` on `node` are free again."""
+        run = self._run
+        pools: set[PoolID] = set()
+        devices: set[DeviceID] = set()
+        for c in claims:
+            run.ledger.cluster.claims.pop(c.key, None)
+            run._allocated.discard(c.key)
+            alloc = c.status.allocation if c.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
+                run._holders.get((r.driver, r.pool), {}).pop(c.key, None)
+                pools.add((r.driver, r.pool))
+                devices.add((r.driver, r.pool, r.device))
+        if pools:
+            # What is in use on the released devices: counted again from the claims still
+            # holding devices in their pools (a shared device may have other holders).
+            in_use = run.in_use
+            for dev in devices:
+                in_use.dedicated.discard(dev)
+                in_use.shared.discard(dev)
+                in_use.capacity.pop(dev, None)
+            holders = {k: h for pid in pools for k, h in run._holders.get(pid, {}).items()}
+            more = in_use_from_claims(holders.values(), run.job.gates)
+            in_use.dedicated |= more.dedicated & devices
+            in_use.shared |= more.shared & devices
+            for dev in devices & more.capacity.keys():
+                in_use.capacity[dev] = more.capacity[dev]
+            touched = sorted({s.index for pid in pools for s in run._by_pool.get(pid, ())})
+            for i in touched:
+                state = run.nodes[i]
+                state.version += 1
+                state.free = sum(dev not in in_use.dedicated for dev in state.devices)
+            run.changes.extend(touched)
+        if demand:
+            for state in self._states([node]):
+                run.book.give(demand, node)
+                run.changes.append(state.index)
+
+
 @dataclass(frozen=True)
 class _Nowhere:
     """Why a pod shape fits on no node at one state of the run, with placeholders for the
@@ -980,6 +1103,7 @@ __all__ = [
     "FirstFit",
     "NodeReasons",
     "NodeState",
+    "Resumable",
     "Solo",
     "reason_groups",
     "why_not",

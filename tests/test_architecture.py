@@ -249,6 +249,23 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning.job",
         "dra_solver.whatif.templates",
     },
+    # re-planning: a plan kept between calls and updated incrementally (`Planner`)
+    "dra_solver.replan": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.errors",
+        "dra_solver.firstfit",
+        "dra_solver.output",
+        "dra_solver.pipeline",
+        "dra_solver.planning.finish",
+        "dra_solver.planning.job",
+        "dra_solver.planning.resolve",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+    },
     "dra_solver.explain.diagnosis": {
         "dra_solver.aggregate",
         "dra_solver.api",

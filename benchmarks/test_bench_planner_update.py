@@ -1,0 +1,105 @@
+"""`Planner.update` against a fresh plan (issue #30 §2): 2,000 nodes / 10,000 pods, churn levels.
+
+The heterogeneous cluster of `benchmarks/churn.py` is planned once (`Planner.plan`, CP-SAT, the
+aggregated model), then updated three times in sequence: 1 % churn (100 pods removed, 100
+added: the issue's goal), then 0.1 %, then 10 %. After each update, a fresh plan of the same
+changed cluster (`dra_solver.plan`, same options) runs in the same process, so the ratios are
+measured on one machine state: update time vs fresh time, moved pods, weight ratio.
+`DRA_BENCH_PLANNER=NODESxPODS` runs another size (e.g. `200x1000` for a quick look).
+
+Run: `pytest benchmarks/test_bench_planner_update.py` (about 10-20 minutes at full size on 2
+cores); `python -m benchmarks.report_planner_update` writes docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from typing import Any
+
+import pytest
+
+from benchmarks.churn import churn, heterogeneous
+from dra_solver import Cluster, Planner, plan
+
+SIZE = os.environ.get("DRA_BENCH_PLANNER", "2000x10000")
+NODES, PODS = (int(x) for x in SIZE.split("x"))
+OPTIONS: dict[str, Any] = {"seed": 1, "time_limit": 30.0}
+"""CP-SAT work of 30 deterministic seconds (wall guard 91 s): on a loaded shared machine the
+default 10 s guard can cut the aggregated plan short, and the update inherits its plan."""
+LEVELS = [0.01, 0.001, 0.1]
+"""In the order they run: the goal's 1 % first, on the freshly planned cluster."""
+
+
+@pytest.fixture(scope="module")
+def state() -> dict[str, Any]:
+    started = time.perf_counter()
+    cluster = Cluster.from_objects(heterogeneous(NODES, PODS))
+    return {"cluster": cluster, "load_seconds": time.perf_counter() - started}
+
+
+def _rss_mib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
+    benchmark.group = f"planner-update-{SIZE}"
+    planner = Planner(state["cluster"], **OPTIONS)
+    out = benchmark.pedantic(planner.plan, rounds=1, iterations=1)
+    state["planner"] = planner
+    benchmark.extra_info.update(
+        {
+            "size": SIZE,
+            "step": "plan",
+            "placed": out.placed,
+            "pods": len(out.pods),
+            "weight": out.weight,
+            "status": out.stats["status"],
+            "bound": out.stats["bound"],
+            "warm_seconds": out.stats.get("warm_seconds"),
+            "load_seconds": round(state["load_seconds"], 2),
+            "peak_rss_mib": _rss_mib(),
+        }
+    )
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
+    benchmark.group = f"planner-update-{SIZE}"
+    planner: Planner = state["planner"]
+    previous = planner.outcome
+    assert previous is not None
+    remove, add = churn(PODS, level, seed=int(level * 10_000) + 7, start=int(level * 100_000))
+    remove = [
+        r for r in remove if (r[1], r[2]) in planner.cluster.pods or (r[1], r[2]) in planner.cluster.claims
+    ]
+    out = benchmark.pedantic(lambda: planner.update(add=add, remove=remove), rounds=1, iterations=1)
+    update_seconds = benchmark.stats.stats.median
+    started = time.perf_counter()
+    fresh = plan(planner.cluster, **OPTIONS)
+    fresh_seconds = time.perf_counter() - started
+    placed_before = sum(p.placed for p in previous.pods)
+    benchmark.extra_info.update(
+        {
+            "size": SIZE,
+            "step": f"update {level:.1%}",
+            "removed": sum(1 for r in remove if r[0] == "Pod"),
+            "added": sum(1 for o in add if o["kind"] == "Pod"),
+            "placed": out.placed,
+            "pods": len(out.pods),
+            "weight": out.weight,
+            "status": out.stats["status"],
+            "bound": out.stats["bound"],
+            "moved": out.stats["moved"],
+            "moved_share": out.stats["moved"] / max(1, placed_before),
+            "path": out.stats.get("update"),
+            "fresh_seconds": round(fresh_seconds, 2),
+            "fresh_weight": fresh.weight,
+            "fresh_status": fresh.stats.get("status"),
+            "fresh_bound": fresh.stats.get("bound"),
+            "weight_ratio": out.weight / max(1, fresh.weight),
+            "speedup": fresh_seconds / max(update_seconds, 1e-9),
+            "peak_rss_mib": _rss_mib(),
+        }
+    )

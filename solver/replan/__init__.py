@@ -1,0 +1,1 @@
+"""Re-planning: a plan kept between calls and updated when the cluster changes (`Planner`)."""

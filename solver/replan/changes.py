@@ -1,0 +1,329 @@
+"""One update of a cluster: objects added and removed, validated, applied to a copy.
+
+Why a module of its own: `Planner.update` must refuse a bad update before anything changes
+(removing what is not there, adding what is there already, an invalid object, a reference
+an update breaks), and must know what an update can have changed, so that it re-plans only
+that: the nodes whose devices, devices in use or node resources may differ (`Changes.nodes`),
+the pending pods added, removed or whose claims changed (`Changes.pods`), or — for a change
+not tied to one node, such as a DeviceClass or a slice without a node name — every node
+(`Changes.everywhere`). The input Cluster and objects are never modified: the result is a
+new Cluster whose containers are copies (the objects themselves are shared, as they are
+never mutated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.identity import Identity, identity
+from dra_solver.api.load import Reader
+from dra_solver.api.models import (
+    CLUSTER_SCOPED,
+    ObjectMeta,
+    Pod,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    TypeMeta,
+)
+from dra_solver.cel.checks import validate_all, validate_object
+from dra_solver.errors import InputError
+from dra_solver.problem.resources import holds_node
+
+Ref = tuple[str, str | None, str]
+"""What `update(remove=...)` names: (kind, namespace, name); the namespace is None (or "")
+for cluster-scoped kinds, and None means `default` for namespaced ones."""
+
+KINDS = frozenset(
+    {
+        "ResourceSlice",
+        "DeviceClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "Pod",
+        "Node",
+        "DeviceTaintRule",
+        "PriorityClass",
+        "PodGroup",
+        "Workload",
+        "Namespace",
+    }
+)
+"""The kinds a Cluster holds (`api.cluster.Cluster.add`)."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    """An update applied: the cluster after it and what it may have changed."""
+
+    cluster: Cluster
+    added: tuple[TypeMeta, ...]
+    removed: tuple[TypeMeta, ...]
+    nodes: frozenset[str]
+    """Nodes whose devices, devices in use or node resources may differ: added or removed
+    Nodes, nodes of added or removed node-local slices, of allocated claims' pools, of bound
+    pods."""
+    pods: frozenset[tuple[str, str]]
+    """Pending pods (namespace, name) added, removed, or whose claims or templates changed."""
+    everywhere: str | None
+    """Why every node may differ (a change tied to no one node), else None."""
+
+
+def apply_changes(
+    cluster: Cluster, add: Iterable[TypeMeta | dict[str, Any]], remove: Iterable[Ref]
+) -> Changes:
+    """`cluster` without the objects `remove` names and with `add` (models, or dicts read
+    like file contents), as a new Cluster. Raises InputError naming the object when an update
+    is bad: a removed object that is not there (or named twice), an added object whose
+    identity is present (remove it in the same update to replace it) or given twice, an
+    invalid added object, or a reference the update breaks (a pod left naming a removed claim).
+    Nothing is modified, whatever happens."""
+    removed = _removed(cluster, remove)
+    gone = {identity(o) for o in removed}
+    added = _parsed(add)
+    seen: set[Identity] = set()
+    for obj in added:
+        key = identity(obj)
+        if not key[2]:
+            raise InputError("required: the object must have a name", obj=obj.ref, field="metadata.name")
+        if key in seen:
+            raise InputError("added twice in one update", obj=obj.ref)
+        seen.add(key)
+        if key in cluster._identities and key not in gone:
+            raise InputError(
+                "already in the cluster: an update adds new objects "
+                "(remove it in the same update to replace it)",
+                obj=obj.ref,
+            )
+    after = _copy_without(cluster, removed)
+    for obj in added:
+        after.add(obj)
+    touched = _pods_naming(after, added, removed)
+    _validate(after, added, removed, touched)
+    nodes, pods, everywhere = _reach(cluster, after, added, removed, touched)
+    return Changes(after, tuple(added), tuple(removed), frozenset(nodes), frozenset(pods), everywhere)
+
+
+def _removed(cluster: Cluster, remove: Iterable[Ref]) -> list[TypeMeta]:
+    out: list[TypeMeta] = []
+    seen: set[Identity] = set()
+    for ref in remove:
+        if not (isinstance(ref, tuple | list) and len(ref) == 3):
+            raise InputError(f"a removal is (kind, namespace, name), got {ref!r}")
+        kind, namespace, name = ref
+        if kind not in KINDS:
+            raise InputError(f"unknown kind {kind!r} in a removal; known: {', '.join(sorted(KINDS))}")
+        ns = "" if kind in CLUSTER_SCOPED else ObjectMeta(namespace=namespace or None).ns
+        key: Identity = (kind, ns, str(name))
+        where = f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+        if key in seen:
+            raise InputError("removed twice in one update", obj=where)
+        seen.add(key)
+        obj = cluster._identities.get(key)
+        if obj is None:
+            raise InputError("not in the cluster: nothing to remove", obj=where)
+        out.append(obj)
+    return out
+
+
+def _parsed(add: Iterable[TypeMeta | dict[str, Any]]) -> list[TypeMeta]:
+    reader = Reader()
+    out: list[TypeMeta] = []
+    for i, obj in enumerate(add):
+        if isinstance(obj, dict):
+            out.extend(reader.read(obj, f"added object #{i}"))
+        elif isinstance(obj, TypeMeta):
+            out.append(obj)
+        else:
+            raise InputError(f"added object #{i} is neither an API object nor a dict: {type(obj).__name__}")
+    if reader.errors:
+        raise _one(reader.errors)
+    return out
+
+
+def _copy_without(cluster: Cluster, gone: Sequence[TypeMeta]) -> Cluster:
+    """A Cluster with copies of every container of `cluster`, the `gone` objects left out
+    (each taken out of its container by its key: an update costs what it changes, plus the
+    copies)."""
+    values: dict[str, Any] = {}
+    for f in fields(cluster):
+        value = getattr(cluster, f.name)
+        values[f.name] = (
+            list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+        )
+    if any(isinstance(o, ResourceSlice) for o in gone):
+        ids = {id(o) for o in gone}
+        values["slices"] = [s for s in values["slices"] if id(s) not in ids]
+    for obj in gone:
+        values["_identities"].pop(identity(obj), None)
+        container = _CONTAINERS.get(obj.kind)
+        if container is not None:
+            key = obj.metadata.name if obj.kind in CLUSTER_SCOPED else obj.key
+            values[container].pop(key, None)
+    return Cluster(**values)
+
+
+_CONTAINERS = {
+    "DeviceClass": "classes",
+    "ResourceClaim": "claims",
+    "ResourceClaimTemplate": "templates",
+    "Pod": "pods",
+    "Node": "nodes",
+    "DeviceTaintRule": "taint_rules",
+    "PriorityClass": "priority_classes",
+    "PodGroup": "pod_groups",
+    "Workload": "workloads",
+    "Namespace": "namespaces",
+}
+"""Kind -> the Cluster's dict of it (`api.cluster.Cluster.add`); slices are a list."""
+
+
+def _validate(
+    after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta], touched: set[tuple[str, str]]
+) -> None:
+    """The added objects' own rules (CEL compiled), then the cross-object rules over the
+    objects an update can break: added and touched pods (their claims, templates, priority
+    classes and PodGroups must exist), added claims and templates (their DeviceClasses)."""
+    errors = [e for obj in added for e in validate_object(obj)]
+    if errors:
+        raise _one(errors)
+    claims = {c.key: c for c in added if isinstance(c, ResourceClaim)}
+    templates = {t.key: t for t in added if isinstance(t, ResourceClaimTemplate)}
+    if any(o.kind == "DeviceClass" for o in removed):  # every claim's class must still exist
+        claims, templates = dict(after.claims), dict(after.templates)
+    pods = {p.key: p for p in after.pods.values() if p.key in touched}
+    for pod in pods.values():
+        for entry in pod.spec.resource_claims:
+            name = entry.resource_claim_name
+            if name and (c := after.claims.get((pod.metadata.ns, name))) is not None:
+                claims[c.key] = c
+            tname = entry.resource_claim_template_name
+            if tname and (t := after.templates.get((pod.metadata.ns, tname))) is not None:
+                templates[t.key] = t
+    part = Cluster(
+        classes=after.classes,
+        claims=claims,
+        templates=templates,
+        pods=pods,
+        priority_classes=after.priority_classes,
+        pod_groups=after.pod_groups,
+        namespaces=after.namespaces,
+    )
+    errors = validate_all(part)
+    if errors:
+        raise _one(errors)
+
+
+def _pods_naming(
+    after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta]
+) -> set[tuple[str, str]]:
+    """The pods of `after` that are added, or name (a claim, template, priority class or
+    PodGroup) an object the update adds or removes."""
+    names: set[tuple[str, str, str]] = set()
+    for obj in (*added, *removed):
+        if isinstance(obj, Pod):
+            continue
+        names.add((obj.kind, "" if obj.kind in CLUSTER_SCOPED else obj.metadata.ns, obj.metadata.name))
+    out = {p.key for p in added if isinstance(p, Pod)}
+    if not names:
+        return out
+    for pod in after.pods.values():
+        if _names(pod) & names:
+            out.add(pod.key)
+    return out
+
+
+def _names(pod: Pod) -> set[tuple[str, str, str]]:
+    """The objects a pod names: its claims, claim templates, priority class and PodGroup."""
+    ns = pod.metadata.ns
+    out: set[tuple[str, str, str]] = set()
+    for entry in pod.spec.resource_claims:
+        if entry.resource_claim_name:
+            out.add(("ResourceClaim", ns, entry.resource_claim_name))
+        if entry.resource_claim_template_name:
+            out.add(("ResourceClaimTemplate", ns, entry.resource_claim_template_name))
+    if pod.spec.priority_class_name:
+        out.add(("PriorityClass", "", pod.spec.priority_class_name))
+    group = pod.spec.scheduling_group
+    if group is not None:
+        out.add(("PodGroup", ns, group.pod_group_name))
+    return out
+
+
+def _reach(
+    before: Cluster,
+    after: Cluster,
+    added: Sequence[TypeMeta],
+    removed: Sequence[TypeMeta],
+    touched: set[tuple[str, str]],
+) -> tuple[set[str], set[tuple[str, str]], str | None]:
+    """What the update may have changed (`Changes`): nodes, pending pods, or everything.
+    `touched`: the pods of `after` that are added or name an added or removed object (a
+    removed pod is among the removed objects)."""
+    nodes: set[str] = set()
+    pods: set[tuple[str, str]] = set()
+    everywhere: str | None = None
+    for obj in (*removed, *added):
+        match obj:
+            case Pod():
+                if holds_node(obj):
+                    nodes.add(obj.spec.node_name or "")
+                else:
+                    pods.add(obj.key)
+            case ResourceSlice():
+                if obj.spec.node_name:
+                    nodes.add(obj.spec.node_name)
+                elif everywhere is None:
+                    everywhere = f"{obj.ref} has no nodeName"
+            case ResourceClaim():
+                alloc = obj.status.allocation if obj.status else None
+                if alloc is not None:
+                    for r in alloc.devices.results:
+                        owner = _pool_node(before, after, r.driver, r.pool)
+                        if owner is None and everywhere is None:
+                            everywhere = (
+                                f"{obj.ref} holds devices of pool {r.driver}/{r.pool}, seen from many nodes"
+                            )
+                        elif owner is not None:
+                            nodes.add(owner)
+            case ResourceClaimTemplate():
+                pass  # the pods that name it are touched (below)
+            case _ if obj.kind == "Node":
+                nodes.add(obj.metadata.name)
+            case _:
+                if everywhere is None:
+                    everywhere = f"{obj.ref} may change what every pod or node does"
+    pods |= touched
+    return nodes, {p for p in pods if p in after.pods or p in before.pods}, everywhere
+
+
+def _pool_node(before: Cluster, after: Cluster, driver: str, pool: str) -> str | None:
+    """The one node whose slices hold `driver/pool` (before or after), None when a slice of it
+    has no node name or names another node."""
+    owners = {
+        s.spec.node_name
+        for c in (before, after)
+        for s in c.slices
+        if s.spec.driver == driver and s.spec.pool.name == pool
+    }
+    if len(owners) == 1 and (only := next(iter(owners))):
+        return only
+    return None
+
+
+def _one(errors: Sequence[InputError]) -> InputError:
+    """One InputError for a bad update: the first problem, naming its object, the others after."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    more = "; ".join(e.message for e in errors[1:4])
+    tail = f" (and {len(errors) - 4} more)" if len(errors) > 4 else ""
+    return InputError(
+        f"{first.reason}; also: {more}{tail}", obj=first.obj, field=first.field, source=first.source
+    )
+
+
+__all__ = ["KINDS", "Changes", "Ref", "apply_changes"]

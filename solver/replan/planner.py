@@ -1,0 +1,499 @@
+"""`Planner`: a plan kept between calls, and re-planned incrementally when the cluster changes.
+
+Why: a platform team asks again whenever a few pods come and go; planning the whole cluster
+from scratch each time costs what the first plan cost and moves pods for nothing. A Planner
+keeps the cluster, the last plan, a valid bound of it and a first-fit run in the state that
+plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use), and
+`update(add=..., remove=...)` re-plans only what the change touches:
+
+- *Pods only* (pending pods added or removed, their unallocated claims): the removed pods'
+  claims and node resources are released in the kept run, and the added pods — with the
+  pods the last plan left out, when something was released — are placed by first fit on what
+  is free. No placed pod moves (`stats["moved"]` is 0), nothing else is re-searched.
+- *Anything else* (nodes, slices, allocated claims, bound pods, DeviceClasses...): the pods
+  of the last plan whose pod and claims are unchanged and whose node is still there are
+  kept, after the checker re-verified them on the nodes the change reaches (every node when
+  it reaches all: `changes.Changes.everywhere`); a node whose pods no longer pass gives its
+  pods back to the queue. The rest is planned by the pipeline on the cluster with the kept
+  pods bound to their nodes (`pipeline.plan` with the chosen allocator): moved pods are
+  never needed for that plan.
+- *Moving for weight*: when the result is not proven optimal and the instance is small
+  (pods x nodes at most `SMALL`), a fresh plan of the changed cluster runs too; it is taken
+  only when it places more weight (so a pod moves only for a gain: moving is the last
+  criterion), and its proven bound tightens the update's.
+
+Bound and status (`docs/semantics.md`, "What a status proves", "Re-planning"): the bound of
+an update is never the last plan's status carried over. It is the smallest of: the total
+weight of the pods of the changed cluster; the last bound plus the weight of every pending pod
+added or changed that may use some node, plus — when nodes changed — the weight of every
+pod that may use one of them (any plan of the changed cluster, less its pods on changed
+nodes and its new pods, is a plan of the last cluster; used only without gangs, without pods
+the joint models judge strictly — `_chains` — and, when nodes changed, without slices that
+have no node name); and a fresh plan's proven bound when one ran. OPTIMAL only when the
+update's realized weight reaches that bound.
+
+Determinism: every step is deterministic for the same calls and seed (first fit in queue
+order, the pipeline's seeded CP-SAT with a deterministic time limit).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.identity import identity
+from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
+from dra_solver.cel import EvalCache
+from dra_solver.check import CheckFailed, PodPlacement, check, check_node_resources, check_placements
+from dra_solver.demand import Needs
+from dra_solver.errors import InputError
+from dra_solver.firstfit import Resumable
+from dra_solver.output.summary import PlanSummary
+from dra_solver.pipeline import plan
+from dra_solver.planning.finish import per_pod
+from dra_solver.planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
+from dra_solver.planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from dra_solver.problem.flat import claim_weight
+from dra_solver.replan.changes import Changes, Ref, apply_changes
+
+SMALL = 20_000
+"""Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the
+changed cluster (it may move pods when that places more weight, and it proves a bound)."""
+
+Key = tuple[str, str]
+
+
+class Planner:
+    """A plan of `cluster` kept between calls: `plan()` plans it, `update(add, remove)`
+    re-plans it after a change (module docstring). The cluster given is never modified;
+    `planner.cluster` is the cluster after the updates so far, `planner.outcome` the last plan."""
+
+    def __init__(self, cluster: Cluster, options: Options | None = None, **changes: Any) -> None:
+        opts = Options.of(options, **changes)
+        if opts.partitions != 1:
+            raise InputError("Planner plans one model: partitions must be 1")
+        if opts.cache is None:  # one CEL cache for every call (it never changes results)
+            opts = Options.of(opts, cache=EvalCache())
+        self._options = opts
+        self._cluster = cluster
+        self._outcome: PlanOutcome | None = None
+        self._bound = 0
+        self._run: Resumable | None = None
+        self._nodes: list[str] = []
+        self._memo: dict[tuple[str, str | None], str | None] = {}
+        """`pipeline.with_nodes`' refusals per (scheduling constraints, node), valid while no node changes."""
+        self._units: dict[str, Unit] = {}
+        """Units resolved for pods left out, by name (retried when room is released)."""
+        self._strict: tuple[bool, bool, bool] | None = None
+        self._strict_next: tuple[bool, bool, bool] | None = None
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._cluster
+
+    @property
+    def outcome(self) -> PlanOutcome | None:
+        return self._outcome
+
+    @property
+    def bound(self) -> int:
+        """A valid upper bound of the weight of any plan of `cluster` (after `plan()`)."""
+        return self._bound
+
+    def plan(self) -> PlanOutcome:
+        """A fresh plan of the cluster (`pipeline.plan` with the options), kept for `update`."""
+        started = time.perf_counter()
+        outcome = plan(self._cluster, options=self._options)
+        total = _total(outcome.pods)
+        bound = _number(outcome.stats.get("bound"))
+        self._bound = min(bound, total) if bound is not None else total
+        out = _finish(outcome, self._bound, {}, "fresh plan", started)
+        self._keep(self._cluster, out)
+        assert self._run is not None
+        warmed = time.perf_counter()
+        shapes = self._run.warm(p.claims for p in out.pods)
+        out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
+        return out
+
+    def update(
+        self, add: Iterable[TypeMeta | dict[str, Any]] = (), remove: Iterable[Ref] = ()
+    ) -> PlanOutcome:
+        """The plan of the cluster with `add` added and `remove` ((kind, namespace, name))
+        removed. Raises InputError naming the object for a bad update, and then nothing
+        changes (not the cluster, not the plan)."""
+        if self._outcome is None:
+            raise InputError("update before plan(): plan the cluster first")
+        started = time.perf_counter()
+        changes = apply_changes(self._cluster, list(add), list(remove))
+        prev = self._outcome
+        try:
+            out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
+            incremental = out is not None
+            if out is None:
+                out = self._slow(changes, prev, started)
+            improved = self._improve(changes.cluster, prev, out, started)
+            incremental &= improved.pods is out.pods  # the first-fit run holds `out`'s placements
+            # Node resources where pods arrived (elsewhere pods only left, or the change's
+            # nodes were re-checked with their kept pods: `_still_valid`).
+            was = _nodes_of(prev)
+            arrived = {p.node for p in improved.pods if p.placed and was.get(p.name, "\0") != p.node}
+            _verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
+        except BaseException:
+            self._run, self._units = None, {}  # they may hold part of this update: rebuilt
+            raise
+        self._keep(changes.cluster, improved, run=self._run if incremental else None)
+        return improved
+
+    def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:
+        """Moving for weight: an update not proven optimal on a small instance (pods x nodes at
+        most SMALL) is compared with a fresh plan of the changed cluster, which is taken only
+        when it places more weight; its proven bound tightens the update's either way."""
+        size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
+        if out.stats["status"] == "OPTIMAL" or size > SMALL:
+            return out
+        fresh = plan(after, options=self._options)
+        bound = int_stat(out.stats, "bound")
+        fresh_bound = _number(fresh.stats.get("bound"))
+        if fresh_bound is not None:
+            bound = min(bound, fresh_bound)
+        before = _nodes_of(prev)
+        if fresh.weight > out.weight:
+            stats: dict[str, object] = {"update": "a fresh plan, which places more weight (pods may move)"}
+            return _finish(
+                PlanOutcome(fresh.pods, out.allocator, stats), bound, before, "fresh plan", started
+            )
+        return _finish(out, bound, before, str(out.stats["bound_from"]), started)
+
+    # --- state ------------------------------------------------------------------------------
+
+    def _keep(self, cluster: Cluster, outcome: PlanOutcome, run: Resumable | None = None) -> None:
+        """Make `outcome` the plan of `cluster`, and the first-fit run its state (`run`: one
+        that is in that state already, else a new one on the cluster with the plan bound)."""
+        if cluster is not self._cluster:
+            self._strict = self._strict_next if self._strict_next is not None else None
+        self._strict_next = None
+        self._cluster, self._outcome = cluster, outcome
+        self._bound = int_stat(outcome.stats, "bound")
+        self._nodes = resolve_nodes(cluster, None)
+        if run is None:
+            pinned = _pinned(cluster, [p for p in outcome.pods if p.placed])
+            run = Resumable(make_job(pinned, (), self._nodes, self._options))
+        self._run = run
+
+    # --- pods only ----------------------------------------------------------------------------
+
+    def _fast_applies(self, changes: Changes, prev: PlanOutcome) -> bool:
+        """Whether the change is pending pods (and their unallocated claims) only, on a plan
+        of Pods without gangs or DRA-served extended resources."""
+        after = changes.cluster
+        if changes.everywhere or changes.nodes or self._run is None:
+            return False
+        if after.pod_groups or not after.pods:
+            return False
+        by_name = {p.name: p for p in prev.pods}
+        return not any(p.extended for p in prev.pods if p.placed) and all(
+            f"{ns}/{n}" not in by_name or by_name[f"{ns}/{n}"].pod is not None for ns, n in changes.pods
+        )
+
+    def _fast(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome | None:
+        after, gates = changes.cluster, self._options.feature_gates
+        run = self._run
+        assert run is not None
+        by_name = {p.name: p for p in prev.pods}
+        touched = {f"{ns}/{n}" for ns, n in changes.pods}
+        present = [f"{ns}/{n}" for (ns, n) in after.pods if f"{ns}/{n}" in touched]
+        units = join_shared(resolve_units(after, present, None, gates)) if present else []
+        known = self._cluster.claims
+        if any(len(u.members) > 1 or any(c.key in known for c in u.claims) for u in units):
+            return None  # a pod sharing a claim with another (or may: the claim is not new): the general path
+        released: set[str | None] = set()
+        for name in sorted(touched & by_name.keys()):
+            was = by_name[name]
+            if was.placed and was.pod is not None:
+                run.release(was.claims, was.node, Needs.of(was.pod).demand)
+                released.add(was.node)
+        nodes: list[str | None] = list(self._nodes)
+        units = [with_nodes(after, u, nodes, self._memo, gates) for u in units]
+        retry: list[Unit] = []
+        if released:
+            # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
+            # Each is tried on the released nodes only (its scheduling constraints checked there).
+            left = [p.name for p in prev.pods if not p.placed and p.name not in touched and p.pod is not None]
+            missing = [n for n in left if n not in self._units]
+            if missing:
+                self._units.update(
+                    (u.name, u) for u in join_shared(resolve_units(after, missing, None, gates))
+                )
+            where = [n for n in nodes if n in released]
+            retry = [with_nodes(after, self._units[n], where, self._memo, gates) for n in left]
+        queue = units + retry
+        order = sorted(range(len(queue)), key=lambda i: -queue[i].priority)
+        plans: list[PodPlan | None] = [None] * len(queue)
+        for i in order:
+            if i < len(units):
+                plans[i] = run.place(queue[i])
+            else:
+                got = run.place_on(queue[i], released)
+                plans[i] = got or by_name[queue[i].name]
+        done = per_pod(after, queue, PlanOutcome([p for p in plans if p is not None], "reference"), gates)
+        new = {p.name: p for p in done.pods}
+        for name in [u.name for u in retry]:
+            if not new[name].placed:
+                new[name] = by_name[name]  # still left out: its reason is unchanged
+        for name in touched:
+            self._units.pop(name, None)
+        for name, p in new.items():
+            if p.placed:
+                self._units.pop(name, None)
+        pods = _in_order(after, by_name, new, touched)
+        may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
+        bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
+        stats: dict[str, object] = {"update": "pods only: released, then first fit on what is free"}
+        before = _nodes_of(prev)
+        return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
+
+    # --- everything else ----------------------------------------------------------------------
+
+    def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
+        after, opts = changes.cluster, self._options
+        self._units = {}
+        if changes.nodes or changes.everywhere:
+            self._memo = {}
+        nodes = set(resolve_nodes(after, None))
+        touched = {f"{ns}/{n}" for ns, n in changes.pods}
+        changed = {identity(o) for o in (*changes.added, *changes.removed)}
+
+        def same(p: PodPlan) -> bool:
+            """The pod (or, for a pod of plain claims, each claim) is the one the last plan placed."""
+            if p.pod is not None:
+                return p.name not in touched and after.pods.get(p.pod.key) is p.pod
+            return all(c.key in after.claims and identity(c) not in changed for c in p.claims)
+
+        kept = [p for p in prev.pods if p.placed and p.node in nodes and same(p)]
+        reach = nodes if changes.everywhere else changes.nodes
+        kept = _still_valid(after, kept, reach, opts)
+        pinned = _pinned(after, kept)
+        kept_names = {p.name for p in kept}
+        sub = plan(pinned, options=opts) if _has_pending(after, kept_names) else None
+        new = {p.name: p for p in sub.pods} if sub is not None else {}
+        by_name = {p.name: p for p in prev.pods}
+        pods = _in_order(after, {n: p for n, p in by_name.items() if n in kept_names}, new, set())
+        bound = self._slow_bound(changes, prev, pods, sub)
+        stats: dict[str, object] = {"update": f"re-planned around {len(kept)} kept pods"}
+        if sub is not None:
+            stats["replanned"] = len(sub.pods)
+        return _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
+
+    def _chains(self, changes: Changes) -> bool:
+        """Whether the last bound may be chained (module docstring): no pod the joint models
+        judge more strictly than upstream (`allocators.sequential_units`: adminAccess, or All
+        with a multi-allocatable device) exists before or after — dropping other pods from a
+        plan leaves such a pod's allocation valid only for exclusive devices. Kept per cluster
+        (`_strict`): added objects can only add such pods; removals are not credited."""
+        if self._strict is None:
+            self._strict = _strict_flags(self._cluster._identities.values())
+        admin, all_mode, multi = self._strict
+        more = _strict_flags(changes.added)
+        self._strict_next = (admin or more[0], all_mode or more[1], multi or more[2])
+        admin, all_mode, multi = self._strict_next
+        return not admin and not (all_mode and multi)
+
+    def _slow_bound(
+        self, changes: Changes, prev: PlanOutcome, pods: Sequence[PodPlan], sub: PlanOutcome | None
+    ) -> int:
+        """The update's bound before any fresh plan: the chain bound of the module docstring
+        where it is valid, else the pods' total weight."""
+        total = _total(pods)
+        before, after = self._cluster, changes.cluster
+        if changes.everywhere or any(not s.spec.node_name for c in (before, after) for s in c.slices):
+            return total
+        if before.pod_groups or after.pod_groups or not self._chains(changes):
+            return total
+        gates = self._options.feature_gates
+        nodes: list[str | None] = list(resolve_nodes(after, None))
+        units = [
+            with_nodes(after, u, nodes, {}, gates)
+            for u in join_shared(resolve_units(after, None, None, gates))
+        ]
+        touched = {f"{ns}/{n}" for ns, n in changes.pods}
+        reach = changes.nodes
+        extra = 0
+        for u in units:
+            free = [n for n in nodes if n not in u.blocked]
+            if not free:
+                continue
+            if any(m.name in touched for m in u.members) or any(n in reach for n in free):
+                extra += u.weight
+        return min(self._bound + extra, total)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _strict_flags(objects: Iterable[TypeMeta]) -> tuple[bool, bool, bool]:
+    """(a request with adminAccess, a request in allocationMode All, a multi-allocatable device)
+    among `objects` (claims, templates, slices)."""
+    admin = all_mode = multi = False
+    for obj in objects:
+        if isinstance(obj, ResourceSlice):
+            multi = multi or any(d.allow_multiple_allocations for d in obj.spec.devices)
+            continue
+        if isinstance(obj, ResourceClaim):
+            requests = obj.spec.devices.requests
+        elif isinstance(obj, ResourceClaimTemplate):
+            requests = obj.spec.spec.devices.requests
+        else:
+            continue
+        for r in requests:
+            options = [r.exactly] if r.exactly is not None else list(r.first_available or ())
+            admin = admin or any(bool(getattr(o, "admin_access", False)) for o in options)
+            all_mode = all_mode or any(o.allocation_mode == "All" for o in options)
+    return admin, all_mode, multi
+
+
+def _total(pods: Sequence[PodPlan]) -> int:
+    """The weight of every pod placed: a bound of any plan of them."""
+    return sum(_weight(p) for p in pods)
+
+
+def _weight(p: PodPlan) -> int:
+    return claim_weight(p.priority)
+
+
+def _number(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _nodes_of(outcome: PlanOutcome) -> dict[str, str | None]:
+    return {p.name: p.node for p in outcome.pods if p.placed}
+
+
+def _finish(
+    outcome: PlanOutcome, bound: int, before: Mapping[str, str | None], how: str, started: float
+) -> PlanOutcome:
+    """The outcome with the realized plan's stats, the update's bound and status (OPTIMAL only
+    when the weight reaches the bound; a bound below the plan was none: the total weight then,
+    never raised to meet the plan), and `moved`: pods placed in both plans on other nodes."""
+    realized = PlanSummary.of(PlanOutcome(outcome.pods, outcome.allocator, {})).stats()
+    weight = outcome.weight
+    total = _total(outcome.pods)
+    source = how
+    if weight > bound:
+        bound, source = total, f"pods that may be placed ({how}: the bound {bound} was beaten)"
+    moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
+    stats = {
+        **{k: v for k, v in outcome.stats.items() if k not in ("status", "bound", "gap", "objective")},
+        **realized,
+        "status": "OPTIMAL" if weight == bound else "FEASIBLE",
+        "objective": weight,
+        "bound": bound,
+        "gap": bound - weight,
+        "bound_from": source,
+        "moved": moved,
+        "update_seconds": round(time.perf_counter() - started, 3),
+    }
+    return PlanOutcome(outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices)
+
+
+def _in_order(
+    after: Cluster, kept: Mapping[str, PodPlan], new: Mapping[str, PodPlan], touched: set[str]
+) -> list[PodPlan]:
+    """The plan's pods in the cluster's order: a re-planned pod's new PodPlan, else the kept one
+    (touched pods never keep theirs)."""
+    out: list[PodPlan] = []
+    seen: set[str] = set()
+    names = [f"{ns}/{n}" for (ns, n) in after.pods] or [*kept, *new]
+    for name in names:
+        if name in new:
+            out.append(new[name])
+        elif name in kept and name not in touched:
+            out.append(kept[name])
+        else:
+            continue
+        seen.add(name)
+    for name, p in new.items():  # pods of plain claims
+        if name not in seen:
+            out.append(p)
+    return out
+
+
+def _pinned(cluster: Cluster, placed: Sequence[PodPlan]) -> Cluster:
+    """`cluster` with the `placed` pods bound to their nodes and their claims allocated, as
+    the cluster after the plan has them: what every later plan must leave in place."""
+    pods = dict(cluster.pods)
+    claims = dict(cluster.claims)
+    for p in placed:
+        for c in (*p.claims, *p.reserved):
+            claims[c.key] = c
+        if p.pod is not None and p.node is not None:
+            pods[p.pod.key] = _bound_copy(p)
+    return replace(cluster, pods=pods, claims=claims, _identities={})
+
+
+def _bound_copy(plan_: PodPlan) -> Pod:
+    pod = plan_.pod
+    assert pod is not None
+    if plan_.extended:
+        from_status = (
+            pod.status.model_copy(update={"extended_resource_claim_status": plan_.extended.get(plan_.name)})
+            if pod.status
+            else None
+        )
+        spec = pod.spec.model_copy(update={"node_name": plan_.node})
+        return pod.model_copy(update={"spec": spec, "status": from_status})
+    return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": plan_.node})})
+
+
+def _has_pending(after: Cluster, kept: set[str]) -> bool:
+    """Whether anything may be left to plan around the kept pods."""
+    return not after.pods or any(f"{ns}/{n}" not in kept for ns, n in after.pods)
+
+
+def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts: Options) -> list[PodPlan]:
+    """The kept pods, less those on a node the change reaches where the checker rejects them
+    now (devices, node filters, node resources): such a node's pods are planned again."""
+    reach = set(reach)
+    on: dict[str, list[PodPlan]] = {}
+    for p in kept:
+        if p.node in reach:
+            on.setdefault(p.node or "", []).append(p)
+    if not on:
+        return kept
+    gates = opts.feature_gates
+    stay = [p for p in kept if p.node not in on]
+    pinned = _pinned(after, stay)
+    bad: set[str] = set()
+    for node in sorted(on):
+        pods = on[node]
+        claims = [c for p in pods for c in p.claims]
+        placed = [PodPlacement(p.pod, node, new=True, extended=p.extended.get(p.name)) for p in pods if p.pod]
+        overlay = {c.namespaced_name: c for p in pods for c in (*p.claims, *p.reserved)}
+        wrong = (
+            check(pinned, claims, node=node, gates=gates)
+            or check_placements(pinned, placed, overlay, gates, bound=False)
+            or check_node_resources(pinned, [(q.pod, node, frozenset()) for q in placed])
+        )
+        if wrong:
+            bad.add(node)
+        else:
+            pinned = _pinned(pinned, pods)
+    return [p for p in kept if p.node not in bad]
+
+
+def _verify_resources(cluster: Cluster, pods: Sequence[PodPlan]) -> None:
+    """Every placed pod of the plan (kept and new) against its node's allocatable resources."""
+    placed = []
+    for p in pods:
+        if p.placed and p.pod is not None and p.node is not None:
+            status = p.extended.get(p.name)
+            served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+            placed.append((p.pod, p.node, served))
+    violations = check_node_resources(cluster, placed)
+    if violations:
+        raise CheckFailed(violations)
+
+
+__all__ = ["SMALL", "Planner"]
