@@ -198,6 +198,20 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.reference",
         "dra_solver.whatif.templates",
     },
+    # preempt/: `plan --preempt`, the batch model over the per-device model, and upstream's answer
+    "dra_solver.preempt": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.encoders",
+        "dra_solver.errors",
+        "dra_solver.firstfit",
+        "dra_solver.interrupt",
+        "dra_solver.pipeline",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+    },
     # the command line: loads, calls, prints
     "dra_solver.cli": {
         "dra_solver.allocators",
@@ -210,6 +224,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.gates",
         "dra_solver.output",
         "dra_solver.pipeline",
+        "dra_solver.preempt",
         "dra_solver.whatif.filling",
         "dra_solver.whatif.sweep",
         "dra_solver.whatif.templates",
