@@ -265,8 +265,7 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     if job.gangs:
         problem = replace(problem, gangs=_gang_infos(job, forms, empty))
-    ordered = tuple(c for c in _interchangeable(job, forms) if all(forms[gs[0]].unit < P for gs in c))
-    problem = replace(problem, ordered_pods=ordered)
+    problem = replace(problem, ordered_pods=_ordered(job, forms, s.levels, P))
     m = build(problem, mode="free", break_symmetry=False)
     lits = _literals(m, s, forms, P, H)
     _hint(m, s, job, forms, offsets, units, lits, P, H)
@@ -278,6 +277,21 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
         )
     values, stage_status, stage_value = result
     return _decode(s, opts, job, m, problem, forms, offsets, lits, values, stage_status, stage_value)
+
+
+def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
+    """Queue-order symmetry breaking among interchangeable pending pods only, and only among
+    pods that may preempt alike (a pod with policy Never is not interchangeable with one
+    without): running pods differ by their budgets and devices."""
+    out = []
+    for cls in _interchangeable(job, forms):
+        if not all(forms[gs[0]].unit < P for gs in cls):
+            continue
+        by_level: dict[int | None, list[tuple[int, ...]]] = {}
+        for gs in cls:
+            by_level.setdefault(levels[forms[gs[0]].unit], []).append(gs)
+        out += [tuple(part) for part in by_level.values() if len(part) > 1]
+    return tuple(out)
 
 
 @dataclass
@@ -457,7 +471,7 @@ def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, 
                 return None
             status_of[name] = "NOT_RUN"
             break
-        value = int(solver.objective_value)
+        value = int(solver.value(expr))  # exact: objective_value is a float
         value_of[name] = value
         status_of[name] = "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
         best = list(solver.response_proto.solution)
