@@ -20,11 +20,11 @@ import os
 import random
 
 import pytest
+from preempt_cases import Pending, Running, build, cluster_docs, pdb
 
 from dra_solver.preempt import plan_preempt
 from dra_solver.preempt.reference import reference_preempt
 from dra_solver.problem.flat import claim_weight
-from tests.preempt_cases import Pending, Running, build, cluster_docs, pdb
 
 SHIFT = 2**31
 CPU = 3

@@ -156,6 +156,8 @@ def _releases(
         if not allocated and (remain or expected):
             left = sorted(remain) or [r.name for r in expected]
             out.append(_v(ref, "preempt-release", f"deallocated, but {', '.join(left)} still use(s) it"))
+        if not allocated and status is not None and status.reserved_for:
+            out.append(_v(ref, "preempt-release", "deallocated, but status.reservedFor names consumers"))
         if allocated and status is not None and status.reserved_for != expected:
             out.append(
                 _v(ref, "preempt-release", "status.reservedFor is not the input's without the evicted pods")

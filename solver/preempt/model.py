@@ -46,6 +46,7 @@ from dra_solver.allocators import (
     _gang_infos,
     _interchangeable,
     _model_problem,
+    int_stat,
 )
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimStatus
@@ -120,7 +121,7 @@ class PreemptOutcome(PlanOutcome):
         if not n:
             return "evicts no pods"
         top = max(v.priority for v in self.victims)
-        pdb = int(self.stats.get("pdb_violations", 0) or 0)
+        pdb = int_stat(self.stats, "pdb_violations", 0)
         words = f"{pdb} PDB violation{'s' if pdb != 1 else ''}"
         return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words})"
 

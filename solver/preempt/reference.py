@@ -185,7 +185,8 @@ def _victims_on(
     order = {p.namespaced_name: i for i, p in enumerate(state.pods.values())}
     potential.sort(key=lambda p: (-pod_priority(state, p), order[p.namespaced_name]))
     left = {b.name: b.allowed - charged.get(b.name, 0) for b in budgets}
-    violating, fine = [], []
+    violating: list[Pod] = []
+    fine: list[Pod] = []
     for p in potential:
         bad = False
         for b in budgets:
