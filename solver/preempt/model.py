@@ -303,7 +303,9 @@ class _Lits:
     """Per candidate victim."""
     stages: dict[str, tuple[cp_model.LinearExprT, bool]]
     """Stage -> (expression, maximise)."""
-    form_of: dict[int, int] = field(default_factory=dict)
+    order: tuple[str, ...] = STAGES
+    """The stages in solving order: with small priorities, (4) is solved as the count, then
+    the sum of the priorities — its exact equivalent (`_literals`)."""
 
 
 def _only_held(problem: Problem, forms: list[Any], offsets: list[int], s: Setting, P: int, H: int) -> Problem:
@@ -370,6 +372,7 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
     stages: dict[str, tuple[cp_model.LinearExprT, bool]] = {
         "placed": (sum(w * x for w, fl in zip(weights, placed, strict=True) for x in fl), True)
     }
+    lits = _Lits(placed, kept, stages)
     over = []
     index = {v.pod.namespaced_name: k for k, v in enumerate(s.victims)}
     for b in s.budgets:
@@ -380,20 +383,33 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
         cp.add(o >= sum(1 - kept[k] for k in members) - b.allowed)
         over.append(o)
     stages["pdb_violations"] = (sum(over), False)
-    if s.victims:
-        lo = min(v.priority for v in s.victims) - 1
-        top = cp.new_int_var(lo, max(v.priority for v in s.victims), "highest_evicted")
-        for k, v in enumerate(s.victims):
-            cp.add(top >= v.priority - (v.priority - lo) * kept[k])
-        stages["highest_priority"] = (top, False)
+    # (3) the highest evicted priority, as a chain over the candidates' distinct priorities
+    # p_1 < ... < p_L: level[j] = "a pod of priority >= p_j is evicted", level[j] >= level[j+1];
+    # the highest evicted priority is p_J with J = sum_j level[j] (none when 0) — small
+    # coefficients, where an integer maximum with big-M rows would be weak.
+    prios = sorted({v.priority for v in s.victims})
+    level = [cp.new_bool_var(f"level[{p}]") for p in prios]
+    for a, b in zip(level, level[1:], strict=False):
+        cp.add(a >= b)
+    for k, v in enumerate(s.victims):
+        cp.add(1 - kept[k] <= level[prios.index(v.priority)])
+    stages["highest_priority"] = (sum(level), False)
+    gone = [1 - kept[k] for k in range(len(s.victims))]
+    raw = sum(v.priority * g for v, g in zip(s.victims, gone, strict=True))
+    if sum(abs(v.priority) for v in s.victims) < 2**30:
+        # (4) sum of (priority + 2^31) = 2^31 * count + sum of priorities, and the sum of the
+        # priorities varies by less than 2^31: lexicographically (count, sum) — two stages with
+        # small coefficients; then (5), the count, is already fixed.
+        stages["evicted"] = (sum(gone), False)
+        stages["priority_sum"] = (raw, False)
+        lits.order = ("placed", "pdb_violations", "highest_priority", "evicted", "priority_sum")
     else:
-        stages["highest_priority"] = (0, False)
-    stages["priority_sum"] = (
-        sum((v.priority + SHIFT) * (1 - kept[k]) for k, v in enumerate(s.victims)),
-        False,
-    )
-    stages["evicted"] = (sum(1 - kept[k] for k in range(len(s.victims))), False)
-    return _Lits(placed, kept, stages)
+        stages["priority_sum"] = (
+            sum((v.priority + SHIFT) * g for v, g in zip(s.victims, gone, strict=True)),
+            False,
+        )
+        stages["evicted"] = (sum(gone), False)
+    return lits
 
 
 def _hint(
@@ -447,7 +463,7 @@ def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, 
     status_of: dict[str, str] = {}
     value_of: dict[str, int] = {}
     best: list[int] | None = None
-    for name in STAGES:
+    for name in lits.order:
         expr, maximize = lits.stages[name]
         if isinstance(expr, int):
             status_of[name], value_of[name] = "FIXED", expr
