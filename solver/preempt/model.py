@@ -389,8 +389,8 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
     # coefficients, where an integer maximum with big-M rows would be weak.
     prios = sorted({v.priority for v in s.victims})
     level = [cp.new_bool_var(f"level[{p}]") for p in prios]
-    for higher, lower in zip(level, level[1:], strict=False):
-        cp.add(higher >= lower)
+    for at, above in zip(level, level[1:], strict=False):
+        cp.add(at >= above)
     for k, v in enumerate(s.victims):
         cp.add(1 - kept[k] <= level[prios.index(v.priority)])
     stages["highest_priority"] = (sum(level), False)
