@@ -1,5 +1,5 @@
-"""The command line, `dra-solver validate | check | allocate | plan | explain | fill`: loads,
-validates, calls the pipeline, prints (`main`).
+"""The command line, `dra-solver validate | check | allocate | plan | explain`: loads,
+validates, calls the pipeline, prints; a module per command, the app in `main`.
 
 `run` is the console script (`dra_solver.cli:run` in pyproject.toml) and `python -m dra_solver`.
 """

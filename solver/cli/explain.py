@@ -1,0 +1,67 @@
+"""`dra-solver explain`: why a claim (or a pod's claims) cannot be allocated, per node, and
+what the plan of the other pending pods does with it (`solver.explain.diagnosis`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from dra_solver.cli.console import fail
+from dra_solver.cli.inputs import Inputs, load_template, load_valid
+from dra_solver.cli.options import FeatureGatesOpt, FilenameOpt, PathsArg
+from dra_solver.errors import DRASolverError, InputError
+from dra_solver.explain.diagnosis import explain as explain_why
+
+
+def explain(
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
+    claim: Annotated[
+        list[str] | None,
+        typer.Option("--claim", help="Claim to explain (name or namespace/name), repeatable."),
+    ] = None,
+    pod: Annotated[
+        str | None, typer.Option(help="Explain this pod's unallocated claims and constraints.")
+    ] = None,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Nodes to explain, repeatable; default: every node.")
+    ] = None,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option("--node-template", help="Also say whether a new node of this template would take it."),
+    ] = None,
+    alone: Annotated[
+        bool,
+        typer.Option(
+            "--alone",
+            help="Only the pod (or claims) alone on the cluster as the input has it; skip the plan "
+            "of the other pending pods (which says whether the plan places it, and what takes its room).",
+        ),
+    ] = False,
+    feature_gates: FeatureGatesOpt = None,
+) -> None:
+    """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
+    reason grouped; or where it fits — alone on the cluster as the input has it; then what the
+    plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
+    loaded = load_valid(Inputs.of(paths, filename, feature_gates))
+    if (claim is None) == (pod is None):
+        fail([InputError("give either --claim or --pod")])
+    try:
+        templates = [load_template(f) for f in node_template or []]
+        answer = explain_why(
+            loaded.cluster,
+            claim=claim,
+            pod=pod,
+            nodes=node,
+            feature_gates=loaded.gates,
+            node_templates=templates,
+            with_plan=not alone,
+        )
+    except DRASolverError as exc:
+        fail([exc])
+    sys.stdout.write(answer.text() + "\n")
+
+
+__all__ = ["explain"]

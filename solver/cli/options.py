@@ -1,0 +1,221 @@
+"""The options more than one command takes, declared once (typer `Annotated` aliases), and the
+values they parse into: `Search` (how to search: one `Options`) and `Output` (what to print).
+
+Why here: a command's signature is its help, so every shared option must read the same in every
+command; declaring it once keeps the flag, the help text and the checks of its value in one
+place. Options whose help differs per command (`--node`, `--pod`, `--claim`, `--allocator`) are
+declared by their command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from dra_solver.api.load import dumps
+from dra_solver.cli.console import fail
+from dra_solver.errors import DRASolverError
+from dra_solver.gates import FeatureGates
+from dra_solver.output.objects import OutputMode
+from dra_solver.pipeline import Options
+
+
+class AllocatorChoice(StrEnum):
+    """`--allocator` / `--repair`: the names of `pipeline.ALLOCATORS`."""
+
+    reference = "reference"
+    cpsat = "cpsat"
+
+
+class StrategyChoice(StrEnum):
+    pack = "pack"
+    spread = "spread"
+
+
+class ExecutorChoice(StrEnum):
+    local = "local"
+    ray = "ray"
+    inline = "inline"
+
+
+class OutputFormat(StrEnum):
+    yaml = "yaml"
+    json = "json"
+    table = "table"
+    wide = "wide"
+    """The table with more columns (kubectl's `-o wide`)."""
+    name = "name"
+    """One `kind.group/name` per object of the yaml output (kubectl's `-o name`)."""
+
+    @property
+    def tabular(self) -> bool:
+        return self in (OutputFormat.table, OutputFormat.wide)
+
+
+# --- every command: the inputs ----------------------------------------------------------
+
+PathsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="YAML/JSON files (multi-document and `kind: List` allowed), directories "
+        "(their *.yaml, *.yml, *.json files, recursively) or `-` for stdin; also as -f.",
+        metavar="PATH",
+        show_default=False,
+    ),
+]
+FilenameOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filename",
+        "-f",
+        help="An input, as a PATH argument (kubectl's habit), repeatable; read after the PATHs.",
+        show_default=False,
+    ),
+]
+FeatureGatesOpt = Annotated[
+    str | None,
+    typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
+]
+
+
+# --- allocate and plan: the search and the output ----------------------------------------
+
+
+def _positive_seconds(value: float) -> float:
+    """`--time-limit` is a budget: 0, a negative number or NaN leave no search at all."""
+    if not value > 0:
+        raise typer.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    return value
+
+
+StrategyOpt = Annotated[StrategyChoice, typer.Option(help="CP-SAT placement preference.")]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit",
+        callback=_positive_seconds,
+        help=(
+            "Budget of the CP-SAT search in deterministic seconds (CP-SAT's work count, about "
+            "seconds on an idle machine, so the same input and seed give the same plan); a "
+            "wall-clock guard stops it at 3 x the limit + 1 s."
+        ),
+    ),
+]
+MAX_SEED = 2**31 - 1
+"""CP-SAT's random_seed is a 32-bit integer."""
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        max=MAX_SEED,
+        help="Seed for CP-SAT and shareIDs (0 to 2147483647): same input + seed = same output.",
+    ),
+]
+OutputOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--output",
+        "-o",
+        help="yaml/json: Kubernetes objects (a List, the run's facts in its annotations); name: "
+        "kind.group/name of each, a line each; table: rows per pod and per node; wide: the table "
+        "with more columns.",
+    ),
+]
+OutputModeOpt = Annotated[
+    OutputMode,
+    typer.Option(
+        "--output-mode",
+        help="What -o yaml|json prints: changed = the Pods and claims the run changes; full = every "
+        "input object after the run (the cluster after the plan: give it as the next run's input).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Search:
+    """How `allocate` and `plan` are asked to search (--allocator, --strategy, --time-limit,
+    --seed), turned into the run's one `Options` once the feature gates are known (they are read
+    with the input, so that a bad gate is reported after the input's own errors, as always)."""
+
+    allocator: AllocatorChoice
+    strategy: StrategyChoice
+    time_limit: float
+    seed: int
+
+    def options(self, gates: FeatureGates, **more: Any) -> Options:
+        """The run's Options (`more`: a command's own fields, e.g. plan's partitions); a value
+        they refuse is the user's error (one line, exit 1), not a bug."""
+        try:
+            return Options.of(
+                allocator=self.allocator.value,
+                feature_gates=gates,
+                seed=self.seed,
+                strategy=self.strategy.value,
+                time_limit=self.time_limit,
+                **more,
+            )
+        except DRASolverError as exc:
+            fail([exc])
+
+
+@dataclass(frozen=True)
+class Output:
+    """What `allocate` and `plan` print on stdout (-o, --output-mode), checked together: a table
+    is one view of the run, not a set of objects, so `--output-mode full` needs yaml/json."""
+
+    format: OutputFormat
+    mode: OutputMode
+
+    def __post_init__(self) -> None:
+        if self.format.tabular and self.mode is OutputMode.full:
+            raise typer.BadParameter(
+                "--output-mode full needs -o yaml or -o json", param_hint="--output-mode"
+            )
+
+    @property
+    def tabular(self) -> bool:
+        return self.format.tabular
+
+    @property
+    def wide(self) -> bool:
+        return self.format is OutputFormat.wide
+
+    def write(self, objects: Sequence[dict[str, Any]], notes: dict[str, str]) -> None:
+        """yaml/json: one `kind: List` with the run's annotations; name: a line per object."""
+        if self.format is OutputFormat.name:
+            sys.stdout.write("".join(f"{object_name(o)}\n" for o in objects))
+        else:
+            sys.stdout.write(dumps(objects, self.format.value, notes))
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    """As `kubectl get -o name` prints it: `pod/web-0` for the core group,
+    `resourceclaim.resource.k8s.io/web-0-gpu` for the others (no namespace, as kubectl)."""
+    group = str(obj.get("apiVersion", "v1")).rpartition("/")[0]
+    kind = str(obj.get("kind", "")).lower()
+    return f"{kind}.{group}/{obj['metadata']['name']}" if group else f"{kind}/{obj['metadata']['name']}"
+
+
+__all__ = [
+    "MAX_SEED",
+    "AllocatorChoice",
+    "ExecutorChoice",
+    "FeatureGatesOpt",
+    "FilenameOpt",
+    "Output",
+    "OutputFormat",
+    "OutputModeOpt",
+    "OutputOpt",
+    "PathsArg",
+    "Search",
+    "SeedOpt",
+    "StrategyChoice",
+    "StrategyOpt",
+    "TimeLimitOpt",
+    "object_name",
+]

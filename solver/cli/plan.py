@@ -1,0 +1,560 @@
+"""`dra-solver plan`: place many pods over many nodes; with --node-template, --fill or
+--scenario, what-if plans; with --report, an HTML page of the plan.
+
+Why this shape: `plan` has twenty options, so what the user asked is parsed once into one value,
+`PlanRequest` (frozen), and the run's one `Options` is built from it once the input is valid;
+the steps below take the request instead of loose arguments. Adding an option to `plan` is a
+parameter of `plan`, a field of `PlanRequest`, and its use.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from dra_solver import interrupt
+from dra_solver.allocators import PlanOutcome, PodPlan
+from dra_solver.api.cluster import Cluster
+from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
+from dra_solver.cli.inputs import Inputs, load_template, load_valid
+from dra_solver.cli.options import (
+    AllocatorChoice,
+    ExecutorChoice,
+    FeatureGatesOpt,
+    FilenameOpt,
+    Output,
+    OutputFormat,
+    OutputModeOpt,
+    OutputOpt,
+    PathsArg,
+    Search,
+    SeedOpt,
+    StrategyChoice,
+    StrategyOpt,
+    TimeLimitOpt,
+)
+from dra_solver.errors import DRASolverError, InputError
+from dra_solver.executors import open_executor
+from dra_solver.gates import FeatureGates
+from dra_solver.output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
+from dra_solver.output.report import write_report
+from dra_solver.output.summary import PlanSummary
+from dra_solver.output.table import plan_tables
+from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES, Options, PodInput, resolve_nodes, resolve_units
+from dra_solver.pipeline import plan as plan_pods
+from dra_solver.whatif.filling import Fill
+from dra_solver.whatif.filling import fill as fill_pod
+from dra_solver.whatif.sweep import sweep, sweep_output
+from dra_solver.whatif.templates import NodeTemplate
+
+PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
+INTERRUPT_NOTICE = (
+    "interrupted: stopping the search; the best plan found so far follows (Ctrl-C again to exit now)"
+)
+
+POD_LINES = 50
+"""Up to this many pods, `plan` names every placed pod's node on stderr; above, only the pods
+not placed get a line (each one line), so that a large plan ends in a summary, not a flood."""
+
+UNPLACED_LINES = 10
+"""At most this many pods not placed get their own stderr line; the rest are counted in one
+line. Why: stderr is the short summary whatever the size of the plan (issue #12) — a plan of
+thousands of pods that do not fit must not write thousands of lines; the table and `explain`
+have the details."""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What `plan` is asked, as given on the command line (names not yet resolved on the input)."""
+
+    inputs: Inputs
+    search: Search
+    output: Output
+    pods: tuple[PodInput, ...] | None
+    """--pod; None: plan's default (every pending pod); empty: none (-n of a namespace without any)."""
+    nodes: tuple[str, ...] | None
+    """--node; None: every node the input knows."""
+    fill: str | None
+    node_templates: tuple[str, ...]
+    max_new_nodes: int | None
+    executor: ExecutorChoice
+    workers: int | None
+    partitions: int
+    repair: AllocatorChoice
+    scenarios: tuple[str, ...]
+    namespace: str | None
+    all_namespaces: bool
+    report: str | None
+    compare: bool
+
+    def options(self, gates: FeatureGates) -> Options:
+        """The run's one Options (the executor and the progress bar join it while it runs)."""
+        return self.search.options(gates, partitions=self.partitions, repair=self.repair.value)
+
+    def in_namespace(self, cluster: Cluster, gates: FeatureGates) -> PlanRequest:
+        """`-n NS`: names without a namespace are in NS; without --pod (and --fill), the pods to
+        plan are the pending pods of NS only — what `plan` would take by default, in that
+        namespace (a pod of plain claims, its claims'). A namespace without pending pods plans
+        none."""
+        namespace = self.namespace
+        if namespace is None:
+            return self
+        if self.all_namespaces:
+            fail([InputError("give either --namespace (-n) or --all-namespaces (-A)")])
+
+        def qualified(name: str) -> str:
+            return name if "/" in name else f"{namespace}/{name}"
+
+        if self.fill is not None:
+            return replace(self, fill=qualified(self.fill))
+        if self.pods:
+            return replace(self, pods=tuple(qualified(p) if isinstance(p, str) else p for p in self.pods))
+        selected: list[PodInput] = []
+        for unit in resolve_units(cluster, None, None, gates):
+            for member in unit.members:
+                if member.pod is not None:
+                    if (member.pod.metadata.ns) == namespace:
+                        selected.append(member.pod.namespaced_name)
+                elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
+                    selected.append(list(member.claims))
+        if not selected:
+            known = sorted({ns for ns, _ in [*cluster.pods, *cluster.claims]} | set(cluster.namespaces))
+            hint = f" (namespaces in the input: {', '.join(known)})" if namespace not in known else ""
+            print_warnings([f"no pending pods in namespace {namespace}{hint}"])
+        return replace(self, pods=tuple(selected))
+
+    def check_names(self, cluster: Cluster) -> None:
+        """The names and combinations `plan` is given, checked before it says it is planning: a
+        typo is one error line, not a banner and then an error."""
+        try:
+            if self.fill is not None:
+                if self.node_templates or self.pods:
+                    raise InputError("--fill cannot be combined with --node-template or --pod")
+                cluster.pod(self.fill)
+            for name in self.pods or ():
+                if isinstance(name, str):
+                    cluster.pod(name)
+            if self.nodes or not self.node_templates:
+                resolve_nodes(cluster, self.nodes)
+        except DRASolverError as exc:
+            fail([exc])
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What the search returned, with what the output says about it."""
+
+    outcome: PlanOutcome
+    filled: Fill | None
+    """--fill: the replicas' plan."""
+    templates: tuple[NodeTemplate, ...]
+    seconds: float
+    """Wall clock of the search (loading, validating and writing not included)."""
+    interrupted: bool
+
+    @property
+    def counted(self) -> str:
+        return f"replicas of {self.filled.pod}" if self.filled is not None else "pods"
+
+
+def plan(
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
+    pod: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pod",
+            help="Pods to place (name or namespace/name), repeatable; default: every Pod "
+            "with unallocated claims, or every unallocated claim as its own pod.",
+        ),
+    ] = None,
+    node: Annotated[
+        list[str] | None,
+        typer.Option("--node", help="Candidate nodes, repeatable; default: every node the input knows."),
+    ] = None,
+    allocator: Annotated[
+        AllocatorChoice, typer.Option(help="reference = scheduler-like first fit; cpsat = optimal.")
+    ] = AllocatorChoice.cpsat,
+    feature_gates: FeatureGatesOpt = None,
+    strategy: StrategyOpt = StrategyChoice.pack,
+    time_limit: TimeLimitOpt = 10.0,
+    seed: SeedOpt = 0,
+    output: OutputOpt = OutputFormat.yaml,
+    output_mode: OutputModeOpt = OutputMode.changed,
+    node_template: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--node-template",
+            help="A file with one Node and its ResourceSlices, repeatable: the plan may add copies "
+            "(<node>-1, <node>-2, ...), fewest unplaced pods first, then least total cost "
+            "(annotation dra-solver.io/cost, default 1).",
+        ),
+    ] = None,
+    max_new_nodes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-new-nodes",
+            min=0,
+            help="Most copies of each node template; default: derived from the pending pods (as many "
+            "as could go on the template: no optimal plan adds more). A cap that binds is reported "
+            "with what it costs.",
+        ),
+    ] = DEFAULT_MAX_NEW_NODES,
+    fill: Annotated[
+        str | None,
+        typer.Option(
+            "--fill",
+            help="How many more replicas of this pod fit (after the pending pods are placed); "
+            "prints the replicas' plan.",
+        ),
+    ] = None,
+    executor: Annotated[
+        ExecutorChoice,
+        typer.Option(
+            "--executor",
+            help="Where independent units run (components, partitions, scenarios): local = a process "
+            "pool, ray = Ray (RAY_ADDRESS, else a local Ray), inline = this process. Same plan on each.",
+        ),
+    ] = ExecutorChoice.local,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Local pool size / CPUs of a local Ray (default 2)."),
+    ] = None,
+    partitions: Annotated[
+        int,
+        typer.Option(
+            "--partitions",
+            min=1,
+            help="Split pods and nodes into K random parts (seeded), solve each alone, then repair "
+            "what is left; reports the gap to the unpartitioned bound.",
+        ),
+    ] = 1,
+    repair: Annotated[
+        AllocatorChoice,
+        typer.Option("--repair", help="The repair pass of --partitions: reference = first fit."),
+    ] = AllocatorChoice.reference,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            help="A what-if scenario file (extra pods; Nodes with their slices are node templates), "
+            "repeatable: plans each and prints one summary row per scenario.",
+        ),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Plan the pending pods of this namespace only (the others stay pending; bound pods of "
+            "every namespace still use their nodes); --pod and --fill names without a namespace are in it.",
+        ),
+    ] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option(
+            "--all-namespaces", "-A", help="Plan the pending pods of every namespace (the default)."
+        ),
+    ] = False,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report",
+            help="Also write the plan as one self-contained HTML page (summary, cluster map, "
+            "utilisation, unplaced pods, added nodes) to this file.",
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="With --report: also plan with first fit on the same input and show its numbers "
+            "side by side.",
+        ),
+    ] = False,
+) -> None:
+    """Place many pods over many nodes: as many (priority-weighted) pods as possible.
+
+    Prints a `kind: List` of the Pods (placed ones with spec.nodeName, the others with a
+    PodScheduled=False condition) and their claims (placed ones with status.allocation) and,
+    on stderr, where each pod goes or why it does not fit. Exit 0 when every pod is placed, 2
+    when some are not, 1 on invalid input. Ctrl-C or SIGTERM stops the search: the best plan
+    found so far (every placement checked) is printed and the exit code is 130; a second
+    Ctrl-C exits at once.
+    """
+    request = PlanRequest(
+        # In this order: a bad --output-mode is a usage error before a missing input is.
+        output=Output(output, output_mode),
+        inputs=Inputs.of(paths, filename, feature_gates),
+        search=Search(allocator, strategy, time_limit, seed),
+        pods=None if pod is None else tuple(pod),
+        nodes=tuple(node) if node else None,
+        fill=fill,
+        node_templates=tuple(node_template or ()),
+        max_new_nodes=max_new_nodes,
+        executor=executor,
+        workers=workers,
+        partitions=partitions,
+        repair=repair,
+        scenarios=tuple(scenario or ()),
+        namespace=namespace,
+        all_namespaces=all_namespaces,
+        report=report,
+        compare=compare,
+    )
+    loaded = load_valid(request.inputs)
+    cluster = loaded.cluster
+    options = request.options(loaded.gates)
+    if request.scenarios:
+        _sweep(cluster, request, options)
+        return
+    request = request.in_namespace(cluster, loaded.gates)
+    request.check_names(cluster)
+    planned = _search(cluster, request, options)
+    if request.report is not None:
+        _write_report(request.report, cluster, request, options, planned)
+    _write_plan(cluster, request, options, planned)
+    _say_how_it_went(request, planned)
+
+
+def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planned:
+    """The plan (or --fill's replicas), timed; Ctrl-C or SIGTERM stop the search with the best
+    plan found so far."""
+    started = time.perf_counter()
+    try:
+        with (
+            # On a terminal the signal is answered at once; in a pipe or a log the final
+            # `interrupted: placed ...` line is the one message (issue #29).
+            interrupt.signals_stop(INTERRUPT_NOTICE if err.is_terminal else ""),
+            _progress_bar(options.allocator) as progress,
+            _running(request, options, progress) as running,
+        ):
+            err.print(Text(PLANNING_NOTICE, style="dim"))
+            filled: Fill | None = None
+            templates: list[NodeTemplate] = []
+            if request.fill is not None:
+                filled = fill_pod(cluster, request.fill, request.nodes, running)
+                outcome = filled.outcome
+            else:
+                templates = [load_template(f) for f in request.node_templates]
+                outcome = plan_pods(
+                    cluster,
+                    pods=request.pods,
+                    nodes=request.nodes,
+                    options=running,
+                    node_templates=templates or None,
+                    max_new_nodes=request.max_new_nodes,
+                )
+            interrupted = interrupt.requested()
+    except DRASolverError as exc:
+        fail([exc])
+    return _Planned(outcome, filled, tuple(templates), time.perf_counter() - started, interrupted)
+
+
+@contextmanager
+def _running(
+    request: PlanRequest, options: Options, progress: Callable[[int, int], None] | None = None
+) -> Iterator[Options]:
+    """`options` as the search runs with them: on the executor of --executor (shut down when the
+    search ends) and, when given, telling `progress` how first fit goes."""
+    with open_executor(request.executor.value, request.workers) as pool:
+        yield Options.of(options, executor=pool, progress=progress)
+
+
+@contextmanager
+def _progress_bar(allocator: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while first fit works, then a spinner while the chosen allocator
+    improves on it — only when stderr is a terminal (never in pipes, files or CI logs)."""
+    if not err.is_terminal:
+        yield None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("first fit", total=None)
+        later = "CP-SAT (up to the time limit)" if allocator == "cpsat" else "results"
+
+        def progress(done: int, total: int) -> None:
+            if done == total:
+                bar.update(task, description=later, completed=done, total=None)
+            elif done % 50 == 0 or done == 1:
+                bar.update(task, completed=done, total=total)
+
+        yield progress
+
+
+def _write_report(
+    path: str, cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned
+) -> None:
+    """--report: the HTML page; --compare: with first fit's plan of the same input beside it
+    (in this process: the search's executor is shut down by now)."""
+    first_fit = partial(
+        plan_pods,
+        cluster,
+        pods=request.pods,
+        nodes=request.nodes,
+        options=Options.of(options, allocator="reference"),
+        node_templates=list(planned.templates) or None,
+        max_new_nodes=request.max_new_nodes,
+    )
+    written = write_report(
+        path,
+        cluster,
+        planned.outcome,
+        resolve_nodes(cluster, request.nodes),
+        options.feature_gates,
+        seconds=planned.seconds,
+        first_fit=first_fit if request.compare else None,
+        inputs=request.inputs.paths,
+    )
+    err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
+
+
+def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned) -> None:
+    """stdout: the table, or the objects (the nodes a what-if plan adds first)."""
+    outcome = planned.outcome
+    if request.output.tabular:
+        nodes = [*resolve_nodes(cluster, request.nodes), *(n.metadata.name for n in outcome.added_nodes)]
+        summary = plan_summary(outcome, planned.seconds, planned.counted)
+        out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary, request.output.wide))
+        return
+    added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]
+    notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
+    if request.output.mode is OutputMode.full:
+        objects = [*cluster_after(cluster, outcome.pods), *added]
+    else:
+        objects = [*added, *changed_objects(outcome.pods)]
+    request.output.write(objects, notes)
+
+
+def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
+    """stderr: the plan's warnings, a line per pod (bounded), the summary, what a what-if plan
+    adds, --fill's answer; then the exit code (130 interrupted, 2 when pods are not placed)."""
+    outcome = planned.outcome
+    warnings = outcome.stats.get("warnings")  # a list of str (pipeline.plan, whatif)
+    print_warnings(warnings if isinstance(warnings, list) else [])
+    # The table already has a row per pod; stderr then keeps only the summary.
+    if not request.output.tabular:
+        _print_pod_lines(outcome.pods, planned.filled.pod if planned.filled is not None else None)
+    if planned.interrupted:
+        summary = f"interrupted: {plan_summary(outcome, planned.seconds, planned.counted)}"
+        err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
+        raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+    if not request.output.tabular:  # the table has the summary
+        err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
+    if request.node_templates:
+        for line in whatif_lines(outcome.stats):
+            err.print(Text(line, style="bold"))
+    if planned.filled is not None:
+        err.print(Text(planned.filled.summary(), style="bold"))
+        return
+    if outcome.placed < len(outcome.pods):
+        raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _sweep(cluster: Cluster, request: PlanRequest, options: Options) -> None:
+    """`plan --scenario`: one plan per scenario on the executor, one table (`solver.whatif.sweep`)."""
+    if request.output.format is OutputFormat.name:
+        fail([InputError("--scenario prints rows, not objects: use -o table, wide, yaml or json")])
+    try:
+        templates = [load_template(f) for f in request.node_templates]
+        with _running(request, options) as running:
+            rows = sweep(
+                cluster,
+                request.scenarios,
+                running,
+                templates=templates,
+                max_new_nodes=request.max_new_nodes,
+            )
+    except DRASolverError as exc:
+        fail([exc])
+    sys.stdout.write(sweep_output(rows, "table" if request.output.tabular else request.output.format.value))
+
+
+def whatif_lines(stats: Mapping[str, object]) -> list[str]:
+    """The what-if lines on stderr: what is added and its cost, with the cost bound unless the
+    cost is proven least (`solver.whatif.model`: per path, what the bound bounds), then a cap that
+    binds (or may) and what it costs."""
+    cost, bound = stats.get("added_cost"), stats.get("cost_bound")
+    line = f"{stats.get('added')} (cost {cost})"
+    status = stats.get("status")
+    if status == "OPTIMAL":
+        line += ", least cost proven"
+    elif status == "OPTIMAL within the cap":
+        line += ", least cost proven within the cap"
+    elif bound is not None:
+        line += f", cost bound {bound} (least cost not proven)"
+    else:
+        line += ", first fit (least cost not proven)"
+    lines = [line]
+    if stats.get("whatif_cap"):
+        lines.append(str(stats["whatif_cap"]))
+    return lines
+
+
+def _print_pod_lines(pods: Sequence[PodPlan], copies: str | None = None) -> None:
+    """The per-pod stderr lines of `plan`, bounded: the first `UNPLACED_LINES` pods not placed
+    (highest priority first, then input order: the ones a user most wants to hear about), one
+    line counting the others, and each placed pod's node when the plan has at most `POD_LINES`
+    pods. Lines keep the input order, so they read like the output's list of Pods.
+
+    Each line not placed ends in the `dra-solver explain` command that runs on the input:
+    `--claim` for plain claims; `copies` (a `--fill` plan): the pod the replicas copy, as the
+    replicas are not in the input."""
+    unplaced = [i for i, p in enumerate(pods) if not p.placed]
+    shown = set(sorted(unplaced, key=lambda i: (-pods[i].priority, i))[:UNPLACED_LINES])
+    every_pod = len(pods) <= POD_LINES
+    for i, p in enumerate(pods):
+        if i in shown:
+            if copies is not None:
+                hint = f" (details: dra-solver explain --pod {copies}, the pod it copies)"
+            else:
+                hint = f" (details: dra-solver explain {p.explain_flags})"
+            err.print(Text(f"{p.name}: not placed: {p.reason}{hint}", style="red"))
+        elif p.placed and every_pod:
+            err.print(Text(f"{p.name}: node {p.node}", style="green"))
+    if len(unplaced) > len(shown):
+        more = len(unplaced) - len(shown)
+        if copies is not None:
+            flag = f"--pod {copies}"
+        elif all(pods[i].pod is None for i in unplaced):
+            flag = "--claim NAME"
+        else:
+            flag = "--pod NAME"
+        hint = f"`-o table` or `dra-solver explain {flag}` for each"
+        err.print(Text(f"… and {more} more pod{'s' if more != 1 else ''} not placed ({hint})", style="red"))
+
+
+def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") -> str:
+    """One line: placed of total, the allocator, status, objective, bound and gap, what it kept
+    instead (a fallback to first fit), first fit's count, and the wall clock of the planning
+    (loading and validating the input, and writing the output, not included). Counts and
+    objective describe the pods in the output, each with its own weight; only the bound comes
+    from the allocator (`solver.output.summary`)."""
+    return PlanSummary.of(outcome).text(seconds, counted)
+
+
+__all__ = [
+    "PLANNING_NOTICE",
+    "POD_LINES",
+    "UNPLACED_LINES",
+    "PlanRequest",
+    "plan",
+    "plan_summary",
+    "whatif_lines",
+]
