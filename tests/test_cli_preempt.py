@@ -62,3 +62,19 @@ def test_preempt_refuses_fill(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", _input(tmp_path), "--preempt", "--fill", "p"])
     assert result.exit_code == 1
     assert "--preempt cannot be combined" in result.stderr
+
+
+def test_explain_preempt_says_why_a_pod_is_evicted_or_stays(tmp_path: Path) -> None:
+    path = _input(tmp_path)
+    evicted = runner.invoke(app, ["explain", path, "--pod", "a", "--preempt"])
+    assert evicted.exit_code == 0, evicted.stderr
+    assert evicted.stdout.startswith("default/a: evicted from n1 for default/p (priority 100 > 10)")
+    stays = runner.invoke(app, ["explain", path, "--pod", "b", "--preempt"])
+    assert "default/b: stays on n2: pending pods of higher priority may preempt it" in stays.stdout
+    placed = runner.invoke(app, ["explain", path, "--pod", "p", "--preempt"])
+    assert "default/p: placed on n1, evicting default/a" in placed.stdout
+
+
+def test_explain_preempt_needs_a_pod(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["explain", _input(tmp_path), "--claim", "p-gpu", "--preempt"])
+    assert result.exit_code == 1 and "--preempt explains a pod" in result.stderr

@@ -13,6 +13,8 @@ from dra_solver.cli.inputs import Inputs, load_template, load_valid
 from dra_solver.cli.options import FeatureGatesOpt, FilenameOpt, PathsArg
 from dra_solver.errors import DRASolverError, InputError
 from dra_solver.explain.diagnosis import explain as explain_why
+from dra_solver.pipeline import Options
+from dra_solver.preempt.reasons import why_preempt
 
 
 def explain(
@@ -41,6 +43,14 @@ def explain(
         ),
     ] = False,
     feature_gates: FeatureGatesOpt = None,
+    preempt: Annotated[
+        bool,
+        typer.Option(
+            "--preempt",
+            help="With --pod: what `plan --preempt` does with the pod (running or pending) and why: "
+            "why it is evicted or stays, whom it evicts, or why it could not preempt.",
+        ),
+    ] = False,
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
     reason grouped; or where it fits — alone on the cluster as the input has it; then what the
@@ -48,6 +58,15 @@ def explain(
     loaded = load_valid(Inputs.of(paths, filename, feature_gates))
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])
+    if preempt:
+        if pod is None:
+            fail([InputError("--preempt explains a pod: give --pod")])
+        try:
+            text = why_preempt(loaded.cluster, pod, node, Options(feature_gates=loaded.gates))
+        except DRASolverError as exc:
+            fail([exc])
+        sys.stdout.write(text + "\n")
+        return
     try:
         templates = [load_template(f) for f in node_template or []]
         answer = explain_why(

@@ -570,7 +570,7 @@ def _decode(
     }
     outcome = _per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
-    victims = _victims(s, evicted, plans)
+    victims = _victims(s, evicted, plans, proven)
     violations = check_preemption(
         s.cluster, outcome.pods, [v.name for v in victims], released, opts.feature_gates
     )
@@ -616,7 +616,9 @@ def cluster_after_evictions(
     return after, changed
 
 
-def _victims(s: Setting, evicted: list[int], plans: list[PodPlan]) -> list[Victim]:
+def _victims(s: Setting, evicted: list[int], plans: list[PodPlan], proven: bool) -> list[Victim]:
+    """The evicted pods with their reasons; "the plan places the most ..." only when every stage
+    is proven (else "the best plan found")."""
     gone = {s.victims[k].pod.namespaced_name for k in evicted}
     over = [b for b in s.budgets if b.over(gone) > 0]
     out = []
@@ -631,7 +633,8 @@ def _victims(s: Setting, evicted: list[int], plans: list[PodPlan]) -> list[Victi
         names = tuple(b.name for b in over if v.pod.namespaced_name in b.pods)
         pdb = f"; over the budget of PodDisruptionBudget {', '.join(names)}" if names else ""
         reason = (
-            f"evicted from {v.node} for {name} (priority {lv} > {v.priority}): the plan places the most "
+            f"evicted from {v.node} for {name} (priority {lv} > {v.priority}): "
+            f"{'the plan places' if proven else 'the best plan found (not proven) places'} the most "
             "pending weight at least damage (fewest PDB violations, lowest highest priority, lowest sum, "
             f"fewest pods){pdb}"
         )
