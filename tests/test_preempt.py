@@ -262,3 +262,17 @@ def test_same_input_same_plan() -> None:
     first, second = plan_preempt(c, seed=3), plan_preempt(c, seed=3)
     assert [(p.name, p.node) for p in first.pods] == [(p.name, p.node) for p in second.pods]
     assert _evicted(first) == _evicted(second)
+
+
+def test_only_pods_on_nodes_the_preemptor_may_use_are_evicted() -> None:
+    """p may run on n2 only (nodeSelector): the priority-1 pod on n1 stays, n2's goes."""
+    docs = cluster_docs(
+        {"n1": 1, "n2": 1}, [Running("a", "n1", 1, (0,)), Running("b", "n2", 5, (0,))], [Pending("p", 100, 1)]
+    )
+    for d in docs:
+        if d["kind"] == "Pod" and d["metadata"]["name"] == "p":
+            d["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n2"}
+    c = Cluster.from_objects(docs)
+    out = plan_preempt(c)
+    assert _evicted(out) == ["b"] and _node(out, "p") == "n2"
+    assert [v[0] for v in reference_preempt(c).evicted] == ["default/b"]

@@ -162,7 +162,18 @@ def setting(
         levels.append(max(prios) if prios else None)
     running = running_pods(cluster, node_list)
     budget_list = budgets(cluster, running)
-    cands = candidates(cluster, running, [lv for lv in levels if lv is not None])
+    memo: dict[tuple[str, str | None], str | None] = {}
+    pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
+    # Only pods some pending pod that outranks them and may preempt could go beside: any other
+    # is kept by the justification rule anyway, and leaving it out keeps the model small.
+    cands = [
+        v
+        for v in candidates(cluster, running, [lv for lv in levels if lv is not None])
+        if any(
+            lv is not None and lv > v.priority and v.node not in u.blocked
+            for u, lv in zip(pending, levels, strict=True)
+        )
+    ]
     pending_uses = {
         c.namespaced_name: m.name
         for u in pending
@@ -207,8 +218,6 @@ def setting(
         del released.pods[v.pod.key]
     for c, _, _ in holders.values():
         released.claims[c.key] = c.model_copy(update={"status": None})
-    memo: dict[tuple[str, str | None], str | None] = {}
-    pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
     return Setting(cluster, released, pending, levels, cands, holders, budget_list, node_list)
 
 
