@@ -53,7 +53,7 @@ from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimStatus
 from dra_solver.check import CheckFailed, check_preemption
 from dra_solver.demand import Needs
 from dra_solver.encoders import build
-from dra_solver.encoders.model import IntVar, Model
+from dra_solver.encoders.model import IntVar, Model, weighted
 from dra_solver.encoders.nodes import hint_nodes, pod_flags
 from dra_solver.encoders.solution import decode, hint_values
 from dra_solver.errors import InputError
@@ -278,6 +278,7 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
     problem = replace(problem, ordered_pods=_ordered(job, forms, s.levels, P))
     m = build(problem, mode="free", break_symmetry=False)
     lits = _literals(m, s, forms, P, H)
+    _device_counts(m, forms, offsets)
     _hint(m, s, job, forms, offsets, units, lits, P, H)
     result = _stages(m, lits, opts)
     if result is None:
@@ -419,6 +420,38 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
         )
         stages["evicted"] = (sum(gone), False)
     return lits
+
+
+def _device_counts(m: Model, forms: list[Any], offsets: list[int]) -> None:
+    """A redundant row per node, for the LP: the pods placed there (pending pods and the claims
+    victims keep) take at least sum(need) distinct devices among those any of them may take
+    there. need(form) = per request, the fewest devices any of its alternatives takes. Valid
+    when every placement is exclusive (no multi-allocatable device, no adminAccess) and every
+    request is ExactCount; skipped otherwise. Why: the per-device rows alone give the LP no
+    capacity per node, and proving that fewer or cheaper victims cannot make room is bin
+    packing — this is its classic bound."""
+    p = m.problem
+    if any(a.mode != "ExactCount" or a.admin for a in p.alternatives) or any(d.multi for d in p.devices):
+        return
+    flags = pod_flags(m)
+    for n in p.nodes or (p.node,):
+        terms: list[tuple[int, IntVar]] = []
+        devices: set[int] = set()
+        for g, f in enumerate(forms):
+            if n not in f.nodes or not f.claims:
+                continue
+            need = 0
+            for k in range(len(f.claims)):
+                for r in p.claims[offsets[g] + k].requests:
+                    alts = [p.alternatives[a] for a in r.alternatives]
+                    need += min((a.count for a in alts), default=0)
+                    devices.update(
+                        c.device for a in alts for c in a.candidates if c.nodes is None or n in c.nodes
+                    )
+            if need:
+                terms.append((need, m.node_y[(g, n)] if p.nodes else flags[g]))
+        if sum(c for c, _ in terms) > len(devices):
+            m.cp.add(weighted(terms) <= len(devices))
 
 
 def _hint(
