@@ -449,7 +449,7 @@ def _device_counts(m: Model, forms: list[Any], offsets: list[int]) -> None:
                         c.device for a in alts for c in a.candidates if c.nodes is None or n in c.nodes
                     )
             if need:
-                terms.append((need, m.node_y[(g, n)] if p.nodes else flags[g]))
+                terms.append((need, m.node_y[(g, n)] if p.nodes and n is not None else flags[g]))
         if sum(c for c, _ in terms) > len(devices):
             m.cp.add(weighted(terms) <= len(devices))
 
