@@ -18,7 +18,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.preempt import plan_preempt
 from dra_solver.preempt.reference import reference_preempt
 
-SIZES = [(8, 6), (12, 10)]
+SIZES = [(8, 6), (12, 10), (20, 20)]
 """(nodes of 8 GPUs, pending pods)."""
 SEEDS = range(5)
 
