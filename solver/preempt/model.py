@@ -230,7 +230,7 @@ def plan_preempt(
 ) -> PreemptOutcome:
     """Place the pending pods as `plan()` does, evicting lower-priority running pods where that
     places more weight, at least damage (module docstring). The input is never modified; every
-    plan returned passes the checker, the preemption rules included (`preempt.check`)."""
+    plan returned passes the checker, the preemption rules included (`check.preemption`)."""
     opts = Options.of(options, **changes)
     s = setting(cluster, pods, nodes, opts)
     return solve_setting(s, opts)
@@ -283,8 +283,10 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
     result = _stages(m, lits, opts)
     if result is None:
         raise InputError(
-            "the preemption model found no plan, not even the input as it is: a running pod's allocation "
-            "could not be reproduced (e.g. a device taint or a change to its slice since it was allocated)"
+            f"the preemption model found no plan within the time limit ({opts.time_limit} s), although "
+            "the input as it is (nothing evicted) should be one: a running pod's allocation could not be "
+            "reproduced (a device taint or a change to its slice since it was allocated?), or the run was "
+            "interrupted"
         )
     values, stage_status, stage_value = result
     return _decode(s, opts, job, m, problem, forms, offsets, lits, values, stage_status, stage_value)
