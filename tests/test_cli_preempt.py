@@ -78,3 +78,18 @@ def test_explain_preempt_says_why_a_pod_is_evicted_or_stays(tmp_path: Path) -> N
 def test_explain_preempt_needs_a_pod(tmp_path: Path) -> None:
     result = runner.invoke(app, ["explain", _input(tmp_path), "--claim", "p-gpu", "--preempt"])
     assert result.exit_code == 1 and "--preempt explains a pod" in result.stderr
+
+
+def test_a_pdb_matching_nothing_is_one_clear_error_line(tmp_path: Path) -> None:
+    docs = cluster_docs(
+        {"n1": 1},
+        [Running("a", "n1", 1, (0,))],
+        [Pending("p", 100, 1)],
+        [pdb("x", {"app": "none"}, allowed=0)],
+    )
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = runner.invoke(app, ["plan", str(path), "--preempt"])
+    assert result.exit_code == 1
+    assert "PodDisruptionBudget default/x" in result.stderr and "spec.selector" in result.stderr
+    assert "Traceback" not in result.stderr
