@@ -235,3 +235,34 @@ def test_priority_class_is_kept_by_name() -> None:
     )
     pc = cluster.priority_classes["high"]
     assert isinstance(pc, PriorityClass) and pc.value == 100000 and pc.preemption_policy == "Never"
+
+
+def test_device_taint_rule_v1_is_read_with_v1beta2_fields() -> None:
+    """Issue #32 §3: DeviceTaintRule served as resource.k8s.io/v1 loads, means what the same
+    rule in v1beta2 means, and refuses v1alpha3's selector fields as v1beta2 does."""
+    spec = {
+        "deviceSelector": {"driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"},
+        "taint": {"key": "k", "value": "v", "effect": "NoExecute"},
+    }
+    rules = {
+        version: parse_object(
+            {"apiVersion": version, "kind": "DeviceTaintRule", "metadata": {"name": "r"}, "spec": spec}
+        )
+        for version in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
+    }
+    v1, v1beta2 = rules["resource.k8s.io/v1"], rules["resource.k8s.io/v1beta2"]
+    assert isinstance(v1, DeviceTaintRule) and isinstance(v1beta2, DeviceTaintRule)
+    assert v1.dump() == v1beta2.dump() and v1.dump()["spec"] == spec
+    assert v1.converted_from == "resource.k8s.io/v1" and v1beta2.converted_from is None
+    bad = {**spec, "deviceSelector": {**spec["deviceSelector"], "selectors": []}}
+    with pytest.raises(ValidationErrors) as info:
+        parse_object(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceTaintRule",
+                "metadata": {"name": "r"},
+                "spec": bad,
+            }
+        )
+    (err,) = info.value.errors
+    assert err.field == "spec.deviceSelector.selectors" and "in resource.k8s.io/v1" in err.reason

@@ -26,6 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.executors": {"dra_solver.errors"},
     # the edge: pydantic models, loading, validation
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
+    # reading a live cluster (GET only) into the loader; nothing of the edge reads it back
+    "dra_solver.api.live": {"dra_solver.api", "dra_solver.errors"},
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     # precompute: the flat Problem
@@ -216,6 +218,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.cli": {
         "dra_solver.allocators",
         "dra_solver.api",
+        "dra_solver.api.live",
         "dra_solver.cel",
         "dra_solver.check",
         "dra_solver.errors",

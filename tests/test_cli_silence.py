@@ -319,7 +319,15 @@ def test_dash_f_is_an_input_beside_the_paths() -> None:
     done = _cli("plan")
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        "dra-solver plan: no input: give PATH... or -f FILE (`-` for stdin) (see 'dra-solver plan --help')"
+        "dra-solver plan: no input: give PATH... or -f FILE (`-` for stdin), or --live / --kubeconfig PATH "
+        "(see 'dra-solver plan --help')"
+    )
+    # allocate reads files only: its message names no live flag.
+    done = _cli("allocate")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "dra-solver allocate: no input: give PATH... or -f FILE (`-` for stdin) "
+        "(see 'dra-solver allocate --help')"
     )
 
 

@@ -30,9 +30,10 @@ def gpus(*objs: dict[str, Any]) -> Cluster:
     )
 
 
+@pytest.mark.parametrize("version", ["v1beta2", "v1"])
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
-def test_rule_tainted_device_is_not_allocated(allocator: str) -> None:
-    drain = rule("drain-gpu-0", {"driver": "gpu.example.com", "device": "gpu-0"})
+def test_rule_tainted_device_is_not_allocated(allocator: str, version: str) -> None:
+    drain = rule("drain-gpu-0", {"driver": "gpu.example.com", "device": "gpu-0"}, version=version)
     c = gpus(drain, claim("c", [request("gpu")]))
     out = allocate(c, node="node-1", allocator=allocator)
     assert out.allocated

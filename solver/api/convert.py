@@ -25,9 +25,13 @@ What the conversions are (checked against the upstream types and conversion code
 * Everything else (DeviceCapacity {value, requestPolicy}, CounterSet, consumesCounters
   {counterSet, counters}, DeviceClass, constraints, config, status) has the same shape in
   v1beta1, v1beta2 and v1; v1beta2 has no custom conversion at all (only the version).
-* DeviceTaintRule exists in v1alpha3 and v1beta2 (not in v1). Both become one internal
-  shape (`models.DeviceTaintRule`); v1alpha3's selector also had deviceClassName and CEL
-  selectors, which v1beta2 dropped: they are kept from v1alpha3 and rejected in v1beta2.
+* DeviceTaintRule is read in v1beta2, v1 and v1alpha3. All become one internal shape
+  (`models.DeviceTaintRule`, stored and printed as v1beta2); v1alpha3's selector also had
+  deviceClassName and CEL selectors, which v1beta2 dropped: they are kept from v1alpha3 and
+  rejected in v1beta2 and v1. v1 (issue #32: GA in Kubernetes 1.37) is read with v1beta2's
+  fields, field for field: the upstream source checked (k8s.io/api resource/v1 at a 1.37
+  development commit) does not register DeviceTaintRule in v1 yet, so no other shape is
+  known; v1beta2 stays the stored version, since every server that serves the kind serves it.
 * PodGroup and Workload (`scheduling.k8s.io`) are stored as v1beta1 (Kubernetes 1.37) and
   also read as v1alpha2 (1.36, which 1.37 no longer serves, so no upstream conversion exists;
   the fields map one to one): v1alpha2 `spec.podGroupTemplateRef.workload.{workloadName,
@@ -61,7 +65,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "DeviceClass": _DRA_VERSIONS,
     "ResourceClaim": _DRA_VERSIONS,
     "ResourceClaimTemplate": _DRA_VERSIONS,
-    "DeviceTaintRule": (RESOURCE_V1BETA2, RESOURCE_V1ALPHA3),
+    "DeviceTaintRule": (RESOURCE_V1BETA2, RESOURCE_V1, RESOURCE_V1ALPHA3),
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "PodGroup": (SCHEDULING_V1BETA1, SCHEDULING_V1ALPHA2),
     "Workload": (SCHEDULING_V1BETA1, SCHEDULING_V1ALPHA2),
@@ -189,8 +193,8 @@ def to_internal(doc: dict[str, Any], source: str = "") -> tuple[dict[str, Any], 
 
 
 def _check_taint_rule_selector(doc: dict[str, Any], version: str, source: str = "") -> None:
-    """v1beta2 DeviceTaintSelector has only driver, pool and device."""
-    if doc.get("kind") != "DeviceTaintRule" or version != RESOURCE_V1BETA2:
+    """v1beta2's (and v1's) DeviceTaintSelector has only driver, pool and device."""
+    if doc.get("kind") != "DeviceTaintRule" or version not in (RESOURCE_V1BETA2, RESOURCE_V1):
         return
     spec = doc.get("spec")
     selector = spec.get("deviceSelector") if isinstance(spec, dict) else None
@@ -199,7 +203,7 @@ def _check_taint_rule_selector(doc: dict[str, Any], version: str, source: str = 
     for key in selector:
         if key not in V1BETA2_TAINT_SELECTOR_FIELDS:
             raise InputError(
-                unknown_field_reason(key, V1BETA2_TAINT_SELECTOR_FIELDS, f" in {RESOURCE_V1BETA2}"),
+                unknown_field_reason(key, V1BETA2_TAINT_SELECTOR_FIELDS, f" in {version}"),
                 obj=object_ref(doc),
                 field=f"spec.deviceSelector.{key}",
                 source=source,

@@ -27,6 +27,7 @@ from dra_solver.api.workloads import EXPANDED_KINDS, NOT_EXPANDED, GeneratedName
 from dra_solver.errors import InputError, ValidationErrors
 
 __all__ = [
+    "Document",
     "Reader",
     "dumps",
     "expand_paths",
@@ -210,17 +211,35 @@ def _finish(
     return kept, reader.warnings + dup_warnings
 
 
+Document = tuple[str, str, dict[str, Any]]
+"""(source, position, object dict): an object already parsed — as the API server serves it
+(`api.live`) — read exactly as an object of a file is (`load_sourced(documents=...)`)."""
+
+
+def _read_docs(
+    reader: Reader,
+    docs: Iterable[tuple[str, dict[str, Any]]],
+    source: str,
+    pairs: list[tuple[TypeMeta, str]],
+    positions: dict[int, str],
+) -> int:
+    """Read (position, object dict) pairs into `pairs` (and where each was into `positions`);
+    returns how many object dicts there were (skipped kinds included)."""
+    n = 0
+    for position, doc in docs:
+        n += 1
+        for obj in reader.read(doc, source):
+            pairs.append((obj, source))
+            positions[id(obj)] = position
+    return n
+
+
 def _read_text(
     reader: Reader, text: str, source: str, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str]
 ) -> int:
     """Read one text's objects into `pairs` (and where each was into `positions`); returns
     how many object dicts the text holds (skipped kinds included)."""
-    docs = list(iter_positioned(text, source))
-    for position, doc in docs:
-        for obj in reader.read(doc, source):
-            pairs.append((obj, source))
-            positions[id(obj)] = position
-    return len(docs)
+    return _read_docs(reader, list(iter_positioned(text, source)), source, pairs, positions)
 
 
 def load_text(text: str, source: str = "<string>") -> tuple[list[TypeMeta], list[str]]:
@@ -250,10 +269,18 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path | None]:
     return out
 
 
-def load_sourced(paths: Iterable[str | Path]) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
+def load_sourced(
+    paths: Iterable[str | Path], documents: Iterable[Document] = ()
+) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """Every object of the given files/directories/stdin with the file it came from, and
     warnings; the errors of all files are raised together. The files are one input: a
     duplicate across two files is found, generated pod names count across files.
+
+    `documents` are objects already parsed (a live cluster's, `api.live`), read first and
+    as part of the same input: the files add objects to them, and an object of a file that
+    the documents already hold is a duplicate like any other. One Reader for both, so a
+    served object goes through exactly the steps an object of a file does (apiVersion
+    check, conversion, strict models), once.
 
     An argument without any object (an empty file, only comments, a directory without
     YAML) is an error, as `kubectl apply` says "no objects passed": a wrong path or an
@@ -261,6 +288,11 @@ def load_sourced(paths: Iterable[str | Path]) -> tuple[list[tuple[TypeMeta, str]
     reader = Reader()
     pairs: list[tuple[TypeMeta, str]] = []
     positions: dict[int, str] = {}
+    for source, position, doc in documents:
+        try:
+            _read_docs(reader, [(position, doc)], source, pairs, positions)
+        except InputError as exc:
+            reader.errors.append(exc)
     for raw in paths:
         found = 0
         failed = False

@@ -405,7 +405,7 @@ class ResourceClaimTemplate(TypeMeta):
     spec: ResourceClaimTemplateSpec = Field(default_factory=ResourceClaimTemplateSpec)
 
 
-# --- DeviceTaintRule (resource.k8s.io/v1alpha3, v1beta2) ---------------------------------
+# --- DeviceTaintRule (resource.k8s.io/v1beta2, v1, v1alpha3) -----------------------------
 
 
 class DeviceTaintSelector(K8sModel):

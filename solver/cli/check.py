@@ -10,13 +10,18 @@ from rich.text import Text
 
 from dra_solver.check import Violation, check_cluster
 from dra_solver.cli.console import EXIT_VIOLATIONS, err, fail, out
-from dra_solver.cli.inputs import Inputs, load_valid
-from dra_solver.cli.options import FeatureGatesOpt, FilenameOpt, PathsArg
+from dra_solver.cli.inputs import Inputs, live_target, load_valid
+from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 from dra_solver.errors import DRASolverError
 
 
 def check(
-    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
+    feature_gates: FeatureGatesOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    live: LiveOpt = False,
 ) -> None:
     """Audit a cluster state (a plan's --output-mode full output, or a kubectl dump): every
     allocated claim (devices, selectors, counts, capacity, counters, constraints, shareIDs,
@@ -26,7 +31,9 @@ def check(
 
     Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
     """
-    loaded = load_valid(Inputs.of(paths, filename, feature_gates))
+    loaded = load_valid(
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+    )
     cluster = loaded.cluster
     try:
         violations = check_cluster(cluster, loaded.gates)

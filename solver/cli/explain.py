@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from dra_solver.cli.console import fail
-from dra_solver.cli.inputs import Inputs, load_template, load_valid
-from dra_solver.cli.options import FeatureGatesOpt, FilenameOpt, PathsArg
+from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
+from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 from dra_solver.errors import DRASolverError, InputError
 from dra_solver.explain.diagnosis import explain as explain_why
 from dra_solver.pipeline import Options
@@ -51,11 +51,16 @@ def explain(
             "why it is evicted or stays, whom it evicts, or why it could not preempt.",
         ),
     ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    live: LiveOpt = False,
 ) -> None:
     """Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same
     reason grouped; or where it fits — alone on the cluster as the input has it; then what the
     plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
-    loaded = load_valid(Inputs.of(paths, filename, feature_gates))
+    loaded = load_valid(
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+    )
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])
     if preempt:

@@ -4,7 +4,9 @@ object came from, print every problem with its file, and exit 1 on invalid input
 Why one place: `validate`, `check`, `allocate`, `plan` and `explain` read their input the same
 way, so the request of where to read from (`Inputs`) is one value and `load_valid` the one call
 that loads and validates it. A new input source is a field of `Inputs` and a branch in `_load`;
-no command changes but for declaring its flag.
+no command changes but for declaring its flag. A live cluster (`--kubeconfig`, `--context`,
+`--live`; issue #32) is one: its objects are read first (`api.live`, GET only) and the PATHs
+add objects to them, through the one loader.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rich.text import Text
+
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.gated import gated_warnings
+from dra_solver.api.live import LiveRead, Target
+from dra_solver.api.live import read as read_cluster
 from dra_solver.api.load import load_sourced
 from dra_solver.api.models import TypeMeta
 from dra_solver.api.validate import admin_namespace_warnings
 from dra_solver.cel.checks import validate_all as validate_cluster
-from dra_solver.cli.console import fail, print_warnings
+from dra_solver.cli.console import err, fail, print_warnings
 from dra_solver.cli.help import UsageError
 from dra_solver.errors import DRASolverError, ValidationErrors
 from dra_solver.gates import FeatureGates
@@ -34,14 +40,34 @@ class Inputs:
 
     paths: tuple[str, ...]
     feature_gates: str | None = None
+    live: Target | None = None
+    """The cluster to read first (`--kubeconfig`, `--context`, `--live`); None: files only."""
 
     @classmethod
-    def of(cls, paths: list[str] | None, filenames: list[str] | None, feature_gates: str | None) -> Inputs:
-        """From a command's arguments; no input at all is a usage error."""
+    def of(
+        cls,
+        paths: list[str] | None,
+        filenames: list[str] | None,
+        feature_gates: str | None,
+        live_target: Target | None = None,
+        *,
+        reads_live: bool = False,
+    ) -> Inputs:
+        """From a command's arguments; no input at all is a usage error, which names the live
+        flags when the command has them (`reads_live`)."""
         given = (*(paths or []), *(filenames or []))
-        if not given:
-            raise UsageError("no input: give PATH... or -f FILE (`-` for stdin)")
-        return cls(given, feature_gates)
+        if not given and live_target is None:
+            flags = ", or --live / --kubeconfig PATH" if reads_live else ""
+            raise UsageError(f"no input: give PATH... or -f FILE (`-` for stdin){flags}")
+        return cls(given, feature_gates, live_target)
+
+
+def live_target(kubeconfig: str | None, context: str | None, read_live: bool) -> Target | None:
+    """The cluster the flags name: any of them reads one (`--context` alone, as kubectl's, is a
+    context of the kubeconfig kubectl would use); none: files only."""
+    if kubeconfig is None and context is None and not read_live:
+        return None
+    return Target(kubeconfig=kubeconfig, context=context)
 
 
 @dataclass
@@ -77,24 +103,50 @@ class Loaded:
     gates: FeatureGates
 
 
-def _load(paths: Sequence[str]) -> SourcedCluster:
-    """Same result as `Cluster.from_paths(paths)`, plus the file of every object."""
-    pairs, warnings = load_sourced(paths)
+def _plural(kind: str) -> str:
+    return f"{kind}es" if kind.endswith("s") else f"{kind}s"
+
+
+def read_live(target: Target) -> LiveRead:
+    """A live cluster's objects; on a terminal, a transient line counting the objects read per
+    kind while the lists are read, then one line saying what was read (never in pipes, files or
+    CI logs, where stderr keeps only warnings and the answer's summary)."""
+    if not err.is_terminal:
+        return read_cluster(target)
+    counts: dict[str, int] = {}
+    with err.status("reading the cluster", spinner="dots") as status:
+
+        def progress(kind: str, n: int) -> None:
+            counts[kind] = n
+            read = ", ".join(f"{k:,} {_plural(kind)}" for kind, k in counts.items())
+            status.update(f"reading the cluster: {read}")
+
+        got = read_cluster(target, progress)
+    read = ", ".join(f"{n:,} {_plural(kind)}" for kind, n in got.counts.items() if n)
+    err.print(Text(f"read {got.source} ({got.server}): {read or 'no objects'}", style="dim"))
+    return got
+
+
+def _load(paths: Sequence[str], target: Target | None = None) -> SourcedCluster:
+    """Same result as `Cluster.from_paths(paths)`, plus the file of every object; with a target,
+    the live cluster's objects first (their source: `context NAME`), the files' on top."""
+    got = read_live(target) if target is not None else None
+    pairs, warnings = load_sourced(paths, got.documents if got is not None else ())
     cluster = SourcedCluster.from_objects(obj for obj, _ in pairs)
-    cluster.warnings.extend(warnings)
+    cluster.warnings.extend([*(got.warnings if got is not None else []), *warnings])
     by_id = {id(obj): src for obj, src in pairs}
     cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.all_objects() if id(obj) in by_id}
     return cluster
 
 
-def load_or_exit(paths: Sequence[str]) -> SourcedCluster:
+def load_or_exit(paths: Sequence[str], target: Target | None = None) -> SourcedCluster:
     """Load the inputs or print every load error (file, object, field) and exit 1.
 
     Unexpected exceptions are also turned into a one-line message (set DRA_SOLVER_DEBUG=1
     to see the traceback), because a traceback is never an acceptable answer to bad input.
     """
     try:
-        cluster = _load(paths)
+        cluster = _load(paths, target)
     except ValidationErrors as exc:
         fail(exc.errors)
     except DRASolverError as exc:
@@ -127,7 +179,7 @@ def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> Fea
 
 def load_valid(inputs: Inputs) -> Loaded:
     """The inputs loaded and validated, with every problem printed (exit 1) and every warning."""
-    cluster = load_or_exit(inputs.paths)
+    cluster = load_or_exit(inputs.paths, inputs.live)
     return Loaded(cluster, _validate_or_exit(cluster, inputs.feature_gates))
 
 
@@ -136,4 +188,13 @@ def load_template(path: str) -> NodeTemplate:
     return NodeTemplate.from_cluster(load_or_exit([path]), source=path)
 
 
-__all__ = ["Inputs", "Loaded", "SourcedCluster", "load_or_exit", "load_template", "load_valid"]
+__all__ = [
+    "Inputs",
+    "Loaded",
+    "SourcedCluster",
+    "live_target",
+    "load_or_exit",
+    "load_template",
+    "load_valid",
+    "read_live",
+]

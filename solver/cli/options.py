@@ -81,6 +81,33 @@ FeatureGatesOpt = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
 ]
+KubeconfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        metavar="PATH",
+        help="Read the cluster's current state from the API server of this kubeconfig (read-only: "
+        "GET requests only; needs dra-solver[live]); PATHs add objects to it.",
+        show_default=False,
+    ),
+]
+ContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        metavar="NAME",
+        help="The kubeconfig context to read (default: its current context); implies --live.",
+        show_default=False,
+    ),
+]
+LiveOpt = Annotated[
+    bool,
+    typer.Option(
+        "--live",
+        help="Read the cluster's current state, the kubeconfig found as kubectl finds it "
+        "(KUBECONFIG, ~/.kube/config, the in-cluster service account); read-only.",
+    ),
+]
 
 
 # --- allocate and plan: the search and the output ----------------------------------------

@@ -32,12 +32,15 @@ from dra_solver import interrupt
 from dra_solver.allocators import PlanOutcome, PodPlan
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
-from dra_solver.cli.inputs import Inputs, load_template, load_valid
+from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
 from dra_solver.cli.options import (
     AllocatorChoice,
+    ContextOpt,
     ExecutorChoice,
     FeatureGatesOpt,
     FilenameOpt,
+    KubeconfigOpt,
+    LiveOpt,
     Output,
     OutputFormat,
     OutputModeOpt,
@@ -133,7 +136,7 @@ class PlanRequest:
         for unit in resolve_units(cluster, None, None, gates):
             for member in unit.members:
                 if member.pod is not None:
-                    if (member.pod.metadata.ns) == namespace:
+                    if member.pod.metadata.ns == namespace:
                         selected.append(member.pod.namespaced_name)
                 elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
                     selected.append(list(member.claims))
@@ -303,6 +306,9 @@ def plan(
             "priorities, fewest evicted pods); prints the evicted Pods and the claims they release.",
         ),
     ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    live: LiveOpt = False,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -316,7 +322,9 @@ def plan(
     request = PlanRequest(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
-        inputs=Inputs.of(paths, filename, feature_gates),
+        inputs=Inputs.of(
+            paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True
+        ),
         search=Search(allocator, strategy, time_limit, seed),
         pods=None if pod is None else tuple(pod),
         nodes=tuple(node) if node else None,

@@ -7,19 +7,26 @@ from rich.text import Text
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.validate import pool_problems
 from dra_solver.cli.console import out, print_warnings
-from dra_solver.cli.inputs import Inputs, load_valid
-from dra_solver.cli.options import FeatureGatesOpt, FilenameOpt, PathsArg
+from dra_solver.cli.inputs import Inputs, live_target, load_valid
+from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 
 
 def validate(
-    paths: PathsArg = None, filename: FilenameOpt = None, feature_gates: FeatureGatesOpt = None
+    paths: PathsArg = None,
+    filename: FilenameOpt = None,
+    feature_gates: FeatureGatesOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    live: LiveOpt = False,
 ) -> None:
     """Check the input objects against the API validation rules and everything the allocator
     refuses as invalid input (with the given feature gates); print every problem.
 
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
-    cluster = load_valid(Inputs.of(paths, filename, feature_gates)).cluster
+    cluster = load_valid(
+        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+    ).cluster
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.
     print_warnings(w.message for w in pool_problems(cluster.slices, cluster.source_of))

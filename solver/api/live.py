@@ -1,0 +1,569 @@
+"""Reading a live cluster's objects through the Kubernetes API, read-only (issue #32).
+
+Why a module of its own, on its own floor: it is the one place that talks to a server. It
+lists the kinds the planner reads and hands the served JSON, object by object, to the same
+loader as files (`load.load_sourced(documents=...)`): one code path, every object checked
+and converted exactly once, as if it came from `kubectl get -o json`.
+
+What it promises:
+
+* Read-only, always. Every request goes through `_Session.get`, which sends GET and nothing
+  else: discovery (`/apis/{group}`, `/apis/{group}/{version}`) and list calls. Nothing is
+  created, patched, deleted or bound; the plan is printed for a user to apply.
+* The server's JSON, not the client's models: the official `kubernetes` client is used for
+  what it does well — resolving a kubeconfig (contexts, exec plugins, client certificates,
+  in-cluster service accounts) and sending authenticated requests — and its typed models
+  are never built (they lag behind the API and drop fields the loader must see).
+* Pages of `PAGE_SIZE` objects (`limit` and `continue`), so a cluster of 100,000 pods is
+  read in bounded responses, as kubectl does.
+* Versions: a kind is read in the first version the loader knows for it
+  (`convert.API_VERSIONS`: the stored version first) that the server serves; an older
+  cluster without `resource.k8s.io/v1` is read as v1beta2 or v1beta1 and converted by the
+  loader, as a file in that version would be, with a warning naming what the server serves.
+* Cluster-wide: every kind is listed across all namespaces. `-n NS` chooses which pending
+  pods to plan, but capacity (bound pods, allocated claims) belongs to every namespace.
+* Not read: Deployments, ReplicaSets, StatefulSets and Jobs. On a file the loader expands a
+  workload into the pods it would create; on a live cluster those pods exist already (as
+  Pods, pending or bound), so expanding the workload again would count every replica twice.
+  A workload given as a FILE on top of the live state is expanded as usual ("would it fit?").
+
+Errors are one line each, never a traceback: the server that cannot be reached, the kind
+that may not be listed (401/403, with the RBAC rule that would allow it), a kind the server
+does not serve. The objects of different kinds are read one list after the other, so the
+state is not one snapshot: an object that changes between two lists is read as it was when
+its list was read (each list on its own is consistent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dra_solver.api.convert import API_VERSIONS
+from dra_solver.api.load import Document
+from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+
+__all__ = [
+    "INSTALL_HINT",
+    "KINDS_READ",
+    "PAGE_SIZE",
+    "LiveError",
+    "LiveRead",
+    "ReadKind",
+    "Target",
+    "kinds_read",
+    "rbac_rules",
+    "read",
+]
+
+PAGE_SIZE = 500
+"""Objects per list response (`limit`), as kubectl's `--chunk-size` default."""
+
+INSTALL_HINT = "pip install 'dra-solver[live]'"
+
+MIN_CLIENT = 37
+"""The oldest `kubernetes` client release whose request API (`ApiClient.param_serialize` and
+`call_api` returning the raw response) this module uses; pyproject's `live` extra asks for it."""
+
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 120.0
+"""Seconds: to connect to the server, and to wait for one page of a list."""
+
+
+class LiveError(DRASolverError):
+    """A live cluster could not be read: one line saying what and why."""
+
+
+@dataclass(frozen=True)
+class ReadKind:
+    """One kind read from the server: where it is listed and whether a cluster must serve it."""
+
+    kind: str
+    group: str
+    """The API group, "" for the core group (`/api/v1`)."""
+    resource: str
+    """The plural resource name, as in URLs and RBAC rules."""
+    required: bool
+    """A cluster that does not serve it cannot be planned (the core kinds and DRA's four);
+    the others are optional (behind feature gates, or not yet in every release): a cluster
+    that does not serve them has none, so nothing is missed by not reading them."""
+
+    @property
+    def plural(self) -> str:
+        """`resourceslices.resource.k8s.io`, `pods`: how kubectl and RBAC errors name it."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+KINDS_READ: tuple[ReadKind, ...] = (
+    ReadKind("Namespace", "", "namespaces", True),
+    ReadKind("Node", "", "nodes", True),
+    ReadKind("PriorityClass", "scheduling.k8s.io", "priorityclasses", True),
+    ReadKind("DeviceClass", "resource.k8s.io", "deviceclasses", True),
+    ReadKind("ResourceSlice", "resource.k8s.io", "resourceslices", True),
+    ReadKind("DeviceTaintRule", "resource.k8s.io", "devicetaintrules", False),
+    ReadKind("ResourceClaimTemplate", "resource.k8s.io", "resourceclaimtemplates", True),
+    ReadKind("ResourceClaim", "resource.k8s.io", "resourceclaims", True),
+    ReadKind("Workload", "scheduling.k8s.io", "workloads", False),
+    ReadKind("PodGroup", "scheduling.k8s.io", "podgroups", False),
+    ReadKind("PodDisruptionBudget", "policy", "poddisruptionbudgets", False),
+    ReadKind("Pod", "", "pods", True),
+)
+"""Every kind a live read may list, in the order read (the order of the loader's input)."""
+
+
+def kinds_read() -> tuple[ReadKind, ...]:
+    """The kinds of `KINDS_READ` the loader reads (`convert.API_VERSIONS`): a kind the loader
+    would skip is not listed at all (no request, no RBAC rule needed)."""
+    return tuple(k for k in KINDS_READ if k.kind in API_VERSIONS)
+
+
+def rbac_rules() -> list[dict[str, list[str]]]:
+    """The ClusterRole rules a live read needs: get and list on every kind it reads, per group."""
+    groups: dict[str, list[str]] = {}
+    for k in kinds_read():
+        groups.setdefault(k.group, []).append(k.resource)
+    return [{"apiGroups": [g], "resources": r, "verbs": ["get", "list"]} for g, r in groups.items()]
+
+
+def _rule(k: ReadKind) -> str:
+    """One RBAC rule, as a YAML flow mapping, for an error line."""
+    return f'{{apiGroups: ["{k.group}"], resources: ["{k.resource}"], verbs: ["get", "list"]}}'
+
+
+@dataclass(frozen=True)
+class Target:
+    """Which cluster: `kubeconfig` None resolves the config as kubectl does (KUBECONFIG, then
+    ~/.kube/config, then the in-cluster service account); `context` None is the current one."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+@dataclass
+class LiveRead:
+    """What a live read returns: the served objects for the loader, and what was read."""
+
+    server: str
+    """The API server's URL."""
+    source: str
+    """How messages name the cluster: `context NAME` or the server's URL."""
+    documents: list[Document] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    """Objects read per kind (kinds read, zero included)."""
+    versions: dict[str, str] = field(default_factory=dict)
+    """The apiVersion each kind was read in."""
+    not_served: list[str] = field(default_factory=list)
+    """Optional kinds the server does not serve (so it has none)."""
+    warnings: list[str] = field(default_factory=list)
+    requests: int = 0
+
+
+Progress = Callable[[str, int], None]
+"""Called with (kind, objects of that kind read so far) after every page."""
+
+
+# --- the client: config and GET requests --------------------------------------------------
+
+
+def _kubernetes() -> Any:
+    """The `kubernetes` package, or one line saying how to install it."""
+    try:
+        import kubernetes
+    except ImportError:
+        raise LiveError(
+            f"reading a live cluster needs the kubernetes Python client: {INSTALL_HINT}"
+        ) from None
+    major = str(getattr(kubernetes, "__version__", "0")).split(".", 1)[0]
+    if not major.isdigit() or int(major) < MIN_CLIENT:
+        raise LiveError(
+            f"the kubernetes Python client {kubernetes.__version__} is too old (need {MIN_CLIENT} or "
+            f"later): {INSTALL_HINT}"
+        )
+    return kubernetes
+
+
+def _kubeconfig_files(target: Target) -> str | None:
+    """The kubeconfig path(s) to read, as kubectl resolves them: --kubeconfig, else KUBECONFIG
+    (a list of files, merged), else ~/.kube/config when it exists; None: the in-cluster
+    service account."""
+    if target.kubeconfig is not None:
+        if not Path(target.kubeconfig).expanduser().is_file():
+            raise LiveError(f"--kubeconfig {target.kubeconfig}: no such file")
+        return target.kubeconfig
+    env = os.environ.get("KUBECONFIG", "")
+    if any(Path(p).expanduser().is_file() for p in env.split(os.pathsep) if p):
+        return env
+    if env:
+        raise LiveError(f"KUBECONFIG={env}: none of its files exists")
+    home = Path("~/.kube/config").expanduser()
+    if home.is_file():
+        return str(home)
+    return None
+
+
+def _configuration(k8s: Any, target: Target) -> tuple[Any, str]:
+    """The client Configuration for the target and how messages name it."""
+    configuration = k8s.client.Configuration()
+    files = _kubeconfig_files(target)
+    if files is None:
+        if target.context is not None:
+            raise LiveError(
+                f"--context {target.context}: no kubeconfig (KUBECONFIG is not set, no ~/.kube/config)"
+            )
+        if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+            raise LiveError(
+                "no cluster to read: no --kubeconfig, KUBECONFIG is not set, ~/.kube/config does not "
+                "exist and this is not a pod in a cluster (KUBERNETES_SERVICE_HOST is not set)"
+            )
+        try:
+            k8s.config.load_incluster_config(client_configuration=configuration)
+        except Exception as exc:  # the client's ConfigException or an OSError reading the token
+            raise LiveError(f"in-cluster config: {_one_line(exc)}") from None
+        return configuration, "in-cluster"
+    try:
+        # The files merged as the client merges them (KUBECONFIG's first file wins), read here
+        # for the context names: the client's own listing fails without a current-context, even
+        # when --context names one (kubectl's does not).
+        merged = k8s.config.kube_config.KubeConfigMerger(files).config
+    except Exception as exc:  # ConfigException, YAML errors: a broken kubeconfig
+        raise LiveError(f"kubeconfig {files}: {_one_line(exc)}") from None
+    raw = getattr(merged, "value", None)
+    if not isinstance(raw, dict):
+        raise LiveError(f"kubeconfig {files}: not a kubeconfig (no mapping in it)")
+    contexts = raw.get("contexts") or []
+    names = [str(c["name"]) for c in contexts if "name" in c]
+    listed = ", ".join(names) or "none"
+    name = target.context if target.context is not None else raw.get("current-context") or None
+    if name is None:
+        raise LiveError(f"kubeconfig {files}: no current-context; give --context (contexts: {listed})")
+    if str(name) not in names:
+        flag = f"--context {name}" if target.context is not None else f"current-context {name}"
+        raise LiveError(f"{flag}: not in {files} (contexts: {listed})")
+    try:
+        # persist_config=False: the kubeconfig is never written (a refreshed token stays in memory).
+        k8s.config.load_kube_config(
+            config_file=files, context=name, client_configuration=configuration, persist_config=False
+        )
+    except Exception as exc:  # ConfigException, an exec plugin that failed, a missing certificate
+        raise LiveError(f"kubeconfig {files}, context {name}: {_one_line(exc)}") from None
+    return configuration, f"context {name}"
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line, without object reprs (`<... object at 0x...>: `)."""
+    text = re.sub(r"<[^<>]* object at 0x[0-9a-fA-F]+>:?\s*", "", str(exc))
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _unreachable_reason(exc: BaseException) -> str:
+    """Why a connection failed, in the words of its innermost cause."""
+    reason: BaseException = exc
+    inner = getattr(exc, "reason", None)
+    if isinstance(inner, BaseException):
+        reason = inner
+    text = _one_line(reason)
+    text = re.sub(r"^\w*Connection(?:Pool)?\([^)]*\):\s*", "", text)  # urllib3's `HTTPConnection(host=...)`
+    text = re.sub(r"^Failed to establish a new connection:\s*", "", text)
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text)
+
+
+_GET = "GET"
+"""The one HTTP method this module sends."""
+
+
+class _Session:
+    """GET requests to one API server, and nothing else (the read-only promise lives here)."""
+
+    def __init__(self, target: Target) -> None:
+        k8s = _kubernetes()
+        configuration, self.source = _configuration(k8s, target)
+        self.server = str(configuration.host)
+        self.api = k8s.client.ApiClient(configuration)
+        self.requests = 0
+        import urllib3  # a dependency of the kubernetes client
+
+        # What a request that did not get an answer raises: connection and protocol errors,
+        # timeouts, and the client's ApiException (status 0) for a TLS failure.
+        self._no_answer: tuple[type[BaseException], ...] = (
+            urllib3.exceptions.HTTPError,
+            OSError,
+            k8s.client.exceptions.ApiException,
+        )
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> tuple[int, bytes]:
+        """(HTTP status, body) of `GET path?query`; a server that cannot be reached is a
+        LiveError naming it. Non-2xx answers are returned, for the caller to word."""
+        try:
+            _method, url, headers, _body, _post = self.api.param_serialize(
+                _GET,
+                path,
+                query_params=list((query or {}).items()),
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+        except Exception as exc:  # a token refresh (exec plugin, expired credentials) that failed
+            raise LiveError(
+                f"{self.source}: cannot authenticate to {self.server}: {_one_line(exc)}"
+            ) from None
+        self.requests += 1
+        try:
+            response = self.api.call_api(
+                _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
+            )
+            return int(response.status), bytes(response.read())
+        except self._no_answer as exc:
+            raise LiveError(
+                f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
+            ) from None
+
+    def close(self) -> None:
+        self.api.close()
+
+
+# --- discovery and lists ------------------------------------------------------------------
+
+
+def _json(session: _Session, status: int, body: bytes, what: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise LiveError(
+            f"{session.server} ({session.source}): {what}: the answer ({status}) is not JSON"
+        ) from None
+
+
+def _status_message(body: bytes) -> str:
+    """The `message` of a metav1.Status body, else the body's start."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return " ".join(body[:200].decode("utf-8", "replace").split())
+    return str(doc.get("message", "")) if isinstance(doc, dict) else ""
+
+
+class _Discovery:
+    """Which versions of a group the server serves, and which resources each version has."""
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+        self._versions: dict[str, list[str]] = {}
+        self._resources: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def _get(self, path: str) -> Any | None:
+        status, body = self.session.get(path)
+        if status == 404:
+            return None
+        _raise_for_auth(self.session, status, body, f"GET {path}")
+        if status != 200:
+            raise LiveError(
+                f"{self.session.server} ({self.session.source}): GET {path}: {status} {_status_message(body)}"
+            )
+        return _json(self.session, status, body, f"GET {path}")
+
+    def versions(self, group: str) -> list[str]:
+        """The versions the server serves of `group` (none when it does not serve the group)."""
+        if group not in self._versions:
+            doc = self._get(f"/apis/{group}")
+            found = doc.get("versions", []) if isinstance(doc, dict) else []
+            self._versions[group] = [str(v.get("version")) for v in found if isinstance(v, dict)]
+        return self._versions[group]
+
+    def resource(self, group: str, version: str, resource: str) -> dict[str, Any] | None:
+        """The APIResource `resource` of group/version, or None when that version lacks it."""
+        if (group, version) not in self._resources:
+            doc = self._get(f"/apis/{group}/{version}")
+            found = doc.get("resources", []) if isinstance(doc, dict) else []
+            self._resources[(group, version)] = {
+                str(r.get("name")): r for r in found if isinstance(r, dict) and "/" not in str(r.get("name"))
+            }
+        return self._resources[(group, version)].get(resource)
+
+
+def _raise_for_auth(session: _Session, status: int, body: bytes, what: str) -> None:
+    if status == 401:
+        raise LiveError(
+            f"{session.server} ({session.source}): 401 Unauthorized on {what}: the server does not accept "
+            "these credentials (expired token or certificate? check the kubeconfig's user)"
+        )
+
+
+def _version_of(discovery: _Discovery, k: ReadKind) -> str | None:
+    """The apiVersion to read `k` in: the first of the loader's versions (stored first) that the
+    server serves with this resource; core kinds are `v1`. None when no such version is served."""
+    if not k.group:
+        return "v1"
+    served = discovery.versions(k.group)
+    for api_version in API_VERSIONS[k.kind]:
+        group, _, version = api_version.rpartition("/")
+        if group == k.group and version in served and discovery.resource(group, version, k.resource):
+            return api_version
+    return None
+
+
+def _unread_versions(discovery: _Discovery, k: ReadKind) -> list[str]:
+    """The versions of k's group that serve its resource but that the loader does not read (an
+    alpha the loader never knew, or one a later release dropped)."""
+    return [
+        f"{k.group}/{v}"
+        for v in discovery.versions(k.group)
+        if f"{k.group}/{v}" not in API_VERSIONS[k.kind] and discovery.resource(k.group, v, k.resource)
+    ]
+
+
+def _not_served(discovery: _Discovery, k: ReadKind, source: str) -> LiveError:
+    known = ", ".join(v.rpartition("/")[2] for v in API_VERSIONS[k.kind])
+    served = discovery.versions(k.group)
+    if not served:
+        what = f"does not serve the API group {k.group}"
+        if k.group == "resource.k8s.io":
+            what += " (is Dynamic Resource Allocation enabled on this cluster?)"
+    else:
+        what = f"serves {k.group} {', '.join(served)}, but not {k.plural} in a version dra-solver reads"
+    return LiveError(f"{source}: the server {what}; {k.kind} is read as {k.group} {known}")
+
+
+def _pages(session: _Session, k: ReadKind, api_version: str, progress: Progress | None) -> Iterator[Document]:
+    """Every object of one kind, page by page (`limit`, `continue`), stamped with the kind and
+    apiVersion of its list (a list's items carry neither)."""
+    path = f"/api/{api_version}/{k.resource}" if not k.group else f"/apis/{api_version}/{k.resource}"
+    token = ""
+    n = 0
+    while True:
+        query = {"limit": str(PAGE_SIZE)}
+        if token:
+            query["continue"] = token
+        status, body = session.get(path, query)
+        _raise_for_auth(session, status, body, f"list {k.plural}")
+        if status == 403:
+            raise _Forbidden(
+                InputError(
+                    f"cannot list {k.plural} (403 Forbidden: {_status_message(body)}); dra-solver needs "
+                    f"get and list on it cluster-wide, e.g. a ClusterRole rule {_rule(k)}",
+                    source=session.source,
+                )
+            )
+        if status == 410:
+            raise LiveError(
+                f"{session.source}: the list of {k.plural} changed too much while it was read in pages "
+                f"(410 Gone: the continue token expired); run again"
+            )
+        if status != 200:
+            raise LiveError(f"{session.source}: GET {path}: {status} {_status_message(body)}")
+        doc = _json(session, status, body, f"GET {path}")
+        items = doc.get("items") if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            raise LiveError(f"{session.source}: GET {path}: the answer is not a list (no items)")
+        for item in items:
+            position = f"GET {path} items[{n}]"
+            if isinstance(item, dict):
+                # Kind and apiVersion first, as kubectl prints a dump; the server's fields as served.
+                yield session.source, position, {"apiVersion": api_version, "kind": k.kind, **item}
+            else:
+                yield session.source, position, item
+            n += 1
+        if progress is not None:
+            progress(k.kind, n)
+        meta = doc.get("metadata")
+        token = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+        if not token:
+            return
+
+
+class _Forbidden(DRASolverError):
+    def __init__(self, error: InputError) -> None:
+        self.error = error
+        super().__init__(error.message)
+
+
+def read(target: Target, progress: Progress | None = None) -> LiveRead:
+    """Every object of `kinds_read()` on the target cluster, for `load.load_sourced`.
+
+    Raises LiveError (one line) when the server cannot be reached, rejects the credentials or
+    does not serve a required kind; ValidationErrors with one line per kind that may not be
+    listed (all of them, so that one RBAC change fixes every one)."""
+    with _client_log() as said:
+        try:
+            session = _Session(target)
+            try:
+                return _read(session, progress)
+            finally:
+                session.close()
+        except LiveError as exc:
+            if said:  # what the client logged (an exec plugin that failed) is part of the why
+                raise LiveError(f"{exc} (the kubernetes client said: {said[-1]})") from None
+            raise
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.ERROR)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(_one_line(Exception(record.getMessage())))
+
+
+@contextmanager
+def _client_log() -> Iterator[list[str]]:
+    """While a read runs, what the client and urllib3 log goes nowhere but into the list (its
+    errors only), so stderr keeps one line per problem. Why: the client logs through the root
+    logger (`logging.error("exec: process returned 1")`), which without a handler configures
+    one on stderr for the rest of the process, and urllib3 logs each retry as a warning. A
+    handler of the caller's own still gets every record."""
+    said: list[str] = []
+    root = logging.getLogger()
+    handler = _Collect(said)
+    root.addHandler(handler)
+    try:
+        yield said
+    finally:
+        root.removeHandler(handler)
+
+
+def _read(session: _Session, progress: Progress | None) -> LiveRead:
+    out = LiveRead(server=session.server, source=session.source)
+    discovery = _Discovery(session)
+    forbidden: list[InputError] = []
+    fallbacks: dict[tuple[str, str], list[str]] = {}
+    for k in kinds_read():
+        api_version = _version_of(discovery, k)
+        if api_version is None:
+            if k.required:
+                raise _not_served(discovery, k, session.source)
+            out.not_served.append(k.kind)
+            unread = _unread_versions(discovery, k)
+            if unread:
+                out.warnings.append(
+                    f"{session.source}: the server serves {k.plural} only in {', '.join(unread)}, which "
+                    f"dra-solver does not read: any {k.kind} there is left out"
+                )
+            continue
+        out.versions[k.kind] = api_version
+        stored = API_VERSIONS[k.kind][0]
+        if api_version != stored:
+            fallbacks.setdefault((stored, api_version), []).append(k.kind)
+        try:
+            documents = list(_pages(session, k, api_version, progress))
+        except _Forbidden as exc:
+            forbidden.append(exc.error)
+            continue
+        out.documents.extend(documents)
+        out.counts[k.kind] = len(documents)
+    if forbidden:
+        raise ValidationErrors(forbidden)
+    for (stored, used), kinds in fallbacks.items():
+        group = stored.rpartition("/")[0]
+        served = ", ".join(discovery.versions(group))
+        out.warnings.append(
+            f"{session.source}: the server does not serve {stored} for {', '.join(kinds)} (it serves "
+            f"{group} {served}): read as {used} and converted as a file in {used} is"
+        )
+    out.requests = session.requests
+    return out
