@@ -204,17 +204,19 @@ def test_the_batch_places_a_pod_one_at_a_time_strands() -> None:
     assert out.weight > ref.weight
 
 
-def test_a_pdb_selector_that_matches_nothing_is_an_error() -> None:
+def test_a_pdb_selector_that_matches_nothing_is_left_out_with_a_warning() -> None:
     c = build(
         {"n1": 1},
         [Running("a", "n1", 1, (0,))],
         [Pending("p", 100, 1)],
         [pdb("x", {"app": "nope"}, allowed=0)],
     )
-    with pytest.raises(
-        InputError, match=r"PodDisruptionBudget default/x.*spec.selector|spec.selector.*matches no pod"
-    ):
-        plan_preempt(c)
+    out = plan_preempt(c)
+    assert _evicted(out) == ["a"] and out.stats["pdb_violations"] == 0
+    assert out.stats["warnings"] == [
+        "PodDisruptionBudget default/x: spec.selector matches no pod of the input (an empty selector "
+        "matches none): it protects nothing here"
+    ]
 
 
 def test_a_candidate_sharing_a_claim_with_a_pending_pod_is_an_error() -> None:

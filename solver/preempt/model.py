@@ -143,6 +143,8 @@ class Setting:
     """Releasable claim ref -> (the input claim, its node, the victims using it)."""
     budgets: list[Budget]
     nodes: list[str]
+    warnings: list[str] = field(default_factory=list)
+    """Budgets left out because their selector matches no pod of the input."""
 
 
 def setting(
@@ -161,7 +163,8 @@ def setting(
         ]
         levels.append(max(prios) if prios else None)
     running = running_pods(cluster, node_list)
-    budget_list = budgets(cluster, running)
+    warnings: list[str] = []
+    budget_list = budgets(cluster, running, warnings)
     memo: dict[tuple[str, str | None], str | None] = {}
     pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
     # Only pods some pending pod that outranks them and may preempt could go beside: any other
@@ -218,7 +221,7 @@ def setting(
         del released.pods[v.pod.key]
     for c, _, _ in holders.values():
         released.claims[c.key] = c.model_copy(update={"status": None})
-    return Setting(cluster, released, pending, levels, cands, holders, budget_list, node_list)
+    return Setting(cluster, released, pending, levels, cands, holders, budget_list, node_list, warnings)
 
 
 def plan_preempt(
@@ -614,6 +617,7 @@ def _decode(
     }
     outcome = _per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
+    _warn(outcome.stats, s.warnings)
     victims = _victims(s, evicted, plans, proven)
     violations = check_preemption(
         s.cluster, outcome.pods, [v.name for v in victims], released, opts.feature_gates
@@ -721,7 +725,15 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     }
     outcome = _per_pod(s.cluster, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
+    _warn(outcome.stats, s.warnings)
     return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats)
+
+
+def _warn(stats: dict[str, object], warnings: list[str]) -> None:
+    """The setting's warnings after the plan's own (`stats["warnings"]`, printed by the CLI)."""
+    if warnings:
+        before = stats.get("warnings")
+        stats["warnings"] = [*(before if isinstance(before, list) else []), *warnings]
 
 
 def evicted_pod(pod: Pod, preemptor_scheduler: str = "default-scheduler") -> dict[str, Any]:

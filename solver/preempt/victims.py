@@ -95,12 +95,13 @@ class Budget:
         return max(0, len(self.pods.intersection(evicted)) - self.allowed)
 
 
-def budgets(cluster: Cluster, running: Sequence[Pod]) -> list[Budget]:
+def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None = None) -> list[Budget]:
     """Every PodDisruptionBudget of the input, with the running pods it matches (same
     namespace, selector) and its allowed disruptions: status.disruptionsAllowed when the dump
     has it, else computed from the spec over the matching running pods of the input, all
-    counted healthy (docs/semantics.md, "Preemption"). A selector that matches no pod of the
-    input is an error naming it: the budget would protect nothing, which is rarely meant."""
+    counted healthy (docs/semantics.md, "Preemption"). A budget whose selector matches no pod
+    of the input protects nothing here: it is left out, with a line in `warnings` naming it
+    (a live cluster often has budgets of workloads scaled to zero, so this is no error)."""
     out = []
     for key, pdb in cluster.pdbs.items():
         ns = key[0]
@@ -114,11 +115,12 @@ def budgets(cluster: Cluster, running: Sequence[Pod]) -> list[Budget]:
             for p in cluster.pods.values()
         )
         if not everywhere:
-            raise InputError(
-                "the selector matches no pod of the input (an empty selector matches none)",
-                obj=pdb.ref,
-                field="spec.selector",
-            )
+            if warnings is not None:
+                warnings.append(
+                    f"{pdb.ref}: spec.selector matches no pod of the input (an empty selector matches "
+                    "none): it protects nothing here"
+                )
+            continue
         status = pdb.status.disruptions_allowed if pdb.status is not None else None
         if status is not None:
             out.append(Budget(pdb.namespaced_name, max(status, 0), matched, True))
