@@ -31,7 +31,8 @@ _EXPORTS = {
     "why": "dra_solver.explain.diagnosis",
     "fill": "dra_solver.whatif.filling",
     "NodeTemplate": "dra_solver.whatif.templates",
-    "plan": "dra_solver.pipeline",
+    "plan_preempt": "dra_solver.preempt",
+    "PreemptOutcome": "dra_solver.preempt",
     "Cluster": "dra_solver.api.cluster",
     "FeatureGates": "dra_solver.gates",
     "DRASolverError": "dra_solver.errors",
@@ -44,11 +45,24 @@ if TYPE_CHECKING:
     from dra_solver.errors import DRASolverError, InputError
     from dra_solver.explain.diagnosis import why
     from dra_solver.gates import FeatureGates
-    from dra_solver.pipeline import AllocationOutcome, allocate, plan
+    from dra_solver.pipeline import AllocationOutcome, allocate
     from dra_solver.planning.job import Options, PlanOutcome, PodPlan
+    from dra_solver.preempt import PreemptOutcome, plan_preempt
     from dra_solver.replan.planner import Planner
     from dra_solver.whatif.filling import fill
     from dra_solver.whatif.templates import NodeTemplate
+
+
+def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
+    """`dra_solver.pipeline.plan` (see it for the arguments); with `preempt=True`,
+    `dra_solver.preempt.plan_preempt`: lower-priority running pods may be evicted for the
+    pending ones (docs/semantics.md, "Preemption"), and the outcome lists them (`victims`).
+    Loaded on first call, as every public name is."""
+    if preempt:
+        result: PlanOutcome = import_module("dra_solver.preempt").plan_preempt(*args, **kwargs)
+        return result
+    outcome: PlanOutcome = import_module("dra_solver.pipeline").plan(*args, **kwargs)
+    return outcome
 
 
 def __getattr__(name: str) -> Any:
@@ -75,11 +89,13 @@ __all__ = [
     "PlanOutcome",
     "Planner",
     "PodPlan",
+    "PreemptOutcome",
     "Violation",
     "__version__",
     "allocate",
     "check_cluster",
     "fill",
     "plan",
+    "plan_preempt",
     "why",
 ]

@@ -124,14 +124,14 @@ class Cpsat:
     def model(self, job: Job, first: PlanOutcome) -> PlanModel | None:
         """The Problem of every pod that may be placed, with the first-fit plan as its hint
         (None when no pod can go anywhere). Public so benchmarks can time the solve alone."""
-        forms = _forms(job)
+        forms = pod_forms(job)
         if not forms:
             return None
-        problem, offsets = _model_problem(job, forms)
+        problem, offsets = model_problem(job, forms)
         if job.gangs:
             problem = replace(problem, gangs=gang_infos(job, [f.unit for f in forms], first))
-        problem = replace(problem, ordered_pods=_interchangeable(job, forms))
-        hint, hint_nodes = _as_hint(problem, forms, offsets, first)
+        problem = replace(problem, ordered_pods=interchangeable(job, forms))
+        hint, hint_nodes = as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
     def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
@@ -344,7 +344,7 @@ def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPla
 ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
-def _forms(job: Job) -> list[PodForm]:
+def pod_forms(job: Job) -> list[PodForm]:
     """Each unit's forms over the nodes it may use (scheduling constraints, node resources
     before the plan), in unit order then first node; units that fit nowhere are left out. A
     pod without claims is modelled when node limits bind it or its gang chooses among
@@ -368,7 +368,7 @@ def _forms(job: Job) -> list[PodForm]:
     return forms
 
 
-def _model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
+def model_problem(job: Job, forms: list[PodForm]) -> tuple[Problem, list[int]]:
     """The Problem of the forms, and each one's first claim index. One node without node
     limits: the single-node Problem with pod groups; otherwise the merged multi-node Problem
     with node resources (`encoders.resources`)."""
@@ -431,7 +431,7 @@ def _group_weights(job: Job, forms: list[PodForm]) -> dict[int, int]:
     return out
 
 
-def _interchangeable(job: Job, forms: list[PodForm]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+def interchangeable(job: Job, forms: list[PodForm]) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """Classes of interchangeable pods (`Problem.ordered_pods`): units whose claims, priority,
     blocked nodes, node-resource demand, gangs and forms (nodes, special claims) are the same,
     each unit as its form groups, in queue order (the units' order: equal priorities)."""
@@ -469,7 +469,7 @@ def _chosen_forms(model: PlanModel, assignment: Assignment, nodes: dict[int, str
     return out
 
 
-def _as_hint(
+def as_hint(
     problem: Problem, forms: list[PodForm], offsets: list[int], first: PlanOutcome
 ) -> tuple[Assignment, dict[int, str]]:
     """The first-fit plan in the model's indices, and its node per group (the form of each

@@ -283,6 +283,25 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.reference",
         "dra_solver.whatif.templates",
     },
+    # preempt/: `plan --preempt`, the batch model over the per-device model, and upstream's answer
+    "dra_solver.preempt": {
+        "dra_solver.allocators",
+        "dra_solver.api",
+        "dra_solver.check",
+        "dra_solver.demand",
+        "dra_solver.encoders",
+        "dra_solver.errors",
+        "dra_solver.firstfit",
+        "dra_solver.interrupt",
+        "dra_solver.pipeline",
+        "dra_solver.planning.finish",
+        "dra_solver.planning.gangs",
+        "dra_solver.planning.job",
+        "dra_solver.planning.ledger",
+        "dra_solver.planning.resolve",
+        "dra_solver.problem",
+        "dra_solver.problem.flat",
+    },
     # the command line: loads, calls, prints
     "dra_solver.cli": {
         "dra_solver.api",
@@ -297,6 +316,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.pipeline",
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
+        "dra_solver.preempt",
         "dra_solver.whatif.filling",
         "dra_solver.whatif.sweep",
         "dra_solver.whatif.templates",

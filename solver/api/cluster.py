@@ -20,6 +20,7 @@ from dra_solver.api.models import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     PodGroup,
     PriorityClass,
     ResourceClaim,
@@ -50,6 +51,8 @@ class Cluster:
     workloads: dict[tuple[str, str], Workload] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     """Namespace objects, when the input has them (the admin-access rule reads their labels)."""
+    pdbs: dict[tuple[str, str], PodDisruptionBudget] = field(default_factory=dict)
+    """policy/v1 PodDisruptionBudgets (`plan --preempt` counts their violations)."""
     warnings: list[str] = field(default_factory=list)
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
@@ -124,6 +127,8 @@ class Cluster:
                 self.workloads[(ns, obj.metadata.name)] = obj
             case Namespace():
                 self.namespaces[obj.metadata.name] = obj
+            case PodDisruptionBudget():
+                self.pdbs[(ns, obj.metadata.name)] = obj
             case _:
                 raise InputError(f"unsupported kind {obj.kind}", obj=obj.ref)
 

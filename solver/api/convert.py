@@ -72,6 +72,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Pod": ("v1",),
     "Node": ("v1",),
     "Namespace": ("v1",),
+    "PodDisruptionBudget": ("policy/v1",),
     "Deployment": ("apps/v1",),
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),

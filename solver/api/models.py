@@ -679,6 +679,9 @@ class PodSpec(_Loose):
     resources: ResourceRequirements | None = None
     """Pod-level requests/limits (cpu, memory): where set they replace the containers' sum."""
     scheduling_group: PodSchedulingGroup | None = None
+    preemption_policy: str | None = None
+    """`Never`: the pod never preempts others (`dra_solver.preempt`); unset reads its
+    PriorityClass's, else `PreemptLowerPriority`."""
 
 
 class ContainerExtendedResourceRequest(K8sModel):
@@ -715,6 +718,45 @@ class Pod(TypeMeta):
     kind: Literal["Pod"] = "Pod"
     spec: PodSpec = Field(default_factory=PodSpec)
     status: PodStatus | None = None
+
+
+# --- policy/v1 -------------------------------------------------------------------------------
+
+
+class LabelSelectorRequirement(K8sModel):
+    key: str
+    operator: str
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(K8sModel):
+    """metav1.LabelSelector: `matchLabels` and `matchExpressions` (In, NotIn, Exists,
+    DoesNotExist), all of which must hold."""
+
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+class PodDisruptionBudgetSpec(K8sModel):
+    selector: LabelSelector | None = None
+    min_available: StrictInt | StrictStr | None = None
+    max_unavailable: StrictInt | StrictStr | None = None
+    unhealthy_pod_eviction_policy: str | None = None
+
+
+class PodDisruptionBudgetStatus(_Loose):
+    disruptions_allowed: StrictInt | None = None
+    disrupted_pods: dict[str, Any] = Field(default_factory=dict)
+
+
+class PodDisruptionBudget(TypeMeta):
+    """policy/v1: how many of the pods its selector matches may be disrupted at once; read
+    by `plan --preempt` (`dra_solver.preempt.victims`) to count violations."""
+
+    api_version: str = "policy/v1"
+    kind: Literal["PodDisruptionBudget"] = "PodDisruptionBudget"
+    spec: PodDisruptionBudgetSpec = Field(default_factory=PodDisruptionBudgetSpec)
+    status: PodDisruptionBudgetStatus | None = None
 
 
 class Taint(K8sModel):
@@ -773,6 +815,7 @@ KINDS: dict[str, type[TypeMeta]] = {
         Pod,
         Node,
         Namespace,
+        PodDisruptionBudget,
     )
 }
 

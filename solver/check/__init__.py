@@ -74,12 +74,14 @@ from dra_solver.check.gangs import check_gangs
 from dra_solver.check.node_resources import check_node_resources
 from dra_solver.check.placement import check_placements
 from dra_solver.check.pods import PodPlacement
+from dra_solver.check.preemption import PREEMPTION_KINDS, check_preemption
 from dra_solver.check.runner import run_context
 from dra_solver.check.violations import KINDS, CheckFailed, Violation
 from dra_solver.gates import FeatureGates
 
 __all__ = [
     "KINDS",
+    "PREEMPTION_KINDS",
     "CheckFailed",
     "PodPlacement",
     "Violation",
@@ -89,6 +91,7 @@ __all__ = [
     "check_node_resources",
     "check_or_raise",
     "check_placements",
+    "check_preemption",
 ]
 
 

@@ -13,6 +13,8 @@ from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
 from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 from dra_solver.errors import DRASolverError, InputError
 from dra_solver.explain.diagnosis import explain as explain_why
+from dra_solver.planning.job import Options
+from dra_solver.preempt.reasons import why_preempt
 
 
 def explain(
@@ -41,6 +43,14 @@ def explain(
         ),
     ] = False,
     feature_gates: FeatureGatesOpt = None,
+    preempt: Annotated[
+        bool,
+        typer.Option(
+            "--preempt",
+            help="With --pod: what `plan --preempt` does with the pod (running or pending) and why: "
+            "why it is evicted or stays, whom it evicts, or why it could not preempt.",
+        ),
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -53,6 +63,15 @@ def explain(
     )
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])
+    if preempt:
+        if pod is None:
+            fail([InputError("--preempt explains a pod: give --pod")])
+        try:
+            text = why_preempt(loaded.cluster, pod, node, Options(feature_gates=loaded.gates))
+        except DRASolverError as exc:
+            fail([exc])
+        sys.stdout.write(text + "\n")
+        return
     try:
         templates = [load_template(f) for f in node_template or []]
         answer = explain_why(

@@ -62,6 +62,8 @@ from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES
 from dra_solver.pipeline import plan as plan_pods
 from dra_solver.planning.job import Options, PlanOutcome, PodPlan
 from dra_solver.planning.resolve import PodInput, resolve_nodes, resolve_units
+from dra_solver.preempt import PreemptOutcome, evicted_pod, plan_preempt
+from dra_solver.preempt.model import cluster_after_evictions
 from dra_solver.whatif.filling import Fill
 from dra_solver.whatif.filling import fill as fill_pod
 from dra_solver.whatif.sweep import sweep, sweep_output
@@ -106,6 +108,8 @@ class PlanRequest:
     all_namespaces: bool
     report: str | None
     compare: bool
+    preempt: bool = False
+    """--preempt: lower-priority running pods may be evicted (`dra_solver.preempt`)."""
 
     def options(self, gates: FeatureGates) -> Options:
         """The run's one Options (the executor and the progress bar join it while it runs)."""
@@ -154,6 +158,8 @@ class PlanRequest:
             for name in self.pods or ():
                 if isinstance(name, str):
                     cluster.pod(name)
+            if self.preempt and (self.fill is not None or self.node_templates or self.partitions > 1):
+                raise InputError("--preempt cannot be combined with --fill, --node-template or --partitions")
             if self.nodes or not self.node_templates:
                 resolve_nodes(cluster, self.nodes)
         except DRASolverError as exc:
@@ -292,6 +298,15 @@ def plan(
             "side by side.",
         ),
     ] = False,
+    preempt: Annotated[
+        bool,
+        typer.Option(
+            "--preempt",
+            help="Lower-priority running pods may be evicted for the pending ones, at least damage "
+            "(most placed weight, then fewest PDB violations, lowest highest and sum of evicted "
+            "priorities, fewest evicted pods); prints the evicted Pods and the claims they release.",
+        ),
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -326,6 +341,7 @@ def plan(
         all_namespaces=all_namespaces,
         report=report,
         compare=compare,
+        preempt=preempt,
     )
     loaded = load_valid(request.inputs)
     cluster = loaded.cluster
@@ -360,6 +376,8 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
             if request.fill is not None:
                 filled = fill_pod(cluster, request.fill, request.nodes, running)
                 outcome = filled.outcome
+            elif request.preempt:
+                outcome = plan_preempt(cluster, pods=request.pods, nodes=request.nodes, options=running)
             else:
                 templates = [load_template(f) for f in request.node_templates]
                 outcome = plan_pods(
@@ -437,6 +455,9 @@ def _write_report(
 def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned) -> None:
     """stdout: the table, or the objects (the nodes a what-if plan adds first)."""
     outcome = planned.outcome
+    if isinstance(outcome, PreemptOutcome):
+        _write_preempted(cluster, request, options, planned, outcome)
+        return
     if request.output.tabular:
         nodes = [*resolve_nodes(cluster, request.nodes), *(n.metadata.name for n in outcome.added_nodes)]
         summary = plan_summary(outcome, planned.seconds, planned.counted)
@@ -448,6 +469,29 @@ def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planne
         objects = [*cluster_after(cluster, outcome.pods), *added]
     else:
         objects = [*added, *changed_objects(outcome.pods)]
+    request.output.write(objects, notes)
+
+
+def _write_preempted(
+    cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned, outcome: PreemptOutcome
+) -> None:
+    """--preempt's stdout: as `_write_plan`, on the cluster after the evictions. `changed`: the
+    plan's Pods and claims, then every evicted Pod with its DisruptionTarget condition and the
+    claims the evictions release; `full`: the cluster after the plan, without the evicted pods
+    (deleted) and with the released claims (loads again as the next run's input)."""
+    gone = {v.name for v in outcome.victims}
+    after, _ = cluster_after_evictions(cluster, gone, options)
+    if request.output.tabular:
+        summary = f"{plan_summary(outcome, planned.seconds)}; {outcome.summary}"
+        nodes = resolve_nodes(cluster, request.nodes)
+        out.print(plan_tables(after, outcome, nodes, options.feature_gates, summary, request.output.wide))
+        return
+    notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
+    if request.output.mode is OutputMode.full:
+        objects = cluster_after(after, outcome.pods)
+    else:
+        evicted = [evicted_pod(v.pod) for v in outcome.victims if v.pod is not None]
+        objects = [*changed_objects(outcome.pods), *evicted, *(c.dump() for c in outcome.released)]
     request.output.write(objects, notes)
 
 
@@ -464,8 +508,15 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         summary = f"interrupted: {plan_summary(outcome, planned.seconds, planned.counted)}"
         err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+    if isinstance(outcome, PreemptOutcome) and not request.output.tabular:
+        for v in outcome.victims[:POD_LINES]:
+            err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
+        if len(outcome.victims) > POD_LINES:
+            err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
     if not request.output.tabular:  # the table has the summary
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
+    if isinstance(outcome, PreemptOutcome):
+        err.print(Text(outcome.summary, style="bold"))
     if request.node_templates:
         for line in whatif_lines(outcome.stats):
             err.print(Text(line, style="bold"))

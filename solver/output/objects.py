@@ -127,6 +127,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
         *cluster.templates.values(),
         *cluster.workloads.values(),
         *cluster.pod_groups.values(),
+        *cluster.pdbs.values(),
     )
     out = [obj.dump() for obj in fixed]
     out += [(claims.pop(key) if key in claims else c).dump() for key, c in cluster.claims.items()]

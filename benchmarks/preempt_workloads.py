@@ -1,0 +1,123 @@
+"""A full cluster for `plan --preempt` (issue #31): every GPU held by running pods of mixed
+priorities, PodDisruptionBudgets over a third of them, pending pods of higher priorities.
+
+Seeded, so the same seed gives the same cluster; built with `tests/preempt_cases`' shapes
+(node-local GPUs, one claim per running pod, one cpu per pod) as plain dicts.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+PRIORITIES = (0, 10, 100, 1000)
+PENDING_PRIORITIES = (500, 2000, 5000)
+
+
+def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[str, Any]]:
+    """`nodes` nodes of `gpus` GPUs each, all held by running pods (1-4 GPUs each, apps a/b/c;
+    budgets `disruptionsAllowed: 1` over app a, a third of the pods), and `pending` pods asking
+    for 1-4 GPUs at priorities above most running ones."""
+    rng = random.Random(seed)
+    docs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        }
+    ]
+    k = 0
+    for i in range(nodes):
+        n = f"node-{i:03d}"
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+            }
+        )
+        docs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{n}-gpus"},
+                "spec": {
+                    "driver": "gpu.example.com",
+                    "nodeName": n,
+                    "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{g}"} for g in range(gpus)],
+                },
+            }
+        )
+        at = 0
+        while at < gpus:
+            take = min(rng.randint(1, 4), gpus - at)
+            name = f"run-{k:05d}"
+            k += 1
+            docs.append(_claim(name, take, n, list(range(at, at + take))))
+            docs.append(_pod(name, rng.choice(PRIORITIES), n, rng.choice("abc")))
+            at += take
+    for j in range(pending):
+        name = f"job-{j:04d}"
+        docs.append(_claim(name, rng.randint(1, 4), None, []))
+        docs.append(_pod(name, rng.choice(PENDING_PRIORITIES), None, "job"))
+    docs.append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "app-a", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}}},
+            "status": {"disruptionsAllowed": 1},
+        }
+    )
+    return docs
+
+
+def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"{pod}-gpu", "namespace": "default"},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}]}
+        },
+    }
+    if node is not None:
+        doc["status"] = {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": "gpu.example.com", "pool": node, "device": f"gpu-{g}"}
+                        for g in gpus
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+            },
+            "reservedFor": [{"resource": "pods", "name": pod, "uid": f"uid-{pod}"}],
+        }
+    return doc
+
+
+def _pod(name: str, priority: int, node: str | None, app: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "priority": priority,
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}],
+        "containers": [
+            {"name": "main", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]}}
+        ],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"app": app}},
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
+    }

@@ -1,0 +1,204 @@
+"""Preemption rules: a plan that evicts running pods, read again from the raw objects
+(docs/semantics.md, "Preemption").
+
+Why a second reading: the batch model (`dra_solver.preempt.model`) learns candidates,
+priorities and policies from its own resolution; this module judges the finished plan from the
+Pod, PriorityClass and ResourceClaim objects alone. Its kinds (`PREEMPTION_KINDS`):
+
+- `preempt-victim`: an evicted pod is a running pod of the input (bound, not finished, not
+  already terminating);
+- `preempt-unjustified`: an evicted pod has, on its node, a pod the plan places with a strictly
+  higher priority whose preemptionPolicy is not Never;
+- `preempt-moved`: pods that stay keep their node: a pod the plan places was pending in the
+  input (no node), and no evicted pod is placed again;
+- `preempt-release`: a claim the plan releases loses exactly the evicted pods from
+  `status.reservedFor`, and is deallocated only when no pod using it remains;
+- `preempt-freed`: a dedicated device the plan gives a new claim was held in the input only by
+  claims the plan deallocates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, ResourceClaim
+from dra_solver.check.pods import claim_uses, running
+from dra_solver.check.violations import Violation
+from dra_solver.gates import FeatureGates
+
+PREEMPTION_KINDS: tuple[str, ...] = (
+    "preempt-victim",
+    "preempt-unjustified",
+    "preempt-moved",
+    "preempt-release",
+    "preempt-freed",
+)
+"""Every violation kind `check_preemption` can report."""
+
+
+class Placed(Protocol):
+    """What the rules read of one pod of the plan (`PodPlan` has it)."""
+
+    @property
+    def pod(self) -> Pod | None: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def placed(self) -> bool: ...
+    @property
+    def claims(self) -> list[ResourceClaim]: ...
+
+
+def priority(cluster: Cluster, pod: Pod) -> int:
+    """spec.priority, else its PriorityClass's value, else the global default's (0 without one)."""
+    if pod.spec.priority is not None:
+        return pod.spec.priority
+    name = pod.spec.priority_class_name
+    if name and name in cluster.priority_classes:
+        return cluster.priority_classes[name].value
+    return max((pc.value for pc in cluster.priority_classes.values() if pc.global_default), default=0)
+
+
+def may_preempt(cluster: Cluster, pod: Pod) -> bool:
+    """preemptionPolicy (the pod's, else its PriorityClass's) is not Never."""
+    policy = pod.spec.preemption_policy
+    if policy is None and pod.spec.priority_class_name in cluster.priority_classes:
+        policy = cluster.priority_classes[pod.spec.priority_class_name or ""].preemption_policy
+    return policy != "Never"
+
+
+def _v(pod: str, kind: str, message: str) -> Violation:
+    assert kind in PREEMPTION_KINDS, kind
+    return Violation(pod, None, kind, f"pod {pod}: {message}")
+
+
+def check_preemption(
+    cluster: Cluster,
+    plans: Sequence[Placed],
+    evicted: Sequence[str],
+    released: Sequence[ResourceClaim],
+    gates: FeatureGates,
+) -> list[Violation]:
+    """Every preemption rule the plan breaks. `cluster`: the input; `plans`: the pending pods
+    of the plan; `evicted`: `namespace/name` of the pods it evicts; `released`: the claims it
+    changes because of them (copies)."""
+    out: list[Violation] = []
+    pods = {p.namespaced_name: p for p in cluster.pods.values()}
+    gone = set(evicted)
+    placed = [(p.pod, p.node) for p in plans if p.placed and p.pod is not None]
+    for pod, node in placed:
+        name = pod.namespaced_name
+        if pod.spec.node_name or name in gone:
+            out.append(
+                _v(
+                    name,
+                    "preempt-moved",
+                    f"was bound to {pod.spec.node_name or 'a node'} (or evicted), placed on {node}",
+                )
+            )
+    for name in sorted(gone):
+        victim = pods.get(name)
+        if victim is None or not running(victim) or victim.metadata.deletion_timestamp is not None:
+            out.append(_v(name, "preempt-victim", "evicted, but it is not a running pod of the input"))
+            continue
+        prio = priority(cluster, victim)
+        by = [
+            q
+            for q, n in placed
+            if n == victim.spec.node_name and priority(cluster, q) > prio and may_preempt(cluster, q)
+        ]
+        if not by:
+            out.append(
+                _v(
+                    name,
+                    "preempt-unjustified",
+                    f"evicted from {victim.spec.node_name}, but no pod the plan places there has a "
+                    f"priority above {prio} and may preempt",
+                )
+            )
+    out += _releases(cluster, gone, released, gates)
+    out += _freed(cluster, plans, released)
+    return out
+
+
+def _users(cluster: Cluster, gates: FeatureGates) -> dict[str, set[str]]:
+    """Claim ref -> the running pods of the input that use it."""
+    out: dict[str, set[str]] = {}
+    for pod in cluster.pods.values():
+        if running(pod):
+            for use in claim_uses(cluster, pod, {}, gates):
+                out.setdefault(use.ref, set()).add(pod.namespaced_name)
+    return out
+
+
+def _releases(
+    cluster: Cluster, gone: set[str], released: Sequence[ResourceClaim], gates: FeatureGates
+) -> list[Violation]:
+    out: list[Violation] = []
+    users = _users(cluster, gates)
+    for claim in released:
+        ref = claim.namespaced_name
+        before = cluster.claims.get(claim.key)
+        if before is None or before.status is None or before.status.allocation is None:
+            out.append(_v(ref, "preempt-release", "released, but the input has no allocation for it"))
+            continue
+        ns = claim.metadata.ns
+        expected = [
+            r for r in before.status.reserved_for if not (r.resource == "pods" and f"{ns}/{r.name}" in gone)
+        ]
+        remain = users.get(ref, set()) - gone
+        status = claim.status
+        allocated = status is not None and status.allocation is not None
+        if allocated and status is not None and status.allocation != before.status.allocation:
+            out.append(_v(ref, "preempt-release", "its allocation changed although it stays allocated"))
+        if not allocated and (remain or expected):
+            left = sorted(remain) or [r.name for r in expected]
+            out.append(_v(ref, "preempt-release", f"deallocated, but {', '.join(left)} still use(s) it"))
+        if not allocated and status is not None and status.reserved_for:
+            out.append(_v(ref, "preempt-release", "deallocated, but status.reservedFor names consumers"))
+        if allocated and status is not None and status.reserved_for != expected:
+            out.append(
+                _v(ref, "preempt-release", "status.reservedFor is not the input's without the evicted pods")
+            )
+    return out
+
+
+def _freed(cluster: Cluster, plans: Sequence[Placed], released: Sequence[ResourceClaim]) -> list[Violation]:
+    """A dedicated device of a new allocation is held in the input only by claims now deallocated."""
+    freed = {c.key for c in released if c.status is None or c.status.allocation is None}
+    planned = {c.key for p in plans if p.placed for c in p.claims}
+    holder: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for key, claim in cluster.claims.items():
+        if key in planned or claim.status is None or claim.status.allocation is None:
+            continue
+        for r in claim.status.allocation.devices.results:
+            if r.share_id is None and not r.admin_access:
+                holder.setdefault((r.driver, r.pool, r.device), []).append(key)
+    out: list[Violation] = []
+    for p in plans:
+        if not p.placed:
+            continue
+        for claim in p.claims:
+            alloc = claim.status.allocation if claim.status else None
+            if alloc is None:
+                continue
+            for r in alloc.devices.results:
+                if r.share_id is not None or r.admin_access:
+                    continue
+                held = [k for k in holder.get((r.driver, r.pool, r.device), []) if k not in freed]
+                if held:
+                    name = p.pod.namespaced_name if p.pod is not None else claim.namespaced_name
+                    out.append(
+                        _v(
+                            name,
+                            "preempt-freed",
+                            f"claim {claim.namespaced_name} takes device {r.driver}/{r.pool}/{r.device}, "
+                            f"still held by {', '.join(f'{ns}/{n}' for ns, n in held)}",
+                        )
+                    )
+    return out
+
+
+__all__ = ["PREEMPTION_KINDS", "check_preemption", "may_preempt", "priority"]

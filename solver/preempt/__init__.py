@@ -1,0 +1,9 @@
+"""Preemption planned for the whole batch (`plan --preempt`, `dra_solver.plan_preempt`):
+`victims` (candidates, preemption policy, PodDisruptionBudgets), `model` (the batch CP-SAT
+model), `reference` (upstream's one-pod-at-a-time answer). docs/semantics.md, "Preemption"."""
+
+from __future__ import annotations
+
+from dra_solver.preempt.model import PreemptOutcome, Victim, evicted_pod, plan_preempt
+
+__all__ = ["PreemptOutcome", "Victim", "evicted_pod", "plan_preempt"]

@@ -1,0 +1,748 @@
+"""`plan --preempt`: which running pods must go so that the pending pods run, at least damage —
+one CP-SAT model for the whole batch, proven lexicographically (docs/semantics.md, "Preemption").
+
+Why an extension of the per-device model (`allocators.model_problem`) and not a new one:
+a running pod that may be evicted becomes a pod of the model whose claims may use only the
+devices they hold now, on its node. Kept, its claims hold those devices, consuming counters and
+capacity exactly as any placement does; evicted, they are released. So exclusivity, counters,
+shared capacity and node resources need no new rule: the model only adds, per candidate
+victim p, the literal kept[p] and
+
+- claims: a claim's devices are released only when every pod using it is evicted —
+  held[c] >= kept[p] for each consumer p of c, held[c] <= sum_p kept[p] (held[c] is the
+  placed flag of the claim's own group, which may sit only on p's node and only on its
+  devices);
+- node resources: kept[p] is the placed flag of p's own bare group on its node (demand: its
+  requests), so an evicted pod frees its cpu, memory, pod slot;
+- justification: 1 - kept[p] <= sum of y[q, n] over the pending pods' forms q that may use
+  p's node n, whose priority is above p's and whose preemptionPolicy is not Never;
+- gangs: the existing all-or-nothing rule, so no pod is evicted for a gang that does not start.
+
+Objective, lexicographic, one stage after the other (each optimum fixed before the next):
+(1) the placed pending pods' weight, (2) PDB violations, (3) the highest evicted priority,
+(4) the sum of evicted priorities (each + 2^31, as upstream), (5) the number of evicted pods.
+OPTIMAL only when every stage is proven; otherwise FEASIBLE and `stage_status` says which were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from dra_solver import interrupt
+from dra_solver.allocators import as_hint, interchangeable, model_problem, pod_forms
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimStatus
+from dra_solver.check import CheckFailed, check_preemption
+from dra_solver.demand import Needs
+from dra_solver.encoders import build
+from dra_solver.encoders.model import IntVar, Model, weighted
+from dra_solver.encoders.nodes import hint_nodes, pod_flags
+from dra_solver.encoders.solution import decode, hint_values
+from dra_solver.errors import InputError
+from dra_solver.firstfit import FirstFit
+from dra_solver.planning.finish import per_pod
+from dra_solver.planning.gangs import free_units, gang_infos
+from dra_solver.planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
+from dra_solver.planning.ledger import Ledger
+from dra_solver.planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from dra_solver.preempt.victims import (
+    NEVER,
+    Budget,
+    Candidate,
+    budgets,
+    candidates,
+    pdb_violations,
+    preemption_policy,
+    running_pods,
+)
+from dra_solver.problem.flat import Alternative, DeviceInfo, Problem
+from dra_solver.problem.pods import pod_claims
+from dra_solver.problem.resources import pod_demand
+from dra_solver.problem.scheduling import pod_priority
+
+SHIFT = 2**31
+"""Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of
+negative priority never makes a set of victims cheaper by joining it."""
+STAGES = ("placed", "pdb_violations", "highest_priority", "priority_sum", "evicted")
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A running pod the plan evicts, and why."""
+
+    name: str
+    """`namespace/name`."""
+    node: str
+    priority: int
+    preemptor: str
+    """The placed pending pod on the same node that justifies the eviction (the highest
+    priority one of those that may)."""
+    reason: str
+    budgets: tuple[str, ...] = ()
+    """PodDisruptionBudgets it belongs to that the plan takes over their allowance."""
+    pod: Pod | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class PreemptOutcome(PlanOutcome):
+    """A plan with preemption: the pending pods (`pods`, as `plan()` returns them) and the
+    running pods evicted for them (`victims`), with the claims they release (`released`:
+    copies, `reservedFor` without the evicted pods, deallocated when no pod remains)."""
+
+    victims: list[Victim] = field(default_factory=list)
+    released: list[ResourceClaim] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        """`evicts 3 pods (highest priority 100, 1 PDB violation)`."""
+        n = len(self.victims)
+        if not n:
+            return "evicts no pods"
+        top = max(v.priority for v in self.victims)
+        pdb = int_stat(self.stats, "pdb_violations", 0)
+        words = f"{pdb} PDB violation{'s' if pdb != 1 else ''}"
+        return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words})"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The preemption question as plain facts: the input, the pending units, the candidate
+    victims, which claims they may release, and the budgets."""
+
+    cluster: Cluster
+    released: Cluster
+    """The input with every candidate victim gone and its releasable claims deallocated: the
+    model's cluster (the victims come back as pods of the model)."""
+    pending: list[Unit]
+    levels: list[int | None]
+    """Per pending unit: the highest priority of its pods that may preempt (None: none may)."""
+    victims: list[Candidate]
+    holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]]
+    """Releasable claim ref -> (the input claim, its node, the victims using it)."""
+    budgets: list[Budget]
+    nodes: list[str]
+    warnings: list[str] = field(default_factory=list)
+    """Budgets left out because their selector matches no pod of the input."""
+
+
+def setting(
+    cluster: Cluster, pods: Sequence[Any] | None, nodes: Sequence[str] | None, options: Options
+) -> Setting:
+    """Resolve the pending pods, the candidates and what they hold (see the module docstring)."""
+    gates = options.feature_gates
+    node_list = resolve_nodes(cluster, nodes)
+    pending = join_shared(resolve_units(cluster, pods, None, gates))
+    levels: list[int | None] = []
+    for u in pending:
+        prios = [
+            pod_priority(cluster, m.pod)
+            for m in u.members
+            if m.pod is not None and preemption_policy(cluster, m.pod) != NEVER
+        ]
+        levels.append(max(prios) if prios else None)
+    running = running_pods(cluster, node_list)
+    warnings: list[str] = []
+    budget_list = budgets(cluster, running, warnings)
+    memo: dict[tuple[str, str | None], str | None] = {}
+    pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
+    # Only pods some pending pod that outranks them and may preempt could go beside: any other
+    # is kept by the justification rule anyway, and leaving it out keeps the model small.
+    cands = [
+        v
+        for v in candidates(cluster, running, [lv for lv in levels if lv is not None])
+        if any(
+            lv is not None and lv > v.priority and v.node not in u.blocked
+            for u, lv in zip(pending, levels, strict=True)
+        )
+    ]
+    pending_uses = {
+        c.namespaced_name: m.name
+        for u in pending
+        for m in u.members
+        if m.pod is not None
+        for c in pod_claims(cluster, m.pod, gates)
+        if c.status is not None and c.status.allocation is not None
+    }
+    users: dict[str, set[str]] = {}
+    claims_of: dict[str, list[ResourceClaim]] = {}
+    for pod in cluster.pods.values():
+        if not pod.spec.node_name:
+            continue
+        for c in pod_claims(cluster, pod, gates):
+            if c.status is not None and c.status.allocation is not None:
+                users.setdefault(c.namespaced_name, set()).add(pod.namespaced_name)
+                claims_of.setdefault(pod.namespaced_name, []).append(c)
+    index = {v.pod.namespaced_name: i for i, v in enumerate(cands)}
+    holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]] = {}
+    for v in cands:
+        for c in claims_of.get(v.pod.namespaced_name, []):
+            ref = c.namespaced_name
+            if ref in pending_uses:
+                raise InputError(
+                    f"running pod {v.pod.namespaced_name} (priority {v.priority}) may be preempted, but "
+                    f"its claim {ref} is also used by pending pod {pending_uses[ref]}: evicting it could "
+                    "not free the claim, and keeping it decides the pending pod's node; give the pending "
+                    "pod its own claim",
+                    obj=c.ref,
+                    field="status.reservedFor",
+                )
+            status = c.status or ResourceClaimStatus()
+            consumers = users.get(ref, set()) | {
+                f"{c.metadata.ns}/{r.name}" for r in status.reserved_for if r.resource == "pods"
+            }
+            others = [r for r in status.reserved_for if r.resource != "pods"]
+            if others or any(p not in index for p in consumers):
+                continue  # a consumer that stays: the claim keeps its devices
+            holders.setdefault(ref, (c, v.node, tuple(sorted(index[p] for p in consumers))))
+    released = replace(cluster, pods=dict(cluster.pods), claims=dict(cluster.claims))
+    for v in cands:
+        del released.pods[v.pod.key]
+    for c, _, _ in holders.values():
+        released.claims[c.key] = c.model_copy(update={"status": None})
+    return Setting(cluster, released, pending, levels, cands, holders, budget_list, node_list, warnings)
+
+
+def plan_preempt(
+    cluster: Cluster,
+    pods: Sequence[Any] | None = None,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    **changes: Any,
+) -> PreemptOutcome:
+    """Place the pending pods as `plan()` does, evicting lower-priority running pods where that
+    places more weight, at least damage (module docstring). The input is never modified; every
+    plan returned passes the checker, the preemption rules included (`check.preemption`)."""
+    opts = Options.of(options, **changes)
+    s = setting(cluster, pods, nodes, opts)
+    return solve_setting(s, opts)
+
+
+def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
+    """The batch model of `s`, solved in stages, decoded, verified."""
+    holder_units = [
+        Unit(
+            f"claim {ref}",
+            (s.released.claims[c.key],),
+            0,
+            blocked={n: "held" for n in s.nodes if n != node},
+        )
+        for ref, (c, node, _) in s.holders.items()
+    ]
+    pod_units = [
+        Unit(
+            v.pod.namespaced_name,
+            (),
+            v.priority,
+            blocked={n: "running elsewhere" for n in s.nodes if n != v.node},
+            members=(Member(v.pod.namespaced_name, v.pod, ()),),
+            needs=(Needs(v.pod, pod_demand(v.pod)),),
+        )
+        for v in s.victims
+    ]
+    units = [*s.pending, *holder_units, *pod_units]
+    job = make_job(s.released, units, s.nodes, opts)
+    P, H = len(s.pending), len(holder_units)
+    for k, v in enumerate(s.victims):  # a pod that does not fit where it runs: an over-committed node
+        why = job.book.refusal(job.book.variant(units[P + H + k].needs, v.node), v.node)
+        if why:
+            raise InputError(
+                f"running pod does not fit its node {v.node} as the input has it ({why})", obj=v.pod.ref
+            )
+    forms = pod_forms(job)
+    if not forms:
+        return _nothing(s, opts)
+    problem, offsets = model_problem(job, forms)
+    problem = _only_held(problem, forms, offsets, s, P, H)
+    empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
+    if job.gangs:
+        problem = replace(problem, gangs=gang_infos(job, [f.unit for f in forms], empty))
+    problem = replace(problem, ordered_pods=_ordered(job, forms, s.levels, P))
+    m = build(problem, mode="free", break_symmetry=False)
+    lits = _literals(m, s, forms, P, H)
+    _device_counts(m, forms, offsets)
+    _hint(m, s, job, forms, offsets, units, lits, P, H)
+    result = _stages(m, lits, opts)
+    if result is None:
+        raise InputError(
+            f"the preemption model found no plan within the time limit ({opts.time_limit} s), although "
+            "the input as it is (nothing evicted) should be one: a running pod's allocation could not be "
+            "reproduced (a device taint or a change to its slice since it was allocated?), or the run was "
+            "interrupted"
+        )
+    values, stage_status, stage_value = result
+    return _decode(s, opts, job, m, problem, forms, offsets, lits, values, stage_status, stage_value)
+
+
+def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
+    """Queue-order symmetry breaking among interchangeable pending pods only, and only among
+    pods that may preempt alike (a pod with policy Never is not interchangeable with one
+    without): running pods differ by their budgets and devices."""
+    out = []
+    for cls in interchangeable(job, forms):
+        if not all(forms[gs[0]].unit < P for gs in cls):
+            continue
+        by_level: dict[int | None, list[tuple[int, ...]]] = {}
+        for gs in cls:
+            by_level.setdefault(levels[forms[gs[0]].unit], []).append(gs)
+        out += [tuple(part) for part in by_level.values() if len(part) > 1]
+    return tuple(out)
+
+
+@dataclass
+class _Lits:
+    placed: list[list[IntVar]]
+    """Per pending unit: the flags of its forms."""
+    kept: list[IntVar]
+    """Per candidate victim."""
+    stages: dict[str, tuple[cp_model.LinearExprT, bool]]
+    """Stage -> (expression, maximise)."""
+    order: tuple[str, ...] = STAGES
+    """The stages in solving order: with small priorities, (4) is solved as the count, then
+    the sum of the priorities — its exact equivalent (`_literals`)."""
+
+
+def _only_held(problem: Problem, forms: list[Any], offsets: list[int], s: Setting, P: int, H: int) -> Problem:
+    """The holders' claims may use only the devices they hold now (same request, same device)."""
+    originals = [c for c, _, _ in s.holders.values()]
+    held: dict[int, set[tuple[str, str, str, str]]] = {}
+    for g, f in enumerate(forms):
+        if P <= f.unit < P + H:
+            alloc = originals[f.unit - P].status
+            assert alloc is not None and alloc.allocation is not None  # holders are allocated claims
+            results = alloc.allocation.devices.results
+            held[offsets[g]] = {(r.request, r.driver, r.pool, r.device) for r in results}
+    if not held:
+        return problem
+    devices = problem.devices
+    alts: list[Alternative] = []
+    for a in problem.alternatives:
+        keep = held.get(a.claim)
+        if keep is None:
+            alts.append(a)
+            continue
+        cands = tuple(c for c in a.candidates if _id(a, devices[c.device]) in keep)
+        alts.append(replace(a, candidates=cands))
+    return replace(problem, alternatives=tuple(alts))
+
+
+def _id(a: Alternative, d: DeviceInfo) -> tuple[str, str, str, str]:
+    return (a.name, d.driver, d.pool, d.name)
+
+
+def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
+    cp = m.cp
+    flags = pod_flags(m)
+    placed: list[list[IntVar]] = [[] for _ in range(P)]
+    holder_flag: dict[int, IntVar] = {}
+    pod_flag: dict[int, IntVar] = {}
+    for g, f in enumerate(forms):
+        if f.unit < P:
+            placed[f.unit].append(flags[g])
+        elif f.unit < P + H:
+            holder_flag[f.unit - P] = flags[g]
+        else:
+            pod_flag[f.unit - P - H] = flags[g]
+    kept = [pod_flag[k] if k in pod_flag else cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
+    for h, (ref, (_, _, users)) in enumerate(s.holders.items()):
+        flag = holder_flag.get(h)
+        if flag is None:
+            raise InputError(f"claim {ref} of a running pod cannot be modelled as it is allocated")
+        for p in users:
+            cp.add(flag >= kept[p])
+        cp.add(flag <= sum(kept[p] for p in users))
+    for k, v in enumerate(s.victims):  # justification: a higher-priority pod that may preempt, there
+        by = []
+        for g, f in enumerate(forms):
+            lv = s.levels[f.unit] if f.unit < P else None
+            if lv is None or lv <= v.priority or v.node not in f.nodes:
+                continue
+            by.append(m.node_y[(g, v.node)] if m.problem.nodes else flags[g])
+        if by:
+            cp.add(1 - kept[k] <= sum(by))
+        else:
+            cp.add(kept[k] == 1)
+    weights = [u.weight for u in s.pending]
+    stages: dict[str, tuple[cp_model.LinearExprT, bool]] = {
+        "placed": (sum(w * x for w, fl in zip(weights, placed, strict=True) for x in fl), True)
+    }
+    lits = _Lits(placed, kept, stages)
+    over = []
+    index = {v.pod.namespaced_name: k for k, v in enumerate(s.victims)}
+    for b in s.budgets:
+        members = [index[p] for p in sorted(b.pods) if p in index]
+        if len(members) <= b.allowed:
+            continue
+        o = cp.new_int_var(0, len(members) - b.allowed, f"over[{b.name}]")
+        cp.add(o >= sum(1 - kept[k] for k in members) - b.allowed)
+        over.append(o)
+    stages["pdb_violations"] = (sum(over), False)
+    # (3) the highest evicted priority, as a chain over the candidates' distinct priorities
+    # p_1 < ... < p_L: level[j] = "a pod of priority >= p_j is evicted", level[j] >= level[j+1];
+    # the highest evicted priority is p_J with J = sum_j level[j] (none when 0) — small
+    # coefficients, where an integer maximum with big-M rows would be weak.
+    prios = sorted({v.priority for v in s.victims})
+    level = [cp.new_bool_var(f"level[{p}]") for p in prios]
+    for at, above in zip(level, level[1:], strict=False):
+        cp.add(at >= above)
+    for k, v in enumerate(s.victims):
+        cp.add(1 - kept[k] <= level[prios.index(v.priority)])
+    stages["highest_priority"] = (sum(level), False)
+    gone = [1 - kept[k] for k in range(len(s.victims))]
+    raw = sum(v.priority * g for v, g in zip(s.victims, gone, strict=True))
+    if sum(abs(v.priority) for v in s.victims) < 2**30:
+        # (4) sum of (priority + 2^31) = 2^31 * count + sum of priorities, and the sum of the
+        # priorities varies by less than 2^31: lexicographically (count, sum) — two stages with
+        # small coefficients; then (5), the count, is already fixed.
+        stages["evicted"] = (sum(gone), False)
+        stages["priority_sum"] = (raw, False)
+        lits.order = ("placed", "pdb_violations", "highest_priority", "evicted", "priority_sum")
+    else:
+        stages["priority_sum"] = (
+            sum((v.priority + SHIFT) * g for v, g in zip(s.victims, gone, strict=True)),
+            False,
+        )
+        stages["evicted"] = (sum(gone), False)
+    return lits
+
+
+def _device_counts(m: Model, forms: list[Any], offsets: list[int]) -> None:
+    """A redundant row per node, for the LP: the pods placed there (pending pods and the claims
+    victims keep) take at least sum(need) distinct devices among those any of them may take
+    there. need(form) = per request, the fewest devices any of its alternatives takes. Valid
+    when every placement is exclusive (no multi-allocatable device, no adminAccess) and every
+    request is ExactCount; skipped otherwise. Why: the per-device rows alone give the LP no
+    capacity per node, and proving that fewer or cheaper victims cannot make room is bin
+    packing — this is its classic bound."""
+    p = m.problem
+    if any(a.mode != "ExactCount" or a.admin for a in p.alternatives) or any(d.multi for d in p.devices):
+        return
+    flags = pod_flags(m)
+    for n in p.nodes or (p.node,):
+        terms: list[tuple[int, IntVar]] = []
+        devices: set[int] = set()
+        for g, f in enumerate(forms):
+            if n not in f.nodes or not f.claims:
+                continue
+            need = 0
+            for k in range(len(f.claims)):
+                for r in p.claims[offsets[g] + k].requests:
+                    alts = [p.alternatives[a] for a in r.alternatives]
+                    need += min((a.count for a in alts), default=0)
+                    devices.update(
+                        c.device for a in alts for c in a.candidates if c.nodes is None or n in c.nodes
+                    )
+            if need:
+                terms.append((need, m.node_y[(g, n)] if p.nodes and n is not None else flags[g]))
+        if sum(c for c, _ in terms) > len(devices):
+            m.cp.add(weighted(terms) <= len(devices))
+
+
+def _hint(
+    m: Model,
+    s: Setting,
+    job: Job,
+    forms: list[Any],
+    offsets: list[int],
+    units: list[Unit],
+    lits: _Lits,
+    P: int,
+    H: int,
+) -> None:
+    """Hint: first fit's plan of the pending pods without preemption, every victim kept on its
+    devices (a complete solution of the model)."""
+    first_job = replace(
+        job,
+        cluster=s.cluster,
+        units=tuple(s.pending),
+        book=make_job(s.cluster, s.pending, s.nodes, _opts(job)).book,
+    )
+    first = FirstFit().plan(first_job)
+    pods = list(first.pods)
+    for h, (_, (c, node, _)) in enumerate(s.holders.items()):
+        pods.append(PodPlan(units[P + h].name, node, [c], None, 0, placed=True))
+    for v in s.victims:
+        pods.append(PodPlan(v.pod.namespaced_name, v.node, [], None, v.priority, placed=True))
+    outcome = PlanOutcome(pods)
+    hint, nodes = as_hint(m.problem, forms, offsets, outcome)
+    for g, f in enumerate(forms):
+        if f.unit >= P + H and not f.claims:
+            nodes[g] = s.victims[f.unit - P - H].node
+    pairs = hint_values(m, hint) + hint_nodes(m, hint, nodes)
+    for var, val in pairs:
+        m.cp.add_hint(var, val)
+    hinted = {var.index for var, _ in pairs}
+    for k in lits.kept:
+        if k.index not in hinted:
+            m.cp.add_hint(k, 1)
+
+
+def _opts(job: Job) -> Options:
+    return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit)
+
+
+def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
+    """Optimise the stages in order, each optimum fixed before the next; each stage gets what
+    is left of the deterministic budget (the last stages need least)."""
+    cp = m.cp
+    budget = float(opts.time_limit)
+    status_of: dict[str, str] = {}
+    value_of: dict[str, int] = {}
+    best: list[int] | None = None
+    for name in lits.order:
+        expr, maximize = lits.stages[name]
+        if isinstance(expr, int):
+            status_of[name], value_of[name] = "FIXED", expr
+            continue
+        if interrupt.requested() or budget <= 0:
+            status_of[name] = "NOT_RUN"
+            if best is not None:
+                continue
+        cp.clear_objective()
+        (cp.maximize if maximize else cp.minimize)(expr)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = opts.seed
+        solver.parameters.max_deterministic_time = max(budget, 0.05)
+        solver.parameters.max_time_in_seconds = 3 * opts.time_limit + 1
+        solver.parameters.catch_sigint_signal = False
+        with interrupt.stoppable(solver.stop_search):
+            status = solver.solve(cp)
+        budget -= solver.deterministic_time
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if best is None:
+                return None
+            status_of[name] = "NOT_RUN"
+            break
+        value = int(solver.value(expr))  # exact: objective_value is a float
+        value_of[name] = value
+        status_of[name] = "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
+        best = list(solver.response_proto.solution)
+        cp.add(expr >= value if maximize else expr <= value)
+        cp.clear_hints()
+        cp.proto.solution_hint.vars.extend(range(len(best)))
+        cp.proto.solution_hint.values.extend(best)
+    for name in STAGES:
+        status_of.setdefault(name, "NOT_RUN")
+    return (best, status_of, value_of) if best is not None else None
+
+
+def _decode(
+    s: Setting,
+    opts: Options,
+    job: Job,
+    m: Model,
+    problem: Problem,
+    forms: list[Any],
+    offsets: list[int],
+    lits: _Lits,
+    values: list[int],
+    stage_status: dict[str, str],
+    stage_value: dict[str, int],
+) -> PreemptOutcome:
+    def val(v: IntVar) -> int:
+        return int(values[v.index])
+
+    P = len(s.pending)
+    evicted = [k for k, lit in enumerate(lits.kept) if not val(lit)]
+    gone = {s.victims[k].pod.namespaced_name for k in evicted}
+    after, released = cluster_after_evictions(s.cluster, gone, opts)
+    assignment = decode(m, val)
+    chosen_nodes = {g: n for (g, n), y in m.node_y.items() if val(y)}
+    pending_job = replace(
+        job, cluster=after, units=tuple(s.pending), book=make_job(after, s.pending, s.nodes, opts).book
+    )
+    chosen = {
+        f.unit: g
+        for g, f in enumerate(forms)
+        if f.unit < P and (offsets[g] in assignment if f.claims else g in chosen_nodes)
+    }
+    empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in s.pending])
+    modelled = {f.unit for f in forms if f.unit < P}
+    free = free_units(pending_job, modelled, empty, chosen)
+    ledger = Ledger(pending_job)
+    plans: list[PodPlan] = []
+    on_node: dict[str | None, list[ResourceClaim]] = {}
+    for i, unit in enumerate(s.pending):
+        g = chosen.get(i)
+        if g is None:
+            if i in free:
+                plans.append(free[i])
+                continue
+            plans.append(PodPlan(unit.name, None, list(unit.claims), _left_out(s, i), unit.priority))
+            continue
+        form = forms[g]
+        node = chosen_nodes.get(g, form.nodes[0]) if problem.nodes else form.nodes[0]
+        local = {
+            k: assignment[offsets[g] + k] for k in range(len(form.claims)) if offsets[g] + k in assignment
+        }
+        done = ledger.results(replace(problem, node=node), form.claims, local) if form.claims else []
+        on_node.setdefault(node, []).extend(done)
+        plans.append(
+            PodPlan(unit.name, node, done, None, unit.priority, placed=True, extended=form.variant.statuses)
+        )
+    for n in s.nodes:
+        if on_node.get(n):
+            ledger.commit(on_node[n], n)
+    proven = all(v in ("OPTIMAL", "FIXED") for v in stage_status.values())
+    stats: dict[str, object] = {
+        "status": "OPTIMAL" if proven else "FEASIBLE",
+        "stage_status": dict(stage_status),
+        "candidates": len(s.victims),
+        "evicted": len(evicted),
+        "pdb_violations": pdb_violations(s.budgets, gone),
+        "evicted_priority_sum": sum(s.victims[k].priority for k in evicted),
+        "highest_evicted_priority": max((s.victims[k].priority for k in evicted), default=None),
+    }
+    outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    outcome.stats.update(stats)
+    _warn(outcome.stats, s.warnings)
+    victims = _victims(s, evicted, plans, proven)
+    violations = check_preemption(
+        s.cluster, outcome.pods, [v.name for v in victims], released, opts.feature_gates
+    )
+    if violations:
+        raise CheckFailed(violations)
+    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, victims=victims, released=released)
+
+
+def cluster_after_evictions(
+    cluster: Cluster, gone: set[str], opts: Options
+) -> tuple[Cluster, list[ResourceClaim]]:
+    """The input without the evicted pods, and the claims they used: `reservedFor` without them,
+    deallocated when no pod remains (as the resource claim controller does). Returns the
+    cluster and the changed claims (copies; the input is not modified)."""
+    after = replace(
+        cluster,
+        pods={k: p for k, p in cluster.pods.items() if p.namespaced_name not in gone},
+        claims=dict(cluster.claims),
+    )
+    changed: list[ResourceClaim] = []
+    for key, claim in cluster.claims.items():
+        status = claim.status
+        if status is None or status.allocation is None:
+            continue
+        ns = claim.metadata.ns
+        users = {
+            p.namespaced_name
+            for p in cluster.pods.values()
+            if p.spec.node_name
+            and claim.namespaced_name
+            in {c.namespaced_name for c in pod_claims(cluster, p, opts.feature_gates)}
+        }
+        if not users & gone and not any(
+            f"{ns}/{r.name}" in gone for r in status.reserved_for if r.resource == "pods"
+        ):
+            continue
+        left = [r for r in status.reserved_for if not (r.resource == "pods" and f"{ns}/{r.name}" in gone)]
+        stays = bool(left) or bool(users - gone)
+        new_status = status.model_copy(update={"reserved_for": left}) if stays else ResourceClaimStatus()
+        copy = claim.model_copy(update={"status": new_status})
+        after.claims[key] = copy
+        changed.append(copy)
+    return after, changed
+
+
+def _victims(s: Setting, evicted: list[int], plans: list[PodPlan], proven: bool) -> list[Victim]:
+    """The evicted pods with their reasons; "the plan places the most ..." only when every stage
+    is proven (else "the best plan found")."""
+    gone = {s.victims[k].pod.namespaced_name for k in evicted}
+    over = [b for b in s.budgets if b.over(gone) > 0]
+    out = []
+    for k in evicted:
+        v = s.victims[k]
+        by = [
+            (s.levels[i] or 0, p.name)
+            for i, p in enumerate(plans)
+            if p.placed and p.node == v.node and s.levels[i] is not None and (s.levels[i] or 0) > v.priority
+        ]
+        lv, name = max(by, key=lambda t: (t[0], [-ord(ch) for ch in t[1]]))
+        names = tuple(b.name for b in over if v.pod.namespaced_name in b.pods)
+        pdb = f"; over the budget of PodDisruptionBudget {', '.join(names)}" if names else ""
+        reason = (
+            f"evicted from {v.node} for {name} (priority {lv} > {v.priority}): "
+            f"{'the plan places' if proven else 'the best plan found (not proven) places'} the most "
+            "pending weight at least damage (fewest PDB violations, lowest highest priority, lowest sum, "
+            f"fewest pods){pdb}"
+        )
+        out.append(Victim(v.pod.namespaced_name, v.node, v.priority, name, reason, names, v.pod))
+    return out
+
+
+def _left_out(s: Setting, i: int) -> str:
+    """Why a pending pod is not placed, preemption considered."""
+    unit = s.pending[i]
+    if s.levels[i] is None:
+        pods = [m.pod for m in unit.members if m.pod is not None]
+        if pods:
+            return (
+                "not placed: its preemptionPolicy is Never, so it may not evict other pods, "
+                "and no node has room for it"
+            )
+        return "not placed: no node has room for it (plain claims never preempt pods)"
+    lower = [v for v in s.victims if v.priority < (s.levels[i] or 0) and v.node not in unit.blocked]
+    if not lower:
+        return (
+            "not placed: no node it may use has room for it, and no running pod there has a "
+            "lower priority to evict"
+        )
+    return (
+        "not placed: evicting every lower-priority pod on the nodes it may use would not make room for it "
+        "beside the plan's other pods (or would cost a higher-priority pending pod its place)"
+    )
+
+
+def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
+    plans = [
+        PodPlan(u.name, None, list(u.claims), _left_out(s, i), u.priority) for i, u in enumerate(s.pending)
+    ]
+    stats: dict[str, object] = {
+        "status": "OPTIMAL",
+        "evicted": 0,
+        "pdb_violations": 0,
+        "candidates": len(s.victims),
+    }
+    outcome = per_pod(s.cluster, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    outcome.stats.update(stats)
+    _warn(outcome.stats, s.warnings)
+    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats)
+
+
+def _warn(stats: dict[str, object], warnings: list[str]) -> None:
+    """The setting's warnings after the plan's own (`stats["warnings"]`, printed by the CLI)."""
+    if warnings:
+        before = stats.get("warnings")
+        stats["warnings"] = [*(before if isinstance(before, list) else []), *warnings]
+
+
+def evicted_pod(pod: Pod, preemptor_scheduler: str = "default-scheduler") -> dict[str, Any]:
+    """The evicted Pod as the scheduler leaves it before deleting it: status condition
+    DisruptionTarget=True, reason PreemptionByScheduler (a copy; the input is not modified)."""
+    doc = pod.dump()
+    status = doc.setdefault("status", {})
+    conditions = [c for c in status.get("conditions", []) if c.get("type") != "DisruptionTarget"]
+    conditions.append(
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{preemptor_scheduler}: preempting to accommodate a higher priority pod",
+        }
+    )
+    status["conditions"] = conditions
+    return doc
+
+
+__all__ = [
+    "PreemptOutcome",
+    "Setting",
+    "Victim",
+    "cluster_after_evictions",
+    "evicted_pod",
+    "plan_preempt",
+    "setting",
+    "solve_setting",
+]

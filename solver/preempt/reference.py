@@ -1,0 +1,216 @@
+"""Upstream's answer: preemption one pod at a time (docs/semantics.md, "Preemption").
+
+Why: it is the baseline the batch model is measured against (`benchmarks/test_bench_preempt.py`)
+and, on small inputs, a check of it (`tests/test_preempt_differential.py`: the batch plan never
+places less weight, and never evicts worse, than this answer when it is a valid plan).
+
+The pending pods go in the scheduler's queue order (priority, highest first, then input order).
+Each is first placed without preemption (first fit, `pipeline.plan` with the reference
+allocator). If that fails and the pod may preempt, every node it may use is tried as
+DefaultPreemption does: remove every running pod of lower priority, check that the pod fits,
+then reprieve the removed pods — PDB-violating ones first, then the others, each group by
+priority (highest first, then input order, for start time) — keeping each one whose return
+still leaves room. The node is chosen by the five criteria (fewest PDB violations, lowest
+highest victim priority, smallest sum of priorities + 2^31, fewest victims, then node order:
+start times are not in the input); its victims are evicted and the pod placed there at once
+(upstream nominates it and binds it in a later cycle). Budgets are charged as pods are evicted
+(the disruption controller's view once it has caught up). Gangs are not held together here —
+upstream preempts pod by pod — so a gang may evict and still not start: its pods are then
+reported not placed, and the plan is no longer a valid one (`ReferenceOutcome.valid`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.api.models import Pod
+from dra_solver.check import check_gangs
+from dra_solver.pipeline import plan
+from dra_solver.planning.job import Options, PodPlan
+from dra_solver.preempt.model import Setting, cluster_after_evictions, setting
+from dra_solver.preempt.victims import Budget, pdb_violations, running_pods, terminating
+from dra_solver.problem.flat import claim_weight
+from dra_solver.problem.scheduling import pod_priority
+
+SHIFT = 2**31
+
+
+@dataclass
+class ReferenceOutcome:
+    """What one-pod-at-a-time preemption does with the batch."""
+
+    placed: dict[str, str | None]
+    """Pending pod -> its node, for the pods placed (in placement order)."""
+    evicted: list[tuple[str, str, int]]
+    """(pod, node, priority) of the evicted pods, in eviction order."""
+    weight: int
+    """Placed pending weight (as `PlanOutcome.weight`)."""
+    pdb_violations: int
+    """Over the whole plan, as the batch model counts them (`victims.pdb_violations`)."""
+    valid: bool
+    """Every eviction is justified by a pod placed at the end on its node, and every gang met
+    its minCount: the answer is a plan the batch model could return."""
+    by: dict[str, str] = field(default_factory=dict)
+    """Evicted pod -> the pod it was evicted for."""
+
+    @property
+    def criteria(self) -> tuple[int, int, int, int]:
+        """(PDB violations, highest evicted priority, sum of priorities + 2^31, evicted pods);
+        the highest is the smallest int when nothing is evicted."""
+        prios = [p for _, _, p in self.evicted]
+        high = max(prios) if prios else -(2**63)
+        return (self.pdb_violations, high, sum(p + SHIFT for p in prios), len(prios))
+
+
+def reference_preempt(
+    cluster: Cluster,
+    pods: Sequence[Any] | None = None,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    **changes: Any,
+) -> ReferenceOutcome:
+    """One pod after the other, each preempting as DefaultPreemption does (module docstring)."""
+    opts = Options.of(options, **changes)
+    opts = Options.of(opts, allocator="reference")
+    s = setting(cluster, pods, nodes, opts)
+    return _run(s, opts)
+
+
+def _run(s: Setting, opts: Options) -> ReferenceOutcome:
+    state = s.cluster
+    order = sorted(range(len(s.pending)), key=lambda i: -s.pending[i].priority)
+    placed: dict[str, str | None] = {}
+    prio_of: dict[str, int] = {}
+    evicted: list[tuple[str, str, int]] = []
+    by: dict[str, str] = {}
+    charged: dict[str, int] = {}
+    for i in order:
+        unit = s.pending[i]
+        members = [m.pod for m in unit.members if m.pod is not None]
+        if not members:
+            continue
+        state, done = _place(state, members, s.nodes, opts)
+        if done is None and s.levels[i] is not None:
+            level = s.levels[i] or 0
+            best = None
+            for n in s.nodes:
+                if n in unit.blocked:
+                    continue
+                found = _victims_on(state, members, n, level, s.budgets, charged, opts)
+                if found is None:
+                    continue
+                victims, violating = found
+                prios = [pod_priority(s.cluster, v) for v in victims]
+                key = (violating, max(prios), sum(p + SHIFT for p in prios), len(prios))
+                if best is None or key < best[0]:
+                    best = (key, n, victims)
+            if best is not None:
+                _, n, victims = best
+                gone = {v.namespaced_name for v in victims}
+                state, _ = cluster_after_evictions(state, gone, opts)
+                for v in victims:
+                    evicted.append((v.namespaced_name, n, pod_priority(s.cluster, v)))
+                    by[v.namespaced_name] = unit.name
+                    for b in s.budgets:
+                        if v.namespaced_name in b.pods:
+                            charged[b.name] = charged.get(b.name, 0) + 1
+                state, done = _place(state, members, [n], opts)
+        if done is not None:
+            for p in done:
+                placed[p.name] = p.node
+                prio_of[p.name] = p.priority
+    valid = True
+    if opts.feature_gates.GenericWorkload and s.cluster.pod_groups:
+        pods_placed = [state.pods[s.cluster.pod(name).key] for name in placed]
+        short = check_gangs(s.cluster, pods_placed)
+        if short:
+            valid = False
+            failed = {v.claim for v in short}
+            for name in list(placed):
+                g = s.cluster.pod(name).spec.scheduling_group
+                if g is not None and f"{s.cluster.pod(name).metadata.ns}/{g.pod_group_name}" in failed:
+                    del placed[name]
+    for victim, node, _ in evicted:
+        q = by[victim]
+        if q not in placed or placed[q] != node:
+            valid = False
+    weight = sum(claim_weight(prio_of[n]) for n in placed)
+    gone_all = [v for v, _, _ in evicted]
+    return ReferenceOutcome(placed, evicted, weight, pdb_violations(s.budgets, gone_all), valid, by)
+
+
+def _place(
+    state: Cluster, members: list[Pod], nodes: Sequence[str], opts: Options
+) -> tuple[Cluster, list[PodPlan] | None]:
+    """First fit of the pod (pods sharing a claim: together) on `nodes`; on success, the state
+    with it bound and its claims allocated and reserved."""
+    current = [state.pods[m.key] for m in members]
+    outcome = plan(state, current, list(nodes), opts)
+    if not all(p.placed for p in outcome.pods):
+        return state, None
+    after = replace(state, pods=dict(state.pods), claims=dict(state.claims))
+    for p in outcome.pods:
+        assert p.pod is not None
+        after.pods[p.pod.key] = p.pod.model_copy(
+            update={"spec": p.pod.spec.model_copy(update={"node_name": p.node})}
+        )
+        for c in (*p.claims, *p.reserved):
+            after.claims[c.key] = c
+    return after, outcome.pods
+
+
+def _victims_on(
+    state: Cluster,
+    members: list[Pod],
+    node: str,
+    level: int,
+    budgets: list[Budget],
+    charged: dict[str, int],
+    opts: Options,
+) -> tuple[list[Pod], int] | None:
+    """DefaultPreemption's SelectVictimsOnNode: the victims on `node` and how many of them
+    violate a budget; None when no pod of lower priority is there or the pod does not fit even
+    without all of them."""
+    potential = [
+        p for p in running_pods(state, [node]) if pod_priority(state, p) < level and not terminating(p)
+    ]
+    if not potential:
+        return None
+    removed = {p.namespaced_name for p in potential}
+    if not _fits(state, members, node, removed, opts):
+        return None
+    order = {p.namespaced_name: i for i, p in enumerate(state.pods.values())}
+    potential.sort(key=lambda p: (-pod_priority(state, p), order[p.namespaced_name]))
+    left = {b.name: b.allowed - charged.get(b.name, 0) for b in budgets}
+    violating: list[Pod] = []
+    fine: list[Pod] = []
+    for p in potential:
+        bad = False
+        for b in budgets:
+            if p.namespaced_name in b.pods:
+                left[b.name] -= 1
+                bad = bad or left[b.name] < 0
+        (violating if bad else fine).append(p)
+    victims: list[Pod] = []
+    count = 0
+    for group, is_bad in ((violating, True), (fine, False)):
+        for p in group:
+            removed.discard(p.namespaced_name)
+            if not _fits(state, members, node, removed, opts):
+                removed.add(p.namespaced_name)
+                victims.append(p)
+                count += is_bad
+    victims.sort(key=lambda p: (-pod_priority(state, p), order[p.namespaced_name]))
+    return victims, count
+
+
+def _fits(state: Cluster, members: list[Pod], node: str, removed: set[str], opts: Options) -> bool:
+    after, _ = cluster_after_evictions(state, removed, opts)
+    current = [after.pods[m.key] for m in members]
+    return all(p.placed for p in plan(after, current, [node], opts).pods)
+
+
+__all__ = ["ReferenceOutcome", "reference_preempt"]
