@@ -40,17 +40,17 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from dra_solver.api.cluster import Cluster
-    from dra_solver.check import Violation, check_cluster
-    from dra_solver.errors import DRASolverError, InputError
-    from dra_solver.explain.diagnosis import why
-    from dra_solver.gates import FeatureGates
-    from dra_solver.pipeline import AllocationOutcome, allocate
-    from dra_solver.planning.job import Options, PlanOutcome, PodPlan
-    from dra_solver.preempt import PreemptOutcome, plan_preempt
-    from dra_solver.replan.planner import Planner
-    from dra_solver.whatif.filling import fill
-    from dra_solver.whatif.templates import NodeTemplate
+    from .api.cluster import Cluster
+    from .check import Violation, check_cluster
+    from .errors import DRASolverError, InputError
+    from .explain.diagnosis import why
+    from .gates import FeatureGates
+    from .pipeline import AllocationOutcome, allocate
+    from .planning.job import Options, PlanOutcome, PodPlan
+    from .preempt import PreemptOutcome, plan_preempt
+    from .replan.planner import Planner
+    from .whatif.filling import fill
+    from .whatif.templates import NodeTemplate
 
 
 def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:

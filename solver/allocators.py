@@ -19,17 +19,17 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal, Protocol
 
-from dra_solver import interrupt
-from dra_solver.aggregate.classes import claim_key
-from dra_solver.aggregate.master import PER_DEVICE_MAX, AggregatedPlan, NodeCosts, aggregate
-from dra_solver.aggregate.patterns import EXPAND_FLOOR, allocate_node
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cpsat import solve
-from dra_solver.demand import Variant, demand_total
-from dra_solver.errors import SearchAborted
-from dra_solver.gates import FeatureGates
-from dra_solver.planning.gangs import (
+from . import interrupt
+from .aggregate.classes import claim_key
+from .aggregate.master import PER_DEVICE_MAX, AggregatedPlan, NodeCosts, aggregate
+from .aggregate.patterns import EXPAND_FLOOR, allocate_node
+from .api.cluster import Cluster
+from .api.models import ResourceClaim
+from .cpsat import solve
+from .demand import Variant, demand_total
+from .errors import SearchAborted
+from .gates import FeatureGates
+from .planning.gangs import (
     claimed_units,
     free_units,
     gang_counts,
@@ -37,7 +37,7 @@ from dra_solver.planning.gangs import (
     gang_reason,
     short_gangs,
 )
-from dra_solver.planning.job import (
+from .planning.job import (
     DROPPED,
     Job,
     PlanOutcome,
@@ -47,12 +47,12 @@ from dra_solver.planning.job import (
     int_stat,
     placed_weight,
 )
-from dra_solver.planning.ledger import Ledger
-from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Assignment, Placement, Problem, claim_weight
-from dra_solver.problem.merge import build_multi_node_problem
-from dra_solver.problem.resources import shortfalls
-from dra_solver.reference import DEFAULT_MAX_STEPS
+from .planning.ledger import Ledger
+from .problem.build import build_problem
+from .problem.flat import Assignment, Placement, Problem, claim_weight
+from .problem.merge import build_multi_node_problem
+from .problem.resources import shortfalls
+from .reference import DEFAULT_MAX_STEPS
 
 HINT_STEPS = 200_000
 """Step budget of the first-fit search that seeds CP-SAT: past it, CP-SAT searches alone."""

@@ -44,12 +44,13 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-import dra_solver.interrupt as interrupt
 from dra_solver.encoders import build, nodes, symmetry
 from dra_solver.encoders.model import Model
 from dra_solver.encoders.objective import Stage, stages
 from dra_solver.encoders.solution import decode, hint_values
-from dra_solver.problem.flat import Assignment, Problem
+
+from . import interrupt
+from .problem.flat import Assignment, Problem
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]

@@ -15,12 +15,12 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
-from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.extended import class_mapping, dra_served, special_claim
-from dra_solver.problem.resources import (
+from .api.cluster import Cluster
+from .api.models import Pod, ResourceClaim
+from .api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from .gates import FeatureGates
+from .problem.extended import class_mapping, dra_served, special_claim
+from .problem.resources import (
     Amounts,
     allocatable,
     holds_node,

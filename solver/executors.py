@@ -24,7 +24,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from dra_solver.errors import InputError
+from .errors import InputError
 
 T = TypeVar("T")
 R = TypeVar("R")

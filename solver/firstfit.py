@@ -38,14 +38,14 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from dra_solver import interrupt
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim, ResourceSlice
-from dra_solver.check import check, check_or_raise
-from dra_solver.demand import NodeBook, Variant, demand_total
-from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
-from dra_solver.explain.reasons import explain_unschedulable
-from dra_solver.inventory import (
+from . import interrupt
+from .api.cluster import Cluster
+from .api.models import ResourceClaim, ResourceSlice
+from .check import check, check_or_raise
+from .demand import NodeBook, Variant, demand_total
+from .errors import DRASolverError, InvalidPools, SearchAborted
+from .explain.reasons import explain_unschedulable
+from .inventory import (
     DeviceID,
     InUse,
     NodeView,
@@ -55,14 +55,14 @@ from dra_solver.inventory import (
     in_use_from_claims,
     visible_devices,
 )
-from dra_solver.planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
-from dra_solver.planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
-from dra_solver.planning.ledger import Ledger
-from dra_solver.problem.build import build_problem, problem_from_context
-from dra_solver.problem.devices import BuildContext, context_from
-from dra_solver.problem.flat import Assignment, Problem
-from dra_solver.problem.resources import Amounts
-from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
+from .planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
+from .planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
+from .planning.ledger import Ledger
+from .problem.build import build_problem, problem_from_context
+from .problem.devices import BuildContext, context_from
+from .problem.flat import Assignment, Problem
+from .problem.resources import Amounts
+from .reference import DEFAULT_MAX_STEPS, allocate_reference
 
 ClaimKey = tuple[str, str]
 ShapeKey = tuple[tuple[str, str], ...]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from dra_solver.errors import InputError
+from .errors import InputError
 
 # Upstream defaults as of Kubernetes v1.36 (beta gates on, alpha gates off).
 DEFAULTS: dict[str, bool] = {

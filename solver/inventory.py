@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.api.models import (
+from .api.models import (
     Device,
     DeviceTaint,
     DeviceTaintRule,
@@ -24,8 +24,8 @@ from dra_solver.api.models import (
     ResourceClaim,
     ResourceSlice,
 )
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
+from .errors import InputError
+from .gates import FeatureGates
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolID = tuple[str, str]  # (driver, pool)

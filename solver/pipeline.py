@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dra_solver.aggregate.partition import plan_partitioned
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import AllocationResult, Pod, ResourceClaim
-from dra_solver.cel.checks import validate_all
-from dra_solver.demand import Needs
-from dra_solver.errors import InputError, ValidationErrors
-from dra_solver.planning.finish import per_pod
-from dra_solver.planning.job import Member, Options, PlanOutcome, PodPlan, Unit
-from dra_solver.planning.resolve import (
+from .aggregate.partition import plan_partitioned
+from .api.cluster import Cluster
+from .api.models import AllocationResult, Pod, ResourceClaim
+from .cel.checks import validate_all
+from .demand import Needs
+from .errors import InputError, ValidationErrors
+from .planning.finish import per_pod
+from .planning.job import Member, Options, PlanOutcome, PodPlan, Unit
+from .planning.resolve import (
     PodInput,
     check_nodes_known,
     known_nodes,
@@ -47,10 +47,10 @@ from dra_solver.planning.resolve import (
     units_for,
     with_nodes,
 )
-from dra_solver.planning.run import run
-from dra_solver.problem.pods import pod_claims
-from dra_solver.whatif.model import Pending, plan_with_templates
-from dra_solver.whatif.templates import NodeTemplate
+from .planning.run import run
+from .problem.pods import pod_claims
+from .whatif.model import Pending, plan_with_templates
+from .whatif.templates import NodeTemplate
 
 DEFAULT_MAX_NEW_NODES: int | None = None
 """What-if plans' cap on copies of each node template: None derives it from the pending pods

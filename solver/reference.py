@@ -19,8 +19,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.errors import AllocationError, InvalidPools, SearchAborted
-from dra_solver.problem.flat import (
+from .errors import AllocationError, InvalidPools, SearchAborted
+from .problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,
@@ -30,7 +30,7 @@ from dra_solver.problem.flat import (
     ValueSet,
     fits,
 )
-from dra_solver.problem.kinds import KINDS
+from .problem.kinds import KINDS
 
 DEFAULT_MAX_STEPS = 5_000_000
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from dra_solver.api.models import (
+from .api.models import (
     AllocationResult,
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
@@ -26,9 +26,9 @@ from dra_solver.api.models import (
     ResourceClaimConsumerReference,
     ResourceClaimStatus,
 )
-from dra_solver.api.quantity import Quantity, QuantityFormat, quantity_format
-from dra_solver.errors import AllocationError
-from dra_solver.problem.flat import Assignment, Placement, Problem
+from .api.quantity import Quantity, QuantityFormat, quantity_format
+from .errors import AllocationError
+from .problem.flat import Assignment, Placement, Problem
 
 
 class ShareIDs:

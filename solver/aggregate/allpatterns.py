@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from dra_solver.aggregate.patterns import FAST_STEPS, ModelContext, Pattern
-from dra_solver.cpsat import solve
-from dra_solver.errors import SearchAborted
-from dra_solver.problem.build import build_problem
-from dra_solver.reference import allocate_reference
+from ..cpsat import solve
+from ..errors import SearchAborted
+from ..problem.build import build_problem
+from ..reference import allocate_reference
+from .patterns import FAST_STEPS, ModelContext, Pattern
 
 MAX_BOX = 20_000
 """Most candidate patterns (product of cap + 1 over the pod classes) a node class may have."""

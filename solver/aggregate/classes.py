@@ -29,16 +29,17 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cel import EvalCache
-from dra_solver.demand import demand_total
 from dra_solver.encoders.model import sorted_values
-from dra_solver.gates import FeatureGates
-from dra_solver.planning.job import Unit
-from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Problem
-from dra_solver.problem.resources import Amounts
+
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..cel import EvalCache
+from ..demand import demand_total
+from ..gates import FeatureGates
+from ..planning.job import Unit
+from ..problem.build import build_problem
+from ..problem.flat import Problem
+from ..problem.resources import Amounts
 
 
 class UnitsByIndex(Protocol):

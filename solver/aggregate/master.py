@@ -78,10 +78,18 @@ from functools import partial
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
-import dra_solver.interrupt as interrupt
-from dra_solver.aggregate.allpatterns import enumerate_classes
-from dra_solver.aggregate.classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
-from dra_solver.aggregate.patterns import (
+from .. import interrupt
+from ..api.cluster import Cluster
+from ..cel import EvalCache
+from ..cpsat import cp_solver, wall_guard
+from ..executors import run_units
+from ..gates import FeatureGates
+from ..planning.gangs import claimed_units, gang_needs
+from ..planning.job import Job, PlanOutcome, Unit, book_limits
+from ..problem.resources import Amounts
+from .allpatterns import enumerate_classes
+from .classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
+from .patterns import (
     MAX_COPIES,
     Feasibility,
     ModelContext,
@@ -89,14 +97,6 @@ from dra_solver.aggregate.patterns import (
     Pattern,
     cap,
 )
-from dra_solver.api.cluster import Cluster
-from dra_solver.cel import EvalCache
-from dra_solver.cpsat import cp_solver, wall_guard
-from dra_solver.executors import run_units
-from dra_solver.gates import FeatureGates
-from dra_solver.planning.gangs import claimed_units, gang_needs
-from dra_solver.planning.job import Job, PlanOutcome, Unit, book_limits
-from dra_solver.problem.resources import Amounts
 
 MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""

@@ -34,15 +34,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from dra_solver.aggregate.master import AggregatedPlan, aggregate
-from dra_solver.allocators import sequential_units
-from dra_solver.api.cluster import Cluster
-from dra_solver.errors import InputError
-from dra_solver.executors import run_units
-from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import Options, PlanOutcome, PodPlan, Unit, placed_weight
-from dra_solver.planning.resolve import make_job
-from dra_solver.planning.run import run
+from ..allocators import sequential_units
+from ..api.cluster import Cluster
+from ..errors import InputError
+from ..executors import run_units
+from ..output.objects import cluster_after
+from ..planning.job import Options, PlanOutcome, PodPlan, Unit, placed_weight
+from ..planning.resolve import make_job
+from ..planning.run import run
+from .master import AggregatedPlan, aggregate
 
 
 @dataclass(frozen=True)

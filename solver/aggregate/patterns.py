@@ -23,20 +23,21 @@ from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
 
-import dra_solver.interrupt as interrupt
-from dra_solver.aggregate.classes import LocalViews, PodClass, UnitsByIndex, claim_key, index_signature
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cel import EvalCache
-from dra_solver.cpsat import cp_solver, solve, wall_guard
-from dra_solver.demand import demand_total
 from dra_solver.encoders import build
-from dra_solver.errors import SearchAborted
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import Assignment, Problem
-from dra_solver.problem.resources import Amounts, shortfalls
-from dra_solver.reference import allocate_reference
+
+from .. import interrupt
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..cel import EvalCache
+from ..cpsat import cp_solver, solve, wall_guard
+from ..demand import demand_total
+from ..errors import SearchAborted
+from ..gates import FeatureGates
+from ..problem.build import build_problem
+from ..problem.flat import Assignment, Problem
+from ..problem.resources import Amounts, shortfalls
+from ..reference import allocate_reference
+from .classes import LocalViews, PodClass, UnitsByIndex, claim_key, index_signature
 
 FAST_STEPS = 20_000
 """Step budget of the reference search used as a fast yes (past it the exact model decides)."""

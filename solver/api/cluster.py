@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from dra_solver.api.identity import Identity, dedupe, identity
-from dra_solver.api.load import Reader, load_paths, load_text
-from dra_solver.api.models import (
+from ..errors import InputError, ValidationErrors
+from .identity import Identity, dedupe, identity
+from .load import Reader, load_paths, load_text
+from .models import (
     DeviceClass,
     DeviceTaintRule,
     Namespace,
@@ -29,8 +30,7 @@ from dra_solver.api.models import (
     TypeMeta,
     Workload,
 )
-from dra_solver.api.strict import did_you_mean
-from dra_solver.errors import InputError, ValidationErrors
+from .strict import did_you_mean
 
 T = TypeVar("T")
 

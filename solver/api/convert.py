@@ -48,8 +48,8 @@ import copy
 import re
 from typing import Any
 
-from dra_solver.api.strict import unknown_field_reason
-from dra_solver.errors import InputError, ValidationErrors
+from ..errors import InputError, ValidationErrors
+from .strict import unknown_field_reason
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 RESOURCE_V1BETA1 = "resource.k8s.io/v1beta1"

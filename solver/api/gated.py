@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import (
+from ..gates import FeatureGates
+from .cluster import Cluster
+from .models import (
     CLUSTER_SCOPED,
     DeviceRequest,
     DeviceSubRequest,
@@ -28,7 +29,6 @@ from dra_solver.api.models import (
     ResourceSlice,
     TypeMeta,
 )
-from dra_solver.gates import FeatureGates
 
 SHOWN = 3
 """Objects a warning names; more are counted (`and 5 more`), so stderr stays short."""

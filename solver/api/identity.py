@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dra_solver.api.models import CLUSTER_SCOPED, TypeMeta
-from dra_solver.errors import InputError
+from ..errors import InputError
+from .models import CLUSTER_SCOPED, TypeMeta
 
 Identity = tuple[str, str, str]
 

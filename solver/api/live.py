@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dra_solver.api.convert import API_VERSIONS
-from dra_solver.api.load import Document
-from dra_solver.errors import DRASolverError, InputError, ValidationErrors
+from ..errors import DRASolverError, InputError, ValidationErrors
+from .convert import API_VERSIONS
+from .load import Document
 
 __all__ = [
     "INSTALL_HINT",

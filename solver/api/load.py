@@ -18,13 +18,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dra_solver.api.bounded import BoundExceeded, Loader
-from dra_solver.api.convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
-from dra_solver.api.identity import dedupe
-from dra_solver.api.models import KINDS, Pod, TypeMeta
-from dra_solver.api.strict import extra_field_reason
-from dra_solver.api.workloads import EXPANDED_KINDS, NOT_EXPANDED, GeneratedNames, expand_workload
-from dra_solver.errors import InputError, ValidationErrors
+from ..errors import InputError, ValidationErrors
+from .bounded import BoundExceeded, Loader
+from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
+from .identity import dedupe
+from .models import KINDS, Pod, TypeMeta
+from .strict import extra_field_reason
+from .workloads import EXPANDED_KINDS, NOT_EXPANDED, GeneratedNames, expand_workload
 
 __all__ = [
     "Document",

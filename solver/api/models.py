@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from dra_solver.api.quantity import Quantity
+from .quantity import Quantity
 
 
 class K8sModel(BaseModel):

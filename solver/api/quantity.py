@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
 from pydantic_core import core_schema
 
-from dra_solver.errors import DRASolverError
+from ..errors import DRASolverError
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler

@@ -25,9 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.convert import original_path
-from dra_solver.api.models import (
+from ..errors import InputError
+from ..gates import FeatureGates
+from .cluster import Cluster
+from .convert import original_path
+from .models import (
     ADMIN_ACCESS_LABEL,
     CapacityRequestPolicy,
     CapacityRequirements,
@@ -59,10 +61,8 @@ from dra_solver.api.models import (
     Workload,
     is_extended,
 )
-from dra_solver.api.quantity import Quantity
-from dra_solver.api.strict import did_you_mean
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
+from .quantity import Quantity
+from .strict import did_you_mean
 
 # --- limits (docs/semantics.md, "Input validation and limits"; KEP-5075, KEP-6080) --------
 

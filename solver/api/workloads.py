@@ -30,8 +30,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dra_solver.api.convert import object_ref
-from dra_solver.errors import InputError
+from ..errors import InputError
+from .convert import object_ref
 
 EXPANDED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
 

@@ -140,11 +140,11 @@ Known deviations from upstream
 
 from __future__ import annotations
 
-from dra_solver.cel.cache import CacheStats, EvalCache
-from dra_solver.cel.device import AttrValue, DeviceView
-from dra_solver.cel.env import DEFAULT_COST_LIMIT, DEFAULT_MAX_LENGTH, Program, compile_expression
-from dra_solver.cel.semver import Semver, SemverError
-from dra_solver.cel.signature import ReadPlan
+from .cache import CacheStats, EvalCache
+from .device import AttrValue, DeviceView
+from .env import DEFAULT_COST_LIMIT, DEFAULT_MAX_LENGTH, Program, compile_expression
+from .semver import Semver, SemverError
+from .signature import ReadPlan
 
 __all__ = [
     "DEFAULT_COST_LIMIT",

@@ -11,9 +11,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from dra_solver.cel.device import DeviceView
-from dra_solver.cel.env import Program
-from dra_solver.errors import CelRuntimeError
+from ..errors import CelRuntimeError
+from .device import DeviceView
+from .env import Program
 
 __all__ = ["CacheStats", "EvalCache"]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from dra_solver.api import validate as structural
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import TypeMeta
-from dra_solver.cel import compile_expression
-from dra_solver.errors import CelCompileError, InputError
-from dra_solver.gates import FeatureGates
+from ..api import validate as structural
+from ..api.cluster import Cluster
+from ..api.models import TypeMeta
+from ..errors import CelCompileError, InputError
+from ..gates import FeatureGates
+from . import compile_expression
 
 __all__ = ["cel_compile_problem", "validate_all", "validate_object"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 # importing the libraries registers their overloads
-from dra_solver.cel import (  # noqa: F401
+from . import (  # noqa: F401
     lib_core,
     lib_format,
     lib_lists,
@@ -40,13 +40,13 @@ from dra_solver.cel import (  # noqa: F401
     lib_time,
     lib_url,
 )
-from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
-from dra_solver.cel.functions import REGISTRY
-from dra_solver.cel.lib_regex import REGEX_FUNCTIONS, compile_regex
-from dra_solver.cel.macros import MACRO_BUILDERS
-from dra_solver.cel.operators import StaticError, binary_result_type, neg, no_overload, unary_result_type
-from dra_solver.cel.parser import CompileIssue
-from dra_solver.cel.runtime import (
+from .ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
+from .functions import REGISTRY
+from .lib_regex import REGEX_FUNCTIONS, compile_regex
+from .macros import MACRO_BUILDERS
+from .operators import StaticError, binary_result_type, neg, no_overload, unary_result_type
+from .parser import CompileIssue
+from .runtime import (
     BINARY_OPERATORS,
     LIB_ERRORS,
     Activation,
@@ -59,8 +59,8 @@ from dra_solver.cel.runtime import (
     opt_select,
     select_slow,
 )
-from dra_solver.cel.typesys import DEVICE_FIELDS, DYN, Type, common, compatible, display, is_dyn, unify
-from dra_solver.cel.values import (
+from .typesys import DEVICE_FIELDS, DYN, Type, common, compatible, display, is_dyn, unify
+from .values import (
     ABSENT,
     CelType,
     CostLimitExceeded,

@@ -22,9 +22,9 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel.semver import Semver
-from dra_solver.cel.values import INT64_MAX, INT64_MIN, DeviceValue, DomainMap
+from ..api.quantity import Quantity
+from .semver import Semver
+from .values import INT64_MAX, INT64_MIN, DeviceValue, DomainMap
 
 __all__ = ["AttrValue", "DeviceView", "Prepared", "check", "encode_value", "full_key", "prepare"]
 

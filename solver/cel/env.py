@@ -13,17 +13,17 @@ import functools
 from collections.abc import Hashable
 from typing import Any, Final
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel.compiler import compile_tree
-from dra_solver.cel.device import DeviceView, prepare
-from dra_solver.cel.estimate import estimate_cost as _estimate
-from dra_solver.cel.parser import CompileIssue, parse
-from dra_solver.cel.runtime import Activation
-from dra_solver.cel.semver import Semver
-from dra_solver.cel.signature import ReadPlan, analyse, make_signature
-from dra_solver.cel.typesys import display
-from dra_solver.cel.values import CelType, CostLimitExceeded, DomainMap, EvalError, Opt, UInt, type_name
-from dra_solver.errors import CelCompileError, CelRuntimeError
+from ..api.quantity import Quantity
+from ..errors import CelCompileError, CelRuntimeError
+from .compiler import compile_tree
+from .device import DeviceView, prepare
+from .estimate import estimate_cost as _estimate
+from .parser import CompileIssue, parse
+from .runtime import Activation
+from .semver import Semver
+from .signature import ReadPlan, analyse, make_signature
+from .typesys import display
+from .values import CelType, CostLimitExceeded, DomainMap, EvalError, Opt, UInt, type_name
 
 __all__ = ["DEFAULT_COST_LIMIT", "DEFAULT_MAX_LENGTH", "Program", "compile_expression", "to_python"]
 

@@ -39,8 +39,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
-from dra_solver.cel.lib_format import MAX_NAME_FORMAT_REGEX_SIZE
+from .ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
+from .lib_format import MAX_NAME_FORMAT_REGEX_SIZE
 
 __all__ = ["estimate_cost"]
 

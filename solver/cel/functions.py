@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from dra_solver.cel.typesys import Type, runtime_check
-from dra_solver.cel.values import CostLimitExceeded, EvalError
+from .typesys import Type, runtime_check
+from .values import CostLimitExceeded, EvalError
 
 __all__ = ["MAX_SIZE", "Overload", "REGISTRY", "check_size", "fail", "register"]
 

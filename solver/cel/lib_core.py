@@ -14,9 +14,9 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.typesys import DYN, Type
-from dra_solver.cel.values import (
+from .functions import Overload, fail, register
+from .typesys import DYN, Type
+from .values import (
     INT64_MAX,
     INT64_MIN,
     NONE,

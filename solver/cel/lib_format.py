@@ -36,9 +36,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, register
-from dra_solver.cel.lib_url import request_uri_error
-from dra_solver.cel.values import NONE, NamedFormat, Opt
+from .functions import Overload, register
+from .lib_url import request_uri_error
+from .values import NONE, NamedFormat, Opt
 
 __all__ = ["FORMATS", "MAX_NAME_FORMAT_REGEX_SIZE"]
 

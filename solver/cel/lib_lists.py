@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, check_size, fail, register
-from dra_solver.cel.operators import add
-from dra_solver.cel.typesys import DYN, Type
-from dra_solver.cel.values import NONE, Opt, UInt, cel_compare, cel_equal
+from .functions import Overload, check_size, fail, register
+from .operators import add
+from .typesys import DYN, Type
+from .values import NONE, Opt, UInt, cel_compare, cel_equal
 
 __all__: list[str] = []
 

@@ -24,8 +24,8 @@ import math
 import re
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.values import Cidr
+from .functions import Overload, fail, register
+from .values import Cidr
 
 __all__ = ["parse_cidr", "parse_ip"]
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from dra_solver.api.quantity import Quantity, QuantityError
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.values import INT64_MAX, INT64_MIN
+from ..api.quantity import Quantity, QuantityError
+from .functions import Overload, fail, register
+from .values import INT64_MAX, INT64_MIN
 
 __all__: list[str] = []
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import re2
 
-from dra_solver.cel.functions import Overload, check_size, fail, register
+from .functions import Overload, check_size, fail, register
 
 __all__ = ["compile_regex", "REGEX_FUNCTIONS"]
 

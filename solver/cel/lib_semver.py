@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.semver import Semver, SemverError
-from dra_solver.cel.values import INT64_MAX
+from .functions import Overload, fail, register
+from .semver import Semver, SemverError
+from .values import INT64_MAX
 
 __all__: list[str] = []
 

@@ -19,9 +19,9 @@ import math
 import re
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, check_size, fail, register
-from dra_solver.cel.lib_core import format_double, to_string
-from dra_solver.cel.values import CelType, DomainMap, UInt, type_name
+from .functions import Overload, check_size, fail, register
+from .lib_core import format_double, to_string
+from .values import CelType, DomainMap, UInt, type_name
 
 __all__ = ["format_string", "quote"]
 

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.values import INT64_MAX, INT64_MIN, Duration, Timestamp
+from .functions import Overload, fail, register
+from .values import INT64_MAX, INT64_MIN, Duration, Timestamp
 
 __all__ = ["add_time", "parse_duration", "parse_timestamp", "sub_time"]
 

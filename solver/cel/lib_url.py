@@ -17,9 +17,9 @@ import math
 import re
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload, fail, register
-from dra_solver.cel.lib_strings import QUOTE_ESCAPES
-from dra_solver.cel.values import Url
+from .functions import Overload, fail, register
+from .lib_strings import QUOTE_ESCAPES
+from .values import Url
 
 __all__ = ["go_quote", "parse_url", "request_uri_error"]
 

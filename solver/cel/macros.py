@@ -13,10 +13,10 @@ import functools
 from collections.abc import Callable
 from typing import Any, Final
 
-from dra_solver.cel.operators import no_overload
-from dra_solver.cel.runtime import Activation, Fn, iterate, iterate_pairs, step
-from dra_solver.cel.typesys import DYN, Type
-from dra_solver.cel.values import EvalError, cel_compare, type_name
+from .operators import no_overload
+from .runtime import Activation, Fn, iterate, iterate_pairs, step
+from .typesys import DYN, Type
+from .values import EvalError, cel_compare, type_name
 
 __all__ = ["MACRO_BUILDERS", "MacroBuilder"]
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from dra_solver.cel.functions import check_size
-from dra_solver.cel.lib_time import add_time, sub_time
-from dra_solver.cel.typesys import DYN, Type, compatible, display, is_dyn
-from dra_solver.cel.values import (
+from .functions import check_size
+from .lib_time import add_time, sub_time
+from .typesys import DYN, Type, compatible, display, is_dyn
+from .values import (
     ABSENT,
     INT64_MAX,
     INT64_MIN,

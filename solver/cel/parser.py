@@ -23,8 +23,8 @@ import celpy
 import lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
-from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
-from dra_solver.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
+from .ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
+from .values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
 
 __all__ = ["MAX_DEPTH", "CompileIssue", "parse"]
 

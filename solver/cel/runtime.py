@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from dra_solver.cel.functions import Overload
-from dra_solver.cel.operators import add, compare, contains_op, div, mod, mul, no_overload, sub
-from dra_solver.cel.values import (
+from .functions import Overload
+from .operators import add, compare, contains_op, div, mod, mul, no_overload, sub
+from .values import (
     ABSENT,
     NONE,
     CostLimitExceeded,

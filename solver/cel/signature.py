@@ -30,9 +30,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel.ast import Bind, Call, Comprehension, Ident, Index, Lit, Node, Select
-from dra_solver.cel.device import (
+from ..api.quantity import Quantity
+from .ast import Bind, Call, Comprehension, Ident, Index, Lit, Node, Select
+from .device import (
     _QUANTITY,
     _SEMVER,
     MISSING,
@@ -42,7 +42,7 @@ from dra_solver.cel.device import (
     encode_value,
     full_key,
 )
-from dra_solver.cel.semver import Semver
+from .semver import Semver
 
 __all__ = ["ReadPlan", "analyse"]
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from ipaddress import IPv4Address, IPv6Address
 from typing import Any, Final
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel.semver import Semver
-from dra_solver.cel.values import (
+from ..api.quantity import Quantity
+from .semver import Semver
+from .values import (
     CelType,
     Cidr,
     DeviceValue,

@@ -37,8 +37,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel.semver import Semver
+from ..api.quantity import Quantity
+from .semver import Semver
 
 __all__ = [
     "INT64_MAX",

@@ -66,18 +66,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.cluster import check_cluster
-from dra_solver.check.context import Context
-from dra_solver.check.gangs import check_gangs
-from dra_solver.check.node_resources import check_node_resources
-from dra_solver.check.placement import check_placements
-from dra_solver.check.pods import PodPlacement
-from dra_solver.check.preemption import PREEMPTION_KINDS, check_preemption
-from dra_solver.check.runner import run_context
-from dra_solver.check.violations import KINDS, CheckFailed, Violation
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..gates import FeatureGates
+from .cluster import check_cluster
+from .context import Context
+from .gangs import check_gangs
+from .node_resources import check_node_resources
+from .placement import check_placements
+from .pods import PodPlacement
+from .preemption import PREEMPTION_KINDS, check_preemption
+from .runner import run_context
+from .violations import KINDS, CheckFailed, Violation
 
 __all__ = [
     "KINDS",

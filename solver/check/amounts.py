@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dra_solver.api.models import CapacityRequestPolicy, CapacityRequestPolicyRange, Device
-from dra_solver.api.quantity import Quantity
-from dra_solver.check.keys import Alt, fqn
+from ..api.models import CapacityRequestPolicy, CapacityRequestPolicyRange, Device
+from ..api.quantity import Quantity
+from .keys import Alt, fqn
 
 
 def frac(q: Quantity) -> Fraction:

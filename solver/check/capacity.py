@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from dra_solver.api.quantity import Quantity
-from dra_solver.check.amounts import Consumption, capacity_requests, consumption, fmt, frac
-from dra_solver.check.context import Context
-from dra_solver.check.keys import DeviceKey, dev_id, fqn
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from ..api.quantity import Quantity
+from .amounts import Consumption, capacity_requests, consumption, fmt, frac
+from .context import Context
+from .keys import DeviceKey, dev_id, fqn
+from .pools import Dev
+from .results import Placed
 
 
 def check_consumed(

@@ -48,7 +48,7 @@ from typing import Any, Final
 import celpy
 from celpy import celtypes
 
-from dra_solver.api.quantity import Quantity, QuantityError
+from ..api.quantity import Quantity, QuantityError
 
 CelValue = Any
 """A value as celpy handles it (celtypes, or the wrappers of this module)."""

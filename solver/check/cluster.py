@@ -16,17 +16,17 @@ allocator answer. It runs the same rules as the plan's checks, from the objects 
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.context import Context
-from dra_solver.check.gangs import check_gangs
-from dra_solver.check.keys import claim_id
-from dra_solver.check.node_resources import check_node_resources
-from dra_solver.check.placement import check_placements
-from dra_solver.check.pods import PodPlacement, claim_uses, running
-from dra_solver.check.runner import run_context
-from dra_solver.check.violations import Violation
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..gates import FeatureGates
+from .context import Context
+from .gangs import check_gangs
+from .keys import claim_id
+from .node_resources import check_node_resources
+from .placement import check_placements
+from .pods import PodPlacement, claim_uses, running
+from .runner import run_context
+from .violations import Violation
 
 
 def claim_nodes(cluster: Cluster, gates: FeatureGates) -> dict[str, str | None]:

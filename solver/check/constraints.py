@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dra_solver.api.models import DeviceAttribute, ResourceClaim
-from dra_solver.check.celpy_env import Version
-from dra_solver.check.context import Context
-from dra_solver.check.keys import claim_id, dev_id, fqn
-from dra_solver.check.results import Placed
+from ..api.models import DeviceAttribute, ResourceClaim
+from .celpy_env import Version
+from .context import Context
+from .keys import claim_id, dev_id, fqn
+from .results import Placed
 
 Value = tuple[str, object]
 """A typed attribute value, e.g. ("int", 3): different types never compare equal."""

@@ -7,13 +7,13 @@ context bundles them so that each rule is a plain function of (context, what it 
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.expressions import Expressions
-from dra_solver.check.keys import DeviceKey
-from dra_solver.check.violations import Violation, violation
-from dra_solver.check.world import World
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..gates import FeatureGates
+from .expressions import Expressions
+from .keys import DeviceKey
+from .violations import Violation, violation
+from .world import World
 
 
 class Context:

@@ -13,11 +13,11 @@ bindingConditions is bound before the device is ready. Upstream's allocator copi
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceToleration
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from ..api.models import DeviceToleration
+from .context import Context
+from .keys import Alt, dev_id
+from .pools import Dev
+from .results import Placed
 
 
 def check_copies(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:

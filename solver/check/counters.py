@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from dra_solver.check.amounts import fmt, frac
-from dra_solver.check.context import Context
-from dra_solver.check.keys import PoolKey, dev_id
-from dra_solver.check.results import Placed
+from .amounts import fmt, frac
+from .context import Context
+from .keys import PoolKey, dev_id
+from .results import Placed
 
 
 def check_counters(ctx: Context, placed: list[Placed]) -> None:

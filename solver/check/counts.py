@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.amounts import capacity_requests, consumption, frac
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, DeviceKey, claim_id, dev_id, fqn
-from dra_solver.check.results import Placed
-from dra_solver.check.selectors import selects
+from ..api.models import ResourceClaim
+from .amounts import capacity_requests, consumption, frac
+from .context import Context
+from .keys import Alt, DeviceKey, claim_id, dev_id, fqn
+from .results import Placed
+from .selectors import selects
 
 
 def check_counts(ctx: Context, claim: ResourceClaim, mine: list[Placed]) -> None:

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Final
 
-from dra_solver.api.models import Device
-from dra_solver.cel import DeviceView, compile_expression
-from dra_solver.cel import Semver as OurSemver
-from dra_solver.check.celpy_env import Program, Unsupported, Version, device_value
-from dra_solver.check.keys import DeviceKey, fqn
-from dra_solver.check.pools import Dev
+from ..api.models import Device
+from ..cel import DeviceView, compile_expression
+from ..cel import Semver as OurSemver
+from .celpy_env import Program, Unsupported, Version, device_value
+from .keys import DeviceKey, fqn
+from .pools import Dev
 
 FALLBACKS: set[str] = set()
 """Expressions cel-python could not evaluate, evaluated with `dra_solver.cel` instead."""

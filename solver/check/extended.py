@@ -17,11 +17,11 @@ node (`pod_claims`). Only with DRAExtendedResource on.
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import DRA_PREFIX, Container, DeviceClass, ResourceClaim
-from dra_solver.check.pod_claims import check_claim_of_pod
-from dra_solver.check.pods import PodPlacement, pod_violation
-from dra_solver.check.violations import Violation
+from ..api.cluster import Cluster
+from ..api.models import DRA_PREFIX, Container, DeviceClass, ResourceClaim
+from .pod_claims import check_claim_of_pod
+from .pods import PodPlacement, pod_violation
+from .violations import Violation
 
 
 def _v(pod: str, message: str) -> Violation:

@@ -9,12 +9,12 @@ are checked with those rules, in `nodes` and `results`.)
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceSubRequest
-from dra_solver.api.quantity import Quantity
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed, asks_admin
+from ..api.models import DeviceSubRequest
+from ..api.quantity import Quantity
+from .context import Context
+from .keys import Alt, dev_id
+from .pools import Dev
+from .results import Placed, asks_admin
 
 
 def check_request_gates(ctx: Context, p: Placed, alt: Alt, requests: dict[str, Quantity]) -> None:

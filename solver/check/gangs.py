@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod
-from dra_solver.check.violations import Violation
+from ..api.cluster import Cluster
+from ..api.models import Pod
+from .violations import Violation
 
 
 def _group(pod: Pod) -> tuple[str, str] | None:

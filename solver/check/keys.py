@@ -7,7 +7,7 @@ qualified form; keeping these few definitions together keeps the rules consisten
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceSubRequest, ExactDeviceRequest, ResourceClaim
+from ..api.models import DeviceSubRequest, ExactDeviceRequest, ResourceClaim
 
 DeviceKey = tuple[str, str, str]
 """(driver, pool, device): the identity of a device."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Container, Pod
-from dra_solver.api.quantity import Quantity
-from dra_solver.check.violations import Violation
+from ..api.cluster import Cluster
+from ..api.models import Container, Pod
+from ..api.quantity import Quantity
+from .violations import Violation
 
 CORE = {"cpu", "memory", "ephemeral-storage", "pods"}
 

@@ -10,11 +10,11 @@ neither may be set with DRAOptionalNodePreparation off — a `gate` violation).
 
 from __future__ import annotations
 
-from dra_solver.api.models import NodeSelector, NodeSelectorRequirement, ResourceClaim
-from dra_solver.check.context import Context
-from dra_solver.check.keys import claim_id, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from ..api.models import NodeSelector, NodeSelectorRequirement, ResourceClaim
+from .context import Context
+from .keys import claim_id, dev_id
+from .pools import Dev
+from .results import Placed
 
 Requirement = tuple[str, str, tuple[str, ...]]
 Term = tuple[frozenset[Requirement], frozenset[Requirement]]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.extended import check_extended
-from dra_solver.check.pod_claims import check_claim_of_pod
-from dra_solver.check.pod_nodes import check_pod_node
-from dra_solver.check.pods import PodPlacement, claim_uses, running
-from dra_solver.check.violations import Violation
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..gates import FeatureGates
+from .extended import check_extended
+from .pod_claims import check_claim_of_pod
+from .pod_nodes import check_pod_node
+from .pods import PodPlacement, claim_uses, running
+from .violations import Violation
 
 
 def check_placements(

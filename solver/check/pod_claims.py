@@ -18,11 +18,11 @@ cannot slip through:
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.pods import PodPlacement, node_labels, pod_violation
-from dra_solver.check.scopes import selector_matches
-from dra_solver.check.violations import Violation
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from .pods import PodPlacement, node_labels, pod_violation
+from .scopes import selector_matches
+from .violations import Violation
 
 
 def check_claim_of_pod(

@@ -23,12 +23,12 @@ placed, so an audit says whether each placement satisfies the rules now.
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import NodeSelectorRequirement, Taint
-from dra_solver.check.pods import PodPlacement, node_labels, pod_violation
-from dra_solver.check.scopes import requirement_matches
-from dra_solver.check.tolerations import tolerates
-from dra_solver.check.violations import Violation
+from ..api.cluster import Cluster
+from ..api.models import NodeSelectorRequirement, Taint
+from .pods import PodPlacement, node_labels, pod_violation
+from .scopes import requirement_matches
+from .tolerations import tolerates
+from .violations import Violation
 
 UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 HOSTNAME = "kubernetes.io/hostname"

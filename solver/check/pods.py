@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import (
+from ..api.cluster import Cluster
+from ..api.models import (
     Pod,
     PodExtendedResourceClaimStatus,
     PodGroup,
     PodResourceClaim,
     ResourceClaim,
 )
-from dra_solver.check.violations import Violation
-from dra_solver.gates import FeatureGates
+from ..gates import FeatureGates
+from .violations import Violation
 
 
 @dataclass(frozen=True)

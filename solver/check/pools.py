@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Device, ResourceSlice
-from dra_solver.check.amounts import frac
-from dra_solver.check.keys import DeviceKey, PoolKey
-from dra_solver.check.scopes import Scope, device_scope, scope_matches, slice_scope
+from ..api.cluster import Cluster
+from ..api.models import Device, ResourceSlice
+from .amounts import frac
+from .keys import DeviceKey, PoolKey
+from .scopes import Scope, device_scope, scope_matches, slice_scope
 
 
 @dataclass

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
-from dra_solver.check.pods import claim_uses, running
-from dra_solver.check.violations import Violation
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import Pod, ResourceClaim
+from ..gates import FeatureGates
+from .pods import claim_uses, running
+from .violations import Violation
 
 PREEMPTION_KINDS: tuple[str, ...] = (
     "preempt-victim",

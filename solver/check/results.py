@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dra_solver.api.models import DeviceRequest, DeviceRequestAllocationResult, ResourceClaim
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, DeviceKey, dev_id
-from dra_solver.check.pools import Dev
+from ..api.models import DeviceRequest, DeviceRequestAllocationResult, ResourceClaim
+from .context import Context
+from .keys import Alt, DeviceKey, dev_id
+from .pools import Dev
 
 MAX_RESULTS = 32
 """AllocationResultsMaxSize: at most 32 device results per claim."""

@@ -7,22 +7,22 @@ across claims — so the violations always come out in the same order.
 
 from __future__ import annotations
 
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check.amounts import capacity_requests, consumption
-from dra_solver.check.capacity import check_capacity, check_consumed
-from dra_solver.check.constraints import check_constraints
-from dra_solver.check.context import Context
-from dra_solver.check.copies import check_copies
-from dra_solver.check.counters import check_counters
-from dra_solver.check.counts import check_counts, check_duplicates
-from dra_solver.check.feature_gates import check_device_gates, check_request_gates
-from dra_solver.check.keys import Alt, claim_id
-from dra_solver.check.nodes import check_node_selector, check_skip_node_operations
-from dra_solver.check.results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
-from dra_solver.check.selectors import check_capacity_names, check_selectors
-from dra_solver.check.sharing import check_busy, check_share_fields, check_share_ids
-from dra_solver.check.tolerations import check_taints
-from dra_solver.check.violations import Violation
+from ..api.models import ResourceClaim
+from .amounts import capacity_requests, consumption
+from .capacity import check_capacity, check_consumed
+from .constraints import check_constraints
+from .context import Context
+from .copies import check_copies
+from .counters import check_counters
+from .counts import check_counts, check_duplicates
+from .feature_gates import check_device_gates, check_request_gates
+from .keys import Alt, claim_id
+from .nodes import check_node_selector, check_skip_node_operations
+from .results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
+from .selectors import check_capacity_names, check_selectors
+from .sharing import check_busy, check_share_fields, check_share_ids
+from .tolerations import check_taints
+from .violations import Violation
 
 
 def run_context(ctx: Context) -> list[Violation]:

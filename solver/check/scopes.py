@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dra_solver.api.models import Device, NodeSelector, NodeSelectorRequirement, ResourceSlice
+from ..api.models import Device, NodeSelector, NodeSelectorRequirement, ResourceSlice
 
 
 def requirement_matches(req: NodeSelectorRequirement, values: dict[str, str]) -> bool:

@@ -8,11 +8,11 @@ reported once per (selector, device), and counts as a rejection.
 
 from __future__ import annotations
 
-from dra_solver.check.amounts import Consumption
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from .amounts import Consumption
+from .context import Context
+from .keys import Alt, dev_id
+from .pools import Dev
+from .results import Placed
 
 
 def selector_ok(

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dra_solver.check.context import Context
-from dra_solver.check.keys import DeviceKey, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from .context import Context
+from .keys import DeviceKey, dev_id
+from .pools import Dev
+from .results import Placed
 
 
 def check_share_fields(ctx: Context, p: Placed, dev: Dev) -> None:

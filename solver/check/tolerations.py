@@ -6,11 +6,11 @@ docs/semantics.md, "Device taints and tolerations", and only apply with DRADevic
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceTaint, DeviceToleration, Toleration
-from dra_solver.check.context import Context
-from dra_solver.check.keys import Alt, dev_id
-from dra_solver.check.pools import Dev
-from dra_solver.check.results import Placed
+from ..api.models import DeviceTaint, DeviceToleration, Toleration
+from .context import Context
+from .keys import Alt, dev_id
+from .pools import Dev
+from .results import Placed
 
 
 def tolerates(tol: DeviceToleration | Toleration, key: str, value: str, effect: str) -> bool:

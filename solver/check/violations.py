@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dra_solver.errors import AllocationError
+from ..errors import AllocationError
 
 KINDS: tuple[str, ...] = (
     "unknown-device",

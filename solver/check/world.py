@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Device, DeviceRequestAllocationResult, ResourceClaim
-from dra_solver.check.amounts import frac
-from dra_solver.check.keys import DeviceKey, claim_id, fqn
-from dra_solver.check.pools import Inventory, gather
-from dra_solver.gates import FeatureGates
+from ..api.cluster import Cluster
+from ..api.models import Device, DeviceRequestAllocationResult, ResourceClaim
+from ..gates import FeatureGates
+from .amounts import frac
+from .keys import DeviceKey, claim_id, fqn
+from .pools import Inventory, gather
 
 Holder = tuple[str, DeviceRequestAllocationResult]
 """An existing result with the `namespace/name` of the claim it belongs to."""

@@ -8,11 +8,18 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod
-from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out
-from dra_solver.cli.inputs import Inputs, load_valid
-from dra_solver.cli.options import (
+from ..api.cluster import Cluster
+from ..api.models import Pod
+from ..errors import DRASolverError
+from ..output.objects import ANNOTATION, OutputMode, changed_objects, cluster_after
+from ..output.table import plan_tables
+from ..pipeline import AllocationOutcome
+from ..pipeline import allocate as allocate_claims
+from ..planning.job import PlanOutcome, PodPlan
+from ..planning.resolve import known_nodes
+from .console import EXIT_UNSCHEDULABLE, err, fail, out
+from .inputs import Inputs, load_valid
+from .options import (
     AllocatorChoice,
     FeatureGatesOpt,
     FilenameOpt,
@@ -27,13 +34,6 @@ from dra_solver.cli.options import (
     StrategyOpt,
     TimeLimitOpt,
 )
-from dra_solver.errors import DRASolverError
-from dra_solver.output.objects import ANNOTATION, OutputMode, changed_objects, cluster_after
-from dra_solver.output.table import plan_tables
-from dra_solver.pipeline import AllocationOutcome
-from dra_solver.pipeline import allocate as allocate_claims
-from dra_solver.planning.job import PlanOutcome, PodPlan
-from dra_solver.planning.resolve import known_nodes
 
 
 def allocate(

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import typer
 from rich.text import Text
 
-from dra_solver.check import Violation, check_cluster
-from dra_solver.cli.console import EXIT_VIOLATIONS, err, fail, out
-from dra_solver.cli.inputs import Inputs, live_target, load_valid
-from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
-from dra_solver.errors import DRASolverError
+from ..check import Violation, check_cluster
+from ..errors import DRASolverError
+from .console import EXIT_VIOLATIONS, err, fail, out
+from .inputs import Inputs, live_target, load_valid
+from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 
 
 def check(

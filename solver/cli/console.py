@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from dra_solver.errors import DRASolverError, InputError
+from ..errors import DRASolverError, InputError
 
 EXIT_OK = 0
 EXIT_ERROR = 1

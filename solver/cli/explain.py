@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
-from dra_solver.cli.console import fail
-from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
-from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
-from dra_solver.errors import DRASolverError, InputError
-from dra_solver.explain.diagnosis import explain as explain_why
-from dra_solver.planning.job import Options
-from dra_solver.preempt.reasons import why_preempt
+from ..errors import DRASolverError, InputError
+from ..explain.diagnosis import explain as explain_why
+from ..planning.job import Options
+from ..preempt.reasons import why_preempt
+from .console import fail
+from .inputs import Inputs, live_target, load_template, load_valid
+from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 
 
 def explain(

@@ -17,19 +17,19 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.gated import gated_warnings
-from dra_solver.api.live import LiveRead, Target
-from dra_solver.api.live import read as read_cluster
-from dra_solver.api.load import load_sourced
-from dra_solver.api.models import TypeMeta
-from dra_solver.api.validate import admin_namespace_warnings
-from dra_solver.cel.checks import validate_all as validate_cluster
-from dra_solver.cli.console import err, fail, print_warnings
-from dra_solver.cli.help import UsageError
-from dra_solver.errors import DRASolverError, ValidationErrors
-from dra_solver.gates import FeatureGates
-from dra_solver.whatif.templates import NodeTemplate
+from ..api.cluster import Cluster
+from ..api.gated import gated_warnings
+from ..api.live import LiveRead, Target
+from ..api.live import read as read_cluster
+from ..api.load import load_sourced
+from ..api.models import TypeMeta
+from ..api.validate import admin_namespace_warnings
+from ..cel.checks import validate_all as validate_cluster
+from ..errors import DRASolverError, ValidationErrors
+from ..gates import FeatureGates
+from ..whatif.templates import NodeTemplate
+from .console import err, fail, print_warnings
+from .help import UsageError
 
 
 @dataclass(frozen=True)

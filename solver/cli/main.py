@@ -21,15 +21,15 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from dra_solver import __version__, interrupt
-from dra_solver.cli.allocate import allocate
-from dra_solver.cli.check import check
-from dra_solver.cli.console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
-from dra_solver.cli.explain import explain
-from dra_solver.cli.help import HelpGroup, NoArgsIsHelpError, UsageError
-from dra_solver.cli.inputs import SourcedCluster
-from dra_solver.cli.plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan, plan_summary
-from dra_solver.cli.validate import validate
+from .. import __version__, interrupt
+from .allocate import allocate
+from .check import check
+from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
+from .explain import explain
+from .help import HelpGroup, NoArgsIsHelpError, UsageError
+from .inputs import SourcedCluster
+from .plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan, plan_summary
+from .validate import validate
 
 app = typer.Typer(
     name="dra-solver",

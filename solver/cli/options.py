@@ -17,12 +17,12 @@ from typing import Annotated, Any
 
 import typer
 
-from dra_solver.api.load import dumps
-from dra_solver.cli.console import fail
-from dra_solver.errors import DRASolverError
-from dra_solver.gates import FeatureGates
-from dra_solver.output.objects import OutputMode
-from dra_solver.planning.job import Options
+from ..api.load import dumps
+from ..errors import DRASolverError
+from ..gates import FeatureGates
+from ..output.objects import OutputMode
+from ..planning.job import Options
+from .console import fail
 
 
 class AllocatorChoice(StrEnum):

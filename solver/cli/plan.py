@@ -28,11 +28,28 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from dra_solver import interrupt
-from dra_solver.api.cluster import Cluster
-from dra_solver.cli.console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
-from dra_solver.cli.inputs import Inputs, live_target, load_template, load_valid
-from dra_solver.cli.options import (
+from .. import interrupt
+from ..api.cluster import Cluster
+from ..errors import DRASolverError, InputError
+from ..executors import open_executor
+from ..gates import FeatureGates
+from ..output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
+from ..output.report import write_report
+from ..output.summary import PlanSummary
+from ..output.table import plan_tables
+from ..pipeline import DEFAULT_MAX_NEW_NODES
+from ..pipeline import plan as plan_pods
+from ..planning.job import Options, PlanOutcome, PodPlan
+from ..planning.resolve import PodInput, resolve_nodes, resolve_units
+from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
+from ..preempt.model import cluster_after_evictions
+from ..whatif.filling import Fill
+from ..whatif.filling import fill as fill_pod
+from ..whatif.sweep import sweep, sweep_output
+from ..whatif.templates import NodeTemplate
+from .console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
+from .inputs import Inputs, live_target, load_template, load_valid
+from .options import (
     AllocatorChoice,
     ContextOpt,
     ExecutorChoice,
@@ -51,23 +68,6 @@ from dra_solver.cli.options import (
     StrategyOpt,
     TimeLimitOpt,
 )
-from dra_solver.errors import DRASolverError, InputError
-from dra_solver.executors import open_executor
-from dra_solver.gates import FeatureGates
-from dra_solver.output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
-from dra_solver.output.report import write_report
-from dra_solver.output.summary import PlanSummary
-from dra_solver.output.table import plan_tables
-from dra_solver.pipeline import DEFAULT_MAX_NEW_NODES
-from dra_solver.pipeline import plan as plan_pods
-from dra_solver.planning.job import Options, PlanOutcome, PodPlan
-from dra_solver.planning.resolve import PodInput, resolve_nodes, resolve_units
-from dra_solver.preempt import PreemptOutcome, evicted_pod, plan_preempt
-from dra_solver.preempt.model import cluster_after_evictions
-from dra_solver.whatif.filling import Fill
-from dra_solver.whatif.filling import fill as fill_pod
-from dra_solver.whatif.sweep import sweep, sweep_output
-from dra_solver.whatif.templates import NodeTemplate
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
 INTERRUPT_NOTICE = (

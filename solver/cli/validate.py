@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.validate import pool_problems
-from dra_solver.cli.console import out, print_warnings
-from dra_solver.cli.inputs import Inputs, live_target, load_valid
-from dra_solver.cli.options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
+from ..api.cluster import Cluster
+from ..api.validate import pool_problems
+from .console import out, print_warnings
+from .inputs import Inputs, live_target, load_valid
+from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
 
 
 def validate(

@@ -33,13 +33,14 @@ from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
-from dra_solver import interrupt
-from dra_solver.cpsat import cp_solver
 from dra_solver.encoders import constraints as constraint_family
 from dra_solver.encoders import variables
 from dra_solver.encoders.families import FAMILIES
 from dra_solver.encoders.model import IntVar, Model
-from dra_solver.problem.flat import Problem, ValueSet
+
+from .. import interrupt
+from ..cpsat import cp_solver
+from ..problem.flat import Problem, ValueSet
 
 TIME_LIMIT = 5.0
 """Deterministic seconds per solve (CP-SAT's work counter): a node's problem is small."""

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import replace
 
-from dra_solver import interrupt
-from dra_solver.allocators import HINT_STEPS
-from dra_solver.demand import demand_total
-from dra_solver.firstfit import DETAIL_NODES, Alone, NodeReasons, Solo, reason_groups, with_refs
-from dra_solver.inventory import DeviceID, PoolID
-from dra_solver.planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
+from .. import interrupt
+from ..allocators import HINT_STEPS
+from ..demand import demand_total
+from ..firstfit import DETAIL_NODES, Alone, NodeReasons, Solo, reason_groups, with_refs
+from ..inventory import DeviceID, PoolID
+from ..planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 
 NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""

@@ -27,28 +27,28 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from dra_solver.aggregate.classes import LocalViews, problem_signature
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
-from dra_solver.api.quantity import Quantity, quantity_format
-from dra_solver.cel import EvalCache, compile_expression
-from dra_solver.demand import Needs, NodeBook
-from dra_solver.errors import CelError, DRASolverError, InputError, SearchAborted
-from dra_solver.explain.blocking import Group, minimal_blocking_set
-from dra_solver.explain.reasons import explain_unschedulable
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import Pools, visible_devices
-from dra_solver.pipeline import plan
-from dra_solver.planning.resolve import known_nodes, resolve_claims
-from dra_solver.problem.build import problem_from_context
-from dra_solver.problem.capacity import device_consumption
-from dra_solver.problem.devices import BuildContext, build_context, context_from
-from dra_solver.problem.flat import Problem
-from dra_solver.problem.pods import node_conflict, pod_claims
-from dra_solver.problem.requests import request_specs
-from dra_solver.problem.scheduling import node_refusal
-from dra_solver.reference import ReferenceSearch
-from dra_solver.whatif.templates import NodeTemplate, with_copies
+from ..aggregate.classes import LocalViews, problem_signature
+from ..api.cluster import Cluster
+from ..api.models import Pod, ResourceClaim
+from ..api.quantity import Quantity, quantity_format
+from ..cel import EvalCache, compile_expression
+from ..demand import Needs, NodeBook
+from ..errors import CelError, DRASolverError, InputError, SearchAborted
+from ..gates import FeatureGates
+from ..inventory import Pools, visible_devices
+from ..pipeline import plan
+from ..planning.resolve import known_nodes, resolve_claims
+from ..problem.build import problem_from_context
+from ..problem.capacity import device_consumption
+from ..problem.devices import BuildContext, build_context, context_from
+from ..problem.flat import Problem
+from ..problem.pods import node_conflict, pod_claims
+from ..problem.requests import request_specs
+from ..problem.scheduling import node_refusal
+from ..reference import ReferenceSearch
+from ..whatif.templates import NodeTemplate, with_copies
+from .blocking import Group, minimal_blocking_set
+from .reasons import explain_unschedulable
 
 STEPS = 200_000
 NODE = "<node>"

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dra_solver.errors import SearchAborted
-from dra_solver.problem.flat import Alternative, ClaimInfo, Problem
-from dra_solver.problem.kinds import KINDS
-from dra_solver.reference import ReferenceSearch
+from ..errors import SearchAborted
+from ..problem.flat import Alternative, ClaimInfo, Problem
+from ..problem.kinds import KINDS
+from ..reference import ReferenceSearch
 
 
 def _usable(problem: Problem, alt: Alternative) -> int:

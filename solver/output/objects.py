@@ -23,10 +23,10 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim, TypeMeta
-from dra_solver.output.summary import PlanSummary, number_text
-from dra_solver.planning.job import PodPlan
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim, TypeMeta
+from ..planning.job import PodPlan
+from .summary import PlanSummary, number_text
 
 
 class OutputMode(StrEnum):

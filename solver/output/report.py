@@ -34,15 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Device, DeviceAttribute, ResourceClaim
-from dra_solver.api.quantity import Quantity
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import DeviceID, in_use_from_claims
-from dra_solver.output.summary import PlanSummary, number_text
-from dra_solver.output.table import NodeUse, node_devices, node_use
-from dra_solver.planning.job import PlanOutcome, PodPlan
-from dra_solver.whatif.templates import COST_ANNOTATION
+from ..api.cluster import Cluster
+from ..api.models import Device, DeviceAttribute, ResourceClaim
+from ..api.quantity import Quantity
+from ..gates import FeatureGates
+from ..inventory import DeviceID, in_use_from_claims
+from ..planning.job import PlanOutcome, PodPlan
+from ..whatif.templates import COST_ANNOTATION
+from .summary import PlanSummary, number_text
+from .table import NodeUse, node_devices, node_use
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

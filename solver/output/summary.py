@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dra_solver.planning.job import PlanOutcome
+from ..planning.job import PlanOutcome
 
 Number = int | float
 

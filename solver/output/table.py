@@ -30,12 +30,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Device, ResourceClaim, ResourceSlice
-from dra_solver.api.quantity import Quantity, QuantityFormat
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
-from dra_solver.planning.job import PlanOutcome, PodPlan
+from ..api.cluster import Cluster
+from ..api.models import Device, ResourceClaim, ResourceSlice
+from ..api.quantity import Quantity, QuantityFormat
+from ..gates import FeatureGates
+from ..inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
+from ..planning.job import PlanOutcome, PodPlan
 
 NODE_ROWS = 20
 """Up to this many nodes, one row per node; above, one row per node class, so the table

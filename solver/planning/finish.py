@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, PodGroup, ResourceClaim
-from dra_solver.check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
-from dra_solver.gates import FeatureGates
-from dra_solver.output.summary import PlanSummary
-from dra_solver.planning.job import Member, PlanOutcome, PodPlan, Unit
-from dra_solver.problem.pods import pod_claims, pod_group_of
-from dra_solver.results import with_reservations
+from ..api.cluster import Cluster
+from ..api.models import Pod, PodGroup, ResourceClaim
+from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
+from ..gates import FeatureGates
+from ..output.summary import PlanSummary
+from ..problem.pods import pod_claims, pod_group_of
+from ..results import with_reservations
+from .job import Member, PlanOutcome, PodPlan, Unit
 
 
 def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import PodGroup
-from dra_solver.api.strict import suggest
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.planning.job import Gang, Job, PlanOutcome, PodPlan, Unit, book_limits
-from dra_solver.problem.flat import GangInfo
-from dra_solver.problem.resources import DONE_PHASES
+from ..api.cluster import Cluster
+from ..api.models import PodGroup
+from ..api.strict import suggest
+from ..errors import InputError
+from ..gates import FeatureGates
+from ..problem.flat import GangInfo
+from ..problem.resources import DONE_PHASES
+from .job import Gang, Job, PlanOutcome, PodPlan, Unit, book_limits
 
 
 def resolve_gangs(

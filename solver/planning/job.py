@@ -15,14 +15,14 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, SupportsInt
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, Pod, ResourceClaim, ResourceSlice
-from dra_solver.api.models import PodExtendedResourceClaimStatus as ExtendedStatus
-from dra_solver.cel import EvalCache
-from dra_solver.demand import Needs, NodeBook
-from dra_solver.errors import DRASolverError, InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.flat import claim_weight
+from ..api.cluster import Cluster
+from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
+from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..cel import EvalCache
+from ..demand import Needs, NodeBook
+from ..errors import DRASolverError, InputError
+from ..gates import FeatureGates
+from ..problem.flat import claim_weight
 
 INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
 DROPPED = "the plan model put it on node"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.check import check_or_raise
-from dra_solver.planning.job import Job
-from dra_solver.problem.flat import Assignment, Problem
-from dra_solver.results import ShareIDs, assignment_claims, share_ids_in
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..check import check_or_raise
+from ..problem.flat import Assignment, Problem
+from ..results import ShareIDs, assignment_claims, share_ids_in
+from .job import Job
 
 
 class Ledger:

@@ -13,18 +13,18 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim
-from dra_solver.api.strict import suggest
-from dra_solver.cel import EvalCache
-from dra_solver.demand import Needs, NodeBook
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.planning.gangs import in_domains, resolve_gangs
-from dra_solver.planning.job import Job, Member, Options, Unit
-from dra_solver.problem.pods import node_conflict, pod_claims
-from dra_solver.problem.resources import DONE_PHASES
-from dra_solver.problem.scheduling import node_refusal, pod_priority
+from ..api.cluster import Cluster
+from ..api.models import Pod, ResourceClaim
+from ..api.strict import suggest
+from ..cel import EvalCache
+from ..demand import Needs, NodeBook
+from ..errors import InputError
+from ..gates import FeatureGates
+from ..problem.pods import node_conflict, pod_claims
+from ..problem.resources import DONE_PHASES
+from ..problem.scheduling import node_refusal, pod_priority
+from .gangs import in_domains, resolve_gangs
+from .job import Job, Member, Options, Unit
 
 PodInput = str | Pod | Sequence[str | ResourceClaim]
 """A pod to place: a Pod name (`name` or `namespace/name`), a Pod object, or a list of claims

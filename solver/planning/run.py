@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_solver.allocators import ALLOCATORS
-from dra_solver.api.cluster import Cluster
-from dra_solver.explain.crowding import crowded_reasons
-from dra_solver.firstfit import FirstFit
-from dra_solver.planning.job import Options, PlanOutcome, Unit
-from dra_solver.planning.resolve import make_job
+from ..allocators import ALLOCATORS
+from ..api.cluster import Cluster
+from ..explain.crowding import crowded_reasons
+from ..firstfit import FirstFit
+from .job import Options, PlanOutcome, Unit
+from .resolve import make_job
 
 
 def run(

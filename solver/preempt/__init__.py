@@ -4,6 +4,6 @@ model), `reference` (upstream's one-pod-at-a-time answer). docs/semantics.md, "P
 
 from __future__ import annotations
 
-from dra_solver.preempt.model import PreemptOutcome, Victim, evicted_pod, plan_preempt
+from .model import PreemptOutcome, Victim, evicted_pod, plan_preempt
 
 __all__ = ["PreemptOutcome", "Victim", "evicted_pod", "plan_preempt"]

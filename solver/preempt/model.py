@@ -32,24 +32,29 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from dra_solver import interrupt
-from dra_solver.allocators import as_hint, interchangeable, model_problem, pod_forms
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimStatus
-from dra_solver.check import CheckFailed, check_preemption
-from dra_solver.demand import Needs
 from dra_solver.encoders import build
 from dra_solver.encoders.model import IntVar, Model, weighted
 from dra_solver.encoders.nodes import hint_nodes, pod_flags
 from dra_solver.encoders.solution import decode, hint_values
-from dra_solver.errors import InputError
-from dra_solver.firstfit import FirstFit
-from dra_solver.planning.finish import per_pod
-from dra_solver.planning.gangs import free_units, gang_infos
-from dra_solver.planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
-from dra_solver.planning.ledger import Ledger
-from dra_solver.planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
-from dra_solver.preempt.victims import (
+
+from .. import interrupt
+from ..allocators import as_hint, interchangeable, model_problem, pod_forms
+from ..api.cluster import Cluster
+from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
+from ..check import CheckFailed, check_preemption
+from ..demand import Needs
+from ..errors import InputError
+from ..firstfit import FirstFit
+from ..planning.finish import per_pod
+from ..planning.gangs import free_units, gang_infos
+from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
+from ..planning.ledger import Ledger
+from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..problem.flat import Alternative, DeviceInfo, Problem
+from ..problem.pods import pod_claims
+from ..problem.resources import pod_demand
+from ..problem.scheduling import pod_priority
+from .victims import (
     NEVER,
     Budget,
     Candidate,
@@ -59,10 +64,6 @@ from dra_solver.preempt.victims import (
     preemption_policy,
     running_pods,
 )
-from dra_solver.problem.flat import Alternative, DeviceInfo, Problem
-from dra_solver.problem.pods import pod_claims
-from dra_solver.problem.resources import pod_demand
-from dra_solver.problem.scheduling import pod_priority
 
 SHIFT = 2**31
 """Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of

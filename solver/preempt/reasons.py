@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.planning.job import Options
-from dra_solver.preempt.model import PreemptOutcome, plan_preempt
-from dra_solver.preempt.victims import NEVER, preemption_policy, terminating
-from dra_solver.problem.resources import holds_node
-from dra_solver.problem.scheduling import pod_priority
+from ..api.cluster import Cluster
+from ..planning.job import Options
+from ..problem.resources import holds_node
+from ..problem.scheduling import pod_priority
+from .model import PreemptOutcome, plan_preempt
+from .victims import NEVER, preemption_policy, terminating
 
 
 def why_preempt(

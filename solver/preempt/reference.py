@@ -25,15 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod
-from dra_solver.check import check_gangs
-from dra_solver.pipeline import plan
-from dra_solver.planning.job import Options, PodPlan
-from dra_solver.preempt.model import Setting, cluster_after_evictions, setting
-from dra_solver.preempt.victims import Budget, pdb_violations, running_pods, terminating
-from dra_solver.problem.flat import claim_weight
-from dra_solver.problem.scheduling import pod_priority
+from ..api.cluster import Cluster
+from ..api.models import Pod
+from ..check import check_gangs
+from ..pipeline import plan
+from ..planning.job import Options, PodPlan
+from ..problem.flat import claim_weight
+from ..problem.scheduling import pod_priority
+from .model import Setting, cluster_after_evictions, setting
+from .victims import Budget, pdb_violations, running_pods, terminating
 
 SHIFT = 2**31
 

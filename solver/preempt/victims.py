@@ -13,11 +13,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import LabelSelector, Pod, PodDisruptionBudget
-from dra_solver.errors import InputError
-from dra_solver.problem.resources import holds_node
-from dra_solver.problem.scheduling import pod_priority
+from ..api.cluster import Cluster
+from ..api.models import LabelSelector, Pod, PodDisruptionBudget
+from ..errors import InputError
+from ..problem.resources import holds_node
+from ..problem.scheduling import pod_priority
 
 NEVER = "Never"
 PREEMPT_LOWER = "PreemptLowerPriority"

@@ -17,20 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cel import EvalCache
-from dra_solver.errors import AllocationError
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.constraints import build_constraints
-from dra_solver.problem.devices import (
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..cel import EvalCache
+from ..errors import AllocationError
+from ..gates import FeatureGates
+from .constraints import build_constraints
+from .devices import (
     BuildContext,
     attribute_value_set,
     build_context,
     context_from,
     device_view,
 )
-from dra_solver.problem.flat import (
+from .flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     ClaimInfo,
@@ -39,7 +39,7 @@ from dra_solver.problem.flat import (
     RequestInfo,
     ValueSet,
 )
-from dra_solver.problem.requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
+from .requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
 
 __all__ = [
     "NODE_FEATURE",

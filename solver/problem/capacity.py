@@ -26,8 +26,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dra_solver.api.models import CapacityRequestPolicy, DeviceCapacity
-from dra_solver.problem.flat import fits
+from ..api.models import CapacityRequestPolicy, DeviceCapacity
+from .flat import fits
 
 __all__ = ["Policy", "consumption", "device_consumption", "fits"]
 

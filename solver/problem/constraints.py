@@ -7,18 +7,18 @@ Why a module: a constraint's value for a device depends on the request that plac
 
 from __future__ import annotations
 
-from dra_solver.api.models import (
+from ..api.models import (
     ResourceClaim,
 )
-from dra_solver.errors import InputError
-from dra_solver.problem.devices import BuildContext, attribute_value_set
-from dra_solver.problem.flat import (
+from ..errors import InputError
+from .devices import BuildContext, attribute_value_set
+from .flat import (
     Alternative,
     ConstraintInfo,
     RequestInfo,
     ValueSet,
 )
-from dra_solver.problem.kinds import KINDS
+from .kinds import KINDS
 
 
 def build_constraints(

@@ -11,18 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import (
+from ..api.cluster import Cluster
+from ..api.models import (
     Device,
     DeviceAttribute,
     ResourceClaim,
     ResourceSlice,
 )
-from dra_solver.api.quantity import Quantity
-from dra_solver.cel import AttrValue, DeviceView, EvalCache
-from dra_solver.cel.semver import Semver
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import (
+from ..api.quantity import Quantity
+from ..cel import AttrValue, DeviceView, EvalCache
+from ..cel.semver import Semver
+from ..gates import FeatureGates
+from ..inventory import (
     InUse,
     NodeView,
     Pool,
@@ -31,7 +31,7 @@ from dra_solver.inventory import (
     in_use_from_claims,
     visible_devices,
 )
-from dra_solver.problem.flat import (
+from .flat import (
     CounterInfo,
     DeviceInfo,
     ValueSet,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dra_solver.api.models import (
+from ..api.models import (
     DRA_PREFIX,
     DeviceClass,
     Pod,
@@ -39,7 +39,7 @@ from dra_solver.api.models import (
     ResourceClaim,
     is_extended,
 )
-from dra_solver.problem.resources import Amounts, container_requests
+from .resources import Amounts, container_requests
 
 CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 

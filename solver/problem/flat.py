@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from dra_solver.errors import DRASolverError
-from dra_solver.gates import FeatureGates
+from ..errors import DRASolverError
+from ..gates import FeatureGates
 
 # A typed attribute value: ("int", 3), ("bool", True), ("string", "a"), ("version", "1.2.3").
 Value = tuple[str, object]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dra_solver.problem.flat import KindName, ValueSet
+from .flat import KindName, ValueSet
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypedDict
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import ResourceClaim
-from dra_solver.cel import EvalCache
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.problem.build import build_problem
-from dra_solver.problem.flat import (
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..cel import EvalCache
+from ..errors import InputError
+from ..gates import FeatureGates
+from .build import build_problem
+from .flat import (
     Alternative,
     Candidate,
     ClaimInfo,

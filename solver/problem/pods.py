@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod, PodGroup, PodResourceClaim, ResourceClaim, ResourceClaimTemplate
-from dra_solver.api.strict import did_you_mean
-from dra_solver.errors import InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import NodeView, node_selector_matches
+from ..api.cluster import Cluster
+from ..api.models import Pod, PodGroup, PodResourceClaim, ResourceClaim, ResourceClaimTemplate
+from ..api.strict import did_you_mean
+from ..errors import InputError
+from ..gates import FeatureGates
+from ..inventory import NodeView, node_selector_matches
 
 
 def pod_group_of(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> PodGroup | None:

@@ -14,27 +14,27 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from dra_solver.api.models import (
+from ..api.models import (
     CapacityRequirements,
     DerivedAttribute,
     DeviceSelector,
     DeviceToleration,
     ResourceClaim,
 )
-from dra_solver.cel import Program, compile_expression
-from dra_solver.errors import AllocationError, CelError, DRASolverError, InputError
-from dra_solver.gates import FeatureGates
-from dra_solver.inventory import rule_taints
-from dra_solver.problem.capacity import device_consumption
-from dra_solver.problem.devices import BuildContext
-from dra_solver.problem.flat import (
+from ..cel import Program, compile_expression
+from ..errors import AllocationError, CelError, DRASolverError, InputError
+from ..gates import FeatureGates
+from ..inventory import rule_taints
+from .capacity import device_consumption
+from .devices import BuildContext
+from .flat import (
     Alternative,
     Candidate,
     Value,
     ValueSet,
     fits,
 )
-from dra_solver.problem.taints import tolerated
+from .taints import tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""

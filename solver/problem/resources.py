@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dra_solver.api.models import Container, Node, Pod, is_extended
-from dra_solver.api.quantity import Quantity
+from ..api.models import Container, Node, Pod, is_extended
+from ..api.quantity import Quantity
 
 Amounts = dict[str, int]
 

@@ -23,11 +23,11 @@ PriorityClass with `globalDefault: true`, else 0.
 
 from __future__ import annotations
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, Pod, Taint
-from dra_solver.errors import InputError
-from dra_solver.inventory import NodeView, node_selector_matches
-from dra_solver.problem.taints import tolerated
+from ..api.cluster import Cluster
+from ..api.models import Node, Pod, Taint
+from ..errors import InputError
+from ..inventory import NodeView, node_selector_matches
+from .taints import tolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"

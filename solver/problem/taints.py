@@ -6,7 +6,7 @@ Why separate: precompute (`requests`) and pod scheduling (`scheduling`) both nee
 
 from __future__ import annotations
 
-from dra_solver.api.models import DeviceTaint, DeviceToleration, Taint, Toleration
+from ..api.models import DeviceTaint, DeviceToleration, Taint, Toleration
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.identity import Identity, identity
-from dra_solver.api.load import Reader
-from dra_solver.api.models import (
+from ..api.cluster import Cluster
+from ..api.identity import Identity, identity
+from ..api.load import Reader
+from ..api.models import (
     CLUSTER_SCOPED,
     ObjectMeta,
     Pod,
@@ -29,9 +29,9 @@ from dra_solver.api.models import (
     ResourceSlice,
     TypeMeta,
 )
-from dra_solver.cel.checks import validate_all, validate_object
-from dra_solver.errors import InputError
-from dra_solver.problem.resources import holds_node
+from ..cel.checks import validate_all, validate_object
+from ..errors import InputError
+from ..problem.resources import holds_node
 
 Ref = tuple[str, str | None, str]
 """What `update(remove=...)` names: (kind, namespace, name); the namespace is None (or "")

@@ -43,21 +43,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.identity import identity
-from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
-from dra_solver.cel import EvalCache
-from dra_solver.check import CheckFailed, PodPlacement, check, check_node_resources, check_placements
-from dra_solver.demand import Needs
-from dra_solver.errors import InputError
-from dra_solver.firstfit import Resumable
-from dra_solver.output.summary import PlanSummary
-from dra_solver.pipeline import plan
-from dra_solver.planning.finish import per_pod
-from dra_solver.planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
-from dra_solver.planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
-from dra_solver.problem.flat import claim_weight
-from dra_solver.replan.changes import Changes, Ref, apply_changes
+from ..api.cluster import Cluster
+from ..api.identity import identity
+from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
+from ..cel import EvalCache
+from ..check import CheckFailed, PodPlacement, check, check_node_resources, check_placements
+from ..demand import Needs
+from ..errors import InputError
+from ..firstfit import Resumable
+from ..output.summary import PlanSummary
+from ..pipeline import plan
+from ..planning.finish import per_pod
+from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
+from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..problem.flat import claim_weight
+from .changes import Changes, Ref, apply_changes
 
 SMALL = 20_000
 """Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Pod
-from dra_solver.errors import InputError
-from dra_solver.output.objects import pod_after
-from dra_solver.pipeline import plan
-from dra_solver.planning.job import Options, PlanOutcome
-from dra_solver.planning.resolve import resolve_units
+from ..api.cluster import Cluster
+from ..api.models import Pod
+from ..errors import InputError
+from ..output.objects import pod_after
+from ..pipeline import plan
+from ..planning.job import Options, PlanOutcome
+from ..planning.resolve import resolve_units
 
 MAX_FILL = 1024
 """`fill` tries at most this many replicas."""

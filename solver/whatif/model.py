@@ -42,15 +42,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from dra_solver.aggregate.master import NodeCosts
-from dra_solver.allocators import ALLOCATORS, Cpsat, plan_aggregated
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, ResourceSlice
-from dra_solver.errors import InputError
-from dra_solver.firstfit import FirstFit
-from dra_solver.planning.job import Job, Options, PlanOutcome, Unit, placed_weight
-from dra_solver.planning.resolve import PodInput, make_job, units_for
-from dra_solver.whatif.templates import NodeTemplate, with_copies
+from ..aggregate.master import NodeCosts
+from ..allocators import ALLOCATORS, Cpsat, plan_aggregated
+from ..api.cluster import Cluster
+from ..api.models import Node, ResourceSlice
+from ..errors import InputError
+from ..firstfit import FirstFit
+from ..planning.job import Job, Options, PlanOutcome, Unit, placed_weight
+from ..planning.resolve import PodInput, make_job, units_for
+from .templates import NodeTemplate, with_copies
 
 EPS = 1e-6
 

@@ -21,14 +21,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.load import dumps
-from dra_solver.api.models import TypeMeta
-from dra_solver.errors import InputError
-from dra_solver.executors import run_units
-from dra_solver.pipeline import plan
-from dra_solver.planning.job import Options, int_stat
-from dra_solver.whatif.templates import NodeTemplate
+from ..api.cluster import Cluster
+from ..api.load import dumps
+from ..api.models import TypeMeta
+from ..errors import InputError
+from ..executors import run_units
+from ..pipeline import plan
+from ..planning.job import Options, int_stat
+from .templates import NodeTemplate
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dra_solver.api.cluster import Cluster
-from dra_solver.api.models import Node, ResourceSlice
-from dra_solver.errors import InputError
+from ..api.cluster import Cluster
+from ..api.models import Node, ResourceSlice
+from ..errors import InputError
 
 COST_ANNOTATION = "dra-solver.io/cost"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
