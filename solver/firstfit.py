@@ -548,24 +548,9 @@ class FirstFit:
             if variant is None:
                 known = False
                 continue
-            claims = (*unit.claims, *variant.claims)
-            if not claims:  # a pod without claims: node resources only
-                run.placed(variant, node)
-                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
-            shape = _shape(claims) if variant.claims else base
-            if run.hopeless(shape, claims, node):
-                if known:
-                    run.floors[shape] = (node.index + 1, len(run.changes))
-                continue
-            answer = run.answer(claims, shape, node)
-            if answer.assignment is not None:
-                problem = _named(answer.problem, claims, answer.names)
-                done = run.ledger.results(problem, claims, answer.assignment)
-                run.commit(done, node)
-                run.placed(variant, node)
-                return PodPlan(
-                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
-                )
+            placed, shape = _fit_on(run, unit, variant, node, base)
+            if placed is not None:
+                return placed
             if known:
                 run.floors[shape] = (node.index + 1, len(run.changes))
         key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
@@ -678,22 +663,9 @@ class Resumable:
             why, variant = run.may_try(unit, node)
             if variant is None:
                 continue
-            claims = (*unit.claims, *variant.claims)
-            if not claims:
-                run.placed(variant, node)
-                return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True)
-            shape = _shape(claims) if variant.claims else base
-            if run.hopeless(shape, claims, node):
-                continue
-            answer = run.answer(claims, shape, node)
-            if answer.assignment is not None:
-                problem = _named(answer.problem, claims, answer.names)
-                done = run.ledger.results(problem, claims, answer.assignment)
-                run.commit(done, node)
-                run.placed(variant, node)
-                return PodPlan(
-                    unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses
-                )
+            placed, _ = _fit_on(run, unit, variant, node, base)
+            if placed is not None:
+                return placed
         if uniform:
             self._failed[key] = len(run.changes)
         return None
@@ -861,6 +833,30 @@ class Solo:
             if fit:
                 out.add(node)
         return out
+
+
+def _fit_on(
+    run: _Placing, unit: Unit, variant: Variant, node: NodeState, base: ShapeKey
+) -> tuple[PodPlan | None, ShapeKey]:
+    """One first-fit step: `unit` (in its form `variant`) on `node` — the PodPlan placing it
+    there, committed to the run, or None when the node does not take it — with the claims'
+    shape tried. The one step `FirstFit` and `Resumable` share, so both decide alike."""
+    claims = (*unit.claims, *variant.claims)
+    if not claims:  # a pod without claims: node resources only
+        run.placed(variant, node)
+        return PodPlan(unit.name, node.name, [], None, unit.priority, placed=True), base
+    shape = _shape(claims) if variant.claims else base
+    if run.hopeless(shape, claims, node):
+        return None, shape
+    answer = run.answer(claims, shape, node)
+    if answer.assignment is None:
+        return None, shape
+    problem = _named(answer.problem, claims, answer.names)
+    done = run.ledger.results(problem, claims, answer.assignment)
+    run.commit(done, node)
+    run.placed(variant, node)
+    plan_ = PodPlan(unit.name, node.name, done, None, unit.priority, placed=True, extended=variant.statuses)
+    return plan_, shape
 
 
 def _nowhere(tried: list[_Tried]) -> _Nowhere:
