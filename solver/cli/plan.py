@@ -370,8 +370,7 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
             _progress_bar(options.allocator) as progress,
             _running(request, options, progress) as running,
         ):
-            if err.is_terminal:  # in a pipe or a log nobody can press Ctrl-C at it
-                err.print(Text(PLANNING_NOTICE, style="dim"))
+            err.print(Text(PLANNING_NOTICE, style="dim"))
             filled: Fill | None = None
             templates: list[NodeTemplate] = []
             if request.fill is not None:
