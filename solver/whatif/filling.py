@@ -51,7 +51,7 @@ def fill(
     cluster: Cluster,
     pod: str | Pod,
     nodes: Sequence[str] | None = None,
-    options: Any = None,
+    options: Options | None = None,
     *,
     limit: int = MAX_FILL,
     **changes: Any,
