@@ -132,6 +132,14 @@ class AllocationError(DRASolverError):
     """A fatal allocation error as upstream raises it (e.g. All mode on an incomplete pool)."""
 
 
+class InputRefused(AllocationError):
+    """Upstream's allocator refuses this input with an error rather than "does not fit" (All
+    mode on a pool being updated, more devices than a claim may hold, more than 256 consumers
+    of one claim, a constraint All mode cannot meet): the input's doing, unlike `CheckFailed`
+    (also an AllocationError), which is a wrong answer of ours. A class of its own so that a
+    caller filtering bad inputs can name them without also catching `CheckFailed`."""
+
+
 class InvalidPools(AllocationError):
     """No solution on this node, and some of its pools were invalid (upstream's per-node error
     `ErrFailedAllocationOnNode`): the node is unsuitable, other nodes may still work."""

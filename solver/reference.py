@@ -19,7 +19,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .errors import AllocationError, InvalidPools, SearchAborted
+from .errors import InputRefused, InvalidPools, SearchAborted
 from .problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -192,7 +192,7 @@ class ReferenceSearch:
             value = self.p.constraints[con_i].values.get((alt.index, cand.device))
             if value is None or not self._constraint_ok(con_i, value):
                 if all_mode:
-                    raise AllocationError(
+                    raise InputRefused(
                         f"claim {self.p.claims[ci].ref}: request {alt.name}: cannot add device {d.id} "
                         "because a claim constraint would not be satisfied"
                     )

@@ -27,7 +27,7 @@ from .api.models import (
     ResourceClaimStatus,
 )
 from .api.quantity import Quantity, QuantityFormat, quantity_format
-from .errors import AllocationError
+from .errors import InputRefused
 from .problem.flat import Assignment, Placement, Problem
 
 
@@ -167,9 +167,7 @@ def _node_selector(problem: Problem, placements: list[Placement]) -> NodeSelecto
         if kind == "selector" and isinstance(value, dict):
             terms = value.get("nodeSelectorTerms", [])
             if len(terms) > 1:
-                raise AllocationError(
-                    f"device {dev.id}: node selector with more than one term is not supported"
-                )
+                raise InputRefused(f"device {dev.id}: node selector with more than one term is not supported")
             for term in terms:
                 for e in term.get("matchExpressions", []):
                     if e not in exprs:
@@ -227,7 +225,7 @@ def with_reservations(
             consumers.append(ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=uid))
             known.add(("pods", pod.metadata.name))
     if len(consumers) > MAX_RESERVED_FOR:
-        raise AllocationError(
+        raise InputRefused(
             f"claim {claim.ref} would be reserved for {len(consumers)} consumers; "
             f"the limit is {MAX_RESERVED_FOR}"
         )

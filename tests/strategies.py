@@ -10,6 +10,29 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dra_solver.api.quantity import QuantityError
+from dra_solver.errors import (
+    CelError,
+    InputError,
+    InputRefused,
+    InvalidPools,
+    SearchAborted,
+    ValidationErrors,
+)
+
+INPUT_ERRORS = (
+    InputError,
+    ValidationErrors,
+    CelError,
+    QuantityError,
+    InputRefused,
+    InvalidPools,
+    SearchAborted,
+)
+"""The errors a generated input may cause — invalid, refused as upstream refuses it, or a search
+given up — which a property test may filter out. Never `CheckFailed` (a wrong answer of ours,
+an AllocationError too): that one always fails the test."""
+
 DRIVER = "gpu.example.com"
 GATES = "DRADerivedAttributes=true,DRAListTypeAttributes=true"
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
 from ..cel import EvalCache
-from ..errors import AllocationError
+from ..errors import InputRefused
 from ..gates import FeatureGates
 from .constraints import build_constraints
 from .devices import (
@@ -100,7 +100,7 @@ def problem_from_context(
             requests.append(RequestInfo(req_name, tuple(alt_ids), has_subs))
             min_devices += min(alternatives[a].count for a in alt_ids)
         if min_devices > MAX_RESULTS_PER_CLAIM:
-            raise AllocationError(
+            raise InputRefused(
                 f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of "
                 f"{MAX_RESULTS_PER_CLAIM}"
             )

@@ -22,7 +22,7 @@ from ..api.models import (
     ResourceClaim,
 )
 from ..cel import Program, compile_expression
-from ..errors import AllocationError, CelError, DRASolverError, InputError
+from ..errors import CelError, DRASolverError, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
 from .capacity import device_consumption
@@ -351,12 +351,12 @@ def _all_set(
     existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
-        raise AllocationError(
+        raise InputRefused(
             f"{owner}: asks for all devices, but resource pool {pid[0]}/{pid[1]} is currently being updated"
         )
     if ctx.pools.invalid():
         pool = ctx.pools.invalid()[0]
-        raise AllocationError(
+        raise InputRefused(
             f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
         )
     candidates: list[Candidate] = []
