@@ -17,18 +17,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from benchmarks.workloads import _class, _slice
+
 GPU = "gpu.example.com"
 ACC = "acc.example.com"
 NIC = "nic.example.com"
-
-
-def _class(name: str, driver: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
-    }
 
 
 def _node(name: str, kind: str) -> dict[str, Any]:
@@ -37,20 +30,6 @@ def _node(name: str, kind: str) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "node-kind": kind}},
         "status": {"allocatable": {"cpu": "96", "memory": "768Gi", "pods": "110"}},
-    }
-
-
-def _slice(name: str, driver: str, node: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": name},
-        "spec": {
-            "driver": driver,
-            "nodeName": node,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": devices,
-        },
     }
 
 
