@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from benchmarks.workloads import GPU, _class, _slice
+
 PRIORITIES = (0, 10, 100, 1000)
 PENDING_PRIORITIES = (500, 2000, 5000)
 
@@ -19,14 +21,7 @@ def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[st
     budgets `disruptionsAllowed: 1` over app a, a third of the pods), and `pending` pods asking
     for 1-4 GPUs at priorities above most running ones."""
     rng = random.Random(seed)
-    docs: list[dict[str, Any]] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
-        }
-    ]
+    docs: list[dict[str, Any]] = [_class("gpu", GPU)]
     k = 0
     for i in range(nodes):
         n = f"node-{i:03d}"
@@ -38,19 +33,7 @@ def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[st
                 "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
             }
         )
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{n}-gpus"},
-                "spec": {
-                    "driver": "gpu.example.com",
-                    "nodeName": n,
-                    "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{g}"} for g in range(gpus)],
-                },
-            }
-        )
+        docs.append(_slice(f"{n}-gpus", GPU, n, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=n))
         at = 0
         while at < gpus:
             take = min(rng.randint(1, 4), gpus - at)
