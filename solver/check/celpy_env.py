@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import celpy
@@ -1154,8 +1154,3 @@ def _reason(ex: celpy.CELEvalError) -> Exception:
 
 def _first_line(ex: Exception) -> str:
     return str(ex).strip().splitlines()[0] if str(ex).strip() else type(ex).__name__
-
-
-def parse_versions(values: Sequence[str]) -> list[Version]:
-    """Versions of a device attribute; `ValueError` naming the first invalid one."""
-    return [Version(v) for v in values]
