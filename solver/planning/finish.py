@@ -82,7 +82,7 @@ def per_pod(
             prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     pods = _reserve_held(cluster, pods, gates)
-    _verify_resources(cluster, units, pods)
+    verify_resources(cluster, pods)
     _verify_placements(cluster, pods, gates)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
@@ -98,16 +98,16 @@ def per_pod(
     return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
 
 
-def _verify_resources(cluster: Cluster, units: Sequence[Unit], pods: list[PodPlan]) -> None:
-    objs = {m.name: m.pod for u in units for m in u.members if m.pod is not None}
+def verify_resources(cluster: Cluster, pods: Sequence[PodPlan]) -> None:
+    """Every placed pod (its Pod object, `PodPlan.pod`) against its node's allocatable
+    resources (`check.check_node_resources`), with the extended resources DRA serves it left
+    to its claims. Also the incremental planner's check of what it keeps and adds."""
     placed = []
     for p in pods:
-        pod = objs.get(p.name)
-        if pod is None or not p.placed or p.node is None:
-            continue
-        status = p.extended.get(p.name)
-        served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
-        placed.append((pod, p.node, served))
+        if p.placed and p.pod is not None and p.node is not None:
+            status = p.extended.get(p.name)
+            served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
+            placed.append((p.pod, p.node, served))
     violations = check_node_resources(cluster, placed)
     if violations:
         raise CheckFailed(violations)

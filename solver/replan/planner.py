@@ -47,13 +47,13 @@ from ..api.cluster import Cluster
 from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
-from ..check import CheckFailed, PodPlacement, check, check_node_resources, check_placements
+from ..check import PodPlacement, check, check_node_resources, check_placements
 from ..demand import Needs
 from ..errors import InputError
 from ..firstfit import Resumable
 from ..output.summary import PlanSummary
 from ..pipeline import plan
-from ..planning.finish import per_pod
+from ..planning.finish import per_pod, verify_resources
 from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
 from ..problem.flat import claim_weight
@@ -140,7 +140,7 @@ class Planner:
             # nodes were re-checked with their kept pods: `_still_valid`).
             was = _nodes_of(prev)
             arrived = {p.node for p in improved.pods if p.placed and was.get(p.name, "\0") != p.node}
-            _verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
+            verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
         except BaseException:
             self._run, self._units = None, {}  # they may hold part of this update: rebuilt
             raise
@@ -481,19 +481,6 @@ def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts
         else:
             pinned = _pinned(pinned, pods)
     return [p for p in kept if p.node not in bad]
-
-
-def _verify_resources(cluster: Cluster, pods: Sequence[PodPlan]) -> None:
-    """Every placed pod of the plan (kept and new) against its node's allocatable resources."""
-    placed = []
-    for p in pods:
-        if p.placed and p.pod is not None and p.node is not None:
-            status = p.extended.get(p.name)
-            served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
-            placed.append((p.pod, p.node, served))
-    violations = check_node_resources(cluster, placed)
-    if violations:
-        raise CheckFailed(violations)
 
 
 __all__ = ["SMALL", "Planner"]
