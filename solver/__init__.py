@@ -11,7 +11,7 @@ audits a cluster state with the independent checker and returns every `Violation
 from __future__ import annotations
 
 from importlib import import_module, metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 try:
     __version__ = metadata.version("dra-solver")
@@ -40,6 +40,9 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from .api.cluster import Cluster
     from .check import Violation, check_cluster
     from .errors import DRASolverError, InputError
@@ -53,11 +56,39 @@ if TYPE_CHECKING:
     from .whatif.templates import NodeTemplate
 
 
+@overload
+def plan(
+    cluster: Cluster,
+    pods: Sequence[Any] | None = None,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    *,
+    preempt: Literal[True],
+    **changes: Any,
+) -> PreemptOutcome: ...
+
+
+@overload
+def plan(
+    cluster: Cluster,
+    pods: Sequence[Any] | None = None,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    *,
+    preempt: Literal[False] = False,
+    priorities: Sequence[int] | None = None,
+    node_templates: Sequence[NodeTemplate | str | Path] | None = None,
+    max_new_nodes: int | None = None,
+    **changes: Any,
+) -> PlanOutcome: ...
+
+
 def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
     """`dra_solver.pipeline.plan` (see it for the arguments); with `preempt=True`,
     `dra_solver.preempt.plan_preempt`: lower-priority running pods may be evicted for the
     pending ones (docs/semantics.md, "Preemption"), and the outcome lists them (`victims`).
-    Loaded on first call, as every public name is."""
+    Loaded on first call, as every public name is; the overloads above give editors and type
+    checkers both signatures and the outcome type each returns."""
     if preempt:
         result: PlanOutcome = import_module("dra_solver.preempt").plan_preempt(*args, **kwargs)
         return result
