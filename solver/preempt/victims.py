@@ -10,12 +10,15 @@ how many disruptions each budget allows — and must read them the same way.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..api.cluster import Cluster
 from ..api.models import LabelSelector, Pod, PodDisruptionBudget
 from ..errors import InputError
+from ..inventory import LABEL_OPERATORS, requirement_matches
 from ..problem.resources import holds_node
 from ..problem.scheduling import pod_priority
 
@@ -45,6 +48,41 @@ def terminating(pod: Pod) -> bool:
     return pod.metadata.deletion_timestamp is not None
 
 
+_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})", re.I)
+
+
+def start_time(pod: Pod) -> int | None:
+    """The pod's `status.startTime` in nanoseconds since the epoch (RFC 3339, as the API
+    server writes it, fractions of a second to the nanosecond); None when it has none — a
+    pod bound but not started yet."""
+    text = pod.status.start_time if pod.status is not None else None
+    if text is None:
+        return None
+    m = _RFC3339.fullmatch(text.strip())
+    if m is None:
+        raise InputError(
+            f"not an RFC 3339 time (like 2026-01-02T15:04:05Z): {text!r}",
+            obj=pod.ref,
+            field="status.startTime",
+        )
+    try:
+        when = datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3).upper() == "Z" else m.group(3)))
+    except ValueError as exc:
+        raise InputError(
+            f"not a valid time: {text!r} ({exc})", obj=pod.ref, field="status.startTime"
+        ) from None
+    seconds = int(when.timestamp())
+    return seconds * 1_000_000_000 + int((m.group(2) or "0").ljust(9, "0"))
+
+
+def start_order(pod: Pod) -> tuple[int, int]:
+    """Sorts pods by start time, earliest first, a pod without one last: upstream reads a
+    missing startTime as "now" (`GetPodStartTime`), later than every start recorded in the
+    input (a recorded start after the planning moment would be clock skew)."""
+    t = start_time(pod)
+    return (1, 0) if t is None else (0, t)
+
+
 def running_pods(cluster: Cluster, nodes: Iterable[str | None]) -> list[Pod]:
     """The pods bound to one of `nodes` that hold their resources and are not terminating, in
     input order: the pods a preemption may evict. A terminating pod is not a candidate (it is
@@ -57,24 +95,26 @@ def running_pods(cluster: Cluster, nodes: Iterable[str | None]) -> list[Pod]:
     ]
 
 
-def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str], where: str = "") -> bool:
     """metav1.LabelSelector semantics, except that a nil or empty selector matches nothing — as
-    the scheduler reads a PodDisruptionBudget's selector (upstream `filterPodsWithPDBViolation`)."""
+    the scheduler reads a PodDisruptionBudget's selector (upstream `filterPodsWithPDBViolation`).
+    An operator other than In, NotIn, Exists, DoesNotExist is an InputError naming `where` and
+    the field: the API server would have refused the object, and guessing would be wrong either
+    way (a match evicts past a budget, no match ignores it)."""
     if selector is None or (not selector.match_labels and not selector.match_expressions):
         return False
+    for i, r in enumerate(selector.match_expressions):
+        if r.operator not in LABEL_OPERATORS:
+            raise InputError(
+                f"unknown label selector operator {r.operator!r}; use one of {', '.join(LABEL_OPERATORS)}",
+                obj=where,
+                field=f"spec.selector.matchExpressions[{i}].operator",
+            )
     if any(labels.get(k) != v for k, v in selector.match_labels.items()):
         return False
-    for r in selector.match_expressions:
-        has = r.key in labels
-        if r.operator == "In" and not (has and labels[r.key] in r.values):
-            return False
-        if r.operator == "NotIn" and has and labels[r.key] in r.values:
-            return False
-        if r.operator == "Exists" and not has:
-            return False
-        if r.operator == "DoesNotExist" and has:
-            return False
-    return True
+    return all(
+        requirement_matches(r.key, r.operator, r.values, labels, where) for r in selector.match_expressions
+    )
 
 
 @dataclass(frozen=True)
@@ -97,21 +137,26 @@ class Budget:
 
 def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None = None) -> list[Budget]:
     """Every PodDisruptionBudget of the input, with the running pods it matches (same
-    namespace, selector) and its allowed disruptions: status.disruptionsAllowed when the dump
-    has it, else computed from the spec over the matching running pods of the input, all
-    counted healthy (docs/semantics.md, "Preemption"). A budget whose selector matches no pod
-    of the input protects nothing here: it is left out, with a line in `warnings` naming it
-    (a live cluster often has budgets of workloads scaled to zero, so this is no error)."""
+    namespace, selector; not those its status.disruptedPods lists: their eviction is counted
+    already, and upstream does not charge them again) and its allowed disruptions:
+    status.disruptionsAllowed when the dump has it, else computed from the spec over the
+    matching running pods of the input, all counted healthy (docs/semantics.md, "Preemption").
+    A budget whose selector matches no pod of the input protects nothing here: it is left out,
+    with a line in `warnings` naming it (a live cluster often has budgets of workloads scaled
+    to zero, so this is no error)."""
     out = []
     for key, pdb in cluster.pdbs.items():
         ns = key[0]
+        disrupted = set(pdb.status.disrupted_pods) if pdb.status is not None else set()
         matched = frozenset(
             p.namespaced_name
             for p in running
-            if p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels)
+            if p.metadata.ns == ns
+            and p.metadata.name not in disrupted
+            and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
         )
         everywhere = any(
-            p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels)
+            p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
             for p in cluster.pods.values()
         )
         if not everywhere:
@@ -199,5 +244,7 @@ __all__ = [
     "preemption_policy",
     "running_pods",
     "selector_matches",
+    "start_order",
+    "start_time",
     "terminating",
 ]
