@@ -34,15 +34,11 @@ PoolID = tuple[str, str]  # (driver, pool)
 # --- node selection ---------------------------------------------------------------------------
 
 
-LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-"""The operators of a metav1.LabelSelector requirement; a NodeSelector adds Gt and Lt."""
-
-
 def requirement_matches(
     req_key: str, op: str, values: Sequence[str], lookup: Mapping[str, str], where: str
 ) -> bool:
     """One selector requirement against a map of labels: In, NotIn, Exists, DoesNotExist (the
-    label selector's operators, `LABEL_OPERATORS`) and the node selector's Gt and Lt. An
+    label selector's operators, `api.models.LABEL_OPERATORS`) and the node selector's Gt and Lt. An
     unknown operator is an InputError naming `where`, never a silent match. The one matcher
     of requirements: node selectors here, PodDisruptionBudget selectors in `preempt.victims`."""
     present = req_key in lookup

@@ -726,6 +726,10 @@ class Pod(TypeMeta):
 # --- policy/v1 -------------------------------------------------------------------------------
 
 
+LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+"""The operators of a metav1.LabelSelector requirement (a NodeSelector adds Gt and Lt)."""
+
+
 class LabelSelectorRequirement(K8sModel):
     key: str
     operator: str

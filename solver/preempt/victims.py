@@ -10,15 +10,14 @@ how many disruptions each budget allows — and must read them the same way.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from ..api.cluster import Cluster
-from ..api.models import LabelSelector, Pod, PodDisruptionBudget
+from ..api.models import LABEL_OPERATORS, LabelSelector, Pod, PodDisruptionBudget
+from ..api.times import rfc3339_nanos
 from ..errors import InputError
-from ..inventory import LABEL_OPERATORS, requirement_matches
+from ..inventory import requirement_matches
 from ..problem.resources import holds_node
 from ..problem.scheduling import pod_priority
 
@@ -48,31 +47,16 @@ def terminating(pod: Pod) -> bool:
     return pod.metadata.deletion_timestamp is not None
 
 
-_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})", re.I)
-
-
 def start_time(pod: Pod) -> int | None:
-    """The pod's `status.startTime` in nanoseconds since the epoch (RFC 3339, as the API
-    server writes it, fractions of a second to the nanosecond); None when it has none — a
+    """The pod's `status.startTime` in nanoseconds since the epoch; None when it has none — a
     pod bound but not started yet."""
     text = pod.status.start_time if pod.status is not None else None
     if text is None:
         return None
-    m = _RFC3339.fullmatch(text.strip())
-    if m is None:
-        raise InputError(
-            f"not an RFC 3339 time (like 2026-01-02T15:04:05Z): {text!r}",
-            obj=pod.ref,
-            field="status.startTime",
-        )
     try:
-        when = datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3).upper() == "Z" else m.group(3)))
+        return rfc3339_nanos(text)
     except ValueError as exc:
-        raise InputError(
-            f"not a valid time: {text!r} ({exc})", obj=pod.ref, field="status.startTime"
-        ) from None
-    seconds = int(when.timestamp())
-    return seconds * 1_000_000_000 + int((m.group(2) or "0").ljust(9, "0"))
+        raise InputError(str(exc), obj=pod.ref, field="status.startTime") from None
 
 
 def start_order(pod: Pod) -> tuple[int, int]:
@@ -155,16 +139,9 @@ def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None
             and p.metadata.name not in disrupted
             and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
         )
-        everywhere = any(
-            p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
-            for p in cluster.pods.values()
-        )
-        if not everywhere:
+        if not _matches_any(cluster, pdb):
             if warnings is not None:
-                warnings.append(
-                    f"{pdb.ref}: spec.selector matches no pod of the input (an empty selector matches "
-                    "none): it protects nothing here"
-                )
+                warnings.append(_unmatched(pdb))
             continue
         status = pdb.status.disruptions_allowed if pdb.status is not None else None
         if status is not None:
@@ -172,6 +149,27 @@ def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None
         else:
             out.append(Budget(pdb.namespaced_name, _allowed(pdb, len(matched)), matched, False))
     return out
+
+
+def _matches_any(cluster: Cluster, pdb: PodDisruptionBudget) -> bool:
+    ns = pdb.metadata.ns
+    return any(
+        p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
+        for p in cluster.pods.values()
+    )
+
+
+def _unmatched(pdb: PodDisruptionBudget) -> str:
+    return (
+        f"{pdb.ref}: spec.selector matches no pod of the input (an empty selector matches none): "
+        "it protects nothing here"
+    )
+
+
+def unmatched_budgets(cluster: Cluster) -> list[str]:
+    """A warning line per PodDisruptionBudget whose selector matches no pod of the input (the
+    lines `budgets` adds to its warnings), for `dra-solver validate`."""
+    return [_unmatched(pdb) for pdb in cluster.pdbs.values() if not _matches_any(cluster, pdb)]
 
 
 def _allowed(pdb: PodDisruptionBudget, pods: int) -> int:
@@ -247,4 +245,5 @@ __all__ = [
     "start_order",
     "start_time",
     "terminating",
+    "unmatched_budgets",
 ]
