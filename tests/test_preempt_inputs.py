@@ -240,3 +240,9 @@ def test_plan_preempt_refuses_a_candidate_sharing_its_claim_with_a_pending_pod(t
     assert result.exit_code == 1
     assert "also used by pending pod default/p" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_python_api_refuses_a_percentage_above_100_without_validation() -> None:
+    c = Cluster.from_objects(_docs(_pdb({"minAvailable": "150%"})))
+    with pytest.raises(InputError, match=r"spec.minAvailable.*more than 100%"):
+        budgets(c, running_pods(c, ["n1"]))

@@ -13,11 +13,12 @@ importance (priority, highest first; then the earliest `status.startTime`; then 
 keeping each one whose return still leaves room. The node is chosen by the five criteria
 (fewest PDB violations, lowest highest victim priority, smallest sum of priorities + 2^31,
 fewest victims, the latest start among its highest-priority victims — a pod without a
-startTime counts as started now — then node order); its victims are evicted and the pod placed there at once
-(upstream nominates it and binds it in a later cycle). Budgets are charged as pods are evicted
-(the disruption controller's view once it has caught up). Gangs are not held together here —
-upstream preempts pod by pod — so a gang may evict and still not start: its pods are then
-reported not placed, and the plan is no longer a valid one (`ReferenceOutcome.valid`).
+startTime counts as started now — then node order); its victims are evicted and the pod
+placed there at once (upstream nominates it and binds it in a later cycle). Budgets are
+charged as pods are evicted (the disruption controller's view once it has caught up). Gangs
+are not held together here — upstream preempts pod by pod — so a gang may evict and still not
+start: its pods are then reported not placed, and the plan is no longer a valid one
+(`ReferenceOutcome.valid`).
 """
 
 from __future__ import annotations

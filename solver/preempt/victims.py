@@ -190,13 +190,17 @@ def _allowed(pdb: PodDisruptionBudget, pods: int) -> int:
 
 
 def _scaled(pdb: PodDisruptionBudget, field: str, value: int | str, pods: int) -> int:
+    """An int-or-percent of `pods`, refused as `dra-solver validate` refuses it (for callers
+    of the Python API that skip validation)."""
     if isinstance(value, int):
         if value < 0:
             raise InputError(f"must not be negative, got {value}", obj=pdb.ref, field=field)
         return value
     text = value.strip()
     if not text.endswith("%") or not text[:-1].isdigit():
-        raise InputError(f"not an integer or a percentage: {value!r}", obj=pdb.ref, field=field)
+        raise InputError(f"not an integer or a percentage (like 50%): {value!r}", obj=pdb.ref, field=field)
+    if int(text[:-1]) > 100:
+        raise InputError(f"must not be more than 100%, got {value}", obj=pdb.ref, field=field)
     return math.ceil(int(text[:-1]) * pods / 100)
 
 
