@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -34,9 +34,13 @@ PoolID = tuple[str, str]  # (driver, pool)
 # --- node selection ---------------------------------------------------------------------------
 
 
-def _requirement_matches(
-    req_key: str, op: str, values: list[str], lookup: dict[str, str], where: str
+def requirement_matches(
+    req_key: str, op: str, values: Sequence[str], lookup: Mapping[str, str], where: str
 ) -> bool:
+    """One selector requirement against a map of labels: In, NotIn, Exists, DoesNotExist (the
+    label selector's operators, `api.models.LABEL_OPERATORS`) and the node selector's Gt and Lt. An
+    unknown operator is an InputError naming `where`, never a silent match. The one matcher
+    of requirements: node selectors here, PodDisruptionBudget selectors in `preempt.victims`."""
     present = req_key in lookup
     actual = lookup.get(req_key)
     match op:
@@ -64,13 +68,13 @@ def node_selector_matches(selector: NodeSelector, node: NodeView, where: str) ->
         if not term.match_expressions and not term.match_fields:
             continue  # an empty term matches nothing
         ok = all(
-            _requirement_matches(r.key, r.operator, r.values, node.labels, where)
+            requirement_matches(r.key, r.operator, r.values, node.labels, where)
             for r in term.match_expressions
         )
         for r in term.match_fields:
             if r.key != "metadata.name":
                 raise InputError(f"unsupported matchFields key {r.key!r}", obj=where)
-            ok = ok and _requirement_matches(r.key, r.operator, r.values, {"metadata.name": node.name}, where)
+            ok = ok and requirement_matches(r.key, r.operator, r.values, {"metadata.name": node.name}, where)
         if ok:
             return True
     return False

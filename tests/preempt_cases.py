@@ -23,6 +23,8 @@ class Running:
     claim: str | None = None
     """Name of the claim it uses (default `<name>-gpu`); pods naming the same claim share it."""
     cpu: str = "1"
+    start: str | None = None
+    """status.startTime (RFC 3339); None: not started yet."""
 
 
 @dataclass
@@ -118,7 +120,17 @@ def cluster_docs(
             claims[cname]["status"]["reservedFor"].append(
                 {"resource": "pods", "name": r.name, "uid": f"uid-{r.name}"}
             )
-        docs.append(_pod(r.name, r.priority, cname if r.gpus else None, r.cpu, node=r.node, labels=r.labels))
+        docs.append(
+            _pod(
+                r.name,
+                r.priority,
+                cname if r.gpus else None,
+                r.cpu,
+                node=r.node,
+                labels=r.labels,
+                start=r.start,
+            )
+        )
     for p in pending:
         if p.gpus:
             docs.append(
@@ -163,6 +175,7 @@ def _pod(
     labels: dict[str, str] | None = None,
     policy: str | None = None,
     group: str | None = None,
+    start: str | None = None,
 ) -> Doc:
     spec: Doc = {
         "priority": priority,
@@ -180,13 +193,10 @@ def _pod(
     meta: Doc = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
     if labels:
         meta["labels"] = labels
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    status: Doc = {"phase": "Running" if node else "Pending"}
+    if start:
+        status["startTime"] = start
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
 def pdb(

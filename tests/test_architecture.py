@@ -298,6 +298,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.errors",
         "dra_solver.firstfit",
         "dra_solver.interrupt",
+        "dra_solver.inventory",
         "dra_solver.pipeline",
         "dra_solver.planning.finish",
         "dra_solver.planning.gangs",

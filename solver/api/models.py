@@ -709,6 +709,9 @@ class PodStatus(_Loose):
     """The claims generated for the pod's template entries (upstream names them
     `<pod>-<entry>-<random>`): how a `kubectl get -o yaml` dump links a pod to them."""
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    start_time: StrictStr | None = None
+    """RFC 3339, when the kubelet started the pod: preemption's tie-breaks read it (the
+    older of two pods of equal priority is the more important; docs/semantics.md, "Preemption")."""
 
 
 class Pod(TypeMeta):
@@ -721,6 +724,10 @@ class Pod(TypeMeta):
 
 
 # --- policy/v1 -------------------------------------------------------------------------------
+
+
+LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+"""The operators of a metav1.LabelSelector requirement (a NodeSelector adds Gt and Lt)."""
 
 
 class LabelSelectorRequirement(K8sModel):

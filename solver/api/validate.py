@@ -31,6 +31,7 @@ from .cluster import Cluster
 from .convert import original_path
 from .models import (
     ADMIN_ACCESS_LABEL,
+    LABEL_OPERATORS,
     CapacityRequestPolicy,
     CapacityRequirements,
     DerivedAttribute,
@@ -47,12 +48,15 @@ from .models import (
     DeviceTaintRule,
     DeviceToleration,
     ExactDeviceRequest,
+    LabelSelector,
     NodeSelector,
     Pod,
+    PodDisruptionBudget,
     PodGroup,
     PodGroupResourceClaim,
     PodGroupSchedulingConstraints,
     PodGroupSchedulingPolicy,
+    PriorityClass,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceRequirements,
@@ -63,6 +67,7 @@ from .models import (
 )
 from .quantity import Quantity
 from .strict import did_you_mean
+from .times import rfc3339_nanos
 
 # --- limits (docs/semantics.md, "Input validation and limits"; KEP-5075, KEP-6080) --------
 
@@ -276,6 +281,10 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
             _validate_pod_group(report, obj)
         case Workload():
             _validate_workload(report, obj)
+        case PodDisruptionBudget():
+            _validate_pdb(report, obj)
+        case PriorityClass():
+            _check_preemption_policy(report, "preemptionPolicy", obj.preemption_policy)
         case _:
             pass
     return report.errors
@@ -298,7 +307,8 @@ def validate_cluster(
     messages start with the file name). With `gates`, claims and templates that use a field
     of a disabled feature are errors too (`gate_problems`), as the allocator refuses them.
     Order: DeviceClasses, ResourceSlices, ResourceClaims, templates, Pods, Nodes,
-    DeviceTaintRules, PriorityClasses, PodGroups, Workloads, then the pool problems.
+    DeviceTaintRules, PriorityClasses, PodGroups, Workloads, Namespaces,
+    PodDisruptionBudgets, then the pool problems.
     """
     objects: list[TypeMeta] = [
         *cluster.classes.values(),
@@ -312,6 +322,7 @@ def validate_cluster(
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
         *cluster.namespaces.values(),
+        *cluster.pdbs.values(),
     ]
     classes = set(cluster.classes)
     errors: list[InputError] = []
@@ -912,6 +923,73 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
             report.add(
                 path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
             )
+    _check_preemption_policy(report, "spec.preemptionPolicy", pod.spec.preemption_policy)
+    start = pod.status.start_time if pod.status is not None else None
+    if start is not None:
+        try:
+            rfc3339_nanos(start)
+        except ValueError as exc:
+            report.add("status.startTime", str(exc))
+
+
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+"""core/v1 PreemptionPolicy values (a pod's and a PriorityClass's)."""
+
+
+def _check_preemption_policy(report: _Report, field: str, policy: str | None) -> None:
+    if policy is not None and policy not in PREEMPTION_POLICIES:
+        report.add(field, f"unsupported value {policy!r}; use one of {', '.join(PREEMPTION_POLICIES)}")
+
+
+def _validate_pdb(report: _Report, pdb: PodDisruptionBudget) -> None:
+    """policy/v1's API rules for what `plan --preempt` reads: the selector, minAvailable /
+    maxUnavailable (one of them; a non-negative integer or a percentage up to 100%), and a
+    status that is not negative."""
+    spec = pdb.spec
+    if spec.min_available is not None and spec.max_unavailable is not None:
+        report.add("spec", "minAvailable and maxUnavailable are both set; set one")
+    for field, value in (
+        ("spec.minAvailable", spec.min_available),
+        ("spec.maxUnavailable", spec.max_unavailable),
+    ):
+        if isinstance(value, int) and value < 0:
+            report.add(field, f"must not be negative, got {value}")
+        elif isinstance(value, str):
+            m = re.fullmatch(r"(\d+)%", value)
+            if m is None:
+                report.add(field, f"not an integer or a percentage (like 50%): {value!r}")
+            elif int(m.group(1)) > 100:
+                report.add(field, f"must not be more than 100%, got {value}")
+    if spec.selector is not None:
+        _validate_label_selector(report, "spec.selector", spec.selector)
+    policy = spec.unhealthy_pod_eviction_policy
+    if policy is not None and policy not in ("IfHealthyBudget", "AlwaysAllow"):
+        report.add(
+            "spec.unhealthyPodEvictionPolicy",
+            f"unsupported value {policy!r}; use IfHealthyBudget or AlwaysAllow",
+        )
+    allowed = pdb.status.disruptions_allowed if pdb.status is not None else None
+    if allowed is not None and allowed < 0:
+        report.add("status.disruptionsAllowed", f"must not be negative, got {allowed}")
+
+
+def _validate_label_selector(report: _Report, path: str, selector: LabelSelector) -> None:
+    """metav1.LabelSelector: qualified-name keys, the four operators, values with In and
+    NotIn only (and at least one)."""
+    for key in selector.match_labels:
+        report.qualified_name(_key(f"{path}.matchLabels", key), key)
+    for i, r in enumerate(selector.match_expressions):
+        where = _idx(f"{path}.matchExpressions", i)
+        report.qualified_name(f"{where}.key", r.key)
+        if r.operator not in LABEL_OPERATORS:
+            report.add(
+                f"{where}.operator",
+                f"unknown label selector operator {r.operator!r}; use one of {', '.join(LABEL_OPERATORS)}",
+            )
+        elif r.operator in ("In", "NotIn") and not r.values:
+            report.add(f"{where}.values", f"must be non-empty when the operator is {r.operator}")
+        elif r.operator in ("Exists", "DoesNotExist") and r.values:
+            report.add(f"{where}.values", f"must be empty when the operator is {r.operator}")
 
 
 def _validate_pod_group(report: _Report, group: PodGroup) -> None:

@@ -93,6 +93,9 @@ class SourcedCluster(Cluster):
         yield from self.pod_groups.values()
         yield from self.workloads.values()
         yield from self.namespaces.values()
+        yield from self.taint_rules.values()
+        yield from self.priority_classes.values()
+        yield from self.pdbs.values()
 
 
 @dataclass(frozen=True)

@@ -484,7 +484,17 @@ def _write_preempted(
     if request.output.tabular:
         summary = f"{plan_summary(outcome, planned.seconds)}; {outcome.summary}"
         nodes = resolve_nodes(cluster, request.nodes)
-        out.print(plan_tables(after, outcome, nodes, options.feature_gates, summary, request.output.wide))
+        tables = plan_tables(
+            after,
+            outcome,
+            nodes,
+            options.feature_gates,
+            summary,
+            request.output.wide,
+            evicted=outcome.victims,
+            released=outcome.released,
+        )
+        out.print(tables)
         return
     notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
     if request.output.mode is OutputMode.full:

@@ -6,6 +6,7 @@ from rich.text import Text
 
 from ..api.cluster import Cluster
 from ..api.validate import pool_problems
+from ..preempt.victims import unmatched_budgets
 from .console import out, print_warnings
 from .inputs import Inputs, live_target, load_valid
 from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
@@ -30,6 +31,9 @@ def validate(
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.
     print_warnings(w.message for w in pool_problems(cluster.slices, cluster.source_of))
+    # A budget that protects no pod is valid (a workload scaled to zero), but `plan --preempt`
+    # leaves it out: say so here too.
+    print_warnings(unmatched_budgets(cluster))
     out.print(Text(f"valid: {_summary(cluster)}", style="green"))
 
 
@@ -51,6 +55,8 @@ def _summary(cluster: Cluster) -> str:
     for key in ("templates", "pods", "nodes", "namespaces"):
         if counts[key]:
             parts.append(_count(counts[key], key[:-1]))
+    if cluster.pdbs:
+        parts.append(_count(len(cluster.pdbs), "PodDisruptionBudget"))
     return ", ".join(parts)
 
 

@@ -8,13 +8,16 @@ after the plan — reading, not deciding, so nothing here changes a result.
 Two tables:
 - one row per pod: `namespace/name`, its node, then each claim's devices
   (`claim/request: driver/pool/device`, with the shareID and consumed capacity of a share of a
-  multi-allocatable device) — or, for a pod not placed, the reason;
+  multi-allocatable device) — or, for a pod not placed, the reason; with `plan --preempt`, then
+  one row per evicted pod: its node, "evicted for" the placed pod that justifies it, and the
+  claims the eviction releases (deallocated) or leaves to the pods still using them;
 - one row per node (up to `NODE_ROWS` nodes) or per node class above that (nodes with the same
   node-local devices: the same drivers and device counts): pods placed there, devices used
   of the node-local devices (slices with `spec.nodeName`; in use by the input's allocations or
   the plan's), and **stranded capacity**: what is left on shared devices the plan uses
   partly (a device with consumable capacity that holds at least one share), which only a
-  request small enough for the remainder can still use.
+  request small enough for the remainder can still use; with `plan --preempt`, the pods
+  evicted there.
 Between them, the summary line the CLI prints on stderr otherwise (placed of total, status,
 bound).
 """
@@ -25,13 +28,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Protocol
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from ..api.cluster import Cluster
-from ..api.models import Device, ResourceClaim, ResourceSlice
+from ..api.models import Device, Pod, ResourceClaim, ResourceSlice
 from ..api.quantity import Quantity, QuantityFormat
 from ..gates import FeatureGates
 from ..inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
@@ -59,15 +63,70 @@ def claim_devices(claim: ResourceClaim) -> list[str]:
     return lines or [f"{claim.metadata.name}: no devices"]
 
 
-def pods_table(pods: Sequence[PodPlan], wide: bool = False) -> Table:
-    """One row per pod, in plan order; `wide` (`-o wide`) adds the pod's priority and the
-    claims it names that were already allocated (shared with running pods: reservedFor grows)."""
+class Eviction(Protocol):
+    """What the table reads of an evicted pod (`preempt.Victim`; this floor does not import
+    the preemption package, so it names the fields it reads)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def preemptor(self) -> str: ...
+    @property
+    def pod(self) -> Pod | None: ...
+
+
+def eviction_text(victim: Eviction, preemptor_priority: int | None, released: Sequence[ResourceClaim]) -> str:
+    """`evicted for default/p (priority 100 > 10); releases a-gpu`: the pod that justifies
+    the eviction, then each claim of the victim the plan changes — deallocated (`releases`)
+    or still held by the pods left in its reservedFor (`leaves ... to`)."""
+    words = f"evicted for {victim.preemptor}"
+    if preemptor_priority is not None:
+        words += f" (priority {preemptor_priority} > {victim.priority})"
+    ns = victim.name.split("/", 1)[0]
+    names = set()
+    if victim.pod is not None:
+        names = {c.resource_claim_name for c in victim.pod.spec.resource_claims if c.resource_claim_name}
+        if victim.pod.status is not None:
+            names |= {
+                s.resource_claim_name
+                for s in victim.pod.status.resource_claim_statuses
+                if s.resource_claim_name
+            }
+    for c in released:
+        if c.metadata.ns != ns or c.metadata.name not in names:
+            continue
+        alloc = c.status.allocation if c.status else None
+        if alloc is None:
+            words += f"; releases {c.metadata.name}"
+        else:
+            left = [
+                f"{ns}/{r.name}" for r in (c.status.reserved_for if c.status else []) if r.resource == "pods"
+            ]
+            words += f"; leaves {c.metadata.name} to {', '.join(left) or 'its other users'}"
+    return words
+
+
+def pods_table(
+    pods: Sequence[PodPlan],
+    wide: bool = False,
+    evicted: Sequence[Eviction] = (),
+    released: Sequence[ResourceClaim] = (),
+) -> Table:
+    """One row per pod, in plan order, then one per evicted pod (`evicted`, with the claims of
+    `released`); `wide` (`-o wide`) adds the pod's priority and the claims it names that were
+    already allocated (shared with running pods: reservedFor grows)."""
     table = Table(title="Pods", title_justify="left")
     table.add_column("pod", overflow="fold", ratio=1)
     if wide:
         table.add_column("priority", justify="right")
     table.add_column("node", overflow="fold")
     devices = "devices (claim/request: driver/pool/device) or why not placed"
+    if evicted:
+        devices = "devices (claim/request: driver/pool/device), why not placed, or why evicted"
     table.add_column(devices, overflow="fold", ratio=3)
     if wide:
         table.add_column("claims already allocated (reserved for it too)", overflow="fold", ratio=1)
@@ -80,6 +139,11 @@ def pods_table(pods: Sequence[PodPlan], wide: bool = False) -> Table:
             table.add_row(*first, p.node or "(no node)", "\n".join(lines), *last)
         else:
             table.add_row(*first, Text("not placed", style="red"), Text(p.reason or "", style="red"), *last)
+    priority = {p.name: p.priority for p in pods}
+    for v in evicted:
+        first = [v.name, str(v.priority)] if wide else [v.name]
+        words = eviction_text(v, priority.get(v.preemptor), released)
+        table.add_row(*first, v.node, Text(words, style="yellow"), *(["-"] if wide else []))
     return table
 
 
@@ -89,6 +153,7 @@ class NodeUse:
 
     nodes: int = 0
     pods: int = 0
+    evicted: int = 0
     devices: int = 0
     used: int = 0
     stranded: dict[str, Fraction] = field(default_factory=dict)
@@ -97,6 +162,7 @@ class NodeUse:
     def add(self, other: NodeUse) -> None:
         self.nodes += other.nodes
         self.pods += other.pods
+        self.evicted += other.evicted
         self.devices += other.devices
         self.used += other.used
         for name, left in other.stranded.items():
@@ -133,16 +199,22 @@ def node_devices(
 
 
 def node_use(
-    cluster: Cluster, outcome: PlanOutcome, nodes: Iterable[str], gates: FeatureGates
+    cluster: Cluster,
+    outcome: PlanOutcome,
+    nodes: Iterable[str],
+    gates: FeatureGates,
+    evicted: Sequence[Eviction] = (),
 ) -> dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]]:
-    """Per node: its device signature (driver, count) and what it holds after the plan."""
+    """Per node: its device signature (driver, count) and what it holds after the plan (and
+    how many pods of `evicted` left it)."""
     planned = {c.key: c for p in outcome.pods for c in p.claims}
     claims = {**cluster.claims, **planned}
     in_use = in_use_from_claims(claims.values(), gates)
     pods_on = Counter(p.node for p in outcome.pods if p.placed)
+    gone_from = Counter(v.node for v in evicted)
     out = {}
     for n, devices in node_devices(cluster, nodes, gates).items():
-        use = NodeUse(nodes=1, pods=pods_on.get(n, 0), devices=len(devices))
+        use = NodeUse(nodes=1, pods=pods_on.get(n, 0), evicted=gone_from.get(n, 0), devices=len(devices))
         for dev, d in devices:
             if in_use.allocated(dev):
                 use.used += 1
@@ -159,10 +231,12 @@ def node_use(
 
 
 def nodes_table(
-    per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]], wide: bool = False
+    per_node: dict[str, tuple[tuple[tuple[str, int], ...], NodeUse]],
+    wide: bool = False,
+    evictions: bool = False,
 ) -> Table:
     """One row per node, or per node class when there are more than `NODE_ROWS` nodes (never
-    with `wide`); `wide` adds the node's devices by driver."""
+    with `wide`); `wide` adds the node's devices by driver, `evictions` the pods evicted."""
     by_class = len(per_node) > NODE_ROWS and not wide
     rows: dict[str, NodeUse] = {}
     for n, (signature, use) in per_node.items():
@@ -176,13 +250,16 @@ def nodes_table(
     if by_class:
         table.add_column("nodes", justify="right")
     table.add_column("pods placed", justify="right")
+    if evictions:
+        table.add_column("pods evicted", justify="right")
     table.add_column("devices used", justify="right")
     table.add_column("stranded capacity (left on shared devices in use)", overflow="fold")
     if wide:
         table.add_column("node devices (driver x count)", overflow="fold")
     for label, use in rows.items():
         cells = [label, *([str(use.nodes)] if by_class else [])]
-        cells += [str(use.pods), f"{use.used} of {use.devices}", use.stranded_text()]
+        cells += [str(use.pods), *([str(use.evicted)] if evictions else [])]
+        cells += [f"{use.used} of {use.devices}", use.stranded_text()]
         if wide:
             signature = per_node[label][0]
             cells.append(", ".join(f"{driver} x{count}" for driver, count in signature) or "-")
@@ -197,17 +274,28 @@ def plan_tables(
     gates: FeatureGates,
     summary: str,
     wide: bool = False,
+    evicted: Sequence[Eviction] | None = None,
+    released: Sequence[ResourceClaim] = (),
 ) -> RenderableType:
     """The pods table, the summary line and the nodes table, ready for `Console.print`;
-    `wide` (`-o wide`): more columns, and a row per node however many."""
+    `wide` (`-o wide`): more columns, and a row per node however many. With `evicted` (a plan
+    with preemption, even one that evicts nothing; `cluster` is then the cluster after the
+    evictions): a row per evicted pod, and the nodes' evictions."""
     style = "bold" if outcome.placed == len(outcome.pods) else "bold yellow"
-    per_node = node_use(cluster, outcome, nodes, gates)
-    return Group(pods_table(outcome.pods, wide), Text(summary, style=style), nodes_table(per_node, wide))
+    gone = evicted or ()
+    per_node = node_use(cluster, outcome, nodes, gates, gone)
+    return Group(
+        pods_table(outcome.pods, wide, gone, released),
+        Text(summary, style=style),
+        nodes_table(per_node, wide, evictions=evicted is not None),
+    )
 
 
 __all__ = [
     "NODE_ROWS",
+    "Eviction",
     "claim_devices",
+    "eviction_text",
     "node_devices",
     "node_use",
     "nodes_table",

@@ -9,14 +9,16 @@ Each is first placed without preemption (first fit, `pipeline.plan` with the ref
 allocator). If that fails and the pod may preempt, every node it may use is tried as
 DefaultPreemption does: remove every running pod of lower priority, check that the pod fits,
 then reprieve the removed pods — PDB-violating ones first, then the others, each group by
-priority (highest first, then input order, for start time) — keeping each one whose return
-still leaves room. The node is chosen by the five criteria (fewest PDB violations, lowest
-highest victim priority, smallest sum of priorities + 2^31, fewest victims, then node order:
-start times are not in the input); its victims are evicted and the pod placed there at once
-(upstream nominates it and binds it in a later cycle). Budgets are charged as pods are evicted
-(the disruption controller's view once it has caught up). Gangs are not held together here —
-upstream preempts pod by pod — so a gang may evict and still not start: its pods are then
-reported not placed, and the plan is no longer a valid one (`ReferenceOutcome.valid`).
+importance (priority, highest first; then the earliest `status.startTime`; then input order) —
+keeping each one whose return still leaves room. The node is chosen by the five criteria
+(fewest PDB violations, lowest highest victim priority, smallest sum of priorities + 2^31,
+fewest victims, the latest start among its highest-priority victims — a pod without a
+startTime counts as started now — then node order); its victims are evicted and the pod
+placed there at once (upstream nominates it and binds it in a later cycle). Budgets are
+charged as pods are evicted (the disruption controller's view once it has caught up). Gangs
+are not held together here — upstream preempts pod by pod — so a gang may evict and still not
+start: its pods are then reported not placed, and the plan is no longer a valid one
+(`ReferenceOutcome.valid`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..planning.job import Options, PodPlan
 from ..problem.flat import claim_weight
 from ..problem.scheduling import pod_priority
 from .model import Setting, cluster_after_evictions, setting
-from .victims import Budget, pdb_violations, running_pods, terminating
+from .victims import Budget, pdb_violations, running_pods, start_order, terminating
 
 SHIFT = 2**31
 
@@ -104,7 +106,13 @@ def _run(s: Setting, opts: Options) -> ReferenceOutcome:
                     continue
                 victims, violating = found
                 prios = [pod_priority(s.cluster, v) for v in victims]
-                key = (violating, max(prios), sum(p + SHIFT for p in prios), len(prios))
+                key = (
+                    violating,
+                    max(prios),
+                    sum(p + SHIFT for p in prios),
+                    len(prios),
+                    _latest_start(state, victims),
+                )
                 if best is None or key < best[0]:
                     best = (key, n, victims)
             if best is not None:
@@ -183,7 +191,7 @@ def _victims_on(
     if not _fits(state, members, node, removed, opts):
         return None
     order = {p.namespaced_name: i for i, p in enumerate(state.pods.values())}
-    potential.sort(key=lambda p: (-pod_priority(state, p), order[p.namespaced_name]))
+    potential.sort(key=lambda p: (-pod_priority(state, p), start_order(p), order[p.namespaced_name]))
     left = {b.name: b.allowed - charged.get(b.name, 0) for b in budgets}
     violating: list[Pod] = []
     fine: list[Pod] = []
@@ -203,8 +211,17 @@ def _victims_on(
                 removed.add(p.namespaced_name)
                 victims.append(p)
                 count += is_bad
-    victims.sort(key=lambda p: (-pod_priority(state, p), order[p.namespaced_name]))
+    victims.sort(key=lambda p: (-pod_priority(state, p), start_order(p), order[p.namespaced_name]))
     return victims, count
+
+
+def _latest_start(state: Cluster, victims: list[Pod]) -> tuple[int, int]:
+    """Criterion (5) as a key to minimise: the earliest start among the node's victims of the
+    highest priority (upstream `GetEarliestPodStartTime`), negated so that the node where that
+    start is the latest sorts first."""
+    top = max(pod_priority(state, v) for v in victims)
+    flag, when = min(start_order(v) for v in victims if pod_priority(state, v) == top)
+    return (-flag, -when)
 
 
 def _fits(state: Cluster, members: list[Pod], node: str, removed: set[str], opts: Options) -> bool:

@@ -14,8 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..api.cluster import Cluster
-from ..api.models import LabelSelector, Pod, PodDisruptionBudget
+from ..api.models import LABEL_OPERATORS, LabelSelector, Pod, PodDisruptionBudget
+from ..api.times import rfc3339_nanos
 from ..errors import InputError
+from ..inventory import requirement_matches
 from ..problem.resources import holds_node
 from ..problem.scheduling import pod_priority
 
@@ -45,6 +47,26 @@ def terminating(pod: Pod) -> bool:
     return pod.metadata.deletion_timestamp is not None
 
 
+def start_time(pod: Pod) -> int | None:
+    """The pod's `status.startTime` in nanoseconds since the epoch; None when it has none — a
+    pod bound but not started yet."""
+    text = pod.status.start_time if pod.status is not None else None
+    if text is None:
+        return None
+    try:
+        return rfc3339_nanos(text)
+    except ValueError as exc:
+        raise InputError(str(exc), obj=pod.ref, field="status.startTime") from None
+
+
+def start_order(pod: Pod) -> tuple[int, int]:
+    """Sorts pods by start time, earliest first, a pod without one last: upstream reads a
+    missing startTime as "now" (`GetPodStartTime`), later than every start recorded in the
+    input (a recorded start after the planning moment would be clock skew)."""
+    t = start_time(pod)
+    return (1, 0) if t is None else (0, t)
+
+
 def running_pods(cluster: Cluster, nodes: Iterable[str | None]) -> list[Pod]:
     """The pods bound to one of `nodes` that hold their resources and are not terminating, in
     input order: the pods a preemption may evict. A terminating pod is not a candidate (it is
@@ -57,24 +79,26 @@ def running_pods(cluster: Cluster, nodes: Iterable[str | None]) -> list[Pod]:
     ]
 
 
-def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str], where: str = "") -> bool:
     """metav1.LabelSelector semantics, except that a nil or empty selector matches nothing — as
-    the scheduler reads a PodDisruptionBudget's selector (upstream `filterPodsWithPDBViolation`)."""
+    the scheduler reads a PodDisruptionBudget's selector (upstream `filterPodsWithPDBViolation`).
+    An operator other than In, NotIn, Exists, DoesNotExist is an InputError naming `where` and
+    the field: the API server would have refused the object, and guessing would be wrong either
+    way (a match evicts past a budget, no match ignores it)."""
     if selector is None or (not selector.match_labels and not selector.match_expressions):
         return False
+    for i, r in enumerate(selector.match_expressions):
+        if r.operator not in LABEL_OPERATORS:
+            raise InputError(
+                f"unknown label selector operator {r.operator!r}; use one of {', '.join(LABEL_OPERATORS)}",
+                obj=where,
+                field=f"spec.selector.matchExpressions[{i}].operator",
+            )
     if any(labels.get(k) != v for k, v in selector.match_labels.items()):
         return False
-    for r in selector.match_expressions:
-        has = r.key in labels
-        if r.operator == "In" and not (has and labels[r.key] in r.values):
-            return False
-        if r.operator == "NotIn" and has and labels[r.key] in r.values:
-            return False
-        if r.operator == "Exists" and not has:
-            return False
-        if r.operator == "DoesNotExist" and has:
-            return False
-    return True
+    return all(
+        requirement_matches(r.key, r.operator, r.values, labels, where) for r in selector.match_expressions
+    )
 
 
 @dataclass(frozen=True)
@@ -97,29 +121,27 @@ class Budget:
 
 def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None = None) -> list[Budget]:
     """Every PodDisruptionBudget of the input, with the running pods it matches (same
-    namespace, selector) and its allowed disruptions: status.disruptionsAllowed when the dump
-    has it, else computed from the spec over the matching running pods of the input, all
-    counted healthy (docs/semantics.md, "Preemption"). A budget whose selector matches no pod
-    of the input protects nothing here: it is left out, with a line in `warnings` naming it
-    (a live cluster often has budgets of workloads scaled to zero, so this is no error)."""
+    namespace, selector; not those its status.disruptedPods lists: their eviction is counted
+    already, and upstream does not charge them again) and its allowed disruptions:
+    status.disruptionsAllowed when the dump has it, else computed from the spec over the
+    matching running pods of the input, all counted healthy (docs/semantics.md, "Preemption").
+    A budget whose selector matches no pod of the input protects nothing here: it is left out,
+    with a line in `warnings` naming it (a live cluster often has budgets of workloads scaled
+    to zero, so this is no error)."""
     out = []
     for key, pdb in cluster.pdbs.items():
         ns = key[0]
+        disrupted = set(pdb.status.disrupted_pods) if pdb.status is not None else set()
         matched = frozenset(
             p.namespaced_name
             for p in running
-            if p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels)
+            if p.metadata.ns == ns
+            and p.metadata.name not in disrupted
+            and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
         )
-        everywhere = any(
-            p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels)
-            for p in cluster.pods.values()
-        )
-        if not everywhere:
+        if not _matches_any(cluster, pdb):
             if warnings is not None:
-                warnings.append(
-                    f"{pdb.ref}: spec.selector matches no pod of the input (an empty selector matches "
-                    "none): it protects nothing here"
-                )
+                warnings.append(_unmatched(pdb))
             continue
         status = pdb.status.disruptions_allowed if pdb.status is not None else None
         if status is not None:
@@ -127,6 +149,27 @@ def budgets(cluster: Cluster, running: Sequence[Pod], warnings: list[str] | None
         else:
             out.append(Budget(pdb.namespaced_name, _allowed(pdb, len(matched)), matched, False))
     return out
+
+
+def _matches_any(cluster: Cluster, pdb: PodDisruptionBudget) -> bool:
+    ns = pdb.metadata.ns
+    return any(
+        p.metadata.ns == ns and selector_matches(pdb.spec.selector, p.metadata.labels, pdb.ref)
+        for p in cluster.pods.values()
+    )
+
+
+def _unmatched(pdb: PodDisruptionBudget) -> str:
+    return (
+        f"{pdb.ref}: spec.selector matches no pod of the input (an empty selector matches none): "
+        "it protects nothing here"
+    )
+
+
+def unmatched_budgets(cluster: Cluster) -> list[str]:
+    """A warning line per PodDisruptionBudget whose selector matches no pod of the input (the
+    lines `budgets` adds to its warnings), for `dra-solver validate`."""
+    return [_unmatched(pdb) for pdb in cluster.pdbs.values() if not _matches_any(cluster, pdb)]
 
 
 def _allowed(pdb: PodDisruptionBudget, pods: int) -> int:
@@ -147,13 +190,17 @@ def _allowed(pdb: PodDisruptionBudget, pods: int) -> int:
 
 
 def _scaled(pdb: PodDisruptionBudget, field: str, value: int | str, pods: int) -> int:
+    """An int-or-percent of `pods`, refused as `dra-solver validate` refuses it (for callers
+    of the Python API that skip validation)."""
     if isinstance(value, int):
         if value < 0:
             raise InputError(f"must not be negative, got {value}", obj=pdb.ref, field=field)
         return value
     text = value.strip()
     if not text.endswith("%") or not text[:-1].isdigit():
-        raise InputError(f"not an integer or a percentage: {value!r}", obj=pdb.ref, field=field)
+        raise InputError(f"not an integer or a percentage (like 50%): {value!r}", obj=pdb.ref, field=field)
+    if int(text[:-1]) > 100:
+        raise InputError(f"must not be more than 100%, got {value}", obj=pdb.ref, field=field)
     return math.ceil(int(text[:-1]) * pods / 100)
 
 
@@ -199,5 +246,8 @@ __all__ = [
     "preemption_policy",
     "running_pods",
     "selector_matches",
+    "start_order",
+    "start_time",
     "terminating",
+    "unmatched_budgets",
 ]
