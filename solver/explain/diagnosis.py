@@ -45,7 +45,7 @@ from ..problem.flat import Problem
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
-from ..reference import ReferenceSearch
+from ..reference import search
 from ..whatif.templates import NodeTemplate, with_copies
 from .blocking import Group, minimal_blocking_set
 from .reasons import explain_unschedulable
@@ -288,7 +288,7 @@ class _Explaining:
 
 def _solves(problem: Problem) -> bool:
     try:
-        return ReferenceSearch(problem, max_steps=STEPS).run() is not None
+        return search(problem, max_steps=STEPS) is not None
     except SearchAborted:
         return False
 
