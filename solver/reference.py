@@ -293,13 +293,13 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
     crank = {i: r for r, i in enumerate(counters)}
     alternatives = []
     for a in problem.alternatives:
-        candidates = []
-        for c in a.candidates:
-            if c.error is not None:
-                return None
-            consumed = None if c.consumed is None else tuple(sorted(c.consumed.items()))
-            candidates.append((rank[c.device], consumed))
-        alternatives.append((a.index, a.mode, a.count, a.admin, a.all_blocked is not None, tuple(candidates)))
+        if any(c.error is not None for c in a.candidates):
+            return None
+        candidates = tuple(
+            (rank[c.device], None if c.consumed is None else tuple(sorted(c.consumed.items())))
+            for c in a.candidates
+        )
+        alternatives.append((a.index, a.mode, a.count, a.admin, a.all_blocked is not None, candidates))
     devices = tuple(
         (
             dev.busy,
@@ -312,16 +312,15 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
         )
         for dev in (problem.devices[d] for d in used)
     )
+    # A constraint's values as the search reads them: per covered alternative (in index order),
+    # per candidate (in its order, which `alternatives` above fixes), the value set or None.
     constraints = tuple(
         (
             k.index,
             k.kind,
-            tuple(sorted(k.alternatives)),
             tuple(
-                sorted(
-                    (((a, rank[d]), v) for (a, d), v in k.values.items() if d in rank),
-                    key=lambda t: t[0],
-                )
+                (a, tuple(k.values.get((a, c.device)) for c in problem.alternatives[a].candidates))
+                for a in sorted(k.alternatives)
             ),
         )
         for k in problem.constraints
