@@ -361,6 +361,11 @@ class SearchMemo:
         self.hits = 0
         self.misses = 0
 
+    def clear(self) -> None:
+        """Forget every outcome (a benchmark's round that must search as a first call does)."""
+        with self._lock:
+            self._outcomes.clear()
+
     def search(self, problem: Problem, max_steps: int) -> Assignment | None:
         """`ReferenceSearch(problem, max_steps=max_steps).run()`: the same assignment, None or
         `SearchAborted`, from the memo when a twin of `problem` was searched."""
