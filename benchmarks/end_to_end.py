@@ -56,13 +56,13 @@ def main() -> None:
     make, gates = WORKLOADS[name]
     t0 = time.perf_counter()
     cluster = Cluster.from_objects(make())
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     out = plan(cluster, allocator=allocator, **({"feature_gates": gates} if gates else {}))
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     s = out.stats
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(
-        f"{name} {allocator}: load {t1 - t0:.1f} s, plan {t2 - t1:.1f} s "
+        f"{name} {allocator}: load {t1 - t0:.1f} s, plan {t2 - t1:.1f} s (cpu {c2 - c1:.1f} s) "
         f"(first fit {s.get('first_fit_seconds')} s), placed {out.placed}/{len(out.pods)}, "
         f"first fit {s.get('reference_placed')}, status {s.get('status')}, bound {s.get('bound')}, "
         f"gap {s.get('gap')}, aggregated {str(s.get('aggregated'))[:60]}, peak RSS {rss} MiB"

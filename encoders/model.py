@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 from ortools.sat.python import cp_model
 
@@ -103,7 +104,18 @@ def value_key(v: Value) -> tuple[str, str, str]:
 
 
 def sorted_values(values: frozenset[Value] | set[Value]) -> list[Value]:
+    if isinstance(values, frozenset):
+        return list(_sorted_frozen(values))
     return sorted(values, key=value_key)
+
+
+@lru_cache(maxsize=1 << 14)
+def _sorted_frozen(values: frozenset[Value]) -> tuple[Value, ...]:
+    """`sorted_values` of a frozen set, kept: precompute shares one value set among the
+    requests that read a device's attribute, and the model and the node signatures sort it
+    once per (request, device) — 100,000 sorts for a plan of workload (e). Equal sets give
+    equal sorts (the typed values carry their kind, so no two distinct values compare equal)."""
+    return tuple(sorted(values, key=value_key))
 
 
 def total(vs: list[IntVar]) -> LinearExpr:

@@ -15,9 +15,12 @@ call (Q7).
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import threading
+from collections import OrderedDict
+from collections.abc import Generator, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Literal
 
 from .errors import InputRefused, InvalidPools, SearchAborted
 from .problem.flat import (
@@ -159,10 +162,7 @@ class ReferenceSearch:
     def _place(self, ci: int, alt: Alternative, cand: Candidate, *, all_mode: bool) -> bool:
         self.steps += 1
         if self.steps > self.max_steps:
-            raise SearchAborted(
-                f"filter operation aborted: the search exceeded {self.max_steps} steps "
-                "(upstream would hit its filter timeout)"
-            )
+            raise _aborted(self.max_steps)
         d = self.p.devices[cand.device]
         if alt.admin:
             if cand.device in self.claim_dedicated[ci]:
@@ -257,12 +257,201 @@ class ReferenceSearch:
         stack.append(KINDS[self.p.constraints[con_i].kind].fold(stack[-1], value) if stack else value)
 
 
-def allocate_reference(problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS) -> Assignment | None:
+# --- twins: one search for Problems equal up to names ------------------------------------
+
+PROBE_STEPS = 2_000
+"""Searches that end within this many steps are not memoized: they cost less than their key."""
+
+SearchKey = tuple[int, Hashable]
+"""(max_steps, `search_key`'s facts)."""
+
+_Found = tuple[tuple[tuple[int, int], ...], ...]
+"""An assignment in rank form: per claim, its placements as (alternative, device rank)."""
+
+
+def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
+    """Everything `ReferenceSearch` reads of `problem`, with devices named by their rank among
+    the devices some candidate uses and counters by their rank among those such devices
+    consume, and those devices in rank order; None when a candidate carries a CEL error.
+
+    Why this decides the search: the search visits claims, requests, alternatives and
+    candidates in the order they are listed here (alternatives and constraints by index, each
+    alternative's candidates in their own order, which the key keeps as is), and every test it
+    makes reads only these facts: a device's busy/multi flags, capacity, existing use, counter
+    use and counter block, a counter's availability, a constraint's kind, alternatives and
+    value per (alternative, candidate device); a device is used only through its index, as a
+    set member or a dict key, so a bijection of indices maps one run onto the other. Two
+    Problems with equal keys therefore take the same steps in the same order and end alike:
+    both find the assignment equal up to the renaming (`used[rank]`), both find none, or both
+    exceed the same step budget. Names (device ids, claim refs) appear only in the texts of
+    errors: a candidate's CEL error (hence None: no key) and the refusal of an All request
+    (`InputRefused`, never memoized). The node, pools, slices, names, results' metadata and
+    every fact the search does not read are left out, so twin nodes share one key."""
+    used = sorted({c.device for a in problem.alternatives for c in a.candidates})
+    rank = {d: r for r, d in enumerate(used)}
+    counters = sorted({i for d in used for i in problem.devices[d].counter_use})
+    crank = {i: r for r, i in enumerate(counters)}
+    alternatives = []
+    for a in problem.alternatives:
+        if any(c.error is not None for c in a.candidates):
+            return None
+        candidates = tuple(
+            (rank[c.device], None if c.consumed is None else tuple(sorted(c.consumed.items())))
+            for c in a.candidates
+        )
+        alternatives.append((a.index, a.mode, a.count, a.admin, a.all_blocked is not None, candidates))
+    devices = tuple(
+        (
+            dev.busy,
+            dev.multi,
+            tuple(sorted(dev.capacity.items())),
+            tuple(sorted(dev.in_use.items())),
+            dev.shared_in_use,
+            tuple(sorted((crank[i], v) for i, v in dev.counter_use.items())),
+            dev.counters_blocked,
+        )
+        for dev in (problem.devices[d] for d in used)
+    )
+    # A constraint's values as the search reads them: per covered alternative (in index order),
+    # per candidate (in its order, which `alternatives` above fixes), the value set or None.
+    constraints = tuple(
+        (
+            k.index,
+            k.kind,
+            tuple(
+                (a, tuple(k.values.get((a, c.device)) for c in problem.alternatives[a].candidates))
+                for a in sorted(k.alternatives)
+            ),
+        )
+        for k in problem.constraints
+    )
+    facts = (
+        MAX_RESULTS_PER_CLAIM,
+        tuple(tuple(r.alternatives for r in c.requests) for c in problem.claims),
+        tuple(alternatives),
+        devices,
+        tuple(problem.counters[i].available for i in counters),
+        constraints,
+    )
+    return facts, tuple(used)
+
+
+class SearchMemo:
+    """The outcomes of long reference searches, by `search_key`: a Problem equal to one already
+    searched up to names gets that search's outcome, its devices mapped rank for rank,
+    without searching again.
+
+    Why: a claim whose requests and constraints make the depth-first search explode (docs/
+    benchmarks.md, workload (e)) costs the whole step budget on every node that holds the
+    trap, and a cluster's nodes are mostly twins: first fit, the reasons of pods left out and
+    `explain` searched each of them anew. The answer is the search's own (`search_key` says why
+    it is the same), so every caller stays upstream-exact.
+
+    Only searches longer than `probe` steps are memoized — a search is first run with that
+    budget, and the key is computed only when it does not end within it (short searches cost
+    less than their key, and the memo holds only what is worth holding); the search then runs
+    again from the start on a miss. At most `capacity` outcomes are kept (least recently used
+    out): a key of a large Problem holds every candidate and constraint value. Thread-safe."""
+
+    def __init__(self, probe: int = PROBE_STEPS, capacity: int = 64) -> None:
+        self.probe = probe
+        self.capacity = capacity
+        self._outcomes: OrderedDict[SearchKey, _Found | bool] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def clear(self) -> None:
+        """Forget every outcome (a benchmark's round that must search as a first call does)."""
+        with self._lock:
+            self._outcomes.clear()
+
+    def search(self, problem: Problem, max_steps: int) -> Assignment | None:
+        """`ReferenceSearch(problem, max_steps=max_steps).run()`: the same assignment, None or
+        `SearchAborted`, from the memo when a twin of `problem` was searched."""
+        if max_steps > self.probe:
+            try:
+                return ReferenceSearch(problem, max_steps=self.probe).run()
+            except SearchAborted:
+                pass
+        keyed = search_key(problem)
+        if keyed is None:
+            return ReferenceSearch(problem, max_steps=max_steps).run()
+        facts, used = keyed
+        key = (max_steps, facts)
+        with self._lock:
+            outcome = self._outcomes.get(key)
+            if outcome is not None:
+                self._outcomes.move_to_end(key)
+                self.hits += 1
+        if outcome is None:
+            outcome = self._run(problem, max_steps, used)
+            with self._lock:
+                self.misses += 1
+                self._outcomes[key] = outcome
+                while len(self._outcomes) > self.capacity:
+                    self._outcomes.popitem(last=False)
+        if outcome is True:
+            raise _aborted(max_steps)
+        if outcome is False:
+            return None
+        return {
+            ci: [Placement(ci, alt, used[r]) for alt, r in placements]
+            for ci, placements in enumerate(outcome)
+        }
+
+    @staticmethod
+    def _run(problem: Problem, max_steps: int, used: tuple[int, ...]) -> _Found | bool:
+        """The search's outcome in rank form: the assignment, False (none) or True (aborted).
+        Any other error propagates and nothing is kept (its text names this Problem's objects)."""
+        try:
+            found = ReferenceSearch(problem, max_steps=max_steps).run()
+        except SearchAborted:
+            return True
+        if found is None:
+            return False
+        rank = {d: r for r, d in enumerate(used)}
+        return tuple(
+            tuple((p.alternative, rank[p.device]) for p in found.get(ci, ()))
+            for ci in range(len(problem.claims))
+        )
+
+
+def _aborted(max_steps: int) -> SearchAborted:
+    """The error `ReferenceSearch._place` raises past its budget (one text for both)."""
+    return SearchAborted(
+        f"filter operation aborted: the search exceeded {max_steps} steps "
+        "(upstream would hit its filter timeout)"
+    )
+
+
+MEMO = SearchMemo()
+"""The process's memo: every reference search of a plan — first fit, the hint, the expansion's
+fast searches, the reasons of pods left out, `explain` — shares it (`search`)."""
+
+Shared = Literal["shared"]
+
+
+def search(
+    problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS, memo: SearchMemo | Shared | None = "shared"
+) -> Assignment | None:
+    """The first assignment of the reference search, or None; `SearchAborted` past `max_steps`.
+    Through `memo`: "shared" is the process's `MEMO` (read at the call), None searches every
+    time, as `ReferenceSearch(problem, max_steps=max_steps).run()` does."""
+    chosen = MEMO if isinstance(memo, str) else memo
+    if chosen is None:
+        return ReferenceSearch(problem, max_steps=max_steps).run()
+    return chosen.search(problem, max_steps)
+
+
+def allocate_reference(
+    problem: Problem, *, max_steps: int = DEFAULT_MAX_STEPS, memo: SearchMemo | Shared | None = "shared"
+) -> Assignment | None:
     """All claims of the problem together, or None (unschedulable on this node).
 
     Raises AllocationError for upstream's fatal errors, including the per-node error for
     invalid pools when no solution exists."""
-    result = ReferenceSearch(problem, max_steps=max_steps).run()
+    result = search(problem, max_steps=max_steps, memo=memo)
     if result is None and problem.invalid_pools:
         raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
     return result

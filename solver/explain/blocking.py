@@ -129,6 +129,23 @@ def minimal_blocking_set(problem: Problem, *, seed: int = 0) -> list[Group] | No
     return keep
 
 
+def allocation_exists(problem: Problem, *, seed: int = 0) -> bool | None:
+    """Whether the node's claims have an allocation together, decided by CP-SAT: True when it
+    finds one, False when it proves there is none, None when its budget ends first. Why: where
+    the bounded reference search gives up (a claim that makes first fit explode), "no" would be
+    a guess; this is the exact model with every rule group on (module docstring)."""
+    g = guarded_model(problem)
+    cp = g.model.cp
+    cp.clear_assumptions()
+    cp.add_assumptions(list(g.literals.values()))
+    solver = cp_solver(seed, TIME_LIMIT)
+    with interrupt.stoppable(solver.stop_search):
+        status = solver.solve(cp)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return True
+    return False if status == cp_model.INFEASIBLE else None
+
+
 def _infeasible(g: GuardedModel, groups: list[Group], seed: int) -> tuple[bool, set[Group]]:
     """Whether `groups` together are proven infeasible, and a core of them that already is."""
     cp = g.model.cp
@@ -143,4 +160,4 @@ def _infeasible(g: GuardedModel, groups: list[Group], seed: int) -> tuple[bool, 
     return True, {x for x in groups if g.literals[x].index in core}
 
 
-__all__ = ["Group", "GuardedModel", "guarded_model", "minimal_blocking_set"]
+__all__ = ["Group", "GuardedModel", "allocation_exists", "guarded_model", "minimal_blocking_set"]

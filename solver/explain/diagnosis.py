@@ -45,13 +45,15 @@ from ..problem.flat import Problem
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
-from ..reference import ReferenceSearch
+from ..reference import search
 from ..whatif.templates import NodeTemplate, with_copies
-from .blocking import Group, minimal_blocking_set
+from .blocking import Group, allocation_exists, minimal_blocking_set
 from .reasons import explain_unschedulable
 
 STEPS = 200_000
 NODE = "<node>"
+GAVE_UP = f"the reference search (upstream's first fit) gave up after {STEPS:,} steps"
+UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class NodeAnswer:
     reason: str = ""
     details: tuple[str, ...] = ()
     fix: str | None = None
+    note: str | None = None
+    """A node that fits only by CP-SAT's word: the reference search gave up there."""
 
 
 @dataclass
@@ -99,6 +103,13 @@ class Explanation:
         lines = [ALONE]
         if self.fits:
             lines.append(f"{self.subject} fits on: {', '.join(map(str, self.fits))}")
+        noted: dict[str, list[str | None]] = {}
+        for a in self.nodes:
+            if a.fits and a.note:
+                noted.setdefault(_generic(a.note, a.node), []).append(a.node)
+        for note, nodes in noted.items():
+            where = "on each of them" if nodes == self.fits else f"on {', '.join(map(str, nodes))}"
+            lines.append(f"  - {where}: {note}")
         for a, nodes in self.groups():
             names = ", ".join(str(n) for n in nodes)
             head = f"{len(nodes)} node(s) ({names})" if len(nodes) > 1 else f"node {names}"
@@ -213,15 +224,31 @@ class _Explaining:
         self.holders = _holders(cluster)
         self.pod_claims = pod_claims(cluster, pod, gates) if pod is not None else []
         self.blocking: dict[Hashable, list[Group] | None] = {}
+        self.exists: dict[Hashable, bool | None] = {}
 
     def local(self, node: str | None, cluster: Cluster | None = None) -> Cluster:
         """`cluster` (default: the run's) as seen from `node`."""
         cluster = cluster or self.cluster
         return self.views.of(cluster, node) if node is not None else cluster
 
-    def fits(self, claims: list[ResourceClaim], node: str | None, cluster: Cluster | None = None) -> bool:
+    def fits(
+        self, claims: list[ResourceClaim], node: str | None, cluster: Cluster | None = None
+    ) -> bool | None:
+        """Whether `claims` fit on `node` (`decide`)."""
         ctx = build_context(self.local(node, cluster), claims, node, self.gates, self.cache)
-        return _solves(problem_from_context(ctx, claims))
+        return self.decide(problem_from_context(ctx, claims))
+
+    def decide(self, problem: Problem) -> bool | None:
+        """Whether the Problem has an allocation: the reference search's answer, or where it
+        gives up (`STEPS`), CP-SAT's (`allocation_exists`, once per `problem_signature`: nodes
+        with equal signatures accept the same claims); None when neither can tell."""
+        found = _solves(problem)
+        if found is not None:
+            return found
+        key = problem_signature(problem)
+        if key not in self.exists:
+            self.exists[key] = allocation_exists(problem)
+        return self.exists[key]
 
     def node(self, node: str | None) -> NodeAnswer:
         cluster, pod, claims = self.cluster, self.pod, self.claims
@@ -238,8 +265,15 @@ class _Explaining:
         local = self.local(node)
         ctx = build_context(local, claims, node, self.gates, self.cache)
         problem = problem_from_context(ctx, claims)
-        if _solves(problem):
+        searched = _solves(problem)
+        if searched:
             return NodeAnswer(node, True)
+        if searched is None:
+            exists = self.decide(problem)
+            if exists:
+                return NodeAnswer(node, True, note=f"{GAVE_UP}; CP-SAT finds an allocation")
+            if exists is None:
+                return NodeAnswer(node, False, f"not decided: {GAVE_UP}, and {UNDECIDED}")
         details = _request_details(local, ctx, problem, claims, self.holders)
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
@@ -258,8 +292,11 @@ class _Explaining:
         own blocker would stay hidden until the first is fixed."""
         lines = []
         for c in self.claims:
-            if self.fits([c], node):
+            fits = self.fits([c], node)
+            if fits:
                 lines.append(f"claim {c.namespaced_name} alone: fits")
+            elif fits is None:
+                lines.append(f"claim {c.namespaced_name} alone: not decided ({GAVE_UP}, and {UNDECIDED})")
             else:
                 lines.append(f"claim {c.namespaced_name} alone: does not fit (its own blocker)")
         return lines
@@ -275,7 +312,7 @@ class _Explaining:
             ids = {id(p) for p in chosen}
             pools = Pools([replace(p, invalid=None) if id(p) in ids else p for p in ctx.pools.pools], [])
             grown = context_from(ctx.cluster, ctx.node, pools, ctx.in_use, self.gates, self.cache)
-            if _solves(problem_from_context(grown, claims)):
+            if self.decide(problem_from_context(grown, claims)):
                 return [f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in chosen]
         return []
 
@@ -286,11 +323,12 @@ class _Explaining:
         return self.blocking[key]
 
 
-def _solves(problem: Problem) -> bool:
+def _solves(problem: Problem) -> bool | None:
+    """The bounded reference search's answer; None when it gives up."""
     try:
-        return ReferenceSearch(problem, max_steps=STEPS).run() is not None
+        return search(problem, max_steps=STEPS) is not None
     except SearchAborted:
-        return False
+        return None
 
 
 def _holders(cluster: Cluster) -> dict[tuple[str, str, str], list[str]]:
@@ -467,7 +505,7 @@ def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
             )
             if 0 < usable < alt.count:
                 fewer = _with_count(c, ri, usable)
-                if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):
+                if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):  # a fix only when it surely fits
                     return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
     tried: list[str] = []
     for alt in problem.alternatives:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..errors import SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
-from ..reference import ReferenceSearch
+from ..reference import search
 
 
 def _usable(problem: Problem, alt: Alternative) -> int:
@@ -42,7 +42,7 @@ def _only(problem: Problem, claim: ClaimInfo, *, constraints: bool) -> Problem:
 def _fails(problem: Problem) -> bool:
     """The smaller problem has no allocation (False when the bounded search cannot tell)."""
     try:
-        return ReferenceSearch(problem, max_steps=200_000).run() is None
+        return search(problem, max_steps=200_000) is None
     except SearchAborted:
         return False
 

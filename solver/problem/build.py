@@ -39,7 +39,7 @@ from .flat import (
     RequestInfo,
     ValueSet,
 )
-from .requests import NODE_FEATURE, build_alternative, derived_value_set, request_specs
+from .requests import NODE_FEATURE, Seen, build_alternative, derived_value_set, request_specs
 
 __all__ = [
     "NODE_FEATURE",
@@ -87,6 +87,7 @@ def problem_from_context(
     claim_infos: list[ClaimInfo] = []
     constraints: list[ConstraintInfo] = []
     derived_values: dict[tuple[int, int], dict[str, ValueSet]] = {}
+    seen: Seen = {}
     for ci, claim in enumerate(claims):
         ref = claim.namespaced_name
         requests: list[RequestInfo] = []
@@ -94,7 +95,9 @@ def problem_from_context(
         for req_index, (req_name, has_subs, specs) in enumerate(request_specs(claim, gates)):
             alt_ids = []
             for spec in specs:
-                alt = build_alternative(ctx, len(alternatives), ci, req_index, ref, spec, derived_values)
+                alt = build_alternative(
+                    ctx, len(alternatives), ci, req_index, ref, spec, derived_values, seen
+                )
                 alternatives.append(alt)
                 alt_ids.append(alt.index)
             requests.append(RequestInfo(req_name, tuple(alt_ids), has_subs))

@@ -52,11 +52,16 @@ def build_constraints(
                     f"constraint names unknown request {name}", obj=claim.ref, field=f"{field}.requests"
                 )
         values: dict[tuple[int, int], ValueSet | None] = {}
+        static: dict[int, ValueSet | None] = {}  # a device's own value: one per device, not per request
         for a in covered:
             for cand in alternatives[a].candidates:
-                values[(a, cand.device)] = _lookup(
-                    ctx, attribute, derived_values.get((a, cand.device), {}), cand.device
-                )
+                derived = derived_values.get((a, cand.device), {})
+                if attribute in derived:
+                    values[(a, cand.device)] = derived[attribute]
+                    continue
+                if cand.device not in static:
+                    static[cand.device] = _lookup(ctx, attribute, {}, cand.device)
+                values[(a, cand.device)] = static[cand.device]
         cons = ConstraintInfo(len(out), ci, kind, attribute, frozenset(covered), values)
         out.append(cons)
         ids.append(cons.index)

@@ -10,6 +10,7 @@ candidate they belong to (lazy, as upstream).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -238,6 +239,11 @@ def derived_value_set(value: object) -> ValueSet:
     return frozenset(out)
 
 
+Seen = dict[Hashable, tuple[tuple[Candidate, ...], tuple[tuple[str, int], ...]]]
+"""`build_alternative`'s memo within one Problem: a request's static checks -> its candidates
+and why the others were rejected."""
+
+
 def build_alternative(
     ctx: BuildContext,
     index: int,
@@ -246,6 +252,7 @@ def build_alternative(
     claim_ref: str,
     spec: RequestSpec,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
+    seen: Seen | None = None,
 ) -> Alternative:
     owner = f"claim {claim_ref}: request {spec.name}"
     if spec.admin and not ctx.gates.DRAAdminAccess:
@@ -272,9 +279,17 @@ def build_alternative(
     if spec.mode in (None, "ExactCount"):
         mode = "ExactCount"
         count = spec.count if spec.count is not None else 1
-        candidates = _exact_candidates(
-            ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
-        )
+        key = _static_key(spec, programs) if seen is not None and not derived_programs else None
+        known = seen.get(key) if seen is not None and key is not None else None
+        if known is not None:
+            candidates = list(known[0])
+            rejected.update(dict(known[1]))
+        else:
+            candidates = _exact_candidates(
+                ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
+            )
+            if seen is not None and key is not None and all(c.error is None for c in candidates):
+                seen[key] = (tuple(candidates), tuple(rejected.items()))
     elif spec.mode == "All":
         mode = "All"
         candidates, blocked = _all_set(
@@ -298,6 +313,21 @@ def build_alternative(
         tuple(candidates),
         all_blocked=blocked,
         rejected=tuple(sorted(rejected.items())),
+    )
+
+
+def _static_key(spec: RequestSpec, programs: Programs) -> Hashable:
+    """Everything `_exact_candidates` reads of a request without derived attributes, its name
+    left out: the selectors (class, then request) as expressions, the capacity asked, the
+    tolerations. Why: a claim of many equal requests (32 one-device requests over 64 devices,
+    docs/benchmarks.md workload (e)) checked every device once per request. Requests with equal
+    keys get equal candidates and rejections; a CEL error names its request, so a list
+    holding one is never shared (`build_alternative`)."""
+    return (
+        spec.class_name,
+        tuple(program.expression for _, program in programs),
+        tuple(sorted(spec.capacity.items())),
+        repr([t.dump() for t in spec.tolerations]),
     )
 
 
