@@ -1,0 +1,239 @@
+"""KEP-5517, DRA node allocatable resources: devices that add to a pod's node cpu and memory.
+
+One test per rule (docs/semantics.md, "Node allocatable resources through devices"), with both
+allocators where a plan is made: overhead per pod and per referencing container, a mapping per
+device, the amounts of bound pods, the checker's own reading, the refusals of what is not
+modelled, and the gate with its per-version defaults (`--kubernetes-version`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import device, device_class, resource_slice
+
+from dra_solver import Cluster, plan
+from dra_solver.api.models import Pod
+from dra_solver.check import check_node_resources
+from dra_solver.errors import InputError
+from dra_solver.gates import FeatureGates
+from dra_solver.problem.nodealloc import Footprint, FootprintBook
+from dra_solver.problem.resources import pod_requests
+
+ROOT = Path(__file__).resolve().parent.parent
+TPU = ROOT / "docs" / "examples" / "tpu-node-allocatable.yaml"
+ON = FeatureGates.of("DRANodeAllocatableResources=true")
+ALLOCATORS = ("reference", "cpsat")
+GI = 1024**3
+
+
+def node(name: str, cpu: str, memory: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
+    }
+
+
+def template(count: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "dev", "namespace": "default"},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "d", "exactly": {"deviceClassName": "dev", "count": count}}]
+                }
+            }
+        },
+    }
+
+
+def pod(name: str, cpu: str = "1", memory: str = "1Gi", refs: int = 1, **spec: Any) -> dict[str, Any]:
+    containers = [
+        {
+            "name": f"c{i}",
+            "resources": {"requests": {"cpu": cpu, "memory": memory}, "claims": [{"name": "dev"}]},
+        }
+        for i in range(refs)
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {
+            "containers": containers,
+            "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": "dev"}],
+            **spec,
+        },
+    }
+
+
+def cluster(nar: dict[str, Any], *, pods: int = 4, count: int = 1, devices: int = 4, **kw: Any) -> Cluster:
+    devs = [device(f"d{i}", nodeAllocatableResources=nar) for i in range(devices)]
+    return Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice("node-1-devs", devs, node="node-1"),
+            template(count),
+            *[pod(f"p{i}", **kw) for i in range(pods)],
+        ]
+    )
+
+
+def placed(c: Cluster, allocator: str, gates: FeatureGates = ON) -> int:
+    return sum(p.placed for p in plan(c, allocator=allocator, feature_gates=gates).pods)
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_overhead_per_pod_counts_against_node_memory(allocator: str) -> None:
+    # 15Gi + 2Gi overhead per pod: three fit in 64Gi, not four.
+    c = cluster({"memory": {"overhead": {"perPod": "2Gi"}}}, memory="15Gi")
+    assert placed(c, allocator) == 3
+    assert placed(c, allocator, FeatureGates()) == 4
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_overhead_per_container_counts_once_per_referencing_container(allocator: str) -> None:
+    # Two containers of 7Gi each reference the claim: 14Gi + 2 x 1Gi = 16Gi per pod: four fit;
+    # with 2Gi per container, 18Gi per pod: three.
+    assert (
+        placed(cluster({"memory": {"overhead": {"perContainer": "1Gi"}}}, memory="7Gi", refs=2), allocator)
+        == 4
+    )
+    assert (
+        placed(cluster({"memory": {"overhead": {"perContainer": "2Gi"}}}, memory="7Gi", refs=2), allocator)
+        == 3
+    )
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_mapping_counts_per_allocated_device(allocator: str) -> None:
+    # A CPU driver's devices: 4 cpus each; two per pod = 8 cpus on top of 1: one pod in 16.
+    c = cluster({"cpu": {"mapping": {"deviceMultiplier": "4"}}}, count=2, devices=8)
+    assert placed(c, allocator) == 1
+
+
+def test_init_container_share_counts_only_in_its_step() -> None:
+    p = Pod.model_validate(
+        {
+            "metadata": {"name": "p"},
+            "spec": {
+                "initContainers": [{"name": "init", "resources": {"requests": {"memory": "4Gi"}}}],
+                "containers": [{"name": "app", "resources": {"requests": {"memory": "1Gi"}}}],
+            },
+        }
+    )
+    dra = Footprint(fixed={"memory": GI}, per_container={"init": {"memory": 2 * GI}})
+    # max(app 1Gi, init 4Gi + 2Gi) + 1Gi for the whole pod.
+    assert pod_requests(p, dra)["memory"] == 7 * GI
+
+
+def test_bound_pod_status_amounts_take_node_room() -> None:
+    nar = {"memory": {"overhead": {"perPod": "2Gi"}}}
+    bound = pod("running", memory="40Gi", nodeName="node-1")
+    bound["status"] = {
+        "phase": "Running",
+        "nodeAllocatableResourceClaimStatuses": [
+            {
+                "resourceClaimName": "x",
+                "containers": ["c0"],
+                "overhead": [{"name": "memory", "perPod": "20Gi"}],
+            }
+        ],
+    }
+
+    def fits(memory: str) -> int:
+        c = Cluster.from_objects(
+            [
+                device_class("dev"),
+                node("node-1", "16", "64Gi"),
+                resource_slice("s", [device("d0", nodeAllocatableResources=nar)], node="node-1"),
+                template(),
+                bound,
+                pod("new", memory=memory),
+            ]
+        )
+        return sum(p.placed for p in plan(c, feature_gates=ON).pods if p.name == "default/new")
+
+    # 64Gi - (40Gi + 20Gi) = 4Gi left; the new pod takes its memory + 2Gi.
+    assert fits("2Gi") == 1
+    assert fits("3Gi") == 0
+
+
+def test_candidates_with_different_amounts_are_refused() -> None:
+    devs = [
+        device("a", nodeAllocatableResources={"memory": {"overhead": {"perPod": "1Gi"}}}),
+        device("b", nodeAllocatableResources={"memory": {"overhead": {"perPod": "2Gi"}}}),
+    ]
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice("s", devs, node="node-1"),
+            template(),
+            pod("p"),
+        ]
+    )
+    with pytest.raises(InputError, match="candidate devices differ"):
+        plan(c, feature_gates=ON)
+
+
+def test_capacity_key_mapping_to_allocate_is_refused() -> None:
+    nar = {"memory": {"mapping": {"capacityKey": "mem", "capacityMultiplier": "1"}}}
+    with pytest.raises(InputError, match="capacityKey"):
+        plan(cluster(nar), feature_gates=ON)
+
+
+def test_136_shape_is_refused_with_the_gate_on() -> None:
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice(
+                "s",
+                [device("a", nodeAllocatableResourceMappings={"memory": {"allocationMultiplier": "1Gi"}})],
+            ),
+            template(),
+            pod("p"),
+        ]
+    )
+    with pytest.raises(InputError, match="1.36 alpha shape"):
+        FootprintBook(c, ON).footprint(c.pod("default/p"))
+
+
+def test_checker_counts_device_amounts_from_the_allocation() -> None:
+    """A plan made with the gate off, checked with it on: the checker finds the overcommit."""
+    c = Cluster.from_paths([TPU])
+    off = plan(c, feature_gates=FeatureGates())
+    assert sum(p.placed for p in off.pods) == 8
+    placements = [(p.pod, p.node, frozenset()) for p in off.pods if p.placed and p.pod and p.node]
+    claims = {cl.namespaced_name: cl for p in off.pods for cl in p.claims}
+    assert check_node_resources(c, placements, FeatureGates(), claims) == []
+    found = check_node_resources(c, placements, ON, claims)
+    assert {v.kind for v in found} == {"node-resources"}
+    assert all("overcommitted in memory" in v.message for v in found)
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_tpu_example_places_three_per_node(allocator: str) -> None:
+    out = plan(Cluster.from_paths([TPU]), allocator=allocator, feature_gates=ON)
+    nodes = [p.node for p in out.pods if p.placed]
+    assert sorted(nodes) == ["tpu-v6e-1"] * 3 + ["tpu-v6e-2"] * 3
+
+
+def test_version_defaults() -> None:
+    assert FeatureGates.of(None, "1.37").DRADeviceTaintRules is True
+    assert FeatureGates.of(None, "1.36").DRADeviceTaintRules is False
+    assert FeatureGates.of(None) == FeatureGates()
+    assert FeatureGates.of(None, "1.36").DRANodeAllocatableResources is False
+    with pytest.raises(InputError, match="not known"):
+        FeatureGates.of(None, "1.35")
+    with pytest.raises(InputError, match="do not exist in Kubernetes 1.36"):
+        FeatureGates.of("DRADerivedAttributes=true", "1.36")
+    assert FeatureGates.of("DRADeviceTaintRules=true", "1.36").DRADeviceTaintRules is True
