@@ -237,3 +237,114 @@ def test_version_defaults() -> None:
     with pytest.raises(InputError, match="do not exist in Kubernetes 1.36"):
         FeatureGates.of("DRADerivedAttributes=true", "1.36")
     assert FeatureGates.of("DRADeviceTaintRules=true", "1.36").DRADeviceTaintRules is True
+
+
+def test_bound_pod_without_status_takes_its_devices_amounts() -> None:
+    """A bound pod whose allocated claim holds a device with overhead, but no status (a plan's
+    own output fed back): planner and checker both count the device's amounts."""
+    nar = {"memory": {"overhead": {"perPod": "20Gi"}}}
+    bound = pod("running", memory="40Gi", nodeName="node-1")
+    bound["spec"]["resourceClaims"] = [{"name": "dev", "resourceClaimName": "held"}]
+    bound["status"] = {"phase": "Running"}
+    held = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "held", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": "dev"}}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [{"request": "d", "driver": "gpu.example.com", "pool": "s", "device": "d0"}]
+                }
+            },
+            "reservedFor": [{"resource": "pods", "name": "running", "uid": "uid-running"}],
+        },
+    }
+
+    def placed_new(memory: str) -> int:
+        c = Cluster.from_objects(
+            [
+                device_class("dev"),
+                node("node-1", "16", "64Gi"),
+                resource_slice(
+                    "s", [device(f"d{i}", nodeAllocatableResources=nar) for i in range(2)], node="node-1"
+                ),
+                template(),
+                held,
+                bound,
+                pod("new", memory=memory),
+            ]
+        )
+        return sum(p.placed for p in plan(c, feature_gates=ON).pods if p.name == "default/new")
+
+    # 64Gi - (40Gi + 20Gi) = 4Gi: a new pod of 1Gi + 20Gi does not fit; without the held
+    # device's amount it would (64 - 40 = 24Gi).
+    assert placed_new("1Gi") == 0
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice("s", [device("d0", nodeAllocatableResources=nar)], node="node-1"),
+            held,
+            {
+                **bound,
+                "spec": {
+                    **bound["spec"],
+                    "containers": [{"name": "c0", "resources": {"requests": {"memory": "50Gi"}}}],
+                },
+            },
+        ]
+    )
+    found = check_node_resources(c, [], ON)
+    assert [v.kind for v in found] == ["node-resources"]  # 50Gi + 20Gi > 64Gi
+    assert check_node_resources(c, [], FeatureGates()) == []
+
+
+def test_mapped_claim_shared_by_two_pods_is_refused() -> None:
+    nar = {"cpu": {"mapping": {"deviceMultiplier": "2"}}}
+    shared = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "cores", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": "dev"}}]}},
+    }
+    users = []
+    for name in ("a", "b"):
+        p = pod(name)
+        p["spec"]["resourceClaims"] = [{"name": "dev", "resourceClaimName": "cores"}]
+        users.append(p)
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice("s", [device("d0", nodeAllocatableResources=nar)], node="node-1"),
+            shared,
+            *users,
+        ]
+    )
+    with pytest.raises(InputError, match="one pod per such claim"):
+        plan(c, feature_gates=ON)
+
+
+@pytest.mark.parametrize(("version", "placed_pods"), [("1.37", 0), ("1.36", 1)])
+def test_device_taint_rules_apply_from_137(version: str, placed_pods: int) -> None:
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "drain"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com"},
+            "taint": {"key": "maintenance", "effect": "NoSchedule"},
+        },
+    }
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice("s", [device("d0")], node="node-1"),
+            template(),
+            rule,
+            pod("p"),
+        ]
+    )
+    assert placed(c, "reference", FeatureGates.of(None, version)) == placed_pods

@@ -189,6 +189,11 @@ class Devices:
         )
         self._amounts: dict[tuple[str, str, str], DeviceAmounts] = {}
 
+    @classmethod
+    def none(cls) -> Devices:
+        """No devices (nothing read): for a plan with the gate off."""
+        return cls(Cluster())
+
     def amounts(self, key: tuple[str, str, str]) -> DeviceAmounts:
         hit = self._amounts.get(key)
         if hit is None:
@@ -225,8 +230,9 @@ class FootprintBook:
     def __init__(self, cluster: Cluster, gates: FeatureGates, cache: EvalCache | None = None) -> None:
         self.cluster = cluster
         self.gates = gates
-        self.devices = Devices(cluster)
-        self.on = gates.DRANodeAllocatableResources and self.devices.any
+        # Read the slices only with the gate on: off (the default), this costs nothing.
+        self.devices = Devices(cluster) if gates.DRANodeAllocatableResources else Devices.none()
+        self.on = self.devices.any
         self.cache = cache or EvalCache()
         self._pending: dict[str, ClaimAmounts] = {}
         self._users: dict[tuple[str, str], set[str]] | None = None
@@ -236,25 +242,31 @@ class FootprintBook:
         if not self.on:
             return Footprint()
         claims = pod_claims(self.cluster, pod, self.gates)
-        fixed: Amounts = {}
-        per_container: dict[str, Amounts] = {}
+        out = Footprint()
         for entry, claim in zip(pod.spec.resource_claims, claims, strict=True):
             allocated = claim.status is not None and claim.status.allocation is not None
             got = allocated_amounts(claim, self.devices) if allocated else self._to_allocate(claim)
-            if not got.fixed and not got.per_container:
-                continue
-            if got.mapped:
+            if got.mapped and (got.fixed or got.per_container):
                 self._not_shared(claim, pod)
-            for name, v in got.fixed.items():
-                _add(fixed, name, v)
-            if got.per_container:
-                for c in [*pod.spec.init_containers, *pod.spec.containers]:
-                    refs = c.resources.claims if c.resources is not None else []
-                    if any(r.name == entry.name for r in refs):
-                        mine = per_container.setdefault(c.name, {})
-                        for name, v in got.per_container.items():
-                            _add(mine, name, v)
-        return Footprint(fixed, per_container)
+            _attribute(pod, entry.name, got, out)
+        return out
+
+    def bound(self, pod: Pod) -> Footprint | None:
+        """A bound pod's footprint, as its node counts it: its
+        `status.nodeAllocatableResourceClaimStatuses` (what the scheduler wrote), else what its
+        allocated claims' devices say (a plan's own output has no such status). None: nothing."""
+        if not self.on:
+            return None
+        statuses = pod.status.node_allocatable_resource_claim_statuses if pod.status is not None else []
+        if statuses:
+            return status_footprint(pod)
+        out = Footprint()
+        for entry, claim in zip(
+            pod.spec.resource_claims, pod_claims(self.cluster, pod, self.gates), strict=True
+        ):
+            if claim.status is not None and claim.status.allocation is not None:
+                _attribute(pod, entry.name, allocated_amounts(claim, self.devices), out)
+        return None if out.empty else out
 
     def _not_shared(self, claim: ResourceClaim, pod: Pod) -> None:
         if self._users is None:
@@ -327,6 +339,20 @@ class FootprintBook:
             f"request takes a fixed number of devices (or turn {GATE} off)",
             obj=claim.ref,
         )
+
+
+def _attribute(pod: Pod, entry: str, got: ClaimAmounts, out: Footprint) -> None:
+    """Add one claim's amounts to the pod's footprint (in place): the fixed ones to the pod,
+    perContainer to each container that references the pod's claim entry `entry`."""
+    for name, v in got.fixed.items():
+        _add(out.fixed, name, v)
+    if got.per_container:
+        for c in [*pod.spec.init_containers, *pod.spec.containers]:
+            refs = c.resources.claims if c.resources is not None else []
+            if any(r.name == entry for r in refs):
+                mine = out.per_container.setdefault(c.name, {})
+                for name, v in got.per_container.items():
+                    _add(mine, name, v)
 
 
 def status_footprint(pod: Pod) -> Footprint:

@@ -26,12 +26,12 @@ as upstream's `MilliValue`/`Value`. Messages use the scheduler's words ("Insuffi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..api.models import Container, Node, Pod, is_extended
 from ..api.quantity import Quantity
 from ..errors import InputError
-from .nodealloc import Footprint, status_footprint
+from .nodealloc import Footprint
 
 Amounts = dict[str, int]
 
@@ -144,10 +144,12 @@ def allocatable(node: Node | None) -> Amounts | None:
     return {k: amount(k, v) for k, v in node.status.allocatable.items()}
 
 
-def node_free(node: Node | None, bound: Iterable[Pod], dra_status: bool = False) -> Amounts | None:
+def node_free(
+    node: Node | None, bound: Iterable[Pod], dra: Callable[[Pod], Footprint | None] | None = None
+) -> Amounts | None:
     """Allocatable minus what the pods bound to the node request (None: unknown, unlimited);
-    `dra_status` (gate DRANodeAllocatableResources): with what their
-    `status.nodeAllocatableResourceClaimStatuses` add, as upstream's NodeInfo counts them."""
+    `dra` (gate DRANodeAllocatableResources): what a bound pod's devices add
+    (`nodealloc.FootprintBook.bound`)."""
     alloc = allocatable(node)
     if alloc is None:
         return None
@@ -157,8 +159,7 @@ def node_free(node: Node | None, bound: Iterable[Pod], dra_status: bool = False)
         served = {m.resource_name for m in status.request_mappings} if status else set()
         # Extended resources DRA serves (KEP-5004) come from the pod's special claim's devices,
         # not from the node's allocatable.
-        dra = status_footprint(pod) if dra_status else None
-        take(free, {k: v for k, v in pod_demand(pod, dra).items() if k not in served})
+        take(free, {k: v for k, v in pod_demand(pod, dra(pod) if dra else None).items() if k not in served})
     return free
 
 
