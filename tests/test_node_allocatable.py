@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from builders import device, device_class, resource_slice
 
-from dra_solver import Cluster, plan
+from dra_solver import Cluster, allocate, plan
 from dra_solver.api.models import Pod
 from dra_solver.check import check_node_resources
 from dra_solver.errors import InputError
@@ -348,3 +348,12 @@ def test_device_taint_rules_apply_from_137(version: str, placed_pods: int) -> No
         ]
     )
     assert placed(c, "reference", FeatureGates.of(None, version)) == placed_pods
+
+
+def test_allocate_counts_the_devices_amounts() -> None:
+    """`allocate` (one pod) refuses the node the overhead overcommits, as `plan` does."""
+    c = cluster({"memory": {"overhead": {"perPod": "2Gi"}}}, pods=1, memory="63Gi")
+    out = allocate(c, pod="default/p0", node="node-1", feature_gates=ON)
+    assert not out.allocated
+    assert "Insufficient memory" in str(out.reason)
+    assert allocate(c, pod="default/p0", node="node-1", feature_gates=FeatureGates()).allocated

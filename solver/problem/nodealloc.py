@@ -19,7 +19,7 @@ depend on which devices the allocator picks; the subset modelled here:
 
 - an allocated claim: its footprint from its allocation (exact);
 - a claim to allocate: per request, every candidate device on every node (after selectors and
-  static checks, `build.build_problem`) has the same `nodeAllocatableResources`, and the
+  static checks, as `build.build_problem` finds them) has the same `nodeAllocatableResources`, and the
   request takes a fixed number of devices (ExactCount; firstAvailable subrequests all with the
   same count and footprint): footprint = count x the device's.
 
@@ -37,12 +37,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..api.cluster import Cluster
-from ..api.models import Device, Pod, ResourceClaim
+from ..api.models import Device, Pod, ResourceClaim, ResourceSlice
 from ..api.quantity import Quantity
 from ..cel import EvalCache
 from ..errors import InputError
 from ..gates import FeatureGates
-from .build import build_problem
+from ..inventory import InUse, NodeView, gather_pools, in_use_from_claims
+from .build import problem_from_context
+from .devices import context_from
 from .pods import pod_claims
 
 Amounts = dict[str, int]
@@ -236,6 +238,8 @@ class FootprintBook:
         self.cache = cache or EvalCache()
         self._pending: dict[str, ClaimAmounts] = {}
         self._users: dict[tuple[str, str], set[str]] | None = None
+        self._slices: dict[str | None, list[ResourceSlice]] | None = None
+        self._in_use: InUse | None = None
 
     def footprint(self, pod: Pod) -> Footprint:
         """The pod's footprint (empty with the gate off or no device publishing the field)."""
@@ -296,13 +300,42 @@ class FootprintBook:
             self._pending[key] = hit
         return hit
 
+    def _node_slices(self) -> dict[str | None, list[ResourceSlice]]:
+        """Per node, the slices `build_problem` would gather for it, read once: every slice of a
+        pool with a slice on that node or a slice without a node name (selector, all nodes, per
+        device). Why: gathering from all slices for every node is quadratic in the nodes."""
+        by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        local: dict[str, set[tuple[str, str]]] = {}
+        shared: set[tuple[str, str]] = set()
+        for sl in self.cluster.slices:
+            pid = (sl.spec.driver, sl.spec.pool.name)
+            by_pool.setdefault(pid, []).append(sl)
+            if sl.spec.node_name:
+                local.setdefault(sl.spec.node_name, set()).add(pid)
+            else:
+                shared.add(pid)
+        nodes: list[str | None] = list(sorted(self.cluster.nodes)) or [None]
+        return {
+            n: [sl for pid in sorted(local.get(n or "", set()) | shared) for sl in by_pool[pid]]
+            for n in nodes
+        }
+
     def _analyse(self, claim: ResourceClaim) -> ClaimAmounts:
         """Per request: the one (count, device amounts) every candidate on every node gives."""
         seen: dict[int, set[tuple[int, DeviceAmounts]]] = {}
         names: dict[int, str] = {}
-        nodes: list[str | None] = list(sorted(self.cluster.nodes)) or [None]
-        for node in nodes:
-            prob = build_problem(self.cluster, [claim], node, self.gates, cache=self.cache)
+        if self._slices is None or self._in_use is None:
+            self._slices = self._node_slices()
+            allocated = [
+                c for c in self.cluster.claims.values() if c.status is not None and c.status.allocation
+            ]
+            self._in_use = in_use_from_claims(allocated, self.gates)
+        in_use = self._in_use
+        for node, slices in self._slices.items():
+            view = NodeView.of(node, self.cluster.nodes)
+            pools = gather_pools(slices, view, self.gates)
+            ctx = context_from(self.cluster, view, pools, in_use, self.gates, self.cache)
+            prob = problem_from_context(ctx, [claim])
             for ri, req in enumerate(prob.claims[0].requests):
                 names[ri] = req.name
                 for ai in req.alternatives:
