@@ -357,3 +357,39 @@ def test_allocate_counts_the_devices_amounts() -> None:
     assert not out.allocated
     assert "Insufficient memory" in str(out.reason)
     assert allocate(c, pod="default/p0", node="node-1", feature_gates=FeatureGates()).allocated
+
+
+def test_network_attached_candidates_count_in_the_comparison() -> None:
+    """A request that may get a node-local device without the field or a device of an allNodes
+    slice with it: the footprint depends on the choice, so it is refused."""
+    nar = {"memory": {"overhead": {"perPod": "1Gi"}}}
+    c = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            node("node-2", "16", "64Gi"),
+            resource_slice("local", [device("plain")], node="node-1"),
+            resource_slice("fabric", [device("f0", nodeAllocatableResources=nar)], node=None, allNodes=True),
+            template(),
+            pod("p"),
+        ]
+    )
+    with pytest.raises(InputError, match="candidate devices differ"):
+        plan(c, feature_gates=ON)
+    alike = Cluster.from_objects(
+        [
+            device_class("dev"),
+            node("node-1", "16", "64Gi"),
+            resource_slice(
+                "fabric",
+                [device(f"f{i}", nodeAllocatableResources=nar) for i in range(2)],
+                node=None,
+                allNodes=True,
+            ),
+            template(),
+            pod("p", memory="63Gi"),
+            pod("q", memory="62Gi"),
+        ]
+    )
+    # 63Gi + 1Gi fits alone; with q (62Gi + 1Gi) beside it, only one of them fits in 64Gi.
+    assert placed(alike, "cpsat") == 1
