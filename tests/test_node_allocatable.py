@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from builders import device, device_class, resource_slice
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dra_solver import Cluster, allocate, plan
 from dra_solver.api.models import Pod
@@ -393,3 +395,26 @@ def test_network_attached_candidates_count_in_the_comparison() -> None:
     )
     # 63Gi + 1Gi fits alone; with q (62Gi + 1Gi) beside it, only one of them fits in 64Gi.
     assert placed(alike, "cpsat") == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    per_pod=st.integers(0, 6),
+    per_container=st.integers(0, 3),
+    refs=st.integers(1, 3),
+    memory=st.integers(1, 20),
+    pods=st.integers(1, 6),
+    allocator=st.sampled_from(ALLOCATORS),
+)
+def test_planner_and_checker_read_the_same_amounts(
+    per_pod: int, per_container: int, refs: int, memory: int, pods: int, allocator: str
+) -> None:
+    """Every plan passes the checker's own reading of the amounts (`plan` raises otherwise), and
+    places exactly the pods that fit by the KEP's sum: on one 64Gi node, pods of `refs`
+    containers of `memory`Gi each, every one adding perPod + refs x perContainer."""
+    nar: dict[str, Any] = {
+        "memory": {"overhead": {"perPod": f"{per_pod}Gi", "perContainer": f"{per_container}Gi"}}
+    }
+    c = cluster(nar, pods=pods, memory=f"{memory}Gi", refs=refs, devices=6)
+    each = refs * memory + per_pod + refs * per_container
+    assert placed(c, allocator) == min(pods, 64 // each)
