@@ -20,6 +20,7 @@ from .api.models import Pod, ResourceClaim
 from .api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from .gates import FeatureGates
 from .problem.extended import class_mapping, dra_served, special_claim
+from .problem.nodealloc import Footprint, FootprintBook
 from .problem.resources import (
     Amounts,
     allocatable,
@@ -40,8 +41,9 @@ class Needs:
     demand: Mapping[str, int]
 
     @classmethod
-    def of(cls, pod: Pod) -> Needs:
-        return cls(pod, {} if holds_node(pod) else pod_demand(pod))
+    def of(cls, pod: Pod, dra: Footprint | None = None) -> Needs:
+        """`dra`: what the pod's devices add to its node resources (KEP-5517)."""
+        return cls(pod, {} if holds_node(pod) else pod_demand(pod, dra))
 
 
 @dataclass(frozen=True)
@@ -71,10 +73,11 @@ class NodeBook:
                 bound.setdefault(pod.spec.node_name or "", []).append(pod)
         self.allocatable: dict[str | None, Amounts | None] = {}
         self.free: dict[str | None, Amounts | None] = {}
+        dra = FootprintBook(cluster, gates)
         for n in nodes:
             obj = cluster.nodes.get(n) if n is not None else None
             self.allocatable[n] = allocatable(obj)
-            self.free[n] = node_free(obj, bound.get(n or "", []))
+            self.free[n] = node_free(obj, bound.get(n or "", []), dra.bound if dra.on else None)
         self.mapping = class_mapping(cluster.classes) if gates.DRAExtendedResource else {}
         self._variants: dict[tuple[int, str | None], tuple[Sequence[Needs], Variant]] = {}
         self._special: dict[tuple[str, tuple[str, ...]], tuple[ResourceClaim, ExtendedStatus]] = {}

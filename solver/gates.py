@@ -1,7 +1,9 @@
-"""Feature gates: explicit inputs with the upstream v1.36 defaults.
+"""Feature gates: explicit inputs with the upstream defaults of one Kubernetes version.
 
 Why a module of its own: every layer (precompute, allocators, checker) must agree on
 which semantics are active, so gates travel as one immutable value instead of flags.
+Why versions: a plan answers for one cluster, and a 1.36 cluster and a 1.37 cluster differ in
+which gates exist and what they default to (`VERSIONS`, `--kubernetes-version`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from dataclasses import dataclass, fields
 
 from .errors import InputError
 
-# Upstream defaults as of Kubernetes v1.36 (beta gates on, alpha gates off).
+# Upstream defaults as of Kubernetes v1.37 (beta gates on, alpha gates off), the default version.
 DEFAULTS: dict[str, bool] = {
     "DRAAdminAccess": True,
     "DRAPrioritizedList": True,
     "DRAPartitionableDevices": True,
     "DRADeviceTaints": True,
+    "DRADeviceTaintRules": True,
     "DRAConsumableCapacity": True,
     "DRADeviceBindingConditions": True,
     "DRAResourceClaimDeviceStatus": True,
@@ -25,10 +28,28 @@ DEFAULTS: dict[str, bool] = {
     "DRAListTypeAttributes": False,
     "DRAExtendedResource": True,
     "DRAFractionalCapacityRange": False,
+    "DRANodeAllocatableResources": False,
     "GenericWorkload": True,
     "TopologyAwareWorkloadScheduling": True,
     "DRAWorkloadResourceClaims": True,
 }
+
+DEFAULT_VERSION = "1.37"
+VERSIONS: dict[str, dict[str, bool]] = {
+    "1.37": DEFAULTS,
+    "1.36": {**DEFAULTS, "DRADeviceTaintRules": False},
+}
+"""Kubernetes version -> its default gates (upstream's `defaultVersionedKubernetesFeatureGates`,
+docs/semantics.md "Feature gates"). Of the gates dra-solver models only DRADeviceTaintRules
+changes its default (beta and off in 1.36, GA and on in 1.37); the others differ in whether
+they exist (`NOT_IN`)."""
+
+NOT_IN: dict[str, frozenset[str]] = {
+    "1.36": frozenset({"DRADerivedAttributes", "DRAOptionalNodePreparation", "DRAFractionalCapacityRange"}),
+    "1.37": frozenset(),
+}
+"""Gates a version does not have: turning one on for that version is an error (a 1.36
+kube-scheduler refuses an unknown gate), turning it off is what that version does anyway."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +60,9 @@ class FeatureGates:
     DRAPrioritizedList: bool = DEFAULTS["DRAPrioritizedList"]
     DRAPartitionableDevices: bool = DEFAULTS["DRAPartitionableDevices"]
     DRADeviceTaints: bool = DEFAULTS["DRADeviceTaints"]
+    DRADeviceTaintRules: bool = DEFAULTS["DRADeviceTaintRules"]
+    """KEP-5055 DeviceTaintRule objects (GA, on, in 1.37; an off-by-default beta API in 1.36):
+    off, the rules' taints are not applied (they also need DRADeviceTaints)."""
     DRAConsumableCapacity: bool = DEFAULTS["DRAConsumableCapacity"]
     DRADeviceBindingConditions: bool = DEFAULTS["DRADeviceBindingConditions"]
     DRAResourceClaimDeviceStatus: bool = DEFAULTS["DRAResourceClaimDeviceStatus"]
@@ -50,6 +74,9 @@ class FeatureGates:
     DRAFractionalCapacityRange: bool = DEFAULTS["DRAFractionalCapacityRange"]
     """KEP-5075 follow-up (1.37; absent in 1.36, hence off): validRange steps round in
     milli-units when the range is fractional, instead of integers (`problem.capacity`)."""
+    DRANodeAllocatableResources: bool = DEFAULTS["DRANodeAllocatableResources"]
+    """KEP-5517 (alpha, off, in 1.36 and 1.37): a device's `nodeAllocatableResources` add to
+    the node cpu/memory/hugepages of the pod it is allocated to (`problem.nodealloc`)."""
     GenericWorkload: bool = DEFAULTS["GenericWorkload"]
     """KEP-4671 PodGroups and gang scheduling. Upstream's default is off (alpha), but a
     PodGroup object exists only where the gate is on, so its presence in the input is
@@ -72,12 +99,16 @@ class FeatureGates:
         return self.DRADeviceBindingConditions and self.DRAResourceClaimDeviceStatus
 
     @classmethod
-    def of(cls, value: FeatureGates | Mapping[str, bool] | str | None) -> FeatureGates:
-        """Build gates from None (defaults), a mapping, or `Name=true,Other=false`."""
-        if value is None:
-            return cls()
+    def of(
+        cls, value: FeatureGates | Mapping[str, bool] | str | None, version: str | None = None
+    ) -> FeatureGates:
+        """Build gates from None (defaults), a mapping, or `Name=true,Other=false`, over the
+        defaults of Kubernetes `version` (None: `DEFAULT_VERSION`)."""
         if isinstance(value, FeatureGates):
             return value
+        ver = version_defaults(version)
+        if value is None:
+            return cls(**ver)
         if isinstance(value, str):
             value = _parse_gate_string(value)
         known = {f.name for f in fields(cls)}
@@ -87,7 +118,24 @@ class FeatureGates:
                 f"unknown feature gate(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
                 obj="feature gates",
             )
-        return cls(**{k: bool(v) for k, v in value.items()})
+        absent = sorted(k for k, v in value.items() if v and k in NOT_IN[version or DEFAULT_VERSION])
+        if absent:
+            raise InputError(
+                f"feature gate(s) {', '.join(absent)} do not exist in Kubernetes {version}",
+                obj="feature gates",
+            )
+        return cls(**{**ver, **{k: bool(v) for k, v in value.items()}})
+
+
+def version_defaults(version: str | None) -> dict[str, bool]:
+    """The default gates of a Kubernetes version ("1.36", "1.37"); an InputError for others."""
+    key = version or DEFAULT_VERSION
+    if key not in VERSIONS:
+        raise InputError(
+            f"Kubernetes version {key!r} is not known; known: {', '.join(sorted(VERSIONS))}",
+            obj="--kubernetes-version",
+        )
+    return dict(VERSIONS[key])
 
 
 def _parse_gate_string(text: str) -> dict[str, bool]:

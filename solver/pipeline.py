@@ -40,6 +40,7 @@ from .planning.resolve import (
     PodInput,
     check_nodes_known,
     known_nodes,
+    pending,
     pod_group_ref,
     resolve_claims,
     resolve_nodes,
@@ -48,6 +49,7 @@ from .planning.resolve import (
     with_nodes,
 )
 from .planning.run import run
+from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
 from .whatif.model import Pending, plan_with_templates
 from .whatif.templates import NodeTemplate
@@ -189,7 +191,11 @@ def allocate(
         )
     refs = tuple(c.namespaced_name for c in chosen)
     members = (Member(name, pod_obj, refs, pod_group_ref(pod_obj) if pod_obj else None),)
-    needs = (Needs.of(pod_obj),) if pod_obj is not None else ()
+    # KEP-5517: what the pod's devices add to its node resources (none with the gate off).
+    dra = None
+    if pod_obj is not None and pending(pod_obj):
+        dra = FootprintBook(cluster, opts.feature_gates).footprint(pod_obj)
+    needs = (Needs.of(pod_obj, dra),) if pod_obj is not None else ()
     unit = Unit(name, tuple(chosen), 0, members=members, needs=needs)
     unit = with_nodes(cluster, unit, candidates, gates=opts.feature_gates)
     if not chosen and not unit.blocked and not any(n.demand for n in needs):

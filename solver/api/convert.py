@@ -18,7 +18,8 @@ What the conversions are (checked against the upstream types and conversion code
 * v1beta1 Device wrapped everything but `name` in `basic` (attributes, capacity,
   consumesCounters, nodeName, nodeSelector, allNodes, taints, bindsToNode,
   bindingConditions, bindingFailureConditions, allowMultipleAllocations,
-  nodeAllocatableResourceMappings); converted by flattening (empty attribute and
+  nodeAllocatableResourceMappings (1.36), nodeAllocatableResources (1.37)); converted by
+  flattening (empty attribute and
   capacity maps are dropped, as upstream).
 * v1beta1 ResourceSliceSpec.nodeName and allNodes were plain values: `""` and `false`
   mean "not set" and are dropped (upstream converts them to nil pointers).
@@ -106,6 +107,7 @@ V1BETA1_BASIC_FIELDS = (
     "bindingFailureConditions",
     "allowMultipleAllocations",
     "nodeAllocatableResourceMappings",
+    "nodeAllocatableResources",
 )
 V1BETA2_TAINT_SELECTOR_FIELDS = ("driver", "pool", "device")
 V1ALPHA2_GROUP_FIELDS = (

@@ -100,7 +100,7 @@ GATED: tuple[GatedField, ...] = (
         _slices_with(lambda s: any(d.taints for d in s.spec.devices)),
     ),
     GatedField(
-        ("DRADeviceTaints",),
+        ("DRADeviceTaints", "DRADeviceTaintRules"),
         "kind DeviceTaintRule",
         "DeviceTaintRule",
         "{objects} ignored",
@@ -168,6 +168,17 @@ GATED: tuple[GatedField, ...] = (
         "DeviceClass",
         "extendedResourceName of {objects} ignored (pods' extended resources are not served by devices)",
         lambda cluster: [c for c in cluster.classes.values() if c.spec.extended_resource_name],
+    ),
+    GatedField(
+        ("DRANodeAllocatableResources",),
+        "devices[].nodeAllocatableResources",
+        "ResourceSlice",
+        "nodeAllocatableResources of {objects} ignored (devices add nothing to pods' cpu and memory)",
+        _slices_with(
+            lambda s: any(
+                d.node_allocatable_resources or d.node_allocatable_resource_mappings for d in s.spec.devices
+            )
+        ),
     ),
     GatedField(
         ("GenericWorkload",),

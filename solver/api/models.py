@@ -168,6 +168,28 @@ class DeviceTaint(K8sModel):
     time_added: str | None = None
 
 
+class NodeAllocatableMapping(K8sModel):
+    """The device *is* node resource: `deviceMultiplier` per allocated device, or
+    `capacityMultiplier` times the consumed capacity `capacityKey`."""
+
+    capacity_key: str | None = None
+    capacity_multiplier: Quantity | None = None
+    device_multiplier: Quantity | None = None
+
+
+class NodeAllocatableOverhead(K8sModel):
+    """Node resource a device costs besides itself: once per pod, and once per container that
+    references the claim."""
+
+    per_pod: Quantity | None = None
+    per_container: Quantity | None = None
+
+
+class NodeAllocatableResource(K8sModel):
+    mapping: NodeAllocatableMapping | None = None
+    overhead: NodeAllocatableOverhead | None = None
+
+
 class Device(K8sModel):
     name: str
     attributes: dict[str, DeviceAttribute] = Field(default_factory=dict)
@@ -181,8 +203,12 @@ class Device(K8sModel):
     binds_to_node: bool | None = None
     binding_conditions: list[str] = Field(default_factory=list)
     binding_failure_conditions: list[str] = Field(default_factory=list)
-    # Real API field (node resources managed by the driver), accepted but not interpreted.
+    node_allocatable_resources: dict[str, NodeAllocatableResource] = Field(default_factory=dict)
+    """KEP-5517 (1.37 shape, gate DRANodeAllocatableResources): node resources (cpu, memory,
+    hugepages-*) the pod this device is allocated to also takes (`problem.nodealloc`)."""
     node_allocatable_resource_mappings: dict[str, dict[str, Any]] | None = None
+    """KEP-5517's 1.36 alpha shape, which 1.37 dropped for `nodeAllocatableResources`: read,
+    refused when the gate is on (`problem.nodealloc`), ignored with a warning when off."""
 
 
 class ResourcePool(K8sModel):
@@ -702,6 +728,27 @@ class PodResourceClaimStatus(K8sModel):
     resource_claim_name: str | None = None
 
 
+class NodeAllocatableMappedResources(K8sModel):
+    name: str
+    quantity: Quantity | None = None
+
+
+class NodeAllocatableOverheadResources(K8sModel):
+    name: str
+    per_pod: Quantity | None = None
+    per_container: Quantity | None = None
+
+
+class NodeAllocatableResourceClaimStatus(K8sModel):
+    """KEP-5517: what one claim of a bound pod adds to its node resources (the scheduler writes
+    it when it binds the pod; the NodeInfo of its node counts it)."""
+
+    resource_claim_name: str
+    containers: list[str] = Field(default_factory=list)
+    mapping: list[NodeAllocatableMappedResources] = Field(default_factory=list)
+    overhead: list[NodeAllocatableOverheadResources] = Field(default_factory=list)
+
+
 class PodStatus(_Loose):
     phase: str | None = None
     """Succeeded/Failed pods hold no node resources."""
@@ -712,6 +759,9 @@ class PodStatus(_Loose):
     start_time: StrictStr | None = None
     """RFC 3339, when the kubelet started the pod: preemption's tie-breaks read it (the
     older of two pods of equal priority is the more important; docs/semantics.md, "Preemption")."""
+    node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] = Field(
+        default_factory=list
+    )
 
 
 class Pod(TypeMeta):

@@ -84,7 +84,7 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
         for p in pods
     ]
     out += check_placements(cluster, placed, {}, gates, bound=False)
-    out += check_node_resources(cluster, [])
+    out += check_node_resources(cluster, [], gates)
     if gates.GenericWorkload and cluster.pod_groups:
         where = {p.key: p.spec.node_name for p in pods}
         out += check_gangs(cluster, pods, where, topology=gates.TopologyAwareWorkloadScheduling)

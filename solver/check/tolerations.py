@@ -49,7 +49,9 @@ def check_taints(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
 def _from_rules(ctx: Context, dev: Dev) -> list[DeviceTaint]:
     """DeviceTaintRules whose driver / pool / device (each when set) name this device."""
     driver, pool, name = dev.key
-    out = []
+    out: list[DeviceTaint] = []
+    if not ctx.gates.DRADeviceTaintRules:
+        return out
     for rule in ctx.cluster.taint_rules.values():
         sel = rule.spec.device_selector
         fields = (sel.driver, sel.pool, sel.device) if sel is not None else (None, None, None)

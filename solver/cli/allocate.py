@@ -23,6 +23,7 @@ from .options import (
     AllocatorChoice,
     FeatureGatesOpt,
     FilenameOpt,
+    KubernetesVersionOpt,
     Output,
     OutputFormat,
     OutputModeOpt,
@@ -70,6 +71,7 @@ def allocate(
         AllocatorChoice, typer.Option(help="reference = upstream first fit; cpsat = optimal.")
     ] = AllocatorChoice.cpsat,
     feature_gates: FeatureGatesOpt = None,
+    kubernetes_version: KubernetesVersionOpt = None,
     strategy: StrategyOpt = StrategyChoice.pack,
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
@@ -85,7 +87,7 @@ def allocate(
     error.
     """
     shown = Output(output, output_mode)
-    loaded = load_valid(Inputs.of(paths, filename, feature_gates))
+    loaded = load_valid(Inputs.of(paths, filename, feature_gates, kubernetes_version=kubernetes_version))
     cluster = loaded.cluster
     options = Search(allocator, strategy, time_limit, seed).options(loaded.gates)
     candidates = _node_arg(cluster, node, any_node)

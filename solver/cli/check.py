@@ -12,13 +12,22 @@ from ..check import Violation, check_cluster
 from ..errors import DRASolverError
 from .console import EXIT_VIOLATIONS, err, fail, out
 from .inputs import Inputs, live_target, load_valid
-from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
+from .options import (
+    ContextOpt,
+    FeatureGatesOpt,
+    FilenameOpt,
+    KubeconfigOpt,
+    KubernetesVersionOpt,
+    LiveOpt,
+    PathsArg,
+)
 
 
 def check(
     paths: PathsArg = None,
     filename: FilenameOpt = None,
     feature_gates: FeatureGatesOpt = None,
+    kubernetes_version: KubernetesVersionOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -32,7 +41,14 @@ def check(
     Exit 0 when every rule holds, 3 when any is broken, 1 on invalid input.
     """
     loaded = load_valid(
-        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+        Inputs.of(
+            paths,
+            filename,
+            feature_gates,
+            live_target(kubeconfig, context, live),
+            reads_live=True,
+            kubernetes_version=kubernetes_version,
+        )
     )
     cluster = loaded.cluster
     try:

@@ -14,7 +14,15 @@ from ..planning.job import Options
 from ..preempt.reasons import why_preempt
 from .console import fail
 from .inputs import Inputs, live_target, load_template, load_valid
-from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
+from .options import (
+    ContextOpt,
+    FeatureGatesOpt,
+    FilenameOpt,
+    KubeconfigOpt,
+    KubernetesVersionOpt,
+    LiveOpt,
+    PathsArg,
+)
 
 
 def explain(
@@ -43,6 +51,7 @@ def explain(
         ),
     ] = False,
     feature_gates: FeatureGatesOpt = None,
+    kubernetes_version: KubernetesVersionOpt = None,
     preempt: Annotated[
         bool,
         typer.Option(
@@ -59,7 +68,14 @@ def explain(
     reason grouped; or where it fits — alone on the cluster as the input has it; then what the
     plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."""
     loaded = load_valid(
-        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+        Inputs.of(
+            paths,
+            filename,
+            feature_gates,
+            live_target(kubeconfig, context, live),
+            reads_live=True,
+            kubernetes_version=kubernetes_version,
+        )
     )
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])

@@ -42,6 +42,8 @@ class Inputs:
     feature_gates: str | None = None
     live: Target | None = None
     """The cluster to read first (`--kubeconfig`, `--context`, `--live`); None: files only."""
+    kubernetes_version: str | None = None
+    """`--kubernetes-version`: whose feature-gate defaults apply (None: `gates.DEFAULT_VERSION`)."""
 
     @classmethod
     def of(
@@ -52,6 +54,7 @@ class Inputs:
         live_target: Target | None = None,
         *,
         reads_live: bool = False,
+        kubernetes_version: str | None = None,
     ) -> Inputs:
         """From a command's arguments; no input at all is a usage error, which names the live
         flags when the command has them (`reads_live`)."""
@@ -59,7 +62,7 @@ class Inputs:
         if not given and live_target is None:
             flags = ", or --live / --kubeconfig PATH" if reads_live else ""
             raise UsageError(f"no input: give PATH... or -f FILE (`-` for stdin){flags}")
-        return cls(given, feature_gates, live_target)
+        return cls(given, feature_gates, live_target, kubernetes_version)
 
 
 def live_target(kubeconfig: str | None, context: str | None, read_live: bool) -> Target | None:
@@ -162,12 +165,14 @@ def load_or_exit(paths: Sequence[str], target: Target | None = None) -> SourcedC
     return cluster
 
 
-def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> FeatureGates:
+def _validate_or_exit(
+    cluster: SourcedCluster, feature_gates: str | None, kubernetes_version: str | None = None
+) -> FeatureGates:
     """Every validation error (API rules, references, CEL, what the allocator refuses with
     these gates) printed, exit 1; else a warning for every field these gates make the
     allocator ignore (`api.gated`). The same checks for every command."""
     try:
-        gates = FeatureGates.of(feature_gates)
+        gates = FeatureGates.of(feature_gates, kubernetes_version)
     except DRASolverError as exc:
         fail([exc])
     errors = validate_cluster(cluster, cluster.source_of, gates=gates)
@@ -183,7 +188,7 @@ def _validate_or_exit(cluster: SourcedCluster, feature_gates: str | None) -> Fea
 def load_valid(inputs: Inputs) -> Loaded:
     """The inputs loaded and validated, with every problem printed (exit 1) and every warning."""
     cluster = load_or_exit(inputs.paths, inputs.live)
-    return Loaded(cluster, _validate_or_exit(cluster, inputs.feature_gates))
+    return Loaded(cluster, _validate_or_exit(cluster, inputs.feature_gates, inputs.kubernetes_version))
 
 
 def load_template(path: str) -> NodeTemplate:

@@ -81,6 +81,16 @@ FeatureGatesOpt = Annotated[
     str | None,
     typer.Option("--feature-gates", help="Comma-separated Name=true|false; others keep defaults."),
 ]
+KubernetesVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kubernetes-version",
+        metavar="1.36|1.37",
+        help="The Kubernetes version whose feature-gate defaults apply (default 1.37); "
+        "--feature-gates changes single gates on top.",
+        show_default=False,
+    ),
+]
 KubeconfigOpt = Annotated[
     str | None,
     typer.Option(
@@ -233,6 +243,7 @@ __all__ = [
     "AllocatorChoice",
     "ExecutorChoice",
     "FeatureGatesOpt",
+    "KubernetesVersionOpt",
     "FilenameOpt",
     "Output",
     "OutputFormat",

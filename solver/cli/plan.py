@@ -56,6 +56,7 @@ from .options import (
     FeatureGatesOpt,
     FilenameOpt,
     KubeconfigOpt,
+    KubernetesVersionOpt,
     LiveOpt,
     Output,
     OutputFormat,
@@ -202,6 +203,7 @@ def plan(
         AllocatorChoice, typer.Option(help="reference = scheduler-like first fit; cpsat = optimal.")
     ] = AllocatorChoice.cpsat,
     feature_gates: FeatureGatesOpt = None,
+    kubernetes_version: KubernetesVersionOpt = None,
     strategy: StrategyOpt = StrategyChoice.pack,
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
@@ -324,7 +326,12 @@ def plan(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
         inputs=Inputs.of(
-            paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True
+            paths,
+            filename,
+            feature_gates,
+            live_target(kubeconfig, context, live),
+            reads_live=True,
+            kubernetes_version=kubernetes_version,
         ),
         search=Search(allocator, strategy, time_limit, seed),
         pods=None if pod is None else tuple(pod),

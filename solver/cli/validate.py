@@ -9,13 +9,22 @@ from ..api.validate import pool_problems
 from ..preempt.victims import unmatched_budgets
 from .console import out, print_warnings
 from .inputs import Inputs, live_target, load_valid
-from .options import ContextOpt, FeatureGatesOpt, FilenameOpt, KubeconfigOpt, LiveOpt, PathsArg
+from .options import (
+    ContextOpt,
+    FeatureGatesOpt,
+    FilenameOpt,
+    KubeconfigOpt,
+    KubernetesVersionOpt,
+    LiveOpt,
+    PathsArg,
+)
 
 
 def validate(
     paths: PathsArg = None,
     filename: FilenameOpt = None,
     feature_gates: FeatureGatesOpt = None,
+    kubernetes_version: KubernetesVersionOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -26,7 +35,14 @@ def validate(
     Exit 0 when everything is valid (with a one-line summary), 1 when anything is not.
     """
     cluster = load_valid(
-        Inputs.of(paths, filename, feature_gates, live_target(kubeconfig, context, live), reads_live=True)
+        Inputs.of(
+            paths,
+            filename,
+            feature_gates,
+            live_target(kubeconfig, context, live),
+            reads_live=True,
+            kubernetes_version=kubernetes_version,
+        )
     ).cluster
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.

@@ -42,6 +42,7 @@ from ..problem.build import problem_from_context
 from ..problem.capacity import device_consumption
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
+from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
@@ -257,7 +258,10 @@ class _Explaining:
             if why:
                 return NodeAnswer(node, False, f"node constraints: {why}")
             book = NodeBook(cluster, [node], self.gates)
-            short = book.refusal(book.variant((Needs.of(pod),), node), node)
+            dra = (
+                None if pod.spec.node_name else FootprintBook(cluster, self.gates).footprint(pod)
+            )  # KEP-5517
+            short = book.refusal(book.variant((Needs.of(pod, dra),), node), node)
             if short:
                 return NodeAnswer(node, False, f"node resources: {short}")
         if not claims:

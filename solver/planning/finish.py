@@ -82,7 +82,7 @@ def per_pod(
             prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     pods = _reserve_held(cluster, pods, gates)
-    verify_resources(cluster, pods)
+    verify_resources(cluster, pods, gates)
     _verify_placements(cluster, pods, gates)
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
@@ -98,17 +98,19 @@ def per_pod(
     return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
 
 
-def verify_resources(cluster: Cluster, pods: Sequence[PodPlan]) -> None:
+def verify_resources(cluster: Cluster, pods: Sequence[PodPlan], gates: FeatureGates | None = None) -> None:
     """Every placed pod (its Pod object, `PodPlan.pod`) against its node's allocatable
     resources (`check.check_node_resources`), with the extended resources DRA serves it left
-    to its claims. Also the incremental planner's check of what it keeps and adds."""
+    to its claims, and (`gates`) what its devices add (KEP-5517, from the plan's claims).
+    Also the incremental planner's check of what it keeps and adds."""
     placed = []
     for p in pods:
         if p.placed and p.pod is not None and p.node is not None:
             status = p.extended.get(p.name)
             served = frozenset(m.resource_name for m in status.request_mappings) if status else frozenset()
             placed.append((p.pod, p.node, served))
-    violations = check_node_resources(cluster, placed)
+    claims = {c.namespaced_name: c for p in pods if p.placed for c in (*p.claims, *p.reserved)}
+    violations = check_node_resources(cluster, placed, gates, claims)
     if violations:
         raise CheckFailed(violations)
 

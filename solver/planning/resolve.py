@@ -20,6 +20,7 @@ from ..cel import EvalCache
 from ..demand import Needs, NodeBook
 from ..errors import InputError
 from ..gates import FeatureGates
+from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.resources import DONE_PHASES
 from ..problem.scheduling import node_refusal, pod_priority
@@ -81,19 +82,20 @@ def resolve_units(
     PriorityClass, the global default). Pods that share an unallocated claim become one unit
     (the claim is allocated once; see `Unit.members`), at the highest of their priorities."""
     units: list[Unit] = []
+    book = FootprintBook(cluster, FeatureGates.of(gates))
     if pods is None:
         if cluster.pods:
             for pod in cluster.pods.values():
                 claims = unallocated(pod_claims(cluster, pod, gates))
                 if claims or pending(pod):
-                    units.append(_pod_unit(cluster, pod, claims))
+                    units.append(_pod_unit(cluster, pod, claims, book))
         else:
             units = [_claims_unit(c.namespaced_name, [c]) for c in cluster.unallocated_claims()]
     else:
         for i, item in enumerate(pods):
             if isinstance(item, str | Pod):
                 pod = cluster.pod(item) if isinstance(item, str) else item
-                units.append(_pod_unit(cluster, pod, unallocated(pod_claims(cluster, pod, gates))))
+                units.append(_pod_unit(cluster, pod, unallocated(pod_claims(cluster, pod, gates)), book))
             else:
                 claims = resolve_claims(cluster, list(item))
                 units.append(_claims_unit(",".join(c.namespaced_name for c in claims) or f"pod-{i}", claims))
@@ -109,10 +111,12 @@ def pending(pod: Pod) -> bool:
     return not pod.spec.node_name and not (pod.status and pod.status.phase in DONE_PHASES)
 
 
-def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim]) -> Unit:
+def _pod_unit(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], book: FootprintBook) -> Unit:
+    """`book`: what the pod's devices add to its node resources (KEP-5517), for a pod to place."""
     member = Member(pod.namespaced_name, pod, tuple(c.namespaced_name for c in claims), pod_group_ref(pod))
     prio = pod_priority(cluster, pod)
-    return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod),))
+    dra = book.footprint(pod) if pending(pod) else None
+    return Unit(member.name, tuple(claims), prio, members=(member,), needs=(Needs.of(pod, dra),))
 
 
 def pod_group_ref(pod: Pod) -> str | None:

@@ -182,7 +182,7 @@ def _static_reject(
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
         return "consume counters but DRAPartitionableDevices is disabled", None
     if ctx.gates.DRADeviceTaints:
-        rules = ctx.cluster.taint_rules.values()
+        rules = ctx.cluster.taint_rules.values() if ctx.gates.DRADeviceTaintRules else ()
         taints = [*d.taints, *rule_taints(rules, info.driver, info.pool, info.name)]
         if not all(tolerated(t, spec.tolerations) for t in taints):
             return "have a taint the request does not tolerate", None

@@ -26,10 +26,12 @@ as upstream's `MilliValue`/`Value`. Messages use the scheduler's words ("Insuffi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..api.models import Container, Node, Pod, is_extended
 from ..api.quantity import Quantity
+from ..errors import InputError
+from .nodealloc import Footprint
 
 Amounts = dict[str, int]
 
@@ -73,16 +75,22 @@ def _max(total: Amounts, other: Mapping[str, int]) -> None:
             total[k] = v
 
 
-def pod_requests(pod: Pod) -> Amounts:
-    """The pod's effective request per resource (without the pod slot); see the module docstring."""
+def pod_requests(pod: Pod, dra: Footprint | None = None) -> Amounts:
+    """The pod's effective request per resource (without the pod slot); see the module docstring.
+    `dra`: what its claims' devices add (KEP-5517, `problem.nodealloc`): each referencing
+    container's perContainer share with that container, the rest after the containers' peak."""
     spec = pod.spec
     total: Amounts = {}
+    extra = dra.per_container if dra is not None else {}
+    names = {c.name for c in (*spec.containers, *spec.init_containers)}
     for c in spec.containers:
         _add(total, container_requests(c))
+        _add(total, extra.get(c.name, {}))
     sidecars: Amounts = {}
     init_peak: Amounts = {}
     for c in spec.init_containers:
         own = container_requests(c)
+        _add(own, extra.get(c.name, {}))
         if c.restart_policy == "Always":
             _add(total, own)
             _add(sidecars, own)
@@ -92,18 +100,33 @@ def pod_requests(pod: Pod) -> Amounts:
             _add(step, sidecars)
             _max(init_peak, step)
     _max(total, init_peak)
+    if dra is not None:
+        _add(total, dra.fixed)
+        for name, more in extra.items():  # references by containers the pod does not have
+            if name not in names:
+                _add(total, more)
     if spec.resources is not None:
         level = {**spec.resources.limits, **spec.resources.requests}
         for k in POD_LEVEL:
             if k in level:
-                total[k] = amount(k, level[k])
+                want = amount(k, level[k])
+                if dra is not None and not dra.empty and total.get(k, 0) > want:
+                    raise InputError(
+                        f"pod-level request for {k} is less than its containers' requests plus what "
+                        "its devices add (KEP-5517 nodeAllocatableResources): upstream leaves it "
+                        "unschedulable on every node",
+                        obj=pod.ref,
+                        field="spec.resources",
+                    )
+                total[k] = want
     _add(total, {k: amount(k, v) for k, v in spec.overhead.items()})
     return {k: v for k, v in total.items() if v}
 
 
-def pod_demand(pod: Pod) -> Amounts:
-    """What the pod takes of a node: its checked requests and one pod slot."""
-    out = {k: v for k, v in pod_requests(pod).items() if is_checked(k)}
+def pod_demand(pod: Pod, dra: Footprint | None = None) -> Amounts:
+    """What the pod takes of a node: its checked requests (with what its devices add, `dra`)
+    and one pod slot."""
+    out = {k: v for k, v in pod_requests(pod, dra).items() if is_checked(k)}
     out[PODS] = 1
     return out
 
@@ -121,8 +144,12 @@ def allocatable(node: Node | None) -> Amounts | None:
     return {k: amount(k, v) for k, v in node.status.allocatable.items()}
 
 
-def node_free(node: Node | None, bound: Iterable[Pod]) -> Amounts | None:
-    """Allocatable minus what the pods bound to the node request (None: unknown, unlimited)."""
+def node_free(
+    node: Node | None, bound: Iterable[Pod], dra: Callable[[Pod], Footprint | None] | None = None
+) -> Amounts | None:
+    """Allocatable minus what the pods bound to the node request (None: unknown, unlimited);
+    `dra` (gate DRANodeAllocatableResources): what a bound pod's devices add
+    (`nodealloc.FootprintBook.bound`)."""
     alloc = allocatable(node)
     if alloc is None:
         return None
@@ -132,7 +159,7 @@ def node_free(node: Node | None, bound: Iterable[Pod]) -> Amounts | None:
         served = {m.resource_name for m in status.request_mappings} if status else set()
         # Extended resources DRA serves (KEP-5004) come from the pod's special claim's devices,
         # not from the node's allocatable.
-        take(free, {k: v for k, v in pod_demand(pod).items() if k not in served})
+        take(free, {k: v for k, v in pod_demand(pod, dra(pod) if dra else None).items() if k not in served})
     return free
 
 
