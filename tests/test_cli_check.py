@@ -88,3 +88,19 @@ def test_check_cluster_is_public_and_does_not_modify_its_input() -> None:
     ]
     assert isinstance(violations[0], dra_solver.Violation)
     assert [o.model_dump() for o in (*cluster.pods.values(), *cluster.claims.values())] == before
+
+
+def test_a_list_attribute_match_needs_the_list_gate_in_the_checker_too(tmp_path: Path) -> None:
+    """matchAttribute over a list-typed attribute (KEP-5491/KEP-6072) holds only with
+    DRAListTypeAttributes: without the gate the list is absent, as the planners read it, so a
+    plan made with the gate on breaks the constraint when checked with it off."""
+    example = ROOT / "docs" / "examples" / "numa-list-alignment.yaml"
+    gates = ["--feature-gates", "DRAListTypeAttributes=true"]
+    result = runner.invoke(app, ["plan", str(example), *gates, "--output-mode", "full", "--seed", "1"])
+    assert result.exit_code == 0, result.stderr
+    after = tmp_path / "after.yaml"
+    after.write_text(result.stdout)
+    assert runner.invoke(app, ["check", str(after), *gates]).exit_code == 0
+    off = runner.invoke(app, ["check", str(after)])
+    assert off.exit_code == 3, off.stdout
+    assert "[match]" in off.stdout and "does not have the attribute" in off.stdout

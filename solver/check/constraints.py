@@ -21,8 +21,10 @@ Value = tuple[str, object]
 """A typed attribute value, e.g. ("int", 3): different types never compare equal."""
 
 
-def attr_values(attr: DeviceAttribute) -> frozenset[Value] | None:
-    """The attribute as a set (scalars are singletons, KEP-5491 lists their elements)."""
+def attr_values(attr: DeviceAttribute, lists: bool = True) -> frozenset[Value] | None:
+    """The attribute as a set (scalars are singletons, KEP-5491 lists their elements). With
+    `lists` False (DRAListTypeAttributes off) a list-typed attribute is absent, as upstream's
+    constraints read it: a device whose attribute is a list does not have it."""
     if attr.int_ is not None:
         return frozenset({("int", attr.int_)})
     if attr.bool_ is not None:
@@ -31,6 +33,8 @@ def attr_values(attr: DeviceAttribute) -> frozenset[Value] | None:
         return frozenset({("string", attr.string)})
     if attr.version is not None:
         return frozenset({("version", attr.version)})
+    if not lists:
+        return None
     for kind, values in (("int", attr.ints), ("bool", attr.bools), ("string", attr.strings)):
         if values is not None:
             return frozenset((kind, v) for v in values)
@@ -91,7 +95,7 @@ def attribute(ctx: Context, p: Placed, name: str) -> frozenset[Value] | None | L
     want = fqn(name, driver)
     for attr_name, attr in p.dev.device.attributes.items():
         if fqn(attr_name, driver) == want:
-            return attr_values(attr)
+            return attr_values(attr, ctx.gates.DRAListTypeAttributes)
     return None
 
 
