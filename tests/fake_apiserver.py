@@ -401,11 +401,16 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: the tests read the recorder, not the log."""
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a client that closes a watch connection (it stops watching) resets it."""
+
+
 @contextmanager
 def serving(fake: FakeApiServer) -> Iterator[FakeApiServer]:
     """Run `fake` on a free local port for the duration of the block."""
     handler = type("Handler", (_Handler,), {"fake": fake})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     fake.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

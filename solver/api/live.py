@@ -62,11 +62,21 @@ __all__ = [
     "PAGE_SIZE",
     "LiveError",
     "LiveRead",
+    "Progress",
     "ReadKind",
+    "Session",
+    "Stream",
+    "StreamBroken",
     "Target",
+    "client_log",
+    "forbidden_error",
     "kinds_read",
+    "list_path",
+    "planner_documents",
     "rbac_rules",
     "read",
+    "read_with",
+    "workload_pods",
 ]
 
 PAGE_SIZE = 500
@@ -396,8 +406,8 @@ class Stream:
                 yield from (line for line in complete if line.strip())
         except self._broken as exc:
             raise StreamBroken(_unreachable_reason(exc)) from None
-        except ValueError as exc:  # urllib3 reading a response another thread closed
-            raise StreamBroken(_one_line(exc)) from None
+        except (ValueError, AttributeError) as exc:  # urllib3 reading a response `close` closed
+            raise StreamBroken(f"closed: {_one_line(exc)}") from None
         if pending.strip():
             yield pending
 
