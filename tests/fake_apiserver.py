@@ -99,6 +99,8 @@ class FakeApiServer:
     objects: list[dict[str, Any]]
     served: dict[str, dict[str, list[str]]] = field(default_factory=lambda: SERVED_1_37)
     errors: dict[str, int] = field(default_factory=dict)
+    watch_errors: dict[str, int] = field(default_factory=dict)
+    """A resource plural -> the HTTP status to answer its watch requests with (its lists are served)."""
     expire_continue: bool = False
     requests: list[Request] = field(default_factory=list)
     port: int = 0
@@ -248,6 +250,9 @@ class FakeApiServer:
             return 401, _status(401, "Unauthorized")
         segments = [s for s in path.split("/") if s]
         resource = segments[-1] if segments else ""
+        if query.get("watch") == "true" and resource in self.watch_errors:
+            code = self.watch_errors[resource]
+            return code, _status(code, _reason(code, resource, "watch"))
         for key in (path, resource):
             if key in self.errors:
                 code = self.errors[key]
@@ -348,10 +353,10 @@ def _group(name: str, versions: dict[str, list[str]]) -> dict[str, Any]:
     }
 
 
-def _reason(code: int, resource: str) -> str:
+def _reason(code: int, resource: str, verb: str = "list") -> str:
     if code == 403:
         return (
-            f'{resource} is forbidden: User "system:serviceaccount:default:planner" cannot list resource '
+            f'{resource} is forbidden: User "system:serviceaccount:default:planner" cannot {verb} resource '
             f'"{resource}" at the cluster scope'
         )
     return {401: "Unauthorized", 404: "the server could not find the requested resource"}.get(code, "error")

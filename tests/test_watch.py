@@ -12,6 +12,9 @@ from __future__ import annotations
 import copy
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -295,3 +298,53 @@ def test_watch_refuses_what_it_cannot_do_in_one_line(args: list[str], message: s
     got = runner.invoke(app, ["plan", *args])
     assert got.exit_code != 0
     assert message in " ".join(re.sub("[│╭╮╰╯─]", " ", got.stderr).split())
+
+
+def test_a_watch_that_is_forbidden_is_one_line_with_the_rule(tmp_path: Path) -> None:
+    """Listing is allowed, watching is not: exit 1, the kind, and the rule with `watch`."""
+    with serving(FakeApiServer(_items(), watch_errors={"pods": 403})) as fake:
+        kubeconfig = str(fake.kubeconfig(tmp_path))
+        got = runner.invoke(app, ["plan", "--watch", "--watch-count", "2", "--kubeconfig", kubeconfig])
+    assert got.exit_code == 1 and "Traceback" not in got.stderr
+    text = " ".join(got.stderr.split())
+    assert "cannot watch pods (403 Forbidden: " in text
+    assert 'verbs: ["get", "list", "watch"]' in text
+    assert {r.method for r in fake.requests} == {"GET"}
+
+
+def test_a_new_job_is_planned_for_the_pods_it_has_not_created(fake: FakeApiServer, tmp_path: Path) -> None:
+    """A workload event: the Job's pods do not exist yet, so the plan has its two replicas."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "probe", "namespace": "ml-training", "uid": "uid-probe"},
+        "spec": {"parallelism": 2, "template": {"spec": copy.deepcopy(_pending(fake)["spec"])}},
+    }
+    job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+
+    def after(k: int, watching: Watching) -> None:
+        if k == 1:
+            fake.publish("ADDED", job)
+
+    lines, _, _, _ = _watch(fake, tmp_path, 2, after)
+    assert _counts(lines[1])[1] == _counts(lines[0])[1] + 2
+    assert "[update +2 -0 " in lines[1]
+
+
+def test_sigint_ends_plan_watch_with_130_and_nothing_written(fake: FakeApiServer, tmp_path: Path) -> None:
+    """The real signal, in a subprocess: after the first line, Ctrl-C; exit 130, no traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dra_solver", "plan", "--watch", "--kubeconfig", str(tmp_path / "kubeconfig")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert LINE.match(first), (first, proc.stderr.read() if proc.poll() is not None else "")
+    _wait(lambda: len({r.path for r in fake.watches()}) >= 5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted: 1 plans printed" in err
+    assert out == ""

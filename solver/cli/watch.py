@@ -153,13 +153,14 @@ class _Input:
         """(add, remove) that turn this input into `now`: a changed object is both."""
         remove: list[tuple[str, str | None, str]] = []
         add: list[dict[str, Any]] = []
+        # The mirror keeps an object it got no event for as the same dict: `is` settles most.
         for key, doc in self.docs.items():
             new = now.docs.get(key)
-            if new is None or _content(new) != _content(doc):
+            if new is None or (new is not doc and _content(new) != _content(doc)):
                 remove.append((key[0], key[1] or None, key[2]))
         for key, doc in now.docs.items():
             old = self.docs.get(key)
-            if old is None or _content(old) != _content(doc):
+            if old is None or (old is not doc and _content(old) != _content(doc)):
                 add.append(doc)
         return add, remove
 
