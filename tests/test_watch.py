@@ -29,7 +29,7 @@ from dra_solver import interrupt
 from dra_solver.api.live import Target
 from dra_solver.cli.main import app
 from dra_solver.cli.options import AllocatorChoice, Search, StrategyChoice
-from dra_solver.cli.watch import Watching
+from dra_solver.cli.watch import Watching, reason_shape
 from tests.fake_apiserver import FakeApiServer, serving
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -348,3 +348,34 @@ def test_sigint_ends_plan_watch_with_130_and_nothing_written(fake: FakeApiServer
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted: 1 plans printed" in err
     assert out == ""
+
+
+def test_files_add_objects_to_the_watched_state(fake: FakeApiServer, tmp_path: Path) -> None:
+    """`plan --watch --kubeconfig K FILE`: the FILE's objects stay on top of every state."""
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(yaml.safe_dump(_copy(_pending(fake), "probe")))
+    kubeconfig = str(tmp_path / "kubeconfig")
+    got = runner.invoke(
+        app, ["plan", "--watch", "--watch-count", "1", "--kubeconfig", kubeconfig, str(extra)]
+    )
+    (line,) = got.stdout.splitlines()
+    assert _counts(line) == _fresh_counts([*_items(), yaml.safe_load(extra.read_text())], tmp_path)
+    assert _counts(line)[1] == 9
+
+
+def test_pods_blocked_for_the_same_reason_count_together() -> None:
+    """The line's top reason: the pods' own names (claims, the nodes each fits on alone, which
+    pods take the room) do not split a reason; what they ask for does."""
+    a = (
+        "no node fits the pod (0 of 100 nodes): fits on node-1, node-2 alone, but other pods of this "
+        "plan take the room there (they have a higher priority): on node-1, default/p-3"
+    )
+    b = (
+        "no node fits the pod (0 of 100 nodes): fits on node-7 alone, but other pods of this plan "
+        "take the room there (they have a higher priority): on node-7, default/p-9"
+    )
+    assert reason_shape(a) == reason_shape(b)
+    c = "no node fits the pod: claim default/x-claim: request dev: needs 4 device(s)"
+    d = "no node fits the pod: claim default/y-claim: request dev: needs 4 device(s)"
+    e = "no node fits the pod: claim default/y-claim: request dev: needs 8 device(s)"
+    assert reason_shape(c) == reason_shape(d) != reason_shape(e)

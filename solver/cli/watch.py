@@ -26,6 +26,7 @@ not); Ctrl-C ends it with 130, as every interrupted command.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -113,13 +114,30 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
         line += f" ({nodes})"
     blocked = [p for p in pods if not p.placed]
     if blocked:
-        reasons = Counter(p.reason or "no reason given" for p in blocked)
+        reasons = Counter(reason_shape(p.reason or "no reason given") for p in blocked)
         reason, n = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[0]
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
         line += f"; {len(blocked)} blocked: {reason} ({n})"
     status = outcome.stats.get("status", "")
     return f"{line} [{how} {seconds:.2f} s, {status}]"
+
+
+_NAMED = (
+    (re.compile(r"\bclaim [\w.-]+/[\w.-]+"), "claim <claim>"),
+    (re.compile(r"\bfits on .*? alone\b"), "fits on <nodes> alone"),
+    (re.compile(r"\bpods? [\w.-]+/[\w.-]+"), "pod <pod>"),
+    (re.compile(r"(take the room there \([^)]*\)): .*$"), r"\1"),  # which pods, where: the pod's own
+)
+
+
+def reason_shape(reason: str) -> str:
+    """A pod's reason with the names that make it the pod's own (its claims, the nodes it
+    would fit on alone, other pods) replaced by placeholders, so that pods blocked for the same
+    reason count together; numbers (devices asked, nodes) are kept: they tell reasons apart."""
+    for pattern, placeholder in _NAMED:
+        reason = pattern.sub(placeholder, reason)
+    return reason
 
 
 def _content(doc: dict[str, Any]) -> dict[str, Any]:
