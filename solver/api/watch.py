@@ -213,73 +213,87 @@ class Watcher:
 
     def _follow(self, k: ReadKind, path: str, api_version: str, version: str, generation: int) -> None:
         """One kind's watch, opened again and again from the last resourceVersion seen, until
-        the watcher stops it (a new generation) or the server answers 410 Gone."""
+        the watcher stops it (a new generation), the server answers 410 Gone or refuses it."""
         session = self.session
         assert session is not None
         failures = 0
         while self._live(generation):
-            query = {
-                "watch": "true",
-                "allowWatchBookmarks": "true",
-                "resourceVersion": version,
-                "timeoutSeconds": str(WATCH_SECONDS),
-            }
-            broke = ""
             try:
-                stream = session.stream(path, query, READ_TIMEOUT)
-            except LiveError as exc:
-                broke = str(exc)
-            else:
-                with self._lock:
-                    self._streams[k.kind] = stream
-                if not self._live(generation):
-                    stream.close()
-                    return
-                if stream.status == 410:
-                    self._put(generation, _Gone(k.kind))
-                    return
-                if stream.status in (401, 403):
-                    body = stream.body()
-                    error: DRASolverError = (
-                        forbidden_error(session, k, "watch", body)
-                        if stream.status == 403
-                        else LiveError(f"{session.source}: 401 Unauthorized on watch {k.plural}")
-                    )
-                    self._put(generation, _Fatal(error))
-                    return
-                if stream.status != 200:
-                    broke = f"answered {stream.status}"
-                else:
-                    try:
-                        for line in stream.lines():
-                            if not self._live(generation):
-                                return
-                            got = self._event(k, api_version, path, line)
-                            if isinstance(got, _Gone):
-                                self._put(generation, got)
-                                return
-                            if isinstance(got, str):
-                                version = got  # a bookmark
-                            elif isinstance(got, Event):
-                                version = str(got.object["metadata"].get("resourceVersion") or version)
-                                self._put(generation, got)
-                            elif got is not None:
-                                broke = got.text
-                                break
-                        failures = 0
-                    except StreamBroken as exc:
-                        broke = str(exc)
-            if broke and self._live(generation):
-                self.reconnects += 1
-                self._put(
-                    generation,
-                    _Note(
-                        f"{session.source}: the watch of {k.plural} broke ({broke}); watching again from "
-                        f"resourceVersion {version}"
-                    ),
+                version, broke, done = self._once(session, k, path, api_version, version, generation)
+            except Exception as exc:  # a bug or a client failure: this thread must not die silently
+                version, broke, done = version, f"{type(exc).__name__}: {exc}", False
+            if done or not self._live(generation):
+                return
+            if not broke:  # the server's timeoutSeconds: watch again at once
+                failures = 0
+                continue
+            self.reconnects += 1
+            self._put(
+                generation,
+                _Note(
+                    f"{session.source}: the watch of {k.plural} broke ({broke}); watching again from "
+                    f"resourceVersion {version}"
+                ),
+            )
+            time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+            failures += 1
+
+    def _once(
+        self, session: Session, k: ReadKind, path: str, api_version: str, version: str, generation: int
+    ) -> tuple[str, str, bool]:
+        """One watch request, read to its end: (the last resourceVersion, why it broke — "" when
+        the server ended it —, whether the watch is over: 410 Gone, refused, or stopped)."""
+        query = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": version,
+            "timeoutSeconds": str(WATCH_SECONDS),
+        }
+        try:
+            stream = session.stream(path, query, READ_TIMEOUT)
+        except LiveError as exc:
+            return version, str(exc), False
+        with self._lock:
+            self._streams[k.kind] = stream
+        try:
+            if not self._live(generation):
+                return version, "", True
+            if stream.status == 410:
+                self._put(generation, _Gone(k.kind))
+                return version, "", True
+            if stream.status in (401, 403):
+                body = stream.body()
+                error: DRASolverError = (
+                    forbidden_error(session, k, "watch", body)
+                    if stream.status == 403
+                    else LiveError(f"{session.source}: 401 Unauthorized on watch {k.plural}")
                 )
-                time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
-                failures += 1
+                self._put(generation, _Fatal(error))
+                return version, "", True
+            if stream.status != 200:
+                return version, f"answered {stream.status}", False
+            try:
+                for line in stream.lines():
+                    if not self._live(generation):
+                        return version, "", True
+                    got = self._event(k, api_version, path, line)
+                    if isinstance(got, _Gone):
+                        self._put(generation, got)
+                        return version, "", True
+                    if isinstance(got, str):
+                        version = got or version  # a bookmark
+                    elif isinstance(got, Event):
+                        meta = got.object.get("metadata")
+                        if isinstance(meta, dict) and meta.get("resourceVersion"):
+                            version = str(meta["resourceVersion"])
+                        self._put(generation, got)
+                    elif got is not None:
+                        return version, got.text, False
+            except StreamBroken as exc:
+                return version, str(exc), False
+            return version, "", False
+        finally:
+            stream.close()
 
     def _event(
         self, k: ReadKind, api_version: str, path: str, line: bytes
