@@ -292,6 +292,7 @@ def test_plan_watch_follows_changes_from_the_command_line(fake: FakeApiServer, t
         (["--watch-count", "2", "--live"], "--watch-count needs --watch"),
         (["--watch", "--live", "-n", "ml-training"], "cannot be combined with --namespace"),
         (["--watch", "--live", "--preempt", "--pod", "a/b"], "cannot be combined with --pod, --preempt"),
+        (["--watch", "--live", "-o", "table"], "cannot be combined with --output"),
     ],
 )
 def test_watch_refuses_what_it_cannot_do_in_one_line(args: list[str], message: str) -> None:

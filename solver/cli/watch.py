@@ -44,11 +44,12 @@ from ..api.watch import Key, Mirror, Watcher, key_of
 from ..cel.checks import validate_all as validate_cluster
 from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
+from ..output.objects import OutputMode
 from ..planning.job import Options, PlanOutcome
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
-from .options import Search
+from .options import ExecutorChoice, OutputFormat, Search
 
 if TYPE_CHECKING:  # plan.py calls `plan_watch`: its request's type only, to type it
     from .plan import PlanRequest
@@ -352,6 +353,11 @@ def plan_watch(request: PlanRequest, count: int | None) -> int:
         "--report": request.report is not None,
         "--preempt": request.preempt,
         "--partitions": request.partitions != 1,
+        "--max-new-nodes": request.max_new_nodes is not None,
+        "--output": request.output.format is not OutputFormat.yaml,  # it prints lines, not objects
+        "--output-mode": request.output.mode is not OutputMode.changed,
+        "--executor": request.executor is not ExecutorChoice.local,  # it plans in this process
+        "--workers": request.workers is not None,
     }
     refused = [flag for flag, on in given.items() if on]
     if refused:
