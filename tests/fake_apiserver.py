@@ -7,12 +7,21 @@ thread serves it. Objects are served as a real server serves a list: `{kind: <Ki
 apiVersion, metadata: {resourceVersion, continue}, items}`, the items without their own
 kind and apiVersion. The server does not convert: an object is served in the version it is
 written in, so a test of an old cluster gives objects in that cluster's version.
+
+Watches (`?watch=true`, for `plan --watch`) are served as a real server serves them: a chunked
+answer of JSON lines `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}`, from the
+resourceVersion asked for. A test changes the cluster with `publish` (each change gets the next
+resourceVersion, as etcd's revision), sends a `bookmark`, makes every older resourceVersion
+`expire` (a watch from one gets `ERROR` 410 Gone, as after etcd's compaction) or `drop`s the
+open watch connections (cut mid-answer, as a load balancer does).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,8 +46,22 @@ PLURALS = {
     "Workload": "workloads",
     "PodDisruptionBudget": "poddisruptionbudgets",
     "Deployment": "deployments",
+    "ReplicaSet": "replicasets",
+    "StatefulSet": "statefulsets",
+    "Job": "jobs",
 }
-NAMESPACED = {"Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload", "PodDisruptionBudget"}
+NAMESPACED = {
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
+    "PodDisruptionBudget",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+}
 DRA = ["deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates"]
 
 SERVED_1_37: dict[str, dict[str, list[str]]] = {
@@ -50,6 +73,7 @@ SERVED_1_37: dict[str, dict[str, list[str]]] = {
     "scheduling.k8s.io": {"v1": ["priorityclasses"], "v1beta1": ["workloads", "podgroups"]},
     "policy": {"v1": ["poddisruptionbudgets"]},
     "apps": {"v1": ["deployments", "replicasets", "statefulsets", "daemonsets"]},
+    "batch": {"v1": ["jobs", "cronjobs"]},
 }
 """What a Kubernetes 1.37 server serves of the groups the reader asks about (the default)."""
 
@@ -75,9 +99,21 @@ class FakeApiServer:
     objects: list[dict[str, Any]]
     served: dict[str, dict[str, list[str]]] = field(default_factory=lambda: SERVED_1_37)
     errors: dict[str, int] = field(default_factory=dict)
+    watch_errors: dict[str, int] = field(default_factory=dict)
+    """A resource plural -> the HTTP status to answer its watch requests with (its lists are served)."""
     expire_continue: bool = False
     requests: list[Request] = field(default_factory=list)
     port: int = 0
+    version: int = 12345
+    """The current resourceVersion (etcd's revision): lists are of it, changes advance it."""
+    log: list[tuple[int, str, str, dict[str, Any]]] = field(default_factory=list)
+    """(resourceVersion, resource, event type, object) of every change and bookmark."""
+    compacted: int = 0
+    """A watch from a resourceVersion below this is answered 410 Gone."""
+    dropped: int = 0
+    """Bumped by `drop`: every watch answer open then is cut."""
+    closed: bool = False
+    changed: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def url(self) -> str:
@@ -104,8 +140,102 @@ class FakeApiServer:
         return path
 
     def lists(self) -> list[Request]:
-        """The list requests (not discovery)."""
-        return [r for r in self.requests if r.path.count("/") >= (3 if r.path.startswith("/api/") else 4)]
+        """The list requests (not discovery, not watches)."""
+        return [
+            r
+            for r in self.requests
+            if r.path.count("/") >= (3 if r.path.startswith("/api/") else 4) and "watch" not in r.query
+        ]
+
+    def watches(self) -> list[Request]:
+        """The watch requests."""
+        return [r for r in self.requests if r.query.get("watch") == "true"]
+
+    # --- changing the cluster (watches) ------------------------------------------------------
+
+    def publish(self, type_: str, obj: dict[str, Any]) -> int:
+        """ADDED, MODIFIED or DELETED `obj` (with apiVersion and kind): the served objects
+        change and open watches of its kind get the event; returns its resourceVersion."""
+        key = _key(obj)
+        with self.changed:
+            self.version += 1
+            stamped = {**obj, "metadata": {**obj.get("metadata", {}), "resourceVersion": str(self.version)}}
+            kept = [o for o in self.objects if _key(o) != key]
+            if type_ == "ADDED" and len(kept) != len(self.objects):
+                raise ValueError(f"ADDED {key}: already there")
+            if type_ in ("MODIFIED", "DELETED") and len(kept) == len(self.objects):
+                raise ValueError(f"{type_} {key}: not there")
+            self.objects = kept if type_ == "DELETED" else [*kept, stamped]
+            self.log.append((self.version, PLURALS[obj["kind"]], type_, stamped))
+            self.changed.notify_all()
+            return self.version
+
+    def bookmark(self, resource: str) -> int:
+        """A BOOKMARK on the watches of `resource`, at a new resourceVersion."""
+        with self.changed:
+            self.version += 1
+            self.log.append(
+                (self.version, resource, "BOOKMARK", {"metadata": {"resourceVersion": str(self.version)}})
+            )
+            self.changed.notify_all()
+            return self.version
+
+    def expire(self) -> None:
+        """Every resourceVersion given out so far is too old: open watches end with ERROR 410
+        Gone, and a watch from one of them gets it at once; a new list is of a newer one."""
+        with self.changed:
+            self.version += 1
+            self.compacted = self.version
+            self.changed.notify_all()
+
+    def drop(self) -> None:
+        """Cut every open watch answer mid-stream (no final chunk): the client must reconnect."""
+        with self.changed:
+            self.dropped += 1
+            self.changed.notify_all()
+
+    def close(self) -> None:
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+
+    def watch_lines(
+        self, resource: str, api_version: str, since: int, seconds: float
+    ) -> Iterator[bytes | None]:
+        """The lines of one watch answer; None: cut the connection (a `drop`)."""
+        dropped = self.dropped
+        deadline = time.monotonic() + seconds
+        sent = since
+        while True:
+            with self.changed:
+                while True:
+                    if self.closed:
+                        return
+                    if self.dropped != dropped:
+                        yield None
+                        return
+                    if sent < self.compacted:
+                        status = _status(410, f"too old resource version: {sent} ({self.compacted})")
+                        yield json.dumps(
+                            {"type": "ERROR", "object": {**status, "reason": "Expired"}}
+                        ).encode()
+                        return
+                    due = [
+                        e
+                        for e in self.log
+                        if e[0] > sent
+                        and e[1] == resource
+                        and (e[2] == "BOOKMARK" or e[3].get("apiVersion") == api_version)
+                    ]
+                    if due:
+                        break
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return  # the server's timeoutSeconds: the answer ends, the client watches again
+                    self.changed.wait(min(left, 0.1))
+            for version, _, type_, obj in due:
+                sent = version
+                yield json.dumps({"type": type_, "object": obj}).encode()
 
     # --- answering ------------------------------------------------------------------------
 
@@ -120,6 +250,9 @@ class FakeApiServer:
             return 401, _status(401, "Unauthorized")
         segments = [s for s in path.split("/") if s]
         resource = segments[-1] if segments else ""
+        if query.get("watch") == "true" and resource in self.watch_errors:
+            code = self.watch_errors[resource]
+            return code, _status(code, _reason(code, resource, "watch"))
         for key in (path, resource):
             if key in self.errors:
                 code = self.errors[key]
@@ -164,6 +297,9 @@ class FakeApiServer:
         return 404, _status(404, "the server could not find the requested resource")
 
     def _list(self, api_version: str, resource: str, query: dict[str, str]) -> tuple[int, Any]:
+        if query.get("watch") == "true":
+            since = int(query.get("resourceVersion") or self.version)
+            return 200, Watch(resource, api_version, since, float(query.get("timeoutSeconds") or 300))
         if "continue" in query and self.expire_continue:
             return 410, _status(410, "The provided continue parameter is too old")
         items = [
@@ -174,7 +310,7 @@ class FakeApiServer:
         start = int(query.get("continue", "0") or 0)
         limit = int(query.get("limit", "0") or 0)
         end = start + limit if limit else len(items)
-        meta: dict[str, Any] = {"resourceVersion": "12345"}
+        meta: dict[str, Any] = {"resourceVersion": str(self.version)}
         if end < len(items):
             meta["continue"] = str(end)
             meta["remainingItemCount"] = len(items) - end
@@ -185,6 +321,21 @@ class FakeApiServer:
             "metadata": meta,
             "items": items[start:end],
         }
+
+
+@dataclass(frozen=True)
+class Watch:
+    """`answer`'s reply to a watch request: the handler streams `FakeApiServer.watch_lines`."""
+
+    resource: str
+    api_version: str
+    since: int
+    seconds: float
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata", {})
+    return (obj["kind"], meta.get("namespace") or "", meta["name"])
 
 
 def _kind_of(resource: str) -> str:
@@ -202,10 +353,10 @@ def _group(name: str, versions: dict[str, list[str]]) -> dict[str, Any]:
     }
 
 
-def _reason(code: int, resource: str) -> str:
+def _reason(code: int, resource: str, verb: str = "list") -> str:
     if code == 403:
         return (
-            f'{resource} is forbidden: User "system:serviceaccount:default:planner" cannot list resource '
+            f'{resource} is forbidden: User "system:serviceaccount:default:planner" cannot {verb} resource '
             f'"{resource}" at the cluster scope'
         )
     return {401: "Unauthorized", 404: "the server could not find the requested resource"}.get(code, "error")
@@ -217,9 +368,13 @@ def _status(code: int, message: str) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeApiServer
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked answers, as a real API server's
 
     def _serve(self) -> None:
         code, body = self.fake.answer(self.command, self.path, self.headers.get("Authorization", ""))
+        if isinstance(body, Watch):
+            self._stream(body)
+            return
         data = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -227,23 +382,47 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _stream(self, watch: Watch) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for line in self.fake.watch_lines(watch.resource, watch.api_version, watch.since, watch.seconds):
+                if line is None:  # cut: no final chunk, the connection closed under the client
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                data = line + b"\n"
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client went away
+            self.close_connection = True
+
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         """Quiet: the tests read the recorder, not the log."""
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a client that closes a watch connection (it stops watching) resets it."""
+
+
 @contextmanager
 def serving(fake: FakeApiServer) -> Iterator[FakeApiServer]:
     """Run `fake` on a free local port for the duration of the block."""
     handler = type("Handler", (_Handler,), {"fake": fake})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     fake.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield fake
     finally:
+        fake.close()
         server.shutdown()
         server.server_close()
         thread.join()

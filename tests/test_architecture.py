@@ -29,6 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
     # reading a live cluster (GET only) into the loader; nothing of the edge reads it back
     "dra_solver.api.live": {"dra_solver.api", "dra_solver.errors"},
+    # following a live cluster's changes (plan --watch): lists and watches through api.live
+    "dra_solver.api.watch": {"dra_solver.api", "dra_solver.api.live", "dra_solver.errors"},
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     # precompute: the flat Problem
@@ -313,6 +315,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.interrupt",
         "dra_solver.api",
         "dra_solver.api.live",
+        "dra_solver.api.watch",
         "dra_solver.cel",
         "dra_solver.check",
         "dra_solver.errors",
@@ -324,6 +327,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
         "dra_solver.preempt",
+        "dra_solver.replan",
         "dra_solver.whatif.filling",
         "dra_solver.whatif.sweep",
         "dra_solver.whatif.templates",

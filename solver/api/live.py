@@ -7,7 +7,7 @@ and converted exactly once, as if it came from `kubectl get -o json`.
 
 What it promises:
 
-* Read-only, always. Every request goes through `_Session.get`, which sends GET and nothing
+* Read-only, always. Every request goes through `Session.get`, which sends GET and nothing
   else: discovery (`/apis/{group}`, `/apis/{group}/{version}`) and list calls. Nothing is
   created, patched, deleted or bound; the plan is printed for a user to apply.
 * The server's JSON, not the client's models: the official `kubernetes` client is used for
@@ -22,10 +22,15 @@ What it promises:
   loader, as a file in that version would be, with a warning naming what the server serves.
 * Cluster-wide: every kind is listed across all namespaces. `-n NS` chooses which pending
   pods to plan, but capacity (bound pods, allocated claims) belongs to every namespace.
-* Not read: Deployments, ReplicaSets, StatefulSets and Jobs. On a file the loader expands a
-  workload into the pods it would create; on a live cluster those pods exist already (as
-  Pods, pending or bound), so expanding the workload again would count every replica twice.
-  A workload given as a FILE on top of the live state is expanded as usual ("would it fit?").
+* Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) are read, but not expanded as a
+  file's are: on a cluster their pods exist already (as Pods, pending or bound), so expanding
+  a workload again would count every replica twice. What is planned of them is what their
+  controllers have still to create (`workload_pods`); a workload given as a FILE on top of the
+  live state is expanded as usual ("would it fit?"). A cluster that does not serve one of
+  these kinds has none: it is skipped with a note.
+* Watching (`plan --watch`, `api.watch`): `read_with` lists on an open `Session`, and every
+  kind's list resourceVersion and path are kept for the watch to start from; `Session.stream`
+  is the one streamed GET.
 
 Errors are one line each, never a traceback: the server that cannot be reached, the kind
 that may not be listed (401/403, with the RBAC rule that would allow it), a kind the server
@@ -40,7 +45,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +54,7 @@ from typing import Any
 from ..errors import DRASolverError, InputError, ValidationErrors
 from .convert import API_VERSIONS
 from .load import Document
+from .workloads import EXPANDED_KINDS, expand_workload
 
 __all__ = [
     "INSTALL_HINT",
@@ -56,11 +62,21 @@ __all__ = [
     "PAGE_SIZE",
     "LiveError",
     "LiveRead",
+    "Progress",
     "ReadKind",
+    "Session",
+    "Stream",
+    "StreamBroken",
     "Target",
+    "client_log",
+    "forbidden_error",
     "kinds_read",
+    "list_path",
+    "planner_documents",
     "rbac_rules",
     "read",
+    "read_with",
+    "workload_pods",
 ]
 
 PAGE_SIZE = 500
@@ -114,6 +130,10 @@ KINDS_READ: tuple[ReadKind, ...] = (
     ReadKind("PodGroup", "scheduling.k8s.io", "podgroups", False),
     ReadKind("PodDisruptionBudget", "policy", "poddisruptionbudgets", False),
     ReadKind("Pod", "", "pods", True),
+    ReadKind("Deployment", "apps", "deployments", False),
+    ReadKind("ReplicaSet", "apps", "replicasets", False),
+    ReadKind("StatefulSet", "apps", "statefulsets", False),
+    ReadKind("Job", "batch", "jobs", False),
 )
 """Every kind a live read may list, in the order read (the order of the loader's input)."""
 
@@ -130,11 +150,6 @@ def rbac_rules() -> list[dict[str, list[str]]]:
     for k in kinds_read():
         groups.setdefault(k.group, []).append(k.resource)
     return [{"apiGroups": [g], "resources": r, "verbs": ["get", "list"]} for g, r in groups.items()]
-
-
-def _rule(k: ReadKind) -> str:
-    """One RBAC rule, as a YAML flow mapping, for an error line."""
-    return f'{{apiGroups: ["{k.group}"], resources: ["{k.resource}"], verbs: ["get", "list"]}}'
 
 
 @dataclass(frozen=True)
@@ -163,6 +178,13 @@ class LiveRead:
     """Optional kinds the server does not serve (so it has none)."""
     warnings: list[str] = field(default_factory=list)
     requests: int = 0
+    listed: dict[str, list[Document]] = field(default_factory=dict)
+    """The objects of each kind as listed (workloads included: `documents` has the pods they
+    lack instead, `workload_pods`)."""
+    resource_versions: dict[str, str] = field(default_factory=dict)
+    """Each kind's list's resourceVersion: where a watch of it starts."""
+    paths: dict[str, str] = field(default_factory=dict)
+    """Each kind's list path (`/apis/resource.k8s.io/v1/resourceslices`): where it is watched."""
 
 
 Progress = Callable[[str, int], None]
@@ -278,12 +300,16 @@ _GET = "GET"
 """The one HTTP method this module sends."""
 
 
-class _Session:
+class Session:
     """GET requests to one API server, and nothing else (the read-only promise lives here)."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, connections: int = 0) -> None:
         k8s = _kubernetes()
         configuration, self.source = _configuration(k8s, target)
+        if connections:
+            # A watch holds one connection per kind open: a pool that large keeps urllib3 from
+            # discarding (and warning about) connections it has no room for.
+            configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
         self.server = str(configuration.host)
         self.api = k8s.client.ApiClient(configuration)
         self.requests = 0
@@ -323,14 +349,85 @@ class _Session:
                 f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
             ) from None
 
+    def stream(self, path: str, query: dict[str, str], read_timeout: float) -> Stream:
+        """`GET path?query` whose body is read as it comes (a watch): the status, and the
+        body's lines as they arrive. A server that cannot be reached is a LiveError."""
+        try:
+            _method, url, headers, _body, _post = self.api.param_serialize(
+                _GET,
+                path,
+                query_params=list(query.items()),
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+        except Exception as exc:  # a token refresh that failed, as in `get`
+            raise LiveError(
+                f"{self.source}: cannot authenticate to {self.server}: {_one_line(exc)}"
+            ) from None
+        self.requests += 1
+        try:
+            response = self.api.call_api(
+                _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
+            )
+        except self._no_answer as exc:
+            raise LiveError(
+                f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
+            ) from None
+        return Stream(int(response.status), response.response, self._no_answer)
+
     def close(self) -> None:
         self.api.close()
+
+
+class Stream:
+    """The answer to a streamed GET: `status`, then `lines()` as the server sends them.
+
+    `lines()` ends when the server ends the answer, and raises `StreamBroken` when the
+    connection breaks or goes silent for the read timeout; `close()` (from any thread) ends it."""
+
+    def __init__(self, status: int, response: Any, broken: tuple[type[BaseException], ...]) -> None:
+        self.status = status
+        self._response = response
+        self._broken = broken
+
+    def body(self) -> bytes:
+        """The whole body (for an answer that is not a stream: an error's Status)."""
+        try:
+            return bytes(self._response.read())
+        except self._broken as exc:
+            raise StreamBroken(_unreachable_reason(exc)) from None
+
+    def lines(self) -> Iterator[bytes]:
+        pending = b""
+        try:
+            for chunk in self._response.stream(None):
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                yield from (line for line in complete if line.strip())
+        except self._broken as exc:
+            raise StreamBroken(_unreachable_reason(exc)) from None
+        except (ValueError, AttributeError) as exc:  # urllib3 reading a response `close` closed
+            raise StreamBroken(f"closed: {_one_line(exc)}") from None
+        if pending.strip():
+            yield pending
+
+    def close(self) -> None:
+        """End the stream now (a blocked `lines()` returns or raises StreamBroken)."""
+        try:
+            self._response.shutdown()
+            self._response.release_conn()
+        except Exception:  # noqa: BLE001 - closing what may be closed already: nothing to report
+            pass
+
+
+class StreamBroken(DRASolverError):
+    """A streamed answer's connection broke (or went silent past the read timeout)."""
 
 
 # --- discovery and lists ------------------------------------------------------------------
 
 
-def _json(session: _Session, status: int, body: bytes, what: str) -> Any:
+def _json(session: Session, status: int, body: bytes, what: str) -> Any:
     try:
         return json.loads(body)
     except ValueError:
@@ -351,7 +448,7 @@ def _status_message(body: bytes) -> str:
 class _Discovery:
     """Which versions of a group the server serves, and which resources each version has."""
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self._versions: dict[str, list[str]] = {}
         self._resources: dict[tuple[str, str], dict[str, Any]] = {}
@@ -386,7 +483,7 @@ class _Discovery:
         return self._resources[(group, version)].get(resource)
 
 
-def _raise_for_auth(session: _Session, status: int, body: bytes, what: str) -> None:
+def _raise_for_auth(session: Session, status: int, body: bytes, what: str) -> None:
     if status == 401:
         raise LiveError(
             f"{session.server} ({session.source}): 401 Unauthorized on {what}: the server does not accept "
@@ -429,10 +526,30 @@ def _not_served(discovery: _Discovery, k: ReadKind, source: str) -> LiveError:
     return LiveError(f"{source}: the server {what}; {k.kind} is read as {k.group} {known}")
 
 
-def _pages(session: _Session, k: ReadKind, api_version: str, progress: Progress | None) -> Iterator[Document]:
+def list_path(k: ReadKind, api_version: str) -> str:
+    """Where kind `k` is listed (and watched) in `api_version`, across all namespaces."""
+    return f"/api/{api_version}/{k.resource}" if not k.group else f"/apis/{api_version}/{k.resource}"
+
+
+def forbidden_error(session: Session, k: ReadKind, verb: str, body: bytes) -> InputError:
+    """A 403 on `verb` (list, watch) of `k`: the server's words, and the rule that allows it."""
+    verbs = '["get", "list", "watch"]' if verb == "watch" else '["get", "list"]'
+    rule = f'{{apiGroups: ["{k.group}"], resources: ["{k.resource}"], verbs: {verbs}}}'
+    needs = "get, list and watch" if verb == "watch" else "get and list"
+    return InputError(
+        f"cannot {verb} {k.plural} (403 Forbidden: {_status_message(body)}); dra-solver needs "
+        f"{needs} on it cluster-wide, e.g. a ClusterRole rule {rule}",
+        source=session.source,
+    )
+
+
+def _pages(
+    session: Session, k: ReadKind, api_version: str, progress: Progress | None, version: list[str]
+) -> Iterator[Document]:
     """Every object of one kind, page by page (`limit`, `continue`), stamped with the kind and
-    apiVersion of its list (a list's items carry neither)."""
-    path = f"/api/{api_version}/{k.resource}" if not k.group else f"/apis/{api_version}/{k.resource}"
+    apiVersion of its list (a list's items carry neither); the list's resourceVersion (the
+    first page's: the pages of one list are one snapshot) is appended to `version`."""
+    path = list_path(k, api_version)
     token = ""
     n = 0
     while True:
@@ -442,13 +559,7 @@ def _pages(session: _Session, k: ReadKind, api_version: str, progress: Progress 
         status, body = session.get(path, query)
         _raise_for_auth(session, status, body, f"list {k.plural}")
         if status == 403:
-            raise _Forbidden(
-                InputError(
-                    f"cannot list {k.plural} (403 Forbidden: {_status_message(body)}); dra-solver needs "
-                    f"get and list on it cluster-wide, e.g. a ClusterRole rule {_rule(k)}",
-                    source=session.source,
-                )
-            )
+            raise _Forbidden(forbidden_error(session, k, "list", body))
         if status == 410:
             raise LiveError(
                 f"{session.source}: the list of {k.plural} changed too much while it was read in pages "
@@ -471,6 +582,8 @@ def _pages(session: _Session, k: ReadKind, api_version: str, progress: Progress 
         if progress is not None:
             progress(k.kind, n)
         meta = doc.get("metadata")
+        if not version and isinstance(meta, dict):
+            version.append(str(meta.get("resourceVersion") or ""))
         token = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
         if not token:
             return
@@ -488,11 +601,11 @@ def read(target: Target, progress: Progress | None = None) -> LiveRead:
     Raises LiveError (one line) when the server cannot be reached, rejects the credentials or
     does not serve a required kind; ValidationErrors with one line per kind that may not be
     listed (all of them, so that one RBAC change fixes every one)."""
-    with _client_log() as said:
+    with client_log() as said:
         try:
-            session = _Session(target)
+            session = Session(target)
             try:
-                return _read(session, progress)
+                return read_with(session, progress)
             finally:
                 session.close()
         except LiveError as exc:
@@ -511,7 +624,7 @@ class _Collect(logging.Handler):
 
 
 @contextmanager
-def _client_log() -> Iterator[list[str]]:
+def client_log() -> Iterator[list[str]]:
     """While a read runs, what the client and urllib3 log goes nowhere but into the list (its
     errors only), so stderr keeps one line per problem. Why: the client logs through the root
     logger (`logging.error("exec: process returned 1")`), which without a handler configures
@@ -527,12 +640,16 @@ def _client_log() -> Iterator[list[str]]:
         root.removeHandler(handler)
 
 
-def _read(session: _Session, progress: Progress | None) -> LiveRead:
+def read_with(session: Session, progress: Progress | None = None, skip: Collection[str] = ()) -> LiveRead:
+    """`read` on an open session (a watch re-lists on the one it watches with); `skip`: kinds
+    not to list. Raises as `read`."""
     out = LiveRead(server=session.server, source=session.source)
     discovery = _Discovery(session)
     forbidden: list[InputError] = []
     fallbacks: dict[tuple[str, str], list[str]] = {}
     for k in kinds_read():
+        if k.kind in skip:
+            continue
         api_version = _version_of(discovery, k)
         if api_version is None:
             if k.required:
@@ -544,18 +661,25 @@ def _read(session: _Session, progress: Progress | None) -> LiveRead:
                     f"{session.source}: the server serves {k.plural} only in {', '.join(unread)}, which "
                     f"dra-solver does not read: any {k.kind} there is left out"
                 )
+            elif k.kind in EXPANDED_KINDS:
+                out.warnings.append(
+                    f"{session.source}: the server does not serve {k.plural}: no {k.kind} read"
+                )
             continue
         out.versions[k.kind] = api_version
         stored = API_VERSIONS[k.kind][0]
         if api_version != stored:
             fallbacks.setdefault((stored, api_version), []).append(k.kind)
+        version: list[str] = []
         try:
-            documents = list(_pages(session, k, api_version, progress))
+            documents = list(_pages(session, k, api_version, progress, version))
         except _Forbidden as exc:
             forbidden.append(exc.error)
             continue
-        out.documents.extend(documents)
+        out.listed[k.kind] = documents
         out.counts[k.kind] = len(documents)
+        out.resource_versions[k.kind] = version[0] if version else ""
+        out.paths[k.kind] = list_path(k, api_version)
     if forbidden:
         raise ValidationErrors(forbidden)
     for (stored, used), kinds in fallbacks.items():
@@ -565,5 +689,134 @@ def _read(session: _Session, progress: Progress | None) -> LiveRead:
             f"{session.source}: the server does not serve {stored} for {', '.join(kinds)} (it serves "
             f"{group} {served}): read as {used} and converted as a file in {used} is"
         )
+    out.documents, note = planner_documents(out.listed, session.source)
+    if note:
+        out.warnings.append(note)
     out.requests = session.requests
+    return out
+
+
+# --- workloads: the pods they lack --------------------------------------------------------
+
+
+def planner_documents(listed: Mapping[str, Sequence[Document]], source: str) -> tuple[list[Document], str]:
+    """What the loader is given of a cluster's objects, per kind as listed: every object but the
+    workloads, in `KINDS_READ`'s order, then the pods the workloads lack (`workload_pods`); and
+    a note counting those (empty when there are none)."""
+    documents = [d for k in KINDS_READ if k.kind not in EXPANDED_KINDS for d in listed.get(k.kind, ())]
+    workloads = [d for kind in EXPANDED_KINDS for d in listed.get(kind, ())]
+    lacking = workload_pods(workloads, listed.get("Pod", ()), source)
+    if not lacking:
+        return documents, ""
+    note = (
+        f"{source}: {len(lacking)} pod{'s' if len(lacking) != 1 else ''} that workloads will create "
+        "but have not yet (named <workload>-<i>) are planned too"
+    )
+    return documents + lacking, note
+
+
+def _meta(doc: Mapping[str, Any]) -> dict[str, Any]:
+    meta = doc.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _controller_uid(doc: Mapping[str, Any]) -> str:
+    """The uid of the object's controller (its `ownerReferences` entry with controller: true)."""
+    for ref in _meta(doc).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid"):
+            return str(ref["uid"])
+    return ""
+
+
+def _active(pod: Mapping[str, Any]) -> bool:
+    """A pod its controller counts as running or about to: not finished, not being deleted
+    (upstream's `controller.IsPodActive`)."""
+    status = pod.get("status")
+    phase = status.get("phase") if isinstance(status, dict) else None
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _number(spec: Mapping[str, Any], name: str, default: int | None) -> int | None:
+    value = spec.get(name, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+_JOB_DONE = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
+"""A Job condition that, when True, means its controller starts no more pods."""
+
+
+def _job_wants(job: Mapping[str, Any]) -> int:
+    """How many pods a Job runs at once now, as its controller decides: none when suspended or
+    finished; else `parallelism`, capped by the completions still to go (with no completions
+    set, none once one pod succeeded: a work-queue Job is finishing)."""
+    spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
+    status = job.get("status") if isinstance(job.get("status"), dict) else {}
+    assert isinstance(spec, dict) and isinstance(status, dict)
+    if spec.get("suspend") is True:
+        return 0
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") in (
+            "Complete",
+            "Failed",
+            "SuccessCriteriaMet",
+            "FailureTarget",
+        ):
+            if condition.get("status") == "True":
+                return 0
+    parallelism = _number(spec, "parallelism", 1) or 0
+    succeeded = _number(status, "succeeded", 0) or 0
+    completions = _number(spec, "completions", None)
+    if completions is None:
+        return 0 if succeeded else parallelism
+    return max(0, min(parallelism, completions - succeeded))
+
+
+def workload_pods(workloads: Sequence[Document], pods: Sequence[Document], source: str) -> list[Document]:
+    """The pods the cluster's workloads will create but have not yet, as documents for the
+    loader (named as a file's workload's are: `<name>-<i>`; a StatefulSet's missing ordinals by
+    their own names).
+
+    Why not the workloads themselves: on a cluster a workload's pods exist already (as Pods,
+    pending or bound), so expanding it as a file's would count every replica twice. What a
+    controller has still to create — a ReplicaSet below its replicas, a Job below its
+    parallelism, a StatefulSet's missing ordinals, a Deployment that has no ReplicaSet yet — is
+    what it lacks: wanted minus its active pods (not finished, not being deleted), matched by
+    the controller's uid in their `ownerReferences`. A Deployment with ReplicaSets is left to
+    them (they hold its pods); a suspended or finished Job wants none; a paused Deployment
+    without a ReplicaSet creates none."""
+    active: dict[str, int] = {}
+    names: set[tuple[str, str]] = set()
+    for _, _, pod in pods:
+        if not isinstance(pod, dict):
+            continue
+        meta = _meta(pod)
+        names.add((str(meta.get("namespace") or "default"), str(meta.get("name") or "")))
+        uid = _controller_uid(pod)
+        if uid and _active(pod):
+            active[uid] = active.get(uid, 0) + 1
+    owners = {
+        _controller_uid(d) for _, _, d in workloads if isinstance(d, dict) and d.get("kind") == "ReplicaSet"
+    }
+    out: list[Document] = []
+    for _, position, doc in workloads:
+        if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict):
+            continue  # not a workload the loader could read: the pods' list has what runs
+        meta, spec, kind = _meta(doc), doc["spec"], doc.get("kind")
+        uid = str(meta.get("uid") or "")
+        namespace = str(meta.get("namespace") or "default")
+        if kind == "Deployment" and (uid in owners or spec.get("paused") is True):
+            continue
+        if kind == "StatefulSet":
+            start = _number(spec.get("ordinals") or {}, "start", 0) or 0
+            whole = {**doc, "spec": {**spec, "replicas": start + (_number(spec, "replicas", 1) or 0)}}
+            made = expand_workload(whole, source)[start:]
+            made = [p for p in made if (namespace, p["metadata"]["name"]) not in names]
+        else:
+            wants = _job_wants(doc) if kind == "Job" else (_number(spec, "replicas", 1) or 0)
+            lacks = max(0, wants - active.get(uid, 0)) if uid else wants
+            field_ = "parallelism" if kind == "Job" else "replicas"
+            rest = {k: v for k, v in spec.items() if k != "completions"}
+            made = expand_workload({**doc, "spec": {**rest, field_: lacks}}, source) if lacks else []
+        for pod in made:
+            out.append((source, f"{position}: {pod['metadata']['name']}, a pod it has not created yet", pod))
     return out

@@ -48,6 +48,7 @@ from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
 from ..whatif.templates import NodeTemplate
 from .console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
+from .help import UsageError
 from .inputs import Inputs, live_target, load_template, load_valid
 from .options import (
     AllocatorChoice,
@@ -69,6 +70,7 @@ from .options import (
     StrategyOpt,
     TimeLimitOpt,
 )
+from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
 INTERRUPT_NOTICE = (
@@ -312,6 +314,8 @@ def plan(
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
+    watch: WatchOpt = False,
+    watch_count: WatchCountOpt = None,
 ) -> None:
     """Place many pods over many nodes: as many (priority-weighted) pods as possible.
 
@@ -350,6 +354,10 @@ def plan(
         compare=compare,
         preempt=preempt,
     )
+    if watch or watch_count is not None:
+        if not watch:
+            raise UsageError("--watch-count needs --watch")
+        raise typer.Exit(plan_watch(request, watch_count))
     loaded = load_valid(request.inputs)
     cluster = loaded.cluster
     options = request.options(loaded.gates)
