@@ -42,7 +42,7 @@ from . import interrupt
 from .api.cluster import Cluster
 from .api.models import ResourceClaim, ResourceSlice
 from .check import check, check_or_raise
-from .demand import NodeBook, Variant, demand_total
+from .demand import Needs, NodeBook, Variant, demand_total
 from .errors import DRASolverError, InvalidPools, SearchAborted
 from .explain.reasons import explain_unschedulable
 from .inventory import (
@@ -67,6 +67,8 @@ from .reference import DEFAULT_MAX_STEPS, allocate_reference
 ClaimKey = tuple[str, str]
 ShapeKey = tuple[tuple[str, str], ...]
 """Per claim of a pod, in order: (namespace, the claim spec as canonical JSON)."""
+_Key = tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]]
+"""(shape, refused nodes, node-resource demand): pods of one key get the same answers."""
 
 DETAIL_NODES = 4
 """Up to this many candidate nodes, an unplaced pod's reason names every node's reason; above
@@ -605,6 +607,10 @@ class FirstFit:
         return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
+_KEY_CACHE = 1 << 16
+"""`Resumable._key`'s caches are emptied past this many entries (a planner updated for days)."""
+
+
 class Resumable:
     """A first-fit run kept between calls (`dra_solver.replan`): place more pods, or release
     the claims of pods that are gone, on the state the earlier placements left.
@@ -614,24 +620,101 @@ class Resumable:
     across calls; releasing claims recounts what is in use in their pools only and bumps the
     versions of the nodes that see those pools (their cached answers are stale, and every
     shape's floor drops to the first of them), exactly as a placement does. `job.cluster`
-    carries the placements to start from as allocated claims and bound pods."""
+    carries the placements to start from as allocated claims and bound pods.
+
+    Where no node took a pod: a cluster fuller than its pods leaves many pods out, and each
+    new pod of such a kind would scan every node after the first that changed. The run keeps,
+    per (shape, refused nodes, node-resource demand) — `_Key` — the length of its change log
+    (`_Placing.changes`) when no node took a pod of that key (`_everywhere`). A node answers
+    differently only after an entry of its own in that log (a placement or a release on it or
+    in a pool it sees: its version and its free node resources change nowhere else), so the
+    first node that takes such a pod now is the first, in node order, among the nodes logged
+    since: `place` tries only those — the same node first fit over every node picks."""
 
     def __init__(self, job: Job, max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self._first_fit = FirstFit(max_steps=max_steps)
         self._run = _Placing(job, Ledger(job), max_steps)
         self._index: dict[str | None, int] = {}
-        self._failed: dict[Hashable, int] = {}
-        """`place_on`: (shape, blocked, demand) -> len(run.changes) when it last failed."""
+        self._failed: dict[_Key, int] = {}
+        """`place_on`: key -> len(run.changes) when it last failed."""
+        self._everywhere: dict[_Key, int] = {}
+        """`place`: key -> len(run.changes) when no node took a pod of it."""
+        self._shapes: dict[int, tuple[tuple[ResourceClaim, ...], ShapeKey]] = {}
+        self._blocked: dict[int, tuple[Mapping[str | None, str], frozenset[tuple[str | None, str]]]] = {}
+        self._demands: dict[int, tuple[tuple[Needs, ...], tuple[tuple[str, int], ...]]] = {}
+        """Per-object caches of `_key`'s parts (by id, holding the object so the id stays its
+        own): a unit kept by the caller and re-used across calls is keyed once."""
+
+    @property
+    def changes(self) -> int:
+        """How many changes the run has logged: equal counts, equal answers for every pod."""
+        return len(self._run.changes)
 
     def place(self, unit: Unit) -> PodPlan:
-        """First fit of one more pod (the scheduler's: the first node, in order, that takes it)."""
-        return self._first_fit._place_one(self._run, unit)
+        """First fit of one more pod (the scheduler's: the first node, in order, that takes it):
+        over every node, or — for a pod of a key no node took since — over the nodes changed
+        since then (the class docstring), with the same result."""
+        run = self._run
+        if interrupt.requested() or run.collides(unit) or not run.uniform(unit):
+            return self._first_fit._place_one(run, unit)
+        base, key = self._key(unit)
+        since = self._everywhere.get(key)
+        if since is None:
+            got = self._first_fit._place_one(run, unit)
+            if not got.placed:
+                self._everywhere[key] = len(run.changes)
+            return got
+        for i in sorted(set(run.changes[since:])):
+            node = run.nodes[i]
+            _, variant = run.may_try(unit, node)
+            if variant is None:
+                continue
+            placed, _ = _fit_on(run, unit, variant, node, base)
+            if placed is not None:
+                return placed
+        self._everywhere[key] = len(run.changes)
+        return _unplaced(unit, self._nowhere(unit, base, key), len(run.nodes))
 
-    def warm(self, pods: Iterable[Sequence[ResourceClaim]]) -> int:
-        """Search every node once for each distinct claim shape among `pods` (the answers are
-        cached per node version), so that placing a pod of such a shape later reuses them
-        instead of building Problems node after node: work a planner does ahead of its updates.
-        Returns the number of shapes."""
+    def _nowhere(self, unit: Unit, base: ShapeKey, key: _Key) -> _Nowhere:
+        """Why no node takes `unit` now, from `run.nowhere` (the entry `FirstFit._place` keeps
+        for the same key), the nodes changed since it was worded tried again."""
+        run = self._run
+        seen = run.nowhere.get(key)
+        if seen is None or seen[0] != len(run.changes):
+            again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
+            tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
+            for i in again:
+                tried[i] = FirstFit._try(run, unit, base, run.nodes[i])
+            seen = (len(run.changes), _nowhere(tried), tried)
+            run.nowhere[key] = seen
+        return seen[1]
+
+    def _key(self, unit: Unit) -> tuple[ShapeKey, _Key]:
+        """The unit's shape and its key (shape, refused nodes, node-resource demand): the key
+        `FirstFit._place` files its reasons under."""
+        if len(self._shapes) + len(self._blocked) + len(self._demands) > _KEY_CACHE:
+            self._shapes, self._blocked, self._demands = {}, {}, {}  # a long-lived run: start again
+        shape = self._shapes.get(id(unit.claims))
+        if shape is None or shape[0] is not unit.claims:
+            shape = self._shapes[id(unit.claims)] = (unit.claims, _shape(unit.claims))
+        blocked = self._blocked.get(id(unit.blocked))
+        if blocked is None or blocked[0] is not unit.blocked:
+            blocked = self._blocked[id(unit.blocked)] = (unit.blocked, frozenset(unit.blocked.items()))
+        demand = self._demands.get(id(unit.needs))
+        if demand is None or demand[0] is not unit.needs:
+            demand = self._demands[id(unit.needs)] = (
+                unit.needs,
+                tuple(sorted(demand_total(unit.needs).items())),
+            )
+        return shape[1], (shape[1], blocked[1], demand[1])
+
+    def warm(self, pods: Iterable[Sequence[ResourceClaim]], units: Iterable[Unit] = ()) -> int:
+        """Work a planner does ahead of its updates, so that an update reuses answers instead
+        of building Problems node after node: search every node once for each distinct claim
+        shape among `pods` (the answers are cached per node version); and for each key among
+        `units` (pods left out, say) that no node takes now, record that (`place` then tries
+        only the nodes changed since) with every node's reason. Returns the number of shapes
+        and keys warmed."""
         run = self._run
         seen: set[ShapeKey] = set()
         for claims in pods:
@@ -644,7 +727,28 @@ class Resumable:
             for node in run.nodes:
                 if not run.hopeless(shape, claims, node):
                     run.answer(claims, shape, node)
-        return len(seen)
+        keys: set[_Key] = set()
+        for unit in units:
+            if run.collides(unit) or not run.uniform(unit) or not unit.claims:
+                continue
+            base, key = self._key(unit)
+            if key in keys or key in self._everywhere:
+                continue
+            keys.add(key)
+            if not any(self._takes(unit, base, node) for node in run.nodes):
+                self._everywhere[key] = len(run.changes)
+                self._nowhere(unit, base, key)
+        return len(seen) + len(keys)
+
+    def _takes(self, unit: Unit, base: ShapeKey, node: NodeState) -> bool:
+        """Whether `node` takes `unit` now (nothing is committed)."""
+        run = self._run
+        _, variant = run.may_try(unit, node)
+        if variant is None:
+            return False
+        return not run.hopeless(base, unit.claims, node) and (
+            run.answer(unit.claims, base, node).assignment is not None
+        )
 
     def place_on(self, unit: Unit, nodes: Collection[str | None]) -> PodPlan | None:
         """First fit of one more pod over `nodes` only (in the run's node order), None when none
@@ -654,9 +758,8 @@ class Resumable:
         run = self._run
         if run.collides(unit):
             return None
-        base = _shape(unit.claims)
-        key = (base, frozenset(unit.blocked.items()), tuple(sorted(demand_total(unit.needs).items())))
         uniform = run.uniform(unit)
+        base, key = self._key(unit)
         if uniform and self._failed.get(key) == len(run.changes):
             return None
         for node in self._states(nodes):

@@ -55,7 +55,14 @@ from ..output.summary import PlanSummary
 from ..pipeline import plan
 from ..planning.finish import per_pod, verify_resources
 from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
-from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.resolve import (
+    all_with_nodes,
+    join_shared,
+    make_job,
+    resolve_nodes,
+    resolve_units,
+    with_nodes,
+)
 from ..problem.flat import claim_weight
 from .changes import Changes, Ref, apply_changes
 
@@ -114,7 +121,8 @@ class Planner:
         self._keep(self._cluster, out)
         assert self._run is not None
         warmed = time.perf_counter()
-        shapes = self._run.warm(p.claims for p in out.pods)
+        left = self._left_units(self._cluster, out.pods, set())
+        shapes = self._run.warm((p.claims for p in out.pods), left)
         out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
         return out
 
@@ -216,44 +224,63 @@ class Planner:
                 run.release(was.claims, was.node, Needs.of(was.pod).demand)
                 released.add(was.node)
         nodes: list[str | None] = list(self._nodes)
-        units = [with_nodes(after, u, nodes, self._memo, gates) for u in units]
-        retry: list[Unit] = []
-        if released:
-            # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
-            # Each is tried on the released nodes only (its scheduling constraints checked there).
-            left = [p.name for p in prev.pods if not p.placed and p.name not in touched and p.pod is not None]
-            missing = [n for n in left if n not in self._units]
-            if missing:
-                self._units.update(
-                    (u.name, u) for u in join_shared(resolve_units(after, missing, None, gates))
-                )
-            where = [n for n in nodes if n in released]
-            retry = [with_nodes(after, self._units[n], where, self._memo, gates) for n in left]
+        units = all_with_nodes(after, units, nodes, self._memo, gates)
+        # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
+        # Each is tried on the released nodes only (`Resumable.place_on`).
+        retry = self._left_units(after, prev.pods, touched) if released else []
         queue = units + retry
         order = sorted(range(len(queue)), key=lambda i: -queue[i].priority)
-        plans: list[PodPlan | None] = [None] * len(queue)
+        plans: dict[int, PodPlan] = {}
         for i in order:
             if i < len(units):
                 plans[i] = run.place(queue[i])
-            else:
-                got = run.place_on(queue[i], released)
-                plans[i] = got or by_name[queue[i].name]
-        done = per_pod(after, queue, PlanOutcome([p for p in plans if p is not None], "reference"), gates)
+            elif (got := run.place_on(queue[i], released)) is not None:
+                plans[i] = got
+        done_units = [queue[i] for i in sorted(plans)]
+        done_plans = [plans[i] for i in sorted(plans)]
+        done = per_pod(after, done_units, PlanOutcome(done_plans, "reference"), gates)
         new = {p.name: p for p in done.pods}
-        for name in [u.name for u in retry]:
-            if not new[name].placed:
-                new[name] = by_name[name]  # still left out: its reason is unchanged
-        for name in touched:
-            self._units.pop(name, None)
-        for name, p in new.items():
-            if p.placed:
-                self._units.pop(name, None)
+        for u in done_units:
+            self._units.pop(u.name, None)
         pods = _in_order(after, by_name, new, touched)
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
         bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
-        stats: dict[str, object] = {"update": "pods only: released, then first fit on what is free"}
+        stats: dict[str, object] = {
+            "update": "pods only: released, then first fit on what is free",
+            "retried": len(retry),
+        }
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
+
+    def _left_units(self, after: Cluster, pods: Sequence[PodPlan], touched: set[str]) -> list[Unit]:
+        """The units of the pods in `pods` that were left out and that the update does not
+        touch, in their order, each with the nodes it may not use (all nodes: valid while no
+        node changes, as the pods-only path requires). Kept in `_units` between updates, so a
+        pod is resolved once, not per update."""
+        gates = self._options.feature_gates
+        for name, u in list(self._units.items()):
+            if any(m.name in touched for m in u.members):
+                del self._units[name]
+        unit_of = {m.name: u for u in self._units.values() for m in u.members}
+        left = [p.name for p in pods if not p.placed and p.pod is not None and p.name not in touched]
+        missing = [n for n in left if n not in unit_of]
+        if missing:
+            nodes: list[str | None] = list(self._nodes)
+            more = all_with_nodes(
+                after, join_shared(resolve_units(after, missing, None, gates)), nodes, self._memo, gates
+            )
+            for u in more:
+                self._units[u.name] = u
+                unit_of.update((m.name, u) for m in u.members)
+        waiting = set(left)
+        out: list[Unit] = []
+        seen: set[str] = set()
+        for name in left:
+            u = unit_of[name]
+            if u.name not in seen and all(m.name in waiting for m in u.members):
+                seen.add(u.name)
+                out.append(u)
+        return out
 
     # --- everything else ----------------------------------------------------------------------
 
