@@ -229,7 +229,11 @@ class Planner:
         # Each is tried on the released nodes only (`Resumable.place_on`).
         retry = self._left_units(after, prev.pods, touched) if released else []
         queue = units + retry
-        order = sorted(range(len(queue)), key=lambda i: -queue[i].priority)
+        # The scheduler's queue: higher priority first, then the order of the cluster's pods
+        # (the pods left out before the pods added), as a fresh first fit would take them.
+        at = {f"{ns}/{n}": i for i, (ns, n) in enumerate(after.pods)}
+        first = [min(at.get(m.name, len(at)) for m in u.members) if u.members else len(at) for u in queue]
+        order = sorted(range(len(queue)), key=lambda i: (-queue[i].priority, first[i]))
         plans: dict[int, PodPlan] = {}
         for i in order:
             if i < len(units):
