@@ -607,7 +607,7 @@ class FirstFit:
         return _unplaced(unit, _nowhere(tried), len(run.nodes))
 
 
-_KEY_CACHE = 1 << 16
+_KEY_CACHE = 1 << 18
 """`Resumable._key`'s caches are emptied past this many entries (a planner updated for days)."""
 
 
@@ -642,8 +642,12 @@ class Resumable:
         self._shapes: dict[int, tuple[tuple[ResourceClaim, ...], ShapeKey]] = {}
         self._blocked: dict[int, tuple[Mapping[str | None, str], frozenset[tuple[str | None, str]]]] = {}
         self._demands: dict[int, tuple[tuple[Needs, ...], tuple[tuple[str, int], ...]]] = {}
+        self._units: dict[int, tuple[Unit, ShapeKey, _Key, bool]] = {}
         """Per-object caches of `_key`'s parts (by id, holding the object so the id stays its
-        own): a unit kept by the caller and re-used across calls is keyed once."""
+        own): a unit kept by the caller and re-used across calls is keyed once (`_units`:
+        with whether it is uniform)."""
+        self._templates: dict[_Key, tuple[_Nowhere, list[str]]] = {}
+        """`_nowhere`: per key, its last answer's per-node templates (node order)."""
 
     @property
     def changes(self) -> int:
@@ -677,23 +681,39 @@ class Resumable:
 
     def _nowhere(self, unit: Unit, base: ShapeKey, key: _Key) -> _Nowhere:
         """Why no node takes `unit` now, from `run.nowhere` (the entry `FirstFit._place` keeps
-        for the same key), the nodes changed since it was worded tried again."""
+        for the same key), the nodes changed since it was worded tried and worded again — only
+        those: the other nodes' words are kept (`_templates`), so a full cluster that turns
+        away pod after pod costs the changed nodes per pod, not every node."""
         run = self._run
         seen = run.nowhere.get(key)
-        if seen is None or seen[0] != len(run.changes):
-            again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
-            tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
-            for i in again:
-                tried[i] = FirstFit._try(run, unit, base, run.nodes[i])
-            seen = (len(run.changes), _nowhere(tried), tried)
-            run.nowhere[key] = seen
-        return seen[1]
+        if seen is not None and seen[0] == len(run.changes):
+            return seen[1]
+        again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
+        tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
+        for i in again:
+            tried[i] = FirstFit._try(run, unit, base, run.nodes[i])
+        words = self._templates.get(key)
+        if seen is None or words is None or words[0] is not seen[1] or len(run.nodes) == 1:
+            texts, templates, error = _node_texts(tried)  # every node (one node: its error)
+        else:
+            changed = [tried[i] for i in again]
+            more, more_templates, more_error = _node_texts(changed)
+            texts = {**seen[1].texts, **more}
+            templates = list(words[1])
+            for i, template in zip(again, more_templates, strict=True):
+                templates[i] = template
+            error = more_error or seen[1].error
+        nowhere = _Nowhere(texts, why_not(list(texts.items()), templates), error)
+        run.nowhere[key] = (len(run.changes), nowhere, tried)
+        self._templates[key] = (nowhere, templates)
+        return nowhere
 
     def _key(self, unit: Unit) -> tuple[ShapeKey, _Key]:
         """The unit's shape and its key (shape, refused nodes, node-resource demand): the key
         `FirstFit._place` files its reasons under."""
-        if len(self._shapes) + len(self._blocked) + len(self._demands) > _KEY_CACHE:
+        if len(self._shapes) + len(self._blocked) + len(self._demands) + len(self._units) > _KEY_CACHE:
             self._shapes, self._blocked, self._demands = {}, {}, {}  # a long-lived run: start again
+            self._units = {}
         shape = self._shapes.get(id(unit.claims))
         if shape is None or shape[0] is not unit.claims:
             shape = self._shapes[id(unit.claims)] = (unit.claims, _shape(unit.claims))
@@ -756,11 +776,14 @@ class Resumable:
         where nothing was released since): no reason is computed for it. Pods of one shape,
         scheduling constraints and demand that failed since the last change fail at once."""
         run = self._run
-        if run.collides(unit):
-            return None
-        uniform = run.uniform(unit)
-        base, key = self._key(unit)
+        known = self._units.get(id(unit))
+        if known is None or known[0] is not unit:
+            base, key = self._key(unit)
+            known = self._units[id(unit)] = (unit, base, key, run.uniform(unit))
+        _, base, key, uniform = known
         if uniform and self._failed.get(key) == len(run.changes):
+            return None
+        if run.collides(unit):
             return None
         for node in self._states(nodes):
             why, variant = run.may_try(unit, node)

@@ -64,7 +64,7 @@ from ..planning.resolve import (
     with_nodes,
 )
 from ..problem.flat import claim_weight
-from .changes import Changes, Ref, apply_changes
+from .changes import Changes, Naming, Ref, apply_changes
 
 SMALL = 20_000
 """Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the
@@ -96,6 +96,8 @@ class Planner:
         """Units resolved for pods left out, by name (retried when room is released)."""
         self._strict: tuple[bool, bool, bool] | None = None
         self._strict_next: tuple[bool, bool, bool] | None = None
+        self._naming: Naming | None = None
+        """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
 
     @property
     def cluster(self) -> Cluster:
@@ -121,6 +123,8 @@ class Planner:
         self._keep(self._cluster, out)
         assert self._run is not None
         warmed = time.perf_counter()
+        self._naming = Naming.of(self._cluster)
+        self._strict = _strict_flags(self._cluster._identities.values())
         left = self._left_units(self._cluster, out.pods, set())
         shapes = self._run.warm((p.claims for p in out.pods), left)
         out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
@@ -135,7 +139,7 @@ class Planner:
         if self._outcome is None:
             raise InputError("update before plan(): plan the cluster first")
         started = time.perf_counter()
-        changes = apply_changes(self._cluster, list(add), list(remove))
+        changes = apply_changes(self._cluster, list(add), list(remove), self._naming)
         prev = self._outcome
         try:
             out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
@@ -148,11 +152,15 @@ class Planner:
             # nodes were re-checked with their kept pods: `_still_valid`).
             was = _nodes_of(prev)
             arrived = {p.node for p in improved.pods if p.placed and was.get(p.name, "\0") != p.node}
-            verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
+            verify_resources(
+                _bound_on(changes.cluster, arrived),
+                [p for p in improved.pods if p.placed and p.node in arrived],
+            )
         except BaseException:
             self._run, self._units = None, {}  # they may hold part of this update: rebuilt
             raise
         self._keep(changes.cluster, improved, run=self._run if incremental else None)
+        self._naming = changes.naming
         return improved
 
     def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:
@@ -476,6 +484,14 @@ def _bound_copy(plan_: PodPlan) -> Pod:
         spec = pod.spec.model_copy(update={"node_name": plan_.node})
         return pod.model_copy(update={"spec": spec, "status": from_status})
     return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": plan_.node})})
+
+
+def _bound_on(cluster: Cluster, nodes: set[str | None]) -> Cluster:
+    """`cluster` with only its pods bound to one of `nodes`: what the node-resource check of
+    those nodes reads (`check.check_node_resources` counts bound pods per node), without
+    reading every other pod."""
+    pods = {k: p for k, p in cluster.pods.items() if p.spec.node_name and p.spec.node_name in nodes}
+    return replace(cluster, pods=pods, _identities={})
 
 
 def _has_pending(after: Cluster, kept: set[str]) -> bool:
