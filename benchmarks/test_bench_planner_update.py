@@ -7,6 +7,10 @@ changed cluster (`dra_solver.plan`, same options) runs in the same process, so t
 measured on one machine state: update time vs fresh time, moved pods, weight ratio.
 `DRA_BENCH_PLANNER=NODESxPODS` runs another size (e.g. `200x1000` for a quick look).
 
+Each row records wall time and CPU time (`time.process_time`: this process only) and the
+1-minute load average when the update started: on a shared machine wall time is CPU time
+plus waiting for a core.
+
 Run: `pytest benchmarks/test_bench_planner_update.py` (about 10-20 minutes at full size on 2
 cores); `python -m benchmarks.report_planner_update` writes docs/benchmarks.md.
 """
@@ -46,6 +50,7 @@ def _rss_mib() -> int:
 def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
     benchmark.group = f"planner-update-{SIZE}"
     planner = Planner(state["cluster"], **OPTIONS)
+    cpu = time.process_time()
     out = benchmark.pedantic(planner.plan, rounds=1, iterations=1)
     state["planner"] = planner
     benchmark.extra_info.update(
@@ -58,6 +63,7 @@ def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
             "status": out.stats["status"],
             "bound": out.stats["bound"],
             "warm_seconds": out.stats.get("warm_seconds"),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
             "load_seconds": round(state["load_seconds"], 2),
             "peak_rss_mib": _rss_mib(),
         }
@@ -74,11 +80,15 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
     remove = [
         r for r in remove if (r[1], r[2]) in planner.cluster.pods or (r[1], r[2]) in planner.cluster.claims
     ]
+    load = os.getloadavg()[0]
+    cpu = time.process_time()
     out = benchmark.pedantic(lambda: planner.update(add=add, remove=remove), rounds=1, iterations=1)
+    update_cpu = time.process_time() - cpu
     update_seconds = benchmark.stats.stats.median
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     fresh = plan(planner.cluster, **OPTIONS)
     fresh_seconds = time.perf_counter() - started
+    fresh_cpu = time.process_time() - cpu
     placed_before = sum(p.placed for p in previous.pods)
     benchmark.extra_info.update(
         {
@@ -94,7 +104,11 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
             "moved": out.stats["moved"],
             "moved_share": out.stats["moved"] / max(1, placed_before),
             "path": out.stats.get("update"),
+            "update_cpu_seconds": round(update_cpu, 3),
+            "load_1min": round(load, 2),
+            "retried": out.stats.get("retried"),
             "fresh_seconds": round(fresh_seconds, 2),
+            "fresh_cpu_seconds": round(fresh_cpu, 2),
             "fresh_weight": fresh.weight,
             "fresh_status": fresh.stats.get("status"),
             "fresh_bound": fresh.stats.get("bound"),

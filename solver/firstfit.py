@@ -70,6 +70,16 @@ ShapeKey = tuple[tuple[str, str], ...]
 _Key = tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]]
 """(shape, refused nodes, node-resource demand): pods of one key get the same answers."""
 
+
+@dataclass(frozen=True)
+class _Open:
+    """`Resumable`: at change `at` of the run's log, the nodes (indices) not known to refuse a
+    pod of one key; every other node refused one then."""
+
+    at: int
+    nodes: tuple[int, ...]
+
+
 DETAIL_NODES = 4
 """Up to this many candidate nodes, an unplaced pod's reason names every node's reason; above
 it, the reason is one line of counts by reason (the per-node detail is `PodPlan.node_reasons`)."""
@@ -622,23 +632,27 @@ class Resumable:
     shape's floor drops to the first of them), exactly as a placement does. `job.cluster`
     carries the placements to start from as allocated claims and bound pods.
 
-    Where no node took a pod: a cluster fuller than its pods leaves many pods out, and each
-    new pod of such a kind would scan every node after the first that changed. The run keeps,
-    per (shape, refused nodes, node-resource demand) — `_Key` — the length of its change log
-    (`_Placing.changes`) when no node took a pod of that key (`_everywhere`). A node answers
-    differently only after an entry of its own in that log (a placement or a release on it or
-    in a pool it sees: its version and its free node resources change nowhere else), so the
-    first node that takes such a pod now is the first, in node order, among the nodes logged
-    since: `place` tries only those — the same node first fit over every node picks."""
+    Which nodes to try: a cluster fuller than its pods turns many pods away, and first fit
+    would scan, for each, every node after the first that changed. A node answers a pod
+    differently only after an entry of its own in the run's change log (`_Placing.changes`: a
+    placement or a release on it or in a pool it sees; its version and its free node
+    resources change nowhere else). So the run keeps, per (shape, refused nodes, node-resource
+    demand) — `_Key`: pods of one key get the same answers — the nodes not known to refuse
+    such a pod (`_Open`: the length of the log then, and the nodes still untried then); every
+    other node refused one at that point of the log, and still does unless logged since. The
+    first node that takes a pod of the key now is the first, in node order, among the open
+    nodes and the nodes logged since: `place` and `place_on` try only those — the node first
+    fit over every node (over the nodes given, for `place_on`) picks."""
 
     def __init__(self, job: Job, max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self._first_fit = FirstFit(max_steps=max_steps)
         self._run = _Placing(job, Ledger(job), max_steps)
         self._index: dict[str | None, int] = {}
-        self._failed: dict[_Key, int] = {}
-        """`place_on`: key -> len(run.changes) when it last failed."""
-        self._everywhere: dict[_Key, int] = {}
-        """`place`: key -> len(run.changes) when no node took a pod of it."""
+        self._open: dict[_Key, _Open] = {}
+        """`place`: per key, the nodes not known to refuse it (over every node)."""
+        self._open_on: dict[_Key, tuple[_Open, Collection[str | None]]] = {}
+        """`place_on`: per key, the same over the nodes given (kept with them: valid for the
+        same collection only)."""
         self._shapes: dict[int, tuple[tuple[ResourceClaim, ...], ShapeKey]] = {}
         self._blocked: dict[int, tuple[Mapping[str | None, str], frozenset[tuple[str | None, str]]]] = {}
         self._demands: dict[int, tuple[tuple[Needs, ...], tuple[tuple[str, int], ...]]] = {}
@@ -656,28 +670,56 @@ class Resumable:
 
     def place(self, unit: Unit) -> PodPlan:
         """First fit of one more pod (the scheduler's: the first node, in order, that takes it):
-        over every node, or — for a pod of a key no node took since — over the nodes changed
-        since then (the class docstring), with the same result."""
+        over every node, or — for a key seen before — over its open nodes and the nodes
+        changed since (the class docstring), with the same result."""
         run = self._run
         if interrupt.requested() or run.collides(unit) or not run.uniform(unit):
             return self._first_fit._place_one(run, unit)
-        base, key = self._key(unit)
-        since = self._everywhere.get(key)
-        if since is None:
+        base, key = self._known(unit)
+        was = self._open.get(key)
+        if was is None:
+            now = len(run.changes)
             got = self._first_fit._place_one(run, unit)
             if not got.placed:
-                self._everywhere[key] = len(run.changes)
+                self._open[key] = _Open(now, ())
+            else:  # every node before the one that took it refused it (or its shape)
+                self._open[key] = _Open(now, tuple(range(self._indices()[got.node] + 1, len(run.nodes))))
             return got
-        for i in sorted(set(run.changes[since:])):
+        placed, self._open[key] = self._first_open(unit, base, was, range(len(run.nodes)))
+        if placed is not None:
+            return placed
+        return _unplaced(unit, self._nowhere(unit, base, key), len(run.nodes))
+
+    def _first_open(
+        self, unit: Unit, base: ShapeKey, was: _Open, within: Collection[int]
+    ) -> tuple[PodPlan | None, _Open]:
+        """First fit of `unit` over the nodes of `within` (indices) that are open in `was` or
+        logged since, in node order; with what is open after it: the nodes after the one that
+        took it (the log from before the placement: the nodes it changed are logged there)."""
+        run = self._run
+        now = len(run.changes)
+        todo = sorted({i for i in (*was.nodes, *run.changes[was.at :]) if i in within})
+        for k, i in enumerate(todo):
             node = run.nodes[i]
             _, variant = run.may_try(unit, node)
             if variant is None:
                 continue
             placed, _ = _fit_on(run, unit, variant, node, base)
             if placed is not None:
-                return placed
-        self._everywhere[key] = len(run.changes)
-        return _unplaced(unit, self._nowhere(unit, base, key), len(run.nodes))
+                return placed, _Open(now, tuple(todo[k + 1 :]))
+        return None, _Open(now, ())
+
+    def _known(self, unit: Unit) -> tuple[ShapeKey, _Key]:
+        """`_key`, kept per unit object (with whether the unit is uniform, `_uniform`)."""
+        known = self._units.get(id(unit))
+        if known is None or known[0] is not unit:
+            base, key = self._key(unit)
+            known = self._units[id(unit)] = (unit, base, key, self._run.uniform(unit))
+        return known[1], known[2]
+
+    def _uniform(self, unit: Unit) -> bool:
+        self._known(unit)
+        return self._units[id(unit)][3]
 
     def _nowhere(self, unit: Unit, base: ShapeKey, key: _Key) -> _Nowhere:
         """Why no node takes `unit` now, from `run.nowhere` (the entry `FirstFit._place` keeps
@@ -732,9 +774,9 @@ class Resumable:
         """Work a planner does ahead of its updates, so that an update reuses answers instead
         of building Problems node after node: search every node once for each distinct claim
         shape among `pods` (the answers are cached per node version); and for each key among
-        `units` (pods left out, say) that no node takes now, record that (`place` then tries
-        only the nodes changed since) with every node's reason. Returns the number of shapes
-        and keys warmed."""
+        `units` (pods left out, say), record the nodes not known to refuse it (`place` then
+        tries only those and the nodes changed since) — when no node takes it, with every
+        node's reason. Returns the number of shapes and keys warmed."""
         run = self._run
         seen: set[ShapeKey] = set()
         for claims in pods:
@@ -752,12 +794,15 @@ class Resumable:
             if run.collides(unit) or not run.uniform(unit) or not unit.claims:
                 continue
             base, key = self._key(unit)
-            if key in keys or key in self._everywhere:
+            if key in keys or key in self._open:
                 continue
             keys.add(key)
-            if not any(self._takes(unit, base, node) for node in run.nodes):
-                self._everywhere[key] = len(run.changes)
+            first = next((node.index for node in run.nodes if self._takes(unit, base, node)), None)
+            if first is None:
+                self._open[key] = _Open(len(run.changes), ())
                 self._nowhere(unit, base, key)
+            else:  # the nodes before `first` refuse it
+                self._open[key] = _Open(len(run.changes), tuple(range(first, len(run.nodes))))
         return len(seen) + len(keys)
 
     def _takes(self, unit: Unit, base: ShapeKey, node: NodeState) -> bool:
@@ -773,33 +818,38 @@ class Resumable:
     def place_on(self, unit: Unit, nodes: Collection[str | None]) -> PodPlan | None:
         """First fit of one more pod over `nodes` only (in the run's node order), None when none
         takes it. For a pod known not to fit on the other nodes (left out by the last plan,
-        where nothing was released since): no reason is computed for it. Pods of one shape,
-        scheduling constraints and demand that failed since the last change fail at once."""
+        where nothing was released since): no reason is computed for it. A key tried on the
+        same `nodes` before is tried on its open nodes and those changed since (the class
+        docstring): pods of a key that failed since the last change fail at once."""
         run = self._run
-        known = self._units.get(id(unit))
-        if known is None or known[0] is not unit:
-            base, key = self._key(unit)
-            known = self._units[id(unit)] = (unit, base, key, run.uniform(unit))
-        _, base, key, uniform = known
-        if uniform and self._failed.get(key) == len(run.changes):
-            return None
+        base, key = self._known(unit)
         if run.collides(unit):
             return None
-        for node in self._states(nodes):
-            why, variant = run.may_try(unit, node)
-            if variant is None:
-                continue
-            placed, _ = _fit_on(run, unit, variant, node, base)
-            if placed is not None:
-                return placed
-        if uniform:
-            self._failed[key] = len(run.changes)
-        return None
+        if not self._uniform(unit):
+            for node in self._states(nodes):
+                _, variant = run.may_try(unit, node)
+                if variant is not None and (placed := _fit_on(run, unit, variant, node, base)[0]) is not None:
+                    return placed
+            return None
+        index = self._indices()
+        within = {index[n] for n in nodes if n in index}
+        was = self._open_on.get(key)
+        start = (
+            was[0] if was is not None and was[1] is nodes else _Open(len(run.changes), tuple(sorted(within)))
+        )
+        placed, now = self._first_open(unit, base, start, within)
+        self._open_on[key] = (now, nodes)
+        return placed
 
-    def _states(self, nodes: Collection[str | None]) -> list[NodeState]:
+    def _indices(self) -> dict[str | None, int]:
+        """Node name -> its index in the run."""
         if not self._index:
             self._index = {s.name: s.index for s in self._run.nodes}
-        return [self._run.nodes[i] for i in sorted(self._index[n] for n in nodes if n in self._index)]
+        return self._index
+
+    def _states(self, nodes: Collection[str | None]) -> list[NodeState]:
+        index = self._indices()
+        return [self._run.nodes[i] for i in sorted(index[n] for n in nodes if n in index)]
 
     def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
         """Forget a placed pod: its allocated `claims` no longer hold devices, and its node

@@ -46,22 +46,26 @@ def _present(planner: Planner, remove: Sequence[tuple[str, str, str]]) -> list[t
     ]
 
 
+@pytest.mark.parametrize("full", [True, False], ids=["full", "roomy"])
 @pytest.mark.parametrize("seed", range(4))
-def test_pods_only_update_is_first_fit_on_what_the_last_plan_left(seed: int) -> None:
-    """A cluster with more pods than room, planned by first fit, then pods come and go: each
-    update places exactly what first fit over every node places on the cluster with the kept
-    pods bound where they are — same pods, same nodes, same devices — though it tries a kind
-    of pod no node took only on the nodes changed since, and the pods left out only where
-    room was released."""
+def test_pods_only_update_is_first_fit_on_what_the_last_plan_left(seed: int, full: bool) -> None:
+    """A cluster planned by first fit — with more pods than room, or with room to spare —
+    then pods come and go: each update places exactly what first fit over every node places
+    on the cluster with the kept pods bound where they are — same pods, same nodes, same
+    devices — though it tries a pod only on the nodes not known to refuse its kind and those
+    changed since, and the pods left out only where room was released."""
     rng = random.Random(seed)
-    nodes, pods = rng.randint(4, 8), rng.randint(40, 70)
+    nodes, pods = (
+        (rng.randint(4, 8), rng.randint(40, 70)) if full else (rng.randint(8, 12), rng.randint(8, 14))
+    )
     planner = Planner(
         Cluster.from_objects(heterogeneous(nodes, pods, seed=200 + seed)), allocator="reference", **OPTS
     )
     prev = planner.plan()
-    assert prev.placed < len(prev.pods)  # pods left out: the shortcuts are exercised
+    assert (prev.placed < len(prev.pods)) == full  # pods left out, or not
     for step in range(3):
-        remove, add = churn(pods, 0.1 + 0.1 * step, seed=seed * 10 + step, start=step * 100)
+        fraction = 0.1 + 0.1 * step if full else 1.0  # roomy: as many new pods as there are
+        remove, add = churn(pods, fraction, seed=seed * 10 + step, start=step * 100)
         remove = _present(planner, remove)
         out = planner.update(add=add, remove=remove)
         assert str(out.stats["update"]).startswith("pods only")

@@ -9,7 +9,15 @@ plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use)
 - *Pods only* (pending pods added or removed, their unallocated claims): the removed pods'
   claims and node resources are released in the kept run, and the added pods — with the
   pods the last plan left out, when something was released — are placed by first fit on what
-  is free. No placed pod moves (`stats["moved"]` is 0), nothing else is re-searched.
+  is free, in the scheduler's queue order (priority, then the cluster's order: pods left out
+  before pods added). No placed pod moves (`stats["moved"]` is 0), nothing else is
+  re-searched. What it costs is what changed, not the cluster: the pods naming a changed
+  object are found by an index (`changes.Naming`); a pod of a kind no node took is tried only
+  on the nodes changed since (`Resumable.place`), a pod left out only on the released nodes,
+  and not at all when one of its kind failed there since (`Resumable.place_on`); the pods
+  left out are resolved once, not per update (`_left_units`); node resources are verified on
+  the nodes pods arrived at. `plan()` prepares the run for this (`Resumable.warm`, counted
+  in `stats["warm_seconds"]`).
 - *Anything else* (nodes, slices, allocated claims, bound pods, DeviceClasses...): the pods
   of the last plan whose pod and claims are unchanged and whose node is still there are
   kept, after the checker re-verified them on the nodes the change reaches (every node when
@@ -31,6 +39,23 @@ nodes and its new pods, is a plan of the last cluster; used only without gangs, 
 the joint models judge strictly — `_chains` — and, when nodes changed, without slices that
 have no node name); and a fresh plan's proven bound when one ran. OPTIMAL only when the
 update's realized weight reaches that bound.
+
+Checked (every plan returned passed the checker): a pods-only update checks what it changed,
+and that is the verdict a full check of the plan would give. Its plan is the last plan (which
+passed the full check — `pipeline.plan` verifies every plan it returns — or, inductively, this
+argument) less the removed pods, plus the new placements. Rule by rule: a claim's allocation
+against the slices, DeviceClasses and node it reads — unchanged for every kept claim, since
+the path runs only when no node, slice, class or allocated claim changed (`_fast_applies`;
+otherwise the general path re-checks the nodes reached, `_still_valid`), and checked for
+every new claim as it is committed (`firstfit._Placing._check`: the node's slices and every
+claim holding a device in a pool that node sees — all the claims a device could be
+double-booked with); removed claims only free devices; node resources — re-verified with
+every pod on each node a pod arrived at (`update`), elsewhere pods only left; node filters
+and reservations of the new pods (`planning.finish.per_pod`); a kept pod's claims still exist
+(`apply_changes` refuses an update that removes a claim a remaining pod names); gangs — none
+on this path. So every rule's verdict on a node, claim or pool the update did not touch is
+its verdict on the last plan. `tests/test_planner_incremental.py` mutates both sides: a
+corrupted new placement is refused by the update, a corrupted first plan by `plan()`.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
 order, the pipeline's seeded CP-SAT with a deterministic time limit).
