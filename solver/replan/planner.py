@@ -146,14 +146,21 @@ class Planner:
         self._bound = min(bound, total) if bound is not None else total
         out = _finish(outcome, self._bound, {}, "fresh plan", started)
         self._keep(self._cluster, out)
-        assert self._run is not None
-        warmed = time.perf_counter()
         self._naming = Naming.of(self._cluster)
         self._strict = _strict_flags(self._cluster._identities.values())
+        self._prepare(out)
+        return out
+
+    def _prepare(self, out: PlanOutcome) -> None:
+        """Prepare a new first-fit run for the updates to come (`Resumable.warm`: answers per
+        shape, the nodes that refuse each kind of pod left out, with its reasons), counted in
+        `stats["warm_seconds"]`: done when the run is built (by `plan()`, or by an update
+        that re-planned beyond pods), so that a pods-only update costs what it changes."""
+        assert self._run is not None
+        warmed = time.perf_counter()
         left = self._left_units(self._cluster, out.pods, set())
         shapes = self._run.warm((p.claims for p in out.pods), left)
         out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
-        return out
 
     def update(
         self, add: Iterable[TypeMeta | dict[str, Any]] = (), remove: Iterable[Ref] = ()
@@ -186,6 +193,9 @@ class Planner:
             raise
         self._keep(changes.cluster, improved, run=self._run if incremental else None)
         self._naming = changes.naming
+        if not incremental:
+            self._units = {}  # resolved on the last cluster and its nodes
+            self._prepare(improved)
         return improved
 
     def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:
