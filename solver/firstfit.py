@@ -662,6 +662,7 @@ class Resumable:
         with whether it is uniform)."""
         self._templates: dict[_Key, tuple[_Nowhere, list[str]]] = {}
         """`_nowhere`: per key, its last answer's per-node templates (node order)."""
+        self._within_of: tuple[Collection[str | None], set[int]] | None = None
 
     @property
     def changes(self) -> int:
@@ -793,7 +794,7 @@ class Resumable:
         for unit in units:
             if run.collides(unit) or not run.uniform(unit) or not unit.claims:
                 continue
-            base, key = self._key(unit)
+            base, key = self._known(unit)  # kept: the caller tries these units again later
             if key in keys or key in self._open:
                 continue
             keys.add(key)
@@ -823,23 +824,35 @@ class Resumable:
         docstring): pods of a key that failed since the last change fail at once."""
         run = self._run
         base, key = self._known(unit)
-        if run.collides(unit):
-            return None
         if not self._uniform(unit):
+            if run.collides(unit):
+                return None
             for node in self._states(nodes):
                 _, variant = run.may_try(unit, node)
                 if variant is not None and (placed := _fit_on(run, unit, variant, node, base)[0]) is not None:
                     return placed
             return None
-        index = self._indices()
-        within = {index[n] for n in nodes if n in index}
+        within = self._within(nodes)
         was = self._open_on.get(key)
-        start = (
-            was[0] if was is not None and was[1] is nodes else _Open(len(run.changes), tuple(sorted(within)))
-        )
+        if was is not None and was[1] is nodes:
+            start = was[0]
+            if not start.nodes and not any(i in within for i in run.changes[start.at :]):
+                self._open_on[key] = (_Open(len(run.changes), ()), nodes)
+                return None  # refused by every node of `nodes`, none changed since
+        else:
+            start = _Open(len(run.changes), tuple(sorted(within)))
+        if run.collides(unit):
+            return None
         placed, now = self._first_open(unit, base, start, within)
         self._open_on[key] = (now, nodes)
         return placed
+
+    def _within(self, nodes: Collection[str | None]) -> set[int]:
+        """The indices of `nodes` (kept for the last collection asked about)."""
+        if self._within_of is None or self._within_of[0] is not nodes:
+            index = self._indices()
+            self._within_of = (nodes, {index[n] for n in nodes if n in index})
+        return self._within_of[1]
 
     def _indices(self) -> dict[str | None, int]:
         """Node name -> its index in the run."""
