@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks.churn import churn, heterogeneous, pod_of
-from dra_solver import Cluster, Planner, plan
+from dra_solver import Cluster, Planner, check_cluster, plan
 from dra_solver.api.models import ResourceClaim
 from dra_solver.check import CheckFailed
 from dra_solver.output.objects import cluster_after
@@ -79,6 +79,7 @@ def test_pods_only_update_is_first_fit_on_what_the_last_plan_left(seed: int, ful
         for p in kept:
             assert out.pod(p.name).node == p.node
         assert out.stats["moved"] == 0
+        assert check_cluster(Cluster.from_objects(cluster_after(planner.cluster, out.pods))) == []
         prev = out
 
 
@@ -170,6 +171,4 @@ def test_left_out_pods_sharing_a_claim_are_retried_together() -> None:
     a, b = out.pod("default/shared-00010"), out.pod("default/shared-twin")
     assert a.placed and b.placed and a.node == b.node
     after = Cluster.from_objects(cluster_after(planner.cluster, out.pods))
-    from dra_solver import check_cluster
-
     assert check_cluster(after) == []
