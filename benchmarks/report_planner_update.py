@@ -78,6 +78,16 @@ def _run(data: dict[str, Any]) -> tuple[list[str], dict[str, Any] | None]:
             f"{i.get('fresh_status') or '—'} ({_num(i.get('fresh_bound'), '')}) |"
         )
     lines.append("")
+    if goal is not None and goal.get("fresh_seconds") is None:
+        ratio = first["stats"]["median"] / max(goal["seconds"], 1e-9)
+        lines += [
+            "No fresh plan after the updates in this run (`DRA_BENCH_PLANNER_FRESH=0`: each would take "
+            f"about as long as the first plan). For scale only: the first plan — {how}, of the cluster "
+            f"before the updates — took {first['stats']['median']:.1f} s wall, {ratio:,.0f}x the 1 % "
+            "update's wall time; that is not the goal's ratio (a fresh plan of the changed cluster, "
+            "measured in the same run).",
+            "",
+        ]
     if info0["status"] != "OPTIMAL" and allocator == "cpsat":
         lines += [
             f"The first plan was not proven ({info0['status']}, weight {info0['weight']:,}, bound "
@@ -124,6 +134,19 @@ def section(runs: list[dict[str, Any]]) -> str:
         "was released (`solver/replan/planner.py`, `firstfit.Resumable`).",
         "",
     ]
+    sized = sorted(
+        (int(size.split("x")[1]), g["update_cpu_seconds"])
+        for size, g in goals.items()
+        if g.get("update_cpu_seconds")
+    )
+    if len(sized) >= 2:
+        (p0, c0), (p1, c1) = sized[0], sized[-1]
+        lines += [
+            f"Growth of the 1 % update with the cluster: {c0:.3f} s CPU at {p0:,} pods, {c1:.3f} s at "
+            f"{p1:,} pods ({c1 / c0:.1f}x the time for {p1 / p0:.0f}x the pods and nodes; the runs "
+            "differ in their first plan's allocator, so the pods left out differ too).",
+            "",
+        ]
     full = goals.get("2000x10000")
     if full is None:
         lines += ["Goals at 1 % churn (issue 30 §2): **not measured** at 2,000 nodes / 10,000 pods.", ""]
