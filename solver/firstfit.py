@@ -664,11 +664,6 @@ class Resumable:
         """`_nowhere`: per key, its last answer's per-node templates (node order)."""
         self._within_of: tuple[Collection[str | None], set[int]] | None = None
 
-    @property
-    def changes(self) -> int:
-        """How many changes the run has logged: equal counts, equal answers for every pod."""
-        return len(self._run.changes)
-
     def place(self, unit: Unit) -> PodPlan:
         """First fit of one more pod (the scheduler's: the first node, in order, that takes it):
         over every node, or — for a key seen before — over its open nodes and the nodes
