@@ -268,8 +268,9 @@ class Planner:
                 released.add(was.node)
         nodes: list[str | None] = list(self._nodes)
         units = all_with_nodes(after, units, nodes, self._memo, gates)
-        # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
-        # Each is tried on the released nodes only (`Resumable.place_on`).
+        # The pods the last plan left out are tried on the released nodes only
+        # (`Resumable.place_on`): nothing was freed elsewhere. After first fit they fit
+        # nowhere else; a CP-SAT plan that was not proven may have left room it did not use.
         retry = self._left_units(after, prev.pods, touched) if released else []
         queue = units + retry
         # The scheduler's queue: higher priority first, then the order of the cluster's pods
