@@ -5,7 +5,13 @@ aggregated model), then updated three times in sequence: 1 % churn (100 pods rem
 added: the issue's goal), then 0.1 %, then 10 %. After each update, a fresh plan of the same
 changed cluster (`dra_solver.plan`, same options) runs in the same process, so the ratios are
 measured on one machine state: update time vs fresh time, moved pods, weight ratio.
-`DRA_BENCH_PLANNER=NODESxPODS` runs another size (e.g. `200x1000` for a quick look).
+`DRA_BENCH_PLANNER=NODESxPODS` runs another size (e.g. `200x1000` for a quick look);
+`DRA_BENCH_PLANNER_ALLOCATOR=reference` plans with first fit instead of CP-SAT, and
+`DRA_BENCH_PLANNER_FRESH=0` leaves the fresh plans out (the update's own cost only).
+
+Each row records wall time and CPU time (`time.process_time`: this process only) and the
+1-minute load average when the update started: on a shared machine wall time is CPU time
+plus waiting for a core.
 
 Run: `pytest benchmarks/test_bench_planner_update.py` (about 10-20 minutes at full size on 2
 cores); `python -m benchmarks.report_planner_update` writes docs/benchmarks.md.
@@ -25,7 +31,12 @@ from dra_solver import Cluster, Planner, plan
 
 SIZE = os.environ.get("DRA_BENCH_PLANNER", "2000x10000")
 NODES, PODS = (int(x) for x in SIZE.split("x"))
-OPTIONS: dict[str, Any] = {"seed": 1, "time_limit": 30.0}
+ALLOCATOR = os.environ.get("DRA_BENCH_PLANNER_ALLOCATOR", "cpsat")
+"""The allocator of the first plan and of the fresh plans; `reference` (first fit) gives the
+update's cost at a size where CP-SAT plans take longer than a run may."""
+FRESH = os.environ.get("DRA_BENCH_PLANNER_FRESH", "1") != "0"
+"""`0`: no fresh plan after each update (no speedup or weight ratio; the update alone)."""
+OPTIONS: dict[str, Any] = {"seed": 1, "time_limit": 30.0, "allocator": ALLOCATOR}
 """CP-SAT work of 30 deterministic seconds (wall guard 91 s): on a loaded shared machine the
 default 10 s guard can cut the aggregated plan short, and the update inherits its plan."""
 LEVELS = [0.01, 0.001, 0.1]
@@ -46,6 +57,7 @@ def _rss_mib() -> int:
 def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
     benchmark.group = f"planner-update-{SIZE}"
     planner = Planner(state["cluster"], **OPTIONS)
+    cpu = time.process_time()
     out = benchmark.pedantic(planner.plan, rounds=1, iterations=1)
     state["planner"] = planner
     benchmark.extra_info.update(
@@ -58,6 +70,7 @@ def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
             "status": out.stats["status"],
             "bound": out.stats["bound"],
             "warm_seconds": out.stats.get("warm_seconds"),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
             "load_seconds": round(state["load_seconds"], 2),
             "peak_rss_mib": _rss_mib(),
         }
@@ -74,15 +87,16 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
     remove = [
         r for r in remove if (r[1], r[2]) in planner.cluster.pods or (r[1], r[2]) in planner.cluster.claims
     ]
+    load = os.getloadavg()[0]
+    cpu = time.process_time()
     out = benchmark.pedantic(lambda: planner.update(add=add, remove=remove), rounds=1, iterations=1)
+    update_cpu = time.process_time() - cpu
     update_seconds = benchmark.stats.stats.median
-    started = time.perf_counter()
-    fresh = plan(planner.cluster, **OPTIONS)
-    fresh_seconds = time.perf_counter() - started
     placed_before = sum(p.placed for p in previous.pods)
     benchmark.extra_info.update(
         {
             "size": SIZE,
+            "allocator": ALLOCATOR,
             "step": f"update {level:.1%}",
             "removed": sum(1 for r in remove if r[0] == "Pod"),
             "added": sum(1 for o in add if o["kind"] == "Pod"),
@@ -94,7 +108,22 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
             "moved": out.stats["moved"],
             "moved_share": out.stats["moved"] / max(1, placed_before),
             "path": out.stats.get("update"),
+            "update_cpu_seconds": round(update_cpu, 3),
+            "load_1min": round(load, 2),
+            "retried": out.stats.get("retried"),
+            "peak_rss_mib": _rss_mib(),
+        }
+    )
+    if not FRESH:
+        return
+    started, cpu = time.perf_counter(), time.process_time()
+    fresh = plan(planner.cluster, **OPTIONS)
+    fresh_seconds = time.perf_counter() - started
+    fresh_cpu = time.process_time() - cpu
+    benchmark.extra_info.update(
+        {
             "fresh_seconds": round(fresh_seconds, 2),
+            "fresh_cpu_seconds": round(fresh_cpu, 2),
             "fresh_weight": fresh.weight,
             "fresh_status": fresh.stats.get("status"),
             "fresh_bound": fresh.stats.get("bound"),

@@ -55,6 +55,43 @@ KINDS = frozenset(
 """The kinds a Cluster holds (`api.cluster.Cluster.add`)."""
 
 
+PodKey = tuple[str, str]
+
+
+class Naming:
+    """Which pods name each object they depend on (claims, claim templates, priority classes,
+    PodGroups: `_names`), for one cluster. Why: an update that adds or removes a claim must
+    find the pods naming it (they are touched, and must still be valid); reading every pod for
+    that costs what the cluster costs, the index what the update changes. Never modified:
+    `after` gives the index of the cluster after an update."""
+
+    def __init__(self, by_name: dict[Identity, frozenset[PodKey]]) -> None:
+        self._by_name = by_name
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> Naming:
+        by_name: dict[Identity, set[PodKey]] = {}
+        for pod in cluster.pods.values():
+            for name in _names(pod):
+                by_name.setdefault(name, set()).add(pod.key)
+        return cls({k: frozenset(v) for k, v in by_name.items()})
+
+    def pods(self, name: Identity) -> frozenset[PodKey]:
+        return self._by_name.get(name, frozenset())
+
+    def after(self, added: Iterable[Pod], removed: Iterable[Pod]) -> Naming:
+        by_name = dict(self._by_name)
+        for pod, add in [*((p, False) for p in removed), *((p, True) for p in added)]:
+            for name in _names(pod):
+                now = by_name.get(name, frozenset())
+                now = now | {pod.key} if add else now - {pod.key}
+                if now:
+                    by_name[name] = now
+                else:
+                    by_name.pop(name, None)
+        return Naming(by_name)
+
+
 @dataclass(frozen=True)
 class Changes:
     """An update applied: the cluster after it and what it may have changed."""
@@ -70,16 +107,22 @@ class Changes:
     """Pending pods (namespace, name) added, removed, or whose claims or templates changed."""
     everywhere: str | None
     """Why every node may differ (a change tied to no one node), else None."""
+    naming: Naming
+    """Which pods of `cluster` name which objects."""
 
 
 def apply_changes(
-    cluster: Cluster, add: Iterable[TypeMeta | dict[str, Any]], remove: Iterable[Ref]
+    cluster: Cluster,
+    add: Iterable[TypeMeta | dict[str, Any]],
+    remove: Iterable[Ref],
+    naming: Naming | None = None,
 ) -> Changes:
     """`cluster` without the objects `remove` names and with `add` (models, or dicts read
     like file contents), as a new Cluster. Raises InputError naming the object when an update
     is bad: a removed object that is not there (or named twice), an added object whose
     identity is present (remove it in the same update to replace it) or given twice, an
     invalid added object, or a reference the update breaks (a pod left naming a removed claim).
+    `naming`: the index of `cluster`'s pods (`Naming`; built when not given).
     Nothing is modified, whatever happens."""
     removed = _removed(cluster, remove)
     gone = {identity(o) for o in removed}
@@ -101,10 +144,12 @@ def apply_changes(
     after = _copy_without(cluster, removed)
     for obj in added:
         after.add(obj)
-    touched = _pods_naming(after, added, removed)
+    before = naming if naming is not None else Naming.of(cluster)
+    index = before.after([o for o in added if isinstance(o, Pod)], [o for o in removed if isinstance(o, Pod)])
+    touched = _pods_naming(after, added, removed, index)
     _validate(after, added, removed, touched)
     nodes, pods, everywhere = _reach(cluster, after, added, removed, touched)
-    return Changes(after, tuple(added), tuple(removed), frozenset(nodes), frozenset(pods), everywhere)
+    return Changes(after, tuple(added), tuple(removed), frozenset(nodes), frozenset(pods), everywhere, index)
 
 
 def _removed(cluster: Cluster, remove: Iterable[Ref]) -> list[TypeMeta]:
@@ -194,7 +239,7 @@ def _validate(
     templates = {t.key: t for t in added if isinstance(t, ResourceClaimTemplate)}
     if any(o.kind == "DeviceClass" for o in removed):  # every claim's class must still exist
         claims, templates = dict(after.claims), dict(after.templates)
-    pods = {p.key: p for p in after.pods.values() if p.key in touched}
+    pods = {k: after.pods[k] for k in sorted(touched) if k in after.pods}
     for pod in pods.values():
         for entry in pod.spec.resource_claims:
             name = entry.resource_claim_name
@@ -218,21 +263,16 @@ def _validate(
 
 
 def _pods_naming(
-    after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta]
+    after: Cluster, added: Sequence[TypeMeta], removed: Sequence[TypeMeta], naming: Naming
 ) -> set[tuple[str, str]]:
     """The pods of `after` that are added, or name (a claim, template, priority class or
-    PodGroup) an object the update adds or removes."""
-    names: set[tuple[str, str, str]] = set()
+    PodGroup) an object the update adds or removes (`naming`: the index of `after`)."""
+    out = {p.key for p in added if isinstance(p, Pod)}
     for obj in (*added, *removed):
         if isinstance(obj, Pod):
             continue
-        names.add((obj.kind, "" if obj.kind in CLUSTER_SCOPED else obj.metadata.ns, obj.metadata.name))
-    out = {p.key for p in added if isinstance(p, Pod)}
-    if not names:
-        return out
-    for pod in after.pods.values():
-        if _names(pod) & names:
-            out.add(pod.key)
+        name = (obj.kind, "" if obj.kind in CLUSTER_SCOPED else obj.metadata.ns, obj.metadata.name)
+        out |= {k for k in naming.pods(name) if k in after.pods}
     return out
 
 
@@ -326,4 +366,4 @@ def _one(errors: Sequence[InputError]) -> InputError:
     )
 
 
-__all__ = ["KINDS", "Changes", "Ref", "apply_changes"]
+__all__ = ["KINDS", "Changes", "Naming", "Ref", "apply_changes"]

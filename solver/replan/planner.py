@@ -9,7 +9,15 @@ plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use)
 - *Pods only* (pending pods added or removed, their unallocated claims): the removed pods'
   claims and node resources are released in the kept run, and the added pods — with the
   pods the last plan left out, when something was released — are placed by first fit on what
-  is free. No placed pod moves (`stats["moved"]` is 0), nothing else is re-searched.
+  is free, in the scheduler's queue order (priority, then the cluster's order: pods left out
+  before pods added). No placed pod moves (`stats["moved"]` is 0), nothing else is
+  re-searched. What it costs is what changed, not the cluster: the pods naming a changed
+  object are found by an index (`changes.Naming`); a pod of a kind no node took is tried only
+  on the nodes changed since (`Resumable.place`), a pod left out only on the released nodes,
+  and not at all when one of its kind failed there since (`Resumable.place_on`); the pods
+  left out are resolved once, not per update (`_left_units`); node resources are verified on
+  the nodes pods arrived at. `plan()` prepares the run for this (`Resumable.warm`, counted
+  in `stats["warm_seconds"]`).
 - *Anything else* (nodes, slices, allocated claims, bound pods, DeviceClasses...): the pods
   of the last plan whose pod and claims are unchanged and whose node is still there are
   kept, after the checker re-verified them on the nodes the change reaches (every node when
@@ -31,6 +39,23 @@ nodes and its new pods, is a plan of the last cluster; used only without gangs, 
 the joint models judge strictly — `_chains` — and, when nodes changed, without slices that
 have no node name); and a fresh plan's proven bound when one ran. OPTIMAL only when the
 update's realized weight reaches that bound.
+
+Checked (every plan returned passed the checker): a pods-only update checks what it changed,
+and that is the verdict a full check of the plan would give. Its plan is the last plan (which
+passed the full check — `pipeline.plan` verifies every plan it returns — or, inductively, this
+argument) less the removed pods, plus the new placements. Rule by rule: a claim's allocation
+against the slices, DeviceClasses and node it reads — unchanged for every kept claim, since
+the path runs only when no node, slice, class or allocated claim changed (`_fast_applies`;
+otherwise the general path re-checks the nodes reached, `_still_valid`), and checked for
+every new claim as it is committed (`firstfit._Placing._check`: the node's slices and every
+claim holding a device in a pool that node sees — all the claims a device could be
+double-booked with); removed claims only free devices; node resources — re-verified with
+every pod on each node a pod arrived at (`update`), elsewhere pods only left; node filters
+and reservations of the new pods (`planning.finish.per_pod`); a kept pod's claims still exist
+(`apply_changes` refuses an update that removes a claim a remaining pod names); gangs — none
+on this path. So every rule's verdict on a node, claim or pool the update did not touch is
+its verdict on the last plan. `tests/test_planner_incremental.py` mutates both sides: a
+corrupted new placement is refused by the update, a corrupted first plan by `plan()`.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
 order, the pipeline's seeded CP-SAT with a deterministic time limit).
@@ -55,9 +80,16 @@ from ..output.summary import PlanSummary
 from ..pipeline import plan
 from ..planning.finish import per_pod, verify_resources
 from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
-from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.resolve import (
+    all_with_nodes,
+    join_shared,
+    make_job,
+    resolve_nodes,
+    resolve_units,
+    with_nodes,
+)
 from ..problem.flat import claim_weight
-from .changes import Changes, Ref, apply_changes
+from .changes import Changes, Naming, Ref, apply_changes
 
 SMALL = 20_000
 """Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the
@@ -89,6 +121,8 @@ class Planner:
         """Units resolved for pods left out, by name (retried when room is released)."""
         self._strict: tuple[bool, bool, bool] | None = None
         self._strict_next: tuple[bool, bool, bool] | None = None
+        self._naming: Naming | None = None
+        """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
 
     @property
     def cluster(self) -> Cluster:
@@ -112,11 +146,21 @@ class Planner:
         self._bound = min(bound, total) if bound is not None else total
         out = _finish(outcome, self._bound, {}, "fresh plan", started)
         self._keep(self._cluster, out)
+        self._naming = Naming.of(self._cluster)
+        self._strict = _strict_flags(self._cluster._identities.values())
+        self._prepare(out)
+        return out
+
+    def _prepare(self, out: PlanOutcome) -> None:
+        """Prepare a new first-fit run for the updates to come (`Resumable.warm`: answers per
+        shape, the nodes that refuse each kind of pod left out, with its reasons), counted in
+        `stats["warm_seconds"]`: done when the run is built (by `plan()`, or by an update
+        that re-planned beyond pods), so that a pods-only update costs what it changes."""
         assert self._run is not None
         warmed = time.perf_counter()
-        shapes = self._run.warm(p.claims for p in out.pods)
+        left = self._left_units(self._cluster, out.pods, set())
+        shapes = self._run.warm((p.claims for p in out.pods), left)
         out.stats["warm_shapes"], out.stats["warm_seconds"] = shapes, round(time.perf_counter() - warmed, 3)
-        return out
 
     def update(
         self, add: Iterable[TypeMeta | dict[str, Any]] = (), remove: Iterable[Ref] = ()
@@ -127,7 +171,7 @@ class Planner:
         if self._outcome is None:
             raise InputError("update before plan(): plan the cluster first")
         started = time.perf_counter()
-        changes = apply_changes(self._cluster, list(add), list(remove))
+        changes = apply_changes(self._cluster, list(add), list(remove), self._naming)
         prev = self._outcome
         try:
             out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
@@ -140,11 +184,18 @@ class Planner:
             # nodes were re-checked with their kept pods: `_still_valid`).
             was = _nodes_of(prev)
             arrived = {p.node for p in improved.pods if p.placed and was.get(p.name, "\0") != p.node}
-            verify_resources(changes.cluster, [p for p in improved.pods if p.placed and p.node in arrived])
+            verify_resources(
+                _bound_on(changes.cluster, arrived),
+                [p for p in improved.pods if p.placed and p.node in arrived],
+            )
         except BaseException:
             self._run, self._units = None, {}  # they may hold part of this update: rebuilt
             raise
         self._keep(changes.cluster, improved, run=self._run if incremental else None)
+        self._naming = changes.naming
+        if not incremental:
+            self._units = {}  # resolved on the last cluster and its nodes
+            self._prepare(improved)
         return improved
 
     def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:
@@ -216,44 +267,68 @@ class Planner:
                 run.release(was.claims, was.node, Needs.of(was.pod).demand)
                 released.add(was.node)
         nodes: list[str | None] = list(self._nodes)
-        units = [with_nodes(after, u, nodes, self._memo, gates) for u in units]
-        retry: list[Unit] = []
-        if released:
-            # The pods the last plan left out fit nowhere else now: nothing was freed elsewhere.
-            # Each is tried on the released nodes only (its scheduling constraints checked there).
-            left = [p.name for p in prev.pods if not p.placed and p.name not in touched and p.pod is not None]
-            missing = [n for n in left if n not in self._units]
-            if missing:
-                self._units.update(
-                    (u.name, u) for u in join_shared(resolve_units(after, missing, None, gates))
-                )
-            where = [n for n in nodes if n in released]
-            retry = [with_nodes(after, self._units[n], where, self._memo, gates) for n in left]
+        units = all_with_nodes(after, units, nodes, self._memo, gates)
+        # The pods the last plan left out are tried on the released nodes only
+        # (`Resumable.place_on`): nothing was freed elsewhere. After first fit they fit
+        # nowhere else; a CP-SAT plan that was not proven may have left room it did not use.
+        retry = self._left_units(after, prev.pods, touched) if released else []
         queue = units + retry
-        order = sorted(range(len(queue)), key=lambda i: -queue[i].priority)
-        plans: list[PodPlan | None] = [None] * len(queue)
+        # The scheduler's queue: higher priority first, then the order of the cluster's pods
+        # (the pods left out before the pods added), as a fresh first fit would take them.
+        at = {f"{ns}/{n}": i for i, (ns, n) in enumerate(after.pods)}
+        first = [min(at.get(m.name, len(at)) for m in u.members) if u.members else len(at) for u in queue]
+        order = sorted(range(len(queue)), key=lambda i: (-queue[i].priority, first[i]))
+        plans: dict[int, PodPlan] = {}
         for i in order:
             if i < len(units):
                 plans[i] = run.place(queue[i])
-            else:
-                got = run.place_on(queue[i], released)
-                plans[i] = got or by_name[queue[i].name]
-        done = per_pod(after, queue, PlanOutcome([p for p in plans if p is not None], "reference"), gates)
+            elif (got := run.place_on(queue[i], released)) is not None:
+                plans[i] = got
+        done_units = [queue[i] for i in sorted(plans)]
+        done_plans = [plans[i] for i in sorted(plans)]
+        done = per_pod(after, done_units, PlanOutcome(done_plans, "reference"), gates)
         new = {p.name: p for p in done.pods}
-        for name in [u.name for u in retry]:
-            if not new[name].placed:
-                new[name] = by_name[name]  # still left out: its reason is unchanged
-        for name in touched:
-            self._units.pop(name, None)
-        for name, p in new.items():
-            if p.placed:
-                self._units.pop(name, None)
+        for u in done_units:
+            self._units.pop(u.name, None)
         pods = _in_order(after, by_name, new, touched)
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
         bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
-        stats: dict[str, object] = {"update": "pods only: released, then first fit on what is free"}
+        stats: dict[str, object] = {
+            "update": "pods only: released, then first fit on what is free",
+            "retried": len(retry),
+        }
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
+
+    def _left_units(self, after: Cluster, pods: Sequence[PodPlan], touched: set[str]) -> list[Unit]:
+        """The units of the pods in `pods` that were left out and that the update does not
+        touch, in their order, each with the nodes it may not use (all nodes: valid while no
+        node changes, as the pods-only path requires). Kept in `_units` between updates, so a
+        pod is resolved once, not per update."""
+        gates = self._options.feature_gates
+        for name, u in list(self._units.items()):
+            if any(m.name in touched for m in u.members):
+                del self._units[name]
+        unit_of = {m.name: u for u in self._units.values() for m in u.members}
+        left = [p.name for p in pods if not p.placed and p.pod is not None and p.name not in touched]
+        missing = [n for n in left if n not in unit_of]
+        if missing:
+            nodes: list[str | None] = list(self._nodes)
+            more = all_with_nodes(
+                after, join_shared(resolve_units(after, missing, None, gates)), nodes, self._memo, gates
+            )
+            for u in more:
+                self._units[u.name] = u
+                unit_of.update((m.name, u) for m in u.members)
+        waiting = set(left)
+        out: list[Unit] = []
+        seen: set[str] = set()
+        for name in left:
+            u = unit_of[name]
+            if u.name not in seen and all(m.name in waiting for m in u.members):
+                seen.add(u.name)
+                out.append(u)
+        return out
 
     # --- everything else ----------------------------------------------------------------------
 
@@ -445,6 +520,14 @@ def _bound_copy(plan_: PodPlan) -> Pod:
         spec = pod.spec.model_copy(update={"node_name": plan_.node})
         return pod.model_copy(update={"spec": spec, "status": from_status})
     return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": plan_.node})})
+
+
+def _bound_on(cluster: Cluster, nodes: set[str | None]) -> Cluster:
+    """`cluster` with only its pods bound to one of `nodes`: what the node-resource check of
+    those nodes reads (`check.check_node_resources` counts bound pods per node), without
+    reading every other pod."""
+    pods = {k: p for k, p in cluster.pods.items() if p.spec.node_name and p.spec.node_name in nodes}
+    return replace(cluster, pods=pods, _identities={})
 
 
 def _has_pending(after: Cluster, kept: set[str]) -> bool:
