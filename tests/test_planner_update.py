@@ -445,3 +445,23 @@ def test_no_chained_bound_with_pods_judged_strictly() -> None:
     finally:
         monkey.undo()
     assert out.stats["bound"] == sum(claim_weight(p.priority) for p in out.pods)
+
+
+def test_a_cluster_subclass_with_extra_fields_is_updated() -> None:
+    """A Cluster subclass (the CLI's keeps each object's file for messages) stays one through
+    an update: its extra fields are copied, not passed to the base class."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Noted(Cluster):
+        notes: dict[str, str] = field(default_factory=dict)
+
+    base = _cluster(5, 20)
+    noted = Noted(**{f: getattr(base, f) for f in base.__dataclass_fields__}, notes={"a": "b"})
+    planner = Planner(noted, **OPTS)
+    first = planner.plan()
+    placed = next(p for p in first.pods if p.placed)
+    out = planner.update(remove=[("Pod", "default", placed.name.split("/")[1])])
+    assert placed.name not in {p.name for p in out.pods}
+    assert isinstance(planner.cluster, Noted) and planner.cluster.notes == {"a": "b"}
+    _valid(planner, out)

@@ -192,7 +192,8 @@ def _parsed(add: Iterable[TypeMeta | dict[str, Any]]) -> list[TypeMeta]:
 def _copy_without(cluster: Cluster, gone: Sequence[TypeMeta]) -> Cluster:
     """A Cluster with copies of every container of `cluster`, the `gone` objects left out
     (each taken out of its container by its key: an update costs what it changes, plus the
-    copies)."""
+    copies). Of `cluster`'s own type: a subclass's extra fields (the CLI's file names for
+    messages) are copied like the rest."""
     values: dict[str, Any] = {}
     for f in fields(cluster):
         value = getattr(cluster, f.name)
@@ -208,7 +209,7 @@ def _copy_without(cluster: Cluster, gone: Sequence[TypeMeta]) -> Cluster:
         if container is not None:
             key = obj.metadata.name if obj.kind in CLUSTER_SCOPED else obj.key
             values[container].pop(key, None)
-    return Cluster(**values)
+    return type(cluster)(**values)
 
 
 _CONTAINERS = {

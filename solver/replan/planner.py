@@ -187,6 +187,7 @@ class Planner:
             verify_resources(
                 _bound_on(changes.cluster, arrived),
                 [p for p in improved.pods if p.placed and p.node in arrived],
+                self._options.feature_gates,  # devices' node-allocatable amounts (KEP-5517)
             )
         except BaseException:
             self._run, self._units = None, {}  # they may hold part of this update: rebuilt
