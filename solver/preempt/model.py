@@ -70,6 +70,8 @@ from .victims import (
 SHIFT = 2**31
 """Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of
 negative priority never makes a set of victims cheaper by joining it."""
+DTIME = "deterministic_ms"
+"""`_stages`' value of the solves' deterministic time, in ms (`stats["deterministic_s"]`)."""
 STAGES = ("placed", "pdb_violations", "highest_priority", "priority_sum", "evicted")
 
 
@@ -279,7 +281,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     result = _stages(m.cp, lits, opts)
     if result is None:
         raise _no_plan(opts)
-    values, stage_status, _ = result
+    values, stage_status, stage_value = result
 
     def val(v: IntVar) -> int:
         return int(values[v.index])
@@ -295,7 +297,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         assert node is not None  # a pending pod's form names real nodes
         local = {k: assignment[offsets[g] + k] for k in range(len(f.claims)) if offsets[g] + k in assignment}
         chosen[f.unit] = (g, node, replace(problem, node=node), local)
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices")
+    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value)
 
 
 def _no_plan(opts: Options) -> InputError:
@@ -319,9 +321,9 @@ def _solve_counts(
     result = _stages(built.cp, lits, opts, {"placed": start} if start == everything else {})
     if result is None:
         raise _no_plan(opts)
-    values, stage_status, _ = result
+    values, stage_status, stage_value = result
     evicted, chosen = counting.decode(s, counts, built, values, forms)
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts")
+    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
 
 
 def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
@@ -596,6 +598,7 @@ def _stages(
                 best = list(solver.response_proto.solution)
     for name in STAGES:
         status_of.setdefault(name, "NOT_RUN")
+    value_of[DTIME] = round((opts.time_limit - budget) * 1000)
     return (best, status_of, value_of) if best is not None else None
 
 
@@ -608,6 +611,7 @@ def _decode(
     chosen: dict[int, tuple[int, str, Problem, Assignment]],
     stage_status: dict[str, str],
     model: str,
+    stage_value: dict[str, int],
 ) -> PreemptOutcome:
     """The plan of a solution: `evicted` (victim indices) and per placed pending unit its form,
     node, a Problem the placements index and the placements by claim position."""
@@ -646,6 +650,7 @@ def _decode(
         "status": "OPTIMAL" if proven else "FEASIBLE",
         "stage_status": dict(stage_status),
         "preempt_model": model,
+        "deterministic_s": stage_value.get(DTIME, 0) / 1000,
         "candidates": len(s.victims),
         "evicted": len(evicted),
         "pdb_violations": pdb_violations(s.budgets, gone),
