@@ -58,6 +58,66 @@ def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[st
     return docs
 
 
+def busy_cluster(
+    nodes: int, pending: int, seed: int, gpus: int = 8, pods_per_node: int = 8
+) -> list[dict[str, Any]]:
+    """Issue #31's full cluster: `nodes` nodes of `gpus` GPUs, every GPU held, `pods_per_node`
+    running pods on each (GPU pods of 1-2 GPUs until the GPUs are held, then cpu-only pods of
+    8 cpus), priorities 0/10/100/1000; ten services `svc-0`..`svc-9` under
+    PodDisruptionBudgets (status.disruptionsAllowed 0-3) cover a third of the running pods;
+    `pending` pods of priorities 500/2000/5000 ask for 1-4 GPUs and 4 cpus per GPU.
+
+    Why a second generator: `full_cluster` packs 1-4 GPU pods, about three a node; the issue
+    asks for 4,000 running pods on 500 nodes, and mixes pod sizes so that which pods to evict
+    is a packing question, not only a count."""
+    rng = random.Random(seed)
+    docs: list[dict[str, Any]] = [_class("gpu", GPU)]
+    k = 0
+    for i in range(nodes):
+        n = f"node-{i:03d}"
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+            }
+        )
+        docs.append(_slice(f"{n}-gpus", GPU, n, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=n))
+        at = 0
+        for slot in range(pods_per_node):
+            left_pods = pods_per_node - slot
+            take = min(rng.randint(1, 2), gpus - at)
+            if gpus - at >= left_pods * 2:  # the GPUs must be held by the pods left
+                take = 2
+            name = f"run-{k:05d}"
+            k += 1
+            app = f"svc-{rng.randrange(10)}" if rng.random() < 1 / 3 else rng.choice(("batch", "web"))
+            if take:
+                docs.append(_claim(name, take, n, list(range(at, at + take))))
+                docs.append(_pod(name, rng.choice(PRIORITIES), n, app, cpu=str(4 * take)))
+            else:
+                docs.append(_pod(name, rng.choice(PRIORITIES), n, app, cpu="8", claim=False))
+            at += take
+        assert at == gpus, "the generator leaves no GPU free"
+    for j in range(pending):
+        name = f"job-{j:04d}"
+        count = rng.randint(1, 4)
+        docs.append(_claim(name, count, None, []))
+        docs.append(_pod(name, rng.choice(PENDING_PRIORITIES), None, "job", cpu=str(4 * count)))
+    for s in range(10):
+        docs.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": f"svc-{s}", "namespace": "default"},
+                "spec": {"selector": {"matchLabels": {"app": f"svc-{s}"}}},
+                "status": {"disruptionsAllowed": rng.randint(0, 3)},
+            }
+        )
+    return docs
+
+
 def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1",
@@ -87,14 +147,15 @@ def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str,
     return doc
 
 
-def _pod(name: str, priority: int, node: str | None, app: str) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "priority": priority,
-        "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}],
-        "containers": [
-            {"name": "main", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]}}
-        ],
-    }
+def _pod(
+    name: str, priority: int, node: str | None, app: str, cpu: str = "1", claim: bool = True
+) -> dict[str, Any]:
+    resources: dict[str, Any] = {"requests": {"cpu": cpu}}
+    spec: dict[str, Any] = {"priority": priority}
+    if claim:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
+        resources["claims"] = [{"name": "gpu"}]
+    spec["containers"] = [{"name": "main", "resources": resources}]
     if node is not None:
         spec["nodeName"] = node
     return {

@@ -292,6 +292,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # preempt/: `plan --preempt`, the batch model over the per-device model, and upstream's answer
     "dra_solver.preempt": {
+        "dra_solver.aggregate",
         "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.check",

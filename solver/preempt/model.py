@@ -38,6 +38,7 @@ from dra_solver.encoders.nodes import hint_nodes, pod_flags
 from dra_solver.encoders.solution import decode, hint_values
 
 from .. import interrupt
+from ..aggregate.classes import LocalViews
 from ..allocators import as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
@@ -50,10 +51,11 @@ from ..planning.gangs import free_units, gang_infos
 from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
 from ..planning.ledger import Ledger
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
-from ..problem.flat import Alternative, DeviceInfo, Problem
+from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
+from . import counting
 from .victims import (
     NEVER,
     Budget,
@@ -68,6 +70,8 @@ from .victims import (
 SHIFT = 2**31
 """Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of
 negative priority never makes a set of victims cheaper by joining it."""
+DTIME = "deterministic_ms"
+"""`_stages`' value of the solves' deterministic time, in ms (`stats["deterministic_s"]`)."""
 STAGES = ("placed", "pdb_violations", "highest_priority", "priority_sum", "evicted")
 
 
@@ -222,8 +226,10 @@ def plan_preempt(
     return solve_setting(s, opts)
 
 
-def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
-    """The batch model of `s`, solved in stages, decoded, verified."""
+def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutcome:
+    """The batch model of `s`, solved in stages, decoded, verified. `model`: "auto" (the
+    counting model where it applies, `preempt.counting`, else the per-device one), "devices"
+    or "counts" (tests compare the two; "counts" raises ValueError where it does not apply)."""
     holder_units = [
         Unit(
             f"claim {ref}",
@@ -256,6 +262,12 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
     forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
+    if model != "devices":
+        counts = counting.prepare(s, job, forms, P, H)
+        if counts is not None:
+            return _solve_counts(s, opts, job, forms, counts)
+        if model == "counts":
+            raise ValueError("the counting model does not apply to this input")
     problem, offsets = model_problem(job, forms)
     problem = _only_held(problem, forms, offsets, s, P, H)
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
@@ -266,16 +278,52 @@ def solve_setting(s: Setting, opts: Options) -> PreemptOutcome:
     lits = _literals(m, s, forms, P, H)
     _device_counts(m, forms, offsets)
     _hint(m, s, job, forms, offsets, units, lits, P, H)
-    result = _stages(m, lits, opts)
+    result = _stages(m.cp, lits, opts)
     if result is None:
-        raise InputError(
-            f"the preemption model found no plan within the time limit ({opts.time_limit} s), although "
-            "the input as it is (nothing evicted) should be one: a running pod's allocation could not be "
-            "reproduced (a device taint or a change to its slice since it was allocated?), or the run was "
-            "interrupted"
-        )
+        raise _no_plan(opts)
     values, stage_status, stage_value = result
-    return _decode(s, opts, job, m, problem, forms, offsets, lits, values, stage_status, stage_value)
+
+    def val(v: IntVar) -> int:
+        return int(values[v.index])
+
+    evicted = [k for k, lit in enumerate(lits.kept) if not val(lit)]
+    assignment = decode(m, val)
+    chosen_nodes = {g: n for (g, n), y in m.node_y.items() if val(y)}
+    chosen: dict[int, tuple[int, str, Problem, Assignment]] = {}
+    for g, f in enumerate(forms):
+        if f.unit >= P or not (offsets[g] in assignment if f.claims else g in chosen_nodes):
+            continue
+        node = chosen_nodes.get(g, f.nodes[0]) if problem.nodes else f.nodes[0]
+        assert node is not None  # a pending pod's form names real nodes
+        local = {k: assignment[offsets[g] + k] for k in range(len(f.claims)) if offsets[g] + k in assignment}
+        chosen[f.unit] = (g, node, replace(problem, node=node), local)
+    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value)
+
+
+def _no_plan(opts: Options) -> InputError:
+    return InputError(
+        f"the preemption model found no plan within the time limit ({opts.time_limit} s), although "
+        "the input as it is (nothing evicted) should be one: a running pod's allocation could not be "
+        "reproduced (a device taint or a change to its slice since it was allocated?), or the run was "
+        "interrupted"
+    )
+
+
+def _solve_counts(
+    s: Setting, opts: Options, job: Job, forms: list[Any], counts: counting.Counting
+) -> PreemptOutcome:
+    """The counting model (`preempt.counting`): built, solved in the same stages, decoded."""
+    built = counting.build_model(s, counts, s.budgets)
+    lits = objective(built.cp, s, built.kept, built.weight)
+    start = counting.greedy_hint(s, counts, built)
+    everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
+    # The hint places every pending pod the model has: the first stage is at its bound.
+    result = _stages(built.cp, lits, opts, {"placed": start} if start == everything else {})
+    if result is None:
+        raise _no_plan(opts)
+    values, stage_status, stage_value = result
+    evicted, chosen = counting.decode(s, counts, built, values, forms)
+    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
 
 
 def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
@@ -295,8 +343,6 @@ def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tu
 
 @dataclass
 class _Lits:
-    placed: list[list[IntVar]]
-    """Per pending unit: the flags of its forms."""
     kept: list[IntVar]
     """Per candidate victim."""
     stages: dict[str, tuple[cp_model.LinearExprT, bool]]
@@ -367,10 +413,15 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
         else:
             cp.add(kept[k] == 1)
     weights = [u.weight for u in s.pending]
-    stages: dict[str, tuple[cp_model.LinearExprT, bool]] = {
-        "placed": (sum(w * x for w, fl in zip(weights, placed, strict=True) for x in fl), True)
-    }
-    lits = _Lits(placed, kept, stages)
+    weight = sum(w * x for w, fl in zip(weights, placed, strict=True) for x in fl)
+    return objective(cp, s, kept, weight)
+
+
+def objective(cp: cp_model.CpModel, s: Setting, kept: list[IntVar], weight: cp_model.LinearExprT) -> _Lits:
+    """The five stages over the victims' kept literals (module docstring); shared by the
+    per-device and the counting model (`preempt.counting`), so both order plans alike."""
+    stages: dict[str, tuple[cp_model.LinearExprT, bool]] = {"placed": (weight, True)}
+    lits = _Lits(kept, stages)
     over = []
     index = {v.pod.namespaced_name: k for k, v in enumerate(s.victims)}
     for b in s.budgets:
@@ -485,10 +536,13 @@ def _opts(job: Job) -> Options:
     return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit)
 
 
-def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
+def _stages(
+    cp: cp_model.CpModel, lits: _Lits, opts: Options, reached: dict[str, int] | None = None
+) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
     """Optimise the stages in order, each optimum fixed before the next; each stage gets what
-    is left of the deterministic budget (the last stages need least)."""
-    cp = m.cp
+    is left of the deterministic budget (the last stages need least). `reached`: stages whose
+    optimum the hint already reaches, proven by the caller (a trivial bound): fixed at that
+    value without a solve, so the hint carries on to the next stage."""
     budget = float(opts.time_limit)
     status_of: dict[str, str] = {}
     value_of: dict[str, int] = {}
@@ -497,6 +551,11 @@ def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, 
         expr, maximize = lits.stages[name]
         if isinstance(expr, int):
             status_of[name], value_of[name] = "FIXED", expr
+            continue
+        if name in (reached or {}):
+            value = (reached or {})[name]
+            status_of[name], value_of[name] = "OPTIMAL", value
+            cp.add(expr >= value if maximize else expr <= value)
             continue
         if interrupt.requested() or budget <= 0:
             status_of[name] = "NOT_RUN"
@@ -526,8 +585,20 @@ def _stages(m: Model, lits: _Lits, opts: Options) -> tuple[list[int], dict[str, 
         cp.clear_hints()
         cp.proto.solution_hint.vars.extend(range(len(best)))
         cp.proto.solution_hint.values.extend(best)
+    if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
+        cp.clear_objective()
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = opts.seed
+        solver.parameters.max_deterministic_time = max(budget, 0.05)
+        solver.parameters.max_time_in_seconds = 3 * opts.time_limit + 1
+        solver.parameters.catch_sigint_signal = False
+        with interrupt.stoppable(solver.stop_search):
+            if solver.solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                best = list(solver.response_proto.solution)
     for name in STAGES:
         status_of.setdefault(name, "NOT_RUN")
+    value_of[DTIME] = round((opts.time_limit - budget) * 1000)
     return (best, status_of, value_of) if best is not None else None
 
 
@@ -535,63 +606,51 @@ def _decode(
     s: Setting,
     opts: Options,
     job: Job,
-    m: Model,
-    problem: Problem,
     forms: list[Any],
-    offsets: list[int],
-    lits: _Lits,
-    values: list[int],
+    evicted: list[int],
+    chosen: dict[int, tuple[int, str, Problem, Assignment]],
     stage_status: dict[str, str],
+    model: str,
     stage_value: dict[str, int],
 ) -> PreemptOutcome:
-    def val(v: IntVar) -> int:
-        return int(values[v.index])
-
+    """The plan of a solution: `evicted` (victim indices) and per placed pending unit its form,
+    node, a Problem the placements index and the placements by claim position."""
     P = len(s.pending)
-    evicted = [k for k, lit in enumerate(lits.kept) if not val(lit)]
     gone = {s.victims[k].pod.namespaced_name for k in evicted}
     after, released = cluster_after_evictions(s.cluster, gone, opts)
-    assignment = decode(m, val)
-    chosen_nodes = {g: n for (g, n), y in m.node_y.items() if val(y)}
     pending_job = replace(
         job, cluster=after, units=tuple(s.pending), book=make_job(after, s.pending, s.nodes, opts).book
     )
-    chosen = {
-        f.unit: g
-        for g, f in enumerate(forms)
-        if f.unit < P and (offsets[g] in assignment if f.claims else g in chosen_nodes)
-    }
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in s.pending])
     modelled = {f.unit for f in forms if f.unit < P}
-    free = free_units(pending_job, modelled, empty, chosen)
+    free = free_units(pending_job, modelled, empty, {i: g for i, (g, _, _, _) in chosen.items()})
     ledger = Ledger(pending_job)
     plans: list[PodPlan] = []
     on_node: dict[str | None, list[ResourceClaim]] = {}
     for i, unit in enumerate(s.pending):
-        g = chosen.get(i)
-        if g is None:
+        if i not in chosen:
             if i in free:
                 plans.append(free[i])
                 continue
             plans.append(PodPlan(unit.name, None, list(unit.claims), _left_out(s, i), unit.priority))
             continue
+        g, node, problem, local = chosen[i]
         form = forms[g]
-        node = chosen_nodes.get(g, form.nodes[0]) if problem.nodes else form.nodes[0]
-        local = {
-            k: assignment[offsets[g] + k] for k in range(len(form.claims)) if offsets[g] + k in assignment
-        }
-        done = ledger.results(replace(problem, node=node), form.claims, local) if form.claims else []
+        done = ledger.results(problem, form.claims, local) if form.claims else []
         on_node.setdefault(node, []).extend(done)
         plans.append(
             PodPlan(unit.name, node, done, None, unit.priority, placed=True, extended=form.variant.statuses)
         )
+    views = LocalViews(pending_job.cluster) if model == "counts" else None
     for n in s.nodes:
-        if on_node.get(n):
-            ledger.commit(on_node[n], n)
+        if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
+            ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = all(v in ("OPTIMAL", "FIXED") for v in stage_status.values())
     stats: dict[str, object] = {
         "status": "OPTIMAL" if proven else "FEASIBLE",
         "stage_status": dict(stage_status),
+        "preempt_model": model,
+        "deterministic_s": stage_value.get(DTIME, 0) / 1000,
         "candidates": len(s.victims),
         "evicted": len(evicted),
         "pdb_violations": pdb_violations(s.budgets, gone),
@@ -622,18 +681,17 @@ def cluster_after_evictions(
         claims=dict(cluster.claims),
     )
     changed: list[ResourceClaim] = []
+    users_of: dict[str, set[str]] = {}  # claim -> the bound pods naming it (one pass over the pods)
+    for p in cluster.pods.values():
+        if p.spec.node_name:
+            for c in pod_claims(cluster, p, opts.feature_gates):
+                users_of.setdefault(c.namespaced_name, set()).add(p.namespaced_name)
     for key, claim in cluster.claims.items():
         status = claim.status
         if status is None or status.allocation is None:
             continue
         ns = claim.metadata.ns
-        users = {
-            p.namespaced_name
-            for p in cluster.pods.values()
-            if p.spec.node_name
-            and claim.namespaced_name
-            in {c.namespaced_name for c in pod_claims(cluster, p, opts.feature_gates)}
-        }
+        users = users_of.get(claim.namespaced_name, set())
         if not users & gone and not any(
             f"{ns}/{r.name}" in gone for r in status.reserved_for if r.resource == "pods"
         ):

@@ -1,0 +1,518 @@
+"""The batch preemption model by counts, for clusters whose devices on each node are
+interchangeable (docs/semantics.md, "Preemption", "Which model").
+
+Why a second model: the per-device model (`preempt.model`) decides every device of every
+candidate victim and every pending pod; at 50 nodes it no longer proves its last stage, and
+its merged Problem (every claim evaluated on every node) grows as claims x nodes. When, on
+every node, every device a pending pod may take is as good as any other for every pending pod
+(below), a plan is only *how many* pods of each kind go to each node and which victims stay;
+which devices they take is then any free ones. That model has a few integer variables per
+(kind, node) and one literal per victim, and CP-SAT proves its stages on 500 nodes.
+
+When it applies (`prepare` returns None otherwise, and the per-device model answers), per
+node n, from a single-node Problem of one pod per claim shape (`classes.claim_key`):
+- every pending pod's claim asks ExactCount of one alternative per request (no
+  firstAvailable), without adminAccess or claim constraints;
+- the devices any pending request may take on n (static rules applied: selectors, taints,
+  busy) form one set U_n, and each request may take either all of U_n or none of it; no
+  device of U_n is multi-allocatable, has shared counters, capacity in use or a CEL error,
+  and each is node-local to n (so nodes share no device);
+- each pending pod has one form (no extended resource served by DRA on some nodes only), no
+  gang has a topology constraint, the running pods fit their nodes as the input has them.
+Then a pod of a kind needs on n `need = sum of its requests' counts` devices of U_n, and a
+kept releasable claim h occupies occ[h] = |its devices ∩ U_n|; any assignment of counts that
+fits `sum need x + sum occ held <= |U_n|` is realised by giving each pod any free devices
+(exclusive, interchangeable), so this model and the per-device one have the same plans'
+objective tuples (`tests/test_preempt_counting.py` compares them on the generated cases).
+
+Math, per kind K (pending pods with the same claim shapes, priority, preemption level,
+weight, nodes, node demand and gangs; queue order inside), node n, victim v, releasable
+claim h:
+- x[K, n] integer in [0, |K|]; sum_n x[K, n] <= |K|;
+- kept[v], held[h] booleans; held[h] >= kept[v] for each user v of h, held[h] <= sum kept;
+- devices: sum_K need[K, n] x[K, n] + sum_h occ[h] held[h] <= |U_n|;
+- node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
+- justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
+- gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
+- dominance (an optimal plan of this form always exists): on one node, for victims a, b
+  each the only user of its releasable claims, in the same budgets, with the same node
+  demand, priority(a) <= priority(b), devices freed(a) >= freed(b) and (priority, -freed,
+  index) of a before b: kept[a] <= kept[b] — swapping b's eviction for a's frees as much,
+  keeps the justification and the PDB count, and lowers or keeps criteria 3-5.
+The objective stages are `preempt.model`'s (`objective`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from dra_solver.encoders.variables import allowed_candidates
+
+from ..aggregate.classes import claim_key
+from ..allocators import PodForm
+from ..api.models import ResourceClaim
+from ..planning.gangs import gang_infos
+from ..planning.job import Job, PlanOutcome, PodPlan
+from ..problem.build import build_problem
+from ..problem.flat import Assignment, Placement, Problem
+from .victims import Budget
+
+IntVar = cp_model.IntVar
+
+
+@dataclass
+class Kind:
+    """Interchangeable pending pods: their units (queue order), one form each."""
+
+    units: list[int]
+    forms: list[int]
+    spec: int
+    """Index of its claim shapes (`Counting.specs`)."""
+    level: int | None
+    weight: int
+    demand: dict[str, int]
+    nodes: frozenset[str]
+    gangs: tuple[tuple[str, int], ...]
+    """(gang, pods one unit places in it)."""
+
+
+@dataclass
+class NodeFacts:
+    """What the counting model needs of one node."""
+
+    problem: Problem
+    """Single-node Problem of one claim set per shape (results are built with it)."""
+    pool: list[int]
+    """U_n: device indices (of `problem`) any pending request may take, in device order."""
+    need: dict[int, int]
+    """Shape -> devices of the pool one pod of it takes; shapes missing cannot use the node."""
+    ids: dict[tuple[str, str, str], int]
+    """(driver, pool, device) -> index in `problem`, for the pool's devices."""
+
+
+@dataclass
+class Counting:
+    """The facts of the counting model (`prepare`)."""
+
+    kinds: list[Kind]
+    specs: list[tuple[str, ...]]
+    spec_offset: list[int]
+    """Shape -> index of its first claim in every node's Problem."""
+    facts: dict[str, NodeFacts]
+    occ: list[list[int]]
+    """Per releasable claim (`Setting.holders` order): indices (in its node's Problem) of the
+    pool devices it holds."""
+    victim_demand: list[dict[str, int]]
+    free: dict[str, dict[str, int]]
+    gang_need: dict[str, int] = field(default_factory=dict)
+
+
+def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting | None:
+    """The counting model's facts, or None when it does not apply (module docstring)."""
+    units = job.units
+    by_unit: dict[int, list[int]] = {}
+    for g, f in enumerate(forms):
+        by_unit.setdefault(f.unit, []).append(g)
+    if any(len(gs) > 1 for gs in by_unit.values()):
+        return None
+    if any(job.gangs[name].topology is not None for name in job.gangs):
+        return None
+    for i in range(P):
+        for c in units[i].claims:
+            if c.status is not None and c.status.allocation is not None:
+                return None
+    specs: list[tuple[str, ...]] = []
+    rep_claims: list[tuple[ResourceClaim, ...]] = []
+    spec_index: dict[tuple[str, ...], int] = {}
+    groups: dict[Hashable, Kind] = {}
+    for g, f in enumerate(forms):
+        if f.unit >= P:
+            continue
+        u = units[f.unit]
+        key_claims = tuple(claim_key(c) for c in f.claims)
+        if key_claims not in spec_index:
+            spec_index[key_claims] = len(specs)
+            specs.append(key_claims)
+            rep_claims.append(f.claims)
+        nodes = frozenset(n for n in f.nodes if n is not None)
+        demand = dict(f.variant.demand)
+        gangs = tuple(sorted(u.gang_pods(job.gangs).items()))
+        key = (key_claims, s.levels[f.unit], u.weight, nodes, tuple(sorted(demand.items())), gangs)
+        kind = groups.get(key)
+        if kind is None:
+            kind = groups[key] = Kind(
+                [], [], spec_index[key_claims], s.levels[f.unit], u.weight, demand, nodes, gangs
+            )
+        kind.units.append(f.unit)
+        kind.forms.append(g)
+    kinds = list(groups.values())
+    spec_offset, at = [], 0
+    claims: list[ResourceClaim] = []
+    for cs in rep_claims:
+        spec_offset.append(at)
+        at += len(cs)
+        claims.extend(cs)
+    held_on: dict[str, list[int]] = {}
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        held_on.setdefault(node, []).append(h)
+    facts: dict[str, NodeFacts] = {}
+    occ: list[list[int]] = [[] for _ in s.holders]
+    wanted = {n for k in kinds for n in k.nodes} | set(held_on)
+    for n in s.nodes:
+        if n not in wanted:
+            continue
+        nf = _node_facts(job, claims, spec_offset, n)
+        if nf is None:
+            return None
+        facts[n] = nf
+        taken: set[int] = set()
+        for h in held_on.get(n, []):
+            claim = list(s.holders.values())[h][0]
+            for r in claim.status.allocation.devices.results:
+                if r.admin_access:
+                    continue
+                d = nf.ids.get((r.driver, r.pool, r.device))
+                if d is None:
+                    continue
+                if d in taken:
+                    return None  # two claims hold one device: not the input's state to model
+                taken.add(d)
+                occ[h].append(d)
+    victim_forms = {f.unit - P - H: g for g, f in enumerate(forms) if f.unit >= P + H}
+    victim_demand = []
+    for k in range(len(s.victims)):
+        vg = victim_forms.get(k)
+        victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
+    free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
+    for n in s.nodes:
+        for r, limit in free[n].items():
+            if sum(d.get(r, 0) for k, d in enumerate(victim_demand) if s.victims[k].node == n) > limit:
+                return None  # over-committed as the input has it: the per-device model says so
+    empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
+    gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
+    return Counting(kinds, specs, spec_offset, facts, occ, victim_demand, free, gang_need)
+
+
+def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | None:
+    problem = build_problem(job.cluster, claims, n, job.gates, cache=job.cache)
+    if problem.constraints:
+        return None
+    allowed, impossible = allowed_candidates(problem)
+    pool: set[int] = set()
+    for a in problem.alternatives:
+        if a.mode != "ExactCount" or a.admin:
+            return None
+        if any(c.error is not None for c in a.candidates):
+            return None
+        pool.update(allowed[a.index])
+    for c in problem.claims:
+        if any(len(r.alternatives) != 1 or r.first_available for r in c.requests):
+            return None
+    for d in pool:
+        dev = problem.devices[d]
+        if dev.multi or dev.counter_use or dev.in_use or dev.shared_in_use or dev.node_scope != ("node", n):
+            return None
+    need: dict[int, int] = {}
+    bounds = [*offsets, len(problem.claims)]
+    for spec in range(len(offsets)):
+        total = 0
+        fits = True
+        for c in problem.claims[bounds[spec] : bounds[spec + 1]]:
+            for r in c.requests:
+                a = problem.alternatives[r.alternatives[0]]
+                got = set(allowed[a.index])
+                if a.index in impossible or not got:
+                    fits = False
+                elif got != pool:
+                    return None  # this request may take only part of the pool: not interchangeable
+                total += a.count
+        if fits:
+            need[spec] = total
+    ids = {(problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name): d for d in pool}
+    return NodeFacts(problem, sorted(pool), need, ids)
+
+
+@dataclass
+class Built:
+    """The counting model's CP-SAT model and its variables."""
+
+    cp: cp_model.CpModel
+    x: dict[tuple[int, str], IntVar]
+    kept: list[IntVar]
+    held: list[IntVar]
+    weight: cp_model.LinearExprT
+
+
+def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
+    """Variables and rows (module docstring); the objective stages are added by the caller."""
+    cp = cp_model.CpModel()
+    x: dict[tuple[int, str], IntVar] = {}
+    for ki, kind in enumerate(c.kinds):
+        for n in sorted(kind.nodes):
+            nf = c.facts.get(n)
+            if nf is None:
+                continue
+            need = nf.need.get(kind.spec)
+            if need is None or need > len(nf.pool):
+                continue
+            top = len(kind.units) if need == 0 else min(len(kind.units), len(nf.pool) // need)
+            if top > 0:
+                x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
+    by_kind: dict[int, list[IntVar]] = {}
+    by_node: dict[str, list[tuple[int, IntVar]]] = {}
+    for (ki, n), v in x.items():
+        by_kind.setdefault(ki, []).append(v)
+        by_node.setdefault(n, []).append((ki, v))
+    for ki, vs in by_kind.items():
+        if len(vs) > 1:
+            cp.add(sum(vs) <= len(c.kinds[ki].units))
+    kept = [cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
+    held = [cp.new_bool_var(f"held[{h}]") for h in range(len(s.holders))]
+    for h, (_, (_, _, users)) in enumerate(s.holders.items()):
+        for p in users:
+            cp.add(held[h] >= kept[p])
+        cp.add(held[h] <= sum(kept[p] for p in users))
+    holders_on: dict[str, list[int]] = {}
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        holders_on.setdefault(node, []).append(h)
+    victims_on: dict[str, list[int]] = {}
+    for k, v in enumerate(s.victims):
+        victims_on.setdefault(v.node, []).append(k)
+    for n, nf in c.facts.items():
+        terms = [(nf.need[c.kinds[ki].spec], v) for ki, v in by_node.get(n, [])]
+        terms += [(len(c.occ[h]), held[h]) for h in holders_on.get(n, []) if c.occ[h]]
+        terms = [(a, v) for a, v in terms if a]
+        if sum(a * _top(v) for a, v in terms) > len(nf.pool):
+            cp.add(sum(a * v for a, v in terms) <= len(nf.pool))
+    for n in s.nodes:
+        for r, limit in sorted(c.free.get(n, {}).items()):
+            rterms = [(c.kinds[ki].demand.get(r, 0), v) for ki, v in by_node.get(n, [])]
+            rterms += [(c.victim_demand[k].get(r, 0), kept[k]) for k in victims_on.get(n, [])]
+            rterms = [(a, v) for a, v in rterms if a]
+            if sum(a * _top(v) for a, v in rterms) > limit:
+                cp.add(sum(a * v for a, v in rterms) <= limit)
+    for k, v in enumerate(s.victims):  # justification
+        by = [
+            var
+            for ki, var in by_node.get(v.node, [])
+            if c.kinds[ki].level is not None and (c.kinds[ki].level or 0) > v.priority
+        ]
+        if by:
+            cp.add(1 - kept[k] <= sum(by))
+        else:
+            cp.add(kept[k] == 1)
+    _gangs(cp, c, by_kind)
+    _dominance(cp, s, c, kept, budgets)
+    weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
+    return Built(cp, x, kept, held, weight)
+
+
+def greedy_hint(s: Any, c: Counting, built: Built) -> int:
+    """A complete solution as the hint: the pending pods in queue order (highest level first),
+    each on the node where it fits evicting the least (PDB members last, then lowest priority,
+    most devices freed first), justified by itself — upstream's one-pod-at-a-time idea on the
+    counts. Only victims that alone hold their releasable claims are evicted here. Why: from
+    "nothing placed" one CP-SAT worker climbs slowly on 500 nodes; from this, the first stage
+    is usually at its bound at once. Returns the hint's placed weight."""
+    sole: dict[int, list[int]] = {}
+    shared: set[int] = set()
+    for h, (_, (_, _, users)) in enumerate(s.holders.items()):
+        if len(users) == 1:
+            sole.setdefault(users[0], []).append(h)
+        else:
+            shared.update(users)
+    protected = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+    kept = [1] * len(s.victims)
+    held = [1] * len(s.holders)
+    room = {
+        n: len(nf.pool)
+        - sum(len(c.occ[h]) for h, (_, (_, node, _)) in enumerate(s.holders.items()) if node == n)
+        for n, nf in c.facts.items()
+    }
+    left = {n: dict(lim) for n, lim in c.free.items()}
+    on: dict[str, list[int]] = {}
+    for k, v in enumerate(s.victims):
+        on.setdefault(v.node, []).append(k)
+        for r, a in c.victim_demand[k].items():
+            if r in left.get(v.node, {}):
+                left[v.node][r] -= a
+    count: dict[tuple[int, str], int] = {}
+    tops = {key: _top(v) for key, v in built.x.items()}
+    freed = [sum(len(c.occ[h]) for h in sole.get(k, [])) for k in range(len(s.victims))]
+    ranked = {
+        n: sorted(
+            (k for k in ks if k not in shared),
+            key=lambda k: (
+                s.victims[k].pod.namespaced_name in protected,
+                s.victims[k].priority,
+                -freed[k],
+                k,
+            ),
+        )
+        for n, ks in on.items()
+    }
+    order = sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40)))
+    for ki in order:
+        kind = c.kinds[ki]
+        lv = kind.level
+        for _ in kind.units:
+            best: tuple[Any, ...] | None = None
+            for n in sorted(kind.nodes):
+                top = tops.get((ki, n))
+                if top is None or count.get((ki, n), 0) >= top:
+                    continue
+                need = c.facts[n].need[kind.spec]
+                free_dev = room[n]
+                res = dict(left[n])
+                chosen: list[int] = []
+                for k in ranked.get(n, []):
+                    if _fits(free_dev, need, res, kind.demand):
+                        break
+                    if not kept[k] or lv is None or s.victims[k].priority >= lv:
+                        continue
+                    chosen.append(k)
+                    free_dev += freed[k]
+                    for r, a in c.victim_demand[k].items():
+                        if r in res:
+                            res[r] += a
+                if not _fits(free_dev, need, res, kind.demand):
+                    continue
+                prios = [s.victims[k].priority for k in chosen]
+                rank = (
+                    sum(s.victims[k].pod.namespaced_name in protected for k in chosen),
+                    max(prios, default=-(2**63)),
+                    len(chosen),
+                    sum(prios),
+                    n,
+                )
+                if best is None or rank < best[0]:
+                    best = (rank, n, chosen, free_dev, res)
+            if best is None:
+                break  # the next pods of this kind fit no better
+            _, n, chosen, free_dev, res = best
+            for k in chosen:
+                kept[k] = 0
+                for h in sole.get(k, []):
+                    held[h] = 0
+            room[n] = free_dev - c.facts[n].need[kind.spec]
+            left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
+            count[(ki, n)] = count.get((ki, n), 0) + 1
+    cp = built.cp
+    cp.clear_hints()
+    for k, v in enumerate(built.kept):
+        cp.add_hint(v, kept[k])
+    for h, v in enumerate(built.held):
+        cp.add_hint(v, held[h])
+    for key, v in built.x.items():
+        cp.add_hint(v, count.get(key, 0))
+    return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
+
+
+def _fits(devices: int, need: int, left: dict[str, int], demand: dict[str, int]) -> bool:
+    return devices >= need and all(left[r] >= demand.get(r, 0) for r in left)
+
+
+def _top(v: IntVar) -> int:
+    """The variable's upper bound (the proto's repeated field does not index from the end)."""
+    dom = list(v.proto.domain)
+    return int(dom[-1]) if dom else 1
+
+
+def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) -> None:
+    names = sorted({g for k in c.kinds for g, _ in k.gangs})
+    for name in names:
+        on = cp.new_bool_var(f"gang_on[{name}]")
+        terms = []
+        for ki, kind in enumerate(c.kinds):
+            pods = dict(kind.gangs).get(name)
+            if pods is None or ki not in by_kind:
+                continue
+            placed = sum(by_kind[ki])
+            cp.add(placed <= len(kind.units) * on)
+            terms.append(pods * placed)
+        need = c.gang_need.get(name, 0)
+        if need > 0:
+            cp.add(sum(terms) >= need * on)
+
+
+def _dominance(
+    cp: cp_model.CpModel, s: Any, c: Counting, kept: list[IntVar], budgets: Sequence[Budget]
+) -> None:
+    """kept[a] <= kept[b] where evicting a instead of b is never worse (module docstring)."""
+    sole: dict[int, int] = {}
+    shared: set[int] = set()
+    for h, (_, (_, _, users)) in enumerate(s.holders.items()):
+        if len(users) == 1:
+            sole[users[0]] = sole.get(users[0], 0) + len(c.occ[h])
+        else:
+            shared.update(users)
+    on: dict[str, list[int]] = {}
+    for k, v in enumerate(s.victims):
+        if k not in shared:
+            on.setdefault(v.node, []).append(k)
+    for ks in on.values():
+        facts = {
+            k: (
+                s.victims[k].priority,
+                sole.get(k, 0),
+                tuple(sorted(c.victim_demand[k].items())),
+                frozenset(b.name for b in budgets if s.victims[k].pod.namespaced_name in b.pods),
+            )
+            for k in ks
+        }
+        for a in ks:
+            pa, fa, da, ba = facts[a]
+            for b in ks:
+                pb, fb, db, bb = facts[b]
+                if a == b or da != db or ba != bb or pa > pb or fa < fb:
+                    continue
+                if (pa, -fa, a) < (pb, -fb, b):
+                    cp.add(kept[a] <= kept[b])
+
+
+def decode(
+    s: Any, c: Counting, built: Built, values: list[int], forms: list[PodForm]
+) -> tuple[list[int], dict[int, tuple[int, str, Problem, Assignment]]]:
+    """Evicted victims, and per placed pending unit (form, node, the node's Problem, the
+    unit's claims' placements in it): the kinds' counts given to their units in queue order,
+    each pod taking the first free devices of the node's pool."""
+
+    def val(v: IntVar) -> int:
+        return int(values[v.index])
+
+    evicted = [k for k, v in enumerate(built.kept) if not val(v)]
+    held_devices: dict[str, set[int]] = {}
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        if val(built.held[h]):
+            held_devices.setdefault(node, set()).update(c.occ[h])
+    free_of = {n: [d for d in nf.pool if d not in held_devices.get(n, set())] for n, nf in c.facts.items()}
+    chosen: dict[int, tuple[int, str, Problem, Assignment]] = {}
+    at = dict.fromkeys(range(len(c.kinds)), 0)
+    for n in s.nodes:
+        for ki, kind in enumerate(c.kinds):
+            v = built.x.get((ki, n))
+            if v is None:
+                continue
+            for _ in range(val(v)):
+                j = at[ki]
+                at[ki] += 1
+                unit, g = kind.units[j], kind.forms[j]
+                nf = c.facts[n]
+                local: Assignment = {}
+                first = c.spec_offset[kind.spec]
+                for ci in range(len(forms[g].claims)):
+                    places: list[Placement] = []
+                    for r in nf.problem.claims[first + ci].requests:
+                        a = nf.problem.alternatives[r.alternatives[0]]
+                        take, free_of[n] = free_of[n][: a.count], free_of[n][a.count :]
+                        places += [Placement(ci, a.index, d) for d in take]
+                    local[ci] = places
+                chosen[unit] = (g, n, nf.problem, local)
+    return evicted, chosen
+
+
+__all__ = ["Built", "Counting", "Kind", "NodeFacts", "build_model", "decode", "greedy_hint", "prepare"]
