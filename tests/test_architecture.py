@@ -296,6 +296,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.check",
+        "dra_solver.cpsat",
         "dra_solver.demand",
         "dra_solver.encoders",
         "dra_solver.errors",

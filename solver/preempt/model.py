@@ -43,6 +43,7 @@ from ..allocators import as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
+from ..cpsat import cp_solver, wall_guard
 from ..demand import Needs
 from ..errors import InputError
 from ..firstfit import FirstFit
@@ -563,12 +564,7 @@ def _stages(
                 continue
         cp.clear_objective()
         (cp.maximize if maximize else cp.minimize)(expr)
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = opts.seed
-        solver.parameters.max_deterministic_time = max(budget, 0.05)
-        solver.parameters.max_time_in_seconds = 3 * opts.time_limit + 1
-        solver.parameters.catch_sigint_signal = False
+        solver = cp_solver(opts.seed, max(budget, 0.05), wall_guard(opts.time_limit))
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(cp)
         budget -= solver.deterministic_time
@@ -587,12 +583,7 @@ def _stages(
         cp.proto.solution_hint.values.extend(best)
     if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
         cp.clear_objective()
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = opts.seed
-        solver.parameters.max_deterministic_time = max(budget, 0.05)
-        solver.parameters.max_time_in_seconds = 3 * opts.time_limit + 1
-        solver.parameters.catch_sigint_signal = False
+        solver = cp_solver(opts.seed, max(budget, 0.05), wall_guard(opts.time_limit))
         with interrupt.stoppable(solver.stop_search):
             if solver.solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 best = list(solver.response_proto.solution)
