@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
+from benchmarks.workloads import mixed_cluster
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
@@ -478,3 +479,25 @@ def test_node_resources_and_extended_resources_make_the_per_pod_decisions(objs) 
     cluster = Cluster.from_objects(objs)
     assume(not validate_cluster(cluster))
     _both(_job(cluster, None, list(cluster.nodes)), DEFAULT_MAX_STEPS)
+
+
+@pytest.mark.parametrize("seed", [30, 31, 32])
+def test_nodes_a_shape_can_never_fit_again_are_passed_over_with_the_per_pod_decisions(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30's heterogeneous cluster, small (counters, matchAttribute, four priorities,
+    more asked than exists): first fit skips the nodes where a shape found no allocation by
+    a full search (`_Placing.fails_for_good`, `next_try`), and decides exactly as the
+    per-pod path that asks every node."""
+    cluster = Cluster.from_objects(mixed_cluster(12, 70, seed=seed))
+    job = _job(cluster, None, list(cluster.nodes))
+    marked: list[int] = []
+    keep = _Placing.fails_for_good
+
+    def counting(self: _Placing, shape: Any, index: int) -> None:
+        marked.append(index)
+        keep(self, shape, index)
+
+    monkeypatch.setattr(_Placing, "fails_for_good", counting)
+    _both(job, DEFAULT_MAX_STEPS)
+    assert marked  # the skip was exercised, not only the plain scan
