@@ -626,7 +626,8 @@ class FirstFit:
             tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
             for i in again:
                 tried[i] = self._try(run, unit, base, run.nodes[i])
-            seen = (len(run.changes), _nowhere(tried), tried)
+            before = seen[1] if seen is not None else None
+            seen = (len(run.changes), _nowhere(tried, before, again), tried)
             if uniform:
                 run.nowhere[key] = seen
         return _unplaced(unit, seen[1], len(run.nodes))
@@ -788,6 +789,10 @@ class _Nowhere:
     texts: dict[str | None, str]
     summary: str
     error: DRASolverError | None
+    templates: list[str]
+    """Each node's reason with its name taken out, in node order (`reason_groups`)."""
+    errors: list[DRASolverError | None]
+    """Each node's error, in node order: `error` is the last of them."""
 
 
 @dataclass(frozen=True)
@@ -923,9 +928,25 @@ def _fit_on(
     return plan_, shape
 
 
-def _nowhere(tried: list[_Tried]) -> _Nowhere:
-    texts, templates, error = _node_texts(tried)
-    return _Nowhere(texts, why_not(list(texts.items()), templates), error)
+def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequence[int] = ()) -> _Nowhere:
+    """Why no node takes the pod, from each node's try (one per node, in node order). With
+    `before` (the same pods' answer at an earlier state, when only the nodes `again` were
+    tried anew): its words kept for every other node, only those nodes worded again. Why: a
+    full cluster turns a shape away after each change, and at 10,000 nodes wording every node
+    each time was the larger part of first fit."""
+    if before is None or not len(before.templates) == len(before.texts) == len(tried):  # names unique
+        texts, templates, error = _node_texts(tried)
+        errors = [t.answer.failure if t.answer is not None else None for t in tried]
+        return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
+    new_texts, new_templates, _ = _node_texts([tried[i] for i in again])
+    texts, templates, errors = dict(before.texts), list(before.templates), list(before.errors)
+    for k, i in enumerate(again):
+        texts[tried[i].node.name] = new_texts[tried[i].node.name]
+        templates[i] = new_templates[k]
+        answer = tried[i].answer
+        errors[i] = answer.failure if answer is not None else None
+    error = next((e for e in reversed(errors) if e is not None), None)
+    return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
 
 
 def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
