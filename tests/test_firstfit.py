@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
+from benchmarks.workloads import mixed_cluster
+from dra_solver import firstfit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
@@ -478,3 +480,54 @@ def test_node_resources_and_extended_resources_make_the_per_pod_decisions(objs) 
     cluster = Cluster.from_objects(objs)
     assume(not validate_cluster(cluster))
     _both(_job(cluster, None, list(cluster.nodes)), DEFAULT_MAX_STEPS)
+
+
+@pytest.mark.parametrize("seed", [30, 31, 32])
+def test_nodes_a_shape_can_never_fit_again_are_passed_over_with_the_per_pod_decisions(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30's heterogeneous cluster, small (counters, matchAttribute, four priorities,
+    more asked than exists): first fit skips the nodes where a shape found no allocation by
+    a full search (`_Placing.fails_for_good`, `next_try`), and decides exactly as the
+    per-pod path that asks every node."""
+    cluster = Cluster.from_objects(mixed_cluster(12, 70, seed=seed))
+    job = _job(cluster, None, list(cluster.nodes))
+    marked: list[int] = []
+    keep = _Placing.fails_for_good
+
+    def counting(self: _Placing, shape: Any, index: int) -> None:
+        marked.append(index)
+        keep(self, shape, index)
+
+    monkeypatch.setattr(_Placing, "fails_for_good", counting)
+    _both(job, DEFAULT_MAX_STEPS)
+    assert marked  # the skip was exercised, not only the plain scan
+
+
+@pytest.mark.parametrize("seed", [30, 31, 32])
+def test_pods_turned_away_again_get_the_reasons_of_a_full_rewording(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shape that fits nowhere, turned away again after a change, has only the changed
+    nodes worded anew (`firstfit._nowhere` with the earlier answer): every pod's line and
+    per-node reasons equal those of wording every node each time, over more nodes than the
+    line names one by one (so the grouped summary is compared too)."""
+    cluster = Cluster.from_objects(mixed_cluster(12, 90, seed=seed))
+    job = _job(cluster, None, list(cluster.nodes))
+    assert len(job.nodes) > DETAIL_NODES
+    reused: list[int] = []
+    keep = firstfit._nowhere
+
+    def counting(tried: Any, before: Any = None, again: Any = ()) -> Any:
+        if before is not None:
+            reused.append(len(again))
+        return keep(tried, before, again)
+
+    monkeypatch.setattr(firstfit, "_nowhere", counting)
+    got = FirstFit().plan(job).pods
+    monkeypatch.setattr(firstfit, "_nowhere", lambda tried, before=None, again=(): keep(tried))
+    want = FirstFit().plan(job).pods
+    assert reused  # the earlier answer was used, not only a full wording
+    assert [(p.name, p.reason, dict(p.node_reasons)) for p in got] == [
+        (p.name, p.reason, dict(p.node_reasons)) for p in want
+    ]
