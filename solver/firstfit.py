@@ -725,7 +725,6 @@ class Resumable:
         """Per-object caches of `_key`'s parts (by id, holding the object so the id stays its
         own): a unit kept by the caller and re-used across calls is keyed once (`_units`:
         with whether it is uniform)."""
-        self._templates: dict[_Key, tuple[_Nowhere, list[str]]] = {}
         """`_nowhere`: per key, its last answer's per-node templates (node order)."""
         self._within_of: tuple[Collection[str | None], set[int]] | None = None
 
@@ -785,8 +784,8 @@ class Resumable:
     def _nowhere(self, unit: Unit, base: ShapeKey, key: _Key) -> _Nowhere:
         """Why no node takes `unit` now, from `run.nowhere` (the entry `FirstFit._place` keeps
         for the same key), the nodes changed since it was worded tried and worded again — only
-        those: the other nodes' words are kept (`_templates`), so a full cluster that turns
-        away pod after pod costs the changed nodes per pod, not every node."""
+        those: the other nodes' words are kept (`_nowhere` with the earlier answer), so a full
+        cluster that turns away pod after pod costs the changed nodes per pod, not every node."""
         run = self._run
         seen = run.nowhere.get(key)
         if seen is not None and seen[0] == len(run.changes):
@@ -795,20 +794,8 @@ class Resumable:
         tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
         for i in again:
             tried[i] = FirstFit._try(run, unit, base, run.nodes[i])
-        words = self._templates.get(key)
-        if seen is None or words is None or words[0] is not seen[1] or len(run.nodes) == 1:
-            texts, templates, error = _node_texts(tried)  # every node (one node: its error)
-        else:
-            changed = [tried[i] for i in again]
-            more, more_templates, more_error = _node_texts(changed)
-            texts = {**seen[1].texts, **more}
-            templates = list(words[1])
-            for i, template in zip(again, more_templates, strict=True):
-                templates[i] = template
-            error = more_error or seen[1].error
-        nowhere = _Nowhere(texts, why_not(list(texts.items()), templates), error)
+        nowhere = _nowhere(tried, seen[1] if seen is not None else None, again)
         run.nowhere[key] = (len(run.changes), nowhere, tried)
-        self._templates[key] = (nowhere, templates)
         return nowhere
 
     def _key(self, unit: Unit) -> tuple[ShapeKey, _Key]:
