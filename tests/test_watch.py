@@ -380,3 +380,24 @@ def test_pods_blocked_for_the_same_reason_count_together() -> None:
     d = "no node fits the pod: claim default/y-claim: request dev: needs 4 device(s)"
     e = "no node fits the pod: claim default/y-claim: request dev: needs 8 device(s)"
     assert reason_shape(c) == reason_shape(d) != reason_shape(e)
+
+
+def test_on_a_terminal_the_first_list_says_what_was_read(
+    fake: FakeApiServer, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`plan --watch` lists through its watcher with the same progress line as `plan`: on a
+    terminal, stderr says what was read before the first line."""
+    import io
+
+    from rich.console import Console
+
+    from dra_solver.cli import inputs
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(inputs, "err", Console(file=buffer, force_terminal=True, width=300))
+    got = runner.invoke(
+        app, ["plan", "--watch", "--watch-count", "1", "--kubeconfig", str(tmp_path / "kubeconfig")]
+    )
+    assert got.exit_code == 2, got.stderr
+    read = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", x) for x in buffer.getvalue().splitlines()]
+    assert any(x.startswith(f"read context fake ({fake.url}): 5 Nodes") for x in read), read

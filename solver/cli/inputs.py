@@ -12,14 +12,14 @@ add objects to them, through the one loader.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
 
 from ..api.cluster import Cluster
 from ..api.gated import gated_warnings
-from ..api.live import LiveRead, Target
+from ..api.live import LiveRead, Progress, Target
 from ..api.live import read as read_cluster
 from ..api.load import load_sourced
 from ..api.models import TypeMeta
@@ -113,12 +113,19 @@ def _plural(kind: str) -> str:
     return f"{kind}es" if kind.endswith("s") else f"{kind}s"
 
 
-def read_live(target: Target) -> LiveRead:
+def read_live(target: Target, reader: Callable[[Progress | None], LiveRead] | None = None) -> LiveRead:
     """A live cluster's objects; on a terminal, a transient line counting the objects read per
     kind while the lists are read, then one line saying what was read (never in pipes, files or
-    CI logs, where stderr keeps only warnings and the answer's summary)."""
+    CI logs, where stderr keeps only warnings and the answer's summary). `reader`: how the lists
+    are read (default `live.read` of `target`; `plan --watch` lists through its watcher, which
+    keeps the lists' resourceVersions)."""
+    if reader is None:
+
+        def reader(progress: Progress | None) -> LiveRead:
+            return read_cluster(target, progress)
+
     if not err.is_terminal:
-        return read_cluster(target)
+        return reader(None)
     counts: dict[str, int] = {}
     with err.status("reading the cluster", spinner="dots") as status:
 
@@ -127,7 +134,7 @@ def read_live(target: Target) -> LiveRead:
             read = ", ".join(f"{k:,} {_plural(kind)}" for kind, k in counts.items())
             status.update(f"reading the cluster: {read}")
 
-        got = read_cluster(target, progress)
+        got = reader(progress)
     read = ", ".join(f"{n:,} {_plural(kind)}" for kind, n in got.counts.items() if n)
     err.print(Text(f"read {got.source} ({got.server}): {read or 'no objects'}", style="dim"))
     return got

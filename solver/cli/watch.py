@@ -49,6 +49,7 @@ from ..planning.job import Options, PlanOutcome
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
+from .inputs import read_live
 from .options import ExecutorChoice, OutputFormat, Search
 
 if TYPE_CHECKING:  # plan.py calls `plan_watch`: its request's type only, to type it
@@ -217,7 +218,8 @@ class Watching:
     def run(self) -> int:
         """Plan, then re-plan on every batch of changes; the exit code (module docstring)."""
         try:
-            read = self.watcher.start(follow=self.count != 1)
+            follow = self.count != 1
+            read = read_live(self.target, lambda progress: self.watcher.start(progress, follow=follow))
         except ValidationErrors as exc:
             fail(exc.errors)
         except DRASolverError as exc:
