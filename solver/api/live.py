@@ -326,11 +326,26 @@ class Session:
     def get(self, path: str, query: dict[str, str] | None = None) -> tuple[int, bytes]:
         """(HTTP status, body) of `GET path?query`; a server that cannot be reached is a
         LiveError naming it. Non-2xx answers are returned, for the caller to word."""
+        response = self._call(path, query or {}, READ_TIMEOUT)
+        try:
+            return int(response.status), bytes(response.read())
+        except self._no_answer as exc:
+            raise self._unreachable(exc) from None
+
+    def stream(self, path: str, query: dict[str, str], read_timeout: float) -> Stream:
+        """`GET path?query` whose body is read as it comes (a watch): the status, and the
+        body's lines as they arrive. A server that cannot be reached is a LiveError."""
+        response = self._call(path, query, read_timeout)
+        return Stream(int(response.status), response.response, self._no_answer)
+
+    def _call(self, path: str, query: dict[str, str], read_timeout: float) -> Any:
+        """The client's answer to `GET path?query`, its body not read yet: the one place a
+        request is built and sent (always a GET: the session never writes)."""
         try:
             _method, url, headers, _body, _post = self.api.param_serialize(
                 _GET,
                 path,
-                query_params=list((query or {}).items()),
+                query_params=list(query.items()),
                 header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"],
             )
@@ -340,40 +355,16 @@ class Session:
             ) from None
         self.requests += 1
         try:
-            response = self.api.call_api(
-                _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
-            )
-            return int(response.status), bytes(response.read())
-        except self._no_answer as exc:
-            raise LiveError(
-                f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
-            ) from None
-
-    def stream(self, path: str, query: dict[str, str], read_timeout: float) -> Stream:
-        """`GET path?query` whose body is read as it comes (a watch): the status, and the
-        body's lines as they arrive. A server that cannot be reached is a LiveError."""
-        try:
-            _method, url, headers, _body, _post = self.api.param_serialize(
-                _GET,
-                path,
-                query_params=list(query.items()),
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
-        except Exception as exc:  # a token refresh that failed, as in `get`
-            raise LiveError(
-                f"{self.source}: cannot authenticate to {self.server}: {_one_line(exc)}"
-            ) from None
-        self.requests += 1
-        try:
-            response = self.api.call_api(
+            return self.api.call_api(
                 _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
             )
         except self._no_answer as exc:
-            raise LiveError(
-                f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
-            ) from None
-        return Stream(int(response.status), response.response, self._no_answer)
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: BaseException) -> LiveError:
+        return LiveError(
+            f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
+        )
 
     def close(self) -> None:
         self.api.close()
