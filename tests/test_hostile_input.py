@@ -86,9 +86,11 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (2 * GIB, 2 * GIB))
 
 
-def cli(*args: str, stdin: str | None = None, timeout: float = 10.0) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, stdin: str | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     """`dra-solver ARGS` in a subprocess under 2 GiB of address space (the ortools library
-    alone maps several hundred MiB; the Python heap stays well below 1 GiB)."""
+    alone maps several hundred MiB; the Python heap stays well below 1 GiB). The timeout only
+    guards against a hang: on a loaded 2-core machine the imports alone took seconds, and 10 s
+    failed there."""
     return subprocess.run(
         [sys.executable, "-m", "dra_solver", *args],
         input=stdin,
