@@ -531,3 +531,35 @@ def test_pods_turned_away_again_get_the_reasons_of_a_full_rewording(
     assert [(p.name, p.reason, dict(p.node_reasons)) for p in got] == [
         (p.name, p.reason, dict(p.node_reasons)) for p in want
     ]
+
+
+@pytest.mark.parametrize("seed", [19, 21, 22])
+def test_a_gang_undone_forgets_the_nodes_passed_over(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19's gangs, small: a gang short of its minCount is undone (`_Placing.restore`),
+    which frees what its pods took, so a node a shape failed on for good may fit again. First
+    fit with the skip (`fails_for_good`, `next_try`) decides exactly as first fit that asks
+    every node every time."""
+    from benchmarks.gang_workloads import gangs
+
+    objs, _ = gangs(nodes=12, groups=10, pods=(2, 6), seed=seed)
+    cluster = Cluster.from_objects(objs)
+    nodes = list(cluster.nodes)
+    units = [with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
+    job = make_job(cluster, units, nodes, Options(allocator="reference"))
+    used = {"restore": 0, "skip": 0}
+    restore, skip = _Placing.restore, _Placing.fails_for_good
+
+    def restoring(self: _Placing, snap: Any) -> None:
+        used["restore"] += 1
+        restore(self, snap)
+
+    def skipping(self: _Placing, shape: Any, index: int) -> None:
+        used["skip"] += 1
+        skip(self, shape, index)
+
+    monkeypatch.setattr(_Placing, "restore", restoring)
+    monkeypatch.setattr(_Placing, "fails_for_good", skipping)
+    got = _decisions(FirstFit().plan(job).pods)
+    assert used["restore"] and used["skip"]  # a gang was undone, and the skip was in use
+    monkeypatch.setattr(_Placing, "fails_for_good", lambda self, shape, index: None)
+    assert got == _decisions(FirstFit().plan(job).pods)
