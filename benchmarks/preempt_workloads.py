@@ -16,6 +16,18 @@ PRIORITIES = (0, 10, 100, 1000)
 PENDING_PRIORITIES = (500, 2000, 5000)
 
 
+def _gpu_node(name: str, gpus: int) -> list[dict[str, Any]]:
+    """A Node (64 cpus, 512Gi, 110 pods) and its node-local slice of `gpus` GPUs, its own pool:
+    the node both generators build."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+    }
+    return [node, _slice(f"{name}-gpus", GPU, name, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=name)]
+
+
 def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[str, Any]]:
     """`nodes` nodes of `gpus` GPUs each, all held by running pods (1-4 GPUs each, apps a/b/c;
     budgets `disruptionsAllowed: 1` over app a, a third of the pods), and `pending` pods asking
@@ -25,15 +37,7 @@ def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[st
     k = 0
     for i in range(nodes):
         n = f"node-{i:03d}"
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": n},
-                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
-            }
-        )
-        docs.append(_slice(f"{n}-gpus", GPU, n, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=n))
+        docs += _gpu_node(n, gpus)
         at = 0
         while at < gpus:
             take = min(rng.randint(1, 4), gpus - at)
@@ -75,15 +79,7 @@ def busy_cluster(
     k = 0
     for i in range(nodes):
         n = f"node-{i:03d}"
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": n},
-                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
-            }
-        )
-        docs.append(_slice(f"{n}-gpus", GPU, n, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=n))
+        docs += _gpu_node(n, gpus)
         at = 0
         for slot in range(pods_per_node):
             left_pods = pods_per_node - slot
