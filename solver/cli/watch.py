@@ -271,9 +271,8 @@ class Watching:
         self.planner = None
         try:
             pairs, warnings = load_sourced(self.paths, documents)
-            # A plain Cluster: the Planner copies a cluster by its dataclass fields (a
-            # SourcedCluster's `sources` is not one of Cluster's); the files of the objects
-            # are for the messages of the validation only.
+            # A plain Cluster: the files of the objects serve the validation's messages only
+            # (`by_id`), so the planner need not carry them through its updates.
             cluster = Cluster.from_objects(obj for obj, _ in pairs)
             by_id = {id(obj): src for obj, src in pairs}
             errors = validate_cluster(cluster, lambda obj: by_id.get(id(obj), ""), gates=gates)
