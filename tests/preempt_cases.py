@@ -25,6 +25,9 @@ class Running:
     cpu: str = "1"
     start: str | None = None
     """status.startTime (RFC 3339); None: not started yet."""
+    owner: str | None = None
+    """A ReplicaSet controlling the pod (`--allow-moves`): its claim, if any, then comes from
+    the ResourceClaimTemplate `gpu-<count>` (recorded in status.resourceClaimStatuses)."""
 
 
 @dataclass
@@ -76,6 +79,7 @@ def cluster_docs(
             }
         )
     claims: dict[str, Doc] = {}
+    templates: dict[str, Doc] = {}
     for r in running:
         cname = r.claim or f"{r.name}-gpu"
         if r.gpus and cname not in claims:
@@ -120,17 +124,18 @@ def cluster_docs(
             claims[cname]["status"]["reservedFor"].append(
                 {"resource": "pods", "name": r.name, "uid": f"uid-{r.name}"}
             )
-        docs.append(
-            _pod(
-                r.name,
-                r.priority,
-                cname if r.gpus else None,
-                r.cpu,
-                node=r.node,
-                labels=r.labels,
-                start=r.start,
-            )
+        pod = _pod(
+            r.name,
+            r.priority,
+            cname if r.gpus else None,
+            r.cpu,
+            node=r.node,
+            labels=r.labels,
+            start=r.start,
         )
+        if r.owner is not None:
+            _owned(pod, r.owner, len(r.gpus), templates)
+        docs.append(pod)
     for p in pending:
         if p.gpus:
             docs.append(
@@ -153,6 +158,7 @@ def cluster_docs(
             )
         )
     docs += list(claims.values())
+    docs += list(templates.values())
     for g, k in (gangs or {}).items():
         docs.append(
             {
@@ -197,6 +203,41 @@ def _pod(
     if start:
         status["startTime"] = start
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def _owned(pod: Doc, owner: str, gpus: int, templates: dict[str, Doc]) -> None:
+    """Make `pod` controlled by ReplicaSet `owner`, its claim (if any) generated from a template."""
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": owner,
+            "uid": f"uid-{owner}",
+            "controller": True,
+        }
+    ]
+    entries = pod["spec"].get("resourceClaims")
+    if not entries:
+        return
+    name = f"gpu-{gpus}"
+    templates.setdefault(
+        name,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}]
+                    }
+                }
+            },
+        },
+    )
+    claim = entries[0]["resourceClaimName"]
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": name}]
+    pod["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": claim}]
 
 
 def pdb(

@@ -3,7 +3,9 @@ valid preemption plan, and for every kind in `PREEMPTION_KINDS` one mutation tha
 that rule (as `tests/test_check_mutations.py` does for the other kinds).
 
 The valid plan: pending p (priority 100, 2 GPUs) evicts b (5) and c (1) on n2 and takes their
-GPUs; a (10) on n1 stays. Each mutation changes one thing of what the plan says.
+GPUs; a (10) on n1 stays. The move rules start from a valid plan with a move (`_valid_move`):
+pending big (4 GPUs) takes n0 once ReplicaSet-owned m (1 GPU) moves from n0 to n1. Each mutation
+changes one thing of what the plan says.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimConsumerReference
 from dra_solver.check import PREEMPTION_KINDS, check_preemption
 from dra_solver.gates import FeatureGates
+from dra_solver.planning.job import PodPlan
 from dra_solver.preempt import plan_preempt
 
 
@@ -28,6 +31,7 @@ class Plan:
     evicted: list[str]
     released: list[ResourceClaim]
     extra: dict[str, object] = field(default_factory=dict)
+    moved: list[PodPlan] = field(default_factory=list)
 
 
 def _valid() -> Plan:
@@ -38,6 +42,27 @@ def _valid() -> Plan:
     )
     out = plan_preempt(c)
     return Plan(c, list(out.pods), [v.name for v in out.victims], list(out.released))
+
+
+def _valid_move() -> Plan:
+    c = build(
+        {"n0": 4, "n1": 4},
+        [Running("m", "n0", 0, (0,), owner="rs"), Running("x", "n1", 0, (0,), owner="rs")],
+        [Pending("big", 100, 4)],
+    )
+    out = plan_preempt(c, allow_moves=True)
+    assert [m.name for m in out.moves] == ["default/m"] and not out.victims
+    moved = [m.plan for m in out.moves if m.plan is not None]
+    return Plan(c, list(out.pods), [], list(out.released), moved=moved)
+
+
+def _move_pod(p: Plan) -> None:
+    p.moved[0] = replace(p.moved[0], node="n0")  # "moved" to the node it runs on
+
+
+def _move_claims(p: Plan) -> None:
+    old = p.cluster.claims[("default", "m-gpu")]
+    p.moved[0] = replace(p.moved[0], claims=[old])  # keeps its input claim instead of a new one
 
 
 def _victim(p: Plan) -> None:
@@ -72,12 +97,17 @@ MUTATIONS: dict[str, Callable[[Plan], None]] = {
     "preempt-moved": _moved,
     "preempt-release": _release,
     "preempt-freed": _freed,
+    "preempt-move-pod": _move_pod,
+    "preempt-move-claims": _move_claims,
 }
 
 
 def _check(p: Plan) -> list[str]:
     return sorted(
-        {v.kind for v in check_preemption(p.cluster, p.plans, p.evicted, p.released, FeatureGates())}  # type: ignore[arg-type]
+        {
+            v.kind
+            for v in check_preemption(p.cluster, p.plans, p.evicted, p.released, FeatureGates(), p.moved)  # type: ignore[arg-type]
+        }
     )
 
 
@@ -85,9 +115,13 @@ def test_the_valid_plan_passes() -> None:
     assert _check(_valid()) == []
 
 
+def test_the_valid_plan_with_a_move_passes() -> None:
+    assert _check(_valid_move()) == []
+
+
 @pytest.mark.parametrize("kind", PREEMPTION_KINDS)
 def test_each_mutation_breaks_exactly_its_rule(kind: str) -> None:
-    p = _valid()
+    p = _valid_move() if kind.startswith("preempt-move-") else _valid()
     MUTATIONS[kind](p)
     assert _check(p) == [kind]
 

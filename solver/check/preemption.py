@@ -14,7 +14,15 @@ Pod, PriorityClass and ResourceClaim objects alone. Its kinds (`PREEMPTION_KINDS
 - `preempt-release`: a claim the plan releases loses exactly the evicted pods from
   `status.reservedFor`, and is deallocated only when no pod using it remains;
 - `preempt-freed`: a dedicated device the plan gives a new claim was held in the input only by
-  claims the plan deallocates.
+  claims the plan deallocates;
+- `preempt-move-pod` (`--allow-moves`): a moved pod was a running pod of the input (not
+  terminating, not also evicted) with a controlling owner, in no PodGroup, whose claims all come
+  from its own ResourceClaimTemplates; the plan places it on another node than the one it ran
+  on; it is justified there as an eviction would be (`preempt-unjustified`);
+- `preempt-move-claims`: a moved pod's claims are new (no claim of the input), and every claim
+  it used before is released and deallocated — its old devices are free.
+A moved pod is disrupted: `preempt-release` and `preempt-freed` count it as gone from its old
+node, and its new placement is checked by `check.placements` like any placed pod's.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ PREEMPTION_KINDS: tuple[str, ...] = (
     "preempt-moved",
     "preempt-release",
     "preempt-freed",
+    "preempt-move-pod",
+    "preempt-move-claims",
 )
 """Every violation kind `check_preemption` can report."""
 
@@ -80,13 +90,17 @@ def check_preemption(
     evicted: Sequence[str],
     released: Sequence[ResourceClaim],
     gates: FeatureGates,
+    moved: Sequence[Placed] = (),
 ) -> list[Violation]:
     """Every preemption rule the plan breaks. `cluster`: the input; `plans`: the pending pods
     of the plan; `evicted`: `namespace/name` of the pods it evicts; `released`: the claims it
-    changes because of them (copies)."""
+    changes because of them (copies); `moved`: the pods it moves, each as re-created on its new
+    node (`--allow-moves`)."""
     out: list[Violation] = []
     pods = {p.namespaced_name: p for p in cluster.pods.values()}
     gone = set(evicted)
+    movers = [(p.pod, p.node) for p in moved if p.pod is not None]
+    away = gone | {pod.namespaced_name for pod, _ in movers}
     placed = [(p.pod, p.node) for p in plans if p.placed and p.pod is not None]
     for pod, node in placed:
         name = pod.namespaced_name
@@ -98,10 +112,12 @@ def check_preemption(
                     f"was bound to {pod.spec.node_name or 'a node'} (or evicted), placed on {node}",
                 )
             )
-    for name in sorted(gone):
+    out += _moves(cluster, pods, moved, gone, released, gates)
+    for name in sorted(away):
         victim = pods.get(name)
         if victim is None or not running(victim) or victim.metadata.deletion_timestamp is not None:
-            out.append(_v(name, "preempt-victim", "evicted, but it is not a running pod of the input"))
+            if name in gone:
+                out.append(_v(name, "preempt-victim", "evicted, but it is not a running pod of the input"))
             continue
         prio = priority(cluster, victim)
         by = [
@@ -114,12 +130,72 @@ def check_preemption(
                 _v(
                     name,
                     "preempt-unjustified",
-                    f"evicted from {victim.spec.node_name}, but no pod the plan places there has a "
-                    f"priority above {prio} and may preempt",
+                    f"{'evicted' if name in gone else 'moved'} from {victim.spec.node_name}, but no pod "
+                    f"the plan places there has a priority above {prio} and may preempt",
                 )
             )
-    out += _releases(cluster, gone, released, gates)
-    out += _freed(cluster, plans, released)
+    out += _releases(cluster, away, released, gates)
+    out += _freed(cluster, [*plans, *moved], released)
+    return out
+
+
+def _moves(
+    cluster: Cluster,
+    pods: dict[str, Pod],
+    moved: Sequence[Placed],
+    evicted: set[str],
+    released: Sequence[ResourceClaim],
+    gates: FeatureGates,
+) -> list[Violation]:
+    """`preempt-move-pod` and `preempt-move-claims` (module docstring)."""
+    out: list[Violation] = []
+    deallocated = {c.key for c in released if c.status is None or c.status.allocation is None}
+    for p in moved:
+        if p.pod is None:
+            continue
+        name = p.pod.namespaced_name
+        before = pods.get(name)
+        if before is None or not running(before) or before.metadata.deletion_timestamp is not None:
+            out.append(_v(name, "preempt-move-pod", "moved, but it is not a running pod of the input"))
+            continue
+        if name in evicted:
+            out.append(_v(name, "preempt-move-pod", "both evicted and moved"))
+        if not any(r.controller for r in before.metadata.owner_references):
+            out.append(_v(name, "preempt-move-pod", "moved, but no controller owns it to re-create it"))
+        if before.spec.scheduling_group is not None:
+            out.append(_v(name, "preempt-move-pod", "moved, but it belongs to a PodGroup"))
+        if not p.placed or p.node is None or p.node == before.spec.node_name:
+            out.append(
+                _v(
+                    name,
+                    "preempt-move-pod",
+                    f"moved from {before.spec.node_name}, but placed on {p.node or 'no node'}",
+                )
+            )
+        if p.pod.spec.node_name:
+            out.append(_v(name, "preempt-move-pod", "the moved pod's new Pod is still bound to its old node"))
+        old = claim_uses(cluster, before, {}, gates)
+        for i, entry in enumerate(before.spec.resource_claims):
+            if not entry.resource_claim_template_name:
+                out.append(
+                    _v(
+                        name,
+                        "preempt-move-pod",
+                        f"moved, but spec.resourceClaims[{i}] is not from a template",
+                    )
+                )
+        for use in old:
+            if use.claim is None or use.claim.key not in deallocated:
+                out.append(_v(name, "preempt-move-claims", f"moved, but its claim {use.ref} is not released"))
+        for claim in p.claims:
+            if claim.key in cluster.claims:
+                out.append(
+                    _v(
+                        name,
+                        "preempt-move-claims",
+                        f"moved with claim {claim.namespaced_name}, a claim of the input (not a new one)",
+                    )
+                )
     return out
 
 

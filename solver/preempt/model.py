@@ -57,6 +57,7 @@ from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from . import counting
+from .moves import not_movable, replacement
 from .victims import (
     NEVER,
     Budget,
@@ -74,6 +75,8 @@ negative priority never makes a set of victims cheaper by joining it."""
 DTIME = "deterministic_ms"
 """`_stages`' value of the solves' deterministic time, in ms (`stats["deterministic_s"]`)."""
 STAGES = ("placed", "pdb_violations", "highest_priority", "priority_sum", "evicted")
+MOVES = "moves"
+"""The sixth stage, with `--allow-moves` and some pod movable: fewest moved pods."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,28 @@ class Victim:
     pod: Pod | None = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Move:
+    """A running pod the plan re-places on another node instead of evicting it (`--allow-moves`,
+    `preempt.moves`)."""
+
+    name: str
+    """`namespace/name`: the pod its controller re-creates under the same name."""
+    node: str
+    """The node it leaves."""
+    to: str
+    """The node the plan places it on."""
+    priority: int
+    preemptor: str
+    """The placed pending pod on `node` that justifies moving it (as for an eviction)."""
+    reason: str
+    budgets: tuple[str, ...] = ()
+    """PodDisruptionBudgets it belongs to that the plan takes over their allowance."""
+    plan: PodPlan | None = field(default=None, compare=False, repr=False)
+    """The re-created pod on `to`: its Pod (`plan.pod`, not bound in the input) and its new
+    claims, allocated there."""
+
+
 @dataclass
 class PreemptOutcome(PlanOutcome):
     """A plan with preemption: the pending pods (`pods`, as `plan()` returns them) and the
@@ -101,17 +126,22 @@ class PreemptOutcome(PlanOutcome):
 
     victims: list[Victim] = field(default_factory=list)
     released: list[ResourceClaim] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    """With `allow_moves`: the running pods re-placed on another node (not among `victims`)."""
 
     @property
     def summary(self) -> str:
-        """`evicts 3 pods (highest priority 100, 1 PDB violation)`."""
+        """`evicts 3 pods (highest priority 100, 1 PDB violation)`, then `, moves 2 pods` when
+        the plan moves any (the PDB count includes the moves: each is a disruption)."""
         n = len(self.victims)
-        if not n:
-            return "evicts no pods"
-        top = max(v.priority for v in self.victims)
         pdb = int_stat(self.stats, "pdb_violations", 0)
         words = f"{pdb} PDB violation{'s' if pdb != 1 else ''}"
-        return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words})"
+        moves = len(self.moves)
+        tail = f", moves {moves} pod{'s' if moves != 1 else ''}" if moves else ""
+        if not n:
+            return f"evicts no pods{tail} ({words})" if moves else "evicts no pods"
+        top = max(v.priority for v in self.victims)
+        return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words}){tail}"
 
 
 @dataclass(frozen=True)
@@ -133,12 +163,20 @@ class Setting:
     nodes: list[str]
     warnings: list[str] = field(default_factory=list)
     """Budgets left out because their selector matches no pod of the input."""
+    movers: dict[int, Unit] = field(default_factory=dict)
+    """With `allow_moves`: victim index -> the unit of its replacement (`preempt.moves`), which
+    may go on any other node it may use; empty without."""
 
 
 def setting(
-    cluster: Cluster, pods: Sequence[Any] | None, nodes: Sequence[str] | None, options: Options
+    cluster: Cluster,
+    pods: Sequence[Any] | None,
+    nodes: Sequence[str] | None,
+    options: Options,
+    allow_moves: bool = False,
 ) -> Setting:
-    """Resolve the pending pods, the candidates and what they hold (see the module docstring)."""
+    """Resolve the pending pods, the candidates and what they hold (see the module docstring);
+    with `allow_moves`, the replacement of each movable candidate (`preempt.moves`)."""
     gates = options.feature_gates
     node_list = resolve_nodes(cluster, nodes)
     pending = join_shared(resolve_units(cluster, pods, None, gates))
@@ -209,7 +247,21 @@ def setting(
         del released.pods[v.pod.key]
     for c, _, _ in holders.values():
         released.claims[c.key] = c.model_copy(update={"status": None})
-    return Setting(cluster, released, pending, levels, cands, holders, budget_list, node_list, warnings)
+    movers: dict[int, Unit] = {}
+    if allow_moves:
+        for k, v in enumerate(cands):
+            name = v.pod.namespaced_name
+            mine = [c.namespaced_name for c in claims_of.get(name, [])]
+            if not_movable(v.pod, holders, mine) is not None:
+                continue
+            pod = replacement(cluster, v.pod)
+            (unit,) = resolve_units(cluster, [pod], None, gates)
+            unit = with_nodes(cluster, unit, node_list, memo, gates)
+            blocked = {**unit.blocked, v.node: "the node it moves from"}
+            movers[k] = replace(unit, name=f"move {name}", blocked=blocked)
+    return Setting(
+        cluster, released, pending, levels, cands, holders, budget_list, node_list, warnings, movers
+    )
 
 
 def plan_preempt(
@@ -217,13 +269,16 @@ def plan_preempt(
     pods: Sequence[Any] | None = None,
     nodes: Sequence[str] | None = None,
     options: Options | None = None,
+    allow_moves: bool = False,
     **changes: Any,
 ) -> PreemptOutcome:
     """Place the pending pods as `plan()` does, evicting lower-priority running pods where that
-    places more weight, at least damage (module docstring). The input is never modified; every
+    places more weight, at least damage (module docstring). `allow_moves`: a controller-owned
+    running pod with only its own template claims may be re-placed on another node instead of
+    evicted (`preempt.moves`; fewest moves is the last stage). The input is never modified; every
     plan returned passes the checker, the preemption rules included (`check.preemption`)."""
     opts = Options.of(options, **changes)
-    s = setting(cluster, pods, nodes, opts)
+    s = setting(cluster, pods, nodes, opts, allow_moves)
     return solve_setting(s, opts)
 
 
@@ -251,9 +306,11 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         )
         for v in s.victims
     ]
-    units = [*s.pending, *holder_units, *pod_units]
+    movers = list(s.movers)
+    units = [*s.pending, *holder_units, *pod_units, *(s.movers[k] for k in movers)]
     job = make_job(s.released, units, s.nodes, opts)
     P, H = len(s.pending), len(holder_units)
+    V = P + H + len(pod_units)  # the first replacement's unit
     for k, v in enumerate(s.victims):  # a pod that does not fit where it runs: an over-committed node
         why = job.book.refusal(job.book.variant(units[P + H + k].needs, v.node), v.node)
         if why:
@@ -263,7 +320,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
-    if model != "devices":
+    if model != "devices" and not s.movers:  # the counting model has no moves
         counts = counting.prepare(s, job, forms, P, H)
         if counts is not None:
             return _solve_counts(s, opts, job, forms, counts)
@@ -276,7 +333,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         problem = replace(problem, gangs=gang_infos(job, [f.unit for f in forms], empty))
     problem = replace(problem, ordered_pods=_ordered(job, forms, s.levels, P))
     m = build(problem, mode="free", break_symmetry=False)
-    lits = _literals(m, s, forms, P, H)
+    lits = _literals(m, s, forms, P, H, V, movers)
     _device_counts(m, forms, offsets)
     _hint(m, s, job, forms, offsets, units, lits, P, H)
     result = _stages(m.cp, lits, opts)
@@ -287,18 +344,19 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     def val(v: IntVar) -> int:
         return int(values[v.index])
 
-    evicted = [k for k, lit in enumerate(lits.kept) if not val(lit)]
     assignment = decode(m, val)
     chosen_nodes = {g: n for (g, n), y in m.node_y.items() if val(y)}
     chosen: dict[int, tuple[int, str, Problem, Assignment]] = {}
     for g, f in enumerate(forms):
-        if f.unit >= P or not (offsets[g] in assignment if f.claims else g in chosen_nodes):
+        if P <= f.unit < V or not (offsets[g] in assignment if f.claims else g in chosen_nodes):
             continue
         node = chosen_nodes.get(g, f.nodes[0]) if problem.nodes else f.nodes[0]
         assert node is not None  # a pending pod's form names real nodes
         local = {k: assignment[offsets[g] + k] for k in range(len(f.claims)) if offsets[g] + k in assignment}
         chosen[f.unit] = (g, node, replace(problem, node=node), local)
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value)
+    moved = {movers[i - V]: chosen.pop(i) for i in sorted(chosen) if i >= V}
+    evicted = [k for k, lit in enumerate(lits.kept) if not val(lit) and k not in moved]
+    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
 
 
 def _no_plan(opts: Options) -> InputError:
@@ -381,20 +439,32 @@ def _id(a: Alternative, d: DeviceInfo) -> tuple[str, str, str, str]:
     return (a.name, d.driver, d.pool, d.name)
 
 
-def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
+def _literals(
+    m: Model, s: Setting, forms: list[Any], P: int, H: int, V: int, movers: Sequence[int] = ()
+) -> _Lits:
+    """`V`: the first replacement's unit; `movers`: the victim index of each replacement unit
+    from `V` on. A victim's replacement is placed (moved[k], the sum of its forms' flags) only
+    if the victim is not kept: kept[k] + moved[k] <= 1."""
     cp = m.cp
     flags = pod_flags(m)
     placed: list[list[IntVar]] = [[] for _ in range(P)]
     holder_flag: dict[int, IntVar] = {}
     pod_flag: dict[int, IntVar] = {}
+    move_flags: dict[int, list[IntVar]] = {}
     for g, f in enumerate(forms):
         if f.unit < P:
             placed[f.unit].append(flags[g])
         elif f.unit < P + H:
             holder_flag[f.unit - P] = flags[g]
-        else:
+        elif f.unit < V:
             pod_flag[f.unit - P - H] = flags[g]
+        else:
+            move_flags.setdefault(movers[f.unit - V], []).append(flags[g])
     kept = [pod_flag[k] if k in pod_flag else cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
+    moved: dict[int, cp_model.LinearExpr] = {}
+    for k, fl in move_flags.items():
+        moved[k] = cp_model.LinearExpr.sum(fl)
+        cp.add(kept[k] + moved[k] <= 1)
     for h, (ref, (_, _, users)) in enumerate(s.holders.items()):
         flag = holder_flag.get(h)
         if flag is None:
@@ -415,12 +485,22 @@ def _literals(m: Model, s: Setting, forms: list[Any], P: int, H: int) -> _Lits:
             cp.add(kept[k] == 1)
     weights = [u.weight for u in s.pending]
     weight = sum(w * x for w, fl in zip(weights, placed, strict=True) for x in fl)
-    return objective(cp, s, kept, weight)
+    return objective(cp, s, kept, weight, moved)
 
 
-def objective(cp: cp_model.CpModel, s: Setting, kept: list[IntVar], weight: cp_model.LinearExprT) -> _Lits:
+def objective(
+    cp: cp_model.CpModel,
+    s: Setting,
+    kept: list[IntVar],
+    weight: cp_model.LinearExprT,
+    moved: dict[int, cp_model.LinearExpr] | None = None,
+) -> _Lits:
     """The five stages over the victims' kept literals (module docstring); shared by the
-    per-device and the counting model (`preempt.counting`), so both order plans alike."""
+    per-device and the counting model (`preempt.counting`), so both order plans alike.
+    `moved` (victim index -> its replacement placed, `--allow-moves`): a moved pod is disrupted
+    (stage 2 counts it) but not evicted (stages 3-5 count only the pods not kept and not
+    moved); a sixth stage then takes the fewest moves, so a pod is moved only for a gain."""
+    moved = moved or {}
     stages: dict[str, tuple[cp_model.LinearExprT, bool]] = {"placed": (weight, True)}
     lits = _Lits(kept, stages)
     over = []
@@ -441,10 +521,10 @@ def objective(cp: cp_model.CpModel, s: Setting, kept: list[IntVar], weight: cp_m
     level = [cp.new_bool_var(f"level[{p}]") for p in prios]
     for at, above in zip(level, level[1:], strict=False):
         cp.add(at >= above)
+    gone = [1 - kept[k] - moved[k] if k in moved else 1 - kept[k] for k in range(len(s.victims))]
     for k, v in enumerate(s.victims):
-        cp.add(1 - kept[k] <= level[prios.index(v.priority)])
+        cp.add(gone[k] <= level[prios.index(v.priority)])
     stages["highest_priority"] = (sum(level), False)
-    gone = [1 - kept[k] for k in range(len(s.victims))]
     raw = sum(v.priority * g for v, g in zip(s.victims, gone, strict=True))
     if sum(abs(v.priority) for v in s.victims) < 2**30:
         # (4) sum of (priority + 2^31) = 2^31 * count + sum of priorities, and the sum of the
@@ -459,6 +539,9 @@ def objective(cp: cp_model.CpModel, s: Setting, kept: list[IntVar], weight: cp_m
             False,
         )
         stages["evicted"] = (sum(gone), False)
+    if moved:
+        stages[MOVES] = (sum(moved.values()), False)
+        lits.order = (*lits.order, MOVES)
     return lits
 
 
@@ -519,10 +602,11 @@ def _hint(
         pods.append(PodPlan(units[P + h].name, node, [c], None, 0, placed=True))
     for v in s.victims:
         pods.append(PodPlan(v.pod.namespaced_name, v.node, [], None, v.priority, placed=True))
+    pods += [PodPlan(units[i].name, None, [], None, units[i].priority) for i in range(len(pods), len(units))]
     outcome = PlanOutcome(pods)
     hint, nodes = as_hint(m.problem, forms, offsets, outcome)
     for g, f in enumerate(forms):
-        if f.unit >= P + H and not f.claims:
+        if P + H <= f.unit < P + H + len(s.victims) and not f.claims:
             nodes[g] = s.victims[f.unit - P - H].node
     pairs = hint_values(m, hint) + hint_nodes(m, hint, nodes)
     for var, val in pairs:
@@ -587,7 +671,7 @@ def _stages(
         with interrupt.stoppable(solver.stop_search):
             if solver.solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 best = list(solver.response_proto.solution)
-    for name in STAGES:
+    for name in (*STAGES, *lits.order):
         status_of.setdefault(name, "NOT_RUN")
     value_of[DTIME] = round((opts.time_limit - budget) * 1000)
     return (best, status_of, value_of) if best is not None else None
@@ -603,12 +687,16 @@ def _decode(
     stage_status: dict[str, str],
     model: str,
     stage_value: dict[str, int],
+    moved: dict[int, tuple[int, str, Problem, Assignment]] | None = None,
 ) -> PreemptOutcome:
     """The plan of a solution: `evicted` (victim indices) and per placed pending unit its form,
-    node, a Problem the placements index and the placements by claim position."""
+    node, a Problem the placements index and the placements by claim position; `moved`: the
+    same per moved victim index (its replacement's placement)."""
     P = len(s.pending)
+    moved = moved or {}
     gone = {s.victims[k].pod.namespaced_name for k in evicted}
-    after, released = cluster_after_evictions(s.cluster, gone, opts)
+    away = gone | {s.victims[k].pod.namespaced_name for k in moved}
+    after, released = cluster_after_evictions(s.cluster, away, opts)
     pending_job = replace(
         job, cluster=after, units=tuple(s.pending), book=make_job(after, s.pending, s.nodes, opts).book
     )
@@ -632,6 +720,14 @@ def _decode(
         plans.append(
             PodPlan(unit.name, node, done, None, unit.priority, placed=True, extended=form.variant.statuses)
         )
+    move_plans: list[PodPlan] = []
+    for k, (g, node, problem, local) in sorted(moved.items()):
+        form, unit = forms[g], s.movers[k]
+        done = ledger.results(problem, form.claims, local) if form.claims else []
+        on_node.setdefault(node, []).extend(done)
+        move_plans.append(
+            PodPlan(unit.name, node, done, None, unit.priority, placed=True, extended=form.variant.statuses)
+        )
     views = LocalViews(pending_job.cluster) if model == "counts" else None
     for n in s.nodes:
         if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
@@ -644,20 +740,30 @@ def _decode(
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
         "candidates": len(s.victims),
         "evicted": len(evicted),
-        "pdb_violations": pdb_violations(s.budgets, gone),
+        "pdb_violations": pdb_violations(s.budgets, away),
         "evicted_priority_sum": sum(s.victims[k].priority for k in evicted),
         "highest_evicted_priority": max((s.victims[k].priority for k in evicted), default=None),
     }
+    if moved:
+        stats["moved"] = len(moved)
     outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)
-    victims = _victims(s, evicted, plans, proven)
+    moved_pods: list[PodPlan] = []
+    if moved:  # verified beside the pending pods (node resources, devices), then split off
+        units = [*s.pending, *(s.movers[k] for k in sorted(moved))]
+        both = per_pod(after, units, PlanOutcome([*plans, *move_plans], "cpsat-preempt"), opts.feature_gates)
+        moved_pods = both.pods[len(outcome.pods) :]
+    victims = _victims(s, evicted, plans, proven, away)
+    moves = _moves(s, sorted(moved), plans, moved_pods, proven, away)
     violations = check_preemption(
-        s.cluster, outcome.pods, [v.name for v in victims], released, opts.feature_gates
+        s.cluster, outcome.pods, [v.name for v in victims], released, opts.feature_gates, moved_pods
     )
     if violations:
         raise CheckFailed(violations)
-    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, victims=victims, released=released)
+    return PreemptOutcome(
+        outcome.pods, outcome.allocator, outcome.stats, victims=victims, released=released, moves=moves
+    )
 
 
 def cluster_after_evictions(
@@ -696,20 +802,17 @@ def cluster_after_evictions(
     return after, changed
 
 
-def _victims(s: Setting, evicted: list[int], plans: list[PodPlan], proven: bool) -> list[Victim]:
+def _victims(
+    s: Setting, evicted: list[int], plans: list[PodPlan], proven: bool, away: set[str]
+) -> list[Victim]:
     """The evicted pods with their reasons; "the plan places the most ..." only when every stage
-    is proven (else "the best plan found")."""
-    gone = {s.victims[k].pod.namespaced_name for k in evicted}
-    over = [b for b in s.budgets if b.over(gone) > 0]
+    is proven (else "the best plan found"). `away`: the evicted and the moved pods (the budgets
+    count both)."""
+    over = [b for b in s.budgets if b.over(away) > 0]
     out = []
     for k in evicted:
         v = s.victims[k]
-        by = [
-            (s.levels[i] or 0, p.name)
-            for i, p in enumerate(plans)
-            if p.placed and p.node == v.node and s.levels[i] is not None and (s.levels[i] or 0) > v.priority
-        ]
-        lv, name = max(by, key=lambda t: (t[0], [-ord(ch) for ch in t[1]]))
+        lv, name = _preemptor(s, k, plans)
         names = tuple(b.name for b in over if v.pod.namespaced_name in b.pods)
         pdb = f"; over the budget of PodDisruptionBudget {', '.join(names)}" if names else ""
         reason = (
@@ -719,6 +822,45 @@ def _victims(s: Setting, evicted: list[int], plans: list[PodPlan], proven: bool)
             f"fewest pods){pdb}"
         )
         out.append(Victim(v.pod.namespaced_name, v.node, v.priority, name, reason, names, v.pod))
+    return out
+
+
+def _preemptor(s: Setting, k: int, plans: list[PodPlan]) -> tuple[int, str]:
+    """The placed pending pod that justifies evicting or moving victim `k`: the highest
+    priority one on its node that may preempt (ties: the first name), with that priority."""
+    v = s.victims[k]
+    by = [
+        (s.levels[i] or 0, p.name)
+        for i, p in enumerate(plans)
+        if p.placed and p.node == v.node and s.levels[i] is not None and (s.levels[i] or 0) > v.priority
+    ]
+    return max(by, key=lambda t: (t[0], [-ord(ch) for ch in t[1]]))
+
+
+def _moves(
+    s: Setting,
+    moved: list[int],
+    plans: list[PodPlan],
+    moved_pods: list[PodPlan],
+    proven: bool,
+    away: set[str],
+) -> list[Move]:
+    """The moved pods with their reasons, in victim order (as `moved`, and `moved_pods`)."""
+    over = [b for b in s.budgets if b.over(away) > 0]
+    out = []
+    for k, plan in zip(moved, moved_pods, strict=True):
+        v = s.victims[k]
+        lv, name = _preemptor(s, k, plans)
+        names = tuple(b.name for b in over if v.pod.namespaced_name in b.pods)
+        pdb = f"; over the budget of PodDisruptionBudget {', '.join(names)}" if names else ""
+        reason = (
+            f"moved from {v.node} to {plan.node} for {name} (priority {lv} > {v.priority}): its controller "
+            f"re-creates it, and {'the plan' if proven else 'the best plan found (not proven)'} places "
+            f"it on {plan.node} instead of evicting it (most pending weight, then least damage, then "
+            f"fewest moves){pdb}"
+        )
+        assert plan.node is not None  # a moved pod is placed on a node
+        out.append(Move(v.pod.namespaced_name, v.node, plan.node, v.priority, name, reason, names, plan))
     return out
 
 
@@ -787,6 +929,8 @@ def evicted_pod(pod: Pod, preemptor_scheduler: str = "default-scheduler") -> dic
 
 
 __all__ = [
+    "MOVES",
+    "Move",
     "PreemptOutcome",
     "Setting",
     "Victim",
