@@ -64,6 +64,7 @@ def plan(
     options: Options | None = None,
     *,
     preempt: Literal[True],
+    allow_moves: bool = False,
     **changes: Any,
 ) -> PreemptOutcome: ...
 
@@ -86,11 +87,17 @@ def plan(
 def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
     """`dra_solver.pipeline.plan` (see it for the arguments); with `preempt=True`,
     `dra_solver.preempt.plan_preempt`: lower-priority running pods may be evicted for the
-    pending ones (docs/semantics.md, "Preemption"), and the outcome lists them (`victims`).
+    pending ones (docs/semantics.md, "Preemption"), and the outcome lists them (`victims`);
+    with `allow_moves=True` too, controller-owned pods may be moved instead (`moves`).
     Loaded on first call, as every public name is; the overloads above give editors and type
     checkers both signatures and the outcome type each returns."""
+    moves = bool(kwargs.pop("allow_moves", False))
+    if moves and not preempt:
+        raise import_module("dra_solver.errors").InputError("allow_moves needs preempt=True")
     if preempt:
-        result: PlanOutcome = import_module("dra_solver.preempt").plan_preempt(*args, **kwargs)
+        result: PlanOutcome = import_module("dra_solver.preempt").plan_preempt(
+            *args, allow_moves=moves, **kwargs
+        )
         return result
     outcome: PlanOutcome = import_module("dra_solver.pipeline").plan(*args, **kwargs)
     return outcome

@@ -60,6 +60,14 @@ def explain(
             "why it is evicted or stays, whom it evicts, or why it could not preempt.",
         ),
     ] = False,
+    allow_moves: Annotated[
+        bool,
+        typer.Option(
+            "--allow-moves",
+            help="With --preempt: as `plan --preempt --allow-moves` (controller-owned pods may be moved "
+            "instead of evicted); says why a pod is moved, and where to.",
+        ),
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -79,11 +87,13 @@ def explain(
     )
     if (claim is None) == (pod is None):
         fail([InputError("give either --claim or --pod")])
+    if allow_moves and not preempt:
+        fail([InputError("--allow-moves needs --preempt")])
     if preempt:
         if pod is None:
             fail([InputError("--preempt explains a pod: give --pod")])
         try:
-            text = why_preempt(loaded.cluster, pod, node, Options(feature_gates=loaded.gates))
+            text = why_preempt(loaded.cluster, pod, node, Options(feature_gates=loaded.gates), allow_moves)
         except DRASolverError as exc:
             fail([exc])
         sys.stdout.write(text + "\n")

@@ -113,6 +113,9 @@ class PlanRequest:
     compare: bool
     preempt: bool = False
     """--preempt: lower-priority running pods may be evicted (`dra_solver.preempt`)."""
+    allow_moves: bool = False
+    """--allow-moves (with --preempt): controller-owned running pods may be moved instead of
+    evicted (`dra_solver.preempt.moves`)."""
 
     def options(self, gates: FeatureGates) -> Options:
         """The run's one Options (the executor and the progress bar join it while it runs)."""
@@ -311,6 +314,15 @@ def plan(
             "priorities, fewest evicted pods); prints the evicted Pods and the claims they release.",
         ),
     ] = False,
+    allow_moves: Annotated[
+        bool,
+        typer.Option(
+            "--allow-moves",
+            help="With --preempt: a running pod a controller owns (ReplicaSet, Job, ...), whose claims "
+            "all come from its templates, may be moved to another node instead of evicted; fewest "
+            "moves is the last criterion. Prints each moved Pod on its new node with its new claims.",
+        ),
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
@@ -353,7 +365,10 @@ def plan(
         report=report,
         compare=compare,
         preempt=preempt,
+        allow_moves=allow_moves,
     )
+    if allow_moves and not preempt:
+        raise UsageError("--allow-moves needs --preempt")
     if watch or watch_count is not None:
         if not watch:
             raise UsageError("--watch-count needs --watch")
@@ -392,7 +407,13 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
                 filled = fill_pod(cluster, request.fill, request.nodes, running)
                 outcome = filled.outcome
             elif request.preempt:
-                outcome = plan_preempt(cluster, pods=request.pods, nodes=request.nodes, options=running)
+                outcome = plan_preempt(
+                    cluster,
+                    pods=request.pods,
+                    nodes=request.nodes,
+                    options=running,
+                    allow_moves=request.allow_moves,
+                )
             else:
                 templates = [load_template(f) for f in request.node_templates]
                 outcome = plan_pods(
@@ -494,8 +515,12 @@ def _write_preempted(
     plan's Pods and claims, then every evicted Pod with its DisruptionTarget condition and the
     claims the evictions release; `full`: the cluster after the plan, without the evicted pods
     (deleted) and with the released claims (loads again as the next run's input)."""
-    gone = {v.name for v in outcome.victims}
+    gone = {v.name for v in outcome.victims} | {m.name for m in outcome.moves}
     after, _ = cluster_after_evictions(cluster, gone, options)
+    moved = [m.plan for m in outcome.moves if m.plan is not None]
+    for plan_ in moved:  # the re-created pod, on its new node (`preempt.moves`)
+        if plan_.pod is not None:
+            after.pods[plan_.pod.key] = plan_.pod
     if request.output.tabular:
         summary = f"{plan_summary(outcome, planned.seconds)}; {outcome.summary}"
         nodes = resolve_nodes(cluster, request.nodes)
@@ -508,15 +533,21 @@ def _write_preempted(
             request.output.wide,
             evicted=outcome.victims,
             released=outcome.released,
+            moved=outcome.moves,
         )
         out.print(tables)
         return
     notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
     if request.output.mode is OutputMode.full:
-        objects = cluster_after(after, outcome.pods)
+        objects = cluster_after(after, [*outcome.pods, *moved])
     else:
         evicted = [evicted_pod(v.pod) for v in outcome.victims if v.pod is not None]
-        objects = [*changed_objects(outcome.pods), *evicted, *(c.dump() for c in outcome.released)]
+        objects = [
+            *changed_objects(outcome.pods),
+            *changed_objects(moved),
+            *evicted,
+            *(c.dump() for c in outcome.released),
+        ]
     request.output.write(objects, notes)
 
 
@@ -538,6 +569,10 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
             err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
         if len(outcome.victims) > POD_LINES:
             err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
+        for m in outcome.moves[:POD_LINES]:
+            err.print(Text(f"{m.name}: {m.reason}", style="yellow"))
+        if len(outcome.moves) > POD_LINES:
+            err.print(Text(f"… and {len(outcome.moves) - POD_LINES} more moved pods", style="yellow"))
     if not request.output.tabular:  # the table has the summary
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):

@@ -10,7 +10,9 @@ Two tables:
   (`claim/request: driver/pool/device`, with the shareID and consumed capacity of a share of a
   multi-allocatable device) — or, for a pod not placed, the reason; with `plan --preempt`, then
   one row per evicted pod: its node, "evicted for" the placed pod that justifies it, and the
-  claims the eviction releases (deallocated) or leaves to the pods still using them;
+  claims the eviction releases (deallocated) or leaves to the pods still using them; with
+  `--allow-moves`, one row per moved pod: `from → to`, "moved for" the placed pod that
+  justifies it, and its new claims' devices;
 - one row per node (up to `NODE_ROWS` nodes) or per node class above that (nodes with the same
   node-local devices: the same drivers and device counts): pods placed there, devices used
   of the node-local devices (slices with `spec.nodeName`; in use by the input's allocations or
@@ -79,6 +81,32 @@ class Eviction(Protocol):
     def pod(self) -> Pod | None: ...
 
 
+class Relocation(Protocol):
+    """What the table reads of a moved pod (`preempt.Move`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def to(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def preemptor(self) -> str: ...
+    @property
+    def plan(self) -> PodPlan | None: ...
+
+
+def move_text(move: Relocation, preemptor_priority: int | None) -> str:
+    """`moved for default/big (priority 100 > 0)`, then its new claims' devices on one line each."""
+    words = f"moved for {move.preemptor}"
+    if preemptor_priority is not None:
+        words += f" (priority {preemptor_priority} > {move.priority})"
+    claims = move.plan.claims if move.plan is not None else []
+    return "\n".join([words, *(line for c in claims for line in claim_devices(c))])
+
+
 def eviction_text(victim: Eviction, preemptor_priority: int | None, released: Sequence[ResourceClaim]) -> str:
     """`evicted for default/p (priority 100 > 10); releases a-gpu`: the pod that justifies
     the eviction, then each claim of the victim the plan changes — deallocated (`releases`)
@@ -115,10 +143,12 @@ def pods_table(
     wide: bool = False,
     evicted: Sequence[Eviction] = (),
     released: Sequence[ResourceClaim] = (),
+    moved: Sequence[Relocation] = (),
 ) -> Table:
     """One row per pod, in plan order, then one per evicted pod (`evicted`, with the claims of
-    `released`); `wide` (`-o wide`) adds the pod's priority and the claims it names that were
-    already allocated (shared with running pods: reservedFor grows)."""
+    `released`), then one per moved pod (`moved`); `wide` (`-o wide`) adds the pod's priority
+    and the claims it names that were already allocated (shared with running pods: reservedFor
+    grows)."""
     table = Table(title="Pods", title_justify="left")
     table.add_column("pod", overflow="fold", ratio=1)
     if wide:
@@ -144,6 +174,10 @@ def pods_table(
         first = [v.name, str(v.priority)] if wide else [v.name]
         words = eviction_text(v, priority.get(v.preemptor), released)
         table.add_row(*first, v.node, Text(words, style="yellow"), *(["-"] if wide else []))
+    for m in moved:
+        first = [m.name, str(m.priority)] if wide else [m.name]
+        words = move_text(m, priority.get(m.preemptor))
+        table.add_row(*first, f"{m.node} → {m.to}", Text(words, style="cyan"), *(["-"] if wide else []))
     return table
 
 
@@ -276,16 +310,20 @@ def plan_tables(
     wide: bool = False,
     evicted: Sequence[Eviction] | None = None,
     released: Sequence[ResourceClaim] = (),
+    moved: Sequence[Relocation] = (),
 ) -> RenderableType:
     """The pods table, the summary line and the nodes table, ready for `Console.print`;
     `wide` (`-o wide`): more columns, and a row per node however many. With `evicted` (a plan
     with preemption, even one that evicts nothing; `cluster` is then the cluster after the
-    evictions): a row per evicted pod, and the nodes' evictions."""
+    evictions): a row per evicted pod, and the nodes' evictions; with `moved`, a row per moved
+    pod, counted (with its new devices) on the node it moves to."""
     style = "bold" if outcome.placed == len(outcome.pods) else "bold yellow"
     gone = evicted or ()
-    per_node = node_use(cluster, outcome, nodes, gates, gone)
+    arrived = [m.plan for m in moved if m.plan is not None]
+    both = PlanOutcome([*outcome.pods, *arrived], outcome.allocator, outcome.stats) if arrived else outcome
+    per_node = node_use(cluster, both, nodes, gates, gone)
     return Group(
-        pods_table(outcome.pods, wide, gone, released),
+        pods_table(outcome.pods, wide, gone, released, moved),
         Text(summary, style=style),
         nodes_table(per_node, wide, evictions=evicted is not None),
     )
@@ -294,8 +332,10 @@ def plan_tables(
 __all__ = [
     "NODE_ROWS",
     "Eviction",
+    "Relocation",
     "claim_devices",
     "eviction_text",
+    "move_text",
     "node_devices",
     "node_use",
     "nodes_table",

@@ -166,6 +166,8 @@ class Setting:
     movers: dict[int, Unit] = field(default_factory=dict)
     """With `allow_moves`: victim index -> the unit of its replacement (`preempt.moves`), which
     may go on any other node it may use; empty without."""
+    unmovable: dict[int, str] = field(default_factory=dict)
+    """With `allow_moves`: victim index -> why it may not be moved (`preempt.moves.not_movable`)."""
 
 
 def setting(
@@ -248,11 +250,14 @@ def setting(
     for c, _, _ in holders.values():
         released.claims[c.key] = c.model_copy(update={"status": None})
     movers: dict[int, Unit] = {}
+    unmovable: dict[int, str] = {}
     if allow_moves:
         for k, v in enumerate(cands):
             name = v.pod.namespaced_name
             mine = [c.namespaced_name for c in claims_of.get(name, [])]
-            if not_movable(v.pod, holders, mine) is not None:
+            why = not_movable(v.pod, holders, mine)
+            if why is not None:
+                unmovable[k] = why
                 continue
             pod = replacement(cluster, v.pod)
             (unit,) = resolve_units(cluster, [pod], None, gates)
@@ -260,7 +265,17 @@ def setting(
             blocked = {**unit.blocked, v.node: "the node it moves from"}
             movers[k] = replace(unit, name=f"move {name}", blocked=blocked)
     return Setting(
-        cluster, released, pending, levels, cands, holders, budget_list, node_list, warnings, movers
+        cluster,
+        released,
+        pending,
+        levels,
+        cands,
+        holders,
+        budget_list,
+        node_list,
+        warnings,
+        movers,
+        unmovable,
     )
 
 
@@ -819,10 +834,23 @@ def _victims(
             f"evicted from {v.node} for {name} (priority {lv} > {v.priority}): "
             f"{'the plan places' if proven else 'the best plan found (not proven) places'} the most "
             "pending weight at least damage (fewest PDB violations, lowest highest priority, lowest sum, "
-            f"fewest pods){pdb}"
+            f"fewest pods){pdb}{_not_moved(s, k, proven)}"
         )
         out.append(Victim(v.pod.namespaced_name, v.node, v.priority, name, reason, names, v.pod))
     return out
+
+
+def _not_moved(s: Setting, k: int, proven: bool) -> str:
+    """With `--allow-moves`: why an evicted pod is not moved instead. A movable pod evicted by
+    a proven plan: moving it would be better on stages 3-5 with the rest unchanged, so no plan
+    placing as much with no more damage has room for it elsewhere."""
+    if k in s.unmovable:
+        return f"; not moved: {s.unmovable[k]}"
+    if k in s.movers:
+        if proven:
+            return "; not moved: no plan placing as much at no more damage has room for it on another node"
+        return "; not moved: the best plan found (not proven) has no room for it on another node"
+    return ""
 
 
 def _preemptor(s: Setting, k: int, plans: list[PodPlan]) -> tuple[int, str]:

@@ -19,11 +19,16 @@ from .victims import NEVER, preemption_policy, terminating
 
 
 def why_preempt(
-    cluster: Cluster, pod: str, nodes: Sequence[str] | None = None, options: Options | None = None
+    cluster: Cluster,
+    pod: str,
+    nodes: Sequence[str] | None = None,
+    options: Options | None = None,
+    allow_moves: bool = False,
 ) -> str:
-    """One paragraph on `pod` in the preemption plan of every pending pod of the input."""
+    """One paragraph on `pod` in the preemption plan of every pending pod of the input (with
+    `allow_moves`, the plan that may move pods instead of evicting them)."""
     target = cluster.pod(pod)
-    outcome = plan_preempt(cluster, nodes=nodes, options=options)
+    outcome = plan_preempt(cluster, nodes=nodes, options=options, allow_moves=allow_moves)
     return preemption_text(cluster, outcome, target.namespaced_name)
 
 
@@ -34,6 +39,9 @@ def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str
     for v in outcome.victims:
         if v.name == name:
             return f"{name}: {v.reason} {status}"
+    for m in outcome.moves:
+        if m.name == name:
+            return f"{name}: {m.reason} {status}"
     for p in outcome.pods:
         if p.name != name:
             continue
@@ -41,6 +49,9 @@ def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str
             mine = [v.name for v in outcome.victims if v.preemptor == name]
             there = [v.name for v in outcome.victims if v.node == p.node and v.preemptor != name]
             words = f"evicting {', '.join(mine)}" if mine else "evicting no pod for it"
+            moving = [f"{m.name} to {m.to}" for m in outcome.moves if m.preemptor == name]
+            if moving:
+                words += f", moving {', '.join(moving)}"
             if there:
                 words += f"; the room of {', '.join(there)} (evicted there for another pod) serves it too"
             return f"{name}: placed on {p.node}, {words} {status}"
