@@ -157,6 +157,8 @@ def pods_table(
     devices = "devices (claim/request: driver/pool/device) or why not placed"
     if evicted:
         devices = "devices (claim/request: driver/pool/device), why not placed, or why evicted"
+    if moved:
+        devices = "devices (claim/request: driver/pool/device), why not placed, or why evicted or moved"
     table.add_column(devices, overflow="fold", ratio=3)
     if wide:
         table.add_column("claims already allocated (reserved for it too)", overflow="fold", ratio=1)
