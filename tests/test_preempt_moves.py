@@ -216,3 +216,13 @@ def test_moves_are_deterministic_and_leave_the_input_alone() -> None:
         c.dump() for m in two.moves if m.plan for c in m.plan.claims
     ]
     assert before == ([p.dump() for p in c.pods.values()], [x.dump() for x in c.claims.values()])
+
+
+def test_a_moved_pod_preempts_no_one() -> None:
+    """m (priority 50) could move to n1 if it evicted low (priority 0) there — a plan better
+    on the highest evicted priority. A replacement only takes room the plan leaves: m is
+    evicted and low stays."""
+    running = [Running("m", "n0", 50, (0,), owner="rs"), Running("low", "n1", 0, (0,))]
+    c = build({"n0": 2, "n1": 1}, running, [Pending("p", 100, 2)])
+    out = plan_preempt(c, allow_moves=True)
+    assert out.placed == 1 and _evicted(out) == ["default/m"] and not out.moves
