@@ -16,12 +16,17 @@ victim p, the literal kept[p] and
   requests), so an evicted pod frees its cpu, memory, pod slot;
 - justification: 1 - kept[p] <= sum of y[q, n] over the pending pods' forms q that may use
   p's node n, whose priority is above p's and whose preemptionPolicy is not Never;
-- gangs: the existing all-or-nothing rule, so no pod is evicted for a gang that does not start.
+- gangs: the existing all-or-nothing rule, so no pod is evicted for a gang that does not start;
+- moves (`allow_moves`, `preempt.moves`): a movable victim's replacement is one more pod to
+  place, on the other nodes, under the rules any pending pod meets; moved[p] (its placed flag)
+  and kept[p] + moved[p] <= 1. It justifies no eviction (a replacement preempts no one).
 
 Objective, lexicographic, one stage after the other (each optimum fixed before the next):
-(1) the placed pending pods' weight, (2) PDB violations, (3) the highest evicted priority,
-(4) the sum of evicted priorities (each + 2^31, as upstream), (5) the number of evicted pods.
-OPTIMAL only when every stage is proven; otherwise FEASIBLE and `stage_status` says which were.
+(1) the placed pending pods' weight, (2) PDB violations (evicted and moved pods), (3) the
+highest evicted priority, (4) the sum of evicted priorities (each + 2^31, as upstream), (5) the
+number of evicted pods — (3)-(5) over the evicted pods, 1 - kept[p] - moved[p] — and with moves
+(6) the fewest moved pods. OPTIMAL only when every stage is proven; otherwise FEASIBLE and
+`stage_status` says which were.
 """
 
 from __future__ import annotations
@@ -335,8 +340,9 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
-    if model != "devices" and not s.movers:  # the counting model has no moves
-        counts = counting.prepare(s, job, forms, P, H)
+    if model != "devices":
+        # The counting model has no moves: with a movable candidate, the per-device model.
+        counts = None if s.movers else counting.prepare(s, job, forms, P, H)
         if counts is not None:
             return _solve_counts(s, opts, job, forms, counts)
         if model == "counts":
