@@ -226,3 +226,28 @@ def test_a_moved_pod_preempts_no_one() -> None:
     c = build({"n0": 2, "n1": 1}, running, [Pending("p", 100, 2)])
     out = plan_preempt(c, allow_moves=True)
     assert out.placed == 1 and _evicted(out) == ["default/m"] and not out.moves
+
+
+def test_the_new_claim_name_never_takes_an_existing_claims() -> None:
+    """`r-gpu-moved` exists already (say, from an earlier move): the new claim is `r-gpu-moved-2`."""
+    docs = cluster_docs({"n0": 3, "n1": 2}, [Running("r", "n0", 0, (0,), owner="rs")], [Pending("p", 100, 3)])
+    docs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "r-gpu-moved", "namespace": "default"},
+            "spec": {
+                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 1}}]}
+            },
+        }
+    )
+    out = plan_preempt(Cluster.from_objects(docs), allow_moves=True)
+    (move,) = out.moves
+    assert move.plan is not None and [c.metadata.name for c in move.plan.claims] == ["r-gpu-moved-2"]
+
+
+def test_a_movable_pod_whose_template_is_gone_is_a_clear_error() -> None:
+    docs = cluster_docs({"n0": 3, "n1": 2}, [Running("r", "n0", 0, (0,), owner="rs")], [Pending("p", 100, 3)])
+    docs = [d for d in docs if d["kind"] != "ResourceClaimTemplate"]
+    with pytest.raises(InputError, match="ResourceClaimTemplate default/gpu-1 not found"):
+        plan_preempt(Cluster.from_objects(docs), allow_moves=True)
