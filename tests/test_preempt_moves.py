@@ -251,3 +251,16 @@ def test_a_movable_pod_whose_template_is_gone_is_a_clear_error() -> None:
     docs = [d for d in docs if d["kind"] != "ResourceClaimTemplate"]
     with pytest.raises(InputError, match="ResourceClaimTemplate default/gpu-1 not found"):
         plan_preempt(Cluster.from_objects(docs), allow_moves=True)
+
+
+@pytest.mark.parametrize("kind", ["DaemonSet", "Node"])
+def test_a_pod_its_controller_re_creates_on_the_same_node_is_not_movable(kind: str) -> None:
+    """A DaemonSet's pod (and a static pod's mirror, owned by its Node) comes back on the same
+    node: it can only be evicted."""
+    docs = cluster_docs({"n0": 3, "n1": 2}, [Running("r", "n0", 0, (0,), owner="rs")], [Pending("p", 100, 3)])
+    for d in docs:
+        if d["kind"] == "Pod" and d["metadata"]["name"] == "r":
+            d["metadata"]["ownerReferences"][0]["kind"] = kind
+    out = plan_preempt(Cluster.from_objects(docs), allow_moves=True)
+    assert _evicted(out) == ["default/r"] and not out.moves
+    assert f"its controller {kind}/rs re-creates it on the same node" in out.victims[0].reason

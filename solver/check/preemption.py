@@ -16,7 +16,8 @@ Pod, PriorityClass and ResourceClaim objects alone. Its kinds (`PREEMPTION_KINDS
 - `preempt-freed`: a dedicated device the plan gives a new claim was held in the input only by
   claims the plan deallocates;
 - `preempt-move-pod` (`--allow-moves`): a moved pod was a running pod of the input (not
-  terminating, not also evicted) with a controlling owner, in no PodGroup, whose claims all come
+  terminating, not also evicted) with a controlling owner that is not a DaemonSet or a Node
+  (those re-create it on the same node), in no PodGroup, whose claims all come
   from its own ResourceClaimTemplates; the plan places it on another node than the one it ran
   on; it is justified there as an eviction would be (`preempt-unjustified`);
 - `preempt-move-claims`: a moved pod's claims are new (no claim of the input), and every claim
@@ -160,8 +161,9 @@ def _moves(
             continue
         if name in evicted:
             out.append(_v(name, "preempt-move-pod", "both evicted and moved"))
-        if not any(r.controller for r in before.metadata.owner_references):
-            out.append(_v(name, "preempt-move-pod", "moved, but no controller owns it to re-create it"))
+        kinds = [r.kind for r in before.metadata.owner_references if r.controller]
+        if not kinds or kinds[0] in ("DaemonSet", "Node"):
+            out.append(_v(name, "preempt-move-pod", "moved, but no controller re-creates it on another node"))
         if before.spec.scheduling_group is not None:
             out.append(_v(name, "preempt-move-pod", "moved, but it belongs to a PodGroup"))
         if not p.placed or p.node is None or p.node == before.spec.node_name:

@@ -6,7 +6,8 @@ Why a module of its own: the batch model (`preempt.model`) and the checker's mov
 (`check.preemption`) must agree on what a move is, and the rule is one of the input alone:
 
 - a pod is *movable* when it is a candidate victim, has an ownerReference with
-  `controller: true` (a ReplicaSet, Job, StatefulSet, ... re-creates it once it is gone), is
+  `controller: true` (a ReplicaSet, Job, StatefulSet, ... re-creates it once it is gone; not a
+  DaemonSet or a Node, which re-create it on the same node), is
   in no PodGroup (a gang member moved alone could break its gang's placement), and every claim
   it uses comes from one of its ResourceClaimTemplates and is used by no other pod — so the
   re-created pod gets new claims from the same templates, allocated on its new node, while the
@@ -37,12 +38,20 @@ def controller_of(pod: Pod) -> str | None:
     return None
 
 
+NODE_BOUND = ("DaemonSet", "Node")
+"""Controllers that re-create a pod on the same node, never elsewhere: a DaemonSet's pod per
+node, and a static pod's mirror (owned by its Node)."""
+
+
 def not_movable(pod: Pod, releasable: Collection[str], claims: Collection[str]) -> str | None:
     """Why the running `pod` may not be moved, or None when it may. `claims`: the refs
     (`namespace/name`) of the claims it uses; `releasable`: the claims its eviction alone
-    releases (no other pod uses them)."""
-    if controller_of(pod) is None:
+    releases (no other consumer)."""
+    owner = controller_of(pod)
+    if owner is None:
         return "it has no controlling owner (ownerReference with controller: true) to re-create it"
+    if owner.split("/", 1)[0] in NODE_BOUND:
+        return f"its controller {owner} re-creates it on the same node, not elsewhere"
     if pod.spec.scheduling_group is not None:
         return "it belongs to a PodGroup (moving one member alone could break the gang)"
     for i, entry in enumerate(pod.spec.resource_claims):
@@ -53,7 +62,9 @@ def not_movable(pod: Pod, releasable: Collection[str], claims: Collection[str]) 
             )
     shared = [c for c in claims if c not in releasable]
     if shared:
-        return f"its claim {shared[0]} is used by another pod too (it cannot move with it)"
+        return (
+            f"its claim {shared[0]} has another consumer too (it stays, and the pod cannot move without it)"
+        )
     return None
 
 
@@ -77,4 +88,4 @@ def replacement(cluster: Cluster, pod: Pod) -> Pod:
     return Pod.model_validate(doc)
 
 
-__all__ = ["SUFFIX", "controller_of", "not_movable", "replacement"]
+__all__ = ["NODE_BOUND", "SUFFIX", "controller_of", "not_movable", "replacement"]
