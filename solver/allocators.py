@@ -138,6 +138,14 @@ class Cpsat:
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
+        if self.aggregation == "auto" and complete(job, first):
+            # First fit placed every pod that may be placed: no plan places more weight, so its
+            # plan is optimal with that weight as the bound ("What a status proves"), and
+            # neither model needs to run.
+            weight = placed_weight(job.units, first.pods)
+            stats["aggregated"] = "no: first fit placed every pod that may be placed"
+            status = _summary(stats, weight, weight, weight, COMPLETE)
+            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
         agg: PlanOutcome | str = "disabled"
         if self.aggregation != "never":
             agg = plan_aggregated(job, first, force=self.aggregation == "always")
@@ -255,6 +263,29 @@ class Cpsat:
             if on_node.get(n):
                 ledger.commit(on_node[n], n)
         return plans
+
+
+COMPLETE = "pods that may be placed (first fit placed every one)"
+"""`bound_from` of a plan first fit completed (`complete`)."""
+
+
+def complete(job: Job, first: PlanOutcome) -> bool:
+    """Whether `first` places every unit that may be placed at all: each unit it leaves out is
+    refused by every node before the plan — the pod's scheduling constraints (`Unit.blocked`)
+    or the node resources it needs there, against what is free before any pod of the plan
+    (they only shrink as pods are placed). Such a plan places the weight of every pod that may
+    be placed, which bounds every valid plan: it is optimal. A unit left out for any other
+    reason (devices taken, a gang short, a search aborted or interrupted) may be placeable,
+    so the answer is no. Stops at the first such unit: on a crowded cluster this costs one
+    unit's nodes."""
+    book = job.book
+    for unit, pod in zip(job.units, first.pods, strict=True):
+        if pod.placed:
+            continue
+        for n in job.nodes:
+            if n not in unit.blocked and book.refusal(book.variant(unit.needs, n), n) is None:
+                return False
+    return True
 
 
 def plan_aggregated(
@@ -673,10 +704,12 @@ def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[
 __all__ = [
     "ALLOCATORS",
     "Improver",
+    "COMPLETE",
     "Cpsat",
     "PlanModel",
     "PodForm",
     "Reference",
+    "complete",
     "expand_aggregated",
     "plan_aggregated",
     "sequential_units",

@@ -12,6 +12,7 @@ from typing import Any
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
+from dra_solver.allocators import COMPLETE
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.flat import claim_weight
@@ -113,3 +114,98 @@ def test_share_ids_already_in_the_cluster_are_never_drawn_again() -> None:
     again = ShareIDs(0, taken={first})
     drawn = [again.next() for _ in range(3)]
     assert first not in drawn and len(set(drawn)) == 3
+
+
+def _gpu_pod(name: str, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    """A pod of one GPU from the template `one-gpu`, asking `cpu`."""
+    body = {
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": cpu}}}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        **spec,
+    }
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+
+
+def _gpu_nodes(gpus: int, cpu: str = "4") -> list[dict[str, Any]]:
+    """node-1 with `gpus` GPUs and `cpu` allocatable, the template `one-gpu`."""
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+    }
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-1", "labels": {"kubernetes.io/hostname": "node-1"}},
+        "status": {"allocatable": {"cpu": cpu, "pods": "110"}},
+    }
+    gpu_list = [device(f"gpu-{i}") for i in range(gpus)]
+    return [device_class("gpu"), template, node, resource_slice("gpus", gpu_list)]
+
+
+def _no_model(monkeypatch: Any) -> None:
+    """Make both models fail loudly if they run."""
+    import dra_solver.allocators as allocators
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a model ran although first fit placed every pod that may be placed")
+
+    monkeypatch.setattr(allocators, "aggregate", refuse)
+    monkeypatch.setattr(allocators, "solve", refuse)
+
+
+def test_first_fit_placing_every_pod_is_optimal_without_a_model(monkeypatch: Any) -> None:
+    """Three GPU pods, four GPUs: first fit places all three. No plan places more than every
+    pod, so the plan is OPTIMAL with that weight as its bound, and no model runs."""
+    _no_model(monkeypatch)
+    cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}", priority=i) for i in range(3))])
+    out = plan(cluster)
+    s = out.stats
+    assert out.placed == 3
+    assert s["status"] == "OPTIMAL" and s["gap"] == 0
+    assert s["objective"] == s["bound"] == sum(claim_weight(i) for i in range(3))
+    assert s["bound_from"] == COMPLETE
+    assert str(s["aggregated"]).startswith("no: first fit placed every pod")
+
+
+def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: Any) -> None:
+    """Two pods fit; one asks for a node label no node has, one for more cpu than any node
+    allocates: no plan places either, so first fit's two are OPTIMAL, the bound their weight
+    (not the weight of all four), without a model."""
+    _no_model(monkeypatch)
+    pods = [
+        _gpu_pod("fits-1"),
+        _gpu_pod("nowhere", nodeSelector={"zone": "mars"}),
+        _gpu_pod("too-big", cpu="64"),
+        _gpu_pod("fits-2"),
+    ]
+    out = plan(Cluster.from_objects([*_gpu_nodes(4), *pods]))
+    s = out.stats
+    assert {p.name for p in out.pods if p.placed} == {"default/fits-1", "default/fits-2"}
+    assert s["status"] == "OPTIMAL" and s["bound"] == s["objective"] == 2 * claim_weight(0)
+    assert s["bound_from"] == COMPLETE
+    assert all(p.reason for p in out.pods if not p.placed)
+
+
+def test_a_pod_left_out_that_might_fit_runs_the_model() -> None:
+    """Three pods of two cpu, one GPU each; the node has three GPUs but four cpu. First fit
+    leaves the third out because the first two took the cpu — before the plan the node would
+    take it, so first fit has not proven anything: the model runs and proves the bound."""
+    cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
+    out = plan(cluster)
+    s = out.stats
+    assert out.placed == 2
+    assert s["bound_from"] != COMPLETE
+    assert not str(s.get("aggregated", "")).startswith("no: first fit placed every pod")
+    assert s["status"] == "OPTIMAL" and s["bound"] == 2 * claim_weight(0)
+
+
+def test_a_gpu_taken_by_an_earlier_pod_runs_the_model() -> None:
+    """Two pods, one GPU: first fit places one, the other fits the node before the plan (only
+    the device is taken). Not complete: the model proves the bound."""
+    cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
+    job_stats = plan(cluster).stats
+    assert job_stats["bound_from"] != COMPLETE
+    assert job_stats["status"] == "OPTIMAL" and job_stats["bound"] == claim_weight(0)
