@@ -48,7 +48,7 @@ from .planning.resolve import (
     units_for,
     with_nodes,
 )
-from .planning.run import run
+from .planning.run import fewer_collections, run
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
 from .whatif.model import Pending, plan_with_templates
@@ -118,7 +118,23 @@ def plan(
     could use, derived), fewest unplaced pods first, then least cost (`solver.whatif.model`);
     `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
     in `stats["whatif_cap"]`."""
-    opts = Options.of(options, **changes)
+    with fewer_collections():
+        return _plan(
+            cluster, pods, nodes, Options.of(options, **changes), priorities, node_templates, max_new_nodes
+        )
+
+
+def _plan(
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None,
+    nodes: Sequence[str] | None,
+    opts: Options,
+    priorities: Sequence[int] | None,
+    node_templates: Sequence[NodeTemplate | str | Path] | None,
+    max_new_nodes: int | None,
+) -> PlanOutcome:
+    """`plan` with its options resolved, inside `fewer_collections` (resolving the pods and
+    the per-pod output allocate as much as the run)."""
     if node_templates is not None:  # the templates' copies may be the only nodes
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
         return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
