@@ -209,3 +209,76 @@ def test_a_gpu_taken_by_an_earlier_pod_runs_the_model() -> None:
     job_stats = plan(cluster).stats
     assert job_stats["bound_from"] != COMPLETE
     assert job_stats["status"] == "OPTIMAL" and job_stats["bound"] == claim_weight(0)
+
+
+def _gpu_fleet(nodes: int, pods: int, extra: list[dict[str, Any]]) -> Cluster:
+    """`nodes` nodes of two GPUs each and `pods` pods of one GPU (`_gpu_pod`), then `extra`."""
+    objs: list[dict[str, Any]] = _gpu_nodes(0)[:2]  # the class and the template
+    for n in range(nodes):
+        name = f"node-{n}"
+        meta = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {}})
+        objs.append(resource_slice(f"{name}-gpus", [device("gpu-0"), device("gpu-1")], node=name))
+    return Cluster.from_objects([*objs, *(_gpu_pod(f"p{i}", priority=i % 3) for i in range(pods)), *extra])
+
+
+def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: Any) -> None:
+    """Above `PER_DEVICE_MAX` pods x nodes the aggregated model runs before first fit; its plan
+    proven OPTIMAL places at least first fit's weight, so first fit never runs — and the plan
+    places the same weight as the run that starts from first fit."""
+    import dra_solver.allocators as allocators
+    from dra_solver.firstfit import FirstFit
+
+    cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
+    with_first = plan(cluster)
+    assert with_first.stats["status"] == "OPTIMAL" and with_first.stats["reference_placed"] == 12
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("first fit ran although the model proved its plan optimal")
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(FirstFit, "plan", refuse)
+    out = plan(cluster)
+    s = out.stats
+    assert s["status"] == "OPTIMAL" and s["objective"] == s["bound"] == with_first.stats["objective"]
+    assert "reference_placed" not in s and str(s["first_fit"]).startswith("not run")
+    assert all(p.reason for p in out.pods if not p.placed)
+
+
+def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit(monkeypatch: Any) -> None:
+    """Without first fit, a pod the plan leaves out that fits alone on no node gets every
+    node's reason on the input's cluster — the words first fit gives it."""
+    import dra_solver.allocators as allocators
+
+    cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
+    expected = plan(cluster).pod("default/nowhere")
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    out = plan(cluster)
+    assert "reference_placed" not in out.stats
+    pod = out.pod("default/nowhere")
+    assert not pod.placed
+    assert pod.reason == expected.reason and "nodeSelector zone=mars" in str(pod.reason)
+    assert dict(pod.node_reasons) == dict(expected.node_reasons) and len(pod.node_reasons) == 6
+
+
+def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any) -> None:
+    """A model plan not proven optimal proves nothing about first fit: the run goes on from
+    first fit, as always. Here the model proves nothing: it is stopped at once."""
+    import dra_solver.allocators as allocators
+    from dra_solver import interrupt
+
+    calls: list[int] = []
+    real = allocators.aggregate
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # the model before first fit does not apply: first fit runs
+            return "stopped for the test"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(allocators, "aggregate", stopped)
+    out = plan(_gpu_fleet(6, 20, []))
+    assert len(calls) == 2 and not interrupt.requested()
+    assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
+    assert out.stats["status"] == "OPTIMAL"

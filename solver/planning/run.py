@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ..allocators import ALLOCATORS
+from ..allocators import ALLOCATORS, Cpsat
 from ..api.cluster import Cluster
 from ..explain.crowding import crowded_reasons
 from ..firstfit import FirstFit
@@ -66,8 +66,11 @@ def run(
     with fewer_collections():
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
-        first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-        outcome = crowded_reasons(job, allocator.improve(job, first))
+        model = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
+        if model is None:
+            first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
+            model = allocator.improve(job, first)
+        outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome
