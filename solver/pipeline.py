@@ -11,7 +11,10 @@ Every run goes the same way (`run`):
 2. first fit (`firstfit.FirstFit`): pod after pod, the first node that fits — what the
    scheduler would do, and the floor and hint of every other allocator;
 3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
-   placing less weight than first fit;
+   placing less weight than first fit; when first fit already placed every pod that may be
+   placed, its plan is proven optimal and no model runs. At scale the aggregated model runs
+   before first fit, and first fit only when the model does not prove its plan optimal
+   (`Cpsat.without_first_fit`: a proven optimum places at least first fit's weight);
 4. every placement is turned into `status.allocation` (`solver.results`) and verified by the
    independent checker (`solver.check`) before it is returned; the plan's pods are checked
    against the nodes' allocatable resources (`check.node_resources`).

@@ -62,7 +62,9 @@ def fewer_collections() -> Iterator[None]:
 def run(
     cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
 ) -> PlanOutcome:
-    """The one run every entry point goes through: first fit, then the chosen allocator."""
+    """The one run every entry point goes through: first fit, then the chosen allocator — or,
+    at scale, the aggregated model alone when it proves its plan optimal
+    (`allocators.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
     with fewer_collections():
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
