@@ -134,11 +134,13 @@ class Cpsat:
         hint, hint_nodes = as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
-    def without_first_fit(self, job: Job) -> PlanOutcome | None:
+    def without_first_fit(self, job: Job) -> PlanOutcome | str | None:
         """At scale, the aggregated model before first fit, and only it: its plan when the
         model proves it optimal (then no plan places more weight, first fit's included, so
         first fit need not run); None otherwise, and the run goes on as always (first fit,
-        then `improve`, which solves the model again with first fit's patterns).
+        then `improve`, which solves the model again with first fit's patterns) — or, when
+        the aggregated model does not apply, why (for `improve(..., not_aggregated=)`: the
+        reason does not depend on first fit's plan, and finding it may cost node classes).
 
         Why: on a cluster of thousands of nodes first fit costs more than the model, grows
         faster (each pod left out asks every node), and an OPTIMAL plan never needs it. Only
@@ -160,7 +162,9 @@ class Cpsat:
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
         )
         agg = aggregate(job, None)
-        if isinstance(agg, str) or interrupt.requested():
+        if isinstance(agg, str):
+            return agg
+        if interrupt.requested():
             return None
         out = expand_aggregated(job, nothing, agg, dict(stats))
         if (
@@ -175,7 +179,9 @@ class Cpsat:
         out.stats["first_fit"] = "not run: the aggregated model proved its plan optimal"
         return out
 
-    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+    def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
+        """`not_aggregated`: why the aggregated model does not apply, when known already
+        (`without_first_fit`)."""
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
@@ -188,7 +194,9 @@ class Cpsat:
             status = _summary(stats, weight, weight, weight, COMPLETE)
             return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
         agg: PlanOutcome | str = "disabled"
-        if self.aggregation != "never":
+        if not_aggregated is not None:
+            agg = not_aggregated
+        elif self.aggregation != "never":
             agg = plan_aggregated(job, first, force=self.aggregation == "always")
         if isinstance(agg, PlanOutcome):
             out = agg

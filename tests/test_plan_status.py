@@ -263,22 +263,41 @@ def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit(monkeypat
 
 def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any) -> None:
     """A model plan not proven optimal proves nothing about first fit: the run goes on from
-    first fit, as always. Here the model proves nothing: it is stopped at once."""
-    import dra_solver.allocators as allocators
-    from dra_solver import interrupt
+    first fit, as always. Here the model before first fit is told that its bound is none."""
+    from dataclasses import replace
 
-    calls: list[int] = []
+    import dra_solver.allocators as allocators
+
+    firsts: list[object] = []
     real = allocators.aggregate
 
-    def stopped(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 1:  # the model before first fit does not apply: first fit runs
-            return "stopped for the test"
-        return real(*args, **kwargs)
+    def unproven(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        firsts.append(first)
+        agg = real(job, first, *args, **kwargs)
+        return replace(agg, bound_proven=False) if first is None and not isinstance(agg, str) else agg
 
     monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
-    monkeypatch.setattr(allocators, "aggregate", stopped)
+    monkeypatch.setattr(allocators, "aggregate", unproven)
     out = plan(_gpu_fleet(6, 20, []))
-    assert len(calls) == 2 and not interrupt.requested()
+    assert firsts[0] is None and len(firsts) == 2 and firsts[1] is not None  # again, after first fit
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
     assert out.stats["status"] == "OPTIMAL"
+
+
+def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> None:
+    """Why the aggregated model does not apply does not depend on first fit's plan: found
+    before first fit, it is not looked for again after."""
+    import dra_solver.allocators as allocators
+
+    calls: list[object] = []
+
+    def never(job: Any, first: Any, *args: Any, **kwargs: Any) -> str:
+        calls.append(first)
+        return "does not apply, for the test"
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(allocators, "aggregate", never)
+    out = plan(_gpu_fleet(6, 20, []))
+    assert calls == [None]
+    assert out.stats["aggregated"] == "no: does not apply, for the test"
+    assert out.stats["reference_placed"] == 12 and out.stats["status"] == "OPTIMAL"

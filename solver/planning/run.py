@@ -68,10 +68,15 @@ def run(
     with fewer_collections():
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
-        model = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
-        if model is None:
+        alone = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
+        if isinstance(alone, PlanOutcome):
+            model = alone
+        else:
             first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-            model = allocator.improve(job, first)
+            if isinstance(allocator, Cpsat):
+                model = allocator.improve(job, first, not_aggregated=alone)
+            else:
+                model = allocator.improve(job, first)
         outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
