@@ -185,10 +185,16 @@ class Cpsat:
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
-        if self.aggregation == "auto" and complete(job, first):
+        if (
+            self.aggregation == "auto"
+            and len(job.units) * len(job.nodes) > PER_DEVICE_MAX
+            and complete(job, first)
+        ):
             # First fit placed every pod that may be placed: no plan places more weight, so its
             # plan is optimal with that weight as the bound ("What a status proves"), and
-            # neither model needs to run.
+            # neither model needs to run. Only at the aggregated model's scale: below it the
+            # per-device model also weighs the strategy's device preferences after the weight
+            # (pack onto shared devices, subrequest order), which first fit does not.
             weight = placed_weight(job.units, first.pods)
             stats["aggregated"] = "no: first fit placed every pod that may be placed"
             status = _summary(stats, weight, weight, weight, COMPLETE)

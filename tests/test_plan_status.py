@@ -146,13 +146,27 @@ def _gpu_nodes(gpus: int, cpu: str = "4") -> list[dict[str, Any]]:
 
 
 def _no_model(monkeypatch: Any) -> None:
-    """Make both models fail loudly if they run."""
+    """Make both models fail loudly if they run; the job counts as large (above
+    `PER_DEVICE_MAX`, where the aggregated model would plan)."""
     import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a model ran although first fit placed every pod that may be placed")
 
-    monkeypatch.setattr(allocators, "aggregate", refuse)
+    real = allocators.aggregate
+
+    def not_before(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        """Before first fit (`without_first_fit`) the aggregated model is asked whether it
+        applies: on one node it does not, and says so at once."""
+        if first is not None:
+            refuse()
+        out = real(job, first, *args, **kwargs)
+        assert isinstance(out, str)
+        return out
+
+    monkeypatch.setattr(allocators, "aggregate", not_before)
     monkeypatch.setattr(allocators, "solve", refuse)
 
 
@@ -189,10 +203,23 @@ def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: 
     assert all(p.reason for p in out.pods if not p.placed)
 
 
-def test_a_pod_left_out_that_might_fit_runs_the_model() -> None:
+def test_a_small_job_first_fit_completed_still_runs_the_model() -> None:
+    """Below `PER_DEVICE_MAX` the per-device model also weighs the strategy's device
+    preferences after the weight, which first fit does not: it runs although first fit
+    placed every pod."""
+    cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}") for i in range(3))])
+    s = plan(cluster).stats
+    assert s["bound_from"] != COMPLETE and "cpsat_status" in s
+    assert s["status"] == "OPTIMAL" and s["bound"] == 3 * claim_weight(0)
+
+
+def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
     """Three pods of two cpu, one GPU each; the node has three GPUs but four cpu. First fit
     leaves the third out because the first two took the cpu — before the plan the node would
     take it, so first fit has not proven anything: the model runs and proves the bound."""
+    import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
     out = plan(cluster)
     s = out.stats
@@ -202,9 +229,12 @@ def test_a_pod_left_out_that_might_fit_runs_the_model() -> None:
     assert s["status"] == "OPTIMAL" and s["bound"] == 2 * claim_weight(0)
 
 
-def test_a_gpu_taken_by_an_earlier_pod_runs_the_model() -> None:
+def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
     """Two pods, one GPU: first fit places one, the other fits the node before the plan (only
     the device is taken). Not complete: the model proves the bound."""
+    import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
     job_stats = plan(cluster).stats
     assert job_stats["bound_from"] != COMPLETE
