@@ -67,16 +67,19 @@ def table(points: list[dict[str, Any]]) -> str:
                 f"| {size} | {p['allocator']} | not finished in {p['timeout_seconds']:.0f} s | | | | | |"
             )
             continue
-        parts = [f"{p['first_fit_seconds']:.1f} s"]
+        ran = p.get("first_fit_seconds") is not None  # None: the model proved its plan first
+        parts = [f"{p['first_fit_seconds']:.1f} s" if ran else "first fit not run"]
         if p.get("classes_time") is not None:
             parts += [f"{p['classes_time']:.1f} s", f"{p['model_time']:.1f} s"]
         status = (
             ", ".join(_fmt(p.get(k)) for k in ("status", "bound", "gap")) if p.get("status") else "first fit"
         )
+        cpu = f", CPU {p['plan_cpu_seconds']:.1f} s" if p.get("plan_cpu_seconds") is not None else ""
+        first = f"{p['reference_placed']:,}" if ran else "not run"
         rows.append(
-            f"| {size} | {p['allocator']} | {p['plan_seconds']:.1f} s ({', '.join(parts)}) "
+            f"| {size} | {p['allocator']} | {p['plan_seconds']:.1f} s{cpu} ({', '.join(parts)}) "
             f"| {p['load_seconds'] + p['validate_seconds']:.1f} s "
-            f"| {p['placed']:,} ({p['reference_placed']:,}) "
+            f"| {p['placed']:,} ({first}) "
             f"| {status} | {p['peak_rss_mib']:,} MiB | {p['load_average']} |"
         )
     return "\n".join(rows)

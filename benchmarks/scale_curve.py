@@ -47,8 +47,9 @@ def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str
     t3 = time.perf_counter()
     if errors:
         raise SystemExit(f"invalid workload: {errors[:3]}")
+    c3 = _cpu()
     out = plan(cluster, allocator=allocator, time_limit=time_limit)
-    t4 = time.perf_counter()
+    t4, c4 = time.perf_counter(), _cpu()
     s = out.stats
     keys = (
         "reference_placed",
@@ -65,6 +66,7 @@ def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str
         "columns",
         "single_node_solves",
         "fallback",
+        "first_fit",
     )
     return {
         "pods": pods,
@@ -76,6 +78,7 @@ def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str
         "validate_seconds": round(t3 - t2, 2),
         "plan_seconds": round(t4 - t3, 2),
         "total_seconds": round(t4 - t1, 2),
+        "plan_cpu_seconds": round(c4 - c3, 2),
         "placed": out.placed,
         "weight": out.weight,
         **{k: s.get(k) for k in keys},

@@ -134,12 +134,75 @@ class Cpsat:
         hint, hint_nodes = as_hint(problem, forms, offsets, first)
         return PlanModel(problem, forms, offsets, hint, hint_nodes)
 
-    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+    def without_first_fit(self, job: Job) -> PlanOutcome | str | None:
+        """At scale, the aggregated model before first fit, and only it: its plan when the
+        model proves it optimal (then no plan places more weight, first fit's included, so
+        first fit need not run); None otherwise, and the run goes on as always (first fit,
+        then `improve`, which solves the model again with first fit's patterns) — or, when
+        the aggregated model does not apply, why (for `improve(..., not_aggregated=)`: the
+        reason does not depend on first fit's plan, and finding it may cost node classes).
+
+        Why: on a cluster of thousands of nodes first fit costs more than the model, grows
+        faster (each pod left out asks every node), and an OPTIMAL plan never needs it. Only
+        where the per-device model would not run anyway (pods x nodes above
+        `PER_DEVICE_MAX`), with `aggregation` "auto", every pod with claims (pods without
+        claims follow first fit's plan) and no gang (gangs' needs read first fit's plan).
+        The pods left out get no reason here: `explain.crowding.crowded_reasons` words them
+        on the returned plan (a pod that fits alone nowhere: every node's reason on the
+        input's cluster). `stats` say first fit did not run (no `reference_placed`)."""
+        if self.aggregation != "auto" or job.gangs or interrupt.requested():
+            return None
+        if len(job.units) * len(job.nodes) <= PER_DEVICE_MAX or not all(u.claims for u in job.units):
+            return None
+        stats: dict[str, object] = {
+            "nodes": len(job.nodes),
+            "pods": sum(max(len(u.members), 1) for u in job.units),
+        }
+        nothing = PlanOutcome(
+            [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
+        )
+        agg = aggregate(job, None)
+        if isinstance(agg, str):
+            return agg
+        if interrupt.requested():
+            return None
+        out = expand_aggregated(job, nothing, agg, dict(stats))
+        if (
+            out.stats.get("status") != "OPTIMAL"
+            or out.stats.get("fallback")
+            or not any(p.placed for p in out.pods)
+        ):
+            return None
+        for p in out.pods:  # left out: worded on the plan by `crowded_reasons`
+            if not p.placed and p.reason == LEFT_OUT:
+                p.reason = None
+        out.stats["first_fit"] = "not run: the aggregated model proved its plan optimal"
+        return out
+
+    def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
+        """`not_aggregated`: why the aggregated model does not apply, when known already
+        (`without_first_fit`)."""
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
+        if (
+            self.aggregation == "auto"
+            and len(job.units) * len(job.nodes) > PER_DEVICE_MAX
+            and complete(job, first)
+        ):
+            # First fit placed every pod that may be placed: no plan places more weight, so its
+            # plan is optimal with that weight as the bound ("What a status proves"), and
+            # neither model needs to run. Only at the aggregated model's scale: below it the
+            # per-device model also weighs the strategy's device preferences after the weight
+            # (pack onto shared devices, subrequest order), which first fit does not.
+            weight = placed_weight(job.units, first.pods)
+            stats["aggregated"] = "no: first fit placed every pod that may be placed"
+            status = _summary(stats, weight, weight, weight, COMPLETE)
+            return PlanOutcome(_proven(first.pods, status, job), self.name, stats)
         agg: PlanOutcome | str = "disabled"
-        if self.aggregation != "never":
+        if not_aggregated is not None:
+            agg = not_aggregated
+        elif self.aggregation != "never":
             agg = plan_aggregated(job, first, force=self.aggregation == "always")
         if isinstance(agg, PlanOutcome):
             out = agg
@@ -257,6 +320,32 @@ class Cpsat:
         return plans
 
 
+LEFT_OUT = "left out so that more (or higher-priority) pods fit"
+"""The reason of a pod the model leaves out when first fit gave none."""
+
+COMPLETE = "pods that may be placed (first fit placed every one)"
+"""`bound_from` of a plan first fit completed (`complete`)."""
+
+
+def complete(job: Job, first: PlanOutcome) -> bool:
+    """Whether `first` places every unit that may be placed at all: each unit it leaves out is
+    refused by every node before the plan — the pod's scheduling constraints (`Unit.blocked`)
+    or the node resources it needs there, against what is free before any pod of the plan
+    (they only shrink as pods are placed). Such a plan places the weight of every pod that may
+    be placed, which bounds every valid plan: it is optimal. A unit left out for any other
+    reason (devices taken, a gang short, a search aborted or interrupted) may be placeable,
+    so the answer is no. Stops at the first such unit: on a crowded cluster this costs one
+    unit's nodes."""
+    book = job.book
+    for unit, pod in zip(job.units, first.pods, strict=True):
+        if pod.placed:
+            continue
+        for n in job.nodes:
+            if n not in unit.blocked and book.refusal(book.variant(unit.needs, n), n) is None:
+                return False
+    return True
+
+
 def plan_aggregated(
     job: Job, first: PlanOutcome, cost: NodeCosts | None = None, force: bool = False
 ) -> PlanOutcome | str:
@@ -332,13 +421,16 @@ def expand_aggregated(
 def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
     """The unit not placed: first fit's reason, or — when the aggregated model put it on
     `dropped_on` and the node's exact device allocation did not take it — that."""
-    reason = was.reason or "left out so that more (or higher-priority) pods fit"
+    reason = was.reason or LEFT_OUT
     if dropped_on is not None:
         reason = (
             f"{DROPPED} {dropped_on}, but the exact device allocation there "
             "found no devices for it beside that node's other pods"
         )
-    return PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error)
+    texts = was.node_reasons if dropped_on is None else {}  # first fit's words per node, with its line
+    return PodPlan(
+        unit.name, None, list(unit.claims), reason, unit.priority, error=was.error, node_reasons=texts
+    )
 
 
 ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
@@ -673,10 +765,13 @@ def valid_bound(job: Job, modelled: set[int], model_bound: int | None) -> tuple[
 __all__ = [
     "ALLOCATORS",
     "Improver",
+    "COMPLETE",
+    "LEFT_OUT",
     "Cpsat",
     "PlanModel",
     "PodForm",
     "Reference",
+    "complete",
     "expand_aggregated",
     "plan_aggregated",
     "sequential_units",

@@ -59,7 +59,7 @@ from .planning.gangs import domain_choices, gang_counts, in_domain, no_domain, s
 from .planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
 from .planning.ledger import Ledger
 from .problem.build import build_problem, problem_from_context
-from .problem.devices import BuildContext, context_from
+from .problem.devices import BuildContext, DeviceMemo, context_from
 from .problem.flat import Assignment, Problem
 from .problem.resources import Amounts
 from .reference import DEFAULT_MAX_STEPS, allocate_reference
@@ -109,11 +109,15 @@ class NodeState:
     """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
     version: int = 0
     _context: tuple[int, BuildContext] | None = None
+    memo: DeviceMemo = field(default_factory=DeviceMemo)
+    """The static part of the node's contexts (`problem.devices.DeviceMemo`)."""
 
     def context(self, run: _Placing) -> BuildContext:
         """Precompute's BuildContext of this node at its current version (rebuilt after a change)."""
         if self._context is None or self._context[0] != self.version:
-            ctx = context_from(run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache)
+            ctx = context_from(
+                run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache, self.memo
+            )
             self._context = (self.version, ctx)
         return self._context[1]
 

@@ -11,7 +11,10 @@ Every run goes the same way (`run`):
 2. first fit (`firstfit.FirstFit`): pod after pod, the first node that fits — what the
    scheduler would do, and the floor and hint of every other allocator;
 3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
-   placing less weight than first fit;
+   placing less weight than first fit; when first fit already placed every pod that may be
+   placed, its plan is proven optimal and no model runs. At scale the aggregated model runs
+   before first fit, and first fit only when the model does not prove its plan optimal
+   (`Cpsat.without_first_fit`: a proven optimum places at least first fit's weight);
 4. every placement is turned into `status.allocation` (`solver.results`) and verified by the
    independent checker (`solver.check`) before it is returned; the plan's pods are checked
    against the nodes' allocatable resources (`check.node_resources`).
@@ -48,7 +51,7 @@ from .planning.resolve import (
     units_for,
     with_nodes,
 )
-from .planning.run import run
+from .planning.run import fewer_collections, run
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
 from .whatif.model import Pending, plan_with_templates
@@ -118,7 +121,23 @@ def plan(
     could use, derived), fewest unplaced pods first, then least cost (`solver.whatif.model`);
     `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
     in `stats["whatif_cap"]`."""
-    opts = Options.of(options, **changes)
+    with fewer_collections():
+        return _plan(
+            cluster, pods, nodes, Options.of(options, **changes), priorities, node_templates, max_new_nodes
+        )
+
+
+def _plan(
+    cluster: Cluster,
+    pods: Sequence[PodInput] | None,
+    nodes: Sequence[str] | None,
+    opts: Options,
+    priorities: Sequence[int] | None,
+    node_templates: Sequence[NodeTemplate | str | Path] | None,
+    max_new_nodes: int | None,
+) -> PlanOutcome:
+    """`plan` with its options resolved, inside `fewer_collections` (resolving the pods and
+    the per-pod output allocate as much as the run)."""
     if node_templates is not None:  # the templates' copies may be the only nodes
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
         return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)

@@ -10,16 +10,20 @@ from dra_solver import Cluster, plan
 def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
     # One by one, c1's All-set leaves out the 40Gi device that c0 filled (its remaining
     # capacity cannot fit); placed together, c1 would need it too. Both claims fit one by one.
+    # c2 (three devices of two) fits nowhere, but no node refuses it before the plan, so
+    # first fit's plan is not proven complete and the model runs (and places less).
     devs = [device("d0", multi=True), device("d1", multi=True, capacity={"memory": "40Gi"})]
     objs = [
         device_class("gpu"),
         resource_slice("s1", devs),
         claim("c0", [request("gpu", allocationMode="All")]),
         claim("c1", [request("gpu", allocationMode="All")]),
+        claim("c2", [request("gpu", count=3)]),
     ]
     cluster = Cluster.from_objects(objs)
-    ref = plan(cluster, [["c0"], ["c1"]], ["node-1"], allocator="reference")
-    best = plan(cluster, [["c0"], ["c1"]], ["node-1"], allocator="cpsat")
+    pods = [["c0"], ["c1"], ["c2"]]
+    ref = plan(cluster, pods, ["node-1"], allocator="reference")
+    best = plan(cluster, pods, ["node-1"], allocator="cpsat")
     assert ref.placed == 2
     assert best.placed == 2 and best.stats["fallback"] == "first fit"
 

@@ -12,6 +12,7 @@ from typing import Any
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
+from dra_solver.allocators import COMPLETE
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.flat import claim_weight
@@ -113,3 +114,220 @@ def test_share_ids_already_in_the_cluster_are_never_drawn_again() -> None:
     again = ShareIDs(0, taken={first})
     drawn = [again.next() for _ in range(3)]
     assert first not in drawn and len(set(drawn)) == 3
+
+
+def _gpu_pod(name: str, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    """A pod of one GPU from the template `one-gpu`, asking `cpu`."""
+    body = {
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": cpu}}}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        **spec,
+    }
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+
+
+def _gpu_nodes(gpus: int, cpu: str = "4") -> list[dict[str, Any]]:
+    """node-1 with `gpus` GPUs and `cpu` allocatable, the template `one-gpu`."""
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+    }
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-1", "labels": {"kubernetes.io/hostname": "node-1"}},
+        "status": {"allocatable": {"cpu": cpu, "pods": "110"}},
+    }
+    gpu_list = [device(f"gpu-{i}") for i in range(gpus)]
+    return [device_class("gpu"), template, node, resource_slice("gpus", gpu_list)]
+
+
+def _no_model(monkeypatch: Any) -> None:
+    """Make both models fail loudly if they run; the job counts as large (above
+    `PER_DEVICE_MAX`, where the aggregated model would plan)."""
+    import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a model ran although first fit placed every pod that may be placed")
+
+    real = allocators.aggregate
+
+    def not_before(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        """Before first fit (`without_first_fit`) the aggregated model is asked whether it
+        applies: on one node it does not, and says so at once."""
+        if first is not None:
+            refuse()
+        out = real(job, first, *args, **kwargs)
+        assert isinstance(out, str)
+        return out
+
+    monkeypatch.setattr(allocators, "aggregate", not_before)
+    monkeypatch.setattr(allocators, "solve", refuse)
+
+
+def test_first_fit_placing_every_pod_is_optimal_without_a_model(monkeypatch: Any) -> None:
+    """Three GPU pods, four GPUs: first fit places all three. No plan places more than every
+    pod, so the plan is OPTIMAL with that weight as its bound, and no model runs."""
+    _no_model(monkeypatch)
+    cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}", priority=i) for i in range(3))])
+    out = plan(cluster)
+    s = out.stats
+    assert out.placed == 3
+    assert s["status"] == "OPTIMAL" and s["gap"] == 0
+    assert s["objective"] == s["bound"] == sum(claim_weight(i) for i in range(3))
+    assert s["bound_from"] == COMPLETE
+    assert str(s["aggregated"]).startswith("no: first fit placed every pod")
+
+
+def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: Any) -> None:
+    """Two pods fit; one asks for a node label no node has, one for more cpu than any node
+    allocates: no plan places either, so first fit's two are OPTIMAL, the bound their weight
+    (not the weight of all four), without a model."""
+    _no_model(monkeypatch)
+    pods = [
+        _gpu_pod("fits-1"),
+        _gpu_pod("nowhere", nodeSelector={"zone": "mars"}),
+        _gpu_pod("too-big", cpu="64"),
+        _gpu_pod("fits-2"),
+    ]
+    out = plan(Cluster.from_objects([*_gpu_nodes(4), *pods]))
+    s = out.stats
+    assert {p.name for p in out.pods if p.placed} == {"default/fits-1", "default/fits-2"}
+    assert s["status"] == "OPTIMAL" and s["bound"] == s["objective"] == 2 * claim_weight(0)
+    assert s["bound_from"] == COMPLETE
+    assert all(p.reason for p in out.pods if not p.placed)
+
+
+def test_a_small_job_first_fit_completed_still_runs_the_model() -> None:
+    """Below `PER_DEVICE_MAX` the per-device model also weighs the strategy's device
+    preferences after the weight, which first fit does not: it runs although first fit
+    placed every pod."""
+    cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}") for i in range(3))])
+    s = plan(cluster).stats
+    assert s["bound_from"] != COMPLETE and "cpsat_status" in s
+    assert s["status"] == "OPTIMAL" and s["bound"] == 3 * claim_weight(0)
+
+
+def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
+    """Three pods of two cpu, one GPU each; the node has three GPUs but four cpu. First fit
+    leaves the third out because the first two took the cpu — before the plan the node would
+    take it, so first fit has not proven anything: the model runs and proves the bound."""
+    import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
+    out = plan(cluster)
+    s = out.stats
+    assert out.placed == 2
+    assert s["bound_from"] != COMPLETE
+    assert not str(s.get("aggregated", "")).startswith("no: first fit placed every pod")
+    assert s["status"] == "OPTIMAL" and s["bound"] == 2 * claim_weight(0)
+
+
+def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
+    """Two pods, one GPU: first fit places one, the other fits the node before the plan (only
+    the device is taken). Not complete: the model proves the bound."""
+    import dra_solver.allocators as allocators
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
+    job_stats = plan(cluster).stats
+    assert job_stats["bound_from"] != COMPLETE
+    assert job_stats["status"] == "OPTIMAL" and job_stats["bound"] == claim_weight(0)
+
+
+def _gpu_fleet(nodes: int, pods: int, extra: list[dict[str, Any]]) -> Cluster:
+    """`nodes` nodes of two GPUs each and `pods` pods of one GPU (`_gpu_pod`), then `extra`."""
+    objs: list[dict[str, Any]] = _gpu_nodes(0)[:2]  # the class and the template
+    for n in range(nodes):
+        name = f"node-{n}"
+        meta = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {}})
+        objs.append(resource_slice(f"{name}-gpus", [device("gpu-0"), device("gpu-1")], node=name))
+    return Cluster.from_objects([*objs, *(_gpu_pod(f"p{i}", priority=i % 3) for i in range(pods)), *extra])
+
+
+def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: Any) -> None:
+    """Above `PER_DEVICE_MAX` pods x nodes the aggregated model runs before first fit; its plan
+    proven OPTIMAL places at least first fit's weight, so first fit never runs — and the plan
+    places the same weight as the run that starts from first fit."""
+    import dra_solver.allocators as allocators
+    from dra_solver.firstfit import FirstFit
+
+    cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
+    with_first = plan(cluster)
+    assert with_first.stats["status"] == "OPTIMAL" and with_first.stats["reference_placed"] == 12
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("first fit ran although the model proved its plan optimal")
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(FirstFit, "plan", refuse)
+    out = plan(cluster)
+    s = out.stats
+    assert s["status"] == "OPTIMAL" and s["objective"] == s["bound"] == with_first.stats["objective"]
+    assert "reference_placed" not in s and str(s["first_fit"]).startswith("not run")
+    assert all(p.reason for p in out.pods if not p.placed)
+
+
+def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit(monkeypatch: Any) -> None:
+    """Without first fit, a pod the plan leaves out that fits alone on no node gets every
+    node's reason on the input's cluster — the words first fit gives it."""
+    import dra_solver.allocators as allocators
+
+    cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
+    expected = plan(cluster).pod("default/nowhere")
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    out = plan(cluster)
+    assert "reference_placed" not in out.stats
+    pod = out.pod("default/nowhere")
+    assert not pod.placed
+    assert pod.reason == expected.reason and "nodeSelector zone=mars" in str(pod.reason)
+    assert dict(pod.node_reasons) == dict(expected.node_reasons) and len(pod.node_reasons) == 6
+
+
+def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any) -> None:
+    """A model plan not proven optimal proves nothing about first fit: the run goes on from
+    first fit, as always. Here the model before first fit is told that its bound is none."""
+    from dataclasses import replace
+
+    import dra_solver.allocators as allocators
+
+    firsts: list[object] = []
+    real = allocators.aggregate
+
+    def unproven(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        firsts.append(first)
+        agg = real(job, first, *args, **kwargs)
+        return replace(agg, bound_proven=False) if first is None and not isinstance(agg, str) else agg
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(allocators, "aggregate", unproven)
+    out = plan(_gpu_fleet(6, 20, []))
+    assert firsts[0] is None and len(firsts) == 2 and firsts[1] is not None  # again, after first fit
+    assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
+    assert out.stats["status"] == "OPTIMAL"
+
+
+def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> None:
+    """Why the aggregated model does not apply does not depend on first fit's plan: found
+    before first fit, it is not looked for again after."""
+    import dra_solver.allocators as allocators
+
+    calls: list[object] = []
+
+    def never(job: Any, first: Any, *args: Any, **kwargs: Any) -> str:
+        calls.append(first)
+        return "does not apply, for the test"
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(allocators, "aggregate", never)
+    out = plan(_gpu_fleet(6, 20, []))
+    assert calls == [None]
+    assert out.stats["aggregated"] == "no: does not apply, for the test"
+    assert out.stats["reference_placed"] == 12 and out.stats["status"] == "OPTIMAL"

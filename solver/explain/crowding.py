@@ -18,7 +18,7 @@ from dataclasses import replace
 from .. import interrupt
 from ..allocators import HINT_STEPS
 from ..demand import demand_total
-from ..firstfit import DETAIL_NODES, Alone, NodeReasons, Solo, reason_groups, with_refs
+from ..firstfit import DETAIL_NODES, Alone, NodeReasons, Solo, reason_groups, why_not, with_refs
 from ..inventory import DeviceID, PoolID
 from ..planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 
@@ -36,7 +36,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
     A pod that fits alone nowhere keeps its reason (the input itself stands in the way)."""
     pods = outcome.pods
     if interrupt.requested() or not any(p.placed for p in pods):  # Ctrl-C: the plan, at once
-        return outcome
+        return _unexplained(outcome)
     left = [
         i
         for i, p in enumerate(pods)
@@ -60,7 +60,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         unit = job.units[i]
         key = solo.key(unit)
         if key is not None and outcome.allocator != "reference":
-            key = (key, unit.priority)
+            key = (key, unit.priority, pods[i].reason is None)
             if key not in shared:
                 shared[key] = _reasons(job, outcome, i, solo, after, index, raw=True)
             words = shared[key]
@@ -72,18 +72,34 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
             pods[i].reason, pods[i].node_reasons = words
+    return _unexplained(outcome)
+
+
+def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
+    """`outcome` with a reason for every pod left out: a pod the model left out without first
+    fit's reason (`allocators.Cpsat.without_first_fit`) that an interrupt kept from being
+    worded says so."""
+    for p in outcome.pods:
+        if not p.placed and p.reason is None:
+            p.reason = UNEXPLAINED
     return outcome
+
+
+UNEXPLAINED = "not placed; the run was interrupted before its reason was worded"
 
 
 def _reasons(
     job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index, *, raw: bool
 ) -> tuple[str, dict[str | None, str]] | None:
-    """Unit i's reason and node reasons (None: it fits alone nowhere, its reason stays);
+    """Unit i's reason and node reasons (None: it fits alone nowhere, its reason stays — or,
+    when it has none, first fit not having run, every node's reason on the input's cluster);
     `raw`: with the claim refs as placeholders (`firstfit.with_refs` puts them in)."""
     pods, unit = outcome.pods, job.units[i]
     fits, texts, templates = solo.nodes(unit, raw=raw)
     if not fits:
-        return None
+        if pods[i].reason is not None or not texts:
+            return None
+        return why_not(list(texts.items()), templates), texts
     free = after.devices_fit(unit, [a.node for a in fits])
     crowd: dict[str | None, str] = {}
     takers: dict[int, None] = {}

@@ -8,27 +8,79 @@ each calls this function rather than receiving it as a callback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
-from ..allocators import ALLOCATORS
+from ..allocators import ALLOCATORS, Cpsat
 from ..api.cluster import Cluster
 from ..explain.crowding import crowded_reasons
 from ..firstfit import FirstFit
 from .job import Options, PlanOutcome, Unit
 from .resolve import make_job
 
+GC_THRESHOLD = (100_000, 50, 100)
+"""The garbage collector's thresholds while a plan runs (Python's default: 700, 10, 10)."""
+
+
+class _Collector:
+    """How many plans run now, and the thresholds from before the first of them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.saved: tuple[int, ...] = gc.get_threshold()
+
+
+_collector = _Collector()
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the body with the garbage collector's thresholds raised (`GC_THRESHOLD`), then put
+    them back. Why: a plan allocates millions of small objects that it keeps (claims, device
+    views, cached answers), and at the default thresholds the cyclic collector traverses the
+    growing heap again and again without finding garbage — a quarter to a third of a
+    5,000-pod plan's CPU time (docs/benchmarks.md, "End to end"). Reference counting still
+    frees everything outside cycles at once; cycles wait longer. Nested and concurrent plans
+    share one raise: the thresholds go back when the last of them ends. Changes no result."""
+    with _collector.lock:
+        if _collector.running == 0:
+            _collector.saved = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLD)
+        _collector.running += 1
+    try:
+        yield
+    finally:
+        with _collector.lock:
+            _collector.running -= 1
+            if _collector.running == 0:
+                gc.set_threshold(*_collector.saved)
+
 
 def run(
     cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None], options: Options
 ) -> PlanOutcome:
-    """The one run every entry point goes through: first fit, then the chosen allocator."""
-    allocator = ALLOCATORS[options.allocator]
-    job = make_job(cluster, units, nodes, options)
-    first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-    outcome = crowded_reasons(job, allocator.improve(job, first))
+    """The one run every entry point goes through: first fit, then the chosen allocator — or,
+    at scale, the aggregated model alone when it proves its plan optimal
+    (`allocators.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
+    with fewer_collections():
+        allocator = ALLOCATORS[options.allocator]
+        job = make_job(cluster, units, nodes, options)
+        alone = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
+        if isinstance(alone, PlanOutcome):
+            model = alone
+        else:
+            first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
+            if isinstance(allocator, Cpsat):
+                model = allocator.improve(job, first, not_aggregated=alone)
+            else:
+                model = allocator.improve(job, first)
+        outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     return outcome
 
 
-__all__ = ["run"]
+__all__ = ["GC_THRESHOLD", "fewer_collections", "run"]

@@ -8,7 +8,7 @@ builds that shared BuildContext once per allocation call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..api.cluster import Cluster
@@ -156,6 +156,44 @@ def build_context(
     return context_from(cluster, node, pools, in_use, gates, cache)
 
 
+@dataclass(frozen=True)
+class _Static:
+    """The part of a device's DeviceInfo and its CEL view that no allocation changes."""
+
+    device: Device  # held so that the memo's key, id(device), is not reused
+    multi: bool
+    capacity: dict[str, Fraction]
+    capacity_format: dict[str, str]
+    node_scope: tuple[str, object]
+    view: DeviceView
+
+
+@dataclass
+class DeviceMemo:
+    """What `context_from` derives from one node's pools that never changes while they stay
+    the same objects: the devices the node sees of each pool, and each device's static
+    fields and CEL view. Why: a first-fit run rebuilds a node's context after every placement
+    that touches its pools (the in-use part changes), and re-reading every device's
+    attributes and capacities each time was its largest cost. One memo per node and feature
+    gates (`firstfit.NodeState`); the objects it holds are shared by the contexts built with
+    it and never changed (a DeviceView memoises its own evaluations)."""
+
+    visible: dict[int, tuple[Pool, list[tuple[ResourceSlice, Device]]]] = field(default_factory=dict)
+    static: dict[int, _Static] = field(default_factory=dict)
+
+    def devices(self, pool: Pool, node: NodeView | None) -> list[tuple[ResourceSlice, Device]]:
+        hit = self.visible.get(id(pool))
+        if hit is None or hit[0] is not pool:
+            hit = self.visible[id(pool)] = (pool, visible_devices(pool, node))
+        return hit[1]
+
+    def of(self, driver: str, s: ResourceSlice, d: Device, gates: FeatureGates) -> _Static:
+        hit = self.static.get(id(d))
+        if hit is None or hit.device is not d:
+            hit = self.static[id(d)] = _static(driver, s, d, gates)
+        return hit
+
+
 def context_from(
     cluster: Cluster,
     node: NodeView | None,
@@ -163,18 +201,24 @@ def context_from(
     in_use: InUse,
     gates: FeatureGates,
     cache: EvalCache | None = None,
+    memo: DeviceMemo | None = None,
 ) -> BuildContext:
     """The BuildContext of pools already gathered for `node` and an in-use summary already built.
 
     Why separate from `build_context`: a plan over many pods gathers each node's pools once
     and keeps the in-use summary up to date as pods are placed (`solver.firstfit`), instead
-    of re-reading every slice and claim of the cluster for every (pod, node)."""
+    of re-reading every slice and claim of the cluster for every (pod, node). `memo`: the
+    node's `DeviceMemo` (the same node, pools and gates every call), for the static parts."""
     ctx = BuildContext(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
     for pool in pools.valid():
         counter_index = _pool_counters(ctx, pool)
         blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
-        for s, d in visible_devices(pool, node):
-            _add_device(ctx, pool.driver, s, d, counter_index, blocked)
+        seen = memo.devices(pool, node) if memo is not None else visible_devices(pool, node)
+        for s, d in seen:
+            static = (
+                memo.of(pool.driver, s, d, gates) if memo is not None else _static(pool.driver, s, d, gates)
+            )
+            _add_device(ctx, pool.driver, s, d, counter_index, blocked, static)
     return ctx
 
 
@@ -200,6 +244,17 @@ def _pool_counters(ctx: BuildContext, pool: Pool) -> dict[tuple[str, str], int]:
     return index
 
 
+def _static(driver: str, s: ResourceSlice, d: Device, gates: FeatureGates) -> _Static:
+    return _Static(
+        device=d,
+        multi=bool(d.allow_multiple_allocations) and gates.DRAConsumableCapacity,
+        capacity={k: c.value.as_fraction() for k, c in d.capacity.items()},
+        capacity_format={k: c.value.format for k, c in d.capacity.items()},
+        node_scope=_node_scope(s, d),
+        view=device_view(driver, d, gates),
+    )
+
+
 def _add_device(
     ctx: BuildContext,
     driver: str,
@@ -207,10 +262,10 @@ def _add_device(
     d: Device,
     counter_index: dict[tuple[str, str], int],
     blocked: bool,
+    static: _Static,
 ) -> None:
-    gates = ctx.gates
     dev_id = (driver, s.spec.pool.name, d.name)
-    multi = bool(d.allow_multiple_allocations) and gates.DRAConsumableCapacity
+    multi = static.multi
     counter_use: dict[int, Fraction] = {}
     for use in d.consumes_counters:
         for cname, counter in use.counters.items():
@@ -226,13 +281,13 @@ def _add_device(
         slice_name=s.metadata.name,
         multi=multi,
         busy=dev_id in ctx.in_use.dedicated,
-        capacity={k: c.value.as_fraction() for k, c in d.capacity.items()},
-        capacity_format={k: c.value.format for k, c in d.capacity.items()},
+        capacity=static.capacity,
+        capacity_format=static.capacity_format,
         in_use=dict(ctx.in_use.capacity.get(dev_id, {})) if multi else {},
         shared_in_use=multi and (dev_id in ctx.in_use.shared or dev_id in ctx.in_use.capacity),
         counter_use=counter_use,
         counters_blocked=blocked,
-        node_scope=_node_scope(s, d),
+        node_scope=static.node_scope,
         binds_to_node=bool(d.binds_to_node),
         skip_node_operations=s.spec.skip_node_operations,
         binding_conditions=tuple(d.binding_conditions),
@@ -240,4 +295,4 @@ def _add_device(
     )
     ctx.devices.append(info)
     ctx.raw.append((s, d))
-    ctx.views.append(device_view(driver, d, gates))
+    ctx.views.append(static.view)
