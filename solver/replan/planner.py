@@ -90,6 +90,7 @@ from ..planning.resolve import (
 )
 from ..problem.flat import claim_weight
 from .changes import Changes, Naming, Ref, apply_changes
+from .local import Shape, region, resolve, shape_of
 
 SMALL = 20_000
 """Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the
@@ -123,6 +124,8 @@ class Planner:
         self._strict_next: tuple[bool, bool, bool] | None = None
         self._naming: Naming | None = None
         """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
+        self._shapes: dict[str, tuple[Pod | None, Shape]] = {}
+        """Each pod's claim shape (`local.shape_of`), with the Pod it was read from."""
 
     @property
     def cluster(self) -> Cluster:
@@ -298,8 +301,62 @@ class Planner:
             "update": "pods only: released, then first fit on what is free",
             "retried": len(retry),
         }
+        if sum(_weight(p) for p in pods if p.placed) < bound:
+            seeds = released | {p.node for p in done.pods if p.placed}
+            waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
+            pods = self._local(after, pods, seeds, _queue(waiting), stats)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
+
+    def _local(
+        self,
+        after: Cluster,
+        pods: list[PodPlan],
+        seeds: set[str | None],
+        waiting: Sequence[PodPlan],
+        stats: dict[str, object],
+    ) -> list[PodPlan]:
+        """The local re-solve (`local.resolve`) of the nodes the update reached, after first
+        fit: its plan of those nodes' pods when it places more weight, recorded in the
+        first-fit run (the pods it changed released, their new claims held), so that the run
+        stays in the state of the plan returned. Only with the CP-SAT allocator (first fit
+        re-solving its own placements gains nothing) and without slices lacking a node name
+        (the region is then independent of the nodes outside it but for the claims in use)."""
+        if self._options.allocator == "reference" or any(not s.spec.node_name for s in after.slices):
+            return pods
+        solved = time.perf_counter()
+        area = region(pods, seeds, waiting, self._nodes)
+        queue = _queue([p for p in pods if not p.placed and p.pod is not None])
+        got = resolve(after, pods, area, queue, self._shape, self._options)
+        stats["local_nodes"] = len(area)
+        stats["local_seconds"] = round(time.perf_counter() - solved, 3)
+        if got is None or not got.pods:
+            stats["local_gain"] = 0
+            if got is not None:
+                stats["local_status"] = got.status
+            return pods
+        run = self._run
+        assert run is not None
+        was = {p.name: p for p in pods}
+        for name in sorted(got.pods):
+            old = was[name]
+            if old.placed and old.pod is not None:
+                run.release(old.claims, old.node, Needs.of(old.pod).demand)
+        for name in sorted(got.pods):
+            q = got.pods[name]
+            if q.placed and q.pod is not None:
+                run.hold(q.claims, q.node, Needs.of(q.pod).demand)
+                self._units.pop(name, None)
+        stats["local_gain"], stats["local_status"] = got.gain, got.status
+        stats["local_changed"] = len(got.pods)
+        return [got.pods.get(p.name, p) for p in pods]
+
+    def _shape(self, p: PodPlan) -> Shape:
+        """The pod's claim shape (`local.shape_of`), kept per pod object between updates."""
+        known = self._shapes.get(p.name)
+        if known is None or known[0] is not p.pod:
+            known = self._shapes[p.name] = (p.pod, shape_of(p.claims))
+        return known[1]
 
     def _left_units(self, after: Cluster, pods: Sequence[PodPlan], touched: set[str]) -> list[Unit]:
         """The units of the pods in `pods` that were left out and that the update does not
@@ -428,6 +485,11 @@ def _strict_flags(objects: Iterable[TypeMeta]) -> tuple[bool, bool, bool]:
             admin = admin or any(bool(getattr(o, "admin_access", False)) for o in options)
             all_mode = all_mode or any(o.allocation_mode == "All" for o in options)
     return admin, all_mode, multi
+
+
+def _queue(pods: Sequence[PodPlan]) -> list[PodPlan]:
+    """`pods` (in the cluster's order) in the scheduler's queue order: priority first."""
+    return sorted(pods, key=lambda p: -p.priority)
 
 
 def _total(pods: Sequence[PodPlan]) -> int:
