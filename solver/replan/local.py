@@ -194,7 +194,7 @@ def resolve(
     status = str(got.stats.get("status", ""))
     if gets <= had:
         return Local(tuple(area), {}, 0, status)
-    settled = revert(units, was, stay(units, was, list(got.pods), shape))
+    settled = home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))
     gets = _weight(settled)
     if gets <= had:
         return Local(tuple(area), {}, 0, status)
@@ -374,6 +374,39 @@ def revert(units: Sequence[Unit], was: Sequence[PodPlan], got: Sequence[PodPlan]
         home = w.node is not None and w.placed and root(w.node) in back
         there = g.node is not None and g.placed and root(g.node) in back
         out.append(w if home or there else g)
+    return out
+
+
+def home(units: Sequence[Unit], was: Sequence[PodPlan], got: Sequence[PodPlan]) -> list[PodPlan]:
+    """`got` with single nodes given back what they held in `was` wherever that loses no
+    weight and brings a moved pod home (`revert` puts back whole groups of nodes; a group that
+    gains may still hold reshuffles). Such a node gets its pods and devices of `was` back; its
+    pods that `got` had placed on other nodes leave those (room freed only); the pods `got`
+    had placed there newly are left out — so the node is taken back only when the weight of
+    its pods coming back (from being left out) covers theirs. Node after node, in order, until
+    nothing changes."""
+    out = list(got)
+    weight = [claim_weight(u.priority) for u in units]
+    nodes = sorted({w.node for w in was if w.placed and w.node is not None})
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            old = [i for i, w in enumerate(was) if w.placed and w.node == n]
+            now = [i for i, g in enumerate(out) if g.placed and g.node == n]
+            if sorted(old) == sorted(now) and all(out[i] is was[i] for i in old):
+                continue
+            moved = [i for i in old if out[i].placed and out[i].node != n]
+            back = sum(weight[i] for i in old if not out[i].placed)
+            lost = sum(weight[i] for i in now if i not in old)
+            if back < lost or (not moved and back == lost):
+                continue
+            for i in now:
+                if i not in old:
+                    out[i] = was[i] if not was[i].placed else _left(units[i])
+            for i in old:
+                out[i] = was[i]
+            changed = True
     return out
 
 

@@ -17,7 +17,16 @@ plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use)
   and not at all when one of its kind failed there since (`Resumable.place_on`); the pods
   left out are resolved once, not per update (`_left_units`); node resources are verified on
   the nodes pods arrived at. `plan()` prepares the run for this (`Resumable.warm`, counted
-  in `stats["warm_seconds"]`).
+  in `stats["warm_seconds"]`). Then, unless the result reaches its bound, the *local
+  re-solve* (`local.py`): the aggregated CP-SAT model on the nodes the update reached (where
+  it released or placed pods, and where pods of lower priority hold room a pod it could not
+  place asks for), with the pending pods and every other placement fixed, hinted with the
+  current plan; taken only when it places more weight, its placements exchanged between alike
+  nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
+  change gains nothing put back. Its placements are recorded in the first-fit run
+  (`Resumable.release`, `Resumable.hold`, which re-checks them), so the next update starts
+  from the plan returned. `stats`: `local_nodes`, `local_gain`, `local_status`,
+  `local_seconds`.
 - *Anything else* (nodes, slices, allocated claims, bound pods, DeviceClasses...): the pods
   of the last plan whose pod and claims are unchanged and whose node is still there are
   kept, after the checker re-verified them on the nodes the change reaches (every node when
@@ -55,10 +64,16 @@ and reservations of the new pods (`planning.finish.per_pod`); a kept pod's claim
 (`apply_changes` refuses an update that removes a claim a remaining pod names); gangs — none
 on this path. So every rule's verdict on a node, claim or pool the update did not touch is
 its verdict on the last plan. `tests/test_planner_incremental.py` mutates both sides: a
-corrupted new placement is refused by the update, a corrupted first plan by `plan()`.
+corrupted new placement is refused by the update, a corrupted first plan by `plan()`. The
+local re-solve's placements are checked by the pipeline's stages on the region's sub-cluster
+(`allocators.expand_aggregated` per node, `planning.finish.per_pod`), again per node when the
+first-fit run records them (`Resumable.hold`), and with every pod of each node a pod arrived at
+for node resources; a node given back its old pods holds what the last plan held there.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
-order, the pipeline's seeded CP-SAT with a deterministic time limit).
+order, the pipeline's and the local re-solve's seeded CP-SAT with a deterministic time limit;
+only the wall-clock guard of a machine too loaded to do that work in 3 x the limit + 1 s
+stops it earlier).
 """
 
 from __future__ import annotations
