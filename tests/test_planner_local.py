@@ -16,8 +16,12 @@ import pytest
 
 from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
+from dra_solver.demand import Needs
+from dra_solver.firstfit import Resumable
+from dra_solver.gates import FeatureGates
 from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import PlanOutcome
+from dra_solver.planning.job import Options, PlanOutcome
+from dra_solver.planning.resolve import make_job, units_for
 from dra_solver.replan import planner as planner_module
 
 OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
@@ -222,3 +226,22 @@ def test_status_is_not_optimal_by_the_step_alone() -> None:
     out = planner.update(add=add)
     assert out.stats["status"] == ("OPTIMAL" if out.weight == out.stats["bound"] else "FEASIBLE")
     assert out.stats["bound"] >= out.weight
+
+
+def test_a_held_placement_takes_its_room_in_the_first_fit_run() -> None:
+    """`Resumable.hold` is `release` reversed: a pod's claims held again keep the next pod of
+    the same size out; released, they let it in."""
+    objs = heterogeneous(0, 0) + _gpu4_nodes(2) + _pod("one", 4, 0) + _pod("two", 4, 0)
+    cluster = Cluster.from_objects(objs)
+    nodes: list[str | None] = ["node-00002"]
+    units = units_for(cluster, None, None, nodes, FeatureGates())
+    run = Resumable(make_job(cluster, (), nodes, Options()))
+    first = run.place(units[0])
+    pod = units[0].members[0].pod
+    assert first.placed and pod is not None
+    demand = Needs.of(pod).demand
+    run.release(first.claims, first.node, demand)
+    run.hold(first.claims, first.node, demand)
+    assert not run.place(units[1]).placed
+    run.release(first.claims, first.node, demand)
+    assert run.place(units[1]).placed

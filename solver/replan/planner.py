@@ -279,6 +279,8 @@ class Planner:
         known = self._cluster.claims
         if any(len(u.members) > 1 or any(c.key in known for c in u.claims) for u in units):
             return None  # a pod sharing a claim with another (or may: the claim is not new): the general path
+        for name in touched:
+            self._shapes.pop(name, None)
         released: set[str | None] = set()
         for name in sorted(touched & by_name.keys()):
             was = by_name[name]
@@ -407,7 +409,7 @@ class Planner:
 
     def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
         after, opts = changes.cluster, self._options
-        self._units = {}
+        self._units, self._shapes = {}, {}
         if changes.nodes or changes.everywhere:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
