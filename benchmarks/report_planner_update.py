@@ -140,7 +140,7 @@ def section(runs: list[dict[str, Any]]) -> str:
         "(`solver/replan/planner.py`, `firstfit.Resumable`). Then the local re-solve "
         "(`solver/replan/local.py`; the last column) plans the nodes the update reached again with "
         "the aggregated CP-SAT model — at most 32 nodes, their pods and the first pending pods, every "
-        "other placement fixed, 0.5 deterministic seconds — and is taken only when it places more "
+        "other placement fixed, 0.25 deterministic seconds — and is taken only when it places more "
         "weight; the pods it moves are the *moved* column (only within groups of nodes that gain "
         'weight, `docs/semantics.md`, "Re-planning"). The update\'s bound chains from the last bound '
         "plus the weight of the added pods, so it is loose when added pods find no room: the update's "

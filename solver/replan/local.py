@@ -58,7 +58,7 @@ PER_WAITING = 2
 """Nodes added to the region per pod the update could not place (see `region`)."""
 PENDING = 256
 """Pending pods offered in all, the first in queue order."""
-LIMIT = 0.5
+LIMIT = 0.25
 """CP-SAT budget of the sub-plan, in deterministic seconds."""
 
 Shape = tuple[str, ...]
