@@ -111,6 +111,10 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
             "update_cpu_seconds": round(update_cpu, 3),
             "load_1min": round(load, 2),
             "retried": out.stats.get("retried"),
+            "local_nodes": out.stats.get("local_nodes"),
+            "local_gain": out.stats.get("local_gain"),
+            "local_status": out.stats.get("local_status"),
+            "local_seconds": out.stats.get("local_seconds"),
             "peak_rss_mib": _rss_mib(),
         }
     )

@@ -61,7 +61,7 @@ from .planning.ledger import Ledger
 from .problem.build import build_problem, problem_from_context
 from .problem.devices import BuildContext, DeviceMemo, context_from
 from .problem.flat import Assignment, Problem
-from .problem.resources import Amounts
+from .problem.resources import Amounts, take
 from .reference import DEFAULT_MAX_STEPS, allocate_reference
 
 ClaimKey = tuple[str, str]
@@ -914,6 +914,24 @@ class Resumable:
     def _states(self, nodes: Collection[str | None]) -> list[NodeState]:
         index = self._indices()
         return [self._run.nodes[i] for i in sorted(index[n] for n in nodes if n in index)]
+
+    def hold(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
+        """Record a pod placed outside the run (the planner's local re-solve, `replan.local`),
+        the reverse of `release`: its allocated `claims` hold devices — verified by the checker
+        on the node's part of the cluster first, as every placement of the run is — and its
+        node resources `demand` on `node` are taken. The nodes that see the pools (and `node`)
+        are logged as changed, so no cached answer outlives it."""
+        run = self._run
+        states = self._states([node])
+        if not states:
+            raise ValueError(f"hold: node {node!r} is not one of the run's nodes")
+        if claims:
+            run.commit(list(claims), states[0])
+        if demand:
+            take(run.book.free.get(node), demand)
+            run._takes_only()
+            run.changes.append(states[0].index)
+            run._taken = len(run.changes)  # a placement: what `gone` knows stays valid
 
     def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
         """Forget a placed pod: its allocated `claims` no longer hold devices, and its node

@@ -258,6 +258,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # re-planning: a plan kept between calls and updated incrementally (`Planner`)
     "dra_solver.replan": {
+        "dra_solver.aggregate",
         "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.cel",

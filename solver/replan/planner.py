@@ -17,7 +17,16 @@ plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use)
   and not at all when one of its kind failed there since (`Resumable.place_on`); the pods
   left out are resolved once, not per update (`_left_units`); node resources are verified on
   the nodes pods arrived at. `plan()` prepares the run for this (`Resumable.warm`, counted
-  in `stats["warm_seconds"]`).
+  in `stats["warm_seconds"]`). Then, unless the result reaches its bound, the *local
+  re-solve* (`local.py`): the aggregated CP-SAT model on the nodes the update reached (where
+  it released or placed pods, and where pods of lower priority hold room a pod it could not
+  place asks for), with the pending pods and every other placement fixed, hinted with the
+  current plan; taken only when it places more weight, its placements exchanged between alike
+  nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
+  change gains nothing put back. Its placements are recorded in the first-fit run
+  (`Resumable.release`, `Resumable.hold`, which re-checks them), so the next update starts
+  from the plan returned. `stats`: `local_nodes`, `local_gain`, `local_status`,
+  `local_seconds`.
 - *Anything else* (nodes, slices, allocated claims, bound pods, DeviceClasses...): the pods
   of the last plan whose pod and claims are unchanged and whose node is still there are
   kept, after the checker re-verified them on the nodes the change reaches (every node when
@@ -55,10 +64,16 @@ and reservations of the new pods (`planning.finish.per_pod`); a kept pod's claim
 (`apply_changes` refuses an update that removes a claim a remaining pod names); gangs — none
 on this path. So every rule's verdict on a node, claim or pool the update did not touch is
 its verdict on the last plan. `tests/test_planner_incremental.py` mutates both sides: a
-corrupted new placement is refused by the update, a corrupted first plan by `plan()`.
+corrupted new placement is refused by the update, a corrupted first plan by `plan()`. The
+local re-solve's placements are checked by the pipeline's stages on the region's sub-cluster
+(`allocators.expand_aggregated` per node, `planning.finish.per_pod`), again per node when the
+first-fit run records them (`Resumable.hold`), and with every pod of each node a pod arrived at
+for node resources; a node given back its old pods holds what the last plan held there.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
-order, the pipeline's seeded CP-SAT with a deterministic time limit).
+order, the pipeline's and the local re-solve's seeded CP-SAT with a deterministic time limit;
+only the wall-clock guard of a machine too loaded to do that work in 3 x the limit + 1 s
+stops it earlier).
 """
 
 from __future__ import annotations
@@ -90,6 +105,7 @@ from ..planning.resolve import (
 )
 from ..problem.flat import claim_weight
 from .changes import Changes, Naming, Ref, apply_changes
+from .local import Shape, region, resolve, shape_of
 
 SMALL = 20_000
 """Pods x nodes up to which an update that is not proven optimal also runs a fresh plan of the
@@ -123,6 +139,8 @@ class Planner:
         self._strict_next: tuple[bool, bool, bool] | None = None
         self._naming: Naming | None = None
         """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
+        self._shapes: dict[str, tuple[Pod | None, Shape]] = {}
+        """Each pod's claim shape (`local.shape_of`), with the Pod it was read from."""
 
     @property
     def cluster(self) -> Cluster:
@@ -261,6 +279,8 @@ class Planner:
         known = self._cluster.claims
         if any(len(u.members) > 1 or any(c.key in known for c in u.claims) for u in units):
             return None  # a pod sharing a claim with another (or may: the claim is not new): the general path
+        for name in touched:
+            self._shapes.pop(name, None)
         released: set[str | None] = set()
         for name in sorted(touched & by_name.keys()):
             was = by_name[name]
@@ -298,8 +318,62 @@ class Planner:
             "update": "pods only: released, then first fit on what is free",
             "retried": len(retry),
         }
+        if sum(_weight(p) for p in pods if p.placed) < bound:
+            seeds = released | {p.node for p in done.pods if p.placed}
+            waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
+            pods = self._local(after, pods, seeds, _queue(waiting), stats)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
+
+    def _local(
+        self,
+        after: Cluster,
+        pods: list[PodPlan],
+        seeds: set[str | None],
+        waiting: Sequence[PodPlan],
+        stats: dict[str, object],
+    ) -> list[PodPlan]:
+        """The local re-solve (`local.resolve`) of the nodes the update reached, after first
+        fit: its plan of those nodes' pods when it places more weight, recorded in the
+        first-fit run (the pods it changed released, their new claims held), so that the run
+        stays in the state of the plan returned. Only with the CP-SAT allocator (first fit
+        re-solving its own placements gains nothing) and without slices lacking a node name
+        (the region is then independent of the nodes outside it but for the claims in use)."""
+        if self._options.allocator == "reference" or any(not s.spec.node_name for s in after.slices):
+            return pods
+        solved = time.perf_counter()
+        area = region(pods, seeds, waiting, self._nodes)
+        queue = _queue([p for p in pods if not p.placed and p.pod is not None])
+        got = resolve(after, pods, area, queue, self._shape, self._options)
+        stats["local_nodes"] = len(area)
+        stats["local_seconds"] = round(time.perf_counter() - solved, 3)
+        if got is None or not got.pods:
+            stats["local_gain"] = 0
+            if got is not None:
+                stats["local_status"] = got.status
+            return pods
+        run = self._run
+        assert run is not None
+        was = {p.name: p for p in pods}
+        for name in sorted(got.pods):
+            old = was[name]
+            if old.placed and old.pod is not None:
+                run.release(old.claims, old.node, Needs.of(old.pod).demand)
+        for name in sorted(got.pods):
+            q = got.pods[name]
+            if q.placed and q.pod is not None:
+                run.hold(q.claims, q.node, Needs.of(q.pod).demand)
+                self._units.pop(name, None)
+        stats["local_gain"], stats["local_status"] = got.gain, got.status
+        stats["local_changed"] = len(got.pods)
+        return [got.pods.get(p.name, p) for p in pods]
+
+    def _shape(self, p: PodPlan) -> Shape:
+        """The pod's claim shape (`local.shape_of`), kept per pod object between updates."""
+        known = self._shapes.get(p.name)
+        if known is None or known[0] is not p.pod:
+            known = self._shapes[p.name] = (p.pod, shape_of(p.claims))
+        return known[1]
 
     def _left_units(self, after: Cluster, pods: Sequence[PodPlan], touched: set[str]) -> list[Unit]:
         """The units of the pods in `pods` that were left out and that the update does not
@@ -335,7 +409,7 @@ class Planner:
 
     def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
         after, opts = changes.cluster, self._options
-        self._units = {}
+        self._units, self._shapes = {}, {}
         if changes.nodes or changes.everywhere:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
@@ -428,6 +502,11 @@ def _strict_flags(objects: Iterable[TypeMeta]) -> tuple[bool, bool, bool]:
             admin = admin or any(bool(getattr(o, "admin_access", False)) for o in options)
             all_mode = all_mode or any(o.allocation_mode == "All" for o in options)
     return admin, all_mode, multi
+
+
+def _queue(pods: Sequence[PodPlan]) -> list[PodPlan]:
+    """`pods` (in the cluster's order) in the scheduler's queue order: priority first."""
+    return sorted(pods, key=lambda p: -p.priority)
 
 
 def _total(pods: Sequence[PodPlan]) -> int:

@@ -1,0 +1,469 @@
+"""The local re-solve of a pods-only update (`Planner.update`): a small CP-SAT plan of the
+nodes the change reached, with every other placement fixed, taken only when it places more
+weight.
+
+Why: incremental first fit keeps every placed pod and fills free room in queue order; it never
+re-optimises. Its weight drifts below a fresh plan's where the change opened a better packing:
+room released by removed pods that first fit fills greedily, or a new higher-priority pod that
+finds no room while pods of lower priority hold room it could use. A fresh plan re-solves the
+whole cluster (tens of seconds at 10,000 pods); the change reaches a few nodes. So the update
+re-solves those nodes only (the region), with the pipeline's CP-SAT allocator on a sub-cluster:
+
+- the region: the nodes where the update released or placed pods, then, for each pod of the
+  update first fit could not place, the nodes where pods of lower priority asking for one of
+  its DeviceClasses hold the most devices (`region`), at most `NODES`;
+- the pods: those placed on the region, each pinned to its own node (a required node
+  affinity on `metadata.name`: it may keep its node, with other devices, or be left out, never
+  move — moving stays the objective's last criterion: `moved` stays 0), and the pending pods
+  in queue order (priority, then the cluster's order), at most `PER_NODE` per region node of
+  one claim shape and `PENDING` in all;
+- everything else fixed: every other placed pod's claims stay allocated in the sub-cluster
+  (their devices are in use), and only the region's nodes and slices (and slices without a
+  node name) are in it.
+
+Its plan replaces the region's pods only when it places strictly more weight than they had:
+a pod is left out only for a gain (`docs/semantics.md`, "Re-planning"). It is valid for the
+whole cluster: the pipeline checked it on the sub-cluster, which has every device in use that
+the cluster has on those nodes' pools and stricter node rules for the pinned pods; the planner
+re-checks each placement as it records it in its first-fit run (`Resumable.hold`) and the node
+resources of every node a pod arrived at. It proves nothing about the cluster's optimum: the
+update's bound and status are the ones the update had (an OPTIMAL update reaches its bound).
+
+Cost and determinism: the sub-plan is the pipeline with the planner's options (seed, workers)
+and a budget of `LIMIT` deterministic seconds (CP-SAT's machine-independent work measure, so
+the same input gives the same plan; the pipeline's wall-clock guard, 3 x the limit + 1 s, stops
+it earlier only on a machine too loaded to do that work in that time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ..aggregate.master import aggregate
+from ..allocators import expand_aggregated
+from ..api.cluster import Cluster
+from ..api.models import ResourceClaim
+from ..planning.finish import per_pod
+from ..planning.job import Options, PlanOutcome, PodPlan, Unit
+from ..planning.resolve import make_job, units_for
+from ..problem.flat import claim_weight
+
+NODES = 32
+"""The region's size: at most this many nodes are re-solved."""
+PER_NODE = 2
+"""Pending pods of one claim shape offered per region node (a node of 8 devices takes at most
+8 pods of one device; more of a shape than this rarely change the region's optimum)."""
+PER_WAITING = 2
+"""Nodes added to the region per pod the update could not place (see `region`)."""
+PENDING = 256
+"""Pending pods offered in all, the first in queue order."""
+LIMIT = 0.25
+"""CP-SAT budget of the sub-plan, in deterministic seconds."""
+
+Shape = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Local:
+    """What the local re-solve changed: the region, and the new plan of each pod it changed
+    (the region's pods — kept on their node, or left out — and the pending pods it placed)."""
+
+    region: tuple[str, ...]
+    pods: Mapping[str, PodPlan]
+    gain: int
+    status: str = ""
+    """The sub-plan's status (OPTIMAL: the region's best with the rest fixed, under the caps)."""
+
+
+def shape_of(claims: Sequence[ResourceClaim]) -> Shape:
+    """The claims' specs, as a key: pods of one shape ask for the same devices."""
+    return tuple(c.spec.model_dump_json() for c in claims)
+
+
+def region(
+    pods: Sequence[PodPlan],
+    seeds: Iterable[str | None],
+    waiting: Sequence[PodPlan],
+    nodes: Sequence[str],
+) -> tuple[str, ...]:
+    """The nodes to re-solve, in node order: the `seeds` (nodes the update released or placed
+    pods on), then, for the pods of `waiting` (not placed by the update, in queue order), the
+    nodes where pods of lower priority asking for one of their DeviceClasses hold the most
+    devices (room that leaving them out would free), `PER_WAITING` per pod; at most `NODES`."""
+    order = {n: i for i, n in enumerate(nodes)}
+    chosen = sorted({n for n in seeds if n is not None and n in order}, key=order.__getitem__)[:NODES]
+    taken = set(chosen)
+    if waiting and len(chosen) < NODES:
+        top = max(w.priority for w in waiting)
+        held: dict[tuple[int, str], dict[str, int]] = {}
+        for p in pods:
+            if p.placed and p.node is not None and p.priority < top and p.node in order:
+                devices = sum(_devices(c) for c in p.claims)
+                for cls in classes_of(p.claims):
+                    per = held.setdefault((p.priority, cls), {})
+                    per[p.node] = per.get(p.node, 0) + devices
+        wanted: dict[tuple[int, frozenset[str]], int] = {}
+        for w in waiting:
+            key = (w.priority, frozenset(classes_of(w.claims)))
+            wanted[key] = wanted.get(key, 0) + PER_WAITING
+        for (priority, classes), count in wanted.items():
+            score: dict[str, int] = {}
+            for (prio, cls), per in held.items():
+                if prio < priority and cls in classes:
+                    for n, devices in per.items():
+                        score[n] = score.get(n, 0) + devices
+            best = sorted((n for n in score if n not in taken), key=lambda n: (-score[n], order[n]))
+            for n in best[: min(count, NODES - len(chosen))]:
+                taken.add(n)
+                chosen.append(n)
+            if len(chosen) == NODES:
+                break
+    if len(chosen) == 1 and len(nodes) > 1:  # the aggregated model plans two nodes or more
+        chosen.append(nodes[(order[chosen[0]] + 1) % len(nodes)])
+    return tuple(sorted(chosen, key=order.__getitem__))
+
+
+def classes_of(claims: Sequence[ResourceClaim]) -> set[str]:
+    """The DeviceClasses the claims' requests (and their subrequests) name."""
+    out: set[str] = set()
+    for c in claims:
+        for r in c.spec.devices.requests:
+            if r.exactly is not None:
+                out.add(r.exactly.device_class_name)
+            for sub in r.first_available or ():
+                out.add(sub.device_class_name)
+    return out
+
+
+def _devices(claim: ResourceClaim) -> int:
+    """How many devices the claim's allocation holds (0: not allocated)."""
+    alloc = claim.status.allocation if claim.status is not None else None
+    return len(alloc.devices.results) if alloc is not None else 0
+
+
+def resolve(
+    after: Cluster,
+    pods: Sequence[PodPlan],
+    area: Sequence[str],
+    queue: Sequence[PodPlan],
+    shape: Callable[[PodPlan], Shape],
+    options: Options,
+) -> Local | None:
+    """The local re-solve of `area` (module docstring): the new plans of the pods it changes
+    (none when it places no more weight than the area's pods had; None when not tried).
+    `queue`: the pending pods in queue order; `shape`: a pod's claim shape (`shape_of` its
+    claims, cached by the caller)."""
+    inside = set(area)
+    if len(inside) < 2:
+        return None
+    here = [p for p in pods if p.placed and p.node in inside]
+    if any(p.pod is None or p.extended or p.reserved for p in here):
+        return None  # pods of plain claims, shared or special claims: not re-solved here
+    offered: list[PodPlan] = []
+    per_shape: dict[Shape, int] = {}
+    cap = max(1, int(PER_NODE * len(area)))
+    for p in queue:
+        if len(offered) == PENDING:
+            break
+        if p.pod is None:
+            continue
+        key = (str(p.priority), *shape(p))
+        if per_shape.get(key, 0) >= cap:
+            continue
+        per_shape[key] = per_shape.get(key, 0) + 1
+        offered.append(p)
+    sub = _sub_cluster(after, pods, here, offered, inside)
+    nodes: list[str | None] = list(area)
+    opts = Options.of(options, time_limit=LIMIT)
+    units = units_for(sub, [p.name for p in (*here, *offered)], None, nodes, opts.feature_gates)
+    if any(len(u.members) != 1 for u in units):
+        return None  # pods sharing a claim: one unit each is what the hint below assumes
+    was = [_as_unit(u, p) for u, p in zip(units, (*here, *offered), strict=True)]
+    job = make_job(sub, units, nodes, opts)
+    current = PlanOutcome(was, "current", {})
+    agg = aggregate(job, current, force=True)
+    if isinstance(agg, str):
+        return Local(tuple(area), {}, 0, f"not re-solved: {agg}")
+    kept = relabel(sub, units, was, agg.placements, area)
+    got = expand_aggregated(job, current, replace(agg, placements=kept), {})
+    if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
+        got = max(got, expand_aggregated(job, current, agg, {}), key=lambda o: _weight(o.pods))
+    had = sum(claim_weight(p.priority) for p in here)
+    gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
+    status = str(got.stats.get("status", ""))
+    if gets <= had:
+        return Local(tuple(area), {}, 0, status)
+    settled = home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))
+    gets = _weight(settled)
+    if gets <= had:
+        return Local(tuple(area), {}, 0, status)
+    done = per_pod(sub, units, PlanOutcome(settled, got.allocator, {}), opts.feature_gates)
+    original = {p.name: p for p in (*here, *offered)}
+    changed: dict[str, PodPlan] = {}
+    for q in done.pods:
+        old = original[q.name]
+        if q.placed:
+            if not old.placed or q.node != old.node or q.claims != old.claims:
+                changed[q.name] = q
+        elif old.placed:  # left out for pods of more weight
+            reason = f"left out on {old.node} for pods of more weight (the update's local re-solve)"
+            changed[q.name] = replace(q, reason=reason)
+    return Local(tuple(area), changed, gets - had, status)
+
+
+def _weight(pods: Sequence[PodPlan]) -> int:
+    return sum(claim_weight(p.priority) for p in pods if p.placed)
+
+
+def relabel(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    was: Sequence[PodPlan],
+    placements: Mapping[str, list[int]],
+    area: Sequence[str],
+) -> dict[str, list[int]]:
+    """The model's placements (node -> units) with the contents of alike nodes exchanged so that
+    as many pods as possible stay on the node they had: the model picks a node of a class by
+    its order, not by where pods are. Alike (`_alike`): the same devices, attributes and
+    capacities, labels but the hostname, allocatable resources and taints, and no pod bound to
+    it in the input. A content goes to a node only where none of its pods is refused (their
+    scheduling constraints: `Unit.blocked`); greedy on the pods that stay, ties in node order.
+    The devices are chosen afterwards, on the node given (`allocators.expand_aggregated`,
+    which checks them)."""
+    groups: dict[str, list[str]] = {}
+    for n in area:
+        groups.setdefault(_alike(cluster, n), []).append(n)
+    out = {n: list(v) for n, v in placements.items()}
+    for nodes in groups.values():
+        if len(nodes) < 2:
+            continue
+        contents = [placements.get(n, []) for n in nodes]
+        pairs = sorted(
+            (
+                (-sum(1 for i in content if was[i].placed and was[i].node == m), c, k)
+                for c, content in enumerate(contents)
+                for k, m in enumerate(nodes)
+                if content and not any(m in units[i].blocked for i in content)
+            ),
+        )
+        home: dict[int, int] = {}
+        used: set[int] = set()
+        for _, c, k in pairs:
+            if c not in home and k not in used:
+                home[c], used = k, used | {k}
+        if len(home) != sum(1 for content in contents if content):
+            continue  # a content no free node of the group takes: the model's nodes stay
+        for n in nodes:
+            out.pop(n, None)
+        for c, k in home.items():
+            out[nodes[k]] = contents[c]
+    return out
+
+
+def _alike(cluster: Cluster, node: str) -> str:
+    """A key equal for nodes a pod cannot tell apart (`relabel`); unique for a node with pods
+    bound to it in the input."""
+    if any(p.spec.node_name == node for p in cluster.pods.values()):
+        return f"bound:{node}"
+    obj = cluster.nodes.get(node)
+    labels = (
+        {k: v for k, v in (obj.metadata.labels or {}).items() if k != "kubernetes.io/hostname"} if obj else {}
+    )
+    parts = [
+        repr(sorted(labels.items())),
+        obj.spec.model_dump_json() if obj is not None and obj.spec is not None else "",
+        obj.status.model_dump_json() if obj is not None and obj.status is not None else "",
+    ]
+    parts += sorted(
+        s.spec.model_dump_json(exclude={"node_name", "pool"})
+        for s in cluster.slices
+        if s.spec.node_name == node
+    )
+    return "\n".join(parts)
+
+
+def _as_unit(unit: Unit, p: PodPlan) -> PodPlan:
+    """The pod's current plan as the sub-plan's unit sees it: its name, its claims as placed
+    (allocated: the model's hint) or as the unit has them (pending)."""
+    if p.placed:
+        return replace(p, name=unit.name)
+    return PodPlan(unit.name, None, list(unit.claims), p.reason, unit.priority, False, pod=p.pod)
+
+
+def stay(
+    units: Sequence[Unit], was: Sequence[PodPlan], got: list[PodPlan], shape: Callable[[PodPlan], Shape]
+) -> list[PodPlan]:
+    """`got` with placements traded between interchangeable pods so that as many pods as
+    possible keep the node they had in `was`: moving stays the last criterion. Interchangeable:
+    one Pod each, the same priority, namespace, claim specs (in order) and Pod spec but for the
+    claims' names — any pod of such a group may take another's node and devices (its claims get
+    the other's allocation), the plan's weight and every rule's verdict unchanged. Within a
+    group, a pod that had a node keeps it when the plan places one of the group there; the other
+    placements go to the group's placed pods first (moved, not left out), then the rest in order."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, u in enumerate(units):
+        pod = u.members[0].pod if len(u.members) == 1 else None
+        if pod is None:
+            continue
+        spec = pod.spec.model_dump_json(exclude={"resource_claims"})
+        entries = tuple(e.name for e in pod.spec.resource_claims)
+        key = (u.priority, pod.metadata.ns, shape(was[i]), spec, entries)
+        groups.setdefault(key, []).append(i)
+    out = list(got)
+    for idxs in groups.values():
+        if len(idxs) < 2:
+            continue
+        slots: dict[str | None, list[PodPlan]] = {}
+        for i in idxs:
+            if got[i].placed:
+                slots.setdefault(got[i].node, []).append(got[i])
+        given: dict[int, PodPlan] = {}
+        for i in idxs:
+            if was[i].placed and slots.get(was[i].node):
+                given[i] = slots[was[i].node].pop(0)
+        rest = [s for node in sorted(slots, key=str) for s in slots[node]]
+        order = [i for i in idxs if i not in given and was[i].placed] + [
+            i for i in idxs if i not in given and not was[i].placed
+        ]
+        for i in order:
+            if rest:
+                given[i] = rest.pop(0)
+        for i in idxs:
+            slot = given.get(i)
+            if slot is None:
+                out[i] = got[i] if not got[i].placed else was[i] if not was[i].placed else _left(units[i])
+            elif slot is not got[i]:
+                claims = [
+                    mine.model_copy(update={"status": _unreserved(theirs)})
+                    for mine, theirs in zip(units[i].claims, slot.claims, strict=True)
+                ]
+                out[i] = replace(slot, name=units[i].name, claims=claims, pod=units[i].members[0].pod)
+    return out
+
+
+def revert(units: Sequence[Unit], was: Sequence[PodPlan], got: Sequence[PodPlan]) -> list[PodPlan]:
+    """`got` with every group of nodes whose change gains nothing put back as it was in `was`.
+    The groups: nodes joined by a pod that moved between them (a pod placed in both plans on
+    other nodes), each node alone otherwise. A group whose pods in `got` weigh no more than its
+    pods in `was` is a reshuffle (or a loss): its nodes get their pods and devices of `was`
+    back, the pods `got` placed there newly are pending again, those it left out are placed
+    again. Valid: such a node holds what it held in the last plan, which passed the checker, and
+    the other nodes only lose pods that return home. So a pod moves, or is left out, only in a
+    group that places more weight; the total weight never drops."""
+    parent: dict[str, str] = {}
+
+    def root(n: str) -> str:
+        while parent.setdefault(n, n) != n:
+            n = parent[n]
+        return n
+
+    for w, g in zip(was, got, strict=True):
+        if w.placed and g.placed and w.node is not None and g.node is not None and w.node != g.node:
+            parent[root(w.node)] = root(g.node)
+    old: dict[str, int] = {}
+    new: dict[str, int] = {}
+    for w, g in zip(was, got, strict=True):
+        if w.placed and w.node is not None:
+            old[root(w.node)] = old.get(root(w.node), 0) + claim_weight(w.priority)
+        if g.placed and g.node is not None:
+            new[root(g.node)] = new.get(root(g.node), 0) + claim_weight(g.priority)
+    back = {r for r in (*old, *new) if new.get(r, 0) <= old.get(r, 0)}
+    out: list[PodPlan] = []
+    for w, g in zip(was, got, strict=True):
+        home = w.node is not None and w.placed and root(w.node) in back
+        there = g.node is not None and g.placed and root(g.node) in back
+        out.append(w if home or there else g)
+    return out
+
+
+def home(units: Sequence[Unit], was: Sequence[PodPlan], got: Sequence[PodPlan]) -> list[PodPlan]:
+    """`got` with single nodes given back what they held in `was` wherever that loses no
+    weight and brings a moved pod home (`revert` puts back whole groups of nodes; a group that
+    gains may still hold reshuffles). Such a node gets its pods and devices of `was` back; its
+    pods that `got` had placed on other nodes leave those (room freed only); the pods `got`
+    had placed there newly are left out — so the node is taken back only when the weight of
+    its pods coming back (from being left out) covers theirs. Node after node, in order, until
+    nothing changes."""
+    out = list(got)
+    weight = [claim_weight(u.priority) for u in units]
+    nodes = sorted({w.node for w in was if w.placed and w.node is not None})
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            old = [i for i, w in enumerate(was) if w.placed and w.node == n]
+            now = [i for i, g in enumerate(out) if g.placed and g.node == n]
+            if sorted(old) == sorted(now) and all(out[i] is was[i] for i in old):
+                continue
+            moved = [i for i in old if out[i].placed and out[i].node != n]
+            back = sum(weight[i] for i in old if not out[i].placed)
+            lost = sum(weight[i] for i in now if i not in old)
+            if back < lost or (not moved and back == lost):
+                continue
+            for i in now:
+                if i not in old:
+                    out[i] = was[i] if not was[i].placed else _left(units[i])
+            for i in old:
+                out[i] = was[i]
+            changed = True
+    return out
+
+
+def _unreserved(claim: ResourceClaim) -> object:
+    """The claim's status without its consumers (a traded allocation names its new pod only)."""
+    return claim.status.model_copy(update={"reserved_for": []}) if claim.status is not None else None
+
+
+def _left(unit: Unit) -> PodPlan:
+    return PodPlan(
+        unit.name, None, list(unit.claims), "left out by the update's local re-solve", unit.priority, False
+    )
+
+
+def _sub_cluster(
+    after: Cluster,
+    pods: Sequence[PodPlan],
+    here: Sequence[PodPlan],
+    offered: Sequence[PodPlan],
+    inside: set[str],
+) -> Cluster:
+    """`after` restricted to the region: its nodes and slices (and slices without a node
+    name), the pods bound to them, the region's placed pods pinned to their node, the pending
+    pods offered; every claim of the cluster, those of pods placed outside the region
+    allocated as placed (their devices stay in use)."""
+    claims = dict(after.claims)
+    for p in pods:
+        if p.placed and p.node not in inside:
+            for c in (*p.claims, *p.reserved):
+                claims[c.key] = c
+    bound = {k: pod for k, pod in after.pods.items() if pod.spec.node_name in inside}
+    for p in here:
+        assert p.pod is not None and p.node is not None
+        bound[p.pod.key] = p.pod
+    for p in offered:
+        assert p.pod is not None
+        bound[p.pod.key] = p.pod
+    return replace(
+        after,
+        pods=bound,
+        claims=claims,
+        nodes={n: node for n, node in after.nodes.items() if n in inside},
+        slices=[s for s in after.slices if s.spec.node_name is None or s.spec.node_name in inside],
+        _identities={},
+    )
+
+
+__all__ = [
+    "LIMIT",
+    "NODES",
+    "PENDING",
+    "PER_NODE",
+    "PER_WAITING",
+    "Local",
+    "classes_of",
+    "region",
+    "resolve",
+    "shape_of",
+    "stay",
+]

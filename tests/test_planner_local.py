@@ -1,0 +1,247 @@
+"""The local re-solve of a pods-only update (`replan.local`, issue #30 §2): where incremental
+first fit leaves weight a fresh plan places, the update reaches the fresh plan's weight, moves
+no pod, leaves a pod out only for a gain, passes the checker, and stays deterministic.
+
+No fresh plan runs beside the update here (`SMALL` 0): what is tested is the incremental path.
+Each case is checked against the same update without the step (`local.resolve` answering
+None), so a test that passes would fail if the step did nothing."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
+from dra_solver import Cluster, InputError, Planner, check_cluster, plan
+from dra_solver.demand import Needs
+from dra_solver.firstfit import Resumable
+from dra_solver.gates import FeatureGates
+from dra_solver.output.objects import cluster_after
+from dra_solver.planning.job import Options, PlanOutcome
+from dra_solver.planning.resolve import make_job, units_for
+from dra_solver.replan import planner as planner_module
+
+OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
+
+
+@pytest.fixture(autouse=True)
+def _no_fresh_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(planner_module, "SMALL", 0)
+
+
+def _without_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(planner_module, "resolve", lambda *args, **kwargs: None)
+
+
+def _signature(out: PlanOutcome) -> list[tuple[str, str | None, list[Any]]]:
+    return [
+        (
+            p.name,
+            p.node,
+            [c.status.allocation.dump() if c.status and c.status.allocation else None for c in p.claims],
+        )
+        for p in out.pods
+    ]
+
+
+def _valid(planner: Planner, out: PlanOutcome) -> None:
+    """The plan, written back as the cluster after it, passes the independent checker."""
+    after = Cluster.from_objects(cluster_after(planner.cluster, out.pods))
+    assert check_cluster(after) == []
+
+
+def _nodes(out: PlanOutcome) -> dict[str, str | None]:
+    return {p.name: p.node for p in out.pods if p.placed}
+
+
+def _moved(before: PlanOutcome, after: PlanOutcome) -> int:
+    old = _nodes(before)
+    return sum(1 for n, node in _nodes(after).items() if n in old and old[n] != node)
+
+
+def _pod(name: str, gpus: int, priority: int) -> list[dict[str, Any]]:
+    """A pod asking `gpus` GPUs with its own claim, at `priority`."""
+    claim, pod = copy.deepcopy(pod_of(0, random.Random(0), prefix=name))
+    claim["spec"]["devices"] = {
+        "requests": [{"name": "dev", "exactly": {"deviceClassName": "gpu", "count": gpus}}]
+    }
+    pod["spec"]["priority"] = priority
+    return [claim, pod]
+
+
+def _gpu4_nodes(*indices: int) -> list[dict[str, Any]]:
+    """4-GPU nodes of `benchmarks.churn` (node-00002, node-00003, node-00007, ...)."""
+    names = {f"node-{i:05d}" for i in indices}
+    return [
+        o
+        for o in nodes_of(max(indices) + 1)
+        if o["metadata"]["name"] in names or (o.get("spec") or {}).get("nodeName") in names
+    ]
+
+
+def _higher_priority_case() -> tuple[Cluster, list[dict[str, Any]]]:
+    """Two 4-GPU nodes full with four 2-GPU pods of priority 0; added: a 4-GPU pod of priority
+    3. First fit finds no room; leaving two small pods out places weight 6 instead of 4."""
+    objs = heterogeneous(0, 0) + _gpu4_nodes(2, 3)
+    for name in ("small-a", "small-b", "small-c", "small-d"):
+        objs += _pod(name, 2, 0)
+    return Cluster.from_objects(objs), _pod("big", 4, 3)
+
+
+def _released_room_case() -> tuple[Cluster, tuple[str, str, str]]:
+    """Two 4-GPU nodes with four 2-GPU pods of priority 1 (weight 8, better than the pending
+    4-GPU pod of priority 2 with two of them, weight 7); one of the four is removed. First fit
+    cannot place the 4-GPU pod on the 2 GPUs released; leaving out the small pod beside them
+    places weight 7, not 6."""
+    objs = heterogeneous(0, 0) + _gpu4_nodes(2, 3)
+    for name in ("small-a", "small-b", "small-c", "small-d"):
+        objs += _pod(name, 2, 1)
+    objs += _pod("big", 4, 2)
+    return Cluster.from_objects(objs), ("Pod", "default", "small-a-00000")
+
+
+def test_a_higher_priority_pod_takes_room_lower_ones_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, add = _higher_priority_case()
+    with monkeypatch.context() as m:
+        _without_step(m)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        plain = planner.update(add=add)
+    planner = Planner(cluster, **OPTS)
+    first = planner.plan()
+    assert first.placed == 4
+    out = planner.update(add=add)
+    fresh = plan(planner.cluster, **OPTS)
+    assert fresh.stats["status"] == "OPTIMAL"
+    assert plain.weight < fresh.weight == out.weight
+    assert out.pod("default/big-00000").placed and out.stats["local_gain"] == fresh.weight - plain.weight
+    assert out.stats["moved"] == 0
+    _valid(planner, out)
+
+
+def test_room_a_removal_releases_is_packed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, gone = _released_room_case()
+    with monkeypatch.context() as m:
+        _without_step(m)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        plain = planner.update(remove=[gone])
+    planner = Planner(cluster, **OPTS)
+    first = planner.plan()
+    assert not first.pod("default/big-00000").placed and first.placed == 4
+    out = planner.update(remove=[gone])
+    fresh = plan(planner.cluster, **OPTS)
+    assert fresh.stats["status"] == "OPTIMAL"
+    assert plain.weight < fresh.weight == out.weight
+    assert out.pod("default/big-00000").placed
+    left = [p for p in out.pods if not p.placed]
+    assert len(left) == 1 and left[0].reason is not None and "more weight" in left[0].reason
+    assert out.stats["moved"] == _moved(first, out) <= 1  # only within a plan of more weight
+    _valid(planner, out)
+
+
+def test_pods_move_or_are_left_out_only_for_a_gain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Churn on generated clusters: an update moves a kept pod, or leaves one out, only when it
+    places more weight than the same update without the step (which moves none); `moved`
+    counts the pods placed in both plans on other nodes."""
+    for seed in (11, 12, 13):
+        cluster = Cluster.from_objects(heterogeneous(10, 60, seed=seed))
+        remove, add = churn(60, 0.2, seed=seed)
+        with monkeypatch.context() as m:
+            _without_step(m)
+            planner = Planner(cluster, **OPTS)
+            planner.plan()
+            plain = planner.update(add=add, remove=remove)
+        planner = Planner(cluster, **OPTS)
+        first = planner.plan()
+        out = planner.update(add=add, remove=remove)
+        assert plain.stats["moved"] == 0 and out.weight >= plain.weight
+        assert out.stats["moved"] == _moved(first, out)
+        dropped = [n for n in _nodes(plain) if n not in _nodes(out)]
+        if out.stats["moved"] or dropped:
+            assert out.weight > plain.weight
+        else:
+            assert _signature(out) == _signature(plain) or out.weight > plain.weight
+        _valid(planner, out)
+
+
+def test_every_update_after_a_local_step_passes_the_checker() -> None:
+    """The first-fit run records what the step changed (`Resumable.hold`): later updates place
+    pods on what is really free — a chain of updates, each checked."""
+    cluster, add = _higher_priority_case()
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(add=add)
+    assert out.stats["local_gain"] > 0
+    for i, gpus in enumerate((1, 2, 4)):
+        out = planner.update(add=_pod(f"more{i}", gpus, 3))
+        _valid(planner, out)
+    out = planner.update(remove=[("Pod", "default", "big-00000")])
+    _valid(planner, out)
+    assert out.placed >= 1
+
+
+def test_a_bad_update_after_a_local_step_changes_nothing() -> None:
+    cluster, add = _higher_priority_case()
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(add=add)
+    state = (planner.cluster, planner.outcome, planner.bound)
+    with pytest.raises(InputError, match="nope"):
+        planner.update(remove=[("Pod", "default", "nope")])
+    assert (planner.cluster, planner.outcome, planner.bound) == state
+    again = planner.update(add=_pod("later", 1, 0))
+    assert _nodes(out).items() <= _nodes(again).items()
+    _valid(planner, again)
+
+
+def test_the_step_is_deterministic() -> None:
+    def run() -> list[tuple[str, str | None, list[Any]]]:
+        cluster, gone = _released_room_case()
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        out = planner.update(remove=[gone])
+        out = planner.update(add=_pod("late", 2, 3))
+        return [
+            (
+                p.name,
+                p.node,
+                [c.status.allocation.dump() if c.status and c.status.allocation else None for c in p.claims],
+            )
+            for p in out.pods
+        ]
+
+    assert run() == run()
+
+
+def test_status_is_not_optimal_by_the_step_alone() -> None:
+    """The step proves nothing: the update's bound is the chained one, OPTIMAL only where the
+    weight reaches it."""
+    cluster, add = _higher_priority_case()
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(add=add)
+    assert out.stats["status"] == ("OPTIMAL" if out.weight == out.stats["bound"] else "FEASIBLE")
+    assert out.stats["bound"] >= out.weight
+
+
+def test_a_held_placement_takes_its_room_in_the_first_fit_run() -> None:
+    """`Resumable.hold` is `release` reversed: a pod's claims held again keep the next pod of
+    the same size out; released, they let it in."""
+    objs = heterogeneous(0, 0) + _gpu4_nodes(2) + _pod("one", 4, 0) + _pod("two", 4, 0)
+    cluster = Cluster.from_objects(objs)
+    nodes: list[str | None] = ["node-00002"]
+    units = units_for(cluster, None, None, nodes, FeatureGates())
+    run = Resumable(make_job(cluster, (), nodes, Options()))
+    first = run.place(units[0])
+    pod = units[0].members[0].pod
+    assert first.placed and pod is not None
+    demand = Needs.of(pod).demand
+    run.release(first.claims, first.node, demand)
+    run.hold(first.claims, first.node, demand)
+    assert not run.place(units[1]).placed
+    run.release(first.claims, first.node, demand)
+    assert run.place(units[1]).placed
