@@ -164,9 +164,16 @@ class Cpsat:
         agg = aggregate(job, None)
         if isinstance(agg, str):
             return agg
-        if interrupt.requested():
-            return None
         out = expand_aggregated(job, nothing, agg, dict(stats))
+        if interrupt.requested() and any(p.placed for p in out.pods):
+            # Ctrl-C during the model: first fit would now place nothing, so the model's plan
+            # so far (checked, its status from its own bound) is the best there is. Its pods
+            # left out were not left out for others: the search was cut short.
+            for p in out.pods:
+                if not p.placed and p.reason == LEFT_OUT:
+                    p.reason = None
+            out.stats["first_fit"] = "not run: interrupted during the aggregated model"
+            return out
         if (
             out.stats.get("status") != "OPTIMAL"
             or out.stats.get("fallback")

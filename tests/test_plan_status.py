@@ -331,3 +331,30 @@ def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> Non
     assert calls == [None]
     assert out.stats["aggregated"] == "no: does not apply, for the test"
     assert out.stats["reference_placed"] == 12 and out.stats["status"] == "OPTIMAL"
+
+
+def test_an_interrupt_during_the_model_before_first_fit_keeps_its_plan(monkeypatch: Any) -> None:
+    """Ctrl-C while the aggregated model runs before first fit: first fit would now place
+    nothing, so the model's checked plan so far is returned (not an empty one), its status
+    from its own bound, and its pods left out say the run was interrupted — not that they were
+    left out for others."""
+    import dra_solver.allocators as allocators
+    from dra_solver import interrupt
+
+    real = allocators.aggregate
+
+    def cut_short(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        agg = real(job, first, *args, **kwargs)
+        interrupt.request()  # the signal arrives as the model ends
+        return agg
+
+    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(allocators, "aggregate", cut_short)
+    try:
+        out = plan(_gpu_fleet(6, 20, []))
+    finally:
+        interrupt.reset()
+    assert out.placed == 12 and out.stats["first_fit"] == "not run: interrupted during the aggregated model"
+    assert "reference_placed" not in out.stats
+    left = [p for p in out.pods if not p.placed]
+    assert left and all("interrupted" in str(p.reason) for p in left)
