@@ -37,14 +37,18 @@ NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""
 
 
-def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
+def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> PlanOutcome:
     """`outcome` with the reason of each pod not placed (outside gangs, not interrupted, not
     dropped by the aggregated plan's expansion: those reasons say more) that
     fits alone on some node rewritten: those nodes first, with the plan's pods that take the
     room there (their devices the pod could use, the node resources it needs) and why they
     were placed rather than it (priority, queue order, the most pods placed); then the other
     nodes' reasons on the input's cluster. `node_reasons` is set to the same per-node words.
-    A pod that fits alone nowhere keeps its reason (the input itself stands in the way)."""
+    A pod that fits alone nowhere keeps its reason (the input itself stands in the way).
+
+    `share`: pods that provably get the same words up to their claim names share them (one
+    pass over the nodes per pod class, not per pod); False words every pod on its own, in the
+    same words — what the tests compare the shared words with."""
     pods = outcome.pods
     if interrupt.requested() or not any(p.placed for p in pods):  # Ctrl-C: the plan, at once
         return _unexplained(outcome)
@@ -60,20 +64,20 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         return outcome
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
-    index = _Index(job, pods, outcome.allocator)
+    index = _Index(job, pods, outcome.allocator, memo=share)
     shared: dict[Hashable, tuple[str, dict[str | None, str]] | None] = {}
     """(the pod's shape key, priority) -> its reason and node reasons, claim refs as
     placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods of
     one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
     queued: dict[Hashable, _Parts | None] = {}
-    """The same for first fit (`_queue_key`), the claim refs put in per pod (`_Parts.say`)."""
+    """The same for first fit (`_Index.queue_key`), the claim refs put in per pod (`_Parts.say`)."""
     for i in left:
         if interrupt.requested():
             break
         unit = job.units[i]
         key = solo.key(unit)
         if key is not None and outcome.allocator != "reference":
-            key = (key, unit.priority, pods[i].reason is None)
+            key = (key, unit.priority, pods[i].reason is None) if share else i
             if key not in shared:
                 shared[key] = _reasons(job, outcome, i, solo, after, index, raw=True)
             words = shared[key]
@@ -82,7 +86,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
                 pods[i].reason = with_refs(words[0], refs)
                 pods[i].node_reasons = NodeReasons(words[1], refs)
             continue
-        if key is not None and pods[i].reason is not None:
+        if key is not None and pods[i].reason is not None and share:
             key = index.queue_key(i, key, solo)
             if key not in queued:
                 queued[key] = _parts(job, outcome, i, solo, after, index)
@@ -213,8 +217,8 @@ class _Index:
     pools of those devices, the node resources on their node — and the node resources left
     after the plan, so that each (pod, node) looks up its takers instead of scanning the plan."""
 
-    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str) -> None:
-        self.job, self.pods, self.allocator = job, pods, allocator
+    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str, *, memo: bool = True) -> None:
+        self.job, self.pods, self.allocator, self.memo = job, pods, allocator, memo
         self.by_device: dict[DeviceID, list[int]] = {}
         self.by_pool: dict[PoolID, list[int]] = {}
         self.by_node: dict[str | None, list[int]] = {}
@@ -282,7 +286,7 @@ class _Index:
         devices are not what it lacks, and only the node resources are named)."""
         unit = self.job.units[i]
         key = (alone, devices, tuple(sorted(demand_total(unit.needs).items())))
-        if self.allocator != "reference":  # the same takers for every pod of a shape: once
+        if self.allocator != "reference" and self.memo:  # the same takers for every pod of a shape
             hit = self._memo.get(key)
             if hit is None:
                 hit = self._memo[key] = self._room(i, alone, devices)
