@@ -1275,12 +1275,32 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
 def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
     """The parts of `why_not`'s line over many nodes: the two most common reasons with their
     node counts, then how many nodes are left for how many other reasons."""
-    groups: dict[str, list[str]] = {}
-    for text in templates:  # reasons that differ only in numbers group, the numbers as ranges
-        groups.setdefault(_numberless(text), []).append(text)
-    top = sorted(groups.values(), key=len, reverse=True)[:2]  # stable: ties in node order
-    parts = [f"{len(texts)} node{'s' if len(texts) != 1 else ''}: {_ranges(texts)}" for texts in top]
-    rest = len(reasons) - sum(len(texts) for texts in top)
+    return counted_groups(template_counts(templates), len(reasons))
+
+
+def template_counts(templates: Iterable[str]) -> dict[str, int]:
+    """Each distinct template with the number of nodes that have it, in order of first
+    appearance: all that `reason_groups` reads of the node-ordered list (`counted_groups`)."""
+    counts: dict[str, int] = {}
+    for text in templates:
+        counts[text] = counts.get(text, 0) + 1
+    return counts
+
+
+def counted_groups(counts: Mapping[str, int], total: int) -> list[str]:
+    """`reason_groups` from the distinct templates and their node counts (`template_counts`)
+    over `total` nodes. Why: a group's size, its first text and its distinct texts in order of
+    first appearance are all the wording uses, so pods that share the templates but not the
+    claim names put their names into the few distinct texts, not into every node's."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for text, n in counts.items():  # reasons that differ only in numbers group, numbers as ranges
+        groups.setdefault(_numberless(text), []).append((text, n))
+    sized = [(sum(n for _, n in members), members) for members in groups.values()]
+    top = sorted(sized, key=lambda g: g[0], reverse=True)[:2]  # stable: ties in node order
+    parts = [
+        f"{size} node{'s' if size != 1 else ''}: {_ranges([t for t, _ in members])}" for size, members in top
+    ]
+    rest = total - sum(size for size, _ in top)
     if rest:
         others = len(groups) - len(top)
         parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
@@ -1379,7 +1399,9 @@ __all__ = [
     "NodeState",
     "Resumable",
     "Solo",
+    "counted_groups",
     "reason_groups",
+    "template_counts",
     "why_not",
     "with_refs",
 ]

@@ -12,13 +12,24 @@ nodes where the pod or the cluster must change, with their reasons on the input'
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .. import interrupt
 from ..allocators import HINT_STEPS
 from ..demand import demand_total
-from ..firstfit import DETAIL_NODES, Alone, NodeReasons, Solo, reason_groups, why_not, with_refs
+from ..firstfit import (
+    DETAIL_NODES,
+    Alone,
+    NodeReasons,
+    Solo,
+    counted_groups,
+    reason_groups,
+    template_counts,
+    why_not,
+    with_refs,
+)
 from ..inventory import DeviceID, PoolID
 from ..planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 
@@ -26,14 +37,18 @@ NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""
 
 
-def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
+def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> PlanOutcome:
     """`outcome` with the reason of each pod not placed (outside gangs, not interrupted, not
     dropped by the aggregated plan's expansion: those reasons say more) that
     fits alone on some node rewritten: those nodes first, with the plan's pods that take the
     room there (their devices the pod could use, the node resources it needs) and why they
     were placed rather than it (priority, queue order, the most pods placed); then the other
     nodes' reasons on the input's cluster. `node_reasons` is set to the same per-node words.
-    A pod that fits alone nowhere keeps its reason (the input itself stands in the way)."""
+    A pod that fits alone nowhere keeps its reason (the input itself stands in the way).
+
+    `share`: pods that provably get the same words up to their claim names share them (one
+    pass over the nodes per pod class, not per pod); False words every pod on its own, in the
+    same words — what the tests compare the shared words with."""
     pods = outcome.pods
     if interrupt.requested() or not any(p.placed for p in pods):  # Ctrl-C: the plan, at once
         return _unexplained(outcome)
@@ -49,18 +64,20 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
         return outcome
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
-    index = _Index(job, pods, outcome.allocator)
+    index = _Index(job, pods, outcome.allocator, memo=share)
     shared: dict[Hashable, tuple[str, dict[str | None, str]] | None] = {}
     """(the pod's shape key, priority) -> its reason and node reasons, claim refs as
     placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods of
     one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
+    queued: dict[Hashable, _Parts | None] = {}
+    """The same for first fit (`_Index.queue_key`), the claim refs put in per pod (`_Parts.say`)."""
     for i in left:
         if interrupt.requested():
             break
         unit = job.units[i]
         key = solo.key(unit)
         if key is not None and outcome.allocator != "reference":
-            key = (key, unit.priority, pods[i].reason is None)
+            key = (key, unit.priority, pods[i].reason is None) if share else i
             if key not in shared:
                 shared[key] = _reasons(job, outcome, i, solo, after, index, raw=True)
             words = shared[key]
@@ -68,6 +85,15 @@ def crowded_reasons(job: Job, outcome: PlanOutcome) -> PlanOutcome:
                 refs = [c.namespaced_name for c in unit.claims]
                 pods[i].reason = with_refs(words[0], refs)
                 pods[i].node_reasons = NodeReasons(words[1], refs)
+            continue
+        if key is not None and pods[i].reason is not None and share:
+            key = index.queue_key(i, key, solo)
+            if key not in queued:
+                queued[key] = _parts(job, outcome, i, solo, after, index)
+            parts = queued[key]
+            if parts is not None:
+                refs = [c.namespaced_name for c in unit.claims]
+                pods[i].reason, pods[i].node_reasons = parts.say(refs), NodeReasons(parts.nodes, refs)
             continue
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
@@ -100,14 +126,7 @@ def _reasons(
         if pods[i].reason is not None or not texts:
             return None
         return why_not(list(texts.items()), templates), texts
-    free = after.devices_fit(unit, [a.node for a in fits])
-    crowd: dict[str | None, str] = {}
-    takers: dict[int, None] = {}
-    for alone in fits:
-        words, who = index.room(i, alone, devices=alone.node not in free)
-        crowd[alone.node] = words
-        takers.update(dict.fromkeys(who))
-    first = _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator)
+    first, crowd = _crowded(outcome, i, fits, after, index)
     rest = list(texts.items())
     if not rest:
         others: list[str] = []
@@ -115,9 +134,72 @@ def _reasons(
         others = [f"{n}: {r}" for n, r in rest]
     else:
         others = reason_groups(rest, templates)
+    return _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
+
+
+def _crowded(
+    outcome: PlanOutcome, i: int, fits: list[Alone], after: Solo, index: _Index
+) -> tuple[str, dict[str | None, str]]:
+    """The part of unit i's reason for the nodes where it fits alone (`_crowd_line`), and
+    those nodes' reasons (what the plan's pods take there), in the order of `fits`."""
+    pods, unit = outcome.pods, index.job.units[i]
+    free = after.devices_fit(unit, [a.node for a in fits])
+    crowd: dict[str | None, str] = {}
+    takers: dict[int, None] = {}
+    for alone in fits:
+        words, who = index.room(i, alone, devices=alone.node not in free)
+        crowd[alone.node] = words
+        takers.update(dict.fromkeys(who))
+    return _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator), crowd
+
+
+def _head(fits: list[Alone], rest: list[tuple[str | None, str]]) -> str:
     total = len(fits) + len(rest)
-    head = f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
-    return head + "; ".join([first, *others]), {**{a.node: crowd[a.node] for a in fits}, **texts}
+    return f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """A first-fit pod's reason in parts that do not depend on its claim names (`_parts`):
+    the part for the nodes where it fits alone, and the other nodes' reasons with the claim
+    refs as placeholders. Why not the whole line with placeholders, as under CP-SAT: a pod's
+    own reason groups the other nodes with its claim names put in (`_reasons`, raw=False),
+    and names with digits in them group differently from the placeholders."""
+
+    first: str
+    """The head and the part for the nodes where the pod fits alone."""
+    rest: list[tuple[str | None, str]]
+    """The other nodes' reasons (placeholders), listed one by one when there are few."""
+    counts: dict[str, int]
+    """Else their templates (placeholders) with node counts (`firstfit.template_counts`)."""
+    nodes: dict[str | None, str]
+    """`node_reasons` (placeholders)."""
+
+    def say(self, refs: list[str]) -> str:
+        """The reason with these claim refs: what `_reasons` (raw=False) words for the pod."""
+        if not self.rest:
+            others: list[str] = []
+        elif len(self.rest) <= DETAIL_NODES:
+            others = [f"{n}: {with_refs(r, refs)}" for n, r in self.rest]
+        else:
+            named: dict[str, int] = {}
+            for text, n in self.counts.items():
+                mine = with_refs(text, refs)
+                named[mine] = named.get(mine, 0) + n
+            others = counted_groups(named, len(self.rest))
+        return "; ".join([self.first, *others])
+
+
+def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index) -> _Parts | None:
+    """Unit i's reason as `_Parts` (None: it fits alone nowhere and keeps its reason); for a
+    unit `Solo.key` shares answers of, that has a reason (first fit's)."""
+    fits, texts, templates = solo.nodes(job.units[i], raw=True)
+    if not fits:
+        return None
+    first, crowd = _crowded(outcome, i, fits, after, index)
+    rest = list(texts.items())
+    counts = template_counts(templates) if len(rest) > DETAIL_NODES else {}
+    return _Parts(_head(fits, rest) + first, rest, counts, {**crowd, **texts})
 
 
 def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
@@ -135,8 +217,8 @@ class _Index:
     pools of those devices, the node resources on their node — and the node resources left
     after the plan, so that each (pod, node) looks up its takers instead of scanning the plan."""
 
-    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str) -> None:
-        self.job, self.pods, self.allocator = job, pods, allocator
+    def __init__(self, job: Job, pods: Sequence[PodPlan], allocator: str, *, memo: bool = True) -> None:
+        self.job, self.pods, self.allocator, self.memo = job, pods, allocator, memo
         self.by_device: dict[DeviceID, list[int]] = {}
         self.by_pool: dict[PoolID, list[int]] = {}
         self.by_node: dict[str | None, list[int]] = {}
@@ -144,6 +226,9 @@ class _Index:
         self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[str, list[int]]] = {}
         """(the node with the pod's candidate devices, whether devices are named, the demand) ->
         the room: the same for every pod of a shape under CP-SAT, so computed once."""
+        self._queue: dict[tuple[Hashable, int], list[int]] = {}
+        """(`Solo.key`, priority) -> the placed units of that priority that could take the room
+        of such a pod, in input order (`queue_key`)."""
         for j, p in enumerate(pods):
             if not p.placed:
                 continue
@@ -155,6 +240,33 @@ class _Index:
                 for r in alloc.devices.results if alloc is not None else ():
                     self.by_device.setdefault((r.driver, r.pool, r.device), []).append(j)
                     self.by_pool.setdefault((r.driver, r.pool), []).append(j)
+
+    def queue_key(self, i: int, key: Hashable, solo: Solo) -> Hashable:
+        """What decides unit i's reason under first fit, up to its claim names, for a unit of
+        `Solo.key` `key` that has first fit's reason: the key, its priority, and how many
+        placed units of its priority that could take its room are ahead of it in the queue.
+        Why that is all: the nodes, their words on the input's cluster and whether devices
+        are what it lacks after the plan follow from the key; the only thing that differs
+        between such pods is `ahead`, the takers that come before it, and the takers looked
+        at (`_room`) are placed units on its fit nodes' devices, pools and node resources —
+        those of a higher priority are ahead of every such pod, those of a lower one of none,
+        and those of its own priority ahead of it are the first so many in input order."""
+        unit = self.job.units[i]
+        mine = self._queue.get((key, unit.priority))
+        if mine is None:
+            fits, _, _ = solo.nodes(unit, raw=True)
+            near: set[int] = set()
+            for a in fits:
+                for d in a.devices:
+                    near.update(self.by_device.get(d, ()))
+                for pid in a.pools:
+                    near.update(self.by_pool.get(pid, ()))
+                near.update(self.by_node.get(a.node, ()))
+            units = self.job.units
+            mine = self._queue[(key, unit.priority)] = sorted(
+                j for j in near if units[j].priority == unit.priority
+            )
+        return (key, unit.priority, bisect_left(mine, i))
 
     def ahead(self, i: int, js: Iterable[int]) -> list[int]:
         """Of the placed units `js` (once each, in order), those that could stand in unit i's way:
@@ -174,7 +286,7 @@ class _Index:
         devices are not what it lacks, and only the node resources are named)."""
         unit = self.job.units[i]
         key = (alone, devices, tuple(sorted(demand_total(unit.needs).items())))
-        if self.allocator != "reference":  # the same takers for every pod of a shape: once
+        if self.allocator != "reference" and self.memo:  # the same takers for every pod of a shape
             hit = self._memo.get(key)
             if hit is None:
                 hit = self._memo[key] = self._room(i, alone, devices)

@@ -1,0 +1,239 @@
+"""The reasons of the pods a plan leaves out are shared between pods that provably get the
+same words (`explain.crowding.crowded_reasons`, share=True): here every pod's words — its
+reason and each node's — must be what wording it on its own gives (share=False), for both
+allocators, on generated clusters with priorities, node resources, node selectors, several
+claims per pod and claim names with digits in them.
+
+Why these tests: under first fit a pod's words name the placed pods ahead of it in the queue,
+so two pods of one class and priority share words only when no placed pod of that priority
+that could take their room stands between them (`_Index.queue_key`); and a pod's other nodes
+are grouped with its own claim names put in (`_Parts.say`, `firstfit.counted_groups`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.explain import crowding
+from dra_solver.firstfit import counted_groups, reason_groups, template_counts
+from dra_solver.pipeline import plan
+from dra_solver.planning import run as planning_run
+from dra_solver.planning.job import PlanOutcome
+
+DRIVER = "gpu.example.com"
+SUFFIX = ("a", "b")
+"""Claim names of a pod: they differ by more than digits, so that grouping with the claim names
+put in differs from grouping with placeholders (whose indexes are digits)."""
+
+
+def _gpu_class() -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+
+
+def _node(name: str, kind: str, cpu: int, gpus: int) -> list[dict[str, Any]]:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kind": kind}},
+        "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}},
+    }
+    if not gpus:
+        return [node]
+    devices = [{"name": f"gpu-{i}", "attributes": {"numa": {"int": i // 2}}} for i in range(gpus)]
+    pool = {"name": name, "generation": 1, "resourceSliceCount": 1}
+    spec = {"driver": DRIVER, "nodeName": name, "pool": pool, "devices": devices}
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{name}-gpus"},
+        "spec": spec,
+    }
+    return [node, slice_]
+
+
+def _pod(
+    name: str, priority: int, cpu: int, counts: list[int], selector: str | None = None
+) -> list[dict[str, Any]]:
+    """A pod with one claim per entry of `counts` (that many GPUs each)."""
+    claims = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": f"{name}-{SUFFIX[k]}", "namespace": "default"},
+            "spec": {
+                "devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu", "count": n}}]}
+            },
+        }
+        for k, n in enumerate(counts)
+    ]
+    spec: dict[str, Any] = {
+        "priority": priority,
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": str(cpu)}}}],
+        "resourceClaims": [
+            {"name": f"c{k}", "resourceClaimName": f"{name}-{SUFFIX[k]}"} for k in range(len(counts))
+        ],
+    }
+    if selector is not None:
+        spec["nodeSelector"] = {"kind": selector}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": spec,
+    }
+    return [*claims, pod]
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A few node kinds (cpu, GPUs), up to 12 nodes (more than `DETAIL_NODES`, so the other
+    nodes are grouped), and pods of a few shapes: priorities 0-1, cpu, 1-2 claims."""
+    objs = [_gpu_class()]
+    kinds = draw(st.lists(st.tuples(st.integers(3, 12), st.integers(0, 4)), min_size=1, max_size=4))
+    for n in range(draw(st.integers(1, 12))):
+        cpu, gpus = kinds[n % len(kinds)]
+        objs += _node(f"node-{n}", f"k{n % len(kinds)}", cpu, gpus)
+    shapes = draw(
+        st.lists(
+            st.tuples(
+                st.integers(1, 2),
+                st.lists(st.integers(1, 3), min_size=1, max_size=2),
+                st.sampled_from([None, None, "k0", "k1"]),
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    for p in range(draw(st.integers(2, 40))):
+        cpu, counts, selector = shapes[draw(st.integers(0, len(shapes) - 1))]
+        objs += _pod(f"p{p}", draw(st.integers(0, 1)), cpu, counts, selector)
+    return objs
+
+
+def _words(outcome: PlanOutcome) -> list[tuple[str, str | None, bool, str | None, dict[str | None, str]]]:
+    return [(p.name, p.node, p.placed, p.reason, dict(p.node_reasons)) for p in outcome.pods]
+
+
+def _both(objs: list[dict[str, Any]], allocator: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The plan's words with the reasons shared, and each pod worded on its own."""
+    cluster = Cluster.from_objects(objs)
+    shared = plan(cluster, allocator=allocator, time_limit=20)
+    with monkeypatch.context() as m:
+        m.setattr(planning_run, "crowded_reasons", functools.partial(crowding.crowded_reasons, share=False))
+        alone = plan(cluster, allocator=allocator, time_limit=20)
+    return _words(shared), _words(alone)
+
+
+@pytest.mark.parametrize("allocator", ["reference", "cpsat"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(objs=clusters())
+def test_shared_reasons_are_each_pods_own_words(
+    allocator: str, objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared, alone = _both(objs, allocator, monkeypatch)
+    assert [w[:3] for w in shared] == [w[:3] for w in alone]  # the same plan: else nothing to compare
+    assert shared == alone
+
+
+def test_first_fit_names_only_the_pods_ahead_of_each_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pods of one class and priority with a placed pod of that priority between them in
+    the queue: the first is crowded out by the higher-priority pod alone, the second by both."""
+    objs = [_gpu_class(), *_node("node-0", "k0", 8, 2)]
+    objs += _pod("high", 1, 1, [1])
+    objs += _pod("first", 0, 1, [2])
+    objs += _pod("small", 0, 1, [1])
+    objs += _pod("second", 0, 1, [2])
+    shared, alone = _both(objs, "reference", monkeypatch)
+    assert shared == alone
+    reasons = {name: reason for name, _, _, reason, _ in shared}
+    assert (
+        reasons["default/first"] is not None
+        and "devices it could use go to default/high" in reasons["default/first"]
+    )
+    assert "default/small" not in reasons["default/first"]
+    assert "they have a higher priority" in reasons["default/first"]
+    assert reasons["default/second"] is not None
+    assert "devices it could use go to default/high, default/small" in reasons["default/second"]
+    assert "first fit: the same or a higher priority, earlier in the queue" in reasons["default/second"]
+
+
+def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod of two claims: on three nodes the first claim finds no device, on three others
+    the second finds too few. Worded with its claim names the two reasons do not group (they
+    differ by more than numbers), as each pod worded on its own says."""
+    objs = [_gpu_class(), *_node("node-0", "k0", 8, 4)]
+    for n in range(1, 4):
+        objs += _node(f"node-{n}", "k1", 8, 0)
+    for n in range(4, 7):
+        objs += _node(f"node-{n}", "k2", 8, 2)
+    objs += _pod("high", 1, 1, [2])
+    objs += _pod("x", 0, 1, [1, 3])
+    objs += _pod("y", 0, 1, [1, 3])
+    shared, alone = _both(objs, "reference", monkeypatch)
+    assert shared == alone
+    reasons = {name: reason for name, _, _, reason, _ in shared}
+    for name in ("x", "y"):
+        reason = reasons[f"default/{name}"]
+        assert reason is not None and reason.startswith(
+            "no node fits the pod (0 of 7 nodes): fits on node-0 alone"
+        )
+        assert (
+            f"3 nodes: claim default/{name}-a: request g: g: needs 1 device(s), 0 match the selectors"
+            in reason
+        )
+        assert (
+            f"3 nodes: claim default/{name}-b: request g: g: needs 3 device(s), 2 match the selectors"
+            in reason
+        )
+
+
+def _groups_in_node_order(templates: list[str]) -> list[str]:
+    """The grouping as docs/semantics.md words it, over every node's template in node order:
+    templates equal but for their numbers group (numbers that vary as low-high), the two
+    largest groups first (ties in node order), then the nodes left for the other groups."""
+    groups: dict[str, list[str]] = {}
+    for text in templates:
+        groups.setdefault(re.sub(r"\d+", "#", text), []).append(text)
+    top = sorted(groups.values(), key=len, reverse=True)[:2]
+    parts = []
+    for texts in top:
+        distinct = list(dict.fromkeys(texts))
+        columns = list(zip(*(re.findall(r"\d+", t) for t in distinct), strict=True))
+        pieces = re.split(r"\d+", texts[0])
+        out = pieces[0]
+        for k, piece in enumerate(pieces[1:]):
+            values = columns[k]
+            low, high = min(values, key=int), max(values, key=int)
+            out += (values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}") + piece
+        parts.append(f"{len(texts)} node{'s' if len(texts) != 1 else ''}: {out}")
+    rest = len(templates) - sum(len(t) for t in top)
+    if rest:
+        parts.append(
+            f"{rest} more node{'s' if rest != 1 else ''} for {len(groups) - len(top)} other reason(s)"
+        )
+    return parts
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a 1", "a 2", "a 10", "b 1", "b", "c 3 of 4", "c 4 of 4", "d", "e 07"]), min_size=1
+    )
+)
+def test_other_nodes_group_from_the_distinct_templates_and_their_counts(templates: list[str]) -> None:
+    """`reason_groups` (now from `template_counts` and `counted_groups`) words the nodes as
+    grouping every node's template in node order does."""
+    reasons = [(f"node-{n}", t) for n, t in enumerate(templates)]
+    assert reason_groups(reasons, templates) == _groups_in_node_order(templates)
+    assert counted_groups(template_counts(templates), len(templates)) == _groups_in_node_order(templates)
