@@ -1307,32 +1307,45 @@ def counted_groups(counts: Mapping[str, int], total: int) -> list[str]:
     return parts
 
 
-_DIGITS = re.compile(r"\d+")
+_TOKENS = re.compile(r"\x00claim\d+\x00|\d+")
+"""A claim placeholder (`_CLAIM`, kept whole: its index names a claim, it is no count) or a
+number. Why: two claims' reasons that differ only in their numbers are different reasons;
+grouped as one, they printed the placeholder itself and mixed the claims' counts."""
+
+
+def _is_number(token: str) -> bool:
+    return not token.startswith("\x00")
 
 
 @lru_cache(maxsize=1 << 16)
 def _numberless(text: str) -> str:
-    """`text` with its numbers as `#`. Cached: the same reason text recurs on every node of
-    a kind, for every pod of a shape (first fit words a full cluster pod after pod)."""
-    return _DIGITS.sub("#", text)
+    """`text` with its numbers as `#` (claim placeholders kept). Cached: the same reason text
+    recurs on every node of a kind, for every pod of a shape (first fit words a full cluster
+    pod after pod)."""
+    return _TOKENS.sub(lambda m: "#" if _is_number(m[0]) else m[0], text)
 
 
 @lru_cache(maxsize=1 << 16)
 def _numbers(text: str) -> tuple[str, ...]:
-    """The numbers in `text`, in order (cached as `_numberless`)."""
-    return tuple(_DIGITS.findall(text))
+    """The numbers in `text`, in order, claim placeholders left out (cached as `_numberless`)."""
+    return tuple(t for t in _TOKENS.findall(text) if _is_number(t))
 
 
 def _ranges(texts: list[str]) -> str:
     """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
     numbers = list(zip(*(_numbers(t) for t in dict.fromkeys(texts)), strict=True))
-    out = []
-    for i, piece in enumerate(_DIGITS.split(texts[0])):
-        out.append(piece)
-        if i < len(numbers):
-            values = numbers[i]
-            low, high = min(values, key=int), max(values, key=int)
-            out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
+    out, at, i = [], 0, 0
+    for m in _TOKENS.finditer(texts[0]):
+        out.append(texts[0][at : m.start()])
+        at = m.end()
+        if not _is_number(m[0]):
+            out.append(m[0])
+            continue
+        values = numbers[i]
+        i += 1
+        low, high = min(values, key=int), max(values, key=int)
+        out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
+    out.append(texts[0][at:])
     return "".join(out)
 
 

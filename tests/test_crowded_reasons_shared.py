@@ -237,3 +237,21 @@ def test_other_nodes_group_from_the_distinct_templates_and_their_counts(template
     reasons = [(f"node-{n}", t) for n, t in enumerate(templates)]
     assert reason_groups(reasons, templates) == _groups_in_node_order(templates)
     assert counted_groups(template_counts(templates), len(templates)) == _groups_in_node_order(templates)
+
+
+def test_nodes_failing_on_different_claims_name_each_claim() -> None:
+    """Reasons that differ only in numbers group as one line with ranges, but a claim's index
+    is no number: three nodes failing on the pod's first claim and three on its second are two
+    groups, each naming its claim and its own counts — never the internal placeholder, never
+    one claim's count beside the other's."""
+    objs = [_gpu_class()]
+    for n in range(1, 4):
+        objs += _node(f"node-{n}", "k1", 8, 0)
+    for n in range(4, 7):
+        objs += _node(f"node-{n}", "k2", 8, 2)
+    objs += _pod("y", 0, 1, [1, 3])
+    for allocator in ("reference", "cpsat"):
+        reason = str(plan(Cluster.from_objects(objs), allocator=allocator).pod("default/y").reason)
+        assert "\x00" not in reason and "1-3" not in reason, reason
+        assert "3 nodes: claim default/y-a: request g: g: needs 1 device(s), 0 match the selectors" in reason
+        assert "3 nodes: claim default/y-b: request g: g: needs 3 device(s), 2 match the selectors" in reason
