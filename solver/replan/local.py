@@ -29,6 +29,12 @@ re-checks each placement as it records it in its first-fit run (`Resumable.hold`
 resources of every node a pod arrived at. It proves nothing about the cluster's optimum: the
 update's bound and status are the ones the update had (an OPTIMAL update reaches its bound).
 
+When it runs: only where a gain is possible (`may_gain`, a sound bound: a knapsack per region
+node over its device counts per driver, of its pods and the pending pods offered; when no node
+can hold more weight than it holds, the sub-plan could not gain and is not built — status
+"not re-solved: no region node can hold more weight (room bound)"). So an update whose
+released room and left-out pods cannot be traded for weight costs a count, not a model.
+
 Cost and determinism: the sub-plan is the pipeline with the planner's options (seed, workers)
 and a budget of `LIMIT` deterministic seconds (CP-SAT's machine-independent work measure, so
 the same input gives the same plan; the pipeline's wall-clock guard, 3 x the limit + 1 s, stops
