@@ -35,6 +35,8 @@ def _local(info: dict[str, Any]) -> str:
     if info.get("local_nodes") is None:
         return "—"
     seconds = _num(info.get("local_seconds"), ".2f", " s")
+    if str(info.get("local_status", "")).startswith("not re-solved: no region node"):
+        return f"{info['local_nodes']}, skipped (no gain possible), {seconds}"
     return f"{info['local_nodes']}, +{info.get('local_gain') or 0}, {seconds}"
 
 
@@ -159,10 +161,15 @@ def section(runs: list[dict[str, Any]]) -> str:
         "weight; the pods it moves are the *moved* column (only within groups of nodes that gain "
         'weight, `docs/semantics.md`, "Re-planning"). The update\'s bound chains from the last bound '
         "plus the weight of the added pods, so it is loose when added pods find no room: the update's "
-        "status is FEASIBLE even where its weight equals the fresh plan's. The local re-solve costs "
-        "about as much whether it gains or not (the last column: the model's per-class capacities "
-        "and its integer master, on the region's pods and the pending pods offered), so on small "
-        "clusters, whose fresh plans take seconds, it is most of the update.",
+        "status is FEASIBLE even where its weight equals the fresh plan's. The local re-solve runs "
+        "only where a bound shows some region node may hold more weight than it holds "
+        "(`local.may_gain`: a knapsack per node over its device counts; the last column says "
+        "*skipped* where it proved no gain possible, which costs milliseconds: the step forced there "
+        "places the same weight — `tests/test_planner_local.py` compares the two plans on generated "
+        "churn); where it runs it "
+        "costs about the same whether it gains or not (the model's per-class capacities and its "
+        "integer master, on the region's pods and the pending pods offered), so on small clusters, "
+        "whose fresh plans take seconds, it is most of such an update.",
         "",
     ]
     sized = sorted(

@@ -13,16 +13,21 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
+from dra_solver.api.models import ResourceClaim
 from dra_solver.demand import Needs
 from dra_solver.firstfit import Resumable
 from dra_solver.gates import FeatureGates
 from dra_solver.output.objects import cluster_after
 from dra_solver.planning.job import Options, PlanOutcome
 from dra_solver.planning.resolve import make_job, units_for
+from dra_solver.replan import local as local_module
 from dra_solver.replan import planner as planner_module
+from dra_solver.replan.local import min_devices
 
 OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
 
@@ -245,3 +250,110 @@ def test_a_held_placement_takes_its_room_in_the_first_fit_run() -> None:
     assert not run.place(units[1]).placed
     run.release(first.claims, first.node, demand)
     assert run.place(units[1]).placed
+
+
+# --- when the step runs (`local.may_gain`) ------------------------------------------------------
+
+
+def _always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step without its trigger: the sub-plan runs whenever the update misses its bound."""
+    monkeypatch.setattr(local_module, "may_gain", lambda *args, **kwargs: True)
+
+
+def _skipped(out: PlanOutcome) -> bool:
+    return str(out.stats.get("local_status", "")).startswith("not re-solved: no region node")
+
+
+def _no_gain_case() -> tuple[Cluster, tuple[str, str, str]]:
+    """`_released_room_case` with the 4-GPU pod at priority 0 (weight 1): on the node where a
+    2-GPU pod of weight 2 is removed, the pod left beside the room weighs more than the 4-GPU
+    pod, and the other node is full of pods of weight 2: no plan of the region gains."""
+    objs = heterogeneous(0, 0) + _gpu4_nodes(2, 3)
+    for name in ("small-a", "small-b", "small-c", "small-d"):
+        objs += _pod(name, 2, 1)
+    objs += _pod("big", 4, 0)
+    return Cluster.from_objects(objs), ("Pod", "default", "small-a-00000")
+
+
+def test_the_step_runs_where_a_node_may_hold_more_weight() -> None:
+    """A pod of priority 3 asks for a node that pods of priority 0 fill: the room bound lets the
+    sub-plan run, and it gains."""
+    cluster, add = _higher_priority_case()
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(add=add)
+    assert not _skipped(out) and out.stats["local_gain"] > 0
+
+
+def test_the_step_is_skipped_where_no_node_can_hold_more_weight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Released room no left-out pod can use for a gain: the sub-plan does not run, and the
+    update is the one the sub-plan would have given (it gains nothing here either)."""
+    cluster, gone = _no_gain_case()
+    with monkeypatch.context() as m:
+        _always(m)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        always = planner.update(remove=[gone])
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(remove=[gone])
+    assert always.stats["local_nodes"] == out.stats["local_nodes"] >= 2
+    assert always.stats["local_gain"] == 0 and not _skipped(always)
+    assert out.stats["status"] == "FEASIBLE"  # the update missed its bound: the step was due
+    assert _skipped(out) and _signature(out) == _signature(always)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    nodes=st.integers(3, 8),
+    per_node=st.integers(3, 8),
+    fraction=st.sampled_from([0.05, 0.1, 0.2, 0.3]),
+)
+def test_the_trigger_skips_only_where_the_step_gains_nothing(
+    seed: int, nodes: int, per_node: int, fraction: float
+) -> None:
+    """Small generated churn: the update with the trigger is the update with the step run
+    every time, pod for pod and device for device (so the same weight)."""
+    pods = nodes * per_node
+    cluster = Cluster.from_objects(heterogeneous(nodes, pods, seed=seed))
+    remove, add = churn(pods, fraction, seed=seed + 1)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(planner_module, "SMALL", 0)
+        _always(m)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        always = planner.update(add=add, remove=remove)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(planner_module, "SMALL", 0)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        out = planner.update(add=add, remove=remove)
+    event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
+    assert out.weight == always.weight
+    assert _signature(out) == _signature(always)
+
+
+def test_the_room_bound_counts_devices_per_driver() -> None:
+    """`min_devices`: a request's count (1 unless set), of the driver its class pins with
+    `device.driver == "..."`; none for adminAccess or All; the least of firstAvailable's
+    subrequests, of any driver."""
+    cluster = Cluster.from_objects(heterogeneous(0, 0))
+    claim, _ = _pod("x", 2, 0)
+    spec = ResourceClaim.model_validate(claim)
+    assert min_devices([spec], cluster, {}) == (("gpu.example.com", 2),)
+    claim["spec"]["devices"]["requests"] = [
+        {"name": "a", "exactly": {"deviceClassName": "gpu", "adminAccess": True}},
+        {"name": "b", "exactly": {"deviceClassName": "acc", "allocationMode": "All"}},
+        {"name": "c", "exactly": {"deviceClassName": "acc"}},
+        {
+            "name": "d",
+            "firstAvailable": [
+                {"name": "big", "deviceClassName": "gpu", "count": 4},
+                {"name": "small", "deviceClassName": "gpu", "count": 2},
+            ],
+        },
+        {"name": "e", "exactly": {"deviceClassName": "unknown", "count": 3}},
+    ]
+    spec = ResourceClaim.model_validate(claim)
+    assert min_devices([spec], cluster, {}) == (("", 5), ("acc.example.com", 1))

@@ -29,6 +29,12 @@ re-checks each placement as it records it in its first-fit run (`Resumable.hold`
 resources of every node a pod arrived at. It proves nothing about the cluster's optimum: the
 update's bound and status are the ones the update had (an OPTIMAL update reaches its bound).
 
+When it runs: only where a gain is possible (`may_gain`, a sound bound: a knapsack per region
+node over its device counts per driver, of its pods and the pending pods offered; when no node
+can hold more weight than it holds, the sub-plan could not gain and is not built — status
+"not re-solved: no region node can hold more weight (room bound)"). So an update whose
+released room and left-out pods cannot be traded for weight costs a count, not a model.
+
 Cost and determinism: the sub-plan is the pipeline with the planner's options (seed, workers)
 and a budget of `LIMIT` deterministic seconds (CP-SAT's machine-independent work measure, so
 the same input gives the same plan; the pipeline's wall-clock guard, 3 x the limit + 1 s, stops
@@ -37,6 +43,7 @@ it earlier only on a machine too loaded to do that work in that time).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -173,6 +180,8 @@ def resolve(
             continue
         per_shape[key] = per_shape.get(key, 0) + 1
         offered.append(p)
+    if not may_gain(after, here, offered, area):
+        return Local(tuple(area), {}, 0, "not re-solved: no region node can hold more weight (room bound)")
     sub = _sub_cluster(after, pods, here, offered, inside)
     nodes: list[str | None] = list(area)
     opts = Options.of(options, time_limit=LIMIT)
@@ -210,6 +219,139 @@ def resolve(
             reason = f"left out on {old.node} for pods of more weight (the update's local re-solve)"
             changed[q.name] = replace(q, reason=reason)
     return Local(tuple(area), changed, gets - had, status)
+
+
+STATES = 100_000
+"""Device-count states per node above which `may_gain` does not bound it (it answers "may
+gain"): the knapsack's table is the product of the node's per-driver device counts."""
+
+_LITERAL = r"""("[^"\\]*"|'[^'\\]*')"""
+_DRIVER = re.compile(
+    rf"\s*(?:device\.driver\s*==\s*(?P<a>{_LITERAL})|(?P<b>{_LITERAL})\s*==\s*device\.driver)\s*"
+)
+"""A selector that is exactly `device.driver == "<name>"` (either side; a literal without
+escapes, so its text is its value)."""
+
+Need = tuple[tuple[str, int], ...]
+"""A pod's fewest devices per driver (`min_devices`); the driver "" for requests that may take
+devices of any driver."""
+
+
+def may_gain(
+    after: Cluster, here: Sequence[PodPlan], offered: Sequence[PodPlan], area: Sequence[str]
+) -> bool:
+    """Whether the sub-plan of `area` could place more weight than its pods have (`here`):
+    False only when that is impossible, so skipping the solve then changes nothing.
+
+    Why it is sound: the sub-plan keeps each pod of `here` on its node or leaves it out and
+    places pods of `offered` on the region's nodes only (they are its only nodes), so its
+    weight is a sum, over the region's nodes, of the weight of a set of those pods on one node.
+    On node n such a set needs distinct devices of n (its slices all name a node: `Planner`
+    runs the step only then): at least `min_devices` of each pod (claims never share a device
+    but with adminAccess, counted 0, or on devices allowing multiple allocations — a node with
+    one is not bounded: True), of one driver where the request's class or selectors require it,
+    and no more than n's devices of that driver, nor than n's devices in all — every device of
+    every slice naming n, in use or not, whatever else it is: more room than any plan has. So
+    the heaviest set of those pods whose counts fit n's (a knapsack over the counts, exact)
+    bounds what n can hold; when that is the weight n holds now on every node, no plan of the
+    region places more, and the solve would return its pods unchanged. Every other rule (class
+    and request selectors beyond the driver, constraints, node rules and resources, which node
+    a pending pod takes) only removes sets: the true optimum is at most this bound. Cost: a
+    count per node and a knapsack of the node's pods and the offered pods over its counts."""
+    devices: dict[str, dict[str, int]] = {n: {} for n in area}
+    for s in after.slices:
+        n = s.spec.node_name
+        if n is not None and n in devices:
+            if any(d.allow_multiple_allocations for d in s.spec.devices):
+                return True
+            per = devices[n]
+            per[s.spec.driver] = per.get(s.spec.driver, 0) + len(s.spec.devices)
+    drivers: dict[str, str] = {}
+    need = {id(p): min_devices(p.claims, after, drivers) for p in (*here, *offered)}
+    pending: dict[tuple[int, Need], int] = {}
+    for p in offered:
+        key = (claim_weight(p.priority), need[id(p)])
+        pending[key] = pending.get(key, 0) + 1
+    on: dict[str, list[PodPlan]] = {}
+    for p in here:
+        on.setdefault(p.node or "", []).append(p)
+    for n in area:
+        caps = {**devices[n], "": sum(devices[n].values())}
+        mine = [(claim_weight(p.priority), need[id(p)]) for p in on.get(n, ())]
+        had = sum(w for w, _ in mine)
+        if _knapsack(mine, caps) != had:
+            return True  # what the node holds is beyond these counts (not expected): not bounded
+        items = list(mine)
+        for (w, d), count in pending.items():
+            fits = [caps.get(k, 0) // c for k, c in d if c > 0]
+            items += [(w, d)] * min(count, min(fits, default=count))
+        best = _knapsack(items, caps)
+        if best is None or best > had:
+            return True
+    return False
+
+
+def min_devices(claims: Sequence[ResourceClaim], cluster: Cluster, memo: dict[str, str]) -> Need:
+    """The fewest devices any allocation of the claims holds, per driver (`Need`): per request
+    its count (1 unless set) in ExactCount mode, 0 in All mode or with adminAccess (it holds
+    devices without using them up), the smallest of its subrequests' for firstAvailable (of any
+    driver). A request's driver is the one its class's or its own selectors pin (`_driver`).
+    `memo`: drivers per DeviceClass name."""
+    out: dict[str, int] = {}
+    for c in claims:
+        for r in c.spec.devices.requests:
+            if r.exactly is not None:
+                e = r.exactly
+                if e.admin_access or e.allocation_mode == "All":
+                    continue
+                cls = memo.get(e.device_class_name)
+                if cls is None:
+                    found = cluster.classes.get(e.device_class_name)
+                    cls = memo[e.device_class_name] = _driver(found.spec.selectors if found else [])
+                driver = cls or _driver(e.selectors)
+                out[driver] = out.get(driver, 0) + (e.count or 1)
+            elif r.first_available:
+                least = min(0 if s.allocation_mode == "All" else s.count or 1 for s in r.first_available)
+                out[""] = out.get("", 0) + least
+    return tuple(sorted(out.items()))
+
+
+def _driver(selectors: Sequence[object]) -> str:
+    """The driver every device the selectors accept has: one selector (they must all hold)
+    that is exactly `device.driver == "<name>"`; "" when none pins it."""
+    for sel in selectors:
+        cel = getattr(sel, "cel", None)
+        m = _DRIVER.fullmatch(cel.expression) if cel is not None else None
+        if m is not None:
+            return (m.group("a") or m.group("b"))[1:-1]
+    return ""
+
+
+def _knapsack(items: Sequence[tuple[int, Need]], caps: Mapping[str, int]) -> int | None:
+    """The largest total weight of items (weight, per-driver counts) whose counts fit `caps`
+    per driver and in all (key ""); None when the table would exceed `STATES`."""
+    keys = sorted(caps)
+    size = 1
+    for k in keys:
+        size *= caps[k] + 1
+    if size > STATES:
+        return None
+    best: dict[tuple[int, ...], int] = {tuple(0 for _ in keys): 0}
+    for w, need in items:
+        d = dict(need)
+        total = sum(d.values())
+        if any(k and k not in caps for k in d if d[k] > 0):
+            continue  # devices of a driver the node has none of: not on this node
+        step = [d.get(k, 0) if k else total for k in keys]
+        more: dict[tuple[int, ...], int] = {}
+        for used, got in best.items():
+            nxt = tuple(u + s for u, s in zip(used, step, strict=True))
+            if all(x <= caps[k] for x, k in zip(nxt, keys, strict=True)) and got + w > best.get(nxt, -1):
+                more[nxt] = max(more.get(nxt, -1), got + w)
+        for k2, v in more.items():
+            if v > best.get(k2, -1):
+                best[k2] = v
+    return max(best.values())
 
 
 def _weight(pods: Sequence[PodPlan]) -> int:
@@ -462,6 +604,8 @@ __all__ = [
     "PER_WAITING",
     "Local",
     "classes_of",
+    "may_gain",
+    "min_devices",
     "region",
     "resolve",
     "shape_of",
