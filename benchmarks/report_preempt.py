@@ -2,10 +2,11 @@
 
 Usage: `python -m benchmarks.report_preempt [--json FILE]` (from the repository root) runs
 `pytest benchmarks/test_bench_preempt.py` in a subprocess (or reads a --benchmark-json file of a
-run with at least `-k "busy or at_scale"`) and rewrites the section: per seed, the batch plan against
-upstream's one pod at a time on `busy_cluster` at 20 nodes (victims: count, sum of priorities,
-highest; PDB violations; placed pods), and the batch plan alone at 500 nodes with its status,
-the deterministic seconds its solves used, the process CPU seconds and the wall time.
+run with at least `-k "busy or at_scale or two_models"`) and rewrites the section: per seed,
+the batch plan against upstream's one pod at a time on `busy_cluster` at 20 nodes (victims:
+count, sum of priorities, highest; PDB violations; placed pods), the batch plan alone at 500
+nodes with its status, the deterministic seconds its solves used, the process CPU seconds and
+the wall time, and the same for `two_model_cluster` at 100-500 nodes.
 """
 
 from __future__ import annotations
@@ -113,7 +114,37 @@ def section(data: dict[str, Any]) -> str:
         "every node, hours at that size.",
         "",
     ]
+    two = _two_model_rows(data)
+    if two:
+        lines += [
+            "Workload `benchmarks/preempt_workloads.two_model_cluster`: `busy_cluster` with two GPU "
+            "models — on every other node GPUs 0-3 are `a100` and 4-7 `h100`, on the rest all `a100` — "
+            "and each pending pod selecting one model by a CEL selector (h100 one pod in three). The "
+            "counting model answers with two device groups on the mixed nodes (the model column); the "
+            "batch plan alone, time limit 30 deterministic s:",
+            "",
+            "| nodes | pending | seed | model | placed | victims | PDB viol. | status | deterministic s "
+            "| CPU s | wall s | load |",
+            "|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|",
+        ]
+        for (nodes, pending, seed), b in sorted(two.items()):
+            lines.append(
+                f"| {nodes} | {pending} | {seed} | {b['model']} | {b['placed']} | {_victims(b)} | "
+                f"{b['pdb_violations']} | {b['status']} | {b['deterministic_s']:.1f} | {b['cpu_s']:.0f} | "
+                f"{b['wall_s']:.0f} | {b['load_1min']} |"
+            )
+        lines.append("")
     return "\n".join(lines)
+
+
+def _two_model_rows(data: dict[str, Any]) -> dict[tuple[int, int, int], dict[str, Any]]:
+    out = {}
+    for b in data["benchmarks"]:
+        if b["name"].startswith("test_preempt_two_models["):
+            p = b["params"]
+            key = (int(p["nodes"]), int(p["pending"]), int(p["seed"]))
+            out[key] = {**b["extra_info"], "wall_s": b["stats"]["mean"]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
