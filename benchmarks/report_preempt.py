@@ -52,7 +52,7 @@ def section(data: dict[str, Any]) -> str:
         "500/2000/5000 asking for 1-4 GPUs. The batch plan is `plan_preempt` (the counting model, "
         "`solver/preempt/counting.py`, where it applies — it does here); the reference is upstream's one "
         "pod at a time (`solver/preempt/reference.py`). Victims are `count / sum of priorities / highest`. "
-        f"One run of `{BENCH}`, {when}, on 2 cores shared with six other jobs (load in the table): wall "
+        f"One run of `{BENCH}`, {when}, on 2 cores shared with other jobs (1-minute load in the table): wall "
         "times are inflated several times; the deterministic seconds are CP-SAT's machine-independent work "
         "measure, which the time limit bounds.",
         "",
@@ -104,8 +104,8 @@ def section(data: dict[str, Any]) -> str:
         f"Proven optimal on {proven} of {len(scale)} seeds. "
         + (
             f"Seed(s) {', '.join(guarded)} stopped short of the deterministic budget: the wall-clock "
-            f"guard (3 x the limit + 1 s = {3 * LIMIT + 1:.0f} s per solve; {GUARD}) ended a stage "
-            "on this overloaded machine, so that plan is FEASIBLE, not proven. "
+            f"guard (per solve 3 x the deterministic budget left + 1 s, at most {3 * LIMIT + 1:.0f} s; "
+            f"{GUARD}) ended a stage on this overloaded machine, so that plan is FEASIBLE, not proven. "
             if guarded
             else ""
         )
@@ -114,6 +114,31 @@ def section(data: dict[str, Any]) -> str:
         "every node, hours at that size.",
         "",
     ]
+    if scale:
+        cpu = [b["cpu_s"] for b in scale.values()]
+        per = [b["cpu_s"] / b["deterministic_s"] for b in scale.values() if b["deterministic_s"]]
+        met = proven == len(scale) and max(cpu) <= LIMIT
+        lines += [
+            f"Issue #31 asks for the proof within 30 s of wall clock: {'met' if met else 'not met'} by "
+            f"this run. On an idle machine the wall time is about the CPU time, here {min(cpu):.0f}-"
+            f"{max(cpu):.0f} CPU s ({min(per):.1f}-{max(per):.1f} CPU s per deterministic s, the "
+            "precompute included).",
+            "",
+            "Where the time goes (seed 0, 500 nodes, one profile at load 1.6, 2026-11-26): setting 0.3 s, "
+            "pod forms 0.6 s, the counting model's facts 1.1 s, its rows 0.3 s, the greedy hint 2.3 s, the "
+            "solves 46 CPU s, decoding and the checker 1 s. Of the solves: PDB violations 2 CPU s (now "
+            "skipped where the hint violates no budget: `counting.proven_by_hint`), highest "
+            "priority 22 CPU s (10.4 deterministic), count 12 (4.7), sum 9 (5.0). In every stage the "
+            "root LP reaches the optimum's bound within about a second of search; the rest is finding a "
+            "solution at that bound — CP-SAT first follows the previous stage's solution (its hint search, "
+            "6-10 s improving the count from 772 to 771) and then dives (the count stage: 105 conflicts, "
+            "64,533 branches, 44,185 LP iterations). Parameter trials on the same models (deterministic s, "
+            "5 stages): `use_objective_lb_search` 4.1 -> 1.7 at 200 nodes but 20.7 -> 66.9 (unproven) at "
+            "500; `linearization_level=2` 10.4 -> 6.3 on the highest-priority stage at 500 (one seed); "
+            "`interleave_search` with 1 or 2 workers, no hint after the first stage, `search_branching` "
+            "LP or partial-fixed: worse. None is adopted: no trial was better on every seed measured.",
+            "",
+        ]
     two = _two_model_rows(data)
     if two:
         lines += [
