@@ -158,6 +158,25 @@ def section(data: dict[str, Any]) -> str:
                 f"{b['pdb_violations']} | {b['status']} | {b['deterministic_s']:.1f} | {b['cpu_s']:.0f} | "
                 f"{b['wall_s']:.0f} | {b['load_1min']} |"
             )
+        spent = [
+            k
+            for k, b in sorted(two.items())
+            if b["status"] != "OPTIMAL" and b["deterministic_s"] >= LIMIT - 0.5
+        ]
+        cut = [
+            k
+            for k, b in sorted(two.items())
+            if b["status"] != "OPTIMAL" and b["deterministic_s"] < LIMIT - 0.5
+        ]
+        words = "; ".join(f"{n} nodes seed {sd}" for n, _, sd in spent)
+        guard = "; ".join(f"{n} nodes seed {sd}" for n, _, sd in cut)
+        lines += [
+            "",
+            f"Proven optimal on {sum(b['status'] == 'OPTIMAL' for b in two.values())} of {len(two)} runs. "
+            + (f"Not proven, the deterministic budget spent: {words}. " if spent else "")
+            + (f"Not proven, the wall-clock guard ended a stage: {guard}. " if cut else ""),
+        ]
+        lines[-1] = lines[-1].rstrip()
         lines.append("")
     return "\n".join(lines)
 
