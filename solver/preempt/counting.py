@@ -71,7 +71,7 @@ from ..planning.gangs import gang_infos
 from ..planning.job import Job, PlanOutcome, PodPlan
 from ..problem.build import build_problem
 from ..problem.flat import Assignment, Placement, Problem
-from .victims import Budget, pdb_violations
+from .victims import Budget
 
 IntVar = cp_model.IntVar
 
@@ -278,8 +278,6 @@ class Built:
     kept: list[IntVar]
     held: list[IntVar]
     weight: cp_model.LinearExprT
-    hint_kept: list[int] = field(default_factory=list)
-    """The hint's kept values per victim (`greedy_hint`), for `proven_by_hint`."""
 
 
 def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
@@ -441,7 +439,6 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
             room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
-    built.hint_kept = kept
     cp = built.cp
     cp.clear_hints()
     for k, v in enumerate(built.kept):
@@ -451,21 +448,6 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
     for key, v in built.x.items():
         cp.add_hint(v, count.get(key, 0))
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
-
-
-def proven_by_hint(s: Any, c: Counting, built: Built, placed: int) -> dict[str, int]:
-    """Stages whose optimum the hint (`greedy_hint`, which placed weight `placed`) reaches, each
-    with the trivial bound that proves it: "placed" when the hint places every pending pod the
-    model has (no plan places more weight), then "pdb_violations" when it also takes no budget
-    over its allowance (no plan has fewer than 0 violations). Why: each is a CP-SAT solve
-    saved — at 500 nodes its presolve and root LP alone cost about 2 CPU s."""
-    everything = sum(s.pending[i].weight for k in c.kinds for i in k.units)
-    if placed != everything:
-        return {}
-    gone = {s.victims[k].pod.namespaced_name for k, v in enumerate(built.hint_kept) if not v}
-    if pdb_violations(s.budgets, gone):
-        return {"placed": placed}
-    return {"placed": placed, "pdb_violations": 0}
 
 
 def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], demand: dict[str, int]) -> bool:
@@ -591,14 +573,4 @@ def decode(
     return evicted, chosen
 
 
-__all__ = [
-    "Built",
-    "Counting",
-    "Kind",
-    "NodeFacts",
-    "build_model",
-    "decode",
-    "greedy_hint",
-    "prepare",
-    "proven_by_hint",
-]
+__all__ = ["Built", "Counting", "Kind", "NodeFacts", "build_model", "decode", "greedy_hint", "prepare"]

@@ -317,8 +317,9 @@ def _solve_counts(
     built = counting.build_model(s, counts, s.budgets)
     lits = objective(built.cp, s, built.kept, built.weight)
     start = counting.greedy_hint(s, counts, built)
-    # Stages the hint is at its trivial bound for (every pod placed, no PDB violation): fixed.
-    result = _stages(built.cp, lits, opts, counting.proven_by_hint(s, counts, built, start))
+    everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
+    # The hint places every pending pod the model has: the first stage is at its bound.
+    result = _stages(built.cp, lits, opts, {"placed": start} if start == everything else {})
     if result is None:
         raise _no_plan(opts)
     values, stage_status, stage_value = result
