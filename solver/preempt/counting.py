@@ -359,7 +359,8 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
             sole.setdefault(users[0], []).append(h)
         else:
             shared.update(users)
-    protected = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+    members = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+    protected = [v.pod.namespaced_name in members for v in s.victims]
     kept = [1] * len(s.victims)
     held = [1] * len(s.holders)
     room = {n: [len(g) for g in nf.groups] for n, nf in c.facts.items()}
@@ -385,7 +386,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
         n: sorted(
             (k for k in ks if k not in shared),
             key=lambda k: (
-                s.victims[k].pod.namespaced_name in protected,
+                protected[k],
                 s.victims[k].priority,
                 -sum(freed[k]),
                 k,
@@ -421,7 +422,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     continue
                 prios = [s.victims[k].priority for k in chosen]
                 rank = (
-                    sum(s.victims[k].pod.namespaced_name in protected for k in chosen),
+                    sum(protected[k] for k in chosen),
                     max(prios, default=-(2**63)),
                     len(chosen),
                     sum(prios),
@@ -451,9 +452,10 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
 
 
 def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], demand: dict[str, int]) -> bool:
-    return all(f >= k for f, k in zip(devices, need, strict=True)) and all(
-        left[r] >= demand.get(r, 0) for r in left
-    )
+    for f, k in zip(devices, need, strict=True):
+        if f < k:
+            return False
+    return all(left[r] >= demand.get(r, 0) for r in left)
 
 
 def _plus(a: Sequence[int], b: Sequence[int], sign: int = 1) -> list[int]:
