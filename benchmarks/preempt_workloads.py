@@ -114,6 +114,32 @@ def busy_cluster(
     return docs
 
 
+MODELS = ("a100", "h100")
+"""The two GPU models of `two_model_cluster`."""
+
+
+def two_model_cluster(nodes: int, pending: int, seed: int) -> list[dict[str, Any]]:
+    """`busy_cluster` with two GPU models: on every other node GPUs 0-3 are `a100` and 4-7
+    `h100`, on the rest all eight are `a100` (attribute `model`); each pending pod's request
+    selects one model by a CEL selector (h100 one pod in three). Why: issue #31's reach — a
+    node whose devices differ for the pending pods; the counting model answers it with two
+    device groups on the mixed nodes (`solver/preempt/counting.py`)."""
+    docs = busy_cluster(nodes, pending, seed)
+    rng = random.Random(f"two-models-{seed}")
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            mixed = int(d["spec"]["nodeName"].rsplit("-", 1)[1]) % 2 == 0
+            for i, dev in enumerate(d["spec"]["devices"]):
+                model = MODELS[1] if mixed and i >= 4 else MODELS[0]
+                dev["attributes"] = {"model": {"string": model}}
+        if d["kind"] == "ResourceClaim" and "status" not in d:
+            model = MODELS[1] if rng.random() < 1 / 3 else MODELS[0]
+            d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+                {"cel": {"expression": f'device.attributes["{GPU}"].model == "{model}"'}}
+            ]
+    return docs
+
+
 def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1",

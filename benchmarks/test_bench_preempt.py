@@ -13,6 +13,10 @@ the batch plan alone with a 30 s deterministic budget — its status, each stage
 answered, the deterministic seconds its solves used and the process CPU seconds. The reference
 is not run there: it re-plans each pending pod on every node (`preempt.reference`), hours at
 that size; it is compared on `busy_cluster` at 20 nodes.
+
+`test_preempt_two_models`: `preempt_workloads.two_model_cluster` (half the nodes with two GPU
+models, pending pods selecting one) at 100-500 nodes, the batch plan alone, the same facts —
+which model answered shows whether the counting model's device groups reach that shape.
 Run: `pytest benchmarks/test_bench_preempt.py --benchmark-only`; `python -m
 benchmarks.report_preempt` writes the "Preemption" section of docs/benchmarks.md.
 """
@@ -25,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.preempt_workloads import busy_cluster, full_cluster
+from benchmarks.preempt_workloads import busy_cluster, full_cluster, two_model_cluster
 from dra_solver.api.cluster import Cluster
 from dra_solver.preempt import PreemptOutcome, plan_preempt
 from dra_solver.preempt.reference import ReferenceOutcome, reference_preempt
@@ -37,6 +41,9 @@ BUSY = (20, 16)
 """`busy_cluster` (nodes, pending) where the reference is compared."""
 SCALE = (500, 400)
 SCALE_SEEDS = range(int(os.environ.get("PREEMPT_SCALE_SEEDS", "3")))
+TWO_SIZES = [(100, 80), (250, 200), (500, 400)]
+"""`two_model_cluster` (nodes, pending)."""
+TWO_SEEDS = range(int(os.environ.get("PREEMPT_TWO_SEEDS", "2")))
 
 
 def _batch_info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
@@ -91,6 +98,14 @@ def test_preempt_busy(benchmark, who: str, seed: int) -> None:
 def test_preempt_at_scale(benchmark, seed: int) -> None:
     benchmark.group = f"preempt-busy-{SCALE[0]}-nodes-{SCALE[1]}-pending"
     cluster = Cluster.from_objects(busy_cluster(*SCALE, seed))
+    _run(benchmark, "batch", cluster, seed, 30)
+
+
+@pytest.mark.parametrize("seed", TWO_SEEDS)
+@pytest.mark.parametrize(("nodes", "pending"), TWO_SIZES)
+def test_preempt_two_models(benchmark, nodes: int, pending: int, seed: int) -> None:
+    benchmark.group = f"preempt-two-models-{nodes}-nodes-{pending}-pending"
+    cluster = Cluster.from_objects(two_model_cluster(nodes, pending, seed))
     _run(benchmark, "batch", cluster, seed, 30)
 
 

@@ -1,44 +1,56 @@
-"""The batch preemption model by counts, for clusters whose devices on each node are
-interchangeable (docs/semantics.md, "Preemption", "Which model").
+"""The batch preemption model by counts, for clusters whose devices on each node fall into
+groups of interchangeable devices (docs/semantics.md, "Preemption", "Which model").
 
 Why a second model: the per-device model (`preempt.model`) decides every device of every
 candidate victim and every pending pod; at 50 nodes it no longer proves its last stage, and
 its merged Problem (every claim evaluated on every node) grows as claims x nodes. When, on
-every node, every device a pending pod may take is as good as any other for every pending pod
-(below), a plan is only *how many* pods of each kind go to each node and which victims stay;
-which devices they take is then any free ones. That model has a few integer variables per
-(kind, node) and one literal per victim, and CP-SAT proves its stages on 500 nodes.
+every node, the devices the pending pods may take form groups whose devices are as good as
+one another for every pending request (below), a plan is only *how many* pods of each kind go
+to each node and which victims stay; which devices they take is then any free ones of the
+right group. That model has a few integer variables per (kind, node) and one literal per
+victim, and CP-SAT proves its stages on 500 nodes.
 
 When it applies (`prepare` returns None otherwise, and the per-device model answers), per
 node n, from a single-node Problem of one pod per claim shape (`classes.claim_key`):
 - every pending pod's claim asks ExactCount of one alternative per request (no
   firstAvailable), without adminAccess or claim constraints;
-- the devices any pending request may take on n (static rules applied: selectors, taints,
-  busy) form one set U_n, and each request may take either all of U_n or none of it; no
-  device of U_n is multi-allocatable, has shared counters, capacity in use or a CEL error,
-  and each is node-local to n (so nodes share no device);
+- with the static rules applied (selectors, taints, busy devices), the device sets the
+  pending requests may take on n are pairwise equal or disjoint: they are the groups
+  U_n^1..U_n^m, and each request may take all of one group or none of the node (e.g. two GPU
+  models, each pod selecting one; GPUs and NICs asked by different requests); no device of a
+  group is multi-allocatable, has shared counters, capacity in use or a CEL error, and each
+  is node-local to n (so nodes share no device);
 - each pending pod has one form (no extended resource served by DRA on some nodes only), no
   gang has a topology constraint, the running pods fit their nodes as the input has them.
-Then a pod of a kind needs on n `need = sum of its requests' counts` devices of U_n, and a
-kept releasable claim h occupies occ[h] = |its devices ∩ U_n|; any assignment of counts that
-fits `sum need x + sum occ held <= |U_n|` is realised by giving each pod any free devices
-(exclusive, interchangeable), so this model and the per-device one have the same plans'
-objective tuples (`tests/test_preempt_counting.py` compares them on the generated cases).
+Then a pod of a kind needs on n need[j] = the sum of the counts of its requests that take
+group j, and a kept releasable claim h occupies occ[h][j] = |its devices ∩ U_n^j|.
+
+Exactness (`tests/test_preempt_counting*.py` compare both models on generated cases, one and
+two GPU models per node). (a) Every per-device plan satisfies the rows below: in group j the
+requests placed there take need[j] distinct devices per pod (devices are exclusive), all in
+U_n^j, none held by a kept claim, so sum need[j] x + sum occ[h][j] held[h] <= |U_n^j|. (b)
+Every solution of the rows is a per-device plan: per group, the devices not held by kept
+claims number at least sum need[j] x; give each request its count of them, distinct — every
+request taking group j may take every device of U_n^j (its allowed set is U_n^j), a device
+has no counters, capacity or constraint to respect, so any distinct choice is valid. Devices
+outside every group are taken by no pending request, so they need no row.
 
 Math, per kind K (pending pods with the same claim shapes, priority, preemption level,
-weight, nodes, node demand and gangs; queue order inside), node n, victim v, releasable
-claim h:
-- x[K, n] integer in [0, |K|]; sum_n x[K, n] <= |K|;
+weight, nodes, node demand and gangs; queue order inside), node n, group j, victim v,
+releasable claim h:
+- x[K, n] integer in [0, min(|K|, min_j |U_n^j| // need[K, n, j])]; sum_n x[K, n] <= |K|;
 - kept[v], held[h] booleans; held[h] >= kept[v] for each user v of h, held[h] <= sum kept;
-- devices: sum_K need[K, n] x[K, n] + sum_h occ[h] held[h] <= |U_n|;
+- devices, per group: sum_K need[K, n, j] x[K, n] + sum_h occ[h][j] held[h] <= |U_n^j|;
 - node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
 - justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
 - gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
 - dominance (an optimal plan of this form always exists): on one node, for victims a, b
   each the only user of its releasable claims, in the same budgets, with the same node
-  demand, priority(a) <= priority(b), devices freed(a) >= freed(b) and (priority, -freed,
-  index) of a before b: kept[a] <= kept[b] — swapping b's eviction for a's frees as much,
-  keeps the justification and the PDB count, and lowers or keeps criteria 3-5.
+  demand, priority(a) <= priority(b), devices freed(a) >= freed(b) in every group and
+  (priority, -total freed, index) of a before b: kept[a] <= kept[b] — swapping b's eviction
+  for a's frees as much in every group, keeps the justification and the PDB count, and
+  lowers or keeps criteria 3-5; each swap moves an eviction earlier in that order, so
+  swapping ends, at an optimal plan that meets every such row.
 The objective stages are `preempt.model`'s (`objective`).
 """
 
@@ -86,12 +98,17 @@ class NodeFacts:
 
     problem: Problem
     """Single-node Problem of one claim set per shape (results are built with it)."""
-    pool: list[int]
-    """U_n: device indices (of `problem`) any pending request may take, in device order."""
-    need: dict[int, int]
-    """Shape -> devices of the pool one pod of it takes; shapes missing cannot use the node."""
+    groups: list[list[int]]
+    """U_n^1..U_n^m: the distinct device sets (indices of `problem`, in device order) the
+    pending requests may take on n, pairwise disjoint, ordered by their first device."""
+    need: dict[int, tuple[int, ...]]
+    """Shape -> devices of each group one pod of it takes; shapes missing cannot use the node."""
     ids: dict[tuple[str, str, str], int]
-    """(driver, pool, device) -> index in `problem`, for the pool's devices."""
+    """(driver, pool, device) -> index in `problem`, for the groups' devices."""
+    group_of: dict[int, int]
+    """Device index (of the groups' devices) -> its group."""
+    alt_group: dict[int, int] = field(default_factory=dict)
+    """Alternative index (of `problem`) -> the group its request takes devices from."""
 
 
 @dataclass
@@ -105,7 +122,9 @@ class Counting:
     facts: dict[str, NodeFacts]
     occ: list[list[int]]
     """Per releasable claim (`Setting.holders` order): indices (in its node's Problem) of the
-    pool devices it holds."""
+    groups' devices it holds."""
+    held_per_group: list[tuple[int, ...]]
+    """Per releasable claim: how many devices of each group of its node it holds (occ[h])."""
     victim_demand: list[dict[str, int]]
     free: dict[str, dict[str, int]]
     gang_need: dict[str, int] = field(default_factory=dict)
@@ -194,46 +213,60 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
                 return None  # over-committed as the input has it: the per-device model says so
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
-    return Counting(kinds, specs, spec_offset, facts, occ, victim_demand, free, gang_need)
+    per_group = []
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        nf = facts.get(node)
+        counts = [0] * (len(nf.groups) if nf is not None else 0)
+        for d in occ[h]:
+            counts[nf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
+        per_group.append(tuple(counts))
+    return Counting(kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need)
 
 
 def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | None:
+    """The node's device groups and each shape's need per group, or None where the node's
+    devices are not interchangeable group by group (module docstring)."""
     problem = build_problem(job.cluster, claims, n, job.gates, cache=job.cache)
     if problem.constraints:
         return None
     allowed, impossible = allowed_candidates(problem)
-    pool: set[int] = set()
     for a in problem.alternatives:
         if a.mode != "ExactCount" or a.admin:
             return None
         if any(c.error is not None for c in a.candidates):
             return None
-        pool.update(allowed[a.index])
     for c in problem.claims:
         if any(len(r.alternatives) != 1 or r.first_available for r in c.requests):
             return None
-    for d in pool:
+    takes = {
+        a.index: frozenset(allowed[a.index]) if a.index not in impossible else frozenset()
+        for a in problem.alternatives
+    }
+    sets = sorted({t for t in takes.values() if t}, key=min)
+    if sum(len(t) for t in sets) != len(frozenset().union(*sets)):
+        return None  # two requests may take overlapping but different devices: not interchangeable
+    group_of = {d: j for j, t in enumerate(sets) for d in t}
+    for d in group_of:
         dev = problem.devices[d]
         if dev.multi or dev.counter_use or dev.in_use or dev.shared_in_use or dev.node_scope != ("node", n):
             return None
-    need: dict[int, int] = {}
+    alt_group = {i: sets.index(t) for i, t in takes.items() if t}
+    need: dict[int, tuple[int, ...]] = {}
     bounds = [*offsets, len(problem.claims)]
     for spec in range(len(offsets)):
-        total = 0
+        total = [0] * len(sets)
         fits = True
         for c in problem.claims[bounds[spec] : bounds[spec + 1]]:
             for r in c.requests:
                 a = problem.alternatives[r.alternatives[0]]
-                got = set(allowed[a.index])
-                if a.index in impossible or not got:
+                if a.index not in alt_group:
                     fits = False
-                elif got != pool:
-                    return None  # this request may take only part of the pool: not interchangeable
-                total += a.count
+                else:
+                    total[alt_group[a.index]] += a.count
         if fits:
-            need[spec] = total
-    ids = {(problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name): d for d in pool}
-    return NodeFacts(problem, sorted(pool), need, ids)
+            need[spec] = tuple(total)
+    ids = {(problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name): d for d in group_of}
+    return NodeFacts(problem, [sorted(t) for t in sets], need, ids, group_of, alt_group)
 
 
 @dataclass
@@ -257,9 +290,9 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
             if nf is None:
                 continue
             need = nf.need.get(kind.spec)
-            if need is None or need > len(nf.pool):
+            if need is None:
                 continue
-            top = len(kind.units) if need == 0 else min(len(kind.units), len(nf.pool) // need)
+            top = min([len(kind.units)] + [len(g) // k for g, k in zip(nf.groups, need, strict=True) if k])
             if top > 0:
                 x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
     by_kind: dict[int, list[IntVar]] = {}
@@ -283,11 +316,12 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
     for k, v in enumerate(s.victims):
         victims_on.setdefault(v.node, []).append(k)
     for n, nf in c.facts.items():
-        terms = [(nf.need[c.kinds[ki].spec], v) for ki, v in by_node.get(n, [])]
-        terms += [(len(c.occ[h]), held[h]) for h in holders_on.get(n, []) if c.occ[h]]
-        terms = [(a, v) for a, v in terms if a]
-        if sum(a * _top(v) for a, v in terms) > len(nf.pool):
-            cp.add(sum(a * v for a, v in terms) <= len(nf.pool))
+        for j, group in enumerate(nf.groups):
+            terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
+            terms += [(c.held_per_group[h][j], held[h]) for h in holders_on.get(n, [])]
+            terms = [(a, v) for a, v in terms if a]
+            if sum(a * _top(v) for a, v in terms) > len(group):
+                cp.add(sum(a * v for a, v in terms) <= len(group))
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
             rterms = [(c.kinds[ki].demand.get(r, 0), v) for ki, v in by_node.get(n, [])]
@@ -325,14 +359,14 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
             sole.setdefault(users[0], []).append(h)
         else:
             shared.update(users)
-    protected = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+    members = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+    protected = [v.pod.namespaced_name in members for v in s.victims]
     kept = [1] * len(s.victims)
     held = [1] * len(s.holders)
-    room = {
-        n: len(nf.pool)
-        - sum(len(c.occ[h]) for h, (_, (_, node, _)) in enumerate(s.holders.items()) if node == n)
-        for n, nf in c.facts.items()
-    }
+    room = {n: [len(g) for g in nf.groups] for n, nf in c.facts.items()}
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        if node in room:
+            room[node] = _plus(room[node], c.held_per_group[h], -1)
     left = {n: dict(lim) for n, lim in c.free.items()}
     on: dict[str, list[int]] = {}
     for k, v in enumerate(s.victims):
@@ -342,14 +376,19 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                 left[v.node][r] -= a
     count: dict[tuple[int, str], int] = {}
     tops = {key: _top(v) for key, v in built.x.items()}
-    freed = [sum(len(c.occ[h]) for h in sole.get(k, [])) for k in range(len(s.victims))]
+    freed: list[list[int]] = []
+    for k, v in enumerate(s.victims):
+        got = [0] * len(c.facts[v.node].groups) if v.node in c.facts else []
+        for h in sole.get(k, []):
+            got = _plus(got, c.held_per_group[h])
+        freed.append(got)
     ranked = {
         n: sorted(
             (k for k in ks if k not in shared),
             key=lambda k: (
-                s.victims[k].pod.namespaced_name in protected,
+                protected[k],
                 s.victims[k].priority,
-                -freed[k],
+                -sum(freed[k]),
                 k,
             ),
         )
@@ -366,7 +405,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                 if top is None or count.get((ki, n), 0) >= top:
                     continue
                 need = c.facts[n].need[kind.spec]
-                free_dev = room[n]
+                free_dev = list(room[n])
                 res = dict(left[n])
                 chosen: list[int] = []
                 for k in ranked.get(n, []):
@@ -375,7 +414,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     if not kept[k] or lv is None or s.victims[k].priority >= lv:
                         continue
                     chosen.append(k)
-                    free_dev += freed[k]
+                    free_dev = _plus(free_dev, freed[k])
                     for r, a in c.victim_demand[k].items():
                         if r in res:
                             res[r] += a
@@ -383,7 +422,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     continue
                 prios = [s.victims[k].priority for k in chosen]
                 rank = (
-                    sum(s.victims[k].pod.namespaced_name in protected for k in chosen),
+                    sum(protected[k] for k in chosen),
                     max(prios, default=-(2**63)),
                     len(chosen),
                     sum(prios),
@@ -398,7 +437,7 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                 kept[k] = 0
                 for h in sole.get(k, []):
                     held[h] = 0
-            room[n] = free_dev - c.facts[n].need[kind.spec]
+            room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
     cp = built.cp
@@ -412,8 +451,16 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
-def _fits(devices: int, need: int, left: dict[str, int], demand: dict[str, int]) -> bool:
-    return devices >= need and all(left[r] >= demand.get(r, 0) for r in left)
+def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], demand: dict[str, int]) -> bool:
+    for f, k in zip(devices, need, strict=True):
+        if f < k:
+            return False
+    return all(left[r] >= demand.get(r, 0) for r in left)
+
+
+def _plus(a: Sequence[int], b: Sequence[int], sign: int = 1) -> list[int]:
+    """a + sign * b, per group."""
+    return [x + sign * y for x, y in zip(a, b, strict=True)]
 
 
 def _top(v: IntVar) -> int:
@@ -443,11 +490,12 @@ def _dominance(
     cp: cp_model.CpModel, s: Any, c: Counting, kept: list[IntVar], budgets: Sequence[Budget]
 ) -> None:
     """kept[a] <= kept[b] where evicting a instead of b is never worse (module docstring)."""
-    sole: dict[int, int] = {}
+    sole: dict[int, tuple[int, ...]] = {}
     shared: set[int] = set()
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
         if len(users) == 1:
-            sole[users[0]] = sole.get(users[0], 0) + len(c.occ[h])
+            was = sole.get(users[0], (0,) * len(c.held_per_group[h]))
+            sole[users[0]] = tuple(_plus(was, c.held_per_group[h]))
         else:
             shared.update(users)
     on: dict[str, list[int]] = {}
@@ -458,7 +506,9 @@ def _dominance(
         facts = {
             k: (
                 s.victims[k].priority,
-                sole.get(k, 0),
+                sole.get(
+                    k, (0,) * len(c.facts[s.victims[k].node].groups) if s.victims[k].node in c.facts else ()
+                ),
                 tuple(sorted(c.victim_demand[k].items())),
                 frozenset(b.name for b in budgets if s.victims[k].pod.namespaced_name in b.pods),
             )
@@ -468,9 +518,15 @@ def _dominance(
             pa, fa, da, ba = facts[a]
             for b in ks:
                 pb, fb, db, bb = facts[b]
-                if a == b or da != db or ba != bb or pa > pb or fa < fb:
+                if (
+                    a == b
+                    or da != db
+                    or ba != bb
+                    or pa > pb
+                    or any(x < y for x, y in zip(fa, fb, strict=True))
+                ):
                     continue
-                if (pa, -fa, a) < (pb, -fb, b):
+                if (pa, -sum(fa), a) < (pb, -sum(fb), b):
                     cp.add(kept[a] <= kept[b])
 
 
@@ -479,7 +535,7 @@ def decode(
 ) -> tuple[list[int], dict[int, tuple[int, str, Problem, Assignment]]]:
     """Evicted victims, and per placed pending unit (form, node, the node's Problem, the
     unit's claims' placements in it): the kinds' counts given to their units in queue order,
-    each pod taking the first free devices of the node's pool."""
+    each request taking the first free devices of its group on the node."""
 
     def val(v: IntVar) -> int:
         return int(values[v.index])
@@ -489,7 +545,10 @@ def decode(
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         if val(built.held[h]):
             held_devices.setdefault(node, set()).update(c.occ[h])
-    free_of = {n: [d for d in nf.pool if d not in held_devices.get(n, set())] for n, nf in c.facts.items()}
+    free_of = {
+        n: [[d for d in g if d not in held_devices.get(n, set())] for g in nf.groups]
+        for n, nf in c.facts.items()
+    }
     chosen: dict[int, tuple[int, str, Problem, Assignment]] = {}
     at = dict.fromkeys(range(len(c.kinds)), 0)
     for n in s.nodes:
@@ -508,7 +567,8 @@ def decode(
                     places: list[Placement] = []
                     for r in nf.problem.claims[first + ci].requests:
                         a = nf.problem.alternatives[r.alternatives[0]]
-                        take, free_of[n] = free_of[n][: a.count], free_of[n][a.count :]
+                        grp = nf.alt_group[a.index]
+                        take, free_of[n][grp] = free_of[n][grp][: a.count], free_of[n][grp][a.count :]
                         places += [Placement(ci, a.index, d) for d in take]
                     local[ci] = places
                 chosen[unit] = (g, n, nf.problem, local)
