@@ -43,12 +43,12 @@ def full_cluster(nodes: int, gpus: int, pending: int, seed: int) -> list[dict[st
             take = min(rng.randint(1, 4), gpus - at)
             name = f"run-{k:05d}"
             k += 1
-            docs.append(_claim(name, take, n, list(range(at, at + take))))
+            docs.append(gpu_claim(name, take, n, list(range(at, at + take))))
             docs.append(_pod(name, rng.choice(PRIORITIES), n, rng.choice("abc")))
             at += take
     for j in range(pending):
         name = f"job-{j:04d}"
-        docs.append(_claim(name, rng.randint(1, 4), None, []))
+        docs.append(gpu_claim(name, rng.randint(1, 4), None, []))
         docs.append(_pod(name, rng.choice(PENDING_PRIORITIES), None, "job"))
     docs.append(
         {
@@ -90,7 +90,7 @@ def busy_cluster(
             k += 1
             app = f"svc-{rng.randrange(10)}" if rng.random() < 1 / 3 else rng.choice(("batch", "web"))
             if take:
-                docs.append(_claim(name, take, n, list(range(at, at + take))))
+                docs.append(gpu_claim(name, take, n, list(range(at, at + take))))
                 docs.append(_pod(name, rng.choice(PRIORITIES), n, app, cpu=str(4 * take)))
             else:
                 docs.append(_pod(name, rng.choice(PRIORITIES), n, app, cpu="8", claim=False))
@@ -99,7 +99,7 @@ def busy_cluster(
     for j in range(pending):
         name = f"job-{j:04d}"
         count = rng.randint(1, 4)
-        docs.append(_claim(name, count, None, []))
+        docs.append(gpu_claim(name, count, None, []))
         docs.append(_pod(name, rng.choice(PENDING_PRIORITIES), None, "job", cpu=str(4 * count)))
     for s in range(10):
         docs.append(
@@ -140,7 +140,10 @@ def two_model_cluster(nodes: int, pending: int, seed: int) -> list[dict[str, Any
     return docs
 
 
-def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
+def gpu_claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
+    """Pod `pod`'s claim of `count` GPUs of class gpu; with `node`, allocated there (devices
+    `gpus`) and reserved for the pod (a running pod's claim). Shared with
+    `test_bench_preempt_moves`."""
     doc: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.preempt_workloads import gpu_claim
 from benchmarks.workloads import GPU, _class, _slice
 from dra_solver.api.cluster import Cluster
 from dra_solver.preempt import PreemptOutcome, plan_preempt
@@ -71,14 +72,14 @@ def fragmented(nodes: int, pending: int, seed: int) -> list[dict[str, Any]]:
             at += take
     for j in range(pending):
         name = f"job-{j:04d}"
-        docs.append(_claim(name, rng.choice([8, 8, 4]), None, []))
+        docs.append(gpu_claim(name, rng.choice([8, 8, 4]), None, []))
         docs.append(_pod(name, 500, None, {}))
     return docs
 
 
 def _running(name: str, node: str, gpus: list[int], rng: random.Random, owner: str) -> list[dict[str, Any]]:
     pod = _pod(name, rng.choice([0, 10, 100]), node, {"app": owner})
-    claim = _claim(name, len(gpus), node, gpus)
+    claim = gpu_claim(name, len(gpus), node, gpus)
     if rng.random() < 0.75:
         pod["metadata"]["ownerReferences"] = [
             {
@@ -92,35 +93,6 @@ def _running(name: str, node: str, gpus: list[int], rng: random.Random, owner: s
         pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": f"gpu-{len(gpus)}"}]
         pod["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
     return [claim, pod]
-
-
-def _claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": f"{pod}-gpu", "namespace": "default"},
-        "spec": {
-            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}]}
-        },
-    }
-    if node is not None:
-        doc["status"] = {
-            "allocation": {
-                "devices": {
-                    "results": [
-                        {"request": "gpu", "driver": "gpu.example.com", "pool": node, "device": f"gpu-{g}"}
-                        for g in gpus
-                    ]
-                },
-                "nodeSelector": {
-                    "nodeSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-                    ]
-                },
-            },
-            "reservedFor": [{"resource": "pods", "name": pod, "uid": f"uid-{pod}"}],
-        }
-    return doc
 
 
 def _pod(name: str, priority: int, node: str | None, labels: dict[str, str]) -> dict[str, Any]:
