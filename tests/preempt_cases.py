@@ -4,10 +4,13 @@ shared one), allocated and reserved for it, as a `kubectl get -o yaml` dump show
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dra_solver.api.cluster import Cluster
+from dra_solver.problem.flat import claim_weight
 
 Doc = dict[str, Any]
 
@@ -254,6 +257,49 @@ def pdb(
     if allowed is not None:
         doc["status"] = {"disruptionsAllowed": allowed}
     return doc
+
+
+def most_weight(
+    pending: Sequence[Pending],
+    gpus: Mapping[str, int],
+    cpu: Mapping[str, int],
+    gangs: Mapping[str, int],
+    gone: Sequence[Running],
+) -> int | None:
+    """The most pending weight any placement puts on the room left (`gpus`, `cpu` per node,
+    in node order), each gang placed whole or not at all, every pod of `gone` justified by a
+    placed pending pod on its node of higher priority that may preempt; None when no placement
+    justifies them all. The exhaustive enumerators' inner loop (`test_preempt_differential`,
+    `test_preempt_moves_exhaustive`): every pending pod on every node or on none."""
+    best: int | None = None
+    spots: list[str | None] = [None, *gpus]
+    for where in itertools.product(spots, repeat=len(pending)):
+        need_g: dict[str, int] = {}
+        need_c: dict[str, int] = {}
+        for p, n in zip(pending, where, strict=True):
+            if n is not None:
+                need_g[n] = need_g.get(n, 0) + p.gpus
+                need_c[n] = need_c.get(n, 0) + 1
+        if any(need_g[n] > gpus[n] or need_c[n] > cpu[n] for n in need_g):
+            continue
+        placed_in = {
+            g: sum(1 for p, n in zip(pending, where, strict=True) if p.group == g and n) for g in gangs
+        }
+        if any(0 < placed_in[g] < k for g, k in gangs.items()):
+            continue
+        ok = all(
+            any(
+                n == v.node and p.priority > v.priority and p.policy != "Never"
+                for p, n in zip(pending, where, strict=True)
+            )
+            for v in gone
+        )
+        if not ok:
+            continue
+        weight = sum(claim_weight(p.priority) for p, n in zip(pending, where, strict=True) if n is not None)
+        if best is None or weight > best:
+            best = weight
+    return best
 
 
 def build(*args: Any, **kwargs: Any) -> Cluster:

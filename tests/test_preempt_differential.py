@@ -15,16 +15,14 @@ justified by pods it places and its gangs start; then the batch plan's tuple is 
 
 from __future__ import annotations
 
-import itertools
 import os
 import random
 
 import pytest
-from preempt_cases import Pending, Running, build, cluster_docs, pdb
+from preempt_cases import Pending, Running, build, cluster_docs, most_weight, pdb
 
 from dra_solver.preempt import plan_preempt
 from dra_solver.preempt.reference import reference_preempt
-from dra_solver.problem.flat import claim_weight
 
 SHIFT = 2**31
 CPU = 3
@@ -92,7 +90,6 @@ def exhaustive(
             users.setdefault(claim_of[r.name], []).append(r)
     allowed = [(int(b["status"]["disruptionsAllowed"]), b["spec"]["selector"]["matchLabels"]) for b in pdbs]  # type: ignore[index]
     best: tuple[int, int, int, int, int] | None = None
-    spots: list[str | None] = [None, *nodes]
     for mask in range(1 << len(cands)):
         gone = {cands[k].name for k in range(len(cands)) if mask >> k & 1}
         gpus = dict(nodes)
@@ -110,35 +107,9 @@ def exhaustive(
         )
         prios = [v.priority for v in victims]
         tail = (pdb_count, max(prios) if prios else -(2**63), sum(p + SHIFT for p in prios), len(prios))
-        for where in itertools.product(spots, repeat=len(pending)):
-            need_g: dict[str, int] = {}
-            need_c: dict[str, int] = {}
-            for p, n in zip(pending, where, strict=True):
-                if n is not None:
-                    need_g[n] = need_g.get(n, 0) + p.gpus
-                    need_c[n] = need_c.get(n, 0) + 1
-            if any(need_g[n] > gpus[n] or need_c[n] > cpu[n] for n in need_g):
-                continue
-            placed_in = {
-                g: sum(1 for p, n in zip(pending, where, strict=True) if p.group == g and n) for g in gangs
-            }
-            if any(0 < placed_in[g] < k for g, k in gangs.items()):
-                continue
-            ok = all(
-                any(
-                    n == v.node and p.priority > v.priority and p.policy != "Never"
-                    for p, n in zip(pending, where, strict=True)
-                )
-                for v in victims
-            )
-            if not ok:
-                continue
-            weight = sum(
-                claim_weight(p.priority) for p, n in zip(pending, where, strict=True) if n is not None
-            )
-            key = (-weight, *tail)
-            if best is None or key < best:
-                best = key
+        weight = most_weight(pending, gpus, cpu, gangs, victims)
+        if weight is not None and (best is None or (-weight, *tail) < best):
+            best = (-weight, *tail)
     assert best is not None  # nothing evicted, nothing placed is always a plan
     return best
 

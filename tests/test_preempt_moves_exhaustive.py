@@ -19,10 +19,9 @@ import os
 import random
 
 import pytest
-from preempt_cases import Pending, Running, build, cluster_docs, pdb
+from preempt_cases import Pending, Running, build, cluster_docs, most_weight, pdb
 
 from dra_solver.preempt import PreemptOutcome, plan_preempt
-from dra_solver.problem.flat import claim_weight
 
 SHIFT = 2**31
 CPU = 4
@@ -96,7 +95,6 @@ def exhaustive(
         ["keep", "evict", *([n for n in nodes if n != r.node] if r.name in movable else [])] for r in cands
     ]
     best: Key | None = None
-    spots: list[str | None] = [None, *nodes]
     for states in itertools.product(*choices):
         state = {r.name: s for r, s in zip(cands, states, strict=True)}
         evicted = [r for r in cands if state[r.name] == "evict"]
@@ -128,35 +126,9 @@ def exhaustive(
             len(prios),
             len(moved),
         )
-        for where in itertools.product(spots, repeat=len(pending)):
-            need_g: dict[str, int] = {}
-            need_c: dict[str, int] = {}
-            for p, n in zip(pending, where, strict=True):
-                if n is not None:
-                    need_g[n] = need_g.get(n, 0) + p.gpus
-                    need_c[n] = need_c.get(n, 0) + 1
-            if any(need_g[n] > gpus[n] or need_c[n] > cpu[n] for n in need_g):
-                continue
-            placed_in = {
-                g: sum(1 for p, n in zip(pending, where, strict=True) if p.group == g and n) for g in gangs
-            }
-            if any(0 < placed_in[g] < k for g, k in gangs.items()):
-                continue
-            ok = all(
-                any(
-                    n == v.node and p.priority > v.priority and p.policy != "Never"
-                    for p, n in zip(pending, where, strict=True)
-                )
-                for v in gone
-            )
-            if not ok:
-                continue
-            weight = sum(
-                claim_weight(p.priority) for p, n in zip(pending, where, strict=True) if n is not None
-            )
-            key = (-weight, *tail)
-            if best is None or key < best:
-                best = key
+        weight = most_weight(pending, gpus, cpu, gangs, gone)
+        if weight is not None and (best is None or (-weight, *tail) < best):
+            best = (-weight, *tail)
     assert best is not None  # nothing evicted or moved, nothing placed is always a plan
     return best
 
