@@ -152,7 +152,7 @@ class Cpsat:
         input's cluster). `stats` say first fit did not run (no `reference_placed`)."""
         if self.aggregation != "auto" or job.gangs or interrupt.requested():
             return None
-        if len(job.units) * len(job.nodes) <= PER_DEVICE_MAX or not all(u.claims for u in job.units):
+        if not _beyond_per_device(job) or not all(u.claims for u in job.units):
             return None
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
@@ -165,25 +165,22 @@ class Cpsat:
         if isinstance(agg, str):
             return agg
         out = expand_aggregated(job, nothing, agg, dict(stats))
-        if interrupt.requested() and any(p.placed for p in out.pods):
-            # Ctrl-C during the model: first fit would now place nothing, so the model's plan
-            # so far (checked, its status from its own bound) is the best there is. Its pods
-            # left out were not left out for others: the search was cut short.
-            for p in out.pods:
-                if not p.placed and p.reason == LEFT_OUT:
-                    p.reason = None
-            out.stats["first_fit"] = "not run: interrupted during the aggregated model"
-            return out
-        if (
-            out.stats.get("status") != "OPTIMAL"
-            or out.stats.get("fallback")
-            or not any(p.placed for p in out.pods)
+        placed = any(p.placed for p in out.pods)
+        # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
+        # far (checked, its status from its own bound) is the best there is.
+        interrupted = interrupt.requested() and placed
+        if not interrupted and (
+            out.stats.get("status") != "OPTIMAL" or out.stats.get("fallback") or not placed
         ):
             return None
-        for p in out.pods:  # left out: worded on the plan by `crowded_reasons`
+        for p in out.pods:  # left out: worded on the plan by `crowded_reasons` (or as interrupted)
             if not p.placed and p.reason == LEFT_OUT:
                 p.reason = None
-        out.stats["first_fit"] = "not run: the aggregated model proved its plan optimal"
+        out.stats["first_fit"] = (
+            "not run: interrupted during the aggregated model"
+            if interrupted
+            else "not run: the aggregated model proved its plan optimal"
+        )
         return out
 
     def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
@@ -192,11 +189,7 @@ class Cpsat:
         stats = dict(first.stats)
         if interrupt.requested():
             return PlanOutcome(first.pods, self.name, stats)
-        if (
-            self.aggregation == "auto"
-            and len(job.units) * len(job.nodes) > PER_DEVICE_MAX
-            and complete(job, first)
-        ):
+        if self.aggregation == "auto" and _beyond_per_device(job) and complete(job, first):
             # First fit placed every pod that may be placed: no plan places more weight, so its
             # plan is optimal with that weight as the bound ("What a status proves"), and
             # neither model needs to run. Only at the aggregated model's scale: below it the
@@ -641,11 +634,16 @@ def _summary(stats: dict[str, object], realized: int, bound: int, trivial: int, 
     return status
 
 
+def _beyond_per_device(job: Job) -> bool:
+    """Whether the job is larger (pods x nodes) than the per-device model is run for."""
+    return len(job.units) * len(job.nodes) > PER_DEVICE_MAX
+
+
 def _refine(job: Job, out: PlanOutcome) -> bool:
     """Whether the per-device model should try to close the aggregated plan's gap."""
     if out.stats.get("status") == "OPTIMAL" or interrupt.requested():
         return False
-    return len(job.units) * len(job.nodes) <= PER_DEVICE_MAX
+    return not _beyond_per_device(job)
 
 
 def _total(job: Job, units: Iterable[int]) -> int:
