@@ -59,3 +59,60 @@ def test_devices_a_request_may_take_only_some_of_go_to_the_per_device_model() ->
     out = solve_setting(setting(cluster, None, None, opts), opts)
     assert out.stats["preempt_model"] == "devices" and out.pod("default/p").placed
     assert [v.name for v in out.victims] == ["default/a"] and out.pod("default/q").placed
+
+
+MERGE_CASES = range(0, CASES, 2)
+
+
+@pytest.mark.parametrize("seed", MERGE_CASES)
+def test_merged_kinds_prove_the_tuple_of_kinds_by_weight(seed: int) -> None:
+    """`counting.merged`: with every pending pod placed, kinds that only a weight or a level no
+    candidate's priority separates tell apart are one kind, and the plan's objective tuple is
+    the one the model with every kind apart proves."""
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    opts = Options.of(None, time_limit=10)
+    merged = solve_setting(setting(cluster, None, None, opts), opts, model="counts")
+    apart = solve_setting(setting(cluster, None, None, opts), opts, model="counts-by-weight")
+    assert apart.stats["kinds_merged"] is False
+    assert merged.stats["status"] == apart.stats["status"] == "OPTIMAL"
+    assert _model_tuple(merged) == _model_tuple(apart)
+
+
+def test_some_generated_cases_merge_kinds_and_some_do_not() -> None:
+    """The comparison above covers both paths: kinds merged (every pod placed by the hint) and
+    kinds by weight (the hint leaves a pod out)."""
+    seen = set()
+    for seed in MERGE_CASES:
+        nodes, running, pending, pdbs, gangs = generate(seed)
+        cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+        opts = Options.of(None, time_limit=10)
+        seen.add(
+            solve_setting(setting(cluster, None, None, opts), opts, model="counts").stats["kinds_merged"]
+        )
+    assert seen == {True, False}
+
+
+def test_levels_a_candidate_priority_separates_stay_apart() -> None:
+    """Pods of priority 100 and 200 may both evict the priority-50 pod but only the 200 one the
+    priority-150 pod: two kinds; 200 and 300 are alike to every candidate: one kind, weight 1,
+    its units in queue order."""
+    from dra_solver.preempt import counting
+    from dra_solver.preempt.model import Setting
+
+    cluster = build(
+        {"n1": 4},
+        [Running("low", "n1", 50, (0, 1)), Running("mid", "n1", 150, (2, 3))],
+        [Pending("a", 100, 1), Pending("b", 200, 1), Pending("c", 300, 1)],
+    )
+    opts = Options.of(None)
+    s: Setting = setting(cluster, None, None, opts)
+    kinds = [counting.Kind([i], [i], 0, lv, 7, {}, frozenset({"n1"}), ()) for i, lv in enumerate(s.levels)]
+    facts = counting.Counting(kinds, [], [], {}, [], [], [], {})
+    one = counting.merged(s, facts)
+    by_level = sorted((k.level, k.units, k.weight) for k in one.kinds)
+    names = [u.name for u in s.pending]
+    assert by_level == [
+        (100, [names.index("default/a")], 1),
+        (200, sorted([names.index("default/b"), names.index("default/c")]), 1),
+    ]

@@ -56,8 +56,9 @@ The objective stages are `preempt.model`'s (`objective`).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -223,6 +224,45 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
     return Counting(kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need)
 
 
+def merged(s: Any, c: Counting) -> Counting:
+    """The same facts with the kinds that differ only by weight and by a level no candidate's
+    priority separates merged into one kind of weight 1 per pod — for a model in which every
+    pending pod is placed (`build_model(all_placed=True)`), where the weights no longer tell
+    plans apart. Why: on a full cluster the pending pods come in a few priorities, and each
+    (shape, priority) kind on each node is an integer variable; kinds that are the same to
+    every row multiply the plans that are one plan, and CP-SAT's search walks them all (issue
+    #31's 500-node benchmark: 12 kinds per node, about 3x the time of 4).
+
+    Two levels l1 < l2 are the same to every row when no candidate has a priority p with
+    l1 <= p < l2: a victim is justified by a pod of level l iff l > p. The merged kind keeps
+    the smallest level of its part (None: its pods may not preempt) and its units in queue
+    order."""
+    prios = sorted({v.priority for v in s.victims})
+    groups: dict[Hashable, list[Kind]] = {}
+    for kind in c.kinds:
+        cls = None if kind.level is None else bisect.bisect_left(prios, kind.level)
+        key = (kind.spec, cls, kind.nodes, tuple(sorted(kind.demand.items())), kind.gangs)
+        groups.setdefault(key, []).append(kind)
+    kinds = []
+    for part in groups.values():
+        pairs = sorted(p for kind in part for p in zip(kind.units, kind.forms, strict=True))
+        levels = [k.level for k in part if k.level is not None]
+        first = part[0]
+        kinds.append(
+            Kind(
+                [u for u, _ in pairs],
+                [g for _, g in pairs],
+                first.spec,
+                min(levels) if levels else None,
+                1,
+                first.demand,
+                first.nodes,
+                first.gangs,
+            )
+        )
+    return replace(c, kinds=kinds)
+
+
 def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | None:
     """The node's device groups and each shape's need per group, or None where the node's
     devices are not interchangeable group by group (module docstring)."""
@@ -280,8 +320,10 @@ class Built:
     weight: cp_model.LinearExprT
 
 
-def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
-    """Variables and rows (module docstring); the objective stages are added by the caller."""
+def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
+    """Variables and rows (module docstring); the objective stages are added by the caller.
+    `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
+    that places them all, so the first stage's optimum does)."""
     cp = cp_model.CpModel()
     x: dict[tuple[int, str], IntVar] = {}
     for ki, kind in enumerate(c.kinds):
@@ -301,7 +343,9 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget]) -> Built:
         by_kind.setdefault(ki, []).append(v)
         by_node.setdefault(n, []).append((ki, v))
     for ki, vs in by_kind.items():
-        if len(vs) > 1:
+        if all_placed:
+            cp.add(sum(vs) == len(c.kinds[ki].units))
+        elif len(vs) > 1:
             cp.add(sum(vs) <= len(c.kinds[ki].units))
     kept = [cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
     held = [cp.new_bool_var(f"held[{h}]") for h in range(len(s.holders))]
@@ -575,4 +619,14 @@ def decode(
     return evicted, chosen
 
 
-__all__ = ["Built", "Counting", "Kind", "NodeFacts", "build_model", "decode", "greedy_hint", "prepare"]
+__all__ = [
+    "Built",
+    "Counting",
+    "Kind",
+    "NodeFacts",
+    "build_model",
+    "decode",
+    "merged",
+    "greedy_hint",
+    "prepare",
+]

@@ -305,7 +305,8 @@ def plan_preempt(
 def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutcome:
     """The batch model of `s`, solved in stages, decoded, verified. `model`: "auto" (the
     counting model where it applies, `preempt.counting`, else the per-device one), "devices"
-    or "counts" (tests compare the two; "counts" raises ValueError where it does not apply)."""
+    or "counts" (tests compare the two; "counts" raises ValueError where it does not apply),
+    or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
     holder_units = [
         Unit(
             f"claim {ref}",
@@ -344,8 +345,8 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         # The counting model has no moves: with a movable candidate, the per-device model.
         counts = None if s.movers else counting.prepare(s, job, forms, P, H)
         if counts is not None:
-            return _solve_counts(s, opts, job, forms, counts)
-        if model == "counts":
+            return _solve_counts(s, opts, job, forms, counts, merge=model != "counts-by-weight")
+        if model in ("counts", "counts-by-weight"):
             raise ValueError("the counting model does not apply to this input")
     problem, offsets = model_problem(job, forms)
     problem = _only_held(problem, forms, offsets, s, P, H)
@@ -390,20 +391,35 @@ def _no_plan(opts: Options) -> InputError:
 
 
 def _solve_counts(
-    s: Setting, opts: Options, job: Job, forms: list[Any], counts: counting.Counting
+    s: Setting, opts: Options, job: Job, forms: list[Any], counts: counting.Counting, merge: bool = True
 ) -> PreemptOutcome:
-    """The counting model (`preempt.counting`): built, solved in the same stages, decoded."""
-    built = counting.build_model(s, counts, s.budgets)
-    lits = objective(built.cp, s, built.kept, built.weight)
-    start = counting.greedy_hint(s, counts, built)
-    everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
-    # The hint places every pending pod the model has: the first stage is at its bound.
-    result = _stages(built.cp, lits, opts, {"placed": start} if start == everything else {})
+    """The counting model (`preempt.counting`): built, solved in the same stages, decoded.
+    First with the kinds merged (`counting.merged`) and every pending pod placed; when the
+    greedy hint cannot place them all there, as it is, with the weights."""
+    result, merged = None, False
+    if merge:
+        one = counting.merged(s, counts)
+        built = counting.build_model(s, one, s.budgets, all_placed=True)
+        pods = sum(len(k.units) for k in one.kinds)
+        if counting.greedy_hint(s, one, built) == pods:
+            # The hint places every pending pod: the first stage is at its bound (counted in
+            # pods here, every kind's weight being 1).
+            lits = objective(built.cp, s, built.kept, built.weight)
+            result, counts, merged = _stages(built.cp, lits, opts, {"placed": pods}), one, True
+    if not merged:
+        built = counting.build_model(s, counts, s.budgets)
+        lits = objective(built.cp, s, built.kept, built.weight)
+        start = counting.greedy_hint(s, counts, built)
+        everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
+        # The hint places every pending pod the model has: the first stage is at its bound.
+        result = _stages(built.cp, lits, opts, {"placed": start} if start == everything else {})
     if result is None:
         raise _no_plan(opts)
     values, stage_status, stage_value = result
     evicted, chosen = counting.decode(s, counts, built, values, forms)
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
+    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
+    out.stats["kinds_merged"] = merged
+    return out
 
 
 def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
