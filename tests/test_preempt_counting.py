@@ -116,3 +116,29 @@ def test_levels_a_candidate_priority_separates_stay_apart() -> None:
         (100, [names.index("default/a")], 1),
         (200, sorted([names.index("default/b"), names.index("default/c")]), 1),
     ]
+
+
+def test_the_lowest_highest_priority_comes_before_fewer_victims_in_the_ceiling_search() -> None:
+    """`model._by_ceiling`: stage 3 before stage 4. Evicting `big` (priority 50, both GPUs of
+    n1) would be one victim; evicting `b` and `c` (priority 0, one GPU each on n2) is two, but
+    of a lower highest priority — the batch plan evicts b and c, and the ceiling search found
+    it (priority 0: the first ceiling with a plan; "nothing evicted" has none)."""
+    cluster = build(
+        {"n1": 2, "n2": 2},
+        [Running("big", "n1", 50, (0, 1)), Running("b", "n2", 0, (0,)), Running("c", "n2", 0, (1,))],
+        [Pending("p", 100, 2)],
+    )
+    opts = Options.of(None)
+    out = solve_setting(setting(cluster, None, None, opts), opts)
+    assert out.stats["preempt_model"] == "counts" and out.stats["kinds_merged"] is True
+    assert out.stats["status"] == "OPTIMAL"
+    assert sorted(v.name for v in out.victims) == ["default/b", "default/c"]
+    assert out.pod("default/p").node == "n2"
+
+
+def test_a_pending_pod_that_fits_without_evictions_evicts_nobody_in_the_ceiling_search() -> None:
+    """The first ceiling, "nothing evicted", has a plan: no victim although both could go."""
+    cluster = build({"n1": 2, "n2": 2}, [Running("a", "n1", 0, (0, 1))], [Pending("p", 100, 2)])
+    opts = Options.of(None)
+    out = solve_setting(setting(cluster, None, None, opts), opts)
+    assert out.stats["status"] == "OPTIMAL" and out.victims == [] and out.pod("default/p").node == "n2"

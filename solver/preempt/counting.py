@@ -224,7 +224,7 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
     return Counting(kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need)
 
 
-def merged(s: Any, c: Counting) -> Counting:
+def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
     """The same facts with the kinds that differ only by weight and by a level no candidate's
     priority separates merged into one kind of weight 1 per pod — for a model in which every
     pending pod is placed (`build_model(all_placed=True)`), where the weights no longer tell
@@ -236,8 +236,9 @@ def merged(s: Any, c: Counting) -> Counting:
     Two levels l1 < l2 are the same to every row when no candidate has a priority p with
     l1 <= p < l2: a victim is justified by a pod of level l iff l > p. The merged kind keeps
     the smallest level of its part (None: its pods may not preempt) and its units in queue
-    order."""
-    prios = sorted({v.priority for v in s.victims})
+    order. `ceiling`: only the candidates of priority at most that may be evicted
+    (`build_model`), so only their priorities separate levels."""
+    prios = sorted({v.priority for v in s.victims if ceiling is None or v.priority <= ceiling})
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
         cls = None if kind.level is None else bisect.bisect_left(prios, kind.level)
@@ -320,10 +321,13 @@ class Built:
     weight: cp_model.LinearExprT
 
 
-def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
+def build_model(
+    s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False, ceiling: int | None = None
+) -> Built:
     """Variables and rows (module docstring); the objective stages are added by the caller.
     `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
-    that places them all, so the first stage's optimum does)."""
+    that places them all, so the first stage's optimum does). `ceiling`: the candidates of a
+    higher priority are kept (kept[v] = 1)."""
     cp = cp_model.CpModel()
     x: dict[tuple[int, str], IntVar] = {}
     for ki, kind in enumerate(c.kinds):
@@ -374,6 +378,9 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
             if sum(a * _top(v) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
     for k, v in enumerate(s.victims):  # justification
+        if ceiling is not None and v.priority > ceiling:
+            cp.add(kept[k] == 1)
+            continue
         by = [
             var
             for ki, var in by_node.get(v.node, [])
@@ -389,7 +396,7 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
     return Built(cp, x, kept, held, weight)
 
 
-def greedy_hint(s: Any, c: Counting, built: Built) -> int:
+def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits evicting the least (PDB members last, then lowest priority,
     most devices freed first), justified by itself — upstream's one-pod-at-a-time idea on the
@@ -456,6 +463,8 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     if _fits(free_dev, need, res, kind.demand):
                         break
                     if not kept[k] or lv is None or s.victims[k].priority >= lv:
+                        continue
+                    if ceiling is not None and s.victims[k].priority > ceiling:
                         continue
                     chosen.append(k)
                     free_dev = _plus(free_dev, freed[k])

@@ -405,7 +405,8 @@ def _solve_counts(
             # The hint places every pending pod: the first stage is at its bound (counted in
             # pods here, every kind's weight being 1).
             lits = objective(built.cp, s, built.kept, built.weight)
-            result, counts, merged = _stages(built.cp, lits, opts, {"placed": pods}), one, True
+            result, counts, built = _by_ceiling(s, opts, one, built, lits, pods)
+            merged = True
     if not merged:
         built = counting.build_model(s, counts, s.budgets)
         lits = objective(built.cp, s, built.kept, built.weight)
@@ -420,6 +421,69 @@ def _solve_counts(
     out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
     out.stats["kinds_merged"] = merged
     return out
+
+
+def _by_ceiling(
+    s: Setting, opts: Options, c: counting.Counting, built: counting.Built, lits: _Lits, pods: int
+) -> tuple[tuple[list[int], dict[str, str], dict[str, int]] | None, counting.Counting, counting.Built]:
+    """The merged counting model's stages, the highest evicted priority found by ceilings.
+
+    Why: stage 3 minimises a maximum, and on a full cluster CP-SAT takes long to find a plan
+    at the bound its relaxation proves — while the model in which only the candidates up to a
+    priority may be evicted is smaller (the others are kept; only the priorities left separate
+    levels, so more kinds merge: `counting.merged`), and asking it whether every pending pod
+    still fits within the proven budget violations is quick to answer either way. So: stages 1
+    and 2 on the whole model; then, for each ceiling from "nothing evicted" up through the
+    candidates' priorities, the model up to it, with stage 2's optimum as a row: the first one
+    that has a plan (each lower one proven infeasible) gives stage 3's optimum — a plan evicts
+    at most that priority, none evicts less — and stages 4 and 5 are solved on it. Where
+    stage 2 is not proven or a ceiling's answer is not found within its share of the budget,
+    the whole model goes on from stage 2 as before."""
+    first = _stages(built.cp, lits, opts, {"placed": pods}, upto="pdb_violations")
+    if first is None:
+        return None, c, built
+    values, status_of, value_of = first
+    spent = value_of[DTIME] / 1000
+    if status_of["pdb_violations"] not in ("OPTIMAL", "FIXED") or lits.order[2] != "highest_priority":
+        return _go_on(built, lits, opts, pods, spent), c, built
+    violations = value_of["pdb_violations"]
+    prios = sorted({v.priority for v in s.victims})
+    for level, ceiling in enumerate([prios[0] - 1, *prios] if prios else []):
+        left = opts.time_limit - spent
+        one = counting.merged(s, c, ceiling)
+        sub = counting.build_model(s, one, s.budgets, all_placed=True, ceiling=ceiling)
+        counting.greedy_hint(s, one, sub, ceiling)
+        sub_lits = objective(sub.cp, s, sub.kept, sub.weight)
+        sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
+        solver = cp_solver(opts.seed, max(left * CEILING_SHARE, 0.05), wall_guard(opts.time_limit))
+        with interrupt.stoppable(solver.stop_search):
+            answer = solver.solve(sub.cp)
+        spent += solver.deterministic_time
+        if answer == cp_model.INFEASIBLE:
+            continue
+        if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        sub.cp.clear_hints()
+        found = list(solver.response_proto.solution)
+        sub.cp.proto.solution_hint.vars.extend(range(len(found)))
+        sub.cp.proto.solution_hint.values.extend(found)
+        reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
+        rest = _stages(sub.cp, sub_lits, opts, reached, budget=opts.time_limit - spent)
+        if rest is None:
+            break
+        rest[2][DTIME] += round(spent * 1000)
+        return rest, one, sub
+    return _go_on(built, lits, opts, pods, spent), c, built
+
+
+def _go_on(
+    built: counting.Built, lits: _Lits, opts: Options, pods: int, spent: float
+) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
+    """The whole model's stages from stage 2 on (its optimum so far is a row and the hint)."""
+    result = _stages(built.cp, lits, opts, {"placed": pods}, budget=opts.time_limit - spent)
+    if result is not None:
+        result[2][DTIME] += round(spent * 1000)
+    return result
 
 
 def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
@@ -658,14 +722,24 @@ def _opts(job: Job) -> Options:
     return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit)
 
 
+CEILING_SHARE = 0.3
+"""Most of the deterministic budget left that one ceiling's question may take (`_by_ceiling`)."""
+
+
 def _stages(
-    cp: cp_model.CpModel, lits: _Lits, opts: Options, reached: dict[str, int] | None = None
+    cp: cp_model.CpModel,
+    lits: _Lits,
+    opts: Options,
+    reached: dict[str, int] | None = None,
+    budget: float | None = None,
+    upto: str | None = None,
 ) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
     """Optimise the stages in order, each optimum fixed before the next; each stage gets what
     is left of the deterministic budget (the last stages need least). `reached`: stages whose
-    optimum the hint already reaches, proven by the caller (a trivial bound): fixed at that
-    value without a solve, so the hint carries on to the next stage."""
-    budget = float(opts.time_limit)
+    optimum the caller has proven (a trivial bound, or `_by_ceiling`): fixed at that value
+    without a solve, so the hint carries on to the next stage. `budget`: deterministic
+    seconds (default: the time limit); `upto`: the last stage to solve (the others NOT_RUN)."""
+    start = budget = float(opts.time_limit if budget is None else budget)
     status_of: dict[str, str] = {}
     value_of: dict[str, int] = {}
     best: list[int] | None = None
@@ -702,6 +776,8 @@ def _stages(
         cp.clear_hints()
         cp.proto.solution_hint.vars.extend(range(len(best)))
         cp.proto.solution_hint.values.extend(best)
+        if name == upto:
+            break
     if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
         cp.clear_objective()
         solver = cp_solver(opts.seed, max(budget, 0.05), wall_guard(opts.time_limit))
@@ -710,7 +786,7 @@ def _stages(
                 best = list(solver.response_proto.solution)
     for name in (*STAGES, *lits.order):
         status_of.setdefault(name, "NOT_RUN")
-    value_of[DTIME] = round((opts.time_limit - budget) * 1000)
+    value_of[DTIME] = round((start - budget) * 1000)
     return (best, status_of, value_of) if best is not None else None
 
 
