@@ -452,13 +452,23 @@ def _by_ceiling(
         left = opts.time_limit - spent
         one = counting.merged(s, c, ceiling)
         sub = counting.build_model(s, one, s.budgets, all_placed=True, ceiling=ceiling)
-        counting.greedy_hint(s, one, sub, ceiling)
         sub_lits = objective(sub.cp, s, sub.kept, sub.weight)
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
-        solver = cp_solver(opts.seed, max(left * CEILING_SHARE, 0.05), wall_guard(opts.time_limit))
-        with interrupt.stoppable(solver.stop_search):
-            answer = solver.solve(sub.cp)
-        spent += solver.deterministic_time
+        answer = cp_model.UNKNOWN
+        for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
+            # First without a hint and briefly: a ceiling too low is mostly refuted by presolve
+            # alone, and the greedy hint (a second or more at 500 nodes) is then not needed.
+            if hinted:
+                counting.greedy_hint(s, one, sub, ceiling)
+            solver = cp_solver(
+                opts.seed, max(min(most, left * CEILING_SHARE), 0.05), wall_guard(opts.time_limit)
+            )
+            with interrupt.stoppable(solver.stop_search):
+                answer = solver.solve(sub.cp)
+            spent += solver.deterministic_time
+            left = opts.time_limit - spent
+            if answer != cp_model.UNKNOWN or interrupt.requested():
+                break
         if answer == cp_model.INFEASIBLE:
             continue
         if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -724,6 +734,8 @@ def _opts(job: Job) -> Options:
 
 CEILING_SHARE = 0.3
 """Most of the deterministic budget left that one ceiling's question may take (`_by_ceiling`)."""
+CEILING_PROBE = 0.2
+"""Deterministic seconds for a ceiling's first, unhinted question (`_by_ceiling`)."""
 
 
 def _stages(
