@@ -52,9 +52,9 @@ def section(data: dict[str, Any]) -> str:
         "500/2000/5000 asking for 1-4 GPUs. The batch plan is `plan_preempt` (the counting model, "
         "`solver/preempt/counting.py`, where it applies — it does here); the reference is upstream's one "
         "pod at a time (`solver/preempt/reference.py`). Victims are `count / sum of priorities / highest`. "
-        f"One run of `{BENCH}`, {when}, on 2 cores shared with other jobs (1-minute load in the table): wall "
-        "times are inflated several times; the deterministic seconds are CP-SAT's machine-independent work "
-        "measure, which the time limit bounds.",
+        f"One run of `{BENCH}`, {when}, on 2 cores (1-minute load in the table: about 1 is the benchmark "
+        "alone; above 2, other jobs shared the cores and inflated the wall times); the deterministic seconds "
+        "are CP-SAT's machine-independent work measure, which the time limit bounds.",
         "",
         "20 nodes (160 running pods), 16 pending, batch against one pod at a time:",
         "",
