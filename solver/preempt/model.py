@@ -423,32 +423,60 @@ def _solve_counts(
     return out
 
 
+Stages = tuple[list[int], dict[str, str], dict[str, int]]
+"""`_stages`' answer: the solution, each stage's status and value."""
+
+
 def _by_ceiling(
     s: Setting, opts: Options, c: counting.Counting, built: counting.Built, lits: _Lits, pods: int
-) -> tuple[tuple[list[int], dict[str, str], dict[str, int]] | None, counting.Counting, counting.Built]:
-    """The merged counting model's stages, the highest evicted priority found by ceilings.
+) -> tuple[Stages | None, counting.Counting, counting.Built]:
+    """The merged counting model's stages, stages 2 and 3 found by ceilings where they can be.
 
     Why: stage 3 minimises a maximum, and on a full cluster CP-SAT takes long to find a plan
     at the bound its relaxation proves — while the model in which only the candidates up to a
     priority may be evicted is smaller (the others are kept; only the priorities left separate
     levels, so more kinds merge: `counting.merged`), and asking it whether every pending pod
-    still fits within the proven budget violations is quick to answer either way. So: stages 1
-    and 2 on the whole model; then, for each ceiling from "nothing evicted" up through the
-    candidates' priorities, the model up to it, with stage 2's optimum as a row: the first one
-    that has a plan (each lower one proven infeasible) gives stage 3's optimum — a plan evicts
-    at most that priority, none evicts less — and stages 4 and 5 are solved on it. Where
-    stage 2 is not proven or a ceiling's answer is not found within its share of the budget,
-    the whole model goes on from stage 2 as before."""
-    first = _stages(built.cp, lits, opts, {"placed": pods}, upto="pdb_violations")
+    still fits within a number of budget violations is quick to answer either way. So, for
+    each ceiling from "nothing evicted" up through the candidates' priorities, the model up to
+    it is asked for a plan (`_ceilings`): the first one that has a plan (each lower one proven
+    to have none) gives stage 3's optimum — a plan evicts at most that priority, none evicts
+    less — and stages 4 and 5 are solved on it. First with no budget violated, stage 2's
+    trivial bound, so that a plan proves stages 2 and 3 at once; where no ceiling has such a
+    plan, stage 2 on the whole model, then the ceilings again with its optimum. Where stage 2
+    is not proven or a ceiling is not answered within its share of the budget, the whole
+    model goes on from stage 2 as before."""
+    spent = 0.0
+    if lits.order[2] == "highest_priority" and s.victims:
+        got, spent = _ceilings(s, opts, c, pods, 0, spent, CEILING_SHARE / 3)
+        if not isinstance(got, str):
+            return got
+    first = _stages(
+        built.cp, lits, opts, {"placed": pods}, upto="pdb_violations", budget=opts.time_limit - spent
+    )
     if first is None:
         return None, c, built
-    values, status_of, value_of = first
-    spent = value_of[DTIME] / 1000
-    if status_of["pdb_violations"] not in ("OPTIMAL", "FIXED") or lits.order[2] != "highest_priority":
-        return _go_on(built, lits, opts, pods, spent), c, built
-    violations = value_of["pdb_violations"]
+    _, status_of, value_of = first
+    spent += value_of[DTIME] / 1000
+    if (
+        status_of["pdb_violations"] in ("OPTIMAL", "FIXED")
+        and lits.order[2] == "highest_priority"
+        and s.victims
+    ):
+        got, spent = _ceilings(s, opts, c, pods, value_of["pdb_violations"], spent, CEILING_SHARE)
+        if not isinstance(got, str):
+            return got
+    return _go_on(built, lits, opts, pods, spent), c, built
+
+
+def _ceilings(
+    s: Setting, opts: Options, c: counting.Counting, pods: int, violations: int, spent: float, share: float
+) -> tuple[tuple[Stages | None, counting.Counting, counting.Built] | str, float]:
+    """The ceilings in turn with at most `violations` budget violations (`_by_ceiling`): the
+    stages of the first one with a plan, or "none" (every ceiling proven to have none) or
+    "unknown" (one not answered within `share` of the budget left); and the deterministic
+    seconds spent so far."""
     prios = sorted({v.priority for v in s.victims})
-    for level, ceiling in enumerate([prios[0] - 1, *prios] if prios else []):
+    for level, ceiling in enumerate([prios[0] - 1, *prios]):
         left = opts.time_limit - spent
         one = counting.merged(s, c, ceiling)
         sub = counting.build_model(s, one, s.budgets, all_placed=True, ceiling=ceiling)
@@ -460,9 +488,7 @@ def _by_ceiling(
             # alone, and the greedy hint (a second or more at 500 nodes) is then not needed.
             if hinted:
                 counting.greedy_hint(s, one, sub, ceiling)
-            solver = cp_solver(
-                opts.seed, max(min(most, left * CEILING_SHARE), 0.05), wall_guard(opts.time_limit)
-            )
+            solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), wall_guard(opts.time_limit))
             with interrupt.stoppable(solver.stop_search):
                 answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
@@ -472,7 +498,7 @@ def _by_ceiling(
         if answer == cp_model.INFEASIBLE:
             continue
         if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            break
+            return "unknown", spent
         sub.cp.clear_hints()
         found = list(solver.response_proto.solution)
         sub.cp.proto.solution_hint.vars.extend(range(len(found)))
@@ -480,15 +506,13 @@ def _by_ceiling(
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
         rest = _stages(sub.cp, sub_lits, opts, reached, budget=opts.time_limit - spent)
         if rest is None:
-            break
+            return "unknown", spent
         rest[2][DTIME] += round(spent * 1000)
-        return rest, one, sub
-    return _go_on(built, lits, opts, pods, spent), c, built
+        return (rest, one, sub), spent
+    return "none", spent
 
 
-def _go_on(
-    built: counting.Built, lits: _Lits, opts: Options, pods: int, spent: float
-) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
+def _go_on(built: counting.Built, lits: _Lits, opts: Options, pods: int, spent: float) -> Stages | None:
     """The whole model's stages from stage 2 on (its optimum so far is a row and the hint)."""
     result = _stages(built.cp, lits, opts, {"placed": pods}, budget=opts.time_limit - spent)
     if result is not None:
