@@ -142,3 +142,40 @@ def test_a_pending_pod_that_fits_without_evictions_evicts_nobody_in_the_ceiling_
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
     assert out.stats["status"] == "OPTIMAL" and out.victims == [] and out.pod("default/p").node == "n2"
+
+
+def test_fewer_budget_violations_come_before_a_lower_ceiling() -> None:
+    """Stage 2 before stage 3 in the ceiling search: evicting `a` (priority 0, its budget
+    allows none) or `b` (priority 50, no budget) — the plan evicts b, with no violation,
+    although the ceiling "priority 0" is lower."""
+    from preempt_cases import pdb
+
+    cluster = build(
+        {"n1": 2, "n2": 2},
+        [Running("a", "n1", 0, (0, 1), {"app": "a"}), Running("b", "n2", 50, (0, 1), {"app": "b"})],
+        [Pending("p", 100, 2)],
+        [pdb("keep-a", {"app": "a"}, allowed=0)],
+    )
+    opts = Options.of(None)
+    out = solve_setting(setting(cluster, None, None, opts), opts)
+    assert out.stats["kinds_merged"] is True and out.stats["status"] == "OPTIMAL"
+    assert [v.name for v in out.victims] == ["default/b"] and out.stats["pdb_violations"] == 0
+
+
+def test_a_budget_violation_the_plan_cannot_avoid_is_found_by_the_second_ceiling_search() -> None:
+    """No ceiling has a plan within no violation (the only room is `a`'s, whose budget allows
+    none): stage 2 is solved (1 violation) and the ceilings asked again — the plan evicts a,
+    proven."""
+    from preempt_cases import pdb
+
+    cluster = build(
+        {"n1": 2},
+        [Running("a", "n1", 0, (0, 1), {"app": "a"})],
+        [Pending("p", 100, 2)],
+        [pdb("keep-a", {"app": "a"}, allowed=0)],
+    )
+    opts = Options.of(None)
+    out = solve_setting(setting(cluster, None, None, opts), opts)
+    assert out.stats["kinds_merged"] is True and out.stats["status"] == "OPTIMAL"
+    assert [v.name for v in out.victims] == ["default/a"] and out.stats["pdb_violations"] == 1
+    assert out.stats["stage_status"]["highest_priority"] == "OPTIMAL"
