@@ -25,6 +25,30 @@ GUARD = '`docs/semantics.md`, "CP-SAT allocator"'
 LIMIT = 30.0
 """The 500-node runs' time limit (deterministic seconds), as `test_preempt_at_scale` sets it."""
 
+HISTORY = (
+    "Where the time went, and what changed (2026-11-26, seed 0, idle machine). Before: 49 s wal"
+    "l, 20.7 deterministic s, the highest-priority stage alone 10.4 (21 s wall); in every stage"
+    " the root LP reached the optimum's bound within about a second and the rest was finding a "
+    "plan at it (CP-SAT's hint search, then dives); hinted with the optimum, each stage proved "
+    "in 1-2 s. Parameter trials (objective-LB search, linearization 2, interleaved workers, LP "
+    "or pseudo-cost branching, hint conflict limits, repair_hint) were not better on every seed"
+    '. Two changes made the difference (`docs/semantics.md`, "Preemption", "Which model"): (1) '
+    "*merged kinds* — the 12 (shape, priority) kinds per node were 8 kinds that every row treat"
+    "s alike once every pod is placed (priorities 2000 and 5000 are the same to every candidate"
+    "): 49 -> 27 s wall, 20.7 -> 7.8 deterministic s, the same optimum (with a single pending p"
+    "riority, 4 kinds, the same cluster took 16 s, which showed where the time went); (2) *ceil"
+    'ings* for stages 2-3 — "is there a plan within no budget violation evicting only priority '
+    '<= p?" for p = nothing, 0, 10, ...: the low ceilings are refuted by presolve in 0.02 s eac'
+    "h, the first with a plan answers in 0.1-0.6 deterministic s, and stages 4-5 are solved in "
+    "that smaller model (kinds merged again, 4 per node). Tried and reverted: one eviction *pat"
+    "tern* per node instead of a literal per victim (its LP was weaker for the count stage — bo"
+    "und 536 against 586 — and the stages slower); a large-neighbourhood search over 40-80 node"
+    "s at a time before each stage's proof (it reached the count optimum, and with that hint th"
+    "e proof took 1.5 s instead of 8, but its sub-solves cost 0.1-0.2 s wall each and it needed"
+    " 50-180 of them per stage)."
+)
+"""How the 500-node time came down (a fixed paragraph of the section: it is not re-measured)."""
+
 
 def _rows(data: dict[str, Any], test: str) -> dict[tuple[str, int], dict[str, Any]]:
     out = {}
@@ -124,22 +148,7 @@ def section(data: dict[str, Any]) -> str:
             f"{max(cpu):.0f} CPU s ({min(per):.1f}-{max(per):.1f} CPU s per deterministic s, the "
             "precompute included).",
             "",
-            "Where the time goes (seed 0, 500 nodes, one profile at load 1.6, 2026-11-26): setting 0.3 s, "
-            "pod forms 0.6 s, the counting model's facts 1.1 s, its rows 0.3 s, the greedy hint 2.3 s, the "
-            "solves 46 CPU s, decoding and the checker 1 s. Of the solves: PDB violations 2 CPU s, highest "
-            "priority 22 CPU s (10.4 deterministic), count 12 (4.7), sum 9 (5.0). In every stage the "
-            "root LP reaches the optimum's bound within about a second of search; the rest is finding a "
-            "solution at that bound — CP-SAT first follows the previous stage's solution (its hint search, "
-            "6-10 s improving the count from 772 to 771) and then dives (the count stage: 105 conflicts, "
-            "64,533 branches, 44,185 LP iterations). Parameter trials on the same models (deterministic s, "
-            "5 stages): `use_objective_lb_search` 4.1 -> 1.7 at 200 nodes but 20.7 -> 66.9 (unproven) at "
-            "500; `linearization_level=2` 10.4 -> 6.3 on the highest-priority stage at 500 (one seed); "
-            "`interleave_search` with 1 or 2 workers, no hint after the first stage, `search_branching` "
-            "LP or partial-fixed: worse. None is adopted: no trial was better on every seed measured. "
-            "Tried and reverted: fixing the PDB stage at 0 without a solve when the greedy hint violates "
-            "no budget (the next stage then starts from an incomplete hint; seed 0's highest-priority "
-            "stage went unproven), and a greedy hint capped at each priority in turn (its hint had "
-            "highest priority 100 where the optimum is 10, at 11 CPU s).",
+            HISTORY,
             "",
         ]
     two = _two_model_rows(data)
