@@ -446,43 +446,43 @@ def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -
         for n, ks in on.items()
     }
     order = sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40)))
-    for ki in order:
+
+    def option(ki: int, n: str) -> tuple[Any, ...] | None:
+        """Where one more pod of kind ki goes on n: (rank, n, victims, devices, resources)."""
         kind = c.kinds[ki]
         lv = kind.level
+        top = tops.get((ki, n))
+        if top is None or count.get((ki, n), 0) >= top:
+            return None
+        need = c.facts[n].need[kind.spec]
+        free_dev = list(room[n])
+        res = dict(left[n])
+        chosen: list[int] = []
+        for k in ranked.get(n, []):
+            if _fits(free_dev, need, res, kind.demand):
+                break
+            if not kept[k] or lv is None or s.victims[k].priority >= lv:
+                continue
+            if ceiling is not None and s.victims[k].priority > ceiling:
+                continue
+            chosen.append(k)
+            free_dev = _plus(free_dev, freed[k])
+            for r, a in c.victim_demand[k].items():
+                if r in res:
+                    res[r] += a
+        if not _fits(free_dev, need, res, kind.demand):
+            return None
+        prios = [s.victims[k].priority for k in chosen]
+        rank = (sum(protected[k] for k in chosen), max(prios, default=-(2**63)), len(chosen), sum(prios), n)
+        return (rank, n, chosen, free_dev, res)
+
+    for ki in order:
+        kind = c.kinds[ki]
+        # A node's option changes only when a pod is placed there: each is worked out once
+        # per kind and again only for the node that just took a pod.
+        options = {n: option(ki, n) for n in sorted(kind.nodes)}
         for _ in kind.units:
-            best: tuple[Any, ...] | None = None
-            for n in sorted(kind.nodes):
-                top = tops.get((ki, n))
-                if top is None or count.get((ki, n), 0) >= top:
-                    continue
-                need = c.facts[n].need[kind.spec]
-                free_dev = list(room[n])
-                res = dict(left[n])
-                chosen: list[int] = []
-                for k in ranked.get(n, []):
-                    if _fits(free_dev, need, res, kind.demand):
-                        break
-                    if not kept[k] or lv is None or s.victims[k].priority >= lv:
-                        continue
-                    if ceiling is not None and s.victims[k].priority > ceiling:
-                        continue
-                    chosen.append(k)
-                    free_dev = _plus(free_dev, freed[k])
-                    for r, a in c.victim_demand[k].items():
-                        if r in res:
-                            res[r] += a
-                if not _fits(free_dev, need, res, kind.demand):
-                    continue
-                prios = [s.victims[k].priority for k in chosen]
-                rank = (
-                    sum(protected[k] for k in chosen),
-                    max(prios, default=-(2**63)),
-                    len(chosen),
-                    sum(prios),
-                    n,
-                )
-                if best is None or rank < best[0]:
-                    best = (rank, n, chosen, free_dev, res)
+            best = min((o for o in options.values() if o is not None), default=None, key=lambda o: o[0])
             if best is None:
                 break  # the next pods of this kind fit no better
             _, n, chosen, free_dev, res = best
@@ -493,6 +493,7 @@ def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -
             room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
+            options[n] = option(ki, n)
     cp = built.cp
     cp.clear_hints()
     for k, v in enumerate(built.kept):
