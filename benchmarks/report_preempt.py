@@ -46,8 +46,9 @@ HISTORY = (
     "s at a time before each stage's proof (it reached the count optimum, and with that hint th"
     "e proof took 1.5 s instead of 8, but its sub-solves cost 0.1-0.2 s wall each and it needed"
     " 50-180 of them per stage)."
-    " Then the greedy hint (run for the whole model and again for the ceiling with a plan) wa"
-    "s made to work out each node's option once per kind instead of once per pod: the same hints, seed 0 17 -> 13.5 s wall."
+    " Then the greedy hint (run for the whole model and again for the ceiling with a plan) was"
+    " made to work out each node's option once per kind instead of once per pod: the same"
+    " hints, seed 0 17 -> 13.5 s wall."
 )
 """How the 500-node time came down (a fixed paragraph of the section: it is not re-measured)."""
 
