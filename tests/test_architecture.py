@@ -329,6 +329,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.pipeline",
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
+        "dra_solver.planning.run",  # fewer_collections around a preemption plan, as pipeline.plan does
         "dra_solver.preempt",
         "dra_solver.replan",
         "dra_solver.whatif.filling",

@@ -41,6 +41,7 @@ from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
 from ..planning.job import Options, PlanOutcome, PodPlan
 from ..planning.resolve import PodInput, resolve_nodes, resolve_units
+from ..planning.run import fewer_collections
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
 from ..preempt.model import cluster_after_evictions
 from ..whatif.filling import Fill
@@ -407,13 +408,14 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
                 filled = fill_pod(cluster, request.fill, request.nodes, running)
                 outcome = filled.outcome
             elif request.preempt:
-                outcome = plan_preempt(
-                    cluster,
-                    pods=request.pods,
-                    nodes=request.nodes,
-                    options=running,
-                    allow_moves=request.allow_moves,
-                )
+                with fewer_collections():  # as `plan` does (pipeline.plan)
+                    outcome = plan_preempt(
+                        cluster,
+                        pods=request.pods,
+                        nodes=request.nodes,
+                        options=running,
+                        allow_moves=request.allow_moves,
+                    )
             else:
                 templates = [load_template(f) for f in request.node_templates]
                 outcome = plan_pods(

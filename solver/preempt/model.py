@@ -57,7 +57,6 @@ from ..planning.gangs import free_units, gang_infos
 from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
 from ..planning.ledger import Ledger
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
-from ..planning.run import fewer_collections
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
@@ -298,13 +297,11 @@ def plan_preempt(
     running pod with only its own template claims may be re-placed on another node instead of
     evicted (`preempt.moves`; fewest moves is the last stage). The input is never modified; every
     plan returned passes the checker, the preemption rules included (`check.preemption`).
-    Runs with the garbage collector's thresholds raised, as a plan does
-    (`planning.run.fewer_collections`: 21 s instead of 24 s on issue #31's 500-node cluster
-    read from YAML)."""
+    `dra_solver.plan(preempt=True)` and the CLI call it with the garbage collector's
+    thresholds raised (`planning.run.fewer_collections`, which sits above this floor)."""
     opts = Options.of(options, **changes)
-    with fewer_collections():
-        s = setting(cluster, pods, nodes, opts, allow_moves)
-        return solve_setting(s, opts)
+    s = setting(cluster, pods, nodes, opts, allow_moves)
+    return solve_setting(s, opts)
 
 
 def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutcome:
