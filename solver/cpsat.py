@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -344,11 +345,17 @@ def cp_solver(seed: int, budget: float, wall: float | None = None) -> cp_model.C
 
 def _hint_solution(m: Model, solver: cp_model.CpSolver) -> None:
     """Replace the hints by the solution just found (complete, feasible for the next stage)."""
-    m.cp.clear_hints()
-    values = solver.response_proto.solution
-    hint = m.cp.proto.solution_hint
+    hint_with(m.cp, solver.response_proto.solution)
+
+
+def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
+    """Replace `cp`'s hints by a complete solution (one value per variable, in order): the
+    next solve of a stage, or of a model a feasibility question has just answered, starts
+    from it."""
+    cp.clear_hints()
+    hint = cp.proto.solution_hint
     hint.vars.extend(range(len(values)))
     hint.values.extend(values)
 
 
-__all__ = ["CpsatOutcome", "Mode", "Strategy", "cp_solver", "solve", "wall_guard"]
+__all__ = ["CpsatOutcome", "Mode", "Strategy", "cp_solver", "hint_with", "solve", "wall_guard"]

@@ -48,7 +48,7 @@ from ..allocators import as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import cp_solver, wall_guard
+from ..cpsat import cp_solver, hint_with, wall_guard
 from ..demand import Needs
 from ..errors import InputError
 from ..firstfit import FirstFit
@@ -425,10 +425,6 @@ def _solve_counts(
     return out
 
 
-Stages = tuple[list[int], dict[str, str], dict[str, int]]
-"""`_stages`' answer: the solution, each stage's status and value."""
-
-
 def _by_ceiling(
     s: Setting, opts: Options, c: counting.Counting, built: counting.Built, lits: _Lits, pods: int
 ) -> tuple[Stages | None, counting.Counting, counting.Built]:
@@ -448,26 +444,22 @@ def _by_ceiling(
     is not proven or a ceiling is not answered within its share of the budget, the whole
     model goes on from stage 2 as before."""
     spent = 0.0
-    if lits.order[2] == "highest_priority" and s.victims:
+    apply = lits.order[2] == "highest_priority" and bool(s.victims)
+    if apply:
         got, spent = _ceilings(s, opts, c, pods, 0, spent, CEILING_SHARE / 3)
         if not isinstance(got, str):
             return got
-    first = _stages(
-        built.cp, lits, opts, {"placed": pods}, upto="pdb_violations", budget=opts.time_limit - spent
-    )
+    first = _stages(built.cp, lits, opts, {"placed": pods}, spent, upto="pdb_violations")
     if first is None:
         return None, c, built
     _, status_of, value_of = first
-    spent += value_of[DTIME] / 1000
-    if (
-        status_of["pdb_violations"] in ("OPTIMAL", "FIXED")
-        and lits.order[2] == "highest_priority"
-        and s.victims
-    ):
+    spent = value_of[DTIME] / 1000
+    if apply and status_of["pdb_violations"] in ("OPTIMAL", "FIXED"):
         got, spent = _ceilings(s, opts, c, pods, value_of["pdb_violations"], spent, CEILING_SHARE)
         if not isinstance(got, str):
             return got
-    return _go_on(built, lits, opts, pods, spent), c, built
+    # The whole model from stage 2 on (its optimum so far is a row and the hint).
+    return _stages(built.cp, lits, opts, {"placed": pods}, spent), c, built
 
 
 def _ceilings(
@@ -481,7 +473,7 @@ def _ceilings(
     for level, ceiling in enumerate([prios[0] - 1, *prios]):
         left = opts.time_limit - spent
         one = counting.merged(s, c, ceiling)
-        sub = counting.build_model(s, one, s.budgets, all_placed=True, ceiling=ceiling)
+        sub = counting.build_model(s, one, s.budgets, all_placed=True)
         sub_lits = objective(sub.cp, s, sub.kept, sub.weight)
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
         answer = cp_model.UNKNOWN
@@ -489,7 +481,7 @@ def _ceilings(
             # First without a hint and briefly: a ceiling too low is mostly refuted by presolve
             # alone, and the greedy hint (a second or more at 500 nodes) is then not needed.
             if hinted:
-                counting.greedy_hint(s, one, sub, ceiling)
+                counting.greedy_hint(s, one, sub)
             solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), wall_guard(opts.time_limit))
             with interrupt.stoppable(solver.stop_search):
                 answer = solver.solve(sub.cp)
@@ -501,25 +493,13 @@ def _ceilings(
             continue
         if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return "unknown", spent
-        sub.cp.clear_hints()
-        found = list(solver.response_proto.solution)
-        sub.cp.proto.solution_hint.vars.extend(range(len(found)))
-        sub.cp.proto.solution_hint.values.extend(found)
+        hint_with(sub.cp, solver.response_proto.solution)
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
-        rest = _stages(sub.cp, sub_lits, opts, reached, budget=opts.time_limit - spent)
+        rest = _stages(sub.cp, sub_lits, opts, reached, spent)
         if rest is None:
             return "unknown", spent
-        rest[2][DTIME] += round(spent * 1000)
         return (rest, one, sub), spent
     return "none", spent
-
-
-def _go_on(built: counting.Built, lits: _Lits, opts: Options, pods: int, spent: float) -> Stages | None:
-    """The whole model's stages from stage 2 on (its optimum so far is a row and the hint)."""
-    result = _stages(built.cp, lits, opts, {"placed": pods}, budget=opts.time_limit - spent)
-    if result is not None:
-        result[2][DTIME] += round(spent * 1000)
-    return result
 
 
 def _ordered(job: Job, forms: list[Any], levels: list[int | None], P: int) -> tuple[Any, ...]:
@@ -758,6 +738,10 @@ def _opts(job: Job) -> Options:
     return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit)
 
 
+Stages = tuple[list[int], dict[str, str], dict[str, int]]
+"""`_stages`' answer: the solution, each stage's status and value."""
+
+
 CEILING_SHARE = 0.3
 """Most of the deterministic budget left that one ceiling's question may take (`_by_ceiling`)."""
 CEILING_PROBE = 0.2
@@ -769,15 +753,16 @@ def _stages(
     lits: _Lits,
     opts: Options,
     reached: dict[str, int] | None = None,
-    budget: float | None = None,
+    spent: float = 0.0,
     upto: str | None = None,
-) -> tuple[list[int], dict[str, str], dict[str, int]] | None:
+) -> Stages | None:
     """Optimise the stages in order, each optimum fixed before the next; each stage gets what
     is left of the deterministic budget (the last stages need least). `reached`: stages whose
     optimum the caller has proven (a trivial bound, or `_by_ceiling`): fixed at that value
-    without a solve, so the hint carries on to the next stage. `budget`: deterministic
-    seconds (default: the time limit); `upto`: the last stage to solve (the others NOT_RUN)."""
-    start = budget = float(opts.time_limit if budget is None else budget)
+    without a solve, so the hint carries on to the next stage. `spent`: deterministic seconds
+    of the time limit already used (they count in `DTIME`); `upto`: the last stage to solve
+    (the others NOT_RUN)."""
+    budget = float(opts.time_limit) - spent
     status_of: dict[str, str] = {}
     value_of: dict[str, int] = {}
     best: list[int] | None = None
@@ -811,9 +796,7 @@ def _stages(
         status_of[name] = "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
         best = list(solver.response_proto.solution)
         cp.add(expr >= value if maximize else expr <= value)
-        cp.clear_hints()
-        cp.proto.solution_hint.vars.extend(range(len(best)))
-        cp.proto.solution_hint.values.extend(best)
+        hint_with(cp, best)
         if name == upto:
             break
     if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
@@ -824,7 +807,7 @@ def _stages(
                 best = list(solver.response_proto.solution)
     for name in (*STAGES, *lits.order):
         status_of.setdefault(name, "NOT_RUN")
-    value_of[DTIME] = round((start - budget) * 1000)
+    value_of[DTIME] = round((opts.time_limit - budget) * 1000)
     return (best, status_of, value_of) if best is not None else None
 
 
