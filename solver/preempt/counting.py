@@ -129,6 +129,9 @@ class Counting:
     victim_demand: list[dict[str, int]]
     free: dict[str, dict[str, int]]
     gang_need: dict[str, int] = field(default_factory=dict)
+    ceiling: int | None = None
+    """Only the candidates of priority at most this may be evicted (`merged`); the others are
+    kept by `build_model` and passed over by `greedy_hint`. None: every candidate may go."""
 
 
 def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting | None:
@@ -237,7 +240,7 @@ def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
     l1 <= p < l2: a victim is justified by a pod of level l iff l > p. The merged kind keeps
     the smallest level of its part (None: its pods may not preempt) and its units in queue
     order. `ceiling`: only the candidates of priority at most that may be evicted
-    (`build_model`), so only their priorities separate levels."""
+    (`Counting.ceiling`), so only their priorities separate levels."""
     prios = sorted({v.priority for v in s.victims if ceiling is None or v.priority <= ceiling})
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
@@ -261,7 +264,7 @@ def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
                 first.gangs,
             )
         )
-    return replace(c, kinds=kinds)
+    return replace(c, kinds=kinds, ceiling=ceiling)
 
 
 def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | None:
@@ -321,13 +324,12 @@ class Built:
     weight: cp_model.LinearExprT
 
 
-def build_model(
-    s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False, ceiling: int | None = None
-) -> Built:
+def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
     """Variables and rows (module docstring); the objective stages are added by the caller.
     `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
-    that places them all, so the first stage's optimum does). `ceiling`: the candidates of a
-    higher priority are kept (kept[v] = 1)."""
+    that places them all, so the first stage's optimum does). The candidates above
+    `c.ceiling` are kept (kept[v] = 1)."""
+    ceiling = c.ceiling
     cp = cp_model.CpModel()
     x: dict[tuple[int, str], IntVar] = {}
     for ki, kind in enumerate(c.kinds):
@@ -396,7 +398,7 @@ def build_model(
     return Built(cp, x, kept, held, weight)
 
 
-def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -> int:
+def greedy_hint(s: Any, c: Counting, built: Built) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits evicting the least (PDB members last, then lowest priority,
     most devices freed first), justified by itself — upstream's one-pod-at-a-time idea on the
@@ -435,7 +437,7 @@ def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -
         freed.append(got)
     ranked = {
         n: sorted(
-            (k for k in ks if k not in shared),
+            (k for k in ks if k not in shared and (c.ceiling is None or s.victims[k].priority <= c.ceiling)),
             key=lambda k: (
                 protected[k],
                 s.victims[k].priority,
@@ -462,8 +464,6 @@ def greedy_hint(s: Any, c: Counting, built: Built, ceiling: int | None = None) -
             if _fits(free_dev, need, res, kind.demand):
                 break
             if not kept[k] or lv is None or s.victims[k].priority >= lv:
-                continue
-            if ceiling is not None and s.victims[k].priority > ceiling:
                 continue
             chosen.append(k)
             free_dev = _plus(free_dev, freed[k])
