@@ -7,10 +7,12 @@ Seeded, so the same seed gives the same cluster; built with `tests/preempt_cases
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
 from benchmarks.workloads import GPU, _class, _slice
+from dra_solver.preempt import PreemptOutcome
 
 PRIORITIES = (0, 10, 100, 1000)
 PENDING_PRIORITIES = (500, 2000, 5000)
@@ -189,4 +191,27 @@ def _pod(
         "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"app": app}},
         "spec": spec,
         "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def batch_info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
+    """A batch plan's facts as a preemption benchmark records them (`extra_info`): placed
+    weight and pods, status per stage, the model that answered, deterministic and CPU seconds
+    (`cpu`: the process's, measured by the caller), the 1-minute load, victims (count, sum of
+    priorities, highest), moves and PDB violations."""
+    prios = [v.priority for v in out.victims]
+    return {
+        "weight": out.weight,
+        "placed": sum(p.placed for p in out.pods),
+        "status": out.stats["status"],
+        "stage_status": out.stats.get("stage_status"),
+        "model": out.stats.get("preempt_model"),
+        "deterministic_s": out.stats.get("deterministic_s"),
+        "cpu_s": round(cpu, 2),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "pdb_violations": out.stats["pdb_violations"],
+        "evicted": len(prios),
+        "priority_sum": sum(prios),
+        "highest": max(prios, default=None),
+        "moves": len(out.moves),
     }

@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.preempt_workloads import busy_cluster, full_cluster, two_model_cluster
+from benchmarks.preempt_workloads import batch_info, busy_cluster, full_cluster, two_model_cluster
 from dra_solver.api.cluster import Cluster
-from dra_solver.preempt import PreemptOutcome, plan_preempt
+from dra_solver.preempt import plan_preempt
 from dra_solver.preempt.reference import ReferenceOutcome, reference_preempt
 
 SIZES = [(8, 6), (12, 10), (20, 20)]
@@ -44,24 +44,6 @@ SCALE_SEEDS = range(int(os.environ.get("PREEMPT_SCALE_SEEDS", "3")))
 TWO_SIZES = [(100, 80), (250, 200), (500, 400)]
 """`two_model_cluster` (nodes, pending)."""
 TWO_SEEDS = range(int(os.environ.get("PREEMPT_TWO_SEEDS", "2")))
-
-
-def _batch_info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
-    prios = [v.priority for v in out.victims]
-    return {
-        "weight": out.weight,
-        "placed": sum(p.placed for p in out.pods),
-        "status": out.stats["status"],
-        "stage_status": out.stats.get("stage_status"),
-        "model": out.stats.get("preempt_model"),
-        "deterministic_s": out.stats.get("deterministic_s"),
-        "cpu_s": round(cpu, 1),
-        "load_1min": round(os.getloadavg()[0], 2),
-        "pdb_violations": out.stats["pdb_violations"],
-        "evicted": len(prios),
-        "priority_sum": sum(prios),
-        "highest": max(prios, default=None),
-    }
 
 
 def _reference_info(ref: ReferenceOutcome) -> dict[str, object]:
@@ -115,7 +97,7 @@ def _run(benchmark: Any, who: str, cluster: Cluster, seed: int, limit: float) ->
         out = benchmark.pedantic(
             lambda: plan_preempt(cluster, time_limit=limit, seed=seed), rounds=1, iterations=1
         )
-        benchmark.extra_info.update(_batch_info(out, time.process_time() - start))
+        benchmark.extra_info.update(batch_info(out, time.process_time() - start))
     else:
         ref = benchmark.pedantic(lambda: reference_preempt(cluster), rounds=1, iterations=1)
         benchmark.extra_info.update(_reference_info(ref))

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from benchmarks.preempt_workloads import gpu_claim
+from benchmarks.preempt_workloads import batch_info, gpu_claim
 from benchmarks.workloads import GPU, _class, _slice
 from dra_solver.api.cluster import Cluster
-from dra_solver.preempt import PreemptOutcome, plan_preempt
+from dra_solver.preempt import plan_preempt
 
 SIZES = [(6, 3), (12, 4), (24, 6)]
 """(nodes of 8 GPUs, pending jobs)."""
@@ -114,23 +114,6 @@ def _pod(name: str, priority: int, node: str | None, labels: dict[str, str]) -> 
     }
 
 
-def _info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
-    return {
-        "weight": out.weight,
-        "placed": sum(p.placed for p in out.pods),
-        "status": out.stats["status"],
-        "stage_status": out.stats.get("stage_status"),
-        "model": out.stats.get("preempt_model"),
-        "deterministic_s": out.stats.get("deterministic_s"),
-        "cpu_s": round(cpu, 2),
-        "load_1min": round(os.getloadavg()[0], 2),
-        "evicted": len(out.victims),
-        "priority_sum": sum(v.priority for v in out.victims),
-        "moves": len(out.moves),
-        "pdb_violations": out.stats["pdb_violations"],
-    }
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize(("nodes", "pending"), SIZES)
 @pytest.mark.parametrize("moves", [False, True], ids=["evict-only", "allow-moves"])
@@ -141,4 +124,4 @@ def test_preempt_moves(benchmark: Any, moves: bool, nodes: int, pending: int, se
     out = benchmark.pedantic(
         lambda: plan_preempt(cluster, allow_moves=moves, time_limit=30, seed=seed), rounds=1, iterations=1
     )
-    benchmark.extra_info.update(_info(out, time.process_time() - start))
+    benchmark.extra_info.update(batch_info(out, time.process_time() - start))
