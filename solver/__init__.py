@@ -21,6 +21,7 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a sourc
 # Public name -> the module that defines it.
 _EXPORTS = {
     "AllocationOutcome": "dra_solver.pipeline",
+    "Deadline": "dra_solver.deadline",
     "Options": "dra_solver.planning.job",
     "PlanOutcome": "dra_solver.planning.job",
     "PodPlan": "dra_solver.planning.job",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
     from .api.cluster import Cluster
     from .check import Violation, check_cluster
+    from .deadline import Deadline
     from .errors import DRASolverError, InputError
     from .explain.diagnosis import why
     from .gates import FeatureGates
@@ -123,6 +125,7 @@ __all__ = [
     "AllocationOutcome",
     "Cluster",
     "DRASolverError",
+    "Deadline",
     "FeatureGates",
     "InputError",
     "NodeTemplate",

@@ -27,8 +27,8 @@ own symmetry detection, whose presolve cost alone can exceed a slice.
 Determinism: every CP-SAT search of the package is set up by `cp_solver` (one rule for
 clocks and determinism, see there): one worker, `random_seed = seed`, and the time limit a
 *deterministic* time budget shared here by the stages and slices, so the same Problem and
-seed give the same answer whatever the machine load; the wall clock (`wall_guard`: 3 x
-time_limit + 1 s) only fires on a machine so overloaded that determinism is already lost.
+seed give the same answer whatever the machine load. No wall clock bounds a search, but an
+explicit `deadline` (`solver.deadline`; docs/semantics.md, "Limits and determinism").
 
 Interrupts: a stop request (`solver.interrupt`: Ctrl-C, SIGTERM) stops the running call
 (`CpSolver.stop_search`, which keeps its best solution) and skips every later one; the best
@@ -51,6 +51,7 @@ from dra_solver.encoders.objective import Stage, stages
 from dra_solver.encoders.solution import decode, hint_values
 
 from . import interrupt
+from .deadline import Deadline, passed
 from .problem.flat import Assignment, Problem
 
 Mode = Literal["all", "free"]
@@ -87,7 +88,7 @@ class CpsatOutcome:
     objective: dict[str, int] = field(default_factory=dict)
     """Stage name -> value of the returned solution, in lexicographic order."""
     wall_time: float = 0.0
-    """Seconds spent, model building included."""
+    """Seconds spent, model building included (a statistic: no decision reads it)."""
     model_stats: dict[str, int] = field(default_factory=dict)
     """variables, constraints, groups, grouped_devices, symmetry_classes, stages_solved
     (CP-SAT calls, slices included)."""
@@ -102,6 +103,9 @@ class CpsatOutcome:
     """Required stages that were solved -> CP-SAT's proven bound of the stage's value (for a
     maximised stage no solution of this model is worth more): a FEASIBLE "placed" stage still
     bounds the model's optimum."""
+    cut_short: bool = False
+    """The explicit deadline passed before the search was done: the answer depends on the
+    machine's speed (a status is still OPTIMAL only where proven)."""
 
 
 def solve(
@@ -115,7 +119,7 @@ def solve(
     group: bool = True,
     break_symmetry: bool = True,
     hint_nodes: dict[int, str] | None = None,
-    wall_limit: float | None = None,
+    deadline: Deadline | None = None,
 ) -> CpsatOutcome:
     """Allocate `problem` optimally.
 
@@ -125,12 +129,12 @@ def solve(
     reduction and `break_symmetry=False` the symmetry constraints (for tests and
     measurements). Multi-node Problems (`Problem.nodes`): `hint_nodes` gives the hinted
     group's node (else one is derived from the hint) and `outcome.nodes` the chosen ones.
-    `wall_limit`: a wall-clock cap in seconds (instead of the 3 x time_limit + 1 s guard)."""
+    `deadline`: the one wall-clock limit (None: none, the answer depends on `time_limit`'s
+    deterministic work only); when it passes the search stops with its best solution and
+    `outcome.cut_short` says so."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
-    run = _Stages(problem, mode, strategy, float(time_limit), seed, group, break_symmetry)
-    if wall_limit is not None:
-        run.wall_deadline = run.start + wall_limit
+    run = _Stages(problem, mode, strategy, float(time_limit), seed, group, break_symmetry, deadline)
     if hint is not None:
         if break_symmetry:
             hint = symmetry.canonical(run.m, hint)
@@ -152,14 +156,15 @@ class _Stages:
         seed: int,
         group: bool,
         break_symmetry: bool,
+        deadline: Deadline | None,
     ) -> None:
-        self.start = time.perf_counter()
+        self.start = time.perf_counter()  # for the statistic `wall_time` only
         self.m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
         self.levels = stages(self.m, strategy)
         self.time_limit = time_limit
         self.seed = seed
         self.budget = time_limit
-        self.wall_deadline = self.start + wall_guard(time_limit)
+        self.deadline = deadline
         self.best: cp_model.CpSolver | None = None
         self.last: cp_model.CpSolver | None = None
         self.last_status: cp_model.CpSolverStatus = cp_model.UNKNOWN
@@ -194,7 +199,7 @@ class _Stages:
                 self.status[prefer[0].name] = "NOT_RUN"
         runs: list[Stage | None] = [*required] or ([None] if self.best is None else [])
         for stage in runs:
-            if self.best is not None and (self.budget <= 0 or self._wall_left() <= 0):
+            if self.best is not None and (self.budget <= 0 or passed(self.deadline)):
                 break
             status = self._call(stage, self.budget)
             if status == cp_model.INFEASIBLE and self.best is None:
@@ -227,7 +232,7 @@ class _Stages:
         slice that finds nothing ends the stage. Returns the work spent."""
         used, piece = 0.0, first
         value = self._value(stage) if self.best is not None else None
-        while cap - used > 1e-9 and self._wall_left() > 0 and not interrupt.requested():
+        while cap - used > 1e-9 and not passed(self.deadline) and not interrupt.requested():
             before = self.budget
             status = self._call(stage, min(piece, cap - used))
             used += before - self.budget
@@ -256,13 +261,14 @@ class _Stages:
             (self.m.cp.maximize if stage.maximize else self.m.cp.minimize)(stage.expr)
         if interrupt.requested():  # stopped (Ctrl-C): keep the best solution so far
             return cp_model.UNKNOWN
-        solver = cp_solver(self.seed, max(det_time, 0.0), max(self._wall_left(), 0.01))
+        solver = cp_solver(self.seed, max(det_time, 0.0), self.deadline)
         if stage is not None and stage.name in PREFERENCES:
             # CP-SAT's own symmetry detection costs up to ~0.2 deterministic s per presolve on
             # models with many identical claims: more than a whole preference slice.
             solver.parameters.symmetry_level = 0
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(self.m.cp)
+        passed(self.deadline)  # a call the deadline ended: `fired`
         self.budget -= solver.deterministic_time
         self.calls += 1
         self.last, self.last_status = solver, status
@@ -292,9 +298,6 @@ class _Stages:
         assert self.best is not None
         return 0 if stage.constant else int(self.best.value(stage.expr))
 
-    def _wall_left(self) -> float:
-        return self.wall_deadline - time.perf_counter()
-
     def _outcome(
         self, assignment: Assignment | None, status: str, chosen: dict[int, str] | None = None
     ) -> CpsatOutcome:
@@ -309,16 +312,16 @@ class _Stages:
             deterministic_time=self.time_limit - self.budget,
             nodes=dict(chosen or {}),
             stage_bound=dict(self.bounds) if assignment is not None else {},
+            cut_short=self.deadline is not None and self.deadline.fired,
         )
 
 
-def wall_guard(budget: float) -> float:
-    """Wall-clock seconds after which a search with a deterministic `budget` stops anyway
-    (`cp_solver`): only an overloaded machine gets there, where determinism is lost."""
-    return 3 * budget + 1
+DEADLINE_FLOOR = 0.01
+"""Least wall-clock seconds a search started under a `Deadline` gets, passed or not (it still
+reads its hint and the solution the hint gives at once)."""
 
 
-def cp_solver(seed: int, budget: float, wall: float | None = None) -> cp_model.CpSolver:
+def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_model.CpSolver:
     """A CP-SAT solver set up by the package's one rule for clocks and determinism (every
     `CpSolver` of dra-solver comes from here: this module's stages, the aggregated model's
     pricing and integer master, the blocking set of `explain`):
@@ -328,8 +331,10 @@ def cp_solver(seed: int, budget: float, wall: float | None = None) -> cp_model.C
     - the budget is *deterministic* time (`max_deterministic_time = budget`: CP-SAT's work
       counter, roughly seconds on a typical machine), so where a search stops depends on the
       work done, never on the machine's load — the same input and seed give the same answer;
-    - the wall clock only guards (`max_time_in_seconds = wall`, by default
-      `wall_guard(budget)`): it fires only on a machine so overloaded that determinism is lost;
+      it is also what bounds a runaway search: no wall clock guards it;
+    - the wall clock stops a search only where the caller passed a `deadline`
+      (`max_time_in_seconds` = its seconds left, at least DEADLINE_FLOOR): the `--timeout`
+      escape hatch, whose firing the run records (`solver.deadline`);
     - CP-SAT does not catch SIGINT: a stop request (`solver.interrupt`) stops a running search
       through `interrupt.stoppable(solver.stop_search)`, which keeps its best solution.
 
@@ -338,7 +343,8 @@ def cp_solver(seed: int, budget: float, wall: float | None = None) -> cp_model.C
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = budget
-    solver.parameters.max_time_in_seconds = wall_guard(budget) if wall is None else wall
+    if deadline is not None:
+        solver.parameters.max_time_in_seconds = max(deadline.left(), DEADLINE_FLOOR)
     solver.parameters.catch_sigint_signal = False  # `interrupt` stops it and knows it did
     return solver
 
@@ -358,4 +364,4 @@ def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
     hint.values.extend(values)
 
 
-__all__ = ["CpsatOutcome", "Mode", "Strategy", "cp_solver", "hint_with", "solve", "wall_guard"]
+__all__ = ["DEADLINE_FLOOR", "CpsatOutcome", "Mode", "Strategy", "cp_solver", "hint_with", "solve"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
@@ -78,29 +79,28 @@ def test_first_fit_beating_a_stricter_model_proves_nothing() -> None:
     assert s["bound"] == 5 and s["gap"] == 1
 
 
-def test_the_aggregated_budget_is_work_not_wall_clock() -> None:
-    """`patterns.ModelContext` with a deterministic budget: the time left is the budget less the
-    CP-SAT work charged, whatever the wall clock did meanwhile (same input and seed, same
-    plan); the wall clock only guards, and a stop request leaves nothing."""
+def test_the_aggregated_budget_is_work_not_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`patterns.ModelContext`: the time left is the budget less the CP-SAT work charged,
+    whatever the wall clock does meanwhile (same input and seed, same plan); only an explicit
+    deadline that has passed, or a stop request, leaves nothing."""
     import time
 
     from dra_solver import interrupt
     from dra_solver.aggregate.patterns import ModelContext
+    from dra_solver.deadline import Deadline
 
-    ctx = ModelContext(
-        Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() + 60, budget=2.0
-    )
+    ctx = ModelContext(Cluster(), [], [], FeatureGates(), EvalCache(), 0, 2.0)
     assert ctx.left() == 2.0
-    time.sleep(0.05)
+    now = time.monotonic()
+    monkeypatch.setattr(time, "monotonic", lambda: now + 3600.0)  # an hour passes on the wall
     ctx.charge(0.5)
     assert ctx.left() == 1.5
-    spent = ModelContext(
-        Cluster(), [], [], FeatureGates(), EvalCache(), 0, time.perf_counter() - 1, budget=2.0
-    )
-    assert spent.left() == 0.0  # past the wall-clock guard
+    late = Deadline(now + 60)
+    spent = ModelContext(Cluster(), [], [], FeatureGates(), EvalCache(), 0, 2.0, late)
+    assert spent.left() == 0.0 and late.fired  # past the explicit deadline
     try:
         interrupt.request()
-        assert ctx.left() == 0.0 and ctx.wall_left() == 0.0
+        assert ctx.left() == 0.0
     finally:
         interrupt.reset()
 

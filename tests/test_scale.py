@@ -116,9 +116,7 @@ def test_expansion_decides_each_pattern_once_and_passes_the_checker(monkeypatch:
 
 
 def test_shared_crowded_reasons_are_those_of_a_pass_per_pod(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Small enough that both plans are proven optimal well within the budget (0.7 s of CPU):
-    # at 20 x 100 the pass per pod ran into the wall-clock guard on a loaded machine, and two
-    # plans stopped by the wall clock need not agree.
+    # Small enough that both plans are proven optimal well within the budget (0.7 s of CPU).
     cluster = Cluster.from_objects(mixed_cluster(10, 50, seed=4))
     shared = plan(cluster, time_limit=30.0)
     monkeypatch.setattr(Solo, "key", lambda self, unit: None)  # every pod on its own

@@ -95,9 +95,7 @@ def _fits(ctx: ModelContext, node: str, pattern: Pattern) -> bool | None:
         return None
     ctx.solves += 1
     budget = ctx.left()
-    out = solve(
-        problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=max(ctx.wall_left(), budget)
-    )
+    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, deadline=ctx.deadline)
     ctx.charge(out.deterministic_time)
     if out.assignment is not None:
         return True

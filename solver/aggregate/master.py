@@ -81,7 +81,8 @@ from ortools.sat.python import cp_model
 from .. import interrupt
 from ..api.cluster import Cluster
 from ..cel import EvalCache
-from ..cpsat import cp_solver, wall_guard
+from ..cpsat import cp_solver
+from ..deadline import Deadline, passed
 from ..executors import run_units
 from ..gates import FeatureGates
 from ..planning.gangs import claimed_units, gang_needs
@@ -185,14 +186,14 @@ def aggregate(
     `first`: the first-fit plan, whose node patterns seed the columns and hint the integer
     model, and which tells the pods without claims that follow their gang (`gang_needs`);
     None: no plan yet. The budget is `job.time_limit` of CP-SAT work in deterministic seconds
-    (`patterns.ModelContext.budget`: the same input and seed give the same plan), guarded by the
-    wall clock (`cpsat.wall_guard`). `force`: aggregate whatever the number of classes
-    (tests). Components run on `job.executor` (None: here, one after another) — the plan is
+    (`patterns.ModelContext.budget`: the same input and seed give the same plan); the wall clock
+    only through an explicit `job.deadline` (`solver.deadline`). `force`: aggregate whatever the
+    number of classes (tests). Components run on `job.executor` (None: here, one after another) — the plan is
     the same either way.
 
     With `cost` the model applies whenever it can (no test of whether it pays: the other
     what-if path is greedy, not the exact per-device model), also to one pod or one node."""
-    start = time.perf_counter()
+    start = time.perf_counter()  # for the statistics only
     if (why := not_aggregated(job)) is not None:
         return f"{why} (not aggregated yet)"
     what_if = cost is not None
@@ -231,10 +232,10 @@ def aggregate(
         job.gates,
         job.cache,
         job.seed,
-        start + wall_guard(job.time_limit),
+        job.time_limit,
+        job.deadline,
         views=found.views,
         free=dict(job.book.free),
-        budget=job.time_limit,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
@@ -261,6 +262,8 @@ def aggregate(
         rounds += done.rounds
         ctx.solves += done.solves
         ctx.charge(done.spent)
+        if done.cut_short and ctx.deadline is not None:
+            ctx.deadline.fire()
         total_obj += done.objective
         total_ub += done.bound
         bound_ok &= done.objective <= done.bound  # else the "bound" was none: not raised to fit
@@ -374,7 +377,8 @@ class ComponentTask:
 
     `views` holds, per node class of the component, its representative node's view of the
     cluster (`classes.LocalViews`); `units` the first pods of each pod class (as many as a
-    single-node model may take); `seconds` the budget, relative (a worker's clock is its own)."""
+    single-node model may take); `seconds` the budget of deterministic work; `deadline` the
+    caller's explicit one (it travels as the seconds it has left: a worker's clock is its own)."""
 
     comp: _Component
     pods: list[PodClass]
@@ -396,6 +400,7 @@ class ComponentTask:
     """The component's gangs (those of its pod classes) -> need (`aggregate`)."""
     caps_proven: bool = False
     """Every cap of the run is proven (what-if: then every maximal pattern may be listed)."""
+    deadline: Deadline | None = None
 
 
 @dataclass(frozen=True)
@@ -416,6 +421,8 @@ class ComponentResult:
     """What-if: how many maximal patterns were listed (`aggregate.allpatterns`), if they were."""
     integer_proven: bool = True
     """Whether CP-SAT proved the integer model optimal over the columns it was given."""
+    cut_short: bool = False
+    """The explicit deadline passed in this component (`solver.deadline`)."""
 
 
 def _task(
@@ -455,6 +462,7 @@ def _task(
         bound_only,
         {g: v for g, v in gangs.items() if any(pods[k].gang == g for k in comp.pods)},
         caps_proven,
+        ctx.deadline,
     )
 
 
@@ -473,10 +481,10 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         task.gates,
         EvalCache(),
         task.seed,
-        time.perf_counter() + wall_guard(task.seconds),
+        task.seconds,
+        task.deadline,
         free=task.free,
         fixed_views=task.views,
-        budget=task.seconds,
     )
     columns = {c: list(v) for c, v in task.columns.items()}
     feas = Feasibility(ctx)
@@ -491,8 +499,9 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     }
     scale = task.scale
     ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, scale, task.gangs)
+    cut = ctx.deadline is not None and ctx.deadline.fired
     if task.bound_only:
-        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent)
+        return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent, cut_short=cut)
     solve = partial(
         integer_master,
         ctx,
@@ -528,13 +537,14 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         while obj < ub and ctx.left() > 0:
             added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done, scale.cost)
             z2, y2, obj2, restricted = solve(ub, first_nodes=first_nodes)
-            if obj2 >= obj:  # a re-solve cut short by the clock may find less: keep the best
+            if obj2 >= obj:  # a re-solve cut short (budget, deadline) may find less: keep the best
                 z, y, obj, optimal = z2, y2, obj2, restricted
             if len(done) == len(comp.nodes) and restricted:
                 ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
             if not added:
                 break
-    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent, listed, optimal)
+    cut = ctx.deadline is not None and ctx.deadline.fired
+    return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent, listed, optimal, cut)
 
 
 def _all_patterns(
@@ -845,13 +855,14 @@ def integer_master(
         yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
         for g, v in on.items():
             m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
-    solver = cp_solver(  # at least 0.5 s of work: a master cut short finds no plan at all
-        ctx.seed, max(ctx.left(), 0.5), max(ctx.wall_left(), 0.01 if interrupt.requested() else 0.5)
-    )
+    # at least 0.5 s of work: a master cut short finds no plan at all (but for a stop request)
+    work = 0.01 if interrupt.requested() else max(ctx.left(), 0.5)
+    solver = cp_solver(ctx.seed, work, ctx.deadline)
     if on:
         solver.parameters.linearization_level = 2
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(m)
+    passed(ctx.deadline)  # a call the deadline ended: `fired`
     ctx.charge(solver.deterministic_time)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}, {}, 0, False

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 
 from ..allocators import sequential_units
 from ..api.cluster import Cluster
+from ..deadline import CUT_SHORT, record
 from ..errors import InputError
 from ..executors import run_units
 from ..output.objects import cluster_after
@@ -156,6 +157,9 @@ def plan_partitioned(
         "parts_time": round(t_parts, 3),
         "time": round(time.perf_counter() - start, 3),
     }
+    if options.deadline is not None and any(o.stats.get(CUT_SHORT) for o in outcomes):
+        options.deadline.fire()  # a part on a worker saw it pass
+    record(stats, options.deadline)
     return PlanOutcome(done, options.allocator, stats)
 
 

@@ -17,7 +17,6 @@ doubling: a model with n copies that places fewer than n proves the cap), at mos
 
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -29,7 +28,8 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
 from ..cel import EvalCache
-from ..cpsat import cp_solver, solve, wall_guard
+from ..cpsat import cp_solver, solve
+from ..deadline import Deadline, passed
 from ..demand import demand_total
 from ..errors import SearchAborted
 from ..gates import FeatureGates
@@ -77,9 +77,13 @@ class ModelContext:
     gates: FeatureGates
     cache: EvalCache
     seed: int
-    deadline: float
-    """Wall-clock deadline (time.perf_counter()): with `budget`, only a guard against an
-    overloaded machine (`cpsat.wall_guard`); without, the budget itself."""
+    budget: float
+    """CP-SAT work this run may spend, in deterministic seconds (`spent` counts it): every
+    decision that depends on the time left depends on work done, not on the machine's load,
+    so the same input and seed give the same plan."""
+    deadline: Deadline | None = None
+    """The one wall-clock limit (`solver.deadline`): None, or the caller's explicit deadline,
+    past which nothing is left and every search stops."""
     solves: int = 0
     views: LocalViews | None = None
     """Set when the nodes are independent: single-node models read the node's view."""
@@ -89,10 +93,6 @@ class ModelContext:
     """Pod shapes whose reference search aborted on some node: the exact model decides them."""
     fixed_views: Mapping[str, Cluster] | None = None
     """Node -> its view, already cut (a component shipped to a worker: `master.ComponentTask`)."""
-    budget: float | None = None
-    """CP-SAT work this run may spend, in deterministic seconds (`spent` counts it): every
-    decision that depends on the time left then depends on work done, not on the machine's
-    load, so the same input and seed give the same plan. None: the wall clock (`deadline`)."""
     spent: float = 0.0
     decided: dict[Hashable, Assignment | None] = field(default_factory=dict)
     """`allocate_node`'s answers by (claims' shape, mode, `classes.index_signature`), devices
@@ -121,21 +121,11 @@ class ModelContext:
         return self.cluster if self.views is None else self.views.of(self.cluster, node)
 
     def left(self) -> float:
-        """Seconds left of the budget: deterministic seconds with `budget`, else wall clock
-        (none after a stop request, Ctrl-C, or once the wall-clock guard has passed)."""
-        if interrupt.requested():
+        """Deterministic seconds left of the budget (none after a stop request, Ctrl-C, or
+        once the explicit deadline has passed)."""
+        if interrupt.requested() or passed(self.deadline):
             return 0.0
-        wall = self.wall_left()
-        if self.budget is None or wall <= 0:
-            return wall
         return max(self.budget - self.spent, 0.0)
-
-    def wall_left(self) -> float:
-        """Wall-clock seconds left before `deadline` (the cap of every CP-SAT call); none
-        after a stop request, so a call that starts after it ends at once."""
-        if interrupt.requested():
-            return 0.0
-        return max(self.deadline - time.perf_counter(), 0.0)
 
     def charge(self, deterministic_time: float) -> None:
         """Count the work of one CP-SAT call against `budget`."""
@@ -215,13 +205,14 @@ class NodeModel:
         cp.clear_objective()
         cp.clear_hints()
         cp.maximize(cp_model.LinearExpr.weighted_sum(self.placed, coef))
-        solver = cp_solver(self.ctx.seed, max(seconds, 0.01), max(self.ctx.wall_left(), 0.01))
+        solver = cp_solver(self.ctx.seed, max(seconds, 0.01), self.ctx.deadline)
         # The LP of every linear row: sums over counters and capacities prove "no more copies fit"
         # at once, where level 1 left a pigeonhole search (a cap of 14 whole-or-half pods on 6
         # partitionable GPUs: 59 s unproven, 0.02 s proven; benchmarks/test_bench_gangs.py).
         solver.parameters.linearization_level = 2
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(cp)
+        passed(self.ctx.deadline)  # a call the deadline ended: `fired`
         self.ctx.solves += 1
         self.ctx.charge(solver.deterministic_time)
         counts = [0] * self.k
@@ -345,27 +336,26 @@ def _decide(
     if found is not None:
         return found
     ctx.solves += 1
-    budget, wall = _exact_budget(ctx, floor)
-    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, wall_limit=wall)
+    budget = _exact_budget(ctx, floor)
+    out = solve(problem, mode="all", time_limit=budget, seed=ctx.seed, deadline=ctx.deadline)
     ctx.charge(out.deterministic_time)
     if out.assignment is not None:
         return out.assignment
     if require_all:
         return None
     ctx.solves += 1
-    budget, wall = _exact_budget(ctx, floor)
-    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, wall_limit=wall)
+    budget = _exact_budget(ctx, floor)
+    out = solve(problem, mode="free", time_limit=budget, seed=ctx.seed, deadline=ctx.deadline)
     ctx.charge(out.deterministic_time)
     return out.assignment
 
 
-def _exact_budget(ctx: ModelContext, floor: float) -> tuple[float, float]:
-    """(deterministic, wall-clock) seconds of one exact single-node solve: what is left, at
-    least `floor` (guarded by the wall clock like a run), unless a stop was requested."""
+def _exact_budget(ctx: ModelContext, floor: float) -> float:
+    """Deterministic seconds of one exact single-node solve: what is left, at least `floor`,
+    unless a stop was requested (an explicit deadline, when one passes, stops it anyway)."""
     if interrupt.requested():
-        return 0.01, 0.01
-    budget = max(ctx.left(), floor)
-    return budget, max(ctx.wall_left(), wall_guard(floor))
+        return 0.01
+    return max(ctx.left(), floor)
 
 
 __all__ = [

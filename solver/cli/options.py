@@ -138,8 +138,8 @@ TimeLimitOpt = Annotated[
         callback=_positive_seconds,
         help=(
             "Budget of the CP-SAT search in deterministic seconds (CP-SAT's work count, about "
-            "seconds on an idle machine, so the same input and seed give the same plan); a "
-            "wall-clock guard stops it at 3 x the limit + 1 s."
+            "seconds on an idle machine, so the same input and seed give the same plan at any "
+            "load); no wall clock stops it."
         ),
     ),
 ]

@@ -19,6 +19,7 @@ from ..api.cluster import Cluster
 from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
 from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from ..cel import EvalCache
+from ..deadline import Deadline
 from ..demand import Needs, NodeBook
 from ..errors import DRASolverError, InputError
 from ..gates import FeatureGates
@@ -235,6 +236,8 @@ class Job:
     """PodGroup `namespace/name` -> its gang, for the gangs the units' pods belong to."""
     executor: Executor | None = field(default=None, compare=False)
     """Where independent units (the aggregated model's components) run; None: here."""
+    deadline: Deadline | None = field(default=None, compare=False)
+    """The one wall-clock limit (`Options.deadline`)."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,11 @@ class Options:
     repair pass (`solver.aggregate.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
+    deadline: Deadline | None = field(default=None, compare=False, repr=False)
+    """The one wall-clock limit of a run (`solver.deadline`; the CLI's `--timeout`): None (the
+    default) lets `time_limit`, deterministic work, alone decide, so the same input and seed
+    give the same output at any load. Past it every CP-SAT search stops with what it has, and
+    the outcome says so (`stats["cut_short_by_timeout"]`)."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:

@@ -50,6 +50,7 @@ def make_job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None
         NodeBook(cluster, nodes, options.feature_gates),
         gangs,
         options.executor,
+        options.deadline,
     )
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from ..allocators import ALLOCATORS, Cpsat
 from ..api.cluster import Cluster
+from ..deadline import record
 from ..explain.crowding import crowded_reasons
 from ..firstfit import FirstFit
 from .job import Options, PlanOutcome, Unit
@@ -80,6 +81,7 @@ def run(
         outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
+    record(outcome.stats, options.deadline)  # stats["cut_short_by_timeout"]: it fired
     return outcome
 
 

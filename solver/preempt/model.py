@@ -48,9 +48,10 @@ from ..allocators import as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import cp_solver, hint_with, wall_guard
+from ..cpsat import cp_solver, hint_with
+from ..deadline import passed, record
 from ..demand import Needs
-from ..errors import InputError
+from ..errors import DRASolverError, InputError, SearchAborted
 from ..firstfit import FirstFit
 from ..planning.finish import per_pod
 from ..planning.gangs import free_units, gang_infos
@@ -383,7 +384,12 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
 
 
-def _no_plan(opts: Options) -> InputError:
+def _no_plan(opts: Options) -> DRASolverError:
+    if opts.deadline is not None and opts.deadline.fired:
+        return SearchAborted(
+            "the preemption model found no plan before the deadline (cut short by the timeout: "
+            "a longer one, or none, lets it finish)"
+        )
     return InputError(
         f"the preemption model found no plan within the time limit ({opts.time_limit} s), although "
         "the input as it is (nothing evicted) should be one: a running pod's allocation could not be "
@@ -482,12 +488,12 @@ def _ceilings(
             # alone, and the greedy hint (a second or more at 500 nodes) is then not needed.
             if hinted:
                 counting.greedy_hint(s, one, sub)
-            solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), wall_guard(opts.time_limit))
+            solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), opts.deadline)
             with interrupt.stoppable(solver.stop_search):
                 answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer != cp_model.UNKNOWN or interrupt.requested():
+            if answer != cp_model.UNKNOWN or interrupt.requested() or passed(opts.deadline):
                 break
         if answer == cp_model.INFEASIBLE:
             continue
@@ -735,7 +741,7 @@ def _hint(
 
 
 def _opts(job: Job) -> Options:
-    return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit)
+    return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit, deadline=job.deadline)
 
 
 Stages = tuple[list[int], dict[str, str], dict[str, int]]
@@ -776,15 +782,16 @@ def _stages(
             status_of[name], value_of[name] = "OPTIMAL", value
             cp.add(expr >= value if maximize else expr <= value)
             continue
-        if interrupt.requested() or budget <= 0:
+        if interrupt.requested() or budget <= 0 or passed(opts.deadline):
             status_of[name] = "NOT_RUN"
             if best is not None:
                 continue
         cp.clear_objective()
         (cp.maximize if maximize else cp.minimize)(expr)
-        solver = cp_solver(opts.seed, max(budget, 0.05), wall_guard(opts.time_limit))
+        solver = cp_solver(opts.seed, max(budget, 0.05), opts.deadline)
         with interrupt.stoppable(solver.stop_search):
             status = solver.solve(cp)
+        passed(opts.deadline)  # a call the deadline ended: `fired`
         budget -= solver.deterministic_time
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if best is None:
@@ -801,7 +808,7 @@ def _stages(
             break
     if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
         cp.clear_objective()
-        solver = cp_solver(opts.seed, max(budget, 0.05), wall_guard(opts.time_limit))
+        solver = cp_solver(opts.seed, max(budget, 0.05), opts.deadline)
         with interrupt.stoppable(solver.stop_search):
             if solver.solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 best = list(solver.response_proto.solution)
@@ -880,6 +887,7 @@ def _decode(
     }
     if moved:
         stats["moved"] = len(moved)
+    record(stats, opts.deadline)
     outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)

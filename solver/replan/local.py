@@ -37,8 +37,8 @@ released room and left-out pods cannot be traded for weight costs a count, not a
 
 Cost and determinism: the sub-plan is the pipeline with the planner's options (seed, workers)
 and a budget of `LIMIT` deterministic seconds (CP-SAT's machine-independent work measure, so
-the same input gives the same plan; the pipeline's wall-clock guard, 3 x the limit + 1 s, stops
-it earlier only on a machine too loaded to do that work in that time).
+the same input gives the same plan at any load: no wall clock stops it, docs/semantics.md,
+"Limits and determinism").
 """
 
 from __future__ import annotations

@@ -72,9 +72,8 @@ first-fit run records them (`Resumable.hold`), and with every pod of each node a
 for node resources; a node given back its old pods holds what the last plan held there.
 
 Determinism: every step is deterministic for the same calls and seed (first fit in queue
-order, the pipeline's and the local re-solve's seeded CP-SAT with a deterministic time limit;
-only the wall-clock guard of a machine too loaded to do that work in 3 x the limit + 1 s
-stops it earlier).
+order, the pipeline's and the local re-solve's seeded CP-SAT with a deterministic time limit,
+which no wall clock cuts short: docs/semantics.md, "Limits and determinism").
 """
 
 from __future__ import annotations
@@ -89,6 +88,7 @@ from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
+from ..deadline import record
 from ..demand import Needs
 from ..errors import InputError
 from ..firstfit import Resumable
@@ -216,6 +216,7 @@ class Planner:
         if not incremental:
             self._units = {}  # resolved on the last cluster and its nodes
             self._prepare(improved)
+        record(improved.stats, self._options.deadline)  # stats["cut_short_by_timeout"]: it fired
         return improved
 
     def _improve(self, after: Cluster, prev: PlanOutcome, out: PlanOutcome, started: float) -> PlanOutcome:

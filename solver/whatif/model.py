@@ -46,6 +46,7 @@ from ..aggregate.master import NodeCosts
 from ..allocators import ALLOCATORS, Cpsat, plan_aggregated
 from ..api.cluster import Cluster
 from ..api.models import Node, ResourceSlice
+from ..deadline import record
 from ..errors import InputError
 from ..firstfit import FirstFit
 from ..planning.job import Job, Options, PlanOutcome, Unit, placed_weight
@@ -244,6 +245,7 @@ def _plan_capped(
             outcome.stats["cost_bound"] = 0
     if job.book.warnings:
         outcome.stats["warnings"] = _template_warnings(job.book.warnings, templates, copies)
+    record(outcome.stats, pending.options.deadline)  # stats["cut_short_by_timeout"]: it fired
     run = _WhatIfRun(outcome, _added(expanded, outcome, templates, copies), units, expanded)
     cost_bound = _int(outcome.stats.get("cost_bound"))
     if outcome.stats.get("status") == "OPTIMAL" and (cost_bound is None or cost_bound < run.added.cost):

@@ -1,0 +1,216 @@
+"""Same input, same answer, at any load (issue #40 §3; docs/semantics.md, "Limits and determinism").
+
+Why a racing clock: what must not change a result is the wall clock, and a busy machine is
+only a slow wall clock as the process sees it. Every clock the package reads (`time.perf_counter`,
+`time.monotonic`) is replaced by one that jumps 1,000 s at each reading — every wall-clock
+guard, were there one, would have passed at once — and each case must give the same plan,
+device for device, with the same statuses and numbers (timing statistics aside). CP-SAT's own
+wall clock cannot be mocked: `test_no_search_has_a_wall_clock_limit_without_a_deadline` checks
+that no search is given one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from ortools.sat.python import cp_model
+
+from benchmarks.churn import churn, heterogeneous
+from benchmarks.preempt_workloads import busy_cluster
+from benchmarks.workloads import mixed_cluster
+from dra_solver import Cluster, NodeTemplate, Planner, plan
+from dra_solver import cpsat as cpsat_module
+from dra_solver.deadline import CUT_SHORT, Deadline
+from dra_solver.errors import SearchAborted
+from dra_solver.planning.job import PlanOutcome
+from dra_solver.preempt import plan_preempt
+from dra_solver.replan import planner as planner_module
+
+
+class RacingClock:
+    """A clock that advances 1,000 s at every reading."""
+
+    def __init__(self) -> None:
+        self.now = time.perf_counter()
+        self.readings = 0
+
+    def __call__(self) -> float:
+        self.readings += 1
+        self.now += 1000.0
+        return self.now
+
+
+@pytest.fixture
+def racing(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], RacingClock]]:
+    """`racing()` makes the clocks race from then on (until the test ends) and returns the clock."""
+
+    def start() -> RacingClock:
+        clock = RacingClock()
+        monkeypatch.setattr(time, "perf_counter", clock)
+        monkeypatch.setattr(time, "monotonic", clock)
+        return clock
+
+    yield start
+
+
+def _timeless(stats: dict[str, object]) -> dict[str, object]:
+    """The stats without the seconds measured on the wall clock (which may differ)."""
+    return {
+        k: v
+        for k, v in stats.items()
+        if k.startswith("deterministic") or not (k.endswith(("_time", "_seconds")) or k == "time")
+    }
+
+
+def _signature(out: PlanOutcome) -> list[Any]:
+    pods = [
+        (
+            p.name,
+            p.node,
+            p.reason,
+            [c.status.allocation.dump() if c.status and c.status.allocation else None for c in p.claims],
+        )
+        for p in out.pods
+    ]
+    return [pods, _timeless(out.stats)]
+
+
+def _both(run: Callable[[], list[Any]], racing: Callable[[], RacingClock], reads: bool = True) -> None:
+    """`run()` on the real clock, then on a racing one: the same answer. `reads`: the run reads
+    the clock (its timing statistics) — else the case proves only that nothing reads it."""
+    idle = run()
+    clock = racing()
+    busy = run()
+    assert (clock.readings > 0) == reads
+    assert busy == idle
+
+
+def test_a_plan_is_the_same_on_a_racing_clock(racing: Callable[[], RacingClock]) -> None:
+    """The per-device model (stages, preference slices) over a small heterogeneous cluster."""
+    cluster = Cluster.from_objects(heterogeneous(4, 24, seed=5))
+
+    def run() -> list[Any]:
+        out = plan(cluster, seed=1, time_limit=2.0)
+        assert out.stats["aggregated"] != "yes" and "cpsat_status" in out.stats
+        return _signature(out)
+
+    _both(run, racing)
+
+
+def test_an_aggregated_plan_is_the_same_on_a_racing_clock(racing: Callable[[], RacingClock]) -> None:
+    """The aggregated model (pricing, integer master, expansion to devices)."""
+    cluster = Cluster.from_objects(mixed_cluster(10, 50, seed=4))
+
+    def run() -> list[Any]:
+        out = plan(cluster, seed=1, time_limit=5.0)
+        assert out.stats["aggregated"] == "yes" and out.stats["status"] == "OPTIMAL"
+        return _signature(out)
+
+    _both(run, racing)
+
+
+def test_a_what_if_plan_is_the_same_on_a_racing_clock(racing: Callable[[], RacingClock]) -> None:
+    """The aggregated model with node costs: which copies of a template a plan adds."""
+    from builders import claim, device, device_class, request, resource_slice
+
+    def node(name: str, gpus: int) -> list[dict[str, Any]]:
+        meta = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+        gpu = [device(f"gpu-{i}") for i in range(gpus)]
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+        return [node, resource_slice(f"{name}-gpus", gpu, node=name, pool=name)]
+
+    objs = [device_class("gpu"), *node("n0", 8)]
+    objs += [claim(f"c{i}", [request("gpu", count=(1, 2, 4)[i % 3])]) for i in range(9)]
+    cluster = Cluster.from_objects(objs)
+    template = NodeTemplate.from_cluster(Cluster.from_objects(node("gpu-8x", 8)))
+
+    def run() -> list[Any]:
+        out = plan(cluster, node_templates=[template], max_new_nodes=4, seed=2, time_limit=3.0)
+        assert out.added_nodes
+        return [*_signature(out), [n.metadata.name for n in out.added_nodes]]
+
+    _both(run, racing)
+
+
+def test_a_preemption_plan_is_the_same_on_a_racing_clock(racing: Callable[[], RacingClock]) -> None:
+    cluster = Cluster.from_objects(busy_cluster(6, 6, seed=1))
+
+    def run() -> list[Any]:
+        out = plan_preempt(cluster, time_limit=5.0)
+        assert out.victims
+        return [*_signature(out), sorted(v.name for v in out.victims)]
+
+    _both(run, racing, reads=False)
+
+
+def test_a_planner_update_is_the_same_on_a_racing_clock(
+    racing: Callable[[], RacingClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Planner.update` with the local re-solve (the case of issue #40: weight 57, then 56)."""
+    monkeypatch.setattr(planner_module, "SMALL", 0)  # the incremental path, not a fresh plan
+    cluster = Cluster.from_objects(heterogeneous(6, 36, seed=7))
+    remove, add = churn(36, 0.2, seed=8)
+
+    def run() -> list[Any]:
+        planner = Planner(cluster, seed=3, time_limit=2.0)
+        first = planner.plan()
+        out = planner.update(add=add, remove=remove)
+        assert out.stats["local_gain"], "the local re-solve changed nothing: pick a case where it does"
+        return [_signature(first), _signature(out)]
+
+    _both(run, racing)
+
+
+def test_no_search_has_a_wall_clock_limit_without_a_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CP-SAT search of a plan (and of a preemption plan) is bounded by deterministic time
+    alone unless the caller passes a `Deadline`."""
+    limits: list[float] = []
+    real = cpsat_module.cp_solver
+
+    def spy(*args: Any, **kwargs: Any) -> cp_model.CpSolver:
+        solver = real(*args, **kwargs)
+        limits.append(solver.parameters.max_time_in_seconds)
+        return solver
+
+    for module in ("cpsat", "aggregate.patterns", "aggregate.master", "preempt.model", "explain.blocking"):
+        monkeypatch.setattr(f"dra_solver.{module}.cp_solver", spy)
+    plan(Cluster.from_objects(heterogeneous(4, 24, seed=5)), time_limit=1.0)
+    plan(Cluster.from_objects(mixed_cluster(10, 50, seed=4)), time_limit=1.0)
+    plan_preempt(Cluster.from_objects(busy_cluster(6, 6, seed=1)), time_limit=1.0)
+    assert limits and all(v == cp_model.CpSolver().parameters.max_time_in_seconds for v in limits)
+    assert cp_model.CpSolver().parameters.max_time_in_seconds == float("inf")
+
+
+def test_a_deadline_that_fires_is_recorded_and_proves_nothing() -> None:
+    """An explicit deadline already passed: the searches stop at once, the plan is still a
+    checked plan (first fit's at worst), its status is not OPTIMAL unless proven anyway, and
+    the outcome says it was cut short."""
+    cluster = Cluster.from_objects(mixed_cluster(10, 50, seed=4))
+    full = plan(cluster, seed=1, time_limit=5.0)
+    assert CUT_SHORT not in full.stats
+    out = plan(cluster, seed=1, time_limit=5.0, deadline=Deadline.after(0.0))
+    assert out.stats[CUT_SHORT] is True
+    assert out.weight <= full.weight
+    if out.stats["status"] == "OPTIMAL":
+        assert out.weight == full.weight
+    # A preemption plan: the model's plan, cut short, or no plan at all — never one that
+    # blames the input.
+    deadline = Deadline.after(0.0)
+    busy = Cluster.from_objects(busy_cluster(6, 6, seed=1))
+    try:
+        pre = plan_preempt(busy, time_limit=5.0, deadline=deadline)
+    except SearchAborted as e:
+        assert "deadline" in str(e)
+    else:
+        assert pre.stats[CUT_SHORT] is True
+    assert deadline.fired
+
+
+def test_a_deadline_far_away_changes_nothing() -> None:
+    """A deadline that does not fire leaves the plan as it is without one."""
+    cluster = Cluster.from_objects(heterogeneous(4, 24, seed=5))
+    without = _signature(plan(cluster, seed=1, time_limit=2.0))
+    with_one = _signature(plan(cluster, seed=1, time_limit=2.0, deadline=Deadline.after(3600.0)))
+    assert with_one == without
