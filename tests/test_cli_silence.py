@@ -28,7 +28,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=120,
+        timeout=600,  # a guard against a hang, not a measurement
         check=False,
     )
 
