@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+from example_counts import examples
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import GATES, INPUT_ERRORS, scenario
@@ -192,7 +193,7 @@ def _verify_nodes(cluster: Cluster, out: PlanOutcome, nodes: list[str], gates: F
             current.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replicated())
 def test_aggregated_plan_places_the_per_device_optimum_and_passes_the_checker(case) -> None:
     objs, pods, nodes, prios = case

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from example_counts import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +66,7 @@ def outcome(fn: Any, *args: Any) -> tuple[str, str]:
         return ("error", ex.reason)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(devices(), min_size=2, max_size=12))
 def test_cached_results_equal_direct_results(batch: list[DeviceView]) -> None:
     cache = EvalCache()

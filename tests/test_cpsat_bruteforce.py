@@ -10,6 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from cpsat_builders import PB, Sub, brute_force, violations
+from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,7 +115,7 @@ def problems(draw: st.DrawFn) -> Problem:
     return pb.build()
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from(["all", "free"]), st.sampled_from(["pack", "spread"]), st.booleans())
 def test_cpsat_matches_brute_force(p: Problem, mode: str, strategy: str, group: bool) -> None:
     best, _ = brute_force(p, mode, strategy)

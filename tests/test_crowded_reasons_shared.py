@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 import pytest
+from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -137,7 +138,9 @@ def _both(objs: list[dict[str, Any]], allocator: str, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(objs=clusters())
 def test_shared_reasons_are_each_pods_own_words(
     allocator: str, objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch

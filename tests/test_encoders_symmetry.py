@@ -8,6 +8,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from cpsat_builders import PB, Sub, brute_force, devices_of, feasible, ints, violations
+from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
@@ -197,7 +198,7 @@ def twin_problems(draw: st.DrawFn) -> Problem:
     return pb.build()
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(twin_problems(), st.sampled_from(["all", "free"]), st.sampled_from(["pack", "spread"]), st.booleans())
 def test_symmetry_keeps_an_optimal_solution(p: Problem, mode: str, strategy: str, group: bool) -> None:
     best, best_asg = brute_force(p, mode, strategy)

@@ -15,6 +15,7 @@ import copy
 from typing import Any
 
 import pytest
+from example_counts import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
@@ -180,7 +181,7 @@ def _job(cluster: Cluster, pods: Any, nodes: list[str], prios: list[int] | None 
     return make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=GATES))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planning(), st.sampled_from([DEFAULT_MAX_STEPS, 40]))
 def test_incremental_first_fit_makes_the_per_pod_decisions(case, max_steps: int) -> None:
     objs, pods, nodes, prios = case
@@ -393,7 +394,7 @@ def filling(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
     return objs, [f"n{n}" for n in range(n_nodes)]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(filling())
 def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> None:
     objs, nodes = case
@@ -407,7 +408,7 @@ def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> 
     )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planning(), st.data())
 def test_the_check_on_a_nodes_part_of_the_cluster_rejects_what_the_whole_check_rejects(case, data) -> None:
     """First fit checks a placement against the node's slices and the claims holding devices in
@@ -474,7 +475,7 @@ def with_node_resources(draw: st.DrawFn) -> list[dict[str, Any]]:
     return objs
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(with_node_resources())
 def test_node_resources_and_extended_resources_make_the_per_pod_decisions(objs) -> None:
     cluster = Cluster.from_objects(objs)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+from example_counts import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -254,7 +255,7 @@ def test_among_plans_of_equal_weight_cpsat_runs_the_most_gangs(aggregation: str)
     assert sorted(n for n, node in placed(first).items() if node) == [f"big-{i}" for i in range(4)]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     nodes=st.lists(st.integers(0, 4), min_size=2, max_size=4),
     gangs=st.lists(

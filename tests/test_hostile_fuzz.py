@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 from conformance_cases import load_cases
+from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -105,7 +106,7 @@ def _dump(objects: list[Any]) -> str:
         return "a: &a [*a]\n"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_input())
 def test_mutated_input_ends_in_messages_never_a_crash(tmp_path_factory: Any, text: str) -> None:
     path = tmp_path_factory.mktemp("fuzz") / "input.yaml"

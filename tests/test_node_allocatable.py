@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from builders import device, device_class, resource_slice
+from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -397,7 +398,7 @@ def test_network_attached_candidates_count_in_the_comparison() -> None:
     assert placed(alike, "cpsat") == 1
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     per_pod=st.integers(0, 6),
     per_container=st.integers(0, 3),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from builders import device, device_class, resource_slice
+from example_counts import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -517,7 +518,7 @@ def cpu_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
     return objs
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cpu_clusters())
 def test_aggregated_and_per_device_models_place_the_same_weight_under_cpu_limits(
     objs: list[dict[str, Any]],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,14 +17,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_holds_one_top_level_package_with_py_typed(tmp_path: Path) -> None:
+    # Built from a copy of what the wheel is made of: a build in the repository writes its
+    # build/ and egg-info there, which two suites running at once would share.
+    source = tmp_path / "source"
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for top in ("solver", "encoders"):
+        shutil.copytree(ROOT / top, source / top, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
     offline = ["--no-deps", "--no-build-isolation", "-q"]  # the test extra brings setuptools and wheel
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", *offline, "-w", str(tmp_path), "."],
-        cwd=ROOT,
+        [sys.executable, "-m", "pip", "wheel", *offline, "-w", str(tmp_path / "dist"), "."],
+        cwd=source,
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("dra_solver-*.whl")
+    (wheel,) = (tmp_path / "dist").glob("dra_solver-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"dra_solver"}

@@ -29,6 +29,8 @@ from dra_solver.planning.resolve import resolve_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "img" / "plan-report.png"
+pytestmark = pytest.mark.xdist_group("browser")
+"""One worker runs this module (pytest-xdist): the browser starts once."""
 RENDER_TIMEOUT = 300.0
 """Wall-clock seconds after which the page is taken for broken (its figures never drawn): a guard
 against a hang, not a measurement — the open time is measured in benchmarks/report_html.py."""

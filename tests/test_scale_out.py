@@ -22,6 +22,9 @@ from dra_solver.cli.main import app
 from dra_solver.executors import RayExecutor, local_pool, run_units
 from dra_solver.whatif.sweep import ScenarioRow, sweep, sweep_table
 
+pytestmark = pytest.mark.xdist_group("scale_out")
+"""One worker runs this module (pytest-xdist): its local Ray and process pool start once."""
+
 
 def _ray() -> Any:
     """The `ray` module for the tests that need it: skipped where Ray is missing, except under
