@@ -3,14 +3,14 @@ workers of pytest-xdist.
 
 `ci` is what the README's test command and CI run: small example counts, derandomized (the same
 cases on every run, so a failure is reproducible and the suite's time is known). `long` is for a
-thorough run: random cases, `example_counts.LONG_FACTOR` times as many. A property test that sets its
-own count writes it as `examples(n)` (tests/example_counts.py): n under `ci`, more under `long`."""
+thorough run: random cases, 5,000 per test, or `LONG_FACTOR` times its own count where a test
+sets one, written `examples(n)` (tests/example_counts.py)."""
 
 from __future__ import annotations
 
 import os
 
-from example_counts import CI_EXAMPLES, LONG_FACTOR
+from example_counts import CI_EXAMPLES, LONG_EXAMPLES
 from hypothesis import HealthCheck, settings
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -30,7 +30,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "long",
-    max_examples=CI_EXAMPLES * LONG_FACTOR,
+    max_examples=LONG_EXAMPLES,
     deadline=None,
     suppress_health_check=_QUIET,
 )

@@ -6,8 +6,10 @@ from hypothesis import settings
 
 CI_EXAMPLES = 100
 """Examples of a property test that sets no count of its own, under `ci`."""
+LONG_EXAMPLES = 5000
+"""The same under `long`."""
 LONG_FACTOR = 10
-"""How many times more examples `long` runs."""
+"""How many times more examples `long` runs of a test that sets its own count."""
 
 
 def examples(ci: int) -> int:
