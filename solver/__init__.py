@@ -26,6 +26,7 @@ _EXPORTS = {
     "PodPlan": "dra_solver.planning.job",
     "Planner": "dra_solver.replan.planner",
     "allocate": "dra_solver.pipeline",
+    "load": "dra_solver.pipeline",
     "check_cluster": "dra_solver.check",
     "Violation": "dra_solver.check",
     "why": "dra_solver.explain.diagnosis",
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from .errors import DRASolverError, InputError
     from .explain.diagnosis import why
     from .gates import FeatureGates
-    from .pipeline import AllocationOutcome, allocate
+    from .pipeline import AllocationOutcome, allocate, load
     from .planning.job import Options, PlanOutcome, PodPlan
     from .preempt import PreemptOutcome, plan_preempt
     from .replan.planner import Planner
@@ -136,6 +137,7 @@ __all__ = [
     "allocate",
     "check_cluster",
     "fill",
+    "load",
     "plan",
     "plan_preempt",
     "why",

@@ -91,6 +91,15 @@ KubernetesVersionOpt = Annotated[
         show_default=False,
     ),
 ]
+IgnoreGatesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-scheduling-gates",
+        help='Plan pods that have spec.schedulingGates as if the gates were lifted ("what if Kueue '
+        'admitted it"); default: such a pod is not planned and its gates are its reason, as the '
+        "scheduler leaves it pending.",
+    ),
+]
 KubeconfigOpt = Annotated[
     str | None,
     typer.Option(

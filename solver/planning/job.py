@@ -261,6 +261,9 @@ class Options:
     repair pass (`solver.aggregate.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
+    ignore_scheduling_gates: bool = False
+    """Plan pods that have `spec.schedulingGates` as if their gates were lifted ("what if Kueue
+    admitted it"); False: they are held, as the scheduler holds them (`planning.triage`)."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:
