@@ -21,17 +21,22 @@ four counters of a pool: N pods. Upstream's config also pre-allocates one big pa
 pool by an init claim; `held=True` adds those (then N pods fit, one per pool).
 
 Deterministic: the same arguments give the same objects. Run one plan:
-`python -m benchmarks.netpools NODES [ALLOCATOR [TIME_LIMIT]]` prints a JSON line.
+`python -m benchmarks.netpools NODES [ALLOCATOR [TIME_LIMIT]]` prints a JSON line (wall and
+CPU seconds of the plan, its numbers, the peak RSS); `benchmarks/test_bench_netpools.py` runs
+the curve, each point in a fresh process (`run_point`).
 """
 
 from __future__ import annotations
 
 import json
 import resource
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
 DRIVER = "test-driver.cdi.k8s.io"
 LABEL = "node-with-dra"
 SLICE_ATTR = "dra.example.com/slice"
@@ -228,6 +233,23 @@ def point(nodes: int, allocator: str = "cpsat", time_limit: float = 60.0) -> dic
         **{k: s.get(k) for k in ("status", "objective", "bound", "gap", "aggregated", "reference_placed")},
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
+
+
+def run_point(nodes: int, allocator: str, time_limit: float = 60.0, timeout: float = 900) -> dict[str, Any]:
+    """`point` in a fresh process (peak memory per point, a stuck point cannot take the others
+    with it); past `timeout` seconds it is stopped and reported as not finished."""
+    cmd = [sys.executable, "-m", "benchmarks.netpools", str(nodes), allocator, str(time_limit)]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"nodes": nodes, "allocator": allocator, "finished": False, "timeout_seconds": timeout}
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    out["finished"] = True
+    out["process_seconds"] = round(time.perf_counter() - started, 2)
+    return out
 
 
 def _cpu() -> float:

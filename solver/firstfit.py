@@ -40,7 +40,7 @@ from functools import lru_cache
 
 from . import interrupt
 from .api.cluster import Cluster
-from .api.models import NodeSelector, ResourceClaim, ResourceSlice
+from .api.models import ResourceClaim, ResourceSlice
 from .check import check, check_or_raise
 from .demand import Needs, NodeBook, Variant, demand_total
 from .errors import DRASolverError, InvalidPools, SearchAborted
@@ -53,6 +53,7 @@ from .inventory import (
     Pools,
     gather_pools,
     in_use_from_claims,
+    selector_reads,
     visible_devices,
 )
 from .planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
@@ -375,7 +376,7 @@ class _Placing:
             else:
                 self._own.setdefault(s.spec.node_name, []).append(i)
             self._pool_slices.setdefault((s.spec.driver, s.spec.pool.name), []).append(i)
-        self._reads = _selector_reads([self.cluster.slices[i] for i in self._common])
+        self._reads = selector_reads([self.cluster.slices[i] for i in self._common])
 
     def _node_state(self, index: int, name: str | None) -> NodeState:
         view = NodeView.of(name, self.cluster.nodes)
@@ -403,7 +404,7 @@ class _Placing:
 
     def _world_key(self, name: str | None, view: NodeView | None) -> Hashable | None:
         """What precompute reads of a node that has no slice of its own: the labels the
-        network-attached slices select by (`_selector_reads`), and its name where a slice
+        network-attached slices select by (`inventory.selector_reads`), and its name where a slice
         selects by name or words a rejection with it (skipNodeOperations). Nodes with equal
         keys see the same pools and devices and get the same Problems up to the node's name
         (which the reasons hold as a placeholder and the results take from the node placed
@@ -1525,31 +1526,6 @@ def _ranges(texts: list[str]) -> str:
         out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
     out.append(texts[0][at:])
     return "".join(out)
-
-
-def _selector_reads(slices: Iterable[ResourceSlice]) -> tuple[frozenset[str], bool]:
-    """What the network-attached `slices` read of a node: the label keys their node selectors
-    (the slice's or, with per-device node selection, each device's) test, and whether they
-    read its name — a `matchFields` on metadata.name, a device bound by `nodeName`, or a
-    skipNodeOperations slice (its rejection names the node and reads its declared features)."""
-    keys: set[str] = set()
-    by_name = False
-
-    def read(selector: NodeSelector | None) -> None:
-        nonlocal by_name
-        for term in selector.node_selector_terms if selector is not None else ():
-            keys.update(r.key for r in term.match_expressions)
-            by_name = by_name or bool(term.match_fields)
-
-    for s in slices:
-        spec = s.spec
-        by_name = by_name or bool(spec.skip_node_operations) or spec.node_name is not None
-        read(spec.node_selector)
-        if spec.per_device_node_selection:
-            for d in spec.devices:
-                by_name = by_name or d.node_name is not None
-                read(d.node_selector)
-    return frozenset(keys), by_name
 
 
 def _least_devices(claims: Sequence[ResourceClaim]) -> int:
