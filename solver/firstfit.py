@@ -180,22 +180,19 @@ class World:
 
 @dataclass(frozen=True)
 class _Sensitive:
-    """What of a Problem's candidates depends on what is in use (`problem.requests`): an
+    """What of a Problem's candidate lists depends on what is in use (`problem.requests`): an
     alternative in allocationMode All (busy devices block it) and multi-allocatable devices
-    (their capacity left), by pool. Everything else of a candidate list is static."""
+    (their capacity left decides whether they are candidates), by pool — every such device
+    the node sees, a candidate now or not (a release may make one a candidate again).
+    Everything else of a candidate list is static."""
 
     all_mode: bool
     pools: frozenset[PoolID]
 
     @classmethod
     def of(cls, problem: Problem) -> _Sensitive:
-        pools = {
-            (d.driver, d.pool)
-            for a in problem.alternatives
-            for c in a.candidates
-            if (d := problem.devices[c.device]).multi
-        }
-        return cls(any(a.mode == "All" for a in problem.alternatives), frozenset(pools))
+        pools = frozenset((d.driver, d.pool) for d in problem.devices if d.multi)
+        return cls(any(a.mode == "All" for a in problem.alternatives), pools)
 
 
 @dataclass(eq=False)

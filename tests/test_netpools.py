@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from benchmarks.netpools import LABEL, netpools, optimum
-from dra_solver import Cluster, firstfit, plan
+from dra_solver import Cluster, Planner, firstfit, plan
 from dra_solver.aggregate.pools import pooled
 from dra_solver.firstfit import FirstFit, _Placing
-from dra_solver.planning.job import Options
+from dra_solver.output.objects import cluster_after
+from dra_solver.planning.job import Options, PodPlan
 from dra_solver.planning.ledger import Ledger
 from dra_solver.planning.resolve import make_job, resolve_units, with_nodes
+from dra_solver.replan import planner as planner_module
 
 
 def _job(objs, allocator: str = "cpsat"):
@@ -118,3 +121,42 @@ def test_the_reference_places_as_upstream_does() -> None:
     first = [p for p in out.pods if p.placed][0]
     names = sorted(r.device for r in first.claims[0].status.allocation.devices.results)
     assert names == ["device-2-counters-1", "device-2-counters-2"]
+
+
+def _decided(p: PodPlan) -> tuple[str | None, list[Any]]:
+    results = [
+        [(r.driver, r.pool, r.device) for r in c.status.allocation.devices.results]
+        if c.status and c.status.allocation
+        else None
+        for c in p.claims
+    ]
+    return p.node, results
+
+
+def test_an_update_after_pods_leave_decides_as_first_fit_over_every_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pods leave a planned cluster and others come: the kept first-fit run releases their
+    partitions (the world's context counted again in those pools) and places the new pods
+    exactly as first fit over every node does on the cluster with the kept pods bound."""
+    monkeypatch.setattr(planner_module, "SMALL", 0)  # the incremental path, nothing beside it
+    objs = netpools(6)
+    opts: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
+    planner = Planner(Cluster.from_objects(objs), allocator="reference", **opts)
+    prev = planner.plan()
+    placed = [p for p in prev.pods if p.placed]
+    gone = {placed[0].name, placed[3].name}
+    remove = [("Pod", *name.split("/")) for name in sorted(gone)]
+    pod = next(o for o in objs if o["kind"] == "Pod")
+    add = []
+    for k in range(3):
+        new = copy.deepcopy(pod)
+        new["metadata"].update({"name": f"new-{k}", "uid": f"uid-new-{k}"})
+        add.append(new)
+    out = planner.update(add=add, remove=remove)
+    assert str(out.stats["update"]).startswith("pods only")
+    kept = [p for p in prev.pods if p.placed and p.name not in gone]
+    fresh = plan(Cluster.from_objects(cluster_after(planner.cluster, kept)), allocator="reference", **opts)
+    assert sum(p.placed for p in fresh.pods) == 2  # the two freed pools, one pod each
+    for p in fresh.pods:
+        assert _decided(out.pod(p.name)) == _decided(p), p.name

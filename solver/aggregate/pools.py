@@ -286,8 +286,11 @@ def _pool_job(
     cluster = replace(job.cluster, slices=out, claims=claims, pods={}, nodes={})
     nodes = tuple(pools)
     may = set(todo)
-    nowhere = {vn: "may not be placed" for vn in nodes}
-    units = tuple(replace(u, blocked={} if i in may else nowhere, needs=()) for i, u in enumerate(job.units))
+    nowhere: dict[str | None, str] = {vn: "may not be placed" for vn in nodes}
+    anywhere: dict[str | None, str] = {}
+    units = tuple(
+        replace(u, blocked=anywhere if i in may else nowhere, needs=()) for i, u in enumerate(job.units)
+    )
     return replace(
         job, cluster=cluster, units=units, nodes=nodes, book=NodeBook(cluster, nodes, job.gates), gangs={}
     )
