@@ -158,6 +158,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.executors",
         "dra_solver.gates",
         "dra_solver.interrupt",
+        "dra_solver.inventory",
         "dra_solver.planning.gangs",
         "dra_solver.planning.job",
         "dra_solver.problem",
