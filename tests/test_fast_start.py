@@ -1,0 +1,78 @@
+"""A fast start (issue #40, §4): each command imports only what it uses. Asserted on the import
+graph, not on a time: a command runs in a fresh interpreter, which then lists the modules it
+loaded. `--version` and `--help` load nothing of the solver; `validate` no CP-SAT; no command
+here the report's page (jinja2, plotly), the Kubernetes client or Ray."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from dra_solver.cli.main import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
+
+# Run one command line in this interpreter's process, its output swallowed (rich's consoles
+# resolve sys.stdout/sys.stderr at print time), then print its exit code and sys.modules.
+RUN = """
+import contextlib, io, json, sys
+sys.argv = ["dra-solver", *json.loads(sys.argv[1])]
+from dra_solver.cli import run
+code = None
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        run()
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+# Loaded by the commands that use them, never at start: CP-SAT (with numpy and pandas), the
+# report's template engine and charts, the Kubernetes client, Ray.
+NEVER_AT_START = ("ortools", "numpy", "pandas", "jinja2", "plotly", "kubernetes", "ray")
+# Reading the input (the models, YAML, our CEL and cel-python's parser): not for --version/--help.
+INPUT = ("pydantic", "yaml", "celpy", "lark")
+
+
+def _loaded(*args: str) -> tuple[int, set[str]]:
+    run = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(args)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    result = json.loads(run.stdout)
+    return result["code"], set(result["modules"])
+
+
+def _tops(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(names))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], []])
+def test_version_and_help_load_nothing_of_the_solver(args: list[str]) -> None:
+    code, modules = _loaded(*args)
+    assert code in (0, 1)  # `dra-solver` alone prints the help and exits 1
+    assert _tops(modules, NEVER_AT_START + INPUT) == []
+    solver = sorted(m for m in modules if m.startswith("dra_solver."))
+    assert solver == [
+        "dra_solver.cli",
+        "dra_solver.cli.console",
+        "dra_solver.cli.help",
+        "dra_solver.cli.main",
+        "dra_solver.errors",
+        "dra_solver.interrupt",
+    ]
+
+
+def test_each_command_is_listed_with_the_first_paragraph_of_its_docstring() -> None:
+    """`--help` lists the commands from `COMMANDS` without importing them; the lines there are
+    their docstrings' first paragraphs (edit both together)."""
+    for name, line in COMMANDS.items():
+        function = getattr(import_module(f"dra_solver.cli.{name}"), name)
+        first = (inspect.getdoc(function) or "").split("\n\n")[0]
+        assert line == " ".join(first.split()), name
