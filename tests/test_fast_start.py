@@ -76,3 +76,10 @@ def test_each_command_is_listed_with_the_first_paragraph_of_its_docstring() -> N
         function = getattr(import_module(f"dra_solver.cli.{name}"), name)
         first = (inspect.getdoc(function) or "").split("\n\n")[0]
         assert line == " ".join(first.split()), name
+
+
+def test_validate_loads_no_cp_sat() -> None:
+    code, modules = _loaded("validate", EXAMPLE)
+    assert code == 0
+    assert _tops(modules, NEVER_AT_START) == []
+    assert "dra_solver.cpsat" not in modules and "dra_solver.encoders" not in modules
