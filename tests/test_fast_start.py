@@ -83,3 +83,20 @@ def test_validate_loads_no_cp_sat() -> None:
     assert code == 0
     assert _tops(modules, NEVER_AT_START) == []
     assert "dra_solver.cpsat" not in modules and "dra_solver.encoders" not in modules
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["allocate", EXAMPLE, "--node", "node-1", "--feature-gates", "DRADerivedAttributes=true"],
+        ["plan", EXAMPLE],
+        ["explain", EXAMPLE, "--claim", "gpu-with-nic"],
+        ["check", EXAMPLE],
+    ],
+    ids=lambda args: args[0],
+)
+def test_commands_load_no_report_no_kubernetes_no_ray(args: list[str]) -> None:
+    """The report's page (jinja2, plotly), the live-cluster client and Ray load only when
+    `--report`, `--kubeconfig`/`--live` and `--executor ray` ask for them."""
+    _, modules = _loaded(*args)
+    assert _tops(modules, ("jinja2", "plotly", "kubernetes", "ray")) == []
