@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
 from importlib import import_module
@@ -100,3 +101,68 @@ def test_commands_load_no_report_no_kubernetes_no_ray(args: list[str]) -> None:
     `--report`, `--kubeconfig`/`--live` and `--executor ray` ask for them."""
     _, modules = _loaded(*args)
     assert _tops(modules, ("jinja2", "plotly", "kubernetes", "ray")) == []
+
+
+# --- the CEL parsers' tables, kept between runs (`dra_solver.larkcache`) -----------------------
+
+# Parse with both parsers; print the trees (ours as nested lists) and lark's log on stderr.
+PARSE = """
+import json, logging, sys
+import lark
+logging.getLogger("lark").setLevel(logging.DEBUG)
+from dra_solver.cel.ast import Node
+from dra_solver.cel.parser import parse
+from dra_solver.check.celpy_env import _ENV
+
+def dump(node):
+    if isinstance(node, Node):
+        slots = [s for c in type(node).__mro__ for s in getattr(c, "__slots__", ())]
+        return [type(node).__name__, *(dump(getattr(node, s)) for s in slots)]
+    if isinstance(node, lark.Tree):  # a rule's name is a str, or a Token (a str) when built
+        return [str(node.data), *(dump(n) for n in node.children)]
+    if isinstance(node, lark.Token):
+        return [node.type, str(node), node.line, node.column]
+    if isinstance(node, (list, tuple)):
+        return [dump(n) for n in node]
+    return repr(node)
+
+texts = json.loads(sys.argv[1])
+print(json.dumps([[dump(parse(t)), dump(_ENV.compile(t))] for t in texts]))
+"""
+TEXTS = [
+    'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model in ["a", "b"]',
+    "device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) >= 0",
+    "[1, 2, 3].all(x, x > 0) ? size(device.name) : -1",
+]
+
+
+def _parse_in(cache_home: Path) -> tuple[str, str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    run = subprocess.run(
+        [sys.executable, "-c", PARSE, json.dumps(TEXTS)], env=env, capture_output=True, text=True, check=True
+    )
+    return run.stdout, run.stderr
+
+
+def test_the_parsers_tables_are_saved_once_then_loaded(tmp_path: Path) -> None:
+    first, said = _parse_in(tmp_path)
+    saved = sorted(p.name.split("-lark")[0] for p in (tmp_path / "dra-solver").iterdir())
+    assert saved == ["cel-parser", "celpy-parser"]
+    assert said.count("Saving grammar to cache") == 2 and "Loading grammar from cache" not in said
+    again, said = _parse_in(tmp_path)
+    assert said.count("Loading grammar from cache") == 2 and "Saving" not in said
+    assert again == first  # the same trees from the loaded tables
+    assert (tmp_path / "dra-solver").stat().st_mode & 0o077 == 0
+
+
+def test_without_a_private_directory_the_parsers_are_built_as_before(tmp_path: Path) -> None:
+    """A cache directory others may write to is not read (its files are pickles): nothing is
+    saved, and the parsers are built as they were without a cache; a cache home that cannot
+    be made is the same."""
+    shared = tmp_path / "dra-solver"
+    shared.mkdir()
+    shared.chmod(0o777)
+    built, said = _parse_in(tmp_path)
+    assert list(shared.iterdir()) == [] and "cache" not in said
+    (tmp_path / "file").write_text("")
+    assert _parse_in(tmp_path / "file")[0] == built
