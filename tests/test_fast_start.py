@@ -79,11 +79,13 @@ def test_each_command_is_listed_with_the_first_paragraph_of_its_docstring() -> N
         assert line == " ".join(first.split()), name
 
 
-def test_validate_loads_no_cp_sat() -> None:
+def test_validate_loads_no_cp_sat_and_no_checker() -> None:
     code, modules = _loaded("validate", EXAMPLE)
     assert code == 0
-    assert _tops(modules, NEVER_AT_START) == []
-    assert "dra_solver.cpsat" not in modules and "dra_solver.encoders" not in modules
+    assert _tops(modules, (*NEVER_AT_START, "celpy")) == []
+    assert not any(
+        m.startswith(("dra_solver.cpsat", "dra_solver.encoders", "dra_solver.check")) for m in modules
+    )
 
 
 @pytest.mark.parametrize(
