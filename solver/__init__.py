@@ -10,13 +10,8 @@ audits a cluster state with the independent checker and returns every `Violation
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
-
-try:
-    __version__ = metadata.version("dra-solver")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -43,6 +38,8 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+
+    __version__: str
 
     from .api.cluster import Cluster
     from .check import Violation, check_cluster
@@ -107,7 +104,22 @@ def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
     return outcome
 
 
+def _version() -> str:
+    """The installed distribution's version, read from its metadata on first use of
+    `__version__` (importlib.metadata costs tens of milliseconds that `import dra_solver` and
+    `dra-solver --help` have no use for)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("dra-solver")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = version = _version()
+        return version
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dra_solver' has no attribute {name!r}")
@@ -117,7 +129,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, "__version__"})
 
 
 __all__ = [
