@@ -116,6 +116,8 @@ class Fault:
     """Answer with this status (and a Status body), not the list."""
     headers: dict[str, str] = field(default_factory=dict)
     """Headers of that answer (`Retry-After`)."""
+    message: str = ""
+    """The Status body's message (default: the status's usual words)."""
     drop: bool = False
     """Close the connection without an answer (a load balancer, a restarting server)."""
     truncate: bool = False
@@ -505,15 +507,14 @@ class _Handler(BaseHTTPRequestHandler):
         extra: dict[str, str] = {}
         if fault is not None:
             time.sleep(fault.delay)
+            if fault.drop or fault.status:
+                self.fake.requests[-1].items = None  # not answered with the list
             if fault.drop:
                 self._cut()
                 return
             if fault.status:
-                code, body, extra = (
-                    fault.status,
-                    _status(fault.status, _reason(fault.status, "")),
-                    fault.headers,
-                )
+                message = fault.message or _reason(fault.status, "")
+                code, body, extra = fault.status, _status(fault.status, message), fault.headers
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.fake.requests[-1].size = len(data)
         self.send_response(code)
