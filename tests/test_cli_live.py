@@ -185,5 +185,5 @@ def test_on_a_terminal_stderr_says_what_was_read(
 def test_the_kubeconfig_help_names_the_live_extra(command: str) -> None:
     """`[live]` is rich markup to the help's renderer: escaped, it is printed."""
     result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"})
-    (line,) = [x for x in result.stdout.splitlines() if "--kubeconfig" in x]
+    (line,) = [x for x in result.stdout.splitlines() if x.lstrip("│ ").startswith("--kubeconfig")]
     assert "needs the dra-solver[live] extra" in line and "\\[" not in line
