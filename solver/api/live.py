@@ -59,7 +59,7 @@ from typing import Any
 from ..errors import DRASolverError, InputError, ValidationErrors
 from .convert import API_VERSIONS
 from .load import Document
-from .workloads import EXPANDED_KINDS, expand_workload
+from .workloads import EXPANDED_KINDS, workload_pods
 
 __all__ = [
     "INSTALL_HINT",
@@ -997,8 +997,9 @@ class _Forbidden(DRASolverError):
         super().__init__(error.message)
 
 
-def read(target: Target, progress: Progress | None = None) -> LiveRead:
-    """Every object of `kinds_read()` on the target cluster, for `load.load_sourced`.
+def read(target: Target, progress: Progress | None = None, plan: bool = True) -> LiveRead:
+    """Every object of `kinds_read()` on the target cluster, for `load.load_sourced`; `plan`
+    False: the objects as listed only (`listed`: `dra-solver dump`), no `documents`.
 
     Raises LiveError (one line) when the server cannot be reached, rejects the credentials or
     does not serve a required kind; ValidationErrors with one line per kind that may not be
@@ -1008,7 +1009,7 @@ def read(target: Target, progress: Progress | None = None) -> LiveRead:
         try:
             session = Session(target)
             try:
-                return read_with(session, progress)
+                return read_with(session, progress, plan=plan)
             finally:
                 session.close()
         except LiveError as exc:
@@ -1052,7 +1053,9 @@ def client_log() -> Iterator[list[str]]:
         root.removeHandler(handler)
 
 
-def read_with(session: Session, progress: Progress | None = None, skip: Collection[str] = ()) -> LiveRead:
+def read_with(
+    session: Session, progress: Progress | None = None, skip: Collection[str] = (), plan: bool = True
+) -> LiveRead:
     """`read` on an open session (a watch re-lists on the one it watches with); `skip`: kinds
     not to list. Raises as `read`."""
     out = LiveRead(server=session.server, source=session.source)
@@ -1106,9 +1109,10 @@ def read_with(session: Session, progress: Progress | None = None, skip: Collecti
             f"{session.source}: TLS verification is off (the kubeconfig's insecure-skip-tls-verify): "
             f"nothing proves that {session.server} is the cluster's API server"
         )
-    out.documents, note = planner_documents(out.listed, session.source)
-    if note:
-        out.warnings.append(note)
+    if plan:
+        out.documents, note = planner_documents(out.listed, session.source)
+        if note:
+            out.warnings.append(note)
     out.requests = session.requests
     return out
 
@@ -1130,110 +1134,3 @@ def planner_documents(listed: Mapping[str, Sequence[Document]], source: str) -> 
         "but have not yet (named <workload>-<i>) are planned too"
     )
     return documents + lacking, note
-
-
-def _meta(doc: Mapping[str, Any]) -> dict[str, Any]:
-    meta = doc.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _controller_uid(doc: Mapping[str, Any]) -> str:
-    """The uid of the object's controller (its `ownerReferences` entry with controller: true)."""
-    for ref in _meta(doc).get("ownerReferences") or ():
-        if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid"):
-            return str(ref["uid"])
-    return ""
-
-
-def _active(pod: Mapping[str, Any]) -> bool:
-    """A pod its controller counts as running or about to: not finished, not being deleted
-    (upstream's `controller.IsPodActive`)."""
-    status = pod.get("status")
-    phase = status.get("phase") if isinstance(status, dict) else None
-    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
-
-
-def _number(spec: Mapping[str, Any], name: str, default: int | None) -> int | None:
-    value = spec.get(name, default)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
-_JOB_DONE = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
-"""A Job condition that, when True, means its controller starts no more pods."""
-
-
-def _job_wants(job: Mapping[str, Any]) -> int:
-    """How many pods a Job runs at once now, as its controller decides: none when suspended or
-    finished; else `parallelism`, capped by the completions still to go (with no completions
-    set, none once one pod succeeded: a work-queue Job is finishing)."""
-    spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
-    status = job.get("status") if isinstance(job.get("status"), dict) else {}
-    assert isinstance(spec, dict) and isinstance(status, dict)
-    if spec.get("suspend") is True:
-        return 0
-    for condition in status.get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") in (
-            "Complete",
-            "Failed",
-            "SuccessCriteriaMet",
-            "FailureTarget",
-        ):
-            if condition.get("status") == "True":
-                return 0
-    parallelism = _number(spec, "parallelism", 1) or 0
-    succeeded = _number(status, "succeeded", 0) or 0
-    completions = _number(spec, "completions", None)
-    if completions is None:
-        return 0 if succeeded else parallelism
-    return max(0, min(parallelism, completions - succeeded))
-
-
-def workload_pods(workloads: Sequence[Document], pods: Sequence[Document], source: str) -> list[Document]:
-    """The pods the cluster's workloads will create but have not yet, as documents for the
-    loader (named as a file's workload's are: `<name>-<i>`; a StatefulSet's missing ordinals by
-    their own names).
-
-    Why not the workloads themselves: on a cluster a workload's pods exist already (as Pods,
-    pending or bound), so expanding it as a file's would count every replica twice. What a
-    controller has still to create — a ReplicaSet below its replicas, a Job below its
-    parallelism, a StatefulSet's missing ordinals, a Deployment that has no ReplicaSet yet — is
-    what it lacks: wanted minus its active pods (not finished, not being deleted), matched by
-    the controller's uid in their `ownerReferences`. A Deployment with ReplicaSets is left to
-    them (they hold its pods); a suspended or finished Job wants none; a paused Deployment
-    without a ReplicaSet creates none."""
-    active: dict[str, int] = {}
-    names: set[tuple[str, str]] = set()
-    for _, _, pod in pods:
-        if not isinstance(pod, dict):
-            continue
-        meta = _meta(pod)
-        names.add((str(meta.get("namespace") or "default"), str(meta.get("name") or "")))
-        uid = _controller_uid(pod)
-        if uid and _active(pod):
-            active[uid] = active.get(uid, 0) + 1
-    owners = {
-        _controller_uid(d) for _, _, d in workloads if isinstance(d, dict) and d.get("kind") == "ReplicaSet"
-    }
-    out: list[Document] = []
-    for _, position, doc in workloads:
-        if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict):
-            continue  # not a workload the loader could read: the pods' list has what runs
-        meta, spec, kind = _meta(doc), doc["spec"], doc.get("kind")
-        uid = str(meta.get("uid") or "")
-        namespace = str(meta.get("namespace") or "default")
-        if kind == "Deployment" and (uid in owners or spec.get("paused") is True):
-            continue
-        if kind == "StatefulSet":
-            start = _number(spec.get("ordinals") or {}, "start", 0) or 0
-            whole = {**doc, "spec": {**spec, "replicas": start + (_number(spec, "replicas", 1) or 0)}}
-            made = expand_workload(whole, source)[start:]
-            made = [p for p in made if (namespace, p["metadata"]["name"]) not in names]
-        else:
-            wants = _job_wants(doc) if kind == "Job" else (_number(spec, "replicas", 1) or 0)
-            lacks = max(0, wants - active.get(uid, 0)) if uid else wants
-            field_ = "parallelism" if kind == "Job" else "replicas"
-            rest = {k: v for k, v in spec.items() if k != "completions"}
-            made = expand_workload({**doc, "spec": {**rest, field_: lacks}}, source) if lacks else []
-        for pod in made:
-            out.append((source, f"{position}: {pod['metadata']['name']}, a pod it has not created yet", pod))
-    return out

@@ -4,7 +4,7 @@ Why this shape: every command starts the same way — read files/directories/std
 Cluster, print every input problem as `file: Kind ns/name: field: reason`, exit 1 — so that
 plumbing is shared (`cli.inputs`, `cli.console`, the option declarations of `cli.options`,
 the help of `cli.help`) and each command is one module that only does its own job
-(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`), registered here in the
+(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`, `cli.dump`), registered here in the
 order `dra-solver --help` lists them. Bad input must never end in a Python traceback: every
 `DRASolverError` is printed as a message and mapped to exit code 1.
 
@@ -25,6 +25,7 @@ from .. import __version__, interrupt
 from .allocate import allocate
 from .check import check
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
+from .dump import dump
 from .explain import explain
 from .help import HelpGroup, NoArgsIsHelpError, UsageError
 from .inputs import SourcedCluster
@@ -58,7 +59,7 @@ def main(
     """dra-solver: validate and allocate DRA ResourceClaims offline, from YAML."""
 
 
-for _command in (validate, allocate, plan, explain, check):
+for _command in (validate, allocate, plan, explain, check, dump):
     app.command()(_command)
 
 
