@@ -251,6 +251,14 @@ class FakeApiServer:
             self.changed.notify_all()
             return self.version
 
+    def send_raw(self, resource: str, text: str) -> int:
+        """A line of `text`, verbatim, on the watches of `resource` (a line that is not an event)."""
+        with self.changed:
+            self.version += 1
+            self.log.append((self.version, resource, "RAW", {"text": text}))
+            self.changed.notify_all()
+            return self.version
+
     def expire(self) -> None:
         """Every resourceVersion given out so far is too old: open watches end with ERROR 410
         Gone, and a watch from one of them gets it at once; a new list is of a newer one."""
@@ -296,7 +304,7 @@ class FakeApiServer:
                         for e in self.log
                         if e[0] > sent
                         and e[1] == resource
-                        and (e[2] == "BOOKMARK" or e[3].get("apiVersion") == api_version)
+                        and (e[2] in ("BOOKMARK", "RAW") or e[3].get("apiVersion") == api_version)
                     ]
                     if due:
                         break
@@ -306,7 +314,11 @@ class FakeApiServer:
                     self.changed.wait(min(left, 0.1))
             for version, _, type_, obj in due:
                 sent = version
-                yield json.dumps({"type": type_, "object": obj}).encode()
+                yield (
+                    obj["text"].encode()
+                    if type_ == "RAW"
+                    else json.dumps({"type": type_, "object": obj}).encode()
+                )
 
     # --- answering ------------------------------------------------------------------------
 

@@ -257,7 +257,7 @@ def test_other_answers_are_one_error(tmp_path: Path, monkeypatch: Any) -> None:
     )
     fake = FakeApiServer(_dump_items(), errors={"/api/v1/nodes": 404})
     with serving(fake):
-        with pytest.raises(live.LiveError, match=r"^context fake: GET /api/v1/nodes: 404 the server could not"):
+        with pytest.raises(live.LiveError, match=r"^context fake: GET /api/v1/nodes: 404 the server could"):
             _read(fake, tmp_path)
     fake = FakeApiServer(_dump_items(), expire_continue=True)
     with serving(fake):

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from dra_solver.api import live
 from dra_solver.api.watch import Watcher
 from dra_solver.cli.main import app
-from tests.fake_apiserver import TOKEN, Fault, FakeApiServer, Raw, serving
+from tests.fake_apiserver import TOKEN, FakeApiServer, Fault, Raw, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -304,10 +304,40 @@ def test_no_message_repeats_the_token(tmp_path: Path, pauses: list[float]) -> No
     forbidden = Fault(403, message=f"Bearer {TOKEN} may not list pods")
     with serving(FakeApiServer(_items(), faults={PODS: [forbidden]})) as fake:
         result = runner.invoke(app, ["plan", "--kubeconfig", str(fake.kubeconfig(tmp_path))])
-    assert (
-        result.exit_code == 1
-        and "cannot list pods (403 Forbidden: <redacted> may not" in result.stderr
-    )
+    assert result.exit_code == 1 and "cannot list pods (403 Forbidden: <redacted> may not" in result.stderr
     messages.append(result.stderr + result.stdout)
     assert "<redacted>" in messages[0] and "<redacted>" in messages[1]
     assert all(TOKEN not in m for m in messages), messages
+
+
+def test_a_watch_line_that_is_not_an_event_is_skipped_with_a_note(tmp_path: Path) -> None:
+    """A broken line on a watch: a note naming what can be read of it, and the stream read on
+    (watching again would only be sent it again); the next event arrives."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "late", "namespace": "ml-training"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+    with serving(FakeApiServer(_items())) as fake:
+        watcher = Watcher(live.Target(kubeconfig=str(fake.kubeconfig(tmp_path))))
+        try:
+            kinds = len(watcher.start().paths)
+            deadline = time.monotonic() + 10
+            while len(fake.watches()) < kinds and time.monotonic() < deadline:
+                time.sleep(0.05)
+            fake.send_raw("pods", BROKEN)
+            fake.publish("ADDED", pod)
+            events, notes = [], []
+            while not events and time.monotonic() < deadline:
+                batch = watcher.next_batch(0.2, lambda: time.monotonic() > deadline)
+                assert batch is not None
+                events, notes = events + batch.events, notes + batch.notes
+        finally:
+            watcher.close()
+    assert [(e.type, e.object["metadata"]["name"]) for e in events] == [("ADDED", "late")]
+    assert notes == [
+        "context fake: watch /api/v1/pods: skipped an event of Pod ml-training/broken: not valid JSON "
+        "(Expecting value: line 1 column 86 (char 85))"
+    ]
+    assert watcher.reconnects == 0
