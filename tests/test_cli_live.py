@@ -181,7 +181,7 @@ def test_on_a_terminal_stderr_says_what_was_read(
     )
 
 
-@pytest.mark.parametrize("command", ["validate", "plan", "explain", "check"])
+@pytest.mark.parametrize("command", ["validate", "plan", "explain", "check", "dump"])
 def test_the_kubeconfig_help_names_the_live_extra(command: str) -> None:
     """`[live]` is rich markup to the help's renderer: escaped, it is printed."""
     result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"})

@@ -28,13 +28,25 @@ from ..api.live import read as read_cluster
 from ..errors import DRASolverError, ValidationErrors
 from .console import fail, print_warnings
 from .inputs import live_target, read_live
-from .options import ContextOpt, KubeconfigOpt, LiveOpt
+from .options import ContextOpt, LiveOpt
 
 
 class DumpFormat(StrEnum):
     yaml = "yaml"
     json = "json"
 
+
+DumpKubeconfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        metavar="PATH",
+        help="Read the cluster from the API server of this kubeconfig (read-only: GET requests only; "
+        "needs the dra-solver\\[live] extra).",
+        show_default=False,
+    ),
+]
+"""`--kubeconfig` as the other commands have it, but for its help: dump takes no PATHs."""
 
 DumpOutputOpt = Annotated[
     DumpFormat,
@@ -43,7 +55,7 @@ DumpOutputOpt = Annotated[
 
 
 def dump(
-    kubeconfig: KubeconfigOpt = None,
+    kubeconfig: DumpKubeconfigOpt = None,
     context: ContextOpt = None,
     live: LiveOpt = False,
     output: DumpOutputOpt = DumpFormat.yaml,
