@@ -16,6 +16,16 @@ What it promises:
   are never built (they lag behind the API and drop fields the loader must see).
 * Pages of `PAGE_SIZE` objects (`limit` and `continue`), so a cluster of 100,000 pods is
   read in bounded responses, as kubectl does.
+* Faults cost a pause, not the read (`Session.get`): 429 (its `Retry-After` honoured, up to
+  `RETRY_AFTER_MAX`), 5xx and connections dropped by a server that has answered before are
+  sent again with a doubling backoff, at most `RETRIES` times, then one line names the server
+  and the list; a server never reached, a TLS failure and an answer not whole within
+  `REQUEST_TIMEOUT` are one line at once. One item of a list that is not valid JSON, not an
+  object or without a name is left out with a warning naming it (`_pages`, `_list_answer`).
+* Who asks, and with what: `User-Agent: dra-solver/<version>` on every request (the audit log
+  names dra-solver); the kubeconfig's CA and client certificate, verification off only when
+  it says `insecure-skip-tls-verify` (and a warning says so); no message holds a credential
+  (`Session.redact`, `_kubeconfig_secrets`).
 * Versions: a kind is read in the first version the loader knows for it
   (`convert.API_VERSIONS`: the stored version first) that the server serves; an older
   cluster without `resource.k8s.io/v1` is read as v1beta2 or v1beta1 and converted by the
@@ -25,9 +35,11 @@ What it promises:
 * Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) are read, but not expanded as a
   file's are: on a cluster their pods exist already (as Pods, pending or bound), so expanding
   a workload again would count every replica twice. What is planned of them is what their
-  controllers have still to create (`workload_pods`); a workload given as a FILE on top of the
-  live state is expanded as usual ("would it fit?"). A cluster that does not serve one of
-  these kinds has none: it is skipped with a note.
+  controllers have still to create (`workloads.lacking_pods`; the loader does the same for a
+  dump's workloads, which carry a uid); a workload written as a FILE on top of the live state
+  is expanded as usual ("would it fit?"). A cluster that does not serve one of these kinds has
+  none: it is skipped with a note. `read(plan=False)` keeps the workloads as listed, for
+  `dra-solver dump`.
 * Watching (`plan --watch`, `api.watch`): `read_with` lists on an open `Session`, and every
   kind's list resourceVersion and path are kept for the watch to start from; `Session.stream`
   is the one streamed GET.
