@@ -267,7 +267,7 @@ def test_a_wrong_name_is_one_error_without_the_planning_banner() -> None:
         result = runner.invoke(app, ["plan", DUMP, *args], env=WIDE)
         assert result.exit_code == 1, result.output
         assert "planning" not in result.stderr, result.stderr
-        assert result.stderr.splitlines()[-1] == "1 error"
+        assert len(result.stderr.splitlines()) == 1  # its line, no count of 1
 
 
 def test_allocate_as_a_table_says_where_once() -> None:

@@ -132,7 +132,7 @@ def _program_options(command: str) -> dict[str, str]:
     return options
 
 
-@pytest.mark.parametrize("command", ["", "validate", "allocate", "plan", "explain", "check"])
+@pytest.mark.parametrize("command", ["", "validate", "allocate", "plan", "explain", "check", "dump"])
 def test_cli_reference_lists_every_option_of_each_command_with_its_default(command: str) -> None:
     assert _documented_options(command) == _program_options(command)
 

@@ -109,6 +109,7 @@ class Cluster:
                 pairs.extend((parsed, source) for parsed in reader.read(obj))
             else:
                 pairs.append((obj, source))
+        pairs.extend((parsed, source) for parsed, source, _ in reader.finish())  # a dump's workloads
         kept, warnings, errors = dedupe(pairs)
         if reader.errors or errors:
             raise ValidationErrors(reader.errors + errors)

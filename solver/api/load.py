@@ -25,7 +25,15 @@ from .convert import API_VERSIONS, check_api_version, object_ref, original_path,
 from .identity import dedupe
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
-from .workloads import EXPANDED_KINDS, NOT_EXPANDED, GeneratedNames, expand_workload
+from .workloads import (
+    EXPANDED_KINDS,
+    NOT_EXPANDED,
+    GeneratedNames,
+    PodIndex,
+    expand_workload,
+    from_a_cluster,
+    lacking_by_workload,
+)
 
 __all__ = [
     "Document",
@@ -141,6 +149,9 @@ class Reader:
     (`convert.check_api_version`), workload expansion (`workloads`), conversion to the
     stored version (`convert.to_internal`), then the strict models. Problems are
     collected (`errors`, `warnings`) so that a user sees all of them in one run.
+
+    A cluster's workload (`workloads.from_a_cluster`: a dump's) is planned for the pods it
+    lacks given every pod of the input, so it waits for `finish`, after the last object.
     """
 
     def __init__(self) -> None:
@@ -149,19 +160,22 @@ class Reader:
         self.warnings: list[str] = []
         self.unread: list[Unread] = []
         """Identifiable objects with errors (their errors are also in `errors`)."""
+        self.pods = PodIndex()
+        self.cluster_workloads: list[Document] = []
 
-    def read(self, doc: dict[str, Any], source: str = "") -> list[TypeMeta]:
+    def read(self, doc: dict[str, Any], source: str = "", position: str = "") -> list[TypeMeta]:
         """The models for one raw object (several for a workload, none for a skipped
-        kind or an error, which is recorded; `unread` names the object of an error)."""
+        kind, a cluster's workload — until `finish` — or an error, which is recorded; `unread`
+        names the object of an error)."""
         before = len(self.errors)
-        out = self._read(doc, source)
+        out = self._read(doc, source, position)
         if len(self.errors) > before:
             unread = _unread(doc, self.errors[before:])
             if unread is not None:
                 self.unread.append(unread)
         return out
 
-    def _read(self, doc: dict[str, Any], source: str) -> list[TypeMeta]:
+    def _read(self, doc: dict[str, Any], source: str, position: str) -> list[TypeMeta]:
         kind = doc.get("kind")
         if not isinstance(kind, str) or kind not in API_VERSIONS:
             where = f"{source}: " if source else ""
@@ -177,9 +191,34 @@ class Reader:
             self.warnings.append(f"{where}skipping {object_ref(doc)}: {NOT_EXPANDED[kind]}")
             return []
         if kind in EXPANDED_KINDS:
+            if from_a_cluster(doc):
+                self.cluster_workloads.append((source, position, doc))
+                return []
             return self._read_workload(doc, source)
-        obj = self._read_one(self.names.name(doc), source)
+        named = self.names.name(doc)
+        if kind == "Pod":
+            self.pods.add(named)
+        obj = self._read_one(named, source)
         return [] if obj is None else [obj]
+
+    def finish(self) -> list[tuple[TypeMeta, str, str]]:
+        """(model, source, position) of the pods the input's cluster workloads lack
+        (`workloads.lacking_pods`), read as every pod is; with a warning counting them per
+        source. Call once, after the last `read`."""
+        workloads, self.cluster_workloads = self.cluster_workloads, []
+        out: list[tuple[TypeMeta, str, str]] = []
+        counted: dict[str, int] = {}
+        for (source, _, workload), made in lacking_by_workload(workloads, self.pods, errors=self.errors):
+            objects = self._read_pods(workload, [pod for _, _, pod in made], source)
+            out.extend((obj, source, position) for obj, (_, position, _) in zip(objects, made, strict=False))
+            counted[source] = counted.get(source, 0) + len(objects)
+        for source, n in counted.items():
+            where = f"{source}: " if source else ""
+            self.warnings.append(
+                f"{where}{n} pod{'s' if n != 1 else ''} that workloads will create but have not yet "
+                "(named <workload>-<i>) are planned too"
+            )
+        return out
 
     def _read_one(self, doc: dict[str, Any], source: str) -> TypeMeta | None:
         try:
@@ -207,6 +246,11 @@ class Reader:
         except InputError as exc:
             self.errors.append(exc)
             return []
+        return self._read_pods(doc, pods, source)
+
+    def _read_pods(self, doc: dict[str, Any], pods: list[dict[str, Any]], source: str) -> list[TypeMeta]:
+        """The Pod models of the workload `doc`'s pods; none, and one error per problem of its
+        template, when they are not valid."""
         out: list[TypeMeta] = []
         for pod in pods:
             try:
@@ -256,9 +300,12 @@ def _to_input_error(
 def _finish(
     reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str], *, strict: bool = True
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
-    """Duplicates found (`identity`, naming both positions); every error raised together —
-    but for `strict=False` the errors of identifiable objects (`Reader.unread`), which the
-    caller reads from the reader."""
+    """The pods of the input's cluster workloads (`Reader.finish`); duplicates found
+    (`identity`, naming both positions); every error raised together — but for `strict=False`
+    the errors of identifiable objects (`Reader.unread`), which the caller reads from the reader."""
+    for obj, source, position in reader.finish():
+        pairs.append((obj, source))
+        positions[id(obj)] = position
     kept, dup_warnings, dup_errors = dedupe(pairs, positions)
     own = {id(e) for u in reader.unread for e in u.errors} if not strict else set()
     errors = [e for e in reader.errors if id(e) not in own] + dup_errors
@@ -284,7 +331,7 @@ def _read_docs(
     n = 0
     for position, doc in docs:
         n += 1
-        for obj in reader.read(doc, source):
+        for obj in reader.read(doc, source, position):
             pairs.append((obj, source))
             positions[id(obj)] = position
     return n

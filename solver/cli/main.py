@@ -4,7 +4,7 @@ Why this shape: every command starts the same way — read files/directories/std
 Cluster, print every input problem as `file: Kind ns/name: field: reason`, exit 1 — so that
 plumbing is shared (`cli.inputs`, `cli.console`, the option declarations of `cli.options`,
 the help of `cli.help`) and each command is one module that only does its own job
-(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`), listed here in the
+(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`, `cli.dump`), listed here in the
 order `dra-solver --help` lists them. Bad input must never end in a Python traceback: every
 `DRASolverError` is printed as a message and mapped to exit code 1.
 
@@ -56,6 +56,12 @@ COMMANDS: dict[str, str] = {
         "adminAccess, taints) and every bound pod (node selection, taints, its claims allocated "
         "and reserved for it on its node, node resources, gangs), with the checker's own reading "
         "of the rules. Prints one line per violation: the object, the rule, the values."
+    ),
+    "dump": (
+        "Write a live cluster's objects — every kind the planner reads, across all namespaces, the "
+        "workloads included — to stdout as one kind: List, so that `plan FILE` plans what "
+        "`plan --kubeconfig` plans of the same state. Without a flag the cluster is found as with "
+        "--live. Read-only: GET requests only."
     ),
 }
 

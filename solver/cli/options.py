@@ -105,8 +105,9 @@ KubeconfigOpt = Annotated[
     typer.Option(
         "--kubeconfig",
         metavar="PATH",
+        # `\[`: rich would read `[live]` as markup and print nothing of it.
         help="Read the cluster's current state from the API server of this kubeconfig (read-only: "
-        "GET requests only; needs dra-solver[live]); PATHs add objects to it.",
+        "GET requests only; needs the dra-solver\\[live] extra); PATHs add objects to it.",
         show_default=False,
     ),
 ]
