@@ -62,7 +62,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.larkcache",
         "dra_solver.check.expressions",
     },
-    # ... except the one fallback for expressions cel-python cannot evaluate (listed in README).
+    # ... except the one fallback for expressions cel-python cannot evaluate (listed in docs/status.md).
     "dra_solver.check.expressions": {
         "dra_solver.api",
         "dra_solver.errors",

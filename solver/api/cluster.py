@@ -179,10 +179,13 @@ class Cluster:
 
     def pod(self, name: str, namespace: str | None = None) -> Pod:
         """A pod by `name`, `namespace/name`, or name plus namespace; a held pod too."""
-        if self.held:
+        try:
+            return _find(self.pods, "Pod", name, namespace)
+        except InputError:
             held = {k: h.pod for k, h in self.held.items() if h.pod is not None}
+            if not held:
+                raise
             return _find({**held, **self.pods}, "Pod", name, namespace)
-        return _find(self.pods, "Pod", name, namespace)
 
     def held_pod(self, name: str) -> HeldPod | None:
         """The held pod `namespace/name`, if it is one."""
