@@ -10,13 +10,8 @@ audits a cluster state with the independent checker and returns every `Violation
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
-
-try:
-    __version__ = metadata.version("dra-solver")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -27,6 +22,7 @@ _EXPORTS = {
     "PodPlan": "dra_solver.planning.job",
     "Planner": "dra_solver.replan.planner",
     "allocate": "dra_solver.pipeline",
+    "load": "dra_solver.pipeline",
     "check_cluster": "dra_solver.check",
     "Violation": "dra_solver.check",
     "why": "dra_solver.explain.diagnosis",
@@ -44,13 +40,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    __version__: str
+
     from .api.cluster import Cluster
     from .check import Violation, check_cluster
     from .deadline import Deadline
     from .errors import DRASolverError, InputError
     from .explain.diagnosis import why
     from .gates import FeatureGates
-    from .pipeline import AllocationOutcome, allocate
+    from .pipeline import AllocationOutcome, allocate, load
     from .planning.job import Options, PlanOutcome, PodPlan
     from .preempt import PreemptOutcome, plan_preempt
     from .replan.planner import Planner
@@ -108,7 +106,22 @@ def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
     return outcome
 
 
+def _version() -> str:
+    """The installed distribution's version, read from its metadata on first use of
+    `__version__` (importlib.metadata costs tens of milliseconds that `import dra_solver` and
+    `dra-solver --help` have no use for)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("dra-solver")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = version = _version()
+        return version
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dra_solver' has no attribute {name!r}")
@@ -118,7 +131,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, "__version__"})
 
 
 __all__ = [
@@ -139,6 +152,7 @@ __all__ = [
     "allocate",
     "check_cluster",
     "fill",
+    "load",
     "plan",
     "plan_preempt",
     "why",

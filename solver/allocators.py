@@ -23,6 +23,7 @@ from . import interrupt
 from .aggregate.classes import claim_key
 from .aggregate.master import PER_DEVICE_MAX, AggregatedPlan, NodeCosts, aggregate
 from .aggregate.patterns import EXPAND_FLOOR, allocate_node
+from .aggregate.pools import NO_POOLS, PoolPlan, pooled
 from .api.cluster import Cluster
 from .api.models import ResourceClaim
 from .cpsat import solve
@@ -161,10 +162,14 @@ class Cpsat:
         nothing = PlanOutcome(
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
         )
-        agg = aggregate(job, None)
-        if isinstance(agg, str):
-            return agg
-        out = expand_aggregated(job, nothing, agg, dict(stats))
+        pools = plan_pooled(job, nothing, dict(stats))
+        if isinstance(pools, PlanOutcome):
+            out = pools
+        else:
+            agg = aggregate(job, None)
+            if isinstance(agg, str):
+                return agg if pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
+            out = expand_aggregated(job, nothing, agg, dict(stats))
         placed = any(p.placed for p in out.pods)
         # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
         # far (checked, its status from its own bound) is the best there is.
@@ -353,10 +358,97 @@ def plan_aggregated(
     """The aggregated model's plan (`aggregate.master.aggregate`: the one model of the plan at
     scale, also what-if's with `cost`), its pods on their nodes and checked
     (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
+    if cost is None:
+        pools = plan_pooled(job, first, dict(first.stats))
+        if isinstance(pools, PlanOutcome):
+            return pools
     agg = aggregate(job, first, cost, force=force)
     if isinstance(agg, str):
         return agg
     return expand_aggregated(job, first, agg, dict(first.stats))
+
+
+def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanOutcome | str:
+    """The plan of the aggregated model over network-attached pools (`aggregate.pools`), its
+    pods on their nodes and checked (`expand_pooled`); or why that model does not apply.
+    Tried before the model over nodes: where it applies, that one does not (the nodes share
+    the pools) and finding out costs a precompute of every pool per node."""
+    plan = pooled(job, first if first.placed else None)
+    if isinstance(plan, str):
+        return plan
+    return expand_pooled(job, first, plan, stats)
+
+
+def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str, object]) -> PlanOutcome:
+    """The pool model's plan as real placements: each pool's pods get devices by the
+    single-node allocator on the pool's node (`allocate_node`, as `expand_aggregated` does per
+    node), then, per real node the pods run on (`PoolPlan.node_of`), the same devices in the
+    real cluster's Problem of that pool — so the results read the real slices (their node
+    selectors) — written and checked on the pool's part of the cluster (its slices and the
+    claims holding its devices, those placed before included)."""
+    ledger = Ledger(job)
+    out: dict[int, PodPlan] = {}
+    dropped: dict[int, str] = {}
+    order = {n: k for k, n in enumerate(job.nodes)}
+    holders: dict[tuple[str, str], dict[tuple[str, str], ResourceClaim]] = {}
+    for key, c in job.cluster.claims.items():
+        alloc = c.status.allocation if c.status is not None else None
+        for r in alloc.devices.results if alloc is not None else ():
+            holders.setdefault((r.driver, r.pool), {})[key] = c
+    for vn, idxs in plan.agg.placements.items():
+        pid = plan.pools[vn]
+        claims = [c for i in idxs for c in job.units[i].claims]
+        group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+        weights = [job.units[i].weight for i in idxs]
+        problem, assignment = allocate_node(
+            plan.agg.ctx, vn, claims, group_of, floor=EXPAND_FLOOR, weights=weights
+        )
+        got = assignment or {}
+        on: dict[str, list[tuple[int, list[int]]]] = {}
+        at = 0
+        for i in idxs:
+            cis = list(range(at, at + len(job.units[i].claims)))
+            at += len(cis)
+            if all(ci in got for ci in cis):
+                on.setdefault(plan.node_of[i], []).append((i, cis))
+            else:
+                dropped[i] = plan.node_of[i]
+        mine = holders.setdefault(pid, {})
+        for node in sorted(on, key=lambda n: order[n]):
+            placed = on[node]
+            local = [ci for _, cis in placed for ci in cis]
+            here = tuple(claims[ci] for ci in local)
+            view = replace(ledger.cluster, slices=plan.slices[pid], claims=dict(mine))
+            real = build_problem(view, here, node, job.gates, cache=job.cache)
+            done = ledger.results(real, here, _moved(problem, real, local, got))
+            ledger.commit(done, node, view)
+            for c in done:
+                mine[c.key] = c
+            k = 0
+            for i, cis in placed:
+                unit = job.units[i]
+                out[i] = PodPlan(unit.name, node, done[k : k + len(cis)], None, unit.priority, placed=True)
+                k += len(cis)
+    stats["pooled"] = f"yes: {len(plan.pools)} network-attached pools as the model's nodes"
+    return _realized(job, first, plan.agg, stats, out, dropped)
+
+
+def _moved(source: Problem, target: Problem, claims: list[int], assignment: Assignment) -> Assignment:
+    """The placements of `source`'s claims `claims` (in that order) in `target`, a Problem of
+    those claims alone: the same alternatives (by claim and name) and devices (by id)."""
+    alts = {(a.claim, a.name): a.index for a in target.alternatives}
+    devices = {(d.driver, d.pool, d.name): d.index for d in target.devices}
+    out: Assignment = {}
+    for j, ci in enumerate(claims):
+        out[j] = []
+        for p in assignment[ci]:
+            d = source.devices[p.device]
+            out[j].append(
+                Placement(
+                    j, alts[(j, source.alternatives[p.alternative].name)], devices[(d.driver, d.pool, d.name)]
+                )
+            )
+    return out
 
 
 def expand_aggregated(
@@ -388,6 +480,21 @@ def expand_aggregated(
             else:
                 dropped[i] = node
             at += n
+    return _realized(job, first, agg, stats, out, dropped)
+
+
+def _realized(
+    job: Job,
+    first: PlanOutcome,
+    agg: AggregatedPlan,
+    stats: dict[str, object],
+    out: dict[int, PodPlan],
+    dropped: dict[int, str],
+) -> PlanOutcome:
+    """An aggregated model's plan once its pods are on nodes (`out`; `dropped`: placed by the
+    model, no devices there: unit -> node): the pods outside the model, gangs, the reasons of
+    the pods left out, the model's stats, the valid bound and status, first fit when it places
+    more weight."""
     stats.update({"aggregated": "yes", **agg.stats})
     if dropped:  # pods, as the summary counts them (`solver.output.summary`)
         stats["expansion_dropped"] = sum(max(len(job.units[i].members), 1) for i in dropped)
@@ -644,7 +751,9 @@ def _refine(job: Job, out: PlanOutcome) -> bool:
     """Whether the per-device model should try to close the aggregated plan's gap."""
     if out.stats.get("status") == "OPTIMAL" or interrupt.requested():
         return False
-    return not _beyond_per_device(job)
+    # Over network-attached pools the per-device model has a copy of every pool per node: it
+    # would not close the gap, it would blow up (issue #40).
+    return not _beyond_per_device(job) and "pooled" not in out.stats
 
 
 def _total(job: Job, units: Iterable[int]) -> int:

@@ -82,7 +82,8 @@ class NodeBook:
         self._variants: dict[tuple[int, str | None], tuple[Sequence[Needs], Variant]] = {}
         self._special: dict[tuple[str, tuple[str, ...]], tuple[ResourceClaim, ExtendedStatus]] = {}
         self.warnings = [
-            f"node {n} has no status.allocatable: its cpu, memory and pod count are not limited"
+            f"node {n} has neither status.allocatable nor status.capacity: its cpu, memory and pod "
+            "count are not limited"
             for n in nodes
             if n is not None and n in cluster.nodes and self.allocatable[n] is None
         ]

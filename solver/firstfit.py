@@ -53,13 +53,14 @@ from .inventory import (
     Pools,
     gather_pools,
     in_use_from_claims,
+    selector_reads,
     visible_devices,
 )
 from .planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
 from .planning.job import INTERRUPTED, Job, PlanOutcome, PodPlan, Progress, Unit
 from .planning.ledger import Ledger
 from .problem.build import build_problem, problem_from_context
-from .problem.devices import BuildContext, DeviceMemo, context_from
+from .problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from .problem.flat import Assignment, Problem
 from .problem.resources import Amounts, take
 from .reference import DEFAULT_MAX_STEPS, allocate_reference
@@ -89,37 +90,148 @@ _NODE = "\x00node\x00"
 """Placeholders for names in a reason computed once per (shape, node, version)."""
 
 
-@dataclass
+@dataclass(eq=False)
+class World:
+    """What every node of a group sees alike during a first-fit run: the same pools, devices
+    and node facts precompute reads (`_Placing._world_key`), so one context, one in-use
+    count and one answer per claim shape serve them all. A node with slices of its own is a
+    world alone; nodes that see only network-attached pools (nodeSelector, allNodes) and
+    agree on the labels those slices select by are one world. Why: with pools every node
+    sees, a placement changes what every node sees, and per-node copies made a plan cost
+    pods x nodes x devices (issue #40)."""
+
+    index: int
+    pools: Pools
+    slices: list[ResourceSlice]
+    """The slices that can matter to its nodes: their own, those without a node name, and
+    every slice of their pools (completeness is counted over a whole pool)."""
+    pool_ids: frozenset[PoolID]
+    """The pools of `slices`: a placement in one of them may change the world's answers."""
+    devices: tuple[DeviceID, ...]
+    """The devices its nodes see (of its valid pools), as precompute lists them."""
+    nodes: list[int] = field(default_factory=list)
+    """Its nodes' indices, in node order."""
+    free: int = 0
+    """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
+    version: int = 0
+    memo: DeviceMemo = field(default_factory=DeviceMemo)
+    """The static part of the world's contexts (`problem.devices.DeviceMemo`)."""
+    _context: tuple[int, BuildContext] | None = None
+    _stale: set[PoolID] | None = field(default_factory=set)
+    """Pools whose use changed since `_context` was counted (None: every pool)."""
+    problems: dict[ShapeKey, tuple[int, Problem, _Sensitive]] = field(default_factory=dict)
+    """Per claim shape, its last Problem here and the version it was built at: after
+    placements in pools its candidates do not depend on, it is refreshed, not rebuilt."""
+    changed_at: dict[PoolID, int] = field(default_factory=dict)
+    """Pool -> the version at which its use last changed (`touch`)."""
+
+    def touch(self, pools: Iterable[PoolID] | None) -> None:
+        """What is in use changed in `pools` (None: anywhere): a new version."""
+        self.version += 1
+        if pools is None:
+            self._stale = None
+            self.problems.clear()
+            return
+        for pid in pools:
+            self.changed_at[pid] = self.version
+            if self._stale is not None:
+                self._stale.add(pid)
+
+    def context(self, run: _Placing, view: NodeView | None) -> BuildContext:
+        """Precompute's BuildContext at the world's current version: counted again only in the
+        pools whose use changed (`problem.devices.refresh_context`)."""
+        if self._context is None or self._stale is None:
+            ctx = context_from(
+                run.cluster, view, self.pools, run.in_use, run.job.gates, run.job.cache, self.memo
+            )
+            self._context, self._stale = (self.version, ctx), set()
+        elif self._context[0] != self.version:
+            ctx = self._context[1]
+            ctx.in_use = run.in_use
+            refresh_context(ctx, self._stale, self.memo)
+            self._context, self._stale = (self.version, ctx), set()
+        return self._context[1]
+
+    def problem(
+        self, run: _Placing, view: NodeView | None, claims: Sequence[ResourceClaim], shape: ShapeKey
+    ) -> Problem:
+        """The Problem of `claims` (of `shape`) here now: the last one of the shape with the
+        devices and counters counted anew when no pool whose use changed since holds a
+        candidate whose static checks read that use (`_Sensitive`), else built again."""
+        ctx = self.context(run, view)
+        kept = self.problems.get(shape)
+        if kept is not None:
+            at, problem, sensitive = kept
+            if at == self.version:
+                return problem
+            if not sensitive.all_mode and not any(
+                self.changed_at.get(pid, 0) > at for pid in sensitive.pools
+            ):
+                problem = replace(problem, devices=tuple(ctx.devices), counters=tuple(ctx.counters))
+                self.problems[shape] = (self.version, problem, sensitive)
+                return problem
+        problem = problem_from_context(ctx, claims)
+        if any(c.error is not None for a in problem.alternatives for c in a.candidates):
+            self.problems.pop(shape, None)  # a CEL error names the claim: not for other claims
+        else:
+            self.problems[shape] = (self.version, problem, _Sensitive.of(problem))
+        return problem
+
+
+@dataclass(frozen=True)
+class _Sensitive:
+    """What of a Problem's candidate lists depends on what is in use (`problem.requests`): an
+    alternative in allocationMode All (busy devices block it) and multi-allocatable devices
+    (their capacity left decides whether they are candidates), by pool — every such device
+    the node sees, a candidate now or not (a release may make one a candidate again).
+    Everything else of a candidate list is static."""
+
+    all_mode: bool
+    pools: frozenset[PoolID]
+
+    @classmethod
+    def of(cls, problem: Problem) -> _Sensitive:
+        pools = frozenset((d.driver, d.pool) for d in problem.devices if d.multi)
+        return cls(any(a.mode == "All" for a in problem.alternatives), pools)
+
+
+@dataclass(eq=False)
 class NodeState:
-    """One candidate node during a first-fit run: what it sees, gathered once, and a version
-    that changes whenever a placement takes devices from one of its pools."""
+    """One candidate node during a first-fit run: its name and view, and its world (what it
+    sees, gathered once, shared with the nodes that see the same)."""
 
     index: int
     name: str | None
     view: NodeView | None
-    pools: Pools
-    slices: list[ResourceSlice]
-    """The slices that can matter to this node: its own, those without a node name, and every
-    slice of their pools (completeness is counted over a whole pool)."""
-    pool_ids: frozenset[PoolID]
-    """The pools of `slices`: a placement in one of them may change this node's answers."""
-    devices: tuple[DeviceID, ...]
-    """The devices the node sees (of its valid pools), as precompute lists them."""
-    free: int = 0
-    """How many of `devices` no claim holds as dedicated: the pre-filter's count."""
-    version: int = 0
-    _context: tuple[int, BuildContext] | None = None
-    memo: DeviceMemo = field(default_factory=DeviceMemo)
-    """The static part of the node's contexts (`problem.devices.DeviceMemo`)."""
+    world: World
+
+    @property
+    def pools(self) -> Pools:
+        return self.world.pools
+
+    @property
+    def slices(self) -> list[ResourceSlice]:
+        return self.world.slices
+
+    @property
+    def pool_ids(self) -> frozenset[PoolID]:
+        return self.world.pool_ids
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        return self.world.devices
+
+    @property
+    def free(self) -> int:
+        return self.world.free
+
+    @property
+    def version(self) -> int:
+        return self.world.version
 
     def context(self, run: _Placing) -> BuildContext:
-        """Precompute's BuildContext of this node at its current version (rebuilt after a change)."""
-        if self._context is None or self._context[0] != self.version:
-            ctx = context_from(
-                run.cluster, self.view, self.pools, run.in_use, run.job.gates, run.job.cache, self.memo
-            )
-            self._context = (self.version, ctx)
-        return self._context[1]
+        """Precompute's BuildContext of this node at its current version."""
+        return self.world.context(run, self.view)
 
 
 @dataclass
@@ -141,10 +253,24 @@ class Answer:
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
+    _candidates: frozenset[DeviceID] | None = None
     texts: tuple[str | None, str, str] | None = None
     """(node, its text, its template) as `_node_texts` words the reason (claim refs as
     placeholders): an unchanged answer is worded once, however often a full cluster is
     reported pod after pod."""
+
+    def candidate_devices(self) -> frozenset[DeviceID]:
+        """The devices some request of the Problem may use (kept: the nodes of a world share
+        one answer, and with it this set)."""
+        if self._candidates is None:
+            problem = self.problem
+            self._candidates = frozenset(
+                (d.driver, d.pool, d.name)
+                for alt in problem.alternatives
+                for c in alt.candidates
+                for d in (problem.devices[c.device],)
+            )
+        return self._candidates
 
     def final(self) -> bool:
         """No allocation, found by a search that tried every one the node offered: no step
@@ -193,6 +319,7 @@ class _Placing:
     in_use: InUse = field(init=False)
     nodes: list[NodeState] = field(init=False)
     answers: dict[tuple[ShapeKey, int], Answer] = field(default_factory=dict)
+    """(shape, world) -> the reference search's answer there at the world's version then."""
     floors: dict[ShapeKey, tuple[int, int]] = field(default_factory=dict)
     """Shape -> (first node not known to fail for it, len(changes) when that was known)."""
     changes: list[int] = field(default_factory=list)
@@ -217,18 +344,20 @@ class _Placing:
         for c in allocated:
             self._hold(c)
         self._index_slices()
+        self.worlds: list[World] = []
+        self._world_of: dict[Hashable, World] = {}
         self.nodes = [self._node_state(i, n) for i, n in enumerate(self.job.nodes)]
-        self._by_pool: dict[PoolID, list[NodeState]] = {}
-        self._seen_by: dict[DeviceID, list[NodeState]] = {}
-        for state in self.nodes:
-            for pid in state.pool_ids:
-                self._by_pool.setdefault(pid, []).append(state)
-            for dev in state.devices:
-                self._seen_by.setdefault(dev, []).append(state)
+        self._by_pool: dict[PoolID, list[World]] = {}
+        self._seen_by: dict[DeviceID, list[World]] = {}
+        for world in self.worlds:
+            for pid in world.pool_ids:
+                self._by_pool.setdefault(pid, []).append(world)
+            for dev in world.devices:
+                self._seen_by.setdefault(dev, []).append(world)
         self._count_free()
         self._needs: dict[ShapeKey, int] = {}
         self._clean: set[tuple[ShapeKey, int]] = set()
-        """(shape, node) whose Problem had no CEL error on any candidate when it was built."""
+        """(shape, world) whose Problem had no CEL error on any candidate when it was built."""
         self._taken = 0
         """len(changes) after the last placement, when every change before it was a placement."""
 
@@ -244,24 +373,64 @@ class _Placing:
             else:
                 self._own.setdefault(s.spec.node_name, []).append(i)
             self._pool_slices.setdefault((s.spec.driver, s.spec.pool.name), []).append(i)
+        self._reads = selector_reads([self.cluster.slices[i] for i in self._common])
 
     def _node_state(self, index: int, name: str | None) -> NodeState:
-        near = self._common + (self._own.get(name, []) if name is not None else [])
-        pool_ids = frozenset(
-            (self.cluster.slices[i].spec.driver, self.cluster.slices[i].spec.pool.name) for i in near
-        )
-        chosen = sorted({i for pid in pool_ids for i in self._pool_slices[pid]})
-        slices = [self.cluster.slices[i] for i in chosen]
         view = NodeView.of(name, self.cluster.nodes)
-        pools = gather_pools(slices, view, self.job.gates)
-        devices = tuple(
-            (pool.driver, pool.name, d.name) for pool in pools.valid() for _, d in visible_devices(pool, view)
-        )
-        return NodeState(index, name, view, pools, slices, pool_ids, devices)
+        key = self._world_key(name, view)
+        world = self._world_of.get(key) if key is not None else None
+        if world is None:
+            near = self._common + (self._own.get(name, []) if name is not None else [])
+            pool_ids = frozenset(
+                (self.cluster.slices[i].spec.driver, self.cluster.slices[i].spec.pool.name) for i in near
+            )
+            chosen = sorted({i for pid in pool_ids for i in self._pool_slices[pid]})
+            slices = [self.cluster.slices[i] for i in chosen]
+            pools = gather_pools(slices, view, self.job.gates)
+            devices = tuple(
+                (pool.driver, pool.name, d.name)
+                for pool in pools.valid()
+                for _, d in visible_devices(pool, view)
+            )
+            world = World(len(self.worlds), pools, slices, pool_ids, devices)
+            self.worlds.append(world)
+            if key is not None:
+                self._world_of[key] = world
+        world.nodes.append(index)
+        return NodeState(index, name, view, world)
+
+    def _world_key(self, name: str | None, view: NodeView | None) -> Hashable | None:
+        """What precompute reads of a node that has no slice of its own: the labels the
+        network-attached slices select by (`inventory.selector_reads`), and its name where a slice
+        selects by name or words a rejection with it (skipNodeOperations). Nodes with equal
+        keys see the same pools and devices and get the same Problems up to the node's name
+        (which the reasons hold as a placeholder and the results take from the node placed
+        on). None: the node is a world alone (slices of its own, or no node)."""
+        if name is None or view is None or name in self._own:
+            return None
+        keys, by_name = self._reads
+        if by_name:
+            return ("name", name)
+        return tuple(sorted((k, v) for k, v in view.labels.items() if k in keys))
 
     def _count_free(self) -> None:
-        for state in self.nodes:
-            state.free = sum(dev not in self.in_use.dedicated for dev in state.devices)
+        for world in self.worlds:
+            world.free = sum(dev not in self.in_use.dedicated for dev in world.devices)
+
+    def _touch(self, pools: Iterable[PoolID] | None) -> list[int]:
+        """What is in use changed in `pools` (None: anywhere): the worlds that see one of them
+        get a new version; returns their nodes (indices, in order), for `changes`."""
+        if pools is None:
+            worlds = list(self.worlds)
+        else:
+            pools = set(pools)
+            worlds = sorted(
+                {id(w): w for pid in pools for w in self._by_pool.get(pid, ())}.values(),
+                key=lambda w: w.index,
+            )
+        for w in worlds:
+            w.touch(None if pools is None else pools & w.pool_ids)
+        return sorted(i for w in worlds for i in w.nodes)
 
     def may_try(self, unit: Unit, node: NodeState) -> tuple[str | None, Variant | None]:
         """Why `unit` may not use `node` — its scheduling constraints, then the node resources
@@ -303,7 +472,7 @@ class _Placing:
             need = self._needs[shape] = _least_devices(claims)
         if node.free >= need:
             return False
-        if node.free == 0 or (shape, node.index) in self._clean:
+        if node.free == 0 or (shape, node.world.index) in self._clean:
             self.fails_for_good(shape, node.index)  # free devices only get fewer
             return True
         return False
@@ -312,19 +481,20 @@ class _Placing:
         """The reference search for a pod's `claims` on `node` now, reused when the shape was
         tried there at the node's current version."""
         names = tuple(c.key for c in claims)
-        cached = self.answers.get((shape, node.index))
+        world = node.world
+        cached = self.answers.get((shape, world.index))
         if (
             cached is not None
-            and cached.version == node.version
+            and cached.version == world.version
             and (cached.shareable or cached.names == names)
         ):
             answer = cached
         else:
-            problem = problem_from_context(node.context(self), claims)
+            problem = world.problem(self, node.view, claims, shape)
             answer = self._search(problem, node, names, claims)
-            self.answers[(shape, node.index)] = answer
+            self.answers[(shape, world.index)] = answer
             if answer.shareable:
-                self._clean.add((shape, node.index))
+                self._clean.add((shape, world.index))
         if answer.final():
             self.fails_for_good(shape, node.index)
         return answer
@@ -418,24 +588,38 @@ class _Placing:
             pools |= self._hold(c)
         more = in_use_from_claims(claims, self.job.gates)
         for dev in more.dedicated - self.in_use.dedicated:
-            for state in self._seen_by.get(dev, ()):
-                state.free -= 1
+            for world in self._seen_by.get(dev, ()):
+                world.free -= 1
         _merge(self.in_use, more)
-        touched = sorted({s.index for pid in pools for s in self._by_pool.get(pid, ())})
-        for i in touched:
-            self.nodes[i].version += 1
+        touched = self._touch(pools)
         self._takes_only()
         self.changes.extend(touched)
         self._taken = len(self.changes)
 
     def _check(self, claims: list[ResourceClaim], node: NodeState) -> None:
-        """`solver.check` on the part of the cluster the node can see: its slices and the
-        claims holding devices in their pools; on a failure the check runs again on the whole
-        cluster so that the error reads exactly as it always does."""
+        """`solver.check` on the part of the cluster the placement depends on: every slice of
+        the pools its devices come from and the claims holding devices in those pools — all
+        that the checker reads to judge them (a device's visibility from the node, its pool's
+        completeness and validity, its counters, capacity and who else holds it are facts of
+        its pool). Not the node's whole view: a node that sees every network-attached pool
+        would be checked against all of them per placement. On a failure the check runs again
+        on the whole cluster so that the error reads exactly as it always does."""
+        pools = sorted(
+            {
+                (r.driver, r.pool)
+                for c in claims
+                if c.status is not None and c.status.allocation is not None
+                for r in c.status.allocation.devices.results
+            }
+        )
         holders: dict[ClaimKey, ResourceClaim] = {}
-        for pid in node.pool_ids:
+        for pid in pools:
             holders.update(self._holders.get(pid, {}))
-        part = replace(self.ledger.cluster, slices=node.slices, claims=holders)
+        slices = [
+            self.cluster.slices[i]
+            for i in sorted({i for pid in pools for i in self._pool_slices.get(pid, ())})
+        ]
+        part = replace(self.ledger.cluster, slices=slices, claims=holders)
         if check(part, claims, node=node.name, gates=self.job.gates):
             check_or_raise(self.ledger.cluster, claims, node=node.name, gates=self.job.gates)
             raise AssertionError("the checker rejected a placement on the node's part of the cluster only")
@@ -458,8 +642,7 @@ class _Placing:
         self._holders = {}
         for c in allocated:
             self._hold(c)
-        for state in self.nodes:
-            state.version += 1
+        self._touch(None)
         self.changes.extend(range(len(self.nodes)))
         self._takes_only()  # what was in use may be free again
         self._count_free()
@@ -961,11 +1144,9 @@ class Resumable:
             in_use.shared |= more.shared & devices
             for dev in devices & more.capacity.keys():
                 in_use.capacity[dev] = more.capacity[dev]
-            touched = sorted({s.index for pid in pools for s in run._by_pool.get(pid, ())})
-            for i in touched:
-                state = run.nodes[i]
-                state.version += 1
-                state.free = sum(dev not in in_use.dedicated for dev in state.devices)
+            touched = run._touch(pools)
+            for world in {id(w): w for pid in pools for w in run._by_pool.get(pid, ())}.values():
+                world.free = sum(dev not in in_use.dedicated for dev in world.devices)
             run.changes.extend(touched)
         if demand:
             for state in self._states([node]):
@@ -1065,14 +1246,7 @@ class Solo:
             if answer.assignment is None:
                 tried.append(_Tried(node, None, answer, _refs(claims) if variant.claims else None))
                 continue
-            problem = answer.problem
-            devices = frozenset(
-                (d.driver, d.pool, d.name)
-                for alt in problem.alternatives
-                for c in alt.candidates
-                for d in (problem.devices[c.device],)
-            )
-            fits.append(Alone(node.name, devices, node.pool_ids))
+            fits.append(Alone(node.name, answer.candidate_devices(), node.pool_ids))
         texts, templates, _ = _node_texts(tried)
         return fits, texts, templates
 
@@ -1114,6 +1288,8 @@ def _fit_on(
     if answer.assignment is None:
         return None, shape
     problem = _named(answer.problem, claims, answer.names)
+    if problem.node != node.name:  # an answer of the node's world, found on another of its nodes
+        problem = replace(problem, node=node.name)
     done = run.ledger.results(problem, claims, answer.assignment)
     run.commit(done, node)
     run.placed(variant, node)

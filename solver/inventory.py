@@ -137,6 +137,33 @@ def slice_relevant(s: ResourceSlice, node: NodeView | None, gates: FeatureGates)
     return False
 
 
+def selector_reads(slices: Iterable[ResourceSlice]) -> tuple[frozenset[str], bool]:
+    """What `slices` read of a node beyond which slices it owns: the label keys their node
+    selectors (the slice's or, with per-device node selection, each device's) test, and
+    whether they read its name — a `nodeName`, a `matchFields` on metadata.name, or a
+    skipNodeOperations slice (its rejection names the node and reads its declared features).
+    Nodes that agree on those labels and read no name see the network-attached slices alike
+    (`firstfit.World`, `aggregate.pools`)."""
+    keys: set[str] = set()
+    by_name = False
+
+    def read(selector: NodeSelector | None) -> None:
+        nonlocal by_name
+        for term in selector.node_selector_terms if selector is not None else ():
+            keys.update(r.key for r in term.match_expressions)
+            by_name = by_name or bool(term.match_fields)
+
+    for s in slices:
+        spec = s.spec
+        by_name = by_name or bool(spec.skip_node_operations) or spec.node_name is not None
+        read(spec.node_selector)
+        if spec.per_device_node_selection:
+            for d in spec.devices:
+                by_name = by_name or d.node_name is not None
+                read(d.node_selector)
+    return frozenset(keys), by_name
+
+
 # --- pools ------------------------------------------------------------------------------------
 
 

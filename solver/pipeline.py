@@ -29,15 +29,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .aggregate.partition import plan_partitioned
 from .api.cluster import Cluster
+from .api.load import load_lenient
 from .api.models import AllocationResult, Pod, ResourceClaim
 from .cel.checks import validate_all
 from .demand import Needs
 from .errors import InputError, ValidationErrors
-from .planning.finish import per_pod
+from .gates import FeatureGates
+from .planning.finish import per_pod, with_held
 from .planning.job import Member, Options, PlanOutcome, PodPlan, Unit
 from .planning.resolve import (
     PodInput,
@@ -52,6 +54,7 @@ from .planning.resolve import (
     with_nodes,
 )
 from .planning.run import fewer_collections, run
+from .planning.triage import split_held, triage, triaged
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
 from .whatif.model import Pending, plan_with_templates
@@ -86,16 +89,45 @@ class AllocationOutcome:
         raise KeyError(name)
 
 
-def load(paths: Iterable[str | Path], *, validate: bool = True) -> Cluster:
-    """Load files, directories or `-` (stdin) into a Cluster and, by default, validate it as the
-    CLI does (API rules, references, CEL compilation): raises ValidationErrors with every
-    problem. `Cluster.from_paths` loads without validating."""
-    cluster = Cluster.from_paths(paths)
-    if validate:
-        errors = validate_all(cluster)
-        if errors:
-            raise ValidationErrors(errors)
-    return cluster
+def load(
+    paths: Iterable[str | Path],
+    *,
+    validate: bool = True,
+    strict: bool = True,
+    feature_gates: FeatureGates | str | None = None,
+    ignore_scheduling_gates: bool = False,
+) -> Cluster:
+    """Load files, directories or `-` (stdin) into a Cluster and, by default, validate it.
+
+    `strict` (the default, as `dra-solver validate`): any problem raises ValidationErrors
+    with every problem (API rules, references, CEL compilation). `strict=False`, as `plan`,
+    `explain`, `check` and `allocate` read their input: a problem in one object costs only
+    what depends on it (docs/semantics.md, "Messy clusters") — the pods that depend on it are
+    held (`cluster.held`: listed by every plan as not placed, with the problem as the reason),
+    each problem is one line of `cluster.warnings`, the rest is planned; only input that is not
+    Kubernetes at all still raises. `Cluster.from_paths` loads without validating."""
+    if strict:
+        cluster = Cluster.from_paths(paths)
+        if validate:
+            errors = validate_all(cluster, gates=FeatureGates.of(feature_gates) if feature_gates else None)
+            if errors:
+                raise ValidationErrors(errors)
+        return cluster
+    pairs, warnings, unread = load_lenient(paths)
+    cluster = Cluster.from_objects(obj for obj, _ in pairs)
+    cluster.warnings.extend(warnings)
+    cluster.unread = unread
+    gates = FeatureGates.of(feature_gates)
+    done = triage(
+        cluster,
+        validate_all(cluster, gates=gates) if validate else [],
+        gates,
+        ignore_scheduling_gates=ignore_scheduling_gates,
+    )
+    if done.fatal:
+        raise ValidationErrors(done.fatal)
+    done.cluster.warnings.extend(done.warnings)
+    return done.cluster
 
 
 def plan(
@@ -137,16 +169,26 @@ def _plan(
     max_new_nodes: int | None,
 ) -> PlanOutcome:
     """`plan` with its options resolved, inside `fewer_collections` (resolving the pods and
-    the per-pod output allocate as much as the run)."""
+    the per-pod output allocate as much as the run). The pods the scheduler would leave
+    pending whatever the plan (`planning.triage`: a problem they depend on, scheduling gates,
+    bound without allocated claims) are listed, not planned (`with_held`)."""
+    cluster = triaged(cluster, opts.feature_gates, ignore_scheduling_gates=opts.ignore_scheduling_gates)
+    asked, held = split_held(cluster, pods)
+    if priorities is not None and pods is not None and held and len(priorities) == len(pods):
+        kept = {id(p) for p in asked or ()}
+        priorities = [prio for p, prio in zip(pods, priorities, strict=True) if id(p) in kept]
+    pods = cast("Sequence[PodInput] | None", asked)
     if node_templates is not None:  # the templates' copies may be the only nodes
         existing = resolve_nodes(cluster, nodes) if nodes is not None or known_nodes(cluster) else []
-        return _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes)
+        return with_held(
+            _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes), held
+        )
     node_list = resolve_nodes(cluster, nodes)
     units = units_for(cluster, pods, priorities, node_list, opts.feature_gates)
     if opts.partitions > 1:
         split = plan_partitioned(cluster, units, node_list, opts)
-        return per_pod(cluster, units, split, opts.feature_gates)
-    return per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates)
+        return with_held(per_pod(cluster, units, split, opts.feature_gates), held)
+    return with_held(per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates), held)
 
 
 def _what_if(
@@ -191,7 +233,11 @@ def allocate(
     if pod is not None:
         if claims is not None:
             raise InputError("give either claims or a pod, not both")
+        cluster = triaged(cluster, opts.feature_gates, ignore_scheduling_gates=opts.ignore_scheduling_gates)
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
+        held = cluster.held.get((pod_obj.metadata.ns, pod_obj.metadata.name))
+        if held is not None:
+            return AllocationOutcome(False, [], held.reason, opts.allocator, pod_obj.spec.node_name)
         node = node if node is not None else pod_obj.spec.node_name
         chosen = unallocated(pod_claims(cluster, pod_obj, opts.feature_gates))
         name = pod_obj.namespaced_name

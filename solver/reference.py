@@ -146,8 +146,26 @@ class ReferenceSearch:
     def _devices(self, ci: int, ri: int, alt: Alternative, k: int, start: int) -> Step:
         if k == alt.count:
             return (yield self._request(ci, ri + 1))
-        for pos in range(start, len(alt.candidates)):
-            if not self._place(ci, alt, alt.candidates[pos], all_mode=False):
+        candidates, devices, used = alt.candidates, self.p.devices, self.used
+        for pos in range(start, len(candidates)):
+            cand = candidates[pos]
+            d = devices[cand.device]
+            if (d.busy and not alt.admin) or (
+                d.counters_short
+                and cand.error is None
+                and not (d.busy or d.shared_in_use or used.get(cand.device))
+            ):
+                # What `_place` rejects whatever the search holds, told at once (a network-
+                # attached cluster walks thousands of taken devices per pod): busy, or its
+                # counters charged and one of them short even with nothing charged in this
+                # search (charges are never negative). No error can be raised before (a CEL
+                # error is checked after busy; the short one has none), and the step counts
+                # as `_place`'s would: the budget ends the search at the same step.
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    raise _aborted(self.max_steps)
+                continue
+            if not self._place(ci, alt, cand, all_mode=False):
                 continue
             outcome = yield self._devices(ci, ri, alt, k + 1, pos + 1)
             if outcome is True:
@@ -262,6 +280,9 @@ class ReferenceSearch:
 PROBE_STEPS = 2_000
 """Searches that end within this many steps are not memoized: they cost less than their key."""
 
+KEY_COST = 4
+"""Steps of search that cost about as much as one candidate of `search_key` (`SearchMemo.search`)."""
+
 SearchKey = tuple[int, Hashable]
 """(max_steps, `search_key`'s facts)."""
 
@@ -353,8 +374,9 @@ class SearchMemo:
     again from the start on a miss. At most `capacity` outcomes are kept (least recently used
     out): a key of a large Problem holds every candidate and constraint value. Thread-safe."""
 
-    def __init__(self, probe: int = PROBE_STEPS, capacity: int = 64) -> None:
+    def __init__(self, probe: int = PROBE_STEPS, capacity: int = 64, key_cost: int = 0) -> None:
         self.probe = probe
+        self.key_cost = key_cost
         self.capacity = capacity
         self._outcomes: OrderedDict[SearchKey, _Found | bool] = OrderedDict()
         self._lock = threading.Lock()
@@ -368,10 +390,18 @@ class SearchMemo:
 
     def search(self, problem: Problem, max_steps: int) -> Assignment | None:
         """`ReferenceSearch(problem, max_steps=max_steps).run()`: the same assignment, None or
-        `SearchAborted`, from the memo when a twin of `problem` was searched."""
-        if max_steps > self.probe:
+        `SearchAborted`, from the memo when a twin of `problem` was searched.
+
+        With `key_cost`, the probe grows with the Problem (that many steps per candidate): the
+        key costs about as much, so a search that ends within it — a long but plain walk over
+        thousands of network-attached devices, most of them taken — is cheaper to run than to
+        key (the process's `MEMO`: `KEY_COST`)."""
+        probe = self.probe
+        if self.key_cost:
+            probe = max(probe, self.key_cost * sum(len(a.candidates) for a in problem.alternatives))
+        if max_steps > probe:
             try:
-                return ReferenceSearch(problem, max_steps=self.probe).run()
+                return ReferenceSearch(problem, max_steps=probe).run()
             except SearchAborted:
                 pass
         keyed = search_key(problem)
@@ -425,7 +455,7 @@ def _aborted(max_steps: int) -> SearchAborted:
     )
 
 
-MEMO = SearchMemo()
+MEMO = SearchMemo(key_cost=KEY_COST)
 """The process's memo: every reference search of a plan — first fit, the hint, the expansion's
 fast searches, the reasons of pods left out, `explain` — shares it (`search`)."""
 

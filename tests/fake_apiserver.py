@@ -14,12 +14,22 @@ resourceVersion asked for. A test changes the cluster with `publish` (each chang
 resourceVersion, as etcd's revision), sends a `bookmark`, makes every older resourceVersion
 `expire` (a watch from one gets `ERROR` 410 Gone, as after etcd's compaction) or `drop`s the
 open watch connections (cut mid-answer, as a load balancer does).
+
+Faults, for the live read's retries and limits (issue #39): `faults` maps a path or a resource
+plural to what its next requests get instead of the answer, one `Fault` per request in order
+(None: the answer) — a status with headers (429 and `Retry-After`), a connection closed without
+an answer or in the middle of the body, an answer that comes late or trickles. A `Raw` object is
+served as the text it holds (an item that is not valid JSON). `serving(fake, tls=...)` speaks
+HTTPS with the given context; a client certificate the context verifies authenticates as a
+bearer token does, as the API server's x509 authenticator. Every request is recorded with its
+headers (the User-Agent), the client certificate's subject and the number of items answered.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -86,6 +96,51 @@ class Request:
     path: str
     query: dict[str, str]
     authorization: str
+    headers: dict[str, str] = field(default_factory=dict)
+    """Every header of the request, by its lower-case name."""
+    client: str = ""
+    """The common name of the client certificate the TLS handshake verified ("" without one)."""
+    items: int | None = None
+    """How many objects a list answer held (None: not a list answer)."""
+    size: int = 0
+    """The answer body's length in bytes."""
+    at: float = 0.0
+    """When it arrived (`time.monotonic()`)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What one request gets instead of its answer."""
+
+    status: int = 0
+    """Answer with this status (and a Status body), not the list."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Headers of that answer (`Retry-After`)."""
+    message: str = ""
+    """The Status body's message (default: the status's usual words)."""
+    drop: bool = False
+    """Close the connection without an answer (a load balancer, a restarting server)."""
+    truncate: bool = False
+    """Send the headers and half the body, then close: the body ends early."""
+    delay: float = 0.0
+    """Seconds to wait before answering (with the answer, or with the fault's status)."""
+    trickle: float = 0.0
+    """Seconds to wait between two bytes of the body (a server that answers, but slowly)."""
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An object served as `text`, verbatim, among its list's items (malformed JSON)."""
+
+    kind: str
+    apiVersion: str  # noqa: N815 - the field it stands for
+    text: str
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return {"kind": self.kind, "apiVersion": self.apiVersion}.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return {"kind": self.kind, "apiVersion": self.apiVersion}[key]
 
 
 @dataclass
@@ -102,8 +157,14 @@ class FakeApiServer:
     watch_errors: dict[str, int] = field(default_factory=dict)
     """A resource plural -> the HTTP status to answer its watch requests with (its lists are served)."""
     expire_continue: bool = False
+    faults: dict[str, list[Fault | None]] = field(default_factory=dict)
+    """A path or a resource plural -> what its next requests get, one entry per request (None:
+    the answer); once the entries are used up, the answers."""
+    client_cn: str = "planner"
+    """The common name of a client certificate that authenticates (under TLS)."""
     requests: list[Request] = field(default_factory=list)
     port: int = 0
+    scheme: str = "http"
     version: int = 12345
     """The current resourceVersion (etcd's revision): lists are of it, changes advance it."""
     log: list[tuple[int, str, str, dict[str, Any]]] = field(default_factory=list)
@@ -114,21 +175,31 @@ class FakeApiServer:
     """Bumped by `drop`: every watch answer open then is cut."""
     closed: bool = False
     changed: threading.Condition = field(default_factory=threading.Condition)
+    _cache: dict[tuple[str, str, int, int, int], list[str]] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
-    def kubeconfig(self, directory: Path, context: str = "fake", token: str = TOKEN) -> Path:
-        """A kubeconfig file whose current context is this server, with a bearer token."""
+    def kubeconfig(
+        self,
+        directory: Path,
+        context: str = "fake",
+        token: str | None = TOKEN,
+        cluster: dict[str, Any] | None = None,
+        user: dict[str, Any] | None = None,
+    ) -> Path:
+        """A kubeconfig file whose current context is this server, with a bearer token; `cluster`
+        and `user`: more fields of its cluster (a CA) and user (a client certificate)."""
         path = directory / "kubeconfig"
+        credentials = {**({"token": token} if token is not None else {}), **(user or {})}
         path.write_text(
             yaml.safe_dump(
                 {
                     "apiVersion": "v1",
                     "kind": "Config",
-                    "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
-                    "users": [{"name": "fake", "user": {"token": token}}],
+                    "clusters": [{"name": "fake", "cluster": {"server": self.url, **(cluster or {})}}],
+                    "users": [{"name": "fake", "user": credentials}],
                     "contexts": [
                         {"name": context, "context": {"cluster": "fake", "user": "fake"}},
                         {"name": "other", "context": {"cluster": "fake", "user": "fake"}},
@@ -180,6 +251,14 @@ class FakeApiServer:
             self.changed.notify_all()
             return self.version
 
+    def send_raw(self, resource: str, text: str) -> int:
+        """A line of `text`, verbatim, on the watches of `resource` (a line that is not an event)."""
+        with self.changed:
+            self.version += 1
+            self.log.append((self.version, resource, "RAW", {"text": text}))
+            self.changed.notify_all()
+            return self.version
+
     def expire(self) -> None:
         """Every resourceVersion given out so far is too old: open watches end with ERROR 410
         Gone, and a watch from one of them gets it at once; a new list is of a newer one."""
@@ -225,7 +304,7 @@ class FakeApiServer:
                         for e in self.log
                         if e[0] > sent
                         and e[1] == resource
-                        and (e[2] == "BOOKMARK" or e[3].get("apiVersion") == api_version)
+                        and (e[2] in ("BOOKMARK", "RAW") or e[3].get("apiVersion") == api_version)
                     ]
                     if due:
                         break
@@ -235,18 +314,41 @@ class FakeApiServer:
                     self.changed.wait(min(left, 0.1))
             for version, _, type_, obj in due:
                 sent = version
-                yield json.dumps({"type": type_, "object": obj}).encode()
+                yield (
+                    obj["text"].encode()
+                    if type_ == "RAW"
+                    else json.dumps({"type": type_, "object": obj}).encode()
+                )
 
     # --- answering ------------------------------------------------------------------------
 
-    def answer(self, method: str, target: str, authorization: str) -> tuple[int, Any]:
+    def fault(self, path: str) -> Fault | None:
+        """What the next request of `path` gets instead of its answer, if anything."""
+        segments = [s for s in path.split("/") if s]
+        for key in (path, segments[-1] if segments else ""):
+            planned = self.faults.get(key)
+            if planned:
+                return planned.pop(0)
+        return None
+
+    def answer(
+        self,
+        method: str,
+        target: str,
+        authorization: str,
+        headers: dict[str, str] | None = None,
+        client: str = "",
+    ) -> tuple[int, Any]:
         parts = urlsplit(target)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         path = parts.path
-        self.requests.append(Request(method, path, query, authorization))
+        request = Request(
+            method, path, query, authorization, dict(headers or {}), client, at=time.monotonic()
+        )
+        self.requests.append(request)
         if method != "GET":
             return 405, _status(405, f"{method} is not allowed: this server is read-only")
-        if authorization != f"Bearer {TOKEN}":
+        if authorization != f"Bearer {TOKEN}" and not (client and client == self.client_cn):
             return 401, _status(401, "Unauthorized")
         segments = [s for s in path.split("/") if s]
         resource = segments[-1] if segments else ""
@@ -302,11 +404,7 @@ class FakeApiServer:
             return 200, Watch(resource, api_version, since, float(query.get("timeoutSeconds") or 300))
         if "continue" in query and self.expire_continue:
             return 410, _status(410, "The provided continue parameter is too old")
-        items = [
-            {k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
-            for o in self.objects
-            if PLURALS[o["kind"]] == resource and o["apiVersion"] == api_version
-        ]
+        items = self._items(api_version, resource)
         start = int(query.get("continue", "0") or 0)
         limit = int(query.get("limit", "0") or 0)
         end = start + limit if limit else len(items)
@@ -315,12 +413,27 @@ class FakeApiServer:
             meta["continue"] = str(end)
             meta["remainingItemCount"] = len(items) - end
         kind = _kind_of(resource)
-        return 200, {
-            "kind": f"{kind}List",
-            "apiVersion": api_version,
-            "metadata": meta,
-            "items": items[start:end],
-        }
+        self.requests[-1].items = len(items[start:end])
+        # Written out here rather than by json.dumps: a Raw item is its text, valid JSON or not.
+        head = json.dumps({"kind": f"{kind}List", "apiVersion": api_version, "metadata": meta})
+        body = head[:-1] + ', "items": [' + ", ".join(items[start:end]) + "]}"
+        return 200, body.encode()
+
+    def _items(self, api_version: str, resource: str) -> list[str]:
+        """The list's items as JSON texts, without kind and apiVersion; kept until the objects
+        change (a list of 100,000 pods is asked for 200 times, a page at a time)."""
+        key = (api_version, resource, id(self.objects), len(self.objects), self.version)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = [
+                o.text
+                if isinstance(o, Raw)
+                else json.dumps({k: v for k, v in o.items() if k not in ("apiVersion", "kind")})
+                for o in self.objects
+                if PLURALS[o["kind"]] == resource and o["apiVersion"] == api_version
+            ]
+            self._cache = {key: cached}
+        return cached
 
 
 @dataclass(frozen=True)
@@ -359,7 +472,12 @@ def _reason(code: int, resource: str, verb: str = "list") -> str:
             f'{resource} is forbidden: User "system:serviceaccount:default:planner" cannot {verb} resource '
             f'"{resource}" at the cluster scope'
         )
-    return {401: "Unauthorized", 404: "the server could not find the requested resource"}.get(code, "error")
+    return {
+        401: "Unauthorized",
+        404: "the server could not find the requested resource",
+        429: "Too many requests, please try again later.",
+        503: "the server is currently unable to handle the request",
+    }.get(code, "error")
 
 
 def _status(code: int, message: str) -> dict[str, Any]:
@@ -369,18 +487,73 @@ def _status(code: int, message: str) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeApiServer
     protocol_version = "HTTP/1.1"  # keep-alive and chunked answers, as a real API server's
+    # Headers and body are two writes: with Nagle's algorithm on, the client's delayed ACK holds
+    # the body back ~40 ms per request on a kept-alive connection.
+    disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()  # a client that fails it ends here (`_Server.handle_error`)
+        super().setup()
+
+    def _client(self) -> str:
+        """The common name of the client certificate verified in the handshake, if any."""
+        if not isinstance(self.connection, ssl.SSLSocket):
+            return ""
+        cert = self.connection.getpeercert() or {}
+        for rdn in cert.get("subject", ()):
+            for name, value in rdn:
+                if name == "commonName":
+                    return str(value)
+        return ""
 
     def _serve(self) -> None:
-        code, body = self.fake.answer(self.command, self.path, self.headers.get("Authorization", ""))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        code, body = self.fake.answer(
+            self.command, self.path, self.headers.get("Authorization", ""), headers, self._client()
+        )
         if isinstance(body, Watch):
             self._stream(body)
             return
-        data = json.dumps(body).encode()
+        fault = self.fake.fault(urlsplit(self.path).path)
+        extra: dict[str, str] = {}
+        if fault is not None:
+            time.sleep(fault.delay)
+            if fault.drop or fault.status:
+                self.fake.requests[-1].items = None  # not answered with the list
+            if fault.drop:
+                self._cut()
+                return
+            if fault.status:
+                message = fault.message or _reason(fault.status, "")
+                code, body, extra = fault.status, _status(fault.status, message), fault.headers
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.fake.requests[-1].size = len(data)
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in extra.items():
+            self.send_header(name, value)
         self.end_headers()
+        if fault is not None and fault.truncate:
+            self.wfile.write(data[: len(data) // 2])
+            self._cut()
+            return
+        if fault is not None and fault.trickle:
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                time.sleep(fault.trickle)
+            return
         self.wfile.write(data)
+
+    def _cut(self) -> None:
+        """Close the connection under the client: no answer, or not all of it."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:  # the client went away first
+            pass
 
     def _stream(self, watch: Watch) -> None:
         self.send_response(200)
@@ -412,12 +585,17 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serving(fake: FakeApiServer) -> Iterator[FakeApiServer]:
-    """Run `fake` on a free local port for the duration of the block."""
+def serving(fake: FakeApiServer, tls: ssl.SSLContext | None = None) -> Iterator[FakeApiServer]:
+    """Run `fake` on a free local port for the duration of the block; with `tls`, as HTTPS (the
+    handshake in the request's thread, so a client that fails it stops no other)."""
     handler = type("Handler", (_Handler,), {"fake": fake})
     server = _Server(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        fake.scheme = "https"
     fake.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: `shutdown` waits for it, at the end of every test.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield fake

@@ -26,6 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.interrupt": set(),
     "dra_solver.deadline": set(),
     "dra_solver.executors": {"dra_solver.errors"},
+    # where lark keeps the CEL parsers' tables between runs (our compiler's, the checker's)
+    "dra_solver.larkcache": set(),
     # the edge: pydantic models, loading, validation
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
     # reading a live cluster (GET only) into the loader; nothing of the edge reads it back
@@ -33,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     # following a live cluster's changes (plan --watch): lists and watches through api.live
     "dra_solver.api.watch": {"dra_solver.api", "dra_solver.api.live", "dra_solver.errors"},
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
-    "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
+    "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates", "dra_solver.larkcache"},
     # precompute: the flat Problem
     "dra_solver.problem.flat": {"dra_solver.errors", "dra_solver.gates"},
     "dra_solver.problem.kinds": {"dra_solver.problem.flat"},
@@ -63,9 +65,10 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.api",
         "dra_solver.errors",
         "dra_solver.gates",
+        "dra_solver.larkcache",
         "dra_solver.check.expressions",
     },
-    # ... except the one fallback for expressions cel-python cannot evaluate (listed in README).
+    # ... except the one fallback for expressions cel-python cannot evaluate (listed in docs/status.md).
     "dra_solver.check.expressions": {
         "dra_solver.api",
         "dra_solver.errors",
@@ -118,6 +121,16 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning.job",
         "dra_solver.problem",
     },
+    # what one bad object costs: per-object problems and skipped pods held, the rest planned
+    "dra_solver.planning.fields": {"dra_solver.api"},
+    "dra_solver.planning.triage": {
+        "dra_solver.planning.fields",
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.planning.resolve",
+        "dra_solver.problem",
+    },
     "dra_solver.planning.ledger": {
         "dra_solver.api",
         "dra_solver.check",
@@ -156,6 +169,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.executors",
         "dra_solver.gates",
         "dra_solver.interrupt",
+        "dra_solver.inventory",
         "dra_solver.planning.gangs",
         "dra_solver.planning.job",
         "dra_solver.problem",
@@ -242,9 +256,11 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.cel",
         "dra_solver.demand",
         "dra_solver.errors",
+        "dra_solver.gates",
         "dra_solver.planning.finish",
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
+        "dra_solver.planning.triage",
         "dra_solver.planning.run",
         "dra_solver.problem",
         "dra_solver.whatif",
@@ -283,6 +299,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning.finish",
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
+        "dra_solver.planning.triage",
         "dra_solver.problem",
         "dra_solver.problem.flat",
     },
@@ -323,6 +340,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning.job",
         "dra_solver.planning.ledger",
         "dra_solver.planning.resolve",
+        "dra_solver.planning.triage",
         "dra_solver.problem",
         "dra_solver.problem.flat",
     },
@@ -342,6 +360,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.pipeline",
         "dra_solver.planning.job",
         "dra_solver.planning.resolve",
+        "dra_solver.planning.triage",
         "dra_solver.planning.run",  # fewer_collections around a preemption plan, as pipeline.plan does
         "dra_solver.preempt",
         "dra_solver.replan",

@@ -21,7 +21,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from dra_solver.cli.main import app
+from dra_solver.cli.main import app, load_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -119,8 +119,7 @@ def _documented_options(command: str) -> dict[str, str]:
 def _program_options(command: str) -> dict[str, str]:
     """The typer app's options of one command (its `--help` aside): names -> default, as the
     page shows it (empty for flags and options without a default)."""
-    group = typer.main.get_command(app)
-    params = group.params if command == "" else group.commands[command].params  # type: ignore[attr-defined]
+    params = typer.main.get_command(app).params if command == "" else load_command(command).params
     options: dict[str, str] = {}
     for param in params:
         if param.param_type_name != "option":
@@ -133,7 +132,7 @@ def _program_options(command: str) -> dict[str, str]:
     return options
 
 
-@pytest.mark.parametrize("command", ["", "validate", "allocate", "plan", "explain", "check"])
+@pytest.mark.parametrize("command", ["", "validate", "allocate", "plan", "explain", "check", "dump"])
 def test_cli_reference_lists_every_option_of_each_command_with_its_default(command: str) -> None:
     assert _documented_options(command) == _program_options(command)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from example_counts import examples
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
@@ -564,3 +564,146 @@ def test_a_gang_undone_forgets_the_nodes_passed_over(seed: int, monkeypatch: pyt
     assert used["restore"] and used["skip"]  # a gang was undone, and the skip was in use
     monkeypatch.setattr(_Placing, "fails_for_good", lambda self, shape, index: None)
     assert got == _decisions(FirstFit().plan(job).pods)
+
+
+@st.composite
+def network_pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
+    """Nodes that share network-attached pools (issue #40): most without slices of their own,
+    labelled alike or not, so that first fit groups them into worlds (`firstfit.World`); pools
+    selected by a label, by allNodes, per device, or by node name; shared counters that the
+    partitions consume; claims of 1-3 devices, some matched to one pool, some in All mode;
+    a claim already holding a partition."""
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    ]
+    n_nodes = draw(st.integers(2, 5))
+    for n in range(n_nodes):
+        labels = {"kubernetes.io/hostname": f"n{n}", "rack": draw(st.sampled_from(["a", "a", "b"]))}
+        if draw(st.booleans()):
+            labels["zone"] = "z"
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{n}", "labels": labels}})
+        if draw(st.integers(0, 3)) == 0:  # a node with a device of its own: a world alone
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"n{n}-local"},
+                    "spec": {
+                        "driver": DRIVER,
+                        "nodeName": f"n{n}",
+                        "pool": {"name": f"n{n}-local", "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "local-0", "attributes": {"pool": {"int": 9}}}],
+                    },
+                }
+            )
+    rack_a = {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["a"]}]}]
+    }
+    zone = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}
+    by_name = {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]
+    }
+    held = []
+    for p in range(draw(st.integers(1, 3))):
+        pool = f"net-{p}"
+        where = draw(st.sampled_from(["all", "rack", "rack", "zone", "name", "per-device"]))
+        scope: dict[str, Any] = {
+            "all": {"allNodes": True},
+            "rack": {"nodeSelector": rack_a},
+            "zone": {"nodeSelector": zone},
+            "name": {"nodeSelector": by_name},
+            "per-device": {"perDeviceNodeSelection": True},
+        }[where]
+        size = draw(st.integers(1, 2))
+        counters = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{pool}-counters"},
+            "spec": {
+                "driver": DRIVER,
+                "pool": {"name": pool, "generation": 1, "resourceSliceCount": 2},
+                "allNodes": True,
+                "sharedCounters": [
+                    {"name": "cs", "counters": {f"c{i}": {"value": str(size)} for i in range(2)}}
+                ],
+            },
+        }
+        devices = []
+        for d in range(draw(st.integers(1, 4))):
+            uses = {f"c{i}": {"value": "1"} for i in range(2) if draw(st.booleans())}
+            dev: dict[str, Any] = {"name": f"part-{d}", "attributes": {"pool": {"int": p}}}
+            if uses:
+                dev["consumesCounters"] = [{"counterSet": "cs", "counters": uses}]
+            if where == "per-device":
+                dev.update(
+                    draw(st.sampled_from([{"allNodes": True}, {"nodeSelector": rack_a}, {"nodeName": "n1"}]))
+                )
+            devices.append(dev)
+            if draw(st.integers(0, 5)) == 0:
+                held.append({"request": "r", "driver": DRIVER, "pool": pool, "device": dev["name"]})
+        objs.append(counters)
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{pool}-devices"},
+                "spec": {
+                    "driver": DRIVER,
+                    "pool": {"name": pool, "generation": 1, "resourceSliceCount": 2},
+                    **scope,
+                    "devices": devices,
+                },
+            }
+        )
+    if held:
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "old", "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": {"allocation": {"devices": {"results": held}}},
+            }
+        )
+    shapes = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["count", "count", "matched", "matched", "all"]))
+        exactly: dict[str, Any] = {"deviceClassName": "gpu", "count": draw(st.integers(1, 3))}
+        if kind == "all":
+            exactly = {"deviceClassName": "gpu", "allocationMode": "All"}
+        devices_spec: dict[str, Any] = {"requests": [{"name": "r", "exactly": exactly}]}
+        if kind == "matched":
+            devices_spec["constraints"] = [{"requests": ["r"], "matchAttribute": f"{DRIVER}/pool"}]
+        shapes.append({"devices": devices_spec})
+    for c in range(draw(st.integers(2, 10))):
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"p{c:02d}", "namespace": "default"},
+                "spec": copy.deepcopy(shapes[draw(st.integers(0, len(shapes) - 1))]),
+            }
+        )
+    return objs, [f"n{n}" for n in range(n_nodes)]
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(network_pools(), st.sampled_from([DEFAULT_MAX_STEPS, 30]))
+def test_nodes_that_share_network_attached_pools_get_the_per_pod_decisions(case, max_steps: int) -> None:
+    """Worlds (nodes that see the same pools share one context, one answer per shape, one
+    Problem refreshed after placements instead of rebuilt) decide exactly as the per-pod path."""
+    objs, nodes = case
+    cluster = Cluster.from_objects(objs)
+    assume(not validate_cluster(cluster))
+    units = [with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
+    job = make_job(
+        cluster, units, nodes, Options(allocator="reference", feature_gates="DRAPartitionableDevices=true")
+    )
+    run = _Placing(job, Ledger(job), max_steps)
+    event(f"{len(run.worlds)} worlds for {len(run.nodes)} nodes")
+    _both(job, max_steps)

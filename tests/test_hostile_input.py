@@ -472,8 +472,12 @@ def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> 
     path.write_text(cluster(claim), encoding="utf-8")
     words = ("ResourceClaim c", "requests[0].exactly.capacity", "DRAConsumableCapacity feature is disabled")
     off = ("--feature-gates", "DRAConsumableCapacity=false")
-    for command in ("validate", "plan", "check"):
-        assert_clean_failure(cli(command, str(path), *off), *words)
+    assert_clean_failure(cli("validate", str(path), *off), *words)
+    # `plan` and `check` hold what the gates refuse, said once (docs/semantics.md, "Messy clusters").
+    for command in ("plan", "check"):
+        run = cli(command, str(path), *off)
+        assert run.returncode in (0, 2, 3) and "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert all(w in run.stderr for w in words), run.stderr[-2000:]
     assert validate_all(Cluster.from_paths([path])) == []  # the default gates allow it
 
 

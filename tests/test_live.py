@@ -246,9 +246,18 @@ def test_401_is_one_error(tmp_path: Path) -> None:
 
 def test_other_answers_are_one_error(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(live, "PAGE_SIZE", 2)
+    monkeypatch.setattr(live, "_sleep", lambda seconds: None)
     fake = FakeApiServer(_dump_items(), errors={"/api/v1/nodes": 500})
     with serving(fake):
-        with pytest.raises(live.LiveError, match=r"^context fake: GET /api/v1/nodes: 500 error$"):
+        with pytest.raises(live.LiveError) as exc:
+            _read(fake, tmp_path)
+    assert str(exc.value).startswith(
+        f"cannot list nodes from the API server {fake.url} (context fake): 500 Internal Server Error: error; "
+        "6 attempts in "
+    )
+    fake = FakeApiServer(_dump_items(), errors={"/api/v1/nodes": 404})
+    with serving(fake):
+        with pytest.raises(live.LiveError, match=r"^context fake: GET /api/v1/nodes: 404 the server could"):
             _read(fake, tmp_path)
     fake = FakeApiServer(_dump_items(), expire_continue=True)
     with serving(fake):

@@ -221,7 +221,8 @@ def test_node_without_allocatable_is_not_limited(allocator: str) -> None:
     out = run(objs, allocator)
     assert out.placed == 3
     assert out.stats["warnings"] == [
-        "node n1 has no status.allocatable: its cpu, memory and pod count are not limited"
+        "node n1 has neither status.allocatable nor status.capacity: its cpu, memory and pod count "
+        "are not limited"
     ]
 
 

@@ -123,12 +123,15 @@ def test_unschedulable_node_is_skipped(allocator: str) -> None:
 
 
 @pytest.mark.parametrize("allocator", ALLOCATORS)
-def test_bound_pod_stays_on_its_node(allocator: str) -> None:
-    # first fit would take node-a; the pod is already bound to node-b
+def test_a_pod_bound_by_node_name_without_allocated_claims_is_never_placed(allocator: str) -> None:
+    """The pod bypassed the scheduler (spec.nodeName at creation): upstream never allocates its
+    claims and the kubelet will not start it (docs/semantics.md, "Messy clusters")."""
     c = cluster(pod("p", nodeName="node-b"))
-    assert placements(c, allocator) == {"p": "node-b"}
+    assert placements(c, allocator) == {"p": None}
+    (only,) = plan(c, allocator=allocator).pods
+    assert "bound by nodeName to node-b without allocated claims" in (only.reason or "")
     out = allocate(c, pod="p", allocator=allocator)
-    assert out.allocated and out.node == "node-b"
+    assert not out.allocated and "the kubelet will not start it" in (out.reason or "")
 
 
 @pytest.mark.parametrize("allocator", ALLOCATORS)

@@ -520,11 +520,10 @@ def test_pod_claims_from_names_and_templates_are_allocated_together_on_its_node(
         pod(
             "trainer",
             [{"name": "a", "resourceClaimName": "shared"}, {"name": "b", "resourceClaimTemplateName": "two"}],
-            node="node-1",
         ),
     ]
     cluster = Cluster.from_objects(objs)
-    out = allocate(cluster, pod="trainer", allocator="reference")
+    out = allocate(cluster, pod="trainer", node="node-1", allocator="reference")
     assert [c.metadata.name for c in out.claims] == ["shared", "trainer-b"]
     assert devices_of(out, "shared") == ["gpu-0"] and devices_of(out, "trainer-b") == ["gpu-1", "gpu-2"]
     assert ("default", "trainer-b") not in cluster.claims

@@ -239,23 +239,51 @@ def test_ctrl_c_ends_the_watch_with_130(fake: FakeApiServer, tmp_path: Path) -> 
     assert len(lines) == 1 and code == interrupt.EXIT_INTERRUPTED
 
 
-def test_an_invalid_state_is_not_planned_and_the_next_valid_one_is(
+def test_a_bad_pod_arriving_costs_only_itself_and_its_fix_is_picked_up(
     fake: FakeApiServer, tmp_path: Path
 ) -> None:
+    """Issue #39: a pod naming a deleted template never stops the console. It is listed as not
+    placed with its problem as the reason; later pods are planned; when the pod is fixed, the
+    next line plans it. Every line's counts are those of a fresh `plan` of the same objects."""
+
     def after(k: int, watching: Watching) -> None:
-        if k == 1:  # a pod naming a claim template that does not exist: the update is refused
+        if k == 1:  # a pod naming a claim template that does not exist
             bad = _copy(_pending(fake), "broken")
             bad["spec"]["resourceClaims"] = [
                 {"name": "gpus", "resourceClaimTemplateName": "no-such-template"}
             ]
             fake.publish("ADDED", bad)
-        elif k == 2:
-            fake.publish("DELETED", _copy(_pending(fake), "broken"))
+        elif k == 2:  # a valid pod arrives beside it
+            fake.publish("ADDED", _copy(_pending(fake), "trainer-8"))
+        elif k == 3:  # the bad pod is fixed: it names the template its siblings use
+            fixed = _copy(_pending(fake), "broken")
+            fake.publish("MODIFIED", fixed)
 
-    lines, states, _, code = _watch(fake, tmp_path, 3, after)
-    assert "not planned: the cluster's objects are not valid" in lines[1]
-    assert "[fresh plan " in lines[2] and _counts(lines[2]) == _fresh_counts(states[2], tmp_path)
+    lines, states, watching, code = _watch(fake, tmp_path, 4, after)
+    assert not any("not planned" in x for x in lines), lines
+    assert [_counts(x)[1] for x in lines] == [8, 9, 10, 10]
+    for line, state in zip(lines, states, strict=True):
+        assert _counts(line) == _fresh_counts(state, tmp_path)
+    assert watching.last is not None
+    broken = watching.last.pod("ml-training/broken")
+    assert broken.reason is None or "no-such-template" not in broken.reason
     assert code == 2
+
+
+def test_a_bad_pod_is_listed_with_its_problem_as_the_reason(fake: FakeApiServer, tmp_path: Path) -> None:
+    def after(k: int, watching: Watching) -> None:
+        if k == 1:
+            bad = _copy(_pending(fake), "broken")
+            bad["spec"]["resourceClaims"] = [
+                {"name": "gpus", "resourceClaimTemplateName": "no-such-template"}
+            ]
+            fake.publish("ADDED", bad)
+
+    lines, _, watching, _ = _watch(fake, tmp_path, 2, after)
+    assert watching.last is not None
+    broken = watching.last.pod("ml-training/broken")
+    assert not broken.placed and broken.reason is not None
+    assert "ResourceClaimTemplate ml-training/no-such-template not found in the input" in broken.reason
 
 
 # --- the command line ------------------------------------------------------------------------

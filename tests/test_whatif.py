@@ -443,7 +443,8 @@ def test_cli_reports_a_binding_cap(tmp_path: Any) -> None:
     assert "cap reached: 10 × gpu-8x; 20 pods still unplaced; --max-new-nodes 20 places all" in res.stderr
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert "add 20 × gpu-8x (cost 20), least cost proven" in res.stderr and "cap" not in res.stderr
+    assert "add 20 × gpu-8x (cost 20), least cost proven" in res.stderr
+    assert "within the cap" not in res.stderr and "cap reached" not in res.stderr
 
 
 def test_copies_needed_counts_only_pods_the_copy_may_take() -> None:

@@ -38,7 +38,7 @@ from ..demand import demand_total
 from ..gates import FeatureGates
 from ..planning.job import Unit
 from ..problem.build import build_problem
-from ..problem.flat import Problem
+from ..problem.flat import Problem, Value, ValueSet
 from ..problem.resources import Amounts
 
 
@@ -221,6 +221,8 @@ def node_classes(
             other = owner.setdefault(key, n)
             if other != n and coupled is None:
                 coupled = f"{'/'.join(key)} is seen from nodes {other} and {n}"
+        if coupled is not None:  # no classes then (the model does not apply): stop here
+            break
         if errors is None:
             errors = _errors(problem)
         facts = node_facts(cluster, problem, n, pods, (free or {}).get(n))
@@ -286,7 +288,8 @@ def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
 
 def problem_signature(problem: Problem) -> Hashable:
     """The Problem up to names: what the allocators read, devices renamed by their rank among
-    the devices some candidate uses (unused devices cannot change whether pods fit).
+    the devices some candidate uses (unused devices cannot change whether pods fit), and each
+    constraint's values by their first appearance (`_renamed`).
 
     Two nodes with equal signatures accept exactly the same sets of pods: every allocator
     decision depends on these facts and on indices only."""
@@ -350,20 +353,28 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
             k.kind,
             k.attribute,
             tuple(sorted(k.alternatives)),
-            tuple(
-                sorted(
-                    (
-                        ((a, rank[d]), None if v is None else tuple(sorted_values(v)))
-                        for (a, d), v in k.values.items()
-                        if d in rank
-                    ),
-                    key=lambda t: t[0],
-                )
+            _renamed(
+                sorted((((a, rank[d]), v) for (a, d), v in k.values.items() if d in rank), key=lambda t: t[0])
             ),
         )
         for k in problem.constraints
     )
     return (devices, counters, alternatives, constraints, len(problem.invalid_pools))
+
+
+def _renamed(
+    values: list[tuple[tuple[int, int], ValueSet | None]],
+) -> tuple[tuple[tuple[int, int], tuple[int, ...] | None], ...]:
+    """One constraint's values per (alternative, device rank), in that order, each value named
+    by its first appearance. Why: a constraint only compares values — match keeps those in
+    common, distinct refuses a repeat (`problem.kinds`) — so renaming them one to one changes
+    no allocation, and two nodes whose devices differ only in what the values are called
+    (each network-attached pool's own `slice` index, issue #40) take the same pods."""
+    names: dict[Value, int] = {}
+    return tuple(
+        (key, None if v is None else tuple(sorted(names.setdefault(x, len(names)) for x in sorted_values(v))))
+        for key, v in values
+    )
 
 
 def _canonical_order(problem: Problem, used: list[int]) -> list[int]:

@@ -75,7 +75,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 from .. import interrupt
@@ -787,6 +786,8 @@ def restricted_lp(
     over the classes `pod_ids` x `node_ids`: maximise sum_k big * w[k] * y[k], less
     sum cost[c] * z[c, j] when node classes have a cost (what-if templates); with `gangs`
     (gang -> need) the gang rows of the module docstring, on[G] in [0, 1]."""
+    from ortools.linear_solver import pywraplp  # the LP solver loads when a master is priced
+
     lp = pywraplp.Solver.CreateSolver("GLOP")
     y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in pod_ids}
     z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))}

@@ -14,7 +14,7 @@ from typing import Any, Self, TypeVar
 
 from ..errors import InputError, ValidationErrors
 from .identity import Identity, dedupe, identity
-from .load import Reader, load_paths, load_text
+from .load import Reader, Unread, load_paths, load_text
 from .models import (
     DeviceClass,
     DeviceTaintRule,
@@ -33,6 +33,31 @@ from .models import (
 from .strict import did_you_mean
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HeldPod:
+    """A pod of the input that no plan places, and why (`planning.triage`): a problem in it or
+    in an object it depends on (its claim, template, class, PodGroup…), its scheduling gates,
+    or bound by `spec.nodeName` with claims never allocated. Plans list it as not placed with
+    `reason`, as the scheduler leaves such a pod pending."""
+
+    pod: Pod | None
+    """The Pod; None for an unallocated claim of an input without Pods (`held_claims`: every
+    claim is then a pod of its own, `planning.resolve`)."""
+    reason: str
+    stub: bool = False
+    """The pod could not be read (`Cluster.unread`): `pod` carries its name only, and is never
+    written to an output as if it were the input's."""
+    claim: ResourceClaim | None = None
+
+    @property
+    def name(self) -> str:
+        """`namespace/name` of the pod (or of the claim), as plans name it."""
+        if self.pod is not None:
+            return self.pod.namespaced_name
+        assert self.claim is not None
+        return self.claim.namespaced_name
 
 
 @dataclass
@@ -54,6 +79,21 @@ class Cluster:
     pdbs: dict[tuple[str, str], PodDisruptionBudget] = field(default_factory=dict)
     """policy/v1 PodDisruptionBudgets (`plan --preempt` counts their violations)."""
     warnings: list[str] = field(default_factory=list)
+    held: dict[tuple[str, str], HeldPod] = field(default_factory=dict)
+    """Pods no plan places, with the reason (`planning.triage`); a pending one is not among
+    `pods`, a bound one (nodeName, claims never allocated) is, for the node resources it holds."""
+    held_claims: dict[tuple[str, str], HeldPod] = field(default_factory=dict)
+    """Unallocated claims `planning.triage` left out for a problem: where the input has no Pods
+    (each claim a pod of its own) a plan lists them as not placed, with the problem."""
+    unread: list[Unread] = field(default_factory=list)
+    """Objects of the input that could not be read (lenient loading, `load.load_lenient`);
+    `planning.triage` holds the pods that depend on them."""
+    left_out: list[TypeMeta] = field(default_factory=list)
+    """Objects `planning.triage` took out of the plan for a problem (a pending pod it holds is in
+    `held` instead): `--output-mode full` writes them back as they were
+    (`output.objects.cluster_after`)."""
+    triaged: bool = False
+    """Whether `held` was worked out (`planning.triage`); plans triage a cluster that was not."""
     _identities: dict[Identity, TypeMeta] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -69,6 +109,7 @@ class Cluster:
                 pairs.extend((parsed, source) for parsed in reader.read(obj))
             else:
                 pairs.append((obj, source))
+        pairs.extend((parsed, source) for parsed, source, _ in reader.finish())  # a dump's workloads
         kept, warnings, errors = dedupe(pairs)
         if reader.errors or errors:
             raise ValidationErrors(reader.errors + errors)
@@ -137,8 +178,19 @@ class Cluster:
         return _find(self.claims, "ResourceClaim", name, namespace)
 
     def pod(self, name: str, namespace: str | None = None) -> Pod:
-        """A pod by `name`, `namespace/name`, or name plus namespace."""
-        return _find(self.pods, "Pod", name, namespace)
+        """A pod by `name`, `namespace/name`, or name plus namespace; a held pod too."""
+        try:
+            return _find(self.pods, "Pod", name, namespace)
+        except InputError:
+            held = {k: h.pod for k, h in self.held.items() if h.pod is not None}
+            if not held:
+                raise
+            return _find({**held, **self.pods}, "Pod", name, namespace)
+
+    def held_pod(self, name: str) -> HeldPod | None:
+        """The held pod `namespace/name`, if it is one."""
+        ns, _, short = name.rpartition("/")
+        return self.held.get((ns or "default", short))
 
     def unallocated_claims(self) -> list[ResourceClaim]:
         return [c for c in self.claims.values() if c.status is None or c.status.allocation is None]

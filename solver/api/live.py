@@ -16,6 +16,16 @@ What it promises:
   are never built (they lag behind the API and drop fields the loader must see).
 * Pages of `PAGE_SIZE` objects (`limit` and `continue`), so a cluster of 100,000 pods is
   read in bounded responses, as kubectl does.
+* Faults cost a pause, not the read (`Session.get`): 429 (its `Retry-After` honoured, up to
+  `RETRY_AFTER_MAX`), 5xx and connections dropped by a server that has answered before are
+  sent again with a doubling backoff, at most `RETRIES` times, then one line names the server
+  and the list; a server never reached, a TLS failure and an answer not whole within
+  `REQUEST_TIMEOUT` are one line at once. One item of a list that is not valid JSON, not an
+  object or without a name is left out with a warning naming it (`_pages`, `_list_answer`).
+* Who asks, and with what: `User-Agent: dra-solver/<version>` on every request (the audit log
+  names dra-solver); the kubeconfig's CA and client certificate, verification off only when
+  it says `insecure-skip-tls-verify` (and a warning says so); no message holds a credential
+  (`Session.redact`, `_kubeconfig_secrets`).
 * Versions: a kind is read in the first version the loader knows for it
   (`convert.API_VERSIONS`: the stored version first) that the server serves; an older
   cluster without `resource.k8s.io/v1` is read as v1beta2 or v1beta1 and converted by the
@@ -25,9 +35,11 @@ What it promises:
 * Workloads (Deployments, ReplicaSets, StatefulSets, Jobs) are read, but not expanded as a
   file's are: on a cluster their pods exist already (as Pods, pending or bound), so expanding
   a workload again would count every replica twice. What is planned of them is what their
-  controllers have still to create (`workload_pods`); a workload given as a FILE on top of the
-  live state is expanded as usual ("would it fit?"). A cluster that does not serve one of
-  these kinds has none: it is skipped with a note.
+  controllers have still to create (`workloads.lacking_pods`; the loader does the same for a
+  dump's workloads, which carry a uid); a workload written as a FILE on top of the live state
+  is expanded as usual ("would it fit?"). A cluster that does not serve one of these kinds has
+  none: it is skipped with a note. `read(plan=False)` keeps the workloads as listed, for
+  `dra-solver dump`.
 * Watching (`plan --watch`, `api.watch`): `read_with` lists on an open `Session`, and every
   kind's list resourceVersion and path are kept for the watch to start from; `Session.stream`
   is the one streamed GET.
@@ -45,16 +57,21 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from http import HTTPStatus
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..errors import DRASolverError, InputError, ValidationErrors
 from .convert import API_VERSIONS
 from .load import Document
-from .workloads import EXPANDED_KINDS, expand_workload
+from .workloads import EXPANDED_KINDS, workload_pods
 
 __all__ = [
     "INSTALL_HINT",
@@ -70,6 +87,7 @@ __all__ = [
     "Target",
     "client_log",
     "forbidden_error",
+    "item_ref",
     "kinds_read",
     "list_path",
     "planner_documents",
@@ -89,8 +107,39 @@ MIN_CLIENT = 37
 `call_api` returning the raw response) this module uses; pyproject's `live` extra asks for it."""
 
 CONNECT_TIMEOUT = 10.0
-READ_TIMEOUT = 120.0
-"""Seconds: to connect to the server, and to wait for one page of a list."""
+"""Seconds to connect to the server."""
+REQUEST_TIMEOUT = 60.0
+"""Seconds for one whole answer (a page of a list, a discovery document): a server that has not
+sent all of it by then is slow or overloaded, and the read stops with one line saying so (not
+retried: six more minutes of waiting would not be an answer either)."""
+
+RETRIES = 5
+"""Requests sent again, at most, after the first failed (`RETRY_STATUSES`, a connection the
+server dropped): a transient failure — a restarting API server, an overloaded one shedding load,
+a load balancer cutting a connection — costs a pause, not the read."""
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Answers taken as transient: too many requests, and the server errors a restart or an
+overload gives."""
+BACKOFF = (0.5, 8.0)
+"""Seconds: the first pause before a request is sent again, doubled each time up to the second."""
+RETRY_AFTER_MAX = 10.0
+"""Seconds: the longest pause a `Retry-After` header is honoured with (a server asking for
+an hour gets RETRIES pauses of this, then the read stops with one line)."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("dra-solver")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+USER_AGENT = f"dra-solver/{_version()}"
+"""Sent with every request, so that an administrator finds dra-solver's reads in the API
+server's audit log (the client's default names the OpenAPI generator)."""
+
+_sleep = time.sleep
+"""How a pause before a retry is waited (the tests record it instead)."""
 
 
 class LiveError(DRASolverError):
@@ -230,10 +279,46 @@ def _kubeconfig_files(target: Target) -> str | None:
     return None
 
 
-def _configuration(k8s: Any, target: Target) -> tuple[Any, str]:
-    """The client Configuration for the target and how messages name it."""
-    configuration = k8s.client.Configuration()
+_SECRET = re.compile(
+    r"""\b(?:token|password|client-key-data|client-certificate-data|certificate-authority-data)["']?"""
+    r"""[ \t]*:[ \t]*["']?([^"'\s,}#]+)"""
+)
+"""A credential (or a certificate) in a kubeconfig, YAML or JSON: the value is group 1."""
+
+
+def _kubeconfig_secrets(files: str | None) -> tuple[str, ...]:
+    """Every credential and certificate written in the kubeconfig files: what no message may
+    repeat (`_redact`), whatever the client or a YAML error puts in its own."""
+    found: list[str] = []
+    for name in (files or "").split(os.pathsep):
+        try:
+            text = Path(name).expanduser().read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found.extend(m.group(1) for m in _SECRET.finditer(text))
+    return tuple(sorted({s for s in found if len(s) >= 4}, key=len, reverse=True))
+
+
+def _redact(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "<redacted>")
+    return text
+
+
+def _configuration(k8s: Any, target: Target) -> tuple[Any, str, tuple[str, ...]]:
+    """The client Configuration for the target, how messages name it, and the credentials of
+    its kubeconfig (`_kubeconfig_secrets`)."""
     files = _kubeconfig_files(target)
+    secrets = _kubeconfig_secrets(files)
+    try:
+        configuration, source = _configure(k8s, target, files)
+    except LiveError as exc:
+        raise LiveError(_redact(str(exc), secrets)) from None
+    return configuration, source, secrets
+
+
+def _configure(k8s: Any, target: Target, files: str | None) -> tuple[Any, str]:
+    configuration = k8s.client.Configuration()
     if files is None:
         if target.context is not None:
             raise LiveError(
@@ -300,20 +385,56 @@ _GET = "GET"
 """The one HTTP method this module sends."""
 
 
+class _NoAnswer(Exception):
+    """A request that got no (complete) answer: why, and what it means — `unreachable` (a
+    server never reached, a TLS failure), `slow` (no whole answer in time), `transient` (a
+    connection dropped: sending it again may help)."""
+
+    def __init__(self, why: str, kind: str) -> None:
+        super().__init__(why)
+        self.why = why
+        self.kind = kind
+
+
 class Session:
-    """GET requests to one API server, and nothing else (the read-only promise lives here)."""
+    """GET requests to one API server, and nothing else (the read-only promise lives here).
+
+    Every request carries `USER_AGENT`. One that fails transiently — a status of
+    `RETRY_STATUSES`, a connection dropped by a server that has answered before — is sent again
+    after a pause (its `Retry-After`, at most `RETRY_AFTER_MAX`, else a doubling backoff), at
+    most `RETRIES` times; then one line names the server, what was asked and how often. A server
+    never reached, a TLS failure and an answer slower than `REQUEST_TIMEOUT` are one line at
+    once. TLS is the kubeconfig's: its CA and client certificate; verification is off only when
+    the kubeconfig says `insecure-skip-tls-verify` (`insecure`). No message carries a credential
+    (`redact`)."""
 
     def __init__(self, target: Target, connections: int = 0) -> None:
         k8s = _kubernetes()
-        configuration, self.source = _configuration(k8s, target)
+        import urllib3  # a dependency of the kubernetes client
+
+        configuration, self.source, self._secrets = _configuration(k8s, target)
         if connections:
             # A watch holds one connection per kind open: a pool that large keeps urllib3 from
             # discarding (and warning about) connections it has no room for.
             configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
+        # The retries are this class's (`get`): urllib3's own would resend at once, unseen;
+        # redirects are not followed (an API server does not send them for a list).
+        configuration.retries = urllib3.util.Retry(0, redirect=False)
+        self.insecure = not configuration.verify_ssl
+        """The kubeconfig turned TLS verification off (insecure-skip-tls-verify)."""
+        if self.insecure:
+            # Said once, in the read's warnings, rather than by urllib3 on stderr per request.
+            import warnings
+
+            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+        self._configuration = configuration
         self.server = str(configuration.host)
         self.api = k8s.client.ApiClient(configuration)
+        self.api.user_agent = USER_AGENT
         self.requests = 0
-        import urllib3  # a dependency of the kubernetes client
+        self._answered = False
+        self._urllib3 = urllib3
+        self._api_exception: type[BaseException] = k8s.client.exceptions.ApiException
 
         # What a request that did not get an answer raises: connection and protocol errors,
         # timeouts, and the client's ApiException (status 0) for a TLS failure.
@@ -323,22 +444,126 @@ class Session:
             k8s.client.exceptions.ApiException,
         )
 
-    def get(self, path: str, query: dict[str, str] | None = None) -> tuple[int, bytes]:
-        """(HTTP status, body) of `GET path?query`; a server that cannot be reached is a
-        LiveError naming it. Non-2xx answers are returned, for the caller to word."""
-        response = self._call(path, query or {}, READ_TIMEOUT)
+    def redact(self, text: str) -> str:
+        """`text` without the credentials of this session (its bearer token, as configured or
+        as an exec plugin refreshed it, and whatever the kubeconfig holds): what reaches a
+        message never holds one."""
+        secrets = list(self._secrets)
+        for value in (self._configuration.api_key or {}).values():
+            token = str(value or "")
+            secrets += [t for t in (token, token.removeprefix("Bearer ").strip()) if len(t) >= 4]
+        return _redact(text, sorted(secrets, key=len, reverse=True))
+
+    def error(self, text: str) -> LiveError:
+        """A LiveError of `text`, credentials removed."""
+        return LiveError(self.redact(text))
+
+    def get(self, path: str, query: dict[str, str] | None = None, what: str = "") -> tuple[int, bytes]:
+        """(HTTP status, body) of `GET path?query`, sent again while it fails transiently (see
+        the class); `what` names it in messages (`list pods`; default `GET path`). A server that
+        cannot be reached, or keeps failing, is a LiveError naming it. Other non-2xx answers are
+        returned, for the caller to word."""
+        what = what or f"GET {path}"
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                status, headers, body = self._get_once(path, query or {})
+            except _NoAnswer as exc:
+                if exc.kind == "unreachable":
+                    raise self.error(
+                        f"cannot reach the API server {self.server} ({self.source}): {exc.why}"
+                    ) from None
+                if exc.kind == "slow":
+                    raise self.error(
+                        f"cannot {what} from the API server {self.server} ({self.source}): {exc.why}"
+                    ) from None
+                if attempt > RETRIES:
+                    raise self._gave_up(what, exc.why, attempt, started) from None
+                pause = _backoff(attempt)
+            else:
+                self._answered = True
+                if status not in RETRY_STATUSES:
+                    return status, body
+                why = f"{status} {_phrase(status)}: {_status_message(body)}".rstrip(": ")
+                asked = _retry_after(headers.get("Retry-After"))
+                if attempt > RETRIES:
+                    if asked is not None and asked > RETRY_AFTER_MAX:
+                        why += f" (asked to retry after {asked:g} s)"
+                    raise self._gave_up(what, why, attempt, started) from None
+                pause = min(asked, RETRY_AFTER_MAX) if asked is not None else _backoff(attempt)
+            _sleep(pause)
+
+    def _gave_up(self, what: str, why: str, attempts: int, started: float) -> LiveError:
+        return self.error(
+            f"cannot {what} from the API server {self.server} ({self.source}): {why}; "
+            f"{attempts} attempts in {time.monotonic() - started:.1f} s"
+        )
+
+    def _get_once(self, path: str, query: dict[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+        """One request, its whole answer read within `REQUEST_TIMEOUT`; `_NoAnswer` without one."""
+        started = time.monotonic()
         try:
-            return int(response.status), bytes(response.read())
+            response = self._send(path, query, REQUEST_TIMEOUT)
         except self._no_answer as exc:
-            raise self._unreachable(exc) from None
+            raise self._classify(exc) from None
+        # The socket's timeout bounds each read, not the whole body: a server that trickles it
+        # would never end. The connection is shut at the deadline instead.
+        late = threading.Event()
+
+        def shut() -> None:
+            late.set()
+            response.response.shutdown()
+
+        timer = threading.Timer(max(0.0, REQUEST_TIMEOUT - (time.monotonic() - started)), shut)
+        timer.daemon = True
+        timer.start()
+        try:
+            body = bytes(response.read())
+        except Exception as exc:  # a shut, dropped or broken connection: classified
+            if late.is_set():
+                raise _NoAnswer(self._slow(), "slow") from None
+            raise self._classify(exc) from None
+        finally:
+            timer.cancel()
+        return int(response.status), response.headers or {}, body
+
+    @staticmethod
+    def _slow() -> str:
+        return (
+            f"no complete answer within {REQUEST_TIMEOUT:g} s (the server is slow or overloaded, or the "
+            "network is)"
+        )
+
+    def _classify(self, exc: BaseException) -> _NoAnswer:
+        """Why a request got no answer, and whether to send it again: a connection that was
+        dropped (by a server that has answered before, or in the middle of an answer) may be;
+        a server never reached, a TLS failure or a timeout is reported at once."""
+        errors = self._urllib3.exceptions
+        reason: BaseException = exc
+        inner = getattr(exc, "reason", None)
+        if isinstance(exc, errors.MaxRetryError) and isinstance(inner, BaseException):
+            reason = inner
+        why = self.redact(_unreachable_reason(exc))
+        if isinstance(exc, self._api_exception) or isinstance(reason, errors.SSLError):
+            return _NoAnswer(why, "unreachable")
+        if isinstance(reason, errors.ConnectTimeoutError):  # NewConnectionError too: refused, no such host
+            return _NoAnswer(why, "transient" if self._answered else "unreachable")
+        if isinstance(reason, errors.ReadTimeoutError | TimeoutError):
+            return _NoAnswer(self._slow(), "slow")
+        return _NoAnswer(why, "transient")
 
     def stream(self, path: str, query: dict[str, str], read_timeout: float) -> Stream:
         """`GET path?query` whose body is read as it comes (a watch): the status, and the
         body's lines as they arrive. A server that cannot be reached is a LiveError."""
-        response = self._call(path, query, read_timeout)
+        try:
+            response = self._send(path, query, read_timeout)
+        except self._no_answer as exc:
+            raise self._unreachable(exc) from None
         return Stream(int(response.status), response.response, self._no_answer)
 
-    def _call(self, path: str, query: dict[str, str], read_timeout: float) -> Any:
+    def _send(self, path: str, query: dict[str, str], read_timeout: float) -> Any:
         """The client's answer to `GET path?query`, its body not read yet: the one place a
         request is built and sent (always a GET: the session never writes)."""
         try:
@@ -350,24 +575,49 @@ class Session:
                 auth_settings=["BearerToken"],
             )
         except Exception as exc:  # a token refresh (exec plugin, expired credentials) that failed
-            raise LiveError(
+            raise self.error(
                 f"{self.source}: cannot authenticate to {self.server}: {_one_line(exc)}"
             ) from None
         self.requests += 1
-        try:
-            return self.api.call_api(
-                _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
-            )
-        except self._no_answer as exc:
-            raise self._unreachable(exc) from None
+        return self.api.call_api(
+            _GET, url, header_params=headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
+        )
 
     def _unreachable(self, exc: BaseException) -> LiveError:
-        return LiveError(
+        return self.error(
             f"cannot reach the API server {self.server} ({self.source}): {_unreachable_reason(exc)}"
         )
 
     def close(self) -> None:
         self.api.close()
+
+
+def _backoff(attempt: int) -> float:
+    """The pause after the `attempt`-th failure: BACKOFF's first, doubled each time, capped."""
+    first, most = BACKOFF
+    return float(min(first * 2 ** (attempt - 1), most))
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds a `Retry-After` header asks for (a number of seconds or an HTTP date), None when
+    there is none or it cannot be read."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 class Stream:
@@ -422,7 +672,7 @@ def _json(session: Session, status: int, body: bytes, what: str) -> Any:
     try:
         return json.loads(body)
     except ValueError:
-        raise LiveError(
+        raise session.error(
             f"{session.server} ({session.source}): {what}: the answer ({status}) is not JSON"
         ) from None
 
@@ -450,7 +700,7 @@ class _Discovery:
             return None
         _raise_for_auth(self.session, status, body, f"GET {path}")
         if status != 200:
-            raise LiveError(
+            raise self.session.error(
                 f"{self.session.server} ({self.session.source}): GET {path}: {status} {_status_message(body)}"
             )
         return _json(self.session, status, body, f"GET {path}")
@@ -527,19 +777,29 @@ def forbidden_error(session: Session, k: ReadKind, verb: str, body: bytes) -> In
     verbs = '["get", "list", "watch"]' if verb == "watch" else '["get", "list"]'
     rule = f'{{apiGroups: ["{k.group}"], resources: ["{k.resource}"], verbs: {verbs}}}'
     needs = "get, list and watch" if verb == "watch" else "get and list"
+    said = session.redact(_status_message(body))
     return InputError(
-        f"cannot {verb} {k.plural} (403 Forbidden: {_status_message(body)}); dra-solver needs "
+        f"cannot {verb} {k.plural} (403 Forbidden: {said}); dra-solver needs "
         f"{needs} on it cluster-wide, e.g. a ClusterRole rule {rule}",
         source=session.source,
     )
 
 
 def _pages(
-    session: Session, k: ReadKind, api_version: str, progress: Progress | None, version: list[str]
+    session: Session,
+    k: ReadKind,
+    api_version: str,
+    progress: Progress | None,
+    version: list[str],
+    warnings: list[str] | None = None,
 ) -> Iterator[Document]:
     """Every object of one kind, page by page (`limit`, `continue`), stamped with the kind and
     apiVersion of its list (a list's items carry neither); the list's resourceVersion (the
-    first page's: the pages of one list are one snapshot) is appended to `version`."""
+    first page's: the pages of one list are one snapshot) is appended to `version`.
+
+    An item that cannot be an object — not valid JSON, not a JSON object, no name — is left
+    out with a line in `warnings` naming it (kind, namespace/name as far as they can be read)
+    and the problem: one broken object costs only itself (`_list_answer`)."""
     path = list_path(k, api_version)
     token = ""
     n = 0
@@ -547,7 +807,7 @@ def _pages(
         query = {"limit": str(PAGE_SIZE)}
         if token:
             query["continue"] = token
-        status, body = session.get(path, query)
+        status, body = session.get(path, query, what=f"list {k.plural}")
         _raise_for_auth(session, status, body, f"list {k.plural}")
         if status == 403:
             raise _Forbidden(forbidden_error(session, k, "list", body))
@@ -557,19 +817,26 @@ def _pages(
                 f"(410 Gone: the continue token expired); run again"
             )
         if status != 200:
-            raise LiveError(f"{session.source}: GET {path}: {status} {_status_message(body)}")
-        doc = _json(session, status, body, f"GET {path}")
-        items = doc.get("items") if isinstance(doc, dict) else None
+            raise session.error(f"{session.source}: GET {path}: {status} {_status_message(body)}")
+        doc = _list_answer(body)
+        if doc is None:
+            raise LiveError(
+                f"{session.server} ({session.source}): GET {path}: the answer ({status}) is not JSON"
+            )
+        items = doc.get("items")
         if not isinstance(items, list):
             raise LiveError(f"{session.source}: GET {path}: the answer is not a list (no items)")
         for item in items:
             position = f"GET {path} items[{n}]"
-            if isinstance(item, dict):
-                # Kind and apiVersion first, as kubectl prints a dump; the server's fields as served.
-                yield session.source, position, {"apiVersion": api_version, "kind": k.kind, **item}
-            else:
-                yield session.source, position, item
             n += 1
+            problem = _not_an_object(item)
+            if problem:
+                if warnings is not None:
+                    ref = item_ref(k.kind, item)
+                    warnings.append(f"{session.source}: {position}: skipped {ref}: {problem}")
+                continue
+            # Kind and apiVersion first, as kubectl prints a dump; the server's fields as served.
+            yield session.source, position, {"apiVersion": api_version, "kind": k.kind, **item}
         if progress is not None:
             progress(k.kind, n)
         meta = doc.get("metadata")
@@ -580,29 +847,196 @@ def _pages(
             return
 
 
+@dataclass(frozen=True)
+class _Broken:
+    """An item of a list answer that is not valid JSON: its text, and what is wrong with it."""
+
+    text: str
+    problem: str
+
+
+def _not_an_object(item: Any) -> str:
+    """Why a list's item cannot be read as an object ("" when it can)."""
+    if isinstance(item, _Broken):
+        return item.problem
+    if not isinstance(item, dict):
+        json_type = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(item), "a number"
+        )
+        return f"not a JSON object but {json_type}"
+    meta = item.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        return "no metadata.name"
+    return ""
+
+
+_NAME = re.compile(r'"(name|namespace)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def item_ref(kind: str, item: Any) -> str:
+    """`Kind namespace/name` of a list's item or a watch event's object, as much of it as can
+    be read: a text that is not valid JSON is searched for its metadata's name and namespace."""
+    if isinstance(item, _Broken):
+        item = item.text
+    if isinstance(item, dict):
+        meta = item.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        name, namespace = meta.get("name"), meta.get("namespace")
+    elif isinstance(item, str):
+        found: dict[str, str] = {}
+        at = item.find('"metadata"')
+        for match in _NAME.finditer(item, max(at, 0)):
+            found.setdefault(match.group(1), match.group(2))
+        name, namespace = found.get("name"), found.get("namespace")
+    else:
+        name = namespace = None
+    name = name if isinstance(name, str) and name else "<unnamed>"
+    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+
+
+def _skip(text: str, pos: int) -> int:
+    """The position of the first character at or after `pos` that is not JSON whitespace."""
+    while text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _list_answer(body: bytes) -> dict[str, Any] | None:
+    """A list answer as a dict; None when it is not a JSON object.
+
+    Why not only `json.loads`: one item that is not valid JSON (a proxy that mangled it, a
+    server bug) would make the whole page unreadable. When the answer does not parse, it is
+    read again value by value: every other item is read, and the broken one, found by its
+    brackets, becomes a `_Broken` item naming the problem. An answer whose brackets are broken
+    too is not JSON (None)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        pass
+    else:
+        return doc if isinstance(doc, dict) else None
+    try:
+        return _tolerant(body.decode("utf-8", "replace"))
+    except (ValueError, IndexError):
+        return None
+
+
+def _tolerant(text: str) -> dict[str, Any]:
+    """`text`, a JSON object whose `items` array may hold values that are not valid JSON."""
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    if text[pos] != "{":
+        raise ValueError("not an object")
+    out: dict[str, Any] = {}
+    pos += 1
+    while True:
+        pos = _skip(text, pos)
+        if text[pos] == "}" and not out:
+            return out
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if not isinstance(key, str) or text[pos] != ":":
+            raise ValueError("not an object")
+        pos = _skip(text, pos + 1)
+        if key == "items" and text[pos] == "[":
+            out[key], pos = _tolerant_items(text, pos + 1, decoder)
+        else:
+            out[key], pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if text[pos] == "}":
+            return out
+        if text[pos] != ",":
+            raise ValueError("not an object")
+        pos += 1
+
+
+def _tolerant_items(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[list[Any], int]:
+    """The values of a JSON array from `pos` (after its `[`) and the position after its `]`;
+    a value that does not parse is a `_Broken` item, skipped by its brackets."""
+    items: list[Any] = []
+    while True:
+        pos = _skip(text, pos)
+        if text[pos] == "]" and not items:
+            return items, pos + 1
+        start = pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            pos = _value_end(text, start)
+            where = f"character {exc.pos - start + 1} of the object" if exc.pos < pos else "its end"
+            value = _Broken(text[start:pos], f"not valid JSON ({exc.msg} at {where})")
+        items.append(value)
+        pos = _skip(text, pos)
+        if text[pos] == "]":
+            return items, pos + 1
+        if text[pos] != ",":
+            raise ValueError("not an array")
+        pos += 1
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Where the JSON-like value at `pos` ends: its brackets matched, strings skipped (a value
+    without brackets ends at the next `,` or `]` outside a string)."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(pos, len(text)):
+        c = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            if depth == 0:
+                return i  # the end of the array holding the value
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == "," and depth == 0:
+            return i
+    raise ValueError("unbalanced brackets")
+
+
 class _Forbidden(DRASolverError):
     def __init__(self, error: InputError) -> None:
         self.error = error
         super().__init__(error.message)
 
 
-def read(target: Target, progress: Progress | None = None) -> LiveRead:
-    """Every object of `kinds_read()` on the target cluster, for `load.load_sourced`.
+def read(target: Target, progress: Progress | None = None, plan: bool = True) -> LiveRead:
+    """Every object of `kinds_read()` on the target cluster, for `load.load_sourced`; `plan`
+    False: the objects as listed only (`listed`: `dra-solver dump`), no `documents`.
 
     Raises LiveError (one line) when the server cannot be reached, rejects the credentials or
     does not serve a required kind; ValidationErrors with one line per kind that may not be
     listed (all of them, so that one RBAC change fixes every one)."""
     with client_log() as said:
+        session: Session | None = None
         try:
             session = Session(target)
             try:
-                return read_with(session, progress)
+                return read_with(session, progress, plan=plan)
             finally:
                 session.close()
         except LiveError as exc:
-            if said:  # what the client logged (an exec plugin that failed) is part of the why
-                raise LiveError(f"{exc} (the kubernetes client said: {said[-1]})") from None
-            raise
+            if not said:
+                raise
+            # What the client logged (an exec plugin that failed) is part of the why; it may
+            # quote what the plugin printed, so it loses the credentials the message would.
+            text = f"{exc} (the kubernetes client said: {said[-1]})"
+            if session is not None:
+                raise session.error(text) from None
+            try:
+                secrets = _kubeconfig_secrets(_kubeconfig_files(target))
+            except LiveError:
+                secrets = ()
+            raise LiveError(_redact(text, secrets)) from None
 
 
 class _Collect(logging.Handler):
@@ -631,7 +1065,9 @@ def client_log() -> Iterator[list[str]]:
         root.removeHandler(handler)
 
 
-def read_with(session: Session, progress: Progress | None = None, skip: Collection[str] = ()) -> LiveRead:
+def read_with(
+    session: Session, progress: Progress | None = None, skip: Collection[str] = (), plan: bool = True
+) -> LiveRead:
     """`read` on an open session (a watch re-lists on the one it watches with); `skip`: kinds
     not to list. Raises as `read`."""
     out = LiveRead(server=session.server, source=session.source)
@@ -663,7 +1099,7 @@ def read_with(session: Session, progress: Progress | None = None, skip: Collecti
             fallbacks.setdefault((stored, api_version), []).append(k.kind)
         version: list[str] = []
         try:
-            documents = list(_pages(session, k, api_version, progress, version))
+            documents = list(_pages(session, k, api_version, progress, version, out.warnings))
         except _Forbidden as exc:
             forbidden.append(exc.error)
             continue
@@ -680,9 +1116,15 @@ def read_with(session: Session, progress: Progress | None = None, skip: Collecti
             f"{session.source}: the server does not serve {stored} for {', '.join(kinds)} (it serves "
             f"{group} {served}): read as {used} and converted as a file in {used} is"
         )
-    out.documents, note = planner_documents(out.listed, session.source)
-    if note:
-        out.warnings.append(note)
+    if session.insecure:
+        out.warnings.append(
+            f"{session.source}: TLS verification is off (the kubeconfig's insecure-skip-tls-verify): "
+            f"nothing proves that {session.server} is the cluster's API server"
+        )
+    if plan:
+        out.documents, note = planner_documents(out.listed, session.source)
+        if note:
+            out.warnings.append(note)
     out.requests = session.requests
     return out
 
@@ -704,110 +1146,3 @@ def planner_documents(listed: Mapping[str, Sequence[Document]], source: str) -> 
         "but have not yet (named <workload>-<i>) are planned too"
     )
     return documents + lacking, note
-
-
-def _meta(doc: Mapping[str, Any]) -> dict[str, Any]:
-    meta = doc.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _controller_uid(doc: Mapping[str, Any]) -> str:
-    """The uid of the object's controller (its `ownerReferences` entry with controller: true)."""
-    for ref in _meta(doc).get("ownerReferences") or ():
-        if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid"):
-            return str(ref["uid"])
-    return ""
-
-
-def _active(pod: Mapping[str, Any]) -> bool:
-    """A pod its controller counts as running or about to: not finished, not being deleted
-    (upstream's `controller.IsPodActive`)."""
-    status = pod.get("status")
-    phase = status.get("phase") if isinstance(status, dict) else None
-    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
-
-
-def _number(spec: Mapping[str, Any], name: str, default: int | None) -> int | None:
-    value = spec.get(name, default)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
-_JOB_DONE = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
-"""A Job condition that, when True, means its controller starts no more pods."""
-
-
-def _job_wants(job: Mapping[str, Any]) -> int:
-    """How many pods a Job runs at once now, as its controller decides: none when suspended or
-    finished; else `parallelism`, capped by the completions still to go (with no completions
-    set, none once one pod succeeded: a work-queue Job is finishing)."""
-    spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
-    status = job.get("status") if isinstance(job.get("status"), dict) else {}
-    assert isinstance(spec, dict) and isinstance(status, dict)
-    if spec.get("suspend") is True:
-        return 0
-    for condition in status.get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") in (
-            "Complete",
-            "Failed",
-            "SuccessCriteriaMet",
-            "FailureTarget",
-        ):
-            if condition.get("status") == "True":
-                return 0
-    parallelism = _number(spec, "parallelism", 1) or 0
-    succeeded = _number(status, "succeeded", 0) or 0
-    completions = _number(spec, "completions", None)
-    if completions is None:
-        return 0 if succeeded else parallelism
-    return max(0, min(parallelism, completions - succeeded))
-
-
-def workload_pods(workloads: Sequence[Document], pods: Sequence[Document], source: str) -> list[Document]:
-    """The pods the cluster's workloads will create but have not yet, as documents for the
-    loader (named as a file's workload's are: `<name>-<i>`; a StatefulSet's missing ordinals by
-    their own names).
-
-    Why not the workloads themselves: on a cluster a workload's pods exist already (as Pods,
-    pending or bound), so expanding it as a file's would count every replica twice. What a
-    controller has still to create — a ReplicaSet below its replicas, a Job below its
-    parallelism, a StatefulSet's missing ordinals, a Deployment that has no ReplicaSet yet — is
-    what it lacks: wanted minus its active pods (not finished, not being deleted), matched by
-    the controller's uid in their `ownerReferences`. A Deployment with ReplicaSets is left to
-    them (they hold its pods); a suspended or finished Job wants none; a paused Deployment
-    without a ReplicaSet creates none."""
-    active: dict[str, int] = {}
-    names: set[tuple[str, str]] = set()
-    for _, _, pod in pods:
-        if not isinstance(pod, dict):
-            continue
-        meta = _meta(pod)
-        names.add((str(meta.get("namespace") or "default"), str(meta.get("name") or "")))
-        uid = _controller_uid(pod)
-        if uid and _active(pod):
-            active[uid] = active.get(uid, 0) + 1
-    owners = {
-        _controller_uid(d) for _, _, d in workloads if isinstance(d, dict) and d.get("kind") == "ReplicaSet"
-    }
-    out: list[Document] = []
-    for _, position, doc in workloads:
-        if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict):
-            continue  # not a workload the loader could read: the pods' list has what runs
-        meta, spec, kind = _meta(doc), doc["spec"], doc.get("kind")
-        uid = str(meta.get("uid") or "")
-        namespace = str(meta.get("namespace") or "default")
-        if kind == "Deployment" and (uid in owners or spec.get("paused") is True):
-            continue
-        if kind == "StatefulSet":
-            start = _number(spec.get("ordinals") or {}, "start", 0) or 0
-            whole = {**doc, "spec": {**spec, "replicas": start + (_number(spec, "replicas", 1) or 0)}}
-            made = expand_workload(whole, source)[start:]
-            made = [p for p in made if (namespace, p["metadata"]["name"]) not in names]
-        else:
-            wants = _job_wants(doc) if kind == "Job" else (_number(spec, "replicas", 1) or 0)
-            lacks = max(0, wants - active.get(uid, 0)) if uid else wants
-            field_ = "parallelism" if kind == "Job" else "replicas"
-            rest = {k: v for k, v in spec.items() if k != "completions"}
-            made = expand_workload({**doc, "spec": {**rest, field_: lacks}}, source) if lacks else []
-        for pod in made:
-            out.append((source, f"{position}: {pod['metadata']['name']}, a pod it has not created yet", pod))
-    return out

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,26 @@ from ..errors import InputError, ValidationErrors
 from .bounded import BoundExceeded, Loader
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .identity import dedupe
-from .models import KINDS, Pod, TypeMeta
+from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
-from .workloads import EXPANDED_KINDS, NOT_EXPANDED, GeneratedNames, expand_workload
+from .workloads import (
+    EXPANDED_KINDS,
+    NOT_EXPANDED,
+    GeneratedNames,
+    PodIndex,
+    expand_workload,
+    from_a_cluster,
+    lacking_by_workload,
+)
 
 __all__ = [
     "Document",
     "Reader",
+    "Unread",
     "dumps",
     "expand_paths",
     "iter_positioned",
+    "load_lenient",
     "load_paths",
     "load_sourced",
     "load_text",
@@ -90,6 +101,45 @@ def _flatten(doc: Any, source: str, position: str) -> Iterator[tuple[str, dict[s
     yield position, doc
 
 
+@dataclass(frozen=True)
+class Unread:
+    """An object of a kind dra-solver reads that could not be read (an apiVersion it does not
+    know, a field its model refuses, a workload whose pod template is broken): who it is and
+    why. Strict loading refuses the input; lenient loading (`load_lenient`) leaves it out and
+    `planning.triage` makes what depends on it unplaceable with this as the reason."""
+
+    kind: str
+    namespace: str
+    name: str
+    node_name: str
+    """A Pod's `spec.nodeName` as written ("" when none): a bound pod holds its node."""
+    errors: tuple[InputError, ...]
+    doc: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The object as written, for outputs that write the input back (never read otherwise)."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(f"{e.field}: {e.reason}" if e.field else e.reason for e in self.errors)
+
+
+def _unread(doc: dict[str, Any], errors: list[InputError]) -> Unread | None:
+    """The object `doc` names, when it is identifiable (a kind and a metadata.name): then its
+    errors are its own, not the input's."""
+    kind = doc.get("kind")
+    meta = doc.get("metadata")
+    if not isinstance(kind, str) or not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        return None
+    ns = meta.get("namespace")
+    namespace = ns if isinstance(ns, str) and ns else ("" if kind in CLUSTER_SCOPED else "default")
+    spec = doc.get("spec")
+    node = spec.get("nodeName") if isinstance(spec, dict) else None
+    return Unread(kind, namespace, meta["name"], node if isinstance(node, str) else "", tuple(errors), doc)
+
+
 class Reader:
     """Turns raw object dicts into models, one input at a time.
 
@@ -99,16 +149,33 @@ class Reader:
     (`convert.check_api_version`), workload expansion (`workloads`), conversion to the
     stored version (`convert.to_internal`), then the strict models. Problems are
     collected (`errors`, `warnings`) so that a user sees all of them in one run.
+
+    A cluster's workload (`workloads.from_a_cluster`: a dump's) is planned for the pods it
+    lacks given every pod of the input, so it waits for `finish`, after the last object.
     """
 
     def __init__(self) -> None:
         self.names = GeneratedNames()
         self.errors: list[InputError] = []
         self.warnings: list[str] = []
+        self.unread: list[Unread] = []
+        """Identifiable objects with errors (their errors are also in `errors`)."""
+        self.pods = PodIndex()
+        self.cluster_workloads: list[Document] = []
 
-    def read(self, doc: dict[str, Any], source: str = "") -> list[TypeMeta]:
+    def read(self, doc: dict[str, Any], source: str = "", position: str = "") -> list[TypeMeta]:
         """The models for one raw object (several for a workload, none for a skipped
-        kind or an error, which is recorded)."""
+        kind, a cluster's workload — until `finish` — or an error, which is recorded; `unread`
+        names the object of an error)."""
+        before = len(self.errors)
+        out = self._read(doc, source, position)
+        if len(self.errors) > before:
+            unread = _unread(doc, self.errors[before:])
+            if unread is not None:
+                self.unread.append(unread)
+        return out
+
+    def _read(self, doc: dict[str, Any], source: str, position: str) -> list[TypeMeta]:
         kind = doc.get("kind")
         if not isinstance(kind, str) or kind not in API_VERSIONS:
             where = f"{source}: " if source else ""
@@ -124,9 +191,34 @@ class Reader:
             self.warnings.append(f"{where}skipping {object_ref(doc)}: {NOT_EXPANDED[kind]}")
             return []
         if kind in EXPANDED_KINDS:
+            if from_a_cluster(doc):
+                self.cluster_workloads.append((source, position, doc))
+                return []
             return self._read_workload(doc, source)
-        obj = self._read_one(self.names.name(doc), source)
+        named = self.names.name(doc)
+        if kind == "Pod":
+            self.pods.add(named)
+        obj = self._read_one(named, source)
         return [] if obj is None else [obj]
+
+    def finish(self) -> list[tuple[TypeMeta, str, str]]:
+        """(model, source, position) of the pods the input's cluster workloads lack
+        (`workloads.lacking_pods`), read as every pod is; with a warning counting them per
+        source. Call once, after the last `read`."""
+        workloads, self.cluster_workloads = self.cluster_workloads, []
+        out: list[tuple[TypeMeta, str, str]] = []
+        counted: dict[str, int] = {}
+        for (source, _, workload), made in lacking_by_workload(workloads, self.pods, errors=self.errors):
+            objects = self._read_pods(workload, [pod for _, _, pod in made], source)
+            out.extend((obj, source, position) for obj, (_, position, _) in zip(objects, made, strict=False))
+            counted[source] = counted.get(source, 0) + len(objects)
+        for source, n in counted.items():
+            where = f"{source}: " if source else ""
+            self.warnings.append(
+                f"{where}{n} pod{'s' if n != 1 else ''} that workloads will create but have not yet "
+                "(named <workload>-<i>) are planned too"
+            )
+        return out
 
     def _read_one(self, doc: dict[str, Any], source: str) -> TypeMeta | None:
         try:
@@ -154,6 +246,11 @@ class Reader:
         except InputError as exc:
             self.errors.append(exc)
             return []
+        return self._read_pods(doc, pods, source)
+
+    def _read_pods(self, doc: dict[str, Any], pods: list[dict[str, Any]], source: str) -> list[TypeMeta]:
+        """The Pod models of the workload `doc`'s pods; none, and one error per problem of its
+        template, when they are not valid."""
         out: list[TypeMeta] = []
         for pod in pods:
             try:
@@ -201,11 +298,17 @@ def _to_input_error(
 
 
 def _finish(
-    reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str]
+    reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str], *, strict: bool = True
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
-    """Duplicates found (`identity`, naming both positions); every error raised together."""
+    """The pods of the input's cluster workloads (`Reader.finish`); duplicates found
+    (`identity`, naming both positions); every error raised together — but for `strict=False`
+    the errors of identifiable objects (`Reader.unread`), which the caller reads from the reader."""
+    for obj, source, position in reader.finish():
+        pairs.append((obj, source))
+        positions[id(obj)] = position
     kept, dup_warnings, dup_errors = dedupe(pairs, positions)
-    errors = reader.errors + dup_errors
+    own = {id(e) for u in reader.unread for e in u.errors} if not strict else set()
+    errors = [e for e in reader.errors if id(e) not in own] + dup_errors
     if errors:
         raise ValidationErrors(errors)
     return kept, reader.warnings + dup_warnings
@@ -228,7 +331,7 @@ def _read_docs(
     n = 0
     for position, doc in docs:
         n += 1
-        for obj in reader.read(doc, source):
+        for obj in reader.read(doc, source, position):
             pairs.append((obj, source))
             positions[id(obj)] = position
     return n
@@ -269,6 +372,18 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path | None]:
     return out
 
 
+def load_lenient(
+    paths: Iterable[str | Path], documents: Iterable[Document] = ()
+) -> tuple[list[tuple[TypeMeta, str]], list[str], list[Unread]]:
+    """`load_sourced`, but an object that names itself (kind and name) and cannot be read is
+    returned as `Unread` instead of failing the input: one bad object costs only what depends
+    on it (docs/semantics.md, "Messy clusters"). Input that is not Kubernetes at all (not
+    YAML, no objects, an object without kind or name, a duplicate) still raises."""
+    reader = Reader()
+    pairs, warnings = _load_into(reader, paths, documents, strict=False)
+    return pairs, warnings, list(reader.unread)
+
+
 def load_sourced(
     paths: Iterable[str | Path], documents: Iterable[Document] = ()
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
@@ -285,7 +400,13 @@ def load_sourced(
     An argument without any object (an empty file, only comments, a directory without
     YAML) is an error, as `kubectl apply` says "no objects passed": a wrong path or an
     empty pipe must not pass as a valid, empty cluster."""
-    reader = Reader()
+    return _load_into(Reader(), paths, documents, strict=True)
+
+
+def _load_into(
+    reader: Reader, paths: Iterable[str | Path], documents: Iterable[Document], *, strict: bool
+) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
+    """`load_sourced` with `reader`; `strict=False`: see `load_lenient`."""
     pairs: list[tuple[TypeMeta, str]] = []
     positions: dict[int, str] = {}
     for source, position, doc in documents:
@@ -316,7 +437,7 @@ def load_sourced(
             where = "<stdin>" if str(raw) == "-" else str(raw)
             what = "no *.yaml, *.yml or *.json file with an object" if Path(where).is_dir() else "empty input"
             reader.errors.append(InputError(f"no objects in {where} ({what})"))
-    return _finish(reader, pairs, positions)
+    return _finish(reader, pairs, positions, strict=strict)
 
 
 def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:

@@ -690,6 +690,13 @@ class PodSchedulingGroup(K8sModel):
     pod_group_name: str
 
 
+class PodSchedulingGate(K8sModel):
+    """spec.schedulingGates[]: while any is present the scheduler does not consider the pod
+    (KEP-3521; Kueue gates every job waiting for quota)."""
+
+    name: str
+
+
 class PodSpec(_Loose):
     node_name: str | None = None
     node_selector: dict[str, str] = Field(default_factory=dict)
@@ -705,6 +712,7 @@ class PodSpec(_Loose):
     resources: ResourceRequirements | None = None
     """Pod-level requests/limits (cpu, memory): where set they replace the containers' sum."""
     scheduling_group: PodSchedulingGroup | None = None
+    scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
     preemption_policy: str | None = None
     """`Never`: the pod never preempts others (`dra_solver.preempt`); unset reads its
     PriorityClass's, else `PreemptLowerPriority`."""
@@ -832,6 +840,15 @@ class NodeStatus(_Loose):
     allocatable: dict[str, Quantity] = Field(default_factory=dict)
     capacity: dict[str, Quantity] = Field(default_factory=dict)
     declared_features: list[str] = Field(default_factory=list)
+
+    @property
+    def effective_allocatable(self) -> dict[str, Quantity]:
+        """What the API server stores as `status.allocatable`: the given one, else (a Node
+        written with capacity only) a copy of `status.capacity` — core/v1 defaulting
+        (`SetDefaults_NodeStatus`; docs/semantics.md, "API-server defaulting"). Why a property:
+        the input stays as given (`--output-mode full` writes it back unchanged) while every
+        reader of node resources sees what the scheduler sees."""
+        return self.allocatable or self.capacity
 
 
 class Node(TypeMeta):

@@ -199,13 +199,20 @@ so one walk over the objects reports structural and CEL problems in field order.
 # --- the collector ----------------------------------------------------------------------
 
 
+def error_ref(obj: TypeMeta) -> str:
+    """How an error names `obj` (`InputError.obj`): its ref, and an object converted from an
+    older apiVersion with that version, as the user wrote it. `planning.triage` finds an
+    error's object by it."""
+    return f"{obj.ref} ({obj.converted_from})" if obj.converted_from else obj.ref
+
+
 class _Report:
     """Errors of one object; each rule only has to name the field and the reason."""
 
     def __init__(self, obj: TypeMeta, source: str = "", cel_check: CelCheck | None = None) -> None:
         # An object converted from an older apiVersion is named with it, and its paths are
         # written back in that version (`convert.original_path`) where the two differ.
-        self.ref = f"{obj.ref} ({obj.converted_from})" if obj.converted_from else obj.ref
+        self.ref = error_ref(obj)
         self.kind, self.version = obj.kind, obj.converted_from
         self.source = source
         self.cel_check = cel_check

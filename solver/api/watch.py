@@ -44,6 +44,7 @@ from .live import (
     Target,
     client_log,
     forbidden_error,
+    item_ref,
     planner_documents,
     read_with,
 )
@@ -142,6 +143,14 @@ class _Note:
 @dataclass
 class _Fatal:
     error: DRASolverError
+
+
+@dataclass
+class _Skipped:
+    """A line of a watch answer that is not an event of an object: said, and the stream read on
+    (watching again from the last resourceVersion would only send it again)."""
+
+    text: str
 
 
 _Item = Event | _Gone | _Note | _Fatal
@@ -287,6 +296,8 @@ class Watcher:
                         if isinstance(meta, dict) and meta.get("resourceVersion"):
                             version = str(meta["resourceVersion"])
                         self._put(generation, got)
+                    elif isinstance(got, _Skipped):
+                        self._put(generation, _Note(f"{session.source}: watch {path}: {got.text}"))
                     elif got is not None:
                         return version, got.text, False
             except StreamBroken as exc:
@@ -297,15 +308,17 @@ class Watcher:
 
     def _event(
         self, k: ReadKind, api_version: str, path: str, line: bytes
-    ) -> Event | _Gone | _Note | str | None:
-        """One line of a watch answer: an Event, a bookmark's resourceVersion, 410 Gone, or a
-        note (an error event, a line that is not an event: the watch is opened again)."""
+    ) -> Event | _Gone | _Note | _Skipped | str | None:
+        """One line of a watch answer: an Event, a bookmark's resourceVersion, 410 Gone, a note
+        (an error event: the watch is opened again), or a line skipped with a note (not valid
+        JSON, not an event, an object without a name: as an item of a list, `live._pages`)."""
         try:
             doc = json.loads(line)
-        except ValueError:
-            return _Note("a line that is not JSON")
+        except ValueError as exc:
+            ref = item_ref(k.kind, line.decode("utf-8", "replace"))
+            return _Skipped(f"skipped an event of {ref}: not valid JSON ({exc})")
         if not isinstance(doc, dict) or not isinstance(doc.get("object"), dict):
-            return _Note("a line that is not a watch event")
+            return _Skipped("skipped a line that is not a watch event")
         type_, obj = doc.get("type"), doc["object"]
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         assert isinstance(meta, dict)
@@ -318,6 +331,8 @@ class Watcher:
             return _Note(f"error event {obj.get('code')}: {obj.get('message', '')}")
         if type_ not in ("ADDED", "MODIFIED", "DELETED"):
             return _Note(f"an event of type {type_!r}")
+        if not isinstance(meta.get("name"), str) or not meta["name"]:
+            return _Skipped(f"skipped a {type_} event of {k.kind} <unnamed>: no metadata.name")
         stamped = {"apiVersion": api_version, "kind": k.kind, **obj}
         stamped["apiVersion"], stamped["kind"] = api_version, k.kind
         position = f"watch {path} resourceVersion {meta.get('resourceVersion', '')}"

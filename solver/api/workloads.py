@@ -23,11 +23,18 @@ the pods with the same namespace and generateName in input order.
 DaemonSet and CronJob are not expanded (a warning says so): a DaemonSet has one pod per
 eligible node, which needs node matching (selectors, affinity, taints) that belongs to
 the engine, and a CronJob has no pods until its schedule fires.
+
+A cluster's workloads are not expanded whole: their pods exist already, as Pods. A workload
+with a `metadata.uid` (`from_a_cluster`: only the API server gives one — a live read, a
+`kubectl get -o yaml` or `dra-solver dump`) is planned for the pods its controller has still
+to create, given the pods of the same input (`lacking_pods`), so that a dump plans as the live
+read of the same cluster does; one written by hand ("would it fit?") is expanded whole.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError
@@ -147,3 +154,164 @@ class GeneratedNames:
         out = dict(doc)
         out["metadata"] = {**meta, "name": f"{prefix}{k}"}
         return out
+
+
+# --- a cluster's workloads: the pods they lack ---------------------------------------------
+
+
+Document = tuple[str, str, dict[str, Any]]
+"""(source, position, object dict), as `load.Document` (defined there; load imports this module)."""
+
+
+def from_a_cluster(doc: dict[str, Any]) -> bool:
+    """A workload as an API server serves it — it has a `metadata.uid`, which only the server
+    gives — rather than one written to ask "would it fit?": its pods exist already (in the same
+    input, when it is a dump), so what is planned of it is what it lacks (`lacking_pods`)."""
+    meta = doc.get("metadata")
+    return isinstance(meta, dict) and isinstance(meta.get("uid"), str) and bool(meta["uid"])
+
+
+class PodIndex:
+    """What `lacking_pods` needs of the pods of an input, gathered as they are read: each
+    controller's active pods (by its uid) and every pod's name."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, int] = {}
+        self.names: set[tuple[str, str]] = set()
+
+    def add(self, pod: Any) -> None:
+        if not isinstance(pod, dict):
+            return
+        meta = _meta(pod)
+        self.names.add((str(meta.get("namespace") or "default"), str(meta.get("name") or "")))
+        uid = _controller_uid(pod)
+        if uid and _active(pod):
+            self.active[uid] = self.active.get(uid, 0) + 1
+
+
+def workload_pods(workloads: Sequence[Document], pods: Sequence[Document], source: str) -> list[Document]:
+    """`lacking_pods` of the workloads, the input's pods given as documents."""
+    index = PodIndex()
+    for _, _, pod in pods:
+        index.add(pod)
+    return lacking_pods(workloads, index, source)
+
+
+def lacking_pods(
+    workloads: Sequence[Document], pods: PodIndex, source: str = "", errors: list[InputError] | None = None
+) -> list[Document]:
+    """The documents of `lacking_by_workload`, one after the other."""
+    return [pod for _, made in lacking_by_workload(workloads, pods, source, errors) for pod in made]
+
+
+def lacking_by_workload(
+    workloads: Sequence[Document], pods: PodIndex, source: str = "", errors: list[InputError] | None = None
+) -> list[tuple[Document, list[Document]]]:
+    """The pods the cluster's workloads will create but have not yet, as documents for the
+    loader (named as a file's workload's are: `<name>-<i>`; a StatefulSet's missing ordinals by
+    their own names).
+
+    Why not the workloads themselves: on a cluster a workload's pods exist already (as Pods,
+    pending or bound), so expanding it as a file's would count every replica twice. What a
+    controller has still to create — a ReplicaSet below its replicas, a Job below its
+    parallelism, a StatefulSet's missing ordinals, a Deployment that has no ReplicaSet yet — is
+    what it lacks: wanted minus its active pods (not finished, not being deleted), matched by
+    the controller's uid in their `ownerReferences`. A Deployment with ReplicaSets is left to
+    them (they hold its pods); a suspended or finished Job wants none; a paused Deployment
+    without a ReplicaSet creates none.
+
+    `source`: how the pods' documents name where they come from ("": each workload's own). A
+    workload that cannot be expanded (no name, no template) raises InputError, or with `errors`
+    is recorded there and left out."""
+    owners = {
+        _controller_uid(d) for _, _, d in workloads if isinstance(d, dict) and d.get("kind") == "ReplicaSet"
+    }
+    out: list[tuple[Document, list[Document]]] = []
+    for where, position, doc in workloads:
+        if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict):
+            continue  # not a workload the loader could read: the pods' list has what runs
+        meta, spec, kind = _meta(doc), doc["spec"], doc.get("kind")
+        uid = str(meta.get("uid") or "")
+        namespace = str(meta.get("namespace") or "default")
+        if kind == "Deployment" and (uid in owners or spec.get("paused") is True):
+            continue
+        try:
+            # Checked as a file's workload is, whatever it lacks: a name, a template, its counts.
+            _count(doc, spec, source or where)
+            expand_workload({**doc, "spec": {**spec, "replicas": 0, "parallelism": 0}}, source or where)
+            if kind == "StatefulSet":
+                start = _number(spec.get("ordinals") or {}, "start", 0) or 0
+                whole = {**doc, "spec": {**spec, "replicas": start + (_number(spec, "replicas", 1) or 0)}}
+                made = expand_workload(whole, source or where)[start:]
+                made = [p for p in made if (namespace, p["metadata"]["name"]) not in pods.names]
+            else:
+                wants = _job_wants(doc) if kind == "Job" else (_number(spec, "replicas", 1) or 0)
+                lacks = max(0, wants - pods.active.get(uid, 0)) if uid else wants
+                field_ = "parallelism" if kind == "Job" else "replicas"
+                rest = {k: v for k, v in spec.items() if k != "completions"}
+                made = (
+                    expand_workload({**doc, "spec": {**rest, field_: lacks}}, source or where)
+                    if lacks
+                    else []
+                )
+        except InputError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
+        note = ", a pod it has not created yet"
+        documents = [(source or where, f"{position}: {p['metadata']['name']}{note}", p) for p in made]
+        if documents:
+            out.append(((where, position, doc), documents))
+    return out
+
+
+def _meta(doc: Mapping[str, Any]) -> dict[str, Any]:
+    meta = doc.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _controller_uid(doc: Mapping[str, Any]) -> str:
+    """The uid of the object's controller (its `ownerReferences` entry with controller: true)."""
+    for ref in _meta(doc).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid"):
+            return str(ref["uid"])
+    return ""
+
+
+def _active(pod: Mapping[str, Any]) -> bool:
+    """A pod its controller counts as running or about to: not finished, not being deleted
+    (upstream's `controller.IsPodActive`)."""
+    status = pod.get("status")
+    phase = status.get("phase") if isinstance(status, dict) else None
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _number(spec: Mapping[str, Any], name: str, default: int | None) -> int | None:
+    value = spec.get(name, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+_JOB_DONE = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
+"""A Job condition that, when True, means its controller starts no more pods."""
+
+
+def _job_wants(job: Mapping[str, Any]) -> int:
+    """How many pods a Job runs at once now, as its controller decides: none when suspended or
+    finished; else `parallelism`, capped by the completions still to go (with no completions
+    set, none once one pod succeeded: a work-queue Job is finishing)."""
+    spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
+    status = job.get("status") if isinstance(job.get("status"), dict) else {}
+    assert isinstance(spec, dict) and isinstance(status, dict)
+    if spec.get("suspend") is True:
+        return 0
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") in _JOB_DONE:
+            if condition.get("status") == "True":
+                return 0
+    parallelism = _number(spec, "parallelism", 1) or 0
+    succeeded = _number(status, "succeeded", 0) or 0
+    completions = _number(spec, "completions", None)
+    if completions is None:
+        return 0 if succeeded else parallelism
+    return max(0, min(parallelism, completions - succeeded))

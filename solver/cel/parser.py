@@ -16,13 +16,14 @@ does not reject invalid escapes), macros are expanded (``has``, ``all``, ``exist
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Final
 
-import celpy
 import lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
+from ..larkcache import cache_file
 from .ast import Bind, Call, Comprehension, Ident, Index, ListLit, Lit, MapLit, Node, Select
 from .values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
 
@@ -45,7 +46,11 @@ class CompileIssue(Exception):
 
 
 def _grammar() -> str:
-    text = (Path(celpy.__file__).parent / "cel.lark").read_text()
+    # cel-python's file, found without importing cel-python (the checker's, not needed here)
+    spec = find_spec("celpy")
+    if spec is None or spec.origin is None:  # pragma: no cover - cel-python is a dependency
+        raise RuntimeError("cel-python is not installed: its grammar cel.lark is needed")
+    text = (Path(spec.origin).parent / "cel.lark").read_text()
     old = "member         : member_dot | member_dot_arg | member_index | member_object | primary"
     if old not in text:  # pragma: no cover - guards against a changed cel-python grammar
         raise RuntimeError("unexpected cel-python grammar: cannot add optional selection")
@@ -93,6 +98,7 @@ _PARSER: Final = lark.Lark(
     propagate_positions=True,
     maybe_placeholders=False,
     priority="invert",
+    cache=cache_file("cel-parser") or False,  # the analysed tables, kept between runs
 )
 
 _PASS_THROUGH: Final = frozenset(

@@ -40,15 +40,18 @@ implemented here, the strings extension's `format` and `quote`) is `Unsupported`
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import celpy
-from celpy import celtypes
+import lark
+from celpy import celparser, celtypes
 
 from ..api.quantity import Quantity, QuantityError
+from ..larkcache import cache_file
 
 CelValue = Any
 """A value as celpy handles it (celtypes, or the wrappers of this module)."""
@@ -1077,7 +1080,23 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
 _LOWER: Final[dict[int, int]] = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _UPPER: Final[dict[int, int]] = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
 
-_ENV: Final = celpy.Environment()
+
+def _environment() -> celpy.Environment:
+    """celpy's environment, its parser's tables kept between runs (`larkcache`): celpy builds
+    its one parser (`CELParser.CEL_PARSER`, shared by every environment) with
+    `celparser.Lark`, which is given the cache for that one call — celpy's own grammar and
+    options, only the analysis of its tables saved. As before when celpy builds it otherwise."""
+    path = cache_file("celpy-parser")
+    if path is None or celparser.CELParser.CEL_PARSER is not None or celparser.Lark is not lark.Lark:
+        return celpy.Environment()
+    celparser.Lark = functools.partial(lark.Lark, cache=path)  # type: ignore[assignment,misc]
+    try:
+        return celpy.Environment()
+    finally:
+        celparser.Lark = lark.Lark  # type: ignore[misc]
+
+
+_ENV: Final = _environment()
 _UNDECLARED: Final = re.compile(r"undeclared reference to '([^']*)'")
 
 

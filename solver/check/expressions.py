@@ -11,7 +11,7 @@ compiler: a bug in `dra_solver.cel` must not approve the device it chose. The on
 is an expression cel-python cannot evaluate at all (`celpy_env.Unsupported`: optional syntax
 `?.`, `[?`, `optional.of`, the formats uri/byte/date/datetime, string `format`/`quote`): it is evaluated with
 `dra_solver.cel` instead and its text recorded in `FALLBACKS`, so the limitation is visible
-(README, "not finished"), never a silent pass.
+(docs/status.md, "Not finished"), never a silent pass.
 """
 
 from __future__ import annotations

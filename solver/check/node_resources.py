@@ -222,9 +222,9 @@ def check_node_resources(
     out: list[Violation] = []
     for node, pods in sorted(on.items()):
         obj = cluster.nodes.get(node)
-        if obj is None or not obj.status.allocatable:
+        if obj is None or not obj.status.effective_allocatable:
             continue
-        have = {k: _units(k, q) for k, q in obj.status.allocatable.items()}
+        have = {k: _units(k, q) for k, q in obj.status.effective_allocatable.items()}
         used: dict[str, int] = {}
         for pod, served in pods:
             amounts = dra.of(pod, pod.key not in planned) if dra is not None else None

@@ -2,8 +2,8 @@
 it — errors, warnings, progress — and the exit codes.
 
 Why one place: every command reports bad input the same way (`file: Kind ns/name: field:
-reason`, every problem, then a count, exit 1), so a user fixes them all in one pass and a
-script reads one shape. Bad input must never end in a Python traceback: `fail` turns every
+reason`, every problem, then a count when there are several, exit 1), so a user fixes them all
+in one pass and a script reads one shape. Bad input must never end in a Python traceback: `fail` turns every
 `DRASolverError` into those lines and exit code 1.
 """
 
@@ -52,11 +52,12 @@ def print_error(error: InputError | DRASolverError) -> None:
 
 
 def print_errors(errors: Sequence[InputError | DRASolverError]) -> None:
-    """Every error, then a count, so a user can fix them all in one pass."""
+    """Every error, then — when there are several — a count, so a user can fix them all in one
+    pass. One error is its one line, as kubectl prints one (a count of 1 says nothing more)."""
     for error in errors:
         print_error(error)
-    n = len(errors)
-    err.print(Text(f"{n} error{'s' if n != 1 else ''}", style="bold red"))
+    if len(errors) > 1:
+        err.print(Text(f"{len(errors)} errors", style="bold red"))
 
 
 def print_warnings(warnings: Iterable[str]) -> None:
@@ -65,7 +66,7 @@ def print_warnings(warnings: Iterable[str]) -> None:
 
 
 def fail(errors: Sequence[InputError | DRASolverError]) -> NoReturn:
-    """Print every error and a count, then exit 1."""
+    """Print every error (and a count, when there are several), then exit 1."""
     print_errors(errors)
     raise typer.Exit(EXIT_ERROR)
 

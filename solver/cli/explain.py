@@ -18,6 +18,7 @@ from .options import (
     ContextOpt,
     FeatureGatesOpt,
     FilenameOpt,
+    IgnoreGatesOpt,
     KubeconfigOpt,
     KubernetesVersionOpt,
     LiveOpt,
@@ -52,6 +53,7 @@ def explain(
     ] = False,
     feature_gates: FeatureGatesOpt = None,
     kubernetes_version: KubernetesVersionOpt = None,
+    ignore_scheduling_gates: IgnoreGatesOpt = False,
     preempt: Annotated[
         bool,
         typer.Option(
@@ -83,6 +85,7 @@ def explain(
             live_target(kubeconfig, context, live),
             reads_live=True,
             kubernetes_version=kubernetes_version,
+            ignore_scheduling_gates=ignore_scheduling_gates,
         )
     )
     if (claim is None) == (pod is None):

@@ -21,12 +21,13 @@ from ..api.cluster import Cluster
 from ..api.gated import gated_warnings
 from ..api.live import LiveRead, Progress, Target
 from ..api.live import read as read_cluster
-from ..api.load import load_sourced
+from ..api.load import Unread, load_lenient, load_sourced
 from ..api.models import TypeMeta
 from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
 from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
+from ..planning.triage import triage
 from ..whatif.templates import NodeTemplate
 from .console import err, fail, print_warnings
 from .help import UsageError
@@ -44,6 +45,8 @@ class Inputs:
     """The cluster to read first (`--kubeconfig`, `--context`, `--live`); None: files only."""
     kubernetes_version: str | None = None
     """`--kubernetes-version`: whose feature-gate defaults apply (None: `gates.DEFAULT_VERSION`)."""
+    ignore_scheduling_gates: bool = False
+    """`--ignore-scheduling-gates`: gated pods are planned as if admitted (`planning.triage`)."""
 
     @classmethod
     def of(
@@ -55,6 +58,7 @@ class Inputs:
         *,
         reads_live: bool = False,
         kubernetes_version: str | None = None,
+        ignore_scheduling_gates: bool = False,
     ) -> Inputs:
         """From a command's arguments; no input at all is a usage error, which names the live
         flags when the command has them (`reads_live`)."""
@@ -62,7 +66,7 @@ class Inputs:
         if not given and live_target is None:
             flags = ", or --live / --kubeconfig PATH" if reads_live else ""
             raise UsageError(f"no input: give PATH... or -f FILE (`-` for stdin){flags}")
-        return cls(given, feature_gates, live_target, kubernetes_version)
+        return cls(given, feature_gates, live_target, kubernetes_version, ignore_scheduling_gates)
 
 
 def live_target(kubeconfig: str | None, context: str | None, read_live: bool) -> Target | None:
@@ -140,26 +144,35 @@ def read_live(target: Target, reader: Callable[[Progress | None], LiveRead] | No
     return got
 
 
-def _load(paths: Sequence[str], target: Target | None = None) -> SourcedCluster:
+def _load(paths: Sequence[str], target: Target | None = None, strict: bool = True) -> SourcedCluster:
     """Same result as `Cluster.from_paths(paths)`, plus the file of every object; with a target,
-    the live cluster's objects first (their source: `context NAME`), the files' on top."""
+    the live cluster's objects first (their source: `context NAME`), the files' on top.
+    `strict=False`: an object that cannot be read is left out, kept in `Cluster.unread`."""
     got = read_live(target) if target is not None else None
-    pairs, warnings = load_sourced(paths, got.documents if got is not None else ())
+    documents = got.documents if got is not None else ()
+    unread: list[Unread] = []
+    if strict:
+        pairs, warnings = load_sourced(paths, documents)
+    else:
+        pairs, warnings, unread = load_lenient(paths, documents)
     cluster = SourcedCluster.from_objects(obj for obj, _ in pairs)
+    cluster.unread = unread
     cluster.warnings.extend([*(got.warnings if got is not None else []), *warnings])
     by_id = {id(obj): src for obj, src in pairs}
     cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.all_objects() if id(obj) in by_id}
     return cluster
 
 
-def load_or_exit(paths: Sequence[str], target: Target | None = None) -> SourcedCluster:
+def load_or_exit(
+    paths: Sequence[str], target: Target | None = None, *, strict: bool = True
+) -> SourcedCluster:
     """Load the inputs or print every load error (file, object, field) and exit 1.
 
     Unexpected exceptions are also turned into a one-line message (set DRA_SOLVER_DEBUG=1
     to see the traceback), because a traceback is never an acceptable answer to bad input.
     """
     try:
-        cluster = _load(paths, target)
+        cluster = _load(paths, target, strict)
     except ValidationErrors as exc:
         fail(exc.errors)
     except DRASolverError as exc:
@@ -172,30 +185,37 @@ def load_or_exit(paths: Sequence[str], target: Target | None = None) -> SourcedC
     return cluster
 
 
-def _validate_or_exit(
-    cluster: SourcedCluster, feature_gates: str | None, kubernetes_version: str | None = None
-) -> FeatureGates:
+def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> Loaded:
     """Every validation error (API rules, references, CEL, what the allocator refuses with
-    these gates) printed, exit 1; else a warning for every field these gates make the
-    allocator ignore (`api.gated`). The same checks for every command."""
+    these gates): `strict`, printed, exit 1; else triaged (`planning.triage`): each problem one
+    warning, the pods that depend on it held with it as their reason, the rest planned — only
+    a problem that names no object of the input still exits 1. Then a warning for every field
+    these gates make the allocator ignore (`api.gated`). The same checks for every command."""
     try:
-        gates = FeatureGates.of(feature_gates, kubernetes_version)
+        gates = FeatureGates.of(inputs.feature_gates, inputs.kubernetes_version)
     except DRASolverError as exc:
         fail([exc])
     errors = validate_cluster(cluster, cluster.source_of, gates=gates)
-    if errors:
+    if strict and errors:
         fail(errors)
+    if not strict:
+        done = triage(cluster, errors, gates, ignore_scheduling_gates=inputs.ignore_scheduling_gates)
+        if done.fatal:
+            fail(done.fatal)
+        print_warnings(done.warnings)
+        cluster = done.cluster
     # Fields the allocator would ignore with these gates: said now, not as a later "cannot be
     # satisfied" (issue #29).
     print_warnings(gated_warnings(cluster, gates))
     print_warnings(admin_namespace_warnings(cluster, gates))
-    return gates
+    return Loaded(cluster, gates)
 
 
-def load_valid(inputs: Inputs) -> Loaded:
-    """The inputs loaded and validated, with every problem printed (exit 1) and every warning."""
-    cluster = load_or_exit(inputs.paths, inputs.live)
-    return Loaded(cluster, _validate_or_exit(cluster, inputs.feature_gates, inputs.kubernetes_version))
+def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
+    """The inputs loaded and validated, every warning printed. `strict` (`validate`): any
+    problem is printed as an error, exit 1; else a problem in one object costs only what
+    depends on it (`planning.triage`), as the scheduler leaves those pods pending."""
+    return _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=strict), strict)
 
 
 def load_template(path: str) -> NodeTemplate:

@@ -4,9 +4,14 @@ Why this shape: every command starts the same way — read files/directories/std
 Cluster, print every input problem as `file: Kind ns/name: field: reason`, exit 1 — so that
 plumbing is shared (`cli.inputs`, `cli.console`, the option declarations of `cli.options`,
 the help of `cli.help`) and each command is one module that only does its own job
-(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`), registered here in the
+(`cli.validate`, `cli.check`, `cli.allocate`, `cli.plan`, `cli.explain`, `cli.dump`), listed here in the
 order `dra-solver --help` lists them. Bad input must never end in a Python traceback: every
 `DRASolverError` is printed as a message and mapped to exit code 1.
+
+A command's module is imported only when that command runs or shows its own help (`Commands`):
+`--version` and `--help` load typer and rich and nothing of the solver, and each command loads
+only what it uses — CP-SAT, plotly, the Kubernetes client and Ray are seconds of imports that
+`validate` and `--version` have no use for (issue #40, "A fast start").
 
 Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot be allocated
 (plan: some pods are not placed), 3 (check) the cluster breaks a rule, 130 interrupted.
@@ -16,24 +21,90 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from importlib import import_module
+from typing import Annotated, Any
 
 import typer
+import typer.core
+import typer.main
 from rich.text import Text
 
-from .. import __version__, interrupt
-from .allocate import allocate
-from .check import check
+from .. import interrupt
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
-from .explain import explain
-from .help import HelpGroup, NoArgsIsHelpError, UsageError
-from .inputs import SourcedCluster
-from .plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan, plan_summary
-from .validate import validate
+from .help import HelpGroup, NoArgsIsHelpError, UsageError, click
+
+# The commands, in the order `dra-solver --help` lists them, each with the line it is listed
+# with: the first paragraph of its function's docstring, on one line (the help of the command
+# itself is the whole docstring, read when the command is loaded). Kept equal to the docstrings
+# by tests/test_fast_start.py, so that listing the commands imports none of them. The command
+# `NAME` is the function `NAME` of the module `dra_solver.cli.NAME`.
+COMMANDS: dict[str, str] = {
+    "validate": (
+        "Check the input objects against the API validation rules and everything the allocator "
+        "refuses as invalid input (with the given feature gates); print every problem."
+    ),
+    "allocate": "Allocate claims together on one node (as upstream does for one pod: all or none).",
+    "plan": "Place many pods over many nodes: as many (priority-weighted) pods as possible.",
+    "explain": (
+        "Say why a claim (or a pod's claims) cannot be allocated, per node, nodes with the same "
+        "reason grouped; or where it fits — alone on the cluster as the input has it; then what "
+        "the plan of the input's pending pods does with it. Exit 0 either way, 1 on invalid input."
+    ),
+    "check": (
+        "Audit a cluster state (a plan's --output-mode full output, or a kubectl dump): every "
+        "allocated claim (devices, selectors, counts, capacity, counters, constraints, shareIDs, "
+        "adminAccess, taints) and every bound pod (node selection, taints, its claims allocated "
+        "and reserved for it on its node, node resources, gangs), with the checker's own reading "
+        "of the rules. Prints one line per violation: the object, the rule, the values."
+    ),
+    "dump": (
+        "Write a live cluster's objects — every kind the planner reads, across all namespaces, the "
+        "workloads included — to stdout as one kind: List, so that `plan FILE` plans what "
+        "`plan --kubeconfig` plans of the same state. Without a flag the cluster is found as with "
+        "--live. Read-only: GET requests only."
+    ),
+}
+
+
+class _Listed(typer.core.TyperCommand):
+    """A command not loaded yet: its name and the line `--help` lists it with, nothing else."""
+
+
+def load_command(name: str) -> click.Command:
+    """The command `name` as typer builds it from its function (`COMMANDS`), its module
+    imported now."""
+    function = getattr(import_module(f"{__package__}.{name}"), name)
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single.command(name=name)(function)
+    return typer.main.get_command(single)
+
+
+class Commands(HelpGroup):
+    """The app's group: every command of `COMMANDS`, each loaded when it is run or asked for
+    its own help (`get_command`); the group's help lists them without loading any."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, line in COMMANDS.items():
+            self.commands.setdefault(name, _Listed(name, help=line))
+        self._listing = False
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if isinstance(self.commands.get(cmd_name), _Listed) and not self._listing:
+            self.commands[cmd_name] = load_command(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="dra-solver",
-    cls=HelpGroup,
+    cls=Commands,
     help="Optimal allocation engine for Kubernetes Dynamic Resource Allocation (resource.k8s.io/v1).",
     no_args_is_help=True,
     add_completion=False,
@@ -44,7 +115,7 @@ app = typer.Typer(
 def _print_version(value: bool) -> None:
     """`--version`: eager, so it answers before any command is required."""
     if value:
-        out.print(f"dra-solver {__version__}")
+        out.print(f"dra-solver {import_module('dra_solver').__version__}")  # read on first use
         raise typer.Exit(EXIT_OK)
 
 
@@ -56,10 +127,6 @@ def main(
     ] = False,
 ) -> None:
     """dra-solver: validate and allocate DRA ResourceClaims offline, from YAML."""
-
-
-for _command in (validate, allocate, plan, explain, check):
-    app.command()(_command)
 
 
 def _usage_line(exc: UsageError) -> str:
@@ -100,16 +167,25 @@ def run() -> None:
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
-# Also importable from here, where they were before the commands had modules of their own.
-__all__ = [
-    "PLANNING_NOTICE",
-    "POD_LINES",
-    "UNPLACED_LINES",
-    "SourcedCluster",
-    "app",
-    "plan_summary",
-    "run",
-]
+# Also importable from here, where they were before the commands had modules of their own;
+# loaded on first use, as the commands are.
+_MOVED = {
+    "PLANNING_NOTICE": "plan",
+    "POD_LINES": "plan",
+    "UNPLACED_LINES": "plan",
+    "plan_summary": "plan",
+    "SourcedCluster": "inputs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__package__}.{module}"), name)
+
+
+__all__ = ["COMMANDS", "Commands", "app", "load_command", "run"]
 
 if __name__ == "__main__":  # pragma: no cover
     run()

@@ -91,13 +91,23 @@ KubernetesVersionOpt = Annotated[
         show_default=False,
     ),
 ]
+IgnoreGatesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-scheduling-gates",
+        help='Plan pods that have spec.schedulingGates as if the gates were lifted ("what if Kueue '
+        'admitted it"); default: such a pod is not planned and its gates are its reason, as the '
+        "scheduler leaves it pending.",
+    ),
+]
 KubeconfigOpt = Annotated[
     str | None,
     typer.Option(
         "--kubeconfig",
         metavar="PATH",
+        # `\[`: rich would read `[live]` as markup and print nothing of it.
         help="Read the cluster's current state from the API server of this kubeconfig (read-only: "
-        "GET requests only; needs dra-solver[live]); PATHs add objects to it.",
+        "GET requests only; needs the dra-solver\\[live] extra); PATHs add objects to it.",
         show_default=False,
     ),
 ]

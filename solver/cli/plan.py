@@ -57,6 +57,7 @@ from .options import (
     ExecutorChoice,
     FeatureGatesOpt,
     FilenameOpt,
+    IgnoreGatesOpt,
     KubeconfigOpt,
     KubernetesVersionOpt,
     LiveOpt,
@@ -148,6 +149,8 @@ class PlanRequest:
                         selected.append(member.pod.namespaced_name)
                 elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
                     selected.append(list(member.claims))
+        # The pods of NS no plan places (`planning.triage`) are listed with their reasons.
+        selected.extend(h.name for (ns, _), h in cluster.held.items() if ns == namespace)
         if not selected:
             known = sorted({ns for ns, _ in [*cluster.pods, *cluster.claims]} | set(cluster.namespaces))
             hint = f" (namespaces in the input: {', '.join(known)})" if namespace not in known else ""
@@ -210,6 +213,7 @@ def plan(
     ] = AllocatorChoice.cpsat,
     feature_gates: FeatureGatesOpt = None,
     kubernetes_version: KubernetesVersionOpt = None,
+    ignore_scheduling_gates: IgnoreGatesOpt = False,
     strategy: StrategyOpt = StrategyChoice.pack,
     time_limit: TimeLimitOpt = 10.0,
     seed: SeedOpt = 0,
@@ -349,6 +353,7 @@ def plan(
             live_target(kubeconfig, context, live),
             reads_live=True,
             kubernetes_version=kubernetes_version,
+            ignore_scheduling_gates=ignore_scheduling_gates,
         ),
         search=Search(allocator, strategy, time_limit, seed),
         pods=None if pod is None else tuple(pod),
@@ -540,7 +545,12 @@ def _write_preempted(
         out.print(tables)
         return
     notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
-    if request.output.mode is OutputMode.full:
+    if request.output.format is OutputFormat.name:
+        # `-o name` names what the plan places (a moved pod is re-created where it lands); an
+        # evicted pod is not one of them, and its line on stderr says it is evicted: printed
+        # here too it would read exactly like a placed pod (docs/cli.md, "-o name").
+        objects = [*changed_objects(outcome.pods), *changed_objects(moved)]
+    elif request.output.mode is OutputMode.full:
         objects = cluster_after(after, [*outcome.pods, *moved])
     else:
         evicted = [evicted_pod(v.pod) for v in outcome.victims if v.pod is not None]

@@ -42,7 +42,8 @@ def validate(
             live_target(kubeconfig, context, live),
             reads_live=True,
             kubernetes_version=kubernetes_version,
-        )
+        ),
+        strict=True,
     ).cluster
     # Incomplete or invalid pools are a real cluster state that upstream allocates around (the
     # pool is skipped), so they do not make the input invalid; say so, though.

@@ -46,6 +46,7 @@ from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
 from ..output.objects import OutputMode
 from ..planning.job import Options, PlanOutcome
+from ..planning.triage import triage
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
@@ -214,6 +215,8 @@ class Watching:
         self.input = _Input({})
         self.lines = 0
         self.last: PlanOutcome | None = None
+        self.warned: set[str] = set()
+        """The warnings printed so far (each once per watch)."""
 
     def run(self) -> int:
         """Plan, then re-plan on every batch of changes; the exit code (module docstring)."""
@@ -276,9 +279,13 @@ class Watching:
             cluster = Cluster.from_objects(obj for obj, _ in pairs)
             by_id = {id(obj): src for obj, src in pairs}
             errors = validate_cluster(cluster, lambda obj: by_id.get(id(obj), ""), gates=gates)
-            if errors:
-                raise ValidationErrors(errors)
-            planner = Planner(cluster, options)
+            # A bad object costs only the pods that depend on it (`planning.triage`): said once
+            # on stderr, those pods listed with it as their reason, the rest planned.
+            done = triage(cluster, errors, gates, ignore_scheduling_gates=options.ignore_scheduling_gates)
+            if done.fatal:
+                raise ValidationErrors(done.fatal)
+            warnings = [*warnings, *done.warnings]
+            planner = Planner(done.cluster, options)
             outcome = planner.plan()
         except ValidationErrors as exc:
             self._not_planned(exc.errors)
@@ -286,8 +293,10 @@ class Watching:
         except DRASolverError as exc:
             self._not_planned([exc])
             return
-        if self.lines == 0:
-            print_warnings(warnings)
+        # Each warning once per watch: a bad pod that arrives is said when it arrives, not again
+        # with every line after it.
+        print_warnings([w for w in warnings if w not in self.warned])
+        self.warned.update(warnings)
         self.planner = planner
         self._said(outcome, how, time.perf_counter() - started)
 

@@ -226,6 +226,10 @@ class _Index:
         self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[str, list[int]]] = {}
         """(the node with the pod's candidate devices, whether devices are named, the demand) ->
         the room: the same for every pod of a shape under CP-SAT, so computed once."""
+        self._devices_of: (
+            tuple[int, dict[tuple[frozenset[DeviceID], frozenset[PoolID]], list[int]]] | None
+        ) = None
+        """`_on_devices`: the unit asked about last, and its answers per (devices, pools)."""
         self._queue: dict[tuple[Hashable, int], list[int]] = {}
         """(`Solo.key`, priority) -> the placed units of that priority that could take the room
         of such a pod, in input order (`queue_key`)."""
@@ -256,11 +260,14 @@ class _Index:
         if mine is None:
             fits, _, _ = solo.nodes(unit, raw=True)
             near: set[int] = set()
+            looked: set[tuple[frozenset[DeviceID], frozenset[PoolID]]] = set()
             for a in fits:
-                for d in a.devices:
-                    near.update(self.by_device.get(d, ()))
-                for pid in a.pools:
-                    near.update(self.by_pool.get(pid, ()))
+                if (a.devices, a.pools) not in looked:  # nodes of one world share both sets
+                    looked.add((a.devices, a.pools))
+                    for d in a.devices:
+                        near.update(self.by_device.get(d, ()))
+                    for pid in a.pools:
+                        near.update(self.by_pool.get(pid, ()))
                 near.update(self.by_node.get(a.node, ()))
             units = self.job.units
             mine = self._queue[(key, unit.priority)] = sorted(
@@ -298,9 +305,7 @@ class _Index:
         parts: list[str] = []
         on_devices: list[int] = []
         if devices:
-            on_devices = self.ahead(i, (j for d in alone.devices for j in self.by_device.get(d, ())))
-            if not on_devices:  # shared counters or capacity: any new allocation in its pools
-                on_devices = self.ahead(i, (j for pid in alone.pools for j in self.by_pool.get(pid, ())))
+            on_devices = self._on_devices(i, alone)
             if on_devices:
                 parts.append(f"devices it could use go to {_names(pods, on_devices)}")
         short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
@@ -312,6 +317,24 @@ class _Index:
         if not parts:
             return "it fits alone, but the search did not find a way beside this plan's pods", []
         return ", and ".join(parts), [*on_devices, *on_node]
+
+    def _on_devices(self, i: int, alone: Alone) -> list[int]:
+        """The placed units ahead of unit i that hold devices it could use on `alone`'s node,
+        else (shared counters or capacity) any new allocation in its pools. Kept for the last
+        unit asked about, per (devices, pools): the nodes of one world share both sets, and
+        looking at thousands of network-attached devices once per node made the reasons cost
+        nodes x devices."""
+        if self._devices_of is None or self._devices_of[0] != i:
+            self._devices_of = (i, {})
+        memo = self._devices_of[1]
+        key = (alone.devices, alone.pools)
+        hit = memo.get(key)
+        if hit is None:
+            hit = self.ahead(i, (j for d in alone.devices for j in self.by_device.get(d, ())))
+            if not hit:
+                hit = self.ahead(i, (j for pid in alone.pools for j in self.by_pool.get(pid, ())))
+            memo[key] = hit
+        return hit
 
 
 def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:

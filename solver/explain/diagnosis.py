@@ -82,6 +82,9 @@ class Explanation:
     """What `dra-solver plan` does with the subject beside the input's other pending pods
     (`explain(with_plan=True)`): placed where, or why not — the per-node answers above are
     for the subject alone, and a pod that fits alone may still be left out of the plan."""
+    held: str | None = None
+    """Why no plan considers the pod at all (`Cluster.held`: a problem it depends on, its
+    scheduling gates, bound without allocated claims); then there are no per-node answers."""
 
     @property
     def fits(self) -> list[str | None]:
@@ -101,6 +104,8 @@ class Explanation:
     def text(self) -> str:
         """The explanation as a user reads it: first what it assumes (the subject alone on the
         cluster as the input has it), then per node, then what the plan does with it."""
+        if self.held is not None:
+            return f"{self.subject} is not planned: {self.held}"
         lines = [ALONE]
         if self.fits:
             lines.append(f"{self.subject} fits on: {', '.join(map(str, self.fits))}")
@@ -152,12 +157,20 @@ def explain(
     pod_obj: Pod | None = None
     if pod is not None:
         pod_obj = cluster.pod(pod) if isinstance(pod, str) else pod
+        held = cluster.held.get((pod_obj.metadata.ns, pod_obj.metadata.name))
+        if held is not None:
+            return Explanation(f"pod {pod_obj.namespaced_name}", held=held.reason)
         claims = [
             c for c in pod_claims(cluster, pod_obj, gates) if c.status is None or c.status.allocation is None
         ]
         subject = f"pod {pod_obj.namespaced_name}"
     else:
         names = [claim] if isinstance(claim, str) else list(claim or [])
+        for name in names:
+            ns, _, short = name.rpartition("/")
+            held = cluster.held_claims.get((ns or "default", short))
+            if held is not None:
+                return Explanation(f"claim {held.name}", held=held.reason)
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
     node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]

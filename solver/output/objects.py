@@ -18,6 +18,7 @@ refuses (an object defined twice), so it is meant to be applied, read or diffed.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -114,9 +115,16 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     """Every object of `cluster` after the plan, kind by kind in input order: the plan's Pods
     and claims replaced, its new claims after the input's. Workloads (Deployments, Jobs...)
     appear as the Pods the loader expanded them into, so that loading the result does not
-    expand them a second time."""
+    expand them a second time. The objects a triage took out of the plan (`Cluster.left_out`,
+    `planning.triage`) are written back as they were, after those of their kind — a pod it
+    held as the plan lists it (pending, with its reason)."""
     claims = _claims_after(plans)
     pods = {p.pod.key: obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
+    left = {(o.kind, *o.key): o for o in cluster.left_out}
+
+    def kind(name: str) -> list[TypeMeta]:
+        return [o for o in cluster.left_out if o.kind == name]
+
     fixed: Iterable[TypeMeta] = (
         *cluster.namespaces.values(),
         *cluster.classes.values(),
@@ -129,10 +137,19 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
         *cluster.pod_groups.values(),
         *cluster.pdbs.values(),
     )
-    out = [obj.dump() for obj in fixed]
+    kinds = (
+        *("Namespace", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "PriorityClass", "Node"),
+        *("ResourceClaimTemplate", "Workload", "PodGroup", "PodDisruptionBudget"),
+    )
+    out = [obj.dump() for obj in fixed] + [o.dump() for k in kinds for o in kind(k)]
     out += [(claims.pop(key) if key in claims else c).dump() for key, c in cluster.claims.items()]
+    out += [o.dump() for o in kind("ResourceClaim")]
     out += [c.dump() for c in claims.values()]
-    out += [pods.get(key) or p.dump() for key, p in cluster.pods.items()]
+    # A bound pod the triage copied without its broken references is written as the input had it.
+    out += [pods.get(key) or left.get(("Pod", *key), p).dump() for key, p in cluster.pods.items()]
+    out += [pods.get(o.key) or o.dump() for o in kind("Pod") if o.key not in cluster.pods]
+    # Objects that could not be read (`Cluster.unread`) go back exactly as they were written.
+    out += [copy.deepcopy(dict(u.doc)) for u in cluster.unread if u.doc]
     return out
 
 

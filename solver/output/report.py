@@ -32,8 +32,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, StrictUndefined, select_autoescape
-
 from ..api.cluster import Cluster
 from ..api.models import Device, DeviceAttribute, ResourceClaim
 from ..api.quantity import Quantity
@@ -44,8 +42,9 @@ from ..whatif.templates import COST_ANNOTATION
 from .summary import PlanSummary, number_text
 from .table import NodeUse, node_devices, node_use
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # both load only when a report is written
     import plotly.graph_objects as go
+    from jinja2 import Environment
 
 MAP_NODES = 300
 """Up to this many nodes the cluster map shows every node; above, one bar per node class with
@@ -468,6 +467,8 @@ def _figure_json(fig: go.Figure) -> str:
 
 
 def _environment() -> Environment:
+    from jinja2 import Environment, StrictUndefined, select_autoescape
+
     return Environment(autoescape=select_autoescape(default=True), undefined=StrictUndefined)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TypeVar
 
-from ..api.cluster import Cluster
+from ..api.cluster import Cluster, HeldPod
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from ..gates import FeatureGates
@@ -96,6 +97,27 @@ def per_pod(
             raise CheckFailed(violations)
     realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
     return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
+
+
+Outcome = TypeVar("Outcome", bound=PlanOutcome)
+
+
+def with_held(outcome: Outcome, held: Sequence[HeldPod]) -> Outcome:
+    """The plan with the held pods (`planning.triage`) listed after its own, not placed, each
+    with its reason — the scheduler leaves them pending — and the summary's counts redone
+    (`PlanSummary`: they count among the pods, never among the placed; no plan places them, so
+    the bound still bounds). The outcome's type is kept (a `PreemptOutcome` stays one)."""
+    if not held:
+        return outcome
+    listed = {p.name for p in outcome.pods}
+    extra = [
+        PodPlan(h.name, None, [h.claim] if h.claim else [], h.reason, pod=None if h.stub else h.pod)
+        for h in held
+        if h.name not in listed
+    ]
+    pods = [*outcome.pods, *extra]
+    realized = PlanSummary.of(replace(outcome, pods=pods))
+    return replace(outcome, pods=pods, stats={**outcome.stats, **realized.stats()})
 
 
 def verify_resources(cluster: Cluster, pods: Sequence[PodPlan], gates: FeatureGates | None = None) -> None:

@@ -264,6 +264,9 @@ class Options:
     repair pass (`solver.aggregate.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
+    ignore_scheduling_gates: bool = False
+    """Plan pods that have `spec.schedulingGates` as if their gates were lifted ("what if Kueue
+    admitted it"); False: they are held, as the scheduler holds them (`planning.triage`)."""
     deadline: Deadline | None = field(default=None, compare=False, repr=False)
     """The one wall-clock limit of a run (`solver.deadline`; the CLI's `--timeout`): None (the
     default) lets `time_limit`, deterministic work, alone decide, so the same input and seed

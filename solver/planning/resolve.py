@@ -85,8 +85,10 @@ def resolve_units(
     units: list[Unit] = []
     book = FootprintBook(cluster, FeatureGates.of(gates))
     if pods is None:
-        if cluster.pods:
-            for pod in cluster.pods.values():
+        if cluster.pods or cluster.held:  # with every Pod held, still no claim is a pod of its own
+            for key, pod in cluster.pods.items():
+                if key in cluster.held:
+                    continue  # bound without allocated claims (`planning.triage`): never planned
                 claims = unallocated(pod_claims(cluster, pod, gates))
                 if claims or pending(pod):
                     units.append(_pod_unit(cluster, pod, claims, book))

@@ -53,11 +53,12 @@ from ..deadline import passed, record
 from ..demand import Needs
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..firstfit import FirstFit
-from ..planning.finish import per_pod
+from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
 from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
 from ..planning.ledger import Ledger
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.triage import split_held, triaged
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
@@ -301,8 +302,10 @@ def plan_preempt(
     `dra_solver.plan(preempt=True)` and the CLI call it with the garbage collector's
     thresholds raised (`planning.run.fewer_collections`, which sits above this floor)."""
     opts = Options.of(options, **changes)
-    s = setting(cluster, pods, nodes, opts, allow_moves)
-    return solve_setting(s, opts)
+    cluster = triaged(cluster, opts.feature_gates, ignore_scheduling_gates=opts.ignore_scheduling_gates)
+    asked, held = split_held(cluster, pods)
+    s = setting(cluster, asked, nodes, opts, allow_moves)
+    return with_held(solve_setting(s, opts), held)
 
 
 def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutcome:

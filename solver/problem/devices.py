@@ -7,7 +7,7 @@ builds that shared BuildContext once per allocation call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -52,6 +52,9 @@ class BuildContext:
     views: list[DeviceView]
     counters: list[CounterInfo]
     cache: EvalCache
+    spans: dict[tuple[str, str], tuple[Pool, int, int, int, int]] = field(default_factory=dict)
+    """Valid pool's id -> (the pool, its first device, the end of its devices, its first
+    counter, the end of its counters): where `refresh_context` finds a pool's part of the lists."""
 
 
 def attribute_value_set(attr: DeviceAttribute, gates: FeatureGates) -> ValueSet | None:
@@ -211,15 +214,59 @@ def context_from(
     node's `DeviceMemo` (the same node, pools and gates every call), for the static parts."""
     ctx = BuildContext(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
     for pool in pools.valid():
-        counter_index = _pool_counters(ctx, pool)
-        blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
-        seen = memo.devices(pool, node) if memo is not None else visible_devices(pool, node)
-        for s, d in seen:
-            static = (
-                memo.of(pool.driver, s, d, gates) if memo is not None else _static(pool.driver, s, d, gates)
-            )
-            _add_device(ctx, pool.driver, s, d, counter_index, blocked, static)
+        d0, c0 = len(ctx.devices), len(ctx.counters)
+        _add_pool(ctx, pool, memo, views=True)
+        ctx.spans[pool.id] = (pool, d0, len(ctx.devices), c0, len(ctx.counters))
     return ctx
+
+
+def _add_pool(ctx: BuildContext, pool: Pool, memo: DeviceMemo | None, *, views: bool) -> None:
+    """Append `pool`'s counters and the devices the node sees of it (their CEL views and raw
+    objects too when `views`) to `ctx`, counted against `ctx.in_use`."""
+    gates, node = ctx.gates, ctx.node
+    counter_index = _pool_counters(ctx, pool)
+    blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
+    seen = memo.devices(pool, node) if memo is not None else visible_devices(pool, node)
+    for s, d in seen:
+        static = memo.of(pool.driver, s, d, gates) if memo is not None else _static(pool.driver, s, d, gates)
+        _add_device(ctx, pool.driver, s, d, counter_index, blocked, static)
+        if views:
+            ctx.raw.append((s, d))
+            ctx.views.append(static.view)
+
+
+def refresh_context(ctx: BuildContext, pools: Collection[tuple[str, str]], memo: DeviceMemo | None) -> None:
+    """Count `ctx`'s devices and counters of `pools` again against `ctx.in_use` (which the
+    caller changed in those pools only), in place; every other entry stays as it is.
+
+    Why: a first-fit run keeps one context per group of nodes that see the same pools
+    (`firstfit.World`), and a placement changes what is in use in one or two pools; with
+    pools that every node sees (network-attached), rebuilding every device of every pool
+    after each placement made a plan cost pods x devices. The entries are the ones
+    `context_from` builds for the same in-use summary: each pool's part of the lists is
+    rebuilt by the same code (`_add_pool`) at the same place (`spans`), and no entry reads
+    another pool. Devices' raw objects and CEL views do not change with use."""
+    for pid in pools:
+        span = ctx.spans.get(pid)
+        if span is None:  # not a valid pool of the context
+            continue
+        pool, d0, d1, c0, c1 = span
+        part = BuildContext(
+            ctx.cluster,
+            ctx.node,
+            ctx.gates,
+            ctx.pools,
+            ctx.in_use,
+            ctx.devices[:d0],
+            [],
+            [],
+            ctx.counters[:c0],
+            ctx.cache,
+        )
+        _add_pool(part, pool, memo, views=False)
+        assert len(part.devices) == d1 and len(part.counters) == c1, "a pool's part changed its size"
+        ctx.devices[d0:d1] = part.devices[d0:]
+        ctx.counters[c0:c1] = part.counters[c0:]
 
 
 def _pool_counters(ctx: BuildContext, pool: Pool) -> dict[tuple[str, str], int]:
@@ -287,6 +334,7 @@ def _add_device(
         shared_in_use=multi and (dev_id in ctx.in_use.shared or dev_id in ctx.in_use.capacity),
         counter_use=counter_use,
         counters_blocked=blocked,
+        counters_short=any(amount > ctx.counters[i].available for i, amount in counter_use.items()),
         node_scope=static.node_scope,
         binds_to_node=bool(d.binds_to_node),
         skip_node_operations=s.spec.skip_node_operations,
@@ -294,5 +342,3 @@ def _add_device(
         binding_failure_conditions=tuple(d.binding_failure_conditions),
     )
     ctx.devices.append(info)
-    ctx.raw.append((s, d))
-    ctx.views.append(static.view)

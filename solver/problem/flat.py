@@ -67,6 +67,10 @@ class DeviceInfo:
     """Counter index (into Problem.counters) -> amount consumed when the device is used."""
     counters_blocked: bool = False
     """Its pool has an over-committed counter: upstream then rejects every counter consumer."""
+    counters_short: bool = False
+    """Its use of some counter alone exceeds what is left of it (`available`): wherever the
+    search charges its counters, it is rejected (derived from `counter_use` and the counters;
+    lets the reference search pass over it at once, `ReferenceSearch._devices`)."""
     node_scope: tuple[str, object] = ("all", None)
     """("node", name) | ("selector", NodeSelector dict) | ("all", None) | ("binds", None) for results."""
     binds_to_node: bool = False

@@ -139,9 +139,9 @@ def holds_node(pod: Pod) -> bool:
 
 def allocatable(node: Node | None) -> Amounts | None:
     """The node's allocatable amounts; None when unknown (no Node object, or no allocatable)."""
-    if node is None or not node.status.allocatable:
+    if node is None or not node.status.effective_allocatable:
         return None
-    return {k: amount(k, v) for k, v in node.status.allocatable.items()}
+    return {k: amount(k, v) for k, v in node.status.effective_allocatable.items()}
 
 
 def node_free(

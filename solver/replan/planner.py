@@ -94,7 +94,7 @@ from ..errors import InputError
 from ..firstfit import Resumable
 from ..output.summary import PlanSummary
 from ..pipeline import plan
-from ..planning.finish import per_pod, verify_resources
+from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
 from ..planning.resolve import (
     all_with_nodes,
@@ -104,6 +104,7 @@ from ..planning.resolve import (
     resolve_units,
     with_nodes,
 )
+from ..planning.triage import split_held, triaged
 from ..problem.flat import claim_weight
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
@@ -113,6 +114,17 @@ SMALL = 20_000
 changed cluster (it may move pods when that places more weight, and it proves a bound)."""
 
 Key = tuple[str, str]
+
+
+def _planned(cluster: Cluster, options: Options) -> PlanOutcome:
+    """`pipeline.plan` of `cluster` without the held pods it lists (`Cluster.held`): the
+    planner's own state is the pods it plans; `plan()` and `update()` list the held ones."""
+    outcome = plan(cluster, options=options)
+    if not cluster.held:
+        return outcome
+    held = {h.name for h in [*cluster.held.values(), *cluster.held_claims.values()]}
+    kept = [p for p in outcome.pods if p.name not in held]
+    return replace(outcome, pods=kept) if len(kept) != len(outcome.pods) else outcome
 
 
 class Planner:
@@ -127,7 +139,11 @@ class Planner:
         if opts.cache is None:  # one CEL cache for every call (it never changes results)
             opts = Options.of(opts, cache=EvalCache())
         self._options = opts
-        self._cluster = cluster
+        # The pods the scheduler skips (`planning.triage`) are held once, here: every plan and
+        # update lists them (`with_held`) and plans only the rest.
+        self._cluster = triaged(
+            cluster, opts.feature_gates, ignore_scheduling_gates=opts.ignore_scheduling_gates
+        )
         self._outcome: PlanOutcome | None = None
         self._bound = 0
         self._run: Resumable | None = None
@@ -159,7 +175,7 @@ class Planner:
     def plan(self) -> PlanOutcome:
         """A fresh plan of the cluster (`pipeline.plan` with the options), kept for `update`."""
         started = time.perf_counter()
-        outcome = plan(self._cluster, options=self._options)
+        outcome = _planned(self._cluster, self._options)
         total = _total(outcome.pods)
         bound = _number(outcome.stats.get("bound"))
         self._bound = min(bound, total) if bound is not None else total
@@ -168,7 +184,7 @@ class Planner:
         self._naming = Naming.of(self._cluster)
         self._strict = _strict_flags(self._cluster._identities.values())
         self._prepare(out)
-        return out
+        return with_held(out, split_held(self._cluster, None)[1])
 
     def _prepare(self, out: PlanOutcome) -> None:
         """Prepare a new first-fit run for the updates to come (`Resumable.warm`: answers per
@@ -216,6 +232,7 @@ class Planner:
         if not incremental:
             self._units = {}  # resolved on the last cluster and its nodes
             self._prepare(improved)
+        improved = with_held(improved, split_held(self._cluster, None)[1])
         record(improved.stats, self._options.deadline)  # stats["cut_short_by_timeout"]: it fired
         return improved
 
@@ -226,7 +243,7 @@ class Planner:
         size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
         if out.stats["status"] == "OPTIMAL" or size > SMALL:
             return out
-        fresh = plan(after, options=self._options)
+        fresh = _planned(after, self._options)
         bound = int_stat(out.stats, "bound")
         fresh_bound = _number(fresh.stats.get("bound"))
         if fresh_bound is not None:
@@ -429,7 +446,7 @@ class Planner:
         kept = _still_valid(after, kept, reach, opts)
         pinned = _pinned(after, kept)
         kept_names = {p.name for p in kept}
-        sub = plan(pinned, options=opts) if _has_pending(after, kept_names) else None
+        sub = _planned(pinned, opts) if _has_pending(after, kept_names) else None
         new = {p.name: p for p in sub.pods} if sub is not None else {}
         by_name = {p.name: p for p in prev.pods}
         pods = _in_order(after, {n: p for n, p in by_name.items() if n in kept_names}, new, set())

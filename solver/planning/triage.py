@@ -1,0 +1,463 @@
+"""What one bad object costs: the input's per-object problems turned into pods left pending,
+as the scheduler leaves them (docs/semantics.md, "Messy clusters").
+
+Why: a real cluster is never all valid. A pod names a template someone deleted, a claim's CEL
+does not compile, a DeviceClass was renamed, a Kueue job waits behind its scheduling gate. The
+API server accepts such objects and the scheduler simply leaves the pods that depend on them
+pending — the rest of the cluster schedules. Refusing the whole input for one of them would
+stop every answer (`plan`, `check`, the `--watch` console) for everyone.
+
+`triage` takes the validation's problems (`cel.checks.validate_all`) and returns a cluster the
+planners can read whole: each problem is kept with the object it names, and costs exactly what
+depends on that object —
+
+* a pending Pod with a problem, or depending on an object with one (its ResourceClaim,
+  ResourceClaimTemplate, the DeviceClass of one of them, its PriorityClass, its PodGroup or
+  that group's Workload), is *held*: not planned, listed with that problem as its reason
+  (`Cluster.held`);
+* an unallocated claim or template with a problem, a DeviceClass, PriorityClass, PodGroup or
+  Workload with one, is left out, and holds what depends on it;
+* an allocated claim keeps its allocation (the devices are taken whatever its spec says), a
+  bound Pod its node resources (its broken references are dropped from a copy): a warning;
+* a ResourceSlice with a problem takes its pool out of the plan (a partial pool would be an
+  incomplete one), a DeviceTaintRule, PodDisruptionBudget, Namespace or Node with one is left out
+  — each a warning saying what the plan then assumes.
+
+It also holds what the scheduler skips although it is valid: a pod with `spec.schedulingGates`
+(unless `ignore_scheduling_gates`), and a pod bound by `spec.nodeName` whose claims were never
+allocated (upstream never allocates for a pod that bypassed the scheduler; the kubelet will not
+start it). A problem naming no object of the input is fatal, as before.
+
+Every warning names the object and the field, once per problem; the objects are never
+modified (a bound pod's copy is a new object).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Generic, TypeVar
+
+from ..api.cluster import Cluster, HeldPod
+from ..api.models import (
+    Pod,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    TypeMeta,
+)
+from ..api.validate import BUILTIN_PRIORITY_CLASSES, error_ref
+from ..errors import InputError
+from ..gates import FeatureGates
+from ..problem.pods import pod_claims
+from ..problem.resources import DONE_PHASES
+from .fields import unmodelled_field_warnings
+from .resolve import pending
+
+C = TypeVar("C", bound=Cluster)
+
+Key = tuple[str, str]
+
+GATES_FLAG = "--ignore-scheduling-gates"
+
+
+@dataclass
+class Triaged(Generic[C]):
+    """The cluster the planners read (`cluster`, with `held` pods), the warnings to print once,
+    and the problems that name no object (fatal: the caller refuses the input)."""
+
+    cluster: C
+    warnings: list[str] = field(default_factory=list)
+    fatal: list[InputError] = field(default_factory=list)
+
+
+def _said(errors: Sequence[InputError]) -> str:
+    """An object's problems as one reason: `field: reason; field: reason`."""
+    return "; ".join(f"{e.field}: {e.reason}" if e.field else e.reason for e in errors)
+
+
+def _names(pods: Iterable[str], limit: int = 5) -> str:
+    names = list(pods)
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _allocated(claim: ResourceClaim) -> bool:
+    return claim.status is not None and claim.status.allocation is not None
+
+
+def _classes_of(obj: ResourceClaim | ResourceClaimTemplate) -> list[str]:
+    devices = obj.spec.devices if isinstance(obj, ResourceClaim) else obj.spec.spec.devices
+    out: list[str] = []
+    for req in devices.requests:
+        if req.exactly is not None and req.exactly.device_class_name:
+            out.append(req.exactly.device_class_name)
+        out.extend(sub.device_class_name for sub in req.first_available or [] if sub.device_class_name)
+    return out
+
+
+class _Triage:
+    """One triage: the problems by object, then the cascade from classes to pods."""
+
+    def __init__(self, cluster: Cluster, errors: Sequence[InputError]) -> None:
+        self.cluster = cluster
+        by_ref = {error_ref(o): o for o in _everything(cluster)}
+        self.problems: dict[int, list[InputError]] = {}
+        self.fatal: list[InputError] = []
+        for e in map(self.unread_named, errors):
+            obj = by_ref.get(e.obj)
+            if obj is None:
+                self.fatal.append(e)
+            else:
+                self.problems.setdefault(id(obj), []).append(e)
+        self.warnings: list[str] = []
+
+    def unread_named(self, error: InputError) -> InputError:
+        """`error` with "X not found in the input" said as what it is when X is an object of
+        the input that could not be read (`Cluster.unread`): the true cause."""
+        reason = error.reason
+        for u in self.cluster.unread:
+            why = f"{u.ref} could not be read ({u.reason})"
+            for missing in (f"{u.ref} not found in the input", f"{u.kind} {u.name!r} not found in the input"):
+                reason = reason.replace(missing, why)
+        if reason == error.reason:
+            return error
+        return InputError(reason, obj=error.obj, field=error.field, source=error.source)
+
+    def own(self, obj: TypeMeta) -> list[InputError]:
+        return self.problems.get(id(obj), [])
+
+    def warn(self, obj: TypeMeta, consequence: str) -> None:
+        """One warning per problem of `obj`, each saying what it costs."""
+        for e in self.own(obj):
+            self.warnings.append(f"{e.message}; {consequence}")
+
+
+@dataclass(frozen=True)
+class _Why:
+    """Why an object is left out: the object whose problem it is (`root`, the one warning that
+    names the pods it holds) and the reason, as the pods that depend on it will read it."""
+
+    root: str
+    reason: str
+
+
+def triage(
+    cluster: C,
+    errors: Sequence[InputError],
+    gates: FeatureGates | None = None,
+    *,
+    ignore_scheduling_gates: bool = False,
+) -> Triaged[C]:
+    """The cluster with what `errors` break held or left out (module docstring). `cluster` is
+    not modified; the result is a copy of the same type (a `SourcedCluster` keeps its files)."""
+    gates = gates or FeatureGates()
+    t = _Triage(cluster, errors)
+
+    def own(obj: TypeMeta) -> _Why | None:
+        problems = t.own(obj)
+        return _Why(obj.ref, f"{obj.ref} is not valid: {_said(problems)}") if problems else None
+
+    why_class = {name: why for name, c in cluster.classes.items() if (why := own(c)) is not None}
+
+    def claim_why(obj: ResourceClaim | ResourceClaimTemplate) -> _Why | None:
+        mine = own(obj)
+        if mine is not None:
+            return mine
+        for name in _classes_of(obj):
+            if name in why_class:
+                return _Why(why_class[name].root, f"{obj.ref}: {why_class[name].reason}")
+        return None
+
+    # Claims and templates: their own problems, or a class of theirs left out; an allocated
+    # claim keeps its allocation whatever its spec says.
+    why_claim: dict[Key, _Why] = {}
+    held_claims: dict[Key, HeldPod] = dict(cluster.held_claims)
+    for key, claim in cluster.claims.items():
+        why = claim_why(claim)
+        if why is None:
+            continue
+        if _allocated(claim):
+            t.warn(claim, "its allocation is kept as the cluster has it")
+            continue
+        why_claim[key] = why
+        held_claims[key] = HeldPod(None, why.reason, claim=claim)
+    why_template = {key: why for key, tpl in cluster.templates.items() if (why := claim_why(tpl)) is not None}
+    why_priority = {
+        name: why for name, pc in cluster.priority_classes.items() if (why := own(pc)) is not None
+    }
+    why_workload = {key: why for key, w in cluster.workloads.items() if (why := own(w)) is not None}
+    why_group: dict[Key, _Why] = {}
+    for key, group in cluster.pod_groups.items():
+        ns = key[0]
+        found = own(group)
+        for entry in group.spec.resource_claims:
+            found = (
+                found
+                or why_claim.get((ns, entry.resource_claim_name or ""))
+                or why_template.get((ns, entry.resource_claim_template_name or ""))
+            )
+        ref = group.spec.workload_ref
+        if found is None and ref is not None and ref.workload_name:
+            found = why_workload.get((ns, ref.workload_name))
+        if found is not None:
+            why_group[key] = (
+                found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
+            )
+    refs = _Refs(why_claim, why_template, why_priority, why_group)
+
+    # Pods: held when pending, a stripped copy with a warning when bound.
+    pods: dict[Key, Pod] = {}
+    held: dict[Key, HeldPod] = dict(cluster.held)
+    costs: dict[str, list[str]] = {}
+    """A root problem's object -> the pending pods it holds (for its warning)."""
+    for key, pod in cluster.pods.items():
+        mine = t.own(pod)
+        depends = refs.of(pod)
+        if pending(pod):
+            if mine:
+                held[key] = HeldPod(pod, _said(mine))
+                t.warn(pod, "the pod is left pending; the rest is planned")
+            elif depends is not None:
+                held[key] = HeldPod(pod, depends.reason)
+                costs.setdefault(depends.root, []).append(pod.namespaced_name)
+            elif pod.spec.scheduling_gates and not ignore_scheduling_gates:
+                names = ", ".join(g.name for g in pod.spec.scheduling_gates)
+                held[key] = HeldPod(
+                    pod, f"waiting for scheduling gates {names} (spec.schedulingGates; {GATES_FLAG} plans it)"
+                )
+            else:
+                pods[key] = pod
+            continue
+        if mine or depends is not None:
+            bound = f"the pod is bound to {pod.spec.node_name}: its node resources are counted"
+            t.warn(pod, f"{bound}, its broken references left out")
+            if not mine and depends is not None:
+                t.warnings.append(f"{pod.ref}: {depends.reason}; {bound}, its broken references left out")
+            pod = _strip(pod, cluster, refs)
+        pods[key] = pod
+        if pod.status and pod.status.phase in DONE_PHASES:
+            continue
+        unallocated = _never_allocated(cluster, pod, gates)
+        if unallocated:
+            bypass = (
+                f"bound by nodeName to {pod.spec.node_name} without allocated claims "
+                f"({_names(unallocated)}): the kubelet will not start it"
+            )
+            held[key] = HeldPod(
+                pod, f"{bypass} (the scheduler never allocates claims for a pod that bypassed it)"
+            )
+            t.warnings.append(f"{pod.ref}: spec.nodeName: {bypass}; not planned")
+
+    # Objects that could not be read: a pending pod is held (a Pod of its name, nothing else
+    # known), anything else is left out, and what names it is held by its own problem above.
+    for u in cluster.unread:
+        consequence = "left out of the plan"
+        if u.kind == "Pod" and not u.node_name:
+            stub = Pod.model_validate({"metadata": {"name": u.name, "namespace": u.namespace}})
+            held.setdefault(
+                (u.namespace, u.name), HeldPod(stub, f"the pod could not be read: {u.reason}", stub=True)
+            )
+            consequence = "the pod is left pending; the rest is planned"
+        elif u.kind == "Pod":
+            consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        t.warnings.extend(f"{e.message}; {consequence}" for e in u.errors)
+
+    # The problems that hold pods, each once, with the pods it costs.
+    for obj in [
+        *cluster.classes.values(),
+        *(c for c in cluster.claims.values() if not _allocated(c)),
+        *cluster.templates.values(),
+        *cluster.priority_classes.values(),
+        *cluster.pod_groups.values(),
+        *cluster.workloads.values(),
+    ]:
+        t.warn(obj, _holding(costs.get(obj.ref, [])))
+
+    # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
+    bad_pools = {(s.spec.driver, s.spec.pool.name) for s in cluster.slices if t.own(s)}
+    for s in cluster.slices:
+        t.warn(
+            s,
+            f"pool {s.spec.driver}/{s.spec.pool.name} is left out of the plan (none of its devices is used)",
+        )
+    for node in cluster.nodes.values():
+        t.warn(node, "the node is left out of the plan")
+    for rule in cluster.taint_rules.values():
+        t.warn(rule, "its taints are not applied: the devices it selects count as untainted")
+    for pdb in cluster.pdbs.values():
+        t.warn(pdb, "the budget is not counted (plan --preempt may evict what it protects)")
+    for nso in cluster.namespaces.values():
+        t.warn(nso, "the Namespace is left out (its labels are not read)")
+
+    def keep(obj: TypeMeta) -> bool:
+        return not t.own(obj)
+
+    out = replace(
+        cluster,
+        slices=[s for s in cluster.slices if (s.spec.driver, s.spec.pool.name) not in bad_pools],
+        classes={k: v for k, v in cluster.classes.items() if k not in why_class},
+        claims={k: v for k, v in cluster.claims.items() if k not in why_claim},
+        templates={k: v for k, v in cluster.templates.items() if k not in why_template},
+        pods=pods,
+        nodes={k: v for k, v in cluster.nodes.items() if keep(v)},
+        taint_rules={k: v for k, v in cluster.taint_rules.items() if keep(v)},
+        priority_classes={k: v for k, v in cluster.priority_classes.items() if k not in why_priority},
+        pod_groups={k: v for k, v in cluster.pod_groups.items() if k not in why_group},
+        workloads={k: v for k, v in cluster.workloads.items() if k not in why_workload},
+        namespaces={k: v for k, v in cluster.namespaces.items() if keep(v)},
+        pdbs={k: v for k, v in cluster.pdbs.items() if keep(v)},
+        warnings=list(cluster.warnings),
+        held=held,
+        held_claims=held_claims,
+        triaged=True,
+    )
+    kept = {id(o) for o in _everything(out)}
+    out.left_out = [*cluster.left_out, *(o for o in _everything(cluster) if id(o) not in kept)]
+    planned = [p for key, p in pods.items() if key not in held and pending(p)]
+    return Triaged(out, [*t.warnings, *unmodelled_field_warnings(planned)], t.fatal)
+
+
+def _everything(cluster: Cluster) -> list[TypeMeta]:
+    return [
+        *cluster.classes.values(),
+        *cluster.slices,
+        *cluster.claims.values(),
+        *cluster.templates.values(),
+        *cluster.pods.values(),
+        *cluster.nodes.values(),
+        *cluster.taint_rules.values(),
+        *cluster.priority_classes.values(),
+        *cluster.pod_groups.values(),
+        *cluster.workloads.values(),
+        *cluster.namespaces.values(),
+        *cluster.pdbs.values(),
+    ]
+
+
+@dataclass(frozen=True)
+class _Refs:
+    """The objects left out that a pod may name, by kind."""
+
+    claims: dict[Key, _Why]
+    templates: dict[Key, _Why]
+    priorities: dict[str, _Why]
+    groups: dict[Key, _Why]
+
+    def of(self, pod: Pod) -> _Why | None:
+        """The first object the pod depends on that is left out, with the pod's reason."""
+        ns = pod.metadata.ns
+        for i, entry in enumerate(pod.spec.resource_claims):
+            where = f"spec.resourceClaims[{i}]"
+            found = self.claims.get((ns, entry.resource_claim_name or "")) or self.templates.get(
+                (ns, entry.resource_claim_template_name or "")
+            )
+            for status in pod.status.resource_claim_statuses if pod.status else []:
+                if found is None and status.name == entry.name and status.resource_claim_name:
+                    found = self.claims.get((ns, status.resource_claim_name))
+            if found is not None:
+                return _Why(found.root, f"{where}: {found.reason}")
+        name = pod.spec.priority_class_name
+        if pod.spec.priority is None and name and name in self.priorities:
+            return _Why(self.priorities[name].root, f"spec.priorityClassName: {self.priorities[name].reason}")
+        group = pod.spec.scheduling_group
+        if group is not None and (ns, group.pod_group_name) in self.groups:
+            why = self.groups[(ns, group.pod_group_name)]
+            return _Why(why.root, f"spec.schedulingGroup: {why.reason}")
+        return None
+
+    def usable_claim(self, cluster: Cluster, ns: str, name: str) -> bool:
+        return (ns, name) in cluster.claims and (ns, name) not in self.claims
+
+    def usable_template(self, cluster: Cluster, ns: str, name: str) -> bool:
+        return (ns, name) in cluster.templates and (ns, name) not in self.templates
+
+
+def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_gates: bool = False) -> C:
+    """`cluster` as the planners read it: as given when it was triaged already (`Cluster.triaged`:
+    the CLI and `dra_solver.load(strict=False)` triage with the validation's problems), else
+    triaged without problems — the pods the scheduler skips (gated, bound without allocated
+    claims) held, their warnings added to `cluster.warnings` of the copy."""
+    if cluster.triaged:
+        return cluster
+    done = triage(cluster, [], gates, ignore_scheduling_gates=ignore_scheduling_gates)
+    if not done.cluster.held and not done.cluster.left_out:
+        return cluster  # nothing skipped: the cluster itself (`Planner.cluster is cluster`)
+    done.cluster.warnings.extend(done.warnings)
+    return done.cluster
+
+
+def split_held(
+    cluster: Cluster, pods: Sequence[object] | None
+) -> tuple[Sequence[object] | None, list[HeldPod]]:
+    """The pods a plan was asked for, without the held ones, and the held ones it must list:
+    every held pod when `pods` is None (plan everything), else those `pods` names (by name or
+    as the Pod object)."""
+    if pods is None:
+        if not cluster.pods and not cluster.held:  # no Pods: each claim is a pod (`resolve_units`)
+            return None, list(cluster.held_claims.values())
+        return None, list(cluster.held.values())
+    if not cluster.held:
+        return pods, []
+    rest: list[object] = []
+    held: list[HeldPod] = []
+    for item in pods:
+        key: Key | None = None
+        if isinstance(item, Pod):
+            key = (item.metadata.ns, item.metadata.name)
+        elif isinstance(item, str):
+            try:
+                found = cluster.pod(item)
+            except InputError:
+                found = None
+            key = (found.metadata.ns, found.metadata.name) if found is not None else None
+        if key is not None and key in cluster.held:
+            held.append(cluster.held[key])
+        else:
+            rest.append(item)
+    return rest, held
+
+
+def _holding(pods: list[str]) -> str:
+    if not pods:
+        return "it is left out of the plan"
+    many = "s" if len(pods) > 1 else ""
+    verb = "depend on it and stay" if many else "depends on it and stays"
+    return f"left out of the plan; pending pod{many} {_names(pods)} {verb} pending"
+
+
+def _strip(pod: Pod, cluster: Cluster, refs: _Refs) -> Pod:
+    """A copy of a bound pod without the references that name nothing usable: missing or
+    broken claims and templates, a missing PriorityClass (its `spec.priority` stays), a missing
+    or broken PodGroup. What it holds on its node (cpu, memory, pod slot) stays counted."""
+    ns = pod.metadata.ns
+    entries = [
+        e
+        for e in pod.spec.resource_claims
+        if (e.resource_claim_name and refs.usable_claim(cluster, ns, e.resource_claim_name))
+        or (
+            e.resource_claim_template_name
+            and refs.usable_template(cluster, ns, e.resource_claim_template_name)
+        )
+    ]
+    update: dict[str, object] = {"resource_claims": entries}
+    name = pod.spec.priority_class_name
+    if name and name not in cluster.priority_classes and name not in BUILTIN_PRIORITY_CLASSES:
+        update["priority_class_name"] = None
+    group = pod.spec.scheduling_group
+    if group is not None and (
+        (ns, group.pod_group_name) not in cluster.pod_groups or (ns, group.pod_group_name) in refs.groups
+    ):
+        update["scheduling_group"] = None
+    return pod.model_copy(update={"spec": pod.spec.model_copy(update=update)})
+
+
+def _never_allocated(cluster: Cluster, pod: Pod, gates: FeatureGates) -> list[str]:
+    """The claims of a bound pod that hold no allocation (`namespace/name`)."""
+    try:
+        claims = pod_claims(cluster, pod, gates)
+    except InputError:
+        return []
+    return [c.namespaced_name for c in claims if not _allocated(c)]
+
+
+__all__ = ["GATES_FLAG", "HeldPod", "Triaged", "split_held", "triage", "triaged"]

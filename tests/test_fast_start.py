@@ -1,0 +1,170 @@
+"""A fast start (issue #40, §4): each command imports only what it uses. Asserted on the import
+graph, not on a time: a command runs in a fresh interpreter, which then lists the modules it
+loaded. `--version` and `--help` load nothing of the solver; `validate` no CP-SAT; no command
+here the report's page (jinja2, plotly), the Kubernetes client or Ray."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from dra_solver.cli.main import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
+
+# Run one command line in this interpreter's process, its output swallowed (rich's consoles
+# resolve sys.stdout/sys.stderr at print time), then print its exit code and sys.modules.
+RUN = """
+import contextlib, io, json, sys
+sys.argv = ["dra-solver", *json.loads(sys.argv[1])]
+from dra_solver.cli import run
+code = None
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        run()
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+# Loaded by the commands that use them, never at start: CP-SAT (with numpy and pandas), the
+# report's template engine and charts, the Kubernetes client, Ray.
+NEVER_AT_START = ("ortools", "numpy", "pandas", "jinja2", "plotly", "kubernetes", "ray")
+# Reading the input (the models, YAML, our CEL and cel-python's parser): not for --version/--help.
+INPUT = ("pydantic", "yaml", "celpy", "lark")
+
+
+def _loaded(*args: str) -> tuple[int, set[str]]:
+    run = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(args)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    result = json.loads(run.stdout)
+    return result["code"], set(result["modules"])
+
+
+def _tops(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(names))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], []])
+def test_version_and_help_load_nothing_of_the_solver(args: list[str]) -> None:
+    code, modules = _loaded(*args)
+    assert code in (0, 1)  # `dra-solver` alone prints the help and exits 1
+    assert _tops(modules, NEVER_AT_START + INPUT) == []
+    solver = sorted(m for m in modules if m.startswith("dra_solver."))
+    assert solver == [
+        "dra_solver.cli",
+        "dra_solver.cli.console",
+        "dra_solver.cli.help",
+        "dra_solver.cli.main",
+        "dra_solver.errors",
+        "dra_solver.interrupt",
+    ]
+
+
+def test_each_command_is_listed_with_the_first_paragraph_of_its_docstring() -> None:
+    """`--help` lists the commands from `COMMANDS` without importing them; the lines there are
+    their docstrings' first paragraphs (edit both together)."""
+    for name, line in COMMANDS.items():
+        function = getattr(import_module(f"dra_solver.cli.{name}"), name)
+        first = (inspect.getdoc(function) or "").split("\n\n")[0]
+        assert line == " ".join(first.split()), name
+
+
+def test_validate_loads_no_cp_sat_and_no_checker() -> None:
+    code, modules = _loaded("validate", EXAMPLE)
+    assert code == 0
+    assert _tops(modules, (*NEVER_AT_START, "celpy")) == []
+    assert not any(
+        m.startswith(("dra_solver.cpsat", "dra_solver.encoders", "dra_solver.check")) for m in modules
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["allocate", EXAMPLE, "--node", "node-1", "--feature-gates", "DRADerivedAttributes=true"],
+        ["plan", EXAMPLE],
+        ["explain", EXAMPLE, "--claim", "gpu-with-nic"],
+        ["check", EXAMPLE],
+    ],
+    ids=lambda args: args[0],
+)
+def test_commands_load_no_report_no_kubernetes_no_ray(args: list[str]) -> None:
+    """The report's page (jinja2, plotly), the live-cluster client and Ray load only when
+    `--report`, `--kubeconfig`/`--live` and `--executor ray` ask for them."""
+    _, modules = _loaded(*args)
+    assert _tops(modules, ("jinja2", "plotly", "kubernetes", "ray")) == []
+
+
+# --- the CEL parsers' tables, kept between runs (`dra_solver.larkcache`) -----------------------
+
+# Parse with both parsers; print the trees (ours as nested lists) and lark's log on stderr.
+PARSE = """
+import json, logging, sys
+import lark
+logging.getLogger("lark").setLevel(logging.DEBUG)
+from dra_solver.cel.ast import Node
+from dra_solver.cel.parser import parse
+from dra_solver.check.celpy_env import _ENV
+
+def dump(node):
+    if isinstance(node, Node):
+        slots = [s for c in type(node).__mro__ for s in getattr(c, "__slots__", ())]
+        return [type(node).__name__, *(dump(getattr(node, s)) for s in slots)]
+    if isinstance(node, lark.Tree):  # a rule's name is a str, or a Token (a str) when built
+        return [str(node.data), *(dump(n) for n in node.children)]
+    if isinstance(node, lark.Token):
+        return [node.type, str(node), node.line, node.column]
+    if isinstance(node, (list, tuple)):
+        return [dump(n) for n in node]
+    return repr(node)
+
+texts = json.loads(sys.argv[1])
+print(json.dumps([[dump(parse(t)), dump(_ENV.compile(t))] for t in texts]))
+"""
+TEXTS = [
+    'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model in ["a", "b"]',
+    "device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) >= 0",
+    "[1, 2, 3].all(x, x > 0) ? size(device.name) : -1",
+]
+
+
+def _parse_in(cache_home: Path) -> tuple[str, str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    run = subprocess.run(
+        [sys.executable, "-c", PARSE, json.dumps(TEXTS)], env=env, capture_output=True, text=True, check=True
+    )
+    return run.stdout, run.stderr
+
+
+def test_the_parsers_tables_are_saved_once_then_loaded(tmp_path: Path) -> None:
+    first, said = _parse_in(tmp_path)
+    saved = sorted(p.name.split("-lark")[0] for p in (tmp_path / "dra-solver").iterdir())
+    assert saved == ["cel-parser", "celpy-parser"]
+    assert said.count("Saving grammar to cache") == 2 and "Loading grammar from cache" not in said
+    again, said = _parse_in(tmp_path)
+    assert said.count("Loading grammar from cache") == 2 and "Saving" not in said
+    assert again == first  # the same trees from the loaded tables
+    assert (tmp_path / "dra-solver").stat().st_mode & 0o077 == 0
+
+
+def test_without_a_private_directory_the_parsers_are_built_as_before(tmp_path: Path) -> None:
+    """A cache directory others may write to is not read (its files are pickles): nothing is
+    saved, and the parsers are built as they were without a cache; a cache home that cannot
+    be made is the same."""
+    shared = tmp_path / "dra-solver"
+    shared.mkdir()
+    shared.chmod(0o777)
+    built, said = _parse_in(tmp_path)
+    assert list(shared.iterdir()) == [] and "cache" not in said
+    (tmp_path / "file").write_text("")
+    assert _parse_in(tmp_path / "file")[0] == built
