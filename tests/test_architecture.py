@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.errors": set(),
     "dra_solver.gates": {"dra_solver.errors"},
     "dra_solver.interrupt": set(),
-    "dra_solver.deadline": set(),
+    "dra_solver.deadline": {"dra_solver.interrupt"},
     "dra_solver.executors": {"dra_solver.errors"},
     # where lark keeps the CEL parsers' tables between runs (our compiler's, the checker's)
     "dra_solver.larkcache": set(),

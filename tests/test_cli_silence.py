@@ -44,6 +44,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         (["plan", GPU, "--seed", "-1"], "--seed"),
         (["plan", GPU, "--workers", "0"], "--workers"),
         (["plan", GPU, "--max-new-nodes", "-1"], "--max-new-nodes"),
+        (["plan", GPU, "--timeout", "soon"], "--timeout"),
+        (["plan", GPU, "--timeout", "0s"], "--timeout"),
     ],
 )
 def test_an_invalid_number_is_a_one_line_usage_error(args: list[str], option: str) -> None:

@@ -238,6 +238,8 @@ def cap(ctx: ModelContext, node: str, k: int) -> tuple[int, bool]:
     demand = ctx.pods[k].demand
     n, proven = 1, True
     while True:
+        if interrupt.requested() or passed(ctx.deadline):
+            return demand, False  # stopped: the demand is an upper bound, unproven
         weights = [1.0 if j == k else 0.0 for j in range(len(ctx.pods))]
         got = NodeModel(ctx, node, {k: n}).best(weights, ctx.left())
         placed = got.pattern[k]

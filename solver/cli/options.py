@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from ..api.load import dumps
+from ..deadline import parse_duration
 from ..errors import DRASolverError
 from ..gates import FeatureGates
 from ..output.objects import OutputMode
@@ -153,6 +154,32 @@ TimeLimitOpt = Annotated[
         ),
     ),
 ]
+
+
+def _duration(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="DURATION",
+        parser=_duration,
+        help=(
+            "Wall-clock limit of the whole run (reading, first fit, the models, the reasons), as "
+            "kubectl's --timeout (30s, 5m, 1m30s): when it passes, the best checked plan so far is "
+            "printed and says it was cut short (that answer depends on the machine's speed). "
+            "Default: none — --time-limit's deterministic budget bounds the search."
+        ),
+        show_default=False,
+    ),
+]
 MAX_SEED = 2**31 - 1
 """CP-SAT's random_seed is a 32-bit integer."""
 SeedOpt = Annotated[
@@ -265,5 +292,6 @@ __all__ = [
     "StrategyChoice",
     "StrategyOpt",
     "TimeLimitOpt",
+    "TimeoutOpt",
     "object_name",
 ]

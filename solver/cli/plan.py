@@ -30,6 +30,8 @@ from rich.text import Text
 
 from .. import interrupt
 from ..api.cluster import Cluster
+from ..deadline import Deadline, enforced
+from ..deadline import fired as cut_short
 from ..errors import DRASolverError, InputError
 from ..executors import open_executor
 from ..gates import FeatureGates
@@ -71,6 +73,7 @@ from .options import (
     StrategyChoice,
     StrategyOpt,
     TimeLimitOpt,
+    TimeoutOpt,
 )
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
@@ -118,10 +121,14 @@ class PlanRequest:
     allow_moves: bool = False
     """--allow-moves (with --preempt): controller-owned running pods may be moved instead of
     evicted (`dra_solver.preempt.moves`)."""
+    deadline: Deadline | None = None
+    """--timeout: the whole run's one wall-clock limit, from the moment the command started."""
 
     def options(self, gates: FeatureGates) -> Options:
         """The run's one Options (the executor and the progress bar join it while it runs)."""
-        return self.search.options(gates, partitions=self.partitions, repair=self.repair.value)
+        return self.search.options(
+            gates, partitions=self.partitions, repair=self.repair.value, deadline=self.deadline
+        )
 
     def in_namespace(self, cluster: Cluster, gates: FeatureGates) -> PlanRequest:
         """`-n NS`: names without a namespace are in NS; without --pod (and --fill), the pods to
@@ -216,6 +223,7 @@ def plan(
     ignore_scheduling_gates: IgnoreGatesOpt = False,
     strategy: StrategyOpt = StrategyChoice.pack,
     time_limit: TimeLimitOpt = 10.0,
+    timeout: TimeoutOpt = None,
     seed: SeedOpt = 0,
     output: OutputOpt = OutputFormat.yaml,
     output_mode: OutputModeOpt = OutputMode.changed,
@@ -343,6 +351,8 @@ def plan(
     found so far (every placement checked) is printed and the exit code is 130; a second
     Ctrl-C exits at once.
     """
+    # The one deadline of the run starts now: reading and validating the input count too.
+    deadline = Deadline.after(timeout) if timeout is not None else None
     request = PlanRequest(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
@@ -372,6 +382,7 @@ def plan(
         compare=compare,
         preempt=preempt,
         allow_moves=allow_moves,
+        deadline=deadline,
     )
     if allow_moves and not preempt:
         raise UsageError("--allow-moves needs --preempt")
@@ -403,6 +414,7 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
             # On a terminal the signal is answered at once; in a pipe or a log the final
             # `interrupted: placed ...` line is the one message (issue #29).
             interrupt.signals_stop(INTERRUPT_NOTICE if err.is_terminal else ""),
+            enforced(options.deadline),  # inside signals_stop: a passed deadline stops as Ctrl-C does
             _progress_bar(options.allocator) as progress,
             _running(request, options, progress) as running,
         ):
@@ -431,7 +443,7 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
                     node_templates=templates or None,
                     max_new_nodes=request.max_new_nodes,
                 )
-            interrupted = interrupt.requested()
+            interrupted = interrupt.requested() and not cut_short(options.deadline)
     except DRASolverError as exc:
         fail([exc])
     return _Planned(outcome, filled, tuple(templates), time.perf_counter() - started, interrupted)
@@ -507,7 +519,9 @@ def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planne
         out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary, request.output.wide))
         return
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]
-    notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
+    notes = plan_annotations(
+        PlanSummary.of(outcome), outcome.pods, planned.interrupted, cut_short(request.deadline)
+    )
     if request.output.mode is OutputMode.full:
         objects = [*cluster_after(cluster, outcome.pods), *added]
     else:
@@ -544,7 +558,9 @@ def _write_preempted(
         )
         out.print(tables)
         return
-    notes = plan_annotations(PlanSummary.of(outcome), outcome.pods, planned.interrupted)
+    notes = plan_annotations(
+        PlanSummary.of(outcome), outcome.pods, planned.interrupted, cut_short(request.deadline)
+    )
     if request.output.format is OutputFormat.name:
         # `-o name` names what the plan places (a moved pod is re-created where it lands); an
         # evicted pod is not one of them, and its line on stderr says it is evicted: printed
@@ -576,6 +592,16 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         summary = f"interrupted: {plan_summary(outcome, planned.seconds, planned.counted)}"
         err.print(Text(f"{summary} (the best plan found so far)", style="bold yellow"))
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
+    deadline = request.deadline
+    if cut_short(deadline) and deadline is not None:
+        took = time.monotonic() - (deadline.at - deadline.seconds)  # since the command started
+        err.print(
+            Text(
+                f"cut short by --timeout after {took:.1f} s: the best checked plan so far; this "
+                "answer depends on the machine's speed",
+                style="bold yellow",
+            )
+        )
     if isinstance(outcome, PreemptOutcome) and not request.output.tabular:
         for v in outcome.victims[:POD_LINES]:
             err.print(Text(f"{v.name}: {v.reason}", style="yellow"))

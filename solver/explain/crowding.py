@@ -111,7 +111,7 @@ def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
     return outcome
 
 
-UNEXPLAINED = "not placed; the run was interrupted before its reason was worded"
+UNEXPLAINED = "not placed; the run was stopped (Ctrl-C, SIGTERM or --timeout) before its reason was worded"
 
 
 def _reasons(

@@ -77,7 +77,7 @@ ANNOTATION = "dra-solver.io/"
 
 
 def plan_annotations(
-    summary: PlanSummary, plans: Sequence[PodPlan], interrupted: bool = False
+    summary: PlanSummary, plans: Sequence[PodPlan], interrupted: bool = False, cut_short: bool = False
 ) -> dict[str, str]:
     """What `plan -o yaml|json` says of itself, on the List's `metadata.annotations`, so that a
     script reads it from stdout instead of parsing stderr: the numbers of the summary line
@@ -96,6 +96,8 @@ def plan_annotations(
         "first-fit-placed": summary.first_fit_placed,
         "fallback": summary.fallback,
         "interrupted": "true" if interrupted else None,
+        # --timeout ended the run: the answer depends on the machine's speed
+        "cut-short-by-timeout": "true" if cut_short else None,
     }
     notes = {
         ANNOTATION + k: v if isinstance(v, str) else number_text(v) for k, v in out.items() if v is not None

@@ -25,7 +25,7 @@ from ..errors import DRASolverError, InputError
 from ..gates import FeatureGates
 from ..problem.flat import claim_weight
 
-INTERRUPTED = "not tried: the run was interrupted before this pod's turn"
+INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
 DROPPED = "the plan model put it on node"
 """How the reason of a pod the aggregated model placed and its node's exact allocation did not
 take begins: that reason is kept as it is (`solver.explain.crowding`)."""
