@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import SearchAborted
+from ..errors import CelError, SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
 from ..reference import search
@@ -40,10 +40,11 @@ def _only(problem: Problem, claim: ClaimInfo, *, constraints: bool) -> Problem:
 
 
 def _fails(problem: Problem) -> bool:
-    """The smaller problem has no allocation (False when the bounded search cannot tell)."""
+    """The smaller problem has no allocation (False when the bounded search cannot tell, or
+    meets a CEL runtime error the whole problem's search never reached: lazy, as upstream)."""
     try:
         return search(problem, max_steps=200_000) is None
-    except SearchAborted:
+    except (SearchAborted, CelError):
         return False
 
 
