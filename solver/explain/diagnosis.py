@@ -38,7 +38,7 @@ from ..gates import FeatureGates
 from ..inventory import Pools, visible_devices
 from ..pipeline import plan
 from ..planning.resolve import known_nodes, resolve_claims
-from ..problem.build import problem_from_context
+from ..problem.build import invalid_pool_words, problem_from_context
 from ..problem.capacity import device_consumption
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -340,7 +340,7 @@ class _Explaining:
             except CelError:  # a what-if: its CEL error is not the subject's (`fits`)
                 helps = False
             if helps:
-                return [f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in chosen]
+                return [invalid_pool_words(p) for p in chosen]
         return []
 
     def blocking_set(self, problem: Problem) -> list[Group] | None:

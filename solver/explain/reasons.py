@@ -85,8 +85,9 @@ def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
 def explain_unschedulable(problem: Problem) -> str:
     """A one-line reason, naming the claim and request that blocked, where it can tell."""
     node = f"on node {problem.node}" if problem.node else "without a node (allNodes devices only)"
-    if problem.invalid_pools:  # `pool D/P is invalid: why` each (`problem.build`)
-        node += "; not searched: " + "; ".join(problem.invalid_pools)
+    skipped = [*problem.invalid_pools, *problem.incomplete_pools]  # each names pool and why
+    if skipped:  # (`problem.build`)
+        node += "; not searched: " + "; ".join(skipped)
     for claim in problem.claims:
         reason = _request_reason(problem, claim)
         if reason:

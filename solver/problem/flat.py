@@ -207,6 +207,9 @@ class Problem:
     constraints: tuple[ConstraintInfo, ...]
     invalid_pools: tuple[str, ...] = ()
     """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+    incomplete_pools: tuple[str, ...] = ()
+    """Pools skipped as incomplete (`pool D/P generation G is incomplete: ...`): upstream says
+    only "unschedulable"; reasons name them."""
     nodes: tuple[str, ...] = ()
     """Multi-node Problems (`solver.problem.merge`): the candidate nodes; each group of claims
     goes to one of them (`encoders.nodes`). Empty: the single node `node`."""
