@@ -10,6 +10,10 @@ Math (x over the placements each device can get):
   takes a dedicated device twice: for every claim c and dedicated device d,
   sum_{a of c} x[a, d] <= 1 (admin or not — as the reference allocator and the checker,
   and upstream, whose per-claim "being placed" set holds every dedicated placement);
+- as upstream, a dedicated device an admin alternative of claim c takes is in use for the
+  non-admin alternatives of the later claims of the same call (pod): for such c and d,
+  sum_{a of c} x[a, d] + sum_{b non-admin, claim of b after c, same group} x[b, d] <= 1
+  (docs/semantics.md, "Admin access"; the reference and the checker read the same rule);
 - multi-allocatable devices are not restricted here (only by `encoders.capacity`); one
   alternative never takes a device twice because x is boolean.
 """
@@ -29,7 +33,8 @@ def forbidden(problem: Problem, alt: Alternative, cand: Candidate) -> bool:
 
 
 def add(m: Model) -> None:
-    """At most one non-admin placement per dedicated device, and one per claim and device."""
+    """At most one non-admin placement per dedicated device, one per claim and device, and none
+    in a later claim of the pod after an admin placement."""
     p = m.problem
     for d, pairs in m.x_by_dev.items():
         if p.devices[d].multi or len(pairs) < 2:
@@ -45,8 +50,16 @@ def add(m: Model) -> None:
             if alt.admin:
                 admin_claims.add(alt.claim)
         for c in sorted(admin_claims):  # without admin, the non-admin at-most-one covers it
-            if len(by_claim[c]) > 1:
-                m.cp.add_at_most_one(by_claim[c])
+            group = p.claims[c].group
+            later = [
+                v
+                for a, v in pairs
+                if not p.alternatives[a].admin
+                and p.alternatives[a].claim > c
+                and p.claims[p.alternatives[a].claim].group == group
+            ]
+            if len(by_claim[c]) + len(later) > 1:
+                m.cp.add_at_most_one(by_claim[c] + later)
 
 
 def device_key(problem: Problem, d: int, alts: list[int], allowed: Allowed, cover: Cover) -> Hashable | None:

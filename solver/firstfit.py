@@ -620,8 +620,10 @@ class _Placing:
             for i in sorted({i for pid in pools for i in self._pool_slices.get(pid, ())})
         ]
         part = replace(self.ledger.cluster, slices=slices, claims=holders)
-        if check(part, claims, node=node.name, gates=self.job.gates):
-            check_or_raise(self.ledger.cluster, claims, node=node.name, gates=self.job.gates)
+        # One pod's claims, in the order of the call that allocated them: the rules of one
+        # call apply (`check`'s `one_call`).
+        if check(part, claims, node=node.name, gates=self.job.gates, one_call=True):
+            check_or_raise(self.ledger.cluster, claims, node=node.name, gates=self.job.gates, one_call=True)
             raise AssertionError("the checker rejected a placement on the node's part of the cluster only")
 
     def _hold(self, claim: ResourceClaim) -> set[PoolID]:

@@ -192,6 +192,8 @@ class Pools:
     pools: list[Pool]
     """Complete pools (valid and invalid), in upstream search order."""
     incomplete: list[PoolID]
+    incomplete_why: dict[PoolID, str] = field(default_factory=dict)
+    """Incomplete pools: `pool D/P generation G is incomplete: ...` (what is published)."""
 
     def valid(self) -> list[Pool]:
         return [p for p in self.pools if p.invalid is None]
@@ -236,6 +238,7 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
 
     pools: list[Pool] = []
     incomplete: list[PoolID] = []
+    incomplete_why: dict[PoolID, str] = {}
     for pid in order:
         kept = relevant[pid]
         gen = kept[0].spec.pool.generation
@@ -248,6 +251,10 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
             at_gen = [s for s in same_pool if s.spec.pool.generation == gen]
             if len(at_gen) != count:
                 incomplete.append(pid)
+                incomplete_why[pid] = (
+                    f"pool {pid[0]}/{pid[1]} generation {gen} is incomplete: {len(at_gen)} of its "
+                    f"{count} slices are published (resourceSliceCount {count})"
+                )
                 continue
             other = [s for s in at_gen if not any(s is k for k in kept)]
         pool = Pool(
@@ -261,7 +268,7 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
         pool.binding = any(d.binding_conditions for _, d in visible_devices(pool, node))
         pools.append(pool)
     pools.sort(key=lambda p: (p.binding, p.driver.encode(), p.name.encode()))
-    return Pools(pools=pools, incomplete=incomplete)
+    return Pools(pools=pools, incomplete=incomplete, incomplete_why=incomplete_why)
 
 
 def visible_devices(pool: Pool, node: NodeView | None) -> list[tuple[ResourceSlice, Device]]:
@@ -283,7 +290,7 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
     for s in pool.slices:
         for d in s.spec.devices:
             if d.name in seen:
-                return f"device {d.name} in slices {_both(seen[d.name], s.metadata.name)}"
+                return f"device {d.name} listed by slices {_both(seen[d.name], s.metadata.name)}"
             seen[d.name] = s.metadata.name
     if not gates.DRAPartitionableDevices:
         return None
@@ -292,7 +299,7 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
     for s in pool.all_slices():
         for cs in s.spec.shared_counters:
             if cs.name in sets:
-                return f"counter set {cs.name} in slices {_both(where[cs.name], s.metadata.name)}"
+                return f"counter set {cs.name} listed by slices {_both(where[cs.name], s.metadata.name)}"
             sets[cs.name] = set(cs.counters)
             where[cs.name] = s.metadata.name
     for s in pool.all_slices():

@@ -9,8 +9,13 @@ Deliberate differences from upstream, where upstream has bugs (docs/semantics.md
 "Deliberate differences from upstream bugs"): distinctAttribute compares every pair of
 devices (Q1); counters are charged only once a placement passed every check and are given
 back on every backtrack, so a rejected device leaves no charge behind (Q2, Q3); a shared
-device is charged once (Q4); an admin-access placement does not block other claims of the
-call (Q7).
+device is charged once (Q4).
+
+As upstream (docs/semantics.md, "Admin access"): a dedicated device placed with admin access
+for an earlier claim of the call is in use for the later claims' normal requests. As
+upstream (docs/semantics.md, "allocationMode All"): an All-set is placed member by member, in
+order, each member through upstream's checks in upstream's order, so the first member that
+breaks a claim constraint is an error even when a later member is busy.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .problem.flat import (
     Alternative,
     Assignment,
     Candidate,
+    DeviceInfo,
     Placement,
     Problem,
     ValueSet,
@@ -83,7 +89,9 @@ class ReferenceSearch:
         self.max_steps = max_steps
         self.steps = 0
         n_claims = len(problem.claims)
-        self.nonadmin_dedicated: set[int] = set()
+        self.call_dedicated: dict[int, int] = {}
+        """Dedicated device -> how many placements of this call hold it (admin ones included:
+        upstream's allocatingDevices, which makes it in use for every later normal request)."""
         self.claim_dedicated: list[set[int]] = [set() for _ in range(n_claims)]
         self.allocating: dict[int, dict[str, Fraction]] = {}
         self.used: dict[int, int] = {}
@@ -130,7 +138,7 @@ class ReferenceSearch:
             return MAX_SIZE
         if alt.mode == "ExactCount":
             return (yield self._devices(ci, ri, alt, 0, 0))
-        if alt.all_blocked is not None or not alt.candidates:
+        if not alt.candidates:
             return False
         placed = 0
         for cand in alt.candidates:
@@ -185,19 +193,17 @@ class ReferenceSearch:
         if alt.admin:
             if cand.device in self.claim_dedicated[ci]:
                 return False
-        elif d.busy or (
-            not d.multi
-            and (cand.device in self.nonadmin_dedicated or cand.device in self.claim_dedicated[ci])
-        ):
+        elif d.busy or (not d.multi and self.call_dedicated.get(cand.device)):
             return False
         if cand.error is not None:
             raise cand.error
-        if d.multi and cand.consumed is not None:
-            used = dict(d.in_use)
-            for k, v in self.allocating.get(cand.device, {}).items():
-                used[k] = used.get(k, Fraction(0)) + v
-            if not fits(d.capacity, used, cand.consumed):
-                return False
+        # An All member goes through upstream's allocateDevice alone: a gate, the counters, a
+        # taint, the constraints (an error), then the capacity left; an ExactCount candidate
+        # has passed the static checks and the capacity precheck before it.
+        if cand.refused is not None and not cand.refused_after_counters:
+            return False
+        if not all_mode and not self._capacity_fits(d, cand):
+            return False
         charge = bool(d.counter_use) and not (d.busy or d.shared_in_use) and not self.used.get(cand.device)
         if charge:
             if d.counters_blocked:
@@ -205,6 +211,8 @@ class ReferenceSearch:
             for i, amount in d.counter_use.items():
                 if self.counter_used.get(i, Fraction(0)) + amount > self.p.counters[i].available:
                     return False
+        if cand.refused is not None:
+            return False
         touched: list[int] = []
         for con_i in self.by_alt.get(alt.index, ()):
             value = self.p.constraints[con_i].values.get((alt.index, cand.device))
@@ -219,13 +227,16 @@ class ReferenceSearch:
                 return False
             self._constraint_push(con_i, value)
             touched.append(con_i)
+        if all_mode and not self._capacity_fits(d, cand):
+            for t in touched:
+                self.constraint_state[t].pop()
+            return False
         # record
         placement = Placement(ci, alt.index, cand.device)
         dedicated = not d.multi
         if dedicated:
             self.claim_dedicated[ci].add(cand.device)
-            if not alt.admin:
-                self.nonadmin_dedicated.add(cand.device)
+            self.call_dedicated[cand.device] = self.call_dedicated.get(cand.device, 0) + 1
         if d.multi and cand.consumed is not None:
             sums = self.allocating.setdefault(cand.device, {})
             for k, v in cand.consumed.items():
@@ -238,19 +249,26 @@ class ReferenceSearch:
         self.undo.append(_Undo(placement, dedicated, charge, cand.consumed if d.multi else None, touched))
         return True
 
+    def _capacity_fits(self, d: DeviceInfo, cand: Candidate) -> bool:
+        """A share still fits with what the call already placed on its device."""
+        if not d.multi or cand.consumed is None:
+            return True
+        used = dict(d.in_use)
+        for k, v in self.allocating.get(cand.device, {}).items():
+            used[k] = used.get(k, Fraction(0)) + v
+        return fits(d.capacity, used, cand.consumed)
+
     def _pop(self, n: int) -> None:
         for _ in range(n):
             u = self.undo.pop()
             p = u.placement
-            alt = self.p.alternatives[p.alternative]
             d = self.p.devices[p.device]
             self.results[p.claim].pop()
             for con_i in u.constraints:
                 self.constraint_state[con_i].pop()
             if u.dedicated:
                 self.claim_dedicated[p.claim].discard(p.device)
-                if not alt.admin:
-                    self.nonadmin_dedicated.discard(p.device)
+                self.call_dedicated[p.device] -= 1
             if u.consumed is not None:
                 sums = self.allocating[p.device]
                 for k, v in u.consumed.items():
@@ -292,19 +310,19 @@ _Found = tuple[tuple[tuple[int, int], ...], ...]
 
 def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
     """Everything `ReferenceSearch` reads of `problem`, with devices named by their rank among
-    the devices some candidate uses and counters by their rank among those such devices
-    consume, and those devices in rank order; None when a candidate carries a CEL error.
+    the devices some candidate uses and counters by their rank among those such devices consume,
+    and those devices in rank order; None when a candidate carries a CEL error.
 
-    Why this decides the search: the search visits claims, requests, alternatives and
-    candidates in the order they are listed here (alternatives and constraints by index, each
-    alternative's candidates in their own order, which the key keeps as is), and every test it
-    makes reads only these facts: a device's busy/multi flags, capacity, existing use, counter
-    use and counter block, a counter's availability, a constraint's kind, alternatives and
-    value per (alternative, candidate device); a device is used only through its index, as a
-    set member or a dict key, so a bijection of indices maps one run onto the other. Two
-    Problems with equal keys therefore take the same steps in the same order and end alike:
-    both find the assignment equal up to the renaming (`used[rank]`), both find none, or both
-    exceed the same step budget. Names (device ids, claim refs) appear only in the texts of
+    Why this decides the search: the search visits claims, requests, alternatives and candidates in the order
+    they are listed here (alternatives and constraints by index, each alternative's candidates
+    in their own order, which the key keeps as is), and every test it makes reads only these
+    facts: a device's busy/multi flags, capacity, existing use, counter use and counter block, a
+    candidate's static refusal (All mode), a counter's availability, a constraint's kind,
+    alternatives and value per (alternative, candidate device); a device is used only through
+    its index, as a set member or a dict key, so a bijection of indices maps one run onto the
+    other. Two Problems with equal keys therefore take the same steps in the same order and end
+    alike: both find the assignment equal up to the renaming (`used[rank]`), both find none, or
+    both exceed the same step budget. Names (device ids, claim refs) appear only in the texts of
     errors: a candidate's CEL error (hence None: no key) and the refusal of an All request
     (`InputRefused`, never memoized). The node, pools, slices, names, results' metadata and
     every fact the search does not read are left out, so twin nodes share one key."""
@@ -317,10 +335,15 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
         if any(c.error is not None for c in a.candidates):
             return None
         candidates = tuple(
-            (rank[c.device], None if c.consumed is None else tuple(sorted(c.consumed.items())))
+            (
+                rank[c.device],
+                None if c.consumed is None else tuple(sorted(c.consumed.items())),
+                c.refused is not None,
+                c.refused_after_counters,
+            )
             for c in a.candidates
         )
-        alternatives.append((a.index, a.mode, a.count, a.admin, a.all_blocked is not None, candidates))
+        alternatives.append((a.index, a.mode, a.count, a.admin, candidates))
     devices = tuple(
         (
             dev.busy,

@@ -1,4 +1,5 @@
-"""Loading and comparing the conformance cases (tests/conformance/cases, copied from ../shared).
+"""Loading and comparing the conformance cases (tests/conformance/cases and
+tests/conformance/upstream-diff, copied from ../shared/conformance).
 
 Format: tests/conformance/README.md. Shared by the API and CLI conformance tests.
 """
@@ -15,13 +16,17 @@ import yaml
 from dra_solver.api.quantity import Quantity
 
 CASES_DIR = Path(__file__).parent / "conformance" / "cases"
+# Disagreements with the real upstream allocator, shrunk (issue #42); same format as cases/.
+UPSTREAM_DIFF_DIR = Path(__file__).parent / "conformance" / "upstream-diff"
 
 
 def load_cases() -> list[dict[str, Any]]:
-    """Every case, parsed by libyaml where PyYAML has it (four test modules load the 113 cases
-    when they are collected, in each xdist worker: pure-Python parsing took seconds of it)."""
+    """Every case (the shared corpus, then upstream-diff's), parsed by libyaml where PyYAML has
+    it (four test modules load the cases when they are collected, in each xdist worker:
+    pure-Python parsing took seconds of it)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return [yaml.load(p.read_text(), Loader=loader) for p in sorted(CASES_DIR.glob("*.yaml"))]
+    paths = [*sorted(CASES_DIR.glob("*.yaml")), *sorted(UPSTREAM_DIFF_DIR.glob("*.yaml"))]
+    return [yaml.load(p.read_text(), Loader=loader) for p in paths]
 
 
 def _q(v: object) -> Fraction:

@@ -216,6 +216,13 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
             claims = [pl.claim for pl in on]
             if len(claims) != len(set(claims)):
                 out.append("dedicated device twice in one claim")
+            admin_claims = [pl.claim for pl in on if p.alternatives[pl.alternative].admin]
+            if any(
+                pl.claim > a and p.claims[pl.claim].group == p.claims[a].group
+                for a in admin_claims
+                for pl in plain
+            ):
+                out.append("admin placement in use for a later claim")  # upstream's rule (#42)
         elif d.capacity:
             for k, cap in d.capacity.items():
                 total = d.in_use.get(k, Fraction(0))

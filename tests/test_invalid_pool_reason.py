@@ -1,4 +1,4 @@
-"""A reason names the real cause (issue #27): a pool made invalid by a device listed in two of its
+"""A reason names the real cause (issues #27, #42): a pool made invalid by a device listed in two of its
 slices is reported as that — the pool, the device and both slices — by `plan` and `explain`, not
 as "0 match the selectors"; an invalid pool that would not help is not named as the cause."""
 
@@ -17,7 +17,10 @@ from dra_solver.explain.diagnosis import explain
 from dra_solver.pipeline import plan
 
 runner = CliRunner()
-CAUSE = "pool gpu.example.com/node-a is invalid: device gpu-0 in slices node-a-gpu-a and node-a-gpu-b"
+CAUSE = (
+    "pool gpu.example.com/node-a generation 1 is invalid: "
+    "device gpu-0 listed by slices node-a-gpu-a and node-a-gpu-b"
+)
 
 
 def _node(name: str) -> dict[str, Any]:
@@ -83,7 +86,7 @@ def held_gpu_beside_an_invalid_nic_pool() -> list[dict[str, Any]]:
     ]
 
 
-NIC = "pool nic.example.com/n is invalid: device nic-0 in slices nic-a and nic-b"
+NIC = "pool nic.example.com/n generation 1 is invalid: device nic-0 listed by slices nic-a and nic-b"
 
 
 def test_an_invalid_pool_that_would_not_help_is_not_named_as_the_cause() -> None:
@@ -127,3 +130,38 @@ def test_free_devices_are_counted_among_the_remaining_only_when_some_were_filter
     ]
     reason = explain(Cluster.from_objects(filtered), claim="two").nodes[0].reason
     assert "3 match the selectors; of those 1 " in reason and "1 of the remaining 2 is free" in reason, reason
+
+
+INCOMPLETE = (
+    "pool gpu.example.com/node-a generation 1 is incomplete: 1 of its 2 slices are published "
+    "(resourceSliceCount 2)"
+)
+
+
+def test_an_incomplete_pool_is_named_where_it_blocks_the_claim(tmp_path: Path) -> None:
+    """Upstream skips an incomplete pool without a word (unschedulable); the reason of
+    `allocate`, `plan` and `explain` names it (issue #42)."""
+    objs = [
+        _node("node-a"),
+        device_class("gpu"),
+        resource_slice("node-a-gpu-a", [device("gpu-0")], node="node-a", pool="node-a", count=2),
+        claim("one-gpu", [request("gpu")]),
+    ]
+    cluster = Cluster.from_objects(objs)
+    assert INCOMPLETE in (explain(cluster, claim="one-gpu").nodes[0].reason or "")
+    for allocator in ("reference", "cpsat"):
+        pod = plan(cluster, allocator=allocator).pods[0]
+        assert not pod.placed and INCOMPLETE in (pod.reason or ""), pod.reason
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    out = runner.invoke(app, ["allocate", str(path), "--claim", "one-gpu", "--node", "node-a"])
+    assert out.exit_code == 2, out.output
+    assert "generation 1 is incomplete" in out.output
+
+
+def test_allocate_names_the_invalid_pool(tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(duplicate_pool()))
+    out = runner.invoke(app, ["allocate", str(path), "--claim", "one-gpu", "--node", "node-a"])
+    assert out.exit_code == 1, out.output
+    assert CAUSE in out.stderr

@@ -101,15 +101,19 @@ def check(
     *,
     node: str | None,
     gates: FeatureGates | None = None,
+    one_call: bool = False,
 ) -> list[Violation]:
     """Every rule the allocations in `allocated` break, for claims placed on `node`.
 
     `cluster` is the input snapshot: its claims that already carry `status.allocation`
     (and are not in `allocated`, matched by namespace/name) are the devices in use.
     `node` None means no node: only allNodes and nodeSelector slices are visible.
+    `one_call`: `allocated` are one pod's claims in the order of the call that allocated them,
+    so the rules of one call apply too (a dedicated device given with admin access to a claim
+    is in use for the later claims' normal requests); without it they may be several pods'.
     Nothing passed in is modified.
     """
-    return run_context(Context(cluster, list(allocated), node, gates or FeatureGates()))
+    return run_context(Context(cluster, list(allocated), node, gates or FeatureGates(), one_call=one_call))
 
 
 def check_or_raise(
@@ -118,11 +122,12 @@ def check_or_raise(
     *,
     node: str | None,
     gates: FeatureGates | None = None,
+    one_call: bool = False,
 ) -> None:
     """Raise `CheckFailed` (an `AllocationError`) listing all violations, if there are any.
 
     The library calls this on every allocator answer so that nothing unverified is returned.
     """
-    violations = check(cluster, allocated, node=node, gates=gates)
+    violations = check(cluster, allocated, node=node, gates=gates, one_call=one_call)
     if violations:
         raise CheckFailed(violations)

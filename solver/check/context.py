@@ -20,9 +20,19 @@ class Context:
     """The inputs, the world they describe, the CEL caches and the violations found so far."""
 
     def __init__(
-        self, cluster: Cluster, allocated: list[ResourceClaim], node: str | None, gates: FeatureGates
+        self,
+        cluster: Cluster,
+        allocated: list[ResourceClaim],
+        node: str | None,
+        gates: FeatureGates,
+        *,
+        one_call: bool = False,
     ):
         self.cluster = cluster
+        self.one_call = one_call
+        """Whether `allocated` are the claims of one allocation call (one pod's, in order): then
+        the rules of one call apply (an admin placement is in use for the later claims). False
+        when they may come from several calls (a node's pods, an audit of a cluster state)."""
         self.allocated = allocated
         self.node = node
         self.gates = gates

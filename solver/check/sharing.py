@@ -4,7 +4,9 @@ Why a module: a dedicated device serves one non-admin request across all claims,
 multi-allocatable device (allowMultipleAllocations with DRAConsumableCapacity) serves
 many shares but no dedicated user, and the result fields that mark a share (shareID,
 consumedCapacity) must be present exactly on shares, each shareID used once per device.
-Admin-access results never make a device busy.
+Admin-access results never make a device busy once allocated; within one call, a dedicated
+device given with admin access to a claim is in use for the later claims' normal requests
+(upstream's rule).
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ def check_share_fields(ctx: Context, p: Placed, dev: Dev) -> None:
 def check_busy(ctx: Context, placed: list[Placed]) -> None:
     """A dedicated device serves one non-admin request; a shared device has no dedicated user."""
     by_dev: dict[DeviceKey, list[Placed]] = defaultdict(list)
+    order: dict[str, int] = {}
     for p in placed:
+        order.setdefault(p.claim_id, len(order))
         if p.dev is not None:
             by_dev[p.key].append(p)
     for key, users in by_dev.items():
@@ -93,6 +97,28 @@ def check_busy(ctx: Context, placed: list[Placed]) -> None:
                     "busy",
                     f"dedicated device {did} is used by requests {', '.join(tops)} of the same claim",
                 )
+        if ctx.one_call:
+            _check_admin_then_normal(ctx, did, users, order)
+
+
+def _check_admin_then_normal(ctx: Context, did: str, users: list[Placed], order: dict[str, int]) -> None:
+    """Upstream's rule within one call (one pod's claims, in `allocated` order): a dedicated
+    device given with adminAccess to a claim is in use for the normal requests of the later
+    claims of the call (docs/semantics.md, "Admin access")."""
+    admins = [p for p in users if p.admin]
+    if not admins:
+        return
+    first = min(admins, key=lambda p: order[p.claim_id])
+    for p in users:
+        if not p.admin and order[p.claim_id] > order[first.claim_id]:
+            ctx.report(
+                p.claim_id,
+                p.result.request,
+                "busy",
+                f"dedicated device {did} was given with adminAccess to the earlier claim "
+                f"{first.claim_id} of the same call: it is in use for the later claims' normal requests",
+            )
+            return
 
 
 def check_share_ids(ctx: Context, placed: list[Placed]) -> None:

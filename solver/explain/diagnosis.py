@@ -38,7 +38,7 @@ from ..gates import FeatureGates
 from ..inventory import Pools, visible_devices
 from ..pipeline import plan
 from ..planning.resolve import known_nodes, resolve_claims
-from ..problem.build import problem_from_context
+from ..problem.build import invalid_pool_words, problem_from_context
 from ..problem.capacity import device_consumption
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -248,9 +248,15 @@ class _Explaining:
     def fits(
         self, claims: list[ResourceClaim], node: str | None, cluster: Cluster | None = None
     ) -> bool | None:
-        """Whether `claims` fit on `node` (`decide`)."""
+        """Whether `claims` fit on `node` (`decide`). A what-if, not the subject's own search: a
+        CEL runtime error its search meets (a device the subject's search never reached, as
+        upstream's would not) answers "does not fit" instead of stopping the explanation
+        (docs/semantics.md, "CEL errors: lazy, as upstream")."""
         ctx = build_context(self.local(node, cluster), claims, node, self.gates, self.cache)
-        return self.decide(problem_from_context(ctx, claims))
+        try:
+            return self.decide(problem_from_context(ctx, claims))
+        except CelError:
+            return False
 
     def decide(self, problem: Problem) -> bool | None:
         """Whether the Problem has an allocation: the reference search's answer, or where it
@@ -329,8 +335,12 @@ class _Explaining:
             ids = {id(p) for p in chosen}
             pools = Pools([replace(p, invalid=None) if id(p) in ids else p for p in ctx.pools.pools], [])
             grown = context_from(ctx.cluster, ctx.node, pools, ctx.in_use, self.gates, self.cache)
-            if self.decide(problem_from_context(grown, claims)):
-                return [f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in chosen]
+            try:
+                helps = self.decide(problem_from_context(grown, claims))
+            except CelError:  # a what-if: its CEL error is not the subject's (`fits`)
+                helps = False
+            if helps:
+                return [invalid_pool_words(p) for p in chosen]
         return []
 
     def blocking_set(self, problem: Problem) -> list[Group] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import SearchAborted
+from ..errors import CelError, SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
 from ..reference import search
@@ -40,10 +40,11 @@ def _only(problem: Problem, claim: ClaimInfo, *, constraints: bool) -> Problem:
 
 
 def _fails(problem: Problem) -> bool:
-    """The smaller problem has no allocation (False when the bounded search cannot tell)."""
+    """The smaller problem has no allocation (False when the bounded search cannot tell, or
+    meets a CEL runtime error the whole problem's search never reached: lazy, as upstream)."""
     try:
         return search(problem, max_steps=200_000) is None
-    except SearchAborted:
+    except (SearchAborted, CelError):
         return False
 
 
@@ -84,8 +85,9 @@ def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
 def explain_unschedulable(problem: Problem) -> str:
     """A one-line reason, naming the claim and request that blocked, where it can tell."""
     node = f"on node {problem.node}" if problem.node else "without a node (allNodes devices only)"
-    if problem.invalid_pools:  # `pool D/P is invalid: why` each (`problem.build`)
-        node += "; not searched: " + "; ".join(problem.invalid_pools)
+    skipped = [*problem.invalid_pools, *problem.incomplete_pools]  # each names pool and why
+    if skipped:  # (`problem.build`)
+        node += "; not searched: " + "; ".join(skipped)
     for claim in problem.claims:
         reason = _request_reason(problem, claim)
         if reason:

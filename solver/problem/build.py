@@ -22,6 +22,7 @@ from ..api.models import ResourceClaim
 from ..cel import EvalCache
 from ..errors import InputRefused
 from ..gates import FeatureGates
+from ..inventory import Pool
 from .constraints import build_constraints
 from .devices import (
     BuildContext,
@@ -128,5 +129,12 @@ def problem_from_context(
         alternatives=tuple(alternatives),
         claims=tuple(claim_infos),
         constraints=tuple(constraints),
-        invalid_pools=tuple(f"pool {p.driver}/{p.name} is invalid: {p.invalid}" for p in ctx.pools.invalid()),
+        invalid_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid()),
+        incomplete_pools=tuple(ctx.pools.incomplete_why.get(pid, "") for pid in ctx.pools.incomplete),
     )
+
+
+def invalid_pool_words(pool: Pool) -> str:
+    """`pool D/P generation G is invalid: why` — the pool, the problem and what to fix, as every
+    reason that names an invalid pool quotes it (allocate, plan, explain)."""
+    return f"pool {pool.driver}/{pool.name} generation {pool.generation} is invalid: {pool.invalid}"

@@ -98,6 +98,12 @@ class Candidate:
     nodes: frozenset[str] | None = None
     """Multi-node Problems: the nodes on which the device is a candidate for the alternative
     (a subset of the device's nodes); None = the Problem's single node."""
+    refused: str | None = None
+    """All mode: why a static check refuses this member of the All-set (a gate, an untolerated
+    taint); None when none does. The request fails when the search reaches the member, at the
+    step upstream makes that check (docs/semantics.md, "allocationMode All")."""
+    refused_after_counters: bool = False
+    """Whether that check comes after the counters (a taint) rather than before (a gate)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +127,9 @@ class Alternative:
     candidates: tuple[Candidate, ...] = ()
     """ExactCount: candidates in device order. All: the fixed All-set in device order."""
     all_blocked: str | None = None
-    """All mode: why a member can never be placed (busy, taint, gate) — the request fails."""
+    """All mode: why a member can never be placed (busy, taint, gate) — the request fails
+    (the reference search meets the members in order and may stop earlier, on a constraint
+    error; the CP-SAT model and explanations read this)."""
     rejected: tuple[tuple[str, int], ...] = ()
     """Devices that match the selectors but fail a static check: (reason, how many), for
     explanations ("lack capacity memory", "have a taint the request does not tolerate")."""
@@ -199,6 +207,9 @@ class Problem:
     constraints: tuple[ConstraintInfo, ...]
     invalid_pools: tuple[str, ...] = ()
     """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+    incomplete_pools: tuple[str, ...] = ()
+    """Pools skipped as incomplete (`pool D/P generation G is incomplete: ...`): upstream says
+    only "unschedulable"; reasons name them."""
     nodes: tuple[str, ...] = ()
     """Multi-node Problems (`solver.problem.merge`): the candidate nodes; each group of claims
     goes to one of them (`encoders.nodes`). Empty: the single node `node`."""

@@ -153,8 +153,10 @@ def build_multi_node_problem(
         for c in first.claims
     )
     invalid: list[str] = []
+    incomplete: list[str] = []
     for _node, prob in per_node:
         invalid.extend(x for x in prob.invalid_pools if x not in invalid)
+        incomplete.extend(x for x in prob.incomplete_pools if x not in incomplete)
     return Problem(
         node=None,
         gates=gates,
@@ -164,6 +166,7 @@ def build_multi_node_problem(
         claims=claim_infos,
         constraints=tuple(constraints),
         invalid_pools=tuple(invalid),
+        incomplete_pools=tuple(incomplete),
         nodes=tuple(nodes),
         group_nodes=dict(group_nodes or {}),
     )

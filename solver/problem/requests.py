@@ -40,6 +40,9 @@ from .taints import tolerated
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
 
+TAINT_REFUSAL = "have a taint the request does not tolerate"
+"""`_static_reject`'s reason for an untolerated taint (upstream checks it after the counters)."""
+
 NODE_FEATURE = "DraOptionalNodePreparation"
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
 
@@ -185,7 +188,7 @@ def _static_reject(
         rules = ctx.cluster.taint_rules.values() if ctx.gates.DRADeviceTaintRules else ()
         taints = [*d.taints, *rule_taints(rules, info.driver, info.pool, info.name)]
         if not all(tolerated(t, spec.tolerations) for t in taints):
-            return "have a taint the request does not tolerate", None
+            return TAINT_REFUSAL, None
     if s.spec.skip_node_operations:
         if not ctx.gates.DRAOptionalNodePreparation:
             return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
@@ -414,5 +417,8 @@ def _all_set(
         if isinstance(derived, DRASolverError):
             raise derived
         derived_values[(index, dev)] = derived
-        candidates.append(Candidate(dev, consumed))
+        # A refused member fails the request only when the search reaches it, at the step of
+        # upstream's allocateDevice that refuses it: a gate before the counters, a taint after
+        # them — so an earlier member that breaks a claim constraint is an error first.
+        candidates.append(Candidate(dev, consumed, refused=why, refused_after_counters=why == TAINT_REFUSAL))
     return candidates, blocked
