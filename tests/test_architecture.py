@@ -352,6 +352,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.api.watch",
         "dra_solver.cel",
         "dra_solver.check",
+        "dra_solver.deadline",
         "dra_solver.errors",
         "dra_solver.executors",
         "dra_solver.explain.diagnosis",
