@@ -357,4 +357,4 @@ def test_an_interrupt_during_the_model_before_first_fit_keeps_its_plan(monkeypat
     assert out.placed == 12 and out.stats["first_fit"] == "not run: interrupted during the aggregated model"
     assert "reference_placed" not in out.stats
     left = [p for p in out.pods if not p.placed]
-    assert left and all("interrupted" in str(p.reason) for p in left)
+    assert left and all("the run was stopped" in str(p.reason) for p in left)
