@@ -433,3 +433,45 @@ def test_on_a_terminal_the_first_list_says_what_was_read(
     assert got.exit_code == 2, got.stderr
     read = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", x) for x in buffer.getvalue().splitlines()]
     assert any(x.startswith(f"read context fake ({fake.url}): 5 Nodes") for x in read), read
+
+
+def test_a_line_past_its_timeout_is_printed_and_says_it_was_cut_short(
+    fake: FakeApiServer, tmp_path: Path
+) -> None:
+    """A re-plan never keeps the console silent past its limit (--timeout, else a minute): the
+    line comes with the checked plan so far, and says it was cut short."""
+    lines: list[str] = []
+    watching = Watching(
+        Target(kubeconfig=str(tmp_path / "kubeconfig")),
+        [],
+        None,
+        SEARCH,
+        count=1,
+        window=1.0,
+        emit=lines.append,
+        timeout=0.000001,
+    )
+    watching.run()
+    assert len(lines) == 1 and "cut short by the timeout" in lines[0], lines
+    assert _counts(lines[0])[1] == 8  # every pending pod is listed
+
+
+def test_watch_plans_gated_pods_with_ignore_scheduling_gates(fake: FakeApiServer, tmp_path: Path) -> None:
+    gated = _copy(_pending(fake), "gated")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+    fake.publish("ADDED", gated)
+    for ignore in (False, True):
+        watching = Watching(
+            Target(kubeconfig=str(tmp_path / "kubeconfig")),
+            [],
+            None,
+            SEARCH,
+            count=1,
+            window=1.0,
+            emit=lambda line: None,
+            ignore_scheduling_gates=ignore,
+        )
+        watching.run()
+        assert watching.last is not None
+        reason = watching.last.pod("ml-training/gated").reason or ""
+        assert ("waiting for scheduling gates" in reason) is not ignore, reason

@@ -42,6 +42,7 @@ from ..api.live import Target
 from ..api.load import Document, load_sourced
 from ..api.watch import Key, Mirror, Watcher, key_of
 from ..cel.checks import validate_all as validate_cluster
+from ..deadline import Deadline, enforced
 from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
 from ..output.objects import OutputMode
@@ -99,6 +100,10 @@ REASON_CHARS = 160
 """The blocking reason is cut (with "…") beyond this many characters: the line stays a line."""
 
 VOLATILE_META = ("resourceVersion", "managedFields")
+
+
+WATCH_TIMEOUT = 60.0
+"""A watch line's wall-clock limit without --timeout: never unbounded (issue #40 §2)."""
 
 
 def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None = None) -> str:
@@ -202,7 +207,13 @@ class Watching:
         count: int | None = None,
         window: float = BATCH_SECONDS,
         emit: Callable[[str], None] | None = None,
+        timeout: float = WATCH_TIMEOUT,
+        ignore_scheduling_gates: bool = False,
     ) -> None:
+        self.timeout = timeout
+        """Each line's wall-clock limit (`--timeout`, else `WATCH_TIMEOUT`): a re-plan never
+        keeps the console silent longer; a line cut short says so."""
+        self.ignore_scheduling_gates = ignore_scheduling_gates
         self.target = target
         self.paths = tuple(paths)
         self.feature_gates = feature_gates
@@ -230,7 +241,7 @@ class Watching:
         try:
             print_warnings(read.warnings)
             gates = self._gates()
-            options = self.search.options(gates)
+            options = self.search.options(gates, ignore_scheduling_gates=self.ignore_scheduling_gates)
             mirror = Mirror(read)
             self._fresh(mirror.documents(), gates, options, "plan")
             while self.count is None or self.lines < self.count:
@@ -286,7 +297,9 @@ class Watching:
                 raise ValidationErrors(done.fatal)
             warnings = [*warnings, *done.warnings]
             planner = Planner(done.cluster, options)
-            outcome = planner.plan()
+            deadline = Deadline.after(self.timeout)
+            with enforced(deadline):
+                outcome = planner.plan()
         except ValidationErrors as exc:
             self._not_planned(exc.errors)
             return
@@ -298,7 +311,7 @@ class Watching:
         print_warnings([w for w in warnings if w not in self.warned])
         self.warned.update(warnings)
         self.planner = planner
-        self._said(outcome, how, time.perf_counter() - started)
+        self._said(outcome, _cut(how, deadline), time.perf_counter() - started)
 
     def _update(self, documents: list[Document], gates: FeatureGates, options: Options) -> None:
         now = _Input.of(documents)
@@ -309,8 +322,10 @@ class Watching:
             self._fresh(documents, gates, options, "fresh plan")
             return
         started = time.perf_counter()
+        deadline = Deadline.after(self.timeout)
         try:
-            outcome = self.planner.update(add=add, remove=remove)
+            with enforced(deadline):
+                outcome = self.planner.update(add=add, remove=remove)
         except DRASolverError as exc:
             err.print(Text(f"the update was refused ({exc}): planning afresh", style="yellow"))
             self._fresh(documents, gates, options, "fresh plan")
@@ -327,7 +342,8 @@ class Watching:
             self._fresh(documents, gates, options, "fresh plan")
             return
         self.input = now
-        self._said(outcome, f"update +{len(add)} -{len(remove)}", time.perf_counter() - started)
+        how = _cut(f"update +{len(add)} -{len(remove)}", deadline)
+        self._said(outcome, how, time.perf_counter() - started)
 
     def _said(self, outcome: PlanOutcome, how: str, seconds: float) -> None:
         if interrupt.requested():
@@ -345,6 +361,11 @@ class Watching:
         self.emit(
             f"{clock} not planned: the cluster's objects are not valid ({len(errors)} errors on stderr)"
         )
+
+
+def _cut(how: str, deadline: Deadline) -> str:
+    """The line's `how`, with what the deadline did to it."""
+    return f"{how}, cut short by the timeout" if deadline.fired else how
 
 
 def plan_watch(request: PlanRequest, count: int | None) -> int:
@@ -375,8 +396,15 @@ def plan_watch(request: PlanRequest, count: int | None) -> int:
             "--watch plans the pending pods of every namespace: it cannot be combined with "
             + ", ".join(refused)
         )
+    deadline = request.deadline
     watching = Watching(
-        target, request.inputs.paths, request.inputs.feature_gates, request.search, count=count
+        target,
+        request.inputs.paths,
+        request.inputs.feature_gates,
+        request.search,
+        count=count,
+        timeout=deadline.seconds if deadline is not None else WATCH_TIMEOUT,
+        ignore_scheduling_gates=request.inputs.ignore_scheduling_gates,
     )
     with interrupt.signals_stop(
         "interrupted: stopping the watch (Ctrl-C again to exit now)" if err.is_terminal else ""
