@@ -283,3 +283,20 @@ def test_dump_yaml_writes_what_pyyaml_writes() -> None:
     for _ in range(3000):
         doc = _random_doc(rng)
         assert dump_yaml(doc) == yaml.safe_dump(doc, sort_keys=False)
+
+
+def test_libyaml_composes_plain_documents_and_the_bounded_composer_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`iter_positioned` reads a document without aliases through libyaml's composer
+    (`bounded.compose_fast`) and one with an alias through the bounded composer; both read
+    what the bounded composer alone reads."""
+    from dra_solver.api import load
+
+    plain = "a: {b: [1, '2', true, null, 2024-01-01]}\n---\n---\nkind: X\nmetadata: {name: x}\n"
+    aliased = "a: &x {b: [1]}\nc: *x\n"
+    fast = {t: load._read_fast(t) for t in (plain, aliased)}
+    assert fast[plain] is not None and fast[aliased] is None
+    read = {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}
+    monkeypatch.setattr(load, "_read_fast", lambda text: None)
+    assert read == {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError, ValidationErrors
-from .bounded import BoundExceeded, Loader
+from .bounded import BoundExceeded, FastLoader, Loader, compose_fast
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .identity import dedupe
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
@@ -65,6 +65,25 @@ _Loader.yaml_implicit_resolvers = {
     for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 
+if FastLoader is not None:
+
+    class _FastLoader(FastLoader):
+        """libyaml's composer (`bounded.compose_fast`), resolving as `_Loader` does."""
+
+    _FastLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+
+
+def _read_fast(text: str) -> list[Any] | None:
+    """The text's documents, composed by libyaml when no bound is near (`bounded.compose_fast`);
+    None: read them with `_Loader`."""
+    if FastLoader is None:
+        return None
+    loader = _FastLoader(text)
+    try:
+        return compose_fast(loader)
+    finally:
+        loader.dispose()
+
 
 def iter_positioned(text: str, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(position, object dict) for every object of a YAML/JSON text, `kind: List` flattened.
@@ -73,6 +92,11 @@ def iter_positioned(text: str, source: str) -> Iterator[tuple[str, dict[str, Any
     the item: `document 3`, `document 2, items[4]`. Reading is bounded (`api.bounded`):
     alias expansion, nesting depth and object size; a document past a bound is an error
     naming it, raised before anything is expanded."""
+    fast = _read_fast(text)
+    if fast is not None:
+        for index, doc in enumerate(fast, 1):
+            yield from _flatten(doc, source, f"document {index}")
+        return
     loader = _Loader(text)
     try:
         while loader.check_data():
