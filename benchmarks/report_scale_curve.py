@@ -40,10 +40,16 @@ def _fmt(v: Any, unit: str = "") -> str:
     return str(v)
 
 
-def growth(points: list[dict[str, Any]], allocator: str, key: str) -> list[str]:
+def _shape(point: dict[str, Any]) -> str:
+    """The point's generator (`scale_curve.SHAPES`); points from before the second shape are `mixed`."""
+    return str(point.get("shape", "mixed"))
+
+
+def growth(points: list[dict[str, Any]], allocator: str, key: str, shape: str = "mixed") -> list[str]:
     """Log-log slopes of `key` between consecutive finished points: 1 is linear, 2 quadratic."""
     mine = sorted(
-        (p for p in points if p["allocator"] == allocator and p.get("finished")), key=lambda p: p["pods"]
+        (p for p in points if p["allocator"] == allocator and p.get("finished") and _shape(p) == shape),
+        key=lambda p: p["pods"],
     )
     out = []
     for a, b in zip(mine, mine[1:], strict=False):
@@ -55,13 +61,13 @@ def growth(points: list[dict[str, Any]], allocator: str, key: str) -> list[str]:
 
 def table(points: list[dict[str, Any]]) -> str:
     head = (
-        "| pods / nodes | allocator | plan (first fit, classes, aggregated model incl. classes) "
+        "| shape | pods / nodes | allocator | plan (first fit, classes, aggregated model incl. classes) "
         "| load + validate | placed (first fit) | status, bound, gap | peak RSS | load avg |\n"
-        "|---|---|---:|---:|---:|---|---:|---:|"
+        "|---|---|---|---:|---:|---:|---|---:|---:|"
     )
     rows = [head]
-    for p in sorted(points, key=lambda p: (p["pods"], p["allocator"] != "reference")):
-        size = f"{p['pods']:,} / {p['nodes']:,}"
+    for p in sorted(points, key=lambda p: (_shape(p), p["pods"], p["allocator"] != "reference")):
+        size = f"{_shape(p)} | {p['pods']:,} / {p['nodes']:,}"
         if not p.get("finished"):
             rows.append(
                 f"| {size} | {p['allocator']} | not finished in {p['timeout_seconds']:.0f} s | | | | | |"
@@ -93,16 +99,20 @@ def plot(points: list[dict[str, Any]], path: Path) -> None:
 
     fig, (t_ax, m_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
     colors = {"reference": "#8c8c8c", "cpsat": "#2b6cb0"}
-    for alloc in ("reference", "cpsat"):
+    lines = {"mixed": "o-", "skewed": "s--"}
+    for alloc, shape in ((a, s) for s in lines for a in ("reference", "cpsat")):
         mine = sorted(
-            (p for p in points if p["allocator"] == alloc and p.get("finished")), key=lambda p: p["pods"]
+            (p for p in points if p["allocator"] == alloc and p.get("finished") and _shape(p) == shape),
+            key=lambda p: p["pods"],
         )
+        if not mine:
+            continue
         xs = [p["pods"] for p in mine]
-        label = "reference (first fit)" if alloc == "reference" else "CP-SAT"
-        t_ax.plot(xs, [p["plan_seconds"] for p in mine], "o-", color=colors[alloc], label=label)
-        m_ax.plot(xs, [p["peak_rss_mib"] for p in mine], "o-", color=colors[alloc], label=label)
+        label = ("reference (first fit)" if alloc == "reference" else "CP-SAT") + f", {shape}"
+        t_ax.plot(xs, [p["plan_seconds"] for p in mine], lines[shape], color=colors[alloc], label=label)
+        m_ax.plot(xs, [p["peak_rss_mib"] for p in mine], lines[shape], color=colors[alloc], label=label)
         for p in points:
-            if p["allocator"] == alloc and not p.get("finished"):
+            if p["allocator"] == alloc and _shape(p) == shape and not p.get("finished"):
                 t_ax.plot([p["pods"]], [p["timeout_seconds"]], "x", color=colors[alloc], markersize=10)
     t_ax.axhline(60, color="#b00", lw=0.8, ls="--")
     t_ax.annotate("goal 60 s", (1000, 60), color="#b00", fontsize=8, va="bottom")
@@ -116,7 +126,7 @@ def plot(points: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("Heterogeneous cluster (benchmarks/workloads.py::mixed_cluster), one process per point")
+    fig.suptitle("Heterogeneous clusters (workloads.py mixed_cluster, skewed_cluster), one process per point")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -133,7 +143,11 @@ def section(points: list[dict[str, Any]], note: str) -> str:
         "Pods per node, each with one claim from a ResourceClaimTemplate of its shape (1/2/4/8 GPUs, "
         "2 GPUs + the NIC of their NUMA node and 4 GPUs on one NUMA node by matchAttribute, half a GPU, "
         "the accelerator) and a PriorityClass of value 0-3; about twice the GPUs that exist are asked "
-        "for. One `dra_solver.plan` per point, each in a fresh process "
+        "for. A second shape, `skewed_cluster`, has the same device kinds in other proportions and "
+        "layouts (10 % 8-GPU nodes with 4 NUMA nodes of 2 GPUs and a NIC, 15 % 4-GPU nodes, 45 % nodes "
+        "of 8 partitionable GPUs, 30 % nodes with 2 accelerators; half GPUs and single devices first, "
+        "priorities weighted 50/30/15/5), so that no single shape is what the numbers are tuned on. "
+        "One `dra_solver.plan` per point, each in a fresh process "
         "(`benchmarks/scale_curve.py`, `benchmarks/test_bench_scale_curve.py`), CP-SAT time limit 60 s; "
         "*plan* is the whole call (resolving, first fit, the allocator, results, the checker), load and "
         "validation apart; peak RSS is the point's process.",
@@ -149,10 +163,13 @@ def section(points: list[dict[str, Any]], note: str) -> str:
         "Growth (log-log slope of plan time between consecutive points; 1 is linear, 2 quadratic):",
         "",
     ]
-    for alloc in ("reference", "cpsat"):
-        t = growth(points, alloc, "plan_seconds")
-        m = growth(points, alloc, "peak_rss_mib")
-        lines.append(f"- {alloc}: time {', '.join(t) or 'n/a'}; peak RSS {', '.join(m) or 'n/a'}")
+    for shape in sorted({_shape(p) for p in points}):
+        for alloc in ("reference", "cpsat"):
+            t = growth(points, alloc, "plan_seconds", shape)
+            m = growth(points, alloc, "peak_rss_mib", shape)
+            lines.append(
+                f"- {shape}, {alloc}: time {', '.join(t) or 'n/a'}; peak RSS {', '.join(m) or 'n/a'}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -5,9 +5,14 @@ Why a process per point: peak RSS (`ru_maxrss`) only ever grows, so a point meas
 bigger one in the same process would report the bigger one's memory; and a point that does
 not finish must not take the others with it (`run_point` stops it at its timeout).
 
-Run one point: `python -m benchmarks.scale_curve PODS ALLOCATOR [TIME_LIMIT]` (nodes = PODS / 5)
-prints one JSON line. `benchmarks/test_bench_scale_curve.py` runs the curve under
-pytest-benchmark; `benchmarks/report_scale_curve.py` writes the table and the plot.
+Two shapes, so that no single one is what the numbers are tuned on (issue #40): `mixed`
+(`workloads.mixed_cluster`) and `skewed` (`workloads.skewed_cluster`: the same device kinds in
+other proportions and layouts, small low-priority requests first).
+
+Run one point: `python -m benchmarks.scale_curve PODS ALLOCATOR [TIME_LIMIT [SHAPE]]` (nodes =
+PODS / 5, SHAPE `mixed` by default) prints one JSON line.
+`benchmarks/test_bench_scale_curve.py` runs the curve under pytest-benchmark;
+`benchmarks/report_scale_curve.py` writes the table and the plot.
 """
 
 from __future__ import annotations
@@ -25,20 +30,23 @@ ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 5_000, 10_000, 25_000, 50_000)
 """Pods per point; nodes are a fifth of them (the issue's 50,000 pods / 10,000 nodes)."""
 ALLOCATORS = ("reference", "cpsat")
+SHAPES = ("mixed", "skewed")
+"""Generators of the curve: `workloads.mixed_cluster` and `workloads.skewed_cluster`."""
 TIME_LIMIT = 60.0
 """CP-SAT's budget per plan (`Options.time_limit`): the issue's goal is a plan within 60 s."""
 
 
-def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str, Any]:
+def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT, shape: str = "mixed") -> dict[str, Any]:
     """One plan in this process: generate, load, validate, plan; seconds per phase, the plan's
     numbers and the peak RSS."""
-    from benchmarks.workloads import mixed_cluster
+    from benchmarks.workloads import mixed_cluster, skewed_cluster
     from dra_solver import Cluster, plan
     from dra_solver.cel.checks import validate_all
 
+    generate = {"mixed": mixed_cluster, "skewed": skewed_cluster}[shape]
     nodes = pods // 5
     t0 = time.perf_counter()
-    objs = mixed_cluster(nodes, pods)
+    objs = generate(nodes, pods)
     t1 = time.perf_counter()
     cluster = Cluster.from_objects(objs)
     del objs
@@ -71,6 +79,7 @@ def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT) -> dict[str
     return {
         "pods": pods,
         "nodes": nodes,
+        "shape": shape,
         "allocator": allocator,
         "time_limit": time_limit,
         "generate_seconds": round(t1 - t0, 2),
@@ -96,10 +105,10 @@ def _cpu() -> float:
 
 
 def run_point(
-    pods: int, allocator: str, time_limit: float = TIME_LIMIT, timeout: float = 1800
+    pods: int, allocator: str, time_limit: float = TIME_LIMIT, timeout: float = 1800, shape: str = "mixed"
 ) -> dict[str, Any]:
     """`point` in a fresh process; past `timeout` seconds it is stopped and reported as such."""
-    cmd = [sys.executable, "-m", "benchmarks.scale_curve", str(pods), allocator, str(time_limit)]
+    cmd = [sys.executable, "-m", "benchmarks.scale_curve", str(pods), allocator, str(time_limit), shape]
     started = time.perf_counter()
     try:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
@@ -107,6 +116,7 @@ def run_point(
         return {
             "pods": pods,
             "nodes": pods // 5,
+            "shape": shape,
             "allocator": allocator,
             "time_limit": time_limit,
             "finished": False,
@@ -123,7 +133,8 @@ def run_point(
 def main(argv: list[str]) -> int:
     pods, allocator = int(argv[0]), argv[1]
     limit = float(argv[2]) if len(argv) > 2 else TIME_LIMIT
-    print(json.dumps(point(pods, allocator, limit)))
+    shape = argv[3] if len(argv) > 3 else "mixed"
+    print(json.dumps(point(pods, allocator, limit, shape)))
     return 0
 
 

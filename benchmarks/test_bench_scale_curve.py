@@ -1,6 +1,7 @@
 """Issue #30's curve under pytest-benchmark: plan time and peak memory of the heterogeneous
 cluster (`workloads.mixed_cluster`) at 1k, 5k, 10k, 25k and 50k pods (nodes = pods / 5), for
-both allocators, each point in a fresh process (`scale_curve.run_point`).
+both allocators and both shapes (`scale_curve.SHAPES`: `mixed_cluster`, `skewed_cluster`), each
+point in a fresh process (`scale_curve.run_point`); `SCALE_SHAPES=mixed` runs one shape.
 
 What is timed: the whole point (load, validation, `dra_solver.plan` with resolving, first
 fit, the allocator, results, the checker); the phases are in `extra_info`, with the plan's
@@ -18,17 +19,21 @@ from typing import Any
 
 import pytest
 
-from benchmarks.scale_curve import ALLOCATORS, SIZES, run_point
+from benchmarks.scale_curve import ALLOCATORS, SHAPES, SIZES, run_point
 
 GROUP = "scale-curve"
 TIMEOUT = float(os.environ.get("SCALE_TIMEOUT", "1800"))
+SHAPES_CHOSEN = tuple(os.environ["SCALE_SHAPES"].split(",")) if "SCALE_SHAPES" in os.environ else SHAPES
 CHOSEN = tuple(int(s) for s in os.environ["SCALE_SIZES"].split(",")) if "SCALE_SIZES" in os.environ else SIZES
 
 
 @pytest.mark.parametrize("allocator", ALLOCATORS)
 @pytest.mark.parametrize("pods", CHOSEN)
-def test_scale_curve(benchmark: Any, pods: int, allocator: str) -> None:
+@pytest.mark.parametrize("shape", SHAPES_CHOSEN)
+def test_scale_curve(benchmark: Any, shape: str, pods: int, allocator: str) -> None:
     benchmark.group = GROUP
-    out = benchmark.pedantic(lambda: run_point(pods, allocator, timeout=TIMEOUT), rounds=1, iterations=1)
+    out = benchmark.pedantic(
+        lambda: run_point(pods, allocator, timeout=TIMEOUT, shape=shape), rounds=1, iterations=1
+    )
     benchmark.extra_info.update(out)
     assert not out["finished"] or out["placed"] > 0

@@ -527,3 +527,98 @@ def mixed_cluster(nodes: int = 1000, pods: int | None = None, seed: int = 30) ->
             }
         )
     return objs
+
+
+# --- a second heterogeneous cluster, of other proportions (issue 40) -------------------------
+
+SKEWED_NODE_KINDS = (("gpu8x4", 10), ("gpu4", 15), ("part8", 45), ("accel2", 30))
+"""Node kinds of `skewed_cluster` and their weights: mostly partitionable and accelerator nodes."""
+SKEWED_POD_SHAPES = (
+    ("half", 30),
+    ("gpu-1", 25),
+    ("accel-1", 20),
+    ("gpu-2", 10),
+    ("gpu-2-nic", 6),
+    ("gpu-4", 4),
+    ("gpu-4-numa", 3),
+    ("gpu-8", 2),
+)
+"""Pod shapes of `skewed_cluster` (the templates of `mixed_cluster`) and their weights."""
+SKEWED_PRIORITIES = (50, 30, 15, 5)
+"""Weights of priorities 0-3 in `skewed_cluster`: most pods low, few high."""
+
+
+def _skewed_node(node: str, kind: str) -> list[dict[str, Any]]:
+    """The Node and its slices for one node kind of `skewed_cluster`."""
+    objs: list[dict[str, Any]] = [_node(node)]
+    if kind == "gpu8x4":  # 8 GPUs on 4 NUMA nodes, a NIC per NUMA node
+        gpus = [_gpu(f"gpu-{i}", "whole", i // 2) for i in range(8)]
+        nics = [{"name": f"nic-{j}", "attributes": {TOPOLOGY: {"int": j}}} for j in range(4)]
+        objs += [_slice(f"{node}-gpu", GPU, node, gpus), _slice(f"{node}-nic", NIC, node, nics)]
+    elif kind == "gpu4":  # 4 GPUs on 2 NUMA nodes
+        gpus = [_gpu(f"gpu-{i}", "whole", i // 2) for i in range(4)]
+        objs.append(_slice(f"{node}-gpu", GPU, node, gpus))
+    elif kind == "part8":  # 8 partitionable GPUs, counters in the devices' own slice
+        devices: list[dict[str, Any]] = []
+        for i in range(8):
+
+            def uses(amount: str, i: int = i) -> list[dict[str, Any]]:
+                return [{"counterSet": f"gpu-{i}-mem", "counters": {"memory": {"value": amount}}}]
+
+            devices.append(_gpu(f"gpu-{i}", "whole", i // 4, uses("2")))
+            devices += [_gpu(f"gpu-{i}-half-{h}", "half", i // 4, uses("1")) for h in range(2)]
+        pool = {"name": f"{node}-gpu", "generation": 1, "resourceSliceCount": 2}
+        counters = _slice(f"{node}-gpu-counters", GPU, node, [], f"{node}-gpu")
+        del counters["spec"]["devices"]
+        counters["spec"]["sharedCounters"] = [
+            {"name": f"gpu-{i}-mem", "counters": {"memory": {"value": "2"}}} for i in range(8)
+        ]
+        gpus = _slice(f"{node}-gpu", GPU, node, devices)
+        counters["spec"]["pool"] = dict(pool)
+        gpus["spec"]["pool"] = dict(pool)
+        objs += [counters, gpus]
+    else:  # two small accelerators
+        objs.append(_slice(f"{node}-accel", ACCEL, node, [{"name": f"accel-{a}"} for a in range(2)]))
+    return objs
+
+
+def skewed_cluster(nodes: int = 1000, pods: int | None = None, seed: int = 40) -> list[dict[str, Any]]:
+    """A second heterogeneous cluster, so that no single shape is what the scale numbers are
+    tuned on (issue 40): the device kinds of `mixed_cluster` in other proportions and layouts —
+    10 % 8-GPU nodes with 4 NUMA nodes of 2 GPUs and a NIC each, 15 % 4-GPU nodes on 2 NUMA
+    nodes, 45 % nodes of 8 partitionable GPUs (whole or two halves, counters), 30 % nodes with
+    two small accelerators (`SKEWED_NODE_KINDS`) — and `pods` (default 5 x nodes) pending Pods
+    skewed to small requests (`SKEWED_POD_SHAPES`: half GPUs and single devices first) and to
+    low priorities (`SKEWED_PRIORITIES`). Deterministic: the same arguments give the same objects."""
+    rng = random.Random(seed)
+    pods = 5 * nodes if pods is None else pods
+    objs: list[dict[str, Any]] = [_class("gpu", GPU), _class("nic", NIC), _class("accel", ACCEL)]
+    objs += [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"prio-{p}"},
+            "value": p,
+        }
+        for p in range(4)
+    ]
+    objs += [_mixed_template(shape) for shape, _ in SKEWED_POD_SHAPES]
+    kinds, kind_weights = zip(*SKEWED_NODE_KINDS, strict=True)
+    for n, kind in enumerate(rng.choices(kinds, kind_weights, k=nodes)):
+        objs += _skewed_node(f"node-{n:05d}", kind)
+    shapes, shape_weights = zip(*SKEWED_POD_SHAPES, strict=True)
+    priorities = rng.choices(range(4), SKEWED_PRIORITIES, k=pods)
+    for p, shape in enumerate(rng.choices(shapes, shape_weights, k=pods)):
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{p:05d}", "namespace": "default", "uid": f"uid-{p:05d}"},
+                "spec": {
+                    "priorityClassName": f"prio-{priorities[p]}",
+                    "containers": [{"name": "ctr", "resources": {"claims": [{"name": "dev"}]}}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": shape}],
+                },
+            }
+        )
+    return objs

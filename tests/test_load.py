@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.api.load import expand_paths, load_paths, load_text
+from dra_solver.api.load import dump_yaml, expand_paths, load_paths, load_text
 from dra_solver.api.models import DeviceClass, ResourceClaim, ResourceSlice
 from dra_solver.api.quantity import Quantity
 from dra_solver.errors import InputError, ValidationErrors
@@ -247,3 +249,54 @@ def test_missing_file(tmp_path: Path) -> None:
         load_paths([tmp_path / "nope.yaml"])
     assert "no such file or directory" in info.value.reason
     assert info.value.source.endswith("nope.yaml")
+
+
+def _random_doc(rng: random.Random) -> dict[str, object]:
+    """A `kind: List` of random values: keys and strings of every length around 128 and of
+    characters that need quoting, escaping or folding, shared and nested dicts and lists."""
+    chars = "".join(chr(c) for c in range(0x20, 0x7F)) + "    -:#&*!|>'\"%@`?,[]{}\\\t\né中"
+    words = ["true", "null", "~", "1", "1.0", "0x1f", "-", "", "yes", "No", ".inf", "1e5", "<<", "---"]
+
+    def text() -> str:
+        if rng.random() < 0.15:
+            return rng.choice(words)
+        n = rng.choice([0, 1, 3, 10, 40, 79, 80, 81, 119, 122, 123, 126, 128, 129, 200, 400])
+        pool = chars if rng.random() < 0.3 else chars[: 0x7F - 0x20]
+        return "".join(rng.choice(pool) for _ in range(n))
+
+    def value(depth: int = 0) -> object:
+        r = rng.random()
+        if depth > 4 or r < 0.5:
+            return rng.choice([text(), text(), rng.randrange(-(10**12), 10**12), rng.random(), True, None])
+        if r < 0.75:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {text(): value(depth + 1) for _ in range(rng.randrange(4))}
+
+    shared = {"shared": [text()]}
+    return {"apiVersion": "v1", "kind": "List", "items": [value(), shared, value(), shared]}
+
+
+def test_dump_yaml_writes_what_pyyaml_writes() -> None:
+    """The libyaml fast path of `dump_yaml` is byte for byte `yaml.safe_dump(sort_keys=False)`
+    (it takes the plain documents, the others go through PyYAML)."""
+    rng = random.Random(40)
+    for _ in range(3000):
+        doc = _random_doc(rng)
+        assert dump_yaml(doc) == yaml.safe_dump(doc, sort_keys=False)
+
+
+def test_libyaml_composes_plain_documents_and_the_bounded_composer_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`iter_positioned` reads a document without aliases through libyaml's composer
+    (`bounded.compose_fast`) and one with an alias through the bounded composer; both read
+    what the bounded composer alone reads."""
+    from dra_solver.api import load
+
+    plain = "a: {b: [1, '2', true, null, 2024-01-01]}\n---\n---\nkind: X\nmetadata: {name: x}\n"
+    aliased = "a: &x {b: [1]}\nc: *x\n"
+    fast = {t: load._read_fast(t) for t in (plain, aliased)}
+    assert fast[plain] is not None and fast[aliased] is None
+    read = {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}
+    monkeypatch.setattr(load, "_read_fast", lambda text: None)
+    assert read == {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}

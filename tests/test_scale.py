@@ -18,7 +18,7 @@ from builders import allocated, claim, device, device_class, request, resource_s
 
 import dra_solver.aggregate.classes as classes_mod
 import dra_solver.aggregate.patterns as patterns_mod
-from benchmarks.workloads import mixed_cluster
+from benchmarks.workloads import mixed_cluster, skewed_cluster
 from dra_solver import Cluster, plan
 from dra_solver.aggregate.classes import index_signature, node_classes, pod_classes
 from dra_solver.cel import EvalCache
@@ -52,6 +52,19 @@ def test_mixed_cluster_is_deterministic_and_valid() -> None:
     assert not validate_all(cluster)
     assert len(cluster.nodes) == 40 and len(cluster.pods) == 200
     assert {p.spec.priority_class_name for p in cluster.pods.values()} == {f"prio-{i}" for i in range(4)}
+
+
+def test_skewed_cluster_is_deterministic_valid_and_of_other_proportions() -> None:
+    from dra_solver.cel.checks import validate_all
+
+    objs = skewed_cluster(40, seed=5)
+    assert objs == skewed_cluster(40, seed=5) and objs != skewed_cluster(40, seed=6)
+    cluster = Cluster.from_objects(objs)
+    assert not validate_all(cluster)
+    assert len(cluster.nodes) == 40 and len(cluster.pods) == 200
+    assert {p.spec.priority_class_name for p in cluster.pods.values()} == {f"prio-{i}" for i in range(4)}
+    slices = [o for o in objs if o["kind"] == "ResourceSlice"]
+    assert any(len(s["spec"].get("devices", [])) == 24 for s in slices)  # 8 partitionable GPUs
 
 
 def test_twin_nodes_give_the_classes_of_a_precompute_per_node(monkeypatch: pytest.MonkeyPatch) -> None:
