@@ -187,10 +187,29 @@ class Cluster:
                 raise
             return _find({**held, **self.pods}, "Pod", name, namespace)
 
-    def held_pod(self, name: str) -> HeldPod | None:
-        """The held pod `namespace/name`, if it is one."""
+    def held_claim(self, name: str) -> HeldPod | None:
+        """The claim `name` (or `namespace/name`) left out for a problem, if it is one."""
         ns, _, short = name.rpartition("/")
-        return self.held.get((ns or "default", short))
+        return self.held_claims.get((ns or "default", short))
+
+    def objects(self) -> list[TypeMeta]:
+        """Every object the cluster holds, kind by kind: DeviceClasses, ResourceSlices,
+        ResourceClaims, templates, Pods, Nodes, DeviceTaintRules, PriorityClasses, PodGroups,
+        Workloads, Namespaces, PodDisruptionBudgets (the order validation reports in)."""
+        return [
+            *self.classes.values(),
+            *self.slices,
+            *self.claims.values(),
+            *self.templates.values(),
+            *self.pods.values(),
+            *self.nodes.values(),
+            *self.taint_rules.values(),
+            *self.priority_classes.values(),
+            *self.pod_groups.values(),
+            *self.workloads.values(),
+            *self.namespaces.values(),
+            *self.pdbs.values(),
+        ]
 
     def unallocated_claims(self) -> list[ResourceClaim]:
         return [c for c in self.claims.values() if c.status is None or c.status.allocation is None]

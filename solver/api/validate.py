@@ -317,20 +317,7 @@ def validate_cluster(
     DeviceTaintRules, PriorityClasses, PodGroups, Workloads, Namespaces,
     PodDisruptionBudgets, then the pool problems.
     """
-    objects: list[TypeMeta] = [
-        *cluster.classes.values(),
-        *cluster.slices,
-        *cluster.claims.values(),
-        *cluster.templates.values(),
-        *cluster.pods.values(),
-        *cluster.nodes.values(),
-        *cluster.taint_rules.values(),
-        *cluster.priority_classes.values(),
-        *cluster.pod_groups.values(),
-        *cluster.workloads.values(),
-        *cluster.namespaces.values(),
-        *cluster.pdbs.values(),
-    ]
+    objects = cluster.objects()
     classes = set(cluster.classes)
     errors: list[InputError] = []
     for obj in objects:

@@ -12,7 +12,7 @@ add objects to them, through the one loader.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -90,20 +90,6 @@ class SourcedCluster(Cluster):
     def source_of(self, obj: TypeMeta) -> str:
         return self.sources.get(id(obj), "")
 
-    def all_objects(self) -> Iterable[TypeMeta]:
-        yield from self.classes.values()
-        yield from self.slices
-        yield from self.claims.values()
-        yield from self.templates.values()
-        yield from self.pods.values()
-        yield from self.nodes.values()
-        yield from self.pod_groups.values()
-        yield from self.workloads.values()
-        yield from self.namespaces.values()
-        yield from self.taint_rules.values()
-        yield from self.priority_classes.values()
-        yield from self.pdbs.values()
-
 
 @dataclass(frozen=True)
 class Loaded:
@@ -159,7 +145,7 @@ def _load(paths: Sequence[str], target: Target | None = None, strict: bool = Tru
     cluster.unread = unread
     cluster.warnings.extend([*(got.warnings if got is not None else []), *warnings])
     by_id = {id(obj): src for obj, src in pairs}
-    cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.all_objects() if id(obj) in by_id}
+    cluster.sources = {id(obj): by_id[id(obj)] for obj in cluster.objects() if id(obj) in by_id}
     return cluster
 
 

@@ -167,8 +167,7 @@ def explain(
     else:
         names = [claim] if isinstance(claim, str) else list(claim or [])
         for name in names:
-            ns, _, short = name.rpartition("/")
-            held = cluster.held_claims.get((ns or "default", short))
+            held = cluster.held_claim(name)
             if held is not None:
                 return Explanation(f"claim {held.name}", held=held.reason)
         claims = resolve_claims(cluster, names)

@@ -49,7 +49,7 @@ from ..api.validate import BUILTIN_PRIORITY_CLASSES, error_ref
 from ..errors import InputError
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims
-from ..problem.resources import DONE_PHASES
+from ..problem.resources import holds_node
 from .fields import unmodelled_field_warnings
 from .resolve import pending
 
@@ -100,7 +100,7 @@ class _Triage:
 
     def __init__(self, cluster: Cluster, errors: Sequence[InputError]) -> None:
         self.cluster = cluster
-        by_ref = {error_ref(o): o for o in _everything(cluster)}
+        by_ref = {error_ref(o): o for o in cluster.objects()}
         self.problems: dict[int, list[InputError]] = {}
         self.fatal: list[InputError] = []
         for e in map(self.unread_named, errors):
@@ -235,7 +235,7 @@ def triage(
                 t.warnings.append(f"{pod.ref}: {depends.reason}; {bound}, its broken references left out")
             pod = _strip(pod, cluster, refs)
         pods[key] = pod
-        if pod.status and pod.status.phase in DONE_PHASES:
+        if not holds_node(pod):  # finished: it holds nothing, nothing of it is planned
             continue
         unallocated = _never_allocated(cluster, pod, gates)
         if unallocated:
@@ -311,27 +311,10 @@ def triage(
         held_claims=held_claims,
         triaged=True,
     )
-    kept = {id(o) for o in _everything(out)}
-    out.left_out = [*cluster.left_out, *(o for o in _everything(cluster) if id(o) not in kept)]
+    kept = {id(o) for o in out.objects()}
+    out.left_out = [*cluster.left_out, *(o for o in cluster.objects() if id(o) not in kept)]
     planned = [p for key, p in pods.items() if key not in held and pending(p)]
     return Triaged(out, [*t.warnings, *unmodelled_field_warnings(planned)], t.fatal)
-
-
-def _everything(cluster: Cluster) -> list[TypeMeta]:
-    return [
-        *cluster.classes.values(),
-        *cluster.slices,
-        *cluster.claims.values(),
-        *cluster.templates.values(),
-        *cluster.pods.values(),
-        *cluster.nodes.values(),
-        *cluster.taint_rules.values(),
-        *cluster.priority_classes.values(),
-        *cluster.pod_groups.values(),
-        *cluster.workloads.values(),
-        *cluster.namespaces.values(),
-        *cluster.pdbs.values(),
-    ]
 
 
 @dataclass(frozen=True)
