@@ -29,6 +29,9 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.deadline": {"dra_solver.interrupt"},
     "dra_solver.executors": {"dra_solver.errors"},
     "dra_solver.larkcache": set(),
+    # why a pod is not placed, as a value (`Reason`), and its words (`reasons.words`): found on
+    # every floor above, so on the ground floor
+    "dra_solver.reasons": set(),
     # the edge: pydantic models, loading, validation, node templates (objects copied under new names)
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
     # reading a live cluster (GET only) into the loader; nothing of the edge reads it back
@@ -52,7 +55,12 @@ ALLOWED: dict[str, set[str]] = {
     },
     # one node's allocation: the reference search and its "why not" in words, the CP-SAT model,
     # the result objects
-    "dra_solver.reference": {"dra_solver.errors", "dra_solver.problem.flat", "dra_solver.problem.kinds"},
+    "dra_solver.reference": {
+        "dra_solver.errors",
+        "dra_solver.problem.flat",
+        "dra_solver.problem.kinds",
+        "dra_solver.reasons",
+    },
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
     "dra_solver.cpsat": {
         "dra_solver.deadline",
@@ -89,6 +97,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.gates",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
         "dra_solver.results",
     },
     # output/: reading a PlanOutcome, not deciding (objects, table, report)
@@ -120,6 +129,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
         "dra_solver.reference",
     },
     # the plan at scale: classes, patterns, the master model, pools, the expansion to devices
@@ -138,6 +148,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
         "dra_solver.reference",
     },
     # the per-device model over every pod and node
@@ -149,6 +160,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
     },
     # which model plans a job (Reference, Cpsat: the Improver protocol)
     "dra_solver.planners.policy": {
@@ -157,6 +169,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners.bounds",
         "dra_solver.planners.perdevice",
         "dra_solver.planning",
+        "dra_solver.reasons",
         "dra_solver.reference",
     },
     # reasons of pods left out: nodes where only the plan's pods stand in the way first
@@ -167,6 +180,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners.firstfit",
         "dra_solver.planning",
         "dra_solver.problem",
+        "dra_solver.reasons",
     },
     # which node templates a plan adds
     "dra_solver.planners.whatif": {
@@ -233,6 +247,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
     },
     # explain/: `dra-solver explain` / `dra_solver.why`, with the minimal blocking set
     "dra_solver.explain": {
@@ -249,6 +264,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
         "dra_solver.reference",
     },
     # preempt/: `plan --preempt`, the batch models, and upstream's answer
@@ -268,6 +284,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
     },
     # the command line: loads, calls, prints
     "dra_solver.cli": {

@@ -193,12 +193,10 @@ def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names(monkeypatch:
             "no node fits the pod (0 of 7 nodes): fits on node-0 alone"
         )
         assert (
-            f"3 nodes: claim default/{name}-a: request g: g: needs 1 device(s), 0 match the selectors"
-            in reason
+            f"3 nodes: claim default/{name}-a: request g: needs 1 device(s), 0 match the selectors" in reason
         )
         assert (
-            f"3 nodes: claim default/{name}-b: request g: g: needs 3 device(s), 2 match the selectors"
-            in reason
+            f"3 nodes: claim default/{name}-b: request g: needs 3 device(s), 2 match the selectors" in reason
         )
 
 
@@ -256,5 +254,5 @@ def test_nodes_failing_on_different_claims_name_each_claim() -> None:
     for allocator in ("reference", "cpsat"):
         reason = str(plan(Cluster.from_objects(objs), allocator=allocator).pod("default/y").reason)
         assert "\x00" not in reason and "1-3" not in reason, reason
-        assert "3 nodes: claim default/y-a: request g: g: needs 1 device(s), 0 match the selectors" in reason
-        assert "3 nodes: claim default/y-b: request g: g: needs 3 device(s), 2 match the selectors" in reason
+        assert "3 nodes: claim default/y-a: request g: needs 1 device(s), 0 match the selectors" in reason
+        assert "3 nodes: claim default/y-b: request g: needs 3 device(s), 2 match the selectors" in reason

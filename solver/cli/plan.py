@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Annotated
 
@@ -424,9 +424,14 @@ def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planne
         _write_preempted(cluster, request, options, planned, outcome)
         return
     if request.output.tabular:
-        nodes = [*resolve_nodes(cluster, request.nodes), *(n.metadata.name for n in outcome.added_nodes)]
+        # the nodes a what-if plan adds, with their slices: their devices count as the report's do
+        new = {n.metadata.name: n for n in outcome.added_nodes}
+        grown = replace(
+            cluster, slices=[*cluster.slices, *outcome.added_slices], nodes={**cluster.nodes, **new}
+        )
+        nodes = list(dict.fromkeys([*resolve_nodes(grown, request.nodes), *new]))
         summary = plan_summary(outcome, planned.seconds, planned.counted)
-        out.print(plan_tables(cluster, outcome, nodes, options.feature_gates, summary, request.output.wide))
+        out.print(plan_tables(grown, outcome, nodes, options.feature_gates, summary, request.output.wide))
         return
     added = [o.dump() for o in (*outcome.added_nodes, *outcome.added_slices)]
     notes = plan_annotations(

@@ -121,8 +121,11 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
         line += f" ({nodes})"
     blocked = [p for p in pods if not p.placed]
     if blocked:
-        reasons = Counter(reason_shape(p.reason or "no reason given") for p in blocked)
-        reason, n = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[0]
+        shapes = [reason_shape(p.reason or "no reason given") for p in blocked]
+        reasons = Counter(shapes)
+        shape, n = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[0]
+        # the shape only counts alike pods together; the line shows the first one's own words
+        reason = blocked[shapes.index(shape)].reason or "no reason given"
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
         line += f"; {len(blocked)} blocked: {reason} ({n})"
@@ -141,7 +144,8 @@ _NAMED = (
 def reason_shape(reason: str) -> str:
     """A pod's reason with the names that make it the pod's own (its claims, the nodes it
     would fit on alone, other pods) replaced by placeholders, so that pods blocked for the same
-    reason count together; numbers (devices asked, nodes) are kept: they tell reasons apart."""
+    reason count together; numbers (devices asked, nodes) are kept: they tell reasons apart.
+    A key, never printed: the line shows a real pod's words (`watch_line`)."""
     for pattern, placeholder in _NAMED:
         reason = pattern.sub(placeholder, reason)
     return reason
@@ -358,7 +362,8 @@ class Watching:
         self.lines += 1
         clock = time.strftime("%H:%M:%S", time.gmtime())
         self.emit(
-            f"{clock} not planned: the cluster's objects are not valid ({len(errors)} errors on stderr)"
+            f"{clock} not planned: the cluster's objects are not valid "
+            f"({len(errors)} error{'' if len(errors) == 1 else 's'} on stderr)"
         )
 
 

@@ -47,8 +47,9 @@ from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
+from ..reasons.words import say
 from ..reference import search
-from ..reference.reasons import explain_unschedulable
+from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
 
 STEPS = 200_000
@@ -108,19 +109,20 @@ class Explanation:
             return f"{self.subject} is not planned: {self.held}"
         lines = [ALONE]
         if self.fits:
-            lines.append(f"{self.subject} fits on: {', '.join(map(str, self.fits))}")
-        noted: dict[str, list[str | None]] = {}
+            lines.append(f"{self.subject} fits on: {_named(self.fits)}")
+        noted: dict[str, list[NodeAnswer]] = {}
         for a in self.nodes:
             if a.fits and a.note:
-                noted.setdefault(_generic(a.note, a.node), []).append(a.node)
-        for note, nodes in noted.items():
-            where = "on each of them" if nodes == self.fits else f"on {', '.join(map(str, nodes))}"
-            lines.append(f"  - {where}: {note}")
+                noted.setdefault(_generic(a.note, a.node), []).append(a)
+        for group in noted.values():
+            nodes = [a.node for a in group]
+            where = "on each of them" if nodes == self.fits else f"on {_named(nodes)}"
+            note = group[0].note or ""
+            lines.append(f"  - {where}: {_shared(note, group[0].node) if len(group) > 1 else note}")
         for a, nodes in self.groups():
-            names = ", ".join(str(n) for n in nodes)
-            head = f"{len(nodes)} node(s) ({names})" if len(nodes) > 1 else f"node {names}"
-            lines.append(f"{head}: {_generic(a.reason, a.node) if len(nodes) > 1 else a.reason}")
-            lines.extend(f"  - {_generic(d, a.node) if len(nodes) > 1 else d}" for d in a.details)
+            head = f"{len(nodes)} node(s) ({_named(nodes)})" if len(nodes) > 1 else f"node {nodes[0]}"
+            lines.append(f"{head}: {_shared(a.reason, a.node) if len(nodes) > 1 else a.reason}")
+            lines.extend(f"  - {_shared(d, a.node) if len(nodes) > 1 else d}" for d in a.details)
             if a.fix:
                 lines.append(f"  fix: {a.fix}")
         if self.template:
@@ -484,21 +486,27 @@ def _dominant(
     """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
     minimal blocking set `keep` (`solver.explain.blocking`) in words: not for a single claim that
     cannot be allocated whatever its constraints (nothing interacts)."""
-    reason = explain_unschedulable(problem)
+    reason = say(why_unschedulable(problem), where=False)  # the line's head names the node(s)
     if not keep or (len(keep) == 1 and len(claims) == 1):
         return reason, []
-    words = []
+    per_claim: dict[int, list[str]] = {}  # a claim named once, with every rule of it in the set
     for g in keep:
         c = claims[g.claim]
-        name = c.namespaced_name
+        rules = per_claim.setdefault(g.claim, [])
         if g.constraint is None:
-            words.append(f"claim {name}")
+            rules.insert(0, "its requests")
         else:
             con = c.spec.devices.constraints[g.constraint]
             kind = "matchAttribute" if con.match_attribute else "distinctAttribute"
             attr = con.match_attribute or con.distinct_attribute
             values = _values(problem, problem.claims[g.claim].constraints[g.constraint])
-            words.append(f"claim {name}: {kind} {attr} (values available: {values})")
+            rules.append(f"{kind} {attr} (values available: {values})")
+    words = []
+    for ci, rules in per_claim.items():
+        name = claims[ci].namespaced_name
+        words.append(
+            f"claim {name}" if rules == ["its requests"] else f"claim {name}: " + " and ".join(rules)
+        )
     return reason, ["minimal blocking set: " + " + ".join(words)]
 
 
@@ -557,6 +565,28 @@ def _with_count(claim: ResourceClaim, ri: int, count: int) -> ResourceClaim:
     reqs[ri] = reqs[ri].model_copy(update={"exactly": e.model_copy(update={"count": count})})
     devices = claim.spec.devices.model_copy(update={"requests": reqs})
     return claim.model_copy(update={"spec": claim.spec.model_copy(update={"devices": devices})})
+
+
+NAMED_NODES = 8
+"""At most this many nodes are named in a line of `explain` (then "and K more"): a line per
+reason stays readable on a cluster of thousands of nodes."""
+
+
+def _named(nodes: Sequence[str | None]) -> str:
+    """The first `NAMED_NODES` of `nodes`, then how many more."""
+    names = ", ".join(map(str, nodes[:NAMED_NODES]))
+    return names if len(nodes) <= NAMED_NODES else f"{names} and {len(nodes) - NAMED_NODES} more"
+
+
+def _shared(text: str, node: str | None) -> str:
+    """The first node's `text` said of every node of its group: `node NAME` becomes `the node`;
+    other mentions of the name (a device as an example, `NAME/gpu-0`) stay, true of that node.
+    Why not `_generic`: its `<node>` is a grouping key, not words (it leaked into output)."""
+    if not node:
+        return text
+    return re.sub(rf"\bon node {re.escape(node)}(?![A-Za-z0-9.-])", "on the node", text).replace(
+        f"node {node} ", "the node "
+    )
 
 
 def _generic(text: str, node: str | None) -> str:

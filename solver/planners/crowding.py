@@ -18,9 +18,10 @@ from dataclasses import dataclass, replace
 
 from .. import interrupt
 from ..inventory import DeviceID, PoolID
-from ..planning.job import DROPPED, INTERRUPTED, Job, Unit
+from ..planning.job import Job, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.demand import demand_total
+from ..reasons import Kind, Reason
 from .bounds import HINT_STEPS
 from .firstfit.solo import Alone, Solo
 from .firstfit.words import (
@@ -56,8 +57,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
         i
         for i, p in enumerate(pods)
         if not p.placed
-        and p.reason != INTERRUPTED
-        and not (p.reason or "").startswith(DROPPED)
+        and not p.is_(Kind.INTERRUPTED, Kind.DROPPED)
         and not job.units[i].gang_pods(job.gangs)
     ]
     if not left:
@@ -83,7 +83,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             words = shared[key]
             if words is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].reason = with_refs(words[0], refs)
+                pods[i].because(None, with_refs(words[0], refs))
                 pods[i].node_reasons = NodeReasons(words[1], refs)
             continue
         if key is not None and pods[i].reason is not None and share:
@@ -93,11 +93,13 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             parts = queued[key]
             if parts is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].reason, pods[i].node_reasons = parts.say(refs), NodeReasons(parts.nodes, refs)
+                pods[i].because(None, parts.say(refs))
+                pods[i].node_reasons = NodeReasons(parts.nodes, refs)
             continue
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
-            pods[i].reason, pods[i].node_reasons = words
+            pods[i].because(None, words[0])
+            pods[i].node_reasons = words[1]
     return _unexplained(outcome)
 
 
@@ -107,11 +109,8 @@ def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
     worded says so."""
     for p in outcome.pods:
         if not p.placed and p.reason is None:
-            p.reason = UNEXPLAINED
+            p.because(Reason.of(Kind.UNWORDED))
     return outcome
-
-
-UNEXPLAINED = "not placed; the run was stopped (Ctrl-C, SIGTERM or --timeout) before its reason was worded"
 
 
 def _reasons(

@@ -19,6 +19,7 @@ from ..problem.build import build_problem
 from ..problem.demand import Variant, demand_total
 from ..problem.flat import Assignment, Placement, Problem, claim_weight
 from ..problem.merge import build_multi_node_problem
+from ..reasons import Kind, Reason
 from .aggregated.classes import claim_key
 from .bounds import judge, proven_pods, total_weight, valid_bound
 
@@ -297,12 +298,14 @@ def _decode(
             if i in free:
                 plans.append(free[i])  # no claims and no node limits where it may go
                 continue
-            reason = (was.reason if not was.placed else None) or (
-                "left out so that more (or higher-priority) pods fit"
+            why, reason = (
+                (was.why, was.reason) if not was.placed and was.reason else (Reason.of(Kind.LEFT_OUT), None)
             )
             if was.placed and i not in modelled:  # a free pod of a gang that is not placed
-                reason = gang_reason(job, unit, chosen, free)
-            plans.append(PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error))
+                why, reason = gang_reason(job, unit, chosen, free), None
+            plans.append(
+                PodPlan(unit.name, None, list(unit.claims), reason, unit.priority, error=was.error, why=why)
+            )
             continue
         form = model.forms[f]
         node = nodes.get(f, form.nodes[0]) if problem.nodes else form.nodes[0]

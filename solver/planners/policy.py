@@ -20,8 +20,9 @@ from typing import ClassVar, Literal, Protocol
 from .. import interrupt
 from ..planning.job import Job, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
+from ..reasons import Kind
 from ..reference import DEFAULT_MAX_STEPS
-from .aggregated.expansion import LEFT_OUT, expand_aggregated, plan_aggregated, plan_pooled
+from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_pooled
 from .aggregated.master import PER_DEVICE_MAX, aggregate
 from .aggregated.pools import NO_POOLS
 from .bounds import COMPLETE, HINT_STEPS, complete, judge, proven_pods
@@ -111,8 +112,8 @@ class Cpsat:
         ):
             return None
         for p in out.pods:  # left out: worded on the plan by `crowded_reasons` (or as interrupted)
-            if not p.placed and p.reason == LEFT_OUT:
-                p.reason = None
+            if not p.placed and p.is_(Kind.LEFT_OUT):
+                p.because(None)
         out.stats["first_fit"] = (
             "not run: interrupted during the aggregated model"
             if interrupted

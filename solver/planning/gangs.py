@@ -23,6 +23,7 @@ from ..errors import InputError
 from ..gates import FeatureGates
 from ..problem.flat import GangInfo
 from ..problem.resources import DONE_PHASES
+from ..reasons import Kind, Reason
 from .job import Gang, Job, Unit, book_limits
 from .outcome import PlanOutcome, PodPlan
 
@@ -230,13 +231,13 @@ def free_units(
     return out
 
 
-def gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]) -> str:
+def gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]) -> Reason:
     """Why a pod of a gang the plan does not place is left out."""
     counts = gang_counts(job, set(chosen) | set(free))
     short = short_gangs(job, counts, unit.gang_pods(job.gangs))
     if short:
         return job.gangs[short[0]].short(counts[short[0]])
-    return "left out so that more (or higher-priority) pods fit"
+    return Reason.of(Kind.LEFT_OUT)
 
 
 def gang_infos(job: Job, form_units: Sequence[int], first: PlanOutcome) -> tuple[GangInfo, ...]:
@@ -297,19 +298,23 @@ def no_domain(
     names = sorted({g for j in block for g in gang_of[j] if job.gangs[g].topology is not None})
     gangs = ", ".join(f"PodGroup {g} (label {job.gangs[g].topology})" for g in names)
     if not tried:
-        why = f"{gangs} not placed: no node of the plan is in one of its topology domains"
+        why = Reason.of(Kind.NO_DOMAIN, gangs=gangs, tried=0)
     else:
         choice, plans, score = max(tried, key=lambda t: t[2])
         where = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
-        why = (
-            f"{gangs} not placed: no single topology domain fits {_goals(job, names)} "
-            f"({len(tried)} tried; in {where}, the closest, {score} of its pods fit)"
-        )
         blocker = next((plans[j] for j in block if not plans[j].placed), None)
-        if blocker is not None:
-            why += f"; there {blocker.name} did not fit: {blocker.reason}"
+        why = Reason.of(
+            Kind.NO_DOMAIN,
+            gangs=gangs,
+            goal=_goals(job, names),
+            tried=len(tried),
+            closest=where,
+            score=score,
+            blocker=None if blocker is None else blocker.name,
+            blocked=None if blocker is None else blocker.reason,
+        )
     return {
-        j: PodPlan(job.units[j].name, None, list(job.units[j].claims), why, job.units[j].priority)
+        j: PodPlan(job.units[j].name, None, list(job.units[j].claims), None, job.units[j].priority, why=why)
         for j in block
     }
 

@@ -23,12 +23,9 @@ from ..errors import InputError
 from ..gates import FeatureGates
 from ..problem.demand import Needs, NodeBook
 from ..problem.flat import claim_weight
+from ..reasons import Kind, Reason
 from .outcome import PodPlan
 
-INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
-DROPPED = "the plan model put it on node"
-"""How the reason of a pod the aggregated model placed and its node's exact allocation did not
-take begins: that reason is kept as it is (`solver.planners.crowding`)."""
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
 ALLOCATOR_NAMES: tuple[AllocatorName, ...] = ("reference", "cpsat")
@@ -80,11 +77,9 @@ class Gang:
         """What the gang must reach, in words."""
         return "one of its pods (basic policy)" if self.basic else f"its gang minCount {self.min_count}"
 
-    def short(self, placed: int) -> str:
-        """Why the gang is not placed, in words."""
-        if self.basic:
-            return f"PodGroup {self.name} not placed: none of its pods fit"
-        return f"PodGroup {self.name} not placed: {placed} of its pods fit, fewer than {self.goal}"
+    def short(self, placed: int) -> Reason:
+        """Why the gang is not placed."""
+        return Reason.of(Kind.GANG_SHORT, self.name, placed=placed, goal=self.goal, basic=int(self.basic))
 
 
 @dataclass(frozen=True)

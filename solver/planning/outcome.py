@@ -22,6 +22,8 @@ from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
 from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
 from ..errors import DRASolverError
 from ..problem.flat import claim_weight
+from ..reasons import Kind, Reason
+from ..reasons.words import say
 
 Number = int | float
 
@@ -158,6 +160,22 @@ class PodPlan:
     """Claims the input had already allocated that this placed pod also uses (shared with a
     running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
     scheduler's reserve step writes it. The plan changes nothing else of them."""
+    why: Reason | None = None
+    """`reason` as a value, where the reason is one (`solver.reasons`): what code decides on
+    (never `reason`'s text). Given without `reason`, `reason` is its words."""
+
+    def __post_init__(self) -> None:
+        if self.why is not None and self.reason is None:
+            self.reason = say(self.why)
+
+    def because(self, why: Reason | None, words: str | None = None) -> None:
+        """Set why the pod is not placed: the value and its words (`words`, when the line says
+        more than the value: first fit's per-node words)."""
+        self.why, self.reason = why, words if words is not None or why is None else say(why)
+
+    def is_(self, *kinds: Kind) -> bool:
+        """Whether the pod's reason is of one of `kinds`."""
+        return self.why is not None and self.why.kind in kinds
 
     @property
     def explain_flags(self) -> str:

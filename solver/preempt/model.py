@@ -64,6 +64,7 @@ from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
+from ..reasons import Kind, Reason
 from . import counting
 from .moves import not_movable, replacement
 from .setting import Setting
@@ -829,7 +830,9 @@ def _decode(
             if i in free:
                 plans.append(free[i])
                 continue
-            plans.append(PodPlan(unit.name, None, list(unit.claims), _left_out(s, i), unit.priority))
+            plans.append(
+                PodPlan(unit.name, None, list(unit.claims), None, unit.priority, why=_left_out(s, i))
+            )
             continue
         g, node, problem, local = chosen[i]
         form = forms[g]
@@ -996,32 +999,22 @@ def _moves(
     return out
 
 
-def _left_out(s: Setting, i: int) -> str:
+def _left_out(s: Setting, i: int) -> Reason:
     """Why a pending pod is not placed, preemption considered."""
     unit = s.pending[i]
     if s.levels[i] is None:
-        pods = [m.pod for m in unit.members if m.pod is not None]
-        if pods:
-            return (
-                "not placed: its preemptionPolicy is Never, so it may not evict other pods, "
-                "and no node has room for it"
-            )
-        return "not placed: no node has room for it (plain claims never preempt pods)"
+        plain = not any(m.pod is not None for m in unit.members)
+        return Reason.of(Kind.PREEMPT_NEVER, unit.name, plain=int(plain))
     lower = [v for v in s.victims if v.priority < (s.levels[i] or 0) and v.node not in unit.blocked]
     if not lower:
-        return (
-            "not placed: no node it may use has room for it, and no running pod there has a "
-            "lower priority to evict"
-        )
-    return (
-        "not placed: evicting every lower-priority pod on the nodes it may use would not make room for it "
-        "beside the plan's other pods (or would cost a higher-priority pending pod its place)"
-    )
+        return Reason.of(Kind.PREEMPT_NO_VICTIM, unit.name)
+    return Reason.of(Kind.PREEMPT_NOT_ENOUGH, unit.name)
 
 
 def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     plans = [
-        PodPlan(u.name, None, list(u.claims), _left_out(s, i), u.priority) for i, u in enumerate(s.pending)
+        PodPlan(u.name, None, list(u.claims), None, u.priority, why=_left_out(s, i))
+        for i, u in enumerate(s.pending)
     ]
     stats: dict[str, object] = {
         "status": "OPTIMAL",

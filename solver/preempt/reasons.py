@@ -55,7 +55,7 @@ def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str
             if there:
                 words += f"; the room of {', '.join(there)} (evicted there for another pod) serves it too"
             return f"{name}: placed on {p.node}, {words} {status}"
-        return f"{name}: {p.reason} {status}"
+        return f"{name}: not placed: {p.reason} {status}"
     if holds_node(target) and not terminating(target):
         prio = pod_priority(cluster, target)
         higher = [

@@ -19,6 +19,7 @@ from ..api.models import (
     CapacityRequirements,
     DerivedAttribute,
     DeviceSelector,
+    DeviceTaint,
     DeviceToleration,
     ResourceClaim,
 )
@@ -40,8 +41,6 @@ from .taints import tolerated
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
 
-TAINT_REFUSAL = "have a taint the request does not tolerate"
-"""`_static_reject`'s reason for an untolerated taint (upstream checks it after the counters)."""
 
 NODE_FEATURE = "DraOptionalNodePreparation"
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
@@ -161,44 +160,67 @@ def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelEr
     return True
 
 
+def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> str | None:
+    """Why the device's taints refuse the request: the first taint it does not tolerate, by key
+    and effect, and the DeviceTaintRule that puts it there (None: every taint tolerated)."""
+    info = ctx.devices[dev]
+    _, d = ctx.raw[dev]
+    rules = list(ctx.cluster.taint_rules.values()) if ctx.gates.DRADeviceTaintRules else []
+    found: list[tuple[DeviceTaint, str | None]] = [(t, None) for t in d.taints]
+    for rule in rules:
+        found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
+    for taint, rule_name in found:
+        if not tolerated(taint, spec.tolerations):
+            value = f"={taint.value}" if taint.value else ""
+            source = f" (DeviceTaintRule {rule_name})" if rule_name else ""
+            taint_words = f"{taint.key}{value}:{taint.effect}{source}"
+            return f"have the taint {taint_words}, which the request does not tolerate"
+    return None
+
+
 def _static_reject(
     ctx: BuildContext, spec: RequestSpec, dev: int
-) -> tuple[str | None, dict[str, Fraction] | None]:
+) -> tuple[str | None, dict[str, Fraction] | None, bool]:
     """Checks upstream makes on a selectable device that do not depend on this call's placements.
-    Returns (why rejected or None, consumption for multi devices)."""
+    Returns (why rejected or None, consumption for multi devices, whether the refusal is one
+    upstream makes after the counters: a taint)."""
     info = ctx.devices[dev]
     s, d = ctx.raw[dev]
     consumed: dict[str, Fraction] | None = None
     if ctx.gates.DRAConsumableCapacity:
         missing = sorted(set(spec.capacity) - set(d.capacity))
         if missing:
-            return f"lack capacity {', '.join(missing)}", None
+            return f"lack capacity {', '.join(missing)}", None, False
         amounts = device_consumption(
             d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
         )
         if amounts is None:
-            return "refuse the capacity request (requestPolicy)", None
+            return "refuse the capacity request (requestPolicy)", None, False
         if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
-            return "have not enough capacity left", None
+            return "have not enough capacity left", None, False
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
-        return "consume counters but DRAPartitionableDevices is disabled", None
+        return "consume counters but DRAPartitionableDevices is disabled", None, False
     if ctx.gates.DRADeviceTaints:
-        rules = ctx.cluster.taint_rules.values() if ctx.gates.DRADeviceTaintRules else ()
-        taints = [*d.taints, *rule_taints(rules, info.driver, info.pool, info.name)]
-        if not all(tolerated(t, spec.tolerations) for t in taints):
-            return TAINT_REFUSAL, None
+        untolerated = _untolerated(ctx, spec, dev)
+        if untolerated is not None:
+            return untolerated, None, True
     if s.spec.skip_node_operations:
         if not ctx.gates.DRAOptionalNodePreparation:
-            return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
+            return (
+                "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled",
+                None,
+                False,
+            )
         node = ctx.node
         if node is not None and node.known and NODE_FEATURE not in node.declared_features:
             return (
                 f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
                 None,
+                False,
             )
-    return None, consumed
+    return None, consumed, False
 
 
 def _derived(
@@ -354,7 +376,7 @@ def _exact_candidates(
         if isinstance(ok, CelError):
             candidates.append(Candidate(dev, None, ok))
             continue
-        why, consumed = _static_reject(ctx, spec, dev)
+        why, consumed, _ = _static_reject(ctx, spec, dev)
         if why is not None:
             rejected[why] += 1
             continue
@@ -408,7 +430,7 @@ def _all_set(
             )
             if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
-        why, consumed = _static_reject(ctx, spec, dev)
+        why, consumed, after_counters = _static_reject(ctx, spec, dev)
         if why is not None and blocked is None:
             blocked = f"device {info.id}: {why}"
         if info.busy and not spec.admin and blocked is None:
@@ -420,5 +442,5 @@ def _all_set(
         # A refused member fails the request only when the search reaches it, at the step of
         # upstream's allocateDevice that refuses it: a gate before the counters, a taint after
         # them — so an earlier member that breaks a claim constraint is an error first.
-        candidates.append(Candidate(dev, consumed, refused=why, refused_after_counters=why == TAINT_REFUSAL))
+        candidates.append(Candidate(dev, consumed, refused=why, refused_after_counters=after_counters))
     return candidates, blocked

@@ -13,6 +13,8 @@ from dataclasses import replace
 from ..errors import CelError, SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
+from ..reasons import Kind, Reason
+from ..reasons.words import say
 from . import search
 
 
@@ -48,67 +50,73 @@ def _fails(problem: Problem) -> bool:
         return False
 
 
-def _request_reason(problem: Problem, claim: ClaimInfo) -> str | None:
+def _request_reason(
+    problem: Problem, claim: ClaimInfo, node: str | None, skipped: tuple[str, ...]
+) -> Reason | None:
     for req in claim.requests:
-        reasons = []
+        parts: list[Reason] = []
         for a in req.alternatives:
             alt = problem.alternatives[a]
             if alt.mode == "All":
                 if not alt.candidates:
-                    reasons.append(f"{alt.name}: no device matches (allocationMode All needs at least one)")
+                    parts.append(Reason.of(Kind.ALL_NONE, alt.name))
                 elif alt.all_blocked:
-                    reasons.append(f"{alt.name}: allocationMode All, but {alt.all_blocked}")
+                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
                 else:
-                    reasons = []
+                    parts = []
                     break
                 continue
             usable = _usable(problem, alt)
             if usable < alt.count:
-                matching = len(alt.candidates) + sum(n for _, n in alt.rejected)
-                text = f"{alt.name}: needs {alt.count} device(s), {matching} match the selectors"
-                if alt.rejected:
-                    text += "; of those " + ", ".join(f"{n} {why}" for why, n in alt.rejected)
-                if usable != len(alt.candidates):  # "remaining" only when some were filtered out
-                    among = (
-                        f"the remaining {len(alt.candidates)}" if alt.rejected else f"{len(alt.candidates)}"
+                parts.append(
+                    Reason.of(
+                        Kind.SHORT,
+                        alt.name,
+                        count=alt.count,
+                        matching=len(alt.candidates) + sum(n for _, n in alt.rejected),
+                        rejected=tuple(alt.rejected),
+                        usable=usable,
+                        candidates=len(alt.candidates),
                     )
-                    text += f"; {usable} of {among} {'is' if usable == 1 else 'are'} free"
-                reasons.append(text)
+                )
             else:
-                reasons = []
+                parts = []
                 break
-        if reasons:
-            return f"claim {claim.ref}: request {req.name}: " + "; ".join(reasons)
+        if parts:
+            return Reason.of(
+                Kind.REQUEST, claim.ref, request=req.name, parts=tuple(parts), node=node, skipped=skipped
+            )
     return None
+
+
+def why_unschedulable(problem: Problem) -> Reason:
+    """Why the claims cannot be allocated on the problem's node, naming the claim and request
+    that blocked where it can tell (a value: `reasons.words.say` words it)."""
+    node, skipped = (
+        problem.node,
+        (*problem.invalid_pools, *problem.incomplete_pools),
+    )  # each names pool and why
+    for claim in problem.claims:
+        reason = _request_reason(problem, claim, node, skipped)
+        if reason is not None:
+            return reason
+    for claim in problem.claims:
+        if _fails(_only(problem, claim, constraints=False)):
+            return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
+        if claim.constraints and _fails(_only(problem, claim, constraints=True)):
+            names = tuple(_constraint_words(problem, c) for c in claim.constraints)
+            return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=names, node=node, skipped=skipped)
+    if len(problem.claims) > 1:
+        refs = tuple(c.ref for c in problem.claims)
+        return Reason.of(Kind.NOT_TOGETHER, "", claims=refs, node=node, skipped=skipped)
+    if problem.claims:
+        return Reason.of(Kind.CANNOT, problem.claims[0].ref, node=node, skipped=skipped)
+    return Reason.of(Kind.NOTHING)
 
 
 def explain_unschedulable(problem: Problem) -> str:
     """A one-line reason, naming the claim and request that blocked, where it can tell."""
-    node = f"on node {problem.node}" if problem.node else "without a node (allNodes devices only)"
-    skipped = [*problem.invalid_pools, *problem.incomplete_pools]  # each names pool and why
-    if skipped:  # (`problem.build`)
-        node += "; not searched: " + "; ".join(skipped)
-    for claim in problem.claims:
-        reason = _request_reason(problem, claim)
-        if reason:
-            return f"{reason} ({node})"
-    for claim in problem.claims:
-        if _fails(_only(problem, claim, constraints=False)):
-            return (
-                f"claim {claim.ref}: its requests cannot all be served at once {node} "
-                "(devices, capacity or shared counters run out)"
-            )
-        if claim.constraints and _fails(_only(problem, claim, constraints=True)):
-            names = "; ".join(_constraint_words(problem, c) for c in claim.constraints)
-            return f"claim {claim.ref}: constraints cannot be satisfied {node}: {names}"
-    if len(problem.claims) > 1:
-        refs = ", ".join(c.ref for c in problem.claims)
-        return f"claims {refs} can each be allocated alone but not together {node}"
-    return (
-        f"claim {problem.claims[0].ref} cannot be allocated {node}"
-        if problem.claims
-        else "nothing to allocate"
-    )
+    return say(why_unschedulable(problem))
 
 
 def _constraint_words(problem: Problem, c: int) -> str:

@@ -56,6 +56,7 @@ from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
 from ..problem.flat import claim_weight
+from ..reasons import Kind, Reason
 
 NODES = 32
 """The region's size: at most this many nodes are re-solved."""
@@ -217,8 +218,8 @@ def resolve(
             if not old.placed or q.node != old.node or q.claims != old.claims:
                 changed[q.name] = q
         elif old.placed:  # left out for pods of more weight
-            reason = f"left out on {old.node} for pods of more weight (the update's local re-solve)"
-            changed[q.name] = replace(q, reason=reason)
+            why = Reason.of(Kind.LEFT_FOR_WEIGHT, q.name, node=old.node)
+            changed[q.name] = replace(q, reason=None, why=why)
     return Local(tuple(area), changed, gets - had, status)
 
 
@@ -431,7 +432,7 @@ def _as_unit(unit: Unit, p: PodPlan) -> PodPlan:
     (allocated: the model's hint) or as the unit has them (pending)."""
     if p.placed:
         return replace(p, name=unit.name)
-    return PodPlan(unit.name, None, list(unit.claims), p.reason, unit.priority, False, pod=p.pod)
+    return PodPlan(unit.name, None, list(unit.claims), p.reason, unit.priority, False, pod=p.pod, why=p.why)
 
 
 def stay(

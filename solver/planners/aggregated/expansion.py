@@ -10,18 +10,16 @@ from dataclasses import replace
 
 from ...api.models import ResourceClaim
 from ...planning.gangs import claimed_units, free_units, gang_counts, gang_reason, short_gangs
-from ...planning.job import DROPPED, Job, Unit, placed_weight
+from ...planning.job import Job, Unit, placed_weight
 from ...planning.ledger import Ledger
 from ...planning.outcome import PlanOutcome, PodPlan
 from ...problem.build import build_problem
 from ...problem.flat import Assignment, Placement, Problem
+from ...reasons import Kind, Reason
 from ..bounds import judge, proven_pods, total_weight, valid_bound
 from .master import AggregatedPlan, NodeCosts, aggregate
 from .patterns import EXPAND_FLOOR, allocate_node
 from .pools import PoolPlan, pooled
-
-LEFT_OUT = "left out so that more (or higher-priority) pods fit"
-"""The reason of a pod the model leaves out when first fit gave none."""
 
 
 def plan_aggregated(
@@ -182,7 +180,7 @@ def _realized(
     for i, unit in enumerate(job.units):
         pod = out.get(i) or _left_out(unit, first.pods[i], dropped.get(i))
         if not pod.placed and first.pods[i].placed and unit.gang_pods(job.gangs):
-            pod.reason = gang_reason(job, unit, out, ())
+            pod.because(gang_reason(job, unit, out, ()))
         pods.append(pod)
     kept = sum(job.units[i].weight for i in free)  # pods without claims, outside gangs
     stats["model_objective"] = agg.objective + kept
@@ -201,13 +199,17 @@ def _realized(
 def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:
     """The unit not placed: first fit's reason, or — when the aggregated model put it on
     `dropped_on` and the node's exact device allocation did not take it — that."""
-    reason = was.reason or LEFT_OUT
+    why, reason = (was.why, was.reason) if was.reason else (Reason.of(Kind.LEFT_OUT), None)
     if dropped_on is not None:
-        reason = (
-            f"{DROPPED} {dropped_on}, but the exact device allocation there "
-            "found no devices for it beside that node's other pods"
-        )
+        why, reason = Reason.of(Kind.DROPPED, unit.name, node=dropped_on), None
     texts = was.node_reasons if dropped_on is None else {}  # first fit's words per node, with its line
     return PodPlan(
-        unit.name, None, list(unit.claims), reason, unit.priority, error=was.error, node_reasons=texts
+        unit.name,
+        None,
+        list(unit.claims),
+        reason,
+        unit.priority,
+        error=was.error,
+        node_reasons=texts,
+        why=why,
     )

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 
 from ... import interrupt
 from ...planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
-from ...planning.job import INTERRUPTED, Job, Progress, Unit
+from ...planning.job import Job, Progress, Unit
 from ...planning.ledger import Ledger
 from ...planning.outcome import PlanOutcome, PodPlan
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
+from ...reasons import Kind, Reason
 from ...reference import DEFAULT_MAX_STEPS
 from .engine import NodeState, ShapeKey, _fit_on, _nowhere, _Placing, _refs, _shape, _Tried, _unplaced
 
@@ -74,7 +75,9 @@ class FirstFit:
 
     def _place_one(self, run: _Placing, unit: Unit) -> PodPlan:
         if interrupt.requested():  # Ctrl-C: the pods placed so far are kept
-            return PodPlan(unit.name, None, list(unit.claims), INTERRUPTED, unit.priority)
+            return PodPlan(
+                unit.name, None, list(unit.claims), None, unit.priority, why=Reason.of(Kind.INTERRUPTED)
+            )
         return self._place(run, unit)
 
     def _place_gang(
@@ -130,16 +133,19 @@ class FirstFit:
         run.restore(snap)
         why = job.gangs[short[0]].short(count[short[0]])
         if choice:
-            why += " in " + ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
+            domain = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))
+            why = Reason(why.kind, why.subject, (*why.facts, ("domain", domain)))
         blocker = next((plans[j] for j in block if not plans[j].placed), None)
         out: dict[int, PodPlan] = {}
         for j in block:
             p, unit = plans[j], job.units[j]
             if p.placed:
-                tail = f"; {blocker.name} did not fit: {blocker.reason}" if blocker is not None else ""
-                out[j] = PodPlan(unit.name, None, list(unit.claims), why + tail, unit.priority)
+                facts = () if blocker is None else (("blocker", blocker.name), ("blocked", blocker.reason))
+                tail = Reason(why.kind, why.subject, (*why.facts, *facts))
+                out[j] = PodPlan(unit.name, None, list(unit.claims), None, unit.priority, why=tail)
             else:
-                out[j] = replace(p, reason=f"{why}; {p.reason}")
+                own = Reason(why.kind, why.subject, (*why.facts, ("own", p.reason)))
+                out[j] = replace(p, reason=None, why=own)
         return out, False
 
     def _place(self, run: _Placing, unit: Unit) -> PodPlan:

@@ -1,0 +1,118 @@
+"""Why a pod or a claim is not placed, as a value: `Reason(kind, subject, facts)`.
+
+Why values, not sentences: a reason is found in many places (the reference's why-not, first fit,
+the models' expansion, gangs, preemption, re-planning), and code decides on it (a pod the
+aggregated model dropped keeps its reason; a pod a model left out is worded on the plan). When
+those decisions compared text, a reworded sentence changed behaviour, and one sentence spelled in
+three places drifted apart. Here the finder states the facts; `reasons.words` is the one module
+that turns them into words, and code branches on `Reason.kind` only.
+
+The ground floor: imports nothing of the package, so every layer that finds a reason may make one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeAlias
+
+
+class Kind(Enum):
+    """What kind of fact keeps the subject out; each has one wording (`reasons.words.say`)."""
+
+    INTERRUPTED = "interrupted"
+    """The run was stopped before the pod's turn."""
+    UNWORDED = "unworded"
+    """The run was stopped after the plan, before the pod's reason was worded."""
+    LEFT_OUT = "left out"
+    """A model left the pod out so that more (or higher-priority) pods fit (worded on the plan
+    by `planners.crowding`)."""
+    DROPPED = "dropped"
+    """The aggregated model put the pod on a node (`node`) whose exact device allocation did not
+    take it: kept as it is (it says more than the pod's other nodes)."""
+    LEFT_FOR_WEIGHT = "left for weight"
+    """The update's local re-solve took the pod off `node` for pods of more weight."""
+    REQUEST = "request"
+    """A request (`claim`, `request`) lacks devices: `parts`, one reason per alternative (kinds
+    ALL_NONE, ALL_BLOCKED, SHORT, each with the alternative's name as subject)."""
+    ALL_NONE = "all none"
+    """allocationMode All, and no device matches."""
+    ALL_BLOCKED = "all blocked"
+    """allocationMode All, but some matching device cannot be had (`why`)."""
+    SHORT = "short"
+    """Fewer usable devices than `count`: `matching` match the selectors, `rejected` ((why,
+    how many) each) of them are filtered out, `usable` of the remaining `candidates` are free."""
+    RUNS_OUT = "runs out"
+    """A claim's requests cannot all be served at once (devices, capacity, counters)."""
+    CONSTRAINTS = "constraints"
+    """A claim's constraints cannot be satisfied (`constraints`: their words)."""
+    NOT_TOGETHER = "not together"
+    """The claims (`claims`) fit each alone but not together."""
+    CANNOT = "cannot"
+    """A claim cannot be allocated (nothing narrower found)."""
+    NOTHING = "nothing"
+    """Nothing to allocate."""
+    GANG_SHORT = "gang short"
+    """A PodGroup (`gang`) placed fewer pods (`placed`) than its goal (`goal`)."""
+    NO_DOMAIN = "no domain"
+    """Gangs with a topology fit in no single domain (`gangs`, `goal`, `tried`, `closest`,
+    `score`; `blocker`, `blocked`: the pod that did not fit there and why)."""
+    PREEMPT_NEVER = "preempt never"
+    """No room, and the pod's preemptionPolicy is Never (`plain`: a pod of plain claims)."""
+    PREEMPT_NO_VICTIM = "preempt no victim"
+    """No room, and no lower-priority pod to evict on the nodes it may use."""
+    PREEMPT_NOT_ENOUGH = "preempt not enough"
+    """Evicting every lower-priority pod would not make room (beside the plan's other pods)."""
+
+
+Fact: TypeAlias = "str | int | tuple[str, ...] | tuple[tuple[str, int], ...] | tuple[Reason, ...] | None"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why `subject` (a pod, a claim, a PodGroup) is not placed: a kind and the facts its words
+    need, by name (`fact`). Frozen and hashable: equal facts are one reason, whatever the node."""
+
+    kind: Kind
+    subject: str = ""
+    facts: tuple[tuple[str, Fact], ...] = ()
+
+    @classmethod
+    def of(cls, kind: Kind, subject: str = "", **facts: Fact) -> Reason:
+        return cls(kind, subject, tuple(facts.items()))
+
+    def fact(self, name: str, default: Fact = None) -> Fact:
+        return next((v for k, v in self.facts if k == name), default)
+
+    def text(self, name: str) -> str:
+        """The fact `name` as a string ('' when it is absent)."""
+        value = self.fact(name)
+        return "" if value is None else str(value)
+
+    def texts(self, name: str) -> tuple[str, ...]:
+        """The fact `name` as strings (a tuple of names or words; () when it is absent)."""
+        value = self.fact(name)
+        return tuple(str(v) for v in value) if isinstance(value, tuple) else ()
+
+    def parts(self, name: str) -> tuple[Reason, ...]:
+        """The fact `name` as reasons (the parts of a reason; () when it is absent)."""
+        value = self.fact(name)
+        return tuple(v for v in value if isinstance(v, Reason)) if isinstance(value, tuple) else ()
+
+    def counts(self, name: str) -> tuple[tuple[str, int], ...]:
+        """The fact `name` as (words, how many) pairs (() when it is absent)."""
+        value = self.fact(name)
+        if not isinstance(value, tuple):
+            return ()
+        return tuple((str(v[0]), int(v[1])) for v in value if isinstance(v, tuple) and len(v) == 2)
+
+    def without(self, *names: str) -> Reason:
+        """The same reason without the facts `names` (e.g. the node, for reasons grouped over
+        nodes that name their nodes in the group's head)."""
+        return Reason(self.kind, self.subject, tuple((k, v) for k, v in self.facts if k not in names))
+
+    def is_(self, *kinds: Kind) -> bool:
+        return self.kind in kinds
+
+
+__all__ = ["Fact", "Kind", "Reason"]
