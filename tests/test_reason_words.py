@@ -1,0 +1,201 @@
+"""Reasons as values, worded in one module (issue #41, step 4): one test per glitch users saw
+where reasons were sentences built in many places — a prefix said twice, a placeholder left in
+the output, a count with the wrong plural, a taint named by nobody, a line of thousands of
+characters — and that code decides on `Reason.kind`, not on text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from builders import claim, device, device_class, request, resource_slice
+from preempt_cases import Pending, Running, cluster_docs
+from test_explain_command import A100, gpus
+from typer.testing import CliRunner
+
+from dra_solver import Cluster, allocate
+from dra_solver import why as explain
+from dra_solver.api.live import Target
+from dra_solver.cli.main import app
+from dra_solver.cli.options import AllocatorChoice, Search, StrategyChoice
+from dra_solver.cli.watch import Watching, watch_line
+from dra_solver.errors import InputError
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
+from dra_solver.reasons import Kind, Reason
+from dra_solver.reasons.words import say
+
+runner = CliRunner()
+
+
+def test_a_request_is_named_once() -> None:
+    """Was `claim default/two: request gpu: gpu: needs 2 device(s)`: the request's one
+    alternative, named as the request, was named again."""
+    c = Cluster.from_objects([device_class("gpu"), gpus("n1", 1), claim("two", [request("gpu", count=2)])])
+    reason = allocate(c, ["two"], node="n1").reason or ""
+    assert "claim default/two: request gpu: needs 2 device(s), 1 match the selectors" in reason
+    assert "gpu: gpu:" not in reason
+
+
+def test_no_reason_begins_with_not_placed() -> None:
+    """The CLI prints `NAME: not placed: REASON`: preemption's reasons began with `not placed:`
+    (`not placed: not placed: its preemptionPolicy is Never`), the unworded one with `not
+    placed;`. No kind's words begin so."""
+    for kind in Kind:
+        assert not say(Reason.of(kind, "x")).startswith("not placed"), kind
+
+
+def test_preemption_says_not_placed_once(tmp_path: Path) -> None:
+    docs = cluster_docs({"n1": 1}, [Running("a", "n1", 1, (0,))], [Pending("p", 100, 1, policy="Never")])
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = runner.invoke(app, ["plan", str(path), "--preempt"])
+    assert "default/p: not placed: its preemptionPolicy is Never" in result.stderr, result.stderr
+    assert "not placed: not placed" not in result.stderr
+    why = runner.invoke(app, ["explain", str(path), "--pod", "default/p", "--preempt"])
+    assert why.stdout.count("not placed") == 1, why.stdout
+
+
+def test_the_minimal_blocking_set_names_a_claim_once() -> None:
+    """Was `claim default/pair + claim default/pair: matchAttribute ...`: the claim's requests
+    and its constraint, each named with the claim."""
+    cons = [{"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}]
+    pair = claim("pair", [request("a", selectors=[A100]), request("b", selectors=[A100])], cons)
+    text = explain(Cluster.from_objects([device_class("gpu"), gpus(), pair]), claim="pair").text()
+    line = next(x for x in text.splitlines() if "minimal blocking set" in x)
+    assert line.endswith(
+        "minimal blocking set: claim default/pair: its requests and matchAttribute gpu.example.com/numa "
+        "(values available: 0, 1)"
+    ), line
+
+
+def test_explain_prints_no_node_placeholder() -> None:
+    """Nodes with the same reason are grouped; their words had the node's name replaced by
+    `<node>` for the grouping and printed so: `(on node <node>)`."""
+    objs = [device_class("gpu"), *(gpus(n, 1) for n in ("n1", "n2", "n3"))]
+    text = explain(Cluster.from_objects([*objs, claim("two", [request("gpu", count=2)])]), claim="two").text()
+    assert "3 node(s) (n1, n2, n3): claim default/two: request gpu: needs 2 device(s)" in text, text
+    assert "<node>" not in text
+
+
+def test_explain_prints_no_device_placeholder() -> None:
+    """A device named as an example in a group of nodes: `e.g. <node>/gpu-2` before."""
+    objs = [device_class("gpu"), *(gpus(n, 4) for n in ("n2", "n3"))]
+    big = claim("big", [request("gpu", count=3, selectors=[A100])])
+    text = explain(Cluster.from_objects([*objs, big]), claim="big").text()
+    assert "2 node(s) (n2, n3)" in text and "(e.g. n2/gpu-2)" in text, text
+    assert "<node>" not in text
+
+
+def test_explain_names_a_few_nodes_and_counts_the_rest() -> None:
+    """A line of explain named every node: 7,023 characters on a large cluster."""
+    objs = [device_class("gpu"), *(gpus(f"node-{i:03d}", 1) for i in range(60))]
+    text = explain(Cluster.from_objects([*objs, claim("two", [request("gpu", count=2)])]), claim="two").text()
+    assert "60 node(s) (node-000, node-001, " in text and " and 52 more)" in text, text
+    assert max(len(line) for line in text.splitlines()) < 500
+    fits = explain(Cluster.from_objects([*objs, claim("one", [request("gpu")])]), claim="one").text()
+    assert "fits on: node-000, " in fits and " and 52 more" in fits
+    assert max(len(line) for line in fits.splitlines()) < 500
+
+
+def _unplaced(name: str, reason: str) -> PodPlan:
+    return PodPlan(name, None, [], reason)
+
+
+def test_the_watch_line_shows_a_pods_own_words_not_placeholders() -> None:
+    """The watch line counted alike pods by their reasons with names taken out, and printed the
+    names taken out: `fits on <nodes> alone`, `claim <claim>`."""
+    words = "no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/{} is big"
+    pods = [_unplaced("default/a", words.format("a")), _unplaced("default/b", words.format("b"))]
+    line = watch_line(PlanOutcome(pods, "cpsat", {"status": "OPTIMAL"}), "plan", 0.1, now=0)
+    assert (
+        "2 blocked: no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/a" in line
+    )
+    assert "(2)" in line and "<" not in line, line
+
+
+def test_the_watch_line_counts_one_error(tmp_path: Path) -> None:
+    """Was `(1 errors on stderr)`."""
+    lines: list[str] = []
+    search = Search(AllocatorChoice.cpsat, StrategyChoice.pack, 10.0, 0)
+    watching = Watching(Target(kubeconfig=str(tmp_path / "kubeconfig")), [], None, search, emit=lines.append)
+    watching._not_planned([InputError("bad")])
+    watching._not_planned([InputError("bad"), InputError("worse")])
+    assert lines[0].endswith("(1 error on stderr)") and lines[1].endswith("(2 errors on stderr)"), lines
+
+
+def _taint_rule(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": {"pool": "s1"},
+            "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"},
+        },
+    }
+
+
+def test_a_device_taint_reason_names_the_taint_and_its_rule() -> None:
+    """Was `2 have a taint the request does not tolerate`: neither the key nor the rule."""
+    devs = [device("gpu-0"), device("gpu-1")]
+    c = Cluster.from_objects(
+        [
+            device_class("gpu"),
+            resource_slice("s1", devs),
+            _taint_rule("drain-pool"),
+            claim("c", [request("gpu")]),
+        ]
+    )
+    reason = allocate(c, ["c"], node="node-1").reason or ""
+    assert "2 have the taint maintenance=true:NoSchedule (DeviceTaintRule drain-pool)" in reason, reason
+    own = device("gpu-0", taints=[{"key": "broken", "effect": "NoExecute"}])
+    c = Cluster.from_objects([device_class("gpu"), resource_slice("s1", [own]), claim("c", [request("gpu")])])
+    reason = allocate(c, ["c"], node="node-1").reason or ""
+    assert "1 have the taint broken:NoExecute, which the request does not tolerate" in reason, reason
+
+
+def _node(name: str, n: int, cost: int | None = None) -> list[dict[str, Any]]:
+    meta: dict[str, Any] = {"name": name}
+    if cost is not None:
+        meta["annotations"] = {"dra-solver.io/cost": str(cost)}
+    devs = [device(f"gpu-{i}") for i in range(n)]
+    return [
+        {"apiVersion": "v1", "kind": "Node", "metadata": meta},
+        resource_slice(f"{name}-s", devs, node=name),
+    ]
+
+
+def _pod(name: str, count: int) -> list[dict[str, Any]]:
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": f"{name}-t", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [request("gpu", count=count)]}}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x"}],
+            "resourceClaims": [{"name": "g", "resourceClaimTemplateName": f"{name}-t"}],
+        },
+    }
+    return [template, pod]
+
+
+def test_the_table_counts_the_devices_of_nodes_a_what_if_plan_adds(tmp_path: Path) -> None:
+    """`-o table` showed a node the plan adds as `0 of 0` devices (the report: 8 of 8), and
+    without a node in the input it failed outright (no candidate nodes)."""
+    pods = [*_pod("p0", 8), *_pod("p1", 4)]
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump_all(_node("gpu-8x", 8, cost=2)))
+    for nodes in ([], _node("n0", 8)):
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump_all([device_class("gpu"), *nodes, *pods]))
+        args = ["plan", str(tmp_path / "c.yaml"), "--node-template", str(tmp_path / "t.yaml"), "-o", "table"]
+        result = runner.invoke(app, args, env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.stderr
+        rows = [line for line in result.stdout.splitlines() if line.startswith("│ gpu-8x-")]
+        assert rows and all("of 8" in row for row in rows), result.stdout
+        assert "0 of 0" not in result.stdout
