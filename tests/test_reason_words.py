@@ -6,9 +6,11 @@ characters — and that code decides on `Reason.kind`, not on text.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from preempt_cases import Pending, Running, cluster_docs
@@ -25,6 +27,7 @@ from dra_solver.errors import InputError
 from dra_solver.planning.outcome import PlanOutcome, PodPlan
 from dra_solver.reasons import Kind, Reason
 from dra_solver.reasons.words import say
+from dra_solver.replan.planner import Planner
 
 runner = CliRunner()
 
@@ -199,3 +202,28 @@ def test_the_table_counts_the_devices_of_nodes_a_what_if_plan_adds(tmp_path: Pat
         rows = [line for line in result.stdout.splitlines() if line.startswith("│ gpu-8x-")]
         assert rows and all("of 8" in row for row in rows), result.stdout
         assert "0 of 0" not in result.stdout
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="not finished (docs/status.md): an update words new pods by first fit",
+)
+def test_identical_pods_get_the_same_reason_after_an_update() -> None:
+    """The pods a `plan()` left out are worded with the plan's crowding (`planners.crowding`);
+    pods an update adds and first fit leaves out keep first fit's words: identical pods, two
+    reasons, in one plan (what `plan --watch` prints)."""
+    from test_whatif import node, pods
+
+    objs = [device_class("gpu"), *node("n0", 8), *node("n1", 8), *pods([4] * 6)]
+    planner = Planner(Cluster.from_objects(objs))
+    planner.plan()
+    added = copy.deepcopy(pods([4, 4]))
+    for o in added:
+        o["metadata"]["name"] = "x" + o["metadata"]["name"]
+        for ref in o.get("spec", {}).get("resourceClaims", []):
+            ref["resourceClaimTemplateName"] = "x" + ref["resourceClaimTemplateName"]
+    out = planner.update(add=added)
+    words = {(p.reason or "").replace(p.name.split("/")[1], "P") for p in out.pods if not p.placed}
+    assert len([p for p in out.pods if not p.placed]) == 4
+    assert len(words) == 1, words
