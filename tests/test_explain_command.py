@@ -54,7 +54,8 @@ def test_explain_suggests_fewer_devices() -> None:
 def test_explain_counts_devices_with_untolerated_taints() -> None:
     taint = {"taints": [{"key": "broken", "effect": "NoSchedule"}]}
     c = Cluster.from_objects([device_class("gpu"), gpus(n=2, **taint), claim("want", [request("gpu")])])
-    assert "2 have a taint the request does not tolerate" in explain(c, claim="want").text()
+    text = explain(c, claim="want").text()
+    assert "2 have the taint broken:NoSchedule, which the request does not tolerate" in text
 
 
 def pod_on(spec: dict[str, Any], node_spec: dict[str, Any] | None = None, **labels: str) -> Cluster:
@@ -154,9 +155,12 @@ def test_explain_names_the_values_of_a_constraint_that_alone_blocks() -> None:
         [device_class("gpu"), gpus(n=2), claim("pair", [request("a"), request("b")], cons)]
     )
     text = explain(c, claim="pair").text()
-    assert "constraints cannot be satisfied on node n1: matchAttribute gpu.example.com/numa" in text
     assert (
-        "minimal blocking set: claim default/pair + claim default/pair: "
+        "node n1: claim default/pair: constraints cannot be satisfied: matchAttribute gpu.example.com/numa"
+        in text
+    )
+    assert (
+        "minimal blocking set: claim default/pair: its requests and "
         "matchAttribute gpu.example.com/numa (values available: 0, 1)"
     ) in text
 

@@ -45,9 +45,9 @@ def test_a_node_where_the_search_gives_up_gets_its_reasons_when_cpsat_proves_non
     out = explain(_fleet(["a"], 14, 8), claim="wide", feature_gates=GATES)  # about 384,000 steps
     (node,) = out.nodes
     assert not node.fits and node.note is None
-    assert node.reason == "claim default/wide cannot be allocated on node a"
+    assert node.reason == "claim default/wide cannot be allocated"  # the line's head names the node
     assert node.details[-1].startswith(
-        "minimal blocking set: claim default/wide + claim default/wide: matchAttribute gpu.example.com/links"
+        "minimal blocking set: claim default/wide: its requests and matchAttribute gpu.example.com/links"
     )
 
 
