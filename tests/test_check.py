@@ -479,9 +479,10 @@ def test_count_all_mode_must_take_every_matching_device() -> None:
     assert run(claim("c", req, [res("gpu", f"gpu-{i}") for i in range(3)])) == {"count"}
 
 
-def test_count_all_mode_leaves_out_devices_without_room_after_existing_claims() -> None:
-    """A shared device whose remaining capacity cannot fit the request is not in the All-set
-    (docs/semantics.md, "allocationMode All")."""
+def test_count_all_mode_keeps_devices_whose_room_existing_claims_took() -> None:
+    """A shared device whose remaining capacity cannot fit the request stays in the All-set
+    (upstream since kubernetes#140769, docs/semantics.md, "allocationMode All"): leaving it out
+    breaks `count`, taking it breaks `capacity` — no plan passes."""
     extra = existing("old", [nic("net", "s-0", bandwidth="8Gi")], [exactly("net", "nic")]) + EXTRA_NIC
     req = [exactly("net", "nic", allocationMode="All", capacity={"requests": {"bandwidth": "4Gi"}})]
     eth1 = res(
@@ -492,16 +493,16 @@ def test_count_all_mode_leaves_out_devices_without_room_after_existing_claims() 
         shareID="s-1",
         consumedCapacity={"bandwidth": "4Gi"},
     )
-    assert run(claim("c", req, [eth1]), extra) == set()
-    # eth0 has 2Gi left: it is not part of the All-set, and taking it over-commits it
+    assert run(claim("c", req, [eth1]), extra) == {"count"}  # eth0 (2Gi left) is missing
     with_eth0 = claim("c", req, [eth1, nic("net", "s-2", bandwidth="4Gi")])
-    assert run(with_eth0, extra) == {"count", "capacity"}
+    assert run(with_eth0, extra) == {"capacity"}
+    assert run(with_eth0, EXTRA_NIC) == set()  # without the existing share: both fit
 
 
-def test_count_all_mode_with_an_empty_all_set() -> None:
+def test_count_all_mode_with_a_device_existing_claims_filled() -> None:
     extra = existing("old", [nic("net", "s-0", bandwidth="8Gi")], [exactly("net", "nic")])
     req = [exactly("net", "nic", allocationMode="All", capacity={"requests": {"bandwidth": "4Gi"}})]
-    assert run(claim("c", req, [nic("net", "s-2", bandwidth="4Gi")]), extra) == {"count", "capacity"}
+    assert run(claim("c", req, [nic("net", "s-2", bandwidth="4Gi")]), extra) == {"capacity"}
 
 
 def test_count_request_without_results() -> None:

@@ -162,10 +162,12 @@ def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelEr
 
 
 def _static_reject(
-    ctx: BuildContext, spec: RequestSpec, dev: int
+    ctx: BuildContext, spec: RequestSpec, dev: int, *, existing: bool = True
 ) -> tuple[str | None, dict[str, Fraction] | None]:
     """Checks upstream makes on a selectable device that do not depend on this call's placements.
-    Returns (why rejected or None, consumption for multi devices)."""
+    Returns (why rejected or None, consumption for multi devices). `existing=False` (an All
+    member) checks the capacity against the device's whole value only: the room the existing
+    allocations left is checked when the search reaches the member, after its constraints."""
     info = ctx.devices[dev]
     s, d = ctx.raw[dev]
     consumed: dict[str, Fraction] | None = None
@@ -178,7 +180,7 @@ def _static_reject(
         )
         if amounts is None:
             return "refuse the capacity request (requestPolicy)", None
-        if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+        if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
             return "have not enough capacity left", None
         if info.multi:
             consumed = amounts
@@ -380,8 +382,9 @@ def _all_set(
     """allocationMode All: every matching device, fixed before the search (docs/semantics.md,
     "allocationMode All").
 
-    Busy devices stay in the set and block the request; devices without room left after
-    existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
+    Busy devices stay in the set and block the request, and so do devices whose room the
+    existing allocations took (upstream since kubernetes#140769); a device that could not serve
+    the request even unused is left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
         raise InputRefused(
@@ -406,9 +409,11 @@ def _all_set(
             amounts = device_consumption(
                 d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
             )
-            if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+            if amounts is None or not fits(info.capacity, {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
-        why, consumed = _static_reject(ctx, spec, dev)
+            if info.multi and not fits(info.capacity, info.in_use, amounts) and blocked is None:
+                blocked = f"device {info.id}: has not enough capacity left"
+        why, consumed = _static_reject(ctx, spec, dev, existing=False)
         if why is not None and blocked is None:
             blocked = f"device {info.id}: {why}"
         if info.busy and not spec.admin and blocked is None:
