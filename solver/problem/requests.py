@@ -26,7 +26,7 @@ from ..cel import Program, compile_expression
 from ..errors import CelError, DRASolverError, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
-from .capacity import device_consumption
+from .capacity import FatalCapacityRequest, device_consumption
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -203,6 +203,14 @@ def _static_reject(
     return None, consumed
 
 
+def _unrepresentable(
+    claim_ref: str, spec: RequestSpec, ctx: BuildContext, dev: int, exc: FatalCapacityRequest
+) -> InputRefused:
+    """The call's error for a capacity request upstream cannot read (docs/semantics.md,
+    "Consumable capacity")."""
+    return InputRefused(f"claim {claim_ref}, request {spec.name}: device {ctx.devices[dev].id}: {exc}")
+
+
 def _derived(
     ctx: BuildContext, claim_ref: str, spec: RequestSpec, programs: Programs, dev: int
 ) -> dict[str, ValueSet] | CelError:
@@ -356,7 +364,11 @@ def _exact_candidates(
         if isinstance(ok, CelError):
             candidates.append(Candidate(dev, None, ok))
             continue
-        why, consumed = _static_reject(ctx, spec, dev)
+        try:
+            why, consumed = _static_reject(ctx, spec, dev)
+        except FatalCapacityRequest as exc:  # aborts the call where the search meets the device
+            candidates.append(Candidate(dev, None, _unrepresentable(claim_ref, spec, ctx, dev, exc)))
+            continue
         if why is not None:
             rejected[why] += 1
             continue
@@ -406,9 +418,12 @@ def _all_set(
         info = ctx.devices[dev]
         _, d = ctx.raw[dev]
         if ctx.gates.DRAConsumableCapacity:
-            amounts = device_consumption(
-                d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
-            )
+            try:
+                amounts = device_consumption(
+                    d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+                )
+            except FatalCapacityRequest as exc:  # upstream's All pre-scan aborts too
+                raise _unrepresentable(claim_ref, spec, ctx, dev, exc) from None
             if amounts is None or not fits(info.capacity, {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
             if info.multi and not fits(info.capacity, info.in_use, amounts) and blocked is None:
