@@ -783,18 +783,18 @@ def test_match_derived_attributes_bridge_different_attribute_names() -> None:
         exactly(
             "gpu",
             derivedAttributes=[
-                {"name": "numa-node", "expression": "device.attributes['gpu.example.com'].numa"}
+                {"name": "derived/numa_node", "expression": "device.attributes['gpu.example.com'].numa"}
             ],
         ),
         exactly(
             "net",
             "nic",
             derivedAttributes=[
-                {"name": "numa-node", "expression": "device.attributes['nic.example.com'].numa"}
+                {"name": "derived/numa_node", "expression": "device.attributes['nic.example.com'].numa"}
             ],
         ),
     ]
-    con = [{"requests": ["gpu", "net"], "matchAttribute": "numa-node"}]
+    con = [{"requests": ["gpu", "net"], "matchAttribute": "derived/numa_node"}]
     ok = claim("c", reqs, [res("gpu", "gpu-0"), nic("net", "s-1")], constraints=con)
     bad = claim("c", reqs, [res("gpu", "gpu-2"), nic("net", "s-1")], constraints=con)
     assert run(ok, DRADerivedAttributes=True) == set()
@@ -816,10 +816,10 @@ def test_match_derived_attribute_shadows_the_static_attribute() -> None:
 def test_match_list_values_need_a_common_element() -> None:
     """KEP-5491 via derived lists: match = non-empty intersection, distinct = disjoint."""
     expr = "[device.attributes['gpu.example.com'].numa, 7]"
-    reqs = [exactly("gpu", count=2, derivedAttributes=[{"name": "groups", "expression": expr}])]
+    reqs = [exactly("gpu", count=2, derivedAttributes=[{"name": "derived/groups", "expression": expr}])]
     results = [res("gpu", "gpu-0"), res("gpu", "gpu-2")]
-    match = claim("c", reqs, results, constraints=[{"matchAttribute": "groups"}])
-    distinct = claim("c", reqs, results, constraints=[{"distinctAttribute": "groups"}])
+    match = claim("c", reqs, results, constraints=[{"matchAttribute": "derived/groups"}])
+    distinct = claim("c", reqs, results, constraints=[{"distinctAttribute": "derived/groups"}])
     assert run(match, DRADerivedAttributes=True) == set()
     assert run(distinct, DRADerivedAttributes=True) == {"distinct"}
 
@@ -1017,12 +1017,12 @@ def test_selector_cel_compile_error_is_a_violation_not_an_exception() -> None:
 
 def test_selector_derived_attribute_runtime_error_is_a_violation() -> None:
     """KEP-6080: a runtime error of a derived attribute aborts; the checker reports it."""
-    derived = [{"name": "x", "expression": "device.attributes['gpu.example.com'].nope"}]
+    derived = [{"name": "derived/x", "expression": "device.attributes['gpu.example.com'].nope"}]
     c = claim(
         "c",
         [exactly("gpu", derivedAttributes=derived)],
         [res("gpu", "gpu-0")],
-        constraints=[{"matchAttribute": "x"}],
+        constraints=[{"matchAttribute": "derived/x"}],
     )
     assert run(c, DRADerivedAttributes=True) == {"selector"}
 
