@@ -103,8 +103,6 @@ def exact(draw: st.DrawFn, class_name: str, admin_ok: bool = False) -> dict[str,
         req["selectors"] = [{"cel": {"expression": draw(st.sampled_from(SELECTORS))}}]
     if draw(st.booleans()):
         req["capacity"] = {"requests": {"memory": f"{draw(st.sampled_from([5, 10, 15, 20, 30, 50]))}Gi"}}
-    if draw(st.booleans()):
-        req["derivedAttributes"] = [{"name": "derived/key", "expression": draw(st.sampled_from(DERIVED))}]
     return req
 
 

@@ -44,6 +44,9 @@ TAINT_REFUSAL = "have a taint the request does not tolerate"
 """`_static_reject`'s reason for an untolerated taint (upstream checks it after the counters)."""
 
 NODE_FEATURE = "DraOptionalNodePreparation"
+NODE_FEATURES = frozenset({NODE_FEATURE, "DRAOptionalNodeOperations"})
+"""The node declared feature KEP-5945 needs: the draft's name, or the one merged in 1.37
+(docs/semantics.md, "KEP-5945 as merged upstream")."""
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
 
 
@@ -195,7 +198,7 @@ def _static_reject(
         if not ctx.gates.DRAOptionalNodePreparation:
             return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
         node = ctx.node
-        if node is not None and node.known and NODE_FEATURE not in node.declared_features:
+        if node is not None and node.known and not NODE_FEATURES & set(node.declared_features):
             return (
                 f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
                 None,
