@@ -59,8 +59,8 @@ class Complete:
         stats = dict(start.stats)
         weight = placed_weight(job.units, start.pods)
         stats["aggregated"] = "no: first fit placed every pod that may be placed"
-        status = judge(stats, weight, weight, weight, COMPLETE)
-        return PlanOutcome(proven_pods(start.pods, status, job), NAME, stats)
+        told = judge(stats, weight, weight, weight, COMPLETE)
+        return PlanOutcome(proven_pods(start.pods, told.status, job), NAME, stats, verdict=told)
 
 
 @dataclass(frozen=True)
