@@ -157,10 +157,10 @@ class Reference:
 class Cpsat:
     """The best plan: the first variant of the job's models (`models`) that plans it. If it
     places less weight than first fit (placing pods together is not always the same as one
-    after the other: an earlier pod's share of a device shrinks a later All-set; an allocated
-    admin-access placement stops counting against capacity), the first-fit plan is kept. For
-    the same reason the model's bound is no bound of such pods: `valid_bound` relaxes it
-    (`sequential_units`), and the status is OPTIMAL only when the plan returned reaches that
+    after the other: an earlier pod's share of a device can fail a later All request; an
+    allocated admin-access placement stops counting against capacity), the first-fit plan is
+    kept. For the same reason the model's bound is no bound of such pods: `valid_bound` relaxes
+    it (`sequential_units`), and the status is OPTIMAL only when the plan returned reaches that
     valid bound (`judge`)."""
 
     name: ClassVar[str] = NAME
