@@ -151,6 +151,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.planning.finish": {
         "dra_solver.api",
         "dra_solver.check",
+        "dra_solver.deadline",
         "dra_solver.gates",
         "dra_solver.output",
         "dra_solver.planning.job",

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from ..allocators import ALLOCATORS, Cpsat
 from ..api.cluster import Cluster
-from ..deadline import record
+from ..deadline import enforced, record
 from ..explain.crowding import crowded_reasons
 from ..firstfit import FirstFit
 from .job import Options, PlanOutcome, Unit
@@ -66,7 +66,7 @@ def run(
     """The one run every entry point goes through: first fit, then the chosen allocator — or,
     at scale, the aggregated model alone when it proves its plan optimal
     (`allocators.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
-    with fewer_collections():
+    with fewer_collections(), enforced(options.deadline):  # past it, the loops stop early
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
         alone = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
