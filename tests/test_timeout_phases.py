@@ -95,7 +95,7 @@ def test_every_phase_looks_at_the_deadline(every_look: list[str]) -> None:
     final check each look at the deadline."""
     seen = set(every_look)
     assert seen & {"dra_solver.api.bounded", "dra_solver.api.load"}, seen  # reading
-    assert "dra_solver.planning.run" in seen, seen  # the search, under `enforced`
+    assert "dra_solver.planners.run" in seen, seen  # the search, under `enforced`
     assert "dra_solver.cpsat" in seen, seen  # CP-SAT between its stages
     assert "dra_solver.planning.finish" in seen, seen  # the final check
     reading = max(i for i, m in enumerate(every_look) if m.startswith("dra_solver.api"))

@@ -4,7 +4,7 @@ The last stage of every run (`solver.pipeline`): joined units (pods sharing a cl
 their member pods again, each placed claim names the Pods (or PodGroup) that use it in
 `status.reservedFor`, claims the input had allocated are reserved for the placed pods that use
 them, and the whole plan passes the checker's node-resource, placement and gang rules before
-it is returned (`per_pod`). The stats then describe the realized plan (`output.summary`).
+it is returned (`per_pod`). The stats then describe the realized plan (`planning.outcome`).
 
 Under a deadline (`--timeout`) the check polls it between pods: a check cut short proves
 nothing, so when the deadline (plus `CHECK_GRACE` of it) passes before the check is done, the
@@ -24,10 +24,10 @@ from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from ..deadline import Deadline, record
 from ..gates import FeatureGates
-from ..output.summary import PlanSummary
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
-from .job import Member, Options, PlanOutcome, PodPlan, Unit
+from .job import Member, Options, Unit
+from .outcome import PlanOutcome, PlanSummary, PodPlan
 
 CHECK_CPU_PER_POD = 0.0003
 """CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
@@ -96,7 +96,7 @@ def per_pod(
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
     gang minimums (`check.check_gangs`). The stats then describe this realized plan
-    (`solver.output.summary`): objective, placed, pods, status and gap count the pods returned, not
+    (`solver.planning.outcome`): objective, placed, pods, status and gap count the pods returned, not
     the model's units. `deadline`: when it passes before the check is done, the plan places no
     pod (module docstring)."""
     try:
