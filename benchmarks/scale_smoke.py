@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.workloads import _claim
+
 ROOT = Path(__file__).resolve().parents[1]
 GPU = "gpu.example.com"
 NIC = "nic.example.com"
@@ -157,14 +159,13 @@ def _request(name: str, cls: str, **more: Any) -> dict[str, Any]:
 def _claim_template(
     name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    devices: dict[str, Any] = {"requests": requests}
-    if constraints:
-        devices["constraints"] = constraints
+    """The claim `benchmarks.workloads` would write, as a ResourceClaimTemplate."""
+    claim = _claim(name, requests, constraints)
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"spec": {"devices": devices}},
+        "metadata": claim["metadata"],
+        "spec": {"spec": claim["spec"]},
     }
 
 
