@@ -30,22 +30,14 @@ from typing import Any
 
 import yaml
 
-from benchmarks import workloads as w
-from benchmarks.end_to_end import list_match_fleet
+from benchmarks import end_to_end
 from benchmarks.netpools import netpools
-from benchmarks.node_resources import cpu_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 
 WORKLOADS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str | None]] = {
     "netpools-100": (lambda: netpools(100), None),
-    "a-pods": (lambda: w.upstream_5000(template=True), None),
-    "b": (w.sized_claims, None),
-    "c-big": (lambda: w.shared_gpus(nodes=200, claims=3000), None),
-    "d": (w.numa_gpu_nic, None),
-    "e": (list_match_fleet, "DRAListTypeAttributes=true"),
-    "f": (lambda: w.sized_claims(claims=2000, nodes=500, held=True), None),
-    "cpu": (lambda: cpu_bound(200, 1600), None),
+    **{name: end_to_end.WORKLOADS[name] for name in ("a-pods", "b", "c-big", "d", "e", "f", "cpu")},
 }
 """The benchmark suite's end-to-end inputs (`benchmarks.end_to_end`) and the 100-node
 network-attached pools of issue #40 (`benchmarks.netpools`)."""
