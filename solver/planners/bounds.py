@@ -105,9 +105,9 @@ def sequential_units(
     after pod, each claim against what is already allocated (docs/semantics.md):
 
     - a request in allocationMode All while a multi-allocatable (consumable capacity,
-      KEP-5075) device exists: placed together, an earlier pod's share of a shared device
-      stays in a later All-set, where upstream leaves a device whose remaining capacity no
-      longer fits the request out of it;
+      KEP-5075) device exists: placed together, the pods' shares of a shared device are
+      weighed jointly, where upstream judges a later pod's All request against what the
+      earlier pods already took (a member without room left fails it, kubernetes#140769);
     - a request with adminAccess: an allocated admin-access placement no longer counts (not
       against capacity, not as busy), while within one call it does;
     - pods joined because they share a claim (`Unit.members`) whose claims or node resources

@@ -53,8 +53,8 @@ class Cpsat:
     """The best plan: one CP-SAT model over every pod and node (one node: the single-node
     Problem with pod groups; several: `problem.merge` + `encoders.nodes`), hinted with the
     first-fit plan. If it places less weight than first fit (placing pods together is not
-    always the same as one after the other: an earlier pod's share of a device shrinks a later
-    All-set; an allocated admin-access placement stops counting against capacity), the
+    always the same as one after the other: an earlier pod's share of a device can fail a later
+    All request; an allocated admin-access placement stops counting against capacity), the
     first-fit plan is kept. For the same reason the model's bound is no bound of such pods:
     `valid_bound` relaxes it (`sequential_units`), and the status is OPTIMAL only when the
     plan returned reaches that valid bound (`judge`)."""
