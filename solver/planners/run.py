@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..api.cluster import Cluster
-from ..deadline import record
+from ..deadline import enforced, record
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome
 from ..planning.resolve import make_job
@@ -67,7 +67,7 @@ def run(
     """The one run every entry point goes through: first fit, then the chosen allocator — or,
     at scale, the aggregated model alone when it proves its plan optimal
     (`policy.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
-    with fewer_collections():
+    with fewer_collections(), enforced(options.deadline):  # past it, the loops stop early
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
         alone = allocator.without_first_fit(job)
