@@ -98,7 +98,12 @@ def test_placing_a_pod_binds_it_allocates_its_claims_and_reserves_the_shared_one
     cluster, outcome = planned
     by_name = {p.name: p for p in outcome.pods}
     p1, p2 = by_name["default/p1"], by_name["default/p2"]
-    assert p1.placed and p2.placed and p2.node == "node-a" and [c.metadata.name for c in p2.reserved] == ["shared"]
+    assert (
+        p1.placed
+        and p2.placed
+        and p2.node == "node-a"
+        and [c.metadata.name for c in p2.reserved] == ["shared"]
+    )
     before = _dumps(cluster)
     s = Snapshot(cluster)
     s.place_all(outcome.pods)
@@ -202,7 +207,9 @@ def test_the_live_view_follows_the_snapshot(planned: tuple[Cluster, PlanOutcome]
 # --- PodPlan.reserved: fill and re-planning build the same cluster after a plan ----------------
 
 
-def test_fill_and_replanning_reserve_the_shared_claims_of_placed_pods(planned: tuple[Cluster, PlanOutcome]) -> None:
+def test_fill_and_replanning_reserve_the_shared_claims_of_placed_pods(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
     """docs/semantics.md, "Allocation results" / the checker's `pod-claim-reserved`: a placed
     pod's claims name it in `reservedFor`, a shared claim the input had allocated too
     (`PodPlan.reserved`) — what `plan -o yaml` writes. `whatif.filling.applied` ("as if fed
