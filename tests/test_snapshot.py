@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import allocated, claim, device, device_class, request, resource_slice, result
+from builders import allocated, device, device_class, request, resource_slice, result
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.output.objects import cluster_after
