@@ -235,3 +235,33 @@ def test_fill_counts_replicas_on_the_cluster_after_the_pending_plan() -> None:
     one GPU is left for the replicas of p1."""
     got = fill(_cluster(), "p1", limit=8)
     assert got.count == 1 and got.tried == 8
+
+
+def test_a_bound_pod_keeps_the_extended_status_of_its_plan_when_the_input_pod_had_no_status() -> None:
+    """A pod placed with DRA-served extended resources (KEP-5004) is bound with its
+    `status.extendedResourceClaimStatus`, also when the input Pod had no status at all: the
+    node-resource check counts those resources as served by devices, not by the node's
+    allocatable. Re-planning's pinned cluster dropped it (an update then failed verification:
+    `node n1 is overcommitted in example.com/gpu`)."""
+    from test_node_resources import ext_pod, gpu_class, gpus
+    from test_node_resources import node as ext_node
+
+    from dra_solver.replan.planner import Planner
+
+    cluster = Cluster.from_objects(
+        [gpu_class(), gpus("n1", 8), ext_node("n1", cpu="8", pods="110"), ext_pod("a"), ext_pod("b", count=2)]
+    )
+    planner = Planner(cluster, allocator="reference")
+    first = planner.plan()
+    assert all(p.placed for p in first.pods) and cluster.pods[("default", "a")].status is None
+    s = Snapshot(cluster)
+    s.place_all(first.pods)
+    status = s.cluster.pods[("default", "a")].status
+    assert status is not None and status.extended_resource_claim_status == first.pods[0].extended["default/a"]
+    more = Cluster.from_objects([ext_pod("c", count=2)]).pods[("default", "c")]
+    after = planner.update(add=[more])
+    assert [(p.name, p.placed) for p in after.pods] == [
+        ("default/a", True),
+        ("default/b", True),
+        ("default/c", True),
+    ]
