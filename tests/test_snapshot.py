@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import allocated, device, device_class, request, resource_slice, result
+from builders import allocated, device, device_class, resource_slice, result
+from test_cli_output import node as _node
+from test_cli_output import pod as _pod
+from test_cli_output import template as _template
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.output.objects import cluster_after
@@ -17,37 +20,6 @@ from dra_solver.planning.outcome import PlanOutcome, PodPlan
 from dra_solver.planning.snapshot import Snapshot
 from dra_solver.replan.planner import _pinned
 from dra_solver.whatif.filling import applied, fill
-
-
-def _node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": "8", "pods": "110"}},
-    }
-
-
-def _pod(name: str, *entries: dict[str, str], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
-        "spec": {
-            "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
-            "resourceClaims": list(entries),
-            **spec,
-        },
-    }
-
-
-def _template(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"spec": {"devices": {"requests": [request("gpu")]}}},
-    }
 
 
 def _cluster() -> Cluster:
