@@ -40,7 +40,7 @@ from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..planning.snapshot import Snapshot
 from ..problem.build import invalid_pool_words, problem_from_context
-from ..problem.capacity import device_consumption
+from ..problem.capacity import FatalCapacityRequest, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -451,9 +451,12 @@ def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[str
         if not info.multi or not spec.capacity:
             continue
         _, raw = ctx.raw[d]
-        amounts = device_consumption(
-            raw.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
-        )
+        try:
+            amounts = device_consumption(
+                raw.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+            )
+        except FatalCapacityRequest:  # the allocation's own error names it
+            continue
         if amounts is None:
             continue
         for name, need in sorted(amounts.items()):
