@@ -194,7 +194,6 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.deadline",
         "dra_solver.errors",
         "dra_solver.executors",
-        "dra_solver.output",
         "dra_solver.planners.aggregated",
         "dra_solver.planners.bounds",
         "dra_solver.planners.run",

@@ -38,10 +38,10 @@ from ..api.cluster import Cluster
 from ..deadline import CUT_SHORT, record
 from ..errors import InputError
 from ..executors import run_units
-from ..output.objects import cluster_after
 from ..planning.job import Options, Unit, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job
+from ..planning.snapshot import Snapshot
 from .aggregated.master import AggregatedPlan, aggregate
 from .bounds import sequential_units, verdict
 from .run import run
@@ -130,9 +130,10 @@ def plan_partitioned(
     left = [i for i, p in enumerate(pods) if p is None or not p.placed]
     if left:
         placed = _members([p for p in pods if p is not None and p.placed], units)
-        after = Cluster.from_objects(cluster_after(cluster, placed))
+        after = Snapshot(cluster, options.feature_gates)
+        after.place_all(placed)
         fixed = replace(inner, allocator=options.repair)
-        again = run(after, [units[i] for i in left], list(nodes), fixed)
+        again = run(after.cluster, [units[i] for i in left], list(nodes), fixed)
         for i, p in zip(left, again.pods, strict=True):
             pods[i] = p
     done = [p for p in pods if p is not None]
@@ -187,7 +188,7 @@ def _trivial(units: Sequence[Unit], nodes: Sequence[str]) -> int:
 
 
 def _members(placed: list[PodPlan], units: Sequence[Unit]) -> list[PodPlan]:
-    """Placed unit plans as one plan per member Pod (what `output.cluster_after` binds), so the
+    """Placed unit plans as one plan per member Pod (what `Snapshot.place` binds), so the
     repair pass counts their node resources as used."""
     by_name = {u.name: u for u in units}
     out = []

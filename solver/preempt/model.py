@@ -59,6 +59,7 @@ from ..planning.job import Job, Member, Options, Unit
 from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
@@ -901,36 +902,12 @@ def cluster_after_evictions(
     cluster: Cluster, gone: set[str], opts: Options
 ) -> tuple[Cluster, list[ResourceClaim]]:
     """The input without the evicted pods, and the claims they used: `reservedFor` without them,
-    deallocated when no pod remains (as the resource claim controller does). Returns the
-    cluster and the changed claims (copies; the input is not modified)."""
-    after = replace(
-        cluster,
-        pods={k: p for k, p in cluster.pods.items() if p.namespaced_name not in gone},
-        claims=dict(cluster.claims),
-    )
-    changed: list[ResourceClaim] = []
-    users_of: dict[str, set[str]] = {}  # claim -> the bound pods naming it (one pass over the pods)
-    for p in cluster.pods.values():
-        if p.spec.node_name:
-            for c in pod_claims(cluster, p, opts.feature_gates):
-                users_of.setdefault(c.namespaced_name, set()).add(p.namespaced_name)
-    for key, claim in cluster.claims.items():
-        status = claim.status
-        if status is None or status.allocation is None:
-            continue
-        ns = claim.metadata.ns
-        users = users_of.get(claim.namespaced_name, set())
-        if not users & gone and not any(
-            f"{ns}/{r.name}" in gone for r in status.reserved_for if r.resource == "pods"
-        ):
-            continue
-        left = [r for r in status.reserved_for if not (r.resource == "pods" and f"{ns}/{r.name}" in gone)]
-        stays = bool(left) or bool(users - gone)
-        new_status = status.model_copy(update={"reserved_for": left}) if stays else ResourceClaimStatus()
-        copy = claim.model_copy(update={"status": new_status})
-        after.claims[key] = copy
-        changed.append(copy)
-    return after, changed
+    deallocated when no pod remains (as the resource claim controller does;
+    `planning.snapshot.Snapshot.evict`). Returns the cluster and the changed claims (copies;
+    the input is not modified)."""
+    after = Snapshot(cluster, opts.feature_gates)
+    released = after.evict(gone)
+    return after.cluster, released
 
 
 def _victims(

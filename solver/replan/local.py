@@ -55,6 +55,7 @@ from ..planning.finish import per_pod
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
+from ..planning.snapshot import Snapshot
 from ..problem.flat import claim_weight
 
 NODES = 32
@@ -575,11 +576,9 @@ def _sub_cluster(
     name), the pods bound to them, the region's placed pods pinned to their node, the pending
     pods offered; every claim of the cluster, those of pods placed outside the region
     allocated as placed (their devices stay in use)."""
-    claims = dict(after.claims)
-    for p in pods:
-        if p.placed and p.node not in inside:
-            for c in (*p.claims, *p.reserved):
-                claims[c.key] = c
+    outside = Snapshot(after)  # their claims only: their pods are not in the region
+    outside.allocate(c for p in pods if p.placed and p.node not in inside for c in (*p.claims, *p.reserved))
+    claims = outside.cluster.claims
     bound = {k: pod for k, pod in after.pods.items() if pod.spec.node_name in inside}
     for p in here:
         assert p.pod is not None and p.node is not None

@@ -104,6 +104,7 @@ from ..planning.resolve import (
     resolve_units,
     with_nodes,
 )
+from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs
 from ..problem.flat import claim_weight
@@ -595,29 +596,11 @@ def _in_order(
 
 def _pinned(cluster: Cluster, placed: Sequence[PodPlan]) -> Cluster:
     """`cluster` with the `placed` pods bound to their nodes and their claims allocated, as
-    the cluster after the plan has them: what every later plan must leave in place."""
-    pods = dict(cluster.pods)
-    claims = dict(cluster.claims)
-    for p in placed:
-        for c in (*p.claims, *p.reserved):
-            claims[c.key] = c
-        if p.pod is not None and p.node is not None:
-            pods[p.pod.key] = _bound_copy(p)
-    return replace(cluster, pods=pods, claims=claims, _identities={})
-
-
-def _bound_copy(plan_: PodPlan) -> Pod:
-    pod = plan_.pod
-    assert pod is not None
-    if plan_.extended:
-        from_status = (
-            pod.status.model_copy(update={"extended_resource_claim_status": plan_.extended.get(plan_.name)})
-            if pod.status
-            else None
-        )
-        spec = pod.spec.model_copy(update={"node_name": plan_.node})
-        return pod.model_copy(update={"spec": spec, "status": from_status})
-    return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": plan_.node})})
+    the cluster after the plan has them (`planning.snapshot`): what every later plan must
+    leave in place."""
+    after = Snapshot(cluster)
+    after.place_all(placed)
+    return after.cluster
 
 
 def _bound_on(cluster: Cluster, nodes: set[str | None]) -> Cluster:
@@ -645,7 +628,9 @@ def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts
         return kept
     gates = opts.feature_gates
     stay = [p for p in kept if p.node not in on]
-    pinned = _pinned(after, stay)
+    after_kept = Snapshot(after)  # the nodes checked so far join it as they pass
+    after_kept.place_all(stay)
+    pinned = after_kept.cluster
     bad: set[str] = set()
     for node in sorted(on):
         pods = on[node]
@@ -660,7 +645,7 @@ def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts
         if wrong:
             bad.add(node)
         else:
-            pinned = _pinned(pinned, pods)
+            after_kept.place_all(pods)
     return [p for p in kept if p.node not in bad]
 
 
