@@ -88,11 +88,12 @@ from ..planning.gangs import claimed_units, gang_needs
 from ..planning.job import Job, PlanOutcome, Unit, book_limits
 from ..problem.resources import Amounts
 from .allpatterns import enumerate_classes
-from .classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
+from .classes import NodeClass, PodClass, node_classes, pod_classes, twin_key, unit_facts
 from .patterns import (
     MAX_COPIES,
     Feasibility,
     ModelContext,
+    ModelMemo,
     NodeModel,
     Pattern,
     cap,
@@ -175,6 +176,7 @@ def aggregate(
     *,
     force: bool = False,
     bound_only: bool = False,
+    first_fits: bool = False,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `job`, or why it does not apply (then the exact per-device model
     plans, or what-if's greedy). One model for every caller: `allocators.Cpsat` (the plan),
@@ -191,7 +193,15 @@ def aggregate(
     the same either way.
 
     With `cost` the model applies whenever it can (no test of whether it pays: the other
-    what-if path is greedy, not the exact per-device model), also to one pod or one node."""
+    what-if path is greedy, not the exact per-device model), also to one pod or one node.
+
+    `job.memo` (`Options.memo`): single-node answers kept across runs on one cluster
+    (`patterns.ModelMemo`: the caps' searches and device allocations, keyed by what decides
+    them, their work charged again: the same plan as without it, for less CPU), for a caller
+    that plans parts of it again and again (`replan.Planner`). `first_fits`: every node's pods in
+    `first` are known to fit together in the exact model (a checked plan of pods no model judges
+    more strictly than upstream, `allocators.sequential_units`: `replan.local`), so its patterns
+    are columns without a search."""
     start = time.perf_counter()  # for the statistics only
     if (why := not_aggregated(job)) is not None:
         return f"{why} (not aggregated yet)"
@@ -235,13 +245,14 @@ def aggregate(
         job.deadline,
         views=found.views,
         free=dict(job.book.free),
+        memo=job.memo if isinstance(job.memo, ModelMemo) else None,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
     first_nodes = {} if first is None else first.placed_nodes()
-    first_fit_columns(ncls, pods, first_nodes, feas, columns)
+    first_fit_columns(ncls, pods, first_nodes, feas, columns, known=first_fits)
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven, bound_ok = 0, 0, caps_proven, caps_proven
     weight, spent, integer_proven = 0, 0, True
@@ -345,27 +356,42 @@ class Scale:
 
 
 def _caps(
-    ctx: ModelContext, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
+    ctx: ModelContext,
+    units: Sequence[Unit],
+    pods: list[PodClass],
+    ncls: list[NodeClass],
 ) -> tuple[dict[tuple[int, int], int], bool]:
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
-    for the one with the largest demand, and cut to each one's demand."""
+    for the one with the largest demand, and cut to each one's demand. With `ctx.memo`, each
+    search is keyed by the node's view up to names (`classes.twin_key`, where there is one) and
+    free node resources, and the pod class's claims and node-resource demand
+    (`patterns.ModelMemo`)."""
     facts = [unit_facts(units[k.units[0]]) for k in pods]
     rep: dict[Hashable, int] = {}
     for k in pods:
         if facts[k.index] not in rep or pods[rep[facts[k.index]]].demand < k.demand:
             rep[facts[k.index]] = k.index
     rep_of = {k.index: rep[facts[k.index]] for k in pods}
-    memo: dict[tuple[int, int], tuple[int, bool]] = {}
+    twins: dict[int, Hashable] = {}
+    if ctx.memo is not None and ctx.views is not None:
+        for c in ncls:
+            twin = twin_key(ctx.cluster, ctx.views, c.nodes[0])
+            if twin is not None:
+                free = ctx.free.get(c.nodes[0])
+                twins[c.index] = (twin, tuple(sorted(free.items())) if free is not None else None)
+    seen: dict[tuple[int, int], tuple[int, bool]] = {}
     caps: dict[tuple[int, int], int] = {}
     proven = True
     for c in ncls:
         for ki in sorted(c.allowed):
             key = (c.index, rep_of[ki])
-            if key not in memo:
-                memo[key] = cap(ctx, c.nodes[0], rep_of[ki])
-            caps[(c.index, ki)] = min(memo[key][0], pods[ki].demand)
-            proven &= memo[key][1]
+            if key not in seen:
+                r = rep_of[ki]
+                kept = None if c.index not in twins else (twins[c.index], facts[r][0], facts[r][4])
+                seen[key] = cap(ctx, c.nodes[0], r, kept)
+            caps[(c.index, ki)] = min(seen[key][0], pods[ki].demand)
+            proven &= seen[key][1]
     return caps, proven
 
 
@@ -583,10 +609,11 @@ def first_fit_columns(
     first_nodes: Mapping[int, str],
     feas: Feasibility,
     columns: dict[int, list[Pattern]],
+    known: bool = False,
 ) -> None:
     """Add to `columns`, per node class, the patterns the first-fit plan uses there that the
     exact model accepts (pods placed one after another do not always fit together: see
-    `allocators.Cpsat`)."""
+    `allocators.Cpsat`); `known`: it accepts them all (`aggregate`'s `first_fits`)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     node_class = {n: c.index for c in ncls for n in c.nodes}
     counts: dict[str, list[int]] = {}
@@ -596,6 +623,8 @@ def first_fit_columns(
     for n in sorted(counts):
         c = node_class[n]
         pat = tuple(counts[n])
+        if known:
+            feas.record(c, pat, True)
         if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
             columns[c].append(pat)
 

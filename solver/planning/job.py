@@ -238,6 +238,8 @@ class Job:
     """Where independent units (the aggregated model's components) run; None: here."""
     deadline: Deadline | None = field(default=None, compare=False)
     """The one wall-clock limit (`Options.deadline`)."""
+    memo: object | None = field(default=None, compare=False)
+    """`Options.memo`."""
 
 
 @dataclass(frozen=True)
@@ -272,6 +274,11 @@ class Options:
     default) lets `time_limit`, deterministic work, alone decide, so the same input and seed
     give the same output at any load. Past it every CP-SAT search stops with what it has, and
     the outcome says so (`stats["cut_short_by_timeout"]`)."""
+    memo: object | None = field(default=None, compare=False, repr=False)
+    """Single-node answers of the aggregated model kept across runs on one cluster (an
+    `aggregate.patterns.ModelMemo`; `replan.Planner` keeps one for its plan and its local
+    re-solves); None: each run its own. Never changes results: an answer found there is
+    charged the work it cost."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:

@@ -83,6 +83,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..aggregate.patterns import ModelMemo
 from ..api.cluster import Cluster
 from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
@@ -104,6 +105,7 @@ from ..planning.resolve import (
     resolve_units,
     with_nodes,
 )
+from ..planning.run import fewer_collections
 from ..planning.triage import split_held, triaged
 from ..problem.flat import claim_weight
 from .changes import Changes, Naming, Ref, apply_changes
@@ -158,6 +160,9 @@ class Planner:
         """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
         self._shapes: dict[str, tuple[Pod | None, Shape]] = {}
         """Each pod's claim shape (`local.shape_of`), with the Pod it was read from."""
+        self._models = ModelMemo()
+        """The local re-solve's single-node answers (`patterns.ModelMemo`), valid while only
+        pods change."""
 
     @property
     def cluster(self) -> Cluster:
@@ -174,8 +179,15 @@ class Planner:
 
     def plan(self) -> PlanOutcome:
         """A fresh plan of the cluster (`pipeline.plan` with the options), kept for `update`."""
+        with fewer_collections():  # as a plan runs (`planning.run`), warming the updates too
+            return self._plan()
+
+    def _plan(self) -> PlanOutcome:
         started = time.perf_counter()
-        outcome = _planned(self._cluster, self._options)
+        # The plan's single-node answers (caps, device allocations) stay for the local re-solves
+        # of the updates to come: their regions are nodes and pods of the same kinds.
+        self._models = ModelMemo()
+        outcome = _planned(self._cluster, Options.of(self._options, memo=self._models))
         total = _total(outcome.pods)
         bound = _number(outcome.stats.get("bound"))
         self._bound = min(bound, total) if bound is not None else total
@@ -205,6 +217,10 @@ class Planner:
         changes (not the cluster, not the plan)."""
         if self._outcome is None:
             raise InputError("update before plan(): plan the cluster first")
+        with fewer_collections():  # as a plan runs (`planning.run`): a cluster's heap is large
+            return self._update(add, remove)
+
+    def _update(self, add: Iterable[TypeMeta | dict[str, Any]], remove: Iterable[Ref]) -> PlanOutcome:
         started = time.perf_counter()
         changes = apply_changes(self._cluster, list(add), list(remove), self._naming)
         prev = self._outcome
@@ -363,7 +379,7 @@ class Planner:
         solved = time.perf_counter()
         area = region(pods, seeds, waiting, self._nodes)
         queue = _queue([p for p in pods if not p.placed and p.pod is not None])
-        got = resolve(after, pods, area, queue, self._shape, self._options)
+        got = resolve(after, pods, area, queue, self._shape, self._options, self._models)
         stats["local_nodes"] = len(area)
         stats["local_seconds"] = round(time.perf_counter() - solved, 3)
         if got is None or not got.pods:
@@ -428,7 +444,7 @@ class Planner:
 
     def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
         after, opts = changes.cluster, self._options
-        self._units, self._shapes = {}, {}
+        self._units, self._shapes, self._models = {}, {}, ModelMemo()
         if changes.nodes or changes.everywhere:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
