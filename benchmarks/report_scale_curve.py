@@ -199,13 +199,13 @@ def section(points: list[dict[str, Any]], note: str) -> str:
     ends = [p for p in points if _cli(p)]
     if ends:
         lines[-3:-3] = [
+            "",
             "End to end (issue 40 §1's goal: <= 60 s for 10,000 nodes / 50,000 pods on both shapes, the "
             "CLI with reading and writing): `dra-solver plan FILE` with the default options in a child "
             "process, the input written beforehand, the plan to a file (`scale_curve.cli_point`); CPU is "
             "the child's user + system time, the figure to read on a shared machine:",
             "",
             e2e_table(ends),
-            "",
         ]
     for shape in sorted({_shape(p) for p in points}):
         for alloc in ("reference", "cpsat"):
