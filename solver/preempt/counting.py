@@ -65,13 +65,15 @@ from ortools.sat.python import cp_model
 
 from dra_solver.encoders.variables import allowed_candidates
 
-from ..aggregate.classes import claim_key
-from ..allocators import PodForm
 from ..api.models import ResourceClaim
+from ..planners.aggregated.classes import claim_key
+from ..planners.perdevice import PodForm
 from ..planning.gangs import gang_infos
-from ..planning.job import Job, PlanOutcome, PodPlan
+from ..planning.job import Job
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.build import build_problem
 from ..problem.flat import Assignment, Placement, Problem
+from .setting import Setting
 from .victims import Budget
 
 IntVar = cp_model.IntVar
@@ -134,7 +136,7 @@ class Counting:
     kept by `build_model` and passed over by `greedy_hint`. None: every candidate may go."""
 
 
-def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting | None:
+def prepare(s: Setting, job: Job, forms: list[PodForm], P: int, H: int) -> Counting | None:
     """The counting model's facts, or None when it does not apply (module docstring)."""
     units = job.units
     by_unit: dict[int, list[int]] = {}
@@ -195,7 +197,8 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
         taken: set[int] = set()
         for h in held_on.get(n, []):
             claim = list(s.holders.values())[h][0]
-            for r in claim.status.allocation.devices.results:
+            alloc = claim.status.allocation if claim.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
                 if r.admin_access:
                     continue
                 d = nf.ids.get((r.driver, r.pool, r.device))
@@ -212,8 +215,11 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
         victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
     free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
     for n in s.nodes:
-        for r, limit in free[n].items():
-            if sum(d.get(r, 0) for k, d in enumerate(victim_demand) if s.victims[k].node == n) > limit:
+        for resource, limit in free[n].items():
+            if (
+                sum(dem.get(resource, 0) for k, dem in enumerate(victim_demand) if s.victims[k].node == n)
+                > limit
+            ):
                 return None  # over-committed as the input has it: the per-device model says so
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
@@ -227,7 +233,7 @@ def prepare(s: Any, job: Job, forms: list[PodForm], P: int, H: int) -> Counting 
     return Counting(kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need)
 
 
-def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
+def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     """The same facts with the kinds that differ only by weight and by a level no candidate's
     priority separates merged into one kind of weight 1 per pod — for a model in which every
     pending pod is placed (`build_model(all_placed=True)`), where the weights no longer tell
@@ -324,7 +330,7 @@ class Built:
     weight: cp_model.LinearExprT
 
 
-def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
+def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
     """Variables and rows (module docstring); the objective stages are added by the caller.
     `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
     that places them all, so the first stage's optimum does). The candidates above
@@ -363,8 +369,8 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         holders_on.setdefault(node, []).append(h)
     victims_on: dict[str, list[int]] = {}
-    for k, v in enumerate(s.victims):
-        victims_on.setdefault(v.node, []).append(k)
+    for k, victim in enumerate(s.victims):
+        victims_on.setdefault(victim.node, []).append(k)
     for n, nf in c.facts.items():
         for j, group in enumerate(nf.groups):
             terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
@@ -379,14 +385,14 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
             rterms = [(a, v) for a, v in rterms if a]
             if sum(a * _top(v) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
-    for k, v in enumerate(s.victims):  # justification
-        if ceiling is not None and v.priority > ceiling:
+    for k, victim in enumerate(s.victims):  # justification
+        if ceiling is not None and victim.priority > ceiling:
             cp.add(kept[k] == 1)
             continue
         by = [
             var
-            for ki, var in by_node.get(v.node, [])
-            if c.kinds[ki].level is not None and (c.kinds[ki].level or 0) > v.priority
+            for ki, var in by_node.get(victim.node, [])
+            if c.kinds[ki].level is not None and (c.kinds[ki].level or 0) > victim.priority
         ]
         if by:
             cp.add(1 - kept[k] <= sum(by))
@@ -398,7 +404,7 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
     return Built(cp, x, kept, held, weight)
 
 
-def greedy_hint(s: Any, c: Counting, built: Built) -> int:
+def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits evicting the least (PDB members last, then lowest priority,
     most devices freed first), justified by itself — upstream's one-pod-at-a-time idea on the
@@ -496,12 +502,12 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
             options[n] = option(ki, n)
     cp = built.cp
     cp.clear_hints()
-    for k, v in enumerate(built.kept):
-        cp.add_hint(v, kept[k])
-    for h, v in enumerate(built.held):
-        cp.add_hint(v, held[h])
-    for key, v in built.x.items():
-        cp.add_hint(v, count.get(key, 0))
+    for k, var in enumerate(built.kept):
+        cp.add_hint(var, kept[k])
+    for h, var in enumerate(built.held):
+        cp.add_hint(var, held[h])
+    for key, var in built.x.items():
+        cp.add_hint(var, count.get(key, 0))
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
@@ -541,7 +547,7 @@ def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) 
 
 
 def _dominance(
-    cp: cp_model.CpModel, s: Any, c: Counting, kept: list[IntVar], budgets: Sequence[Budget]
+    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar], budgets: Sequence[Budget]
 ) -> None:
     """kept[a] <= kept[b] where evicting a instead of b is never worse (module docstring)."""
     sole: dict[int, tuple[int, ...]] = {}
@@ -585,7 +591,7 @@ def _dominance(
 
 
 def decode(
-    s: Any, c: Counting, built: Built, values: list[int], forms: list[PodForm]
+    s: Setting, c: Counting, built: Built, values: list[int], forms: list[PodForm]
 ) -> tuple[list[int], dict[int, tuple[int, str, Problem, Assignment]]]:
     """Evicted victims, and per placed pending unit (form, node, the node's Problem, the
     unit's claims' placements in it): the kinds' counts given to their units in queue order,

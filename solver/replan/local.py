@@ -47,13 +47,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..aggregate.master import AggregatedPlan, aggregate
-from ..aggregate.patterns import ModelMemo
-from ..allocators import expand_aggregated, sequential_units
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
+from ..planners.aggregated.expansion import expand_aggregated
+from ..planners.aggregated.master import AggregatedPlan, aggregate
+from ..planners.aggregated.patterns import ModelMemo
+from ..planners.bounds import sequential_units
 from ..planning.finish import per_pod
-from ..planning.job import Job, Options, PlanOutcome, PodPlan, Unit
+from ..planning.job import Job, Options, Unit
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
 from ..problem.flat import claim_weight
 
@@ -231,7 +233,7 @@ def resolve(
 
 
 def _expanded(job: Job, current: PlanOutcome, agg: AggregatedPlan, was: Sequence[PodPlan]) -> PlanOutcome:
-    """The model's plan on devices (`allocators.expand_aggregated`), a node given exactly the
+    """The model's plan on devices (`expansion.expand_aggregated`), a node given exactly the
     pods it holds in `current` keeping their devices there (that node's part of a checked plan:
     nodes are independent here, their slices all name them) — the same pods on the same node,
     without a search that could only pick other devices for them."""
@@ -408,7 +410,7 @@ def relabel(
     capacities, labels but the hostname, allocatable resources and taints, and no pod bound to
     it in the input. A content goes to a node only where none of its pods is refused (their
     scheduling constraints: `Unit.blocked`); greedy on the pods that stay, ties in node order.
-    The devices are chosen afterwards, on the node given (`allocators.expand_aggregated`,
+    The devices are chosen afterwards, on the node given (`aggregated.expansion.expand_aggregated`,
     which checks them)."""
     groups: dict[str, list[str]] = {}
     for n in area:
