@@ -138,8 +138,9 @@ def run_point(
 
 
 SUMMARY = re.compile(
-    r"placed (?P<placed>[\d,]+) of (?P<pods>[\d,]+) pods \((?P<allocator>\w+)(?:, status (?P<status>\w+))?"
-    r"(?:, objective (?P<objective>[\d,]+))?(?:, bound (?P<bound>[^,)]+))?(?:, gap (?P<gap>[^,)]+))?"
+    r"placed (?P<placed>\d+(?:,\d{3})*) of (?P<pods>\d+(?:,\d{3})*) pods \((?P<allocator>\w+)"
+    r"(?:, status (?P<status>\w+))?(?:, objective (?P<objective>\d+(?:,\d{3})*))?"
+    r"(?:, bound (?P<bound>[^,)]+))?(?:, gap (?P<gap>[^,)]+))?"
 )
 """The CLI's summary line on stderr (`placed N of M pods (cpsat, status S, objective O, bound B, gap G)`)."""
 
