@@ -42,7 +42,7 @@ from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
 from ..planners.run import fewer_collections
 from ..planning.job import Options
-from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, Status
 from ..planning.resolve import resolve_nodes
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
 from ..preempt.model import cluster_after_evictions
@@ -566,9 +566,9 @@ def whatif_lines(stats: Mapping[str, object]) -> list[str]:
     cost, bound = stats.get("added_cost"), stats.get("cost_bound")
     line = f"{stats.get('added')} (cost {cost})"
     status = stats.get("status")
-    if status == "OPTIMAL":
+    if status == Status.OPTIMAL:
         line += ", least cost proven"
-    elif status == "OPTIMAL within the cap":
+    elif status == Status.OPTIMAL_WITHIN_CAP:
         line += ", least cost proven within the cap"
     elif bound is not None:
         line += f", cost bound {bound} (least cost not proven)"

@@ -96,7 +96,9 @@ def per_pod(
         if violations:
             raise CheckFailed(violations)
     realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
-    return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
+    return PlanOutcome(
+        pods, outcome.allocator, {**outcome.stats, **realized.stats()}, verdict=outcome.verdict
+    )
 
 
 Outcome = TypeVar("Outcome", bound=PlanOutcome)
