@@ -231,6 +231,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners.aggregated",
         "dra_solver.planners.bounds",
         "dra_solver.planners.firstfit",
+        "dra_solver.planners.run",
         "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",

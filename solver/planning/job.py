@@ -175,6 +175,8 @@ class Job:
     """The one wall-clock limit (`Options.deadline`)."""
     models: tuple[ModelVariant, ...] | None = None
     """The CP-SAT model variants to try in order (`Options.models`); None: `policy.MODELS`."""
+    memo: object | None = field(default=None, compare=False)
+    """`Options.memo`."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,11 @@ class Options:
     """The CP-SAT allocator's model variants, tried in order (`planners.policy`: `Complete`,
     `Aggregated`, `PerDevice`); None: its own table, `MODELS`. Tests give one variant, or the
     aggregated model forced (`AGGREGATED_FIRST`) or left out (`PER_DEVICE_ONLY`)."""
+    memo: object | None = field(default=None, compare=False, repr=False)
+    """Single-node answers of the aggregated model kept across runs on one cluster (an
+    `planners.aggregated.patterns.ModelMemo`; `replan.Planner` keeps one for its plan and its local
+    re-solves); None: each run its own. Never changes results: an answer found there is
+    charged the work it cost."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:

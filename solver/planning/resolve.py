@@ -52,6 +52,7 @@ def make_job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None
         options.executor,
         options.deadline,
         options.models,
+        options.memo,
     )
 
 

@@ -91,8 +91,10 @@ from ..check import PodPlacement, check, check_node_resources, check_placements
 from ..deadline import record
 from ..errors import InputError
 from ..pipeline import plan
+from ..planners.aggregated.patterns import ModelMemo
 from ..planners.bounds import verdict
 from ..planners.firstfit.resumable import Resumable
+from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat
@@ -160,6 +162,9 @@ class Planner:
         """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
         self._shapes: dict[str, tuple[Pod | None, Shape]] = {}
         """Each pod's claim shape (`local.shape_of`), with the Pod it was read from."""
+        self._models = ModelMemo()
+        """The local re-solve's single-node answers (`patterns.ModelMemo`), valid while only
+        pods change."""
 
     @property
     def cluster(self) -> Cluster:
@@ -176,8 +181,15 @@ class Planner:
 
     def plan(self) -> PlanOutcome:
         """A fresh plan of the cluster (`pipeline.plan` with the options), kept for `update`."""
+        with fewer_collections():  # as a plan runs (`planners.run`), warming the updates too
+            return self._plan()
+
+    def _plan(self) -> PlanOutcome:
         started = time.perf_counter()
-        outcome = _planned(self._cluster, self._options)
+        # The plan's single-node answers (caps, device allocations) stay for the local re-solves
+        # of the updates to come: their regions are nodes and pods of the same kinds.
+        self._models = ModelMemo()
+        outcome = _planned(self._cluster, Options.of(self._options, memo=self._models))
         total = _total(outcome.pods)
         bound = _number(outcome.stats.get("bound"))
         self._bound = min(bound, total) if bound is not None else total
@@ -207,9 +219,14 @@ class Planner:
         changes (not the cluster, not the plan)."""
         if self._outcome is None:
             raise InputError("update before plan(): plan the cluster first")
+        with fewer_collections():  # as a plan runs (`planners.run`): a cluster's heap is large
+            return self._update(add, remove)
+
+    def _update(self, add: Iterable[TypeMeta | dict[str, Any]], remove: Iterable[Ref]) -> PlanOutcome:
         started = time.perf_counter()
         changes = apply_changes(self._cluster, list(add), list(remove), self._naming)
         prev = self._outcome
+        assert prev is not None  # `update` asked
         try:
             out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
             incremental = out is not None
@@ -365,7 +382,7 @@ class Planner:
         solved = time.perf_counter()
         area = region(pods, seeds, waiting, self._nodes)
         queue = _queue([p for p in pods if not p.placed and p.pod is not None])
-        got = resolve(after, pods, area, queue, self._shape, self._options)
+        got = resolve(after, pods, area, queue, self._shape, self._options, self._models)
         stats["local_nodes"] = len(area)
         stats["local_seconds"] = round(time.perf_counter() - solved, 3)
         if got is None or not got.pods:
@@ -430,7 +447,7 @@ class Planner:
 
     def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
         after, opts = changes.cluster, self._options
-        self._units, self._shapes = {}, {}
+        self._units, self._shapes, self._models = {}, {}, ModelMemo()
         if changes.nodes or changes.everywhere:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
