@@ -64,7 +64,7 @@ from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from . import counting
-from .moves import not_movable, replacement
+from .moves import FROM_HERE, not_movable, replacement
 from .victims import (
     NEVER,
     Budget,
@@ -269,7 +269,7 @@ def setting(
             pod = replacement(cluster, v.pod)
             (unit,) = resolve_units(cluster, [pod], None, gates)
             unit = with_nodes(cluster, unit, node_list, memo, gates)
-            blocked = {**unit.blocked, v.node: "the node it moves from"}
+            blocked = {v.node: FROM_HERE, **unit.blocked}
             movers[k] = replace(unit, name=f"move {name}", blocked=blocked)
     return Setting(
         cluster,
@@ -347,13 +347,14 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
+    why = "asked for (model='devices')"
     if model != "devices":
-        # The counting model has no moves: with a movable candidate, the per-device model.
-        counts = None if s.movers else counting.prepare(s, job, forms, P, H)
-        if counts is not None:
+        counts = counting.prepare(s, job, forms, P, H, movers)
+        if not isinstance(counts, str):
             return _solve_counts(s, opts, job, forms, counts, merge=model != "counts-by-weight")
         if model in ("counts", "counts-by-weight"):
-            raise ValueError("the counting model does not apply to this input")
+            raise ValueError(f"the counting model does not apply to this input: {counts}")
+        why = counts
     problem, offsets = model_problem(job, forms)
     problem = _only_held(problem, forms, offsets, s, P, H)
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
@@ -384,7 +385,9 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         chosen[f.unit] = (g, node, replace(problem, node=node), local)
     moved = {movers[i - V]: chosen.pop(i) for i in sorted(chosen) if i >= V}
     evicted = [k for k, lit in enumerate(lits.kept) if not val(lit) and k not in moved]
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
+    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
+    out.stats["preempt_model_reason"] = why
+    return out
 
 
 def _no_plan(opts: Options) -> DRASolverError:
@@ -415,12 +418,12 @@ def _solve_counts(
         if counting.greedy_hint(s, one, built) == pods:
             # The hint places every pending pod: the first stage is at its bound (counted in
             # pods here, every kind's weight being 1).
-            lits = objective(built.cp, s, built.kept, built.weight)
+            lits = objective(built.cp, s, built.kept, built.weight, dict(built.moved))
             result, counts, built = _by_ceiling(s, opts, one, built, lits, pods)
             merged = True
     if not merged:
         built = counting.build_model(s, counts, s.budgets)
-        lits = objective(built.cp, s, built.kept, built.weight)
+        lits = objective(built.cp, s, built.kept, built.weight, dict(built.moved))
         start = counting.greedy_hint(s, counts, built)
         everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
         # The hint places every pending pod the model has: the first stage is at its bound.
@@ -428,8 +431,8 @@ def _solve_counts(
     if result is None:
         raise _no_plan(opts)
     values, stage_status, stage_value = result
-    evicted, chosen = counting.decode(s, counts, built, values, forms)
-    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
+    evicted, chosen, moved = counting.decode(s, counts, built, values, forms)
+    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value, moved)
     out.stats["kinds_merged"] = merged
     return out
 
@@ -483,7 +486,7 @@ def _ceilings(
         left = opts.time_limit - spent
         one = counting.merged(s, c, ceiling)
         sub = counting.build_model(s, one, s.budgets, all_placed=True)
-        sub_lits = objective(sub.cp, s, sub.kept, sub.weight)
+        sub_lits = objective(sub.cp, s, sub.kept, sub.weight, dict(sub.moved))
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
         answer = cp_model.UNKNOWN
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):

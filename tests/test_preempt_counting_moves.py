@@ -1,0 +1,114 @@
+"""Moves on the counting model (`preempt.counting`, docs/semantics.md, "Preemption", "Which
+model"): on the generated clusters of `tests/test_preempt_moves_exhaustive.py` the counting
+model with moves proves the objective tuple (weight, PDB violations, highest, sum, count,
+moves) the per-device model proves — exact, not an approximation; the input goes to the
+per-device model only where the counting model does not apply, and the plan says why; and the
+matching of moved pods to destination slots (`counting.match_moves`) never sends a pod back to
+its own node."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from preempt_cases import Pending, Running, build, cluster_docs
+from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.planning.job import Options
+from dra_solver.preempt import plan_preempt
+from dra_solver.preempt.counting import match_moves
+from dra_solver.preempt.model import setting, solve_setting
+
+CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_the_counting_model_with_moves_proves_the_per_device_models_optimum(seed: int) -> None:
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    opts = Options.of(None, time_limit=10)
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
+    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    assert by_counts.stats["preempt_model"] == "counts"
+    assert by_devices.stats["preempt_model"] == "devices"
+    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert _model_tuple(by_counts) == _model_tuple(by_devices)
+
+
+def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
+    """The comparison above is not vacuous: the counting model moves pods on some seeds."""
+    moving = 0
+    for seed in range(0, CASES, 4):
+        nodes, running, pending, pdbs, gangs = generate(seed)
+        out = plan_preempt(build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs), allow_moves=True)
+        assert out.stats["preempt_model"] == "counts"
+        moving += bool(out.moves)
+    assert moving >= 2, moving
+
+
+def _defrag_docs() -> list[dict[str, object]]:
+    """n2's two ReplicaSet pods must move for the 8-GPU job (as `test_preempt_moves._defrag`)."""
+    running = [
+        Running("big0", "n0", 1000, (0, 1, 2, 3)),
+        Running("big1", "n1", 1000, (0, 1, 2, 3)),
+        Running("a", "n2", 0, (0,), {"app": "web"}, owner="web"),
+        Running("b", "n2", 0, (1,), {"app": "web"}, owner="web"),
+    ]
+    return cluster_docs({"n0": 8, "n1": 8, "n2": 8}, running, [Pending("train", 100, 8)])
+
+
+def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> None:
+    """The same defragmentation on both models: by counts where the GPUs are alike; where one
+    pending request may take only some GPUs of a node, the per-device model answers the same
+    moves, and the plan says which model answered and why."""
+    out = plan_preempt(Cluster.from_objects(_defrag_docs()), allow_moves=True)
+    assert out.stats["preempt_model"] == "counts" and "preempt_model_reason" not in out.stats
+    assert sorted(m.name for m in out.moves) == ["default/a", "default/b"] and not out.victims
+    docs = _defrag_docs()
+    docs += cluster_docs({}, [], [Pending("small", 100, 1)])[1:]
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            d["spec"]["devices"] = [  # type: ignore[index]
+                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(8)
+            ]
+        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] == "small-gpu":  # type: ignore[index]
+            d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [  # type: ignore[index]
+                {"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}
+            ]
+    out = plan_preempt(Cluster.from_objects(docs), allow_moves=True)
+    assert out.stats["preempt_model"] == "devices"
+    assert "overlapping but different sets of its devices" in str(out.stats["preempt_model_reason"])
+    assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
+    assert sorted(m.name for m in out.moves) == ["default/a", "default/b"]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_match_moves_never_sends_a_pod_home(seed: int) -> None:
+    """Random origins and slots meeting the row (pods leaving o + slots on o <= total): every
+    pod gets a slot on another node, every slot is used once."""
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(rng.randint(2, 6))]
+    while True:
+        pods = [(k, rng.choice(names)) for k in range(rng.randint(1, 12))]
+        slots: dict[str, int] = {}
+        for _ in pods:
+            n = rng.choice(names)
+            slots[n] = slots.get(n, 0) + 1
+        total = len(pods)
+        if all(sum(o == n for _, o in pods) + slots.get(n, 0) <= total for n in names):
+            break
+    out = match_moves(pods, slots)
+    home = dict(pods)
+    assert sorted(k for k, _ in out) == sorted(k for k, _ in pods)
+    assert all(home[k] != d for k, d in out)
+    used: dict[str, int] = {}
+    for _, d in out:
+        used[d] = used.get(d, 0) + 1
+    assert used == {n: q for n, q in slots.items() if q}
+
+
+def test_match_moves_refuses_what_the_row_forbids() -> None:
+    with pytest.raises(ValueError, match="no slot off node a"):
+        match_moves([(0, "a"), (1, "a")], {"a": 1, "b": 1})
