@@ -234,7 +234,11 @@ def prepare(
         held_on.setdefault(node, []).append(h)
     facts: dict[str, NodeFacts] = {}
     occ: list[list[int]] = [[] for _ in s.holders]
-    wanted = {n for k in kinds for n in k.nodes} | set(held_on) | {n for m in mover_kinds.values() for n in m.nodes}
+    wanted = (
+        {n for k in kinds for n in k.nodes}
+        | set(held_on)
+        | {n for m in mover_kinds.values() for n in m.nodes}
+    )
     for n in s.nodes:
         if n not in wanted:
             continue
@@ -269,13 +273,22 @@ def prepare(
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
     per_group = []
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
-        nf = facts.get(node)
-        counts = [0] * (len(nf.groups) if nf is not None else 0)
+        hf = facts.get(node)
+        counts = [0] * (len(hf.groups) if hf is not None else 0)
         for d in occ[h]:
-            counts[nf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
+            counts[hf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
         per_group.append(tuple(counts))
     return Counting(
-        kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need, list(mover_kinds.values())
+        kinds,
+        specs,
+        spec_offset,
+        facts,
+        occ,
+        per_group,
+        victim_demand,
+        free,
+        gang_need,
+        list(mover_kinds.values()),
     )
 
 
@@ -296,7 +309,11 @@ def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
     candidates, which may still move above it (a move is justified as an eviction is)."""
     movable = c.movable()
     prios = sorted(
-        {v.priority for k, v in enumerate(s.victims) if ceiling is None or v.priority <= ceiling or k in movable}
+        {
+            v.priority
+            for k, v in enumerate(s.victims)
+            if ceiling is None or v.priority <= ceiling or k in movable
+        }
     )
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
@@ -530,7 +547,9 @@ def _whole(
         nf = c.facts[n]
         need = nf.need[c.kinds[ki].spec]
         for h in holders_on.get(n, []):
-            if any(q and q + o > len(g) for q, o, g in zip(need, c.held_per_group[h], nf.groups, strict=True)):
+            if any(
+                q and q + o > len(g) for q, o, g in zip(need, c.held_per_group[h], nf.groups, strict=True)
+            ):
                 cp.add(v + held[h] <= 1)
 
 
@@ -675,8 +694,8 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     held[h] = 0
             for k, d in dests.items():
                 went[k] = d
-            for d, q in extra.items():
-                room[d] = _plus(room[d], q, -1)
+            for d, took in extra.items():
+                room[d] = _plus(room[d], took, -1)
             room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
@@ -814,7 +833,9 @@ def decode(
     def val(v: IntVar) -> int:
         return int(values[v.index])
 
-    evicted = [k for k, v in enumerate(built.kept) if not val(v) and not (k in built.moved and val(built.moved[k]))]
+    evicted = [
+        k for k, v in enumerate(built.kept) if not val(v) and not (k in built.moved and val(built.moved[k]))
+    ]
     held_devices: dict[str, set[int]] = {}
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         if val(built.held[h]):
