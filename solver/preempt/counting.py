@@ -65,7 +65,7 @@ from ortools.sat.python import cp_model
 
 from dra_solver.encoders.variables import allowed_candidates
 
-from ..aggregate.classes import claim_key
+from ..aggregate.classes import LocalViews, claim_key
 from ..allocators import PodForm
 from ..api.models import ResourceClaim
 from ..planning.gangs import gang_infos
@@ -195,7 +195,7 @@ def prepare(
     for g, f in enumerate(forms):
         if f.unit >= V:
             k = movers[f.unit - V]
-            nodes = frozenset(n for n in f.nodes if n is not None)
+            nodes = frozenset(f.nodes) - {None}
             home = s.victims[k].node
             if s.movers[k].blocked.get(home) == FROM_HERE:
                 nodes |= {home}
@@ -239,10 +239,11 @@ def prepare(
         | set(held_on)
         | {n for m in mover_kinds.values() for n in m.nodes}
     )
+    views = LocalViews(job.cluster)
     for n in s.nodes:
         if n not in wanted:
             continue
-        nf = _node_facts(job, claims, spec_offset, n)
+        nf = _node_facts(job, claims, spec_offset, n, views)
         if isinstance(nf, str):
             return f"on node {n}, {nf}"
         facts[n] = nf
@@ -265,9 +266,14 @@ def prepare(
         vg = victim_forms.get(k)
         victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
     free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
+    held_res: dict[str, dict[str, int]] = {}
+    for k, d in enumerate(victim_demand):
+        mine = held_res.setdefault(s.victims[k].node, {})
+        for r, a in d.items():
+            mine[r] = mine.get(r, 0) + a
     for n in s.nodes:
         for r, limit in free[n].items():
-            if sum(d.get(r, 0) for k, d in enumerate(victim_demand) if s.victims[k].node == n) > limit:
+            if held_res.get(n, {}).get(r, 0) > limit:
                 return f"node {n} is over-committed on {r} as the input has it"
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
@@ -340,10 +346,14 @@ def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
     return replace(c, kinds=kinds, ceiling=ceiling)
 
 
-def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | str:
+def _node_facts(
+    job: Job, claims: list[ResourceClaim], offsets: list[int], n: str, views: LocalViews
+) -> NodeFacts | str:
     """The node's device groups and each shape's need per group, or why the node's devices are
-    not interchangeable group by group (module docstring)."""
-    problem = build_problem(job.cluster, claims, n, job.gates, cache=job.cache)
+    not interchangeable group by group (module docstring). Built on the node's view of the
+    cluster (`aggregate.classes.LocalViews`: its pools, the shared ones, the claims holding
+    their devices): the same Problem, without reading every slice and claim once per node."""
+    problem = build_problem(views.of(job.cluster, n), claims, n, job.gates, cache=job.cache)
     if problem.constraints:
         return "a claim has a constraint (matchAttribute)"
     allowed, impossible = allowed_candidates(problem)

@@ -44,18 +44,18 @@ from dra_solver.encoders.solution import decode, hint_values
 
 from .. import interrupt
 from ..aggregate.classes import LocalViews
-from ..allocators import as_hint, interchangeable, model_problem, pod_forms
+from ..allocators import PodForm, as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
 from ..cpsat import cp_solver, hint_with
 from ..deadline import passed, record
-from ..demand import Needs
+from ..demand import Needs, Variant
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..firstfit import FirstFit
 from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
-from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, int_stat
+from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, book_limits, int_stat
 from ..planning.ledger import Ledger
 from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
 from ..planning.triage import split_held, triaged
@@ -313,13 +313,17 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     counting model where it applies, `preempt.counting`, else the per-device one), "devices"
     or "counts" (tests compare the two; "counts" raises ValueError where it does not apply),
     or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
+    # One map of "every node but n" per node and reason, shared by the units on n (never
+    # changed): a copy per running pod costs pods x nodes.
+    elsewhere: dict[tuple[str, str], dict[str | None, str]] = {}
+
+    def all_but(node: str, why: str) -> dict[str | None, str]:
+        if (node, why) not in elsewhere:
+            elsewhere[(node, why)] = {n: why for n in s.nodes if n != node}
+        return elsewhere[(node, why)]
+
     holder_units = [
-        Unit(
-            f"claim {ref}",
-            (s.released.claims[c.key],),
-            0,
-            blocked={n: "held" for n in s.nodes if n != node},
-        )
+        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, "held"))
         for ref, (c, node, _) in s.holders.items()
     ]
     pod_units = [
@@ -327,7 +331,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             v.pod.namespaced_name,
             (),
             v.priority,
-            blocked={n: "running elsewhere" for n in s.nodes if n != v.node},
+            blocked=all_but(v.node, "running elsewhere"),
             members=(Member(v.pod.namespaced_name, v.pod, ()),),
             needs=(Needs(v.pod, pod_demand(v.pod)),),
         )
@@ -344,7 +348,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             raise InputError(
                 f"running pod does not fit its node {v.node} as the input has it ({why})", obj=v.pod.ref
             )
-    forms = pod_forms(job)
+    forms = _forms(job, P + H)
     if not forms:
         return _nothing(s, opts)
     why = "asked for (model='devices')"
@@ -388,6 +392,46 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
     out.stats["preempt_model_reason"] = why
     return out
+
+
+def _forms(job: Job, first: int) -> list[PodForm]:
+    """`allocators.pod_forms` of the job, the replacements' (units from `V` on) worked out
+    per distinct demand and node rather than per replacement and node. Why: with
+    `--allow-moves` every movable running pod is a unit that may go on any other node, and
+    asking each node of each one (4,000 pods by 1,000 nodes in issue #43's cluster) took
+    most of a plan's time; replacements differ by their demand, a few values. Same forms, same
+    order. The same for the running pods and their claims (from `first` on): each may stay
+    on one node, and asking every other whether it is blocked cost as much."""
+    if first >= len(job.units):
+        return pod_forms(job)
+    forms = pod_forms(replace(job, units=job.units[:first]))
+    book = job.book
+    where = {n: i for i, n in enumerate(job.nodes)}
+    fitting: dict[tuple[object, ...], set[str | None]] = {}
+    """Variant key -> the nodes whose free resources take it."""
+    for i in range(first, len(job.units)):
+        unit = job.units[i]
+        by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
+        if any(r in book.mapping for n in unit.needs for r in n.demand):  # differs by node
+            for n in job.nodes:
+                if n in unit.blocked:
+                    continue
+                v = book.variant(unit.needs, n)
+                if book.refusal(v, n) is None:
+                    by_key.setdefault(v.key, (v, []))[1].append(n)
+        else:
+            v = book.variant(unit.needs, None)
+            if v.key not in fitting:
+                fitting[v.key] = {n for n in job.nodes if book.refusal(v, n) is None}
+            ns = sorted(fitting[v.key] - unit.blocked.keys(), key=where.__getitem__)
+            if ns:
+                by_key[v.key] = (v, ns)
+        chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
+        for v, ns in by_key.values():
+            claims = (*unit.claims, *v.claims)
+            if claims or book_limits(job, ns) or chooses:
+                forms.append(PodForm(i, v, tuple(ns), claims))
+    return forms
 
 
 def _no_plan(opts: Options) -> DRASolverError:
