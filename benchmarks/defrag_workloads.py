@@ -1,8 +1,9 @@
 """Issue #43's fragmented GPU cluster, and the greedy consolidation it is measured against.
 
 `defrag_cluster(nodes, seed)`: mostly 8-GPU nodes, one in ten a 4-GPU node; 60-80 % of the
-GPUs held by 1- and 2-GPU pods (priority 0 or 100) spread unevenly — every node holds at least
-one pod, most are nearly full, a few nearly empty, so no 8-GPU node is free. The running pods
+GPUs held by 1- and 2-GPU pods (priority 0 or 100) spread unevenly — free GPUs per node exponential,
+every node holding at least one pod: most are full or nearly, a tail nearly empty, no 8-GPU
+node free. The running pods
 belong to Deployments (`dep-NN`, a ReplicaSet controlling each pod, its claim from the
 ResourceClaimTemplate `gpu-1` or `gpu-2`: movable), except one in twenty, a bare pod with its
 own ResourceClaim (only evictable). PodDisruptionBudgets cover one Deployment in five
@@ -68,10 +69,9 @@ def defrag_cluster(nodes: int, seed: int, utilisation: tuple[float, float] = (0.
     deployments = [f"dep-{i:02d}" for i in range(max(5, nodes // 20))]
     running: list[Run] = []
     for n, gpus in sizes.items():
-        # Triangular between 1 and all GPUs, its mode set so that the mean is the target: most
-        # nodes nearly full, a long tail of nearly empty ones, none empty.
-        mode = min(float(gpus), max(1.0, 3 * target * gpus - 1 - gpus))
-        fill = max(1, min(gpus, round(rng.triangular(1, gpus, mode))))
+        # Free GPUs exponential with the mean the target leaves, at most all but one: most
+        # nodes full or nearly, a long tail of nearly empty ones, none empty.
+        fill = gpus - min(gpus - 1, round(rng.expovariate(1 / ((1 - target) * gpus))))
         at = 0
         while at < fill:
             take = min(rng.choice((1, 1, 2)), fill - at)

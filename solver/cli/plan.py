@@ -75,6 +75,7 @@ from .options import (
     TimeLimitOpt,
     TimeoutOpt,
 )
+from .steps import steps_annotations, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
@@ -557,10 +558,12 @@ def _write_preempted(
             moved=outcome.moves,
         )
         out.print(tables)
+        out.print(steps_tables(cluster, outcome, request.output.wide))
         return
     notes = plan_annotations(
         PlanSummary.of(outcome), outcome.pods, planned.interrupted, cut_short(request.deadline)
     )
+    notes.update(steps_annotations(cluster, outcome))
     if request.output.format is OutputFormat.name:
         # `-o name` names what the plan places (a moved pod is re-created where it lands); an
         # evicted pod is not one of them, and its line on stderr says it is evicted: printed
