@@ -57,7 +57,14 @@ from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
 from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, book_limits, int_stat
 from ..planning.ledger import Ledger
-from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.resolve import (
+    all_with_nodes,
+    join_shared,
+    make_job,
+    resolve_nodes,
+    resolve_units,
+    with_nodes,
+)
 from ..planning.triage import split_held, triaged
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
@@ -266,11 +273,13 @@ def setting(
             if why is not None:
                 unmovable[k] = why
                 continue
-            pod = replacement(cluster, v.pod)
-            (unit,) = resolve_units(cluster, [pod], None, gates)
-            unit = with_nodes(cluster, unit, node_list, memo, gates)
-            blocked = {v.node: FROM_HERE, **unit.blocked}
-            movers[k] = replace(unit, name=f"move {name}", blocked=blocked)
+            (movers[k],) = resolve_units(cluster, [replacement(cluster, v.pod)], None, gates)
+        # Replacements of one scheduling key share their refusals (`all_with_nodes`): one
+        # pass over the nodes per Deployment, not per pod.
+        placed = all_with_nodes(cluster, list(movers.values()), node_list, memo, gates)
+        for k, done in zip(list(movers), placed, strict=True):
+            blocked = {cands[k].node: FROM_HERE, **done.blocked}
+            movers[k] = replace(done, name=f"move {cands[k].pod.namespaced_name}", blocked=blocked)
     return Setting(
         cluster,
         released,
