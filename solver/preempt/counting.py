@@ -44,6 +44,12 @@ releasable claim h:
 - node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
 - justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
 - gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
+- moves (`--allow-moves`, issue #43), per mover kind M (movable victims whose replacements
+  have the same claim shapes, demand and nodes) and node n: moved[v] boolean, kept[v] +
+  moved[v] <= 1; into[M, n] integer, counted in n's device and resource rows like x; T_M =
+  sum_{v in M} moved[v] = sum_n into[M, n]; into[M, o] + sum_{v in M on o} moved[v] <= T_M
+  (exactly when the moved pods can be matched to the slots none on its own node: `_moves`,
+  `match_moves`);
 - dominance (an optimal plan of this form always exists): on one node, for victims a, b
   each the only user of its releasable claims, in the same budgets, with the same node
   demand, priority(a) <= priority(b), devices freed(a) >= freed(b) in every group and

@@ -31,7 +31,7 @@ number of evicted pods — (3)-(5) over the evicted pods, 1 - kept[p] - moved[p]
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -322,14 +322,10 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     counting model where it applies, `preempt.counting`, else the per-device one), "devices"
     or "counts" (tests compare the two; "counts" raises ValueError where it does not apply),
     or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
-    # One map of "every node but n" per node and reason, shared by the units on n (never
-    # changed): a copy per running pod costs pods x nodes.
-    elsewhere: dict[tuple[str, str], dict[str | None, str]] = {}
+    everywhere = frozenset(s.nodes)
 
-    def all_but(node: str, why: str) -> dict[str | None, str]:
-        if (node, why) not in elsewhere:
-            elsewhere[(node, why)] = {n: why for n in s.nodes if n != node}
-        return elsewhere[(node, why)]
+    def all_but(node: str, why: str) -> AllBut:
+        return AllBut(s.nodes, everywhere, node, why)
 
     holder_units = [
         Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, "held"))
@@ -403,6 +399,29 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     return out
 
 
+class AllBut(Mapping[str | None, str]):
+    """`Unit.blocked` of a running pod or its claim: every node of the run but its own, for one
+    reason. Why not a dict: one per running pod costs pods x nodes (50,000 pods on 10,000
+    nodes: 500 million entries); this answers membership in constant time."""
+
+    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: str) -> None:
+        self.nodes, self.everywhere, self.node, self.why = nodes, everywhere, node, why
+
+    def __getitem__(self, key: str | None) -> str:
+        if key != self.node and key in self.everywhere:
+            return self.why
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key != self.node and key in self.everywhere
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (n for n in self.nodes if n != self.node)
+
+    def __len__(self) -> int:
+        return len(self.everywhere) - (self.node in self.everywhere)
+
+
 def _forms(job: Job, first: int) -> list[PodForm]:
     """`allocators.pod_forms` of the job, the replacements' (units from `V` on) worked out
     per distinct demand and node rather than per replacement and node. Why: with
@@ -432,7 +451,10 @@ def _forms(job: Job, first: int) -> list[PodForm]:
             v = book.variant(unit.needs, None)
             if v.key not in fitting:
                 fitting[v.key] = {n for n in job.nodes if book.refusal(v, n) is None}
-            ns = sorted(fitting[v.key] - unit.blocked.keys(), key=where.__getitem__)
+            if isinstance(unit.blocked, AllBut):
+                ns = [unit.blocked.node] if unit.blocked.node in fitting[v.key] else []
+            else:
+                ns = sorted(fitting[v.key] - unit.blocked.keys(), key=where.__getitem__)
             if ns:
                 by_key[v.key] = (v, ns)
         chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
