@@ -201,7 +201,7 @@ def prepare(
     for g, f in enumerate(forms):
         if f.unit >= V:
             k = movers[f.unit - V]
-            nodes = frozenset(f.nodes) - {None}
+            nodes = frozenset(filter(None, f.nodes))
             home = s.victims[k].node
             if s.movers[k].blocked.get(home) == FROM_HERE:
                 nodes |= {home}
@@ -217,7 +217,7 @@ def prepare(
         u = units[f.unit]
         key_claims = tuple(claim_key(c) for c in f.claims)
         spec_of(f)
-        nodes = frozenset(n for n in f.nodes if n is not None)
+        nodes = frozenset(filter(None, f.nodes))
         demand = dict(f.variant.demand)
         gangs = tuple(sorted(u.gang_pods(job.gangs).items()))
         key = (key_claims, s.levels[f.unit], u.weight, nodes, tuple(sorted(demand.items())), gangs)
@@ -273,9 +273,9 @@ def prepare(
         victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
     free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
     held_res: dict[str, dict[str, int]] = {}
-    for k, d in enumerate(victim_demand):
+    for k, wants in enumerate(victim_demand):
         mine = held_res.setdefault(s.victims[k].node, {})
-        for r, a in d.items():
+        for r, a in wants.items():
             mine[r] = mine.get(r, 0) + a
     for n in s.nodes:
         for r, limit in free[n].items():

@@ -451,10 +451,11 @@ def _forms(job: Job, first: int) -> list[PodForm]:
             v = book.variant(unit.needs, None)
             if v.key not in fitting:
                 fitting[v.key] = {n for n in job.nodes if book.refusal(v, n) is None}
+            ns: list[str | None]
             if isinstance(unit.blocked, AllBut):
                 ns = [unit.blocked.node] if unit.blocked.node in fitting[v.key] else []
             else:
-                ns = sorted(fitting[v.key] - unit.blocked.keys(), key=where.__getitem__)
+                ns = sorted(fitting[v.key] - unit.blocked.keys(), key=lambda n: where[n])
             if ns:
                 by_key[v.key] = (v, ns)
         chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
