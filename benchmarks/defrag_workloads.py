@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.preempt_workloads import gpu_claim
+from benchmarks.preempt_workloads import gpu_claim, gpu_template, owned
 from benchmarks.workloads import GPU, _class, _slice
 
 PENDING_PRIORITY = 1000
@@ -94,23 +94,7 @@ def defrag_cluster(nodes: int, seed: int, utilisation: tuple[float, float] = (0.
 def docs(d: Defrag) -> list[dict[str, Any]]:
     """The objects of `d` as plain dicts (what `kubectl get -o yaml` would show)."""
     out: list[dict[str, Any]] = [_class("gpu", GPU)]
-    for size in (1, 2):
-        out.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaimTemplate",
-                "metadata": {"name": f"gpu-{size}", "namespace": "default"},
-                "spec": {
-                    "spec": {
-                        "devices": {
-                            "requests": [
-                                {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": size}}
-                            ]
-                        }
-                    }
-                },
-            }
-        )
+    out += [gpu_template(size) for size in (1, 2)]
     for n, gpus in d.nodes.items():
         out.append(
             {
@@ -125,19 +109,7 @@ def docs(d: Defrag) -> list[dict[str, Any]]:
         out.append(gpu_claim(r.name, len(r.gpus), r.node, r.gpus))
         pod = _pod(r.name, r.priority, r.node, 2 * len(r.gpus), {"app": r.deployment or "bare"})
         if r.deployment is not None:
-            pod["metadata"]["ownerReferences"] = [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": f"{r.deployment}-rs",
-                    "uid": f"uid-{r.deployment}-rs",
-                    "controller": True,
-                }
-            ]
-            pod["spec"]["resourceClaims"] = [
-                {"name": "gpu", "resourceClaimTemplateName": f"gpu-{len(r.gpus)}"}
-            ]
-            pod["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": f"{r.name}-gpu"}]
+            owned(pod, f"{r.deployment}-rs", len(r.gpus))
         out.append(pod)
     group_of = {p: g for g, ps in d.gangs.items() for p in ps}
     for g, ps in d.gangs.items():

@@ -12,7 +12,7 @@ import os
 import random
 
 import pytest
-from preempt_cases import Pending, Running, build, cluster_docs
+from preempt_cases import Pending, build, cluster_docs, defrag_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 
 from dra_solver.api.cluster import Cluster
@@ -48,25 +48,14 @@ def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
     assert moving >= 2, moving
 
 
-def _defrag_docs() -> list[dict[str, object]]:
-    """n2's two ReplicaSet pods must move for the 8-GPU job (as `test_preempt_moves._defrag`)."""
-    running = [
-        Running("big0", "n0", 1000, (0, 1, 2, 3)),
-        Running("big1", "n1", 1000, (0, 1, 2, 3)),
-        Running("a", "n2", 0, (0,), {"app": "web"}, owner="web"),
-        Running("b", "n2", 0, (1,), {"app": "web"}, owner="web"),
-    ]
-    return cluster_docs({"n0": 8, "n1": 8, "n2": 8}, running, [Pending("train", 100, 8)])
-
-
 def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> None:
     """The same defragmentation on both models: by counts where the GPUs are alike; where one
     pending request may take only some GPUs of a node, the per-device model answers the same
     moves, and the plan says which model answered and why."""
-    out = plan_preempt(Cluster.from_objects(_defrag_docs()), allow_moves=True)
+    out = plan_preempt(Cluster.from_objects(defrag_docs()), allow_moves=True)
     assert out.stats["preempt_model"] == "counts" and "preempt_model_reason" not in out.stats
     assert sorted(m.name for m in out.moves) == ["default/a", "default/b"] and not out.victims
-    docs = _defrag_docs()
+    docs = defrag_docs()
     docs += cluster_docs({}, [], [Pending("small", 100, 1)])[1:]
     for d in docs:
         if d["kind"] == "ResourceSlice":

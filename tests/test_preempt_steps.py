@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from preempt_cases import Pending, Running, build, cluster_docs
+from preempt_cases import Pending, Running, build, defrag_docs
 from test_preempt_moves_exhaustive import CPU, generate
 from typer.testing import CliRunner
 
@@ -19,23 +19,10 @@ from dra_solver.preempt.steps import _claims_of, _devices, fragmentation, steps
 runner = CliRunner()
 
 
-def _defrag_docs() -> list[dict[str, object]]:
-    return cluster_docs(
-        {"n0": 8, "n1": 8, "n2": 8},
-        [
-            Running("big0", "n0", 1000, (0, 1, 2, 3)),
-            Running("big1", "n1", 1000, (0, 1, 2, 3)),
-            Running("a", "n2", 0, (0,), {"app": "web"}, owner="web"),
-            Running("b", "n2", 0, (1,), {"app": "web"}, owner="web"),
-        ],
-        [Pending("train", 100, 8)],
-    )
-
-
 def test_two_moves_in_order_between_a_cordon_and_an_uncordon() -> None:
     from dra_solver.api.cluster import Cluster
 
-    c = Cluster.from_objects(_defrag_docs())
+    c = Cluster.from_objects(defrag_docs())
     out = plan_preempt(c, allow_moves=True)
     todo = steps(c, out)
     assert [s.kind for s in todo] == ["cordon", "move", "move", "uncordon"]
@@ -89,7 +76,7 @@ def test_a_move_comes_after_the_steps_that_free_its_devices(seed: int) -> None:
 
 def test_the_table_and_the_annotations_carry_the_steps_and_the_reading(tmp_path: Path) -> None:
     path = tmp_path / "in.yaml"
-    path.write_text(yaml.safe_dump_all(_defrag_docs()))
+    path.write_text(yaml.safe_dump_all(defrag_docs()))
     table = runner.invoke(app, ["plan", str(path), "--preempt", "--allow-moves", "-o", "table"])
     assert table.exit_code == 0, table.stderr
     assert "steps, in order" in table.stdout and "kubectl cordon n2" in table.stdout
