@@ -88,3 +88,19 @@ def test_the_table_and_the_annotations_carry_the_steps_and_the_reading(tmp_path:
     assert [s["kind"] for s in todo] == ["cordon", "move", "move", "uncordon"]
     frag = json.loads(notes["dra-solver.io/fragmentation"])
     assert frag["before"]["largest"] == 6 and frag["after"]["free"] == 6 and frag["unblocked"] == 1
+
+
+def test_explain_says_where_a_pending_pod_could_go_after_how_many_moves(tmp_path: Path) -> None:
+    """On the defragmentation case: n2 after moving a and b; n0 and n1 only by evicting the
+    priority-1000 pods, which train (priority 100) may not: not hosts."""
+    from dra_solver.api.cluster import Cluster
+    from dra_solver.planning.job import Options
+    from dra_solver.preempt.hosts import Host, hosts
+
+    c = Cluster.from_objects(defrag_docs())
+    assert hosts(c, "default/train", Options()) == [Host("n2", ("default/a", "default/b"), ())]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(defrag_docs()))
+    got = runner.invoke(app, ["explain", str(path), "--pod", "train", "--preempt", "--allow-moves"])
+    assert got.exit_code == 0, got.stderr
+    assert "n2 after 2 moves (default/a, default/b)" in got.stdout and "1 node after 2 moves" in got.stdout
