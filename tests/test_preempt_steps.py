@@ -104,3 +104,15 @@ def test_explain_says_where_a_pending_pod_could_go_after_how_many_moves(tmp_path
     got = runner.invoke(app, ["explain", str(path), "--pod", "train", "--preempt", "--allow-moves"])
     assert got.exit_code == 0, got.stderr
     assert "n2 after 2 moves (default/a, default/b)" in got.stdout and "1 node after 2 moves" in got.stdout
+
+
+def test_the_report_shows_the_steps_and_the_reading(tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(defrag_docs()))
+    page = tmp_path / "report.html"
+    got = runner.invoke(
+        app, ["plan", str(path), "--preempt", "--allow-moves", "--report", str(page), "-o", "name"]
+    )
+    assert got.exit_code == 0, got.stderr
+    html = page.read_text()
+    assert 'id="steps-table"' in html and "kubectl cordon n2" in html and 'id="fragmentation-table"' in html

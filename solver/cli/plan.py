@@ -75,7 +75,7 @@ from .options import (
     TimeLimitOpt,
     TimeoutOpt,
 )
-from .steps import steps_annotations, steps_tables
+from .steps import steps_annotations, steps_rows, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
@@ -504,8 +504,17 @@ def _write_report(
         seconds=planned.seconds,
         first_fit=first_fit if request.compare else None,
         inputs=request.inputs.paths,
+        **_steps_for_report(cluster, planned.outcome),
     )
     err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
+
+
+def _steps_for_report(cluster: Cluster, outcome: PlanOutcome) -> dict[str, list[dict[str, str]]]:
+    """A preemption plan's steps and fragmentation readings for the report (`cli.steps`)."""
+    if not isinstance(outcome, PreemptOutcome):
+        return {}
+    rows, readings = steps_rows(cluster, outcome)
+    return {"steps": rows, "readings": readings}
 
 
 def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned) -> None:

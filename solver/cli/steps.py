@@ -54,6 +54,29 @@ def _gist(frag: Fragmentation) -> str:
     )
 
 
+Rows = list[dict[str, str]]
+
+
+def steps_rows(cluster: Cluster, outcome: PreemptOutcome) -> tuple[Rows, Rows]:
+    """The steps and the readings as the HTML report shows them (`output.report`): plain rows."""
+    todo = steps(cluster, outcome)
+    if not todo:
+        return [], []
+    frag = fragmentation(cluster, outcome)
+    rows = [{"number": str(s.number), "command": s.command, "note": s.note} for s in todo]
+    readings = [
+        {
+            "label": label,
+            "free": str(r.free),
+            "stranded": str(r.stranded),
+            "largest": str(r.largest),
+            "per_node": _per_node(r),
+        }
+        for label, r in (("before", frag.before), ("after", frag.after))
+    ]
+    return rows, readings
+
+
 def steps_annotations(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, str]:
     """`dra-solver.io/steps` (a JSON list: number, kind, command, note, pod, from, to, after)
     and `dra-solver.io/fragmentation` (before and after: free, free per node, stranded,
@@ -96,4 +119,4 @@ def steps_annotations(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, st
     }
 
 
-__all__ = ["steps_annotations", "steps_tables"]
+__all__ = ["steps_annotations", "steps_rows", "steps_tables"]
