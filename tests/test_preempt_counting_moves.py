@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+from typing import Any
 
 import pytest
 from preempt_cases import Pending, build, cluster_docs, defrag_docs
@@ -35,6 +36,19 @@ def test_the_counting_model_with_moves_proves_the_per_device_models_optimum(seed
     assert by_devices.stats["preempt_model"] == "devices"
     assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
+
+
+def test_the_two_model_cases_move_pods_and_use_both_groups() -> None:
+    """Not vacuous: some of those plans move pods, on nodes with GPUs of both models."""
+    moving = 0
+    for seed in range(0, CASES, 2):
+        nodes, running, pending, pdbs, gangs = generate(seed)
+        docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+        cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
+        out = plan_preempt(cluster, allow_moves=True, time_limit=10)
+        assert out.stats["preempt_model"] == "counts"
+        moving += bool(out.moves)
+    assert moving >= 3, moving
 
 
 def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
@@ -101,3 +115,47 @@ def test_match_moves_never_sends_a_pod_home(seed: int) -> None:
 def test_match_moves_refuses_what_the_row_forbids() -> None:
     with pytest.raises(ValueError, match="no slot off node a"):
         match_moves([(0, "a"), (1, "a")], {"a": 1, "b": 1})
+
+
+MODEL = 'device.attributes["gpu.example.com"].model == "{}"'
+
+
+def _two_models(docs: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """Two GPU models per node: the GPUs a ReplicaSet's pod holds are model b, the others a or
+    b at random; the templates (the replacements' claims) select b, each pending claim a or b.
+    Every request then takes all of one model's GPUs on a node: two device groups, the
+    replacements needing only the second."""
+    owned = {
+        f"{d['metadata']['name']}-gpu"
+        for d in docs
+        if d["kind"] == "Pod" and d["metadata"].get("ownerReferences")
+    }
+    held = set()
+    for d in docs:
+        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] in owned and "status" in d:
+            held |= {(r["pool"], r["device"]) for r in d["status"]["allocation"]["devices"]["results"]}
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            pool = d["spec"]["pool"]["name"]
+            for dev in d["spec"]["devices"]:
+                model = "b" if (pool, dev["name"]) in held else rng.choice("ab")
+                dev["attributes"] = {"model": {"string": model}}
+        selects = d["kind"] == "ResourceClaimTemplate" or (d["kind"] == "ResourceClaim" and "status" not in d)
+        if selects:
+            requests = (d["spec"]["spec"] if d["kind"] == "ResourceClaimTemplate" else d["spec"])["devices"]
+            model = "b" if d["kind"] == "ResourceClaimTemplate" else rng.choice("ab")
+            requests["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": MODEL.format(model)}}]
+    return docs
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 2))
+def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) -> None:
+    """Moves where a node's GPUs are two groups: a replacement needs GPUs of one group only."""
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
+    opts = Options.of(None, time_limit=10)
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
+    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert _model_tuple(by_counts) == _model_tuple(by_devices)
