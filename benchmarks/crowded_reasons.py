@@ -1,4 +1,4 @@
-"""The reasons of the pods a plan leaves out (`explain.crowding.crowded_reasons`), shared or
+"""The reasons of the pods a plan leaves out (`planners.crowding.crowded_reasons`), shared or
 each pod's worded on its own (`share=False`, the cost before they were shared under first
 fit), timed apart from the rest of the plan: wall and CPU seconds, the load average.
 
@@ -23,9 +23,9 @@ def run(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One plan: its times (the reasons apart) and every pod's words."""
     from dra_solver.api.cluster import Cluster
-    from dra_solver.explain import crowding
     from dra_solver.pipeline import plan
-    from dra_solver.planning import run as planning_run
+    from dra_solver.planners import crowding
+    from dra_solver.planners import run as planning_run
 
     objs = churn.heterogeneous(nodes, pods) if kind == "churn" else workloads.mixed_cluster(nodes, pods)
     cluster = Cluster.from_objects(objs)

@@ -30,7 +30,7 @@ def section(data: dict[str, Any]) -> str:
         "",
         "Issue 10's workloads (`benchmarks/workloads.py`: `sized_claims`, `shared_gpus`, `numa_gpu_nic`), "
         "planned by "
-        "`Cpsat().improve` with the aggregated model (`solver.aggregate.master`) "
+        "`Cpsat().improve` with the aggregated model (`solver.planners.aggregated.master`) "
         "from an empty first-fit plan: "
         "classes, pattern generation, master model, expansion to devices and the checker, wall clock. "
         f"One run of `{BENCH}`, {when}, 2 cores (load: the 1-minute load average when the run ended; "

@@ -53,9 +53,9 @@ def scale_section(data: dict[str, Any]) -> str:
     lines = [
         f"## {SCALE_SECTION}",
         "",
-        "The reference planner (incremental first fit, `solver/firstfit.py`) on the issue-10 workloads "
-        'of `benchmarks/workloads.py`: `dra_solver.plan(cluster, allocator="reference")` on a loaded '
-        "Cluster — resolving pods and nodes, first fit, results and the checker on every placement. "
+        "The reference planner (incremental first fit, `solver/planners/firstfit/`) on the issue-10 "
+        'workloads of `benchmarks/workloads.py`: `dra_solver.plan(cluster, allocator="reference")` on a '
+        "loaded Cluster — resolving pods and nodes, first fit, results and the checker on every placement. "
         f"Wall clock of one run of `{SCALE_BENCH}`, {when}, 2 cores (shared with other work: expect "
         "noise). *first fit* is the part spent in `FirstFit.plan`; loading the objects is not included; "
         "peak RSS is the benchmark process's peak so far (the rows run in one process, in this order).",

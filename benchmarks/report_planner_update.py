@@ -154,7 +154,7 @@ def section(runs: list[dict[str, Any]]) -> str:
         "left out, by first fit on the room that is free. It costs what changed: the pods naming a "
         "changed object come from an index, a pod is tried only on the nodes not known to refuse its "
         "kind and those changed since, the pods left out only where room was released "
-        "(`solver/replan/planner.py`, `firstfit.Resumable`). Then the local re-solve "
+        "(`solver/replan/planner.py`, `firstfit.resumable.Resumable`). Then the local re-solve "
         "(`solver/replan/local.py`; the last column) plans the nodes the update reached again with "
         "the aggregated CP-SAT model — at most 32 nodes, their pods and the first pending pods, every "
         "other placement fixed, 0.25 deterministic seconds — and is taken only when it places more "

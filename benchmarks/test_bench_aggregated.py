@@ -1,4 +1,4 @@
-"""Issue 10's CP-SAT side: the aggregated plan model (solver.aggregate.master) on (b), (c) and (f).
+"""Issue 10's CP-SAT side: the aggregated plan model (solver.planners.aggregated.master) on (b), (c) and (f).
 
 What is timed: `Cpsat().improve` — classes, pattern generation, master model, expansion to
 devices, the checker — wall clock, started from an empty first-fit plan (first fit itself is
@@ -17,9 +17,9 @@ import pytest
 
 from benchmarks.workloads import numa_gpu_nic, shared_gpus, sized_claims
 from dra_solver import Options
-from dra_solver.allocators import Cpsat
 from dra_solver.api.cluster import Cluster
-from dra_solver.planning.job import PlanOutcome, PodPlan
+from dra_solver.planners.policy import Cpsat
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
 from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
 
 GROUP = "aggregated-plan"

@@ -6,9 +6,9 @@ Two levels per workload (one pytest-benchmark group per workload, so they show s
   each claim its own pod on the one node, where the reference places them one by one (first fit);
 - core: `allocate_reference(problem)` (here `ReferenceSearch(problem).run()`, the same search,
   to read its step count) vs `solve(problem, hint=...)` on a prebuilt Problem with a warm CEL
-  cache; for (b) the reference's core is the first-fit loop (`firstfit.FirstFit`, which must
+  cache; for (b) the reference's core is the first-fit loop (`firstfit.batch.FirstFit`, which must
   rebuild each claim's Problem since each sees the previous placements) and CP-SAT's is the
-  solve of `allocators.Cpsat.model` (the plan's Problem with the first-fit hint).
+  solve of `perdevice.plan_model` (the plan's Problem with the first-fit hint).
 
 Workloads: (a) `one_big_claim()`, (b) `shared_memory()` (with the capacity-bound optimum
 computed independently by exact bin packing), (c) `numa_alignment()` with
@@ -32,12 +32,13 @@ import pytest
 
 from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
 from dra_solver import Cluster, Options, allocate, plan, reference
-from dra_solver.allocators import HINT_STEPS, Cpsat
 from dra_solver.cel import EvalCache
 from dra_solver.cpsat import solve
 from dra_solver.errors import AllocationError
-from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.bounds import HINT_STEPS
+from dra_solver.planners.firstfit.batch import FirstFit
+from dra_solver.planners.perdevice import plan_model
 from dra_solver.planning.resolve import make_job, resolve_units
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Problem
@@ -214,7 +215,7 @@ def test_shared_core(benchmark, prepared, allocator: str) -> None:
         out = _run(benchmark, pr.w, lambda: FirstFit().plan(job), pr.w.rounds)
         placed, status, extra = out.placed, "first fit", {}
     else:
-        model = Cpsat().model(job, first)
+        model = plan_model(job, first)
         assert model is not None
         out = _run(benchmark, pr.w, lambda: solve(model.problem, mode="free", hint=model.hint), pr.w.rounds)
         placed, status = out.placed, out.status

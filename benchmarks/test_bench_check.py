@@ -140,8 +140,8 @@ def checked_fleet(nodes: int = 40, gpus: int = 8, pods: int = 300, seed: int = 2
 
 CHECK_CALLS = [
     ("dra_solver.planning.ledger", "check_or_raise"),
-    ("dra_solver.firstfit", "check"),
-    ("dra_solver.firstfit", "check_or_raise"),
+    ("dra_solver.planners.firstfit.engine", "check"),
+    ("dra_solver.planners.firstfit.engine", "check_or_raise"),
     ("dra_solver.planning.finish", "check_placements"),
     ("dra_solver.planning.finish", "check_node_resources"),
     ("dra_solver.planning.finish", "check_gangs"),

@@ -4,7 +4,7 @@ Why a family of its own: upstream's scheduler places a gang's pods one after the
 never revisits an earlier pod's devices, so it fails gangs that have a joint allocation
 (kubernetes#138765); here the gang is one decision next to its pods' devices.
 
-Active when `Problem.gangs` is non-empty (`solver.allocators` fills it from the PodGroups).
+Active when `Problem.gangs` is non-empty (`solver.planners.policy` fills it from the PodGroups).
 
 Math (booleans), for every gang G with groups (pod forms) g and their pod counts k[g], and
 `need` = minCount less the pods that are placed whenever the gang is:

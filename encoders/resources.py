@@ -1,7 +1,7 @@
 """Node resources and one form per pod: what the scheduler's NodeResourcesFit filter adds.
 
 Active for multi-node Problems with `Problem.node_limits` / `Problem.exclusive_groups`
-(`solver.allocators` fills them from `solver.demand`).
+(`solver.planners.policy` fills them from `solver.problem.demand`).
 
 Math (booleans y[g, n] from `encoders.nodes`; demand[g, r] and free[n, r] integers):
 - for every node n and resource r that n limits:

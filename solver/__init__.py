@@ -18,8 +18,8 @@ _EXPORTS = {
     "AllocationOutcome": "dra_solver.pipeline",
     "Deadline": "dra_solver.deadline",
     "Options": "dra_solver.planning.job",
-    "PlanOutcome": "dra_solver.planning.job",
-    "PodPlan": "dra_solver.planning.job",
+    "PlanOutcome": "dra_solver.planning.outcome",
+    "PodPlan": "dra_solver.planning.outcome",
     "Planner": "dra_solver.replan.planner",
     "allocate": "dra_solver.pipeline",
     "load": "dra_solver.pipeline",
@@ -27,7 +27,7 @@ _EXPORTS = {
     "Violation": "dra_solver.check",
     "why": "dra_solver.explain.diagnosis",
     "fill": "dra_solver.whatif.filling",
-    "NodeTemplate": "dra_solver.whatif.templates",
+    "NodeTemplate": "dra_solver.api.templates",
     "plan_preempt": "dra_solver.preempt",
     "PreemptOutcome": "dra_solver.preempt",
     "Cluster": "dra_solver.api.cluster",
@@ -43,17 +43,18 @@ if TYPE_CHECKING:
     __version__: str
 
     from .api.cluster import Cluster
+    from .api.templates import NodeTemplate
     from .check import Violation, check_cluster
     from .deadline import Deadline
     from .errors import DRASolverError, InputError
     from .explain.diagnosis import why
     from .gates import FeatureGates
     from .pipeline import AllocationOutcome, allocate, load
-    from .planning.job import Options, PlanOutcome, PodPlan
+    from .planning.job import Options
+    from .planning.outcome import PlanOutcome, PodPlan
     from .preempt import PreemptOutcome, plan_preempt
     from .replan.planner import Planner
     from .whatif.filling import fill
-    from .whatif.templates import NodeTemplate
 
 
 @overload
@@ -95,9 +96,9 @@ def plan(*args: Any, preempt: bool = False, **kwargs: Any) -> PlanOutcome:
     if moves and not preempt:
         raise import_module("dra_solver.errors").InputError("allow_moves needs preempt=True")
     if preempt:
-        # Garbage collection as for a plan (`planning.run.fewer_collections`): 21 s instead of
+        # Garbage collection as for a plan (`planners.run.fewer_collections`): 21 s instead of
         # 24 s on issue #31's 500-node cluster read from YAML.
-        with import_module("dra_solver.planning.run").fewer_collections():
+        with import_module("dra_solver.planners.run").fewer_collections():
             result: PlanOutcome = import_module("dra_solver.preempt").plan_preempt(
                 *args, allow_moves=moves, **kwargs
             )

@@ -1,8 +1,8 @@
 """Executors: where the independent units of a plan run (issue #14).
 
 Why an executor at all: a plan splits into units that do not talk to each other — the
-connected components of the aggregated model (`solver.aggregate.master`), the parts of a partitioned
-plan (`solver.aggregate.partition`) and the scenarios of a sweep (`solver.whatif.sweep`). Each unit is a
+connected components of the aggregated model (`solver.planners.aggregated.master`), the parts of a partitioned
+plan (`solver.planners.partition`) and the scenarios of a sweep (`solver.whatif.sweep`). Each unit is a
 picklable function of plain data that returns plain data, so it may run in this process, in a
 local process pool, or on a Ray cluster; the caller submits every unit, then collects the
 results *in submission order* (`run_units`), so the answer never depends on where or in what

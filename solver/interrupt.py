@@ -1,7 +1,7 @@
 """Stop requests: Ctrl-C (SIGINT) or SIGTERM stops the search and keeps the plan found so far.
 
 Why a module-level flag: the loops that can stop early — first fit between pods
-(`firstfit.FirstFit`), CP-SAT between and during its calls (`cpsat`) — live in different
+(`firstfit.batch.FirstFit`), CP-SAT between and during its calls (`cpsat`) — live in different
 modules, and a plan that ran for minutes is worth keeping when the user runs out of
 patience. Threading a "cancel" parameter through every layer would touch every signature;
 instead the loops ask `requested()` and a running CP-SAT call registers its

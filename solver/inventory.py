@@ -143,7 +143,7 @@ def selector_reads(slices: Iterable[ResourceSlice]) -> tuple[frozenset[str], boo
     whether they read its name — a `nodeName`, a `matchFields` on metadata.name, or a
     skipNodeOperations slice (its rejection names the node and reads its declared features).
     Nodes that agree on those labels and read no name see the network-attached slices alike
-    (`firstfit.World`, `aggregate.pools`)."""
+    (`firstfit.engine.World`, `aggregated.pools`)."""
     keys: set[str] = set()
     by_name = False
 

@@ -8,9 +8,9 @@ are a plan in which every claim is its own pod (`plan(cluster, [[c] for c in cla
 
 Every run goes the same way (`run`):
 1. resolve the pods (`Unit`s: claims to place, priority, the nodes the pod may use) and nodes;
-2. first fit (`firstfit.FirstFit`): pod after pod, the first node that fits — what the
+2. first fit (`firstfit.batch.FirstFit`): pod after pod, the first node that fits — what the
    scheduler would do, and the floor and hint of every other allocator;
-3. the chosen allocator (`Options.allocator`) improves on it (`allocators.Cpsat`), never
+3. the chosen allocator (`Options.allocator`) improves on it (`policy.Cpsat`), never
    placing less weight than first fit; when first fit already placed every pod that may be
    placed, its plan is proven optimal and no model runs. At scale the aggregated model runs
    before first fit, and first fit only when the model does not prove its plan optimal
@@ -19,7 +19,7 @@ Every run goes the same way (`run`):
    independent checker (`solver.check`) before it is returned; the plan's pods are checked
    against the nodes' allocatable resources (`check.node_resources`).
 
-Pods also take node resources (cpu, memory, pod slots: `solver.demand`); pods without
+Pods also take node resources (cpu, memory, pod slots: `solver.problem.demand`); pods without
 claims take part in a plan for that reason, and a pod's extended resources may become a
 special claim on nodes where DRA serves them (KEP-5004).
 """
@@ -31,16 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from .aggregate.partition import plan_partitioned
 from .api.cluster import Cluster
 from .api.load import load_lenient
 from .api.models import AllocationResult, Pod, ResourceClaim
+from .api.templates import NodeTemplate
 from .cel.checks import validate_all
-from .demand import Needs
 from .errors import InputError, ValidationErrors
 from .gates import FeatureGates
+from .planners.partition import plan_partitioned
+from .planners.run import fewer_collections, run
+from .planners.whatif import Pending, plan_with_templates
 from .planning.finish import per_pod, with_held
-from .planning.job import Member, Options, PlanOutcome, PodPlan, Unit
+from .planning.job import Member, Options, Unit
+from .planning.outcome import PlanOutcome, PodPlan
 from .planning.resolve import (
     PodInput,
     check_nodes_known,
@@ -53,12 +56,10 @@ from .planning.resolve import (
     units_for,
     with_nodes,
 )
-from .planning.run import fewer_collections, run
 from .planning.triage import split_held, triage, triaged
+from .problem.demand import Needs
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
-from .whatif.model import Pending, plan_with_templates
-from .whatif.templates import NodeTemplate
 
 DEFAULT_MAX_NEW_NODES: int | None = None
 """What-if plans' cap on copies of each node template: None derives it from the pending pods
@@ -150,7 +151,7 @@ def plan(
 
     `node_templates` (NodeTemplate objects or template files): a what-if plan that may also
     add up to `max_new_nodes` copies of each template (default: as many as the pending pods
-    could use, derived), fewest unplaced pods first, then least cost (`solver.whatif.model`);
+    could use, derived), fewest unplaced pods first, then least cost (`solver.planners.whatif`);
     `outcome.added_nodes` / `added_slices` are the copies added; a cap that binds is reported
     in `stats["whatif_cap"]`."""
     with fewer_collections():

@@ -1,4 +1,4 @@
-"""The aggregated plan model (solver.aggregate.classes, solver.aggregate.patterns, solver.aggregate.master).
+"""The aggregated plan model (solver.planners.aggregated: classes, patterns, master).
 
 Rules checked: nodes that differ only in names are one class and a held device splits a
 class; pods with identical claims and priority are one class, a different priority or
@@ -19,15 +19,16 @@ from hypothesis import strategies as st
 from strategies import GATES, INPUT_ERRORS, scenario
 
 from dra_solver import Options
-from dra_solver.aggregate.classes import LocalViews, node_classes, pod_classes
-from dra_solver.allocators import Cpsat
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel import EvalCache
 from dra_solver.cel.checks import validate_all
 from dra_solver.check import check
-from dra_solver.firstfit import FirstFit
 from dra_solver.gates import FeatureGates
-from dra_solver.planning.job import PlanOutcome, Unit
+from dra_solver.planners.aggregated.classes import LocalViews, node_classes, pod_classes
+from dra_solver.planners.firstfit.batch import FirstFit
+from dra_solver.planners.policy import Cpsat
+from dra_solver.planning.job import Unit
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.planning.resolve import make_job, resolve_units
 
 GPU = "gpu.example.com"

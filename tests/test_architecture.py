@@ -14,21 +14,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"dra_solver": ROOT / "solver", "dra_solver.encoders": ROOT / "encoders"}
 
 # Module group -> the groups it may import (besides itself). Groups are matched by the longest
-# prefix, so a folder is one group and a module of it that sits on a higher floor is a group of
-# its own (`explain.crowding` reads first fit, `explain.reasons` is read by it). Listed in the
-# order of docs/architecture.md, ground floor first: each group imports only groups listed
-# before it (`test_the_floors_are_one_way`), except the one type-only import in TYPE_ONLY.
-# The checker must not read precompute, the encoders only the flat Problem.
+# prefix: a folder is one group (a room of the data flow on one floor), a top-level module is
+# one, and a module that sits on a floor of its own is a group of its own (`problem.flat`, the
+# plain data the encoders read; `api.live`; each floor of `planners/`). Listed in the order of
+# docs/architecture.md, ground floor first: each group imports only groups listed before it
+# (`test_no_upward_imports`, `test_the_floors_are_one_way`), except a type-only import listed
+# in TYPE_ONLY. The checker must not read precompute, the encoders only the flat Problem.
 ALLOWED: dict[str, set[str]] = {
-    # the ground floor: errors, feature gates, the stop flag, the executors of independent units
+    # the ground floor: errors, feature gates, the stop flag, the one deadline, the executors of
+    # independent units, where lark keeps the CEL parsers' tables between runs
     "dra_solver.errors": set(),
     "dra_solver.gates": {"dra_solver.errors"},
     "dra_solver.interrupt": set(),
     "dra_solver.deadline": {"dra_solver.interrupt"},
     "dra_solver.executors": {"dra_solver.errors"},
-    # where lark keeps the CEL parsers' tables between runs (our compiler's, the checker's)
     "dra_solver.larkcache": set(),
-    # the edge: pydantic models, loading, validation
+    # the edge: pydantic models, loading, validation, node templates (objects copied under new names)
     "dra_solver.api": {"dra_solver.errors", "dra_solver.gates"},
     # reading a live cluster (GET only) into the loader; nothing of the edge reads it back
     "dra_solver.api.live": {"dra_solver.api", "dra_solver.errors"},
@@ -36,317 +37,240 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.api.watch": {"dra_solver.api", "dra_solver.api.live", "dra_solver.errors"},
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates"},
     "dra_solver.cel": {"dra_solver.api", "dra_solver.errors", "dra_solver.gates", "dra_solver.larkcache"},
-    # precompute: the flat Problem
+    # precompute: the flat Problem (plain data, importable alone), then everything that builds it,
+    # and the node resources a pod asks for (`problem.demand`)
     "dra_solver.problem.flat": {"dra_solver.errors", "dra_solver.gates"},
     "dra_solver.problem.kinds": {"dra_solver.problem.flat"},
     "dra_solver.problem": {
         "dra_solver.api",
-        "dra_solver.inventory",
         "dra_solver.cel",
-        "dra_solver.problem.flat",
-        "dra_solver.problem.kinds",
         "dra_solver.errors",
         "dra_solver.gates",
+        "dra_solver.inventory",
+        "dra_solver.problem.flat",
+        "dra_solver.problem.kinds",
     },
-    # one node's allocation: the reference search, the CP-SAT model, the result objects
-    "dra_solver.reference": {"dra_solver.problem.flat", "dra_solver.problem.kinds", "dra_solver.errors"},
+    # one node's allocation: the reference search and its "why not" in words, the CP-SAT model,
+    # the result objects
+    "dra_solver.reference": {"dra_solver.errors", "dra_solver.problem.flat", "dra_solver.problem.kinds"},
     "dra_solver.encoders": {"dra_solver.problem.flat", "dra_solver.problem.kinds"},
     "dra_solver.cpsat": {
-        "dra_solver.encoders",
-        "dra_solver.problem.flat",
-        "dra_solver.interrupt",
         "dra_solver.deadline",
+        "dra_solver.encoders",
+        "dra_solver.interrupt",
+        "dra_solver.problem.flat",
     },
-    "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", "dra_solver.errors"},
-    "dra_solver.demand": {"dra_solver.api", "dra_solver.problem", "dra_solver.gates"},
+    "dra_solver.results": {"dra_solver.api", "dra_solver.errors", "dra_solver.problem.flat"},
     # The checker reads the raw objects only: not the inventory, the precompute, the planners,
     # nor our CEL compiler (it evaluates CEL with cel-python, `check.celpy_env`) ...
     "dra_solver.check": {
         "dra_solver.api",
+        "dra_solver.check.expressions",
         "dra_solver.errors",
         "dra_solver.gates",
         "dra_solver.larkcache",
-        "dra_solver.check.expressions",
     },
     # ... except the one fallback for expressions cel-python cannot evaluate (listed in docs/status.md).
     "dra_solver.check.expressions": {
         "dra_solver.api",
+        "dra_solver.cel",
+        "dra_solver.check",
         "dra_solver.errors",
         "dra_solver.gates",
-        "dra_solver.check",
-        "dra_solver.cel",
     },
-    # explain/, its ground floor: one Problem's "no" in words (`reasons`), the minimal blocking set
-    "dra_solver.explain": {
-        "dra_solver.problem.flat",
-        "dra_solver.problem.kinds",
-        "dra_solver.reference",
-        "dra_solver.errors",
-    },
-    "dra_solver.explain.blocking": {
-        "dra_solver.interrupt",
-        "dra_solver.cpsat",
-        "dra_solver.encoders",
-        "dra_solver.problem.flat",
-    },
-    # whatif/, its ground floor: node templates are ordinary objects, copied under new names
-    "dra_solver.whatif.templates": {"dra_solver.api", "dra_solver.errors"},
-    # plan/, the ground floor of the planning code: the plan's data (`job`, nothing above
-    # problem/ and demand), every gang rule, pods and nodes in, the ledger (results + check)
-    "dra_solver.planning": set(),
-    "dra_solver.planning.job": {
+    # planning/, the ground floor of the planning code: the plan's data (`job`), what it returns and
+    # its reading (`outcome`), every gang rule, pods and nodes in, the ledger, per-pod plans out
+    "dra_solver.planning": {
         "dra_solver.api",
         "dra_solver.cel",
+        "dra_solver.check",
         "dra_solver.deadline",
-        "dra_solver.demand",
         "dra_solver.errors",
         "dra_solver.gates",
-        "dra_solver.problem.flat",
-    },
-    "dra_solver.planning.gangs": {
-        "dra_solver.api",
-        "dra_solver.errors",
-        "dra_solver.gates",
-        "dra_solver.planning.job",
         "dra_solver.problem",
-        "dra_solver.problem.flat",
-    },
-    "dra_solver.planning.resolve": {
-        "dra_solver.api",
-        "dra_solver.cel",
-        "dra_solver.demand",
-        "dra_solver.errors",
-        "dra_solver.gates",
-        "dra_solver.planning.gangs",
-        "dra_solver.planning.job",
-        "dra_solver.problem",
-    },
-    # what one bad object costs: per-object problems and skipped pods held, the rest planned
-    "dra_solver.planning.fields": {"dra_solver.api"},
-    "dra_solver.planning.triage": {
-        "dra_solver.planning.fields",
-        "dra_solver.api",
-        "dra_solver.errors",
-        "dra_solver.gates",
-        "dra_solver.planning.resolve",
-        "dra_solver.problem",
-    },
-    "dra_solver.planning.ledger": {
-        "dra_solver.api",
-        "dra_solver.check",
-        "dra_solver.planning.job",
         "dra_solver.problem.flat",
         "dra_solver.results",
     },
-    # output/: reading a PlanOutcome, not deciding (summary, objects, table, report)
+    # output/: reading a PlanOutcome, not deciding (objects, table, report)
     "dra_solver.output": {
         "dra_solver.api",
         "dra_solver.gates",
         "dra_solver.inventory",
-        "dra_solver.planning.job",
+        "dra_solver.planning",
         "dra_solver.problem.flat",
-        "dra_solver.whatif.templates",
     },
-    # per-pod plans out: joined units split, reservations, the plan verified, its summary
-    "dra_solver.planning.finish": {
+    # planners/: every way a plan is made, one floor per module or folder; the package itself
+    # (a new module of it imports nothing until it is given its floor here)
+    "dra_solver.planners": set(),
+    # `bounds` says what a plan may claim (the valid bound, OPTIMAL)
+    "dra_solver.planners.bounds": {
+        "dra_solver.api",
+        "dra_solver.errors",
+        "dra_solver.gates",
+        "dra_solver.planning",
+        "dra_solver.problem",
+    },
+    # first fit: engine, batch, resumable, solo, words
+    "dra_solver.planners.firstfit": {
         "dra_solver.api",
         "dra_solver.check",
-        "dra_solver.gates",
-        "dra_solver.output",
-        "dra_solver.planning.job",
+        "dra_solver.errors",
+        "dra_solver.interrupt",
+        "dra_solver.inventory",
+        "dra_solver.planning",
         "dra_solver.problem",
-        "dra_solver.results",
+        "dra_solver.problem.flat",
+        "dra_solver.reference",
     },
-    # aggregate/: the plan at scale (classes, patterns, the master model)
-    "dra_solver.aggregate": {
+    # the plan at scale: classes, patterns, the master model, pools, the expansion to devices
+    "dra_solver.planners.aggregated": {
         "dra_solver.api",
         "dra_solver.cel",
         "dra_solver.cpsat",
         "dra_solver.deadline",
-        "dra_solver.demand",
         "dra_solver.encoders",
         "dra_solver.errors",
         "dra_solver.executors",
         "dra_solver.gates",
         "dra_solver.interrupt",
         "dra_solver.inventory",
-        "dra_solver.planning.gangs",
-        "dra_solver.planning.job",
+        "dra_solver.planners.bounds",
+        "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
     },
-    # the allocators: Unit, Job, PodPlan, the Ledger; Reference and Cpsat
-    "dra_solver.allocators": {
-        "dra_solver.interrupt",
-        "dra_solver.aggregate",
+    # the per-device model over every pod and node
+    "dra_solver.planners.perdevice": {
         "dra_solver.api",
         "dra_solver.cpsat",
-        "dra_solver.demand",
-        "dra_solver.errors",
-        "dra_solver.gates",
-        "dra_solver.planning.gangs",
-        "dra_solver.planning.job",
-        "dra_solver.planning.ledger",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.bounds",
+        "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
+    },
+    # which model plans a job (Reference, Cpsat: the Improver protocol)
+    "dra_solver.planners.policy": {
+        "dra_solver.interrupt",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.bounds",
+        "dra_solver.planners.perdevice",
+        "dra_solver.planning",
         "dra_solver.reference",
     },
-    "dra_solver.firstfit": {
+    # reasons of pods left out: nodes where only the plan's pods stand in the way first
+    "dra_solver.planners.crowding": {
         "dra_solver.interrupt",
-        "dra_solver.api",
-        "dra_solver.check",
-        "dra_solver.demand",
-        "dra_solver.errors",
-        "dra_solver.explain",
         "dra_solver.inventory",
-        "dra_solver.planning.gangs",
-        "dra_solver.planning.job",
-        "dra_solver.planning.ledger",
+        "dra_solver.planners.bounds",
+        "dra_solver.planners.firstfit",
+        "dra_solver.planning",
         "dra_solver.problem",
-        "dra_solver.problem.flat",
-        "dra_solver.reference",
     },
-    "dra_solver.explain.crowding": {
-        "dra_solver.interrupt",
-        "dra_solver.allocators",
-        "dra_solver.demand",
-        "dra_solver.firstfit",
-        "dra_solver.inventory",
-        "dra_solver.planning.job",
-    },
-    # whatif/model: which templates a plan adds
-    "dra_solver.whatif": {
-        "dra_solver.aggregate",
-        "dra_solver.allocators",
+    # which node templates a plan adds
+    "dra_solver.planners.whatif": {
         "dra_solver.api",
         "dra_solver.deadline",
         "dra_solver.errors",
-        "dra_solver.firstfit",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-        "dra_solver.whatif.templates",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.firstfit",
+        "dra_solver.planners.policy",
+        "dra_solver.planning",
     },
     # one run: first fit, then the chosen allocator, then the reasons of pods left out
-    "dra_solver.planning.run": {
-        "dra_solver.allocators",
+    "dra_solver.planners.run": {
         "dra_solver.api",
         "dra_solver.deadline",
-        "dra_solver.explain.crowding",
-        "dra_solver.firstfit",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
+        "dra_solver.planners.crowding",
+        "dra_solver.planners.firstfit",
+        "dra_solver.planners.policy",
+        "dra_solver.planning",
     },
-    "dra_solver.aggregate.partition": {
-        "dra_solver.aggregate",
-        "dra_solver.allocators",
+    # `--partitions K`: parts planned apart (each a run), then a repair pass
+    "dra_solver.planners.partition": {
         "dra_solver.api",
         "dra_solver.deadline",
         "dra_solver.errors",
         "dra_solver.executors",
         "dra_solver.output",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-        "dra_solver.planning.run",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.bounds",
+        "dra_solver.planners.run",
+        "dra_solver.planning",
     },
-    # the one run: Options, plan(), allocate()
+    # the one run: plan(), allocate()
     "dra_solver.pipeline": {
-        "dra_solver.aggregate.partition",
         "dra_solver.api",
         "dra_solver.cel",
-        "dra_solver.demand",
         "dra_solver.errors",
         "dra_solver.gates",
-        "dra_solver.planning.finish",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-        "dra_solver.planning.triage",
-        "dra_solver.planning.run",
+        "dra_solver.planners.partition",
+        "dra_solver.planners.run",
+        "dra_solver.planners.whatif",
+        "dra_solver.planning",
         "dra_solver.problem",
-        "dra_solver.whatif",
-        "dra_solver.whatif.templates",
     },
-    # plans about plans, and why not: above the pipeline
-    "dra_solver.whatif.filling": {
-        "dra_solver.api",
-        "dra_solver.errors",
-        "dra_solver.output",
-        "dra_solver.pipeline",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-    },
-    "dra_solver.whatif.sweep": {
+    # plans about plans, above the pipeline: `fill`, `--scenario`
+    "dra_solver.whatif": {
         "dra_solver.api",
         "dra_solver.errors",
         "dra_solver.executors",
+        "dra_solver.output",
         "dra_solver.pipeline",
-        "dra_solver.planning.job",
-        "dra_solver.whatif.templates",
+        "dra_solver.planning",
     },
     # re-planning: a plan kept between calls and updated incrementally (`Planner`)
     "dra_solver.replan": {
-        "dra_solver.aggregate",
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.cel",
         "dra_solver.check",
         "dra_solver.deadline",
-        "dra_solver.demand",
         "dra_solver.errors",
-        "dra_solver.firstfit",
-        "dra_solver.output",
         "dra_solver.pipeline",
-        "dra_solver.planning.finish",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-        "dra_solver.planning.triage",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.firstfit",
+        "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
     },
-    "dra_solver.explain.diagnosis": {
-        "dra_solver.aggregate",
+    # explain/: `dra-solver explain` / `dra_solver.why`, with the minimal blocking set
+    "dra_solver.explain": {
         "dra_solver.api",
         "dra_solver.cel",
-        "dra_solver.demand",
+        "dra_solver.cpsat",
+        "dra_solver.encoders",
         "dra_solver.errors",
-        "dra_solver.explain",
-        "dra_solver.explain.blocking",
         "dra_solver.gates",
+        "dra_solver.interrupt",
         "dra_solver.inventory",
         "dra_solver.pipeline",
-        "dra_solver.planning.resolve",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
         "dra_solver.reference",
-        "dra_solver.whatif.templates",
     },
-    # preempt/: `plan --preempt`, the batch model over the per-device model, and upstream's answer
+    # preempt/: `plan --preempt`, the batch models, and upstream's answer
     "dra_solver.preempt": {
-        "dra_solver.aggregate",
-        "dra_solver.allocators",
         "dra_solver.api",
         "dra_solver.check",
         "dra_solver.cpsat",
         "dra_solver.deadline",
-        "dra_solver.demand",
         "dra_solver.encoders",
         "dra_solver.errors",
-        "dra_solver.firstfit",
         "dra_solver.interrupt",
         "dra_solver.inventory",
         "dra_solver.pipeline",
-        "dra_solver.planning.finish",
-        "dra_solver.planning.gangs",
-        "dra_solver.planning.job",
-        "dra_solver.planning.ledger",
-        "dra_solver.planning.resolve",
-        "dra_solver.planning.triage",
+        "dra_solver.planners.aggregated",
+        "dra_solver.planners.firstfit",
+        "dra_solver.planners.perdevice",
+        "dra_solver.planning",
         "dra_solver.problem",
         "dra_solver.problem.flat",
     },
     # the command line: loads, calls, prints
     "dra_solver.cli": {
-        "dra_solver.interrupt",
         "dra_solver.api",
         "dra_solver.api.live",
         "dra_solver.api.watch",
@@ -355,19 +279,16 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.deadline",
         "dra_solver.errors",
         "dra_solver.executors",
-        "dra_solver.explain.diagnosis",
+        "dra_solver.explain",
         "dra_solver.gates",
+        "dra_solver.interrupt",
         "dra_solver.output",
         "dra_solver.pipeline",
-        "dra_solver.planning.job",
-        "dra_solver.planning.resolve",
-        "dra_solver.planning.triage",
-        "dra_solver.planning.run",  # fewer_collections around a preemption plan, as pipeline.plan does
+        "dra_solver.planners.run",
+        "dra_solver.planning",
         "dra_solver.preempt",
         "dra_solver.replan",
-        "dra_solver.whatif.filling",
-        "dra_solver.whatif.sweep",
-        "dra_solver.whatif.templates",
+        "dra_solver.whatif",
     },
 }
 
@@ -375,8 +296,16 @@ ALLOWED: dict[str, set[str]] = {
 TOP = {"dra_solver", "dra_solver.__main__"}
 
 # (importer, imported): an import under `if TYPE_CHECKING:` only, for annotations, that goes up
-# a floor. None today: a partition runs `planning.run.run`, which sits below it.
+# a floor. None today.
 TYPE_ONLY: set[tuple[str, str]] = set()
+
+# (importer, imported) modules whose import may close a circle of imports (one under
+# TYPE_CHECKING counts as any other): none. A circle is a floor that does not know its place.
+CIRCLES: set[tuple[str, str]] = set()
+
+TOP_MODULES = 12
+"""At most this many modules at the top of `solver/`: the ground floor, the one-node allocators,
+the pipeline and the package's own; everything else lives in a folder of its room."""
 
 
 @functools.cache
@@ -470,6 +399,105 @@ def test_the_floors_are_one_way() -> None:
         and not target.startswith(group + ".")
     ]
     assert up == []
+
+
+def _floor(module: str) -> int | None:
+    """The index of the module's group in ALLOWED (its floor); None above every floor (TOP)."""
+    group = _group(module, set(ALLOWED))
+    return None if group is None else list(ALLOWED).index(group)
+
+
+def test_no_upward_imports() -> None:
+    """Every import of the package goes to the importer's own floor or one below it: none runs
+    back up (a package reading its own module listed after it, `check.expressions`, excepted,
+    and the type-only imports of TYPE_ONLY)."""
+    up = []
+    for module, path in _modules().items():
+        floor = _floor(module)
+        if floor is None:
+            continue
+        group = list(ALLOWED)[floor]
+        for imported in _imports(path, module):
+            target = _floor(imported)
+            if target is None or target <= floor:
+                continue
+            if imported.startswith(group + ".") or (group, list(ALLOWED)[target]) in TYPE_ONLY:
+                continue
+            up.append(f"{module} imports {imported}")
+    assert up == []
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (under TYPE_CHECKING too), without CIRCLES."""
+    known = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        targets = set()
+        for imported in _imports(path, module):
+            while imported not in known and "." in imported:  # a name of a module: the module
+                imported = imported.rpartition(".")[0]
+            if imported in known and imported != module and (module, imported) not in CIRCLES:
+                targets.add(imported)
+        graph[module] = targets
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circles() -> None:
+    """No module imports itself through others, also not for annotations only (TYPE_CHECKING)."""
+    assert _circles(_import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    """The check above can fail: a circle of three and one of two are found, a chain is not."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}, "g": set()}
+    assert sorted(_circles(graph)) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_few_modules_at_the_top() -> None:
+    top = sorted(p.name for p in (ROOT / "solver").glob("*.py"))
+    assert len(top) <= TOP_MODULES, top
 
 
 def test_no_function_level_imports_of_the_package() -> None:

@@ -26,10 +26,10 @@ import pytest
 from strategies import INPUT_ERRORS
 
 from dra_solver import allocate, plan
-from dra_solver.allocators import ALLOCATORS, Cpsat
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel.checks import validate_all
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.policy import ALLOCATORS, Cpsat
 from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
@@ -235,7 +235,7 @@ def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
         pytest.skip(f"input error: {exc}")
     runs = [(mode, 1) for mode in ("never", "always", "auto")]
     if len(nodes) > 1:
-        runs.append(("auto", 2))  # two parts and a repair pass (`solver.aggregate.partition`)
+        runs.append(("auto", 2))  # two parts and a repair pass (`solver.planners.partition`)
     for mode, parts in runs:
         monkeypatch.setitem(ALLOCATORS, "cpsat", Cpsat(mode))  # type: ignore[arg-type]
         opts = {"feature_gates": GATES, "time_limit": 5.0, "partitions": parts}

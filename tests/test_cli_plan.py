@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from dra_solver.cli.main import app
 from dra_solver.cli.plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan_summary
-from dra_solver.planning.job import PlanOutcome, PodPlan
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""`plan`'s request (`dra_solver.cli.plan.PlanRequest`): what the user asked, parsed once, and
+"""`plan`'s request (`dra_solver.cli.request.PlanRequest`): what the user asked, parsed once, and
 the one Options built from it — the steps after the search use those options, not the ones the
 search ran with (whose executor is shut down by then)."""
 

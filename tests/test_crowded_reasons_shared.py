@@ -1,5 +1,5 @@
 """The reasons of the pods a plan leaves out are shared between pods that provably get the
-same words (`explain.crowding.crowded_reasons`, share=True): here every pod's words — its
+same words (`planners.crowding.crowded_reasons`, share=True): here every pod's words — its
 reason and each node's — must be what wording it on its own gives (share=False), for both
 allocators, on generated clusters with priorities, node resources, node selectors, several
 claims per pod and claim names with digits in them.
@@ -7,7 +7,7 @@ claims per pod and claim names with digits in them.
 Why these tests: under first fit a pod's words name the placed pods ahead of it in the queue,
 so two pods of one class and priority share words only when no placed pod of that priority
 that could take their room stands between them (`_Index.queue_key`); and a pod's other nodes
-are grouped with its own claim names put in (`_Parts.say`, `firstfit.counted_groups`).
+are grouped with its own claim names put in (`_Parts.say`, `firstfit.words.counted_groups`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_solver.api.cluster import Cluster
-from dra_solver.explain import crowding
-from dra_solver.firstfit import counted_groups, reason_groups, template_counts
 from dra_solver.pipeline import plan
-from dra_solver.planning import run as planning_run
-from dra_solver.planning.job import PlanOutcome
+from dra_solver.planners import crowding
+from dra_solver.planners import run as planning_run
+from dra_solver.planners.firstfit.words import counted_groups, reason_groups, template_counts
+from dra_solver.planning.outcome import PlanOutcome
 
 DRIVER = "gpu.example.com"
 SUFFIX = ("a", "b")

@@ -24,7 +24,7 @@ from dra_solver import Cluster, NodeTemplate, Planner, plan
 from dra_solver import cpsat as cpsat_module
 from dra_solver.deadline import CUT_SHORT, Deadline
 from dra_solver.errors import SearchAborted
-from dra_solver.planning.job import PlanOutcome
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.preempt import plan_preempt
 from dra_solver.replan import planner as planner_module
 
@@ -174,7 +174,13 @@ def test_no_search_has_a_wall_clock_limit_without_a_deadline(monkeypatch: pytest
         limits.append(solver.parameters.max_time_in_seconds)
         return solver
 
-    for module in ("cpsat", "aggregate.patterns", "aggregate.master", "preempt.model", "explain.blocking"):
+    for module in (
+        "cpsat",
+        "planners.aggregated.patterns",
+        "planners.aggregated.master",
+        "preempt.model",
+        "explain.blocking",
+    ):
         monkeypatch.setattr(f"dra_solver.{module}.cp_solver", spy)
     plan(Cluster.from_objects(heterogeneous(4, 24, seed=5)), time_limit=1.0)
     plan(Cluster.from_objects(mixed_cluster(10, 50, seed=4)), time_limit=1.0)

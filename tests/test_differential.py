@@ -66,7 +66,7 @@ def test_cpsat_places_at_least_as_many_claims_as_reference_one_by_one(case) -> N
     if not any(_order_dependent(cluster.claim(n)) for n in names):
         # Without All and adminAccess requests the combined model itself must be at least as
         # good: one by one, All-sets can shrink and admin placements stop counting once
-        # allocated (see dra_solver.allocators.Cpsat).
+        # allocated (see dra_solver.planners.policy.Cpsat).
         problem = build_problem(cluster, [cluster.claim(n) for n in names], NODE, gates)
         out = solve(problem, mode="free", time_limit=5.0)
         assert out.placed >= greedy.placed

@@ -1,4 +1,4 @@
-"""The incremental first fit (`solver.firstfit`) decides exactly as the per-pod path did.
+"""The incremental first fit (`solver.planners.firstfit`) decides exactly as the per-pod path did.
 
 The oracle below is the first fit as it was before it became incremental: for every (pod,
 node) a fresh Problem from the whole cluster with every earlier placement (`build_problem`),
@@ -22,21 +22,24 @@ from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
 from benchmarks.workloads import mixed_cluster
-from dra_solver import firstfit
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
 from dra_solver.cel.checks import validate_all as validate_cluster
 from dra_solver.check import CheckFailed, check
-from dra_solver.demand import NodeBook
 from dra_solver.errors import DRASolverError, InvalidPools, SearchAborted
-from dra_solver.explain.reasons import explain_unschedulable
-from dra_solver.firstfit import DETAIL_NODES, FirstFit, _Placing, why_not
 from dra_solver.pipeline import plan
-from dra_solver.planning.job import Job, Options, PodPlan, Unit
+from dra_solver.planners.firstfit import batch, engine
+from dra_solver.planners.firstfit.batch import FirstFit
+from dra_solver.planners.firstfit.engine import _Placing
+from dra_solver.planners.firstfit.words import DETAIL_NODES, why_not
+from dra_solver.planning.job import Job, Options, Unit
 from dra_solver.planning.ledger import Ledger
+from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
+from dra_solver.problem.demand import NodeBook
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
+from dra_solver.reference.reasons import explain_unschedulable
 
 
 def per_pod_first_fit(job: Job, max_steps: int) -> list[PodPlan]:
@@ -258,7 +261,7 @@ def test_an_unplaced_pod_over_many_nodes_gets_one_line_and_every_node_in_node_re
     assert not last.placed and len(last.node_reasons) == 10
     reason = last.reason or ""
     # The GPU nodes come first: only the plan's earlier pods stand in the way there
-    # (solver.explain.crowding); the nodes the pod itself rules out are counted by reason.
+    # (solver.planners.crowding); the nodes the pod itself rules out are counted by reason.
     assert "\n" not in reason and reason.startswith(
         "no node fits the pod (0 of 10 nodes): fits on n1, n3, n5, n7 and 1 more alone, "
         "but other pods of this plan take the room there (first fit: the same or a higher "
@@ -510,23 +513,23 @@ def test_pods_turned_away_again_get_the_reasons_of_a_full_rewording(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A shape that fits nowhere, turned away again after a change, has only the changed
-    nodes worded anew (`firstfit._nowhere` with the earlier answer): every pod's line and
+    nodes worded anew (`firstfit.engine._nowhere` with the earlier answer): every pod's line and
     per-node reasons equal those of wording every node each time, over more nodes than the
     line names one by one (so the grouped summary is compared too)."""
     cluster = Cluster.from_objects(mixed_cluster(12, 90, seed=seed))
     job = _job(cluster, None, list(cluster.nodes))
     assert len(job.nodes) > DETAIL_NODES
     reused: list[int] = []
-    keep = firstfit._nowhere
+    keep = engine._nowhere
 
     def counting(tried: Any, before: Any = None, again: Any = ()) -> Any:
         if before is not None:
             reused.append(len(again))
         return keep(tried, before, again)
 
-    monkeypatch.setattr(firstfit, "_nowhere", counting)
+    monkeypatch.setattr(batch, "_nowhere", counting)
     got = FirstFit().plan(job).pods
-    monkeypatch.setattr(firstfit, "_nowhere", lambda tried, before=None, again=(): keep(tried))
+    monkeypatch.setattr(batch, "_nowhere", lambda tried, before=None, again=(): keep(tried))
     want = FirstFit().plan(job).pods
     assert reused  # the earlier answer was used, not only a full wording
     assert [(p.name, p.reason, dict(p.node_reasons)) for p in got] == [
@@ -569,7 +572,7 @@ def test_a_gang_undone_forgets_the_nodes_passed_over(seed: int, monkeypatch: pyt
 @st.composite
 def network_pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
     """Nodes that share network-attached pools (issue #40): most without slices of their own,
-    labelled alike or not, so that first fit groups them into worlds (`firstfit.World`); pools
+    labelled alike or not, so that first fit groups them into worlds (`firstfit.engine.World`); pools
     selected by a label, by allNodes, per device, or by node name; shared counters that the
     partitions consume; claims of 1-3 devices, some matched to one pool, some in All mode;
     a claim already holding a partition."""

@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dra_solver import Cluster, plan
-from dra_solver.allocators import Cpsat
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check, check_gangs
 from dra_solver.errors import InputError
+from dra_solver.planners.policy import Cpsat
+from dra_solver.planners.run import run
 from dra_solver.planning.job import Options
 from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
-from dra_solver.planning.run import run
 
 BOTH = ["reference", "cpsat"]
 

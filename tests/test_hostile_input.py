@@ -310,7 +310,7 @@ def slow_cluster(tmp_path: Path) -> Path:
     """Many pods over many nodes, most fitting nowhere: first fit alone takes far longer
     than the signal delay (each pod is tried, and explained, on every node). Every claim's
     spec differs (its opaque parameters), so first fit cannot reuse one pod's answers for
-    the next (`solver.firstfit` shares them between pods of one claim shape)."""
+    the next (`solver.planners.firstfit` shares them between pods of one claim shape)."""
     claims = [claim_yaml(f"c{i}", count=1 if i < 50 else 2, parameters=f"{{i: {i}}}") for i in range(400)]
     path = tmp_path / "slow.yaml"
     path.write_text(cluster(*claims, nodes=200), encoding="utf-8")

@@ -2,10 +2,10 @@
 (`benchmarks.netpools`: every pool selected by a label, so every node sees every pool;
 2-device claims matched to one pool; partitions sharing a pool's counters).
 
-- CP-SAT plans it with the aggregated model over pools (`aggregate.pools`): the optimum (two
+- CP-SAT plans it with the aggregated model over pools (`aggregated.pools`): the optimum (two
   claims per free pool), proven, without a per-node copy of any pool;
 - first fit keeps one context and one Problem per world of nodes, counted again only where a
-  placement changed something (`firstfit.World`): the work is counted, not timed;
+  placement changed something (`firstfit.engine.World`): the work is counted, not timed;
 - where the model over pools would not be exact, it says why and the plan goes on without it.
 """
 
@@ -18,12 +18,15 @@ from typing import Any
 import pytest
 
 from benchmarks.netpools import LABEL, netpools, optimum
-from dra_solver import Cluster, Planner, firstfit, plan
-from dra_solver.aggregate.pools import pooled
-from dra_solver.firstfit import FirstFit, _Placing
+from dra_solver import Cluster, Planner, plan
 from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import Options, PodPlan
+from dra_solver.planners.aggregated.pools import pooled
+from dra_solver.planners.firstfit import engine as firstfit
+from dra_solver.planners.firstfit.batch import FirstFit
+from dra_solver.planners.firstfit.engine import _Placing
+from dra_solver.planning.job import Options
 from dra_solver.planning.ledger import Ledger
+from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import make_job, resolve_units, with_nodes
 from dra_solver.replan import planner as planner_module
 

@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from dra_solver import Cluster, Options, allocate, plan
-from dra_solver.allocators import Cpsat
 from dra_solver.api.models import Pod
 from dra_solver.api.validate import validate_object
 from dra_solver.check import check_node_resources
 from dra_solver.cli.main import app
-from dra_solver.firstfit import FirstFit
+from dra_solver.planners.firstfit.batch import FirstFit
+from dra_solver.planners.policy import Cpsat
 from dra_solver.planning.resolve import make_job, resolve_units, with_nodes
 from dra_solver.problem.resources import pod_requests
 
@@ -100,7 +100,7 @@ def test_cpu_binds_before_gpus(allocator: str) -> None:
     out = run(objs, allocator)
     assert placed_names(out) == ["default/p0", "default/p1"]  # identical pods: queue order
     unplaced = [p for p in out.pods if not p.placed]
-    # each fits alone: the two placed pods take the cpu (solver.explain.crowding)
+    # each fits alone: the two placed pods take the cpu (solver.planners.crowding)
     assert all(
         (p.reason or "").startswith("fits on n1 alone, but other pods of this plan take the room there")
         and (p.reason or "").endswith("on n1, beside default/p0, default/p1 the node has Insufficient cpu")

@@ -13,9 +13,9 @@ import pytest
 from builders import claim, device, device_class, request, resource_slice
 
 from dra_solver import Cluster, plan
-from dra_solver.allocators import COMPLETE
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.bounds import COMPLETE
 from dra_solver.problem.flat import claim_weight
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +86,8 @@ def test_the_aggregated_budget_is_work_not_wall_clock(monkeypatch: pytest.Monkey
     import time
 
     from dra_solver import interrupt
-    from dra_solver.aggregate.patterns import ModelContext
     from dra_solver.deadline import Deadline
+    from dra_solver.planners.aggregated.patterns import ModelContext
 
     ctx = ModelContext(Cluster(), [], [], FeatureGates(), EvalCache(), 0, 2.0)
     assert ctx.left() == 2.0
@@ -148,14 +148,16 @@ def _gpu_nodes(gpus: int, cpu: str = "4") -> list[dict[str, Any]]:
 def _no_model(monkeypatch: Any) -> None:
     """Make both models fail loudly if they run; the job counts as large (above
     `PER_DEVICE_MAX`, where the aggregated model would plan)."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.perdevice as perdevice
+    import dra_solver.planners.policy as policy
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a model ran although first fit placed every pod that may be placed")
 
-    real = allocators.aggregate
+    real = policy.aggregate
 
     def not_before(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
         """Before first fit (`without_first_fit`) the aggregated model is asked whether it
@@ -166,8 +168,9 @@ def _no_model(monkeypatch: Any) -> None:
         assert isinstance(out, str)
         return out
 
-    monkeypatch.setattr(allocators, "aggregate", not_before)
-    monkeypatch.setattr(allocators, "solve", refuse)
+    monkeypatch.setattr(policy, "aggregate", not_before)
+    monkeypatch.setattr(expansion, "aggregate", not_before)
+    monkeypatch.setattr(perdevice, "solve", refuse)
 
 
 def test_first_fit_placing_every_pod_is_optimal_without_a_model(monkeypatch: Any) -> None:
@@ -217,9 +220,9 @@ def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
     """Three pods of two cpu, one GPU each; the node has three GPUs but four cpu. First fit
     leaves the third out because the first two took the cpu — before the plan the node would
     take it, so first fit has not proven anything: the model runs and proves the bound."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.policy as policy
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
     out = plan(cluster)
     s = out.stats
@@ -232,9 +235,9 @@ def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
 def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
     """Two pods, one GPU: first fit places one, the other fits the node before the plan (only
     the device is taken). Not complete: the model proves the bound."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.policy as policy
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
     job_stats = plan(cluster).stats
     assert job_stats["bound_from"] != COMPLETE
@@ -256,8 +259,8 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
     """Above `PER_DEVICE_MAX` pods x nodes the aggregated model runs before first fit; its plan
     proven OPTIMAL places at least first fit's weight, so first fit never runs — and the plan
     places the same weight as the run that starts from first fit."""
-    import dra_solver.allocators as allocators
-    from dra_solver.firstfit import FirstFit
+    import dra_solver.planners.policy as policy
+    from dra_solver.planners.firstfit.batch import FirstFit
 
     cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
     with_first = plan(cluster)
@@ -266,7 +269,7 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("first fit ran although the model proved its plan optimal")
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     monkeypatch.setattr(FirstFit, "plan", refuse)
     out = plan(cluster)
     s = out.stats
@@ -278,11 +281,11 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
 def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit(monkeypatch: Any) -> None:
     """Without first fit, a pod the plan leaves out that fits alone on no node gets every
     node's reason on the input's cluster — the words first fit gives it."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.policy as policy
 
     cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
     expected = plan(cluster).pod("default/nowhere")
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     out = plan(cluster)
     assert "reference_placed" not in out.stats
     pod = out.pod("default/nowhere")
@@ -296,18 +299,20 @@ def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any)
     first fit, as always. Here the model before first fit is told that its bound is none."""
     from dataclasses import replace
 
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.policy as policy
 
     firsts: list[object] = []
-    real = allocators.aggregate
+    real = policy.aggregate
 
     def unproven(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
         firsts.append(first)
         agg = real(job, first, *args, **kwargs)
         return replace(agg, bound_proven=False) if first is None and not isinstance(agg, str) else agg
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
-    monkeypatch.setattr(allocators, "aggregate", unproven)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "aggregate", unproven)
+    monkeypatch.setattr(expansion, "aggregate", unproven)
     out = plan(_gpu_fleet(6, 20, []))
     assert firsts[0] is None and len(firsts) == 2 and firsts[1] is not None  # again, after first fit
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
@@ -317,7 +322,8 @@ def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any)
 def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> None:
     """Why the aggregated model does not apply does not depend on first fit's plan: found
     before first fit, it is not looked for again after."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.policy as policy
 
     calls: list[object] = []
 
@@ -325,8 +331,9 @@ def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> Non
         calls.append(first)
         return "does not apply, for the test"
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
-    monkeypatch.setattr(allocators, "aggregate", never)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "aggregate", never)
+    monkeypatch.setattr(expansion, "aggregate", never)
     out = plan(_gpu_fleet(6, 20, []))
     assert calls == [None]
     assert out.stats["aggregated"] == "no: does not apply, for the test"
@@ -338,18 +345,20 @@ def test_an_interrupt_during_the_model_before_first_fit_keeps_its_plan(monkeypat
     nothing, so the model's checked plan so far is returned (not an empty one), its status
     from its own bound, and its pods left out say the run was interrupted — not that they were
     left out for others."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.policy as policy
     from dra_solver import interrupt
 
-    real = allocators.aggregate
+    real = policy.aggregate
 
     def cut_short(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
         agg = real(job, first, *args, **kwargs)
         interrupt.request()  # the signal arrives as the model ends
         return agg
 
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)
-    monkeypatch.setattr(allocators, "aggregate", cut_short)
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    monkeypatch.setattr(policy, "aggregate", cut_short)
+    monkeypatch.setattr(expansion, "aggregate", cut_short)
     try:
         out = plan(_gpu_fleet(6, 20, []))
     finally:

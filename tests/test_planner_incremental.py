@@ -1,5 +1,5 @@
 """`Planner.update`'s incremental path (issue #30 §2): pods only, on the first-fit run the last
-plan left (`firstfit.Resumable`). Each rule it relies on, as a test: it decides as first fit
+plan left (`firstfit.resumable.Resumable`). Each rule it relies on, as a test: it decides as first fit
 over every node would; every plan it returns passed the checker, new placements by the
 checker itself (a corrupted one is refused) and kept ones by the plan that placed them."""
 
@@ -16,8 +16,8 @@ from dra_solver import Cluster, Planner, check_cluster, plan
 from dra_solver.api.models import ResourceClaim
 from dra_solver.check import CheckFailed
 from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import PlanOutcome, PodPlan
 from dra_solver.planning.ledger import Ledger
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
 from dra_solver.replan import planner as planner_module
 
 OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}

@@ -20,12 +20,13 @@ from hypothesis import strategies as st
 from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
 from dra_solver.api.models import ResourceClaim
-from dra_solver.demand import Needs
-from dra_solver.firstfit import Resumable
 from dra_solver.gates import FeatureGates
 from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import Options, PlanOutcome
+from dra_solver.planners.firstfit.resumable import Resumable
+from dra_solver.planning.job import Options
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.planning.resolve import make_job, units_for
+from dra_solver.problem.demand import Needs
 from dra_solver.replan import local as local_module
 from dra_solver.replan import planner as planner_module
 from dra_solver.replan.local import min_devices

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
 from dra_solver.output.objects import cluster_after
-from dra_solver.planning.job import PlanOutcome
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.problem.flat import claim_weight
 from dra_solver.replan import planner as planner_module
 

@@ -20,7 +20,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import Pod, ResourceClaim, ResourceClaimConsumerReference
 from dra_solver.check import PREEMPTION_KINDS, check_preemption
 from dra_solver.gates import FeatureGates
-from dra_solver.planning.job import PodPlan
+from dra_solver.planning.outcome import PodPlan
 from dra_solver.preempt import plan_preempt
 
 

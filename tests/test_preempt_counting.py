@@ -98,7 +98,7 @@ def test_levels_a_candidate_priority_separates_stay_apart() -> None:
     priority-150 pod: two kinds; 200 and 300 are alike to every candidate: one kind, weight 1,
     its units in queue order."""
     from dra_solver.preempt import counting
-    from dra_solver.preempt.model import Setting
+    from dra_solver.preempt.setting import Setting
 
     cluster = build(
         {"n1": 4},

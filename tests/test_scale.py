@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
-import dra_solver.aggregate.classes as classes_mod
-import dra_solver.aggregate.patterns as patterns_mod
+import dra_solver.planners.aggregated.classes as classes_mod
+import dra_solver.planners.aggregated.patterns as patterns_mod
 from benchmarks.workloads import mixed_cluster, skewed_cluster
 from dra_solver import Cluster, plan
-from dra_solver.aggregate.classes import index_signature, node_classes, pod_classes
 from dra_solver.cel import EvalCache
-from dra_solver.firstfit import Solo
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.aggregated.classes import index_signature, node_classes, pod_classes
+from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planning.resolve import all_with_nodes, join_shared, resolve_nodes, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 

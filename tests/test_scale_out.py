@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from benchmarks.workloads import GPU, sized_claims
 from dra_solver import plan
-from dra_solver.aggregate.partition import split
 from dra_solver.api.cluster import Cluster
 from dra_solver.check import check
 from dra_solver.cli.main import app
 from dra_solver.executors import RayExecutor, local_pool, run_units
+from dra_solver.planners.partition import split
 from dra_solver.whatif.sweep import ScenarioRow, sweep, sweep_table
 
 pytestmark = pytest.mark.xdist_group("scale_out")

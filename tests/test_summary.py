@@ -16,9 +16,9 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.cli.main import app
 from dra_solver.cli.plan import plan_summary
 from dra_solver.output.report import render_report
-from dra_solver.output.summary import PlanSummary
 from dra_solver.pipeline import plan
-from dra_solver.planning.job import Options, PlanOutcome, PodPlan
+from dra_solver.planning.job import Options
+from dra_solver.planning.outcome import PlanOutcome, PlanSummary, PodPlan
 from dra_solver.problem.flat import claim_weight
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,17 +147,18 @@ def test_a_pod_the_model_placed_but_expansion_dropped_is_listed_with_that_reason
     nowhere; the aggregated model puts `one` on node-b and `two` on node-a. If node-a's exact
     device allocation then fails (simulated here), `two` is not in the output: the summary
     counts what is, and `two`'s reason says what happened — not "left out so that more fit"."""
-    import dra_solver.allocators as allocators
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.policy as policy
 
-    real = allocators.allocate_node
+    real = expansion.allocate_node
 
     def failing_on_a(ctx: Any, node: str, claims: Any, group_of: Any, **kw: Any) -> Any:
         problem, assignment = real(ctx, node, claims, group_of, **kw)
         return problem, None if node == "node-a" else assignment
 
-    monkeypatch.setattr(allocators, "allocate_node", failing_on_a)
-    monkeypatch.setitem(allocators.ALLOCATORS, "cpsat", allocators.Cpsat("always"))
-    monkeypatch.setattr(allocators, "PER_DEVICE_MAX", 0)  # no per-device refinement after the gap
+    monkeypatch.setattr(expansion, "allocate_node", failing_on_a)
+    monkeypatch.setitem(policy.ALLOCATORS, "cpsat", policy.Cpsat("always"))
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)  # no per-device refinement after the gap
     objs = [
         device_class("gpu"),
         resource_slice("a", [device("gpu-0"), device("gpu-1")], node="node-a"),

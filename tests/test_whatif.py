@@ -13,13 +13,13 @@ from builders import claim, device, device_class, request, resource_slice
 from test_gangs import gpu_pod, pod, pod_group
 from typer.testing import CliRunner
 
-import dra_solver.allocators as allocators
+import dra_solver.planners.aggregated.expansion as expansion
 from dra_solver import Cluster, NodeTemplate, fill, plan
+from dra_solver.api.templates import with_copies
 from dra_solver.cli.main import app
 from dra_solver.errors import InputError
 from dra_solver.planning.job import Options
 from dra_solver.whatif.sweep import Scenario, sweep
-from dra_solver.whatif.templates import with_copies
 
 
 def node(name: str, gpus: int, cost: int | None = None) -> list[dict[str, Any]]:
@@ -336,7 +336,7 @@ def true_optimum(sizes: list[int], existing: list[int], kinds: list[tuple[int, i
 def greedy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the aggregated model out, as a gang whose pods share a claim or a DRA-served
     extended resource would: what-if takes the greedy per-device path."""
-    monkeypatch.setattr(allocators, "aggregate", lambda *args, **kwargs: "kept out by the test")
+    monkeypatch.setattr(expansion, "aggregate", lambda *args, **kwargs: "kept out by the test")
 
 
 def greedy_example() -> tuple[Cluster, list[NodeTemplate]]:
@@ -494,13 +494,13 @@ def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypa
     """When the expanded model plan places less than first fit (here: a model plan emptied on
     purpose), first fit's copies are kept: FEASIBLE, `fallback` says so, and the model's cost proof (for
     another plan) is not reused — the cost bound drops to 0, still below the true optimum."""
-    real = allocators.aggregate
+    real = expansion.aggregate
 
     def emptied(*args: Any, **kwargs: Any) -> Any:
         agg = real(*args, **kwargs)
         return dataclasses.replace(agg, placements={}, objective=0)
 
-    monkeypatch.setattr(allocators, "aggregate", emptied)
+    monkeypatch.setattr(expansion, "aggregate", emptied)
     kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
     out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
     assert out.placed == 4 and out.stats["status"] == "FEASIBLE" and out.stats["fallback"] == "first fit"

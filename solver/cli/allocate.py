@@ -15,7 +15,7 @@ from ..output.objects import ANNOTATION, OutputMode, changed_objects, cluster_af
 from ..output.table import plan_tables
 from ..pipeline import AllocationOutcome
 from ..pipeline import allocate as allocate_claims
-from ..planning.job import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import known_nodes
 from .console import EXIT_UNSCHEDULABLE, err, fail, out
 from .inputs import Inputs, load_valid

@@ -23,12 +23,12 @@ from ..api.live import LiveRead, Progress, Target
 from ..api.live import read as read_cluster
 from ..api.load import Unread, load_lenient, load_sourced
 from ..api.models import TypeMeta
+from ..api.templates import NodeTemplate
 from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
 from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
 from ..planning.triage import triage
-from ..whatif.templates import NodeTemplate
 from .console import err, fail, print_warnings
 from .help import UsageError
 

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
 
@@ -30,26 +30,25 @@ from rich.text import Text
 
 from .. import interrupt
 from ..api.cluster import Cluster
+from ..api.templates import NodeTemplate
 from ..deadline import Deadline, enforced
 from ..deadline import fired as cut_short
 from ..errors import DRASolverError, InputError
 from ..executors import open_executor
-from ..gates import FeatureGates
 from ..output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
 from ..output.report import write_report
-from ..output.summary import PlanSummary
 from ..output.table import plan_tables
 from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
-from ..planning.job import Options, PlanOutcome, PodPlan
-from ..planning.resolve import PodInput, resolve_nodes, resolve_units
-from ..planning.run import fewer_collections
+from ..planners.run import fewer_collections
+from ..planning.job import Options
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan
+from ..planning.resolve import resolve_nodes
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
 from ..preempt.model import cluster_after_evictions
 from ..whatif.filling import Fill
 from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
-from ..whatif.templates import NodeTemplate
 from .console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
 from .inputs import Inputs, live_target, load_template, load_valid
@@ -75,6 +74,7 @@ from .options import (
     TimeLimitOpt,
     TimeoutOpt,
 )
+from .request import PlanRequest
 from .steps import steps_annotations, steps_rows, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
@@ -92,96 +92,6 @@ UNPLACED_LINES = 10
 line. Why: stderr is the short summary whatever the size of the plan (issue #12) — a plan of
 thousands of pods that do not fit must not write thousands of lines; the table and `explain`
 have the details."""
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """What `plan` is asked, as given on the command line (names not yet resolved on the input)."""
-
-    inputs: Inputs
-    search: Search
-    output: Output
-    pods: tuple[PodInput, ...] | None
-    """--pod; None: plan's default (every pending pod); empty: none (-n of a namespace without any)."""
-    nodes: tuple[str, ...] | None
-    """--node; None: every node the input knows."""
-    fill: str | None
-    node_templates: tuple[str, ...]
-    max_new_nodes: int | None
-    executor: ExecutorChoice
-    workers: int | None
-    partitions: int
-    repair: AllocatorChoice
-    scenarios: tuple[str, ...]
-    namespace: str | None
-    all_namespaces: bool
-    report: str | None
-    compare: bool
-    preempt: bool = False
-    """--preempt: lower-priority running pods may be evicted (`dra_solver.preempt`)."""
-    allow_moves: bool = False
-    """--allow-moves (with --preempt): controller-owned running pods may be moved instead of
-    evicted (`dra_solver.preempt.moves`)."""
-    deadline: Deadline | None = None
-    """--timeout: the whole run's one wall-clock limit, from the moment the command started."""
-
-    def options(self, gates: FeatureGates) -> Options:
-        """The run's one Options (the executor and the progress bar join it while it runs)."""
-        return self.search.options(
-            gates, partitions=self.partitions, repair=self.repair.value, deadline=self.deadline
-        )
-
-    def in_namespace(self, cluster: Cluster, gates: FeatureGates) -> PlanRequest:
-        """`-n NS`: names without a namespace are in NS; without --pod (and --fill), the pods to
-        plan are the pending pods of NS only — what `plan` would take by default, in that
-        namespace (a pod of plain claims, its claims'). A namespace without pending pods plans
-        none."""
-        namespace = self.namespace
-        if namespace is None:
-            return self
-        if self.all_namespaces:
-            fail([InputError("give either --namespace (-n) or --all-namespaces (-A)")])
-
-        def qualified(name: str) -> str:
-            return name if "/" in name else f"{namespace}/{name}"
-
-        if self.fill is not None:
-            return replace(self, fill=qualified(self.fill))
-        if self.pods:
-            return replace(self, pods=tuple(qualified(p) if isinstance(p, str) else p for p in self.pods))
-        selected: list[PodInput] = []
-        for unit in resolve_units(cluster, None, None, gates):
-            for member in unit.members:
-                if member.pod is not None:
-                    if member.pod.metadata.ns == namespace:
-                        selected.append(member.pod.namespaced_name)
-                elif member.claims and all(c.split("/", 1)[0] == namespace for c in member.claims):
-                    selected.append(list(member.claims))
-        # The pods of NS no plan places (`planning.triage`) are listed with their reasons.
-        selected.extend(h.name for (ns, _), h in cluster.held.items() if ns == namespace)
-        if not selected:
-            known = sorted({ns for ns, _ in [*cluster.pods, *cluster.claims]} | set(cluster.namespaces))
-            hint = f" (namespaces in the input: {', '.join(known)})" if namespace not in known else ""
-            print_warnings([f"no pending pods in namespace {namespace}{hint}"])
-        return replace(self, pods=tuple(selected))
-
-    def check_names(self, cluster: Cluster) -> None:
-        """The names and combinations `plan` is given, checked before it says it is planning: a
-        typo is one error line, not a banner and then an error."""
-        try:
-            if self.fill is not None:
-                if self.node_templates or self.pods:
-                    raise InputError("--fill cannot be combined with --node-template or --pod")
-                cluster.pod(self.fill)
-            for name in self.pods or ():
-                if isinstance(name, str):
-                    cluster.pod(name)
-            if self.preempt and (self.fill is not None or self.node_templates or self.partitions > 1):
-                raise InputError("--preempt cannot be combined with --fill, --node-template or --partitions")
-            if self.nodes or not self.node_templates:
-                resolve_nodes(cluster, self.nodes)
-        except DRASolverError as exc:
-            fail([exc])
 
 
 @dataclass(frozen=True)
@@ -658,7 +568,7 @@ def _sweep(cluster: Cluster, request: PlanRequest, options: Options) -> None:
 
 def whatif_lines(stats: Mapping[str, object]) -> list[str]:
     """The what-if lines on stderr: what is added and its cost, with the cost bound unless the
-    cost is proven least (`solver.whatif.model`: per path, what the bound bounds), then a cap that
+    cost is proven least (`solver.planners.whatif`: per path, what the bound bounds), then a cap that
     binds (or may) and what it costs."""
     cost, bound = stats.get("added_cost"), stats.get("cost_bound")
     line = f"{stats.get('added')} (cost {cost})"
@@ -715,7 +625,7 @@ def plan_summary(outcome: PlanOutcome, seconds: float, counted: str = "pods") ->
     instead (a fallback to first fit), first fit's count, and the wall clock of the planning
     (loading and validating the input, and writing the output, not included). Counts and
     objective describe the pods in the output, each with its own weight; only the bound comes
-    from the allocator (`solver.output.summary`)."""
+    from the allocator (`solver.planning.outcome`)."""
     return PlanSummary.of(outcome).text(seconds, counted)
 
 

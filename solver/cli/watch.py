@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
@@ -46,16 +46,15 @@ from ..deadline import Deadline, enforced
 from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
 from ..output.objects import OutputMode
-from ..planning.job import Options, PlanOutcome
+from ..planning.job import Options
+from ..planning.outcome import PlanOutcome
 from ..planning.triage import triage
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
 from .inputs import read_live
 from .options import ExecutorChoice, OutputFormat, Search
-
-if TYPE_CHECKING:  # plan.py calls `plan_watch`: its request's type only, to type it
-    from .plan import PlanRequest
+from .request import PlanRequest
 
 __all__ = [
     "BATCH_SECONDS",

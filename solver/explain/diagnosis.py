@@ -3,7 +3,7 @@
 Why a module beside `solver.explain.reasons`: that one explains one precomputed Problem in one line
 (what `allocate` and `plan` print). A user asking "why not?" needs the detail behind it, per
 node, with nodes that fail for the same reason grouped: the node constraints (nodeSelector,
-affinity, taints, unschedulable: `problem.scheduling`), node resources (`solver.demand`), and
+affinity, taints, unschedulable: `problem.scheduling`), node resources (`solver.problem.demand`), and
 per request how many devices the node has, how many the class and each selector keep (the
 first selector that rejects devices is named with an example device), which matching devices
 are held and by which claims, the capacity left on shared devices after rounding, devices
@@ -27,19 +27,20 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from ..aggregate.classes import LocalViews, problem_signature
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
 from ..api.quantity import Quantity, quantity_format
+from ..api.templates import NodeTemplate, with_copies
 from ..cel import EvalCache, compile_expression
-from ..demand import Needs, NodeBook
 from ..errors import CelError, DRASolverError, InputError, SearchAborted
 from ..gates import FeatureGates
 from ..inventory import Pools, visible_devices
 from ..pipeline import plan
+from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..problem.build import invalid_pool_words, problem_from_context
 from ..problem.capacity import device_consumption
+from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
 from ..problem.nodealloc import FootprintBook
@@ -47,9 +48,8 @@ from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
 from ..reference import search
-from ..whatif.templates import NodeTemplate, with_copies
+from ..reference.reasons import explain_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
-from .reasons import explain_unschedulable
 
 STEPS = 200_000
 NODE = "<node>"
@@ -567,6 +567,6 @@ def _generic(text: str, node: str | None) -> str:
 
 
 why = explain
-"""The top-level name (`dra_solver.why`): `dra_solver.explain.reasons` is the module of one-line reasons."""
+"""The top-level name (`dra_solver.why`): `dra_solver.reference.reasons` is the module of one-line reasons."""
 
 __all__ = ["Explanation", "NodeAnswer", "explain", "why"]

@@ -26,8 +26,7 @@ from typing import Any
 
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim, TypeMeta
-from ..planning.job import PodPlan
-from .summary import PlanSummary, number_text
+from ..planning.outcome import PlanSummary, PodPlan, number_text
 
 
 class OutputMode(StrEnum):
@@ -81,7 +80,7 @@ def plan_annotations(
 ) -> dict[str, str]:
     """What `plan -o yaml|json` says of itself, on the List's `metadata.annotations`, so that a
     script reads it from stdout instead of parsing stderr: the numbers of the summary line
-    (`solver.output.summary.PlanSummary`) and why each pod not placed is not, as JSON (`namespace/name`
+    (`solver.planning.outcome.PlanSummary`) and why each pod not placed is not, as JSON (`namespace/name`
     -> reason; a Pod's own condition says it too, a pod of plain claims has no Pod). Values are
     strings, as annotations are; the planning time is left out, so that the same input and
     seed give the same output."""

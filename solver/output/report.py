@@ -35,11 +35,10 @@ from typing import TYPE_CHECKING, Any
 from ..api.cluster import Cluster
 from ..api.models import Device, DeviceAttribute, ResourceClaim
 from ..api.quantity import Quantity
+from ..api.templates import COST_ANNOTATION
 from ..gates import FeatureGates
 from ..inventory import DeviceID, in_use_from_claims
-from ..planning.job import PlanOutcome, PodPlan
-from ..whatif.templates import COST_ANNOTATION
-from .summary import PlanSummary, number_text
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, number_text
 from .table import NodeUse, node_devices, node_use
 
 if TYPE_CHECKING:  # both load only when a report is written
@@ -70,7 +69,7 @@ class PlanNumbers:
     placed: int
     total: int
     objective: int
-    """The realized placed weight: each placed pod with its own priority (`solver.output.summary`)."""
+    """The realized placed weight: each placed pod with its own priority (`solver.planning.outcome`)."""
     status: str
     bound: str
     """An upper bound on `objective` (same unit), from the allocator; `-` when none is known."""

@@ -41,7 +41,7 @@ from ..api.models import Device, Pod, ResourceClaim, ResourceSlice
 from ..api.quantity import Quantity, QuantityFormat
 from ..gates import FeatureGates
 from ..inventory import DeviceID, NodeView, gather_pools, in_use_from_claims, visible_devices
-from ..planning.job import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan
 
 NODE_ROWS = 20
 """Up to this many nodes, one row per node; above, one row per node class, so the table

@@ -4,7 +4,7 @@ The last stage of every run (`solver.pipeline`): joined units (pods sharing a cl
 their member pods again, each placed claim names the Pods (or PodGroup) that use it in
 `status.reservedFor`, claims the input had allocated are reserved for the placed pods that use
 them, and the whole plan passes the checker's node-resource, placement and gang rules before
-it is returned (`per_pod`). The stats then describe the realized plan (`output.summary`).
+it is returned (`per_pod`). The stats then describe the realized plan (`planning.outcome`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from ..api.cluster import Cluster, HeldPod
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from ..gates import FeatureGates
-from ..output.summary import PlanSummary
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
-from .job import Member, PlanOutcome, PodPlan, Unit
+from .job import Member, Unit
+from .outcome import PlanOutcome, PlanSummary, PodPlan
 
 
 def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
@@ -54,7 +54,7 @@ def per_pod(
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
     gang minimums (`check.check_gangs`). The stats then describe this realized plan
-    (`solver.output.summary`): objective, placed, pods, status and gap count the pods returned, not
+    (`solver.planning.outcome`): objective, placed, pods, status and gap count the pods returned, not
     the model's units."""
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):

@@ -4,8 +4,8 @@ place (`gang_needs`, `gang_counts`), which pods without claims follow their gang
 (`always_placed`, `free_units`), the per-device model's gang rows (`gang_infos`) and why a
 gang's pods are left out (`gang_reason`, `no_domain`).
 
-Why one module: first fit (`solver.firstfit`), the per-device model (`allocators.Cpsat`), the
-aggregated model (`solver.aggregate.master`) and the pipeline each apply these rules; written
+Why one module: first fit (`solver.planners.firstfit`), the per-device model (`policy.Cpsat`), the
+aggregated model (`solver.planners.aggregated.master`) and the pipeline each apply these rules; written
 once here, they cannot drift apart. The gangs themselves are `planning.job.Gang` (KEP-4671
 minCount, KEP-5732 topology); the model's rows are `encoders.gangs`, the checker's reading
 `check.gangs`.
@@ -23,7 +23,8 @@ from ..errors import InputError
 from ..gates import FeatureGates
 from ..problem.flat import GangInfo
 from ..problem.resources import DONE_PHASES
-from .job import Gang, Job, PlanOutcome, PodPlan, Unit, book_limits
+from .job import Gang, Job, Unit, book_limits
+from .outcome import PlanOutcome, PodPlan
 
 
 def resolve_gangs(
@@ -44,7 +45,7 @@ def resolve_gangs(
     fits (gangscheduling.go, getMinCount: "For basic groups it returns 1"). So the group's
     placed pods share one domain, and the domain placing most of them wins — a gang whose
     all-or-nothing is vacuous. A basic group without the constraint adds nothing to place
-    (`firstfit.FirstFit` still places its pods together, in the PodGroup cycle's order).
+    (`firstfit.batch.FirstFit` still places its pods together, in the PodGroup cycle's order).
 
     A CompositePodGroup hierarchy (`spec.parentCompositePodGroupName`, 1.37 alpha) is refused
     rather than ignored: its minGroupCount would change which pods may be placed."""
@@ -240,7 +241,7 @@ def gang_reason(job: Job, unit: Unit, chosen: Iterable[int], free: Iterable[int]
 
 def gang_infos(job: Job, form_units: Sequence[int], first: PlanOutcome) -> tuple[GangInfo, ...]:
     """`Problem.gangs`: per gang with a modelled pod, its forms (`form_units`: the unit of each
-    form of the per-device model, `allocators.PodForm`) and how many pods each places; `need`
+    form of the per-device model, `perdevice.PodForm`) and how many pods each places; `need`
     is minCount less the pods placed whenever the gang is (bound, or outside the model: no
     claims and no node limits)."""
     need = gang_needs(job, set(form_units), first)

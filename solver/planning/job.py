@@ -1,11 +1,11 @@
-"""The plan's own data: what a run is given (`Options`, `Job`), the pods it places (`Unit`,
-`Member`, `Gang`) and what it returns (`PodPlan`, `PlanOutcome`).
+"""The plan's own data: what a run is given (`Options`, `Job`) and the pods it places (`Unit`,
+`Member`, `Gang`); what it returns (`PodPlan`, `PlanOutcome`) is `planning.outcome`.
 
 Why on the ground floor of the planning code: first fit, the CP-SAT planners, the aggregated
 model, what-if, partitions and the output all read these values. Kept here, below every one of
 them, each reads the data without importing another planner (so no planner needs a protocol
 standing in for `Unit`, or a callback standing in for a function it cannot import). This
-module imports nothing above `problem/` and `demand` (`tests/test_architecture.py`).
+module imports nothing above `problem/` (`tests/test_architecture.py`).
 """
 
 from __future__ import annotations
@@ -13,26 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, SupportsInt
+from typing import Any, Literal
 
 from ..api.cluster import Cluster
-from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
-from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..api.models import Pod, ResourceClaim
 from ..cel import EvalCache
 from ..deadline import Deadline
-from ..demand import Needs, NodeBook
-from ..errors import DRASolverError, InputError
+from ..errors import InputError
 from ..gates import FeatureGates
+from ..problem.demand import Needs, NodeBook
 from ..problem.flat import claim_weight
+from .outcome import PodPlan
 
 INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
 DROPPED = "the plan model put it on node"
 """How the reason of a pod the aggregated model placed and its node's exact allocation did not
-take begins: that reason is kept as it is (`solver.explain.crowding`)."""
+take begins: that reason is kept as it is (`solver.planners.crowding`)."""
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
 ALLOCATOR_NAMES: tuple[AllocatorName, ...] = ("reference", "cpsat")
-"""The allocators `Options.allocator` may name (`allocators.ALLOCATORS` holds one of each)."""
+"""The allocators `Options.allocator` may name (`policy.ALLOCATORS` holds one of each)."""
 Progress = Callable[[int, int], None]
 """Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
 
@@ -100,7 +100,7 @@ class Unit:
     """Pods placed as this unit: more than one when they share an unallocated claim (it is
     allocated once, and its pods go where that allocation is usable: the same node)."""
     needs: tuple[Needs, ...] = ()
-    """The member pods' node-resource demands (`solver.demand`); none for plain claims."""
+    """The member pods' node-resource demands (`solver.problem.demand`); none for plain claims."""
 
     @property
     def weight(self) -> int:
@@ -114,7 +114,7 @@ class Unit:
 
     def slim(self) -> Unit:
         """The unit as a component of the aggregated model ships it to an executor
-        (`aggregate.master.ComponentTask`): claims, priority, node-resource demands and weight
+        (`aggregated.master.ComponentTask`): claims, priority, node-resource demands and weight
         (`weight` reads the members' priorities), without Pod objects or refused nodes."""
         members = tuple(Member(m.name, None, (), priority=m.priority) for m in self.members)
         return Unit(
@@ -132,90 +132,6 @@ class Unit:
             if m.group is not None and m.group in gangs:
                 out[m.group] = out.get(m.group, 0) + 1
         return out
-
-
-@dataclass
-class PodPlan:
-    """One pod of the plan."""
-
-    name: str
-    node: str | None
-    """Where the pod's claims are allocated (None: not placed, or placed with no node)."""
-    claims: list[ResourceClaim]
-    """Copies of the pod's unallocated claims; with status.allocation when placed."""
-    reason: str | None = None
-    """Why the pod is not placed."""
-    priority: int = 0
-    placed: bool = False
-    error: DRASolverError | None = None
-    """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
-    report it as an error when there was only one node to try."""
-    extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
-    """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
-    special claim for DRA-served extended resources (its claim is among `claims`)."""
-    pod: Pod | None = None
-    """The input Pod (None for a pod of plain claims); never modified."""
-    node_reasons: Mapping[str | None, str] = field(default_factory=dict)
-    """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
-    one-line summary)."""
-    reserved: list[ResourceClaim] = field(default_factory=list)
-    """Claims the input had already allocated that this placed pod also uses (shared with a
-    running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
-    scheduler's reserve step writes it. The plan changes nothing else of them."""
-
-    @property
-    def explain_flags(self) -> str:
-        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
-        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
-        where `--pod` would answer "Pod not found"."""
-        if self.pod is not None:
-            return f"--pod {self.name}"
-        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
-        return " ".join(f"--claim {n}" for n in names)
-
-
-def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
-    """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
-    value = stats.get(key)
-    if value is None:
-        if default is None:
-            raise KeyError(key)
-        return default
-    if not isinstance(value, str | SupportsInt):
-        raise TypeError(f"stats[{key!r}] is not a number: {value!r}")
-    return int(value)
-
-
-@dataclass
-class PlanOutcome:
-    pods: list[PodPlan]
-    """In input order."""
-    allocator: str = "cpsat"
-    stats: dict[str, object] = field(default_factory=dict)
-    added_nodes: list[Node] = field(default_factory=list)
-    """What-if plans (`solver.whatif.model`): the template copies the plan adds, in template order."""
-    added_slices: list[ResourceSlice] = field(default_factory=list)
-    """The added nodes' ResourceSlices."""
-
-    @property
-    def placed(self) -> int:
-        return sum(p.placed for p in self.pods)
-
-    @property
-    def weight(self) -> int:
-        """Priority-weighted number of placed pods (the CP-SAT objective)."""
-        return sum(claim_weight(p.priority) for p in self.pods if p.placed)
-
-    def placed_nodes(self) -> dict[int, str]:
-        """Index -> node of each placed pod (or unit) that has a node: the plan as the models'
-        hints and first columns read it."""
-        return {i: p.node for i, p in enumerate(self.pods) if p.placed and p.node is not None}
-
-    def pod(self, name: str) -> PodPlan:
-        for p in self.pods:
-            if p.name == name:
-                return p
-        raise KeyError(name)
 
 
 @dataclass(frozen=True)
@@ -261,7 +177,7 @@ class Options:
     Executor, e.g. a process pool or `RayExecutor`); None: in this process. Never changes results."""
     partitions: int = 1
     """Split the plan into this many random parts of pods and nodes, each solved alone, then a
-    repair pass (`solver.aggregate.partition`); 1: one plan."""
+    repair pass (`solver.planners.partition`); 1: one plan."""
     repair: AllocatorName = "reference"
     """A partitioned plan's repair pass: first fit (reference) or the CP-SAT plan (cpsat)."""
     ignore_scheduling_gates: bool = False

@@ -17,9 +17,9 @@ from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
 from ..api.strict import suggest
 from ..cel import EvalCache
-from ..demand import Needs, NodeBook
 from ..errors import InputError
 from ..gates import FeatureGates
+from ..problem.demand import Needs, NodeBook
 from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.resources import DONE_PHASES

@@ -71,14 +71,16 @@ from ortools.sat.python import cp_model
 
 from dra_solver.encoders.variables import allowed_candidates
 
-from ..aggregate.classes import LocalViews, claim_key
-from ..allocators import PodForm
 from ..api.models import ResourceClaim
+from ..planners.aggregated.classes import LocalViews, claim_key
+from ..planners.perdevice import PodForm
 from ..planning.gangs import gang_infos
-from ..planning.job import Job, PlanOutcome, PodPlan
+from ..planning.job import Job
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.build import build_problem
 from ..problem.flat import Assignment, Placement, Problem
 from .moves import FROM_HERE
+from .setting import Setting
 from .victims import Budget
 
 IntVar = cp_model.IntVar
@@ -165,7 +167,7 @@ class Counting:
 
 
 def prepare(
-    s: Any, job: Job, forms: list[PodForm], P: int, H: int, movers: Sequence[int] = ()
+    s: Setting, job: Job, forms: list[PodForm], P: int, H: int, movers: Sequence[int] = ()
 ) -> Counting | str:
     """The counting model's facts, or why it does not apply (module docstring) — the reason
     the per-device model answers, which the plan's stats carry (`preempt_model_reason`).
@@ -256,7 +258,8 @@ def prepare(
         taken: set[int] = set()
         for h in held_on.get(n, []):
             claim = list(s.holders.values())[h][0]
-            for r in claim.status.allocation.devices.results:
+            alloc = claim.status.allocation if claim.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
                 if r.admin_access:
                     continue
                 d = nf.ids.get((r.driver, r.pool, r.device))
@@ -275,12 +278,12 @@ def prepare(
     held_res: dict[str, dict[str, int]] = {}
     for k, wants in enumerate(victim_demand):
         mine = held_res.setdefault(s.victims[k].node, {})
-        for r, a in wants.items():
-            mine[r] = mine.get(r, 0) + a
+        for resource, a in wants.items():
+            mine[resource] = mine.get(resource, 0) + a
     for n in s.nodes:
-        for r, limit in free[n].items():
-            if held_res.get(n, {}).get(r, 0) > limit:
-                return f"node {n} is over-committed on {r} as the input has it"
+        for resource, limit in free[n].items():
+            if held_res.get(n, {}).get(resource, 0) > limit:
+                return f"node {n} is over-committed on {resource} as the input has it"
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
     per_group = []
@@ -304,7 +307,7 @@ def prepare(
     )
 
 
-def merged(s: Any, c: Counting, ceiling: int | None = None) -> Counting:
+def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     """The same facts with the kinds that differ only by weight and by a level no candidate's
     priority separates merged into one kind of weight 1 per pod — for a model in which every
     pending pod is placed (`build_model(all_placed=True)`), where the weights no longer tell
@@ -422,7 +425,7 @@ class Built:
     """Per mover kind: how many of its victims move."""
 
 
-def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
+def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
     """Variables and rows (module docstring); the objective stages are added by the caller.
     `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
     that places them all, so the first stage's optimum does). The candidates above
@@ -465,8 +468,8 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         holders_on.setdefault(node, []).append(h)
     victims_on: dict[str, list[int]] = {}
-    for k, v in enumerate(s.victims):
-        victims_on.setdefault(v.node, []).append(k)
+    for k, victim in enumerate(s.victims):
+        victims_on.setdefault(victim.node, []).append(k)
     for n, nf in c.facts.items():
         for j, group in enumerate(nf.groups):
             terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
@@ -483,8 +486,8 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
             rterms = [(a, v) for a, v in rterms if a]
             if sum(a * _top(v) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
-    for k, v in enumerate(s.victims):  # justification
-        if ceiling is not None and v.priority > ceiling:
+    for k, victim in enumerate(s.victims):  # justification
+        if ceiling is not None and victim.priority > ceiling:
             if k in moved:  # not evicted; it may still move
                 cp.add(kept[k] + moved[k] == 1)
             else:
@@ -492,8 +495,8 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
                 continue
         by = [
             var
-            for ki, var in by_node.get(v.node, [])
-            if c.kinds[ki].level is not None and (c.kinds[ki].level or 0) > v.priority
+            for ki, var in by_node.get(victim.node, [])
+            if c.kinds[ki].level is not None and (c.kinds[ki].level or 0) > victim.priority
         ]
         if by:
             cp.add(1 - kept[k] <= sum(by))
@@ -507,7 +510,7 @@ def build_model(s: Any, c: Counting, budgets: Sequence[Budget], all_placed: bool
 
 
 def _moves(
-    cp: cp_model.CpModel, s: Any, c: Counting, kept: list[IntVar]
+    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar]
 ) -> tuple[dict[int, IntVar], dict[tuple[int, str], IntVar], list[IntVar]]:
     """moved[k] per movable victim (kept + moved <= 1) and into[M, n] per mover kind and node
     it may go to: sum_n into[M, n] = sum_{k in M} moved[k] = T_M, and per node o of the kind,
@@ -569,7 +572,7 @@ def _whole(
                 cp.add(v + held[h] <= 1)
 
 
-def greedy_hint(s: Any, c: Counting, built: Built) -> int:
+def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits at least damage (PDB members last; movable victims moved
     before any is evicted; then lowest priority, most devices freed first), justified by
@@ -721,21 +724,21 @@ def greedy_hint(s: Any, c: Counting, built: Built) -> int:
                     options[m] = option(ki, m)
     cp = built.cp
     cp.clear_hints()
-    for k, v in enumerate(built.kept):
-        cp.add_hint(v, kept[k])
-    for h, v in enumerate(built.held):
-        cp.add_hint(v, held[h])
-    for key, v in built.x.items():
-        cp.add_hint(v, count.get(key, 0))
+    for k, var in enumerate(built.kept):
+        cp.add_hint(var, kept[k])
+    for h, var in enumerate(built.held):
+        cp.add_hint(var, held[h])
+    for key, var in built.x.items():
+        cp.add_hint(var, count.get(key, 0))
     into: dict[tuple[int, str], int] = {}
     for k, d in went.items():
         into[(movable[k], d)] = into.get((movable[k], d), 0) + 1
-    for k, v in built.moved.items():
-        cp.add_hint(v, int(k in went))
-    for key, v in built.into.items():
-        cp.add_hint(v, into.get(key, 0))
-    for mi, v in enumerate(built.totals):
-        cp.add_hint(v, sum(1 for k in went if movable[k] == mi))
+    for k, var in built.moved.items():
+        cp.add_hint(var, int(k in went))
+    for key, var in built.into.items():
+        cp.add_hint(var, into.get(key, 0))
+    for mi, var in enumerate(built.totals):
+        cp.add_hint(var, sum(1 for k in went if movable[k] == mi))
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
@@ -776,7 +779,7 @@ def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) 
 
 def _dominance(
     cp: cp_model.CpModel,
-    s: Any,
+    s: Setting,
     c: Counting,
     kept: list[IntVar],
     budgets: Sequence[Budget],
@@ -839,7 +842,7 @@ Placed = dict[int, tuple[int, str, Problem, Assignment]]
 
 
 def decode(
-    s: Any, c: Counting, built: Built, values: list[int], forms: list[PodForm]
+    s: Setting, c: Counting, built: Built, values: list[int], forms: list[PodForm]
 ) -> tuple[list[int], Placed, Placed]:
     """Evicted victims; per placed pending unit (form, node, the node's Problem, the unit's
     claims' placements in it): the kinds' counts given to their units in queue order, each

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..aggregate.classes import LocalViews
 from ..api.cluster import Cluster
 from ..api.models import Pod
 from ..encoders.variables import allowed_candidates
+from ..planners.aggregated.classes import LocalViews
 from ..planning.job import Options
 from ..planning.resolve import resolve_nodes
 from ..problem.build import build_problem

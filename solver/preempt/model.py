@@ -1,7 +1,7 @@
 """`plan --preempt`: which running pods must go so that the pending pods run, at least damage —
 one CP-SAT model for the whole batch, proven lexicographically (docs/semantics.md, "Preemption").
 
-Why an extension of the per-device model (`allocators.model_problem`) and not a new one:
+Why an extension of the per-device model (`perdevice.model_problem`) and not a new one:
 a running pod that may be evicted becomes a pod of the model whose claims may use only the
 devices they hold now, on its node. Kept, its claims hold those devices, consuming counters and
 capacity exactly as any placement does; evicted, they are released. So exclusivity, counters,
@@ -43,20 +43,20 @@ from dra_solver.encoders.nodes import hint_nodes, pod_flags
 from dra_solver.encoders.solution import decode, hint_values
 
 from .. import interrupt
-from ..aggregate.classes import LocalViews
-from ..allocators import PodForm, as_hint, interchangeable, model_problem, pod_forms
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
 from ..cpsat import cp_solver, hint_with
 from ..deadline import passed, record
-from ..demand import Needs, Variant
 from ..errors import DRASolverError, InputError, SearchAborted
-from ..firstfit import FirstFit
+from ..planners.aggregated.classes import LocalViews
+from ..planners.firstfit.batch import FirstFit
+from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms
 from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
-from ..planning.job import Job, Member, Options, PlanOutcome, PodPlan, Unit, book_limits, int_stat
+from ..planning.job import Job, Member, Options, Unit, book_limits
 from ..planning.ledger import Ledger
+from ..planning.outcome import PlanOutcome, PodPlan, int_stat
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -66,16 +66,16 @@ from ..planning.resolve import (
     with_nodes,
 )
 from ..planning.triage import split_held, triaged
+from ..problem.demand import Needs, Variant
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from . import counting
 from .moves import FROM_HERE, not_movable, replacement
+from .setting import Setting
 from .victims import (
     NEVER,
-    Budget,
-    Candidate,
     budgets,
     candidates,
     pdb_violations,
@@ -156,32 +156,6 @@ class PreemptOutcome(PlanOutcome):
             return f"evicts no pods{tail} ({words})" if moves else "evicts no pods"
         top = max(v.priority for v in self.victims)
         return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words}){tail}"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The preemption question as plain facts: the input, the pending units, the candidate
-    victims, which claims they may release, and the budgets."""
-
-    cluster: Cluster
-    released: Cluster
-    """The input with every candidate victim gone and its releasable claims deallocated: the
-    model's cluster (the victims come back as pods of the model)."""
-    pending: list[Unit]
-    levels: list[int | None]
-    """Per pending unit: the highest priority of its pods that may preempt (None: none may)."""
-    victims: list[Candidate]
-    holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]]
-    """Releasable claim ref -> (the input claim, its node, the victims using it)."""
-    budgets: list[Budget]
-    nodes: list[str]
-    warnings: list[str] = field(default_factory=list)
-    """Budgets left out because their selector matches no pod of the input."""
-    movers: dict[int, Unit] = field(default_factory=dict)
-    """With `allow_moves`: victim index -> the unit of its replacement (`preempt.moves`), which
-    may go on any other node it may use; empty without."""
-    unmovable: dict[int, str] = field(default_factory=dict)
-    """With `allow_moves`: victim index -> why it may not be moved (`preempt.moves.not_movable`)."""
 
 
 def setting(
@@ -309,7 +283,7 @@ def plan_preempt(
     evicted (`preempt.moves`; fewest moves is the last stage). The input is never modified; every
     plan returned passes the checker, the preemption rules included (`check.preemption`).
     `dra_solver.plan(preempt=True)` and the CLI call it with the garbage collector's
-    thresholds raised (`planning.run.fewer_collections`, which sits above this floor)."""
+    thresholds raised (`planners.run.fewer_collections`, which sits above this floor)."""
     opts = Options.of(options, **changes)
     cluster = triaged(cluster, opts.feature_gates, ignore_scheduling_gates=opts.ignore_scheduling_gates)
     asked, held = split_held(cluster, pods)

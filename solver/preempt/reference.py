@@ -31,10 +31,12 @@ from ..api.cluster import Cluster
 from ..api.models import Pod
 from ..check import check_gangs
 from ..pipeline import plan
-from ..planning.job import Options, PodPlan
+from ..planning.job import Options
+from ..planning.outcome import PodPlan
 from ..problem.flat import claim_weight
 from ..problem.scheduling import pod_priority
-from .model import Setting, cluster_after_evictions, setting
+from .model import cluster_after_evictions, setting
+from .setting import Setting
 from .victims import Budget, pdb_violations, running_pods, start_order, terminating
 
 SHIFT = 2**31

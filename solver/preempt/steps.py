@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
-from ..planning.job import PodPlan
+from ..planning.outcome import PodPlan
 from .model import PreemptOutcome
 from .moves import controller_of
 

@@ -178,7 +178,7 @@ class DeviceMemo:
     fields and CEL view. Why: a first-fit run rebuilds a node's context after every placement
     that touches its pools (the in-use part changes), and re-reading every device's
     attributes and capacities each time was its largest cost. One memo per node and feature
-    gates (`firstfit.NodeState`); the objects it holds are shared by the contexts built with
+    gates (`firstfit.engine.NodeState`); the objects it holds are shared by the contexts built with
     it and never changed (a DeviceView memoises its own evaluations)."""
 
     visible: dict[int, tuple[Pool, list[tuple[ResourceSlice, Device]]]] = field(default_factory=dict)
@@ -209,7 +209,7 @@ def context_from(
     """The BuildContext of pools already gathered for `node` and an in-use summary already built.
 
     Why separate from `build_context`: a plan over many pods gathers each node's pools once
-    and keeps the in-use summary up to date as pods are placed (`solver.firstfit`), instead
+    and keeps the in-use summary up to date as pods are placed (`solver.planners.firstfit`), instead
     of re-reading every slice and claim of the cluster for every (pod, node). `memo`: the
     node's `DeviceMemo` (the same node, pools and gates every call), for the static parts."""
     ctx = BuildContext(cluster, node, gates, pools, in_use, [], [], [], [], cache or EvalCache())
@@ -240,7 +240,7 @@ def refresh_context(ctx: BuildContext, pools: Collection[tuple[str, str]], memo:
     caller changed in those pools only), in place; every other entry stays as it is.
 
     Why: a first-fit run keeps one context per group of nodes that see the same pools
-    (`firstfit.World`), and a placement changes what is in use in one or two pools; with
+    (`firstfit.engine.World`), and a placement changes what is in use in one or two pools; with
     pools that every node sees (network-attached), rebuilding every device of every pool
     after each placement made a plan cost pods x devices. The entries are the ones
     `context_from` builds for the same in-use summary: each pool's part of the lists is

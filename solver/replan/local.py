@@ -47,12 +47,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..aggregate.master import aggregate
-from ..allocators import expand_aggregated
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
+from ..planners.aggregated.expansion import expand_aggregated
+from ..planners.aggregated.master import aggregate
 from ..planning.finish import per_pod
-from ..planning.job import Options, PlanOutcome, PodPlan, Unit
+from ..planning.job import Options, Unit
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
 from ..problem.flat import claim_weight
 
@@ -371,7 +372,7 @@ def relabel(
     capacities, labels but the hostname, allocatable resources and taints, and no pod bound to
     it in the input. A content goes to a node only where none of its pods is refused (their
     scheduling constraints: `Unit.blocked`); greedy on the pods that stay, ties in node order.
-    The devices are chosen afterwards, on the node given (`allocators.expand_aggregated`,
+    The devices are chosen afterwards, on the node given (`aggregated.expansion.expand_aggregated`,
     which checks them)."""
     groups: dict[str, list[str]] = {}
     for n in area:

@@ -3,7 +3,7 @@
 Why: a platform team asks again whenever a few pods come and go; planning the whole cluster
 from scratch each time costs what the first plan cost and moves pods for nothing. A Planner
 keeps the cluster, the last plan, a valid bound of it and a first-fit run in the state that
-plan left (`firstfit.Resumable`: per-node pools, cached answers, what is in use), and
+plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what is in use), and
 `update(add=..., remove=...)` re-plans only what the change touches:
 
 - *Pods only* (pending pods added or removed, their unallocated claims): the removed pods'
@@ -57,7 +57,7 @@ argument) less the removed pods, plus the new placements. Rule by rule: a claim'
 against the slices, DeviceClasses and node it reads — unchanged for every kept claim, since
 the path runs only when no node, slice, class or allocated claim changed (`_fast_applies`;
 otherwise the general path re-checks the nodes reached, `_still_valid`), and checked for
-every new claim as it is committed (`firstfit._Placing._check`: the node's slices and every
+every new claim as it is committed (`firstfit.engine._Placing._check`: the node's slices and every
 claim holding a device in a pool that node sees — all the claims a device could be
 double-booked with); removed claims only free devices; node resources — re-verified with
 every pod on each node a pod arrived at (`update`), elsewhere pods only left; node filters
@@ -67,7 +67,7 @@ on this path. So every rule's verdict on a node, claim or pool the update did no
 its verdict on the last plan. `tests/test_planner_incremental.py` mutates both sides: a
 corrupted new placement is refused by the update, a corrupted first plan by `plan()`. The
 local re-solve's placements are checked by the pipeline's stages on the region's sub-cluster
-(`allocators.expand_aggregated` per node, `planning.finish.per_pod`), again per node when the
+(`aggregated.expansion.expand_aggregated` per node, `planning.finish.per_pod`), again per node when the
 first-fit run records them (`Resumable.hold`), and with every pod of each node a pod arrived at
 for node resources; a node given back its old pods holds what the last plan held there.
 
@@ -89,13 +89,12 @@ from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlic
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
 from ..deadline import record
-from ..demand import Needs
 from ..errors import InputError
-from ..firstfit import Resumable
-from ..output.summary import PlanSummary
 from ..pipeline import plan
+from ..planners.firstfit.resumable import Resumable
 from ..planning.finish import per_pod, verify_resources, with_held
-from ..planning.job import Options, PlanOutcome, PodPlan, Unit, int_stat
+from ..planning.job import Options, Unit
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -105,6 +104,7 @@ from ..planning.resolve import (
     with_nodes,
 )
 from ..planning.triage import split_held, triaged
+from ..problem.demand import Needs
 from ..problem.flat import claim_weight
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
@@ -458,7 +458,7 @@ class Planner:
 
     def _chains(self, changes: Changes) -> bool:
         """Whether the last bound may be chained (module docstring): no pod the joint models
-        judge more strictly than upstream (`allocators.sequential_units`: adminAccess, or All
+        judge more strictly than upstream (`bounds.sequential_units`: adminAccess, or All
         with a multi-allocatable device) exists before or after — dropping other pods from a
         plan leaves such a pod's allocation valid only for exclusive devices. Kept per cluster
         (`_strict`): added objects can only add such pods; removals are not credited."""

@@ -1,8 +1,6 @@
-"""What-if plans: which nodes to add so that the pods fit, and plans about plans.
+"""Plans about plans, above the pipeline.
 
-`templates` copies a template Node and its ResourceSlices under new names, `model` decides how
-many copies of each template a plan adds (the aggregated model with template multiplicities,
-or first fit over the candidate copies), `filling` answers how many more replicas of a pod fit
-once the pending pods are placed (`fill`), and `sweep` runs one plan per scenario
-(`plan --scenario`).
+`filling` answers how many more replicas of a pod fit once the pending pods are placed
+(`fill`), and `sweep` runs one plan per scenario (`plan --scenario`). Node templates are
+objects (`api.templates`); which copies a plan adds is a planner (`planners.whatif`).
 """

@@ -17,7 +17,8 @@ from ..api.models import Pod
 from ..errors import InputError
 from ..output.objects import pod_after
 from ..pipeline import plan
-from ..planning.job import Options, PlanOutcome
+from ..planning.job import Options
+from ..planning.outcome import PlanOutcome
 from ..planning.resolve import resolve_units
 
 MAX_FILL = 1024

@@ -24,11 +24,12 @@ from typing import Any
 from ..api.cluster import Cluster
 from ..api.load import dumps
 from ..api.models import TypeMeta
+from ..api.templates import NodeTemplate
 from ..errors import InputError
 from ..executors import run_units
 from ..pipeline import plan
-from ..planning.job import Options, int_stat
-from .templates import NodeTemplate
+from ..planning.job import Options
+from ..planning.outcome import int_stat
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class ScenarioTask:
     scenario: Scenario
     templates: tuple[NodeTemplate, ...]
     max_new_nodes: int | None
-    """Most copies of each template; None derives it from the pending pods (`solver.whatif.model`)."""
+    """Most copies of each template; None derives it from the pending pods (`solver.planners.whatif`)."""
     options: Options
 
 

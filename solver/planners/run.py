@@ -2,7 +2,7 @@
 left out (`run`).
 
 Why its own module, above the planners and below what runs many plans: `pipeline.plan` and
-`allocate` make one run, a partition (`aggregate.partition`) one per part and a repair pass;
+`allocate` make one run, a partition (`planners.partition`) one per part and a repair pass;
 each calls this function rather than receiving it as a callback.
 """
 
@@ -13,13 +13,14 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ..allocators import ALLOCATORS, Cpsat
 from ..api.cluster import Cluster
 from ..deadline import record
-from ..explain.crowding import crowded_reasons
-from ..firstfit import FirstFit
-from .job import Options, PlanOutcome, Unit
-from .resolve import make_job
+from ..planning.job import Options, Unit
+from ..planning.outcome import PlanOutcome
+from ..planning.resolve import make_job
+from .crowding import crowded_reasons
+from .firstfit.batch import FirstFit
+from .policy import ALLOCATORS, Cpsat
 
 GC_THRESHOLD = (100_000, 50, 100)
 """The garbage collector's thresholds while a plan runs (Python's default: 700, 10, 10)."""
@@ -65,7 +66,7 @@ def run(
 ) -> PlanOutcome:
     """The one run every entry point goes through: first fit, then the chosen allocator — or,
     at scale, the aggregated model alone when it proves its plan optimal
-    (`allocators.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
+    (`policy.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
     with fewer_collections():
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)

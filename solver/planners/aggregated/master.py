@@ -1,8 +1,8 @@
 """The aggregated plan model: how many nodes of each class take which pattern.
 
 Why: the per-device model of a whole cluster has a variable per (claim, node, device group)
-and does not scale; a cluster has few node classes and pod classes (`solver.aggregate.classes`), and a
-node of class c can take any feasible pattern p (`solver.aggregate.patterns`). Configuration /
+and does not scale; a cluster has few node classes and pod classes (`aggregated.classes`), and a
+node of class c can take any feasible pattern p (`aggregated.patterns`). Configuration /
 cutting-stock form, per connected component of the (pod class x node class) compatibility
 graph (a pod class k is compatible with node class c when k may use c's nodes and cap[c,k]
 >= 1):
@@ -39,7 +39,7 @@ value when no column prices out. The integer model over the generated columns (p
 patterns of the first-fit plan, so it never starts below first fit) is then solved by CP-SAT;
 the plan is proven optimal when its value reaches floor(UB).
 
-What-if (`NodeCosts`, `solver.whatif.model`): the nodes a plan may add are copies of node
+What-if (`NodeCosts`, `solver.planners.whatif`): the nodes a plan may add are copies of node
 templates, each with a cost; node classes split by origin (existing nodes at cost 0, each
 template's copies one class at cost[t], mult = its copies). The objective becomes
 
@@ -57,7 +57,7 @@ be worth >= M(W+1) - (M-1) > M W - C), and none with weight W costs less. Otherw
 reports the weight bound ceil(UB / M) and the cost bound max(0, M W - UB). When a component
 does not reach floor(UB) — the LP relaxation's fractional nodes are cheaper than any integer
 plan, as when pod sizes divide the node's devices — and the caps are proven, every maximal
-pattern of its node classes is listed where there are few (`solver.aggregate.allpatterns`);
+pattern of its node classes is listed where there are few (`solver.planners.aggregated.allpatterns`);
 the integer model over them is the whole problem, so CP-SAT's OPTIMAL over it proves the plan
 (cost bound = cost). Then, as without costs, the patterns a better plan could use are
 enumerated by their reduced cost.
@@ -65,7 +65,7 @@ enumerated by their reduced cost.
 Expansion is deterministic: node classes in order, each class's nodes in name order take the
 chosen patterns (columns in generation order), and each class's pods, in input order, fill
 the patterns' slots up to y[k]. The devices of each node are then chosen by the single-node
-allocator and checked (`allocators.Cpsat`).
+allocator and checked (`policy.Cpsat`).
 """
 
 from __future__ import annotations
@@ -77,16 +77,17 @@ from functools import partial
 
 from ortools.sat.python import cp_model
 
-from .. import interrupt
-from ..api.cluster import Cluster
-from ..cel import EvalCache
-from ..cpsat import cp_solver
-from ..deadline import Deadline, passed
-from ..executors import run_units
-from ..gates import FeatureGates
-from ..planning.gangs import claimed_units, gang_needs
-from ..planning.job import Job, PlanOutcome, Unit, book_limits
-from ..problem.resources import Amounts
+from ... import interrupt
+from ...api.cluster import Cluster
+from ...cel import EvalCache
+from ...cpsat import cp_solver
+from ...deadline import Deadline, passed
+from ...executors import run_units
+from ...gates import FeatureGates
+from ...planning.gangs import claimed_units, gang_needs
+from ...planning.job import Job, Unit, book_limits
+from ...planning.outcome import PlanOutcome
+from ...problem.resources import Amounts
 from .allpatterns import enumerate_classes
 from .classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
 from .patterns import (
@@ -102,7 +103,7 @@ MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
 PER_DEVICE_MAX = 20_000
 """Pods x nodes up to which the per-device model is small enough to plan a job alone (when pods
-hardly repeat) or to close an aggregated plan's gap (`allocators.Cpsat`)."""
+hardly repeat) or to close an aggregated plan's gap (`policy.Cpsat`)."""
 MAX_ROUNDS = 200
 """Column-generation rounds per component."""
 EPS = 1e-6
@@ -133,7 +134,7 @@ class AggregatedPlan:
 
 @dataclass(frozen=True)
 class NodeCosts:
-    """What-if plans (`solver.whatif.model`): per node a plan may add, its cost and the
+    """What-if plans (`solver.planners.whatif`): per node a plan may add, its cost and the
     template it copies; an existing node is in neither (cost 0). Node classes never mix the
     copies of two templates, or copies and existing nodes, and a template's copies are
     expanded in copy-number order (`name-1, name-2, ...`), so the copies a plan uses are a
@@ -177,9 +178,9 @@ def aggregate(
     bound_only: bool = False,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `job`, or why it does not apply (then the exact per-device model
-    plans, or what-if's greedy). One model for every caller: `allocators.Cpsat` (the plan),
-    `aggregate.partition` (`bound_only`: column generation only, no placements — the proven
-    upper bound a partitioned plan's gap is measured to) and `whatif.model` (`cost`: the
+    plans, or what-if's greedy). One model for every caller: `policy.Cpsat` (the plan),
+    `planners.partition` (`bound_only`: column generation only, no placements — the proven
+    upper bound a partitioned plan's gap is measured to) and `planners.whatif` (`cost`: the
     nodes a plan may add, with their cost; module docstring, "What-if").
 
     `first`: the first-fit plan, whose node patterns seed the columns and hint the integer
@@ -417,7 +418,7 @@ class ComponentResult:
     spent: float = 0.0
     """CP-SAT work done, in deterministic seconds (`patterns.ModelContext.budget`)."""
     all_patterns: int | None = None
-    """What-if: how many maximal patterns were listed (`aggregate.allpatterns`), if they were."""
+    """What-if: how many maximal patterns were listed (`aggregated.allpatterns`), if they were."""
     integer_proven: bool = True
     """Whether CP-SAT proved the integer model optimal over the columns it was given."""
     cut_short: bool = False
@@ -553,7 +554,7 @@ def _all_patterns(
     caps: Mapping[tuple[int, int], int],
     feas: Feasibility,
 ) -> dict[int, list[Pattern]] | None:
-    """Every maximal pattern of each node class of the component (`aggregate.allpatterns`),
+    """Every maximal pattern of each node class of the component (`aggregated.allpatterns`),
     or None; classes with the same abstracted node, free resources and caps (an existing node
     and a template's copies, often) are enumerated once."""
     reps = {c: ncls[c].nodes[0] for c in comp.nodes}
@@ -586,7 +587,7 @@ def first_fit_columns(
 ) -> None:
     """Add to `columns`, per node class, the patterns the first-fit plan uses there that the
     exact model accepts (pods placed one after another do not always fit together: see
-    `allocators.Cpsat`)."""
+    `policy.Cpsat`)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     node_class = {n: c.index for c in ncls for n in c.nodes}
     counts: dict[str, list[int]] = {}

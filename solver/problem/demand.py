@@ -15,21 +15,13 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .api.cluster import Cluster
-from .api.models import Pod, ResourceClaim
-from .api.models import PodExtendedResourceClaimStatus as ExtendedStatus
-from .gates import FeatureGates
-from .problem.extended import class_mapping, dra_served, special_claim
-from .problem.nodealloc import Footprint, FootprintBook
-from .problem.resources import (
-    Amounts,
-    allocatable,
-    holds_node,
-    node_free,
-    pod_demand,
-    shortfalls,
-    take,
-)
+from ..api.cluster import Cluster
+from ..api.models import Pod, ResourceClaim
+from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..gates import FeatureGates
+from .extended import class_mapping, dra_served, special_claim
+from .nodealloc import Footprint, FootprintBook
+from .resources import Amounts, allocatable, holds_node, node_free, pod_demand, shortfalls, take
 
 
 @dataclass(frozen=True)

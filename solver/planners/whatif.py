@@ -21,10 +21,10 @@ candidate nodes. Which plan is used when:
 - **cpsat**, when the aggregated model applies (independent nodes, no precompute error, no
   DRA-served extended resources, no claim-less pods under node limits, no gang with a
   topology constraint or whose pods share a claim): the plan's own aggregated model
-  (`allocators.plan_aggregated` → `aggregate.master.aggregate`) with a cost per node
+  (`aggregated.expansion.plan_aggregated` → `aggregated.master.aggregate`) with a cost per node
   (`NodeCosts`: each copy its template's cost, existing nodes 0), so the template classes'
   multiplicities are variables and the objective is weight first, then cost
-  (`aggregate.master`, "What-if"). It has everything a plan has: connected components (on
+  (`aggregated.master`, "What-if"). It has everything a plan has: connected components (on
   the run's executor), gang rows, capacities computed once per pod kind. Expansion puts the
   chosen patterns on each class's nodes in order, copies by number, so the copies used are
   `-1..-m`.
@@ -42,16 +42,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..aggregate.master import NodeCosts
-from ..allocators import ALLOCATORS, Cpsat, plan_aggregated
 from ..api.cluster import Cluster
 from ..api.models import Node, ResourceSlice
+from ..api.templates import NodeTemplate, with_copies
 from ..deadline import record
 from ..errors import InputError
-from ..firstfit import FirstFit
-from ..planning.job import Job, Options, PlanOutcome, Unit, placed_weight
+from ..planning.job import Job, Options, Unit, placed_weight
+from ..planning.outcome import PlanOutcome
 from ..planning.resolve import PodInput, make_job, units_for
-from .templates import NodeTemplate, with_copies
+from .aggregated.expansion import plan_aggregated
+from .aggregated.master import NodeCosts
+from .firstfit.batch import FirstFit
+from .policy import ALLOCATORS, Cpsat
 
 EPS = 1e-6
 

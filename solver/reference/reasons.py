@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..errors import CelError, SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
-from ..reference import search
+from . import search
 
 
 def _usable(problem: Problem, alt: Alternative) -> int:

@@ -2,7 +2,7 @@
 
 Why copies: "how many nodes of this type must we add?" is answered by planning over the
 existing nodes plus candidate copies of each template, then keeping the copies the plan
-uses (`solver.whatif.model`). A copy must look to every layer exactly like a real node of that
+uses (`solver.planners.whatif`). A copy must look to every layer exactly like a real node of that
 type, so it is made of ordinary objects: the template Node renamed `<name>-<i>` (its
 `kubernetes.io/hostname` label too, when it names the node) and each of its slices with
 `spec.nodeName` and the node-local pool renamed to match — the template node's name replaced
@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..api.cluster import Cluster
-from ..api.models import Node, ResourceSlice
 from ..errors import InputError
+from .cluster import Cluster
+from .models import Node, ResourceSlice
 
 COST_ANNOTATION = "dra-solver.io/cost"
 HOSTNAME_LABEL = "kubernetes.io/hostname"

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from .errors import InputRefused, InvalidPools, SearchAborted
-from .problem.flat import (
+from ..errors import InputRefused, InvalidPools, SearchAborted
+from ..problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,
@@ -39,7 +39,7 @@ from .problem.flat import (
     ValueSet,
     fits,
 )
-from .problem.kinds import KINDS
+from ..problem.kinds import KINDS
 
 DEFAULT_MAX_STEPS = 5_000_000
 

@@ -1,4 +1,5 @@
-"""The numbers a plan reports, counted on the realized plan (DESIGN "What a status proves").
+"""What a plan returns (`PodPlan`, `PlanOutcome`) and the numbers it reports (`PlanSummary`),
+counted on the realized plan (DESIGN "What a status proves").
 
 Why a module: the summary line on stderr, the `-o table` summary, the HTML report and
 `PlanOutcome.stats` say the same thing, and each number must describe what is in the output —
@@ -7,14 +8,20 @@ claim several pods share) with its own priority weight (`problem.flat.claim_weig
 allocators' stats speak of their model: units (pods joined by a shared claim count once),
 patterns, the model's objective before expansion. Only the **bound** is taken from them — a
 bound is a claim about every plan, which the realized plan cannot supply — and the status is
-OPTIMAL only when the realized objective meets it.
+OPTIMAL only when the realized objective meets it. Kept on the planning floor, beside the
+outcome types, so that the planners and `planning.finish` read it without importing `output/`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import SupportsInt
 
-from ..planning.job import PlanOutcome
+from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
+from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..errors import DRASolverError
+from ..problem.flat import claim_weight
 
 Number = int | float
 
@@ -121,3 +128,87 @@ def number_text(value: object) -> str:
 
 
 __all__ = ["PlanSummary", "number_text"]
+
+
+@dataclass
+class PodPlan:
+    """One pod of the plan."""
+
+    name: str
+    node: str | None
+    """Where the pod's claims are allocated (None: not placed, or placed with no node)."""
+    claims: list[ResourceClaim]
+    """Copies of the pod's unallocated claims; with status.allocation when placed."""
+    reason: str | None = None
+    """Why the pod is not placed."""
+    priority: int = 0
+    placed: bool = False
+    error: DRASolverError | None = None
+    """The per-node error behind `reason` (invalid pools, an aborted search), for callers that
+    report it as an error when there was only one node to try."""
+    extended: Mapping[str, ExtendedStatus] = field(default_factory=dict)
+    """Pod `namespace/name` -> status.extendedResourceClaimStatus, for pods placed with a
+    special claim for DRA-served extended resources (its claim is among `claims`)."""
+    pod: Pod | None = None
+    """The input Pod (None for a pod of plain claims); never modified."""
+    node_reasons: Mapping[str | None, str] = field(default_factory=dict)
+    """Not placed by first fit: why each candidate node did not take the pod (`reason` is the
+    one-line summary)."""
+    reserved: list[ResourceClaim] = field(default_factory=list)
+    """Claims the input had already allocated that this placed pod also uses (shared with a
+    running pod, or its PodGroup's), copied with the pod added to `status.reservedFor` as the
+    scheduler's reserve step writes it. The plan changes nothing else of them."""
+
+    @property
+    def explain_flags(self) -> str:
+        """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
+        Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
+        where `--pod` would answer "Pod not found"."""
+        if self.pod is not None:
+            return f"--pod {self.name}"
+        names = [c.namespaced_name for c in self.claims] or self.name.split(",")
+        return " ".join(f"--claim {n}" for n in names)
+
+
+def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
+    """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
+    value = stats.get(key)
+    if value is None:
+        if default is None:
+            raise KeyError(key)
+        return default
+    if not isinstance(value, str | SupportsInt):
+        raise TypeError(f"stats[{key!r}] is not a number: {value!r}")
+    return int(value)
+
+
+@dataclass
+class PlanOutcome:
+    pods: list[PodPlan]
+    """In input order."""
+    allocator: str = "cpsat"
+    stats: dict[str, object] = field(default_factory=dict)
+    added_nodes: list[Node] = field(default_factory=list)
+    """What-if plans (`solver.planners.whatif`): the template copies the plan adds, in template order."""
+    added_slices: list[ResourceSlice] = field(default_factory=list)
+    """The added nodes' ResourceSlices."""
+
+    @property
+    def placed(self) -> int:
+        return sum(p.placed for p in self.pods)
+
+    @property
+    def weight(self) -> int:
+        """Priority-weighted number of placed pods (the CP-SAT objective)."""
+        return sum(claim_weight(p.priority) for p in self.pods if p.placed)
+
+    def placed_nodes(self) -> dict[int, str]:
+        """Index -> node of each placed pod (or unit) that has a node: the plan as the models'
+        hints and first columns read it."""
+        return {i: p.node for i, p in enumerate(self.pods) if p.placed and p.node is not None}
+
+    def pod(self, name: str) -> PodPlan:
+        for p in self.pods:
+            if p.name == name:
+                return p
+        raise KeyError(name)

@@ -1,6 +1,6 @@
 """Every maximal pattern of a node class, when there are few: what lets a what-if plan prove its minimum.
 
-Why: column generation (`solver.whatif.model`) bounds a plan by the LP relaxation, and the integer
+Why: column generation (`solver.planners.whatif`) bounds a plan by the LP relaxation, and the integer
 master it then solves is optimal only over the columns generated so far. With pods whose
 sizes divide the node's devices, the LP bound sits below every integer plan (fractional nodes
 are cheaper), so the gap never closes. When the box of candidate patterns of a node class (0
@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..cpsat import solve
-from ..errors import SearchAborted
-from ..problem.build import build_problem
-from ..reference import allocate_reference
+from ...cpsat import solve
+from ...errors import SearchAborted
+from ...problem.build import build_problem
+from ...reference import allocate_reference
 from .patterns import FAST_STEPS, ModelContext, Pattern
 
 MAX_BOX = 20_000

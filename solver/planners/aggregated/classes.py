@@ -2,7 +2,7 @@
 
 Why classes: a cluster is large but has few kinds of things (DESIGN.md, "The plan at scale").
 Pods whose facts are identical are interchangeable in any plan, and so are nodes; the plan
-model (`solver.aggregate.master`) decides counts per class and expands to objects only at the end.
+model (`solver.planners.aggregated.master`) decides counts per class and expands to objects only at the end.
 
 - A *pod class* groups units (pods) with identical `unit_facts`: the claims' specs (after
   template resolution), the priority and the set of candidate nodes the pod may not use.
@@ -16,7 +16,7 @@ model (`solver.aggregate.master`) decides counts per class and expands to object
   node of the class or on none).
 
 Node resources are such facts: a pod class has one demand (cpu, memory, pod slot, ...), a
-node class one free amount per resource (`solver.demand`). A node class is only a class when
+node class one free amount per resource (`solver.problem.demand`). A node class is only a class when
 its nodes are independent: no device or counter that a candidate uses is visible from two
 nodes (`NodeClasses.coupled` says which shared key prevents it).
 """
@@ -31,15 +31,15 @@ from typing import Protocol
 
 from dra_solver.encoders.model import sorted_values
 
-from ..api.cluster import Cluster
-from ..api.models import ResourceClaim
-from ..cel import EvalCache
-from ..demand import demand_total
-from ..gates import FeatureGates
-from ..planning.job import Unit
-from ..problem.build import build_problem
-from ..problem.flat import Problem, Value, ValueSet
-from ..problem.resources import Amounts
+from ...api.cluster import Cluster
+from ...api.models import ResourceClaim
+from ...cel import EvalCache
+from ...gates import FeatureGates
+from ...planning.job import Unit
+from ...problem.build import build_problem
+from ...problem.demand import demand_total
+from ...problem.flat import Problem, Value, ValueSet
+from ...problem.resources import Amounts
 
 
 class UnitsByIndex(Protocol):
@@ -200,7 +200,7 @@ def node_classes(
 ) -> NodeClasses:
     """Classes of `nodes` (each in name order, classes in order of their first node by name),
     from one precompute per node of one representative unit per pod class. `free`: each
-    node's free node resources (`solver.demand.NodeBook.free`)."""
+    node's free node resources (`solver.problem.demand.NodeBook.free`)."""
     claims = [c for k in pods for c in units[k.units[0]].claims]
     problems: dict[str, Problem] = {}
     members: dict[NodeFacts, list[str]] = {}

@@ -17,21 +17,21 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .. import interrupt
-from ..allocators import HINT_STEPS
-from ..demand import demand_total
-from ..firstfit import (
+from ..inventory import DeviceID, PoolID
+from ..planning.job import DROPPED, INTERRUPTED, Job, Unit
+from ..planning.outcome import PlanOutcome, PodPlan
+from ..problem.demand import demand_total
+from .bounds import HINT_STEPS
+from .firstfit.solo import Alone, Solo
+from .firstfit.words import (
     DETAIL_NODES,
-    Alone,
     NodeReasons,
-    Solo,
     counted_groups,
     reason_groups,
     template_counts,
     why_not,
     with_refs,
 )
-from ..inventory import DeviceID, PoolID
-from ..planning.job import DROPPED, INTERRUPTED, Job, PlanOutcome, PodPlan, Unit
 
 NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""
@@ -103,7 +103,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
 
 def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
     """`outcome` with a reason for every pod left out: a pod the model left out without first
-    fit's reason (`allocators.Cpsat.without_first_fit`) that an interrupt kept from being
+    fit's reason (`policy.Cpsat.without_first_fit`) that an interrupt kept from being
     worded says so."""
     for p in outcome.pods:
         if not p.placed and p.reason is None:
@@ -119,7 +119,7 @@ def _reasons(
 ) -> tuple[str, dict[str | None, str]] | None:
     """Unit i's reason and node reasons (None: it fits alone nowhere, its reason stays — or,
     when it has none, first fit not having run, every node's reason on the input's cluster);
-    `raw`: with the claim refs as placeholders (`firstfit.with_refs` puts them in)."""
+    `raw`: with the claim refs as placeholders (`firstfit.words.with_refs` puts them in)."""
     pods, unit = outcome.pods, job.units[i]
     fits, texts, templates = solo.nodes(unit, raw=raw)
     if not fits:
@@ -171,7 +171,7 @@ class _Parts:
     rest: list[tuple[str | None, str]]
     """The other nodes' reasons (placeholders), listed one by one when there are few."""
     counts: dict[str, int]
-    """Else their templates (placeholders) with node counts (`firstfit.template_counts`)."""
+    """Else their templates (placeholders) with node counts (`firstfit.words.template_counts`)."""
     nodes: dict[str | None, str]
     """`node_reasons` (placeholders)."""
 

@@ -22,7 +22,7 @@ node resources and gangs over the whole plan.
 
 Bound and gap: the unpartitioned optimum is at most the aggregated model's column-generation
 bound (with pods asking All / adminAccess over shared devices counted as placeable:
-`allocators.valid_bound`), else the weight of every pod that may use some node at all;
+`bounds.valid_bound`), else the weight of every pod that may use some node at all;
 `stats["bound"]` is that, `stats["gap"]` the weight between it and the plan. A plan above
 the bound means it was none: the weight of every pod is reported instead, never the plan's.
 """
@@ -34,16 +34,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..allocators import sequential_units
 from ..api.cluster import Cluster
 from ..deadline import CUT_SHORT, record
 from ..errors import InputError
 from ..executors import run_units
 from ..output.objects import cluster_after
-from ..planning.job import Options, PlanOutcome, PodPlan, Unit, placed_weight
+from ..planning.job import Options, Unit, placed_weight
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job
-from ..planning.run import run
-from .master import AggregatedPlan, aggregate
+from .aggregated.master import AggregatedPlan, aggregate
+from .bounds import sequential_units
+from .run import run
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class PartTask:
 
 def solve_part(task: PartTask) -> PlanOutcome:
     """The plan of one part: first fit, then the chosen allocator, every placement checked
-    (`planning.run.run`). A pure function of `task`, so it may run on any executor."""
+    (`planners.run.run`). A pure function of `task`, so it may run on any executor."""
     if not task.units or not task.nodes:
         return PlanOutcome([_unplaced(u, "no node in this part") for u in task.units], task.options.allocator)
     return run(task.cluster, task.units, task.nodes, task.options)
@@ -177,7 +178,7 @@ def _bound(
     agg = aggregate(job, None, bound_only=True)
     if not isinstance(agg, AggregatedPlan) or not agg.bound_proven:
         return trivial, "pods that may use some node"
-    loose = sequential_units(cluster, units, job.gates)  # see allocators.valid_bound
+    loose = sequential_units(cluster, units, job.gates)  # see bounds.valid_bound
     relaxed = agg.bound + sum(units[i].weight for i in loose)
     kind = "aggregated model (column generation)"
     return min(relaxed, trivial), kind + (

@@ -38,13 +38,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ..api.cluster import Cluster
-from ..api.models import ResourceClaim, ResourceSlice
-from ..demand import NodeBook
-from ..inventory import NodeView, PoolID, gather_pools, selector_reads, visible_devices
-from ..planning.job import Job, PlanOutcome
-from ..problem.build import build_problem
-from ..problem.flat import Problem, Value
+from ...api.cluster import Cluster
+from ...api.models import ResourceClaim, ResourceSlice
+from ...inventory import NodeView, PoolID, gather_pools, selector_reads, visible_devices
+from ...planning.job import Job
+from ...planning.outcome import PlanOutcome
+from ...problem.build import build_problem
+from ...problem.demand import NodeBook
+from ...problem.flat import Problem, Value
 from .classes import pod_classes
 from .master import AggregatedPlan, aggregate, not_aggregated
 

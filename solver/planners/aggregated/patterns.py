@@ -9,7 +9,7 @@ the class takes.
 
 Pricing (`NodeModel.best`) is the same single-node model in mode "free", with `copies[k]`
 identical pods of each class k and the objective max sum_k w[k] * placed_k (w: the LP duals
-of `solver.aggregate.master`); copies of one class are ordered (placed[g] >= placed[g+1]: they are
+of `solver.planners.aggregated.master`); copies of one class are ordered (placed[g] >= placed[g+1]: they are
 interchangeable), and CP-SAT's proven bound, rescaled, bounds the best pattern's value.
 `copies[k]` is the class's *cap* on the node class: how many pods of k alone fit (found by
 doubling: a model with n copies that places fewer than n proves the cap), at most demand[k].
@@ -24,19 +24,19 @@ from ortools.sat.python import cp_model
 
 from dra_solver.encoders import build
 
-from .. import interrupt
-from ..api.cluster import Cluster
-from ..api.models import ResourceClaim
-from ..cel import EvalCache
-from ..cpsat import cp_solver, solve
-from ..deadline import Deadline, passed
-from ..demand import demand_total
-from ..errors import SearchAborted
-from ..gates import FeatureGates
-from ..problem.build import build_problem
-from ..problem.flat import Assignment, Problem
-from ..problem.resources import Amounts, shortfalls
-from ..reference import allocate_reference
+from ... import interrupt
+from ...api.cluster import Cluster
+from ...api.models import ResourceClaim
+from ...cel import EvalCache
+from ...cpsat import cp_solver, solve
+from ...deadline import Deadline, passed
+from ...errors import SearchAborted
+from ...gates import FeatureGates
+from ...problem.build import build_problem
+from ...problem.demand import demand_total
+from ...problem.flat import Assignment, Problem
+from ...problem.resources import Amounts, shortfalls
+from ...reference import allocate_reference
 from .classes import LocalViews, PodClass, UnitsByIndex, claim_key, index_signature
 
 FAST_STEPS = 20_000

@@ -1,0 +1,122 @@
+"""Where a pod would fit alone: each node's answer before any pod of the plan (`Solo`).
+
+Why: the reasons of pods left out separate nodes where only the plan's other pods stand in
+the way (`planners.crowding`) from nodes that never take the pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from ...inventory import (
+    DeviceID,
+    PoolID,
+)
+from ...planning.job import Job, Unit
+from ...planning.ledger import Ledger
+from ...problem.demand import demand_total
+from .engine import ShapeKey, _node_texts, _Placing, _refs, _shape, _Tried
+from .words import with_refs
+
+
+@dataclass(frozen=True)
+class Alone:
+    """A node where a pod fits alone on the cluster as the input has it (`Solo.nodes`)."""
+
+    node: str | None
+    devices: frozenset[DeviceID]
+    """The devices the pod's requests may use there (candidates of its Problem)."""
+    pools: frozenset[PoolID]
+    """The pools the node sees: another pod's devices there may be ones this pod needs."""
+
+
+class Solo:
+    """Each node's answer for one pod alone on the cluster as the input has it — none of the
+    plan's pods placed, node resources as the bound pods leave them. Why: a reason for a pod
+    the plan leaves out must tell the nodes where only the plan's other pods stand in the way
+    (change nothing, place fewer pods) from those where the pod or the cluster must change.
+    Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
+
+    def __init__(self, job: Job, max_steps: int) -> None:
+        self._run = _Placing(job, Ledger(job), max_steps)
+        self._by_name = {n.name: n for n in self._run.nodes}
+        self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
+        self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
+
+    def key(self, unit: Unit) -> Hashable:
+        """What decides `nodes(unit)` up to the claim names: the claims' shape, the scheduling
+        constraints and the node-resource demand (None: the pod asks for an extended resource
+        DRA may serve, so its claims differ by node and no answer is shared)."""
+        if not self._run.uniform(unit):
+            return None
+        return (
+            _shape(unit.claims),
+            frozenset(unit.blocked.items()),
+            tuple(sorted(demand_total(unit.needs).items())),
+        )
+
+    def nodes(self, unit: Unit, raw: bool = False) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
+        words it) with its template (node and claim names taken out, for `reason_groups`).
+        Pods of one shape, scheduling constraints and demand share the answer (with their own
+        claim names put in; `raw`: shared pods' texts as they are, the claim refs as
+        placeholders that `with_refs` replaces), as first fit's `_Nowhere` is shared."""
+        base = _shape(unit.claims)
+        key = self.key(unit)
+        seen = self._seen.get(key) if key is not None else None
+        if seen is None:
+            seen = self._nodes(unit, base)
+            if key is not None:
+                self._seen[key] = seen
+        fits, texts, templates = seen
+        if raw and key is not None:
+            return fits, texts, templates
+        refs = _refs(unit.claims)
+        return (
+            fits,
+            {n: with_refs(t, refs) for n, t in texts.items()},
+            [with_refs(t, refs) for t in templates],
+        )
+
+    def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+        run = self._run
+        fits: list[Alone] = []
+        tried: list[_Tried] = []
+        for node in run.nodes:
+            why, variant = run.may_try(unit, node)
+            if variant is None:
+                tried.append(_Tried(node, why))
+                continue
+            claims = (*unit.claims, *variant.claims)
+            if not claims:
+                fits.append(Alone(node.name, frozenset(), node.pool_ids))
+                continue
+            shape = _shape(claims) if variant.claims else base
+            answer = run.answer(claims, shape, node)
+            if answer.assignment is None:
+                tried.append(_Tried(node, None, answer, _refs(claims) if variant.claims else None))
+                continue
+            fits.append(Alone(node.name, answer.candidate_devices(), node.pool_ids))
+        texts, templates, _ = _node_texts(tried)
+        return fits, texts, templates
+
+    def devices_fit(self, unit: Unit, nodes: Sequence[str | None]) -> set[str | None]:
+        """Those of `nodes` where the unit's claims find devices (node resources aside)."""
+        run, base = self._run, _shape(unit.claims)
+        uniform = run.uniform(unit)
+        out: set[str | None] = set()
+        for node in nodes:
+            if uniform and (base, node) in self._fit:
+                if self._fit[(base, node)]:
+                    out.add(node)
+                continue
+            variant = run.book.variant(unit.needs, node)
+            claims = (*unit.claims, *variant.claims)
+            shape = _shape(claims) if variant.claims else base
+            fit = not claims or run.answer(claims, shape, self._by_name[node]).assignment is not None
+            if uniform:
+                self._fit[(base, node)] = fit
+            if fit:
+                out.add(node)
+        return out
