@@ -8,21 +8,27 @@ its own node."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from preempt_cases import Pending, build, cluster_docs, defrag_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
+from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
+from dra_solver.cli.main import app
 from dra_solver.planning.job import Options
 from dra_solver.preempt import plan_preempt
 from dra_solver.preempt.counting import match_moves
 from dra_solver.preempt.model import setting, solve_setting
 
 CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
+runner = CliRunner()
 
 
 @pytest.mark.parametrize("seed", range(CASES))
@@ -62,6 +68,23 @@ def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
     assert moving >= 2, moving
 
 
+def _overlapping_docs() -> list[dict[str, Any]]:
+    """`defrag_docs` and a pending 1-GPU pod asking for gpu-7 only: on every node its request
+    and the others may take overlapping but different GPUs."""
+    docs = defrag_docs()
+    docs += cluster_docs({}, [], [Pending("small", 100, 1)])[1:]
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            d["spec"]["devices"] = [
+                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(8)
+            ]
+        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] == "small-gpu":
+            d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+                {"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}
+            ]
+    return docs
+
+
 def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> None:
     """The same defragmentation on both models: by counts where the GPUs are alike; where one
     pending request may take only some GPUs of a node, the per-device model answers the same
@@ -69,18 +92,7 @@ def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> Non
     out = plan_preempt(Cluster.from_objects(defrag_docs()), allow_moves=True)
     assert out.stats["preempt_model"] == "counts" and "preempt_model_reason" not in out.stats
     assert sorted(m.name for m in out.moves) == ["default/a", "default/b"] and not out.victims
-    docs = defrag_docs()
-    docs += cluster_docs({}, [], [Pending("small", 100, 1)])[1:]
-    for d in docs:
-        if d["kind"] == "ResourceSlice":
-            d["spec"]["devices"] = [  # type: ignore[index]
-                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(8)
-            ]
-        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] == "small-gpu":  # type: ignore[index]
-            d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [  # type: ignore[index]
-                {"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}
-            ]
-    out = plan_preempt(Cluster.from_objects(docs), allow_moves=True)
+    out = plan_preempt(Cluster.from_objects(_overlapping_docs()), allow_moves=True)
     assert out.stats["preempt_model"] == "devices"
     assert "overlapping but different sets of its devices" in str(out.stats["preempt_model_reason"])
     assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
@@ -159,3 +171,24 @@ def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) 
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
     assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
+
+
+def test_the_output_says_which_model_answered_and_why(tmp_path: Path) -> None:
+    """stderr names the per-device model and the reason; `-o json` carries both."""
+    docs = _overlapping_docs()
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    got = runner.invoke(app, ["plan", str(path), "--preempt", "--allow-moves", "-o", "json"])
+    assert got.exit_code == 0, got.stderr
+    assert "answered by the per-device model" in got.stderr and "overlapping" in got.stderr
+    notes = json.loads(got.stdout)["metadata"]["annotations"]
+    assert notes["dra-solver.io/preempt-model"] == "devices"
+    assert "overlapping but different" in notes["dra-solver.io/preempt-model-reason"]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump_all(defrag_docs()))
+    got = runner.invoke(app, ["plan", str(plain), "--preempt", "--allow-moves", "-o", "json"])
+    notes = json.loads(got.stdout)["metadata"]["annotations"]
+    assert (
+        notes["dra-solver.io/preempt-model"] == "counts" and "dra-solver.io/preempt-model-reason" not in notes
+    )
+    assert "per-device" not in got.stderr

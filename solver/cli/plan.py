@@ -75,7 +75,7 @@ from .options import (
     TimeoutOpt,
 )
 from .request import PlanRequest
-from .steps import steps_annotations, steps_rows, steps_tables
+from .steps import model_note, steps_annotations, steps_rows, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
@@ -537,6 +537,8 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):
         err.print(Text(outcome.summary, style="bold"))
+        if (why := model_note(outcome)) is not None:
+            err.print(Text(why, style="yellow"))
     if request.node_templates:
         for line in whatif_lines(outcome.stats):
             err.print(Text(line, style="bold"))

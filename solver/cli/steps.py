@@ -77,10 +77,24 @@ def steps_rows(cluster: Cluster, outcome: PreemptOutcome) -> tuple[Rows, Rows]:
     return rows, readings
 
 
+def model_note(outcome: PreemptOutcome) -> str | None:
+    """The line saying the per-device model answered and why (the counting model did not
+    apply: `stats["preempt_model_reason"]`); None when the counting model answered."""
+    if outcome.stats.get("preempt_model") != "devices":
+        return None
+    why = outcome.stats.get("preempt_model_reason")
+    return (
+        f"answered by the per-device model (it stops proving its last stages around 50 nodes): "
+        f"the counting model does not apply — {why}"
+    )
+
+
 def steps_annotations(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, str]:
-    """`dra-solver.io/steps` (a JSON list: number, kind, command, note, pod, from, to, after)
-    and `dra-solver.io/fragmentation` (before and after: free, free per node, stranded,
-    largest; the pending shapes; moves; pending pods unblocked and per move)."""
+    """`dra-solver.io/preempt-model` (`counts` or `devices`) and, for `devices`,
+    `dra-solver.io/preempt-model-reason`; `dra-solver.io/steps` (a JSON list: number, kind,
+    command, note, pod, from, to, after) and `dra-solver.io/fragmentation` (before and after:
+    free, free per node, stranded, largest; the pending shapes; moves; pending pods unblocked
+    and per move)."""
     todo = steps(cluster, outcome)
     frag = fragmentation(cluster, outcome)
 
@@ -104,7 +118,13 @@ def steps_annotations(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, st
             "largest": r.largest,
         }
 
+    model = {}
+    if (which := outcome.stats.get("preempt_model")) is not None:
+        model[ANNOTATION + "preempt-model"] = str(which)
+    if (why := outcome.stats.get("preempt_model_reason")) is not None:
+        model[ANNOTATION + "preempt-model-reason"] = str(why)
     return {
+        **model,
         ANNOTATION + "steps": json.dumps([step(s) for s in todo]),
         ANNOTATION + "fragmentation": json.dumps(
             {
@@ -119,4 +139,4 @@ def steps_annotations(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, st
     }
 
 
-__all__ = ["steps_annotations", "steps_rows", "steps_tables"]
+__all__ = ["model_note", "steps_annotations", "steps_rows", "steps_tables"]
