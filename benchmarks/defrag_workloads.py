@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.preempt_workloads import gpu_claim, gpu_template, owned
+from benchmarks.preempt_workloads import _pod, gpu_claim, gpu_template, owned
 from benchmarks.workloads import GPU, _class, _slice
 
 PENDING_PRIORITY = 1000
@@ -107,7 +107,7 @@ def docs(d: Defrag) -> list[dict[str, Any]]:
         out.append(_slice(f"{n}-gpus", GPU, n, [{"name": f"gpu-{g}"} for g in range(gpus)], pool=n))
     for r in d.running:
         out.append(gpu_claim(r.name, len(r.gpus), r.node, r.gpus))
-        pod = _pod(r.name, r.priority, r.node, 2 * len(r.gpus), {"app": r.deployment or "bare"})
+        pod = _pod(r.name, r.priority, r.node, r.deployment or "bare", cpu=str(2 * len(r.gpus)))
         if r.deployment is not None:
             owned(pod, f"{r.deployment}-rs", len(r.gpus))
         out.append(pod)
@@ -123,7 +123,7 @@ def docs(d: Defrag) -> list[dict[str, Any]]:
         )
     for p in d.pending:
         out.append(gpu_claim(p, 8, None, []))
-        pod = _pod(p, PENDING_PRIORITY, None, 16, {"app": "train"})
+        pod = _pod(p, PENDING_PRIORITY, None, "train", cpu="16")
         if p in group_of:
             pod["spec"]["schedulingGroup"] = {"podGroupName": group_of[p]}
         out.append(pod)
@@ -138,25 +138,6 @@ def docs(d: Defrag) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _pod(name: str, priority: int, node: str | None, cpu: int, labels: dict[str, str]) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "priority": priority,
-        "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}],
-        "containers": [
-            {"name": "main", "resources": {"requests": {"cpu": str(cpu)}, "claims": [{"name": "gpu"}]}}
-        ],
-    }
-    if node is not None:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": labels},
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
 
 
 @dataclass
