@@ -111,6 +111,7 @@ class FeatureGates:
             return cls(**ver)
         if isinstance(value, str):
             value = _parse_gate_string(value)
+        value = {ALIASES.get(k, k): v for k, v in value.items()}
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(value) - known)
         if unknown:
@@ -125,6 +126,11 @@ class FeatureGates:
                 obj="feature gates",
             )
         return cls(**{**ver, **{k: bool(v) for k, v in value.items()}})
+
+
+ALIASES: dict[str, str] = {"DRAOptionalNodeOperations": "DRAOptionalNodePreparation"}
+"""Upstream's names for gates dra-solver names after a KEP draft: KEP-5945 was merged as
+DRAOptionalNodeOperations (docs/semantics.md, "KEP-5945 as merged upstream")."""
 
 
 def version_defaults(version: str | None) -> dict[str, bool]:

@@ -89,7 +89,8 @@ def build_allocation(
                     for k in dev.capacity
                 }
         if problem.gates.DRAOptionalNodePreparation and dev.skip_node_operations is not None:
-            fields["skipNodeOperations"] = dev.skip_node_operations
+            skip = dev.skip_node_operations
+            fields["skipNodeOperations"] = list(skip) if isinstance(skip, tuple) else skip
         if dev.binding_conditions:
             fields["bindingConditions"] = list(dev.binding_conditions)
         if dev.binding_failure_conditions:

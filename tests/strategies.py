@@ -103,8 +103,6 @@ def exact(draw: st.DrawFn, class_name: str, admin_ok: bool = False) -> dict[str,
         req["selectors"] = [{"cel": {"expression": draw(st.sampled_from(SELECTORS))}}]
     if draw(st.booleans()):
         req["capacity"] = {"requests": {"memory": f"{draw(st.sampled_from([5, 10, 15, 20, 30, 50]))}Gi"}}
-    if draw(st.booleans()):
-        req["derivedAttributes"] = [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}]
     return req
 
 
@@ -123,12 +121,13 @@ def claim(draw: st.DrawFn, index: int) -> dict[str, Any]:
     devices_spec: dict[str, Any] = {"requests": requests}
     kind = draw(st.sampled_from([None, "matchAttribute", "distinctAttribute"]))
     if kind:
-        attr = draw(st.sampled_from([f"{DRIVER}/numa", f"{DRIVER}/links", "key"]))
-        if attr == "key":
+        attr = draw(st.sampled_from([f"{DRIVER}/numa", f"{DRIVER}/links", "derived/key"]))
+        if attr == "derived/key":
             for r in requests:
                 for sub in r.get("firstAvailable", [r.get("exactly")]):
                     sub.setdefault(
-                        "derivedAttributes", [{"name": "key", "expression": draw(st.sampled_from(DERIVED))}]
+                        "derivedAttributes",
+                        [{"name": "derived/key", "expression": draw(st.sampled_from(DERIVED))}],
                     )
         devices_spec["constraints"] = [{kind: attr}]
     return {

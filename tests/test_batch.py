@@ -7,11 +7,11 @@ from builders import claim, device, device_class, request, resource_slice
 from dra_solver import Cluster, plan
 
 
-def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
-    # One by one, c1's All-set leaves out the 40Gi device that c0 filled (its remaining
-    # capacity cannot fit); placed together, c1 would need it too. Both claims fit one by one.
-    # c2 (three devices of two) fits nowhere, but no node refuses it before the plan, so
-    # first fit's plan is not proven complete and the model runs (and places less).
+def test_all_mode_on_shared_device_one_by_one_as_together() -> None:
+    # c0 fills the 40Gi device d1. One by one, c1's All-set still holds d1 and d1 has no room
+    # left, so c1 fails (upstream since kubernetes#140769; before it d1 was left out and c1
+    # placed); placed together c1 needs d1 too: first fit and the model agree on one pod.
+    # c2 (three devices of two) fits nowhere.
     devs = [device("d0", multi=True), device("d1", multi=True, capacity={"memory": "40Gi"})]
     objs = [
         device_class("gpu"),
@@ -24,8 +24,8 @@ def test_all_mode_on_shared_device_one_by_one_is_kept_when_better() -> None:
     pods = [["c0"], ["c1"], ["c2"]]
     ref = plan(cluster, pods, ["node-1"], allocator="reference")
     best = plan(cluster, pods, ["node-1"], allocator="cpsat")
-    assert ref.placed == 2
-    assert best.placed == 2 and best.stats["fallback"] == "first fit"
+    assert ref.placed == 1
+    assert best.placed == 1 and "fallback" not in best.stats
 
 
 def test_priorities_decide_which_claim_is_left_out() -> None:

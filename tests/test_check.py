@@ -479,9 +479,10 @@ def test_count_all_mode_must_take_every_matching_device() -> None:
     assert run(claim("c", req, [res("gpu", f"gpu-{i}") for i in range(3)])) == {"count"}
 
 
-def test_count_all_mode_leaves_out_devices_without_room_after_existing_claims() -> None:
-    """A shared device whose remaining capacity cannot fit the request is not in the All-set
-    (docs/semantics.md, "allocationMode All")."""
+def test_count_all_mode_keeps_devices_whose_room_existing_claims_took() -> None:
+    """A shared device whose remaining capacity cannot fit the request stays in the All-set
+    (upstream since kubernetes#140769, docs/semantics.md, "allocationMode All"): leaving it out
+    breaks `count`, taking it breaks `capacity` — no plan passes."""
     extra = existing("old", [nic("net", "s-0", bandwidth="8Gi")], [exactly("net", "nic")]) + EXTRA_NIC
     req = [exactly("net", "nic", allocationMode="All", capacity={"requests": {"bandwidth": "4Gi"}})]
     eth1 = res(
@@ -492,16 +493,16 @@ def test_count_all_mode_leaves_out_devices_without_room_after_existing_claims() 
         shareID="s-1",
         consumedCapacity={"bandwidth": "4Gi"},
     )
-    assert run(claim("c", req, [eth1]), extra) == set()
-    # eth0 has 2Gi left: it is not part of the All-set, and taking it over-commits it
+    assert run(claim("c", req, [eth1]), extra) == {"count"}  # eth0 (2Gi left) is missing
     with_eth0 = claim("c", req, [eth1, nic("net", "s-2", bandwidth="4Gi")])
-    assert run(with_eth0, extra) == {"count", "capacity"}
+    assert run(with_eth0, extra) == {"capacity"}
+    assert run(with_eth0, EXTRA_NIC) == set()  # without the existing share: both fit
 
 
-def test_count_all_mode_with_an_empty_all_set() -> None:
+def test_count_all_mode_with_a_device_existing_claims_filled() -> None:
     extra = existing("old", [nic("net", "s-0", bandwidth="8Gi")], [exactly("net", "nic")])
     req = [exactly("net", "nic", allocationMode="All", capacity={"requests": {"bandwidth": "4Gi"}})]
-    assert run(claim("c", req, [nic("net", "s-2", bandwidth="4Gi")]), extra) == {"count", "capacity"}
+    assert run(claim("c", req, [nic("net", "s-2", bandwidth="4Gi")]), extra) == {"capacity"}
 
 
 def test_count_request_without_results() -> None:
@@ -782,18 +783,18 @@ def test_match_derived_attributes_bridge_different_attribute_names() -> None:
         exactly(
             "gpu",
             derivedAttributes=[
-                {"name": "numa-node", "expression": "device.attributes['gpu.example.com'].numa"}
+                {"name": "derived/numa_node", "expression": "device.attributes['gpu.example.com'].numa"}
             ],
         ),
         exactly(
             "net",
             "nic",
             derivedAttributes=[
-                {"name": "numa-node", "expression": "device.attributes['nic.example.com'].numa"}
+                {"name": "derived/numa_node", "expression": "device.attributes['nic.example.com'].numa"}
             ],
         ),
     ]
-    con = [{"requests": ["gpu", "net"], "matchAttribute": "numa-node"}]
+    con = [{"requests": ["gpu", "net"], "matchAttribute": "derived/numa_node"}]
     ok = claim("c", reqs, [res("gpu", "gpu-0"), nic("net", "s-1")], constraints=con)
     bad = claim("c", reqs, [res("gpu", "gpu-2"), nic("net", "s-1")], constraints=con)
     assert run(ok, DRADerivedAttributes=True) == set()
@@ -815,10 +816,10 @@ def test_match_derived_attribute_shadows_the_static_attribute() -> None:
 def test_match_list_values_need_a_common_element() -> None:
     """KEP-5491 via derived lists: match = non-empty intersection, distinct = disjoint."""
     expr = "[device.attributes['gpu.example.com'].numa, 7]"
-    reqs = [exactly("gpu", count=2, derivedAttributes=[{"name": "groups", "expression": expr}])]
+    reqs = [exactly("gpu", count=2, derivedAttributes=[{"name": "derived/groups", "expression": expr}])]
     results = [res("gpu", "gpu-0"), res("gpu", "gpu-2")]
-    match = claim("c", reqs, results, constraints=[{"matchAttribute": "groups"}])
-    distinct = claim("c", reqs, results, constraints=[{"distinctAttribute": "groups"}])
+    match = claim("c", reqs, results, constraints=[{"matchAttribute": "derived/groups"}])
+    distinct = claim("c", reqs, results, constraints=[{"distinctAttribute": "derived/groups"}])
     assert run(match, DRADerivedAttributes=True) == set()
     assert run(distinct, DRADerivedAttributes=True) == {"distinct"}
 
@@ -1016,12 +1017,12 @@ def test_selector_cel_compile_error_is_a_violation_not_an_exception() -> None:
 
 def test_selector_derived_attribute_runtime_error_is_a_violation() -> None:
     """KEP-6080: a runtime error of a derived attribute aborts; the checker reports it."""
-    derived = [{"name": "x", "expression": "device.attributes['gpu.example.com'].nope"}]
+    derived = [{"name": "derived/x", "expression": "device.attributes['gpu.example.com'].nope"}]
     c = claim(
         "c",
         [exactly("gpu", derivedAttributes=derived)],
         [res("gpu", "gpu-0")],
-        constraints=[{"matchAttribute": "x"}],
+        constraints=[{"matchAttribute": "derived/x"}],
     )
     assert run(c, DRADerivedAttributes=True) == {"selector"}
 

@@ -1,8 +1,11 @@
 """Differential property (issue #42): on generated single-node cases exercising the rules where
 dra-solver once differed from the real upstream allocator — shared counters, taints,
 allocationMode All with claim constraints, adminAccess across the claims of one pod, CEL
-runtime errors on some devices — the reference, the CP-SAT allocator and the checker agree on
-feasibility, and the reference's choice passes the checker (with the rules of one call).
+runtime errors on some devices — and what upstream changed since (counters of multi-allocatable
+devices and of existing shares, All requests over shared devices whose room existing claims
+took, distinctAttribute over requests of three devices, KEP-6080 derived attributes as merged),
+the reference, the CP-SAT allocator and the checker agree on feasibility, and the reference's
+choice passes the checker (with the rules of one call).
 
 A next order-of-checks difference between the three readings of the rules shows up here. The
 example count is small by default (the `ci` profile caps it further); `--hypothesis-profile=long`
@@ -28,7 +31,9 @@ from dra_solver.results import assignment_claims
 
 NODE = "node-1"
 DRIVER = "drv.example.com"
-GATES = FeatureGates.of("DRAConsumableCapacity=true")
+GATES = FeatureGates.of("DRAConsumableCapacity=true,DRADerivedAttributes=true")
+DERIVED = "derived/numa"
+"""A KEP-6080 derived attribute (fully qualified, as merged) the constraints may name."""
 
 CLASSES = {
     "any": f'device.driver == "{DRIVER}"',
@@ -44,6 +49,11 @@ def _device(draw: st.DrawFn, i: int) -> dict[str, Any]:
     if draw(st.integers(0, 3)) > 0:  # a device without it raises in class "model"
         attrs["model"] = {"string": draw(st.sampled_from(["x", "y"]))}
     dev: dict[str, Any] = {"name": f"d{i}", "attributes": attrs}
+    if draw(st.integers(0, 2)) == 0:  # multi-allocatable (KEP-5075): shares, counters charged once
+        dev["allowMultipleAllocations"] = True
+        dev["capacity"] = {"mem": {"value": str(draw(st.integers(1, 3)))}}
+    elif draw(st.booleans()):
+        dev["capacity"] = {"mem": {"value": str(draw(st.integers(1, 3)))}}
     if draw(st.integers(0, 4)) == 0:
         dev["taints"] = [{"key": "broken", "effect": "NoSchedule"}]
     if draw(st.booleans()):
@@ -54,15 +64,17 @@ def _device(draw: st.DrawFn, i: int) -> dict[str, Any]:
 @st.composite
 def _request(draw: st.DrawFn, i: int, admin_ok: bool) -> dict[str, Any]:
     exact: dict[str, Any] = {"deviceClassName": draw(st.sampled_from(["any", "any", "fast", "model"]))}
-    mode = draw(st.sampled_from(["one", "two", "all"]))
-    if mode == "two":
-        exact["count"] = 2
+    mode = draw(st.sampled_from(["one", "two", "three", "all"]))
+    if mode in ("two", "three"):
+        exact["count"] = 2 if mode == "two" else 3
     elif mode == "all":
         exact["allocationMode"] = "All"
     if admin_ok and draw(st.integers(0, 2)) == 0:
         exact["adminAccess"] = True
     if draw(st.integers(0, 3)) == 0:
         exact["tolerations"] = [{"key": "broken", "operator": "Exists"}]
+    if draw(st.integers(0, 2)) == 0 or mode == "all" and draw(st.booleans()):
+        exact["capacity"] = {"requests": {"mem": str(draw(st.integers(1, 2)))}}
     return {"name": f"r{i}", "exactly": exact}
 
 
@@ -106,23 +118,22 @@ def single_node_case(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
             },
         },
     ]
-    if draw(st.booleans()):  # one device already held by another claim
-        held = draw(st.integers(0, n - 1))
+    if draw(st.booleans()):  # one device already held by another claim, a shared one when there is
+        multi = [k for k, d in enumerate(devices) if d.get("allowMultipleAllocations")]
+        held = draw(st.sampled_from(multi)) if multi and draw(st.booleans()) else draw(st.integers(0, n - 1))
+        result: dict[str, Any] = {"request": "r", "driver": DRIVER, "pool": "pool", "device": f"d{held}"}
+        if devices[held].get("allowMultipleAllocations"):  # a share, with or without consumedCapacity
+            result["shareID"] = "00000000-0000-4000-8000-000000000042"
+            if draw(st.integers(0, 2)):  # some or all of the device's room
+                full = devices[held]["capacity"]["mem"]["value"]
+                result["consumedCapacity"] = {"mem": draw(st.sampled_from(["1", full]))}
         objs.append(
             {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaim",
                 "metadata": {"name": "held", "namespace": "default", "uid": "uid-held"},
                 "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "any"}}]}},
-                "status": {
-                    "allocation": {
-                        "devices": {
-                            "results": [
-                                {"request": "r", "driver": DRIVER, "pool": "pool", "device": f"d{held}"}
-                            ]
-                        }
-                    }
-                },
+                "status": {"allocation": {"devices": {"results": [result]}}},
             }
         )
     names = []
@@ -131,8 +142,12 @@ def single_node_case(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
         spec: dict[str, Any] = {"requests": requests}
         kind = draw(st.sampled_from([None, "matchAttribute", "distinctAttribute"]))
         if kind is not None:
-            attr = draw(st.sampled_from(["numa", "model"]))
-            spec["constraints"] = [{kind: f"{DRIVER}/{attr}"}]
+            attr = draw(st.sampled_from([f"{DRIVER}/numa", f"{DRIVER}/model", DERIVED]))
+            spec["constraints"] = [{kind: attr}]
+            if attr == DERIVED:  # every request derives it: the numa value, or its parity as a list
+                for r in requests:
+                    expr = draw(st.sampled_from([f'device.attributes["{DRIVER}"].numa', "[0, 1]", "[1]"]))
+                    r["exactly"]["derivedAttributes"] = [{"name": DERIVED, "expression": expr}]
         objs.append(
             {
                 "apiVersion": "resource.k8s.io/v1",

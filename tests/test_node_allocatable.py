@@ -240,6 +240,10 @@ def test_version_defaults() -> None:
     with pytest.raises(InputError, match="do not exist in Kubernetes 1.36"):
         FeatureGates.of("DRADerivedAttributes=true", "1.36")
     assert FeatureGates.of("DRADeviceTaintRules=true", "1.36").DRADeviceTaintRules is True
+    # KEP-5945's gate by the name upstream merged (docs/semantics.md, "KEP-5945 as merged upstream")
+    assert FeatureGates.of("DRAOptionalNodeOperations=true").DRAOptionalNodePreparation is True
+    with pytest.raises(InputError, match="do not exist in Kubernetes 1.36"):
+        FeatureGates.of("DRAOptionalNodeOperations=true", "1.36")
 
 
 def test_bound_pod_without_status_takes_its_devices_amounts() -> None:

@@ -269,17 +269,19 @@ def test_derived_attribute_bridges_different_attribute_names() -> None:
         [
             request(
                 "gpu",
-                derivedAttributes=[{"name": "n", "expression": 'device.attributes["gpu.example.com"].numa'}],
+                derivedAttributes=[
+                    {"name": "derived/n", "expression": 'device.attributes["gpu.example.com"].numa'}
+                ],
             ),
             request(
                 "nic",
                 "nic",
                 derivedAttributes=[
-                    {"name": "n", "expression": 'device.attributes["nic.example.com"].numaNode'}
+                    {"name": "derived/n", "expression": 'device.attributes["nic.example.com"].numaNode'}
                 ],
             ),
         ],
-        [{"matchAttribute": "n"}],
+        [{"matchAttribute": "derived/n"}],
     )
     objs = [
         device_class("gpu"),
@@ -310,10 +312,12 @@ def test_derived_attribute_runtime_error_aborts() -> None:
         [
             request(
                 "gpu",
-                derivedAttributes=[{"name": "x", "expression": 'device.attributes["gpu.example.com"].nope'}],
+                derivedAttributes=[
+                    {"name": "derived/x", "expression": 'device.attributes["gpu.example.com"].nope'}
+                ],
             )
         ],
-        [{"matchAttribute": "x"}],
+        [{"matchAttribute": "derived/x"}],
     )
     with pytest.raises(CelError, match="nope"):
         run([device_class("gpu"), gpus(1), c], gates="DRADerivedAttributes=true")

@@ -397,13 +397,24 @@ def test_constraint_attribute_qualified_name_domain() -> None:
     assert_only(doc, "spec.devices.constraints[0].matchAttribute", "DNS subdomain")
 
 
-def test_constraint_bare_name_of_derived_attribute_allowed() -> None:
-    derived = [{"name": "shared-numa-node", "expression": "device.attributes['gpu.example.com'].numa"}]
+def test_constraint_names_a_derived_attribute_fully_qualified() -> None:
+    """KEP-6080 as merged (kubernetes#140029): derived attributes and the constraints that use
+    them have fully qualified names; the bare names of the KEP's first draft are refused."""
+    derived = [{"name": "derived/numa", "expression": "device.attributes['gpu.example.com'].numa"}]
     doc = claim_doc(
         [exact("gpu", derivedAttributes=derived)],
-        constraints=[{"requests": ["gpu"], "matchAttribute": "shared-numa-node"}],
+        constraints=[{"requests": ["gpu"], "matchAttribute": "derived/numa"}],
     )
     assert errors(doc) == []
+    bare = [{"name": "numa", "expression": "device.attributes['gpu.example.com'].numa"}]
+    doc = claim_doc(
+        [exact("gpu", derivedAttributes=bare)], constraints=[{"requests": ["gpu"], "matchAttribute": "numa"}]
+    )
+    fields = {e.field for e in errors(doc)}
+    assert fields == {
+        "spec.devices.requests[0].exactly.derivedAttributes[0].name",
+        "spec.devices.constraints[0].matchAttribute",
+    }
 
 
 def test_constraints_at_most_32() -> None:
@@ -425,38 +436,55 @@ def derived(
     return [{"name": n, "expression": expression} for n in names]
 
 
-def test_derived_attributes_at_most_8() -> None:
-    doc = claim_doc([exact("gpu", derivedAttributes=derived(*(f"d{i}" for i in range(9))))])
-    assert_only(doc, "spec.devices.requests[0].exactly.derivedAttributes", "at most 8 entries, got 9")
+def derived_claim(requests: list[dict[str, Any]], *names: str) -> dict[str, Any]:
+    """A claim whose constraints use every derived attribute in `names` (as merged upstream
+    requires, `test_derived_attribute_must_be_used`)."""
+    return claim_doc(requests, constraints=[{"matchAttribute": n} for n in dict.fromkeys(names)])
 
 
-def test_derived_attributes_at_most_8_per_subrequest() -> None:
-    doc = claim_doc(
-        [first_available("gpu", sub("a", derivedAttributes=derived(*(f"d{i}" for i in range(9)))))]
-    )
-    assert_only(doc, "spec.devices.requests[0].firstAvailable[0].derivedAttributes", "at most 8 entries")
+def test_derived_attributes_at_most_32() -> None:
+    names = [f"derived/d{i}" for i in range(33)]
+    doc = derived_claim([exact("gpu", derivedAttributes=derived(*names))], *names[:32])
+    assert_has(doc, "spec.devices.requests[0].exactly.derivedAttributes", "at most 32 entries, got 33")
+
+
+def test_derived_attributes_at_most_32_per_subrequest() -> None:
+    names = [f"derived/d{i}" for i in range(33)]
+    doc = derived_claim([first_available("gpu", sub("a", derivedAttributes=derived(*names)))], *names[:32])
+    assert_has(doc, "spec.devices.requests[0].firstAvailable[0].derivedAttributes", "at most 32 entries")
+
+
+def test_derived_attribute_must_be_used() -> None:
+    """KEP-6080 as merged: a derived attribute no matchAttribute/distinctAttribute names is
+    refused (kubernetes#140029)."""
+    doc = claim_doc([exact("gpu", derivedAttributes=derived("derived/numa"))])
+    assert_only(doc, "spec.devices.requests[0].exactly.derivedAttributes[0].name", "is not used by any")
 
 
 def test_derived_attribute_names_unique() -> None:
-    doc = claim_doc([exact("gpu", derivedAttributes=derived("numa", "numa"))])
+    doc = derived_claim(
+        [exact("gpu", derivedAttributes=derived("derived/numa", "derived/numa"))], "derived/numa"
+    )
     assert_only(
         doc, "spec.devices.requests[0].exactly.derivedAttributes[1].name", "duplicate derived attribute"
     )
 
 
 def test_derived_attribute_name_is_qualified_name() -> None:
-    doc = claim_doc([exact("gpu", derivedAttributes=derived("bad name!"))])
-    assert_only(doc, "spec.devices.requests[0].exactly.derivedAttributes[0].name", "invalid qualified name")
+    doc = derived_claim([exact("gpu", derivedAttributes=derived("derived/bad name!"))], "derived/bad name!")
+    assert_has(doc, "spec.devices.requests[0].exactly.derivedAttributes[0].name", "invalid qualified name")
 
 
 def test_derived_attribute_expression_at_most_10ki() -> None:
     long = "device.driver == '" + "x" * (10 * 1024) + "'"
-    doc = claim_doc([exact("gpu", derivedAttributes=derived("d", expression=long))])
+    doc = derived_claim([exact("gpu", derivedAttributes=derived("derived/d", expression=long))], "derived/d")
     assert_only(doc, "spec.devices.requests[0].exactly.derivedAttributes[0].expression", "at most 10 Ki")
 
 
 def test_derived_attribute_expression_compiles() -> None:
-    doc = claim_doc([exact("gpu", derivedAttributes=derived("d", expression="device.attributes["))])
+    doc = derived_claim(
+        [exact("gpu", derivedAttributes=derived("derived/d", expression="device.attributes["))], "derived/d"
+    )
     assert_only(doc, "spec.devices.requests[0].exactly.derivedAttributes[0].expression", "CEL compile error")
 
 
@@ -849,7 +877,6 @@ def test_request_policy_exact_fractions() -> None:
         ("gpu.example.com/numa", {}, None),
         ("gpu.example.com/numa", {"fully_qualified": True}, None),
         ("numa", {"fully_qualified": True}, "fully qualified"),
-        ("shared-numa-node", {"derived": True}, None),
         ("shared-numa-node", {}, "C identifier"),
         ("_x9", {}, None),
         ("9x", {}, "C identifier"),
@@ -874,7 +901,9 @@ def test_selector_must_evaluate_to_bool() -> None:
 
 
 def test_derived_attribute_may_be_any_scalar() -> None:
-    doc = claim_doc([exact("gpu", derivedAttributes=derived("d", expression="device.driver"))])
+    doc = derived_claim(
+        [exact("gpu", derivedAttributes=derived("derived/d", expression="device.driver"))], "derived/d"
+    )
     assert errors(doc) == []
 
 

@@ -226,7 +226,9 @@ class ResourceSliceSpec(K8sModel):
     per_device_node_selection: bool | None = None
     devices: list[Device] = Field(default_factory=list)
     shared_counters: list[CounterSet] = Field(default_factory=list)
-    skip_node_operations: bool | None = None
+    skip_node_operations: bool | list[str] | None = None
+    """KEP-5945: the draft's boolean, or (as merged in 1.37) the list of node operations the
+    devices do not need; either way a true value or a non-empty list marks the slice."""
 
 
 class TypeMeta(K8sModel):
@@ -378,7 +380,7 @@ class DeviceRequestAllocationResult(K8sModel):
     tolerations: list[DeviceToleration] | None = None
     share_id: str | None = Field(default=None, alias="shareID")
     consumed_capacity: dict[str, Quantity] | None = None
-    skip_node_operations: bool | None = None
+    skip_node_operations: bool | list[str] | None = None
     binding_conditions: list[str] | None = None
     binding_failure_conditions: list[str] | None = None
 

@@ -94,7 +94,7 @@ MAX_POD_GROUP_RESOURCE_CLAIMS = 4
 MAX_COUNTERS_PER_CONSUMPTION = 32
 MAX_VALID_VALUES = 10
 MAX_BINDING_CONDITIONS = 4
-MAX_DERIVED_ATTRIBUTES = 8
+MAX_DERIVED_ATTRIBUTES = 32
 MAX_CEL_EXPRESSION_BYTES = 10 * 1024
 MAX_ALLOCATION_RESULTS = 32
 """AllocationResultsMaxSize: a claim's allocation holds at most 32 devices. Not an API
@@ -113,9 +113,6 @@ TOLERATION_OPERATORS = ("Exists", "Equal")
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Bare KEP-6080 derived-attribute names: the KEP's own examples use DNS-label style
-# (`shared-numa-node`, `my-derived-attribute`), so they are accepted besides C identifiers.
-_DERIVED_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Semantic Versioning 2.0.0, the regular expression published at semver.org.
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -145,13 +142,12 @@ def is_semver(text: str) -> bool:
     return _SEMVER.fullmatch(text) is not None
 
 
-def qualified_name_problem(name: str, *, fully_qualified: bool = False, derived: bool = False) -> str | None:
+def qualified_name_problem(name: str, *, fully_qualified: bool = False) -> str | None:
     """Why `name` is not a QualifiedName (None when it is).
 
     QualifiedName = C identifier of at most 32 characters, optionally prefixed by a DNS
     subdomain of at most 63 characters and `/`. `fully_qualified` requires the prefix
-    (matchAttribute/distinctAttribute); `derived` also accepts DNS-label identifiers
-    (KEP-6080 examples use `shared-numa-node`).
+    (matchAttribute/distinctAttribute, and KEP-6080 derived attribute names as merged).
     """
     if not name:
         return "must not be empty"
@@ -163,14 +159,12 @@ def qualified_name_problem(name: str, *, fully_qualified: bool = False, derived:
             return f"domain {domain!r} " + DNS_SUBDOMAIN_RULE.format(max=MAX_DOMAIN_LENGTH)
     elif fully_qualified:
         return "must be fully qualified (<domain>/<name>)"
-    pattern = _DERIVED_ID if derived else _C_IDENTIFIER
     if not ident:
         return "name after '/' must not be empty"
     if len(ident) > MAX_ID_LENGTH:
         return f"name {ident!r} must be at most {MAX_ID_LENGTH} characters"
-    if pattern.fullmatch(ident) is None:
-        kind = "a C identifier or DNS label" if derived else "a C identifier"
-        return f"name {ident!r} must be {kind} (letters, digits, '_', not starting with a digit)"
+    if _C_IDENTIFIER.fullmatch(ident) is None:
+        return f"name {ident!r} must be a C identifier (letters, digits, '_', not starting with a digit)"
     return None
 
 
@@ -597,13 +591,13 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
     report.max_items(f"{path}.requests", devices.requests, MAX_REQUESTS)
     # name -> subrequest names (None: a request without firstAvailable)
     known: dict[str, set[str] | None] = {}
-    derived_by_request: dict[str, set[str]] = {}
+    derived: list[tuple[str, str]] = []  # (name, field) of every derived attribute
     for i, req in enumerate(devices.requests):
         rpath = _idx(f"{path}.requests", i)
         _check_name(report, f"{rpath}.name", req.name, "request")
         if req.name in known:
             report.add(f"{rpath}.name", f"duplicate request name {req.name!r}")
-        derived_by_request[req.name] = _validate_request(report, rpath, req)
+        derived += _validate_request(report, rpath, req)
         known.setdefault(req.name, {s.name for s in req.first_available} if req.first_available else None)
 
     _check_device_total(report, path, devices.requests)
@@ -612,7 +606,13 @@ def _validate_device_claim(report: _Report, path: str, devices: DeviceClaim) -> 
     for j, constraint in enumerate(devices.constraints):
         cpath = _idx(f"{path}.constraints", j)
         _check_request_refs(report, f"{cpath}.requests", constraint.requests, known)
-        _validate_constraint(report, cpath, constraint, derived_by_request)
+        _validate_constraint(report, cpath, constraint)
+    used = {c.match_attribute or c.distinct_attribute for c in devices.constraints}
+    for name, field in derived:
+        if name not in used:  # KEP-6080 as merged (kubernetes#140029)
+            report.add(
+                field, f"derived attribute {name!r} is not used by any matchAttribute or distinctAttribute"
+            )
 
     report.max_items(f"{path}.config", devices.config, MAX_CONFIGS)
     for j, config in enumerate(devices.config):
@@ -739,16 +739,16 @@ def _check_name(report: _Report, field: str, name: str, what: str) -> None:
         report.add(field, f"invalid {what} name {name!r}: {DNS_LABEL_RULE}")
 
 
-def _validate_request(report: _Report, path: str, req: DeviceRequest) -> set[str]:
-    """One request; returns the names of its derived attributes (all subrequests)."""
+def _validate_request(report: _Report, path: str, req: DeviceRequest) -> list[tuple[str, str]]:
+    """One request; returns (name, field) of its derived attributes (all subrequests)."""
     has_exactly = req.exactly is not None
     has_first = req.first_available is not None
     if has_exactly == has_first:
         found = "both are set" if has_exactly else "neither is set"
         report.add(path, f"exactly one of exactly or firstAvailable must be set, {found}")
-    derived: set[str] = set()
+    derived: list[tuple[str, str]] = []
     if req.exactly is not None:
-        derived |= _validate_exact(report, f"{path}.exactly", req.exactly)
+        derived += _validate_exact(report, f"{path}.exactly", req.exactly)
     if req.first_available is not None:
         fpath = f"{path}.firstAvailable"
         if not req.first_available:
@@ -761,11 +761,13 @@ def _validate_request(report: _Report, path: str, req: DeviceRequest) -> set[str
             if sub.name in seen:
                 report.add(f"{spath}.name", f"duplicate subrequest name {sub.name!r}")
             seen.add(sub.name)
-            derived |= _validate_exact(report, spath, sub)
+            derived += _validate_exact(report, spath, sub)
     return derived
 
 
-def _validate_exact(report: _Report, path: str, req: ExactDeviceRequest | DeviceSubRequest) -> set[str]:
+def _validate_exact(
+    report: _Report, path: str, req: ExactDeviceRequest | DeviceSubRequest
+) -> list[tuple[str, str]]:
     """Fields shared by `exactly` and a `firstAvailable` subrequest."""
     if not req.device_class_name:
         report.add(f"{path}.deviceClassName", "required: the request must name a DeviceClass")
@@ -823,18 +825,24 @@ def _validate_capacity_requirements(report: _Report, path: str, cap: CapacityReq
             report.add(field, f"capacity request {_q(quantity)} must not be negative")
 
 
-def _validate_derived(report: _Report, path: str, derived: Sequence[DerivedAttribute]) -> set[str]:
-    """KEP-6080: at most 8, unique names, qualified names, expression <= 10 Ki that compiles."""
+def _validate_derived(
+    report: _Report, path: str, derived: Sequence[DerivedAttribute]
+) -> list[tuple[str, str]]:
+    """KEP-6080 as merged (kubernetes#140029): at most 32, unique fully qualified names (a
+    derived attribute named like a device attribute shadows it), an expression <= 10 Ki that
+    compiles. Returns (name, field of the name) of each, for the check that it is used."""
     report.max_items(path, derived, MAX_DERIVED_ATTRIBUTES)
     names: set[str] = set()
+    out: list[tuple[str, str]] = []
     for j, attr in enumerate(derived):
         dpath = _idx(path, j)
-        report.qualified_name(f"{dpath}.name", attr.name, derived=True)
+        report.qualified_name(f"{dpath}.name", attr.name, fully_qualified=True)
         if attr.name in names:
             report.add(f"{dpath}.name", f"duplicate derived attribute name {attr.name!r}")
         names.add(attr.name)
+        out.append((attr.name, f"{dpath}.name"))
         report.cel(f"{dpath}.expression", attr.expression, expect_bool=False)
-    return names
+    return out
 
 
 def _check_request_refs(
@@ -858,10 +866,9 @@ def _check_request_refs(
                 report.add(field, f"subrequest {sub!r} is not defined in request {req!r}")
 
 
-def _validate_constraint(
-    report: _Report, path: str, constraint: DeviceConstraint, derived_by_request: dict[str, set[str]]
-) -> None:
-    """Exactly one of matchAttribute/distinctAttribute; a fully qualified name unless derived."""
+def _validate_constraint(report: _Report, path: str, constraint: DeviceConstraint) -> None:
+    """Exactly one of matchAttribute/distinctAttribute, a fully qualified name (also for a
+    derived attribute: KEP-6080 as merged keeps the constraint fields fully qualified)."""
     candidates = (
         ("matchAttribute", constraint.match_attribute),
         ("distinctAttribute", constraint.distinct_attribute),
@@ -870,17 +877,10 @@ def _validate_constraint(
     if len(set_fields) != 1:
         found = "both are set" if set_fields else "neither is set"
         report.add(path, f"exactly one of matchAttribute or distinctAttribute must be set, {found}")
-    covered = {ref.partition("/")[0] for ref in constraint.requests} or set(derived_by_request)
-    derived = set().union(*(derived_by_request.get(r, set()) for r in covered))
     for name, value in set_fields:
-        field = f"{path}.{name}"
-        if "/" not in value and value in derived:
-            report.qualified_name(field, value, derived=True)  # KEP-6080: bare derived name
-        else:
-            problem = qualified_name_problem(value, fully_qualified=True)
-            if problem:
-                hint = "" if "/" in value else " (or the name of a derivedAttribute of a covered request)"
-                report.add(field, f"invalid attribute name {value!r}: {problem}{hint}")
+        problem = qualified_name_problem(value, fully_qualified=True)
+        if problem:
+            report.add(f"{path}.{name}", f"invalid attribute name {value!r}: {problem}")
 
 
 # --- DeviceClass / Pod / DeviceTaintRule ----------------------------------------------

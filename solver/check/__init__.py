@@ -28,7 +28,10 @@ Decisions where the rules leave room (also listed in the docs):
   obsolete).
 - Admin-access results never make a device busy and never consume capacity, but a new
   admin placement does charge shared counters (upstream charges every placement of the
-  call; existing admin results are not charged).
+  call; existing admin results are not charged). Within one call a dedicated device given
+  with admin access is in use for the later claims' normal requests: checked for one answer
+  with `one_call`, and for every plan in `check_placements`, which reads each placed pod's
+  newly allocated claims as one call (docs/semantics.md, "Admin access").
 - Counters: as upstream, once a pool has any over-committed counter, no newly charged
   counter-consuming device of that pool may be placed.
 - Attribute names are compared as fully qualified names: a bare name belongs to the

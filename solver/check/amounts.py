@@ -71,7 +71,7 @@ def round_request(
     rng = policy.valid_range
     if rng is not None:
         low = frac(rng.min) if rng.min is not None else Fraction(0)
-        if req <= low:
+        if req < low:  # at `min` itself the step rounding applies (a fractional min rounds up)
             amount = low
         elif rng.step is not None and frac(rng.step) > 0:
             milli = milli_range(rng, fractional)

@@ -1,16 +1,15 @@
 """Counts: each request gets the number of devices it asks for (`count`, `duplicate`).
 
 Why a module: ExactCount asks for `count` devices; allocation mode All asks for exactly
-the All-set — every visible device that the request selects and that still has room
-after the existing claims — and fails while a relevant pool is unusable (docs/semantics.md,
-"allocationMode All"); and one request never gets the same device twice, not even a
-multi-allocatable one.
+the All-set — every visible device that the request selects and that could serve it
+unused (room the existing claims took does not leave a device out) — and fails while a
+relevant pool is unusable (docs/semantics.md, "allocationMode All"); and one request never
+gets the same device twice, not even a multi-allocatable one.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from fractions import Fraction
 
 from ..api.models import ResourceClaim
 from .amounts import capacity_requests, consumption, frac
@@ -52,7 +51,9 @@ def check_counts(ctx: Context, claim: ResourceClaim, mine: list[Placed]) -> None
 
 
 def all_set(ctx: Context, cid: str, label: str, alt: Alt) -> set[DeviceKey]:
-    """Every visible device that matches the request and has room after existing claims."""
+    """Every visible device that matches the request and could serve it unused: room taken by
+    existing claims does not leave a device out (upstream since kubernetes#140769) — the
+    capacity rule then refuses the plan that places it anyway."""
     out: set[DeviceKey] = set()
     requests = capacity_requests(alt)
     for key, dev in ctx.world.inv.devices.items():
@@ -66,11 +67,7 @@ def all_set(ctx: Context, cid: str, label: str, alt: Alt) -> set[DeviceKey]:
             if cons.lacking or cons.refused:
                 continue
             if ctx.world.multi(d):
-                used = ctx.world.existing_use(key, key[0])
-                if any(
-                    used.get(fqn(n, key[0]), Fraction(0)) + a > frac(d.capacity[n].value)
-                    for n, a in cons.amounts.items()
-                ):
+                if any(a > frac(d.capacity[n].value) for n, a in cons.amounts.items()):
                     continue
             else:
                 req_full = {fqn(k, key[0]) for k in requests}

@@ -47,27 +47,37 @@ def show_selector(terms: frozenset[Term]) -> str:
 
 
 def check_skip_node_operations(ctx: Context, p: Placed, dev: Dev) -> None:
-    """The result's skipNodeOperations is its slice's; with the gate off neither may be set."""
+    """The result's skipNodeOperations is its slice's (KEP-5945: the draft's boolean or the
+    merged list of operations); with the gate off neither may be set."""
     r = p.result
     cid, req = p.claim_id, r.request
     did = dev_id(dev.key)
-    slice_skip = bool(dev.slice.spec.skip_node_operations)
+    slice_skip = _skip(dev.slice.spec.skip_node_operations)
+    result_skip = _skip(r.skip_node_operations)
     if ctx.gates.DRAOptionalNodePreparation:
-        if bool(r.skip_node_operations) != slice_skip:
+        if result_skip != slice_skip:
             ctx.report(
                 cid,
                 req,
                 "skip-node-operations",
-                f"device {did}: result skipNodeOperations={bool(r.skip_node_operations)}, "
-                f"but ResourceSlice {dev.slice.metadata.name} has skipNodeOperations={slice_skip}",
+                f"device {did}: result skipNodeOperations={r.skip_node_operations}, "
+                f"but ResourceSlice {dev.slice.metadata.name} has "
+                f"skipNodeOperations={dev.slice.spec.skip_node_operations}",
             )
-    elif slice_skip or r.skip_node_operations:
+    elif slice_skip or result_skip:
         what = (
-            f"comes from ResourceSlice {dev.slice.metadata.name} with skipNodeOperations: true"
+            f"comes from ResourceSlice {dev.slice.metadata.name} with skipNodeOperations set"
             if slice_skip
-            else "has a result with skipNodeOperations: true"
+            else "has a result with skipNodeOperations set"
         )
         ctx.report(cid, req, "gate", f"device {did} {what}, but DRAOptionalNodePreparation is off")
+
+
+def _skip(value: bool | list[str] | None) -> bool | tuple[str, ...]:
+    """One form for comparing: False when unset, the boolean, or the list as a tuple."""
+    if isinstance(value, list):
+        return tuple(value) if value else False
+    return bool(value)
 
 
 def check_node_selector(ctx: Context, claim: ResourceClaim, mine: list[Placed]) -> None:

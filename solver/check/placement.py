@@ -17,6 +17,7 @@ from .extended import check_extended
 from .pod_claims import check_claim_of_pod
 from .pod_nodes import check_pod_node
 from .pods import PodPlacement, claim_uses, running
+from .sharing import check_admin_then_normal
 from .violations import Violation
 
 
@@ -50,4 +51,43 @@ def check_placements(
             out += check_claim_of_pod(cluster, p, use.ref, use.claim, group, what)
         if gates.DRAExtendedResource:
             out += check_extended(cluster, p, overlay)
+    for call in _calls(cluster, placed, overlay, gates):
+        out += check_admin_then_normal(call)
     return out
+
+
+def _calls(
+    cluster: Cluster,
+    placed: Sequence[PodPlacement],
+    overlay: Mapping[str, ResourceClaim],
+    gates: FeatureGates,
+) -> list[list[ResourceClaim]]:
+    """The allocation calls the plan implies: for each pod it places, in the plan's order, the
+    claims the plan allocated (allocated in `overlay`, not in the input) that no earlier pod of
+    the plan uses, in the order of the pod's `spec.resourceClaims` — the claims the scheduler
+    allocates together when it gets to that pod (docs/semantics.md, "Admin access")."""
+    taken: set[str] = set()
+    out: list[list[ResourceClaim]] = []
+    for p in placed:
+        if not p.new:
+            continue
+        call: list[ResourceClaim] = []
+        for use in claim_uses(cluster, p.pod, overlay, gates):
+            if use.ref in taken or use.ref not in overlay or _allocated(cluster.claims.get(_key(use.ref))):
+                continue
+            claim = overlay[use.ref]
+            if _allocated(claim):
+                taken.add(use.ref)
+                call.append(claim)
+        if len(call) > 1:
+            out.append(call)
+    return out
+
+
+def _key(ref: str) -> tuple[str, str]:
+    ns, _, name = ref.partition("/")
+    return ns, name
+
+
+def _allocated(claim: ResourceClaim | None) -> bool:
+    return claim is not None and claim.status is not None and claim.status.allocation is not None

@@ -20,7 +20,7 @@ from .keys import Alt, claim_id
 from .nodes import check_node_selector, check_skip_node_operations
 from .results import Placed, check_admin, check_limit, check_one_subrequest, lookup, resolve
 from .selectors import check_capacity_names, check_selectors
-from .sharing import check_busy, check_share_fields, check_share_ids
+from .sharing import check_admin_then_normal, check_busy, check_share_fields, check_share_ids
 from .tolerations import check_taints
 from .violations import Violation
 
@@ -42,6 +42,8 @@ def run_context(ctx: Context) -> list[Violation]:
     check_capacity(ctx, placed)
     check_share_ids(ctx, placed)
     check_counters(ctx, placed)
+    if ctx.one_call:
+        ctx.violations += check_admin_then_normal(ctx.allocated)
     return ctx.violations
 
 

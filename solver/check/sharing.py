@@ -12,11 +12,14 @@ device given with admin access to a claim is in use for the later claims' normal
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
+from ..api.models import ResourceClaim
 from .context import Context
-from .keys import DeviceKey, dev_id
+from .keys import DeviceKey, claim_id, dev_id
 from .pools import Dev
 from .results import Placed
+from .violations import Violation, violation
 
 
 def check_share_fields(ctx: Context, p: Placed, dev: Dev) -> None:
@@ -47,9 +50,7 @@ def check_share_fields(ctx: Context, p: Placed, dev: Dev) -> None:
 def check_busy(ctx: Context, placed: list[Placed]) -> None:
     """A dedicated device serves one non-admin request; a shared device has no dedicated user."""
     by_dev: dict[DeviceKey, list[Placed]] = defaultdict(list)
-    order: dict[str, int] = {}
     for p in placed:
-        order.setdefault(p.claim_id, len(order))
         if p.dev is not None:
             by_dev[p.key].append(p)
     for key, users in by_dev.items():
@@ -97,28 +98,49 @@ def check_busy(ctx: Context, placed: list[Placed]) -> None:
                     "busy",
                     f"dedicated device {did} is used by requests {', '.join(tops)} of the same claim",
                 )
-        if ctx.one_call:
-            _check_admin_then_normal(ctx, did, users, order)
 
 
-def _check_admin_then_normal(ctx: Context, did: str, users: list[Placed], order: dict[str, int]) -> None:
-    """Upstream's rule within one call (one pod's claims, in `allocated` order): a dedicated
-    device given with adminAccess to a claim is in use for the normal requests of the later
-    claims of the call (docs/semantics.md, "Admin access")."""
-    admins = [p for p in users if p.admin]
-    if not admins:
-        return
-    first = min(admins, key=lambda p: order[p.claim_id])
-    for p in users:
-        if not p.admin and order[p.claim_id] > order[first.claim_id]:
-            ctx.report(
-                p.claim_id,
-                p.result.request,
-                "busy",
-                f"dedicated device {did} was given with adminAccess to the earlier claim "
-                f"{first.claim_id} of the same call: it is in use for the later claims' normal requests",
-            )
-            return
+def check_admin_then_normal(call: Sequence[ResourceClaim]) -> list[Violation]:
+    """Upstream's rule within one allocation call (one pod's unallocated claims, in the pod's
+    order): a dedicated device given with adminAccess to a claim is in use for the normal
+    requests of the later claims of the call (docs/semantics.md, "Admin access").
+
+    Read from the results alone — a result without shareID is a dedicated placement (`share`
+    reports a result on a multi-allocatable device that lacks one) — so that the same rule serves
+    one allocator answer (`check(..., one_call=True)`) and a whole plan, where the calls are
+    the placed pods' claims (`check_placements`). One violation per device and later claim.
+    """
+    first_admin: dict[DeviceKey, str] = {}
+    out: list[Violation] = []
+    for claim in call:
+        cid = claim_id(claim)
+        allocation = claim.status.allocation if claim.status is not None else None
+        if allocation is None:
+            continue
+        mine: list[DeviceKey] = []
+        reported: set[DeviceKey] = set()
+        for r in allocation.devices.results:
+            if r.share_id:
+                continue
+            key = (r.driver, r.pool, r.device)
+            if r.admin_access:
+                mine.append(key)
+                continue
+            holder = first_admin.get(key)
+            if holder is not None and key not in reported:
+                reported.add(key)
+                out.append(
+                    violation(
+                        cid,
+                        r.request,
+                        "busy",
+                        f"dedicated device {dev_id(key)} was given with adminAccess to the earlier claim "
+                        f"{holder} of the same call: it is in use for the later claims' normal requests",
+                    )
+                )
+        for key in mine:
+            first_admin.setdefault(key, cid)
+    return out
 
 
 def check_share_ids(ctx: Context, placed: list[Placed]) -> None:

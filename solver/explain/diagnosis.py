@@ -39,7 +39,7 @@ from ..pipeline import plan
 from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..problem.build import invalid_pool_words, problem_from_context
-from ..problem.capacity import device_consumption
+from ..problem.capacity import FatalCapacityRequest, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -450,9 +450,12 @@ def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[str
         if not info.multi or not spec.capacity:
             continue
         _, raw = ctx.raw[d]
-        amounts = device_consumption(
-            raw.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
-        )
+        try:
+            amounts = device_consumption(
+                raw.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+            )
+        except FatalCapacityRequest:  # the allocation's own error names it
+            continue
         if amounts is None:
             continue
         for name, need in sorted(amounts.items()):

@@ -43,7 +43,7 @@ from ..planning.job import Options, Unit, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job
 from .aggregated.master import AggregatedPlan, aggregate
-from .bounds import sequential_units
+from .bounds import sequential_units, verdict
 from .run import run
 
 
@@ -138,17 +138,12 @@ def plan_partitioned(
     done = [p for p in pods if p is not None]
     objective = placed_weight(units, done)
     bound, bound_kind = _bound(cluster, units, nodes, options)
+    beaten = None
     if objective > bound:  # then it was no bound: never raised to meet the plan
-        bound, bound_kind = (
-            _trivial(units, nodes),
-            f"pods that may use some node (a bound of {bound} was beaten)",
-        )
+        beaten = (_trivial(units, nodes), f"pods that may use some node (a bound of {bound} was beaten)")
+    told = verdict(objective, bound, bound_kind, beaten=beaten, partitioned=True)
     stats: dict[str, object] = {
-        "status": "PARTITIONED",
-        "objective": objective,
-        "bound": bound,
-        "gap": bound - objective,
-        "bound_from": bound_kind,
+        **told.stats(),
         "partitions": k,
         "placed_by_parts": placed_parts,
         "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,
@@ -161,7 +156,7 @@ def plan_partitioned(
     if options.deadline is not None and any(o.stats.get(CUT_SHORT) for o in outcomes):
         options.deadline.fire()  # a part on a worker saw it pass
     record(stats, options.deadline)
-    return PlanOutcome(done, options.allocator, stats)
+    return PlanOutcome(done, options.allocator, stats, verdict=told)
 
 
 def _bound(

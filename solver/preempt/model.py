@@ -50,6 +50,7 @@ from ..cpsat import cp_solver, hint_with
 from ..deadline import passed, record
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
+from ..planners.bounds import verdict
 from ..planners.firstfit.batch import FirstFit
 from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms
 from ..planning.finish import per_pod, with_held
@@ -930,8 +931,11 @@ def _decode(
         if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = all(v in ("OPTIMAL", "FIXED") for v in stage_status.values())
+    told = verdict(
+        PlanOutcome(plans).weight, None, "every stage of the preemption model proven", proven=proven
+    )
     stats: dict[str, object] = {
-        "status": "OPTIMAL" if proven else "FEASIBLE",
+        "status": told.status.value,
         "stage_status": dict(stage_status),
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
@@ -944,7 +948,9 @@ def _decode(
     if moved:
         stats["moved"] = len(moved)
     record(stats, opts.deadline)
-    outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    outcome = per_pod(
+        after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats, verdict=told), opts.feature_gates
+    )
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
@@ -960,7 +966,13 @@ def _decode(
     if violations:
         raise CheckFailed(violations)
     return PreemptOutcome(
-        outcome.pods, outcome.allocator, outcome.stats, victims=victims, released=released, moves=moves
+        outcome.pods,
+        outcome.allocator,
+        outcome.stats,
+        verdict=told,
+        victims=victims,
+        released=released,
+        moves=moves,
     )
 
 
@@ -1102,8 +1114,9 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     plans = [
         PodPlan(u.name, None, list(u.claims), _left_out(s, i), u.priority) for i, u in enumerate(s.pending)
     ]
+    told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
     stats: dict[str, object] = {
-        "status": "OPTIMAL",
+        "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
         "candidates": len(s.victims),
@@ -1111,7 +1124,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     outcome = per_pod(s.cluster, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)
-    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats)
+    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, verdict=told)
 
 
 def _warn(stats: dict[str, object], warnings: list[str]) -> None:

@@ -15,9 +15,14 @@ range needs it: some of min, max, step is fractional (MilliValue() mod 1000 != 0
 them fit milli units in int64 (Value() <= MaxInt64 / 1000) and step >= 1m. With integer
 min and step both units give the same amount (ceil((ceil(r) - a) / b) = ceil((r - a) / b)
 for integers a, b > 0), so the gate changes nothing for integer ranges.
-Not modelled: a later upstream variant of the gate makes a request that is not exactly
-representable in milli units, or passes int64 when rounded, a fatal error; here it is rounded
-up (MilliValue()) like every other quantity.
+Upstream (after July 2026, its shared tests `consumable-capacity-range-policy-*-rejected`,
+`...-overflow-aborts-not-skip`, `...-allocation-mode-all-overflow-aborts`) reads the request
+and the rounded amount of a step range as int64 units; one that does not fit int64 is not
+skipped but aborts the allocation ("cannot be represented"), and so does a negative request
+(which validation refuses first): `FatalCapacityRequest`, which the callers turn into the
+call's error where upstream's search would meet the device. Not
+modelled: a fractional request not exactly representable in milli units is rounded up
+(MilliValue()) like every other quantity.
 """
 
 from __future__ import annotations
@@ -29,7 +34,14 @@ from fractions import Fraction
 from ..api.models import CapacityRequestPolicy, DeviceCapacity
 from .flat import fits
 
-__all__ = ["Policy", "consumption", "device_consumption", "fits"]
+__all__ = ["Policy", "FatalCapacityRequest", "consumption", "device_consumption", "fits"]
+
+MAX_INT64 = 2**63 - 1
+
+
+class FatalCapacityRequest(ValueError):
+    """A capacity request that upstream aborts the allocation for rather than skip the device:
+    negative, or (with a validRange step) not readable as int64 units or rounding past int64."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,10 @@ def _units(x: Fraction, unit: Fraction) -> int:
     return math.ceil(v) if v >= 0 else math.floor(v)
 
 
+def _plain(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else str(float(x))
+
+
 def _use_milli(bounds: list[Fraction], step: Fraction | None) -> bool:
     """Upstream's useMilli, the gate being on: a fractional bound, all fit, step >= 1m."""
     if any(_units(b, Fraction(1)) > MAX_MILLI_VALUE for b in bounds):
@@ -88,6 +104,8 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
         if policy is not None and policy.default is not None:
             return policy.default
         return value
+    if requested < 0:
+        raise FatalCapacityRequest(f"capacity request {_plain(requested)} is negative")
     if policy is None:
         return requested
     amount = requested
@@ -98,7 +116,17 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
         elif policy.step is not None and policy.step > 0:
             u = policy.unit
             lo, st, rq = _units(low, u), _units(policy.step, u), _units(requested, u)
-            amount = (lo + math.ceil(Fraction(rq - lo, st)) * st) * u
+            if rq > MAX_INT64:
+                raise FatalCapacityRequest(
+                    f"capacity request {_plain(requested)} cannot be represented as int64"
+                )
+            rounded = lo + math.ceil(Fraction(rq - lo, st)) * st
+            if rounded > MAX_INT64:
+                raise FatalCapacityRequest(
+                    f"capacity request {_plain(requested)} rounded up to the step of its requestPolicy "
+                    "cannot be represented as int64"
+                )
+            amount = rounded * u
     elif policy.valid_values is not None:
         amount = next((v for v in policy.valid_values if v >= requested), requested)
     if policy.default is not None and amount == policy.default:
@@ -121,13 +149,17 @@ def device_consumption(
 ) -> dict[str, Fraction] | None:
     """Consumption of every capacity of a device for one placement; None if ineligible
     (a requested capacity the device lacks, or a policy violation). `fractional`: the
-    DRAFractionalCapacityRange gate (milli-unit steps)."""
+    DRAFractionalCapacityRange gate (milli-unit steps). Raises `FatalCapacityRequest` (capacity
+    name prefixed) for a request upstream's step rounding cannot read."""
     if any(name not in capacity for name in requests):
         return None
     out: dict[str, Fraction] = {}
     for name, cap in capacity.items():
         policy = Policy.of(cap.request_policy, fractional=fractional)
-        amount = consumption(cap.value.as_fraction(), policy, requests.get(name))
+        try:
+            amount = consumption(cap.value.as_fraction(), policy, requests.get(name))
+        except FatalCapacityRequest as exc:
+            raise FatalCapacityRequest(f"capacity {name}: {exc}") from None
         if amount is None:
             return None
         out[name] = amount

@@ -97,6 +97,12 @@ def cel_attr_value(attr: DeviceAttribute) -> AttrValue | None:
     return None
 
 
+def skip_operations(value: bool | list[str] | None) -> bool | tuple[str, ...] | None:
+    """A slice's KEP-5945 `skipNodeOperations`, hashable: the draft's boolean as it is, the
+    merged list as a tuple (results copy it back as a list)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def _split_name(name: str, driver: str) -> tuple[str, str]:
     dom, sep, ident = name.rpartition("/")
     return (dom, ident) if sep else (driver, name)
@@ -337,7 +343,7 @@ def _add_device(
         counters_short=any(amount > ctx.counters[i].available for i, amount in counter_use.items()),
         node_scope=static.node_scope,
         binds_to_node=bool(d.binds_to_node),
-        skip_node_operations=s.spec.skip_node_operations,
+        skip_node_operations=skip_operations(s.spec.skip_node_operations),
         binding_conditions=tuple(d.binding_conditions),
         binding_failure_conditions=tuple(d.binding_failure_conditions),
     )

@@ -74,7 +74,7 @@ class DeviceInfo:
     node_scope: tuple[str, object] = ("all", None)
     """("node", name) | ("selector", NodeSelector dict) | ("all", None) | ("binds", None) for results."""
     binds_to_node: bool = False
-    skip_node_operations: bool | None = None
+    skip_node_operations: bool | tuple[str, ...] | None = None
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
     nodes: frozenset[str] | None = None

@@ -26,7 +26,7 @@ from ..cel import Program, compile_expression
 from ..errors import CelError, DRASolverError, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
-from .capacity import device_consumption
+from .capacity import FatalCapacityRequest, device_consumption
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -44,6 +44,9 @@ TAINT_REFUSAL = "have a taint the request does not tolerate"
 """`_static_reject`'s reason for an untolerated taint (upstream checks it after the counters)."""
 
 NODE_FEATURE = "DraOptionalNodePreparation"
+NODE_FEATURES = frozenset({NODE_FEATURE, "DRAOptionalNodeOperations"})
+"""The node declared feature KEP-5945 needs: the draft's name, or the one merged in 1.37
+(docs/semantics.md, "KEP-5945 as merged upstream")."""
 """KEP-5945: nodes whose kubelet can skip node operations declare this in status.declaredFeatures."""
 
 
@@ -162,10 +165,12 @@ def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelEr
 
 
 def _static_reject(
-    ctx: BuildContext, spec: RequestSpec, dev: int
+    ctx: BuildContext, spec: RequestSpec, dev: int, *, existing: bool = True
 ) -> tuple[str | None, dict[str, Fraction] | None]:
     """Checks upstream makes on a selectable device that do not depend on this call's placements.
-    Returns (why rejected or None, consumption for multi devices)."""
+    Returns (why rejected or None, consumption for multi devices). `existing=False` (an All
+    member) checks the capacity against the device's whole value only: the room the existing
+    allocations left is checked when the search reaches the member, after its constraints."""
     info = ctx.devices[dev]
     s, d = ctx.raw[dev]
     consumed: dict[str, Fraction] | None = None
@@ -178,7 +183,7 @@ def _static_reject(
         )
         if amounts is None:
             return "refuse the capacity request (requestPolicy)", None
-        if not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+        if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
             return "have not enough capacity left", None
         if info.multi:
             consumed = amounts
@@ -193,12 +198,20 @@ def _static_reject(
         if not ctx.gates.DRAOptionalNodePreparation:
             return "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled", None
         node = ctx.node
-        if node is not None and node.known and NODE_FEATURE not in node.declared_features:
+        if node is not None and node.known and not NODE_FEATURES & set(node.declared_features):
             return (
                 f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
                 None,
             )
     return None, consumed
+
+
+def _unrepresentable(
+    claim_ref: str, spec: RequestSpec, ctx: BuildContext, dev: int, exc: FatalCapacityRequest
+) -> InputRefused:
+    """The call's error for a capacity request upstream cannot read (docs/semantics.md,
+    "Consumable capacity")."""
+    return InputRefused(f"claim {claim_ref}, request {spec.name}: device {ctx.devices[dev].id}: {exc}")
 
 
 def _derived(
@@ -354,7 +367,11 @@ def _exact_candidates(
         if isinstance(ok, CelError):
             candidates.append(Candidate(dev, None, ok))
             continue
-        why, consumed = _static_reject(ctx, spec, dev)
+        try:
+            why, consumed = _static_reject(ctx, spec, dev)
+        except FatalCapacityRequest as exc:  # aborts the call where the search meets the device
+            candidates.append(Candidate(dev, None, _unrepresentable(claim_ref, spec, ctx, dev, exc)))
+            continue
         if why is not None:
             rejected[why] += 1
             continue
@@ -380,8 +397,9 @@ def _all_set(
     """allocationMode All: every matching device, fixed before the search (docs/semantics.md,
     "allocationMode All").
 
-    Busy devices stay in the set and block the request; devices without room left after
-    existing allocations are left out. CEL errors, incomplete and invalid pools are fatal."""
+    Busy devices stay in the set and block the request, and so do devices whose room the
+    existing allocations took (upstream since kubernetes#140769); a device that could not serve
+    the request even unused is left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
         raise InputRefused(
@@ -403,12 +421,17 @@ def _all_set(
         info = ctx.devices[dev]
         _, d = ctx.raw[dev]
         if ctx.gates.DRAConsumableCapacity:
-            amounts = device_consumption(
-                d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
-            )
-            if amounts is None or not fits(info.capacity, info.in_use if info.multi else {}, amounts):
+            try:
+                amounts = device_consumption(
+                    d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
+                )
+            except FatalCapacityRequest as exc:  # upstream's All pre-scan aborts too
+                raise _unrepresentable(claim_ref, spec, ctx, dev, exc) from None
+            if amounts is None or not fits(info.capacity, {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
-        why, consumed = _static_reject(ctx, spec, dev)
+            if info.multi and not fits(info.capacity, info.in_use, amounts) and blocked is None:
+                blocked = f"device {info.id}: has not enough capacity left"
+        why, consumed = _static_reject(ctx, spec, dev, existing=False)
         if why is not None and blocked is None:
             blocked = f"device {info.id}: {why}"
         if info.busy and not spec.admin and blocked is None:

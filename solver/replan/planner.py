@@ -91,6 +91,7 @@ from ..check import PodPlacement, check, check_node_resources, check_placements
 from ..deadline import record
 from ..errors import InputError
 from ..pipeline import plan
+from ..planners.bounds import verdict
 from ..planners.firstfit.resumable import Resumable
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
@@ -554,22 +555,20 @@ def _finish(
     realized = PlanSummary.of(PlanOutcome(outcome.pods, outcome.allocator, {})).stats()
     weight = outcome.weight
     total = _total(outcome.pods)
-    source = how
-    if weight > bound:
-        bound, source = total, f"pods that may be placed ({how}: the bound {bound} was beaten)"
+    told = verdict(
+        weight, bound, how, beaten=(total, f"pods that may be placed ({how}: the bound {bound} was beaten)")
+    )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
     stats = {
         **{k: v for k, v in outcome.stats.items() if k not in ("status", "bound", "gap", "objective")},
         **realized,
-        "status": "OPTIMAL" if weight == bound else "FEASIBLE",
-        "objective": weight,
-        "bound": bound,
-        "gap": bound - weight,
-        "bound_from": source,
+        **told.stats(),
         "moved": moved,
         "update_seconds": round(time.perf_counter() - started, 3),
     }
-    return PlanOutcome(outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices)
+    return PlanOutcome(
+        outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices, told
+    )
 
 
 def _in_order(
