@@ -76,6 +76,7 @@ from .options import (
     TimeoutOpt,
 )
 from .request import PlanRequest
+from .steps import model_note, steps_annotations, steps_rows, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
@@ -450,8 +451,17 @@ def _write_report(
         seconds=planned.seconds,
         first_fit=first_fit if request.compare else None,
         inputs=request.inputs.paths,
+        **_steps_for_report(cluster, planned.outcome),
     )
     err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
+
+
+def _steps_for_report(cluster: Cluster, outcome: PlanOutcome) -> dict[str, list[dict[str, str]]]:
+    """A preemption plan's steps and fragmentation readings for the report (`cli.steps`)."""
+    if not isinstance(outcome, PreemptOutcome):
+        return {}
+    rows, readings = steps_rows(cluster, outcome)
+    return {"steps": rows, "readings": readings}
 
 
 def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned) -> None:
@@ -504,10 +514,12 @@ def _write_preempted(
             moved=outcome.moves,
         )
         out.print(tables)
+        out.print(steps_tables(cluster, outcome, request.output.wide))
         return
     notes = plan_annotations(
         PlanSummary.of(outcome), outcome.pods, planned.interrupted, cut_short(request.deadline)
     )
+    notes.update(steps_annotations(cluster, outcome))
     if request.output.format is OutputFormat.name:
         # `-o name` names what the plan places (a moved pod is re-created where it lands); an
         # evicted pod is not one of them, and its line on stderr says it is evicted: printed
@@ -561,6 +573,8 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):
         err.print(Text(outcome.summary, style="bold"))
+        if (why := model_note(outcome)) is not None:
+            err.print(Text(why, style="yellow"))
     if request.node_templates:
         for line in whatif_lines(outcome.stats):
             err.print(Text(line, style="bold"))
