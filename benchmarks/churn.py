@@ -10,14 +10,22 @@ shared, and the incremental path does not depend on them.
 
 `churn(pods, fraction, seed)`: which pods to remove (a random sample) and new pods to add
 (the same shapes, new names), as `Planner.update` takes them.
+
+`CLUSTERS` and `shaped_churn`: the same churn on the scale curve's generators
+(`workloads.mixed_cluster`, `workloads.skewed_cluster`, issue #40 §1), whose pods take their
+claims from ResourceClaimTemplates: a removed pod goes alone (its claim is generated), and an
+added pod is a copy of a random pod of the cluster (its template and PriorityClass) under a
+new name — so no single shape is what the update is tuned on.
 """
 
 from __future__ import annotations
 
+import copy
 import random
+from collections.abc import Callable
 from typing import Any
 
-from benchmarks.workloads import _class, _slice
+from benchmarks.workloads import _class, _slice, mixed_cluster, skewed_cluster
 
 GPU = "gpu.example.com"
 ACC = "acc.example.com"
@@ -115,4 +123,34 @@ def churn(
     return remove, add
 
 
-__all__ = ["churn", "heterogeneous", "nodes_of", "pod_of"]
+def shaped_churn(
+    objects: list[dict[str, Any]], fraction: float, seed: int = 31, start: int = 0
+) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
+    """`churn` for a cluster whose Pods name ResourceClaimTemplates (`CLUSTERS`' generators):
+    remove `fraction` of its Pods (a random sample; their claims are generated, not objects)
+    and add as many copies of random Pods of `objects` (template and PriorityClass kept),
+    named `new-<start>...`: the removals and the objects to add."""
+    rng = random.Random(seed)
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    count = max(1, round(len(pods) * fraction))
+    gone = sorted(rng.sample(range(len(pods)), count))
+    remove = [("Pod", pods[p]["metadata"]["namespace"], pods[p]["metadata"]["name"]) for p in gone]
+    add: list[dict[str, Any]] = []
+    for i in range(count):
+        pod = copy.deepcopy(rng.choice(pods))
+        pod["metadata"]["name"] = f"new-{start + i:05d}"
+        pod["metadata"]["uid"] = f"uid-new-{start + i:05d}"
+        add.append(pod)
+    return remove, add
+
+
+CLUSTERS: dict[str, Callable[[int, int], list[dict[str, Any]]]] = {
+    "churn": heterogeneous,
+    "mixed": mixed_cluster,
+    "skewed": skewed_cluster,
+}
+"""The re-planning benchmark's clusters by name: this module's own (`heterogeneous`) and the
+scale curve's two generators; each called with (nodes, pods)."""
+
+
+__all__ = ["CLUSTERS", "churn", "heterogeneous", "nodes_of", "pod_of", "shaped_churn"]

@@ -142,6 +142,35 @@ def two_model_cluster(nodes: int, pending: int, seed: int) -> list[dict[str, Any
     return docs
 
 
+def gpu_template(size: int) -> dict[str, Any]:
+    """The ResourceClaimTemplate `gpu-<size>` (a request of `size` GPUs of class gpu) that
+    movable running pods' claims come from. Shared with the moves and defrag benchmarks."""
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": size}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": f"gpu-{size}", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [request]}}},
+    }
+
+
+def owned(pod: dict[str, Any], replica_set: str, size: int) -> None:
+    """Make the running `pod` (a dict) a ReplicaSet's, its claim `<pod>-gpu` from the template
+    `gpu-<size>` (recorded in status.resourceClaimStatuses): a pod `--allow-moves` may move."""
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": replica_set,
+            "uid": f"uid-{replica_set}",
+            "controller": True,
+        }
+    ]
+    name = pod["metadata"]["name"]
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": f"gpu-{size}"}]
+    pod["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
+
+
 def gpu_claim(pod: str, count: int, node: str | None, gpus: list[int]) -> dict[str, Any]:
     """Pod `pod`'s claim of `count` GPUs of class gpu; with `node`, allocated there (devices
     `gpus`) and reserved for the pod (a running pod's claim). Shared with

@@ -30,6 +30,33 @@ def points_of(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(b["extra_info"]) for b in data["benchmarks"]]
 
 
+def _cli(point: dict[str, Any]) -> bool:
+    """An end-to-end point (`scale_curve.cli_point`: the CLI, reading and writing included)."""
+    return point.get("mode") == "cli"
+
+
+def e2e_table(points: list[dict[str, Any]]) -> str:
+    """The end-to-end points: `dra-solver plan FILE`, wall and CPU seconds, the plan's numbers."""
+    rows = [
+        "| shape | pods / nodes | input / output | `dra-solver plan FILE`: wall (CPU) | placed "
+        "| status, objective, bound, gap | peak RSS | load avg |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for p in sorted(points, key=lambda p: (_shape(p), p["pods"])):
+        size = f"{_shape(p)} | {p['pods']:,} / {p['nodes']:,}"
+        if not p.get("finished"):
+            rows.append(f"| {size} | | not finished in {p['timeout_seconds']:.0f} s | | | | |")
+            continue
+        keys = ("status", "objective", "bound", "gap")
+        plan = ", ".join(_fmt(p.get(k)) for k in keys if p.get(k) is not None)
+        rows.append(
+            f"| {size} | {p['input_mib']:.0f} / {p['output_mib']:.0f} MiB | {p['cli_seconds']:.1f} s "
+            f"({p['cli_cpu_seconds']:.1f} s) | {_fmt(p.get('placed'))} | {plan} | {p['peak_rss_mib']:,} MiB "
+            f"| {p['load_average']} |"
+        )
+    return "\n".join(rows)
+
+
 def _fmt(v: Any, unit: str = "") -> str:
     if v is None:
         return ""
@@ -48,7 +75,11 @@ def _shape(point: dict[str, Any]) -> str:
 def growth(points: list[dict[str, Any]], allocator: str, key: str, shape: str = "mixed") -> list[str]:
     """Log-log slopes of `key` between consecutive finished points: 1 is linear, 2 quadratic."""
     mine = sorted(
-        (p for p in points if p["allocator"] == allocator and p.get("finished") and _shape(p) == shape),
+        (
+            p
+            for p in points
+            if p["allocator"] == allocator and p.get("finished") and _shape(p) == shape and not _cli(p)
+        ),
         key=lambda p: p["pods"],
     )
     out = []
@@ -60,6 +91,7 @@ def growth(points: list[dict[str, Any]], allocator: str, key: str, shape: str = 
 
 
 def table(points: list[dict[str, Any]]) -> str:
+    points = [p for p in points if not _cli(p)]
     head = (
         "| shape | pods / nodes | allocator | plan (first fit, classes, aggregated model incl. classes) "
         "| load + validate | placed (first fit) | status, bound, gap | peak RSS | load avg |\n"
@@ -97,6 +129,7 @@ def plot(points: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    points = [p for p in points if not _cli(p)]
     fig, (t_ax, m_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
     colors = {"reference": "#8c8c8c", "cpsat": "#2b6cb0"}
     lines = {"mixed": "o-", "skewed": "s--"}
@@ -163,6 +196,17 @@ def section(points: list[dict[str, Any]], note: str) -> str:
         "Growth (log-log slope of plan time between consecutive points; 1 is linear, 2 quadratic):",
         "",
     ]
+    ends = [p for p in points if _cli(p)]
+    if ends:
+        lines[-3:-3] = [
+            "",
+            "End to end (issue 40 §1's goal: <= 60 s for 10,000 nodes / 50,000 pods on both shapes, the "
+            "CLI with reading and writing): `dra-solver plan FILE` with the default options in a child "
+            "process, the input written beforehand, the plan to a file (`scale_curve.cli_point`); CPU is "
+            "the child's user + system time, the figure to read on a shared machine:",
+            "",
+            e2e_table(ends),
+        ]
     for shape in sorted({_shape(p) for p in points}):
         for alloc in ("reference", "cpsat"):
             t = growth(points, alloc, "plan_seconds", shape)

@@ -11,6 +11,12 @@ other proportions and layouts, small low-priority requests first).
 
 Run one point: `python -m benchmarks.scale_curve PODS ALLOCATOR [TIME_LIMIT [SHAPE]]` (nodes =
 PODS / 5, SHAPE `mixed` by default) prints one JSON line.
+
+End to end (issue #40 §1: the goal counts the CLI, loading included): `cli_point` writes the
+cluster as YAML once, then times `dra-solver plan FILE` in a child process — reading,
+validating, triage, planning, the checker and writing the plan (to a file) — by the wall
+clock and by the child's CPU time (user + system), with its peak RSS and the summary line's
+numbers. `python -m benchmarks.scale_curve cli PODS SHAPE` prints one such point.
 `benchmarks/test_bench_scale_curve.py` runs the curve under pytest-benchmark;
 `benchmarks/report_scale_curve.py` writes the table and the plot.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -130,7 +137,85 @@ def run_point(
     return out
 
 
+SUMMARY = re.compile(
+    r"placed (?P<placed>\d+(?:,\d{3})*) of (?P<pods>\d+(?:,\d{3})*) pods \((?P<allocator>\w+)"
+    r"(?:, status (?P<status>\w+))?(?:, objective (?P<objective>\d+(?:,\d{3})*))?"
+    r"(?:, bound (?P<bound>[^,)]+))?(?:, gap (?P<gap>[^,)]+))?"
+)
+"""The CLI's summary line on stderr (`placed N of M pods (cpsat, status S, objective O, bound B, gap G)`)."""
+
+
+def cli_point(
+    pods: int, shape: str = "mixed", timeout: float = 1800, workdir: Path | None = None
+) -> dict[str, Any]:
+    """`dra-solver plan FILE` end to end on the shape's cluster of `pods` pods (nodes = pods / 5):
+    the YAML is written first (not timed), then the command runs in a child process with the
+    default options, stdout to a file; wall and CPU seconds (the child's user + system), peak
+    RSS, and the summary line's placed / status / objective / bound / gap. Past `timeout` the
+    point is recorded as not finished."""
+    import tempfile
+
+    import yaml
+
+    from benchmarks.workloads import mixed_cluster, skewed_cluster
+
+    generate = {"mixed": mixed_cluster, "skewed": skewed_cluster}[shape]
+    nodes = pods // 5
+    where = Path(workdir or tempfile.mkdtemp(prefix="dra-e2e-"))
+    source, output = where / f"{shape}-{pods}.yaml", where / f"{shape}-{pods}.out.yaml"
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    with source.open("w") as f:
+        yaml.dump_all(generate(nodes, pods), f, Dumper=dumper, sort_keys=False)
+    cmd = [sys.executable, "-m", "dra_solver", "plan", str(source)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    base = {"pods": pods, "nodes": nodes, "shape": shape, "allocator": "cpsat", "mode": "cli"}
+    try:
+        with output.open("w") as out:
+            done = subprocess.run(
+                cmd, cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout, check=False
+            )
+    except subprocess.TimeoutExpired:
+        return {**base, "finished": False, "timeout_seconds": timeout}
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 2):
+        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    found = SUMMARY.search(done.stderr)
+    numbers = {} if found is None else found.groupdict()
+    return {
+        **base,
+        "finished": True,
+        "input_mib": round(source.stat().st_size / 2**20, 1),
+        "output_mib": round(output.stat().st_size / 2**20, 1),
+        "cli_seconds": round(wall, 2),
+        "cli_cpu_seconds": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
+        "peak_rss_mib": after.ru_maxrss // 1024,
+        "placed": int(numbers["placed"].replace(",", "")) if numbers.get("placed") else None,
+        "status": numbers.get("status"),
+        **{k: _number(numbers.get(k)) for k in ("objective", "bound", "gap")},
+        "load_average": round(os.getloadavg()[0], 1),
+    }
+
+
+def _number(text: str | None) -> int | float | str | None:
+    """A number of the summary line as printed (`number_text`: an integer, a decimal or other words)."""
+    if text is None:
+        return None
+    plain = text.replace(",", "")
+    try:
+        return int(plain)
+    except ValueError:
+        try:
+            return float(plain)
+        except ValueError:
+            return text
+
+
 def main(argv: list[str]) -> int:
+    if argv[0] == "cli":
+        print(json.dumps(cli_point(int(argv[1]), argv[2] if len(argv) > 2 else "mixed")))
+        return 0
     pods, allocator = int(argv[0]), argv[1]
     limit = float(argv[2]) if len(argv) > 2 else TIME_LIMIT
     shape = argv[3] if len(argv) > 3 else "mixed"

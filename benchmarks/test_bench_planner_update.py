@@ -1,11 +1,17 @@
-"""`Planner.update` against a fresh plan (issue #30 §2): 2,000 nodes / 10,000 pods, churn levels.
+"""`Planner.update` against a fresh plan (issue #30 §2, issue #40 §1): 2,000 nodes / 10,000 pods,
+churn levels, on three clusters.
 
-The heterogeneous cluster of `benchmarks/churn.py` is planned once (`Planner.plan`, CP-SAT, the
-aggregated model), then updated three times in sequence: 1 % churn (100 pods removed, 100
-added: the issue's goal), then 0.1 %, then 10 %. After each update, a fresh plan of the same
-changed cluster (`dra_solver.plan`, same options) runs in the same process, so the ratios are
-measured on one machine state: update time vs fresh time, moved pods, weight ratio.
+Each cluster of `churn.CLUSTERS` — `churn` (this benchmark's own, `churn.heterogeneous`),
+`mixed` and `skewed` (the scale curve's generators, `workloads.mixed_cluster` and
+`workloads.skewed_cluster`: other proportions, partitionable GPUs with counters, pods from
+ResourceClaimTemplates) — is planned once (`Planner.plan`, CP-SAT, the aggregated model), then
+updated three times in sequence: 1 % churn (100 pods removed, 100 added: the issue's goal),
+then 0.1 %, then 10 %. After each update, a fresh plan of the same changed cluster
+(`dra_solver.plan`, same options) runs in the same process, so the ratios are measured on one
+machine state: update time vs fresh time, moved pods, weight ratio.
 `DRA_BENCH_PLANNER=NODESxPODS` runs another size (e.g. `200x1000` for a quick look);
+`DRA_BENCH_PLANNER_SHAPES=mixed,skewed` runs some clusters only (default: all three),
+`DRA_BENCH_PLANNER_LEVELS=0.01` some churn levels;
 `DRA_BENCH_PLANNER_ALLOCATOR=reference` plans with first fit instead of CP-SAT, and
 `DRA_BENCH_PLANNER_FRESH=0` leaves the fresh plans out (the update's own cost only).
 
@@ -13,8 +19,8 @@ Each row records wall time and CPU time (`time.process_time`: this process only)
 1-minute load average when the update started: on a shared machine wall time is CPU time
 plus waiting for a core.
 
-Run: `pytest benchmarks/test_bench_planner_update.py` (about 10-20 minutes at full size on 2
-cores); `python -m benchmarks.report_planner_update` writes docs/benchmarks.md.
+Run: `pytest benchmarks/test_bench_planner_update.py` (about 10-20 minutes per cluster at full
+size on 2 idle cores); `python -m benchmarks.report_planner_update` writes docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,36 +32,52 @@ from typing import Any
 
 import pytest
 
-from benchmarks.churn import churn, heterogeneous
+from benchmarks.churn import CLUSTERS, churn, shaped_churn
 from dra_solver import Cluster, Planner, plan
 
 SIZE = os.environ.get("DRA_BENCH_PLANNER", "2000x10000")
 NODES, PODS = (int(x) for x in SIZE.split("x"))
+SHAPES = tuple(os.environ.get("DRA_BENCH_PLANNER_SHAPES", ",".join(CLUSTERS)).split(","))
 ALLOCATOR = os.environ.get("DRA_BENCH_PLANNER_ALLOCATOR", "cpsat")
 """The allocator of the first plan and of the fresh plans; `reference` (first fit) gives the
 update's cost at a size where CP-SAT plans take longer than a run may."""
 FRESH = os.environ.get("DRA_BENCH_PLANNER_FRESH", "1") != "0"
 """`0`: no fresh plan after each update (no speedup or weight ratio; the update alone)."""
 OPTIONS: dict[str, Any] = {"seed": 1, "time_limit": 30.0, "allocator": ALLOCATOR}
-"""CP-SAT work of 30 deterministic seconds (wall guard 91 s): on a loaded shared machine the
-default 10 s guard can cut the aggregated plan short, and the update inherits its plan."""
-LEVELS = [0.01, 0.001, 0.1]
-"""In the order they run: the goal's 1 % first, on the freshly planned cluster."""
+"""CP-SAT work of 30 deterministic seconds (no wall clock stops it: the same plan at any load)."""
+LEVELS = [float(x) for x in os.environ.get("DRA_BENCH_PLANNER_LEVELS", "0.01,0.001,0.1").split(",")]
+"""In the order they run: the goal's 1 % first, on the freshly planned cluster
+(`DRA_BENCH_PLANNER_LEVELS=0.01`: the goal's level only, where fresh plans take minutes)."""
 
 
-@pytest.fixture(scope="module")
-def state() -> dict[str, Any]:
+@pytest.fixture(scope="module", params=SHAPES)
+def state(request: pytest.FixtureRequest) -> dict[str, Any]:
+    shape = str(request.param)
+    objects = CLUSTERS[shape](NODES, PODS)
     started = time.perf_counter()
-    cluster = Cluster.from_objects(heterogeneous(NODES, PODS))
-    return {"cluster": cluster, "load_seconds": time.perf_counter() - started}
+    cluster = Cluster.from_objects(objects)
+    return {
+        "shape": shape,
+        "objects": objects,
+        "cluster": cluster,
+        "load_seconds": time.perf_counter() - started,
+    }
 
 
 def _rss_mib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
+def _churn(state: dict[str, Any], level: float) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
+    """The update of churn `level` on the state's cluster (seeded by the level)."""
+    seed, start = int(level * 10_000) + 7, int(level * 100_000)
+    if state["shape"] == "churn":
+        return churn(PODS, level, seed=seed, start=start)
+    return shaped_churn(state["objects"], level, seed=seed, start=start)
+
+
 def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
-    benchmark.group = f"planner-update-{SIZE}"
+    benchmark.group = f"planner-update-{state['shape']}-{SIZE}"
     planner = Planner(state["cluster"], **OPTIONS)
     cpu = time.process_time()
     out = benchmark.pedantic(planner.plan, rounds=1, iterations=1)
@@ -63,6 +85,7 @@ def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
     benchmark.extra_info.update(
         {
             "size": SIZE,
+            "shape": state["shape"],
             "step": "plan",
             "placed": out.placed,
             "pods": len(out.pods),
@@ -79,11 +102,11 @@ def test_plan(benchmark: Any, state: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
-    benchmark.group = f"planner-update-{SIZE}"
+    benchmark.group = f"planner-update-{state['shape']}-{SIZE}"
     planner: Planner = state["planner"]
     previous = planner.outcome
     assert previous is not None
-    remove, add = churn(PODS, level, seed=int(level * 10_000) + 7, start=int(level * 100_000))
+    remove, add = _churn(state, level)
     remove = [
         r for r in remove if (r[1], r[2]) in planner.cluster.pods or (r[1], r[2]) in planner.cluster.claims
     ]
@@ -96,6 +119,7 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
     benchmark.extra_info.update(
         {
             "size": SIZE,
+            "shape": state["shape"],
             "allocator": ALLOCATOR,
             "step": f"update {level:.1%}",
             "removed": sum(1 for r in remove if r[0] == "Pod"),
@@ -133,6 +157,7 @@ def test_update(benchmark: Any, state: dict[str, Any], level: float) -> None:
             "fresh_bound": fresh.stats.get("bound"),
             "weight_ratio": out.weight / max(1, fresh.weight),
             "speedup": fresh_seconds / max(update_seconds, 1e-9),
+            "cpu_speedup": fresh_cpu / max(update_cpu, 1e-9),
             "peak_rss_mib": _rss_mib(),
         }
     )

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.preempt_workloads import batch_info, gpu_claim
+from benchmarks.preempt_workloads import batch_info, gpu_claim, gpu_template, owned
 from benchmarks.workloads import GPU, _class, _slice
 from dra_solver.api.cluster import Cluster
 from dra_solver.preempt import plan_preempt
@@ -35,23 +35,7 @@ def fragmented(nodes: int, pending: int, seed: int) -> list[dict[str, Any]]:
     """The cluster of the module docstring, as plain dicts."""
     rng = random.Random(seed)
     docs: list[dict[str, Any]] = [_class("gpu", GPU)]
-    for size in (1, 2):
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaimTemplate",
-                "metadata": {"name": f"gpu-{size}", "namespace": "default"},
-                "spec": {
-                    "spec": {
-                        "devices": {
-                            "requests": [
-                                {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": size}}
-                            ]
-                        }
-                    }
-                },
-            }
-        )
+    docs += [gpu_template(size) for size in (1, 2)]
     k = 0
     for i in range(nodes):
         n = f"node-{i:03d}"
@@ -81,17 +65,7 @@ def _running(name: str, node: str, gpus: list[int], rng: random.Random, owner: s
     pod = _pod(name, rng.choice([0, 10, 100]), node, {"app": owner})
     claim = gpu_claim(name, len(gpus), node, gpus)
     if rng.random() < 0.75:
-        pod["metadata"]["ownerReferences"] = [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": owner,
-                "uid": f"uid-{owner}",
-                "controller": True,
-            }
-        ]
-        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": f"gpu-{len(gpus)}"}]
-        pod["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
+        owned(pod, owner, len(gpus))
     return [claim, pod]
 
 

@@ -11,22 +11,64 @@ anyway. Timing statistics (seconds reported) read the clock freely: they decide 
 A deadline travels to other processes (a process pool, Ray) as the seconds it has left
 (`__getstate__`), since clocks of two machines need not agree; whether it fired there comes
 back with the worker's result.
+
+Why phases reserve time (`leaving`): the steps after the search — the final check of the plan,
+writing the output — cannot stop half way (a check cut short proves nothing; half a YAML list
+is no output), so the search ends early enough to leave them the time they need. What they
+need is counted, not clocked: objects to write, pods to check, times a CPU cost per unit;
+turned into wall seconds by the share of a CPU this run got so far (`cpu_share`), since a busy
+machine slows them as much as it slowed everything before.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import interrupt
 
 CUT_SHORT = "cut_short_by_timeout"
 """The stats key a run sets when its deadline fired."""
+
+MIN_CPU_SHARE = 0.1
+"""The least share of a CPU `cpu_share` assumes: below it a reserve would take the whole run."""
+
+_run_started: float | None = None
+"""`time.monotonic()` at which this process started, once the console script said it is one
+run (`process_run`); None: a library caller, whose deadline counts from its call."""
+
+
+def process_started() -> float:
+    """`time.monotonic()` at the moment this process started (Linux: `/proc/self/stat`'s start
+    time against the boot clock), so that `--timeout` counts the interpreter's start and the
+    imports too; elsewhere, now."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0.0 <= age < 3600.0 else now
+
+
+@contextmanager
+def process_run() -> Iterator[None]:
+    """The console script's run (`cli.main.run`): inside, a deadline made with
+    `Deadline.since_start` counts from the process's start. Outside (a command invoked
+    in-process, a test), from the command's own start."""
+    global _run_started
+    _run_started = process_started()
+    try:
+        yield
+    finally:
+        _run_started = None
 
 
 @dataclass
@@ -40,34 +82,85 @@ class Deadline:
     fired: bool = False
     """Set once a search of the run saw the deadline pass: its answer may depend on the
     machine's speed and load."""
+    started: float | None = None
+    """`time.monotonic()` when the run began (None: `at - seconds`), for messages and `cpu_share`."""
+    cpu_started: float = 0.0
+    """`time.process_time()` when the run began (0.0: the process's start)."""
+    parent: Deadline | None = field(default=None, repr=False, compare=False)
+    """The run's deadline this one was cut from (`leaving`): it fires with this one."""
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:
         """The deadline `seconds` from now."""
-        return cls(time.monotonic() + seconds, seconds)
+        now = time.monotonic()
+        return cls(now + seconds, seconds, started=now, cpu_started=time.process_time())
 
-    def left(self) -> float:
-        """Seconds left; 0.0 once passed (and then `fired`)."""
-        left = self.at - time.monotonic()
+    @classmethod
+    def since_start(cls, seconds: float) -> Deadline:
+        """The deadline `seconds` after the run began: the process's start inside the console
+        script's `process_run`, else now (a command run in-process)."""
+        if _run_started is None:
+            return cls.after(seconds)
+        return cls(_run_started + seconds, seconds, started=_run_started, cpu_started=0.0)
+
+    def elapsed(self) -> float:
+        """Seconds since the run began."""
+        return time.monotonic() - (self.at - self.seconds if self.started is None else self.started)
+
+    def left(self, grace: float = 0.0) -> float:
+        """Seconds left, `grace` times the deadline's length past it included; 0.0 once passed
+        (and then `fired`). Every look at the deadline goes through here (tests count them)."""
+        left = self.at + grace * self.seconds - time.monotonic()
         if left > 0:
             return left
-        self.fired = True
+        self.fire()
         return 0.0
 
-    def passed(self) -> bool:
-        return self.left() <= 0.0
+    def passed(self, grace: float = 0.0) -> bool:
+        return self.left(grace) <= 0.0
 
     def fire(self) -> None:
-        """Record that the deadline ended a search elsewhere (a worker's result says so)."""
+        """Record that the deadline ended a search elsewhere (a worker's result says so); the
+        run's deadline it was cut from fires too."""
         self.fired = True
+        if self.parent is not None:
+            self.parent.fire()
+
+    def cpu_share(self) -> float:
+        """The share of one CPU this process got since the run began (CPU seconds over wall
+        seconds), at least `MIN_CPU_SHARE`, at most 1: how much a busy machine stretches work."""
+        wall = self.elapsed()
+        if wall < 0.05:
+            return 1.0
+        cpu = time.process_time() - self.cpu_started
+        return min(max(cpu / wall, MIN_CPU_SHARE), 1.0)
+
+    def leaving(self, cpu_seconds: float) -> Deadline:
+        """A deadline early enough to leave `cpu_seconds` of work (counted: units times a cost
+        per unit) to the steps after it, stretched by this run's `cpu_share`. It fires this
+        one when it passes. Why: the final check and the output cannot stop half way."""
+        reserve = cpu_seconds / self.cpu_share() if cpu_seconds > 0 else 0.0
+        return Deadline(
+            self.at - reserve,
+            self.seconds,
+            self.fired,
+            started=self.started if self.started is not None else self.at - self.seconds,
+            cpu_started=self.cpu_started,
+            parent=self,
+        )
 
     def __getstate__(self) -> dict[str, Any]:
+        # The parent stays here: a worker's firing comes back with its result (`fire`).
         return {"left": max(self.at - time.monotonic(), 0.0), "fired": self.fired, "seconds": self.seconds}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.at = time.monotonic() + state["left"]
+        now = time.monotonic()
+        self.at = now + state["left"]
         self.fired = state["fired"]
         self.seconds = state.get("seconds", 0.0)
+        self.started = now
+        self.cpu_started = time.process_time()
+        self.parent = None
 
 
 def passed(deadline: Deadline | None) -> bool:
@@ -87,6 +180,10 @@ def record(stats: MutableMapping[str, object], deadline: Deadline | None) -> Non
         stats[CUT_SHORT] = True
 
 
+_enforcing: set[int] = set()
+"""The deadlines (`id`) an `enforced` block watches now."""
+
+
 @contextmanager
 def enforced(deadline: Deadline | None) -> Iterator[None]:
     """While inside, `deadline` passing stops the run as Ctrl-C does (`interrupt.request`): every
@@ -95,9 +192,10 @@ def enforced(deadline: Deadline | None) -> Iterator[None]:
     the stop flag: those loops already ask it, so one deadline bounds the whole run without a
     parameter in every signature. The deadline is `fired`; the stop request it made is taken
     back on leaving (a later run of the process starts afresh), a Ctrl-C's is not."""
-    if deadline is None:
+    if deadline is None or id(deadline) in _enforcing:  # nested: the outer one acts
         yield
         return
+    _enforcing.add(id(deadline))
     ours = threading.Event()
 
     def expire() -> None:
@@ -105,13 +203,14 @@ def enforced(deadline: Deadline | None) -> Iterator[None]:
         ours.set()
         interrupt.request()
 
-    timer = threading.Timer(max(deadline.at - time.monotonic(), 0.0), expire)
+    timer = threading.Timer(deadline.left(), expire)
     timer.daemon = True
     timer.start()
     try:
         yield
     finally:
         timer.cancel()
+        _enforcing.discard(id(deadline))
         if ours.is_set():
             interrupt.reset()
 
@@ -136,4 +235,14 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-__all__ = ["CUT_SHORT", "Deadline", "enforced", "fired", "parse_duration", "passed", "record"]
+__all__ = [
+    "CUT_SHORT",
+    "Deadline",
+    "enforced",
+    "fired",
+    "parse_duration",
+    "passed",
+    "process_run",
+    "process_started",
+    "record",
+]

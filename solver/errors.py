@@ -30,6 +30,11 @@ class InputError(DRASolverError):
         return f"{where}: {self.reason}" if where else self.reason
 
 
+class StoppedReading(DRASolverError):
+    """The run was stopped (`--timeout` passed, `interrupt.request`) before its input was read:
+    there is no cluster to plan, so no plan."""
+
+
 class ValidationErrors(DRASolverError):
     """Several InputErrors reported together (all errors of a file, not only the first)."""
 

@@ -41,7 +41,7 @@ from .gates import FeatureGates
 from .planners.partition import plan_partitioned
 from .planners.run import fewer_collections, run
 from .planners.whatif import Pending, plan_with_templates
-from .planning.finish import per_pod, with_held
+from .planning.finish import leaving_the_check, per_pod, with_held
 from .planning.job import Member, Options, Unit
 from .planning.outcome import PlanOutcome, PodPlan
 from .planning.resolve import (
@@ -186,10 +186,12 @@ def _plan(
         )
     node_list = resolve_nodes(cluster, nodes)
     units = units_for(cluster, pods, priorities, node_list, opts.feature_gates)
+    search = leaving_the_check(opts, units)  # --timeout: the check's time is not the search's
     if opts.partitions > 1:
-        split = plan_partitioned(cluster, units, node_list, opts)
-        return with_held(per_pod(cluster, units, split, opts.feature_gates), held)
-    return with_held(per_pod(cluster, units, run(cluster, units, node_list, opts), opts.feature_gates), held)
+        outcome = plan_partitioned(cluster, units, node_list, search)
+    else:
+        outcome = run(cluster, units, node_list, search)
+    return with_held(per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline), held)
 
 
 def _what_if(
@@ -206,7 +208,7 @@ def _what_if(
     outcome, added, units, expanded = plan_with_templates(
         cluster, Pending(pods, priorities, opts), node_list, templates, max_new_nodes
     )
-    result = per_pod(expanded, units, outcome, opts.feature_gates)
+    result = per_pod(expanded, units, outcome, opts.feature_gates, opts.deadline)
     result.added_nodes, result.added_slices = added.nodes, added.slices
     return result
 
@@ -268,7 +270,9 @@ def allocate(
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = per_pod(cluster, [unit], run(cluster, [unit], candidates, opts), opts.feature_gates)
+    outcome = per_pod(
+        cluster, [unit], run(cluster, [unit], candidates, opts), opts.feature_gates, opts.deadline
+    )
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error

@@ -1,5 +1,5 @@
 """Hypothesis profiles: `ci` (the default) and `long` (`--hypothesis-profile=long`); the
-workers of pytest-xdist.
+workers of pytest-xdist; one local process pool per test process, shared (`_SharedPools`).
 
 `ci` is what the README's test command and CI run: small example counts, derandomized (the same
 cases on every run, so a failure is reproducible and the suite's time is known). `long` is for a
@@ -9,9 +9,16 @@ sets one, written `examples(n)` (tests/example_counts.py)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_for
+from typing import Any
 
+import pytest
 from example_counts import CI_EXAMPLES, LONG_EXAMPLES
 from hypothesis import HealthCheck, settings
+
+import dra_solver.executors
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest-xdist starts its workers with COLUMNS=80; rich fixes a console's width from COLUMNS
@@ -35,3 +42,60 @@ settings.register_profile(
     suppress_health_check=_QUIET,
 )
 settings.load_profile("ci")
+
+
+class _Lease(Executor):
+    """One user's view of a shared process pool (`_SharedPools`): its `shutdown` waits for, or
+    cancels, this user's own tasks, as a pool of its own would, and leaves the spawned workers
+    running for the next test."""
+
+    def __init__(self, pool: Callable[[], ProcessPoolExecutor]) -> None:
+        self._pool = pool
+        self._futures: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future = self._pool().submit(fn, *args, **kwargs)
+        self._futures.append(future)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            for future in self._futures:
+                future.cancel()
+        if wait:
+            wait_for(self._futures)
+        self._futures = []
+
+
+class _SharedPools:
+    """`executors.local_pool` for the tests: one pool of spawned workers per size, made on first
+    use and kept for the whole session (a broken one is replaced). Why: the CLI's default
+    `--executor local` spawns a pool per plan, and each spawned worker imports the solver and
+    OR-tools again — seconds per CLI test that plans components, paid once instead. What a
+    test sees is the same: tasks pickled to other processes and back, in submission order."""
+
+    def __init__(self, make: Callable[[int], ProcessPoolExecutor]) -> None:
+        self.make = make
+        self.pools: dict[int, ProcessPoolExecutor] = {}
+
+    def pool(self, workers: int) -> ProcessPoolExecutor:
+        pool = self.pools.get(workers)
+        if pool is None or getattr(pool, "_broken", False):
+            pool = self.pools[workers] = self.make(workers)
+        return pool
+
+    def __call__(self, workers: int = dra_solver.executors.DEFAULT_WORKERS) -> Executor:
+        return _Lease(lambda: self.pool(workers))
+
+    def close(self) -> None:
+        for pool in self.pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.pools.clear()
+
+
+_shared = _SharedPools(dra_solver.executors.local_pool)
+dra_solver.executors.local_pool = _shared  # type: ignore[assignment]  # same signature, shared workers
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _shared.close()

@@ -304,3 +304,19 @@ def most_weight(
 
 def build(*args: Any, **kwargs: Any) -> Cluster:
     return Cluster.from_objects(cluster_docs(*args, **kwargs))
+
+
+def defrag_docs() -> list[Doc]:
+    """Issue #31's defragmentation case: n0 and n1 half full with important work (4 of 8 GPUs,
+    priority 1000), n2 two 1-GPU pods of ReplicaSet web (priority 0); the 8-GPU job `train`
+    fits only on an emptied node — moving a and b to n0 or n1 empties n2."""
+    return cluster_docs(
+        {"n0": 8, "n1": 8, "n2": 8},
+        [
+            Running("big0", "n0", 1000, (0, 1, 2, 3)),
+            Running("big1", "n1", 1000, (0, 1, 2, 3)),
+            Running("a", "n2", 0, (0,), {"app": "web"}, owner="web"),
+            Running("b", "n2", 0, (1,), {"app": "web"}, owner="web"),
+        ],
+        [Pending("train", 100, 8)],
+    )

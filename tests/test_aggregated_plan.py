@@ -26,7 +26,7 @@ from dra_solver.check import check
 from dra_solver.gates import FeatureGates
 from dra_solver.planners.aggregated.classes import LocalViews, node_classes, pod_classes
 from dra_solver.planners.firstfit.batch import FirstFit
-from dra_solver.planners.policy import Cpsat
+from dra_solver.planners.policy import AGGREGATED_FIRST, TABLES, Cpsat
 from dra_solver.planning.job import Unit
 from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.planning.resolve import make_job, resolve_units
@@ -138,11 +138,11 @@ def _run(
     prios: list[int] | None = None,
 ) -> tuple[PlanOutcome, PlanOutcome]:
     """(the CP-SAT plan with aggregation `mode`, the first-fit plan it started from)"""
-    opts = Options(feature_gates=FeatureGates.of(GATES), time_limit=5.0)
+    opts = Options(feature_gates=FeatureGates.of(GATES), time_limit=5.0, models=TABLES[mode])
     units = resolve_units(cluster, pods, prios)
     job = make_job(cluster, units, nodes, opts)
     first = FirstFit(max_steps=Cpsat.first_fit_steps).plan(job)
-    return Cpsat(mode).improve(job, first), first  # type: ignore[arg-type]
+    return Cpsat().improve(job, first), first
 
 
 def test_sized_claims_reach_the_count_optimum() -> None:
@@ -239,9 +239,9 @@ def test_blocked_nodes_split_node_classes_and_are_never_used() -> None:
         Unit(f"p{i}", (c,), blocked={"b": "node selector"} if i < 4 else {})
         for i, c in enumerate(cluster.unallocated_claims())
     ]
-    job = make_job(cluster, units, ["a", "b", "c"], Options(time_limit=5.0))
+    job = make_job(cluster, units, ["a", "b", "c"], Options(time_limit=5.0, models=AGGREGATED_FIRST))
     first = FirstFit().plan(job)
-    out = Cpsat("always").improve(job, first)
+    out = Cpsat().improve(job, first)
     assert out.stats["aggregated"] == "yes" and out.stats["node_classes"] == 2
     assert all(p.node != "b" for p in out.pods[:4])
     assert (out.placed, out.stats["status"]) == (6, "OPTIMAL")

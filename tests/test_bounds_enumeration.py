@@ -29,7 +29,7 @@ from dra_solver import allocate, plan
 from dra_solver.api.cluster import Cluster
 from dra_solver.cel.checks import validate_all
 from dra_solver.gates import FeatureGates
-from dra_solver.planners.policy import ALLOCATORS, Cpsat
+from dra_solver.planners.policy import TABLES
 from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
@@ -222,9 +222,7 @@ def _cases() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("seed", list(_cases()))
-def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
-    seed: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(seed: int) -> None:
     objs, pods, nodes, prios, gangs = instance(seed)
     cluster = Cluster.from_objects(objs)
     if validate_all(cluster):
@@ -237,8 +235,7 @@ def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(
     if len(nodes) > 1:
         runs.append(("auto", 2))  # two parts and a repair pass (`solver.planners.partition`)
     for mode, parts in runs:
-        monkeypatch.setitem(ALLOCATORS, "cpsat", Cpsat(mode))  # type: ignore[arg-type]
-        opts = {"feature_gates": GATES, "time_limit": 5.0, "partitions": parts}
+        opts = {"feature_gates": GATES, "time_limit": 5.0, "partitions": parts, "models": TABLES[mode]}
         if gangs:  # the Pod objects, their priorities and their PodGroup
             out = plan(cluster, None, nodes, **opts)
         else:

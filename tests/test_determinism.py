@@ -199,7 +199,7 @@ def test_a_deadline_that_fires_is_recorded_and_proves_nothing() -> None:
     out = plan(cluster, seed=1, time_limit=5.0, deadline=Deadline.after(0.0))
     assert out.stats[CUT_SHORT] is True
     assert out.weight <= full.weight
-    if out.stats["status"] == "OPTIMAL":
+    if out.stats.get("status") == "OPTIMAL":  # none when the deadline stopped first fit at once
         assert out.weight == full.weight
     # A preemption plan: the model's plan, cut short, or no plan at all — never one that
     # blames the input.

@@ -18,7 +18,7 @@ from dra_solver import Cluster, plan
 from dra_solver.api.validate import validate_cluster
 from dra_solver.check import check, check_gangs
 from dra_solver.errors import InputError
-from dra_solver.planners.policy import Cpsat
+from dra_solver.planners.policy import TABLES, Cpsat
 from dra_solver.planners.run import run
 from dra_solver.planning.job import Options
 from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
@@ -198,9 +198,9 @@ def cpsat_with(cluster: Cluster, aggregation: str) -> Any:
     """The CP-SAT plan with the aggregated model forced on ("always") or off ("never")."""
     units = resolve_units(cluster, None, None)
     nodes = resolve_nodes(cluster, None)
-    job = make_job(cluster, units, nodes, Options())
+    job = make_job(cluster, units, nodes, Options(models=TABLES[aggregation]))
     first = run(cluster, units, nodes, Options(allocator="reference"))
-    return Cpsat(aggregation=aggregation).improve(job, first)  # type: ignore[arg-type]
+    return Cpsat().improve(job, first)
 
 
 def test_aggregated_model_places_a_gang_all_or_nothing() -> None:

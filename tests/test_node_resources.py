@@ -8,6 +8,7 @@ served by a DeviceClass on nodes that do not advertise them). Nodes are written 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from dra_solver.api.validate import validate_object
 from dra_solver.check import check_node_resources
 from dra_solver.cli.main import app
 from dra_solver.planners.firstfit.batch import FirstFit
-from dra_solver.planners.policy import Cpsat
+from dra_solver.planners.policy import AGGREGATED_FIRST, PER_DEVICE_ONLY, Cpsat
 from dra_solver.planning.resolve import make_job, resolve_units, with_nodes
 from dra_solver.problem.resources import pod_requests
 
@@ -529,8 +530,8 @@ def test_aggregated_and_per_device_models_place_the_same_weight_under_cpu_limits
     nodes = list(cluster.nodes)
     job = make_job(cluster, [with_nodes(cluster, u, nodes) for u in units], nodes, Options(time_limit=5.0))
     first = FirstFit(max_steps=Cpsat.first_fit_steps).plan(job)
-    agg = Cpsat("always").improve(job, first)
-    exact = Cpsat("never").improve(job, first)
+    agg = Cpsat().improve(replace(job, models=AGGREGATED_FIRST), first)
+    exact = Cpsat().improve(replace(job, models=PER_DEVICE_ONLY), first)
     assert agg.weight >= first.weight and exact.weight >= first.weight
     event(f"aggregated: {str(agg.stats.get('aggregated'))[:20]}")
     if agg.stats.get("status") == "OPTIMAL" and exact.stats.get("status") == "OPTIMAL":

@@ -47,7 +47,8 @@ def _valid() -> Plan:
 def _valid_move() -> Plan:
     c = build(
         {"n0": 4, "n1": 4},
-        [Running("m", "n0", 0, (0,), owner="rs"), Running("x", "n1", 0, (0,), owner="rs")],
+        # x has no controller: only m can move (else either move is a plan of one move)
+        [Running("m", "n0", 0, (0,), owner="rs"), Running("x", "n1", 0, (0,))],
         [Pending("big", 100, 4)],
     )
     out = plan_preempt(c, allow_moves=True)

@@ -1,7 +1,7 @@
 """Issue #30 §1: the shortcuts that make a plan of 50,000 pods on 10,000 nodes linear decide
 exactly what the long way decides.
 
-- node classes: nodes equal up to names (`classes._twin_key`) are not precomputed again, and
+- node classes: nodes equal up to names (`classes.twin_key`) are not precomputed again, and
   the classes are those of a precompute per node;
 - expansion: each (node class, pattern) is decided once (`patterns.allocate_node`, by
   `classes.index_signature`), and the plan passes the checker;
@@ -81,7 +81,7 @@ def test_twin_nodes_give_the_classes_of_a_precompute_per_node(monkeypatch: pytes
     assert _node_classes(cluster) == fast
     assert len(built) == len(fast) < 60  # one precompute per kind of node
     built.clear()
-    monkeypatch.setattr(classes_mod, "_twin_key", lambda *_: None)
+    monkeypatch.setattr(classes_mod, "twin_key", lambda *_: None)
     assert _node_classes(cluster) == fast
     assert len(built) == 60
 
@@ -91,12 +91,12 @@ def test_a_held_device_or_a_label_makes_a_node_no_twin() -> None:
     objs = [device_class("gpu"), *_gpu_nodes(["a", "b", "c"]), held, claim("j", [request("gpu", count=2)])]
     cluster = Cluster.from_objects(objs)
     views = classes_mod.LocalViews(cluster)
-    a, b, c = (classes_mod._twin_key(cluster, views, n) for n in "abc")
+    a, b, c = (classes_mod.twin_key(cluster, views, n) for n in "abc")
     assert a is not None and a == c and b != a
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"labels": {"zone": "z1"}}}
     labelled = Cluster.from_objects([*objs, {**node, "metadata": {"name": "a", "labels": {"zone": "z1"}}}])
     views = classes_mod.LocalViews(labelled)
-    assert classes_mod._twin_key(labelled, views, "a") != classes_mod._twin_key(labelled, views, "c")
+    assert classes_mod.twin_key(labelled, views, "a") != classes_mod.twin_key(labelled, views, "c")
 
 
 def test_index_signature_maps_an_allocation_between_twin_nodes() -> None:

@@ -25,7 +25,8 @@ written back as given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -34,6 +35,8 @@ from yaml.constructor import SafeConstructor
 from yaml.events import AliasEvent, Event, MappingStartEvent, NodeEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
+
+from ..errors import StoppedReading
 
 __all__ = [
     "ALIAS_MIN_ALIASED",
@@ -44,7 +47,38 @@ __all__ = [
     "Loader",
     "compose_fast",
     "allowed_alias_ratio",
+    "stop_reading_if_asked",
+    "stop_reading_when",
 ]
+
+_stop_when: list[Callable[[], str | None]] = []
+"""The checks that end reading early (`stop_reading_when`), innermost last."""
+
+
+@contextmanager
+def stop_reading_when(stop: Callable[[], str | None]) -> Iterator[None]:
+    """While inside, reading asks `stop()` between documents and objects and raises
+    `StoppedReading` once it answers why (`cut short by --timeout after 5.0 s`; None: go on).
+    Why: `plan --timeout` bounds the whole run, reading a large file included
+    (docs/semantics.md, "Limits and determinism"); an input read half way is no cluster to
+    plan, so the run ends with that error instead of a plan."""
+    _stop_when.append(stop)
+    try:
+        yield
+    finally:
+        _stop_when.pop()
+
+
+def stop_reading_if_asked(done: int) -> None:
+    """Raise `StoppedReading` when a `stop_reading_when` check says so; `done`: how many
+    documents or objects were read, for the message."""
+    why = _stop_when[-1]() if _stop_when else None
+    if why is not None:
+        raise StoppedReading(
+            f"{why} while reading the input ({done} objects read): no plan, since "
+            "an input read in part is no cluster to plan"
+        )
+
 
 MAX_DEPTH = 100
 """Nested mappings and sequences in one document. The API server's JSON decoder stops at
@@ -276,6 +310,7 @@ def compose_fast(loader: Any) -> list[Any] | None:
     docs: list[Any] = []
     try:
         while loader.check_node():
+            stop_reading_if_asked(len(docs))
             node = loader.get_node()
             if node is not None and not _plain(node):
                 return None

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError, ValidationErrors
-from .bounded import BoundExceeded, FastLoader, Loader, compose_fast
+from .bounded import BoundExceeded, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .identity import dedupe
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
@@ -377,6 +377,7 @@ def _read_docs(
     n = 0
     for position, doc in docs:
         n += 1
+        stop_reading_if_asked(len(pairs))
         for obj in reader.read(doc, source, position):
             pairs.append((obj, source))
             positions[id(obj)] = position

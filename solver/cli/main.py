@@ -30,6 +30,7 @@ import typer.main
 from rich.text import Text
 
 from .. import interrupt
+from ..deadline import process_run
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
 from .help import HelpGroup, NoArgsIsHelpError, UsageError, click
 
@@ -146,7 +147,8 @@ def run() -> None:
     unexpected exception (a bug) or running out of memory is one line on stderr and exit 1,
     never a traceback."""
     try:
-        code = app(prog_name="dra-solver", standalone_mode=False)
+        with process_run():  # --timeout counts from the process's start
+            code = app(prog_name="dra-solver", standalone_mode=False)
     except NoArgsIsHelpError as exc:  # `dra-solver` alone: the help
         exc.show()
         code = EXIT_ERROR

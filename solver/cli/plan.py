@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from .. import interrupt
+from ..api.bounded import stop_reading_when
 from ..api.cluster import Cluster
 from ..api.templates import NodeTemplate
 from ..deadline import Deadline, enforced
@@ -42,7 +43,7 @@ from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
 from ..planners.run import fewer_collections
 from ..planning.job import Options
-from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, Status
 from ..planning.resolve import resolve_nodes
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
 from ..preempt.model import cluster_after_evictions
@@ -75,6 +76,7 @@ from .options import (
     TimeoutOpt,
 )
 from .request import PlanRequest
+from .steps import model_note, steps_annotations, steps_rows, steps_tables
 from .watch import WatchCountOpt, WatchOpt, plan_watch
 
 PLANNING_NOTICE = "planning (Ctrl-C stops the search and prints the best plan found so far)"
@@ -261,8 +263,9 @@ def plan(
     found so far (every placement checked) is printed and the exit code is 130; a second
     Ctrl-C exits at once.
     """
-    # The one deadline of the run starts now: reading and validating the input count too.
-    deadline = Deadline.after(timeout) if timeout is not None else None
+    # The one deadline of the run: from the process's start (the console script), reading and
+    # validating the input included.
+    deadline = Deadline.since_start(timeout) if timeout is not None else None
     request = PlanRequest(
         # In this order: a bad --output-mode is a usage error before a missing input is.
         output=Output(output, output_mode),
@@ -300,19 +303,54 @@ def plan(
         if not watch:
             raise UsageError("--watch-count needs --watch")
         raise typer.Exit(plan_watch(request, watch_count))
-    loaded = load_valid(request.inputs)
-    cluster = loaded.cluster
-    options = request.options(loaded.gates)
-    if request.scenarios:
-        _sweep(cluster, request, options)
-        return
-    request = request.in_namespace(cluster, loaded.gates)
-    request.check_names(cluster)
-    planned = _search(cluster, request, options)
-    if request.report is not None:
-        _write_report(request.report, cluster, request, options, planned)
-    _write_plan(cluster, request, options, planned)
+    # The whole run as a plan runs (`planners.run.fewer_collections`): reading, validating,
+    # planning and writing a large cluster keep millions of objects alive, and at Python's
+    # thresholds the collector traversed them again and again between the steps (a third of
+    # the writing of a 10,000-pod plan: the Pods' dumps). Changes no result.
+    with fewer_collections():
+        with stop_reading_when(partial(_cut_short_after, deadline)):
+            loaded = load_valid(request.inputs)
+        cluster = loaded.cluster
+        options = request.options(loaded.gates)
+        if options.deadline is not None:  # the output's time is not the search's
+            options = Options.of(
+                options, deadline=options.deadline.leaving(output_cpu_seconds(cluster, request.output))
+            )
+        if request.scenarios:
+            _sweep(cluster, request, options)
+            return
+        request = request.in_namespace(cluster, loaded.gates)
+        request.check_names(cluster)
+        planned = _search(cluster, request, options)
+        if request.report is not None:
+            _write_report(request.report, cluster, request, options, planned)
+        _write_plan(cluster, request, options, planned)
     _say_how_it_went(request, planned)
+
+
+def _cut_short_after(deadline: Deadline | None) -> str | None:
+    """Why reading stops (`api.bounded.stop_reading_when`): the run's deadline passed."""
+    if deadline is None or not deadline.passed():
+        return None
+    return f"cut short by --timeout after {deadline.elapsed():.1f} s"
+
+
+WRITE_CPU_PER_OBJECT = 0.0005
+"""CPU seconds writing one object takes as YAML or JSON, with room to spare (measured: 0.29-0.37
+ms per object on 600-10,000 objects, busy machine; docs/benchmarks.md, "Bounded runs")."""
+
+
+def output_cpu_seconds(cluster: Cluster, output: Output) -> float:
+    """What writing the plan will take, counted: every object it may write (`--output-mode full`:
+    the cluster's; `changed`: the pods to plan and their claims, at most a claim per claim entry)
+    times `WRITE_CPU_PER_OBJECT`. The search leaves this much (`Deadline.leaving`)."""
+    pending = [p for p in cluster.pods.values() if not p.spec.node_name]
+    objects = len(pending) + sum(len(p.spec.resource_claims) for p in pending) + len(cluster.claims)
+    if output.mode is OutputMode.full:
+        objects += len(cluster.objects())
+    if output.format is OutputFormat.name:
+        objects //= 10  # a line per object
+    return objects * WRITE_CPU_PER_OBJECT
 
 
 def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planned:
@@ -413,8 +451,17 @@ def _write_report(
         seconds=planned.seconds,
         first_fit=first_fit if request.compare else None,
         inputs=request.inputs.paths,
+        **_steps_for_report(cluster, planned.outcome),
     )
     err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
+
+
+def _steps_for_report(cluster: Cluster, outcome: PlanOutcome) -> dict[str, list[dict[str, str]]]:
+    """A preemption plan's steps and fragmentation readings for the report (`cli.steps`)."""
+    if not isinstance(outcome, PreemptOutcome):
+        return {}
+    rows, readings = steps_rows(cluster, outcome)
+    return {"steps": rows, "readings": readings}
 
 
 def _write_plan(cluster: Cluster, request: PlanRequest, options: Options, planned: _Planned) -> None:
@@ -472,10 +519,12 @@ def _write_preempted(
             moved=outcome.moves,
         )
         out.print(tables)
+        out.print(steps_tables(cluster, outcome, request.output.wide))
         return
     notes = plan_annotations(
         PlanSummary.of(outcome), outcome.pods, planned.interrupted, cut_short(request.deadline)
     )
+    notes.update(steps_annotations(cluster, outcome))
     if request.output.format is OutputFormat.name:
         # `-o name` names what the plan places (a moved pod is re-created where it lands); an
         # evicted pod is not one of them, and its line on stderr says it is evicted: printed
@@ -509,11 +558,10 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     deadline = request.deadline
     if cut_short(deadline) and deadline is not None:
-        took = time.monotonic() - (deadline.at - deadline.seconds)  # since the command started
         err.print(
             Text(
-                f"cut short by --timeout after {took:.1f} s: the best checked plan so far; this "
-                "answer depends on the machine's speed",
+                f"cut short by --timeout after {deadline.elapsed():.1f} s: the best checked plan so "
+                "far; this answer depends on the machine's speed",
                 style="bold yellow",
             )
         )
@@ -530,6 +578,8 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):
         err.print(Text(outcome.summary, style="bold"))
+        if (why := model_note(outcome)) is not None:
+            err.print(Text(why, style="yellow"))
     if request.node_templates:
         for line in whatif_lines(outcome.stats):
             err.print(Text(line, style="bold"))
@@ -566,9 +616,9 @@ def whatif_lines(stats: Mapping[str, object]) -> list[str]:
     cost, bound = stats.get("added_cost"), stats.get("cost_bound")
     line = f"{stats.get('added')} (cost {cost})"
     status = stats.get("status")
-    if status == "OPTIMAL":
+    if status == Status.OPTIMAL:
         line += ", least cost proven"
-    elif status == "OPTIMAL within the cap":
+    elif status == Status.OPTIMAL_WITHIN_CAP:
         line += ", least cost proven within the cap"
     elif bound is not None:
         line += f", cost bound {bound} (least cost not proven)"

@@ -38,6 +38,7 @@ from ..inventory import Pools, visible_devices
 from ..pipeline import plan
 from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
+from ..planning.snapshot import Snapshot
 from ..problem.build import invalid_pool_words, problem_from_context
 from ..problem.capacity import FatalCapacityRequest, device_consumption
 from ..problem.demand import Needs, NodeBook
@@ -545,6 +546,7 @@ def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
                 if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):  # a fix only when it surely fits
                     return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
     tried: list[str] = []
+    trial: Snapshot | None = None  # each holder released in a layer of its own, then reverted
     for alt in problem.alternatives:
         for cand in alt.candidates:
             d = problem.devices[cand.device]
@@ -553,10 +555,13 @@ def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
                     continue
                 tried.append(ref)
                 ns, name = ref.split("/", 1)
-                released = dict(cluster.claims)
-                held = released[(ns, name)]
-                released[(ns, name)] = held.model_copy(update={"status": None})
-                if run.fits(claims, node, replace(cluster, claims=released)):
+                trial = trial or Snapshot(cluster)
+                trial.fork()
+                held = trial.cluster.claims[(ns, name)]
+                trial.allocate([held.model_copy(update={"status": None})])
+                fits = run.fits(claims, node, trial.cluster)
+                trial.revert()
+                if fits:
                     return f"claim {ref} released"
     return None
 

@@ -25,7 +25,7 @@ import html
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
@@ -481,10 +481,15 @@ def render_report(
     compare: PlanOutcome | None = None,
     compare_seconds: float = 0.0,
     inputs: Sequence[str] = (),
+    steps: Sequence[Mapping[str, str]] = (),
+    readings: Sequence[Mapping[str, str]] = (),
 ) -> str:
     """The report page as one string. `nodes`: the plan's candidate nodes (added what-if nodes
     are taken from `outcome`); `compare`: first fit's plan on the same input, shown side by
-    side; `inputs`: the files, for the `dra-solver explain` commands of unplaced pods."""
+    side; `inputs`: the files, for the `dra-solver explain` commands of unplaced pods;
+    `steps` (number, command, note) and `readings` (label, free, stranded, largest, per node):
+    a preemption plan's steps in order and its fragmentation before and after, as the CLI
+    reads them (`preempt.steps`), shown as given."""
     from plotly.offline import get_plotlyjs
 
     b = _Builder(cluster, outcome, nodes, gates)
@@ -532,6 +537,8 @@ def render_report(
             added_summary=outcome.stats.get("added"),
             added_cost=outcome.stats.get("added_cost"),
             summary_json=json.dumps({"placed": summary.placed, "total": summary.total}),
+            steps=steps,
+            readings=readings,
         )
     )
 
@@ -546,6 +553,8 @@ def write_report(
     seconds: float = 0.0,
     first_fit: Callable[[], PlanOutcome] | None = None,
     inputs: Sequence[str] = (),
+    steps: Sequence[Mapping[str, str]] = (),
+    readings: Sequence[Mapping[str, str]] = (),
 ) -> Path:
     """Write the report page (see `render_report`) to `path`; returns the path. `first_fit`:
     runs first fit on the same input (`plan --compare`), timed here so the page shows its
@@ -566,6 +575,8 @@ def write_report(
         compare=compare,
         compare_seconds=compare_seconds,
         inputs=inputs,
+        steps=steps,
+        readings=readings,
     )
     out.write_text(page, encoding="utf-8")
     return out

@@ -14,7 +14,7 @@ from ..api.models import ResourceClaim
 from ..errors import SearchAborted
 from ..gates import FeatureGates
 from ..planning.job import Job, Unit
-from ..planning.outcome import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan, Status, Verdict
 from ..problem.demand import demand_total
 from ..problem.resources import shortfalls
 
@@ -45,13 +45,50 @@ def complete(job: Job, first: PlanOutcome) -> bool:
     return True
 
 
-def proven_pods(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
+def verdict(
+    objective: int,
+    bound: int | None,
+    bound_from: str,
+    *,
+    beaten: tuple[int, str] | None = None,
+    proven: bool = True,
+    capped: bool = False,
+    partitioned: bool = False,
+    cut_short: bool = False,
+) -> Verdict:
+    """The one place that says OPTIMAL: when the realized `objective` reaches `bound`, an upper
+    bound of every valid plan's objective (from `bound_from`), and whatever else the planner
+    must prove holds too (`proven`: what-if's least cost, every preemption stage). With
+    `bound` None (none known) only `proven` decides. `capped`: what-if under the user's cap,
+    whose optimum is then OPTIMAL within the cap. `partitioned`: parts planned apart prove
+    nothing of the whole (PARTITIONED).
+
+    A realized plan above the bound means the bound was not valid (a model stricter than
+    upstream that `sequential_units` does not know of): the bound is never raised to meet the
+    plan (that would print gap 0 for nothing proven) — it falls back to `beaten`, a bound no
+    plan exceeds (the weight of every pod that may be placed) and its source."""
+    if bound is not None and objective > bound:
+        if beaten is None:
+            raise ValueError(f"objective {objective} above the bound {bound} ({bound_from}) with no fallback")
+        bound, bound_from = beaten
+    optimal = proven and (bound is None or objective == bound)
+    if partitioned:
+        status = Status.PARTITIONED
+    elif not optimal:
+        status = Status.FEASIBLE
+    else:
+        status = Status.OPTIMAL_WITHIN_CAP if capped else Status.OPTIMAL
+    gap = None if bound is None else bound - objective
+    return Verdict(status, objective, bound, bound_from, gap, cut_short)
+
+
+def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     """First-fit pods whose search was aborted: if CP-SAT proved the plan optimal, they cannot
     be placed (no error); otherwise neither search could tell, which stays an error."""
     out = []
     for p in pods:
         if isinstance(p.error, SearchAborted):
-            if status == "OPTIMAL":
+            if status == Status.OPTIMAL:
                 p = replace(p, error=None)
             else:
                 p = replace(
@@ -65,29 +102,15 @@ def proven_pods(pods: list[PodPlan], status: str, job: Job) -> list[PodPlan]:
     return out
 
 
-def judge(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> str:
-    """The plan's honest summary, and its status: the realized plan's weight (`realized`, the
-    plan returned: the model's, or first fit's when that places more), a bound valid for the
-    upstream semantics (`valid_bound`) and the gap. OPTIMAL only when the realized weight
-    reaches the bound; FEASIBLE otherwise.
-
-    A realized plan above the bound means the bound was not valid (a model stricter than
-    upstream that `sequential_units` does not know of): the bound is never raised to meet the
-    plan (that would print gap 0 for nothing proven) — it falls back to `trivial`, the weight
-    of every pod that may be placed, which no plan exceeds."""
-    if realized > bound:
-        bound, source = trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)"
-    status = "OPTIMAL" if realized == bound else "FEASIBLE"
-    stats.update(
-        {
-            "status": status,
-            "objective": realized,
-            "bound": bound,
-            "gap": bound - realized,
-            "bound_from": source,
-        }
-    )
-    return status
+def judge(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> Verdict:
+    """The plan's verdict (`verdict`), written into `stats`: the realized plan's weight
+    (`realized`, the plan returned: the model's, or first fit's when that places more), a bound
+    valid for the upstream semantics (`valid_bound`) and the gap; `trivial`, the weight of every
+    pod that may be placed, where the model's bound was beaten."""
+    beaten = (trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)")
+    out = verdict(realized, bound, source, beaten=beaten)
+    stats.update(out.stats())
+    return out
 
 
 def total_weight(job: Job, units: Iterable[int]) -> int:

@@ -20,6 +20,7 @@ from .. import interrupt
 from ..inventory import DeviceID, PoolID
 from ..planning.job import Job, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
+from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
 from ..reasons import Kind, Reason
 from .bounds import HINT_STEPS
@@ -204,11 +205,9 @@ def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, inde
 def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
     """Answers on the cluster after the plan (its placed claims allocated): whether the
     devices, not only the node resources, are what the plan's pods take."""
-    claims = dict(job.cluster.claims)
-    for p in pods:
-        if p.placed:
-            claims.update({c.key: c for c in p.claims})
-    return Solo(replace(job, cluster=replace(job.cluster, claims=claims)), HINT_STEPS)
+    after = Snapshot(job.cluster, job.gates)  # claims only: the node resources are counted apart
+    after.allocate(c for p in pods if p.placed for c in p.claims)
+    return Solo(replace(job, cluster=after.cluster), HINT_STEPS)
 
 
 class _Index:

@@ -38,12 +38,12 @@ from ..api.cluster import Cluster
 from ..deadline import CUT_SHORT, record
 from ..errors import InputError
 from ..executors import run_units
-from ..output.objects import cluster_after
 from ..planning.job import Options, Unit, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job
+from ..planning.snapshot import Snapshot
 from .aggregated.master import AggregatedPlan, aggregate
-from .bounds import sequential_units
+from .bounds import sequential_units, verdict
 from .run import run
 
 
@@ -130,25 +130,21 @@ def plan_partitioned(
     left = [i for i, p in enumerate(pods) if p is None or not p.placed]
     if left:
         placed = _members([p for p in pods if p is not None and p.placed], units)
-        after = Cluster.from_objects(cluster_after(cluster, placed))
+        after = Snapshot(cluster, options.feature_gates)
+        after.place_all(placed)
         fixed = replace(inner, allocator=options.repair)
-        again = run(after, [units[i] for i in left], list(nodes), fixed)
+        again = run(after.cluster, [units[i] for i in left], list(nodes), fixed)
         for i, p in zip(left, again.pods, strict=True):
             pods[i] = p
     done = [p for p in pods if p is not None]
     objective = placed_weight(units, done)
     bound, bound_kind = _bound(cluster, units, nodes, options)
+    beaten = None
     if objective > bound:  # then it was no bound: never raised to meet the plan
-        bound, bound_kind = (
-            _trivial(units, nodes),
-            f"pods that may use some node (a bound of {bound} was beaten)",
-        )
+        beaten = (_trivial(units, nodes), f"pods that may use some node (a bound of {bound} was beaten)")
+    told = verdict(objective, bound, bound_kind, beaten=beaten, partitioned=True)
     stats: dict[str, object] = {
-        "status": "PARTITIONED",
-        "objective": objective,
-        "bound": bound,
-        "gap": bound - objective,
-        "bound_from": bound_kind,
+        **told.stats(),
         "partitions": k,
         "placed_by_parts": placed_parts,
         "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,
@@ -161,7 +157,7 @@ def plan_partitioned(
     if options.deadline is not None and any(o.stats.get(CUT_SHORT) for o in outcomes):
         options.deadline.fire()  # a part on a worker saw it pass
     record(stats, options.deadline)
-    return PlanOutcome(done, options.allocator, stats)
+    return PlanOutcome(done, options.allocator, stats, verdict=told)
 
 
 def _bound(
@@ -192,7 +188,7 @@ def _trivial(units: Sequence[Unit], nodes: Sequence[str]) -> int:
 
 
 def _members(placed: list[PodPlan], units: Sequence[Unit]) -> list[PodPlan]:
-    """Placed unit plans as one plan per member Pod (what `output.cluster_after` binds), so the
+    """Placed unit plans as one plan per member Pod (what `Snapshot.place` binds), so the
     repair pass counts their node resources as used."""
     by_name = {u.name: u for u in units}
     out = []

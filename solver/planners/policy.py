@@ -1,24 +1,34 @@
-"""The allocators of a plan: first fit (the scheduler's way) and CP-SAT (the best), one protocol.
+"""Which model plans a job: the allocators (first fit as it is, or CP-SAT) and, under CP-SAT,
+the table of model variants tried in order (`MODELS`).
 
-Why a protocol: the pipeline (`solver.pipeline`) runs first fit, then hands its plan to the
-chosen `Improver`, which may only improve on it. First fit is the reference allocator pod
-after pod; CP-SAT builds one model over every pod and node, hinted with the first-fit plan,
-and owns the "never worse than first fit" policy — in one place, for `allocate`, independent
+Why a table: "which model plans this input" was a chain of `if`s inside one class, reached by
+tests through monkeypatching. As upstream's structured allocator keeps its variants (stable,
+incubating, experimental) in a table chosen by the features an input uses, each variant here
+says whether it plans a job, and why not (`ModelVariant.applies`), and plans it (`plan`); the
+first one that plans wins, and a variant whose plan leaves a gap hands it to the next one
+(the aggregated model's plan to the per-device model, which may close it). `Options.models`
+replaces the table for a run (tests: `AGGREGATED_FIRST`, `PER_DEVICE_ONLY`).
+
+The pipeline (`solver.pipeline`) runs first fit, then hands its plan to the chosen `Improver`,
+which may only improve on it. First fit is the reference allocator pod after pod; CP-SAT
+owns the "never worse than first fit" policy — in one place, for `allocate`, independent
 claims and many-pod plans alike.
 
 Results and checks are wired once (`planning.ledger.Ledger`): every placement becomes
 `status.allocation` through `solver.results` and passes `solver.check` against the cluster
 plus everything placed before it, so a bug in precompute or an allocator surfaces as an
-error, never as a wrong allocation. The plan's data (`Job`, `Unit`, `PodPlan`, ...) is
+error, never as a wrong allocation. The plan's data (`Job`, `Unit`, ...) is
 `solver.planning.job`; its gang rules `solver.planning.gangs`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
 
 from .. import interrupt
-from ..planning.job import Job, placed_weight
+from ..planning.job import Job, ModelVariant, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
 from ..reasons import Kind
 from ..reference import DEFAULT_MAX_STEPS
@@ -26,7 +36,91 @@ from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_poole
 from .aggregated.master import PER_DEVICE_MAX, aggregate
 from .aggregated.pools import NO_POOLS
 from .bounds import COMPLETE, HINT_STEPS, complete, judge, proven_pods
-from .perdevice import per_device
+from .perdevice import NAME, per_device
+
+
+@dataclass(frozen=True)
+class Complete:
+    """First fit's plan, proven optimal: it placed every pod that may be placed at all
+    (`bounds.complete`), so no plan places more weight and no model needs to run. Only at the
+    aggregated model's scale: below it the per-device model also weighs the strategy's device
+    preferences after the weight (pack onto shared devices, subrequest order), which first fit
+    does not."""
+
+    name: ClassVar[str] = "complete"
+
+    def applies(self, job: Job, start: PlanOutcome) -> str | None:
+        if not beyond_per_device(job):
+            return "below the aggregated model's scale (the per-device model also weighs device preferences)"
+        if not complete(job, start):
+            return "first fit left out a pod that may be placed"
+        return None
+
+    def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        stats = dict(start.stats)
+        weight = placed_weight(job.units, start.pods)
+        stats["aggregated"] = "no: first fit placed every pod that may be placed"
+        told = judge(stats, weight, weight, weight, COMPLETE)
+        return PlanOutcome(proven_pods(start.pods, told.status, job), NAME, stats, verdict=told)
+
+
+@dataclass(frozen=True)
+class Aggregated:
+    """The aggregated model (`aggregated.master`: pods and nodes by class, patterns, column
+    generation), over network-attached pools first where they are the model's nodes
+    (`aggregated.pools`); expanded to devices and checked (`aggregated.expansion`). `force`:
+    wherever it applies, also where the per-device model would be small enough (tests)."""
+
+    name: ClassVar[str] = "aggregated"
+    force: bool = False
+
+    def applies(self, job: Job, start: PlanOutcome) -> str | None:
+        """Nothing to read off the job before the classes are built: whether the nodes are
+        independent and the classes few is found by building them, so `plan` says it."""
+        return None
+
+    def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        return plan_aggregated(job, start, force=self.force)
+
+
+@dataclass(frozen=True)
+class PerDevice:
+    """The per-device model over every pod and node (`perdevice`), hinted with the plan it
+    starts from — first fit's, or an earlier variant's that left a gap (then its bound is
+    kept when smaller, and the better checked plan)."""
+
+    name: ClassVar[str] = "per-device"
+
+    def applies(self, job: Job, start: PlanOutcome) -> str | None:
+        return None
+
+    def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        if start.allocator == NAME:  # an earlier variant's plan, with a gap left
+            stats = dict(start.stats, aggregated="yes, then the per-device model (a gap remained)")
+            prior = (int_stat(start.stats, "bound"), str(start.stats["bound_from"]))
+            kept = "aggregated model" if not start.stats.get("fallback") else "first fit"
+            return per_device(job, start, stats, kept, prior)
+        stats = dict(start.stats)
+        stats["aggregated"] = f"no: {passed.get(Aggregated.name, 'disabled')}"
+        return per_device(job, start, stats, "first fit")
+
+
+MODELS: tuple[ModelVariant, ...] = (Complete(), Aggregated(), PerDevice())
+"""The variants CP-SAT tries, in order (`Options.models` replaces them for a run)."""
+
+AGGREGATED_FIRST: tuple[ModelVariant, ...] = (Aggregated(force=True), PerDevice())
+"""The aggregated model wherever it applies, then the per-device model (tests)."""
+
+PER_DEVICE_ONLY: tuple[ModelVariant, ...] = (PerDevice(),)
+"""The per-device model alone (tests, and the aggregated model's own checks)."""
+
+TABLES: dict[str, tuple[ModelVariant, ...]] = {
+    "auto": MODELS,
+    "always": AGGREGATED_FIRST,
+    "never": PER_DEVICE_ONLY,
+}
+"""The tables by the name tests give the aggregated model's use: where it pays, wherever it
+applies, never."""
 
 
 class Improver(Protocol):
@@ -37,7 +131,15 @@ class Improver(Protocol):
     first_fit_steps: ClassVar[int]
     """Step budget of the first-fit search this allocator starts from."""
 
-    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome: ...
+    def without_first_fit(self, job: Job) -> PlanOutcome | str | None:
+        """A plan that makes first fit unnecessary (proven optimal), else None — or why the
+        aggregated model does not apply, for `improve(..., not_aggregated=)`."""
+        ...
+
+    def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
+        """The plan, from first fit's: `not_aggregated`, why the aggregated model does not
+        apply when known already (`without_first_fit`)."""
+        ...
 
 
 class Reference:
@@ -46,27 +148,24 @@ class Reference:
     name: ClassVar[str] = "reference"
     first_fit_steps: ClassVar[int] = DEFAULT_MAX_STEPS
 
-    def improve(self, job: Job, first: PlanOutcome) -> PlanOutcome:
+    def without_first_fit(self, job: Job) -> PlanOutcome | str | None:
+        return None
+
+    def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
         return first
 
 
 class Cpsat:
-    """The best plan: one CP-SAT model over every pod and node (one node: the single-node
-    Problem with pod groups; several: `problem.merge` + `encoders.nodes`), hinted with the
-    first-fit plan. If it places less weight than first fit (placing pods together is not
-    always the same as one after the other: an earlier pod's share of a device can fail a later
-    All request; an allocated admin-access placement stops counting against capacity), the
-    first-fit plan is kept. For the same reason the model's bound is no bound of such pods:
-    `valid_bound` relaxes it (`sequential_units`), and the status is OPTIMAL only when the
-    plan returned reaches that valid bound (`judge`)."""
+    """The best plan: the first variant of the job's models (`models`) that plans it. If it
+    places less weight than first fit (placing pods together is not always the same as one
+    after the other: an earlier pod's share of a device can fail a later All request; an
+    allocated admin-access placement stops counting against capacity), the first-fit plan is
+    kept. For the same reason the model's bound is no bound of such pods: `valid_bound` relaxes
+    it (`sequential_units`), and the status is OPTIMAL only when the plan returned reaches that
+    valid bound (`judge`)."""
 
-    name: ClassVar[str] = "cpsat"
+    name: ClassVar[str] = NAME
     first_fit_steps: ClassVar[int] = HINT_STEPS
-
-    def __init__(self, aggregation: Literal["auto", "always", "never"] = "auto") -> None:
-        """`aggregation`: the aggregated plan model (`aggregated.master`) where it applies and pays
-        ("auto"), wherever it applies ("always", for tests), or never (the per-device model)."""
-        self.aggregation = aggregation
 
     def without_first_fit(self, job: Job) -> PlanOutcome | str | None:
         """At scale, the aggregated model before first fit, and only it: its plan when the
@@ -79,14 +178,15 @@ class Cpsat:
         Why: on a cluster of thousands of nodes first fit costs more than the model, grows
         faster (each pod left out asks every node), and an OPTIMAL plan never needs it. Only
         where the per-device model would not run anyway (pods x nodes above
-        `PER_DEVICE_MAX`), with `aggregation` "auto", every pod with claims (pods without
-        claims follow first fit's plan) and no gang (gangs' needs read first fit's plan).
-        The pods left out get no reason here: `planners.crowding.crowded_reasons` words them
-        on the returned plan (a pod that fits alone nowhere: every node's reason on the
-        input's cluster). `stats` say first fit did not run (no `reference_placed`)."""
-        if self.aggregation != "auto" or job.gangs or interrupt.requested():
+        `PER_DEVICE_MAX`), with the aggregated model among the job's models where it pays
+        (not forced), every pod with claims (pods without claims follow first fit's plan) and
+        no gang (gangs' needs read first fit's plan). The pods left out get no reason here:
+        `planners.crowding.crowded_reasons` words them on the returned plan (a pod that fits
+        alone nowhere: every node's reason on the input's cluster). `stats` say first fit did
+        not run (no `reference_placed`)."""
+        if Aggregated() not in models(job) or job.gangs or interrupt.requested():
             return None
-        if not _beyond_per_device(job) or not all(u.claims for u in job.units):
+        if not beyond_per_device(job) or not all(u.claims for u in job.units):
             return None
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
@@ -122,56 +222,62 @@ class Cpsat:
         return out
 
     def improve(self, job: Job, first: PlanOutcome, *, not_aggregated: str | None = None) -> PlanOutcome:
-        """`not_aggregated`: why the aggregated model does not apply, when known already
-        (`without_first_fit`)."""
-        stats = dict(first.stats)
+        """The job's models in order: the first whose plan is final, or the last plan with a
+        gap; first fit's plan when none plans. `not_aggregated`: why the aggregated model does
+        not apply, when known already (`without_first_fit`)."""
         if interrupt.requested():
-            return PlanOutcome(first.pods, self.name, stats)
-        if self.aggregation == "auto" and _beyond_per_device(job) and complete(job, first):
-            # First fit placed every pod that may be placed: no plan places more weight, so its
-            # plan is optimal with that weight as the bound ("What a status proves"), and
-            # neither model needs to run. Only at the aggregated model's scale: below it the
-            # per-device model also weighs the strategy's device preferences after the weight
-            # (pack onto shared devices, subrequest order), which first fit does not.
-            weight = placed_weight(job.units, first.pods)
-            stats["aggregated"] = "no: first fit placed every pod that may be placed"
-            status = judge(stats, weight, weight, weight, COMPLETE)
-            return PlanOutcome(proven_pods(first.pods, status, job), self.name, stats)
-        agg: PlanOutcome | str = "disabled"
-        if not_aggregated is not None:
-            agg = not_aggregated
-        elif self.aggregation != "never":
-            agg = plan_aggregated(job, first, force=self.aggregation == "always")
-        if isinstance(agg, PlanOutcome):
-            out = agg
+            return PlanOutcome(first.pods, self.name, dict(first.stats))
+        start: PlanOutcome = first
+        passed: dict[str, str] = {}
+        for model in models(job):
+            why = not_aggregated if model.name == Aggregated.name else None
+            if why is None:
+                why = model.applies(job, start)
+            out = model.plan(job, start, passed) if why is None else why
+            if isinstance(out, str):
+                passed[model.name] = out
+                continue
             if not _refine(job, out):
                 return out
-            # A gap remains: the per-device model, hinted with the aggregated plan, may close it
-            # (an aggregated model that did not converge can stay far below it); the better
-            # checked plan is kept, and the smaller of the two valid bounds.
-            again = dict(out.stats, aggregated="yes, then the per-device model (a gap remained)")
-            prior = (int_stat(out.stats, "bound"), str(out.stats["bound_from"]))
-            kept = "aggregated model" if not out.stats.get("fallback") else "first fit"
-            return per_device(job, out, again, kept, prior)
-        stats["aggregated"] = f"no: {agg}"
-        return per_device(job, first, stats, "first fit")
+            start = out  # a gap remains: the next variant may close it from this plan
+        if start is first:
+            return PlanOutcome(first.pods, self.name, dict(first.stats))
+        return start
+
+
+def models(job: Job) -> Sequence[ModelVariant]:
+    """The job's model variants (`Options.models`), else `MODELS`."""
+    return MODELS if job.models is None else job.models
 
 
 ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
-def _beyond_per_device(job: Job) -> bool:
+def beyond_per_device(job: Job) -> bool:
     """Whether the job is larger (pods x nodes) than the per-device model is run for."""
     return len(job.units) * len(job.nodes) > PER_DEVICE_MAX
 
 
 def _refine(job: Job, out: PlanOutcome) -> bool:
-    """Whether the per-device model should try to close the aggregated plan's gap."""
+    """Whether a later variant (the per-device model) should try to close the plan's gap."""
     if out.stats.get("status") == "OPTIMAL" or interrupt.requested():
         return False
     # Over network-attached pools the per-device model has a copy of every pool per node: it
     # would not close the gap, it would blow up (issue #40).
-    return not _beyond_per_device(job) and "pooled" not in out.stats
+    return not beyond_per_device(job) and "pooled" not in out.stats
 
 
-__all__ = ["ALLOCATORS", "Cpsat", "Improver", "Reference"]
+__all__ = [
+    "AGGREGATED_FIRST",
+    "ALLOCATORS",
+    "MODELS",
+    "PER_DEVICE_ONLY",
+    "TABLES",
+    "Aggregated",
+    "Complete",
+    "Cpsat",
+    "Improver",
+    "PerDevice",
+    "Reference",
+    "models",
+]

@@ -14,13 +14,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..api.cluster import Cluster
-from ..deadline import record
+from ..deadline import enforced, record
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome
 from ..planning.resolve import make_job
 from .crowding import crowded_reasons
 from .firstfit.batch import FirstFit
-from .policy import ALLOCATORS, Cpsat
+from .policy import ALLOCATORS
 
 GC_THRESHOLD = (100_000, 50, 100)
 """The garbage collector's thresholds while a plan runs (Python's default: 700, 10, 10)."""
@@ -67,18 +67,15 @@ def run(
     """The one run every entry point goes through: first fit, then the chosen allocator — or,
     at scale, the aggregated model alone when it proves its plan optimal
     (`policy.Cpsat.without_first_fit`) — then the reasons of the pods left out."""
-    with fewer_collections():
+    with fewer_collections(), enforced(options.deadline):  # past it, the loops stop early
         allocator = ALLOCATORS[options.allocator]
         job = make_job(cluster, units, nodes, options)
-        alone = allocator.without_first_fit(job) if isinstance(allocator, Cpsat) else None
+        alone = allocator.without_first_fit(job)
         if isinstance(alone, PlanOutcome):
             model = alone
         else:
             first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
-            if isinstance(allocator, Cpsat):
-                model = allocator.improve(job, first, not_aggregated=alone)
-            else:
-                model = allocator.improve(job, first)
+            model = allocator.improve(job, first, not_aggregated=alone)
         outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)

@@ -48,10 +48,11 @@ from ..api.templates import NodeTemplate, with_copies
 from ..deadline import record
 from ..errors import InputError
 from ..planning.job import Job, Options, Unit, placed_weight
-from ..planning.outcome import PlanOutcome
+from ..planning.outcome import PlanOutcome, Status, int_stat
 from ..planning.resolve import PodInput, make_job, units_for
 from .aggregated.expansion import plan_aggregated
 from .aggregated.master import NodeCosts
+from .bounds import verdict
 from .firstfit.batch import FirstFit
 from .policy import ALLOCATORS, Cpsat
 
@@ -198,8 +199,21 @@ def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTempla
         )
     if note:
         stats["whatif_cap"] = note
-    if stats.get("status") == "OPTIMAL" and not proven_overall:
-        stats["status"] = "OPTIMAL within the cap"
+    if stats.get("status") == Status.OPTIMAL and not proven_overall:
+        _told_again(run.outcome, capped=True)
+
+
+def _told_again(outcome: PlanOutcome, *, capped: bool = False, proven: bool = True) -> None:
+    """The plan's verdict again (`bounds.verdict`) with what what-if adds to the weight's
+    proof: under the user's cap (`capped`), or with the least cost not proven (`proven`).
+    Only `stats["status"]` changes among the stats."""
+    stats = outcome.stats
+    bound = _int(stats.get("bound"))
+    told = verdict(
+        int_stat(stats, "objective"), bound, str(stats.get("bound_from", "")), capped=capped, proven=proven
+    )
+    stats["status"] = told.status.value
+    outcome.verdict = told
 
 
 def _pods(n: int) -> str:
@@ -250,9 +264,9 @@ def _plan_capped(
     record(outcome.stats, pending.options.deadline)  # stats["cut_short_by_timeout"]: it fired
     run = _WhatIfRun(outcome, _added(expanded, outcome, templates, copies), units, expanded)
     cost_bound = _int(outcome.stats.get("cost_bound"))
-    if outcome.stats.get("status") == "OPTIMAL" and (cost_bound is None or cost_bound < run.added.cost):
+    if outcome.stats.get("status") == Status.OPTIMAL and (cost_bound is None or cost_bound < run.added.cost):
         # the weight is proven, the least cost is not (first fit's copies, an unproven pricing)
-        outcome.stats["status"] = "FEASIBLE"
+        _told_again(outcome, proven=False)
     return run
 
 
@@ -352,13 +366,15 @@ def _greedy(
     stats = outcome.stats
     weight = best.weight
     weight_bound = max(weight_bound, weight)
-    proven = weight >= weight_bound and added.cost <= floor
+    told = verdict(weight, weight_bound, "the plan with every copy", proven=added.cost <= floor)
+    outcome.verdict = told
+    proven = told.status == Status.OPTIMAL
     stats.update(
         {
             "aggregated": f"no: {why}; copies added one at a time (greedy)",
             "whatif_model": "greedy (copies one at a time); bounds: the plan with every copy (weight), "
             "an LP relaxation over the templates (cost)",
-            "status": "OPTIMAL" if proven else "FEASIBLE",
+            "status": told.status.value,
             "objective": weight,
             "bound": weight_bound,
             "gap": weight_bound - weight,

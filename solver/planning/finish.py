@@ -5,6 +5,12 @@ their member pods again, each placed claim names the Pods (or PodGroup) that use
 `status.reservedFor`, claims the input had allocated are reserved for the placed pods that use
 them, and the whole plan passes the checker's node-resource, placement and gang rules before
 it is returned (`per_pod`). The stats then describe the realized plan (`planning.outcome`).
+
+Under a deadline (`--timeout`) the check polls it between pods: a check cut short proves
+nothing, so when the deadline (plus `CHECK_GRACE` of it) passes before the check is done, the
+plan returned places no pod — every pod `CHECK_CUT_SHORT` — rather than an unchecked plan
+(docs/semantics.md, "Limits and determinism"). The search leaves the check its time
+(`CHECK_CPU_PER_POD`, `deadline.Deadline.leaving`), so this is the exception.
 """
 
 from __future__ import annotations
@@ -16,11 +22,46 @@ from typing import TypeVar
 from ..api.cluster import Cluster, HeldPod
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
+from ..deadline import Deadline, record
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
-from .job import Member, Unit
+from .job import Member, Options, Unit
 from .outcome import PlanOutcome, PlanSummary, PodPlan
+
+CHECK_CPU_PER_POD = 0.0003
+"""CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
+pod on 5,000 pods, busy machine, docs/benchmarks.md "Bounded runs"): what the search leaves it."""
+
+CHECK_GRACE = 0.05
+"""The final check may run this share of the deadline's length past it (half of the 10 % a run
+may overshoot) before it gives up: a check nearly done is worth finishing."""
+
+CHECK_CHUNK = 32
+"""Pods checked between two looks at the deadline."""
+
+CHECK_CUT_SHORT = (
+    "not placed: --timeout passed before the plan's final check was done (an unchecked plan is "
+    "never returned); a longer --timeout places it"
+)
+
+
+def leaving_the_check(options: Options, units: Sequence[Unit]) -> Options:
+    """`options` with a deadline that leaves the final check of `units`' pods its time
+    (`CHECK_CPU_PER_POD` each, `Deadline.leaving`); unchanged without a deadline."""
+    if options.deadline is None:
+        return options
+    pods = sum(max(len(u.members), 1) for u in units)
+    return Options.of(options, deadline=options.deadline.leaving(CHECK_CPU_PER_POD * pods))
+
+
+class _CheckCutShort(Exception):
+    """The deadline passed while the final check ran."""
+
+
+def _overdue(deadline: Deadline | None) -> bool:
+    """Whether the check's time (the deadline and its grace) is over; fires the deadline."""
+    return deadline is not None and deadline.passed(CHECK_GRACE)
 
 
 def group_claim_owners(cluster: Cluster, pod: Pod, gates: FeatureGates) -> dict[str, PodGroup]:
@@ -47,6 +88,7 @@ def per_pod(
     units: Sequence[Unit],
     outcome: PlanOutcome,
     gates: FeatureGates,
+    deadline: Deadline | None = None,
 ) -> PlanOutcome:
     """One PodPlan per pod again (joined units split into their members, each with its own
     priority, `Member.priority`), with each placed
@@ -55,7 +97,25 @@ def per_pod(
     filters and their claims' allocation and reservations (`check.check_placements`) and the
     gang minimums (`check.check_gangs`). The stats then describe this realized plan
     (`solver.planning.outcome`): objective, placed, pods, status and gap count the pods returned, not
-    the model's units."""
+    the model's units. `deadline`: when it passes before the check is done, the plan places no
+    pod (module docstring)."""
+    try:
+        done = _per_pod(cluster, units, outcome, gates, deadline)
+    except _CheckCutShort:
+        unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
+        nothing = PlanOutcome(unchecked, outcome.allocator, dict(outcome.stats))
+        done = _per_pod(cluster, units, nothing, gates, None)
+    record(done.stats, deadline)  # stats["cut_short_by_timeout"]: it fired
+    return done
+
+
+def _per_pod(
+    cluster: Cluster,
+    units: Sequence[Unit],
+    outcome: PlanOutcome,
+    gates: FeatureGates,
+    deadline: Deadline | None,
+) -> PlanOutcome:
     pods: list[PodPlan] = []
     for unit, plan_ in zip(units, outcome.pods, strict=True):
         by_ref = {c.namespaced_name: c for c in plan_.claims}
@@ -83,8 +143,12 @@ def per_pod(
             prio = m.priority if len(unit.members) > 1 else plan_.priority  # each pod its own weight
             pods.append(replace(plan_, name=m.name, claims=claims, extended=ext, pod=m.pod, priority=prio))
     pods = _reserve_held(cluster, pods, gates)
+    if _overdue(deadline):
+        raise _CheckCutShort
     verify_resources(cluster, pods, gates)
-    _verify_placements(cluster, pods, gates)
+    _verify_placements(cluster, pods, gates, deadline)
+    if _overdue(deadline):
+        raise _CheckCutShort
     if gates.GenericWorkload and cluster.pod_groups:
         done = [p for p in pods if p.placed and p.pod is not None]
         violations = check_gangs(
@@ -96,7 +160,9 @@ def per_pod(
         if violations:
             raise CheckFailed(violations)
     realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
-    return PlanOutcome(pods, outcome.allocator, {**outcome.stats, **realized.stats()})
+    return PlanOutcome(
+        pods, outcome.allocator, {**outcome.stats, **realized.stats()}, verdict=outcome.verdict
+    )
 
 
 Outcome = TypeVar("Outcome", bound=PlanOutcome)
@@ -172,19 +238,27 @@ def _reserve_held(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) ->
     return [replace(p, reserved=[copies[r] for r in refs[p.name]]) if p.name in refs else p for p in pods]
 
 
-def _verify_placements(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) -> None:
+def _verify_placements(
+    cluster: Cluster, pods: list[PodPlan], gates: FeatureGates, deadline: Deadline | None = None
+) -> None:
     """The checker's placement rules on the pods this plan places (the input's bound pods are
     not the plan's doing and are not held against it), with the plan's claims and the
-    reservations it adds to claims the input had allocated (`_reserve_held`)."""
+    reservations it adds to claims the input had allocated (`_reserve_held`). Each placement's
+    rules concern that pod alone (its node, its claims in the plan's claims), so the pods are
+    checked `CHECK_CHUNK` at a time, the deadline looked at in between."""
     placed = [
         PodPlacement(p.pod, p.node, new=True, extended=p.extended.get(p.name))
         for p in pods
         if p.placed and p.pod is not None and p.node is not None
     ]
     claims = {c.namespaced_name: c for p in pods if p.placed for c in (*p.claims, *p.reserved)}
-    violations = check_placements(cluster, placed, claims, gates, bound=False)
-    if violations:
-        raise CheckFailed(violations)
+    step = CHECK_CHUNK if deadline is not None else max(len(placed), 1)
+    for start in range(0, len(placed), step):
+        if _overdue(deadline):
+            raise _CheckCutShort
+        violations = check_placements(cluster, placed[start : start + step], claims, gates, bound=False)
+        if violations:
+            raise CheckFailed(violations)
 
 
 def _member_refs(member: Member, plan_: PodPlan) -> tuple[str, ...]:

@@ -141,8 +141,12 @@ def in_domains(units: Sequence[Unit], gangs: dict[str, Gang], nodes: Sequence[st
     domain the gang takes is the allocators' choice (`FirstFit`, `encoders.gangs`)."""
     out = []
     for unit in units:
+        mine = unit.gang_pods(gangs)
+        if not any(gangs[g].topology is not None for g in mine):
+            out.append(unit)  # nothing to add: no copy of its blocked nodes (pods x nodes)
+            continue
         blocked = dict(unit.blocked)
-        for g in unit.gang_pods(gangs):
+        for g in mine:
             gang = gangs[g]
             if gang.topology is None:
                 continue

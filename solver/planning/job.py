@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
@@ -24,7 +24,7 @@ from ..gates import FeatureGates
 from ..problem.demand import Needs, NodeBook
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
-from .outcome import PodPlan
+from .outcome import PlanOutcome, PodPlan
 
 AllocatorName = Literal["reference", "cpsat"]
 Strategy = Literal["pack", "spread"]
@@ -129,6 +129,25 @@ class Unit:
         return out
 
 
+class ModelVariant(Protocol):
+    """One way the CP-SAT allocator plans a job: an entry of the table it tries in order
+    (`planners.policy.MODELS`; `Options.models` replaces it for a run). Declared here, beside
+    the options that carry it, so the planning data names it without importing a planner."""
+
+    name: ClassVar[str]
+
+    def applies(self, job: Job, start: PlanOutcome) -> str | None:
+        """Why this variant does not plan `job` from `start`, as far as the job tells before any
+        model is built; None: it may plan it."""
+        ...
+
+    def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        """Its plan from `start` (first fit's, or an earlier variant's that left a gap), never
+        placing less weight; or why it does not apply after all, found while building its model.
+        `passed`: why each earlier variant did not plan, by name."""
+        ...
+
+
 @dataclass(frozen=True)
 class Job:
     """Everything an allocator needs for one run (see `planning.job.Options`)."""
@@ -149,6 +168,10 @@ class Job:
     """Where independent units (the aggregated model's components) run; None: here."""
     deadline: Deadline | None = field(default=None, compare=False)
     """The one wall-clock limit (`Options.deadline`)."""
+    models: tuple[ModelVariant, ...] | None = None
+    """The CP-SAT model variants to try in order (`Options.models`); None: `policy.MODELS`."""
+    memo: object | None = field(default=None, compare=False)
+    """`Options.memo`."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +206,15 @@ class Options:
     default) lets `time_limit`, deterministic work, alone decide, so the same input and seed
     give the same output at any load. Past it every CP-SAT search stops with what it has, and
     the outcome says so (`stats["cut_short_by_timeout"]`)."""
+    models: tuple[ModelVariant, ...] | None = None
+    """The CP-SAT allocator's model variants, tried in order (`planners.policy`: `Complete`,
+    `Aggregated`, `PerDevice`); None: its own table, `MODELS`. Tests give one variant, or the
+    aggregated model forced (`AGGREGATED_FIRST`) or left out (`PER_DEVICE_ONLY`)."""
+    memo: object | None = field(default=None, compare=False, repr=False)
+    """Single-node answers of the aggregated model kept across runs on one cluster (an
+    `planners.aggregated.patterns.ModelMemo`; `replan.Planner` keeps one for its plan and its local
+    re-solves); None: each run its own. Never changes results: an answer found there is
+    charged the work it cost."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:

@@ -8,21 +8,22 @@ neither.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
 from ..check import check_or_raise
 from ..problem.flat import Assignment, Problem
 from ..results import ShareIDs, assignment_claims, share_ids_in
 from .job import Job
+from .snapshot import Snapshot
 
 
 class Ledger:
     """The cluster as placements accumulate: what is placed counts as allocated for what follows."""
 
     def __init__(self, job: Job) -> None:
-        self.cluster = replace(job.cluster, claims=dict(job.cluster.claims))
+        self.after = Snapshot(job.cluster, job.gates)
+        self.cluster = self.after.cluster
+        """The cluster after the placements so far (the snapshot's live view)."""
         self.gates = job.gates
         self.share_ids = ShareIDs(job.seed, share_ids_in(job.cluster.claims.values()))  # input's are taken
 
@@ -36,5 +37,4 @@ class Ledger:
         the part of the cluster the node depends on (`classes.LocalViews`), checked instead of
         the whole cluster when the nodes are independent."""
         check_or_raise(self.cluster if view is None else view, claims, node=node, gates=self.gates)
-        for c in claims:
-            self.cluster.claims[c.key] = c
+        self.after.allocate(claims)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import SupportsInt
 
 from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
@@ -200,6 +201,44 @@ def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) 
     return int(value)
 
 
+class Status(StrEnum):
+    """What a plan's objective is proven to be (docs/semantics.md, "What a status proves").
+    Said by one function, `planners.bounds.verdict`; everything else reads it."""
+
+    OPTIMAL = "OPTIMAL"
+    """The realized plan reaches a bound that holds for every valid plan."""
+    OPTIMAL_WITHIN_CAP = "OPTIMAL within the cap"
+    """What-if: optimal among the plans that add at most the user's cap of each template."""
+    FEASIBLE = "FEASIBLE"
+    """A valid plan; a better one may exist (the bound says how much better at most)."""
+    PARTITIONED = "PARTITIONED"
+    """`--partitions`: parts planned apart, then a repair pass; the bound is the whole's."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a plan may claim: its status, the realized objective, a bound valid for every plan
+    (None: none known) and where it comes from, the gap, and whether the wall-clock deadline
+    cut the search short. Made by `planners.bounds.verdict` only."""
+
+    status: Status
+    objective: int
+    bound: int | None
+    bound_from: str
+    gap: int | None
+    cut_short: bool = False
+
+    def stats(self) -> dict[str, object]:
+        """Its entries of `PlanOutcome.stats` (status, objective, bound, gap, bound_from)."""
+        return {
+            "status": self.status.value,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "bound_from": self.bound_from,
+        }
+
+
 @dataclass
 class PlanOutcome:
     pods: list[PodPlan]
@@ -210,6 +249,9 @@ class PlanOutcome:
     """What-if plans (`solver.planners.whatif`): the template copies the plan adds, in template order."""
     added_slices: list[ResourceSlice] = field(default_factory=list)
     """The added nodes' ResourceSlices."""
+    verdict: Verdict | None = None
+    """What the planner that made the plan proved of it (`planners.bounds.verdict`); None for
+    first fit's plan, which proves nothing."""
 
     @property
     def placed(self) -> int:

@@ -51,6 +51,8 @@ def make_job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None
         gangs,
         options.executor,
         options.deadline,
+        options.models,
+        options.memo,
     )
 
 

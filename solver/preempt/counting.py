@@ -44,6 +44,12 @@ releasable claim h:
 - node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
 - justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
 - gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
+- moves (`--allow-moves`, issue #43), per mover kind M (movable victims whose replacements
+  have the same claim shapes, demand and nodes) and node n: moved[v] boolean, kept[v] +
+  moved[v] <= 1; into[M, n] integer, counted in n's device and resource rows like x; T_M =
+  sum_{v in M} moved[v] = sum_n into[M, n]; into[M, o] + sum_{v in M on o} moved[v] <= T_M
+  (exactly when the moved pods can be matched to the slots none on its own node: `_moves`,
+  `match_moves`);
 - dominance (an optimal plan of this form always exists): on one node, for victims a, b
   each the only user of its releasable claims, in the same budgets, with the same node
   demand, priority(a) <= priority(b), devices freed(a) >= freed(b) in every group and
@@ -66,13 +72,14 @@ from ortools.sat.python import cp_model
 from dra_solver.encoders.variables import allowed_candidates
 
 from ..api.models import ResourceClaim
-from ..planners.aggregated.classes import claim_key
+from ..planners.aggregated.classes import LocalViews, claim_key
 from ..planners.perdevice import PodForm
 from ..planning.gangs import gang_infos
 from ..planning.job import Job
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.build import build_problem
 from ..problem.flat import Assignment, Placement, Problem
+from .moves import FROM_HERE
 from .setting import Setting
 from .victims import Budget
 
@@ -93,6 +100,22 @@ class Kind:
     nodes: frozenset[str]
     gangs: tuple[tuple[str, int], ...]
     """(gang, pods one unit places in it)."""
+
+
+@dataclass
+class MoverKind:
+    """Interchangeable movable victims (`--allow-moves`): their replacements have the same claim
+    shapes, node demand and nodes, so only how many of them land on each node matters."""
+
+    victims: list[int]
+    """Victim indices (`Setting.victims`), in victim order."""
+    forms: list[int]
+    """Per victim: the form of its replacement."""
+    spec: int
+    demand: dict[str, int]
+    nodes: frozenset[str]
+    """Where a replacement of the kind may go — each victim's own node included when only its
+    leaving it keeps it from there (rows `moved from o + into o <= moved`, module docstring)."""
 
 
 @dataclass
@@ -131,39 +154,72 @@ class Counting:
     victim_demand: list[dict[str, int]]
     free: dict[str, dict[str, int]]
     gang_need: dict[str, int] = field(default_factory=dict)
+    movers: list[MoverKind] = field(default_factory=list)
+    """With `--allow-moves`: the movable victims by kind of replacement."""
     ceiling: int | None = None
     """Only the candidates of priority at most this may be evicted (`merged`); the others are
-    kept by `build_model` and passed over by `greedy_hint`. None: every candidate may go."""
+    kept by `build_model` (or moved, when movable) and passed over by `greedy_hint`. None:
+    every candidate may go."""
+
+    def movable(self) -> dict[int, int]:
+        """Victim index -> its mover kind."""
+        return {k: mi for mi, m in enumerate(self.movers) for k in m.victims}
 
 
-def prepare(s: Setting, job: Job, forms: list[PodForm], P: int, H: int) -> Counting | None:
-    """The counting model's facts, or None when it does not apply (module docstring)."""
+def prepare(
+    s: Setting, job: Job, forms: list[PodForm], P: int, H: int, movers: Sequence[int] = ()
+) -> Counting | str:
+    """The counting model's facts, or why it does not apply (module docstring) — the reason
+    the per-device model answers, which the plan's stats carry (`preempt_model_reason`).
+    `movers`: the victim index of each replacement unit from P + H + len(victims) on."""
     units = job.units
+    V = P + H + len(s.victims)
     by_unit: dict[int, list[int]] = {}
     for g, f in enumerate(forms):
         by_unit.setdefault(f.unit, []).append(g)
     if any(len(gs) > 1 for gs in by_unit.values()):
-        return None
-    if any(job.gangs[name].topology is not None for name in job.gangs):
-        return None
+        return "a pod has several forms (an extended resource DRA serves on some nodes only)"
+    topo = sorted(name for name in job.gangs if job.gangs[name].topology is not None)
+    if topo:
+        return f"PodGroup {topo[0]} has a topology constraint"
     for i in range(P):
         for c in units[i].claims:
             if c.status is not None and c.status.allocation is not None:
-                return None
+                return f"pending pod {units[i].name} uses claim {c.ref}, allocated already"
     specs: list[tuple[str, ...]] = []
     rep_claims: list[tuple[ResourceClaim, ...]] = []
     spec_index: dict[tuple[str, ...], int] = {}
     groups: dict[Hashable, Kind] = {}
-    for g, f in enumerate(forms):
-        if f.unit >= P:
-            continue
-        u = units[f.unit]
+
+    def spec_of(f: PodForm) -> int:
         key_claims = tuple(claim_key(c) for c in f.claims)
         if key_claims not in spec_index:
             spec_index[key_claims] = len(specs)
             specs.append(key_claims)
             rep_claims.append(f.claims)
-        nodes = frozenset(n for n in f.nodes if n is not None)
+        return spec_index[key_claims]
+
+    mover_kinds: dict[Hashable, MoverKind] = {}
+    for g, f in enumerate(forms):
+        if f.unit >= V:
+            k = movers[f.unit - V]
+            nodes = frozenset(filter(None, f.nodes))
+            home = s.victims[k].node
+            if s.movers[k].blocked.get(home) == FROM_HERE:
+                nodes |= {home}
+            mkey = (spec_of(f), tuple(sorted(f.variant.demand.items())), nodes)
+            mk = mover_kinds.get(mkey)
+            if mk is None:
+                mk = mover_kinds[mkey] = MoverKind([], [], mkey[0], dict(f.variant.demand), nodes)
+            mk.victims.append(k)
+            mk.forms.append(g)
+            continue
+        if f.unit >= P:
+            continue
+        u = units[f.unit]
+        key_claims = tuple(claim_key(c) for c in f.claims)
+        spec_of(f)
+        nodes = frozenset(filter(None, f.nodes))
         demand = dict(f.variant.demand)
         gangs = tuple(sorted(u.gang_pods(job.gangs).items()))
         key = (key_claims, s.levels[f.unit], u.weight, nodes, tuple(sorted(demand.items())), gangs)
@@ -186,13 +242,18 @@ def prepare(s: Setting, job: Job, forms: list[PodForm], P: int, H: int) -> Count
         held_on.setdefault(node, []).append(h)
     facts: dict[str, NodeFacts] = {}
     occ: list[list[int]] = [[] for _ in s.holders]
-    wanted = {n for k in kinds for n in k.nodes} | set(held_on)
+    wanted = (
+        {n for k in kinds for n in k.nodes}
+        | set(held_on)
+        | {n for m in mover_kinds.values() for n in m.nodes}
+    )
+    views = LocalViews(job.cluster)
     for n in s.nodes:
         if n not in wanted:
             continue
-        nf = _node_facts(job, claims, spec_offset, n)
-        if nf is None:
-            return None
+        nf = _node_facts(job, claims, spec_offset, n, views)
+        if isinstance(nf, str):
+            return f"on node {n}, {nf}"
         facts[n] = nf
         taken: set[int] = set()
         for h in held_on.get(n, []):
@@ -204,33 +265,46 @@ def prepare(s: Setting, job: Job, forms: list[PodForm], P: int, H: int) -> Count
                 d = nf.ids.get((r.driver, r.pool, r.device))
                 if d is None:
                     continue
-                if d in taken:
-                    return None  # two claims hold one device: not the input's state to model
+                if d in taken:  # two claims hold one device: not the input's state to model
+                    return f"on node {n}, device {r.device} is held by two claims"
                 taken.add(d)
                 occ[h].append(d)
-    victim_forms = {f.unit - P - H: g for g, f in enumerate(forms) if f.unit >= P + H}
+    victim_forms = {f.unit - P - H: g for g, f in enumerate(forms) if P + H <= f.unit < V}
     victim_demand = []
     for k in range(len(s.victims)):
         vg = victim_forms.get(k)
         victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
     free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
+    held_res: dict[str, dict[str, int]] = {}
+    for k, wants in enumerate(victim_demand):
+        mine = held_res.setdefault(s.victims[k].node, {})
+        for resource, a in wants.items():
+            mine[resource] = mine.get(resource, 0) + a
     for n in s.nodes:
         for resource, limit in free[n].items():
-            if (
-                sum(dem.get(resource, 0) for k, dem in enumerate(victim_demand) if s.victims[k].node == n)
-                > limit
-            ):
-                return None  # over-committed as the input has it: the per-device model says so
+            if held_res.get(n, {}).get(resource, 0) > limit:
+                return f"node {n} is over-committed on {resource} as the input has it"
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
     gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
     per_group = []
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
-        nf = facts.get(node)
-        counts = [0] * (len(nf.groups) if nf is not None else 0)
+        hf = facts.get(node)
+        counts = [0] * (len(hf.groups) if hf is not None else 0)
         for d in occ[h]:
-            counts[nf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
+            counts[hf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
         per_group.append(tuple(counts))
-    return Counting(kinds, specs, spec_offset, facts, occ, per_group, victim_demand, free, gang_need)
+    return Counting(
+        kinds,
+        specs,
+        spec_offset,
+        facts,
+        occ,
+        per_group,
+        victim_demand,
+        free,
+        gang_need,
+        list(mover_kinds.values()),
+    )
 
 
 def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
@@ -246,8 +320,16 @@ def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     l1 <= p < l2: a victim is justified by a pod of level l iff l > p. The merged kind keeps
     the smallest level of its part (None: its pods may not preempt) and its units in queue
     order. `ceiling`: only the candidates of priority at most that may be evicted
-    (`Counting.ceiling`), so only their priorities separate levels."""
-    prios = sorted({v.priority for v in s.victims if ceiling is None or v.priority <= ceiling})
+    (`Counting.ceiling`), so only their priorities separate levels — and those of the movable
+    candidates, which may still move above it (a move is justified as an eviction is)."""
+    movable = c.movable()
+    prios = sorted(
+        {
+            v.priority
+            for k, v in enumerate(s.victims)
+            if ceiling is None or v.priority <= ceiling or k in movable
+        }
+    )
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
         cls = None if kind.level is None else bisect.bisect_left(prios, kind.level)
@@ -273,33 +355,40 @@ def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     return replace(c, kinds=kinds, ceiling=ceiling)
 
 
-def _node_facts(job: Job, claims: list[ResourceClaim], offsets: list[int], n: str) -> NodeFacts | None:
-    """The node's device groups and each shape's need per group, or None where the node's
-    devices are not interchangeable group by group (module docstring)."""
-    problem = build_problem(job.cluster, claims, n, job.gates, cache=job.cache)
+def _node_facts(
+    job: Job, claims: list[ResourceClaim], offsets: list[int], n: str, views: LocalViews
+) -> NodeFacts | str:
+    """The node's device groups and each shape's need per group, or why the node's devices are
+    not interchangeable group by group (module docstring). Built on the node's view of the
+    cluster (`aggregate.classes.LocalViews`: its pools, the shared ones, the claims holding
+    their devices): the same Problem, without reading every slice and claim once per node."""
+    problem = build_problem(views.of(job.cluster, n), claims, n, job.gates, cache=job.cache)
     if problem.constraints:
-        return None
+        return "a claim has a constraint (matchAttribute)"
     allowed, impossible = allowed_candidates(problem)
     for a in problem.alternatives:
         if a.mode != "ExactCount" or a.admin:
-            return None
+            return "a request asks allocationMode All or adminAccess"
         if any(c.error is not None for c in a.candidates):
-            return None
+            return "a selector has a CEL error on some device"
     for c in problem.claims:
         if any(len(r.alternatives) != 1 or r.first_available for r in c.requests):
-            return None
+            return "a request has firstAvailable alternatives"
     takes = {
         a.index: frozenset(allowed[a.index]) if a.index not in impossible else frozenset()
         for a in problem.alternatives
     }
     sets = sorted({t for t in takes.values() if t}, key=min)
     if sum(len(t) for t in sets) != len(frozenset().union(*sets)):
-        return None  # two requests may take overlapping but different devices: not interchangeable
+        return "two requests may take overlapping but different sets of its devices"
     group_of = {d: j for j, t in enumerate(sets) for d in t}
     for d in group_of:
         dev = problem.devices[d]
         if dev.multi or dev.counter_use or dev.in_use or dev.shared_in_use or dev.node_scope != ("node", n):
-            return None
+            return (
+                f"device {dev.name} is multi-allocatable, has shared counters or capacity in use, "
+                "or is not node-local"
+            )
     alt_group = {i: sets.index(t) for i, t in takes.items() if t}
     need: dict[int, tuple[int, ...]] = {}
     bounds = [*offsets, len(problem.claims)]
@@ -328,6 +417,12 @@ class Built:
     kept: list[IntVar]
     held: list[IntVar]
     weight: cp_model.LinearExprT
+    moved: dict[int, IntVar] = field(default_factory=dict)
+    """Movable victim index -> moved (its replacement placed on another node)."""
+    into: dict[tuple[int, str], IntVar] = field(default_factory=dict)
+    """(mover kind, node) -> how many replacements of the kind the node takes."""
+    totals: list[IntVar] = field(default_factory=list)
+    """Per mover kind: how many of its victims move."""
 
 
 def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
@@ -361,6 +456,10 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             cp.add(sum(vs) <= len(c.kinds[ki].units))
     kept = [cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
     held = [cp.new_bool_var(f"held[{h}]") for h in range(len(s.holders))]
+    moved, into, totals = _moves(cp, s, c, kept)
+    into_node: dict[str, list[tuple[int, IntVar]]] = {}
+    for (mi, n), v in into.items():
+        into_node.setdefault(n, []).append((mi, v))
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
         for p in users:
             cp.add(held[h] >= kept[p])
@@ -374,6 +473,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     for n, nf in c.facts.items():
         for j, group in enumerate(nf.groups):
             terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
+            terms += [(nf.need[c.movers[mi].spec][j], v) for mi, v in into_node.get(n, [])]
             terms += [(c.held_per_group[h][j], held[h]) for h in holders_on.get(n, [])]
             terms = [(a, v) for a, v in terms if a]
             if sum(a * _top(v) for a, v in terms) > len(group):
@@ -381,14 +481,18 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
             rterms = [(c.kinds[ki].demand.get(r, 0), v) for ki, v in by_node.get(n, [])]
+            rterms += [(c.movers[mi].demand.get(r, 0), v) for mi, v in into_node.get(n, [])]
             rterms += [(c.victim_demand[k].get(r, 0), kept[k]) for k in victims_on.get(n, [])]
             rterms = [(a, v) for a, v in rterms if a]
             if sum(a * _top(v) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
     for k, victim in enumerate(s.victims):  # justification
         if ceiling is not None and victim.priority > ceiling:
-            cp.add(kept[k] == 1)
-            continue
+            if k in moved:  # not evicted; it may still move
+                cp.add(kept[k] + moved[k] == 1)
+            else:
+                cp.add(kept[k] == 1)
+                continue
         by = [
             var
             for ki, var in by_node.get(victim.node, [])
@@ -399,18 +503,84 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
         else:
             cp.add(kept[k] == 1)
     _gangs(cp, c, by_kind)
-    _dominance(cp, s, c, kept, budgets)
+    _dominance(cp, s, c, kept, budgets, moved)
+    _whole(cp, c, x, held, holders_on)
     weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
-    return Built(cp, x, kept, held, weight)
+    return Built(cp, x, kept, held, weight, moved, into, totals)
+
+
+def _moves(
+    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar]
+) -> tuple[dict[int, IntVar], dict[tuple[int, str], IntVar], list[IntVar]]:
+    """moved[k] per movable victim (kept + moved <= 1) and into[M, n] per mover kind and node
+    it may go to: sum_n into[M, n] = sum_{k in M} moved[k] = T_M, and per node o of the kind,
+    into[M, o] + sum_{k in M on o} moved[k] <= T_M. Why that row and not one destination per
+    pod: the moved pods of M must be matched to the destination slots, none to its own node —
+    a transportation problem with the diagonal forbidden, which (max-flow, min-cut: a set of
+    two or more origins reaches every slot) has a solution iff, for every node o, the pods
+    leaving o and the slots on o add up to at most T_M. `decode` builds the matching."""
+    moved: dict[int, IntVar] = {}
+    into: dict[tuple[int, str], IntVar] = {}
+    totals: list[IntVar] = []
+    for mi, mk in enumerate(c.movers):
+        for k in mk.victims:
+            moved[k] = cp.new_bool_var(f"moved[{k}]")
+            cp.add(kept[k] + moved[k] <= 1)
+        total = cp.new_int_var(0, len(mk.victims), f"moves[{mi}]")
+        totals.append(total)
+        cp.add(total == sum(moved[k] for k in mk.victims))
+        leaving: dict[str, list[int]] = {}
+        for k in mk.victims:
+            leaving.setdefault(s.victims[k].node, []).append(k)
+        slots = []
+        for n in sorted(mk.nodes):
+            nf = c.facts.get(n)
+            need = nf.need.get(mk.spec) if nf is not None else None
+            if need is None:
+                continue
+            top = min([len(mk.victims)] + [len(g) // q for g, q in zip(nf.groups, need, strict=True) if q])  # type: ignore[union-attr]  # need is None without facts
+            if top <= 0:
+                continue
+            v = into[(mi, n)] = cp.new_int_var(0, top, f"into[{mi},{n}]")
+            slots.append(v)
+            if n in leaving:
+                cp.add(v + sum(moved[k] for k in leaving[n]) <= total)
+        cp.add(sum(slots) == total)
+    return moved, into, totals
+
+
+def _whole(
+    cp: cp_model.CpModel,
+    c: Counting,
+    x: dict[tuple[int, str], IntVar],
+    held: list[IntVar],
+    holders_on: dict[str, list[int]],
+) -> None:
+    """x[K, n] + held[h] <= 1 where one pod of K leaves no room in a group for the devices h
+    holds there (need + held > the group's size) and x[K, n] is 0 or 1 — implied by the device
+    rows, but CP-SAT's relaxation does not see it: without it, an 8-GPU pod's node is half
+    emptied in the LP by moving one 2-GPU pod, and the bound on moves is half the truth."""
+    for (ki, n), v in x.items():
+        if _top(v) != 1:
+            continue
+        nf = c.facts[n]
+        need = nf.need[c.kinds[ki].spec]
+        for h in holders_on.get(n, []):
+            if any(
+                q and q + o > len(g) for q, o, g in zip(need, c.held_per_group[h], nf.groups, strict=True)
+            ):
+                cp.add(v + held[h] <= 1)
 
 
 def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
-    each on the node where it fits evicting the least (PDB members last, then lowest priority,
-    most devices freed first), justified by itself — upstream's one-pod-at-a-time idea on the
-    counts. Only victims that alone hold their releasable claims are evicted here. Why: from
-    "nothing placed" one CP-SAT worker climbs slowly on 500 nodes; from this, the first stage
-    is usually at its bound at once. Returns the hint's placed weight."""
+    each on the node where it fits at least damage (PDB members last; movable victims moved
+    before any is evicted; then lowest priority, most devices freed first), justified by
+    itself — upstream's one-pod-at-a-time idea on the counts, with each moved pod sent to the
+    fullest other node it fits on (best fit, as a consolidating scheduler would). Only victims
+    that alone hold their releasable claims leave here. Why: from "nothing placed" one CP-SAT
+    worker climbs slowly on 500 nodes; from this, the first stage is usually at its bound at
+    once. Returns the hint's placed weight."""
     sole: dict[int, list[int]] = {}
     shared: set[int] = set()
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
@@ -420,8 +590,11 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             shared.update(users)
     members = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
     protected = [v.pod.namespaced_name in members for v in s.victims]
+    movable = c.movable()
     kept = [1] * len(s.victims)
     held = [1] * len(s.holders)
+    went: dict[int, str] = {}
+    """Moved victim -> its destination."""
     room = {n: [len(g) for g in nf.groups] for n, nf in c.facts.items()}
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         if node in room:
@@ -441,22 +614,23 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         for h in sole.get(k, []):
             got = _plus(got, c.held_per_group[h])
         freed.append(got)
+
+    def evictable(k: int) -> bool:
+        return c.ceiling is None or s.victims[k].priority <= c.ceiling
+
     ranked = {
         n: sorted(
-            (k for k in ks if k not in shared and (c.ceiling is None or s.victims[k].priority <= c.ceiling)),
-            key=lambda k: (
-                protected[k],
-                s.victims[k].priority,
-                -sum(freed[k]),
-                k,
-            ),
+            (k for k in ks if k not in shared and (evictable(k) or k in movable)),
+            key=lambda k: (protected[k], k not in movable, s.victims[k].priority, -sum(freed[k]), k),
         )
         for n, ks in on.items()
     }
     order = sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40)))
+    slots = {(mi, n) for mi, n in built.into}
 
     def option(ki: int, n: str) -> tuple[Any, ...] | None:
-        """Where one more pod of kind ki goes on n: (rank, n, victims, devices, resources)."""
+        """Where one more pod of kind ki goes on n: (rank, n, victims, devices, resources) —
+        the victims each to be moved (when movable) or evicted."""
         kind = c.kinds[ki]
         lv = kind.level
         top = tops.get((ki, n))
@@ -478,28 +652,76 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
                     res[r] += a
         if not _fits(free_dev, need, res, kind.demand):
             return None
-        prios = [s.victims[k].priority for k in chosen]
-        rank = (sum(protected[k] for k in chosen), max(prios, default=-(2**63)), len(chosen), sum(prios), n)
+        gone = [s.victims[k].priority for k in chosen if k not in movable]
+        rank = (
+            sum(protected[k] for k in chosen),
+            max(gone, default=-(2**63)),
+            len(gone),
+            sum(gone),
+            len(chosen) - len(gone),
+            n,
+        )
         return (rank, n, chosen, free_dev, res)
+
+    def destination(k: int, n: str, extra: dict[str, list[int]]) -> str | None:
+        """The fullest node other than n where victim k's replacement fits (`extra`: devices
+        already promised there in this step)."""
+        mk = c.movers[movable[k]]
+        best: tuple[int, str] | None = None
+        for d in mk.nodes:
+            if d == n or (movable[k], d) not in slots:
+                continue
+            need = c.facts[d].need[mk.spec]
+            free_d = _plus(room[d], extra[d], -1) if d in extra else room[d]
+            if _fits(free_d, need, left[d], mk.demand) and (best is None or (sum(free_d), d) < best):
+                best = (sum(free_d), d)
+        return best[1] if best is not None else None
 
     for ki in order:
         kind = c.kinds[ki]
-        # A node's option changes only when a pod is placed there: each is worked out once
-        # per kind and again only for the node that just took a pod.
+        # A node's option changes only when a pod is placed there or a moved pod lands there:
+        # each is worked out once per kind and again only for the nodes that changed.
         options = {n: option(ki, n) for n in sorted(kind.nodes)}
-        for _ in kind.units:
+        placed = 0
+        while placed < len(kind.units):
             best = min((o for o in options.values() if o is not None), default=None, key=lambda o: o[0])
             if best is None:
                 break  # the next pods of this kind fit no better
             _, n, chosen, free_dev, res = best
+            dests: dict[int, str] = {}
+            extra: dict[str, list[int]] = {}
+            usable = True
+            for k in chosen:
+                d = destination(k, n, extra) if k in movable else None
+                if d is None:
+                    if not evictable(k):
+                        usable = False
+                        break
+                    continue
+                dests[k] = d
+                q = c.facts[d].need[c.movers[movable[k]].spec]
+                extra[d] = _plus(extra[d], q) if d in extra else list(q)
+                left[d] = {r: a - c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
+            if not usable:
+                for k, d in dests.items():
+                    left[d] = {r: a + c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
+                options[n] = None
+                continue
             for k in chosen:
                 kept[k] = 0
                 for h in sole.get(k, []):
                     held[h] = 0
+            for k, d in dests.items():
+                went[k] = d
+            for d, took in extra.items():
+                room[d] = _plus(room[d], took, -1)
             room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
-            options[n] = option(ki, n)
+            placed += 1
+            for m in {n, *extra}:
+                if m in options:
+                    options[m] = option(ki, m)
     cp = built.cp
     cp.clear_hints()
     for k, var in enumerate(built.kept):
@@ -508,6 +730,15 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         cp.add_hint(var, held[h])
     for key, var in built.x.items():
         cp.add_hint(var, count.get(key, 0))
+    into: dict[tuple[int, str], int] = {}
+    for k, d in went.items():
+        into[(movable[k], d)] = into.get((movable[k], d), 0) + 1
+    for k, var in built.moved.items():
+        cp.add_hint(var, int(k in went))
+    for key, var in built.into.items():
+        cp.add_hint(var, into.get(key, 0))
+    for mi, var in enumerate(built.totals):
+        cp.add_hint(var, sum(1 for k in went if movable[k] == mi))
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
@@ -547,9 +778,21 @@ def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) 
 
 
 def _dominance(
-    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar], budgets: Sequence[Budget]
+    cp: cp_model.CpModel,
+    s: Setting,
+    c: Counting,
+    kept: list[IntVar],
+    budgets: Sequence[Budget],
+    moved: dict[int, IntVar] | None = None,
 ) -> None:
-    """kept[a] <= kept[b] where evicting a instead of b is never worse (module docstring)."""
+    """kept[a] <= kept[b] where evicting a instead of b is never worse (module docstring).
+    With moves (`moved`), only where b cannot move: "a kept, b not" is then "a kept, b
+    evicted", and the swap is as before; a movable b might be moved, and evicting a instead
+    would cost an eviction. Two movable victims alike in every respect (same node, priority,
+    budgets, demand, devices freed, kind of replacement) are interchangeable: the first is
+    kept whenever the second is, and evicted only when the second is."""
+    moved = moved or {}
+    movable = c.movable()
     sole: dict[int, tuple[int, ...]] = {}
     shared: set[int] = set()
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
@@ -586,21 +829,32 @@ def _dominance(
                     or any(x < y for x, y in zip(fa, fb, strict=True))
                 ):
                     continue
+                if b in moved:
+                    if a < b and a in moved and (pa, fa) == (pb, fb) and movable[a] == movable[b]:
+                        cp.add(kept[a] >= kept[b])
+                        cp.add(kept[a] + moved[a] >= kept[b] + moved[b])
+                    continue
                 if (pa, -sum(fa), a) < (pb, -sum(fb), b):
                     cp.add(kept[a] <= kept[b])
 
 
+Placed = dict[int, tuple[int, str, Problem, Assignment]]
+
+
 def decode(
     s: Setting, c: Counting, built: Built, values: list[int], forms: list[PodForm]
-) -> tuple[list[int], dict[int, tuple[int, str, Problem, Assignment]]]:
-    """Evicted victims, and per placed pending unit (form, node, the node's Problem, the
-    unit's claims' placements in it): the kinds' counts given to their units in queue order,
-    each request taking the first free devices of its group on the node."""
+) -> tuple[list[int], Placed, Placed]:
+    """Evicted victims; per placed pending unit (form, node, the node's Problem, the unit's
+    claims' placements in it): the kinds' counts given to their units in queue order, each
+    request taking the first free devices of its group on the node; and the same per moved
+    victim, its replacement matched to a destination slot of its kind (`match_moves`)."""
 
     def val(v: IntVar) -> int:
         return int(values[v.index])
 
-    evicted = [k for k, v in enumerate(built.kept) if not val(v)]
+    evicted = [
+        k for k, v in enumerate(built.kept) if not val(v) and not (k in built.moved and val(built.moved[k]))
+    ]
     held_devices: dict[str, set[int]] = {}
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         if val(built.held[h]):
@@ -609,7 +863,22 @@ def decode(
         n: [[d for d in g if d not in held_devices.get(n, set())] for g in nf.groups]
         for n, nf in c.facts.items()
     }
-    chosen: dict[int, tuple[int, str, Problem, Assignment]] = {}
+
+    def take(g: int, spec: int, n: str) -> tuple[int, str, Problem, Assignment]:
+        nf = c.facts[n]
+        local: Assignment = {}
+        first = c.spec_offset[spec]
+        for ci in range(len(forms[g].claims)):
+            places: list[Placement] = []
+            for r in nf.problem.claims[first + ci].requests:
+                a = nf.problem.alternatives[r.alternatives[0]]
+                grp = nf.alt_group[a.index]
+                got, free_of[n][grp] = free_of[n][grp][: a.count], free_of[n][grp][a.count :]
+                places += [Placement(ci, a.index, d) for d in got]
+            local[ci] = places
+        return (g, n, nf.problem, local)
+
+    chosen: Placed = {}
     at = dict.fromkeys(range(len(c.kinds)), 0)
     for n in s.nodes:
         for ki, kind in enumerate(c.kinds):
@@ -619,29 +888,59 @@ def decode(
             for _ in range(val(v)):
                 j = at[ki]
                 at[ki] += 1
-                unit, g = kind.units[j], kind.forms[j]
-                nf = c.facts[n]
-                local: Assignment = {}
-                first = c.spec_offset[kind.spec]
-                for ci in range(len(forms[g].claims)):
-                    places: list[Placement] = []
-                    for r in nf.problem.claims[first + ci].requests:
-                        a = nf.problem.alternatives[r.alternatives[0]]
-                        grp = nf.alt_group[a.index]
-                        take, free_of[n][grp] = free_of[n][grp][: a.count], free_of[n][grp][a.count :]
-                        places += [Placement(ci, a.index, d) for d in take]
-                    local[ci] = places
-                chosen[unit] = (g, n, nf.problem, local)
-    return evicted, chosen
+                chosen[kind.units[j]] = take(kind.forms[j], kind.spec, n)
+    moved: Placed = {}
+    for mi, mk in enumerate(c.movers):
+        going = [k for k in mk.victims if val(built.moved[k])]
+        slots = {n: val(v) for (m, n), v in built.into.items() if m == mi and val(v)}
+        form = dict(zip(mk.victims, mk.forms, strict=True))
+        for k, n in match_moves([(k, s.victims[k].node) for k in going], slots):
+            moved[k] = take(form[k], mk.spec, n)
+    return evicted, chosen, moved
+
+
+def match_moves(pods: Sequence[tuple[int, str]], slots: dict[str, int]) -> list[tuple[int, str]]:
+    """Each (pod, its node) matched to a destination slot on another node; `slots`: node ->
+    slots, as many in all as pods. Exists iff on every node o the pods leaving o and the slots
+    on o are at most the total (`_moves`' row); built greedily, each step taking a pod from the
+    node with most pods plus slots and giving it a slot on the other node with most: after a
+    step the total drops by one, and each node at the total (at most two; they hold every pod
+    and slot then) is one of the two that dropped, so the condition holds to the end. Ties by
+    node name, then pods in order: deterministic."""
+    left: dict[str, list[int]] = {}
+    for k, o in pods:
+        left.setdefault(o, []).append(k)
+    slots = dict(slots)
+    if sum(slots.values()) != len(pods):
+        raise ValueError("as many slots as moved pods")
+    out: list[tuple[int, str]] = []
+    for _ in range(len(pods)):
+
+        def load(n: str) -> tuple[int, str]:
+            return (len(left.get(n, ())) + slots.get(n, 0), n)
+
+        o = max((n for n, ks in left.items() if ks), key=lambda n: (load(n)[0], [-ord(ch) for ch in n]))
+        d = max(
+            (n for n, q in slots.items() if q and n != o),
+            key=lambda n: (load(n)[0], [-ord(ch) for ch in n]),
+            default=None,
+        )
+        if d is None:
+            raise ValueError(f"no slot off node {o} for its moved pods")
+        out.append((left[o].pop(0), d))
+        slots[d] -= 1
+    return sorted(out)
 
 
 __all__ = [
     "Built",
     "Counting",
     "Kind",
+    "MoverKind",
     "NodeFacts",
     "build_model",
     "decode",
+    "match_moves",
     "merged",
     "greedy_hint",
     "prepare",

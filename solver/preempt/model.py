@@ -31,7 +31,7 @@ number of evicted pods — (3)-(5) over the evicted pods, 1 - kept[p] - moved[p]
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -50,23 +50,32 @@ from ..cpsat import cp_solver, hint_with
 from ..deadline import passed, record
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
+from ..planners.bounds import verdict
 from ..planners.firstfit.batch import FirstFit
-from ..planners.perdevice import as_hint, interchangeable, model_problem, pod_forms
+from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms
 from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
-from ..planning.job import Job, Member, Options, Unit
+from ..planning.job import Job, Member, Options, Unit, book_limits
 from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
-from ..planning.resolve import join_shared, make_job, resolve_nodes, resolve_units, with_nodes
+from ..planning.resolve import (
+    all_with_nodes,
+    join_shared,
+    make_job,
+    resolve_nodes,
+    resolve_units,
+    with_nodes,
+)
+from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
-from ..problem.demand import Needs
+from ..problem.demand import Needs, Variant
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from ..reasons import Kind, Reason
 from . import counting
-from .moves import not_movable, replacement
+from .moves import FROM_HERE, not_movable, replacement
 from .setting import Setting
 from .victims import (
     NEVER,
@@ -241,11 +250,13 @@ def setting(
             if why is not None:
                 unmovable[k] = why
                 continue
-            pod = replacement(cluster, v.pod)
-            (unit,) = resolve_units(cluster, [pod], None, gates)
-            unit = with_nodes(cluster, unit, node_list, memo, gates)
-            blocked = {**unit.blocked, v.node: "the node it moves from"}
-            movers[k] = replace(unit, name=f"move {name}", blocked=blocked)
+            (movers[k],) = resolve_units(cluster, [replacement(cluster, v.pod)], None, gates)
+        # Replacements of one scheduling key share their refusals (`all_with_nodes`): one
+        # pass over the nodes per Deployment, not per pod.
+        placed = all_with_nodes(cluster, list(movers.values()), node_list, memo, gates)
+        for k, done in zip(list(movers), placed, strict=True):
+            blocked = {cands[k].node: FROM_HERE, **done.blocked}
+            movers[k] = replace(done, name=f"move {cands[k].pod.namespaced_name}", blocked=blocked)
     return Setting(
         cluster,
         released,
@@ -288,13 +299,13 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     counting model where it applies, `preempt.counting`, else the per-device one), "devices"
     or "counts" (tests compare the two; "counts" raises ValueError where it does not apply),
     or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
+    everywhere = frozenset(s.nodes)
+
+    def all_but(node: str, why: str) -> AllBut:
+        return AllBut(s.nodes, everywhere, node, why)
+
     holder_units = [
-        Unit(
-            f"claim {ref}",
-            (s.released.claims[c.key],),
-            0,
-            blocked={n: "held" for n in s.nodes if n != node},
-        )
+        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, "held"))
         for ref, (c, node, _) in s.holders.items()
     ]
     pod_units = [
@@ -302,7 +313,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             v.pod.namespaced_name,
             (),
             v.priority,
-            blocked={n: "running elsewhere" for n in s.nodes if n != v.node},
+            blocked=all_but(v.node, "running elsewhere"),
             members=(Member(v.pod.namespaced_name, v.pod, ()),),
             needs=(Needs(v.pod, pod_demand(v.pod)),),
         )
@@ -319,16 +330,17 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             raise InputError(
                 f"running pod does not fit its node {v.node} as the input has it ({why})", obj=v.pod.ref
             )
-    forms = pod_forms(job)
+    forms = _forms(job, P + H)
     if not forms:
         return _nothing(s, opts)
+    why = "asked for (model='devices')"
     if model != "devices":
-        # The counting model has no moves: with a movable candidate, the per-device model.
-        counts = None if s.movers else counting.prepare(s, job, forms, P, H)
-        if counts is not None:
+        counts = counting.prepare(s, job, forms, P, H, movers)
+        if not isinstance(counts, str):
             return _solve_counts(s, opts, job, forms, counts, merge=model != "counts-by-weight")
         if model in ("counts", "counts-by-weight"):
-            raise ValueError("the counting model does not apply to this input")
+            raise ValueError(f"the counting model does not apply to this input: {counts}")
+        why = counts
     problem, offsets = model_problem(job, forms)
     problem = _only_held(problem, forms, offsets, s, P, H)
     empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
@@ -359,7 +371,76 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         chosen[f.unit] = (g, node, replace(problem, node=node), local)
     moved = {movers[i - V]: chosen.pop(i) for i in sorted(chosen) if i >= V}
     evicted = [k for k, lit in enumerate(lits.kept) if not val(lit) and k not in moved]
-    return _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
+    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
+    out.stats["preempt_model_reason"] = why
+    return out
+
+
+class AllBut(Mapping[str | None, str]):
+    """`Unit.blocked` of a running pod or its claim: every node of the run but its own, for one
+    reason. Why not a dict: one per running pod costs pods x nodes (50,000 pods on 10,000
+    nodes: 500 million entries); this answers membership in constant time."""
+
+    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: str) -> None:
+        self.nodes, self.everywhere, self.node, self.why = nodes, everywhere, node, why
+
+    def __getitem__(self, key: str | None) -> str:
+        if key != self.node and key in self.everywhere:
+            return self.why
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key != self.node and key in self.everywhere
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (n for n in self.nodes if n != self.node)
+
+    def __len__(self) -> int:
+        return len(self.everywhere) - (self.node in self.everywhere)
+
+
+def _forms(job: Job, first: int) -> list[PodForm]:
+    """`allocators.pod_forms` of the job, the replacements' (units from `V` on) worked out
+    per distinct demand and node rather than per replacement and node. Why: with
+    `--allow-moves` every movable running pod is a unit that may go on any other node, and
+    asking each node of each one (4,000 pods by 1,000 nodes in issue #43's cluster) took
+    most of a plan's time; replacements differ by their demand, a few values. Same forms, same
+    order. The same for the running pods and their claims (from `first` on): each may stay
+    on one node, and asking every other whether it is blocked cost as much."""
+    if first >= len(job.units):
+        return pod_forms(job)
+    forms = pod_forms(replace(job, units=job.units[:first]))
+    book = job.book
+    where = {n: i for i, n in enumerate(job.nodes)}
+    fitting: dict[tuple[object, ...], set[str | None]] = {}
+    """Variant key -> the nodes whose free resources take it."""
+    for i in range(first, len(job.units)):
+        unit = job.units[i]
+        by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
+        if any(r in book.mapping for n in unit.needs for r in n.demand):  # differs by node
+            for n in job.nodes:
+                if n in unit.blocked:
+                    continue
+                v = book.variant(unit.needs, n)
+                if book.refusal(v, n) is None:
+                    by_key.setdefault(v.key, (v, []))[1].append(n)
+        else:
+            v = book.variant(unit.needs, None)
+            if v.key not in fitting:
+                fitting[v.key] = {n for n in job.nodes if book.refusal(v, n) is None}
+            ns: list[str | None]
+            if isinstance(unit.blocked, AllBut):
+                ns = [unit.blocked.node] if unit.blocked.node in fitting[v.key] else []
+            else:
+                ns = sorted(fitting[v.key] - unit.blocked.keys(), key=lambda n: where[n])
+            if ns:
+                by_key[v.key] = (v, ns)
+        chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
+        for v, ns in by_key.values():
+            claims = (*unit.claims, *v.claims)
+            if claims or book_limits(job, ns) or chooses:
+                forms.append(PodForm(i, v, tuple(ns), claims))
+    return forms
 
 
 def _no_plan(opts: Options) -> DRASolverError:
@@ -390,12 +471,12 @@ def _solve_counts(
         if counting.greedy_hint(s, one, built) == pods:
             # The hint places every pending pod: the first stage is at its bound (counted in
             # pods here, every kind's weight being 1).
-            lits = objective(built.cp, s, built.kept, built.weight)
+            lits = objective(built.cp, s, built.kept, built.weight, dict(built.moved))
             result, counts, built = _by_ceiling(s, opts, one, built, lits, pods)
             merged = True
     if not merged:
         built = counting.build_model(s, counts, s.budgets)
-        lits = objective(built.cp, s, built.kept, built.weight)
+        lits = objective(built.cp, s, built.kept, built.weight, dict(built.moved))
         start = counting.greedy_hint(s, counts, built)
         everything = sum(u.weight for k in counts.kinds for u in (s.pending[i] for i in k.units))
         # The hint places every pending pod the model has: the first stage is at its bound.
@@ -403,8 +484,8 @@ def _solve_counts(
     if result is None:
         raise _no_plan(opts)
     values, stage_status, stage_value = result
-    evicted, chosen = counting.decode(s, counts, built, values, forms)
-    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value)
+    evicted, chosen, moved = counting.decode(s, counts, built, values, forms)
+    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value, moved)
     out.stats["kinds_merged"] = merged
     return out
 
@@ -458,7 +539,7 @@ def _ceilings(
         left = opts.time_limit - spent
         one = counting.merged(s, c, ceiling)
         sub = counting.build_model(s, one, s.budgets, all_placed=True)
-        sub_lits = objective(sub.cp, s, sub.kept, sub.weight)
+        sub_lits = objective(sub.cp, s, sub.kept, sub.weight, dict(sub.moved))
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
         answer = cp_model.UNKNOWN
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
@@ -854,8 +935,11 @@ def _decode(
         if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = all(v in ("OPTIMAL", "FIXED") for v in stage_status.values())
+    told = verdict(
+        PlanOutcome(plans).weight, None, "every stage of the preemption model proven", proven=proven
+    )
     stats: dict[str, object] = {
-        "status": "OPTIMAL" if proven else "FEASIBLE",
+        "status": told.status.value,
         "stage_status": dict(stage_status),
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
@@ -868,7 +952,9 @@ def _decode(
     if moved:
         stats["moved"] = len(moved)
     record(stats, opts.deadline)
-    outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    outcome = per_pod(
+        after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats, verdict=told), opts.feature_gates
+    )
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
@@ -884,7 +970,13 @@ def _decode(
     if violations:
         raise CheckFailed(violations)
     return PreemptOutcome(
-        outcome.pods, outcome.allocator, outcome.stats, victims=victims, released=released, moves=moves
+        outcome.pods,
+        outcome.allocator,
+        outcome.stats,
+        verdict=told,
+        victims=victims,
+        released=released,
+        moves=moves,
     )
 
 
@@ -892,36 +984,12 @@ def cluster_after_evictions(
     cluster: Cluster, gone: set[str], opts: Options
 ) -> tuple[Cluster, list[ResourceClaim]]:
     """The input without the evicted pods, and the claims they used: `reservedFor` without them,
-    deallocated when no pod remains (as the resource claim controller does). Returns the
-    cluster and the changed claims (copies; the input is not modified)."""
-    after = replace(
-        cluster,
-        pods={k: p for k, p in cluster.pods.items() if p.namespaced_name not in gone},
-        claims=dict(cluster.claims),
-    )
-    changed: list[ResourceClaim] = []
-    users_of: dict[str, set[str]] = {}  # claim -> the bound pods naming it (one pass over the pods)
-    for p in cluster.pods.values():
-        if p.spec.node_name:
-            for c in pod_claims(cluster, p, opts.feature_gates):
-                users_of.setdefault(c.namespaced_name, set()).add(p.namespaced_name)
-    for key, claim in cluster.claims.items():
-        status = claim.status
-        if status is None or status.allocation is None:
-            continue
-        ns = claim.metadata.ns
-        users = users_of.get(claim.namespaced_name, set())
-        if not users & gone and not any(
-            f"{ns}/{r.name}" in gone for r in status.reserved_for if r.resource == "pods"
-        ):
-            continue
-        left = [r for r in status.reserved_for if not (r.resource == "pods" and f"{ns}/{r.name}" in gone)]
-        stays = bool(left) or bool(users - gone)
-        new_status = status.model_copy(update={"reserved_for": left}) if stays else ResourceClaimStatus()
-        copy = claim.model_copy(update={"status": new_status})
-        after.claims[key] = copy
-        changed.append(copy)
-    return after, changed
+    deallocated when no pod remains (as the resource claim controller does;
+    `planning.snapshot.Snapshot.evict`). Returns the cluster and the changed claims (copies;
+    the input is not modified)."""
+    after = Snapshot(cluster, opts.feature_gates)
+    released = after.evict(gone)
+    return after.cluster, released
 
 
 def _victims(
@@ -1016,8 +1084,9 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
         PodPlan(u.name, None, list(u.claims), None, u.priority, why=_left_out(s, i))
         for i, u in enumerate(s.pending)
     ]
+    told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
     stats: dict[str, object] = {
-        "status": "OPTIMAL",
+        "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
         "candidates": len(s.victims),
@@ -1025,7 +1094,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     outcome = per_pod(s.cluster, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     outcome.stats.update(stats)
     _warn(outcome.stats, s.warnings)
-    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats)
+    return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, verdict=told)
 
 
 def _warn(stats: dict[str, object], warnings: list[str]) -> None:

@@ -28,6 +28,9 @@ from ..api.cluster import Cluster
 from ..api.models import Pod
 
 SUFFIX = "moved"
+FROM_HERE = "the node it moves from"
+"""Why a replacement may not go on the node its pod leaves (`Unit.blocked`); a node blocked
+for another reason keeps that reason, so the counting model can tell the two apart."""
 
 
 def controller_of(pod: Pod) -> str | None:
@@ -88,4 +91,4 @@ def replacement(cluster: Cluster, pod: Pod) -> Pod:
     return Pod.model_validate(doc)
 
 
-__all__ = ["NODE_BOUND", "SUFFIX", "controller_of", "not_movable", "replacement"]
+__all__ = ["FROM_HERE", "NODE_BOUND", "SUFFIX", "controller_of", "not_movable", "replacement"]

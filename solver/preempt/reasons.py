@@ -14,6 +14,7 @@ from ..api.cluster import Cluster
 from ..planning.job import Options
 from ..problem.resources import holds_node
 from ..problem.scheduling import pod_priority
+from .hosts import hosts_text
 from .model import PreemptOutcome, plan_preempt
 from .victims import NEVER, preemption_policy, terminating
 
@@ -29,7 +30,10 @@ def why_preempt(
     `allow_moves`, the plan that may move pods instead of evicting them)."""
     target = cluster.pod(pod)
     outcome = plan_preempt(cluster, nodes=nodes, options=options, allow_moves=allow_moves)
-    return preemption_text(cluster, outcome, target.namespaced_name)
+    text = preemption_text(cluster, outcome, target.namespaced_name)
+    if allow_moves and not holds_node(target):  # a pending pod: where it could go, alone
+        text += "\n" + hosts_text(cluster, target.namespaced_name, options or Options())
+    return text
 
 
 def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str:

@@ -50,11 +50,14 @@ from dataclasses import dataclass, replace
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
 from ..planners.aggregated.expansion import expand_aggregated
-from ..planners.aggregated.master import aggregate
+from ..planners.aggregated.master import AggregatedPlan, aggregate
+from ..planners.aggregated.patterns import ModelMemo
+from ..planners.bounds import sequential_units
 from ..planning.finish import per_pod
-from ..planning.job import Options, Unit
+from ..planning.job import Job, Options, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
+from ..planning.snapshot import Snapshot
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
 
@@ -158,11 +161,14 @@ def resolve(
     queue: Sequence[PodPlan],
     shape: Callable[[PodPlan], Shape],
     options: Options,
+    memo: ModelMemo | None = None,
 ) -> Local | None:
     """The local re-solve of `area` (module docstring): the new plans of the pods it changes
     (none when it places no more weight than the area's pods had; None when not tried).
     `queue`: the pending pods in queue order; `shape`: a pod's claim shape (`shape_of` its
-    claims, cached by the caller)."""
+    claims, cached by the caller); `memo`: the single-node answers of earlier re-solves
+    (`patterns.ModelMemo`, kept by the caller: a region's nodes are of few kinds, and their
+    caps and device allocations repeat from update to update)."""
     inside = set(area)
     if len(inside) < 2:
         return None
@@ -186,21 +192,26 @@ def resolve(
         return Local(tuple(area), {}, 0, "not re-solved: no region node can hold more weight (room bound)")
     sub = _sub_cluster(after, pods, here, offered, inside)
     nodes: list[str | None] = list(area)
-    opts = Options.of(options, time_limit=LIMIT)
+    opts = Options.of(options, time_limit=LIMIT, memo=memo)
     units = units_for(sub, [p.name for p in (*here, *offered)], None, nodes, opts.feature_gates)
     if any(len(u.members) != 1 for u in units):
         return None  # pods sharing a claim: one unit each is what the hint below assumes
     was = [_as_unit(u, p) for u, p in zip(units, (*here, *offered), strict=True)]
     job = make_job(sub, units, nodes, opts)
     current = PlanOutcome(was, "current", {})
-    agg = aggregate(job, current, force=True)
+    # The region's pods were placed by a checked plan: where no model judges them more strictly
+    # than upstream, their nodes' patterns fit without a search.
+    checked = not sequential_units(sub, units, opts.feature_gates)
+    agg = aggregate(job, current, force=True, first_fits=checked)
     if isinstance(agg, str):
         return Local(tuple(area), {}, 0, f"not re-solved: {agg}")
-    kept = relabel(sub, units, was, agg.placements, area)
-    got = expand_aggregated(job, current, replace(agg, placements=kept), {})
-    if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
-        got = max(got, expand_aggregated(job, current, agg, {}), key=lambda o: _weight(o.pods))
     had = sum(claim_weight(p.priority) for p in here)
+    if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
+        return Local(tuple(area), {}, 0, agg.status)
+    kept = relabel(sub, units, was, agg.placements, area)
+    got = _expanded(job, current, replace(agg, placements=kept), was)
+    if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
+        got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
     gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
     status = str(got.stats.get("status", ""))
     if gets <= had:
@@ -221,6 +232,34 @@ def resolve(
             why = Reason.of(Kind.LEFT_FOR_WEIGHT, q.name, node=old.node)
             changed[q.name] = replace(q, reason=None, why=why)
     return Local(tuple(area), changed, gets - had, status)
+
+
+def _expanded(job: Job, current: PlanOutcome, agg: AggregatedPlan, was: Sequence[PodPlan]) -> PlanOutcome:
+    """The model's plan on devices (`expansion.expand_aggregated`), a node given exactly the
+    pods it holds in `current` keeping their devices there (that node's part of a checked plan:
+    nodes are independent here, their slices all name them) — the same pods on the same node,
+    without a search that could only pick other devices for them."""
+    held: dict[str, list[int]] = {}
+    for i, p in enumerate(was):
+        if p.placed and p.node is not None:
+            held.setdefault(p.node, []).append(i)
+    same = {n for n, idxs in agg.placements.items() if sorted(idxs) == held.get(n, [])}
+    if not same:
+        return expand_aggregated(job, current, agg, {})
+    rest = {n: idxs for n, idxs in agg.placements.items() if n not in same}
+    # Those nodes' pods are outside the expansion: not in its first plan either (else it would
+    # keep that plan for placing more than its own).
+    kept = {i for n in same for i in held[n]}
+    first = [
+        PodPlan(p.name, None, list(job.units[i].claims), None, p.priority, False) if i in kept else p
+        for i, p in enumerate(current.pods)
+    ]
+    got = expand_aggregated(job, replace(current, pods=first), replace(agg, placements=rest), {})
+    pods = list(got.pods)
+    for n in same:
+        for i in held[n]:
+            pods[i] = was[i]
+    return replace(got, pods=pods)
 
 
 STATES = 100_000
@@ -574,13 +613,21 @@ def _sub_cluster(
 ) -> Cluster:
     """`after` restricted to the region: its nodes and slices (and slices without a node
     name), the pods bound to them, the region's placed pods pinned to their node, the pending
-    pods offered; every claim of the cluster, those of pods placed outside the region
-    allocated as placed (their devices stay in use)."""
-    claims = dict(after.claims)
-    for p in pods:
-        if p.placed and p.node not in inside:
-            for c in (*p.claims, *p.reserved):
-                claims[c.key] = c
+    pods offered; every claim of the cluster that is not allocated, and the allocated claims
+    that hold a device of the region's pools (those of pods placed outside the region, as
+    placed: their devices stay in use). An allocated claim without a device there changes
+    nothing in the region — its slices all name a region node (`Planner._local` runs the step
+    only then), so no such claim competes for them — and the sub-cluster stays the region's
+    size, not the cluster's."""
+    pools = {(s.spec.driver, s.spec.pool.name) for s in after.slices if s.spec.node_name in inside}
+
+    def here_too(claim: ResourceClaim) -> bool:
+        alloc = claim.status.allocation if claim.status is not None else None
+        return alloc is None or any((r.driver, r.pool) in pools for r in alloc.devices.results)
+
+    outside = Snapshot(after)  # their claims only: their pods are not in the region
+    outside.allocate(c for p in pods if p.placed and p.node not in inside for c in (*p.claims, *p.reserved))
+    claims = {k: c for k, c in outside.cluster.claims.items() if here_too(c)}
     bound = {k: pod for k, pod in after.pods.items() if pod.spec.node_name in inside}
     for p in here:
         assert p.pod is not None and p.node is not None

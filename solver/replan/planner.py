@@ -91,7 +91,10 @@ from ..check import PodPlacement, check, check_node_resources, check_placements
 from ..deadline import record
 from ..errors import InputError
 from ..pipeline import plan
+from ..planners.aggregated.patterns import ModelMemo
+from ..planners.bounds import verdict
 from ..planners.firstfit.resumable import Resumable
+from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat
@@ -103,6 +106,7 @@ from ..planning.resolve import (
     resolve_units,
     with_nodes,
 )
+from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs
 from ..problem.flat import claim_weight
@@ -158,6 +162,9 @@ class Planner:
         """Which pods of `cluster` name which objects (`changes.Naming`), kept across updates."""
         self._shapes: dict[str, tuple[Pod | None, Shape]] = {}
         """Each pod's claim shape (`local.shape_of`), with the Pod it was read from."""
+        self._models = ModelMemo()
+        """The local re-solve's single-node answers (`patterns.ModelMemo`), valid while only
+        pods change."""
 
     @property
     def cluster(self) -> Cluster:
@@ -174,8 +181,15 @@ class Planner:
 
     def plan(self) -> PlanOutcome:
         """A fresh plan of the cluster (`pipeline.plan` with the options), kept for `update`."""
+        with fewer_collections():  # as a plan runs (`planners.run`), warming the updates too
+            return self._plan()
+
+    def _plan(self) -> PlanOutcome:
         started = time.perf_counter()
-        outcome = _planned(self._cluster, self._options)
+        # The plan's single-node answers (caps, device allocations) stay for the local re-solves
+        # of the updates to come: their regions are nodes and pods of the same kinds.
+        self._models = ModelMemo()
+        outcome = _planned(self._cluster, Options.of(self._options, memo=self._models))
         total = _total(outcome.pods)
         bound = _number(outcome.stats.get("bound"))
         self._bound = min(bound, total) if bound is not None else total
@@ -205,9 +219,14 @@ class Planner:
         changes (not the cluster, not the plan)."""
         if self._outcome is None:
             raise InputError("update before plan(): plan the cluster first")
+        with fewer_collections():  # as a plan runs (`planners.run`): a cluster's heap is large
+            return self._update(add, remove)
+
+    def _update(self, add: Iterable[TypeMeta | dict[str, Any]], remove: Iterable[Ref]) -> PlanOutcome:
         started = time.perf_counter()
         changes = apply_changes(self._cluster, list(add), list(remove), self._naming)
         prev = self._outcome
+        assert prev is not None  # `update` asked
         try:
             out = self._fast(changes, prev, started) if self._fast_applies(changes, prev) else None
             incremental = out is not None
@@ -363,7 +382,7 @@ class Planner:
         solved = time.perf_counter()
         area = region(pods, seeds, waiting, self._nodes)
         queue = _queue([p for p in pods if not p.placed and p.pod is not None])
-        got = resolve(after, pods, area, queue, self._shape, self._options)
+        got = resolve(after, pods, area, queue, self._shape, self._options, self._models)
         stats["local_nodes"] = len(area)
         stats["local_seconds"] = round(time.perf_counter() - solved, 3)
         if got is None or not got.pods:
@@ -428,7 +447,7 @@ class Planner:
 
     def _slow(self, changes: Changes, prev: PlanOutcome, started: float) -> PlanOutcome:
         after, opts = changes.cluster, self._options
-        self._units, self._shapes = {}, {}
+        self._units, self._shapes, self._models = {}, {}, ModelMemo()
         if changes.nodes or changes.everywhere:
             self._memo = {}
         nodes = set(resolve_nodes(after, None))
@@ -554,22 +573,20 @@ def _finish(
     realized = PlanSummary.of(PlanOutcome(outcome.pods, outcome.allocator, {})).stats()
     weight = outcome.weight
     total = _total(outcome.pods)
-    source = how
-    if weight > bound:
-        bound, source = total, f"pods that may be placed ({how}: the bound {bound} was beaten)"
+    told = verdict(
+        weight, bound, how, beaten=(total, f"pods that may be placed ({how}: the bound {bound} was beaten)")
+    )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
     stats = {
         **{k: v for k, v in outcome.stats.items() if k not in ("status", "bound", "gap", "objective")},
         **realized,
-        "status": "OPTIMAL" if weight == bound else "FEASIBLE",
-        "objective": weight,
-        "bound": bound,
-        "gap": bound - weight,
-        "bound_from": source,
+        **told.stats(),
         "moved": moved,
         "update_seconds": round(time.perf_counter() - started, 3),
     }
-    return PlanOutcome(outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices)
+    return PlanOutcome(
+        outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices, told
+    )
 
 
 def _in_order(
@@ -596,29 +613,11 @@ def _in_order(
 
 def _pinned(cluster: Cluster, placed: Sequence[PodPlan]) -> Cluster:
     """`cluster` with the `placed` pods bound to their nodes and their claims allocated, as
-    the cluster after the plan has them: what every later plan must leave in place."""
-    pods = dict(cluster.pods)
-    claims = dict(cluster.claims)
-    for p in placed:
-        for c in (*p.claims, *p.reserved):
-            claims[c.key] = c
-        if p.pod is not None and p.node is not None:
-            pods[p.pod.key] = _bound_copy(p)
-    return replace(cluster, pods=pods, claims=claims, _identities={})
-
-
-def _bound_copy(plan_: PodPlan) -> Pod:
-    pod = plan_.pod
-    assert pod is not None
-    if plan_.extended:
-        from_status = (
-            pod.status.model_copy(update={"extended_resource_claim_status": plan_.extended.get(plan_.name)})
-            if pod.status
-            else None
-        )
-        spec = pod.spec.model_copy(update={"node_name": plan_.node})
-        return pod.model_copy(update={"spec": spec, "status": from_status})
-    return pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": plan_.node})})
+    the cluster after the plan has them (`planning.snapshot`): what every later plan must
+    leave in place."""
+    after = Snapshot(cluster)
+    after.place_all(placed)
+    return after.cluster
 
 
 def _bound_on(cluster: Cluster, nodes: set[str | None]) -> Cluster:
@@ -646,7 +645,9 @@ def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts
         return kept
     gates = opts.feature_gates
     stay = [p for p in kept if p.node not in on]
-    pinned = _pinned(after, stay)
+    after_kept = Snapshot(after)  # the nodes checked so far join it as they pass
+    after_kept.place_all(stay)
+    pinned = after_kept.cluster
     bad: set[str] = set()
     for node in sorted(on):
         pods = on[node]
@@ -661,7 +662,7 @@ def _still_valid(after: Cluster, kept: list[PodPlan], reach: Iterable[str], opts
         if wrong:
             bad.add(node)
         else:
-            pinned = _pinned(pinned, pods)
+            after_kept.place_all(pods)
     return [p for p in kept if p.node not in bad]
 
 

@@ -15,11 +15,11 @@ from typing import Any
 from ..api.cluster import Cluster
 from ..api.models import Pod
 from ..errors import InputError
-from ..output.objects import pod_after
 from ..pipeline import plan
 from ..planning.job import Options
 from ..planning.outcome import PlanOutcome
 from ..planning.resolve import resolve_units
+from ..planning.snapshot import Snapshot
 
 MAX_FILL = 1024
 """`fill` tries at most this many replicas."""
@@ -111,20 +111,12 @@ def replicas(cluster: Cluster, pod: Pod, count: int) -> list[Pod]:
 
 
 def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:
-    """`cluster` after the plan: placed pods bound to their nodes, their claims allocated
-    (what `plan -o yaml` prints, fed back in)."""
-    pods = dict(cluster.pods)
-    claims = dict(cluster.claims)
-    for p in outcome.pods:
-        if not p.placed:
-            continue
-        for c in p.claims:
-            claims[c.key] = c
-        obj = pod_after(p)
-        if obj is not None and p.pod is not None:
-            key = p.pod.key
-            pods[key] = Cluster.from_objects([obj]).pods[key]
-    return replace(cluster, pods=pods, claims=claims)
+    """`cluster` after the plan: placed pods bound to their nodes, their claims allocated and
+    the allocated claims they share reserved for them (what `plan -o yaml` prints, fed back in;
+    `planning.snapshot.Snapshot.place`)."""
+    after = Snapshot(cluster)
+    after.place_all(outcome.pods)
+    return after.cluster
 
 
 __all__ = ["MAX_FILL", "Fill", "applied", "fill", "replicas"]

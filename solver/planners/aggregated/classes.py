@@ -89,7 +89,7 @@ class NodeClasses:
     classes: list[NodeClass]
     problems: dict[str, Problem]
     """Node -> its Problem for the representative claims (precompute, kept for reuse); a node
-    whose twin was precomputed (`_twin_key`) has none."""
+    whose twin was precomputed (`twin_key`) has none."""
     coupled: str | None
     """Why the nodes are not independent (a device or counter seen from two nodes), else None."""
     errors: str | None
@@ -210,7 +210,7 @@ def node_classes(
     views = LocalViews(cluster)
     twins: dict[str, Hashable] = {}
     for n in sorted(nodes):
-        twin = _twin_key(cluster, views, n)
+        twin = twin_key(cluster, views, n)
         if twin is not None and twin in twins:  # the same Problem up to names: no precompute
             facts = (frozenset(k.index for k in pods if n not in k.blocked), twins[twin], _free_key(free, n))
             members.setdefault(facts, []).append(n)
@@ -245,7 +245,7 @@ _NODE_ALIAS = "\x00node"
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
+def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     """What precompute reads of `node`, with the node's and its pools' names taken out, as
     canonical JSON: two nodes with equal keys have equal Problems up to names for any claims
     (so equal `problem_signature`s), and `node_classes` builds one of them only. Why: a
@@ -455,5 +455,6 @@ __all__ = [
     "node_facts",
     "pod_classes",
     "problem_signature",
+    "twin_key",
     "unit_facts",
 ]

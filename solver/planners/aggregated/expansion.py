@@ -189,11 +189,11 @@ def _realized(
     stats["cpsat_placed"] = sum(p.placed for p in pods)
     realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
     if realized < first_weight:
-        status = judge(stats, first_weight, kept + bound, trivial, source)
+        told = judge(stats, first_weight, kept + bound, trivial, source)
         stats["fallback"] = "first fit"
-        return PlanOutcome(proven_pods(first.pods, status, job), "cpsat", stats)
-    status = judge(stats, realized, kept + bound, trivial, source)
-    return PlanOutcome(proven_pods(pods, status, job), "cpsat", stats)
+        return PlanOutcome(proven_pods(first.pods, told.status, job), "cpsat", stats, verdict=told)
+    told = judge(stats, realized, kept + bound, trivial, source)
+    return PlanOutcome(proven_pods(pods, told.status, job), "cpsat", stats, verdict=told)
 
 
 def _left_out(unit: Unit, was: PodPlan, dropped_on: str | None = None) -> PodPlan:

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ortools.sat.python import cp_model
@@ -89,11 +89,12 @@ from ...planning.job import Job, Unit, book_limits
 from ...planning.outcome import PlanOutcome
 from ...problem.resources import Amounts
 from .allpatterns import enumerate_classes
-from .classes import NodeClass, PodClass, node_classes, pod_classes, unit_facts
+from .classes import NodeClass, PodClass, node_classes, pod_classes, twin_key, unit_facts
 from .patterns import (
     MAX_COPIES,
     Feasibility,
     ModelContext,
+    ModelMemo,
     NodeModel,
     Pattern,
     cap,
@@ -176,6 +177,7 @@ def aggregate(
     *,
     force: bool = False,
     bound_only: bool = False,
+    first_fits: bool = False,
 ) -> AggregatedPlan | str:
     """The aggregated plan of `job`, or why it does not apply (then the exact per-device model
     plans, or what-if's greedy). One model for every caller: `policy.Cpsat` (the plan),
@@ -192,7 +194,15 @@ def aggregate(
     the same either way.
 
     With `cost` the model applies whenever it can (no test of whether it pays: the other
-    what-if path is greedy, not the exact per-device model), also to one pod or one node."""
+    what-if path is greedy, not the exact per-device model), also to one pod or one node.
+
+    `job.memo` (`Options.memo`): single-node answers kept across runs on one cluster
+    (`patterns.ModelMemo`: the caps' searches and device allocations, keyed by what decides
+    them, their work charged again: the same plan as without it, for less CPU), for a caller
+    that plans parts of it again and again (`replan.Planner`). `first_fits`: every node's pods in
+    `first` are known to fit together in the exact model (a checked plan of pods no model judges
+    more strictly than upstream, `planners.bounds.sequential_units`: `replan.local`), so its patterns
+    are columns without a search."""
     start = time.perf_counter()  # for the statistics only
     if (why := not_aggregated(job)) is not None:
         return f"{why} (not aggregated yet)"
@@ -236,13 +246,14 @@ def aggregate(
         job.deadline,
         views=found.views,
         free=dict(job.book.free),
+        memo=job.memo if isinstance(job.memo, ModelMemo) else None,
     )
     caps, caps_proven = _caps(ctx, units, pods, ncls)
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
     first_nodes = {} if first is None else first.placed_nodes()
-    first_fit_columns(ncls, pods, first_nodes, feas, columns)
+    first_fit_columns(ncls, pods, first_nodes, feas, columns, known=first_fits)
     placements: dict[str, list[int]] = {}
     total_obj, total_ub, proven, bound_ok = 0, 0, caps_proven, caps_proven
     weight, spent, integer_proven = 0, 0, True
@@ -346,27 +357,42 @@ class Scale:
 
 
 def _caps(
-    ctx: ModelContext, units: Sequence[Unit], pods: list[PodClass], ncls: list[NodeClass]
+    ctx: ModelContext,
+    units: Sequence[Unit],
+    pods: list[PodClass],
+    ncls: list[NodeClass],
 ) -> tuple[dict[tuple[int, int], int], bool]:
     """cap[c, k] for every node class c and pod class k it allows, and whether all are proven.
     Pod classes that differ only in their gang have the same pods: the cap is computed once,
-    for the one with the largest demand, and cut to each one's demand."""
+    for the one with the largest demand, and cut to each one's demand. With `ctx.memo`, each
+    search is keyed by the node's view up to names (`classes.twin_key`, where there is one) and
+    free node resources, and the pod class's claims and node-resource demand
+    (`patterns.ModelMemo`)."""
     facts = [unit_facts(units[k.units[0]]) for k in pods]
     rep: dict[Hashable, int] = {}
     for k in pods:
         if facts[k.index] not in rep or pods[rep[facts[k.index]]].demand < k.demand:
             rep[facts[k.index]] = k.index
     rep_of = {k.index: rep[facts[k.index]] for k in pods}
-    memo: dict[tuple[int, int], tuple[int, bool]] = {}
+    twins: dict[int, Hashable] = {}
+    if ctx.memo is not None and ctx.views is not None:
+        for c in ncls:
+            twin = twin_key(ctx.cluster, ctx.views, c.nodes[0])
+            if twin is not None:
+                free = ctx.free.get(c.nodes[0])
+                twins[c.index] = (twin, tuple(sorted(free.items())) if free is not None else None)
+    seen: dict[tuple[int, int], tuple[int, bool]] = {}
     caps: dict[tuple[int, int], int] = {}
     proven = True
     for c in ncls:
         for ki in sorted(c.allowed):
             key = (c.index, rep_of[ki])
-            if key not in memo:
-                memo[key] = cap(ctx, c.nodes[0], rep_of[ki])
-            caps[(c.index, ki)] = min(memo[key][0], pods[ki].demand)
-            proven &= memo[key][1]
+            if key not in seen:
+                r = rep_of[ki]
+                kept = None if c.index not in twins else (twins[c.index], facts[r][0], facts[r][4])
+                seen[key] = cap(ctx, c.nodes[0], r, kept)
+            caps[(c.index, ki)] = min(seen[key][0], pods[ki].demand)
+            proven &= seen[key][1]
     return caps, proven
 
 
@@ -453,7 +479,7 @@ def _task(
         {(c, k): v for (c, k), v in caps.items() if c in comp.nodes},
         {i: n for i, n in first_nodes.items() if i in mine},
         units,
-        {n: ctx.local(n) for n in reps},
+        {n: _shipped(ctx.local(n), n) for n in reps},
         {n: ctx.free.get(n) for n in reps},
         ctx.gates,
         ctx.seed,
@@ -463,6 +489,20 @@ def _task(
         {g: v for g, v in gangs.items() if any(pods[k].gang == g for k in comp.pods)},
         caps_proven,
         ctx.deadline,
+    )
+
+
+def _shipped(view: Cluster, node: str) -> Cluster:
+    """A node's view as a component takes it to its worker: what its single-node models read
+    (the view's slices and the claims holding their devices, DeviceClasses, taint rules, the
+    node itself and the pods bound to it), without the rest of the cluster's pods and nodes
+    and the index of every object — which a view shares with the cluster, and an executor
+    would otherwise pickle once per node class (at 50,000 pods, most of a plan's shipping)."""
+    return replace(
+        view,
+        pods={k: p for k, p in view.pods.items() if p.spec.node_name == node},
+        nodes={node: view.nodes[node]} if node in view.nodes else {},
+        _identities={},
     )
 
 
@@ -584,10 +624,11 @@ def first_fit_columns(
     first_nodes: Mapping[int, str],
     feas: Feasibility,
     columns: dict[int, list[Pattern]],
+    known: bool = False,
 ) -> None:
     """Add to `columns`, per node class, the patterns the first-fit plan uses there that the
     exact model accepts (pods placed one after another do not always fit together: see
-    `policy.Cpsat`)."""
+    `policy.Cpsat`); `known`: it accepts them all (`aggregate`'s `first_fits`)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     node_class = {n: c.index for c in ncls for n in c.nodes}
     counts: dict[str, list[int]] = {}
@@ -597,6 +638,8 @@ def first_fit_columns(
     for n in sorted(counts):
         c = node_class[n]
         pat = tuple(counts[n])
+        if known:
+            feas.record(c, pat, True)
         if pat not in columns[c] and feas.fits(c, ncls[c].nodes[0], pat):
             columns[c].append(pat)
 

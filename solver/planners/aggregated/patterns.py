@@ -68,6 +68,29 @@ class Pricing:
 
 
 @dataclass
+class ModelMemo:
+    """Answers of single-node models kept across runs on one cluster, for a caller that plans
+    it and then parts of it again and again (`replan.Planner`: its plan, then the local
+    re-solve of the nodes each update reached). Keyed by what decides them, names left out, so
+    a node of the same kind — in this run or a later one — finds them.
+
+    A run with a memo makes the same decisions as a run without one: an answer found here is
+    charged the CP-SAT work it cost when it was found (`ModelContext.charge`), so the budget
+    left — which decides where later searches stop — is what the search itself would have
+    left, and only answers that did not depend on the budget are kept (proven, or every pod
+    placed). What it saves is CPU time: models built and solved again. Valid while the
+    DeviceClasses and feature gates stay (the caller drops it when anything but pods changes).
+
+    `copies`: per (`cap`'s key — the node's view up to names, `classes.twin_key`, with its
+    free node resources; the pod class's claims and node-resource demand — and n) how many of
+    n copies of the class the node's model placed, and the work it took. `decided`:
+    `allocate_node`'s answers (as `ModelContext.decided`, devices as ranks) with their work."""
+
+    copies: dict[Hashable, tuple[int, float]] = field(default_factory=dict)
+    decided: dict[Hashable, tuple[Assignment | None, float]] = field(default_factory=dict)
+
+
+@dataclass
 class ModelContext:
     """What every single-node model of one run needs."""
 
@@ -94,6 +117,8 @@ class ModelContext:
     fixed_views: Mapping[str, Cluster] | None = None
     """Node -> its view, already cut (a component shipped to a worker: `master.ComponentTask`)."""
     spent: float = 0.0
+    memo: ModelMemo | None = None
+    """Single-node answers kept across runs (`ModelMemo`): read and filled where given."""
     decided: dict[Hashable, Assignment | None] = field(default_factory=dict)
     """`allocate_node`'s answers by (claims' shape, mode, `classes.index_signature`), devices
     as ranks: nodes of one class given the same pattern are the same Problem up to names, so
@@ -232,19 +257,19 @@ class NodeModel:
         return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
 
 
-def cap(ctx: ModelContext, node: str, k: int) -> tuple[int, bool]:
+def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int, bool]:
     """How many pods of class k alone fit on `node` (at most its demand and MAX_COPIES), and
-    whether that is proven: n copies, doubling from 1, until a model places fewer than n."""
+    whether that is proven: n copies, doubling from 1, until a model places fewer than n.
+    `key`: what decides the answer, names left out (`master._caps`), for `ctx.memo`; None:
+    not kept."""
     demand = ctx.pods[k].demand
     n, proven = 1, True
     while True:
         if interrupt.requested() or passed(ctx.deadline):
             return demand, False  # stopped: the demand is an upper bound, unproven
-        weights = [1.0 if j == k else 0.0 for j in range(len(ctx.pods))]
-        got = NodeModel(ctx, node, {k: n}).best(weights, ctx.left())
-        placed = got.pattern[k]
+        placed, exact = _copies(ctx, node, k, n, key)
         if placed < n:
-            if got.proven:
+            if exact:
                 return placed, proven
             return n, False  # somewhere in [placed, n]: n copies keep pricing exact
         if n >= demand:
@@ -252,6 +277,23 @@ def cap(ctx: ModelContext, node: str, k: int) -> tuple[int, bool]:
         if n >= MAX_COPIES:  # pods that take nothing exclusive (admin access): patterns stop here
             return n, False
         n = min(2 * n, demand, MAX_COPIES)
+
+
+def _copies(ctx: ModelContext, node: str, k: int, n: int, key: Hashable) -> tuple[int, bool]:
+    """How many of n copies of class k the node's model places, and whether that is proven:
+    from `ctx.memo` when an earlier search of the same key proved it (its work charged again),
+    else searched (and kept there when proven or all placed)."""
+    memo = ctx.memo if key is not None else None
+    if memo is not None and (known := memo.copies.get((key, n))) is not None and known[1] <= ctx.left():
+        ctx.charge(known[1])
+        return known[0], True
+    spent = ctx.spent
+    weights = [1.0 if j == k else 0.0 for j in range(len(ctx.pods))]
+    got = NodeModel(ctx, node, {k: n}).best(weights, ctx.left())
+    placed = got.pattern[k]
+    if memo is not None and (got.proven or placed == n):
+        memo.copies[(key, n)] = (placed, ctx.spent - spent)
+    return placed, got.proven or placed == n
 
 
 @dataclass
@@ -299,11 +341,20 @@ def allocate_node(
         problem = replace(problem, group_weight=dict(enumerate(weights)))
     shape = (tuple(claim_key(c) for c in claims), tuple(group_of))
     signature, used = index_signature(problem)
-    key = (shape, require_all, signature)
+    # The weights decide which pods a node takes when not all fit (mode "free"): part of the key.
+    key = (shape, require_all, signature, None if weights is None or require_all else tuple(weights))
     if key in ctx.decided:  # the same Problem up to names was decided on another node
         return problem, _unranked(ctx.decided[key], used)
+    memo = ctx.memo
+    if memo is not None and (known := memo.decided.get(key)) is not None and known[1] <= ctx.left():
+        ctx.charge(known[1])  # decided in an earlier run: charged as searched (`ModelMemo`)
+        ctx.decided[key] = known[0]
+        return problem, _unranked(known[0], used)
+    spent = ctx.spent
     found = _decide(ctx, problem, shape, require_all, floor)
     ctx.decided[key] = _ranked(found, used)
+    if memo is not None and (found is not None or ctx.left() > 0):  # a "no" the budget cut is not kept
+        memo.decided[key] = (ctx.decided[key], ctx.spent - spent)
     return problem, found
 
 
@@ -363,6 +414,7 @@ def _exact_budget(ctx: ModelContext, floor: float) -> float:
 __all__ = [
     "EXPAND_FLOOR",
     "ModelContext",
+    "ModelMemo",
     "Feasibility",
     "NodeModel",
     "Pattern",

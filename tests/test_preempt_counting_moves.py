@@ -1,0 +1,194 @@
+"""Moves on the counting model (`preempt.counting`, docs/semantics.md, "Preemption", "Which
+model"): on the generated clusters of `tests/test_preempt_moves_exhaustive.py` the counting
+model with moves proves the objective tuple (weight, PDB violations, highest, sum, count,
+moves) the per-device model proves — exact, not an approximation; the input goes to the
+per-device model only where the counting model does not apply, and the plan says why; and the
+matching of moved pods to destination slots (`counting.match_moves`) never sends a pod back to
+its own node."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from preempt_cases import Pending, build, cluster_docs, defrag_docs
+from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
+from typer.testing import CliRunner
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.cli.main import app
+from dra_solver.planning.job import Options
+from dra_solver.preempt import plan_preempt
+from dra_solver.preempt.counting import match_moves
+from dra_solver.preempt.model import setting, solve_setting
+
+CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_the_counting_model_with_moves_proves_the_per_device_models_optimum(seed: int) -> None:
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    opts = Options.of(None, time_limit=10)
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
+    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    assert by_counts.stats["preempt_model"] == "counts"
+    assert by_devices.stats["preempt_model"] == "devices"
+    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert _model_tuple(by_counts) == _model_tuple(by_devices)
+
+
+def test_the_two_model_cases_move_pods_and_use_both_groups() -> None:
+    """Not vacuous: some of those plans move pods, on nodes with GPUs of both models."""
+    moving = 0
+    for seed in range(0, CASES, 2):
+        nodes, running, pending, pdbs, gangs = generate(seed)
+        docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+        cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
+        out = plan_preempt(cluster, allow_moves=True, time_limit=10)
+        assert out.stats["preempt_model"] == "counts"
+        moving += bool(out.moves)
+    assert moving >= 3, moving
+
+
+def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
+    """The comparison above is not vacuous: the counting model moves pods on some seeds."""
+    moving = 0
+    for seed in range(0, CASES, 4):
+        nodes, running, pending, pdbs, gangs = generate(seed)
+        out = plan_preempt(build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs), allow_moves=True)
+        assert out.stats["preempt_model"] == "counts"
+        moving += bool(out.moves)
+    assert moving >= 2, moving
+
+
+def _overlapping_docs() -> list[dict[str, Any]]:
+    """`defrag_docs` and a pending 1-GPU pod asking for gpu-7 only: on every node its request
+    and the others may take overlapping but different GPUs."""
+    docs = defrag_docs()
+    docs += cluster_docs({}, [], [Pending("small", 100, 1)])[1:]
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            d["spec"]["devices"] = [
+                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(8)
+            ]
+        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] == "small-gpu":
+            d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+                {"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}
+            ]
+    return docs
+
+
+def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> None:
+    """The same defragmentation on both models: by counts where the GPUs are alike; where one
+    pending request may take only some GPUs of a node, the per-device model answers the same
+    moves, and the plan says which model answered and why."""
+    out = plan_preempt(Cluster.from_objects(defrag_docs()), allow_moves=True)
+    assert out.stats["preempt_model"] == "counts" and "preempt_model_reason" not in out.stats
+    assert sorted(m.name for m in out.moves) == ["default/a", "default/b"] and not out.victims
+    out = plan_preempt(Cluster.from_objects(_overlapping_docs()), allow_moves=True)
+    assert out.stats["preempt_model"] == "devices"
+    assert "overlapping but different sets of its devices" in str(out.stats["preempt_model_reason"])
+    assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
+    assert sorted(m.name for m in out.moves) == ["default/a", "default/b"]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_match_moves_never_sends_a_pod_home(seed: int) -> None:
+    """Random origins and slots meeting the row (pods leaving o + slots on o <= total): every
+    pod gets a slot on another node, every slot is used once."""
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(rng.randint(2, 6))]
+    while True:
+        pods = [(k, rng.choice(names)) for k in range(rng.randint(1, 12))]
+        slots: dict[str, int] = {}
+        for _ in pods:
+            n = rng.choice(names)
+            slots[n] = slots.get(n, 0) + 1
+        total = len(pods)
+        if all(sum(o == n for _, o in pods) + slots.get(n, 0) <= total for n in names):
+            break
+    out = match_moves(pods, slots)
+    home = dict(pods)
+    assert sorted(k for k, _ in out) == sorted(k for k, _ in pods)
+    assert all(home[k] != d for k, d in out)
+    used: dict[str, int] = {}
+    for _, d in out:
+        used[d] = used.get(d, 0) + 1
+    assert used == {n: q for n, q in slots.items() if q}
+
+
+def test_match_moves_refuses_what_the_row_forbids() -> None:
+    with pytest.raises(ValueError, match="no slot off node a"):
+        match_moves([(0, "a"), (1, "a")], {"a": 1, "b": 1})
+
+
+MODEL = 'device.attributes["gpu.example.com"].model == "{}"'
+
+
+def _two_models(docs: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """Two GPU models per node: the GPUs a ReplicaSet's pod holds are model b, the others a or
+    b at random; the templates (the replacements' claims) select b, each pending claim a or b.
+    Every request then takes all of one model's GPUs on a node: two device groups, the
+    replacements needing only the second."""
+    owned = {
+        f"{d['metadata']['name']}-gpu"
+        for d in docs
+        if d["kind"] == "Pod" and d["metadata"].get("ownerReferences")
+    }
+    held = set()
+    for d in docs:
+        if d["kind"] == "ResourceClaim" and d["metadata"]["name"] in owned and "status" in d:
+            held |= {(r["pool"], r["device"]) for r in d["status"]["allocation"]["devices"]["results"]}
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            pool = d["spec"]["pool"]["name"]
+            for dev in d["spec"]["devices"]:
+                model = "b" if (pool, dev["name"]) in held else rng.choice("ab")
+                dev["attributes"] = {"model": {"string": model}}
+        selects = d["kind"] == "ResourceClaimTemplate" or (d["kind"] == "ResourceClaim" and "status" not in d)
+        if selects:
+            requests = (d["spec"]["spec"] if d["kind"] == "ResourceClaimTemplate" else d["spec"])["devices"]
+            model = "b" if d["kind"] == "ResourceClaimTemplate" else rng.choice("ab")
+            requests["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": MODEL.format(model)}}]
+    return docs
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 2))
+def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) -> None:
+    """Moves where a node's GPUs are two groups: a replacement needs GPUs of one group only."""
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
+    opts = Options.of(None, time_limit=10)
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
+    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert _model_tuple(by_counts) == _model_tuple(by_devices)
+
+
+def test_the_output_says_which_model_answered_and_why(tmp_path: Path) -> None:
+    """stderr names the per-device model and the reason; `-o json` carries both."""
+    docs = _overlapping_docs()
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    got = runner.invoke(app, ["plan", str(path), "--preempt", "--allow-moves", "-o", "json"])
+    assert got.exit_code == 0, got.stderr
+    assert "answered by the per-device model" in got.stderr and "overlapping" in got.stderr
+    notes = json.loads(got.stdout)["metadata"]["annotations"]
+    assert notes["dra-solver.io/preempt-model"] == "devices"
+    assert "overlapping but different" in notes["dra-solver.io/preempt-model-reason"]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump_all(defrag_docs()))
+    got = runner.invoke(app, ["plan", str(plain), "--preempt", "--allow-moves", "-o", "json"])
+    notes = json.loads(got.stdout)["metadata"]["annotations"]
+    assert (
+        notes["dra-solver.io/preempt-model"] == "counts" and "dra-solver.io/preempt-model-reason" not in notes
+    )
+    assert "per-device" not in got.stderr

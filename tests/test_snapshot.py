@@ -1,0 +1,239 @@
+"""The one "cluster after a change" (`planning.snapshot.Snapshot`): placements, evictions and
+moves as Kubernetes leaves them, layers that fork / revert / commit exactly, and inputs never
+modified; and the callers that build the cluster after a plan from it agree on
+`PodPlan.reserved` (docs/semantics.md, "Allocation results", "Preemption")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from builders import allocated, device, device_class, resource_slice, result
+from test_cli_output import node as _node
+from test_cli_output import pod as _pod
+from test_cli_output import template as _template
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.output.objects import cluster_after
+from dra_solver.pipeline import plan
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
+from dra_solver.planning.snapshot import Snapshot
+from dra_solver.replan.planner import _pinned
+from dra_solver.whatif.filling import applied, fill
+
+
+def _cluster() -> Cluster:
+    """Node a holds claim `shared` (gpu-0) for the running pod r1; p2 names `shared` too
+    (pending), p1 asks for a GPU of its own; node b has one GPU free."""
+    shared = allocated("shared", [result("gpu-0", pool="a")])
+    shared["status"]["reservedFor"] = [{"resource": "pods", "name": "r1", "uid": "uid-r1"}]
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}
+    shared["status"]["allocation"]["nodeSelector"] = {"nodeSelectorTerms": [term]}
+    return Cluster.from_objects(
+        [
+            device_class("gpu"),
+            resource_slice("a", [device("gpu-0"), device("gpu-1")], node="node-a"),
+            resource_slice("b", [device("gpu-0")], node="node-b"),
+            _node("node-a"),
+            _node("node-b"),
+            _template("one-gpu"),
+            shared,
+            _pod("r1", {"name": "gpu", "resourceClaimName": "shared"}, nodeName="node-a"),
+            _pod("p1", {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}),
+            _pod("p2", {"name": "gpu", "resourceClaimName": "shared"}),
+        ]
+    )
+
+
+def _dumps(cluster: Cluster) -> list[dict[str, Any]]:
+    return [o.dump() for o in cluster.objects()]
+
+
+def _state(s: Snapshot) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
+    """The snapshot's pods and claims, objects by identity and in order."""
+    return [(k, id(v)) for k, v in s.cluster.pods.items()], [(k, id(v)) for k, v in s.cluster.claims.items()]
+
+
+def _reserved(c: Any) -> list[str]:
+    return [r.name for r in c.status.reserved_for] if c.status is not None else []
+
+
+@pytest.fixture(scope="module")
+def planned() -> tuple[Cluster, PlanOutcome]:
+    cluster = _cluster()
+    return cluster, plan(cluster)
+
+
+def test_placing_a_pod_binds_it_allocates_its_claims_and_reserves_the_shared_ones(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
+    cluster, outcome = planned
+    by_name = {p.name: p for p in outcome.pods}
+    p1, p2 = by_name["default/p1"], by_name["default/p2"]
+    assert (
+        p1.placed
+        and p2.placed
+        and p2.node == "node-a"
+        and [c.metadata.name for c in p2.reserved] == ["shared"]
+    )
+    before = _dumps(cluster)
+    s = Snapshot(cluster)
+    s.place_all(outcome.pods)
+    after = s.cluster
+    assert after.pods[("default", "p1")].spec.node_name == p1.node
+    assert after.pods[("default", "p2")].spec.node_name == "node-a"
+    own = after.claims[p1.claims[0].key]
+    assert own.status is not None and own.status.allocation is not None
+    assert _reserved(after.claims[("default", "shared")]) == ["r1", "p2"]
+    assert _dumps(cluster) == before  # the input and its objects are untouched
+    assert cluster.pods[("default", "p2")].spec.node_name is None
+    assert _reserved(cluster.claims[("default", "shared")]) == ["r1"]
+    assert after.pods is not cluster.pods and after.claims is not cluster.claims
+
+
+def test_a_pod_not_placed_changes_nothing() -> None:
+    cluster = _cluster()
+    s = Snapshot(cluster)
+    pod = cluster.pods[("default", "p1")]
+    s.place(PodPlan("default/p1", None, [], "no room", pod=pod))
+    assert s.cluster.pods == cluster.pods and s.cluster.claims == cluster.claims
+
+
+def test_evicting_the_last_user_of_a_claim_deallocates_it() -> None:
+    cluster = _cluster()
+    before = _dumps(cluster)
+    s = Snapshot(cluster)
+    released = s.evict({"default/r1"})
+    assert ("default", "r1") not in s.cluster.pods
+    assert [c.metadata.name for c in released] == ["shared"]
+    assert s.cluster.claims[("default", "shared")].status is not None
+    assert s.cluster.claims[("default", "shared")].status.allocation is None  # type: ignore[union-attr]  # asserted just above
+    assert _dumps(cluster) == before
+
+
+def test_evicting_one_of_two_users_keeps_the_claim_reserved_for_the_other(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
+    cluster, outcome = planned
+    s = Snapshot(cluster)
+    s.place_all(outcome.pods)
+    released = s.evict({"default/r1"})
+    shared = s.cluster.claims[("default", "shared")]
+    assert released == [shared]
+    assert shared.status is not None and shared.status.allocation is not None
+    assert _reserved(shared) == ["p2"]
+
+
+def test_a_move_evicts_the_pod_and_places_its_replacement() -> None:
+    cluster = _cluster()
+    s = Snapshot(cluster)
+    again = Cluster.from_objects([_pod("r1-x", {"name": "gpu", "resourceClaimName": "shared"})])
+    new = again.pods[("default", "r1-x")]
+    s.move("default/r1", PodPlan("default/r1-x", "node-b", [], placed=True, pod=new))
+    assert ("default", "r1") not in s.cluster.pods
+    assert s.cluster.pods[("default", "r1-x")].spec.node_name == "node-b"
+    assert new.spec.node_name is None  # the plan's Pod is not modified either
+
+
+def test_revert_restores_exactly_and_commit_keeps(planned: tuple[Cluster, PlanOutcome]) -> None:
+    cluster, outcome = planned
+    s = Snapshot(cluster)
+    start = _state(s)
+    s.fork()
+    s.place_all(outcome.pods)
+    placed = _state(s)
+    s.fork()
+    s.evict({"default/r1"})
+    s.fork()
+    s.allocate([cluster.claims[("default", "shared")].model_copy(update={"status": None})])
+    assert s.depth == 3
+    s.revert()
+    s.revert()
+    assert _state(s) == placed  # the same objects, in the same order
+    s.fork()
+    s.evict({"default/r1", "default/p1"})
+    evicted = _state(s)
+    s.commit()
+    assert s.depth == 1 and _state(s) == evicted
+    s.revert()
+    assert _state(s) == start and s.depth == 0
+    assert [k for k, _ in start[0]] == list(cluster.pods)  # the order of the input's pods
+    with pytest.raises(ValueError, match="revert without a fork"):
+        s.revert()
+    with pytest.raises(ValueError, match="commit without a fork"):
+        s.commit()
+
+
+def test_the_live_view_follows_the_snapshot(planned: tuple[Cluster, PlanOutcome]) -> None:
+    """A holder of `cluster` (the ledger) sees each change and each revert."""
+    cluster, outcome = planned
+    s = Snapshot(cluster)
+    view = s.cluster
+    s.fork()
+    s.place_all(outcome.pods)
+    assert view.pods[("default", "p2")].spec.node_name == "node-a"
+    s.revert()
+    assert view is s.cluster and view.pods[("default", "p2")].spec.node_name is None
+
+
+# --- PodPlan.reserved: fill and re-planning build the same cluster after a plan ----------------
+
+
+def test_fill_and_replanning_reserve_the_shared_claims_of_placed_pods(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
+    """docs/semantics.md, "Allocation results" / the checker's `pod-claim-reserved`: a placed
+    pod's claims name it in `reservedFor`, a shared claim the input had allocated too
+    (`PodPlan.reserved`) — what `plan -o yaml` writes. `whatif.filling.applied` ("as if fed
+    back in") once left the shared claim reserved for r1 only; re-planning's `_pinned`
+    reserved it. Both now agree with the output fed back in."""
+    cluster, outcome = planned
+    fed_back = Cluster.from_objects(cluster_after(cluster, outcome.pods))
+    want = _reserved(fed_back.claims[("default", "shared")])
+    assert want == ["r1", "p2"]
+    placed = [p for p in outcome.pods if p.placed]
+    for after in (applied(cluster, outcome), _pinned(cluster, placed)):
+        assert _reserved(after.claims[("default", "shared")]) == want
+        assert {k: c.dump() for k, c in after.claims.items()} == {
+            k: c.dump() for k, c in fed_back.claims.items()
+        }
+        assert {k: p.spec.node_name for k, p in after.pods.items()} == {
+            k: p.spec.node_name for k, p in fed_back.pods.items()
+        }
+
+
+def test_fill_counts_replicas_on_the_cluster_after_the_pending_plan() -> None:
+    """p1 and p2 are planned first (gpu-1 of node a, gpu-0 of node b or the other way round):
+    one GPU is left for the replicas of p1."""
+    got = fill(_cluster(), "p1", limit=8)
+    assert got.count == 1 and got.tried == 8
+
+
+def test_a_bound_pod_keeps_the_extended_status_of_its_plan_when_the_input_pod_had_no_status() -> None:
+    """A pod placed with DRA-served extended resources (KEP-5004) is bound with its
+    `status.extendedResourceClaimStatus`, also when the input Pod had no status at all: the
+    node-resource check counts those resources as served by devices, not by the node's
+    allocatable. Re-planning's pinned cluster dropped it (an update then failed verification:
+    `node n1 is overcommitted in example.com/gpu`)."""
+    from test_node_resources import ext_pod, gpu_class, gpus
+    from test_node_resources import node as ext_node
+
+    from dra_solver.replan.planner import Planner
+
+    cluster = Cluster.from_objects(
+        [gpu_class(), gpus("n1", 8), ext_node("n1", cpu="8", pods="110"), ext_pod("a"), ext_pod("b", count=2)]
+    )
+    planner = Planner(cluster, allocator="reference")
+    first = planner.plan()
+    assert all(p.placed for p in first.pods) and cluster.pods[("default", "a")].status is None
+    s = Snapshot(cluster)
+    s.place_all(first.pods)
+    status = s.cluster.pods[("default", "a")].status
+    assert status is not None and status.extended_resource_claim_status == first.pods[0].extended["default/a"]
+    more = Cluster.from_objects([ext_pod("c", count=2)]).pods[("default", "c")]
+    after = planner.update(add=[more])
+    assert [(p.name, p.placed) for p in after.pods] == [
+        ("default/a", True),
+        ("default/b", True),
+        ("default/c", True),
+    ]

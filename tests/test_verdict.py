@@ -1,0 +1,100 @@
+"""What a plan may claim is said by one function (`planners.bounds.verdict`, issue #41 step 3):
+its rules, and that no other module writes a plan's status itself."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from dra_solver.planners.bounds import verdict
+from dra_solver.planning.outcome import Status, Verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_objective_at_the_bound_is_optimal() -> None:
+    assert verdict(5, 5, "model") == Verdict(Status.OPTIMAL, 5, 5, "model", 0)
+
+
+def test_below_the_bound_is_feasible_with_its_gap() -> None:
+    told = verdict(4, 6, "model")
+    assert (told.status, told.gap) == (Status.FEASIBLE, 2)
+
+
+def test_a_beaten_bound_is_replaced_never_raised_to_the_plan() -> None:
+    """A plan above its bound shows the bound was none: the fallback bound stands, and the
+    plan is only FEASIBLE unless it reaches that one too."""
+    told = verdict(6, 5, "model", beaten=(8, "pods that may be placed"))
+    assert (told.status, told.bound, told.bound_from, told.gap) == (
+        Status.FEASIBLE,
+        8,
+        "pods that may be placed",
+        2,
+    )
+    assert verdict(8, 5, "model", beaten=(8, "all")).status == Status.OPTIMAL
+    with pytest.raises(ValueError, match="above the bound"):
+        verdict(6, 5, "model")
+
+
+def test_what_else_must_be_proven_is_proven() -> None:
+    assert verdict(5, 5, "model", proven=False).status == Status.FEASIBLE  # e.g. what-if's least cost
+    assert verdict(5, 5, "model", capped=True).status == Status.OPTIMAL_WITHIN_CAP
+    assert verdict(4, 5, "model", capped=True).status == Status.FEASIBLE
+    assert verdict(5, 5, "parts", partitioned=True).status == Status.PARTITIONED
+    assert verdict(3, None, "stages", proven=True).status == Status.OPTIMAL  # preemption: no weight bound
+    assert verdict(3, None, "stages", proven=False).gap is None
+
+
+def test_the_stats_entries_keep_their_order_and_plain_values() -> None:
+    """The verdict's entries of `PlanOutcome.stats`, in the order the JSON output prints them,
+    the status as its plain text (YAML and JSON writers see a str)."""
+    entries = verdict(4, 6, "model").stats()
+    assert list(entries) == ["status", "objective", "bound", "gap", "bound_from"]
+    assert type(entries["status"]) is str and entries["status"] == "FEASIBLE"
+
+
+STATUS_WORDS = {s.value for s in Status}
+
+
+def _status_literals(tree: ast.AST) -> list[int]:
+    """Lines where a plan's status is written as a literal: a `"status"` entry of a dict, or an
+    assignment to `x["status"]`, whose value holds one of the statuses' words."""
+    found = []
+    for node in ast.walk(tree):
+        values: list[ast.AST] = []
+        if isinstance(node, ast.Dict):
+            values = [
+                v
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value == "status"
+            ]
+        elif isinstance(node, ast.Assign):
+            if any(
+                isinstance(t, ast.Subscript)
+                and isinstance(t.slice, ast.Constant)
+                and t.slice.value == "status"
+                for t in node.targets
+            ):
+                values = [node.value]
+        for value in values:
+            if any(isinstance(c, ast.Constant) and c.value in STATUS_WORDS for c in ast.walk(value)):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_module_writes_a_plan_status_itself() -> None:
+    """Every plan status comes from `verdict` (`Verdict.stats`, `told.status`); a literal
+    OPTIMAL written into a plan's stats elsewhere would be a second judge."""
+    found = []
+    for path in sorted((ROOT / "solver").rglob("*.py")):
+        found += [f"{path.relative_to(ROOT)}:{n}" for n in _status_literals(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_literal_finder_finds_one() -> None:
+    tree = ast.parse(
+        'stats = {"status": "OPTIMAL" if ok else "FEASIBLE"}\nstats["status"] = "OPTIMAL within the cap"'
+    )
+    assert sorted(_status_literals(tree)) == [1, 2]
