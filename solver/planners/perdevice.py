@@ -67,11 +67,22 @@ def pod_forms(job: Job) -> list[PodForm]:
             if book.refusal(v, n):
                 continue
             by_key.setdefault(v.key, (v, []))[1].append(n)
-        chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
-        for v, ns in by_key.values():
-            claims = (*unit.claims, *v.claims)
-            if claims or book_limits(job, ns) or chooses:
-                forms.append(PodForm(i, v, tuple(ns), claims))
+        forms += unit_forms(job, i, by_key)
+    return forms
+
+
+def unit_forms(
+    job: Job, i: int, by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]]
+) -> list[PodForm]:
+    """Unit `i`'s forms, one per distinct variant with the nodes that take it (`by_key`): the
+    ones the model needs (claims, binding node limits, or a gang choosing among domains)."""
+    unit = job.units[i]
+    chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
+    forms: list[PodForm] = []
+    for v, ns in by_key.values():
+        claims = (*unit.claims, *v.claims)
+        if claims or book_limits(job, ns) or chooses:
+            forms.append(PodForm(i, v, tuple(ns), claims))
     return forms
 
 

@@ -52,10 +52,10 @@ from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
 from ..planners.bounds import verdict
 from ..planners.firstfit.batch import FirstFit
-from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms
+from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms, unit_forms
 from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
-from ..planning.job import Job, Member, Options, Unit, book_limits
+from ..planning.job import Job, Member, Options, Unit
 from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
 from ..planning.resolve import (
@@ -400,7 +400,7 @@ class AllBut(Mapping[str | None, str]):
 
 
 def _forms(job: Job, first: int) -> list[PodForm]:
-    """`allocators.pod_forms` of the job, the replacements' (units from `V` on) worked out
+    """`planners.perdevice.pod_forms` of the job, the replacements' (units from `V` on) worked out
     per distinct demand and node rather than per replacement and node. Why: with
     `--allow-moves` every movable running pod is a unit that may go on any other node, and
     asking each node of each one (4,000 pods by 1,000 nodes in issue #43's cluster) took
@@ -435,11 +435,7 @@ def _forms(job: Job, first: int) -> list[PodForm]:
                 ns = sorted(fitting[v.key] - unit.blocked.keys(), key=lambda n: where[n])
             if ns:
                 by_key[v.key] = (v, ns)
-        chooses = any(len(job.gangs[g].domains) > 1 for g in unit.gang_pods(job.gangs))
-        for v, ns in by_key.values():
-            claims = (*unit.claims, *v.claims)
-            if claims or book_limits(job, ns) or chooses:
-                forms.append(PodForm(i, v, tuple(ns), claims))
+        forms += unit_forms(job, i, by_key)
     return forms
 
 
