@@ -8,7 +8,9 @@ the tests skip outside CI and fail under `CI=1`, as the browser and Ray tests do
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,3 +76,31 @@ def test_mypy_finds_nothing(tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+
+
+KNOWN_COMPLEX = ROOT / "tests" / "complexity_known.txt"
+
+
+def _complex_functions() -> set[str]:
+    """`path::function rule` for each function ruff's C901 (complexity over 14) or PLR0913
+    (over 8 arguments) flags in the package; the function is named from its `def` line, so
+    the list does not churn when lines move."""
+    run = _run(_tool("ruff"), "check", "--no-cache", "--select", "C901,PLR0913", "--output-format", "json")
+    found: set[str] = set()
+    for finding in json.loads(run.stdout or "[]"):
+        path = Path(finding["filename"])
+        line = path.read_text().splitlines()[finding["location"]["row"] - 1]
+        name = re.search(r"def\s+(\w+)", line)
+        where = path.relative_to(ROOT).as_posix()
+        found.add(f"{where}::{name.group(1) if name else line.strip()} {finding['code']}")
+    return found
+
+
+def test_complexity_and_argument_counts_only_shrink() -> None:
+    """No new function past ruff's complexity (C901, 14) or argument-count (PLR0913, 8) limits;
+    today's offenders are listed in tests/complexity_known.txt, and one that is fixed must
+    leave the list (so it cannot come back unnoticed)."""
+    known = {line for line in KNOWN_COMPLEX.read_text().splitlines() if line and not line.startswith("#")}
+    found = _complex_functions()
+    assert not found - known, f"new offenders (split the function): {sorted(found - known)}"
+    assert not known - found, f"fixed: remove from {KNOWN_COMPLEX.name}: {sorted(known - found)}"
