@@ -55,26 +55,27 @@ def input_file(name: str) -> Path:
     return path
 
 
-def _violations(text: str) -> set[str]:
-    """The lines `dra-solver check` prints for a cluster given as YAML text."""
+def _violations(text: str, gates: str | None) -> set[str]:
+    """The rule lines (`[rule] ...`) `dra-solver check` prints for a cluster given as YAML text
+    (its closing `ok: ...` or count line differs between any two clusters)."""
     done = subprocess.run(
-        [sys.executable, "-m", "dra_solver", "check", "-"],
+        [sys.executable, "-m", "dra_solver", "check", "-", *(["--feature-gates", gates] if gates else [])],
         input=text,
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
     )
-    return set(done.stdout.splitlines())
+    return {line for line in done.stdout.splitlines() if line.startswith("[")}
 
 
-def _checked(input_text: str, full_output: str) -> bool | None:
+def _checked(input_text: str, full_output: str, gates: str | None) -> bool | None:
     """Whether the cluster a `--output-mode full` run printed breaks no rule that the input did
     not already break (some inputs hold claims allocated without a node: their violations are
     the input's, not the plan's); None: nothing printed."""
     if not full_output.strip():
         return None
-    return not (_violations(full_output) - _violations(input_text))
+    return not (_violations(full_output, gates) - _violations(input_text, gates))
 
 
 def cli_point(name: str, seconds: float) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def cli_point(name: str, seconds: float) -> dict[str, Any]:
         "cut_short": "cut short by --timeout" in done.stderr,
         "read_cut_short": "while reading the input" in done.stderr,
         "summary": summary[-1] if summary else None,
-        "checked": _checked(path.read_text(encoding="utf-8"), done.stdout)
+        "checked": _checked(path.read_text(encoding="utf-8"), done.stdout, gates)
         if done.returncode in (0, 2)
         else None,
     }

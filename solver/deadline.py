@@ -39,6 +39,9 @@ CUT_SHORT = "cut_short_by_timeout"
 MIN_CPU_SHARE = 0.1
 """The least share of a CPU `cpu_share` assumes: below it a reserve would take the whole run."""
 
+RESERVE_SHARE = 0.5
+"""The most of the time left that `leaving` keeps for the steps after a search."""
+
 _run_started: float | None = None
 """`time.monotonic()` at which this process started, once the console script said it is one
 run (`process_run`); None: a library caller, whose deadline counts from its call."""
@@ -138,8 +141,15 @@ class Deadline:
     def leaving(self, cpu_seconds: float) -> Deadline:
         """A deadline early enough to leave `cpu_seconds` of work (counted: units times a cost
         per unit) to the steps after it, stretched by this run's `cpu_share`. It fires this
-        one when it passes. Why: the final check and the output cannot stop half way."""
+        one when it passes. Why: the final check and the output cannot stop half way.
+
+        The reserve is at most `RESERVE_SHARE` of the time left: counted per unit it is a
+        worst case (every pending pod placed and written), and one larger than the time left
+        would leave the search nothing — not even first fit — so the answer would place no pod
+        although the check and output of a small plan take little. Past that share the run
+        may end late rather than empty (docs/semantics.md, "Limits and determinism")."""
         reserve = cpu_seconds / self.cpu_share() if cpu_seconds > 0 else 0.0
+        reserve = min(reserve, RESERVE_SHARE * max(self.at - time.monotonic(), 0.0))
         return Deadline(
             self.at - reserve,
             self.seconds,

@@ -56,11 +56,15 @@ def test_the_console_script_counts_the_timeout_from_the_process_start(
 
 def test_a_phase_that_leaves_time_ends_earlier_and_fires_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """`leaving(cpu)`: earlier by at least `cpu` (a share of a CPU is at most 1), by `cpu` over
-    the share when the run got less; firing it fires the run's deadline; nothing left, no change."""
+    the share when the run got less, but never more than half the time left (a worst-case
+    reserve must not leave the search nothing); firing it fires the run's deadline; nothing
+    left, no change."""
     run = Deadline(at=100.0, seconds=10.0, started=90.0)
+    monkeypatch.setattr(deadline_module.time, "monotonic", lambda: 90.0)  # 10 s left
     monkeypatch.setattr(Deadline, "cpu_share", lambda self: 0.5)
     search = run.leaving(2.0)
     assert search.at == 96.0 and search.parent is run
+    assert run.leaving(4.0).at == 95.0  # 8 s asked, half of the 10 s left kept
     assert run.leaving(0.0).at == 100.0
     search.fire()
     assert run.fired
