@@ -63,7 +63,7 @@ from .problem.pods import pod_claims
 
 DEFAULT_MAX_NEW_NODES: int | None = None
 """What-if plans' cap on copies of each node template: None derives it from the pending pods
-(`whatif.copies_needed`: no optimal plan adds more), so no default cuts an answer short."""
+(`planners.whatif.copies_needed`: no optimal plan adds more), so no default cuts an answer short."""
 
 
 @dataclass

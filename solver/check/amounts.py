@@ -4,7 +4,7 @@ Why a module: the per-result rules (`selector` for missing capacities, `capacity
 `rounding`), the All-set of `count` and the capacity totals across claims all need the
 same reading of a device's capacities and of its requestPolicy rounding, and the
 `capacity`, `rounding` and `counters` messages show amounts in one canonical form.
-The rounding is written here again on purpose (not taken from `solver.capacity`), so
+The rounding is written here again on purpose (not taken from `solver.problem.capacity`), so
 that the checker stays a second reading of the rules.
 
 validRange steps, as upstream's roundUpRange: a request below `min` takes `min`; otherwise,

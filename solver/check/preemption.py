@@ -23,7 +23,7 @@ Pod, PriorityClass and ResourceClaim objects alone. Its kinds (`PREEMPTION_KINDS
 - `preempt-move-claims`: a moved pod's claims are new (no claim of the input), and every claim
   it used before is released and deallocated — its old devices are free.
 A moved pod is disrupted: `preempt-release` and `preempt-freed` count it as gone from its old
-node, and its new placement is checked by `check.placements` like any placed pod's.
+node, and its new placement is checked by `check.placement` like any placed pod's.
 """
 
 from __future__ import annotations

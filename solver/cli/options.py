@@ -27,7 +27,7 @@ from .console import fail
 
 
 class AllocatorChoice(StrEnum):
-    """`--allocator` / `--repair`: the names of `pipeline.ALLOCATORS`."""
+    """`--allocator` / `--repair`: the names of `planners.policy.ALLOCATORS`."""
 
     reference = "reference"
     cpsat = "cpsat"

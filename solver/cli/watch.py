@@ -2,7 +2,7 @@
 
 Why a module of its own: `plan` answers once; `--watch` keeps answering. It lists the cluster,
 plans it, then follows the cluster's changes (`api.watch.Watcher`) and re-plans each batch of
-them incrementally (`replan.Planner.update`), printing one line per plan on stdout:
+them incrementally (`replan.planner.Planner.update`), printing one line per plan on stdout:
 
     12:04:31 pending 10: 8 placeable now (gpu-1 4, gpu-2 4); 2 blocked: <why> (2) [update +1 -0 0.21 s]
 

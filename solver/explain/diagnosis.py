@@ -1,6 +1,6 @@
 """`explain`: why a claim (or a pod's claims) cannot be allocated, per node, in words.
 
-Why a module beside `solver.explain.reasons`: that one explains one precomputed Problem in one line
+Why a module beside `solver.reference.reasons`: that one explains one precomputed Problem in one line
 (what `allocate` and `plan` print). A user asking "why not?" needs the detail behind it, per
 node, with nodes that fail for the same reason grouped: the node constraints (nodeSelector,
 affinity, taints, unschedulable: `problem.scheduling`), node resources (`solver.problem.demand`), and
@@ -16,7 +16,7 @@ rest fit. (Minimal by inclusion, not necessarily the smallest.)
 
 The smallest change that makes it fit, when one is found by trying it: fewer devices for a
 request (count = the usable devices), an allocated claim released (each holder of a matching
-device, in order), or a node of a template (`solver.whatif.templates`).
+device, in order), or a node of a template (`solver.api.templates`).
 """
 
 from __future__ import annotations
@@ -487,7 +487,7 @@ def _qty(value: Any, fmt: str) -> str:
 def _dominant(
     claims: list[ResourceClaim], problem: Problem, keep: list[Group] | None
 ) -> tuple[str, list[str]]:
-    """The one-line reason (`explain.explain_unschedulable`), and for interacting rules the
+    """The one-line reason (`reference.reasons.why_unschedulable`), and for interacting rules the
     minimal blocking set `keep` (`solver.explain.blocking`) in words: not for a single claim that
     cannot be allocated whatever its constraints (nothing interacts)."""
     reason = say(why_unschedulable(problem), where=False)  # the line's head names the node(s)

@@ -1,6 +1,6 @@
 """What-if plans: which node templates to add, how many of each, so that the pods fit.
 
-The question: given the pods, the existing nodes and node templates (`solver.whatif.templates`),
+The question: given the pods, the existing nodes and node templates (`solver.api.templates`),
 add copies of the templates so that, in this order, (1) the priority-weighted number of
 unplaced pods is least, (2) the total cost of the added nodes is least, (3) the strategy
 decides the rest (pack/spread, in the single-node allocators). At most a cap of copies of

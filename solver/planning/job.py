@@ -212,7 +212,7 @@ class Options:
     aggregated model forced (`AGGREGATED_FIRST`) or left out (`PER_DEVICE_ONLY`)."""
     memo: object | None = field(default=None, compare=False, repr=False)
     """Single-node answers of the aggregated model kept across runs on one cluster (an
-    `planners.aggregated.patterns.ModelMemo`; `replan.Planner` keeps one for its plan and its local
+    `planners.aggregated.patterns.ModelMemo`; `replan.planner.Planner` keeps one for its plan and its local
     re-solves); None: each run its own. Never changes results: an answer found there is
     charged the work it cost."""
 

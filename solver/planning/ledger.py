@@ -1,6 +1,6 @@
 """The one place where placements become `status.allocation` and pass the checker.
 
-Why a floor above `plan/job.py`: the ledger writes results (`solver.results`) and runs the
+Why a floor above `planning/job.py`: the ledger writes results (`solver.results`) and runs the
 independent checker (`solver.check`) on every placement, so that a bug in precompute or a
 planner surfaces as an error, never as a wrong allocation; the plan's data below it imports
 neither.

@@ -8,7 +8,7 @@ put together in the order the scenarios were given: the table does not depend on
 scenarios ran.
 
 A scenario file holds Kubernetes objects like any input. Its Nodes, each with the
-ResourceSlices naming it, are node templates (`solver.whatif.templates`: the plan may add copies);
+ResourceSlices naming it, are node templates (`solver.api.templates`: the plan may add copies);
 everything else (Pods, ResourceClaims, templates, DeviceClasses, ...) is added to the base
 cluster as extra demand. A scenario's name is its file's name without the extension.
 """

@@ -199,7 +199,7 @@ def aggregate(
     `job.memo` (`Options.memo`): single-node answers kept across runs on one cluster
     (`patterns.ModelMemo`: the caps' searches and device allocations, keyed by what decides
     them, their work charged again: the same plan as without it, for less CPU), for a caller
-    that plans parts of it again and again (`replan.Planner`). `first_fits`: every node's pods in
+    that plans parts of it again and again (`replan.planner.Planner`). `first_fits`: every node's pods in
     `first` are known to fit together in the exact model (a checked plan of pods no model judges
     more strictly than upstream, `planners.bounds.sequential_units`: `replan.local`), so its patterns
     are columns without a search."""

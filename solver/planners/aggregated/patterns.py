@@ -70,7 +70,7 @@ class Pricing:
 @dataclass
 class ModelMemo:
     """Answers of single-node models kept across runs on one cluster, for a caller that plans
-    it and then parts of it again and again (`replan.Planner`: its plan, then the local
+    it and then parts of it again and again (`replan.planner.Planner`: its plan, then the local
     re-solve of the nodes each update reached). Keyed by what decides them, names left out, so
     a node of the same kind — in this run or a later one — finds them.
 

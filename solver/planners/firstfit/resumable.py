@@ -1,6 +1,6 @@
 """First fit kept between calls: place, hold and release pods one at a time (`Resumable`).
 
-Why: `replan.Planner.update` re-plans a changed cluster from the state a plan left, asking
+Why: `replan.planner.Planner.update` re-plans a changed cluster from the state a plan left, asking
 only the nodes not already known to refuse a pod of the same key.
 """
 
