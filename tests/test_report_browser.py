@@ -31,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "img" / "plan-report.png"
 pytestmark = pytest.mark.xdist_group("browser")
 """One worker runs this module (pytest-xdist): the browser starts once."""
-RENDER_TIMEOUT = 300.0
-"""Wall-clock seconds after which the page is taken for broken (its figures never drawn): a guard
-against a hang, not a measurement — the open time is measured in benchmarks/report_html.py."""
+POLL_SECONDS = 0.05
+RENDER_POLLS = 6000
+"""Looks at the page (one every `POLL_SECONDS`) after which it is taken for broken (its figures
+never drawn): a guard against a hang counted in looks, not a clock reading, and not a
+measurement — the open time is measured in benchmarks/report_html.py."""
 
 
 def _chromium() -> tuple[str, str] | None:
@@ -76,14 +78,16 @@ def browser() -> Iterator[object]:
         driver.quit()
 
 
-def _open(driver: object, page: Path) -> float:
-    """Open the page and wait until every figure is drawn; the seconds from navigation start."""
-    started = time.perf_counter()
+def _open(driver: object, page: Path) -> None:
+    """Open the page and wait until every figure is drawn: at most `RENDER_POLLS` looks, a bound
+    on the waiting that reads no clock (how long the page takes is measured in
+    benchmarks/report_html.py, not asserted here)."""
     driver.get(page.as_uri())  # type: ignore[attr-defined]
-    while driver.find_element("tag name", "body").get_attribute("data-rendered") != "true":  # type: ignore[attr-defined]
-        assert time.perf_counter() - started < RENDER_TIMEOUT, "the report's figures did not render"
-        time.sleep(0.05)
-    return time.perf_counter() - started
+    for _ in range(RENDER_POLLS):
+        if driver.find_element("tag name", "body").get_attribute("data-rendered") == "true":  # type: ignore[attr-defined]
+            return
+        time.sleep(POLL_SECONDS)
+    raise AssertionError(f"the report's figures did not render after {RENDER_POLLS} looks")
 
 
 def _errors(driver: object) -> list[dict[str, object]]:
@@ -137,7 +141,7 @@ def test_a_500_node_report_starts_aggregated_and_drills_down(browser: object, tm
     page = write_report(tmp_path / "big.html", cluster, outcome, nodes, options.feature_gates, seconds=1.0)
     assert page.stat().st_size < 10_000_000
 
-    _open(browser, page)  # the open time is measured in benchmarks/report_html.py, not asserted here
+    _open(browser, page)
     assert _errors(browser) == []
     assert _cell(browser, "pods placed") == "5000 / 5100"
     assert browser.find_elements("css selector", "#fig-map svg.main-svg")  # type: ignore[attr-defined]
