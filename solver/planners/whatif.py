@@ -48,7 +48,7 @@ from ..api.templates import NodeTemplate, with_copies
 from ..deadline import record
 from ..errors import InputError
 from ..planning.job import Job, Options, Unit, placed_weight
-from ..planning.outcome import PlanOutcome, Status, int_stat
+from ..planning.outcome import PlanOutcome, Status, int_stat, proven
 from ..planning.resolve import PodInput, make_job, units_for
 from .aggregated.expansion import plan_aggregated
 from .aggregated.master import NodeCosts
@@ -171,7 +171,7 @@ def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTempla
     free_bound = _int(other.get("bound"))
     free_cost_bound = _int(other.get("cost_bound"))
     proven_overall = (
-        stats.get("status") == "OPTIMAL"
+        proven(stats)
         and free_bound is not None
         and weight >= free_bound
         and free_cost_bound is not None

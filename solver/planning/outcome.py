@@ -215,6 +215,12 @@ class Status(StrEnum):
     """`--partitions`: parts planned apart, then a repair pass; the bound is the whole's."""
 
 
+def proven(stats: Mapping[str, object]) -> bool:
+    """Whether a plan's `stats` say OPTIMAL: the one reading of the status `verdict` wrote, for
+    the code that acts on a proven plan (stop refining, keep an update, word a reason)."""
+    return stats.get("status") == Status.OPTIMAL
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What a plan may claim: its status, the realized objective, a bound valid for every plan

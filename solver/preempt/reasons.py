@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..api.cluster import Cluster
 from ..planning.job import Options
+from ..planning.outcome import proven
 from ..problem.resources import holds_node
 from ..problem.scheduling import pod_priority
 from .hosts import hosts_text
@@ -72,9 +73,7 @@ def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str
                 f"{name}: stays on {target.spec.node_name}: no pending pod that may preempt has a priority "
                 f"above its {prio} {status}"
             )
-        which = (
-            "the plan that places" if outcome.stats.get("status") == "OPTIMAL" else "the best plan found for"
-        )
+        which = "the plan that places" if proven(outcome.stats) else "the best plan found for"
         return (
             f"{name}: stays on {target.spec.node_name}: pending pods of higher priority may preempt it "
             f"({', '.join(higher[:3])}{', ...' if len(higher) > 3 else ''}), but {which} the most "

@@ -97,7 +97,7 @@ from ..planners.firstfit.resumable import Resumable
 from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
-from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat
+from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat, proven
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -260,7 +260,7 @@ class Planner:
         most SMALL) is compared with a fresh plan of the changed cluster, which is taken only
         when it places more weight; its proven bound tightens the update's either way."""
         size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
-        if out.stats["status"] == "OPTIMAL" or size > SMALL:
+        if proven(out.stats) or size > SMALL:
             return out
         fresh = _planned(after, self._options)
         bound = int_stat(out.stats, "bound")
