@@ -6,13 +6,15 @@ devices (`problem.merge` + `encoders.nodes`) finds the best plan, hinted with fi
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import bisect
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 from ..api.models import ResourceClaim
 from ..cpsat import solve
 from ..planning.gangs import free_units, gang_infos, gang_reason
-from ..planning.job import Job, book_limits, placed_weight
+from ..planning.job import AllBut, AlsoBlocked, Job, book_limits, placed_weight
 from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.build import build_problem
@@ -35,7 +37,8 @@ class PodForm:
 
     unit: int
     variant: Variant
-    nodes: tuple[str | None, ...]
+    nodes: Sequence[str | None]
+    """A tuple, or a `Without` (a replacement's nodes, sharing its key's tuple)."""
     claims: tuple[ResourceClaim, ...]
 
 
@@ -55,24 +58,114 @@ def pod_forms(job: Job) -> list[PodForm]:
     """Each unit's forms over the nodes it may use (scheduling constraints, node resources
     before the plan), in unit order then first node; units that fit nowhere are left out. A
     pod without claims is modelled when node limits bind it or its gang chooses among
-    topology domains (its node then matters to the gang's other pods)."""
+    topology domains (its node then matters to the gang's other pods).
+
+    Why not each unit on each node: only a pod asking for an extended resource a DeviceClass
+    serves differs by node (`NodeBook.variant`); any other unit has one variant, whose fitting
+    nodes are worked out once per variant, and the unit's forms are those nodes less its
+    blocked ones. A running pod (`AllBut`: its own node only) and a moved pod's replacement
+    (`AlsoBlocked`: its scheduling key's nodes less the one it leaves, as a `Without` sharing
+    the key's node tuple) cost no visit of the nodes at all — with `--allow-moves` every
+    movable running pod is such a unit (46,000 on issue #43's 10,000 nodes), and asking each
+    node of each one, or copying its node list, grew as pods x nodes."""
     book = job.book
+    where = {n: i for i, n in enumerate(job.nodes)}
+    fitting: dict[tuple[object, ...], tuple[tuple[str | None, ...], frozenset[str | None]]] = {}
+    """Variant key -> the nodes whose free resources take it (node order, and as a set)."""
+    allowed: dict[tuple[tuple[object, ...], int], tuple[tuple[str | None, ...], frozenset[str | None]]] = {}
+    """(variant key, id of a shared `AlsoBlocked.base`) -> the fitting nodes it does not block."""
+    bases: list[Mapping[str | None, str]] = []  # held so that the ids in `allowed` stay unique
     forms: list[PodForm] = []
     for i, unit in enumerate(job.units):
-        by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
-        for n in job.nodes:
-            if n in unit.blocked:
-                continue
-            v = book.variant(unit.needs, n)
-            if book.refusal(v, n):
-                continue
-            by_key.setdefault(v.key, (v, []))[1].append(n)
+        by_key: dict[tuple[object, ...], tuple[Variant, Sequence[str | None]]] = {}
+        if any(r in book.mapping for n in unit.needs for r in n.demand):  # differs by node
+            per_node: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
+            for n in job.nodes:
+                if n in unit.blocked:
+                    continue
+                v = book.variant(unit.needs, n)
+                if book.refusal(v, n) is None:
+                    per_node.setdefault(v.key, (v, []))[1].append(n)
+            by_key.update(per_node)
+        else:
+            v = book.variant(unit.needs, None)
+            if v.key not in fitting:
+                fit = tuple(n for n in job.nodes if book.refusal(v, n) is None)
+                fitting[v.key] = (fit, frozenset(fit))
+            fit, fit_set = fitting[v.key]
+            blocked = unit.blocked
+            ns: Sequence[str | None]
+            if isinstance(blocked, AllBut):
+                ns = (blocked.node,) if blocked.node in fit_set else ()
+            elif isinstance(blocked, AlsoBlocked):
+                key = (v.key, id(blocked.base))
+                if key not in allowed:
+                    bases.append(blocked.base)
+                    base = tuple(n for n in fit if n not in blocked.base)
+                    allowed[key] = (base, frozenset(base))
+                base, base_set = allowed[key]
+                ns = Without(base, base_set, blocked.node, where) if blocked.node in base_set else base
+            elif blocked:
+                ns = tuple(n for n in fit if n not in blocked)
+            else:
+                ns = fit
+            if ns:
+                by_key[v.key] = (v, ns)
         forms += unit_forms(job, i, by_key)
     return forms
 
 
+class Without(Sequence[str | None]):
+    """`nodes` less one of them (`node`), in order, without copying: a moved pod's replacement
+    may go on every node its scheduling key allows but the one it leaves (`pod_forms`), and
+    thousands of replacements share one tuple of 10,000 nodes. `where`: node -> its index in
+    the run's nodes, whose order `nodes` keeps; `nodes_set`: `nodes` as a set (both shared)."""
+
+    def __init__(
+        self,
+        nodes: tuple[str | None, ...],
+        nodes_set: frozenset[str | None],
+        node: str | None,
+        where: Mapping[str | None, int],
+    ) -> None:
+        self.nodes, self.nodes_set, self.node = nodes, nodes_set, node
+        self.at = bisect.bisect_left(nodes, where[node], key=lambda n: where[n])
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str | None]: ...
+
+    def __getitem__(self, i: int | slice) -> str | None | Sequence[str | None]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.nodes[i + 1 if i >= self.at else i]
+
+    def __len__(self) -> int:
+        return len(self.nodes) - 1
+
+    def __contains__(self, n: object) -> bool:
+        return n != self.node and n in self.nodes_set
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (n for n in self.nodes if n != self.node)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Without):
+            return self.node == other.node and self.nodes == other.nodes
+        return isinstance(other, tuple) and tuple(self) == other
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+
 def unit_forms(
-    job: Job, i: int, by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]]
+    job: Job, i: int, by_key: Mapping[tuple[object, ...], tuple[Variant, Sequence[str | None]]]
 ) -> list[PodForm]:
     """Unit `i`'s forms, one per distinct variant with the nodes that take it (`by_key`): the
     ones the model needs (claims, binding node limits, or a gang choosing among domains)."""
@@ -82,7 +175,7 @@ def unit_forms(
     for v, ns in by_key.values():
         claims = (*unit.claims, *v.claims)
         if claims or book_limits(job, ns) or chooses:
-            forms.append(PodForm(i, v, tuple(ns), claims))
+            forms.append(PodForm(i, v, ns, claims))
     return forms
 
 

@@ -10,7 +10,7 @@ module imports nothing above `problem/` (`tests/test_architecture.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Protocol
@@ -32,6 +32,59 @@ ALLOCATOR_NAMES: tuple[AllocatorName, ...] = ("reference", "cpsat")
 """The allocators `Options.allocator` may name (`policy.ALLOCATORS` holds one of each)."""
 Progress = Callable[[int, int], None]
 """Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
+
+
+class AllBut(Mapping[str | None, str]):
+    """`Unit.blocked` of a running pod or its claim: every node of the run but its own, for one
+    reason. Why not a dict: one per running pod costs pods x nodes (50,000 pods on 10,000
+    nodes: 500 million entries); this answers membership in constant time, and
+    `planners.perdevice.pod_forms` reads its one node without visiting the others."""
+
+    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: str) -> None:
+        self.nodes, self.everywhere, self.node, self.why = nodes, everywhere, node, why
+
+    def __getitem__(self, key: str | None) -> str:
+        if key != self.node and key in self.everywhere:
+            return self.why
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key != self.node and key in self.everywhere
+
+    def __iter__(self) -> Iterator[str | None]:
+        return (n for n in self.nodes if n != self.node)
+
+    def __len__(self) -> int:
+        return len(self.everywhere) - (self.node in self.everywhere)
+
+
+class AlsoBlocked(Mapping[str | None, str]):
+    """`Unit.blocked` of a pod that may go where `base` allows but for one more node (a moved
+    pod's replacement: not on the node it leaves, `preempt.moves`); `base`'s reason wins where
+    it blocks that node too. Why not a dict: `base` is shared by every pod of one scheduling
+    key (`planning.resolve.all_with_nodes`), and a copy per pod costs pods x blocked nodes;
+    `planners.perdevice.pod_forms` works the base's nodes out once and excludes the one node."""
+
+    def __init__(self, base: Mapping[str | None, str], node: str, why: str) -> None:
+        self.base, self.node, self.why = base, node, why
+
+    def __getitem__(self, key: str | None) -> str:
+        if key in self.base:
+            return self.base[key]
+        if key == self.node:
+            return self.why
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key == self.node or key in self.base
+
+    def __iter__(self) -> Iterator[str | None]:
+        yield from self.base
+        if self.node not in self.base:
+            yield self.node
+
+    def __len__(self) -> int:
+        return len(self.base) + (self.node not in self.base)
 
 
 @dataclass(frozen=True)
@@ -250,6 +303,6 @@ def placed_weight(units: Sequence[Unit], pods: Sequence[PodPlan]) -> int:
     return sum(u.weight for u, p in zip(units, pods, strict=True) if p.placed)
 
 
-def book_limits(job: Job, nodes: list[str | None] | tuple[str | None, ...]) -> bool:
+def book_limits(job: Job, nodes: Sequence[str | None]) -> bool:
     """Whether any of `nodes` limits node resources (then pods without claims compete there)."""
     return any(job.book.free.get(n) is not None for n in nodes)

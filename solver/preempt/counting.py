@@ -65,7 +65,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ortools.sat.python import cp_model
 
@@ -73,7 +73,7 @@ from dra_solver.encoders.variables import allowed_candidates
 
 from ..api.models import ResourceClaim
 from ..planners.aggregated.classes import LocalViews, claim_key
-from ..planners.perdevice import PodForm
+from ..planners.perdevice import PodForm, Without
 from ..planning.gangs import gang_infos
 from ..planning.job import Job
 from ..planning.outcome import PlanOutcome, PodPlan
@@ -203,10 +203,7 @@ def prepare(
     for g, f in enumerate(forms):
         if f.unit >= V:
             k = movers[f.unit - V]
-            nodes = frozenset(filter(None, f.nodes))
-            home = s.victims[k].node
-            if s.movers[k].blocked.get(home) == FROM_HERE:
-                nodes |= {home}
+            nodes = _mover_nodes(f.nodes, s.victims[k].node, s.movers[k].blocked.get(s.victims[k].node))
             mkey = (spec_of(f), tuple(sorted(f.variant.demand.items())), nodes)
             mk = mover_kinds.get(mkey)
             if mk is None:
@@ -238,6 +235,7 @@ def prepare(
         at += len(cs)
         claims.extend(cs)
     held_on: dict[str, list[int]] = {}
+    holder_claims = [c for c, _, _ in s.holders.values()]
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         held_on.setdefault(node, []).append(h)
     facts: dict[str, NodeFacts] = {}
@@ -257,7 +255,7 @@ def prepare(
         facts[n] = nf
         taken: set[int] = set()
         for h in held_on.get(n, []):
-            claim = list(s.holders.values())[h][0]
+            claim = holder_claims[h]
             alloc = claim.status.allocation if claim.status is not None else None
             for r in alloc.devices.results if alloc is not None else ():
                 if r.admin_access:
@@ -305,6 +303,17 @@ def prepare(
         gang_need,
         list(mover_kinds.values()),
     )
+
+
+def _mover_nodes(nodes: Sequence[str | None], home: str, why: str | None) -> frozenset[str]:
+    """Where a replacement of a mover kind may go (`MoverKind.nodes`): its form's nodes, and
+    its own node when only its leaving keeps it from there. A replacement's form shares its
+    scheduling key's nodes (`perdevice.Without`), which then is the set whenever the own node
+    is among them: one set per key, not one of 10,000 nodes per moved pod."""
+    if isinstance(nodes, Without) and why == FROM_HERE and None not in nodes.nodes_set:
+        return cast(frozenset[str], nodes.nodes_set)  # no None among them: a set of node names
+    out = frozenset(n for n in nodes if n is not None)
+    return out | {home} if why == FROM_HERE else out
 
 
 def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:

@@ -31,7 +31,7 @@ number of evicted pods — (3)-(5) over the evicted pods, 1 - kept[p] - moved[p]
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -52,10 +52,10 @@ from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
 from ..planners.bounds import verdict
 from ..planners.firstfit.batch import FirstFit
-from ..planners.perdevice import PodForm, as_hint, interchangeable, model_problem, pod_forms, unit_forms
+from ..planners.perdevice import as_hint, interchangeable, model_problem, pod_forms
 from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
-from ..planning.job import Job, Member, Options, Unit
+from ..planning.job import AllBut, AlsoBlocked, Job, Member, Options, Unit
 from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat
 from ..planning.resolve import (
@@ -68,7 +68,7 @@ from ..planning.resolve import (
 )
 from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
-from ..problem.demand import Needs, Variant
+from ..problem.demand import Needs
 from ..problem.flat import Alternative, Assignment, DeviceInfo, Problem
 from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
@@ -255,7 +255,7 @@ def setting(
         # pass over the nodes per Deployment, not per pod.
         placed = all_with_nodes(cluster, list(movers.values()), node_list, memo, gates)
         for k, done in zip(list(movers), placed, strict=True):
-            blocked = {cands[k].node: FROM_HERE, **done.blocked}
+            blocked = AlsoBlocked(done.blocked, cands[k].node, FROM_HERE)
             movers[k] = replace(done, name=f"move {cands[k].pod.namespaced_name}", blocked=blocked)
     return Setting(
         cluster,
@@ -330,7 +330,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             raise InputError(
                 f"running pod does not fit its node {v.node} as the input has it ({why})", obj=v.pod.ref
             )
-    forms = _forms(job, P + H)
+    forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
     why = "asked for (model='devices')"
@@ -374,69 +374,6 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
     out.stats["preempt_model_reason"] = why
     return out
-
-
-class AllBut(Mapping[str | None, str]):
-    """`Unit.blocked` of a running pod or its claim: every node of the run but its own, for one
-    reason. Why not a dict: one per running pod costs pods x nodes (50,000 pods on 10,000
-    nodes: 500 million entries); this answers membership in constant time."""
-
-    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: str) -> None:
-        self.nodes, self.everywhere, self.node, self.why = nodes, everywhere, node, why
-
-    def __getitem__(self, key: str | None) -> str:
-        if key != self.node and key in self.everywhere:
-            return self.why
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key != self.node and key in self.everywhere
-
-    def __iter__(self) -> Iterator[str | None]:
-        return (n for n in self.nodes if n != self.node)
-
-    def __len__(self) -> int:
-        return len(self.everywhere) - (self.node in self.everywhere)
-
-
-def _forms(job: Job, first: int) -> list[PodForm]:
-    """`planners.perdevice.pod_forms` of the job, the replacements' (units from `V` on) worked out
-    per distinct demand and node rather than per replacement and node. Why: with
-    `--allow-moves` every movable running pod is a unit that may go on any other node, and
-    asking each node of each one (4,000 pods by 1,000 nodes in issue #43's cluster) took
-    most of a plan's time; replacements differ by their demand, a few values. Same forms, same
-    order. The same for the running pods and their claims (from `first` on): each may stay
-    on one node, and asking every other whether it is blocked cost as much."""
-    if first >= len(job.units):
-        return pod_forms(job)
-    forms = pod_forms(replace(job, units=job.units[:first]))
-    book = job.book
-    where = {n: i for i, n in enumerate(job.nodes)}
-    fitting: dict[tuple[object, ...], set[str | None]] = {}
-    """Variant key -> the nodes whose free resources take it."""
-    for i in range(first, len(job.units)):
-        unit = job.units[i]
-        by_key: dict[tuple[object, ...], tuple[Variant, list[str | None]]] = {}
-        if any(r in book.mapping for n in unit.needs for r in n.demand):  # differs by node
-            for n in job.nodes:
-                if n in unit.blocked:
-                    continue
-                v = book.variant(unit.needs, n)
-                if book.refusal(v, n) is None:
-                    by_key.setdefault(v.key, (v, []))[1].append(n)
-        else:
-            v = book.variant(unit.needs, None)
-            if v.key not in fitting:
-                fitting[v.key] = {n for n in job.nodes if book.refusal(v, n) is None}
-            ns: list[str | None]
-            if isinstance(unit.blocked, AllBut):
-                ns = [unit.blocked.node] if unit.blocked.node in fitting[v.key] else []
-            else:
-                ns = sorted(fitting[v.key] - unit.blocked.keys(), key=lambda n: where[n])
-            if ns:
-                by_key[v.key] = (v, ns)
-        forms += unit_forms(job, i, by_key)
-    return forms
 
 
 def _no_plan(opts: Options) -> DRASolverError:
