@@ -432,6 +432,9 @@ class Built:
     """(mover kind, node) -> how many replacements of the kind the node takes."""
     totals: list[IntVar] = field(default_factory=list)
     """Per mover kind: how many of its victims move."""
+    tops: dict[int, int] = field(default_factory=dict)
+    """Index of each x and into variable -> its upper bound (read back from CP-SAT's proto,
+    a bound costs a copy of its domain)."""
 
 
 def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
@@ -442,6 +445,8 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     ceiling = c.ceiling
     cp = cp_model.CpModel()
     x: dict[tuple[int, str], IntVar] = {}
+    tops: dict[int, int] = {}
+    """Variable index -> its upper bound, for the integer variables (booleans: 1)."""
     for ki, kind in enumerate(c.kinds):
         for n in sorted(kind.nodes):
             nf = c.facts.get(n)
@@ -453,6 +458,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             top = min([len(kind.units)] + [len(g) // k for g, k in zip(nf.groups, need, strict=True) if k])
             if top > 0:
                 x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
+                tops[x[(ki, n)].index] = top
     by_kind: dict[int, list[IntVar]] = {}
     by_node: dict[str, list[tuple[int, IntVar]]] = {}
     for (ki, n), v in x.items():
@@ -465,7 +471,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             cp.add(sum(vs) <= len(c.kinds[ki].units))
     kept = [cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
     held = [cp.new_bool_var(f"held[{h}]") for h in range(len(s.holders))]
-    moved, into, totals = _moves(cp, s, c, kept)
+    moved, into, totals = _moves(cp, s, c, kept, tops)
     into_node: dict[str, list[tuple[int, IntVar]]] = {}
     for (mi, n), v in into.items():
         into_node.setdefault(n, []).append((mi, v))
@@ -485,7 +491,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             terms += [(nf.need[c.movers[mi].spec][j], v) for mi, v in into_node.get(n, [])]
             terms += [(c.held_per_group[h][j], held[h]) for h in holders_on.get(n, [])]
             terms = [(a, v) for a, v in terms if a]
-            if sum(a * _top(v) for a, v in terms) > len(group):
+            if sum(a * tops.get(v.index, 1) for a, v in terms) > len(group):
                 cp.add(sum(a * v for a, v in terms) <= len(group))
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
@@ -493,7 +499,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             rterms += [(c.movers[mi].demand.get(r, 0), v) for mi, v in into_node.get(n, [])]
             rterms += [(c.victim_demand[k].get(r, 0), kept[k]) for k in victims_on.get(n, [])]
             rterms = [(a, v) for a, v in rterms if a]
-            if sum(a * _top(v) for a, v in rterms) > limit:
+            if sum(a * tops.get(v.index, 1) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
     for k, victim in enumerate(s.victims):  # justification
         if ceiling is not None and victim.priority > ceiling:
@@ -513,13 +519,13 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             cp.add(kept[k] == 1)
     _gangs(cp, c, by_kind)
     _dominance(cp, s, c, kept, budgets, moved)
-    _whole(cp, c, x, held, holders_on)
+    _whole(cp, c, x, held, holders_on, tops)
     weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
-    return Built(cp, x, kept, held, weight, moved, into, totals)
+    return Built(cp, x, kept, held, weight, moved, into, totals, tops)
 
 
 def _moves(
-    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar]
+    cp: cp_model.CpModel, s: Setting, c: Counting, kept: list[IntVar], tops: dict[int, int]
 ) -> tuple[dict[int, IntVar], dict[tuple[int, str], IntVar], list[IntVar]]:
     """moved[k] per movable victim (kept + moved <= 1) and into[M, n] per mover kind and node
     it may go to: sum_n into[M, n] = sum_{k in M} moved[k] = T_M, and per node o of the kind,
@@ -551,6 +557,7 @@ def _moves(
             if top <= 0:
                 continue
             v = into[(mi, n)] = cp.new_int_var(0, top, f"into[{mi},{n}]")
+            tops[v.index] = top
             slots.append(v)
             if n in leaving:
                 cp.add(v + sum(moved[k] for k in leaving[n]) <= total)
@@ -564,13 +571,14 @@ def _whole(
     x: dict[tuple[int, str], IntVar],
     held: list[IntVar],
     holders_on: dict[str, list[int]],
+    tops: dict[int, int],
 ) -> None:
     """x[K, n] + held[h] <= 1 where one pod of K leaves no room in a group for the devices h
     holds there (need + held > the group's size) and x[K, n] is 0 or 1 — implied by the device
     rows, but CP-SAT's relaxation does not see it: without it, an 8-GPU pod's node is half
     emptied in the LP by moving one 2-GPU pod, and the bound on moves is half the truth."""
     for (ki, n), v in x.items():
-        if _top(v) != 1:
+        if tops[v.index] != 1:
             continue
         nf = c.facts[n]
         need = nf.need[c.kinds[ki].spec]
@@ -616,7 +624,7 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             if r in left.get(v.node, {}):
                 left[v.node][r] -= a
     count: dict[tuple[int, str], int] = {}
-    tops = {key: _top(v) for key, v in built.x.items()}
+    tops = {key: built.tops[v.index] for key, v in built.x.items()}
     freed: list[list[int]] = []
     for k, v in enumerate(s.victims):
         got = [0] * len(c.facts[v.node].groups) if v.node in c.facts else []
@@ -672,19 +680,27 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         )
         return (rank, n, chosen, free_dev, res)
 
+    # Each mover kind's destinations by free devices then name (`Destinations`): the fullest
+    # node a moved pod fits on is found without visiting every node.
+    dests_of = [
+        Destinations(
+            sorted(d for d in mk.nodes if (mi, d) in slots),
+            room,
+            left,
+            {d: c.facts[d].need[mk.spec] for d in mk.nodes if (mi, d) in slots},
+            mk.demand,
+        )
+        for mi, mk in enumerate(c.movers)
+    ]
+
     def destination(k: int, n: str, extra: dict[str, list[int]]) -> str | None:
         """The fullest node other than n where victim k's replacement fits (`extra`: devices
         already promised there in this step)."""
-        mk = c.movers[movable[k]]
-        best: tuple[int, str] | None = None
-        for d in mk.nodes:
-            if d == n or (movable[k], d) not in slots:
-                continue
-            need = c.facts[d].need[mk.spec]
-            free_d = _plus(room[d], extra[d], -1) if d in extra else room[d]
-            if _fits(free_d, need, left[d], mk.demand) and (best is None or (sum(free_d), d) < best):
-                best = (sum(free_d), d)
-        return best[1] if best is not None else None
+        return dests_of[movable[k]].fullest(n, extra)
+
+    def changed(d: str, before: list[int]) -> None:
+        for ds in dests_of:
+            ds.moved(d, sum(before))
 
     for ki in order:
         kind = c.kinds[ki]
@@ -723,8 +739,10 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             for k, d in dests.items():
                 went[k] = d
             for d, took in extra.items():
-                room[d] = _plus(room[d], took, -1)
-            room[n] = _plus(free_dev, c.facts[n].need[kind.spec], -1)
+                before, room[d] = room[d], _plus(room[d], took, -1)
+                changed(d, before)
+            before, room[n] = room[n], _plus(free_dev, c.facts[n].need[kind.spec], -1)
+            changed(n, before)
             left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
             placed += 1
@@ -751,6 +769,59 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
+class Destinations:
+    """Where one mover kind's replacements may go in `greedy_hint`, by free devices (the sum
+    over the node's groups) then name: `fullest` is the first that fits. Why: the hint sends
+    each moved pod to the fullest node it fits on, and asking every node of the kind for each
+    moved pod grew as moves x nodes (1,200 moves on issue #43's 10,000 nodes). `room` and
+    `left` are the hint's own maps, read as they change; `moved` re-files a node whose room
+    changed."""
+
+    def __init__(
+        self,
+        nodes: list[str],
+        room: dict[str, list[int]],
+        left: dict[str, dict[str, int]],
+        need: dict[str, tuple[int, ...]],
+        demand: dict[str, int],
+    ) -> None:
+        self.room, self.left, self.need, self.demand = room, left, need, demand
+        self.by_free: dict[int, list[str]] = {}
+        for d in nodes:  # sorted: each bucket in name order
+            self.by_free.setdefault(sum(room[d]), []).append(d)
+        self.least = min((sum(q) for q in need.values()), default=0)
+
+    def moved(self, d: str, before: int) -> None:
+        """Node d's room changed (it held `before` free devices)."""
+        if d not in self.need or sum(self.room[d]) == before:
+            return
+        self.by_free[before].remove(d)
+        bisect.insort(self.by_free.setdefault(sum(self.room[d]), []), d)
+
+    def fullest(self, n: str, extra: dict[str, list[int]]) -> str | None:
+        """The node with the fewest free devices, then the first name, other than n where one
+        more replacement fits (`extra`: devices promised on some nodes already)."""
+        best: tuple[int, str] | None = None
+        for d, took in extra.items():  # few: their room is less than filed
+            if d != n and d in self.need:
+                free_d = _plus(self.room[d], took, -1)
+                if _fits(free_d, self.need[d], self.left[d], self.demand) and (
+                    best is None or (sum(free_d), d) < best
+                ):
+                    best = (sum(free_d), d)
+        for free in sorted(self.by_free):
+            if free < self.least or (best is not None and free > best[0]):
+                continue
+            for d in self.by_free[free]:
+                if d == n or d in extra:
+                    continue
+                if _fits(self.room[d], self.need[d], self.left[d], self.demand):
+                    if best is None or (free, d) < best:
+                        best = (free, d)
+                    break
+        return best[1] if best is not None else None
+
+
 def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], demand: dict[str, int]) -> bool:
     for f, k in zip(devices, need, strict=True):
         if f < k:
@@ -761,12 +832,6 @@ def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], dem
 def _plus(a: Sequence[int], b: Sequence[int], sign: int = 1) -> list[int]:
     """a + sign * b, per group."""
     return [x + sign * y for x, y in zip(a, b, strict=True)]
-
-
-def _top(v: IntVar) -> int:
-    """The variable's upper bound (the proto's repeated field does not index from the end)."""
-    dom = list(v.proto.domain)
-    return int(dom[-1]) if dom else 1
 
 
 def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) -> None:
