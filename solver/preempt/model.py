@@ -475,11 +475,26 @@ def _ceilings(
         sub_lits = objective(sub.cp, s, sub.kept, sub.weight, dict(sub.moved))
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
         answer = cp_model.UNKNOWN
+        if counting.greedy_hint(s, one, sub) == pods:
+            # The greedy places every pending pod under this ceiling: if its hint meets every
+            # row (CP-SAT with the hinted values fixed: no search), the ceiling has a plan —
+            # at 5,000 nodes a search from the hint took 15 deterministic s to say so.
+            solver = cp_solver(opts.seed, max(min(CEILING_PROBE, left * share), 0.05), opts.deadline)
+            solver.parameters.fix_variables_to_their_hinted_value = True
+            answer = solver.solve(sub.cp)
+            spent += solver.deterministic_time
+            left = opts.time_limit - spent
+            if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                answer = cp_model.UNKNOWN  # the hint is not a plan here: search as below
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
-            # First without a hint and briefly: a ceiling too low is mostly refuted by presolve
-            # alone, and the greedy hint (a second or more at 500 nodes) is then not needed.
+            # First without the hint and briefly: a ceiling too low is mostly refuted by presolve
+            # alone; then from the greedy's hint.
+            if answer != cp_model.UNKNOWN:
+                break
             if hinted:
                 counting.greedy_hint(s, one, sub)
+            else:
+                sub.cp.clear_hints()
             solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), opts.deadline)
             with interrupt.stoppable(solver.stop_search):
                 answer = solver.solve(sub.cp)
@@ -493,6 +508,8 @@ def _ceilings(
             return "unknown", spent
         hint_with(sub.cp, solver.response_proto.solution)
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
+        if level == 0:  # nothing evicted (every level literal 0 bounds every eviction to 0)
+            reached.update(evicted=0, priority_sum=0)
         rest = _stages(sub.cp, sub_lits, opts, reached, spent)
         if rest is None:
             return "unknown", spent
