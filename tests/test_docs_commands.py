@@ -108,7 +108,7 @@ def test_every_documented_command_runs_with_its_documented_exit_code(
 LONGEST_LINE = 1_000
 """No line of a documented command's output is longer (issue #41: an `explain` line of 7,023
 characters named every node). The docs' longest today, about 750, are reasons over a few nodes
-each worded (`firstfit.words.DETAIL_NODES`), bounded by construction."""
+each worded (`reasons.words.DETAIL_NODES`), bounded by construction."""
 _DOUBLED = re.compile(r"(?<![\w./-])([\w./-]+(?: [\w./-]+)?): \1:")
 """A prefix said twice: `request gpu: gpu:`, `not placed: not placed:`."""
 

@@ -31,13 +31,13 @@ from dra_solver.pipeline import plan
 from dra_solver.planners.firstfit import batch, engine
 from dra_solver.planners.firstfit.batch import FirstFit
 from dra_solver.planners.firstfit.engine import _Placing
-from dra_solver.planners.firstfit.words import DETAIL_NODES, why_not
 from dra_solver.planning.job import Job, Options, Unit
 from dra_solver.planning.ledger import Ledger
 from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
+from dra_solver.reasons.words import DETAIL_NODES, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 from dra_solver.reference.reasons import explain_unschedulable
 

@@ -10,7 +10,6 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from preempt_cases import Pending, Running, cluster_docs
@@ -204,14 +203,9 @@ def test_the_table_counts_the_devices_of_nodes_a_what_if_plan_adds(tmp_path: Pat
         assert "0 of 0" not in result.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="not finished (docs/status.md): an update words new pods by first fit",
-)
 def test_identical_pods_get_the_same_reason_after_an_update() -> None:
     """The pods a `plan()` left out are worded with the plan's crowding (`planners.crowding`);
-    pods an update adds and first fit leaves out keep first fit's words: identical pods, two
+    pods an update added and first fit left out kept first fit's words: identical pods, two
     reasons, in one plan (what `plan --watch` prints)."""
     from test_whatif import node, pods
 
@@ -227,3 +221,6 @@ def test_identical_pods_get_the_same_reason_after_an_update() -> None:
     words = {(p.reason or "").replace(p.name.split("/")[1], "P") for p in out.pods if not p.placed}
     assert len([p for p in out.pods if not p.placed]) == 4
     assert len(words) == 1, words
+    assert all(p.is_(Kind.CROWDED) for p in out.pods if not p.placed)
+    node_words = {p.name: dict(p.node_reasons) for p in out.pods}
+    assert node_words["default/xp0"] == node_words["default/p4"], node_words

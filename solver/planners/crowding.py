@@ -23,17 +23,17 @@ from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
 from ..reasons import Kind, Reason
-from .bounds import HINT_STEPS
-from .firstfit.solo import Alone, Solo
-from .firstfit.words import (
+from ..reasons.words import (
     DETAIL_NODES,
-    NodeReasons,
     counted_groups,
     reason_groups,
     template_counts,
     why_not,
     with_refs,
 )
+from .bounds import HINT_STEPS
+from .firstfit.solo import Alone, Solo
+from .firstfit.words import NodeReasons
 
 NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""
@@ -66,8 +66,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
     index = _Index(job, pods, outcome.allocator, memo=share)
-    shared: dict[Hashable, tuple[str, dict[str | None, str]] | None] = {}
-    """(the pod's shape key, priority) -> its reason and node reasons, claim refs as
+    shared: dict[Hashable, tuple[Kind, str, dict[str | None, str]] | None] = {}
+    """(the pod's shape key, priority) -> its reason's kind, line and node reasons, claim refs as
     placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods of
     one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
     queued: dict[Hashable, _Parts | None] = {}
@@ -84,8 +84,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             words = shared[key]
             if words is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(None, with_refs(words[0], refs))
-                pods[i].node_reasons = NodeReasons(words[1], refs)
+                pods[i].because(Reason.of(words[0], unit.name, line=words[1], claims=tuple(refs)))
+                pods[i].node_reasons = NodeReasons(words[2], refs)
             continue
         if key is not None and pods[i].reason is not None and share:
             key = index.queue_key(i, key, solo)
@@ -94,13 +94,13 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             parts = queued[key]
             if parts is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(None, parts.say(refs))
+                pods[i].because(Reason.of(Kind.CROWDED, unit.name, line=parts.say(refs)))
                 pods[i].node_reasons = NodeReasons(parts.nodes, refs)
             continue
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
-            pods[i].because(None, words[0])
-            pods[i].node_reasons = words[1]
+            pods[i].because(Reason.of(words[0], unit.name, line=words[1]))
+            pods[i].node_reasons = words[2]
     return _unexplained(outcome)
 
 
@@ -116,16 +116,17 @@ def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
 
 def _reasons(
     job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index, *, raw: bool
-) -> tuple[str, dict[str | None, str]] | None:
-    """Unit i's reason and node reasons (None: it fits alone nowhere, its reason stays — or,
-    when it has none, first fit not having run, every node's reason on the input's cluster);
-    `raw`: with the claim refs as placeholders (`firstfit.words.with_refs` puts them in)."""
+) -> tuple[Kind, str, dict[str | None, str]] | None:
+    """Unit i's reason (its kind and line) and node reasons (None: it fits alone nowhere, its
+    reason stays — or, when it has none, first fit not having run, every node's reason on the
+    input's cluster);
+    `raw`: with the claim refs as placeholders (`reasons.words.with_refs` puts them in)."""
     pods, unit = outcome.pods, job.units[i]
     fits, texts, templates = solo.nodes(unit, raw=raw)
     if not fits:
         if pods[i].reason is not None or not texts:
             return None
-        return why_not(list(texts.items()), templates), texts
+        return Kind.NO_NODE, why_not(list(texts.items()), templates), texts
     first, crowd = _crowded(outcome, i, fits, after, index)
     rest = list(texts.items())
     if not rest:
@@ -134,7 +135,7 @@ def _reasons(
         others = [f"{n}: {r}" for n, r in rest]
     else:
         others = reason_groups(rest, templates)
-    return _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
+    return Kind.CROWDED, _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
 
 
 def _crowded(
@@ -171,7 +172,7 @@ class _Parts:
     rest: list[tuple[str | None, str]]
     """The other nodes' reasons (placeholders), listed one by one when there are few."""
     counts: dict[str, int]
-    """Else their templates (placeholders) with node counts (`firstfit.words.template_counts`)."""
+    """Else their templates (placeholders) with node counts (`reasons.words.template_counts`)."""
     nodes: dict[str | None, str]
     """`node_reasons` (placeholders)."""
 

@@ -58,15 +58,11 @@ from ...problem.demand import NodeBook, Variant
 from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from ...problem.flat import Assignment, Problem
 from ...problem.resources import Amounts
+from ...reasons import Kind, Reason
+from ...reasons.words import _CLAIM, _NODE, why_not, with_refs
 from ...reference import DEFAULT_MAX_STEPS, allocate_reference
 from ...reference.reasons import explain_unschedulable
-from .words import (
-    _CLAIM,
-    _NODE,
-    NodeReasons,
-    why_not,
-    with_refs,
-)
+from .words import NodeReasons
 
 ClaimKey = tuple[str, str]
 ShapeKey = tuple[tuple[str, str], ...]
@@ -765,10 +761,11 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         unit.name,
         None,
         list(unit.claims),
-        with_refs(nowhere.summary, refs),
+        None,
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
         node_reasons=NodeReasons(nowhere.texts, refs),
+        why=Reason.of(Kind.NO_NODE, unit.name, line=nowhere.summary, claims=tuple(refs)),
     )
 
 
