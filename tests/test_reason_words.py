@@ -16,7 +16,7 @@ from preempt_cases import Pending, Running, cluster_docs
 from test_explain_command import A100, gpus
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, allocate
+from dra_solver import Cluster, allocate, plan
 from dra_solver import why as explain
 from dra_solver.api.live import Target
 from dra_solver.cli.main import app
@@ -57,6 +57,15 @@ def test_preemption_says_not_placed_once(tmp_path: Path) -> None:
     assert "not placed: not placed" not in result.stderr
     why = runner.invoke(app, ["explain", str(path), "--pod", "default/p", "--preempt"])
     assert why.stdout.count("not placed") == 1, why.stdout
+
+
+def test_a_line_over_a_few_nodes_names_each_node_once() -> None:
+    """Was `no node fits the pod: n1: claim default/two: ... (on node n1); n2: ...`."""
+    objs = [device_class("gpu"), gpus("n1", 1), gpus("n2", 1), claim("two", [request("gpu", count=2)])]
+    out = plan(Cluster.from_objects(objs), allocator="reference")
+    reason = out.pods[0].reason or ""
+    assert reason.startswith("no node fits the pod: n1: claim default/two: request gpu: needs 2"), reason
+    assert "(on node" not in reason, reason
 
 
 def test_the_minimal_blocking_set_names_a_claim_once() -> None:

@@ -26,6 +26,7 @@ from ..reasons import Kind, Reason
 from ..reasons.words import (
     DETAIL_NODES,
     counted_groups,
+    node_said,
     reason_groups,
     template_counts,
     why_not,
@@ -132,7 +133,7 @@ def _reasons(
     if not rest:
         others: list[str] = []
     elif len(rest) <= DETAIL_NODES:
-        others = [f"{n}: {r}" for n, r in rest]
+        others = [node_said(n, r) for n, r in rest]
     else:
         others = reason_groups(rest, templates)
     return Kind.CROWDED, _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
@@ -181,7 +182,7 @@ class _Parts:
         if not self.rest:
             others: list[str] = []
         elif len(self.rest) <= DETAIL_NODES:
-            others = [f"{n}: {with_refs(r, refs)}" for n, r in self.rest]
+            others = [node_said(n, with_refs(r, refs)) for n, r in self.rest]
         else:
             named: dict[str, int] = {}
             for text, n in self.counts.items():

@@ -163,10 +163,16 @@ def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] 
     if len(reasons) == 1:
         return reasons[0][1]
     if len(reasons) <= DETAIL_NODES or templates is None:
-        return "no node fits the pod: " + "; ".join(f"{n}: {r}" for n, r in reasons)
+        return "no node fits the pod: " + "; ".join(node_said(n, r) for n, r in reasons)
     return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
         reason_groups(reasons, templates)
     )
+
+
+def node_said(node: str | None, text: str) -> str:
+    """`node: text` for a line that lists nodes, the node named once: its text's own `(on node
+    n1)` left out (was `n1: claim c: ... (on node n1)`)."""
+    return f"{node}: {text.replace(f' (on node {node})', '')}"
 
 
 def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
@@ -258,6 +264,7 @@ __all__ = [
     "LEFT_OUT",
     "UNWORDED",
     "counted_groups",
+    "node_said",
     "reason_groups",
     "say",
     "template_counts",
