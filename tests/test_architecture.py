@@ -307,6 +307,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners.run",
         "dra_solver.planning",
         "dra_solver.preempt",
+        "dra_solver.reasons",
         "dra_solver.replan",
         "dra_solver.whatif",
     },
