@@ -110,6 +110,22 @@ def test_explain_names_a_few_nodes_and_counts_the_rest() -> None:
     assert max(len(line) for line in fits.splitlines()) < 500
 
 
+def test_explain_alone_prints_no_line_of_thousands_of_characters(tmp_path: Path) -> None:
+    """The issue's glitch as users saw it: `explain --alone` on a large cluster printed a line
+    of 7,023 characters (every node named)."""
+    objs = [
+        device_class("gpu"),
+        *(gpus(f"node-{i:03d}", 1) for i in range(300)),
+        claim("one", [request("gpu")]),
+    ]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    result = runner.invoke(app, ["explain", str(path), "--claim", "default/one", "--alone"])
+    assert result.exit_code == 0, result.stderr
+    assert "fits on: node-000, " in result.stdout and " and 292 more" in result.stdout, result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 500
+
+
 def _unplaced(name: str, reason: str) -> PodPlan:
     return PodPlan(name, None, [], reason)
 
