@@ -22,7 +22,7 @@ from ..planning.job import Job, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
-from ..reasons import Kind, Reason
+from ..reasons import Kind, Reason, words
 from ..reasons.words import (
     DETAIL_NODES,
     counted_groups,
@@ -156,8 +156,7 @@ def _crowded(
 
 
 def _head(fits: list[Alone], rest: list[tuple[str | None, str]]) -> str:
-    total = len(fits) + len(rest)
-    return f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+    return words.no_node_head(len(fits) + len(rest))
 
 
 @dataclass(frozen=True)
@@ -307,16 +306,13 @@ class _Index:
         if devices:
             on_devices = self._on_devices(i, alone)
             if on_devices:
-                parts.append(f"devices it could use go to {_names(pods, on_devices)}")
+                parts.append(words.devices_taken(_names(pods, on_devices)))
         short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
         on_node: list[int] = []
         if short:
             on_node = self.ahead(i, self.by_node.get(alone.node, ()))
-            beside = f"beside {_names(pods, on_node)} " if on_node else "after the plan "
-            parts.append(f"{beside}the node has {short}")
-        if not parts:
-            return "it fits alone, but the search did not find a way beside this plan's pods", []
-        return ", and ".join(parts), [*on_devices, *on_node]
+            parts.append(words.node_short(_names(pods, on_node) if on_node else None, short))
+        return words.room(parts), [*on_devices, *on_node]
 
     def _on_devices(self, i: int, alone: Alone) -> list[int]:
         """The placed units ahead of unit i that hold devices it could use on `alone`'s node,
@@ -338,10 +334,7 @@ class _Index:
 
 
 def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:
-    names = [pods[j].name for j in dict.fromkeys(which)]
-    if len(names) > NAMED_PODS:
-        return ", ".join(names[:NAMED_PODS]) + f" and {len(names) - NAMED_PODS} more"
-    return ", ".join(names)
+    return words.some_named([pods[j].name for j in dict.fromkeys(which)], NAMED_PODS)
 
 
 def _crowd_line(
@@ -354,28 +347,16 @@ def _crowd_line(
 ) -> str:
     """The part for the nodes where only the plan's other pods stand in the way: `fits on a
     and b alone, but other pods of this plan take the room there (why them): on a, ...`."""
-    names = [str(a.node) for a in fits]
-    if len(names) > DETAIL_NODES:
-        where = ", ".join(names[:DETAIL_NODES]) + f" and {len(names) - DETAIL_NODES} more"
-    else:
-        where = _listed(names)
-    detail = "; ".join(f"on {a.node}, {crowd[a.node]}" for a in fits[:DETAIL_NODES])
-    why = _priority_words(unit.priority, [pods[j].priority for j in takers], allocator)
-    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+    relation = _priority_relation(unit.priority, [pods[j].priority for j in takers], allocator)
+    return words.crowd_line([str(a.node) for a in fits], [crowd[a.node] for a in fits], relation)
 
 
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _priority_words(mine: int, theirs: list[int], allocator: str) -> str:
-    """Why the plan placed the pods that take the room rather than this one, in words true of
-    how the allocator decides: first fit places by priority, then input order; CP-SAT places
-    the most priority-weighted pods it can."""
+def _priority_relation(mine: int, theirs: list[int], allocator: str) -> str:
+    """Why the plan placed the pods that take the room rather than this one, as a key of
+    `reasons.words.PRIORITY`, true of how the allocator decides: first fit places by priority,
+    then input order; CP-SAT places the most priority-weighted pods it can."""
     if theirs and all(t > mine for t in theirs):
-        return "they have a higher priority"
+        return "higher"
     if allocator == "reference":
-        if all(t >= mine for t in theirs):
-            return "first fit: the same or a higher priority, earlier in the queue"
-        return "first fit: placed before its turn"
-    return "CP-SAT places the most pods, by priority, that fit together"
+        return "queue" if all(t >= mine for t in theirs) else "before"
+    return "most"

@@ -258,12 +258,73 @@ def with_refs(text: str, refs: list[str]) -> str:
     return text
 
 
+# --- the crowding's words (`planners.crowding`) ------------------------------------------------
+
+PRIORITY = {
+    "higher": "they have a higher priority",
+    "queue": "first fit: the same or a higher priority, earlier in the queue",
+    "before": "first fit: placed before its turn",
+    "most": "CP-SAT places the most pods, by priority, that fit together",
+}
+"""Why the plan placed the pods that take a pod's room rather than it, by relation."""
+
+
+def no_node_head(total: int) -> str:
+    """The head of a line over more than one node."""
+    return f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+
+
+def some_named(names: Sequence[str], most: int) -> str:
+    """`names`, at most `most` of them named (then "and K more")."""
+    if len(names) > most:
+        return ", ".join(names[:most]) + f" and {len(names) - most} more"
+    return ", ".join(names)
+
+
+def devices_taken(takers: str) -> str:
+    return f"devices it could use go to {takers}"
+
+
+def node_short(takers: str | None, short: str) -> str:
+    """The node resources a node lacks after the plan, beside the pods named (`takers`)."""
+    beside = f"beside {takers} " if takers else "after the plan "
+    return f"{beside}the node has {short}"
+
+
+def room(parts: Sequence[str]) -> str:
+    """What the plan's pods take on a node where the pod fits alone (`devices_taken`,
+    `node_short`), or that the search found no way there."""
+    if not parts:
+        return "it fits alone, but the search did not find a way beside this plan's pods"
+    return ", and ".join(parts)
+
+
+def crowd_line(fits: Sequence[str], rooms: Sequence[str], relation: str) -> str:
+    """The part of a pod's line for the nodes where only the plan's other pods stand in the
+    way: `fits on a and b alone, but other pods of this plan take the room there (why them):
+    on a, ...` (`rooms`: each node's `room`, in the order of `fits`)."""
+    if len(fits) > DETAIL_NODES:
+        where = ", ".join(fits[:DETAIL_NODES]) + f" and {len(fits) - DETAIL_NODES} more"
+    else:
+        where = fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1]
+    detail = "; ".join(f"on {n}, {r}" for n, r in zip(fits[:DETAIL_NODES], rooms, strict=False))
+    why = PRIORITY[relation]
+    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+
+
 __all__ = [
     "DETAIL_NODES",
     "INTERRUPTED",
     "LEFT_OUT",
     "UNWORDED",
+    "PRIORITY",
     "counted_groups",
+    "crowd_line",
+    "devices_taken",
+    "no_node_head",
+    "node_short",
+    "room",
+    "some_named",
     "node_said",
     "reason_groups",
     "say",
