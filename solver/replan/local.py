@@ -57,10 +57,11 @@ from ..api.models import ResourceClaim
 from ..cpsat import cp_solver
 from ..planners.aggregated.expansion import expand_aggregated
 from ..planners.aggregated.master import AggregatedPlan, aggregate
-from ..planners.aggregated.patterns import ModelMemo
+from ..planners.aggregated.patterns import ModelMemo, allocate_beside
 from ..planners.bounds import sequential_units
 from ..planning.finish import per_pod
 from ..planning.job import Job, Options, Unit
+from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
 from ..planning.snapshot import Snapshot
@@ -215,8 +216,13 @@ def resolve(
     if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
         return Local(tuple(area), {}, 0, agg.status)
     kept = relabel(sub, units, was, agg.placements, area)
-    got = _expanded(job, current, replace(agg, placements=kept), was)
-    if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
+    # Settled before the expansion (`settle`), so that only the nodes whose change gains are
+    # searched for devices: every other node holds its pods as it did.
+    planned = settle(units, was, kept, area, shape)
+    if _counted(units, planned) <= had:
+        return Local(tuple(area), {}, 0, agg.status)
+    got = _expanded(job, current, replace(agg, placements=planned), was)
+    if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
     gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
     status = str(got.stats.get("status", ""))
@@ -240,31 +246,97 @@ def resolve(
     return Local(tuple(area), changed, gets - had, status)
 
 
+def settle(
+    units: Sequence[Unit],
+    was: Sequence[PodPlan],
+    placements: Mapping[str, list[int]],
+    area: Sequence[str],
+    shape: Callable[[PodPlan], Shape],
+) -> dict[str, list[int]]:
+    """The model's placements (node -> units) after the steps that keep pods home — `stay`,
+    `revert`, `home`, the same ones the expanded plan goes through — read on the placements
+    alone, before any device is chosen: interchangeable pods traded so that pods keep their
+    nodes, every group of nodes that gains no weight given back its pods. Returned for every
+    region node that holds a pod, in `area`'s order. Why: the model reshuffles pods across
+    the region (it does not count moves) and most of that is put back; searching devices for
+    it first (the expansion: exact models on partitionable devices) costs more than the rest
+    of the update. The expanded plan is settled again, which changes it only where a node's
+    devices did not take its pods."""
+    node_of = {i: n for n, idxs in placements.items() for i in idxs}
+    got = [
+        PodPlan(u.name, node_of[i], list(u.claims), None, u.priority, True, pod=was[i].pod)
+        if i in node_of
+        else (was[i] if not was[i].placed else _left(u))
+        for i, u in enumerate(units)
+    ]
+    out = home(units, was, revert(units, was, stay(units, was, got, shape)))
+    on: dict[str, list[int]] = {}
+    for i, p in enumerate(out):
+        if p.placed and p.node is not None:
+            on.setdefault(p.node, []).append(i)
+    return {n: on[n] for n in area if n in on}
+
+
+def _counted(units: Sequence[Unit], placements: Mapping[str, list[int]]) -> int:
+    """The weight of the units the placements place."""
+    return sum(claim_weight(units[i].priority) for idxs in placements.values() for i in idxs)
+
+
 def _expanded(job: Job, current: PlanOutcome, agg: AggregatedPlan, was: Sequence[PodPlan]) -> PlanOutcome:
-    """The model's plan on devices (`expansion.expand_aggregated`), a node given exactly the
-    pods it holds in `current` keeping their devices there (that node's part of a checked plan:
-    nodes are independent here, their slices all name them) — the same pods on the same node,
-    without a search that could only pick other devices for them."""
+    """The model's plan on devices (`expansion.expand_aggregated`), but for the nodes that keep
+    every pod they hold in `current` (nodes are independent here, their slices all name them):
+    those pods keep their devices there — that node's part of a checked plan — and a node
+    that also takes new pods searches devices for those only, on the devices left
+    (`patterns.allocate_beside`, the reference's fast yes; where it finds none, the node is
+    expanded whole). Why: most of a region keeps its pods, and a whole-node search of
+    partitionable devices costs an exact model where the new pods alone are a quick fit."""
     held: dict[str, list[int]] = {}
     for i, p in enumerate(was):
         if p.placed and p.node is not None:
             held.setdefault(p.node, []).append(i)
-    same = {n for n, idxs in agg.placements.items() if sorted(idxs) == held.get(n, [])}
-    if not same:
+    ledger: Ledger | None = None
+    grown: dict[int, PodPlan] = {}
+    kept: set[str] = set()
+    for n, idxs in agg.placements.items():
+        mine = held.get(n, [])
+        if sorted(idxs) == mine:
+            kept.add(n)
+            continue
+        if not mine or not set(mine) <= set(idxs):
+            continue
+        new = [i for i in idxs if i not in set(mine)]
+        claims = [c for i in new for c in job.units[i].claims]
+        group_of = [g for g, i in enumerate(new) for _ in job.units[i].claims]
+        beside = [c for i in mine for c in was[i].claims]
+        problem, found, view = allocate_beside(agg.ctx, n, beside, claims, group_of)
+        if found is None or len(found) != len(claims):
+            continue
+        ledger = ledger or Ledger(job)
+        done = ledger.results(problem, tuple(claims), found)
+        ledger.commit(done, n, view)
+        at = 0
+        for i in new:
+            unit, k = job.units[i], len(job.units[i].claims)
+            grown[i] = PodPlan(unit.name, n, done[at : at + k], None, unit.priority, placed=True)
+            at += k
+        kept.add(n)
+    if not kept:
         return expand_aggregated(job, current, agg, {})
-    rest = {n: idxs for n, idxs in agg.placements.items() if n not in same}
+    rest = {n: idxs for n, idxs in agg.placements.items() if n not in kept}
     # Those nodes' pods are outside the expansion: not in its first plan either (else it would
     # keep that plan for placing more than its own).
-    kept = {i for n in same for i in held[n]}
+    outside = {i for n in kept for i in agg.placements[n]}
     first = [
-        PodPlan(p.name, None, list(job.units[i].claims), None, p.priority, False) if i in kept else p
+        PodPlan(p.name, None, list(job.units[i].claims), None, p.priority, False) if i in outside else p
         for i, p in enumerate(current.pods)
     ]
     got = expand_aggregated(job, replace(current, pods=first), replace(agg, placements=rest), {})
     pods = list(got.pods)
-    for n in same:
-        for i in held[n]:
+    for n in kept:
+        for i in held.get(n, []):
             pods[i] = was[i]
+    for i, p in grown.items():
+        pods[i] = p
     return replace(got, pods=pods)
 
 
@@ -726,6 +798,7 @@ __all__ = [
     "min_devices",
     "region",
     "resolve",
+    "settle",
     "shape_of",
     "stay",
 ]
