@@ -367,6 +367,39 @@ def test_the_trigger_skips_no_gain_where_the_step_moves_a_kept_pod() -> None:
     assert _signature(out) == _signature(always)
 
 
+def test_devices_are_searched_only_on_nodes_whose_pods_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local re-solve settles the model's placements before choosing devices
+    (`local.settle`): the expansion is asked only for nodes whose pods differ in the plan the
+    update returns — a node the model reshuffled and `revert` put back is not searched (here
+    one, without `settle`)."""
+    pods = 8 * 6
+    cluster = Cluster.from_objects(heterogeneous(8, pods, seed=3))
+    remove, add = churn(pods, 0.2, seed=4)
+    asked: list[str] = []
+    expand = local_module.expand_aggregated
+
+    def recording(job: Any, current: Any, agg: Any, stats: Any) -> Any:
+        asked.extend(agg.placements)
+        return expand(job, current, agg, stats)
+
+    monkeypatch.setattr(local_module, "expand_aggregated", recording)
+    planner = Planner(cluster, **OPTS)
+    before = planner.plan()
+    out = planner.update(add=add, remove=remove)
+    assert out.stats["local_gain"] > 0
+
+    def on(plan: PlanOutcome) -> dict[str | None, set[str]]:
+        nodes: dict[str | None, set[str]] = {}
+        for p in plan.pods:
+            if p.placed:
+                nodes.setdefault(p.node, set()).add(p.name)
+        return nodes
+
+    was, now = on(before), on(out)
+    changed = {n for n in {*was, *now} if was.get(n) != now.get(n)}
+    assert asked and set(asked) <= changed
+
+
 def test_the_count_relaxation_lets_pods_move_between_nodes() -> None:
     """`_joint_gain` on the counts of the moved-pod case: two 4-GPU nodes, one holding two pods
     of 2 GPUs (weight 1 each), the other one pod of 1 GPU (weight 3); a pending pod of 4 GPUs
