@@ -129,6 +129,7 @@ def problem_from_context(
         alternatives=tuple(alternatives),
         claims=tuple(claim_infos),
         constraints=tuple(constraints),
+        compat_baseline=dict(ctx.compat),
         invalid_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid()),
         incomplete_pools=tuple(ctx.pools.incomplete_why.get(pid, "") for pid in ctx.pools.incomplete),
     )

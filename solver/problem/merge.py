@@ -165,6 +165,7 @@ def build_multi_node_problem(
         alternatives=alternatives,
         claims=claim_infos,
         constraints=tuple(constraints),
+        compat_baseline={k: v for _, prob in per_node for k, v in prob.compat_baseline.items()},
         invalid_pools=tuple(invalid),
         incomplete_pools=tuple(incomplete),
         nodes=tuple(nodes),
