@@ -155,3 +155,12 @@ def test_no_groups_only_with_no_groups() -> None:
     assert not compat_fits([empty, frozenset("a")])
     assert not compat_fits([frozenset("a"), empty])
     assert compat_admits(None, frozenset("a")) and compat_admits(None, empty)
+
+
+def test_the_reason_names_the_counter_set() -> None:
+    """When only the compatibility groups stand in the way, the reason says so (not "run out")."""
+    cluster = Cluster.from_objects(_objects([["mig"], ["vgpu"]], [], 2))
+    outcome = allocate(cluster, claims=["claim-0"], node="node-1", feature_gates=GATES)
+    assert not outcome.allocated
+    assert "compatibilityGroups on counter set gpu-0 of pool d.example.com/pool-1" in (outcome.reason or "")
+    assert "run out" not in (outcome.reason or "")
