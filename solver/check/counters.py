@@ -19,19 +19,28 @@ from .keys import PoolKey, dev_id
 from .results import Placed
 
 
-def check_counters(ctx: Context, placed: list[Placed]) -> None:
-    """Per pool: consumption of every allocated device (each once) <= each counter's value."""
-    if not ctx.gates.DRAPartitionableDevices:
-        return
-    world = ctx.world
+def _by_pool(
+    ctx: Context, placed: list[Placed]
+) -> tuple[dict[PoolKey, set[str]], dict[PoolKey, list[Placed]]]:
+    """Per pool: the devices existing non-admin results hold, and the new placements of devices
+    that consume counters (the devices that may be charged, or join a counter set)."""
     existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
-    for _, r in world.existing:
+    for _, r in ctx.world.existing:
         if not r.admin_access:
             existing_devs[(r.driver, r.pool)].add(r.device)
     new_by_pool: dict[PoolKey, list[Placed]] = defaultdict(list)
     for p in placed:
         if p.dev is not None and p.dev.device.consumes_counters:
             new_by_pool[(p.key[0], p.key[1])].append(p)
+    return existing_devs, new_by_pool
+
+
+def check_counters(ctx: Context, placed: list[Placed]) -> None:
+    """Per pool: consumption of every allocated device (each once) <= each counter's value."""
+    if not ctx.gates.DRAPartitionableDevices:
+        return
+    world = ctx.world
+    existing_devs, new_by_pool = _by_pool(ctx, placed)
     for pk, users in new_by_pool.items():
         charged_now = [p for p in users if p.key[2] not in existing_devs[pk]]
         if not charged_now:
@@ -70,14 +79,7 @@ def check_compatibility_groups(ctx: Context, placed: list[Placed]) -> None:
     if not (ctx.gates.DRADeviceCompatibilityGroups and ctx.gates.DRAPartitionableDevices):
         return
     world = ctx.world
-    existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
-    for _, r in world.existing:
-        if not r.admin_access:
-            existing_devs[(r.driver, r.pool)].add(r.device)
-    new_by_pool: dict[PoolKey, list[Placed]] = defaultdict(list)
-    for p in placed:
-        if p.dev is not None and p.dev.device.consumes_counters:
-            new_by_pool[(p.key[0], p.key[1])].append(p)
+    existing_devs, new_by_pool = _by_pool(ctx, placed)
     for pk, users in new_by_pool.items():
         joining = [p for p in users if p.key[2] not in existing_devs[pk]]
         if not joining:
