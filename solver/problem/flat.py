@@ -180,6 +180,11 @@ class Alternative:
     """All mode: why a member can never be placed (busy, taint, gate) — the request fails
     (the reference search meets the members in order and may stop earlier, on a constraint
     error; the CP-SAT model and explanations read this)."""
+    fatal: str | None = None
+    """All mode on a node whose pool is incomplete or invalid: upstream's per-node error
+    (kubernetes#141898), raised before any search (`reference.allocate_reference`); the
+    alternative is also `all_blocked`, so a model over several nodes keeps the pod off this
+    node only (docs/semantics.md, "allocationMode All")."""
     rejected: tuple[tuple[str, int], ...] = ()
     """Devices that match the selectors but fail a static check: (reason, how many), for
     explanations ("lack capacity memory", "have a taint the request does not tolerate")."""

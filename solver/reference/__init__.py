@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from ..errors import InputRefused, InvalidPools, SearchAborted
+from ..errors import FailedOnNode, InputRefused, InvalidPools, SearchAborted
 from ..problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
@@ -533,7 +533,11 @@ def allocate_reference(
     """All claims of the problem together, or None (unschedulable on this node).
 
     Raises AllocationError for upstream's fatal errors, including the per-node error for
-    invalid pools when no solution exists."""
+    invalid pools when no solution exists, and before any search the per-node error of an
+    allocationMode All request on an incomplete or invalid pool (`Alternative.fatal`)."""
+    fatal = next((a.fatal for a in problem.alternatives if a.fatal is not None), None)
+    if fatal is not None:
+        raise FailedOnNode(fatal)
     result = search(problem, max_steps=max_steps, memo=memo)
     if result is None and problem.invalid_pools:
         raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))

@@ -58,7 +58,9 @@ def _request_reason(
         for a in req.alternatives:
             alt = problem.alternatives[a]
             if alt.mode == "All":
-                if not alt.candidates:
+                if alt.fatal is not None and alt.all_blocked:  # a pool not ready: before any device
+                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
+                elif not alt.candidates:
                     parts.append(Reason.of(Kind.ALL_NONE, alt.name))
                 elif alt.all_blocked:
                     parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))

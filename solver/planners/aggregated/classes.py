@@ -341,6 +341,7 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
             a.count,
             a.admin,
             a.all_blocked is not None,  # the reason names a device: only whether it is blocked counts
+            a.fatal is not None,
             tuple(
                 sorted(
                     (
