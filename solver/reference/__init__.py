@@ -11,6 +11,9 @@ devices (Q1); counters are charged only once a placement passed every check and 
 back on every backtrack, so a rejected device leaves no charge behind (Q2, Q3); a shared
 device is charged once (Q4).
 
+As upstream (docs/semantics.md, "Device compatibility groups (KEP-5963)"): a device new to its
+counter sets must fit the groups of their members, checked right after the counters.
+
 As upstream (docs/semantics.md, "Admin access"): a dedicated device placed with admin access
 for an earlier claim of the call is in use for the later claims' normal requests. As
 upstream (docs/semantics.md, "allocationMode All"): an All-set is placed member by member, in

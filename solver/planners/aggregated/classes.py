@@ -455,6 +455,8 @@ def _errors(problem: Problem) -> str | None:
     if problem.invalid_pools:
         return f"invalid pools: {', '.join(problem.invalid_pools)}"
     for alt in problem.alternatives:
+        if alt.fatal is not None:  # allocationMode All on a pool not ready: this node fails the pod
+            return alt.fatal
         for cand in alt.candidates:
             if cand.error is not None:
                 return str(cand.error)
