@@ -86,7 +86,7 @@ def pod_forms(job: Job) -> list[PodForm]:
                 v = book.variant(unit.needs, n)
                 if book.refusal(v, n) is None:
                     per_node.setdefault(v.key, (v, []))[1].append(n)
-            by_key.update(per_node)
+            by_key.update({k: (v, tuple(ns)) for k, (v, ns) in per_node.items()})  # hashed by _form_key
         else:
             v = book.variant(unit.needs, None)
             if v.key not in fitting:
