@@ -159,6 +159,23 @@ class Deadline:
             parent=self,
         )
 
+    def share(self, fraction: float) -> Deadline:
+        """A deadline `fraction` of the time left from now: one step's part of the run (the
+        aggregated model before first fit, `planners.policy.Cpsat.without_first_fit`), so
+        that the steps after it still have the rest. It fires this one when it passes: the
+        run's answer then depends on the machine's speed. Why: a step that may end with
+        nothing (a model without a solution yet) must not take all the time that a step
+        sure to place something (first fit) needs."""
+        now = time.monotonic()
+        return Deadline(
+            now + fraction * max(self.at - now, 0.0),
+            self.seconds,
+            False,  # `fired`: this share passed (the run's own says whether the run was cut)
+            started=self.started if self.started is not None else self.at - self.seconds,
+            cpu_started=self.cpu_started,
+            parent=self,
+        )
+
     def __getstate__(self) -> dict[str, Any]:
         # The parent stays here: a worker's firing comes back with its result (`fire`).
         return {"left": max(self.at - time.monotonic(), 0.0), "fired": self.fired, "seconds": self.seconds}

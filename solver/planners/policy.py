@@ -24,10 +24,11 @@ error, never as a wrong allocation. The plan's data (`Job`, `Unit`, ...) is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Protocol
 
 from .. import interrupt
+from ..deadline import fired
 from ..planning.job import Job, ModelVariant, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan, int_stat, proven
 from ..reasons import Kind
@@ -104,6 +105,12 @@ class PerDevice:
         stats["aggregated"] = f"no: {passed.get(Aggregated.name, 'disabled')}"
         return per_device(job, start, stats, "first fit")
 
+
+MODEL_FIRST_SHARE = 0.5
+"""Under `--timeout`, the share of the search's time left that the aggregated model gets before
+first fit (`Cpsat.without_first_fit`): at the model's scale first fit costs more than the model,
+so the model goes first; but a model cut short before its first solution places nothing, and
+first fit after it needs time to place anything (issue #40: 0 of 5,000 pods placed)."""
 
 MODELS: tuple[ModelVariant, ...] = (Complete(), Aggregated(), PerDevice())
 """The variants CP-SAT tries, in order (`Options.models` replaces them for a run)."""
@@ -188,6 +195,12 @@ class Cpsat:
             return None
         if not beyond_per_device(job) or not all(u.claims for u in job.units):
             return None
+        # --timeout: the model gets a share of the time left, first fit the rest when the
+        # model has not proven a plan by then (`MODEL_FIRST_SHARE`); the expansion of its plan
+        # stops at the run's deadline only. Without one, nothing changes.
+        whole = job
+        if job.deadline is not None:
+            job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
         stats: dict[str, object] = {
             "nodes": len(job.nodes),
             "pods": sum(max(len(u.members), 1) for u in job.units),
@@ -202,10 +215,12 @@ class Cpsat:
             agg = aggregate(job, None)
             if isinstance(agg, str):
                 return agg if pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
-            out = expand_aggregated(job, nothing, agg, dict(stats))
+            if job is not whole and fired(job.deadline) and not interrupt.requested():
+                return None  # its share is over: not proven, so first fit runs in the rest
+            out = expand_aggregated(whole, nothing, agg, dict(stats))
         placed = any(p.placed for p in out.pods)
-        # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
-        # far (checked, its status from its own bound) is the best there is.
+        # Ctrl-C (or the run's deadline) during the model: first fit would now place nothing,
+        # so the model's plan so far (checked, its status from its own bound) is the best there is.
         interrupted = interrupt.requested() and placed
         if not interrupted and (not proven(out.stats) or out.stats.get("fallback") or not placed):
             return None
@@ -269,6 +284,7 @@ __all__ = [
     "AGGREGATED_FIRST",
     "ALLOCATORS",
     "MODELS",
+    "MODEL_FIRST_SHARE",
     "PER_DEVICE_ONLY",
     "TABLES",
     "Aggregated",

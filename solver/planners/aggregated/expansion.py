@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...api.models import ResourceClaim
+from ...deadline import passed
 from ...planning.gangs import claimed_units, free_units, gang_counts, gang_reason, short_gangs
 from ...planning.job import Job, Unit, placed_weight
 from ...planning.ledger import Ledger
@@ -127,11 +128,15 @@ def expand_aggregated(
     """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
     node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
     more weight. `stats`: the run's so far (first fit's), completed with the model's and the
-    realized plan's summary (`judge`)."""
+    realized plan's summary (`judge`). Past `job.deadline` (`--timeout`) no further node is
+    expanded: its pods are left out, the plan so far is kept (each node's devices are a
+    search of their own, thousands of them at scale)."""
     ledger = Ledger(job)
     out: dict[int, PodPlan] = {}
     dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
     for node, idxs in agg.placements.items():
+        if passed(job.deadline):
+            break
         claims = [c for i in idxs for c in job.units[i].claims]
         group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
         weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
