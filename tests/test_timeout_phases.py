@@ -51,6 +51,9 @@ class CountingDeadline(Deadline):
     def leaving(self, cpu_seconds: float) -> Deadline:
         return CountingDeadline(self.after, self.looks, parent=self)
 
+    def share(self, fraction: float) -> Deadline:
+        return CountingDeadline(self.after, self.looks, parent=self)
+
 
 _GO_ON = ("dra_solver.deadline", "dra_solver.cli.plan", "contextlib", __name__)
 """Frames that pass a look on: the deadline's helpers, the CLI's reading callback, `with`."""
@@ -306,4 +309,26 @@ def test_the_expansion_stops_at_the_deadline_with_a_checked_plan(at_scale: Clust
     assert later[first] == "dra_solver.planners.aggregated.expansion"
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_a_deadline_passing_while_the_caps_are_found_gives_a_checked_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deadline passes while the aggregated model finds how many pods of a class a node
+    takes (`patterns.cap`), for a class of more pods than a single-node model holds
+    (`MAX_COPIES`): the cap it gives up with is at most that many (the model's components
+    carry no more pods of a class), and the run ends with a checked plan, cut short — it used
+    to end in a KeyError."""
+    import dra_solver.planners.policy as policy
+    from dra_solver.planners.aggregated.patterns import MAX_COPIES
+
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    cluster = _fleet(4, MAX_COPIES + 20)
+    looks: list[str] = []
+    plan(cluster, deadline=CountingDeadline(None, looks))
+    first = looks.index("dra_solver.planners.aggregated.patterns")
+    out = plan(cluster, deadline=CountingDeadline(first, []))
+    assert out.stats[CUT_SHORT] is True
+    after = Cluster.from_objects(cluster_after(cluster, out.pods))
     assert check_cluster(after) == []
