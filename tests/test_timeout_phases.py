@@ -332,3 +332,24 @@ def test_a_deadline_passing_while_the_caps_are_found_gives_a_checked_plan(
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(cluster, out.pods))
     assert check_cluster(after) == []
+
+
+def test_a_model_whose_share_passed_solves_no_component(
+    monkeypatch: pytest.MonkeyPatch, at_scale: Cluster
+) -> None:
+    """The model before first fit whose share has passed stops before its components (the
+    caps' and the single-node models' searches, seconds at thousands of nodes): it solves none,
+    first fit runs and the model after it solves them."""
+    import dra_solver.planners.aggregated.master as master
+
+    real = master.run_units
+    calls: list[int] = []
+
+    def counted(executor: Any, fn: Any, items: Any) -> Any:
+        calls.append(len(items))
+        return real(executor, fn, items)
+
+    monkeypatch.setattr(master, "run_units", counted)
+    out = plan(at_scale, deadline=_ShareGone(None, []))
+    assert len(calls) == 1  # the model after first fit only
+    assert out.stats["reference_placed"] == 12 and out.placed == 12

@@ -248,7 +248,11 @@ def aggregate(
         free=dict(job.book.free),
         memo=job.memo if isinstance(job.memo, ModelMemo) else None,
     )
+    if (cut := _cut_before_a_plan(job, ctx, first, cost, bound_only)) is not None:
+        return cut
     caps, caps_proven = _caps(ctx, units, pods, ncls)
+    if (cut := _cut_before_a_plan(job, ctx, first, cost, bound_only)) is not None:
+        return cut
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
@@ -315,6 +319,20 @@ def aggregate(
     return AggregatedPlan(
         placements, ctx, status, weight, weight_bound, stats, bound_proven=bound_ok, cost=spent
     )
+
+
+def _cut_before_a_plan(
+    job: Job, ctx: ModelContext, first: PlanOutcome | None, cost: NodeCosts | None, bound_only: bool
+) -> AggregatedPlan | None:
+    """A plan placing nothing, its bound unproven, when the deadline (`--timeout`) has passed
+    before the model of a plan without first fit's (`first` None: `policy.Cpsat.
+    without_first_fit`) solved its components; else None. Why: the caps and the single-node
+    models of thousands of nodes take seconds, and such a plan is dropped anyway (first fit
+    runs next, in the time left)."""
+    if first is not None or cost is not None or bound_only or not passed(job.deadline):
+        return None
+    stats: dict[str, object] = {"aggregated_cut": "the deadline passed before the model had a plan"}
+    return AggregatedPlan({}, ctx, "FEASIBLE", 0, 0, stats, bound_proven=False)
 
 
 def _split(classes: list[NodeClass], cost: NodeCosts) -> tuple[list[NodeClass], list[int]]:
