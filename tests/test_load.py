@@ -312,63 +312,69 @@ def test_libyaml_composes_plain_documents_and_the_bounded_composer_the_others(
         list(load.iter_positioned(cycle, "s"))
 
 
-def _random_yaml(rng: random.Random) -> str:
-    """A YAML text of 1-3 documents in flow style: scalars YAML 1.1 resolves to every type
-    (and explicit tags, `<<` merges, `=` keys, complex keys), anchors and aliases — to nodes
-    done, to a node that contains them (a cycle), to no anchor —, alias chains that fan out
-    (past go-yaml's minimums) or nest deeper along the aliases than in the text."""
-    scalars = [
-        "x", "yes", "No", "~", "null", "0o17", "0x1F", "1_000", "1:20", ".nan", "-.inf", "1e3",
-        "2024-01-01", "'q'", '"d"', "!!str 5", "!!int '7'", "!!binary aGVsbG8=", "!!float 1",
-        "=", "!custom v", "''", "-1", "0b101", "+12", "3.", "true",
-    ]  # fmt: skip
+_SCALARS = [
+    "x", "yes", "No", "~", "null", "0o17", "0x1F", "1_000", "1:20", ".nan", "-.inf", "1e3",
+    "2024-01-01", "'q'", '"d"', "!!str 5", "!!int '7'", "!!binary aGVsbG8=", "!!float 1",
+    "=", "!custom v", "''", "-1", "0b101", "+12", "3.", "true",
+]  # fmt: skip
+"""Scalars YAML 1.1 resolves to every type, explicit tags, `=`, an unknown tag."""
 
-    def document() -> str:
-        done: list[str] = []  # anchors of finished nodes
-        open_: list[str] = []  # anchors of nodes being written (an alias to one: a cycle)
-        count = [0]
 
-        def node(depth: int) -> str:
-            r = rng.random()
-            if r < 0.12 and (done or open_):
-                pick = rng.random()
-                if pick < 0.03:
-                    return "*nowhere"
-                if pick < 0.08 and open_:
-                    return "*" + rng.choice(open_)
-                if done:
-                    return "*" + rng.choice(done)
-            anchor = ""
-            if rng.random() < 0.3:
-                count[0] += 1
-                anchor = f"a{count[0]}"
-            prefix = f"&{anchor} " if anchor else ""
-            if depth > rng.choice([2, 3, 4, 6]) or r < 0.45:
-                text = prefix + rng.choice(scalars)
-            else:
-                if anchor:
-                    open_.append(anchor)
-                size = rng.choice([0, 1, 2, 3, 5, 12])
-                kind = rng.random()
-                if kind < 0.45:
-                    tag = rng.choice(["", "", "", "!!seq ", "!!omap "])
-                    text = prefix + tag + "[" + ", ".join(node(depth + 1) for _ in range(size)) + "]"
-                else:
-                    tag = rng.choice(["", "", "", "!!map ", "!!set "])
-                    pairs = []
-                    for _ in range(size):
-                        key = rng.choice(["k", "k", "name", "<<", "=", "1", "null", "? [a]", node(9)])
-                        if key == "<<" and done and rng.random() < 0.7:
-                            pairs.append("<<: *" + rng.choice(done))
-                        else:
-                            pairs.append(f"{key}: {node(depth + 1)}")
-                    text = prefix + tag + "{" + ", ".join(pairs) + "}"
-                if anchor:
-                    open_.remove(anchor)
+class _RandomDocument:
+    """One random YAML document in flow style (`_random_yaml`)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.done: list[str] = []  # anchors of finished nodes
+        self.open: list[str] = []  # anchors of nodes being written (an alias to one: a cycle)
+        self.count = 0
+
+    def alias(self) -> str | None:
+        """An alias to a node done, to one being written (a cycle), to none; or no alias."""
+        pick = self.rng.random()
+        if pick < 0.03:
+            return "*nowhere"
+        if pick < 0.08 and self.open:
+            return "*" + self.rng.choice(self.open)
+        return "*" + self.rng.choice(self.done) if self.done else None
+
+    def node(self, depth: int) -> str:
+        r = self.rng.random()
+        if r < 0.12 and (self.done or self.open) and (alias := self.alias()) is not None:
+            return alias
+        anchor = ""
+        if self.rng.random() < 0.3:
+            self.count += 1
+            anchor = f"a{self.count}"
+        prefix = f"&{anchor} " if anchor else ""
+        if depth > self.rng.choice([2, 3, 4, 6]) or r < 0.45:
+            text = prefix + self.rng.choice(_SCALARS)
+        else:
             if anchor:
-                done.append(anchor)
-            return text
+                self.open.append(anchor)
+            text = prefix + self.collection(depth)
+            if anchor:
+                self.open.remove(anchor)
+        if anchor:
+            self.done.append(anchor)
+        return text
 
+    def collection(self, depth: int) -> str:
+        size = self.rng.choice([0, 1, 2, 3, 5, 12])
+        if self.rng.random() < 0.45:
+            tag = self.rng.choice(["", "", "", "!!seq ", "!!omap "])
+            return tag + "[" + ", ".join(self.node(depth + 1) for _ in range(size)) + "]"
+        tag = self.rng.choice(["", "", "", "!!map ", "!!set "])
+        return tag + "{" + ", ".join(self.pair(depth) for _ in range(size)) + "}"
+
+    def pair(self, depth: int) -> str:
+        key = self.rng.choice(["k", "k", "name", "<<", "=", "1", "null", "? [a]", self.node(9)])
+        if key == "<<" and self.done and self.rng.random() < 0.7:
+            return "<<: *" + self.rng.choice(self.done)
+        return f"{key}: {self.node(depth + 1)}"
+
+    def text(self) -> str:
+        rng = self.rng
         if rng.random() < 0.1:  # fan out: 10 aliases of 10 aliases of ...
             rows = ["a: &l0 [" + ", ".join(["x"] * rng.choice([2, 10])) + "]"]
             for level in range(1, rng.choice([2, 3, 4])):
@@ -377,9 +383,16 @@ def _random_yaml(rng: random.Random) -> str:
         if rng.random() < 0.05:  # deeper along the alias than in the text
             inner, outer = rng.choice([(40, 50), (60, 50), (99, 1), (100, 0)])
             return f"a: &x {'[' * inner}1{']' * inner}\nb: {'[' * outer}*x{']' * outer}"
-        return "top: " + node(0)
+        return "top: " + self.node(0)
 
-    return "\n---\n".join(document() for _ in range(rng.randrange(1, 4))) + "\n"
+
+def _random_yaml(rng: random.Random) -> str:
+    """A YAML text of 1-3 documents in flow style (`_RandomDocument`): scalars YAML 1.1
+    resolves to every type (and explicit tags, `<<` merges, `=` keys, complex keys), anchors
+    and aliases — to nodes done, to a node that contains them (a cycle), to no anchor —, alias
+    chains that fan out (past go-yaml's minimums) or nest deeper along the aliases than in the
+    text."""
+    return "\n---\n".join(_RandomDocument(rng).text() for _ in range(rng.randrange(1, 4))) + "\n"
 
 
 def _shape(value: object, ids: dict[int, int] | None = None) -> object:
