@@ -37,7 +37,9 @@ def plan_aggregated(
             return pools
     agg = aggregate(job, first, cost, force=force)
     if isinstance(agg, str):
-        return agg
+        return (
+            agg if cost is not None or pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
+        )
     return expand_aggregated(job, first, agg, dict(first.stats))
 
 

@@ -137,7 +137,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     pools = {pool_node(pid): pid for pid in sorted(used)}
     slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
     pool_job = _pool_job(job, todo, pools, slices, seen, holders)
-    agg = aggregate(pool_job, _pool_first(first, pools), force=True)
+    agg = aggregate(pool_job, on_pool_nodes(first, pools), force=True)
     if isinstance(agg, str):
         return f"the model over pools does not apply: {agg}"
     agg.stats["pool_nodes"] = len(pools)
@@ -269,13 +269,7 @@ def _pool_job(
     """The job over pool nodes: each pool's slices on its pool node (those no real node
     selects on `NOWHERE`), the claims holding their devices, the units without node resources
     or refused nodes (those that may not be placed refused by every pool node)."""
-    out: list[ResourceSlice] = []
-    for vn, pid in pools.items():
-        for s in slices[pid]:
-            shown = any((pid[0], pid[1], d.name) in seen for d in s.spec.devices)
-            where = vn if shown or not s.spec.devices else NOWHERE
-            spec = s.spec.model_copy(update={"node_name": where, "node_selector": None, "all_nodes": None})
-            out.append(s.model_copy(update={"spec": spec}))
+    out = pool_slices(pools, slices, seen)
     mine = {pid for pid in pools.values()}
     claims = {
         k: c
@@ -297,9 +291,13 @@ def _pool_job(
     )
 
 
-def _pool_first(first: PlanOutcome | None, pools: Mapping[str, PoolID]) -> PlanOutcome | None:
-    """First fit's plan with each placed pod on its pool's node (a pod whose devices are not
-    of one modelled pool counts as not placed there)."""
+def on_pool_nodes(
+    first: PlanOutcome | None, pools: Mapping[str, PoolID], others: bool = False
+) -> PlanOutcome | None:
+    """First fit's plan with each placed pod whose devices are all in one modelled pool on
+    that pool's node; a pod with devices of two pools, or of one not modelled, counts as not
+    placed — `others`: a pod with no device of a modelled pool stays where it is (the real
+    nodes are in the model too, `aggregated.racks`)."""
     if first is None:
         return None
     node = {pid: vn for vn, pid in pools.items()}
@@ -311,9 +309,30 @@ def _pool_first(first: PlanOutcome | None, pools: Mapping[str, PoolID]) -> PlanO
             if c.status and c.status.allocation
             for r in c.status.allocation.devices.results
         }
+        if others and (not p.placed or not got & node.keys()):
+            out.append(p)
+            continue
         vn = node.get(next(iter(got))) if p.placed and len(got) == 1 else None
         out.append(replace(p, node=vn, placed=vn is not None))
     return PlanOutcome(out, first.allocator, dict(first.stats))
 
 
-__all__ = ["NO_POOLS", "NOWHERE", "PoolPlan", "pool_node", "pooled"]
+def pool_slices(
+    pools: Mapping[str, PoolID],
+    slices: Mapping[PoolID, list[ResourceSlice]],
+    seen: frozenset[tuple[str, str, str]],
+) -> list[ResourceSlice]:
+    """Each pool's slices on its pool node: those with a device in `seen` (the devices the
+    real nodes see of it) or none (counter sets), the others on `NOWHERE` (kept for the
+    pool's completeness)."""
+    out: list[ResourceSlice] = []
+    for vn, pid in pools.items():
+        for s in slices[pid]:
+            shown = any((pid[0], pid[1], d.name) in seen for d in s.spec.devices)
+            where = vn if shown or not s.spec.devices else NOWHERE
+            spec = s.spec.model_copy(update={"node_name": where, "node_selector": None, "all_nodes": None})
+            out.append(s.model_copy(update={"spec": spec}))
+    return out
+
+
+__all__ = ["NO_POOLS", "NOWHERE", "PoolPlan", "on_pool_nodes", "pool_node", "pool_slices", "pooled"]

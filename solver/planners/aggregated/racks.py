@@ -50,7 +50,7 @@ from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
 from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
-from .pools import MAX_KINDS, NO_POOLS, NOWHERE, _confined, _holders, pool_node
+from .pools import MAX_KINDS, NO_POOLS, _confined, _holders, on_pool_nodes, pool_node, pool_slices
 
 NETWORK_ONLY = "uses network-attached devices: runs where its pool is seen"
 """Why a pool pod may not use a real node in the model (it uses a pool node)."""
@@ -103,18 +103,46 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
     if isinstance(seen, str):
         return seen
     devices, seers = seen
-    holders = _holders(cluster, shared_pools)
-    view = replace(cluster, slices=shared, claims=holders)
+    view = replace(cluster, slices=shared, claims=_holders(cluster, shared_pools))
     groups: dict[frozenset[PoolID], str] = {}
     for n in names:
         groups.setdefault(frozenset(p for p, ns in seers.items() if n in ns), n)
-    local_reps = _local_reps(cluster, local, names)
+    found = _pool_units(job, todo, view, list(groups.values()), _local_reps(cluster, local, names))
+    if isinstance(found, str):
+        return found
+    pool_units, used = found
+    if not used:
+        return "no pod may use a network-attached device"
+    pools = {pool_node(pid): pid for pid in sorted(used)}
+    slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
+    order = {n: j for j, n in enumerate(names)}
+    by_node = {vn: tuple(sorted(seers.get(pid, ()), key=order.__getitem__)) for vn, pid in pools.items()}
+    combined = _combined(job, local, pools, slices, devices, by_node, pool_units)
+    agg = aggregate(combined, on_pool_nodes(first, pools, others=True), force=True)
+    if isinstance(agg, str):
+        return f"the model over nodes and pools does not apply: {agg}"
+    agg.stats["pool_nodes"] = len(pools)
+    return RackPlan(agg, combined, pools, by_node, slices, frozenset(pool_units))
+
+
+Devices = frozenset[tuple[str, str, str]]
+LocalReps = tuple[Cluster, LocalViews, list[str]]
+"""The nodes' own slices as a cluster, its views, one node per kind (`_local_reps`)."""
+
+
+def _pool_units(
+    job: Job, todo: list[int], view: Cluster, reps: list[str], local: LocalReps
+) -> tuple[set[int], set[PoolID]] | str:
+    """The pool pods among `todo` and the pools they may use (condition 2: `view`, the
+    network-attached slices; `reps`, one node per group that sees the same pools), or why a
+    pod's devices may span pools or kinds of device."""
+    units = job.units
     pool_units: set[int] = set()
     used: set[PoolID] = set()
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         net = False
-        for rep in groups.values():
+        for rep in reps:
             problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
             if not any(a.candidates for a in problem.alternatives):
                 continue
@@ -130,28 +158,11 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
             if why is not None:
                 return why
             used |= mine
-        if not net:
-            continue
-        if _uses_local(job, local_reps, claims):
+        if net and _uses_local(job, local, claims):
             return f"claim {claims[0].namespaced_name} may use network-attached and node-local devices"
-        pool_units |= set(k.units)
-    if not used:
-        return "no pod may use a network-attached device"
-    pools = {pool_node(pid): pid for pid in sorted(used)}
-    slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
-    order = {n: j for j, n in enumerate(names)}
-    by_node = {vn: tuple(sorted(seers.get(pid, ()), key=order.__getitem__)) for vn, pid in pools.items()}
-    combined = _combined(job, local, pools, slices, devices, by_node, pool_units)
-    agg = aggregate(combined, _combined_first(first, pools), force=True)
-    if isinstance(agg, str):
-        return f"the model over nodes and pools does not apply: {agg}"
-    agg.stats["pool_nodes"] = len(pools)
-    return RackPlan(agg, combined, pools, by_node, slices, frozenset(pool_units))
-
-
-Devices = frozenset[tuple[str, str, str]]
-LocalReps = tuple[Cluster, LocalViews, list[str]]
-"""The nodes' own slices as a cluster, its views, one node per kind (`_local_reps`)."""
+        if net:
+            pool_units |= set(k.units)
+    return pool_units, used
 
 
 def _seen(
@@ -228,14 +239,8 @@ def _combined(
     """The job over real nodes and pool nodes (module docstring): each pool's slices on its
     pool node (those none of its nodes sees on `NOWHERE`); pool pods only on the pool nodes a
     node they may use sees, without node resources; the others on real nodes only."""
-    out: list[ResourceSlice] = list(local)
-    for vn, pid in pools.items():
-        for s in slices[pid]:
-            shown = any((pid[0], pid[1], d.name) in devices.get(pid, frozenset()) for d in s.spec.devices)
-            where = vn if shown or not s.spec.devices else NOWHERE
-            spec = s.spec.model_copy(update={"node_name": where, "node_selector": None, "all_nodes": None})
-            out.append(s.model_copy(update={"spec": spec}))
-    cluster = replace(job.cluster, slices=out)
+    seen = frozenset(d for pid in pools.values() for d in devices.get(pid, frozenset()))
+    cluster = replace(job.cluster, slices=[*local, *pool_slices(pools, slices, seen)])
     real = [n for n in job.nodes if n is not None]
     units = []
     for i, u in enumerate(job.units):
@@ -250,30 +255,6 @@ def _combined(
     for vn in pools:
         book.free[vn] = book.allocatable[vn] = None
     return replace(job, cluster=cluster, units=tuple(units), nodes=(*job.nodes, *pools), book=book)
-
-
-def _combined_first(first: PlanOutcome | None, pools: dict[str, PoolID]) -> PlanOutcome | None:
-    """First fit's plan with each pod whose devices are all in one modelled pool on that
-    pool's node, the others where they are (a pod using a pool and its node's own devices
-    counts as not placed)."""
-    if first is None:
-        return None
-    node = {pid: vn for vn, pid in pools.items()}
-    out = []
-    for p in first.pods:
-        got = {
-            (r.driver, r.pool)
-            for c in p.claims
-            if c.status and c.status.allocation
-            for r in c.status.allocation.devices.results
-        }
-        mine = {node[g] for g in got if g in node}
-        if not p.placed or not mine:
-            out.append(p)
-            continue
-        vn = next(iter(mine)) if len(got) == 1 else None
-        out.append(replace(p, node=vn, placed=vn is not None))
-    return PlanOutcome(out, first.allocator, dict(first.stats))
 
 
 __all__ = ["RackPlan", "racked"]
