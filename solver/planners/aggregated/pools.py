@@ -46,7 +46,7 @@ from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
 from ...problem.demand import NodeBook
 from ...problem.flat import Problem, Value
-from .classes import pod_classes
+from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
 
 MAX_KINDS = 64
@@ -119,6 +119,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     if rep is None:
         return "every node has slices of its own"
     used: set[PoolID] = set()
+    reps = local_reps(cluster, [s for s in cluster.slices if s.spec.node_name is not None], names)
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
@@ -130,7 +131,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
             for a in problem.alternatives
             for c in a.candidates
         }
-        if _uses_own_devices(job, claims, [n for n in names if n in own]):
+        if uses_local(job, reps, claims):
             return f"claim {claims[0].namespaced_name} may also use devices of a node's own slices"
     if not used:
         return "no pod may use a network-attached device"
@@ -243,16 +244,30 @@ def _confined(problem: Problem, claim: ResourceClaim) -> str | None:
     return f"claim {ref}: its devices may come from two pools (no matchAttribute on a value of one pool)"
 
 
-def _uses_own_devices(job: Job, claims: tuple[ResourceClaim, ...], nodes: list[str]) -> bool:
-    """Whether `claims` have a candidate among the devices of a node's own slices (condition 1)."""
-    cluster = job.cluster
-    by_node: dict[str, list[ResourceSlice]] = {}
-    for s in cluster.slices:
-        if s.spec.node_name is not None:
-            by_node.setdefault(s.spec.node_name, []).append(s)
+LocalReps = tuple[Cluster, LocalViews, list[str]]
+"""The nodes' own slices as a cluster, its views, one node per kind (`local_reps`)."""
+
+
+def local_reps(cluster: Cluster, local: list[ResourceSlice], names: list[str]) -> LocalReps:
+    """The cluster of the nodes' own slices, its views, and one node per kind of node
+    (`classes.twin_key`: the same Problem up to names for any claims) that has slices."""
+    own = replace(cluster, slices=local)
+    views = LocalViews(own)
+    reps: dict[object, str] = {}
+    for n in names:
+        if n not in views.node_pools:
+            continue
+        key = twin_key(own, views, n)
+        reps.setdefault(key if key is not None else ("node", n), n)
+    return own, views, list(reps.values())
+
+
+def uses_local(job: Job, reps: LocalReps, claims: tuple[ResourceClaim, ...]) -> bool:
+    """Whether `claims` have a candidate among some node's own devices (condition 1 here,
+    condition 2 of `aggregated.racks`)."""
+    own, views, nodes = reps
     for n in nodes:
-        local = replace(cluster, slices=by_node.get(n, []))
-        problem = build_problem(local, claims, n, job.gates, cache=job.cache)
+        problem = build_problem(views.of(own, n), claims, n, job.gates, cache=job.cache)
         if any(a.candidates for a in problem.alternatives):
             return True
     return False
@@ -335,4 +350,15 @@ def pool_slices(
     return out
 
 
-__all__ = ["NO_POOLS", "NOWHERE", "PoolPlan", "on_pool_nodes", "pool_node", "pool_slices", "pooled"]
+__all__ = [
+    "NO_POOLS",
+    "NOWHERE",
+    "PoolPlan",
+    "on_pool_nodes",
+    "pool_node",
+    "pool_slices",
+    "pooled",
+    "uses_local",
+    "local_reps",
+    "LocalReps",
+]

@@ -43,14 +43,25 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...api.cluster import Cluster
-from ...api.models import ResourceClaim, ResourceSlice
+from ...api.models import ResourceSlice
 from ...inventory import NodeView, PoolID, gather_pools, selector_reads, visible_devices
 from ...planning.job import Job
 from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
-from .classes import LocalViews, pod_classes, twin_key
+from .classes import pod_classes
 from .master import AggregatedPlan, aggregate, not_aggregated
-from .pools import MAX_KINDS, NO_POOLS, _confined, _holders, on_pool_nodes, pool_node, pool_slices
+from .pools import (
+    MAX_KINDS,
+    NO_POOLS,
+    LocalReps,
+    _confined,
+    _holders,
+    local_reps,
+    on_pool_nodes,
+    pool_node,
+    pool_slices,
+    uses_local,
+)
 
 NETWORK_ONLY = "uses network-attached devices: runs where its pool is seen"
 """Why a pool pod may not use a real node in the model (it uses a pool node)."""
@@ -107,7 +118,7 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
     groups: dict[frozenset[PoolID], str] = {}
     for n in names:
         groups.setdefault(frozenset(p for p, ns in seers.items() if n in ns), n)
-    found = _pool_units(job, todo, view, list(groups.values()), _local_reps(cluster, local, names))
+    found = _pool_units(job, todo, view, list(groups.values()), local_reps(cluster, local, names))
     if isinstance(found, str):
         return found
     pool_units, used = found
@@ -126,8 +137,6 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
 
 
 Devices = frozenset[tuple[str, str, str]]
-LocalReps = tuple[Cluster, LocalViews, list[str]]
-"""The nodes' own slices as a cluster, its views, one node per kind (`_local_reps`)."""
 
 
 def _pool_units(
@@ -158,7 +167,7 @@ def _pool_units(
             if why is not None:
                 return why
             used |= mine
-        if net and _uses_local(job, local, claims):
+        if net and uses_local(job, local, claims):
             return f"claim {claims[0].namespaced_name} may use network-attached and node-local devices"
         if net:
             pool_units |= set(k.units)
@@ -197,34 +206,6 @@ def _seen(
                 return f"nodes see different devices of network-attached pool {p.driver}/{p.name}"
             seers.setdefault(pid, set()).update(ns)
     return devices, seers
-
-
-def _local_reps(
-    cluster: Cluster, local: list[ResourceSlice], names: list[str]
-) -> tuple[Cluster, LocalViews, list[str]]:
-    """The cluster of the nodes' own slices, its views, and one node per kind of node
-    (`classes.twin_key`: the same Problem up to names for any claims) that has slices."""
-    own = replace(cluster, slices=local)
-    views = LocalViews(own)
-    reps: dict[object, str] = {}
-    for n in names:
-        if n not in views.node_pools:
-            continue
-        key = twin_key(own, views, n)
-        reps.setdefault(key if key is not None else ("node", n), n)
-    return own, views, list(reps.values())
-
-
-def _uses_local(
-    job: Job, reps: tuple[Cluster, LocalViews, list[str]], claims: tuple[ResourceClaim, ...]
-) -> bool:
-    """Whether `claims` have a candidate among some node's own devices (condition 2)."""
-    own, views, nodes = reps
-    for n in nodes:
-        problem = build_problem(views.of(own, n), claims, n, job.gates, cache=job.cache)
-        if any(a.candidates for a in problem.alternatives):
-            return True
-    return False
 
 
 def _combined(
