@@ -51,7 +51,6 @@ from ...problem.build import build_problem
 from .classes import pod_classes
 from .master import AggregatedPlan, aggregate, not_aggregated
 from .pools import (
-    MAX_KINDS,
     NO_POOLS,
     LocalReps,
     _confined,
@@ -68,6 +67,9 @@ NETWORK_ONLY = "uses network-attached devices: runs where its pool is seen"
 NODE_ONLY = "uses no network-attached device"
 """Why another pod may not use a pool node."""
 UNSEEN = "no node it may use sees this pool"
+MAX_KINDS = 2048
+"""Kinds of node (by the labels the network-attached slices select on) compared one by one: a
+rack each, at 20 nodes a rack up to 40,000 nodes."""
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,10 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
     if isinstance(seen, str):
         return seen
     devices, seers = seen
-    view = replace(cluster, slices=shared, claims=_holders(cluster, shared_pools))
     groups: dict[frozenset[PoolID], str] = {}
     for n in names:
         groups.setdefault(frozenset(p for p, ns in seers.items() if n in ns), n)
-    found = _pool_units(job, todo, view, list(groups.values()), local_reps(cluster, local, names))
+    found = _pool_units(job, todo, _group_views(cluster, shared, groups), local_reps(cluster, local, names))
     if isinstance(found, str):
         return found
     pool_units, used = found
@@ -139,19 +140,39 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
 Devices = frozenset[tuple[str, str, str]]
 
 
+def _group_views(
+    cluster: Cluster, shared: list[ResourceSlice], groups: dict[frozenset[PoolID], str]
+) -> list[tuple[str, Cluster]]:
+    """One node of each group of nodes that sees the same pools (none: no group), with the
+    part of the cluster those pools are: their slices, the claims holding their devices."""
+    by_pool: dict[PoolID, list[ResourceSlice]] = {}
+    for s in shared:
+        by_pool.setdefault((s.spec.driver, s.spec.pool.name), []).append(s)
+    holders = _holders(cluster, set(by_pool))
+    out = []
+    for group, rep in groups.items():
+        if not group:
+            continue
+        mine = _holders(replace(cluster, claims=holders), set(group))
+        out.append(
+            (rep, replace(cluster, slices=[s for p in sorted(group) for s in by_pool[p]], claims=mine))
+        )
+    return out
+
+
 def _pool_units(
-    job: Job, todo: list[int], view: Cluster, reps: list[str], local: LocalReps
+    job: Job, todo: list[int], reps: list[tuple[str, Cluster]], local: LocalReps
 ) -> tuple[set[int], set[PoolID]] | str:
-    """The pool pods among `todo` and the pools they may use (condition 2: `view`, the
-    network-attached slices; `reps`, one node per group that sees the same pools), or why a
-    pod's devices may span pools or kinds of device."""
+    """The pool pods among `todo` and the pools they may use (condition 2: `reps`, one node
+    per group that sees the same pools, with their part of the cluster), or why a pod's
+    devices may span pools or kinds of device."""
     units = job.units
     pool_units: set[int] = set()
     used: set[PoolID] = set()
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         net = False
-        for rep in reps:
+        for rep, view in reps:
             problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
             if not any(a.candidates for a in problem.alternatives):
                 continue
