@@ -185,9 +185,9 @@ def test_dra_served_extended_resources_plan_as_the_per_device_model_does(objs: l
                 assert not p.claims and not p.extended
 
 
-def test_a_rack_pool_is_one_pool_node_shared_by_its_nodes() -> None:
-    """Two racks of two nodes, each node one GPU, each rack two FPGAs: four GPU pods and four
-    FPGA pods all fit — two FPGA pods per rack, on any of its nodes — proven."""
+def _two_racks(nodes: int, cpu: int) -> list[dict[str, Any]]:
+    """Two racks of `nodes` nodes with `cpu` cpu and one GPU each, each rack a pool of two
+    FPGAs; the one-GPU and one-FPGA templates."""
     objs = [
         _class("gpu", GPU),
         _class("fpga", FPGA),
@@ -196,9 +196,16 @@ def test_a_rack_pool_is_one_pool_node_shared_by_its_nodes() -> None:
     ]
     for r in range(2):
         objs.append(_rack_pool(r, 2))
-        for j in range(2):
-            name = f"n{2 * r + j}"
-            objs += [_node(name, r, 8), _slice(name, GPU, 1, nodeName=name)]
+        for j in range(nodes):
+            name = f"n{nodes * r + j}"
+            objs += [_node(name, r, cpu), _slice(name, GPU, 1, nodeName=name)]
+    return objs
+
+
+def test_a_rack_pool_is_one_pool_node_shared_by_its_nodes() -> None:
+    """Two racks of two nodes, each node one GPU, each rack two FPGAs: four GPU pods and four
+    FPGA pods all fit — two FPGA pods per rack, on any of its nodes — proven."""
+    objs = _two_racks(nodes=2, cpu=8)
     objs += [_pod(f"g{i}", "gpu-1") for i in range(4)] + [_pod(f"f{i}", "fpga-1") for i in range(5)]
     agg, exact = _both(objs)
     assert str(agg.stats["pooled"]).startswith("yes: 2 network-attached pools as nodes beside the real ones")
@@ -210,14 +217,7 @@ def test_node_resources_the_model_relaxes_still_bound_the_plan() -> None:
     """One node per rack with room for one pod (cpu 2), one GPU and two FPGAs: the model
     places a GPU pod and an FPGA pod on each rack, but only one pod runs per node; the plan
     drops what does not fit and its bound stays a bound."""
-    objs = [
-        _class("gpu", GPU),
-        _class("fpga", FPGA),
-        _template("gpu-1", "gpu", 1),
-        _template("fpga-1", "fpga", 1),
-    ]
-    for r in range(2):
-        objs += [_rack_pool(r, 2), _node(f"n{r}", r, 2), _slice(f"n{r}", GPU, 1, nodeName=f"n{r}")]
+    objs = _two_racks(nodes=1, cpu=2)
     objs += [_pod(f"g{i}", "gpu-1") for i in range(2)] + [_pod(f"f{i}", "fpga-1") for i in range(2)]
     agg, exact = _both(objs)
     assert "beside the real ones" in str(agg.stats["pooled"])
