@@ -77,9 +77,8 @@ class RackPlan:
     """The aggregated plan over real nodes and pool nodes, and what turns it into a real plan."""
 
     agg: AggregatedPlan
-    """`master`'s plan of the combined job (`job`): node or pool node -> units placed there."""
-    job: Job
-    """The combined job: real nodes with their own slices, pool nodes with their pools."""
+    """`master`'s plan of the combined job (`_combined`: real nodes with their own slices, pool
+    nodes with their pools): node or pool node -> units placed there."""
     pools: dict[str, PoolID]
     """Pool node -> its pool."""
     seers: dict[str, tuple[str, ...]]
@@ -134,7 +133,7 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
     if isinstance(agg, str):
         return f"the model over nodes and pools does not apply: {agg}"
     agg.stats["pool_nodes"] = len(pools)
-    return RackPlan(agg, combined, pools, by_node, slices, frozenset(pool_units))
+    return RackPlan(agg, pools, by_node, slices, frozenset(pool_units))
 
 
 Devices = frozenset[tuple[str, str, str]]
