@@ -16,8 +16,8 @@ from ...inventory import (
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...problem.demand import demand_total
+from ...reasons.words import with_refs
 from .engine import ShapeKey, _node_texts, _Placing, _refs, _shape, _Tried
-from .words import with_refs
 
 
 @dataclass(frozen=True)
