@@ -6,7 +6,7 @@ It is said here only, when the realized plan reaches a bound that holds for ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..api.cluster import Cluster
@@ -80,6 +80,30 @@ def verdict(
         status = Status.OPTIMAL_WITHIN_CAP if capped else Status.OPTIMAL
     gap = None if bound is None else bound - objective
     return Verdict(status, objective, bound, bound_from, gap, cut_short)
+
+
+def aggregated_status(objective: int, proven: bool) -> Status:
+    """The aggregated model's own status (`aggregated.master.AggregatedPlan.status`): OPTIMAL
+    when every component reached its bound (`proven`), before the expansion to devices, whose
+    plan gets its own verdict (`judge`)."""
+    return verdict(objective, None, "the aggregated model's components", proven=proven).status
+
+
+def model_bound(status: Mapping[str, str], bounds: Mapping[str, int], stage: str, value: int) -> int | None:
+    """A proven bound of a CP-SAT stage's optimum (`cpsat.CpsatOutcome`): its `value` when
+    the stage was proven optimal, else CP-SAT's bound of it (None: none known)."""
+    return value if status.get(stage) == Status.OPTIMAL else bounds.get(stage)
+
+
+def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
+    """The plan the final check returned (`planning.finish.per_pod`) with a verdict of its own:
+    when the check was cut short it returns a plan placing nothing, without the verdict of the
+    plan it did not return (`before`); that plan gets one here, on the same bound (the bound
+    holds for every plan). Otherwise `done` as it is."""
+    if before is None or done.verdict is not None:
+        return done
+    told = verdict(done.weight, before.bound, before.bound_from, cut_short=before.cut_short)
+    return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
 
 
 def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:

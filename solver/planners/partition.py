@@ -150,7 +150,7 @@ def plan_partitioned(
         "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,
         "repair": options.repair,
         "part_placed": [o.placed for o in outcomes],
-        "part_status": [o.stats.get("status") for o in outcomes],
+        "part_status": [None if o.verdict is None else o.verdict.status.value for o in outcomes],
         "parts_time": round(t_parts, 3),
         "time": round(time.perf_counter() - start, 3),
     }

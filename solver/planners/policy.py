@@ -29,7 +29,7 @@ from typing import ClassVar, Protocol
 
 from .. import interrupt
 from ..planning.job import Job, ModelVariant, placed_weight
-from ..planning.outcome import PlanOutcome, PodPlan, int_stat, proven
+from ..planning.outcome import PlanOutcome, PodPlan, proven
 from ..reasons import Kind
 from ..reference import DEFAULT_MAX_STEPS
 from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_pooled
@@ -97,7 +97,8 @@ class PerDevice:
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
         if start.allocator == NAME:  # an earlier variant's plan, with a gap left
             stats = dict(start.stats, aggregated="yes, then the per-device model (a gap remained)")
-            prior = (int_stat(start.stats, "bound"), str(start.stats["bound_from"]))
+            told = start.verdict
+            prior = None if told is None or told.bound is None else (told.bound, told.bound_from)
             kept = "aggregated model" if not start.stats.get("fallback") else "first fit"
             return per_device(job, start, stats, kept, prior)
         stats = dict(start.stats)
@@ -207,7 +208,7 @@ class Cpsat:
         # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
         # far (checked, its status from its own bound) is the best there is.
         interrupted = interrupt.requested() and placed
-        if not interrupted and (not proven(out.stats) or out.stats.get("fallback") or not placed):
+        if not interrupted and (not proven(out) or out.stats.get("fallback") or not placed):
             return None
         for p in out.pods:  # left out: worded on the plan by `crowded_reasons` (or as interrupted)
             if not p.placed and p.is_(Kind.LEFT_OUT):
@@ -258,7 +259,7 @@ def beyond_per_device(job: Job) -> bool:
 
 def _refine(job: Job, out: PlanOutcome) -> bool:
     """Whether a later variant (the per-device model) should try to close the plan's gap."""
-    if proven(out.stats) or interrupt.requested():
+    if proven(out) or interrupt.requested():
         return False
     # Over network-attached pools the per-device model has a copy of every pool per node: it
     # would not close the gap, it would blow up (issue #40).

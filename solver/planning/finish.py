@@ -27,7 +27,7 @@ from ..gates import FeatureGates
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
 from .job import Member, Options, Unit
-from .outcome import PlanOutcome, PlanSummary, PodPlan
+from .outcome import VERDICT_KEYS, PlanOutcome, PlanSummary, PodPlan
 
 CHECK_CPU_PER_POD = 0.0003
 """CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
@@ -103,7 +103,9 @@ def per_pod(
         done = _per_pod(cluster, units, outcome, gates, deadline)
     except _CheckCutShort:
         unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
-        nothing = PlanOutcome(unchecked, outcome.allocator, dict(outcome.stats))
+        # no verdict: the one made was of the plan not returned (`planners.bounds.checked`)
+        stats = {k: v for k, v in outcome.stats.items() if k not in VERDICT_KEYS}
+        nothing = PlanOutcome(unchecked, outcome.allocator, stats)
         done = _per_pod(cluster, units, nothing, gates, None)
     record(done.stats, deadline)  # stats["cut_short_by_timeout"]: it fired
     return done
@@ -159,7 +161,7 @@ def _per_pod(
         )
         if violations:
             raise CheckFailed(violations)
-    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
+    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats, verdict=outcome.verdict))
     return PlanOutcome(
         pods, outcome.allocator, {**outcome.stats, **realized.stats()}, verdict=outcome.verdict
     )

@@ -1,15 +1,15 @@
-"""What a plan returns (`PodPlan`, `PlanOutcome`) and the numbers it reports (`PlanSummary`),
-counted on the realized plan (DESIGN "What a status proves").
+"""What a plan returns (`PodPlan`, `PlanOutcome`), what it may claim (`Verdict`) and the numbers
+it reports (`PlanSummary`), counted on the realized plan (DESIGN "What a status proves").
 
 Why a module: the summary line on stderr, the `-o table` summary, the HTML report and
 `PlanOutcome.stats` say the same thing, and each number must describe what is in the output —
 the pods after expansion to devices and after the final check, every pod (also each pod of a
-claim several pods share) with its own priority weight (`problem.flat.claim_weight`). The
-allocators' stats speak of their model: units (pods joined by a shared claim count once),
-patterns, the model's objective before expansion. Only the **bound** is taken from them — a
-bound is a claim about every plan, which the realized plan cannot supply — and the status is
-OPTIMAL only when the realized objective meets it. Kept on the planning floor, beside the
-outcome types, so that the planners and `planning.finish` read it without importing `output/`.
+claim several pods share) with its own priority weight (`problem.flat.claim_weight`). What the
+plan claims — status, bound, gap — is its `Verdict`, made by `planners.bounds.verdict` only and
+read here as it is: nothing on this floor or above judges a status again. The allocators' stats
+(`Stats`) are diagnostics: they speak of their model (units, patterns, the model's objective
+before expansion). Kept on the planning floor, beside the outcome types, so that the planners
+and `planning.finish` read it without importing `output/`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def _number(value: object) -> Number | None:
 
 @dataclass(frozen=True)
 class PlanSummary:
-    """One plan's summary: counts and objective from the pods in the output, the bound (and
-    the gap to it) from the allocator's stats, first fit's count of pods it placed."""
+    """One plan's summary: counts and objective from the pods in the output, the status, bound
+    and gap from its `Verdict`, first fit's count of pods it placed (from the stats)."""
 
     allocator: str
     placed: int
@@ -45,10 +45,12 @@ class PlanSummary:
     """Pods in the output."""
     objective: int
     """The realized placed weight (`PlanOutcome.weight`: each placed pod with its own priority)."""
-    status: str | None
-    """The allocator's status; OPTIMAL only when `objective` equals `bound`."""
+    status: Status | None
+    """The plan's status, as its `Verdict` says (None: no verdict, first fit's plan)."""
     bound: Number | None
-    """An upper bound on `objective` over every valid plan, from the stats (None: none known)."""
+    """An upper bound on `objective` over every valid plan, from the verdict (None: none known)."""
+    gap: Number | None = None
+    """`bound - objective`, in the objective's unit, from the verdict (None: no bound)."""
     fallback: str | None = None
     """What the allocator kept instead of its own plan (first fit), if anything."""
     first_fit_placed: int | None = None
@@ -59,20 +61,18 @@ class PlanSummary:
     """Pods the plan model placed that its expansion to devices did not (each listed with that
     reason); 0 when the allocator kept first fit's plan instead."""
 
-    @property
-    def gap(self) -> Number | None:
-        """`bound - objective`, in the objective's unit."""
-        return None if self.bound is None else self.bound - self.objective
-
     @classmethod
     def of(cls, outcome: PlanOutcome) -> PlanSummary:
-        pods, allocator, stats = outcome.pods, outcome.allocator, outcome.stats
+        """The counts of `outcome`'s pods and what its verdict says (status, bound, gap), read
+        as they are: a verdict describes the plan it came with (`Verdict.objective` is the
+        realized weight; `planners.bounds.verdict` makes a new one when the plan changes)."""
+        pods, allocator, stats, told = outcome.pods, outcome.allocator, outcome.stats, outcome.verdict
         objective = outcome.weight
-        status = stats.get("status", stats.get("cpsat_status"))
-        bound = next((b for k in ("bound", "cpsat_bound") if (b := _number(stats.get(k))) is not None), None)
-        if status == "OPTIMAL" and bound is not None and objective != bound:
-            status = "FEASIBLE"  # the model's optimum did not survive expansion, or units differ
-        model = stats.get("model_objective", stats.get("objective", stats.get("cpsat_objective")))
+        if told is not None and told.objective != objective:
+            raise ValueError(
+                f"the verdict speaks of a plan of weight {told.objective}, this one weighs {objective}"
+            )
+        model = stats.get("model_objective")
         first = _number(stats.get("reference_placed"))
         dropped = _number(stats.get("expansion_dropped")) if not stats.get("fallback") else None
         return cls(
@@ -80,11 +80,12 @@ class PlanSummary:
             placed=sum(p.placed for p in pods),
             total=len(pods),
             objective=objective,
-            status=None if status is None else str(status),
-            bound=bound,
+            status=None if told is None else told.status,
+            bound=None if told is None else told.bound,
+            gap=None if told is None else told.gap,
             fallback=str(stats["fallback"]) if stats.get("fallback") else None,
             first_fit_placed=int(first) if first is not None and allocator != "reference" else None,
-            model_objective=model if model != objective else None,
+            model_objective=model if model is not None and model != objective else None,
             dropped=int(dropped or 0),
         )
 
@@ -92,7 +93,7 @@ class PlanSummary:
         """What `PlanOutcome.stats` says of the realized plan (merged over the allocator's)."""
         out: dict[str, object] = {"placed": self.placed, "pods": self.total, "objective": self.objective}
         if self.status is not None:
-            out["status"] = self.status
+            out["status"] = self.status.value
         if self.gap is not None:
             out["gap"] = self.gap
         if self.model_objective is not None:
@@ -215,10 +216,16 @@ class Status(StrEnum):
     """`--partitions`: parts planned apart, then a repair pass; the bound is the whole's."""
 
 
-def proven(stats: Mapping[str, object]) -> bool:
-    """Whether a plan's `stats` say OPTIMAL: the one reading of the status `verdict` wrote, for
-    the code that acts on a proven plan (stop refining, keep an update, word a reason)."""
-    return stats.get("status") == Status.OPTIMAL
+def proven(outcome: PlanOutcome) -> bool:
+    """Whether `outcome`'s verdict says OPTIMAL: the one reading of the status
+    `planners.bounds.verdict` decided, for the code that acts on a proven plan (stop refining,
+    keep an update, word a reason). A plan without a verdict (first fit's) proves nothing."""
+    return outcome.verdict is not None and outcome.verdict.status == Status.OPTIMAL
+
+
+VERDICT_KEYS = ("status", "objective", "bound", "gap", "bound_from")
+"""The entries of `PlanOutcome.stats` that repeat the verdict (`Verdict.stats`), for the
+Python API's readers (docs/python-api.md); code reads `PlanOutcome.verdict`."""
 
 
 @dataclass(frozen=True)

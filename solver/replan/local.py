@@ -207,13 +207,13 @@ def resolve(
         return Local(tuple(area), {}, 0, f"not re-solved: {agg}")
     had = sum(claim_weight(p.priority) for p in here)
     if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
-        return Local(tuple(area), {}, 0, agg.status)
+        return Local(tuple(area), {}, 0, agg.status.value)
     kept = relabel(sub, units, was, agg.placements, area)
     got = _expanded(job, current, replace(agg, placements=kept), was)
     if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
     gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
-    status = str(got.stats.get("status", ""))
+    status = "" if got.verdict is None else got.verdict.status.value
     if gets <= had:
         return Local(tuple(area), {}, 0, status)
     settled = home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))

@@ -97,7 +97,7 @@ from ..planners.firstfit.resumable import Resumable
 from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
-from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat, proven
+from ..planning.outcome import VERDICT_KEYS, PlanOutcome, PlanSummary, PodPlan, Verdict, proven
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -191,7 +191,7 @@ class Planner:
         self._models = ModelMemo()
         outcome = _planned(self._cluster, Options.of(self._options, memo=self._models))
         total = _total(outcome.pods)
-        bound = _number(outcome.stats.get("bound"))
+        bound = None if outcome.verdict is None else outcome.verdict.bound
         self._bound = min(bound, total) if bound is not None else total
         out = _finish(outcome, self._bound, {}, "fresh plan", started)
         self._keep(self._cluster, out)
@@ -260,11 +260,11 @@ class Planner:
         most SMALL) is compared with a fresh plan of the changed cluster, which is taken only
         when it places more weight; its proven bound tightens the update's either way."""
         size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
-        if proven(out.stats) or size > SMALL:
+        if proven(out) or size > SMALL:
             return out
         fresh = _planned(after, self._options)
-        bound = int_stat(out.stats, "bound")
-        fresh_bound = _number(fresh.stats.get("bound"))
+        bound = _bound_of(out)
+        fresh_bound = None if fresh.verdict is None else fresh.verdict.bound
         if fresh_bound is not None:
             bound = min(bound, fresh_bound)
         before = _nodes_of(prev)
@@ -273,7 +273,7 @@ class Planner:
             return _finish(
                 PlanOutcome(fresh.pods, out.allocator, stats), bound, before, "fresh plan", started
             )
-        return _finish(out, bound, before, str(out.stats["bound_from"]), started)
+        return _finish(out, bound, before, _told(out).bound_from, started)
 
     # --- state ------------------------------------------------------------------------------
 
@@ -284,7 +284,7 @@ class Planner:
             self._strict = self._strict_next if self._strict_next is not None else None
         self._strict_next = None
         self._cluster, self._outcome = cluster, outcome
-        self._bound = int_stat(outcome.stats, "bound")
+        self._bound = _bound_of(outcome)
         self._nodes = resolve_nodes(cluster, None)
         if run is None:
             pinned = _pinned(cluster, [p for p in outcome.pods if p.placed])
@@ -556,12 +556,23 @@ def _weight(p: PodPlan) -> int:
     return claim_weight(p.priority)
 
 
-def _number(value: object) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _nodes_of(outcome: PlanOutcome) -> dict[str, str | None]:
     return {p.name: p.node for p in outcome.pods if p.placed}
+
+
+def _told(outcome: PlanOutcome) -> Verdict:
+    """The verdict of a plan `_finish` returned (it always has one)."""
+    if outcome.verdict is None:
+        raise ValueError("an update's plan without a verdict")
+    return outcome.verdict
+
+
+def _bound_of(outcome: PlanOutcome) -> int:
+    """The bound of a plan `_finish` returned (its verdict's: the update's bound)."""
+    bound = _told(outcome).bound
+    if bound is None:
+        raise ValueError("an update's plan without a bound")
+    return bound
 
 
 def _finish(
@@ -578,7 +589,7 @@ def _finish(
     )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
     stats = {
-        **{k: v for k, v in outcome.stats.items() if k not in ("status", "bound", "gap", "objective")},
+        **{k: v for k, v in outcome.stats.items() if k not in VERDICT_KEYS},
         **realized,
         **told.stats(),
         "moved": moved,

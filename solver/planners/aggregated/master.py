@@ -86,8 +86,9 @@ from ...executors import run_units
 from ...gates import FeatureGates
 from ...planning.gangs import claimed_units, gang_needs
 from ...planning.job import Job, Unit, book_limits
-from ...planning.outcome import PlanOutcome
+from ...planning.outcome import PlanOutcome, Status
 from ...problem.resources import Amounts
+from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
 from .classes import NodeClass, PodClass, node_classes, pod_classes, twin_key, unit_facts
 from .patterns import (
@@ -118,8 +119,9 @@ class AggregatedPlan:
     """Node -> unit indices placed there, nodes in name order within their class (a template's
     copies: in copy-number order)."""
     ctx: ModelContext
-    status: str
-    """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
+    status: Status
+    """The model's own (`aggregated_status`): OPTIMAL (value = floor(UB)) or FEASIBLE (a gap
+    remains). The plan's is its expansion's verdict."""
     objective: int
     """The placed weight (sum_k w[k] y[k]; without the cost of added nodes)."""
     bound: int
@@ -298,7 +300,7 @@ def aggregate(
         "model_time": round(time.perf_counter() - start, 3),
     }
     if cost is None:
-        status = "OPTIMAL" if proven else "FEASIBLE"
+        status = aggregated_status(total_obj, proven)
         return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
     # What-if: the objective is M * weight - cost; a plan reaching floor(UB) is proven (no plan
     # has more weight, none with as much costs less), else weight <= ceil(UB / M) and a plan of
@@ -311,7 +313,7 @@ def aggregate(
     if not integer_proven and not proven:
         stats["whatif_integer"] = "not proven over the generated columns"
     weight_bound = weight if proven else (total_ub + big - 1) // big
-    status = "OPTIMAL" if proven else "FEASIBLE"
+    status = aggregated_status(weight, proven)
     return AggregatedPlan(
         placements, ctx, status, weight, weight_bound, stats, bound_proven=bound_ok, cost=spent
     )
