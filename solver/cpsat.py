@@ -154,7 +154,7 @@ def solve(
         "symmetry_classes": len(classes),
     }
     status = _staged(run, levels, hinted=hint is not None)
-    best = run.best if status in ("OPTIMAL", "FEASIBLE") else None
+    best = run.best if status in (OPTIMAL, FEASIBLE) else None
     assignment = None if best is None else decode(m, lambda v: int(best.value(v)))
     chosen = {} if best is None else nodes.decode_nodes(m, lambda v: int(best.value(v)))
     return CpsatOutcome(
@@ -188,26 +188,27 @@ def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> str:
         if run.best is not None:
             prefer = prefer[1:]
         elif run.last_status == cp_model.INFEASIBLE:  # no bound added yet: the model is
-            return "INFEASIBLE"
+            return INFEASIBLE
         else:
             run.status[prefer[0].name] = NOT_RUN
     failed = run.required(required) if required else run.feasible()
     if run.best is None:
-        return "INFEASIBLE" if failed == cp_model.INFEASIBLE else "UNKNOWN"
+        return INFEASIBLE if failed == cp_model.INFEASIBLE else UNKNOWN
     if all(run.status[lv.name] != NOT_RUN for lv in required):
         required_work = run.time_limit - run.budget
         share = min(run.budget, PREFERENCE_SHARE * run.time_limit)
         first = max(PREFERENCE_MIN, required_work)
         for lv in prefer:
             share -= run.preference(lv, min(share, PREFERENCE_FACTOR * first), first)
-    return "OPTIMAL" if proven(run.status) else "FEASIBLE"
+    return OPTIMAL if proven(run.status) else FEASIBLE
 
 
 OPTIMAL, FEASIBLE, FIXED, NOT_RUN = "OPTIMAL", "FEASIBLE", "FIXED", "NOT_RUN"
 """A stage's status (`Lexicographic.status`): proven optimal; the best found, its bound not
 proven; nothing to optimise (a constant, set by the mode, or proven by the caller); the
-budget was spent first. A stage's, not a plan's: what a plan may claim is said by
-`planners.bounds.verdict` only, which reads `proven`."""
+budget was spent first. A stage's (and a search's, `CpsatOutcome.status`, with INFEASIBLE and
+UNKNOWN), not a plan's: what a plan may claim is said by `planners.bounds.verdict` only."""
+INFEASIBLE, UNKNOWN = "INFEASIBLE", "UNKNOWN"
 
 
 def proven(status: Mapping[str, str]) -> bool:

@@ -44,7 +44,7 @@ from .planners.run import fewer_collections, run
 from .planners.whatif import Pending, plan_with_templates
 from .planning.finish import leaving_the_check, per_pod, with_held
 from .planning.job import Member, Options, Unit
-from .planning.outcome import PlanOutcome, PodPlan, Verdict
+from .planning.outcome import PlanOutcome, PodPlan, Stats, Verdict
 from .planning.resolve import (
     PodInput,
     check_nodes_known,
@@ -78,7 +78,7 @@ class AllocationOutcome:
     """Why the claims could not be allocated (names claim and request where it can)."""
     allocator: str = "reference"
     node: str | None = None
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     plan: PodPlan | None = None
     """The one-pod plan behind this outcome, as `plan()` returns it (the Pod, its extended
     resources' status), for output that shows the Pod; None when decided before planning

@@ -14,7 +14,7 @@ from ..api.models import ResourceClaim
 from ..errors import SearchAborted
 from ..gates import FeatureGates
 from ..planning.job import Job, Unit
-from ..planning.outcome import PlanOutcome, PodPlan, Status, Verdict
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, Status, Verdict
 from ..problem.demand import demand_total
 from ..problem.resources import shortfalls
 
@@ -126,7 +126,7 @@ def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     return out
 
 
-def judge(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> Verdict:
+def judge(stats: Stats, realized: int, bound: int, trivial: int, source: str) -> Verdict:
     """The plan's verdict (`verdict`), written into `stats`: the realized plan's weight
     (`realized`, the plan returned: the model's, or first fit's when that places more), a bound
     valid for the upstream semantics (`valid_bound`) and the gap; `trivial`, the weight of every

@@ -14,7 +14,7 @@ from ..cpsat import solve
 from ..planning.gangs import free_units, gang_infos, gang_reason
 from ..planning.job import Job, book_limits, placed_weight
 from ..planning.ledger import Ledger
-from ..planning.outcome import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan, Stats
 from ..problem.build import build_problem
 from ..problem.demand import Variant, demand_total
 from ..problem.flat import Assignment, Placement, Problem, claim_weight
@@ -232,7 +232,7 @@ def plan_model(job: Job, first: PlanOutcome) -> PlanModel | None:
 def per_device(
     job: Job,
     start: PlanOutcome,
-    stats: dict[str, object],
+    stats: Stats,
     start_name: str,
     prior: tuple[int, str] | None = None,
 ) -> PlanOutcome:

@@ -29,7 +29,7 @@ from typing import ClassVar, Protocol
 
 from .. import interrupt
 from ..planning.job import Job, ModelVariant, placed_weight
-from ..planning.outcome import PlanOutcome, PodPlan, proven
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, proven
 from ..reasons import Kind
 from ..reference import DEFAULT_MAX_STEPS
 from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_pooled
@@ -57,7 +57,7 @@ class Complete:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
-        stats = dict(start.stats)
+        stats = start.stats.copy()
         weight = placed_weight(job.units, start.pods)
         stats["aggregated"] = "no: first fit placed every pod that may be placed"
         told = judge(stats, weight, weight, weight, COMPLETE)
@@ -96,12 +96,12 @@ class PerDevice:
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
         if start.allocator == NAME:  # an earlier variant's plan, with a gap left
-            stats = dict(start.stats, aggregated="yes, then the per-device model (a gap remained)")
+            stats: Stats = {**start.stats, "aggregated": "yes, then the per-device model (a gap remained)"}
             told = start.verdict
             prior = None if told is None or told.bound is None else (told.bound, told.bound_from)
             kept = "aggregated model" if not start.stats.get("fallback") else "first fit"
             return per_device(job, start, stats, kept, prior)
-        stats = dict(start.stats)
+        stats = start.stats.copy()
         stats["aggregated"] = f"no: {passed.get(Aggregated.name, 'disabled')}"
         return per_device(job, start, stats, "first fit")
 
@@ -189,21 +189,21 @@ class Cpsat:
             return None
         if not beyond_per_device(job) or not all(u.claims for u in job.units):
             return None
-        stats: dict[str, object] = {
+        stats: Stats = {
             "nodes": len(job.nodes),
             "pods": sum(max(len(u.members), 1) for u in job.units),
         }
         nothing = PlanOutcome(
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
         )
-        pools = plan_pooled(job, nothing, dict(stats))
+        pools = plan_pooled(job, nothing, stats.copy())
         if isinstance(pools, PlanOutcome):
             out = pools
         else:
             agg = aggregate(job, None)
             if isinstance(agg, str):
                 return agg if pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
-            out = expand_aggregated(job, nothing, agg, dict(stats))
+            out = expand_aggregated(job, nothing, agg, stats.copy())
         placed = any(p.placed for p in out.pods)
         # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
         # far (checked, its status from its own bound) is the best there is.
@@ -225,7 +225,7 @@ class Cpsat:
         gap; first fit's plan when none plans. `not_aggregated`: why the aggregated model does
         not apply, when known already (`without_first_fit`)."""
         if interrupt.requested():
-            return PlanOutcome(first.pods, self.name, dict(first.stats))
+            return PlanOutcome(first.pods, self.name, first.stats.copy())
         start: PlanOutcome = first
         passed: dict[str, str] = {}
         for model in models(job):
@@ -240,7 +240,7 @@ class Cpsat:
                 return out
             start = out  # a gap remains: the next variant may close it from this plan
         if start is first:
-            return PlanOutcome(first.pods, self.name, dict(first.stats))
+            return PlanOutcome(first.pods, self.name, first.stats.copy())
         return start
 
 

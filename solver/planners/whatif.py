@@ -45,10 +45,9 @@ from dataclasses import dataclass, field, replace
 from ..api.cluster import Cluster
 from ..api.models import Node, ResourceSlice
 from ..api.templates import NodeTemplate, with_copies
-from ..deadline import record
 from ..errors import InputError
 from ..planning.job import Job, Options, Unit, placed_weight
-from ..planning.outcome import PlanOutcome, Status, proven
+from ..planning.outcome import PlanOutcome, proven, record
 from ..planning.resolve import PodInput, make_job, units_for
 from .aggregated.expansion import plan_aggregated
 from .aggregated.master import NodeCosts
@@ -368,14 +367,14 @@ def _greedy(
     weight_bound = max(weight_bound, weight)
     told = verdict(weight, weight_bound, "the plan with every copy", proven=added.cost <= floor)
     outcome.verdict = told
-    proven = told.status == Status.OPTIMAL
+    least = proven(outcome)  # the weight and the least cost
     stats.update(
         {
             "aggregated": f"no: {why}; copies added one at a time (greedy)",
             "whatif_model": "greedy (copies one at a time); bounds: the plan with every copy (weight), "
             "an LP relaxation over the templates (cost)",
             **told.stats(),
-            "cost_bound": added.cost if proven else min(floor, added.cost),
+            "cost_bound": added.cost if least else min(floor, added.cost),
         }
     )
     return _WhatIfRun(outcome, added, units, c)

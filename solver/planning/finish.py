@@ -22,12 +22,12 @@ from typing import TypeVar
 from ..api.cluster import Cluster, HeldPod
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
-from ..deadline import Deadline, record
+from ..deadline import Deadline
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
 from .job import Member, Options, Unit
-from .outcome import VERDICT_KEYS, PlanOutcome, PlanSummary, PodPlan
+from .outcome import PlanOutcome, PlanSummary, PodPlan, record, without_verdict
 
 CHECK_CPU_PER_POD = 0.0003
 """CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
@@ -104,8 +104,7 @@ def per_pod(
     except _CheckCutShort:
         unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
         # no verdict: the one made was of the plan not returned (`planners.bounds.checked`)
-        stats = {k: v for k, v in outcome.stats.items() if k not in VERDICT_KEYS}
-        nothing = PlanOutcome(unchecked, outcome.allocator, stats)
+        nothing = PlanOutcome(unchecked, outcome.allocator, without_verdict(outcome.stats))
         done = _per_pod(cluster, units, nothing, gates, None)
     record(done.stats, deadline)  # stats["cut_short_by_timeout"]: it fired
     return done

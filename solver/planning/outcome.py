@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import SupportsInt
+from typing import SupportsInt, TypedDict
 
 from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
 from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..deadline import Deadline, fired
 from ..errors import DRASolverError
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
@@ -47,9 +48,9 @@ class PlanSummary:
     """The realized placed weight (`PlanOutcome.weight`: each placed pod with its own priority)."""
     status: Status | None
     """The plan's status, as its `Verdict` says (None: no verdict, first fit's plan)."""
-    bound: Number | None
+    bound: int | None
     """An upper bound on `objective` over every valid plan, from the verdict (None: none known)."""
-    gap: Number | None = None
+    gap: int | None = None
     """`bound - objective`, in the objective's unit, from the verdict (None: no bound)."""
     fallback: str | None = None
     """What the allocator kept instead of its own plan (first fit), if anything."""
@@ -89,9 +90,9 @@ class PlanSummary:
             dropped=int(dropped or 0),
         )
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> Stats:
         """What `PlanOutcome.stats` says of the realized plan (merged over the allocator's)."""
-        out: dict[str, object] = {"placed": self.placed, "pods": self.total, "objective": self.objective}
+        out: Stats = {"placed": self.placed, "pods": self.total, "objective": self.objective}
         if self.status is not None:
             out["status"] = self.status.value
         if self.gap is not None:
@@ -190,6 +191,24 @@ class PodPlan:
         return " ".join(f"--claim {n}" for n in names)
 
 
+def without_verdict(stats: Stats) -> Stats:
+    """A copy of `stats` without the verdict's entries (`VERDICT_KEYS`), for a plan whose
+    verdict is not the one they repeat."""
+    out = stats.copy()
+    out.pop("status", None)
+    out.pop("objective", None)
+    out.pop("bound", None)
+    out.pop("gap", None)
+    out.pop("bound_from", None)
+    return out
+
+
+def record(stats: Stats, deadline: Deadline | None) -> None:
+    """`stats["cut_short_by_timeout"] = True` (`deadline.CUT_SHORT`) when `deadline` fired."""
+    if fired(deadline):
+        stats["cut_short_by_timeout"] = True
+
+
 def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
     """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
     value = stats.get(key)
@@ -241,7 +260,7 @@ class Verdict:
     gap: int | None
     cut_short: bool = False
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> Stats:
         """Its entries of `PlanOutcome.stats` (status, objective, bound, gap, bound_from)."""
         return {
             "status": self.status.value,
@@ -252,12 +271,104 @@ class Verdict:
         }
 
 
+class Stats(TypedDict, total=False):
+    """`PlanOutcome.stats`: what a run says of itself beside its plan, by the module that
+    writes it — diagnostics (what ran, how long, the models' sizes and own objectives), and the
+    verdict's entries repeated for the Python API's readers (`VERDICT_KEYS`, docs/python-api.md),
+    written from the `Verdict` only. No code decides on a status, bound or gap read here: the
+    plan's `verdict` says them."""
+
+    # the verdict's (`Verdict.stats`), and the realized plan's counts (`PlanSummary.stats`)
+    status: str
+    objective: int
+    bound: int | None
+    gap: int | None
+    bound_from: str
+    placed: int
+    pods: int
+    model_objective: object
+    """The model's own objective where it differs from the realized one (the aggregated model's)."""
+    # first fit (`planners.firstfit.batch`, `planners.policy`)
+    nodes: int
+    reference_placed: int
+    first_fit_seconds: float
+    first_fit: str
+    # the CP-SAT planners (`planners.policy`, `perdevice`, `aggregated/`)
+    fallback: str
+    aggregated: str
+    pooled: str
+    pool_nodes: int
+    expansion_dropped: int
+    cpsat_placed: int
+    devices: int
+    alternatives: int
+    cpsat_status: str
+    """The per-device search's own status (`cpsat.CpsatOutcome.status`), not the plan's."""
+    cpsat_wall_time: float
+    cpsat_objective: dict[str, int]
+    pod_classes: int
+    node_classes: int
+    components: int
+    columns: int
+    rounds: int
+    single_node_solves: int
+    classes_time: float
+    model_time: float
+    # what-if (`planners.whatif`, `aggregated.master`)
+    whatif_model: str
+    whatif_patterns: str
+    whatif_integer: str
+    whatif_cap: str
+    whatif_caps: dict[str, int]
+    whatif_caps_source: str
+    cost_bound: int
+    added: str
+    added_cost: int
+    # any run (`planners.run`, `deadline.record`)
+    warnings: list[str]
+    cut_short_by_timeout: bool
+    # `--partitions` (`planners.partition`)
+    partitions: int
+    placed_by_parts: int
+    placed_by_repair: int
+    repair: str
+    part_placed: list[int]
+    part_status: list[str | None]
+    parts_time: float
+    time: float
+    # preemption (`preempt.model`)
+    stage_status: dict[str, str]
+    preempt_model: str
+    preempt_model_reason: str
+    kinds_merged: bool
+    deterministic_s: float
+    candidates: int
+    evicted: int
+    pdb_violations: int
+    evicted_priority_sum: int
+    highest_evicted_priority: int | None
+    moved: int
+    """Preemption: pods moved; re-planning: pods placed in both plans on other nodes."""
+    # re-planning (`replan.planner`)
+    update: str
+    update_seconds: float
+    replanned: int
+    retried: int
+    warm_shapes: int
+    warm_seconds: float
+    local_nodes: int
+    local_seconds: float
+    local_gain: int
+    local_status: str
+    local_changed: int
+
+
 @dataclass
 class PlanOutcome:
     pods: list[PodPlan]
     """In input order."""
     allocator: str = "cpsat"
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     added_nodes: list[Node] = field(default_factory=list)
     """What-if plans (`solver.planners.whatif`): the template copies the plan adds, in template order."""
     added_slices: list[ResourceSlice] = field(default_factory=list)

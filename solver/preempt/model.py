@@ -48,7 +48,7 @@ from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
 from ..cpsat import FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
 from ..cpsat import proven as stages_proven
-from ..deadline import passed, record
+from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
 from ..planners.bounds import verdict
@@ -58,7 +58,7 @@ from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
 from ..planning.job import Job, Member, Options, Unit
 from ..planning.ledger import Ledger
-from ..planning.outcome import PlanOutcome, PodPlan, int_stat
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, int_stat, record
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -907,7 +907,7 @@ def _decode(
     told = verdict(
         PlanOutcome(plans).weight, None, "every stage of the preemption model proven", proven=proven
     )
-    stats: dict[str, object] = {
+    stats: Stats = {
         "status": told.status.value,
         "stage_status": dict(stage_status),
         "preempt_model": model,
@@ -1054,7 +1054,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
         for i, u in enumerate(s.pending)
     ]
     told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
-    stats: dict[str, object] = {
+    stats: Stats = {
         "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
@@ -1066,7 +1066,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, verdict=told)
 
 
-def _warn(stats: dict[str, object], warnings: list[str]) -> None:
+def _warn(stats: Stats, warnings: list[str]) -> None:
     """The setting's warnings after the plan's own (`stats["warnings"]`, printed by the CLI)."""
     if warnings:
         before = stats.get("warnings")

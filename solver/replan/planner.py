@@ -88,7 +88,6 @@ from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
-from ..deadline import record
 from ..errors import InputError
 from ..pipeline import plan
 from ..planners.aggregated.patterns import ModelMemo
@@ -97,7 +96,16 @@ from ..planners.firstfit.resumable import Resumable
 from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
-from ..planning.outcome import VERDICT_KEYS, PlanOutcome, PlanSummary, PodPlan, Verdict, proven
+from ..planning.outcome import (
+    PlanOutcome,
+    PlanSummary,
+    PodPlan,
+    Stats,
+    Verdict,
+    proven,
+    record,
+    without_verdict,
+)
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -269,7 +277,7 @@ class Planner:
             bound = min(bound, fresh_bound)
         before = _nodes_of(prev)
         if fresh.weight > out.weight:
-            stats: dict[str, object] = {"update": "a fresh plan, which places more weight (pods may move)"}
+            stats: Stats = {"update": "a fresh plan, which places more weight (pods may move)"}
             return _finish(
                 PlanOutcome(fresh.pods, out.allocator, stats), bound, before, "fresh plan", started
             )
@@ -352,7 +360,7 @@ class Planner:
         pods = _in_order(after, by_name, new, touched)
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
         bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
-        stats: dict[str, object] = {
+        stats: Stats = {
             "update": "pods only: released, then first fit on what is free",
             "retried": len(retry),
         }
@@ -369,7 +377,7 @@ class Planner:
         pods: list[PodPlan],
         seeds: set[str | None],
         waiting: Sequence[PodPlan],
-        stats: dict[str, object],
+        stats: Stats,
     ) -> list[PodPlan]:
         """The local re-solve (`local.resolve`) of the nodes the update reached, after first
         fit: its plan of those nodes' pods when it places more weight, recorded in the
@@ -470,7 +478,7 @@ class Planner:
         by_name = {p.name: p for p in prev.pods}
         pods = _in_order(after, {n: p for n, p in by_name.items() if n in kept_names}, new, set())
         bound = self._slow_bound(changes, prev, pods, sub)
-        stats: dict[str, object] = {"update": f"re-planned around {len(kept)} kept pods"}
+        stats: Stats = {"update": f"re-planned around {len(kept)} kept pods"}
         if sub is not None:
             stats["replanned"] = len(sub.pods)
         return _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
@@ -588,8 +596,8 @@ def _finish(
         weight, bound, how, beaten=(total, f"pods that may be placed ({how}: the bound {bound} was beaten)")
     )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
-    stats = {
-        **{k: v for k, v in outcome.stats.items() if k not in VERDICT_KEYS},
+    stats: Stats = {
+        **without_verdict(outcome.stats),
         **realized,
         **told.stats(),
         "moved": moved,

@@ -12,7 +12,7 @@ from ...api.models import ResourceClaim
 from ...planning.gangs import claimed_units, free_units, gang_counts, gang_reason, short_gangs
 from ...planning.job import Job, Unit, placed_weight
 from ...planning.ledger import Ledger
-from ...planning.outcome import PlanOutcome, PodPlan
+from ...planning.outcome import PlanOutcome, PodPlan, Stats
 from ...problem.build import build_problem
 from ...problem.flat import Assignment, Placement, Problem
 from ...reasons import Kind, Reason
@@ -29,16 +29,16 @@ def plan_aggregated(
     scale, also what-if's with `cost`), its pods on their nodes and checked
     (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
     if cost is None:
-        pools = plan_pooled(job, first, dict(first.stats))
+        pools = plan_pooled(job, first, first.stats.copy())
         if isinstance(pools, PlanOutcome):
             return pools
     agg = aggregate(job, first, cost, force=force)
     if isinstance(agg, str):
         return agg
-    return expand_aggregated(job, first, agg, dict(first.stats))
+    return expand_aggregated(job, first, agg, first.stats.copy())
 
 
-def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanOutcome | str:
+def plan_pooled(job: Job, first: PlanOutcome, stats: Stats) -> PlanOutcome | str:
     """The plan of the aggregated model over network-attached pools (`aggregated.pools`), its
     pods on their nodes and checked (`expand_pooled`); or why that model does not apply.
     Tried before the model over nodes: where it applies, that one does not (the nodes share
@@ -49,7 +49,7 @@ def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanO
     return expand_pooled(job, first, plan, stats)
 
 
-def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str, object]) -> PlanOutcome:
+def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: Stats) -> PlanOutcome:
     """The pool model's plan as real placements: each pool's pods get devices by the
     single-node allocator on the pool's node (`allocate_node`, as `expand_aggregated` does per
     node), then, per real node the pods run on (`PoolPlan.node_of`), the same devices in the
@@ -121,9 +121,7 @@ def _moved(source: Problem, target: Problem, claims: list[int], assignment: Assi
     return out
 
 
-def expand_aggregated(
-    job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: dict[str, object]
-) -> PlanOutcome:
+def expand_aggregated(job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: Stats) -> PlanOutcome:
     """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
     node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
     more weight. `stats`: the run's so far (first fit's), completed with the model's and the
@@ -157,7 +155,7 @@ def _realized(
     job: Job,
     first: PlanOutcome,
     agg: AggregatedPlan,
-    stats: dict[str, object],
+    stats: Stats,
     out: dict[int, PodPlan],
     dropped: dict[int, str],
 ) -> PlanOutcome:

@@ -86,7 +86,7 @@ from ...executors import run_units
 from ...gates import FeatureGates
 from ...planning.gangs import claimed_units, gang_needs
 from ...planning.job import Job, Unit, book_limits
-from ...planning.outcome import PlanOutcome, Status
+from ...planning.outcome import PlanOutcome, Stats, Status
 from ...problem.resources import Amounts
 from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
@@ -126,7 +126,7 @@ class AggregatedPlan:
     """The placed weight (sum_k w[k] y[k]; without the cost of added nodes)."""
     bound: int
     """No plan places more weight (what-if: ceil(UB / M), module docstring)."""
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     bound_proven: bool = True
     """Whether `bound` bounds every plan of the exact single-node models: False when a cap
     stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
@@ -289,7 +289,7 @@ def aggregate(
         weight += sum(pods[k].weight * n for k, n in done.y.items())
         spent += sum(costs[c] * n for (c, _), n in done.z.items())
         placements.update(expand_patterns(pods, ncls, columns, done.z, done.y, comp.pods, comp.nodes))
-    stats: dict[str, object] = {
+    stats: Stats = {
         "pod_classes": len(pods),
         "node_classes": len(ncls),
         "components": len(comps),

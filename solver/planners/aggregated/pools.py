@@ -313,7 +313,7 @@ def _pool_first(first: PlanOutcome | None, pools: Mapping[str, PoolID]) -> PlanO
         }
         vn = node.get(next(iter(got))) if p.placed and len(got) == 1 else None
         out.append(replace(p, node=vn, placed=vn is not None))
-    return PlanOutcome(out, first.allocator, dict(first.stats))
+    return PlanOutcome(out, first.allocator, first.stats.copy())
 
 
 __all__ = ["NO_POOLS", "NOWHERE", "PoolPlan", "pool_node", "pooled"]
