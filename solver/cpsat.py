@@ -65,13 +65,6 @@ PREFERENCE_MIN = 0.05
 PREFERENCE_FACTOR = 4.0
 """A preference stage may use this multiple of its first slice."""
 
-_STATUS = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.UNKNOWN: "UNKNOWN",
-}
-
 
 @dataclass(frozen=True)
 class CpsatOutcome:

@@ -159,3 +159,24 @@ def test_stats_is_the_typed_record() -> None:
     for out in runs:
         assert set(out.stats) <= declared, set(out.stats) - declared
     assert {"status", "cut_short_by_timeout", "stage_status", "local_status"} <= declared
+
+
+def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says_so() -> None:
+    """The final check cut short returns a plan placing nothing, without the verdict of the plan
+    it did not return: `checked` judges it on the same bound (FEASIBLE, never the OPTIMAL of the
+    plan not returned). A run the deadline cut short keeps its status and says it was cut short."""
+    from dra_solver.planners.bounds import checked
+    from dra_solver.planning.outcome import PlanOutcome, PodPlan
+
+    before = verdict(2, 2, "model")
+    nothing = PlanOutcome([PodPlan("a", None, [], "cut short")], "cpsat", {"cut_short_by_timeout": True})
+    got = checked(nothing, before)
+    assert got.verdict == Verdict(Status.FEASIBLE, 0, 2, "model", 2, cut_short=True)
+    assert got.stats["status"] == "FEASIBLE"
+    placed = [PodPlan("a", "n", [], placed=True), PodPlan("b", "n", [], placed=True)]
+    parts = verdict(2, 2, "parts", partitioned=True)
+    cut = checked(PlanOutcome(placed, "cpsat", {"cut_short_by_timeout": True}, verdict=parts), parts)
+    assert cut.verdict is not None
+    assert (cut.verdict.status, cut.verdict.cut_short) == (Status.PARTITIONED, True)
+    whole = PlanOutcome(placed, "cpsat", {}, verdict=before)
+    assert checked(whole, before) is whole

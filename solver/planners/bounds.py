@@ -99,11 +99,18 @@ def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
     """The plan the final check returned (`planning.finish.per_pod`) with a verdict of its own:
     when the check was cut short it returns a plan placing nothing, without the verdict of the
     plan it did not return (`before`); that plan gets one here, on the same bound (the bound
-    holds for every plan). Otherwise `done` as it is."""
-    if before is None or done.verdict is not None:
+    holds for every plan). A run the deadline cut short (`stats["cut_short_by_timeout"]`)
+    says so in its verdict (`Verdict.cut_short`: the same claim, made on a search the machine's
+    speed ended)."""
+    if before is None:
         return done
-    told = verdict(done.weight, before.bound, before.bound_from, cut_short=before.cut_short)
-    return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
+    cut = bool(done.stats.get("cut_short_by_timeout")) or before.cut_short
+    if done.verdict is None:
+        told = verdict(done.weight, before.bound, before.bound_from, cut_short=cut)
+        return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
+    if cut and not done.verdict.cut_short:
+        return replace(done, verdict=replace(done.verdict, cut_short=True))
+    return done
 
 
 def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
