@@ -133,11 +133,6 @@ def solve(
         for st in stages(m, strategy)
     ]
     run = Lexicographic(m.cp, levels, float(time_limit), seed, deadline)
-    if hint is not None:
-        if break_symmetry:
-            hint = symmetry.canonical(m, hint)
-        for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
-            m.cp.add_hint(var, val)
     classes = symmetry.alternative_classes(m) if break_symmetry else []
     model_stats = {
         "variables": len(m.cp.proto.variables),
@@ -146,6 +141,11 @@ def solve(
         "grouped_devices": len(m.group_of),
         "symmetry_classes": len(classes),
     }
+    if hint is not None:
+        if break_symmetry:
+            hint = symmetry.canonical(m, hint)
+        for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
+            m.cp.add_hint(var, val)
     status = _staged(run, levels, hinted=hint is not None)
     best = run.best if status in (OPTIMAL, FEASIBLE) else None
     assignment = None if best is None else decode(m, lambda v: int(best.value(v)))
