@@ -240,6 +240,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.api",
         "dra_solver.cel",
         "dra_solver.check",
+        "dra_solver.cpsat",
         "dra_solver.deadline",
         "dra_solver.errors",
         "dra_solver.pipeline",

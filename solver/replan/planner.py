@@ -21,7 +21,7 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   re-solve* (`local.py`): the aggregated CP-SAT model on the nodes the update reached (where
   it released or placed pods, and where pods of lower priority hold room a pod it could not
   place asks for), with the pending pods and every other placement fixed, hinted with the
-  current plan, run only where a cheap bound shows some region node may hold more weight
+  current plan, run only where a cheap bound shows the region may hold more weight
   (`local.may_gain`); taken only when it places more weight, its placements exchanged between alike
   nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
   change gains nothing put back. Its placements are recorded in the first-fit run
