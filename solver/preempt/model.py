@@ -904,11 +904,7 @@ def _decode(
         if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = stages_proven(stage_status)
-    told = verdict(
-        PlanOutcome(plans).weight, None, "every stage of the preemption model proven", proven=proven
-    )
     stats: Stats = {
-        "status": told.status.value,
         "stage_status": dict(stage_status),
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
@@ -921,10 +917,11 @@ def _decode(
     if moved:
         stats["moved"] = len(moved)
     record(stats, opts.deadline)
-    outcome = per_pod(
-        after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats, verdict=told), opts.feature_gates
-    )
+    outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    # the verdict of the plan returned: pods joined by a shared claim count each with its own weight
+    told = verdict(outcome.weight, None, "every stage of the preemption model proven", proven=proven)
     outcome.stats.update(stats)
+    outcome.stats["status"] = told.status.value
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
     if moved:  # verified beside the pending pods (node resources, devices), then split off
