@@ -5,7 +5,7 @@ Why a rule: the same input and seed give the same output on an idle and on a bus
 counts work — CP-SAT's deterministic time (`cpsat.cp_solver`), the reference's and first fit's
 steps — and nothing that changes a result reads the clock, but for a `Deadline` the caller
 passes explicitly (`Options.deadline`, None by default). Where one fires, the run says so
-(`record`: `stats["cut_short_by_timeout"]`), and a status is OPTIMAL only where it is proven
+(`planning.outcome.record`: `stats["cut_short_by_timeout"]`), and a status is OPTIMAL only where it is proven
 anyway. Timing statistics (seconds reported) read the clock freely: they decide nothing.
 
 A deadline travels to other processes (a process pool, Ray) as the seconds it has left
@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,12 +201,6 @@ def fired(deadline: Deadline | None) -> bool:
     return deadline is not None and deadline.fired
 
 
-def record(stats: MutableMapping[str, object], deadline: Deadline | None) -> None:
-    """`stats[CUT_SHORT] = True` when `deadline` fired."""
-    if deadline is not None and deadline.fired:
-        stats[CUT_SHORT] = True
-
-
 _enforcing: set[int] = set()
 """The deadlines (`id`) an `enforced` block watches now."""
 
@@ -271,5 +265,4 @@ __all__ = [
     "passed",
     "process_run",
     "process_started",
-    "record",
 ]

@@ -220,6 +220,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.cel",
         "dra_solver.errors",
         "dra_solver.gates",
+        "dra_solver.planners.bounds",
         "dra_solver.planners.partition",
         "dra_solver.planners.run",
         "dra_solver.planners.whatif",

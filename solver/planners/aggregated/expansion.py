@@ -15,7 +15,7 @@ from ...inventory import PoolID
 from ...planning.gangs import claimed_units, free_units, gang_counts, gang_reason, short_gangs
 from ...planning.job import Job, Unit, placed_weight
 from ...planning.ledger import Ledger
-from ...planning.outcome import PlanOutcome, PodPlan
+from ...planning.outcome import PlanOutcome, PodPlan, Stats
 from ...problem.build import build_problem
 from ...problem.flat import Assignment, Placement, Problem
 from ...reasons import Kind, Reason
@@ -33,7 +33,7 @@ def plan_aggregated(
     scale, also what-if's with `cost`), its pods on their nodes and checked
     (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
     if cost is None:
-        pools = plan_pooled(job, first, dict(first.stats))
+        pools = plan_pooled(job, first, first.stats.copy())
         if isinstance(pools, PlanOutcome):
             return pools
     agg = aggregate(job, first, cost, force=force)
@@ -41,10 +41,10 @@ def plan_aggregated(
         return (
             agg if cost is not None or pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
         )
-    return expand_aggregated(job, first, agg, dict(first.stats))
+    return expand_aggregated(job, first, agg, first.stats.copy())
 
 
-def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanOutcome | str:
+def plan_pooled(job: Job, first: PlanOutcome, stats: Stats) -> PlanOutcome | str:
     """The plan of the aggregated model over network-attached pools (`aggregated.pools`), its
     pods on their nodes and checked (`expand_pooled`), else over those pools as nodes beside
     the real ones (`aggregated.racks`, `expand_racked`); or why neither model applies.
@@ -62,7 +62,7 @@ def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanO
     return expand_racked(job, first, rack, stats)
 
 
-def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str, object]) -> PlanOutcome:
+def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: Stats) -> PlanOutcome:
     """The pool model's plan as real placements (`_place_pools`), each pod on its node of
     the packing (`PoolPlan.node_of`)."""
     ledger = Ledger(job)
@@ -73,7 +73,7 @@ def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str,
     return _realized(job, first, plan.agg, stats, out, dropped)
 
 
-def expand_racked(job: Job, first: PlanOutcome, plan: RackPlan, stats: dict[str, object]) -> PlanOutcome:
+def expand_racked(job: Job, first: PlanOutcome, plan: RackPlan, stats: Stats) -> PlanOutcome:
     """The plan over real nodes and pool nodes (`aggregated.racks`) as real placements: the
     real nodes' pods as `expand_aggregated` places them, then each pool's pods
     (`_place_pools`) on the first node that sees the pool, may take the pod and has the node
@@ -188,9 +188,7 @@ def _moved(source: Problem, target: Problem, claims: list[int], assignment: Assi
     return out
 
 
-def expand_aggregated(
-    job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: dict[str, object]
-) -> PlanOutcome:
+def expand_aggregated(job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: Stats) -> PlanOutcome:
     """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
     node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
     more weight. `stats`: the run's so far (first fit's), completed with the model's and the
@@ -237,7 +235,7 @@ def _realized(
     job: Job,
     first: PlanOutcome,
     agg: AggregatedPlan,
-    stats: dict[str, object],
+    stats: Stats,
     out: dict[int, PodPlan],
     dropped: dict[int, str],
 ) -> PlanOutcome:

@@ -86,8 +86,9 @@ from ...executors import run_units
 from ...gates import FeatureGates
 from ...planning.gangs import claimed_units, gang_needs
 from ...planning.job import Job, Unit, book_limits
-from ...planning.outcome import PlanOutcome
+from ...planning.outcome import PlanOutcome, Stats, Status
 from ...problem.resources import Amounts
+from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
 from .classes import NodeClass, PodClass, node_classes, pod_classes, twin_key, unit_facts
 from .patterns import (
@@ -118,13 +119,14 @@ class AggregatedPlan:
     """Node -> unit indices placed there, nodes in name order within their class (a template's
     copies: in copy-number order)."""
     ctx: ModelContext
-    status: str
-    """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
+    status: Status
+    """The model's own (`aggregated_status`): OPTIMAL (value = floor(UB)) or FEASIBLE (a gap
+    remains). The plan's is its expansion's verdict."""
     objective: int
     """The placed weight (sum_k w[k] y[k]; without the cost of added nodes)."""
     bound: int
     """No plan places more weight (what-if: ceil(UB / M), module docstring)."""
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     bound_proven: bool = True
     """Whether `bound` bounds every plan of the exact single-node models: False when a cap
     stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
@@ -291,7 +293,7 @@ def aggregate(
         weight += sum(pods[k].weight * n for k, n in done.y.items())
         spent += sum(costs[c] * n for (c, _), n in done.z.items())
         placements.update(expand_patterns(pods, ncls, columns, done.z, done.y, comp.pods, comp.nodes))
-    stats: dict[str, object] = {
+    stats: Stats = {
         "pod_classes": len(pods),
         "node_classes": len(ncls),
         "components": len(comps),
@@ -302,7 +304,7 @@ def aggregate(
         "model_time": round(time.perf_counter() - start, 3),
     }
     if cost is None:
-        status = "OPTIMAL" if proven else "FEASIBLE"
+        status = aggregated_status(total_obj, proven)
         return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
     # What-if: the objective is M * weight - cost; a plan reaching floor(UB) is proven (no plan
     # has more weight, none with as much costs less), else weight <= ceil(UB / M) and a plan of
@@ -315,7 +317,7 @@ def aggregate(
     if not integer_proven and not proven:
         stats["whatif_integer"] = "not proven over the generated columns"
     weight_bound = weight if proven else (total_ub + big - 1) // big
-    status = "OPTIMAL" if proven else "FEASIBLE"
+    status = aggregated_status(weight, proven)
     return AggregatedPlan(
         placements, ctx, status, weight, weight_bound, stats, bound_proven=bound_ok, cost=spent
     )
@@ -331,8 +333,8 @@ def _cut_before_a_plan(
     runs next, in the time left)."""
     if first is not None or cost is not None or bound_only or not passed(job.deadline):
         return None
-    stats: dict[str, object] = {"aggregated_cut": "the deadline passed before the model had a plan"}
-    return AggregatedPlan({}, ctx, "FEASIBLE", 0, 0, stats, bound_proven=False)
+    stats: Stats = {"aggregated_cut": "the deadline passed before the model had a plan"}
+    return AggregatedPlan({}, ctx, Status.FEASIBLE, 0, 0, stats, bound_proven=False)
 
 
 def _split(classes: list[NodeClass], cost: NodeCosts) -> tuple[list[NodeClass], list[int]]:

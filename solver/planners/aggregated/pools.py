@@ -329,7 +329,7 @@ def on_pool_nodes(
             continue
         vn = node.get(next(iter(got))) if p.placed and len(got) == 1 else None
         out.append(replace(p, node=vn, placed=vn is not None))
-    return PlanOutcome(out, first.allocator, dict(first.stats))
+    return PlanOutcome(out, first.allocator, first.stats.copy())
 
 
 def pool_slices(

@@ -80,7 +80,7 @@ def restored(served: Served, out: PlanOutcome) -> PlanOutcome:
         else:
             unit: Unit = served.original.units[i]
             pods.append(replace(p, claims=list(unit.claims)) if len(p.claims) != len(unit.claims) else p)
-    stats = dict(out.stats)
+    stats = out.stats.copy()
     stats["extended_as_claims"] = len(served.variants)
     return replace(out, pods=pods, stats=stats)
 
