@@ -19,6 +19,7 @@ from builders import allocated, claim, device, device_class, request, resource_s
 
 import dra_solver.planners.aggregated.classes as classes_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
+import dra_solver.planners.firstfit.engine as engine_mod
 from benchmarks.workloads import mixed_cluster, skewed_cluster
 from dra_solver import Cluster, Options, plan
 from dra_solver.cel import EvalCache
@@ -221,3 +222,29 @@ def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
     agg = aggregate(job, None, force=True)
     assert not isinstance(agg, str)
     assert agg.status == "OPTIMAL" and agg.objective == agg.bound
+
+
+def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The reasons of the pods left out ask every node alone, before and after the plan; nodes
+    # equal up to names share one answer (`Solo._twin`), with their own names and devices.
+    cluster = Cluster.from_objects(mixed_cluster(12, 60, seed=4))
+    asked: list[int] = []
+    real = engine_mod._Placing.answer
+
+    def counting(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(engine_mod._Placing, "answer", counting)
+    shared = plan(cluster, time_limit=30.0)
+    with_twins = len(asked)
+    monkeypatch.setattr(Solo, "_twin", lambda self, node: None)  # every node asked
+    asked.clear()
+    alone = plan(cluster, time_limit=30.0)
+    assert len(asked) > with_twins
+    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
+    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
+    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
+    for a, b in left:
+        assert a.reason == b.reason
+        assert dict(a.node_reasons) == dict(b.node_reasons)

@@ -1067,8 +1067,8 @@ def _hint(
             mine = pat
             if kind_of:
                 kind_counts = [0] * len(pods)
-                for k, n in enumerate(pat):
-                    kind_counts[kind_of.get(k, k)] += n
+                for k, count in enumerate(pat):
+                    kind_counts[kind_of.get(k, k)] += count
                 mine = tuple(kind_counts)
             if mine in columns[c]:
                 zh[(c, columns[c].index(mine))] += 1
