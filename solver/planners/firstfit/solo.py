@@ -14,6 +14,8 @@ from ...api.models import ResourceClaim
 from ...inventory import (
     DeviceID,
     PoolID,
+    node_up_to_name,
+    slices_up_to_names,
 )
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
@@ -168,36 +170,20 @@ class Solo:
         run, name = self._run, node.name
         if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
             return None
-        if any(s.spec.node_name != name for s in node.slices):
-            return None
         aliases: dict[str, str] = {}
-        slices = []
+        slices = slices_up_to_names(node.slices, name, aliases)
+        if slices is None or node.view is None:
+            return None
         used = []
         in_use = run.in_use
         for sl in node.slices:
-            spec = sl.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-            pool = aliases.setdefault(sl.spec.pool.name, f"\x00pool{len(aliases)}")
-            spec["nodeName"] = _NODE_ALIAS
-            spec["pool"]["name"] = pool
-            slices.append(spec)
             for d in sl.spec.devices or ():
                 dev = (sl.spec.driver, sl.spec.pool.name, d.name)
                 if in_use.allocated(dev):
                     capacity = sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items())
-                    used.append(
-                        [dev[0], pool, d.name, dev in in_use.dedicated, dev in in_use.shared, capacity]
-                    )
-        view = node.view
-        labels = dict(view.labels) if view is not None else {}
-        if labels.get(_HOSTNAME) == name:
-            labels[_HOSTNAME] = _NODE_ALIAS
-        features = list(view.declared_features) if view is not None else []
-        known = view is not None and view.known
-        return json.dumps([slices, sorted(used), labels, features, known], sort_keys=True), aliases
-
-
-_NODE_ALIAS = "\x00node"
-_HOSTNAME = "kubernetes.io/hostname"
+                    held = [dev in in_use.dedicated, dev in in_use.shared, capacity]
+                    used.append([dev[0], aliases[dev[1]], d.name, *held])
+        return json.dumps([slices, sorted(used), *node_up_to_name(node.view)], sort_keys=True), aliases
 
 
 def _portable(answer: Answer, node: NodeState, aliases: dict[str, str]) -> bool:
