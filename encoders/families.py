@@ -13,6 +13,6 @@ Each family module provides:
 
 from __future__ import annotations
 
-from . import capacity, constraints, counters, exclusive, gangs, nodes, requests, resources
+from . import capacity, compat, constraints, counters, exclusive, gangs, nodes, requests, resources
 
-FAMILIES = (requests, nodes, resources, gangs, exclusive, capacity, counters, constraints)
+FAMILIES = (requests, nodes, resources, gangs, exclusive, capacity, counters, compat, constraints)

@@ -8,7 +8,11 @@ Math:
 - impossible alternatives (see `encoders.variables`): chosen[a] = 0;
 - ExactCount: sum_d x[a, d] + sum_g n[a, g] = count * chosen[a];
 - All: x[a, d] = chosen[a] for every member, n[a, g] = |g| * chosen[a];
-- per claim: sum of all its placements <= MAX_RESULTS_PER_CLAIM (32).
+- per claim: sum of all its placements <= MAX_RESULTS_PER_CLAIM (32);
+- an alternative with `fatal` (allocationMode All on a pool not ready, upstream's per-node
+  failure): placed[c] = 0 for every claim of its pod (its group; every claim without groups),
+  whatever the pod's other requests (mode "all" is then infeasible; the reference search,
+  which every call runs, raises the error itself).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from .model import Allowed, Cover, Model, total
 def add(m: Model) -> None:
     """Claims placed per mode, one alternative per request, counts, All-sets, result limit."""
     p, cp = m.problem, m.cp
+    failed = {p.claims[alt.claim].group for alt in p.alternatives if alt.fatal is not None}
     for c in p.claims:
+        if c.group in failed:
+            cp.add(m.placed[c.index] == 0)
         if m.mode == "all":
             cp.add(m.placed[c.index] == 1)
         for r in c.requests:

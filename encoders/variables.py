@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dra_solver.problem.flat import Candidate, Problem
 
-from . import capacity, constraints, counters, exclusive
+from . import capacity, compat, constraints, counters, exclusive
 from .groups import find_groups
 from .model import Model, total, viable_all_sets
 
@@ -42,6 +42,7 @@ def allowed_candidates(problem: Problem) -> tuple[dict[int, dict[int, Candidate]
             if (
                 exclusive.forbidden(problem, alt, cand)
                 or counters.forbidden(problem, alt, cand)
+                or compat.forbidden(problem, alt, cand)
                 or capacity.forbidden(problem, alt, cand)
                 or constraints.forbidden(problem, alt, cand, cover)
             ):

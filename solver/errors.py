@@ -145,7 +145,12 @@ class InputRefused(AllocationError):
     caller filtering bad inputs can name them without also catching `CheckFailed`."""
 
 
-class InvalidPools(AllocationError):
+class FailedOnNode(AllocationError):
+    """Upstream's per-node error (`ErrFailedAllocationOnNode`): the call fails on this node, but
+    the scheduler goes on with other nodes (on a single node it is the call's error)."""
+
+
+class InvalidPools(FailedOnNode):
     """No solution on this node, and some of its pools were invalid (upstream's per-node error
     `ErrFailedAllocationOnNode`): the node is unsuitable, other nodes may still work."""
 

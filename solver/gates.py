@@ -29,6 +29,7 @@ DEFAULTS: dict[str, bool] = {
     "DRAExtendedResource": True,
     "DRAFractionalCapacityRange": False,
     "DRANodeAllocatableResources": False,
+    "DRADeviceCompatibilityGroups": False,
     "GenericWorkload": True,
     "TopologyAwareWorkloadScheduling": True,
     "DRAWorkloadResourceClaims": True,
@@ -45,7 +46,14 @@ changes its default (beta and off in 1.36, GA and on in 1.37); the others differ
 they exist (`NOT_IN`)."""
 
 NOT_IN: dict[str, frozenset[str]] = {
-    "1.36": frozenset({"DRADerivedAttributes", "DRAOptionalNodePreparation", "DRAFractionalCapacityRange"}),
+    "1.36": frozenset(
+        {
+            "DRADerivedAttributes",
+            "DRAOptionalNodePreparation",
+            "DRAFractionalCapacityRange",
+            "DRADeviceCompatibilityGroups",
+        }
+    ),
     "1.37": frozenset(),
 }
 """Gates a version does not have: turning one on for that version is an error (a 1.36
@@ -77,6 +85,10 @@ class FeatureGates:
     DRANodeAllocatableResources: bool = DEFAULTS["DRANodeAllocatableResources"]
     """KEP-5517 (alpha, off, in 1.36 and 1.37): a device's `nodeAllocatableResources` add to
     the node cpu/memory/hugepages of the pod it is allocated to (`problem.nodealloc`)."""
+    DRADeviceCompatibilityGroups: bool = DEFAULTS["DRADeviceCompatibilityGroups"]
+    """KEP-5963 (alpha, off, new in 1.37): devices drawing from one counter set may be
+    allocated together only when their `compatibilityGroups` intersect (docs/semantics.md,
+    "Device compatibility groups (KEP-5963)"); off, slices that declare groups are ignored."""
     GenericWorkload: bool = DEFAULTS["GenericWorkload"]
     """KEP-4671 PodGroups and gang scheduling. Upstream's default is off (alpha), but a
     PodGroup object exists only where the gate is on, so its presence in the input is

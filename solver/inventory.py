@@ -206,6 +206,10 @@ class Pools:
 def _usable_slice(s: ResourceSlice, gates: FeatureGates) -> bool:
     if not gates.DRAPartitionableDevices and s.spec.per_device_node_selection:
         return False
+    if not gates.DRADeviceCompatibilityGroups and s.uses_compatibility_groups():
+        # Upstream (KEP-5963) ignores the slice, so its pool is incomplete: docs/semantics.md,
+        # "Device compatibility groups (KEP-5963)".
+        return False
     # With the gate off, counter-set slices still count towards pool completeness (upstream
     # test partitionable-devices-disabled-other-device-do-not-consume-counters); their
     # counters are simply not used.
@@ -219,8 +223,28 @@ def _usable_slice(s: ResourceSlice, gates: FeatureGates) -> bool:
     )
 
 
+def _ignored_for_groups(slices: Iterable[ResourceSlice], pid: PoolID, gen: int, gates: FeatureGates) -> str:
+    """The words for a pool's slices ignored because they declare compatibility groups."""
+    if gates.DRADeviceCompatibilityGroups:
+        return ""
+    names = sorted(
+        s.metadata.name
+        for s in slices
+        if (s.spec.driver, s.spec.pool.name) == pid
+        and s.spec.pool.generation == gen
+        and s.uses_compatibility_groups()
+    )
+    if not names:
+        return ""
+    return (
+        f"; ignored: {', '.join(names)} (compatibilityGroups need feature gate DRADeviceCompatibilityGroups, "
+        "--feature-gates DRADeviceCompatibilityGroups=true)"
+    )
+
+
 def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: FeatureGates) -> Pools:
     """Upstream GatherPools: newest generation wins; complete pools only; invalid pools flagged."""
+    slices = list(slices)
     all_slices = [s for s in slices if _usable_slice(s, gates)]
     relevant: dict[PoolID, list[ResourceSlice]] = defaultdict(list)
     order: list[PoolID] = []
@@ -255,7 +279,7 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
                 incomplete_why[pid] = (
                     f"pool {pid[0]}/{pid[1]} generation {gen} is incomplete: {len(at_gen)} of its "
                     f"{count} slices are published (resourceSliceCount {count})"
-                )
+                ) + _ignored_for_groups(slices, pid, gen, gates)
                 continue
             other = [s for s in at_gen if not any(s is k for k in kept)]
         pool = Pool(

@@ -102,7 +102,7 @@ def test_validity_is_checked_once_per_view(monkeypatch: pytest.MonkeyPatch) -> N
     for e in EXPRESSIONS:
         cache.evaluate(compile_expression(e), d)
         cache.evaluate(compile_expression(e), d)
-    compile_expression("device.name").evaluate(d)
+    compile_expression("device.driver").evaluate(d)
     assert calls == [f"{G}/gpu-0"]
 
 

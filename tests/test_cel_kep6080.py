@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dra_solver.api.quantity import Quantity
 from dra_solver.cel import DeviceView, EvalCache, Semver, compile_expression
+from dra_solver.errors import CelCompileError
 
 
 def nvidia(name: str, numa: int, memory: str, memory_gb: int) -> DeviceView:
@@ -59,11 +62,14 @@ def test_capacity_tiering() -> None:
     assert by_capacity.result_type == "string"
 
 
-def test_alignment_by_naming_convention() -> None:
-    gpu_index = compile_expression("device.name.replace('gpu', '')")
-    nic_index = compile_expression("device.name.replace('eth', '')")
-    assert gpu_index.evaluate(GPU1) == nic_index.evaluate(ETH1) == "1"
-    assert gpu_index.evaluate(GPU0) != nic_index.evaluate(ETH1)
+@pytest.mark.parametrize(
+    "expression", ["device.name.replace('gpu', '')", "has(device.name)", "device.name == 'gpu-0'"]
+)
+def test_device_has_no_name_as_upstream(expression: str) -> None:
+    """Upstream's `kubernetes.DRADevice` has no `name` (docs/semantics.md, "KEP-6080 as merged
+    upstream"): reading it is a compile error, with cel-go's words."""
+    with pytest.raises(CelCompileError, match="undefined field 'name'"):
+        compile_expression(expression)
 
 
 def test_list_literal_results() -> None:

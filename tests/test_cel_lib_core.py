@@ -92,7 +92,7 @@ def ev(expression: str) -> Any:
         ("'abc123def456'.findAll('[0-9]+', 0)", ()),
         ("'baaac'.findAll('a*')", ("", "aaa", "")),
         ("device.attributes['d'].model.find('[0-9]+GB')", "80GB"),
-        ("device.name.find('[0-9]+')", "3"),
+        ("device.attributes['d'].model.find('[0-9]+')", "100"),
     ],
 )
 def test_functions(expression: str, expected: Any) -> None:

@@ -31,7 +31,7 @@ CAPS = {"gpu.example.com": {"memory": Quantity.parse("80Gi"), "cores": Quantity.
 
 
 def _celpy(expression: str) -> Any:
-    return Program(expression).evaluate(device_value("gpu.example.com", "gpu-0", ATTRS, CAPS, False))
+    return Program(expression).evaluate(device_value("gpu.example.com", ATTRS, CAPS, False))
 
 
 def _ours(expression: str) -> Any:
@@ -201,7 +201,7 @@ NIC = {"nic.example.com": {"ip": "10.1.2.3", "subnet": "10.1.0.0/16"}}
 
 @pytest.mark.parametrize(("expression", "want"), _table("test_ip_and_cidr") + _table("test_url"))
 def test_ip_cidr_and_url_as_upstream(expression: str, want: Any) -> None:
-    got = Program(expression).evaluate(device_value("nic.example.com", "nic-0", NIC, {}, False))
+    got = Program(expression).evaluate(device_value("nic.example.com", NIC, {}, False))
     if isinstance(want, dict):
         got = {k: tuple(v) for k, v in got.items()}
     assert got == want
@@ -220,8 +220,14 @@ def test_outcomes_are_cached_by_what_cel_sees_of_the_device() -> None:
         a100.device.model_copy(update={"name": "gpu-1"}),
         ("node", "node-1"),
     )  # type: ignore[arg-type]
-    assert Expressions().selector('device.name == "gpu-0"', a100) is True
-    assert Expressions().selector('device.name == "gpu-0"', other_name) is False
+    assert Expressions().selector('device.attributes["gpu.example.com"].model == "A100"', other_name) is True
+
+
+def test_device_has_no_name_as_upstream() -> None:
+    """Upstream's `device` has no `name` (docs/semantics.md, "KEP-6080 as merged upstream"):
+    a selector reading it fails in the checker too, never matches."""
+    outcome = Expressions().selector('device.name == "gpu-0"', _dev())
+    assert isinstance(outcome, str) and "name" in outcome
 
 
 def _format_cases() -> tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]]]:
@@ -238,7 +244,7 @@ def test_named_formats_as_upstream(case: int) -> None:
     valid, invalid = _format_cases()
     fmt, value, want = (*valid[case], None) if case < len(valid) else invalid[case - len(valid)]
     expression = f'format.{fmt}().validate(device.attributes["d.example.com"].v)'
-    device = device_value("d.example.com", "d-0", {"d.example.com": {"v": value}}, {}, False)
+    device = device_value("d.example.com", {"d.example.com": {"v": value}}, {}, False)
     if fmt not in celpy_env.NAMED_FORMATS:
         with pytest.raises(Unsupported):
             Program(expression)

@@ -409,6 +409,12 @@ def _counters(docs: list[Doc]) -> None:
     ] = {"value": "30Gi"}
 
 
+def _compatibility(docs: list[Doc]) -> None:
+    devices = _find(docs, "ResourceSlice", "node-1-part-devices")["spec"]["devices"]
+    devices[0]["consumesCounters"][0]["compatibilityGroups"] = ["mig"]
+    devices[1]["consumesCounters"][0]["compatibilityGroups"] = ["vgpu"]
+
+
 def _match(docs: list[Doc]) -> None:
     _results(docs, "c-pair")[1]["device"] = "gpu-5"
 
@@ -531,6 +537,7 @@ MUTATIONS: dict[str, tuple[Mutation, FeatureGates]] = {
     "rounding": (_rounding, FeatureGates()),
     "share": (_share, FeatureGates()),
     "counters": (_counters, FeatureGates()),
+    "compatibility": (_compatibility, FeatureGates(DRADeviceCompatibilityGroups=True)),
     "match": (_match, FeatureGates()),
     "distinct": (_distinct, FeatureGates()),
     "taint": (_taint, FeatureGates()),

@@ -135,7 +135,7 @@ print(json.dumps([[dump(parse(t)), dump(_ENV.compile(t))] for t in texts]))
 TEXTS = [
     'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model in ["a", "b"]',
     "device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) >= 0",
-    "[1, 2, 3].all(x, x > 0) ? size(device.name) : -1",
+    "[1, 2, 3].all(x, x > 0) ? size(device.driver) : -1",
 ]
 
 

@@ -911,3 +911,84 @@ def test_cel_compile_error_is_one_line() -> None:
     err = assert_only(class_doc("device.driver =="), "spec.selectors[0].cel.expression", "CEL compile error")
     assert "\n" not in err.reason
     assert "1:17" in err.reason
+
+
+# --- KEP-5945 skipNodeOperations values and KEP-5963 compatibility groups ----------------
+
+
+@pytest.mark.parametrize(
+    "operations",
+    [
+        ["*"],
+        ["NodeUnprepareResources"],
+        ["NodePrepareResources", "NodeUnprepareResources"],
+        ["NodePrepareResources", "*"],
+    ],
+)
+def test_skip_node_operations_valid_values(operations: list[str]) -> None:
+    assert errors(slice_doc(skipNodeOperations=operations)) == []
+
+
+@pytest.mark.parametrize(
+    ("operations", "field", "reason"),
+    [
+        (
+            ["All"],
+            "spec.skipNodeOperations[0]",
+            "unsupported value 'All': must be one of 'NodePrepareResources'",
+        ),
+        (["*", "*"], "spec.skipNodeOperations[1]", "duplicate value '*'"),
+        (
+            ["NodePrepareResources"],
+            "spec.skipNodeOperations",
+            "may only be listed with 'NodeUnprepareResources'",
+        ),
+    ],
+)
+def test_skip_node_operations_invalid_values(operations: list[str], field: str, reason: str) -> None:
+    """As upstream's validation of the merged field (docs/semantics.md, "KEP-5945 as merged upstream")."""
+    err = assert_only(slice_doc(skipNodeOperations=operations), field, reason)
+    assert "ResourceSlice s1" in err.message
+
+
+def _groups_slice(groups: list[str]) -> dict[str, Any]:
+    return device_slice(
+        consumesCounters=[
+            {"counterSet": "gpu-0", "counters": {"mem": {"value": "1"}}, "compatibilityGroups": groups}
+        ]
+    )
+
+
+def test_compatibility_groups_valid() -> None:
+    assert errors(_groups_slice(["mig", "vgpu"])) == []
+    assert errors(_groups_slice([])) == []
+
+
+@pytest.mark.parametrize(
+    ("groups", "field", "reason"),
+    [
+        (
+            ["a", "b", "c"],
+            "spec.devices[0].consumesCounters[0].compatibilityGroups",
+            "at most 2 entries, got 3",
+        ),
+        (
+            ["mig", "mig"],
+            "spec.devices[0].consumesCounters[0].compatibilityGroups[1]",
+            "duplicate compatibility group 'mig'",
+        ),
+        ([""], "spec.devices[0].consumesCounters[0].compatibilityGroups[0]", "must not be empty"),
+    ],
+)
+def test_compatibility_groups_invalid(groups: list[str], field: str, reason: str) -> None:
+    """KEP-5963 as merged: at most two names per entry, each once (docs/semantics.md, "Device
+    compatibility groups (KEP-5963)")."""
+    assert_only(_groups_slice(groups), field, reason)
+
+
+def test_device_name_is_not_a_cel_field() -> None:
+    """Upstream's device has no name (docs/semantics.md, "KEP-6080 as merged upstream"): validate
+    refuses a selector reading it, with cel-go's words."""
+    assert_has(
+        class_doc("device.name == 'gpu-0'"), "spec.selectors[0].cel.expression", "undefined field 'name'"
+    )

@@ -156,6 +156,13 @@ GATED: tuple[GatedField, ...] = (
         _slices_with(lambda s: s.spec.skip_node_operations),
     ),
     GatedField(
+        ("DRADeviceCompatibilityGroups",),
+        "devices[].consumesCounters[].compatibilityGroups",
+        "ResourceSlice",
+        "{objects} not used (compatibilityGroups; their pools are incomplete)",
+        _slices_with(lambda s: s.uses_compatibility_groups()),
+    ),
+    GatedField(
         ("DRAListTypeAttributes",),
         "devices[].attributes[].ints|bools|strings|versions",
         "ResourceSlice",

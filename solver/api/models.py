@@ -159,6 +159,8 @@ class CounterSet(K8sModel):
 class DeviceCounterConsumption(K8sModel):
     counter_set: str
     counters: dict[str, Counter] = Field(default_factory=dict)
+    compatibility_groups: list[str] | None = None
+    """KEP-5963 (DRADeviceCompatibilityGroups): the device's groups on this counter set."""
 
 
 class DeviceTaint(K8sModel):
@@ -265,6 +267,11 @@ class TypeMeta(K8sModel):
 class ResourceSlice(TypeMeta):
     kind: Literal["ResourceSlice"] = "ResourceSlice"
     spec: ResourceSliceSpec
+
+    def uses_compatibility_groups(self) -> bool:
+        """Some device declares KEP-5963 compatibilityGroups (an empty list declares none):
+        with DRADeviceCompatibilityGroups off upstream ignores the whole slice."""
+        return any(use.compatibility_groups for d in self.spec.devices for use in d.consumes_counters)
 
 
 # --- DeviceClass -------------------------------------------------------------------------

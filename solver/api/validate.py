@@ -89,6 +89,9 @@ MAX_POOL_NAME_LENGTH = 253
 MAX_COUNTER_SETS_PER_SLICE = 8
 MAX_COUNTERS_PER_SET = 32
 MAX_CONSUMES_COUNTERS = 2
+MAX_COMPATIBILITY_GROUPS = 2
+"""KEP-5963: `compatibilityGroups` of one consumesCounters entry (kubernetes#139795's review
+lowered it from 8 to 2); the names must be unique."""
 MAX_POD_GROUP_TEMPLATES = 8
 MAX_POD_GROUP_RESOURCE_CLAIMS = 4
 MAX_COUNTERS_PER_CONSUMPTION = 32
@@ -1131,6 +1134,9 @@ def _validate_slice(report: _Report, sl: ResourceSlice) -> None:
     if spec.node_selector is not None:
         _validate_node_selector(report, "spec.nodeSelector", spec.node_selector)
 
+    if isinstance(spec.skip_node_operations, list):
+        _validate_skip_node_operations(report, "spec.skipNodeOperations", spec.skip_node_operations)
+
     if spec.devices and spec.shared_counters:  # both: the layout of 1.33 (KEP-4815 alpha)
         report.add(
             "spec",
@@ -1211,6 +1217,9 @@ def _validate_device(report: _Report, path: str, device: Device, per_device: boo
                 f"{cpath}.counters",
                 f"must have at most {MAX_COUNTERS_PER_CONSUMPTION} counters, got {len(consumption.counters)}",
             )
+        _validate_compatibility_groups(
+            report, f"{cpath}.compatibilityGroups", consumption.compatibility_groups or []
+        )
 
     scope = [
         name
@@ -1237,6 +1246,44 @@ def _validate_device(report: _Report, path: str, device: Device, per_device: boo
     report.max_items(f"{path}.bindingConditions", device.binding_conditions, MAX_BINDING_CONDITIONS)
     failure = device.binding_failure_conditions
     report.max_items(f"{path}.bindingFailureConditions", failure, MAX_BINDING_CONDITIONS)
+
+
+SKIP_NODE_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
+"""KEP-5945 as merged (kubernetes#139933): the values of `skipNodeOperations`."""
+
+
+def _validate_skip_node_operations(report: _Report, path: str, operations: list[str]) -> None:
+    """KEP-5945 as merged (docs/semantics.md, "KEP-5945 as merged upstream"): each value one of
+    `SKIP_NODE_OPERATIONS`, listed once; NodePrepareResources only with NodeUnprepareResources
+    or "*" (a pod whose preparation is skipped could otherwise hang in Terminating)."""
+    seen: set[str] = set()
+    for k, op in enumerate(operations):
+        if op not in SKIP_NODE_OPERATIONS:
+            allowed = ", ".join(repr(v) for v in SKIP_NODE_OPERATIONS)
+            report.add(_idx(path, k), f"unsupported value {op!r}: must be one of {allowed}")
+        elif op in seen:
+            report.add(_idx(path, k), f"duplicate value {op!r}: the list is a set")
+        seen.add(op)
+    if "NodePrepareResources" in seen and not seen & {"NodeUnprepareResources", "*"}:
+        report.add(
+            path,
+            "'NodePrepareResources' may only be listed with 'NodeUnprepareResources' or '*' "
+            "(otherwise a pod whose preparation was skipped waits for unpreparation by a driver "
+            "that is not there)",
+        )
+
+
+def _validate_compatibility_groups(report: _Report, path: str, groups: list[str]) -> None:
+    """KEP-5963 (docs/semantics.md, "Device compatibility groups (KEP-5963)"): at most two
+    names, each non-empty and named once."""
+    report.max_items(path, groups, MAX_COMPATIBILITY_GROUPS)
+    seen: set[str] = set()
+    for k, name in enumerate(groups):
+        if not name:
+            report.add(_idx(path, k), "a compatibility group name must not be empty")
+        elif name in seen:
+            report.add(_idx(path, k), f"duplicate compatibility group {name!r}: each name may appear once")
+        seen.add(name)
 
 
 def _validate_taint(report: _Report, path: str, taint: DeviceTaint) -> None:

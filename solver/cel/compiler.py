@@ -236,6 +236,8 @@ class _Compiler:
 
     def _select_type(self, node: Select, t: Type, field: str) -> Type:
         if node.test_only:
+            if t == "device" and field not in DEVICE_FIELDS:
+                raise _issue(node, f"undefined field '{field}'")
             if t == "device" or is_dyn(t) or (isinstance(t, tuple) and t[0] == "map"):
                 return "bool"
             raise _issue(node, f"invalid type for field selection: '{display(t)}'")
@@ -268,8 +270,6 @@ class _Compiler:
             getter = lambda ctx: _device(ctx).capacity  # noqa: E731
         elif field == "driver":
             getter = lambda ctx: _device(ctx).driver  # noqa: E731
-        elif field == "name":
-            getter = lambda ctx: _device(ctx).name  # noqa: E731
         else:
             getter = lambda ctx: _device(ctx).allow_multiple_allocations  # noqa: E731
         return Compiled(getter, DEVICE_FIELDS[field])

@@ -65,7 +65,6 @@ _SCALAR: Final = Size(0)
 _ATTR_VALUE: Final = Size(_MAX_LIST, _STR)
 _DEVICE_FIELDS: Final[dict[str, Size]] = {
     "driver": Size(63),
-    "name": Size(_MAX_STRING),
     "allowMultipleAllocations": _SCALAR,
     "attributes": Size(_MAX_ATTRS, Size(_MAX_ATTRS, _ATTR_VALUE, _STR), _STR),
     "capacity": Size(_MAX_ATTRS, Size(_MAX_ATTRS, _SCALAR, _STR), _STR),

@@ -50,10 +50,10 @@ Type = str | tuple[Any, ...]
 DYN: Final = "dyn"
 _DYNISH: Final = frozenset({"dyn", "A", "B"})
 
-#: Fields of the ``device`` variable and their static types.
+#: Fields of the ``device`` variable and their static types: upstream's ``kubernetes.DRADevice``,
+#: which has no ``name`` (docs/semantics.md, "KEP-6080 as merged upstream").
 DEVICE_FIELDS: Final[dict[str, Type]] = {
     "driver": "string",
-    "name": "string",
     "allowMultipleAllocations": "bool",
     "attributes": ("map", "string", ("map", "string", "dyn")),
     "capacity": ("map", "string", ("map", "string", "quantity")),

@@ -7,7 +7,7 @@ implementation of the CEL core (parser, macros, operators, error values); this m
 what Kubernetes layers on top, written again from the Kubernetes CEL library docs, without
 importing `dra_solver.cel`:
 
-- the `device` variable: `driver`, `name`, `attributes` and `capacity` keyed by domain then
+- the `device` variable: `driver`, `attributes` and `capacity` keyed by domain then
   name (an unknown domain reads as an empty map, as upstream), `allowMultipleAllocations`;
   an attribute version that is not strict semver makes every evaluation on the device fail,
   as upstream converts every attribute before evaluating;
@@ -193,12 +193,13 @@ def from_cel(value: CelValue) -> Any:
 
 def device_value(
     driver: str,
-    name: str,
     attributes: Mapping[str, Mapping[str, Any]],
     capacity: Mapping[str, Mapping[str, Quantity]],
     allow_multiple_allocations: bool,
 ) -> celtypes.MapType:
-    """The `device` variable; `attributes` values are plain (versions as `Version`)."""
+    """The `device` variable; `attributes` values are plain (versions as `Version`). No `name`:
+    upstream's device has none (docs/semantics.md, "KEP-6080 as merged upstream"), so
+    `device.name` fails here as it does upstream."""
     s = celtypes.StringType
     attrs = DomainMap(
         {s(d): celtypes.MapType({s(k): to_cel(v) for k, v in m.items()}) for d, m in attributes.items()}
@@ -209,7 +210,6 @@ def device_value(
     return celtypes.MapType(
         {
             s("driver"): s(driver),
-            s("name"): s(name),
             s("attributes"): attrs,
             s("capacity"): caps,
             s("allowMultipleAllocations"): celtypes.BoolType(allow_multiple_allocations),

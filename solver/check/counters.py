@@ -12,10 +12,27 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
+from ..api.models import Device
 from .amounts import fmt, frac
 from .context import Context
 from .keys import PoolKey, dev_id
 from .results import Placed
+
+
+def _by_pool(
+    ctx: Context, placed: list[Placed]
+) -> tuple[dict[PoolKey, set[str]], dict[PoolKey, list[Placed]]]:
+    """Per pool: the devices existing non-admin results hold, and the new placements of devices
+    that consume counters (the devices that may be charged, or join a counter set)."""
+    existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
+    for _, r in ctx.world.existing:
+        if not r.admin_access:
+            existing_devs[(r.driver, r.pool)].add(r.device)
+    new_by_pool: dict[PoolKey, list[Placed]] = defaultdict(list)
+    for p in placed:
+        if p.dev is not None and p.dev.device.consumes_counters:
+            new_by_pool[(p.key[0], p.key[1])].append(p)
+    return existing_devs, new_by_pool
 
 
 def check_counters(ctx: Context, placed: list[Placed]) -> None:
@@ -23,14 +40,7 @@ def check_counters(ctx: Context, placed: list[Placed]) -> None:
     if not ctx.gates.DRAPartitionableDevices:
         return
     world = ctx.world
-    existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
-    for _, r in world.existing:
-        if not r.admin_access:
-            existing_devs[(r.driver, r.pool)].add(r.device)
-    new_by_pool: dict[PoolKey, list[Placed]] = defaultdict(list)
-    for p in placed:
-        if p.dev is not None and p.dev.device.consumes_counters:
-            new_by_pool[(p.key[0], p.key[1])].append(p)
+    existing_devs, new_by_pool = _by_pool(ctx, placed)
     for pk, users in new_by_pool.items():
         charged_now = [p for p in users if p.key[2] not in existing_devs[pk]]
         if not charged_now:
@@ -58,3 +68,53 @@ def check_counters(ctx: Context, placed: list[Placed]) -> None:
                         f"{fmt(amount)} > {fmt(value)} (placing "
                         f"{', '.join(sorted({dev_id(q.key) for q in charged_now}))})",
                     )
+
+
+def check_compatibility_groups(ctx: Context, placed: list[Placed]) -> None:
+    """KEP-5963 (docs/semantics.md, "Device compatibility groups (KEP-5963)"): per counter set,
+    the devices drawing from it, allocated and new (each once), either all declare no groups,
+    or all declare groups and one group is common to all of them. Allocated devices that
+    already break the rule (only a changed slice can do that) are folded as upstream folds
+    them, in the pool's order, and only the new devices must fit what they leave."""
+    if not (ctx.gates.DRADeviceCompatibilityGroups and ctx.gates.DRAPartitionableDevices):
+        return
+    world = ctx.world
+    existing_devs, new_by_pool = _by_pool(ctx, placed)
+    for pk, users in new_by_pool.items():
+        joining = [p for p in users if p.key[2] not in existing_devs[pk]]
+        if not joining:
+            continue
+        devices = world.inv.pool_devices.get(pk, {})
+        old = [(n, d) for n, d in devices.items() if n in existing_devs[pk]]
+        new = [(p.key[2], devices[p.key[2]]) for p in joining if p.key[2] in devices]
+        for set_name, problem in _group_problems(old, new):
+            p = joining[-1]
+            ctx.report(
+                p.claim_id,
+                p.result.request,
+                "compatibility",
+                f"pool {pk[0]}/{pk[1]} counter set {set_name}: {problem}",
+            )
+
+
+def _group_problems(old: list[tuple[str, Device]], new: list[tuple[str, Device]]) -> list[tuple[str, str]]:
+    """(counter set, what breaks) for each counter set the new devices cannot join."""
+    state: dict[str, frozenset[str] | None] = {}  # set -> common groups (None: only members without)
+    seen: dict[str, list[str]] = defaultdict(list)
+    out: list[tuple[str, str]] = []
+    for i, (name, d) in enumerate(old + new):
+        for use in d.consumes_counters:
+            groups = frozenset(use.compatibility_groups or ())
+            words = f"{name}: {', '.join(sorted(groups)) or 'none'}"
+            if use.counter_set not in state:
+                state[use.counter_set] = groups or None
+            else:
+                common = state[use.counter_set]
+                fits = not groups if common is None else bool(common & groups)
+                if not fits and i >= len(old):
+                    members = "; ".join(seen[use.counter_set] + [words])
+                    out.append((use.counter_set, f"the devices' compatibility groups share none ({members})"))
+                if common is not None and groups:
+                    state[use.counter_set] = common & groups
+            seen[use.counter_set].append(words)
+    return sorted(set(out))

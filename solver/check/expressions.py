@@ -93,9 +93,7 @@ class Expressions:
         found = self._values.get(dev.key)
         if found is None:
             attrs, caps, error = _plain(dev)
-            value = device_value(
-                dev.key[0], dev.device.name, attrs, caps, bool(dev.device.allow_multiple_allocations)
-            )
+            value = device_value(dev.key[0], attrs, caps, bool(dev.device.allow_multiple_allocations))
             found = (value, error)
             self._values[dev.key] = found
         return found

@@ -44,8 +44,10 @@ class Inventory:
     """Counter set -> counter -> value, per usable pool."""
 
 
-def gather(cluster: Cluster, node: str | None, partitionable: bool) -> Inventory:
-    """Pools and devices visible from `node` (docs/semantics.md, "Pools and generations")."""
+def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_groups: bool = True) -> Inventory:
+    """Pools and devices visible from `node` (docs/semantics.md, "Pools and generations").
+    `compat_groups`: DRADeviceCompatibilityGroups; off, a slice declaring compatibility groups
+    is not read (its pool is then incomplete: "Device compatibility groups (KEP-5963)")."""
     labels = {}
     if node is not None and node in cluster.nodes:
         labels = dict(cluster.nodes[node].metadata.labels)
@@ -56,6 +58,8 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool) -> Inventory
         # for pool completeness, its counters are just not used (upstream test
         # "partitionable-devices-disabled-other-device-do-not-consume-counters").
         if not partitionable and rs.spec.per_device_node_selection:
+            continue
+        if not compat_groups and rs.uses_compatibility_groups():
             continue
         if slice_scope(rs) is None:
             continue

@@ -13,7 +13,7 @@ from .capacity import check_capacity, check_consumed
 from .constraints import check_constraints
 from .context import Context
 from .copies import check_copies
-from .counters import check_counters
+from .counters import check_compatibility_groups, check_counters
 from .counts import check_counts, check_duplicates
 from .feature_gates import check_device_gates, check_request_gates
 from .keys import Alt, claim_id
@@ -42,6 +42,7 @@ def run_context(ctx: Context) -> list[Violation]:
     check_capacity(ctx, placed)
     check_share_ids(ctx, placed)
     check_counters(ctx, placed)
+    check_compatibility_groups(ctx, placed)
     if ctx.one_call:
         ctx.violations += check_admin_then_normal(ctx.allocated)
     return ctx.violations

@@ -22,6 +22,7 @@ KINDS: tuple[str, ...] = (
     "rounding",
     "share",
     "counters",
+    "compatibility",
     "match",
     "distinct",
     "taint",

@@ -31,7 +31,7 @@ class World:
         self.cluster = cluster
         self.node = node
         self.gates = gates
-        self.inv = gather(cluster, node, gates.DRAPartitionableDevices)
+        self.inv = gather(cluster, node, gates.DRAPartitionableDevices, gates.DRADeviceCompatibilityGroups)
         self._gate_on_inv: Inventory | None = None
         new_ids = {claim_id(c) for c in allocated}
         self.existing: list[Holder] = [
@@ -52,7 +52,7 @@ class World:
     def gate_on_inventory(self) -> Inventory:
         """The inventory as it would be with DRAPartitionableDevices on (built on first use)."""
         if self._gate_on_inv is None:
-            self._gate_on_inv = gather(self.cluster, self.node, True)
+            self._gate_on_inv = gather(self.cluster, self.node, True, self.gates.DRADeviceCompatibilityGroups)
         return self._gate_on_inv
 
     def existing_on(self, key: DeviceKey) -> list[Holder]:

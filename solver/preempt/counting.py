@@ -384,9 +384,17 @@ def _node_facts(
     group_of = {d: j for j, t in enumerate(sets) for d in t}
     for d in group_of:
         dev = problem.devices[d]
-        if dev.multi or dev.counter_use or dev.in_use or dev.shared_in_use or dev.node_scope != ("node", n):
+        if (
+            dev.multi
+            or dev.counter_use
+            or dev.compat
+            or dev.in_use
+            or dev.shared_in_use
+            or dev.node_scope != ("node", n)
+        ):
             return (
-                f"device {dev.name} is multi-allocatable, has shared counters or capacity in use, "
+                f"device {dev.name} is multi-allocatable, has shared counters (or their compatibility "
+                "groups) or capacity in use, "
                 "or is not node-local"
             )
     alt_group = {i: sets.index(t) for i, t in takes.items() if t}

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
 from ..cel import EvalCache
-from ..errors import InputRefused
+from ..errors import DRASolverError, FailedOnNode, InputRefused
 from ..gates import FeatureGates
 from ..inventory import Pool
 from .constraints import build_constraints
@@ -81,10 +81,31 @@ def problem_from_context(
     groups: Sequence[int] | None = None,
 ) -> Problem:
     """`build_problem` on a BuildContext built beforehand (`devices.context_from`): the incremental
-    first fit reuses one node's gathered pools for every pod it tries there."""
+    first fit reuses one node's gathered pools for every pod it tries there.
+
+    An allocationMode All request on an incomplete or invalid pool is a per-node failure
+    recorded on its alternative (`Alternative.fatal`); a later claim's fatal error does not
+    replace it, as upstream validates the requests in order (docs/semantics.md,
+    "allocationMode All")."""
+    alternatives: list[Alternative] = []
+    try:
+        return _problem_from_context(ctx, claims, priorities, groups, alternatives)
+    except DRASolverError as exc:
+        first = next((a.fatal for a in alternatives if a.fatal is not None), None)
+        if first is None:
+            raise
+        raise FailedOnNode(first) from exc
+
+
+def _problem_from_context(
+    ctx: BuildContext,
+    claims: Sequence[ResourceClaim],
+    priorities: Sequence[int] | None,
+    groups: Sequence[int] | None,
+    alternatives: list[Alternative],
+) -> Problem:
     gates = ctx.gates
     node = ctx.node.name if ctx.node is not None else None
-    alternatives: list[Alternative] = []
     claim_infos: list[ClaimInfo] = []
     constraints: list[ConstraintInfo] = []
     derived_values: dict[tuple[int, int], dict[str, ValueSet]] = {}
@@ -129,6 +150,7 @@ def problem_from_context(
         alternatives=tuple(alternatives),
         claims=tuple(claim_infos),
         constraints=tuple(constraints),
+        compat_baseline=dict(ctx.compat),
         invalid_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid()),
         incomplete_pools=tuple(ctx.pools.incomplete_why.get(pid, "") for pid in ctx.pools.incomplete),
     )

@@ -32,9 +32,12 @@ from ..inventory import (
     visible_devices,
 )
 from .flat import (
+    CompatKey,
+    CompatState,
     CounterInfo,
     DeviceInfo,
     ValueSet,
+    compat_add,
 )
 
 
@@ -52,6 +55,8 @@ class BuildContext:
     views: list[DeviceView]
     counters: list[CounterInfo]
     cache: EvalCache
+    compat: dict[CompatKey, CompatState] = field(default_factory=dict)
+    """KEP-5963: per counter set, what its allocated devices allow (`Problem.compat_baseline`)."""
     spans: dict[tuple[str, str], tuple[Pool, int, int, int, int]] = field(default_factory=dict)
     """Valid pool's id -> (the pool, its first device, the end of its devices, its first
     counter, the end of its counters): where `refresh_context` finds a pool's part of the lists."""
@@ -175,6 +180,7 @@ class _Static:
     capacity_format: dict[str, str]
     node_scope: tuple[str, object]
     view: DeviceView
+    compat: tuple[tuple[CompatKey, frozenset[str]], ...] = ()
 
 
 @dataclass
@@ -231,6 +237,7 @@ def _add_pool(ctx: BuildContext, pool: Pool, memo: DeviceMemo | None, *, views: 
     objects too when `views`) to `ctx`, counted against `ctx.in_use`."""
     gates, node = ctx.gates, ctx.node
     counter_index = _pool_counters(ctx, pool)
+    _pool_compat(ctx, pool)
     blocked = any(ctx.counters[i].available < 0 for i in counter_index.values())
     seen = memo.devices(pool, node) if memo is not None else visible_devices(pool, node)
     for s, d in seen:
@@ -273,6 +280,9 @@ def refresh_context(ctx: BuildContext, pools: Collection[tuple[str, str]], memo:
         assert len(part.devices) == d1 and len(part.counters) == c1, "a pool's part changed its size"
         ctx.devices[d0:d1] = part.devices[d0:]
         ctx.counters[c0:c1] = part.counters[c0:]
+        for key in [k for k in ctx.compat if k[:2] == pid]:
+            del ctx.compat[key]
+        ctx.compat.update(part.compat)
 
 
 def _pool_counters(ctx: BuildContext, pool: Pool) -> dict[tuple[str, str], int]:
@@ -297,6 +307,31 @@ def _pool_counters(ctx: BuildContext, pool: Pool) -> dict[tuple[str, str], int]:
     return index
 
 
+def compat_groups(
+    driver: str, pool: str, d: Device, gates: FeatureGates
+) -> tuple[tuple[CompatKey, frozenset[str]], ...]:
+    """KEP-5963: the device's groups per counter set it draws from (`DeviceInfo.compat`);
+    nothing with DRADeviceCompatibilityGroups (or DRAPartitionableDevices) off."""
+    if not (gates.DRADeviceCompatibilityGroups and gates.DRAPartitionableDevices):
+        return ()
+    return tuple(
+        ((driver, pool, use.counter_set), frozenset(use.compatibility_groups or ()))
+        for use in d.consumes_counters
+    )
+
+
+def _pool_compat(ctx: BuildContext, pool: Pool) -> None:
+    """Fold the groups of the pool's allocated devices into `ctx.compat` (docs/semantics.md,
+    "Device compatibility groups (KEP-5963)"): upstream reads them from the slices, as it does
+    their counters."""
+    for s in pool.all_slices():
+        for d in s.spec.devices:
+            if not d.consumes_counters or not ctx.in_use.allocated((pool.driver, pool.name, d.name)):
+                continue
+            for key, groups in compat_groups(pool.driver, pool.name, d, ctx.gates):
+                ctx.compat[key] = compat_add(ctx.compat.get(key), groups)
+
+
 def _static(driver: str, s: ResourceSlice, d: Device, gates: FeatureGates) -> _Static:
     return _Static(
         device=d,
@@ -305,6 +340,7 @@ def _static(driver: str, s: ResourceSlice, d: Device, gates: FeatureGates) -> _S
         capacity_format={k: c.value.format for k, c in d.capacity.items()},
         node_scope=_node_scope(s, d),
         view=device_view(driver, d, gates),
+        compat=compat_groups(driver, s.spec.pool.name, d, gates),
     )
 
 
@@ -346,5 +382,6 @@ def _add_device(
         skip_node_operations=skip_operations(s.spec.skip_node_operations),
         binding_conditions=tuple(d.binding_conditions),
         binding_failure_conditions=tuple(d.binding_failure_conditions),
+        compat=static.compat,
     )
     ctx.devices.append(info)

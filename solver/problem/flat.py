@@ -44,6 +44,53 @@ class CounterInfo:
 
 
 @dataclass(frozen=True)
+class CompatState:
+    """KEP-5963: what the devices placed on one counter set so far allow (docs/semantics.md,
+    "Device compatibility groups (KEP-5963)"). No member: anything. Only members without
+    groups (`groups` None): only devices without groups. Otherwise `groups` is the
+    intersection of the members' groups, and a device must declare one of them.
+
+    Why a state, not pairs: upstream folds every member into one running intersection, so
+    {a, b}, {b, c}, {a, c} do not fit together although every two of them would."""
+
+    groups: frozenset[str] | None = None
+
+    def admits(self, groups: frozenset[str]) -> bool:
+        if self.groups is None:
+            return not groups
+        return bool(self.groups & groups)
+
+    def add(self, groups: frozenset[str]) -> CompatState:
+        return self if self.groups is None else CompatState(self.groups & groups)
+
+
+CompatKey = tuple[str, str, str]
+"""(driver, pool, counter set): where KEP-5963 compares groups (each driver's pool apart)."""
+
+
+def compat_admits(state: CompatState | None, groups: frozenset[str]) -> bool:
+    """Whether a device declaring `groups` may join a counter set in `state` (None: no member)."""
+    return state is None or state.admits(groups)
+
+
+def compat_add(state: CompatState | None, groups: frozenset[str]) -> CompatState:
+    """The state after a device declaring `groups` joined (after `compat_admits`)."""
+    if state is None:
+        return CompatState(groups or None)
+    return state.add(groups)
+
+
+def compat_fits(members: list[frozenset[str]]) -> bool:
+    """Whether devices with these groups may share one counter set, in any order."""
+    state: CompatState | None = None
+    for groups in members:
+        if not compat_admits(state, groups):
+            return False
+        state = compat_add(state, groups)
+    return True
+
+
+@dataclass(frozen=True)
 class DeviceInfo:
     index: int
     driver: str
@@ -77,6 +124,9 @@ class DeviceInfo:
     skip_node_operations: bool | tuple[str, ...] | None = None
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
+    compat: tuple[tuple[CompatKey, frozenset[str]], ...] = ()
+    """KEP-5963, with DRADeviceCompatibilityGroups on: per counter set the device draws from,
+    the groups it declares there (empty: none). Empty tuple with the gate off."""
     nodes: frozenset[str] | None = None
     """Multi-node Problems (`Problem.nodes`): the nodes that see the device; None = the
     Problem's single node."""
@@ -130,6 +180,11 @@ class Alternative:
     """All mode: why a member can never be placed (busy, taint, gate) — the request fails
     (the reference search meets the members in order and may stop earlier, on a constraint
     error; the CP-SAT model and explanations read this)."""
+    fatal: str | None = None
+    """All mode on a node whose pool is incomplete or invalid: upstream's per-node error
+    (kubernetes#141898), raised before any search (`reference.allocate_reference`); the
+    alternative is also `all_blocked`, so a model over several nodes keeps the pod off this
+    node only (docs/semantics.md, "allocationMode All")."""
     rejected: tuple[tuple[str, int], ...] = ()
     """Devices that match the selectors but fail a static check: (reason, how many), for
     explanations ("lack capacity memory", "have a taint the request does not tolerate")."""
@@ -207,6 +262,9 @@ class Problem:
     constraints: tuple[ConstraintInfo, ...]
     invalid_pools: tuple[str, ...] = ()
     """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+    compat_baseline: dict[CompatKey, CompatState] = field(default_factory=dict)
+    """KEP-5963: per counter set, the state its already-allocated devices leave (missing: no
+    allocated device draws from it)."""
     incomplete_pools: tuple[str, ...] = ()
     """Pools skipped as incomplete (`pool D/P generation G is incomplete: ...`): upstream says
     only "unschedulable"; reasons name them."""

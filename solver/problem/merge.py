@@ -123,10 +123,21 @@ def build_multi_node_problem(
                 replace(c, nodes=frozenset(cand_nodes[(alt.index, d)]))
                 for d, c in sorted(cand[alt.index].items())
             ),
+            fatal=None,
             **_all_fields(alt, all_sets, all_blocked),
         )
         for alt in first.alternatives
     )
+    # allocationMode All on a pool not ready: the pod may not use that node at all, whatever
+    # its other requests (upstream's per-node failure, kubernetes#141898).
+    refused: dict[int, set[str]] = {}
+    for node, prob in per_node:
+        for alt in prob.alternatives:
+            if alt.fatal is not None:
+                refused.setdefault(group_of[alt.claim], set()).add(node)
+    allowed = dict(group_nodes or {})
+    for g, bad in refused.items():
+        allowed[g] = tuple(n for n in allowed.get(g, tuple(nodes)) if n not in bad)
 
     # Constraints: by (claim, position), values re-indexed and unioned.
     constraints: list[ConstraintInfo] = []
@@ -165,10 +176,11 @@ def build_multi_node_problem(
         alternatives=alternatives,
         claims=claim_infos,
         constraints=tuple(constraints),
+        compat_baseline={k: v for _, prob in per_node for k, v in prob.compat_baseline.items()},
         invalid_pools=tuple(invalid),
         incomplete_pools=tuple(incomplete),
         nodes=tuple(nodes),
-        group_nodes=dict(group_nodes or {}),
+        group_nodes=allowed,
     )
 
 

@@ -24,7 +24,7 @@ from ..api.models import (
     ResourceClaim,
 )
 from ..cel import Program, compile_expression
-from ..errors import CelError, DRASolverError, InputError, InputRefused
+from ..errors import CelError, DRASolverError, FailedOnNode, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
 from .capacity import FatalCapacityRequest, device_consumption
@@ -313,6 +313,7 @@ def build_alternative(
                 ) from None
     mode: Literal["ExactCount", "All"]
     blocked: str | None = None
+    fatal: str | None = None
     rejected: Counter[str] = Counter()
     if spec.mode in (None, "ExactCount"):
         mode = "ExactCount"
@@ -330,9 +331,12 @@ def build_alternative(
                 seen[key] = (tuple(candidates), tuple(rejected.items()))
     elif spec.mode == "All":
         mode = "All"
-        candidates, blocked = _all_set(
-            ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
-        )
+        try:
+            candidates, blocked = _all_set(
+                ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
+            )
+        except PoolNotReady as exc:  # a per-node failure: this node only (kubernetes#141898)
+            candidates, blocked, fatal = [], exc.why, str(exc)
         count = len(candidates)
     else:
         raise InputError(f"{owner}: unsupported count mode {spec.mode}")
@@ -350,6 +354,7 @@ def build_alternative(
         tuple(dict(cfg) for cfg in device_class.spec.config),
         tuple(candidates),
         all_blocked=blocked,
+        fatal=fatal,
         rejected=tuple(sorted(rejected.items())),
     )
 
@@ -406,6 +411,15 @@ def _exact_candidates(
     return candidates
 
 
+class PoolNotReady(FailedOnNode):
+    """All mode on a node whose pool is incomplete or invalid (docs/semantics.md, "allocationMode
+    All"): caught where the alternative is built, which records it as `Alternative.fatal`."""
+
+    def __init__(self, owner: str, why: str) -> None:
+        super().__init__(f"{owner}: asks for all devices, but {why}")
+        self.why = why
+
+
 def _all_set(
     ctx: BuildContext,
     index: int,
@@ -424,14 +438,10 @@ def _all_set(
     the request even unused is left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
-        raise InputRefused(
-            f"{owner}: asks for all devices, but resource pool {pid[0]}/{pid[1]} is currently being updated"
-        )
+        raise PoolNotReady(owner, f"resource pool {pid[0]}/{pid[1]} is currently being updated")
     if ctx.pools.invalid():
         pool = ctx.pools.invalid()[0]
-        raise InputRefused(
-            f"{owner}: asks for all devices, but resource pool {pool.driver}/{pool.name} is currently invalid"
-        )
+        raise PoolNotReady(owner, f"resource pool {pool.driver}/{pool.name} is currently invalid")
     candidates: list[Candidate] = []
     blocked: str | None = None
     for dev in range(len(ctx.devices)):

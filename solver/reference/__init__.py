@@ -11,6 +11,9 @@ devices (Q1); counters are charged only once a placement passed every check and 
 back on every backtrack, so a rejected device leaves no charge behind (Q2, Q3); a shared
 device is charged once (Q4).
 
+As upstream (docs/semantics.md, "Device compatibility groups (KEP-5963)"): a device new to its
+counter sets must fit the groups of their members, checked right after the counters.
+
 As upstream (docs/semantics.md, "Admin access"): a dedicated device placed with admin access
 for an earlier claim of the call is in use for the later claims' normal requests. As
 upstream (docs/semantics.md, "allocationMode All"): an All-set is placed member by member, in
@@ -27,16 +30,20 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from ..errors import InputRefused, InvalidPools, SearchAborted
+from ..errors import FailedOnNode, InputRefused, InvalidPools, SearchAborted
 from ..problem.flat import (
     MAX_RESULTS_PER_CLAIM,
     Alternative,
     Assignment,
     Candidate,
+    CompatKey,
+    CompatState,
     DeviceInfo,
     Placement,
     Problem,
     ValueSet,
+    compat_add,
+    compat_admits,
     fits,
 )
 from ..problem.kinds import KINDS
@@ -79,6 +86,8 @@ class _Undo:
     charged: bool
     consumed: dict[str, Fraction] | None
     constraints: list[int] = field(default_factory=list)
+    compat: list[tuple[CompatKey, CompatState | None]] = field(default_factory=list)
+    """KEP-5963: each counter set the placement joined, with its state before."""
 
 
 class ReferenceSearch:
@@ -96,6 +105,8 @@ class ReferenceSearch:
         self.allocating: dict[int, dict[str, Fraction]] = {}
         self.used: dict[int, int] = {}
         self.counter_used: dict[int, Fraction] = {}
+        self.compat: dict[CompatKey, CompatState] = dict(problem.compat_baseline)
+        """KEP-5963: per counter set, the running state of its members (allocated and placed)."""
         self.constraint_state: list[list[ValueSet]] = [[] for _ in problem.constraints]
         self.by_alt: dict[int, list[int]] = {}
         for con in problem.constraints:
@@ -211,6 +222,11 @@ class ReferenceSearch:
             for i, amount in d.counter_use.items():
                 if self.counter_used.get(i, Fraction(0)) + amount > self.p.counters[i].available:
                     return False
+        # KEP-5963 after the counters (docs/semantics.md, "Device compatibility groups
+        # (KEP-5963)"): a device new to its counter sets must fit the groups there.
+        joins = bool(d.compat) and not (d.busy or d.shared_in_use) and not self.used.get(cand.device)
+        if joins and not all(compat_admits(self.compat.get(cset), groups) for cset, groups in d.compat):
+            return False
         if cand.refused is not None:
             return False
         touched: list[int] = []
@@ -245,8 +261,15 @@ class ReferenceSearch:
         if charge:
             for i, amount in d.counter_use.items():
                 self.counter_used[i] = self.counter_used.get(i, Fraction(0)) + amount
+        compat_before: list[tuple[CompatKey, CompatState | None]] = []
+        if joins:
+            for cset, groups in d.compat:
+                compat_before.append((cset, self.compat.get(cset)))
+                self.compat[cset] = compat_add(self.compat.get(cset), groups)
         self.results[ci].append(placement)
-        self.undo.append(_Undo(placement, dedicated, charge, cand.consumed if d.multi else None, touched))
+        self.undo.append(
+            _Undo(placement, dedicated, charge, cand.consumed if d.multi else None, touched, compat_before)
+        )
         return True
 
     def _capacity_fits(self, d: DeviceInfo, cand: Candidate) -> bool:
@@ -277,6 +300,11 @@ class ReferenceSearch:
             if u.charged:
                 for i, amount in d.counter_use.items():
                     self.counter_used[i] -= amount
+            for cset, before in reversed(u.compat):
+                if before is None:
+                    del self.compat[cset]
+                else:
+                    self.compat[cset] = before
 
     # --- constraints ------------------------------------------------------------------------
 
@@ -316,7 +344,8 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
     Why this decides the search: the search visits claims, requests, alternatives and candidates in the order
     they are listed here (alternatives and constraints by index, each alternative's candidates
     in their own order, which the key keeps as is), and every test it makes reads only these
-    facts: a device's busy/multi flags, capacity, existing use, counter use and counter block, a
+    facts: a device's busy/multi flags, capacity, existing use, counter use and counter block,
+    its compatibility groups per counter set (sets by rank, with their baseline state), a
     candidate's static refusal (All mode), a counter's availability, a constraint's kind,
     alternatives and value per (alternative, candidate device); a device is used only through
     its index, as a set member or a dict key, so a bijection of indices maps one run onto the
@@ -330,6 +359,8 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
     rank = {d: r for r, d in enumerate(used)}
     counters = sorted({i for d in used for i in problem.devices[d].counter_use})
     crank = {i: r for r, i in enumerate(counters)}
+    sets = sorted({cset for d in used for cset, _ in problem.devices[d].compat})
+    srank = {cset: r for r, cset in enumerate(sets)}
     alternatives = []
     for a in problem.alternatives:
         if any(c.error is not None for c in a.candidates):
@@ -353,6 +384,7 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
             dev.shared_in_use,
             tuple(sorted((crank[i], v) for i, v in dev.counter_use.items())),
             dev.counters_blocked,
+            tuple((srank[cset], groups) for cset, groups in dev.compat),
         )
         for dev in (problem.devices[d] for d in used)
     )
@@ -375,6 +407,7 @@ def search_key(problem: Problem) -> tuple[Hashable, tuple[int, ...]] | None:
         tuple(alternatives),
         devices,
         tuple(problem.counters[i].available for i in counters),
+        tuple(problem.compat_baseline.get(cset) for cset in sets),
         constraints,
     )
     return facts, tuple(used)
@@ -503,7 +536,11 @@ def allocate_reference(
     """All claims of the problem together, or None (unschedulable on this node).
 
     Raises AllocationError for upstream's fatal errors, including the per-node error for
-    invalid pools when no solution exists."""
+    invalid pools when no solution exists, and before any search the per-node error of an
+    allocationMode All request on an incomplete or invalid pool (`Alternative.fatal`)."""
+    fatal = next((a.fatal for a in problem.alternatives if a.fatal is not None), None)
+    if fatal is not None:
+        raise FailedOnNode(fatal)
     result = search(problem, max_steps=max_steps, memo=memo)
     if result is None and problem.invalid_pools:
         raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))

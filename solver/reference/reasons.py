@@ -58,7 +58,9 @@ def _request_reason(
         for a in req.alternatives:
             alt = problem.alternatives[a]
             if alt.mode == "All":
-                if not alt.candidates:
+                if alt.fatal is not None and alt.all_blocked:  # a pool not ready: before any device
+                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
+                elif not alt.candidates:
                     parts.append(Reason.of(Kind.ALL_NONE, alt.name))
                 elif alt.all_blocked:
                     parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
@@ -101,7 +103,11 @@ def why_unschedulable(problem: Problem) -> Reason:
         if reason is not None:
             return reason
     for claim in problem.claims:
-        if _fails(_only(problem, claim, constraints=False)):
+        alone = _only(problem, claim, constraints=False)
+        if _fails(alone):
+            groups = _compat_words(alone)
+            if groups and not _fails(_without_compat(alone)):
+                return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped)
             return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = tuple(_constraint_words(problem, c) for c in claim.constraints)
@@ -117,6 +123,30 @@ def why_unschedulable(problem: Problem) -> Reason:
 def explain_unschedulable(problem: Problem) -> str:
     """A one-line reason, naming the claim and request that blocked, where it can tell."""
     return say(why_unschedulable(problem))
+
+
+def _compat_words(problem: Problem) -> tuple[str, ...]:
+    """The KEP-5963 counter sets the candidates draw from, as a constraint's words
+    (docs/semantics.md, "Device compatibility groups (KEP-5963)")."""
+    sets = sorted(
+        {
+            cset
+            for a in problem.alternatives
+            for c in a.candidates
+            for cset, _ in problem.devices[c.device].compat
+        }
+    )
+    return tuple(
+        f"compatibilityGroups on counter set {s} of pool {d}/{p} (its devices must share a group, "
+        'docs/semantics.md, "Device compatibility groups (KEP-5963)")'
+        for d, p, s in sets
+    )
+
+
+def _without_compat(problem: Problem) -> Problem:
+    """The problem without KEP-5963: does the claim fit but for the compatibility groups?"""
+    devices = tuple(replace(d, compat=()) if d.compat else d for d in problem.devices)
+    return replace(problem, devices=devices, compat_baseline={})
 
 
 def _constraint_words(problem: Problem, c: int) -> str:

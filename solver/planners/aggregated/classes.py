@@ -39,7 +39,7 @@ from ...inventory import NodeView, node_up_to_name, slices_up_to_names
 from ...planning.job import Unit
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
-from ...problem.flat import Problem, Value, ValueSet
+from ...problem.flat import CompatKey, Problem, Value, ValueSet
 from ...problem.resources import Amounts
 
 
@@ -305,7 +305,13 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
     """The facts of `problem_signature`, devices ranked in the order of `used`."""
     rank = {d: r for r, d in enumerate(used)}
     ctr_rank = {i: r for r, i in enumerate(ctr_used)}
-    devices = tuple(_device_facts(problem, d, ctr_rank) for d in used)
+    # KEP-5963 counter sets by first appearance among the used devices, with their baseline.
+    set_rank: dict[CompatKey, int] = {}
+    for d in used:
+        for cset, _ in problem.devices[d].compat:
+            set_rank.setdefault(cset, len(set_rank))
+    devices = tuple(_device_facts(problem, d, ctr_rank, set_rank) for d in used)
+    compat = tuple((cset[0], cset[2], problem.compat_baseline.get(cset)) for cset in set_rank)
     counters = tuple(
         (
             problem.counters[i].driver,
@@ -324,6 +330,7 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
             a.count,
             a.admin,
             a.all_blocked is not None,  # the reason names a device: only whether it is blocked counts
+            a.fatal is not None,
             tuple(
                 sorted(
                     (
@@ -348,7 +355,7 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
         )
         for k in problem.constraints
     )
-    return (devices, counters, alternatives, constraints, len(problem.invalid_pools))
+    return (devices, counters, alternatives, constraints, len(problem.invalid_pools), compat)
 
 
 def _renamed(
@@ -386,8 +393,16 @@ def _canonical_order(problem: Problem, used: list[int]) -> list[int]:
     return sorted(used, key=lambda d: (key[d], d))
 
 
-def _device_facts(problem: Problem, d: int, ctr_rank: dict[int, int]) -> Hashable:
+def _device_facts(
+    problem: Problem, d: int, ctr_rank: dict[int, int], set_rank: dict[CompatKey, int] | None = None
+) -> Hashable:
+    """`set_rank`: KEP-5963 counter sets by rank; None names them by driver and set only."""
     dev = problem.devices[d]
+    compat: tuple[tuple[Hashable, frozenset[str]], ...]
+    if set_rank is None:
+        compat = tuple(((cset[0], cset[2]), groups) for cset, groups in dev.compat)
+    else:
+        compat = tuple((set_rank[cset], groups) for cset, groups in dev.compat)
     return (
         dev.driver,
         dev.multi,
@@ -402,6 +417,7 @@ def _device_facts(problem: Problem, d: int, ctr_rank: dict[int, int]) -> Hashabl
         dev.skip_node_operations,
         dev.binding_conditions,
         dev.binding_failure_conditions,
+        tuple(sorted(compat, key=repr)),
     )
 
 
@@ -419,6 +435,8 @@ def _used_keys(problem: Problem) -> set[tuple[str, ...]]:
         for i in dev.counter_use:
             c = problem.counters[i]
             keys.add((c.driver, c.pool, c.counter_set, c.name))
+        for cset, _ in dev.compat:
+            keys.add(("compatibility-groups", *cset))
     return keys
 
 
@@ -426,6 +444,8 @@ def _errors(problem: Problem) -> str | None:
     if problem.invalid_pools:
         return f"invalid pools: {', '.join(problem.invalid_pools)}"
     for alt in problem.alternatives:
+        if alt.fatal is not None:  # allocationMode All on a pool not ready: this node fails the pod
+            return alt.fatal
         for cand in alt.candidates:
             if cand.error is not None:
                 return str(cand.error)

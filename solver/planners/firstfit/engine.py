@@ -38,7 +38,7 @@ from fractions import Fraction
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim, ResourceSlice
 from ...check import check, check_or_raise
-from ...errors import DRASolverError, InvalidPools, SearchAborted
+from ...errors import DRASolverError, FailedOnNode, InvalidPools, SearchAborted
 from ...inventory import (
     DeviceID,
     InUse,
@@ -495,6 +495,8 @@ class _Placing:
         except InvalidPools as exc:
             helps = self._invalid_pools_help(node, claims) if claims else True
             return Answer(node.version, names, problem, None, exc, shareable, invalid_helps=helps)
+        except FailedOnNode as exc:  # All mode on a pool not ready: this node only (kubernetes#141898)
+            return Answer(node.version, names, problem, None, exc, shareable)
         except SearchAborted as exc:
             if self.max_steps >= DEFAULT_MAX_STEPS:
                 raise
