@@ -184,9 +184,10 @@ def section(runs: list[dict[str, Any]]) -> str:
         'weight, `docs/semantics.md`, "Re-planning"). The update\'s bound chains from the last bound '
         "plus the weight of the added pods, so it is loose when added pods find no room: the update's "
         "status is FEASIBLE even where its weight equals the fresh plan's. The local re-solve runs "
-        "only where a bound shows some region node may hold more weight than it holds "
-        "(`local.may_gain`: a knapsack per node over its device counts; the last column says "
-        "*skipped* where it proved no gain possible, which costs milliseconds: the step forced there "
+        "only where a bound shows the region may hold more weight than it holds "
+        "(`local.may_gain`: device counts per node, then over the region with pods free to move; "
+        "the last column says *skipped* where it proved no gain possible, which costs milliseconds: "
+        "the step forced there "
         "places the same weight — `tests/test_planner_local.py` compares the two plans on generated "
         "churn); where it runs it "
         "costs about the same whether it gains or not (the model's per-class capacities and its "

@@ -7,7 +7,7 @@ claims per pod and claim names with digits in them.
 Why these tests: under first fit a pod's words name the placed pods ahead of it in the queue,
 so two pods of one class and priority share words only when no placed pod of that priority
 that could take their room stands between them (`_Index.queue_key`); and a pod's other nodes
-are grouped with its own claim names put in (`_Parts.say`, `firstfit.words.counted_groups`).
+are grouped with its own claim names put in (`_Parts.say`, `reasons.words.counted_groups`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.pipeline import plan
 from dra_solver.planners import crowding
 from dra_solver.planners import run as planning_run
-from dra_solver.planners.firstfit.words import counted_groups, reason_groups, template_counts
 from dra_solver.planning.outcome import PlanOutcome
+from dra_solver.reasons.words import counted_groups, reason_groups, template_counts
 
 DRIVER = "gpu.example.com"
 SUFFIX = ("a", "b")

@@ -108,9 +108,11 @@ def test_every_documented_command_runs_with_its_documented_exit_code(
 LONGEST_LINE = 1_000
 """No line of a documented command's output is longer (issue #41: an `explain` line of 7,023
 characters named every node). The docs' longest today, about 750, are reasons over a few nodes
-each worded (`firstfit.words.DETAIL_NODES`), bounded by construction."""
+each worded (`reasons.words.DETAIL_NODES`), bounded by construction."""
 _DOUBLED = re.compile(r"(?<![\w./-])([\w./-]+(?: [\w./-]+)?): \1:")
 """A prefix said twice: `request gpu: gpu:`, `not placed: not placed:`."""
+_NODE_TWICE = re.compile(r"(?<![\w./-])([\w.-]+): [^;]*\(on node \1\)")
+"""A node named twice in a line that lists nodes: `n1: claim c: ... (on node n1)`."""
 
 
 def glitches(output: str) -> list[str]:
@@ -119,6 +121,7 @@ def glitches(output: str) -> list[str]:
     said twice, `1 errors`, a line of thousands of characters."""
     found = [m.group(0) for m in re.finditer(r"<(node|nodes|claim|pod)>", output)]
     found += [m.group(0) for m in _DOUBLED.finditer(output)]
+    found += [m.group(0) for m in _NODE_TWICE.finditer(output)]
     found += re.findall(r"\b1 errors\b", output)
     found += [f"a line of {len(line)} characters" for line in output.splitlines() if len(line) > LONGEST_LINE]
     return found
@@ -130,6 +133,7 @@ def test_glitches_finds_what_users_saw() -> None:
     assert glitches("x: not placed: not placed: its preemptionPolicy is Never")
     assert glitches("(on node <node>)") and glitches("fits on <nodes> alone")
     assert glitches("(1 errors on stderr)") and glitches("x" * (LONGEST_LINE + 1))
+    assert glitches("no node fits the pod: n1: claim a/b: request gpu: needs 2 device(s) (on node n1)")
     assert not glitches("claim a/b: request gpu: needs 2 device(s); node n1: fits (1 error on stderr)")
 
 

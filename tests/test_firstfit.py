@@ -31,13 +31,13 @@ from dra_solver.pipeline import plan
 from dra_solver.planners.firstfit import batch, engine
 from dra_solver.planners.firstfit.batch import FirstFit
 from dra_solver.planners.firstfit.engine import _Placing
-from dra_solver.planners.firstfit.words import DETAIL_NODES, why_not
 from dra_solver.planning.job import Job, Options, Unit
 from dra_solver.planning.ledger import Ledger
 from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
+from dra_solver.reasons.words import DETAIL_NODES, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 from dra_solver.reference.reasons import explain_unschedulable
 
@@ -539,7 +539,7 @@ def test_pods_turned_away_again_get_the_reasons_of_a_full_rewording(
 
 @pytest.mark.parametrize("seed", [19, 21, 22])
 def test_a_gang_undone_forgets_the_nodes_passed_over(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 19's gangs, small: a gang short of its minCount is undone (`_Placing.restore`),
+    """Issue 19's gangs, small: a gang short of its minCount is undone (`_Placing.revert`),
     which frees what its pods took, so a node a shape failed on for good may fit again. First
     fit with the skip (`fails_for_good`, `next_try`) decides exactly as first fit that asks
     every node every time."""
@@ -550,21 +550,21 @@ def test_a_gang_undone_forgets_the_nodes_passed_over(seed: int, monkeypatch: pyt
     nodes = list(cluster.nodes)
     units = [with_nodes(cluster, u, nodes) for u in join_shared(resolve_units(cluster, None, None))]
     job = make_job(cluster, units, nodes, Options(allocator="reference"))
-    used = {"restore": 0, "skip": 0}
-    restore, skip = _Placing.restore, _Placing.fails_for_good
+    used = {"revert": 0, "skip": 0}
+    revert, skip = _Placing.revert, _Placing.fails_for_good
 
-    def restoring(self: _Placing, snap: Any) -> None:
-        used["restore"] += 1
-        restore(self, snap)
+    def reverting(self: _Placing, free: Any) -> None:
+        used["revert"] += 1
+        revert(self, free)
 
     def skipping(self: _Placing, shape: Any, index: int) -> None:
         used["skip"] += 1
         skip(self, shape, index)
 
-    monkeypatch.setattr(_Placing, "restore", restoring)
+    monkeypatch.setattr(_Placing, "revert", reverting)
     monkeypatch.setattr(_Placing, "fails_for_good", skipping)
     got = _decisions(FirstFit().plan(job).pods)
-    assert used["restore"] and used["skip"]  # a gang was undone, and the skip was in use
+    assert used["revert"] and used["skip"]  # a gang was undone, and the skip was in use
     monkeypatch.setattr(_Placing, "fails_for_good", lambda self, shape, index: None)
     assert got == _decisions(FirstFit().plan(job).pods)
 

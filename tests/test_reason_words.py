@@ -10,14 +10,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from preempt_cases import Pending, Running, cluster_docs
 from test_explain_command import A100, gpus
 from typer.testing import CliRunner
 
-from dra_solver import Cluster, allocate
+from dra_solver import Cluster, allocate, plan
 from dra_solver import why as explain
 from dra_solver.api.live import Target
 from dra_solver.cli.main import app
@@ -60,6 +59,15 @@ def test_preemption_says_not_placed_once(tmp_path: Path) -> None:
     assert why.stdout.count("not placed") == 1, why.stdout
 
 
+def test_a_line_over_a_few_nodes_names_each_node_once() -> None:
+    """Was `no node fits the pod: n1: claim default/two: ... (on node n1); n2: ...`."""
+    objs = [device_class("gpu"), gpus("n1", 1), gpus("n2", 1), claim("two", [request("gpu", count=2)])]
+    out = plan(Cluster.from_objects(objs), allocator="reference")
+    reason = out.pods[0].reason or ""
+    assert reason.startswith("no node fits the pod: n1: claim default/two: request gpu: needs 2"), reason
+    assert "(on node" not in reason, reason
+
+
 def test_the_minimal_blocking_set_names_a_claim_once() -> None:
     """Was `claim default/pair + claim default/pair: matchAttribute ...`: the claim's requests
     and its constraint, each named with the claim."""
@@ -100,6 +108,22 @@ def test_explain_names_a_few_nodes_and_counts_the_rest() -> None:
     fits = explain(Cluster.from_objects([*objs, claim("one", [request("gpu")])]), claim="one").text()
     assert "fits on: node-000, " in fits and " and 52 more" in fits
     assert max(len(line) for line in fits.splitlines()) < 500
+
+
+def test_explain_alone_prints_no_line_of_thousands_of_characters(tmp_path: Path) -> None:
+    """The issue's glitch as users saw it: `explain --alone` on a large cluster printed a line
+    of 7,023 characters (every node named)."""
+    objs = [
+        device_class("gpu"),
+        *(gpus(f"node-{i:03d}", 1) for i in range(300)),
+        claim("one", [request("gpu")]),
+    ]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    result = runner.invoke(app, ["explain", str(path), "--claim", "default/one", "--alone"])
+    assert result.exit_code == 0, result.stderr
+    assert "fits on: node-000, " in result.stdout and " and 292 more" in result.stdout, result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 500
 
 
 def _unplaced(name: str, reason: str) -> PodPlan:
@@ -204,14 +228,9 @@ def test_the_table_counts_the_devices_of_nodes_a_what_if_plan_adds(tmp_path: Pat
         assert "0 of 0" not in result.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="not finished (docs/status.md): an update words new pods by first fit",
-)
 def test_identical_pods_get_the_same_reason_after_an_update() -> None:
     """The pods a `plan()` left out are worded with the plan's crowding (`planners.crowding`);
-    pods an update adds and first fit leaves out keep first fit's words: identical pods, two
+    pods an update added and first fit left out kept first fit's words: identical pods, two
     reasons, in one plan (what `plan --watch` prints)."""
     from test_whatif import node, pods
 
@@ -227,3 +246,6 @@ def test_identical_pods_get_the_same_reason_after_an_update() -> None:
     words = {(p.reason or "").replace(p.name.split("/")[1], "P") for p in out.pods if not p.placed}
     assert len([p for p in out.pods if not p.placed]) == 4
     assert len(words) == 1, words
+    assert all(p.is_(Kind.CROWDED) for p in out.pods if not p.placed)
+    node_words = {p.name: dict(p.node_reasons) for p in out.pods}
+    assert node_words["default/xp0"] == node_words["default/p4"], node_words

@@ -47,8 +47,9 @@ from ..errors import DRASolverError, ValidationErrors
 from ..gates import FeatureGates
 from ..output.objects import OutputMode
 from ..planning.job import Options
-from ..planning.outcome import PlanOutcome
+from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.triage import triage
+from ..reasons import Kind
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
@@ -121,7 +122,7 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
         line += f" ({nodes})"
     blocked = [p for p in pods if not p.placed]
     if blocked:
-        shapes = [reason_shape(p.reason or "no reason given") for p in blocked]
+        shapes = [_alike(p) for p in blocked]
         reasons = Counter(shapes)
         shape, n = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[0]
         # the shape only counts alike pods together; the line shows the first one's own words
@@ -139,6 +140,16 @@ _NAMED = (
     (re.compile(r"\bpods? [\w.-]+/[\w.-]+"), "pod <pod>"),
     (re.compile(r"(take the room there \([^)]*\)): .*$"), r"\1"),  # which pods, where: the pod's own
 )
+
+
+def _alike(p: PodPlan) -> str:
+    """What counts pods blocked for the same reason together on the watch line: for first
+    fit's and the crowding's reasons the value's line without the pod's own claim names
+    (`Kind.NO_NODE`, `Kind.CROWDED`: identical pods share it); else the words' shape."""
+    why = p.why
+    if why is not None and why.is_(Kind.NO_NODE, Kind.CROWDED) and why.texts("claims"):
+        return f"{why.kind.value}\0{why.text('line')}"
+    return reason_shape(p.reason or "no reason given")
 
 
 def reason_shape(reason: str) -> str:

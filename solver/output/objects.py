@@ -27,6 +27,7 @@ from typing import Any
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim, TypeMeta
 from ..planning.outcome import PlanSummary, PodPlan, number_text
+from ..planning.snapshot import Snapshot
 
 
 class OutputMode(StrEnum):
@@ -118,8 +119,19 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     appear as the Pods the loader expanded them into, so that loading the result does not
     expand them a second time. The objects a triage took out of the plan (`Cluster.left_out`,
     `planning.triage`) are written back as they were, after those of their kind — a pod it
-    held as the plan lists it (pending, with its reason)."""
-    claims = _claims_after(plans)
+    held as the plan lists it (pending, with its reason).
+
+    The claims and pods are those of the one "cluster after a change" (`planning.snapshot`):
+    each placed pod placed there (its claims allocated, the allocated claims it shares
+    reserved, its Pod bound), and the claims of a pod left out written as the plan has them
+    (a template's claims exist once its pod does). Each Pod is then written as the scheduler
+    leaves it (`pod_after`: its PodScheduled condition, or the reason it is not placed)."""
+    after = Snapshot(cluster)
+    for p in plans:
+        if p.placed:
+            after.place(p)
+        else:
+            after.allocate(p.claims)
     pods = {p.pod.key: obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
     left = {(o.kind, *o.key): o for o in cluster.left_out}
 
@@ -142,10 +154,11 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
         *("Namespace", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "PriorityClass", "Node"),
         *("ResourceClaimTemplate", "Workload", "PodGroup", "PodDisruptionBudget"),
     )
+    claims = after.cluster.claims  # the input's in their places, then the claims the plan creates
     out = [obj.dump() for obj in fixed] + [o.dump() for k in kinds for o in kind(k)]
-    out += [(claims.pop(key) if key in claims else c).dump() for key, c in cluster.claims.items()]
+    out += [c.dump() for key, c in claims.items() if key in cluster.claims]
     out += [o.dump() for o in kind("ResourceClaim")]
-    out += [c.dump() for c in claims.values()]
+    out += [c.dump() for key, c in claims.items() if key not in cluster.claims]
     # A bound pod the triage copied without its broken references is written as the input had it.
     out += [pods.get(key) or left.get(("Pod", *key), p).dump() for key, p in cluster.pods.items()]
     out += [pods.get(o.key) or o.dump() for o in kind("Pod") if o.key not in cluster.pods]

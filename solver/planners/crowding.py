@@ -22,18 +22,19 @@ from ..planning.job import Job, Unit
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
-from ..reasons import Kind, Reason
-from .bounds import HINT_STEPS
-from .firstfit.solo import Alone, Solo
-from .firstfit.words import (
+from ..reasons import Kind, Reason, words
+from ..reasons.words import (
     DETAIL_NODES,
-    NodeReasons,
     counted_groups,
+    node_said,
     reason_groups,
     template_counts,
     why_not,
     with_refs,
 )
+from .bounds import HINT_STEPS
+from .firstfit.solo import Alone, Solo
+from .firstfit.words import NodeReasons
 
 NAMED_PODS = 3
 """At most this many pods are named per node that fits alone (then "and K more")."""
@@ -66,8 +67,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
     index = _Index(job, pods, outcome.allocator, memo=share)
-    shared: dict[Hashable, tuple[str, dict[str | None, str]] | None] = {}
-    """(the pod's shape key, priority) -> its reason and node reasons, claim refs as
+    shared: dict[Hashable, tuple[Kind, str, dict[str | None, str]] | None] = {}
+    """(the pod's shape key, priority) -> its reason's kind, line and node reasons, claim refs as
     placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods of
     one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
     queued: dict[Hashable, _Parts | None] = {}
@@ -84,8 +85,8 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             words = shared[key]
             if words is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(None, with_refs(words[0], refs))
-                pods[i].node_reasons = NodeReasons(words[1], refs)
+                pods[i].because(Reason.of(words[0], unit.name, line=words[1], claims=tuple(refs)))
+                pods[i].node_reasons = NodeReasons(words[2], refs)
             continue
         if key is not None and pods[i].reason is not None and share:
             key = index.queue_key(i, key, solo)
@@ -94,13 +95,13 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             parts = queued[key]
             if parts is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(None, parts.say(refs))
+                pods[i].because(Reason.of(Kind.CROWDED, unit.name, line=parts.say(refs)))
                 pods[i].node_reasons = NodeReasons(parts.nodes, refs)
             continue
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
-            pods[i].because(None, words[0])
-            pods[i].node_reasons = words[1]
+            pods[i].because(Reason.of(words[0], unit.name, line=words[1]))
+            pods[i].node_reasons = words[2]
     return _unexplained(outcome)
 
 
@@ -116,25 +117,26 @@ def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
 
 def _reasons(
     job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index, *, raw: bool
-) -> tuple[str, dict[str | None, str]] | None:
-    """Unit i's reason and node reasons (None: it fits alone nowhere, its reason stays — or,
-    when it has none, first fit not having run, every node's reason on the input's cluster);
-    `raw`: with the claim refs as placeholders (`firstfit.words.with_refs` puts them in)."""
+) -> tuple[Kind, str, dict[str | None, str]] | None:
+    """Unit i's reason (its kind and line) and node reasons (None: it fits alone nowhere, its
+    reason stays — or, when it has none, first fit not having run, every node's reason on the
+    input's cluster);
+    `raw`: with the claim refs as placeholders (`reasons.words.with_refs` puts them in)."""
     pods, unit = outcome.pods, job.units[i]
     fits, texts, templates = solo.nodes(unit, raw=raw)
     if not fits:
         if pods[i].reason is not None or not texts:
             return None
-        return why_not(list(texts.items()), templates), texts
+        return Kind.NO_NODE, why_not(list(texts.items()), templates), texts
     first, crowd = _crowded(outcome, i, fits, after, index)
     rest = list(texts.items())
     if not rest:
         others: list[str] = []
     elif len(rest) <= DETAIL_NODES:
-        others = [f"{n}: {r}" for n, r in rest]
+        others = [node_said(n, r) for n, r in rest]
     else:
         others = reason_groups(rest, templates)
-    return _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
+    return Kind.CROWDED, _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
 
 
 def _crowded(
@@ -154,8 +156,7 @@ def _crowded(
 
 
 def _head(fits: list[Alone], rest: list[tuple[str | None, str]]) -> str:
-    total = len(fits) + len(rest)
-    return f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+    return words.no_node_head(len(fits) + len(rest))
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class _Parts:
     rest: list[tuple[str | None, str]]
     """The other nodes' reasons (placeholders), listed one by one when there are few."""
     counts: dict[str, int]
-    """Else their templates (placeholders) with node counts (`firstfit.words.template_counts`)."""
+    """Else their templates (placeholders) with node counts (`reasons.words.template_counts`)."""
     nodes: dict[str | None, str]
     """`node_reasons` (placeholders)."""
 
@@ -180,7 +181,7 @@ class _Parts:
         if not self.rest:
             others: list[str] = []
         elif len(self.rest) <= DETAIL_NODES:
-            others = [f"{n}: {with_refs(r, refs)}" for n, r in self.rest]
+            others = [node_said(n, with_refs(r, refs)) for n, r in self.rest]
         else:
             named: dict[str, int] = {}
             for text, n in self.counts.items():
@@ -305,16 +306,13 @@ class _Index:
         if devices:
             on_devices = self._on_devices(i, alone)
             if on_devices:
-                parts.append(f"devices it could use go to {_names(pods, on_devices)}")
+                parts.append(words.devices_taken(_names(pods, on_devices)))
         short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
         on_node: list[int] = []
         if short:
             on_node = self.ahead(i, self.by_node.get(alone.node, ()))
-            beside = f"beside {_names(pods, on_node)} " if on_node else "after the plan "
-            parts.append(f"{beside}the node has {short}")
-        if not parts:
-            return "it fits alone, but the search did not find a way beside this plan's pods", []
-        return ", and ".join(parts), [*on_devices, *on_node]
+            parts.append(words.node_short(_names(pods, on_node) if on_node else None, short))
+        return words.room(parts), [*on_devices, *on_node]
 
     def _on_devices(self, i: int, alone: Alone) -> list[int]:
         """The placed units ahead of unit i that hold devices it could use on `alone`'s node,
@@ -336,10 +334,7 @@ class _Index:
 
 
 def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:
-    names = [pods[j].name for j in dict.fromkeys(which)]
-    if len(names) > NAMED_PODS:
-        return ", ".join(names[:NAMED_PODS]) + f" and {len(names) - NAMED_PODS} more"
-    return ", ".join(names)
+    return words.some_named([pods[j].name for j in dict.fromkeys(which)], NAMED_PODS)
 
 
 def _crowd_line(
@@ -352,28 +347,16 @@ def _crowd_line(
 ) -> str:
     """The part for the nodes where only the plan's other pods stand in the way: `fits on a
     and b alone, but other pods of this plan take the room there (why them): on a, ...`."""
-    names = [str(a.node) for a in fits]
-    if len(names) > DETAIL_NODES:
-        where = ", ".join(names[:DETAIL_NODES]) + f" and {len(names) - DETAIL_NODES} more"
-    else:
-        where = _listed(names)
-    detail = "; ".join(f"on {a.node}, {crowd[a.node]}" for a in fits[:DETAIL_NODES])
-    why = _priority_words(unit.priority, [pods[j].priority for j in takers], allocator)
-    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+    relation = _priority_relation(unit.priority, [pods[j].priority for j in takers], allocator)
+    return words.crowd_line([str(a.node) for a in fits], [crowd[a.node] for a in fits], relation)
 
 
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _priority_words(mine: int, theirs: list[int], allocator: str) -> str:
-    """Why the plan placed the pods that take the room rather than this one, in words true of
-    how the allocator decides: first fit places by priority, then input order; CP-SAT places
-    the most priority-weighted pods it can."""
+def _priority_relation(mine: int, theirs: list[int], allocator: str) -> str:
+    """Why the plan placed the pods that take the room rather than this one, as a key of
+    `reasons.words.PRIORITY`, true of how the allocator decides: first fit places by priority,
+    then input order; CP-SAT places the most priority-weighted pods it can."""
     if theirs and all(t > mine for t in theirs):
-        return "they have a higher priority"
+        return "higher"
     if allocator == "reference":
-        if all(t >= mine for t in theirs):
-            return "first fit: the same or a higher priority, earlier in the queue"
-        return "first fit: placed before its turn"
-    return "CP-SAT places the most pods, by priority, that fit together"
+        return "queue" if all(t >= mine for t in theirs) else "before"
+    return "most"

@@ -35,6 +35,7 @@ from ..reference import DEFAULT_MAX_STEPS
 from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_pooled
 from .aggregated.master import PER_DEVICE_MAX, aggregate
 from .aggregated.pools import NO_POOLS
+from .aggregated.served import on_served
 from .bounds import COMPLETE, HINT_STEPS, complete, judge, proven_pods
 from .perdevice import NAME, per_device
 
@@ -80,7 +81,9 @@ class Aggregated:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
-        return plan_aggregated(job, start, force=self.force)
+        out = on_served(job, lambda j: plan_aggregated(j, start, force=self.force))
+        assert out is not None  # plan_aggregated plans or says why
+        return out
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,13 @@ class Cpsat:
         not run (no `reference_placed`)."""
         if Aggregated() not in models(job) or job.gangs or interrupt.requested():
             return None
-        if not beyond_per_device(job) or not all(u.claims for u in job.units):
+        if not beyond_per_device(job):
+            return None
+        return on_served(job, self._before_first_fit)
+
+    def _before_first_fit(self, job: Job) -> PlanOutcome | str | None:
+        """`without_first_fit` of a job whose DRA-served extended resources are claims."""
+        if not all(u.claims for u in job.units):
             return None
         stats: dict[str, object] = {
             "nodes": len(job.nodes),

@@ -57,6 +57,13 @@ class Kind(Enum):
     NO_DOMAIN = "no domain"
     """Gangs with a topology fit in no single domain (`gangs`, `goal`, `tried`, `closest`,
     `score`; `blocker`, `blocked`: the pod that did not fit there and why)."""
+    NO_NODE = "no node"
+    """First fit found no node for the pod: `line`, its words over the nodes with the claim
+    refs as placeholders (`reasons.words.with_refs`; pods of one shape share it), and
+    `claims`, the pod's claim refs put in. Per-node words: `PodPlan.node_reasons`."""
+    CROWDED = "crowded"
+    """The pod fits alone on some nodes, but the plan's other pods take the room there
+    (`planners.crowding`): `line` and `claims` as for NO_NODE."""
     PREEMPT_NEVER = "preempt never"
     """No room, and the pod's preemptionPolicy is Never (`plain`: a pod of plain claims)."""
     PREEMPT_NO_VICTIM = "preempt no victim"

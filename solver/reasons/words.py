@@ -8,7 +8,9 @@ that already names its node, or groups nodes, leaves it out).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from . import Kind, Reason
 
@@ -125,6 +127,8 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NOTHING: lambda r, w: "nothing to allocate",
     Kind.GANG_SHORT: _gang_short,
     Kind.NO_DOMAIN: _no_domain,
+    Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
+    Kind.CROWDED: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")
@@ -139,4 +143,192 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
 }
 
-__all__ = ["INTERRUPTED", "LEFT_OUT", "UNWORDED", "say"]
+
+# --- a pod's reasons over many nodes (first fit, crowding) ---------------------------------
+
+DETAIL_NODES = 4
+"""Up to this many candidate nodes, an unplaced pod's reason names every node's reason; above
+it, the reason is one line of counts by reason (the per-node detail is `PodPlan.node_reasons`)."""
+
+
+_CLAIM = "\x00claim{}\x00"
+_NODE = "\x00node\x00"
+"""Placeholders for names in a reason computed once per (shape, node, version)."""
+
+
+def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
+    """One line for a pod that fits nowhere: the node's reason when there is one node, every
+    node's reason when there are few, else the counts of the two most common reasons
+    (`templates`: the reasons with node names taken out, so that equal reasons group)."""
+    if len(reasons) == 1:
+        return reasons[0][1]
+    if len(reasons) <= DETAIL_NODES or templates is None:
+        return "no node fits the pod: " + "; ".join(node_said(n, r) for n, r in reasons)
+    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
+        reason_groups(reasons, templates)
+    )
+
+
+def node_said(node: str | None, text: str) -> str:
+    """`node: text` for a line that lists nodes, the node named once: its text's own `(on node
+    n1)` left out (was `n1: claim c: ... (on node n1)`)."""
+    return f"{node}: {text.replace(f' (on node {node})', '')}"
+
+
+def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
+    """The parts of `why_not`'s line over many nodes: the two most common reasons with their
+    node counts, then how many nodes are left for how many other reasons."""
+    return counted_groups(template_counts(templates), len(reasons))
+
+
+def template_counts(templates: Iterable[str]) -> dict[str, int]:
+    """Each distinct template with the number of nodes that have it, in order of first
+    appearance: all that `reason_groups` reads of the node-ordered list (`counted_groups`)."""
+    counts: dict[str, int] = {}
+    for text in templates:
+        counts[text] = counts.get(text, 0) + 1
+    return counts
+
+
+def counted_groups(counts: Mapping[str, int], total: int) -> list[str]:
+    """`reason_groups` from the distinct templates and their node counts (`template_counts`)
+    over `total` nodes. Why: a group's size, its first text and its distinct texts in order of
+    first appearance are all the wording uses, so pods that share the templates but not the
+    claim names put their names into the few distinct texts, not into every node's."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for text, n in counts.items():  # reasons that differ only in numbers group, numbers as ranges
+        groups.setdefault(_numberless(text), []).append((text, n))
+    sized = [(sum(n for _, n in members), members) for members in groups.values()]
+    top = sorted(sized, key=lambda g: g[0], reverse=True)[:2]  # stable: ties in node order
+    parts = [
+        f"{size} node{'s' if size != 1 else ''}: {_ranges([t for t, _ in members])}" for size, members in top
+    ]
+    rest = total - sum(size for size, _ in top)
+    if rest:
+        others = len(groups) - len(top)
+        parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
+    return parts
+
+
+_TOKENS = re.compile(r"\x00claim\d+\x00|\d+")
+"""A claim placeholder (`_CLAIM`, kept whole: its index names a claim, it is no count) or a
+number. Why: two claims' reasons that differ only in their numbers are different reasons;
+grouped as one, they printed the placeholder itself and mixed the claims' counts."""
+
+
+def _is_number(token: str) -> bool:
+    return not token.startswith("\x00")
+
+
+@lru_cache(maxsize=1 << 16)
+def _numberless(text: str) -> str:
+    """`text` with its numbers as `#` (claim placeholders kept). Cached: the same reason text
+    recurs on every node of a kind, for every pod of a shape (first fit words a full cluster
+    pod after pod)."""
+    return _TOKENS.sub(lambda m: "#" if _is_number(m[0]) else m[0], text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _numbers(text: str) -> tuple[str, ...]:
+    """The numbers in `text`, in order, claim placeholders left out (cached as `_numberless`)."""
+    return tuple(t for t in _TOKENS.findall(text) if _is_number(t))
+
+
+def _ranges(texts: list[str]) -> str:
+    """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
+    numbers = list(zip(*(_numbers(t) for t in dict.fromkeys(texts)), strict=True))
+    out, at, i = [], 0, 0
+    for m in _TOKENS.finditer(texts[0]):
+        out.append(texts[0][at : m.start()])
+        at = m.end()
+        if not _is_number(m[0]):
+            out.append(m[0])
+            continue
+        values = numbers[i]
+        i += 1
+        low, high = min(values, key=int), max(values, key=int)
+        out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
+    out.append(texts[0][at:])
+    return "".join(out)
+
+
+def with_refs(text: str, refs: list[str]) -> str:
+    for i, ref in enumerate(refs):
+        text = text.replace("/" + _CLAIM.format(i), ref)
+    return text
+
+
+# --- the crowding's words (`planners.crowding`) ------------------------------------------------
+
+PRIORITY = {
+    "higher": "they have a higher priority",
+    "queue": "first fit: the same or a higher priority, earlier in the queue",
+    "before": "first fit: placed before its turn",
+    "most": "CP-SAT places the most pods, by priority, that fit together",
+}
+"""Why the plan placed the pods that take a pod's room rather than it, by relation."""
+
+
+def no_node_head(total: int) -> str:
+    """The head of a line over more than one node."""
+    return f"no node fits the pod (0 of {total} nodes): " if total > 1 else ""
+
+
+def some_named(names: Sequence[str], most: int) -> str:
+    """`names`, at most `most` of them named (then "and K more")."""
+    if len(names) > most:
+        return ", ".join(names[:most]) + f" and {len(names) - most} more"
+    return ", ".join(names)
+
+
+def devices_taken(takers: str) -> str:
+    return f"devices it could use go to {takers}"
+
+
+def node_short(takers: str | None, short: str) -> str:
+    """The node resources a node lacks after the plan, beside the pods named (`takers`)."""
+    beside = f"beside {takers} " if takers else "after the plan "
+    return f"{beside}the node has {short}"
+
+
+def room(parts: Sequence[str]) -> str:
+    """What the plan's pods take on a node where the pod fits alone (`devices_taken`,
+    `node_short`), or that the search found no way there."""
+    if not parts:
+        return "it fits alone, but the search did not find a way beside this plan's pods"
+    return ", and ".join(parts)
+
+
+def crowd_line(fits: Sequence[str], rooms: Sequence[str], relation: str) -> str:
+    """The part of a pod's line for the nodes where only the plan's other pods stand in the
+    way: `fits on a and b alone, but other pods of this plan take the room there (why them):
+    on a, ...` (`rooms`: each node's `room`, in the order of `fits`)."""
+    if len(fits) > DETAIL_NODES:
+        where = ", ".join(fits[:DETAIL_NODES]) + f" and {len(fits) - DETAIL_NODES} more"
+    else:
+        where = fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1]
+    detail = "; ".join(f"on {n}, {r}" for n, r in zip(fits[:DETAIL_NODES], rooms, strict=False))
+    why = PRIORITY[relation]
+    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+
+
+__all__ = [
+    "DETAIL_NODES",
+    "INTERRUPTED",
+    "LEFT_OUT",
+    "UNWORDED",
+    "PRIORITY",
+    "counted_groups",
+    "crowd_line",
+    "devices_taken",
+    "no_node_head",
+    "node_short",
+    "room",
+    "some_named",
+    "node_said",
+    "reason_groups",
+    "say",
+    "template_counts",
+    "why_not",
+    "with_refs",
+]

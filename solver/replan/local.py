@@ -12,11 +12,13 @@ re-solves those nodes only (the region), with the pipeline's CP-SAT allocator on
 - the region: the nodes where the update released or placed pods, then, for each pod of the
   update first fit could not place, the nodes where pods of lower priority asking for one of
   its DeviceClasses hold the most devices (`region`), at most `NODES`;
-- the pods: those placed on the region, each pinned to its own node (a required node
-  affinity on `metadata.name`: it may keep its node, with other devices, or be left out, never
-  move — moving stays the objective's last criterion: `moved` stays 0), and the pending pods
-  in queue order (priority, then the cluster's order), at most `PER_NODE` per region node of
-  one claim shape and `PENDING` in all;
+- the pods: those placed on the region — each may keep its node (with other devices), take
+  another region node, or be left out: the model sees no pins; its plan is then exchanged
+  between alike nodes and interchangeable pods so that pods keep their nodes (`relabel`,
+  `stay`), and every group of nodes joined by moved pods that gains nothing is put back
+  (`revert`, `home`): a pod moves only within a group that gains weight — and the pending
+  pods in queue order (priority, then the cluster's order), at most `PER_NODE` per region
+  node of one claim shape and `PENDING` in all;
 - everything else fixed: every other placed pod's claims stay allocated in the sub-cluster
   (their devices are in use), and only the region's nodes and slices (and slices without a
   node name) are in it.
@@ -24,15 +26,16 @@ re-solves those nodes only (the region), with the pipeline's CP-SAT allocator on
 Its plan replaces the region's pods only when it places strictly more weight than they had:
 a pod is left out only for a gain (`docs/semantics.md`, "Re-planning"). It is valid for the
 whole cluster: the pipeline checked it on the sub-cluster, which has every device in use that
-the cluster has on those nodes' pools and stricter node rules for the pinned pods; the planner
+the cluster has on those nodes' pools and the same node rules; the planner
 re-checks each placement as it records it in its first-fit run (`Resumable.hold`) and the node
 resources of every node a pod arrived at. It proves nothing about the cluster's optimum: the
 update's bound and status are the ones the update had (an OPTIMAL update reaches its bound).
 
 When it runs: only where a gain is possible (`may_gain`, a sound bound: a knapsack per region
-node over its device counts per driver, of its pods and the pending pods offered; when no node
-can hold more weight than it holds, the sub-plan could not gain and is not built — status
-"not re-solved: no region node can hold more weight (room bound)"). So an update whose
+node over its device counts per driver, of its pods and the pending pods offered, then — the
+region's pods may move — the same counts over every region node at once; when no plan of the
+counts holds more weight than the region, the sub-plan could not gain and is not built —
+status "not re-solved: no region node can hold more weight (room bound)"). So an update whose
 released room and left-out pods cannot be traded for weight costs a count, not a model.
 
 Cost and determinism: the sub-plan is the pipeline with the planner's options (seed, workers)
@@ -47,14 +50,18 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ortools.sat.python import cp_model
+
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
+from ..cpsat import cp_solver
 from ..planners.aggregated.expansion import expand_aggregated
 from ..planners.aggregated.master import AggregatedPlan, aggregate
-from ..planners.aggregated.patterns import ModelMemo
+from ..planners.aggregated.patterns import ModelMemo, allocate_beside
 from ..planners.bounds import sequential_units
 from ..planning.finish import per_pod
 from ..planning.job import Job, Options, Unit
+from ..planning.ledger import Ledger
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.resolve import make_job, units_for
 from ..planning.snapshot import Snapshot
@@ -188,7 +195,7 @@ def resolve(
             continue
         per_shape[key] = per_shape.get(key, 0) + 1
         offered.append(p)
-    if not may_gain(after, here, offered, area):
+    if not may_gain(after, here, offered, area, options.seed):
         return Local(tuple(area), {}, 0, "not re-solved: no region node can hold more weight (room bound)")
     sub = _sub_cluster(after, pods, here, offered, inside)
     nodes: list[str | None] = list(area)
@@ -209,8 +216,13 @@ def resolve(
     if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
         return Local(tuple(area), {}, 0, agg.status)
     kept = relabel(sub, units, was, agg.placements, area)
-    got = _expanded(job, current, replace(agg, placements=kept), was)
-    if kept != agg.placements and _weight(got.pods) < agg.objective:  # the relabelled plan lost a pod
+    # Settled before the expansion (`settle`), so that only the nodes whose change gains are
+    # searched for devices: every other node holds its pods as it did.
+    planned = settle(units, was, kept, area, shape)
+    if _counted(units, planned) <= had:
+        return Local(tuple(area), {}, 0, agg.status)
+    got = _expanded(job, current, replace(agg, placements=planned), was)
+    if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
     gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
     status = str(got.stats.get("status", ""))
@@ -234,31 +246,97 @@ def resolve(
     return Local(tuple(area), changed, gets - had, status)
 
 
+def settle(
+    units: Sequence[Unit],
+    was: Sequence[PodPlan],
+    placements: Mapping[str, list[int]],
+    area: Sequence[str],
+    shape: Callable[[PodPlan], Shape],
+) -> dict[str, list[int]]:
+    """The model's placements (node -> units) after the steps that keep pods home — `stay`,
+    `revert`, `home`, the same ones the expanded plan goes through — read on the placements
+    alone, before any device is chosen: interchangeable pods traded so that pods keep their
+    nodes, every group of nodes that gains no weight given back its pods. Returned for every
+    region node that holds a pod, in `area`'s order. Why: the model reshuffles pods across
+    the region (it does not count moves) and most of that is put back; searching devices for
+    it first (the expansion: exact models on partitionable devices) costs more than the rest
+    of the update. The expanded plan is settled again, which changes it only where a node's
+    devices did not take its pods."""
+    node_of = {i: n for n, idxs in placements.items() for i in idxs}
+    got = [
+        PodPlan(u.name, node_of[i], list(u.claims), None, u.priority, True, pod=was[i].pod)
+        if i in node_of
+        else (was[i] if not was[i].placed else _left(u))
+        for i, u in enumerate(units)
+    ]
+    out = home(units, was, revert(units, was, stay(units, was, got, shape)))
+    on: dict[str, list[int]] = {}
+    for i, p in enumerate(out):
+        if p.placed and p.node is not None:
+            on.setdefault(p.node, []).append(i)
+    return {n: on[n] for n in area if n in on}
+
+
+def _counted(units: Sequence[Unit], placements: Mapping[str, list[int]]) -> int:
+    """The weight of the units the placements place."""
+    return sum(claim_weight(units[i].priority) for idxs in placements.values() for i in idxs)
+
+
 def _expanded(job: Job, current: PlanOutcome, agg: AggregatedPlan, was: Sequence[PodPlan]) -> PlanOutcome:
-    """The model's plan on devices (`expansion.expand_aggregated`), a node given exactly the
-    pods it holds in `current` keeping their devices there (that node's part of a checked plan:
-    nodes are independent here, their slices all name them) — the same pods on the same node,
-    without a search that could only pick other devices for them."""
+    """The model's plan on devices (`expansion.expand_aggregated`), but for the nodes that keep
+    every pod they hold in `current` (nodes are independent here, their slices all name them):
+    those pods keep their devices there — that node's part of a checked plan — and a node
+    that also takes new pods searches devices for those only, on the devices left
+    (`patterns.allocate_beside`, the reference's fast yes; where it finds none, the node is
+    expanded whole). Why: most of a region keeps its pods, and a whole-node search of
+    partitionable devices costs an exact model where the new pods alone are a quick fit."""
     held: dict[str, list[int]] = {}
     for i, p in enumerate(was):
         if p.placed and p.node is not None:
             held.setdefault(p.node, []).append(i)
-    same = {n for n, idxs in agg.placements.items() if sorted(idxs) == held.get(n, [])}
-    if not same:
+    ledger: Ledger | None = None
+    grown: dict[int, PodPlan] = {}
+    kept: set[str] = set()
+    for n, idxs in agg.placements.items():
+        mine = held.get(n, [])
+        if sorted(idxs) == mine:
+            kept.add(n)
+            continue
+        if not mine or not set(mine) <= set(idxs):
+            continue
+        new = [i for i in idxs if i not in set(mine)]
+        claims = [c for i in new for c in job.units[i].claims]
+        group_of = [g for g, i in enumerate(new) for _ in job.units[i].claims]
+        beside = [c for i in mine for c in was[i].claims]
+        problem, found, view = allocate_beside(agg.ctx, n, beside, claims, group_of)
+        if found is None or len(found) != len(claims):
+            continue
+        ledger = ledger or Ledger(job)
+        done = ledger.results(problem, tuple(claims), found)
+        ledger.commit(done, n, view)
+        at = 0
+        for i in new:
+            unit, k = job.units[i], len(job.units[i].claims)
+            grown[i] = PodPlan(unit.name, n, done[at : at + k], None, unit.priority, placed=True)
+            at += k
+        kept.add(n)
+    if not kept:
         return expand_aggregated(job, current, agg, {})
-    rest = {n: idxs for n, idxs in agg.placements.items() if n not in same}
+    rest = {n: idxs for n, idxs in agg.placements.items() if n not in kept}
     # Those nodes' pods are outside the expansion: not in its first plan either (else it would
     # keep that plan for placing more than its own).
-    kept = {i for n in same for i in held[n]}
+    outside = {i for n in kept for i in agg.placements[n]}
     first = [
-        PodPlan(p.name, None, list(job.units[i].claims), None, p.priority, False) if i in kept else p
+        PodPlan(p.name, None, list(job.units[i].claims), None, p.priority, False) if i in outside else p
         for i, p in enumerate(current.pods)
     ]
     got = expand_aggregated(job, replace(current, pods=first), replace(agg, placements=rest), {})
     pods = list(got.pods)
-    for n in same:
-        for i in held[n]:
+    for n in kept:
+        for i in held.get(n, []):
             pods[i] = was[i]
+    for i, p in grown.items():
+        pods[i] = p
     return replace(got, pods=pods)
 
 
@@ -279,26 +357,37 @@ devices of any driver."""
 
 
 def may_gain(
-    after: Cluster, here: Sequence[PodPlan], offered: Sequence[PodPlan], area: Sequence[str]
+    after: Cluster,
+    here: Sequence[PodPlan],
+    offered: Sequence[PodPlan],
+    area: Sequence[str],
+    seed: int = 0,
 ) -> bool:
     """Whether the sub-plan of `area` could place more weight than its pods have (`here`):
     False only when that is impossible, so skipping the solve then changes nothing.
 
-    Why it is sound: the sub-plan keeps each pod of `here` on its node or leaves it out and
-    places pods of `offered` on the region's nodes only (they are its only nodes), so its
-    weight is a sum, over the region's nodes, of the weight of a set of those pods on one node.
-    On node n such a set needs distinct devices of n (its slices all name a node: `Planner`
-    runs the step only then): at least `min_devices` of each pod (claims never share a device
-    but with adminAccess, counted 0, or on devices allowing multiple allocations — a node with
-    one is not bounded: True), of one driver where the request's class or selectors require it,
-    and no more than n's devices of that driver, nor than n's devices in all — every device of
-    every slice naming n, in use or not, whatever else it is: more room than any plan has. So
-    the heaviest set of those pods whose counts fit n's (a knapsack over the counts, exact)
-    bounds what n can hold; when that is the weight n holds now on every node, no plan of the
-    region places more, and the solve would return its pods unchanged. Every other rule (class
-    and request selectors beyond the driver, constraints, node rules and resources, which node
-    a pending pod takes) only removes sets: the true optimum is at most this bound. Cost: a
-    count per node and a knapsack of the node's pods and the offered pods over its counts."""
+    Why it is sound: the sub-plan places pods of `here` and `offered` on the region's nodes
+    only (they are its only nodes) — a pod of `here` on its own node, on another region node
+    (the model may move it: `revert` keeps such a move only where its group gains), or left
+    out — each pod once, so its weight is a sum, over the region's nodes, of the weight of
+    disjoint sets of those pods, one set per node. On node n such a set needs distinct devices
+    of n (its slices all name a node: `Planner` runs the step only then): at least
+    `min_devices` of each pod (claims never share a device but with adminAccess, counted 0, or
+    on devices allowing multiple allocations — a region with one is not bounded: True), of one
+    driver where the request's class or selectors require it, and no more than n's devices of
+    that driver, nor than n's devices in all — every device of every slice naming n, in use or
+    not, whatever else it is: more room than any plan has. Every other rule (class and request
+    selectors beyond the driver, constraints, node rules and resources, which node a pod
+    takes) only removes sets. So the heaviest such assignment of the pods' device counts to
+    the nodes' (the *count relaxation*) bounds the sub-plan; when it is the weight the region
+    holds, no plan of the region places more, and the solve would return its pods unchanged.
+
+    Two steps, cheapest first: per node, the heaviest set of its own pods and the offered pods
+    (a knapsack over its counts, exact): when one node's is heavier than what it holds, a gain
+    is possible without moving anything (True). Otherwise a gain needs pods moved between
+    nodes, and the count relaxation over every node at once decides (`_joint_gain`: a small
+    CP-SAT model of counts per node and kind of pod, deterministic; True unless it proves the
+    region's weight is its optimum)."""
     devices: dict[str, dict[str, int]] = {n: {} for n in area}
     for s in after.slices:
         n = s.spec.node_name
@@ -316,20 +405,72 @@ def may_gain(
     on: dict[str, list[PodPlan]] = {}
     for p in here:
         on.setdefault(p.node or "", []).append(p)
+    caps = {n: {**devices[n], "": sum(devices[n].values())} for n in area}
     for n in area:
-        caps = {**devices[n], "": sum(devices[n].values())}
         mine = [(claim_weight(p.priority), need[id(p)]) for p in on.get(n, ())]
         had = sum(w for w, _ in mine)
-        if _knapsack(mine, caps) != had:
+        if _knapsack(mine, caps[n]) != had:
             return True  # what the node holds is beyond these counts (not expected): not bounded
         items = list(mine)
         for (w, d), count in pending.items():
-            fits = [caps.get(k, 0) // c for k, c in d if c > 0]
+            fits = [caps[n].get(k, 0) // c for k, c in d if c > 0]
             items += [(w, d)] * min(count, min(fits, default=count))
-        best = _knapsack(items, caps)
+        best = _knapsack(items, caps[n])
         if best is None or best > had:
             return True
-    return False
+    kinds = dict(pending)
+    for p in here:
+        key = (claim_weight(p.priority), need[id(p)])
+        kinds[key] = kinds.get(key, 0) + 1
+    return _joint_gain(kinds, [caps[n] for n in area], sum(claim_weight(p.priority) for p in here), seed)
+
+
+JOINT_LIMIT = 0.05
+"""CP-SAT budget of the count relaxation (`_joint_gain`), in deterministic seconds: past it,
+the relaxation is not proven and the step runs."""
+
+
+def _joint_gain(
+    kinds: Mapping[tuple[int, Need], int], caps: Sequence[Mapping[str, int]], had: int, seed: int
+) -> bool:
+    """Whether some assignment of the pods' device counts to the nodes (`kinds`: how many pods
+    of each (weight, fewest devices per driver); `caps`: each node's devices per driver and in
+    all, key "") weighs more than `had` — the count relaxation of `may_gain`, every pod free to
+    take any node. False only when that is proven impossible (every pod at its most weighs no
+    more, or CP-SAT finds `had` + 1 infeasible); True when it is possible or the search stops
+    unproven. Deterministic: `cpsat.cp_solver` (one worker, the seed, deterministic time)."""
+    items = sorted(kinds.items())
+    cp = cp_model.CpModel()
+    objective: list[tuple[cp_model.IntVar, int, int]] = []  # (count, weight, most)
+    per_kind: list[list[tuple[cp_model.IntVar, int]]] = [[] for _ in items]
+    for cap in caps:
+        use: dict[str, list[tuple[cp_model.IntVar, int, int]]] = {}
+        for j, ((w, need), count) in enumerate(items):
+            d = {k: c for k, c in need if c > 0}
+            total = sum(d.values())
+            most = min([count, *(cap.get(k, 0) // c for k, c in d.items() if k)])
+            if total > 0:
+                most = min(most, cap.get("", 0) // total)
+            if most <= 0:
+                continue  # not one pod of this kind fits the node
+            x = cp.new_int_var(0, most, "")
+            per_kind[j].append((x, most))
+            objective.append((x, w, most))
+            for k, c in d.items():
+                if k:
+                    use.setdefault(k, []).append((x, c, most))
+            if total > 0:
+                use.setdefault("", []).append((x, total, most))
+        for k, terms in use.items():
+            if sum(c * most for _, c, most in terms) > cap.get(k, 0):
+                cp.add(sum(c * x for x, c, _ in terms) <= cap.get(k, 0))
+    for j, (_, count) in enumerate(items):
+        if sum(most for _, most in per_kind[j]) > count:
+            cp.add(sum(x for x, _ in per_kind[j]) <= count)
+    if sum(w * most for _, w, most in objective) <= had:
+        return False  # every pod at its most: no more than the region holds
+    cp.add(sum(w * x for x, w, _ in objective) >= had + 1)
+    return cp_solver(seed, JOINT_LIMIT).solve(cp) != cp_model.INFEASIBLE
 
 
 def min_devices(claims: Sequence[ResourceClaim], cluster: Cluster, memo: dict[str, str]) -> Need:
@@ -657,6 +798,7 @@ __all__ = [
     "min_devices",
     "region",
     "resolve",
+    "settle",
     "shape_of",
     "stay",
 ]

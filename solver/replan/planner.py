@@ -21,7 +21,7 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   re-solve* (`local.py`): the aggregated CP-SAT model on the nodes the update reached (where
   it released or placed pods, and where pods of lower priority hold room a pod it could not
   place asks for), with the pending pods and every other placement fixed, hinted with the
-  current plan, run only where a cheap bound shows some region node may hold more weight
+  current plan, run only where a cheap bound shows the region may hold more weight
   (`local.may_gain`); taken only when it places more weight, its placements exchanged between alike
   nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
   change gains nothing put back. Its placements are recorded in the first-fit run
@@ -78,8 +78,9 @@ which no wall clock cuts short: docs/semantics.md, "Limits and determinism").
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,6 +95,7 @@ from ..pipeline import plan
 from ..planners.aggregated.patterns import ModelMemo
 from ..planners.bounds import verdict
 from ..planners.firstfit.resumable import Resumable
+from ..planners.firstfit.words import NodeReasons
 from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
@@ -108,8 +110,9 @@ from ..planning.resolve import (
 )
 from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
-from ..problem.demand import Needs
+from ..problem.demand import Needs, demand_total
 from ..problem.flat import claim_weight
+from ..reasons import Kind, Reason
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
 
@@ -360,6 +363,7 @@ class Planner:
             seeds = released | {p.node for p in done.pods if p.placed}
             waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
             pods = self._local(after, pods, seeds, _queue(waiting), stats)
+        _worded_as_before(pods, units, self._units)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
 
@@ -587,6 +591,42 @@ def _finish(
     return PlanOutcome(
         outcome.pods, outcome.allocator, stats, outcome.added_nodes, outcome.added_slices, told
     )
+
+
+def _worded_as_before(pods: Sequence[PodPlan], added: Sequence[Unit], left: Mapping[str, Unit]) -> None:
+    """The added pods first fit leaves out (`Kind.NO_NODE`) worded as an identical pod the
+    plan left out is (`left`: the units of those pods): its reason (the plan's crowding,
+    `planners.crowding`) with their own claim names. Why: `plan --watch` groups the pods left
+    out by their reasons, and identical pods worded two ways (first fit's per-node words, the
+    plan's "fits on n1 alone, but ...") read as two causes. Identical: the same claim specs,
+    refused nodes, node-resource demand and priority — what decides the crowding's words up
+    to the claim names under CP-SAT (`Solo.key`). A pod no identical pod precedes keeps first
+    fit's words; so does one whose twin's words name its claims in place (first fit's plan,
+    `crowding._Parts`), as they cannot be put in again."""
+    by_name = {p.name: p for p in pods}
+    words: dict[Hashable, PodPlan] = {}
+    for name, u in left.items():
+        p = by_name.get(name)
+        if p is not None and not p.placed and p.why is not None and p.why.is_(Kind.CROWDED):
+            if p.why.texts("claims") and len(u.members) <= 1:
+                words.setdefault(_twin_key(u), p)
+    if not words:
+        return
+    for u in added:
+        p = by_name.get(u.name)
+        twin = words.get(_twin_key(u)) if p is not None and p.is_(Kind.NO_NODE) else None
+        if p is None or twin is None or twin.why is None:
+            continue
+        refs = [c.namespaced_name for c in u.claims]
+        p.because(Reason.of(Kind.CROWDED, u.name, line=twin.why.text("line"), claims=tuple(refs)))
+        if isinstance(twin.node_reasons, NodeReasons):
+            p.node_reasons = twin.node_reasons.of_claims(refs)
+
+
+def _twin_key(u: Unit) -> Hashable:
+    """What makes two pods identical for the words of `_worded_as_before`."""
+    specs = tuple((c.metadata.ns, json.dumps(c.spec.dump(), sort_keys=True, default=str)) for c in u.claims)
+    return specs, frozenset(u.blocked.items()), tuple(sorted(demand_total(u.needs).items())), u.priority
 
 
 def _in_order(

@@ -358,6 +358,30 @@ def allocate_node(
     return problem, found
 
 
+def allocate_beside(
+    ctx: ModelContext,
+    node: str,
+    held: Sequence[ResourceClaim],
+    claims: Sequence[ResourceClaim],
+    group_of: Sequence[int],
+) -> tuple[Problem, Assignment | None, Cluster]:
+    """Devices for `claims` (pods: `group_of`) on `node` beside `held` — allocated claims that
+    keep their devices there — by the reference's fast yes only (`FAST_STEPS`); None when it
+    finds none, and the caller searches the node whole (`allocate_node`). With the Problem
+    and the node's view with `held` in use (what the placement is checked against). Why: a
+    re-plan that keeps a node's pods and adds a few searches the few on the devices left,
+    where a search of the whole node — partitionable devices with counters — costs an exact
+    model."""
+    view = ctx.local(node)
+    view = replace(view, claims={**view.claims, **{c.key: c for c in held}}, _identities={})
+    problem = build_problem(view, claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
+    try:
+        found = allocate_reference(problem, max_steps=FAST_STEPS)
+    except SearchAborted:
+        found = None
+    return problem, found, view
+
+
 def _ranked(assignment: Assignment | None, used: Sequence[int]) -> Assignment | None:
     """`assignment` with each device given as its rank among `used` (`_unranked` undoes it)."""
     if assignment is None:
@@ -419,6 +443,7 @@ __all__ = [
     "NodeModel",
     "Pattern",
     "Pricing",
+    "allocate_beside",
     "allocate_node",
     "cap",
 ]

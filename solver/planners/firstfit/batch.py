@@ -101,9 +101,9 @@ class FirstFit:
         best: tuple[int, dict[str, str]] | None = None
         tried: list[tuple[dict[str, str], dict[int, PodPlan], int]] = []
         for choice in choices:
-            snap = run.snapshot()
+            free = run.fork()
             plans, ok = self._try_block(run, job, block, gang_of, choice, undo_short=False)
-            run.restore(snap)
+            run.revert(free)
             score = sum(k for j in block if plans[j].placed for k in gang_of[j].values())
             tried.append((choice, plans, score))
             if ok and (best is None or score > best[0]):
@@ -124,13 +124,14 @@ class FirstFit:
         """Place the block's units (restricted to the domains of `choice`: gang -> label
         value); whether every gang reaches minCount. Short and `undo_short`: undone, and each
         pod says why."""
-        snap = run.snapshot()
+        free = run.fork()
         plans = {j: self._place_one(run, in_domain(job, job.units[j], choice)) for j in block}
         count = gang_counts(job, [j for j in block if plans[j].placed])
         short = short_gangs(job, count, {g for j in block for g in gang_of[j]})
         if not short or not undo_short:
+            run.keep()
             return plans, not short
-        run.restore(snap)
+        run.revert(free)
         why = job.gangs[short[0]].short(count[short[0]])
         if choice:
             domain = ", ".join(f"{job.gangs[g].topology}={v}" for g, v in sorted(choice.items()))

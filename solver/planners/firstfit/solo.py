@@ -20,8 +20,8 @@ from ...inventory import (
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...problem.demand import demand_total
+from ...reasons.words import with_refs
 from .engine import Answer, NodeState, ShapeKey, _node_texts, _Placing, _refs, _shape, _Tried
-from .words import with_refs
 
 
 @dataclass(frozen=True)
