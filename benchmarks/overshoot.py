@@ -12,7 +12,11 @@ was cut short, what it placed, and whether `dra-solver check` accepts the cluste
 (`--output-mode full`: a plan cut short is still a checked plan). Wall seconds on a busy
 machine measure the load as much as the code: the CPU seconds say how much was work.
 
-Run one point: `python -m benchmarks.overshoot NAME SECONDS [cli|library]` prints a JSON line;
+On a busy machine `cli-cpu-clock` runs the CLI with the deadline counting CPU seconds
+(`benchmarks.cpu_clock`): what an idle machine's run would do; its `cpu_ratio` is the
+overshoot to read there.
+
+Run one point: `python -m benchmarks.overshoot NAME SECONDS [cli|cli-cpu-clock|library]` prints a JSON line;
 `benchmarks/test_bench_overshoot.py` runs the set.
 """
 
@@ -78,11 +82,14 @@ def _checked(input_text: str, full_output: str, gates: str | None) -> bool | Non
     return not (_violations(full_output, gates) - _violations(input_text, gates))
 
 
-def cli_point(name: str, seconds: float) -> dict[str, Any]:
-    """`dra-solver plan FILE --timeout SECONDS --output-mode full` in a fresh process."""
+def cli_point(name: str, seconds: float, cpu_clock: bool = False) -> dict[str, Any]:
+    """`dra-solver plan FILE --timeout SECONDS --output-mode full` in a fresh process;
+    `cpu_clock`: with the deadline counting the process's CPU seconds (`benchmarks.cpu_clock`:
+    an idle machine's run, measured on a busy one)."""
     path = input_file(name)
     _, gates = WORKLOADS[name]
-    cmd = [sys.executable, "-m", "dra_solver", "plan", str(path), "--timeout", f"{seconds}s"]
+    runner = "benchmarks.cpu_clock" if cpu_clock else "dra_solver"
+    cmd = [sys.executable, "-m", runner, "plan", str(path), "--timeout", f"{seconds}s"]
     cmd += ["--output-mode", "full", *(["--feature-gates", gates] if gates else [])]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -93,11 +100,12 @@ def cli_point(name: str, seconds: float) -> dict[str, Any]:
     summary = [line for line in done.stderr.splitlines() if line.startswith("placed ")]
     return {
         "workload": name,
-        "how": "cli",
+        "how": "cli-cpu-clock" if cpu_clock else "cli",
         "timeout": seconds,
         "wall": round(wall, 2),
         "cpu": round(cpu, 2),
         "ratio": round(wall / seconds, 3),
+        "cpu_ratio": round(cpu / seconds, 3),
         "exit": done.returncode,
         "cut_short": "cut short by --timeout" in done.stderr,
         "read_cut_short": "while reading the input" in done.stderr,
@@ -151,7 +159,10 @@ def run_point(name: str, seconds: float, how: str) -> dict[str, Any]:
 def main() -> None:
     name, seconds = sys.argv[1], float(sys.argv[2])
     how = sys.argv[3] if len(sys.argv) > 3 else "cli"
-    point = cli_point(name, seconds) if how == "cli" else library_point(name, seconds)
+    if how == "library":
+        point = library_point(name, seconds)
+    else:
+        point = cli_point(name, seconds, cpu_clock=how == "cli-cpu-clock")
     print(json.dumps(point))
 
 

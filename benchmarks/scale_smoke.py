@@ -318,9 +318,12 @@ def point(features: frozenset[str], nodes: int, seed: int, time_limit: float = 1
     }
 
 
-def run_point(features: frozenset[str], nodes: int, seed: int, timeout: float = 600.0) -> dict[str, Any]:
-    """`point` in a fresh process; past `timeout` wall seconds it is stopped and reported as not
-    finished (a blow-up: the plan took longer than any CPU bound would allow)."""
+def run_point(
+    features: frozenset[str], nodes: int, seed: int, timeout: float = 1800.0, cpu_limit: float | None = None
+) -> dict[str, Any]:
+    """`point` in a fresh process; past `cpu_limit` CPU seconds (the child's RLIMIT_CPU: every
+    thread counts, whatever the machine's load) or `timeout` wall seconds it is stopped and
+    reported as not finished (a blow-up: the plan took longer than the bound allows)."""
     cmd = [
         sys.executable,
         "-m",
@@ -329,10 +332,21 @@ def run_point(features: frozenset[str], nodes: int, seed: int, timeout: float = 
         str(nodes),
         str(seed),
     ]
+    unfinished = {"features": sorted(features), "nodes": nodes, "seed": seed, "finished": False}
+
+    def limit() -> None:
+        if cpu_limit is not None:
+            seconds = int(cpu_limit) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+
     try:
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False, preexec_fn=limit
+        )
     except subprocess.TimeoutExpired:
-        return {"features": sorted(features), "nodes": nodes, "seed": seed, "finished": False}
+        return {**unfinished, "stopped": f"after {timeout:.0f} wall seconds"}
+    if done.returncode < 0 and cpu_limit is not None:  # SIGXCPU, or SIGKILL at the hard limit
+        return {**unfinished, "stopped": f"past {cpu_limit:.0f} CPU seconds (signal {-done.returncode})"}
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-3000:]}")
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -39,15 +39,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ortools.sat.python import cp_model
 
 from dra_solver.encoders import build, nodes, symmetry
-from dra_solver.encoders.model import Model
-from dra_solver.encoders.objective import Stage, stages
+from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
 
 from . import interrupt
@@ -65,13 +64,6 @@ PREFERENCE_MIN = 0.05
 """Shortest first slice of a preference stage, in deterministic seconds."""
 PREFERENCE_FACTOR = 4.0
 """A preference stage may use this multiple of its first slice."""
-
-_STATUS = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.UNKNOWN: "UNKNOWN",
-}
 
 
 @dataclass(frozen=True)
@@ -134,107 +126,203 @@ def solve(
     `outcome.cut_short` says so."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
-    run = _Stages(problem, mode, strategy, float(time_limit), seed, group, break_symmetry, deadline)
+    start = time.perf_counter()  # for the statistic `wall_time` only
+    m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
+    levels = [
+        Level(st.name, 0 if st.constant else st.expr, st.maximize, fixed=not st.optimise or st.constant)
+        for st in stages(m, strategy)
+    ]
+    run = Lexicographic(m.cp, levels, float(time_limit), seed, deadline)
+    classes = symmetry.alternative_classes(m) if break_symmetry else []
+    model_stats = {
+        "variables": len(m.cp.proto.variables),
+        "constraints": len(m.cp.proto.constraints),
+        "groups": len(m.groups),
+        "grouped_devices": len(m.group_of),
+        "symmetry_classes": len(classes),
+    }
     if hint is not None:
         if break_symmetry:
-            hint = symmetry.canonical(run.m, hint)
-        for var, val in hint_values(run.m, hint) + nodes.hint_nodes(run.m, hint, hint_nodes):
-            run.m.cp.add_hint(var, val)
-        run.hinted = True
-    return run.solve()
+            hint = symmetry.canonical(m, hint)
+        for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
+            m.cp.add_hint(var, val)
+    status = _staged(run, levels, hinted=hint is not None)
+    best = run.best if status in (OPTIMAL, FEASIBLE) else None
+    assignment = None if best is None else decode(m, lambda v: int(best.value(v)))
+    chosen = {} if best is None else nodes.decode_nodes(m, lambda v: int(best.value(v)))
+    return CpsatOutcome(
+        assignment=assignment,
+        status=status,
+        placed=len(assignment) if assignment is not None else 0,
+        objective={lv.name: run.value(lv) for lv in levels} if assignment is not None else {},
+        wall_time=time.perf_counter() - start,
+        model_stats={**model_stats, "stages_solved": run.calls},
+        stage_status=dict(run.status) if assignment is not None else {},
+        deterministic_time=run.spent,
+        nodes=dict(chosen),
+        stage_bound=dict(run.bounds) if assignment is not None else {},
+        cut_short=deadline is not None and deadline.fired,
+    )
 
 
-class _Stages:
-    """One solve call: the model, the budget left, the best solution so far."""
+def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> str:
+    """The per-device model's stages (module docstring): the required ones in order, then the
+    preferences in bounded slices. Returns the call's status: OPTIMAL (every stage proven),
+    FEASIBLE, INFEASIBLE or UNKNOWN (no solution)."""
+    todo = [lv for lv in levels if not lv.fixed]
+    prefer = [lv for lv in todo if lv.name in PREFERENCES]
+    required = [lv for lv in todo if lv.name not in PREFERENCES]
+    if not required and prefer and hinted:
+        # A hint (the reference's answer) is usually a complete solution: the first
+        # preference stage starts from it, which spares the feasibility solve. If it is
+        # not one, a single short slice is lost and the feasibility solve runs as usual.
+        cap = min(run.budget, PREFERENCE_FACTOR * PREFERENCE_MIN)
+        run.preference(prefer[0], cap, min(cap, PREFERENCE_MIN))
+        if run.best is not None:
+            prefer = prefer[1:]
+        elif run.last_status == cp_model.INFEASIBLE:  # no bound added yet: the model is
+            return INFEASIBLE
+        else:
+            run.status[prefer[0].name] = NOT_RUN
+    failed = run.required(required) if required else run.feasible()
+    if run.best is None:
+        return INFEASIBLE if failed == cp_model.INFEASIBLE else UNKNOWN
+    if all(run.status[lv.name] != NOT_RUN for lv in required):
+        required_work = run.time_limit - run.budget
+        share = min(run.budget, PREFERENCE_SHARE * run.time_limit)
+        first = max(PREFERENCE_MIN, required_work)
+        for lv in prefer:
+            share -= run.preference(lv, min(share, PREFERENCE_FACTOR * first), first)
+    return OPTIMAL if proven(run.status) else FEASIBLE
+
+
+OPTIMAL, FEASIBLE, FIXED, NOT_RUN = "OPTIMAL", "FEASIBLE", "FIXED", "NOT_RUN"
+"""A stage's status (`Lexicographic.status`): proven optimal; the best found, its bound not
+proven; nothing to optimise (a constant, set by the mode, or proven by the caller); the
+budget was spent first. A stage's (and a search's, `CpsatOutcome.status`, with INFEASIBLE and
+UNKNOWN), not a plan's: what a plan may claim is said by `planners.bounds.verdict` only."""
+INFEASIBLE, UNKNOWN = "INFEASIBLE", "UNKNOWN"
+
+
+def proven(status: Mapping[str, str]) -> bool:
+    """Whether every stage of a lexicographic search is proven (OPTIMAL or FIXED)."""
+    return all(v in (OPTIMAL, FIXED) for v in status.values())
+
+
+@dataclass(frozen=True)
+class Level:
+    """One stage of a lexicographic objective: its name, expression (an int: a constant) and
+    direction; `fixed`: nothing to optimise (a constant, or set by the model's mode)."""
+
+    name: str
+    expr: cp_model.LinearExprT
+    maximize: bool
+    fixed: bool = False
+
+
+class Lexicographic:
+    """The one lexicographic stage runner, shared by the per-device model (`solve`) and
+    preemption (`solver.preempt.model`): stages solved in order on one CpModel, each stage's
+    value then fixed as a bound and its solution hinted to the next, so every stage starts
+    from a feasible solution; one deterministic budget shared by every call (`time_limit`,
+    less `spent` already used), every call set up by `cp_solver` under the one `deadline`.
+
+    A stop request (`solver.interrupt`) skips every later call (the running one stops and
+    keeps its best solution); a spent budget or a passed deadline leaves the stages not yet
+    solved NOT_RUN once a solution exists. Tie-break stages run in bounded slices
+    (`preference`); a stage the caller proved is fixed without a solve (`required`'s
+    `reached`)."""
 
     def __init__(
         self,
-        problem: Problem,
-        mode: str,
-        strategy: str,
+        cp: cp_model.CpModel,
+        levels: Sequence[Level],
         time_limit: float,
         seed: int,
-        group: bool,
-        break_symmetry: bool,
         deadline: Deadline | None,
+        spent: float = 0.0,
+        floor: float = 0.0,
     ) -> None:
-        self.start = time.perf_counter()  # for the statistic `wall_time` only
-        self.m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
-        self.levels = stages(self.m, strategy)
+        self.cp = cp
         self.time_limit = time_limit
         self.seed = seed
-        self.budget = time_limit
         self.deadline = deadline
+        self.budget = time_limit - spent
+        self.floor = floor
+        """Least deterministic seconds one call gets, budget left or not."""
         self.best: cp_model.CpSolver | None = None
         self.last: cp_model.CpSolver | None = None
         self.last_status: cp_model.CpSolverStatus = cp_model.UNKNOWN
         self.calls = 0
-        self.hinted = False
         self.bounds: dict[str, int] = {}
-        self.status = {s.name: "NOT_RUN" if s.optimise and not s.constant else "FIXED" for s in self.levels}
-        classes = symmetry.alternative_classes(self.m) if break_symmetry else []
-        self.stats = {
-            "variables": len(self.m.cp.proto.variables),
-            "constraints": len(self.m.cp.proto.constraints),
-            "groups": len(self.m.groups),
-            "grouped_devices": len(self.m.group_of),
-            "symmetry_classes": len(classes),
-        }
+        self.status = {lv.name: FIXED if lv.fixed else NOT_RUN for lv in levels}
+        self.values = {lv.name: lv.expr for lv in levels if isinstance(lv.expr, int)}
+        """Stage -> its value when it was solved (or reached, or its constant)."""
 
-    def solve(self) -> CpsatOutcome:
-        todo = [s for s in self.levels if self.status[s.name] == "NOT_RUN"]
-        prefer = [s for s in todo if s.name in PREFERENCES]
-        required = [s for s in todo if s.name not in PREFERENCES]
-        if not required and prefer and self.hinted:
-            # A hint (the reference's answer) is usually a complete solution: the first
-            # preference stage starts from it, which spares the feasibility solve. If it is
-            # not one, a single short slice is lost and the feasibility solve runs as usual.
-            cap = min(self.budget, PREFERENCE_FACTOR * PREFERENCE_MIN)
-            self._preference(prefer[0], cap, min(cap, PREFERENCE_MIN))
-            if self.best is not None:
-                prefer = prefer[1:]
-            elif self.last_status == cp_model.INFEASIBLE:  # no bound added yet: the model is
-                return self._outcome(None, "INFEASIBLE")
-            else:
-                self.status[prefer[0].name] = "NOT_RUN"
-        runs: list[Stage | None] = [*required] or ([None] if self.best is None else [])
-        for stage in runs:
-            if self.best is not None and (self.budget <= 0 or passed(self.deadline)):
-                break
-            status = self._call(stage, self.budget)
-            if status == cp_model.INFEASIBLE and self.best is None:
-                return self._outcome(None, "INFEASIBLE")
+    @property
+    def spent(self) -> float:
+        """Deterministic seconds of `time_limit` used (the calls before this runner's included)."""
+        return self.time_limit - self.budget
+
+    def required(
+        self, levels: Sequence[Level], reached: Mapping[str, int] | None = None, upto: str | None = None
+    ) -> cp_model.CpSolverStatus | None:
+        """Optimise `levels` in order, each with what is left of the budget; fixed levels are
+        skipped, `reached` ones (the caller proved their optimum) fixed at that value without
+        a solve, OPTIMAL. Stops after `upto` when given, or at the first call without a
+        solution (its stage NOT_RUN). Returns that call's status when no solution was found at
+        all (`best` None), else None."""
+        reached = reached or {}
+        for lv in levels:
+            if lv.fixed:
+                continue
+            if lv.name in reached:
+                self.status[lv.name], self.values[lv.name] = OPTIMAL, reached[lv.name]
+                self.fix(lv, reached[lv.name])
+                continue
+            if interrupt.requested() or self.budget <= 0 or passed(self.deadline):
+                self.status[lv.name] = NOT_RUN
+                if self.best is not None:
+                    continue
+            status = self.call(lv, self.budget)
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                if self.best is None:
+                    return status
+                self.status[lv.name] = NOT_RUN
                 break
-            self._take()
-            if stage is not None:
-                self._record_bound(stage)
-                self._bound(stage, self._value(stage))
-                self.status[stage.name] = _STATUS[status]
-        if self.best is None:
-            return self._outcome(None, "UNKNOWN")
-        if all(self.status[s.name] != "NOT_RUN" for s in required):
-            required_work = self.time_limit - self.budget
-            share = min(self.budget, PREFERENCE_SHARE * self.time_limit)
-            first = max(PREFERENCE_MIN, required_work)
-            for stage in prefer:
-                share -= self._preference(stage, min(share, PREFERENCE_FACTOR * first), first)
-        proven = all(v in ("OPTIMAL", "FIXED") for v in self.status.values())
-        best = self.best
-        assignment = decode(self.m, lambda v: int(best.value(v)))
-        chosen = nodes.decode_nodes(self.m, lambda v: int(best.value(v)))
-        return self._outcome(assignment, "OPTIMAL" if proven else "FEASIBLE", chosen)
+            self.take()
+            self._record_bound(lv)
+            self.values[lv.name] = self.value(lv)
+            self.fix(lv, self.values[lv.name])
+            self.status[lv.name] = OPTIMAL if status == cp_model.OPTIMAL else FEASIBLE
+            if lv.name == upto:
+                break
+        return None
 
-    def _preference(self, stage: Stage, cap: float, first: float) -> float:
-        """Optimise one preference stage within `cap` deterministic seconds, in slices of
+    def feasible(self, hint: bool = True) -> cp_model.CpSolverStatus | None:
+        """One call without an objective, for a solution when no stage was solved (every stage
+        fixed or reached); None when one exists already. `hint`: its solution becomes the
+        hint of later calls on the model (preemption asks the values only)."""
+        if self.best is not None:
+            return None
+        status = self.call(None, self.budget)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if hint:
+                self.take()
+            else:
+                self.best = self.last
+        return status
+
+    def preference(self, lv: Level, cap: float, first: float) -> float:
+        """Optimise one tie-break stage within `cap` deterministic seconds, in slices of
         doubling length starting at `first`; stop when a slice proves the bound or ends without
         improving on the value it started from. Without an incumbent yet (hinted start), a
         slice that finds nothing ends the stage. Returns the work spent."""
         used, piece = 0.0, first
-        value = self._value(stage) if self.best is not None else None
+        value = self.value(lv) if self.best is not None else None
         while cap - used > 1e-9 and not passed(self.deadline) and not interrupt.requested():
             before = self.budget
-            status = self._call(stage, min(piece, cap - used))
+            status = self.call(lv, min(piece, cap - used), tie_break=True)
             used += before - self.budget
             piece *= 2
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -242,78 +330,69 @@ class _Stages:
                     break
                 continue  # the slice ended before CP-SAT took the hint: a longer one may
             assert self.last is not None
-            new = int(self.last.value(stage.expr))
-            self._take()
-            self._bound(stage, new)
-            self.status[stage.name] = _STATUS[status]
+            new = int(self.last.value(lv.expr))
+            self.take()
+            self.values[lv.name] = new
+            self.fix(lv, new)
+            self.status[lv.name] = OPTIMAL if status == cp_model.OPTIMAL else FEASIBLE
             if status == cp_model.OPTIMAL or new == value:
                 break
             value = new
-        if self.status[stage.name] == "NOT_RUN" and value is not None:
-            self._bound(stage, value)  # the incumbent's value: later stages must not lose it
-            self.status[stage.name] = "FEASIBLE" if used > 0 else "NOT_RUN"
+        if self.status[lv.name] == NOT_RUN and value is not None:
+            self.fix(lv, value)  # the incumbent's value: later stages must not lose it
+            self.status[lv.name] = FEASIBLE if used > 0 else NOT_RUN
         return used
 
-    def _call(self, stage: Stage | None, det_time: float) -> cp_model.CpSolverStatus:
-        """One CP-SAT call on the current model with `stage` as objective."""
-        self.m.cp.clear_objective()
-        if stage is not None:
-            (self.m.cp.maximize if stage.maximize else self.m.cp.minimize)(stage.expr)
+    def call(self, lv: Level | None, det_time: float, tie_break: bool = False) -> cp_model.CpSolverStatus:
+        """One CP-SAT call on the model with `lv` as objective (None: none). `tie_break`: without
+        CP-SAT's own symmetry detection, which costs up to ~0.2 deterministic s per presolve on
+        models with many identical claims: more than a whole preference slice."""
+        self.cp.clear_objective()
+        if lv is not None:
+            (self.cp.maximize if lv.maximize else self.cp.minimize)(lv.expr)
         if interrupt.requested():  # stopped (Ctrl-C): keep the best solution so far
             return cp_model.UNKNOWN
-        solver = cp_solver(self.seed, max(det_time, 0.0), self.deadline)
-        if stage is not None and stage.name in PREFERENCES:
-            # CP-SAT's own symmetry detection costs up to ~0.2 deterministic s per presolve on
-            # models with many identical claims: more than a whole preference slice.
+        solver = cp_solver(self.seed, max(det_time, self.floor), self.deadline)
+        if tie_break:
             solver.parameters.symmetry_level = 0
         with interrupt.stoppable(solver.stop_search):
-            status = solver.solve(self.m.cp)
+            status = solver.solve(self.cp)
         passed(self.deadline)  # a call the deadline ended: `fired`
         self.budget -= solver.deterministic_time
         self.calls += 1
         self.last, self.last_status = solver, status
         if status == cp_model.MODEL_INVALID:
-            raise RuntimeError(f"CP-SAT model invalid: {self.m.cp.validate()}")
+            raise RuntimeError(f"CP-SAT model invalid: {self.cp.validate()}")
         return status
 
-    def _take(self) -> None:
+    def take(self) -> None:
         """The last call's solution becomes the best and the hint of the next call."""
         assert self.last is not None
         self.best = self.last
-        _hint_solution(self.m, self.last)
+        hint_with(self.cp, self.last.response_proto.solution)
 
-    def _bound(self, stage: Stage, value: int) -> None:
+    def fix(self, lv: Level, value: int) -> None:
         """Later calls keep this stage at `value` or better."""
-        self.m.cp.add(stage.expr >= value if stage.maximize else stage.expr <= value)
+        self.cp.add(lv.expr >= value if lv.maximize else lv.expr <= value)
 
-    def _record_bound(self, stage: Stage) -> None:
+    def _record_bound(self, lv: Level) -> None:
         """CP-SAT's proven bound of the stage just solved (integer objective: rounded inward)."""
         assert self.last is not None
         raw = self.last.best_objective_bound
         if raw != raw or abs(raw) == float("inf"):
             return
-        self.bounds[stage.name] = math.floor(raw + 1e-6) if stage.maximize else math.ceil(raw - 1e-6)
+        self.bounds[lv.name] = math.floor(raw + 1e-6) if lv.maximize else math.ceil(raw - 1e-6)
 
-    def _value(self, stage: Stage) -> int:
+    def value(self, lv: Level) -> int:
+        """The best solution's value of `lv` (a constant's own)."""
+        if isinstance(lv.expr, int):
+            return lv.expr
         assert self.best is not None
-        return 0 if stage.constant else int(self.best.value(stage.expr))
+        return int(self.best.value(lv.expr))
 
-    def _outcome(
-        self, assignment: Assignment | None, status: str, chosen: dict[int, str] | None = None
-    ) -> CpsatOutcome:
-        return CpsatOutcome(
-            assignment=assignment,
-            status=status,
-            placed=len(assignment) if assignment is not None else 0,
-            objective={s.name: self._value(s) for s in self.levels} if assignment is not None else {},
-            wall_time=time.perf_counter() - self.start,
-            model_stats={**self.stats, "stages_solved": self.calls},
-            stage_status=dict(self.status) if assignment is not None else {},
-            deterministic_time=self.time_limit - self.budget,
-            nodes=dict(chosen or {}),
-            stage_bound=dict(self.bounds) if assignment is not None else {},
-            cut_short=self.deadline is not None and self.deadline.fired,
-        )
+    def solution(self) -> list[int] | None:
+        """The best solution, one value per variable (None: none found)."""
+        return None if self.best is None else list(self.best.response_proto.solution)
 
 
 DEADLINE_FLOOR = 0.01
@@ -349,11 +428,6 @@ def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_
     return solver
 
 
-def _hint_solution(m: Model, solver: cp_model.CpSolver) -> None:
-    """Replace the hints by the solution just found (complete, feasible for the next stage)."""
-    hint_with(m.cp, solver.response_proto.solution)
-
-
 def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
     """Replace `cp`'s hints by a complete solution (one value per variable, in order): the
     next solve of a stage, or of a model a feasibility question has just answered, starts
@@ -364,4 +438,15 @@ def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
     hint.values.extend(values)
 
 
-__all__ = ["DEADLINE_FLOOR", "CpsatOutcome", "Mode", "Strategy", "cp_solver", "hint_with", "solve"]
+__all__ = [
+    "DEADLINE_FLOOR",
+    "CpsatOutcome",
+    "Lexicographic",
+    "Level",
+    "Mode",
+    "Strategy",
+    "cp_solver",
+    "hint_with",
+    "proven",
+    "solve",
+]

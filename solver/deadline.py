@@ -5,7 +5,7 @@ Why a rule: the same input and seed give the same output on an idle and on a bus
 counts work — CP-SAT's deterministic time (`cpsat.cp_solver`), the reference's and first fit's
 steps — and nothing that changes a result reads the clock, but for a `Deadline` the caller
 passes explicitly (`Options.deadline`, None by default). Where one fires, the run says so
-(`record`: `stats["cut_short_by_timeout"]`), and a status is OPTIMAL only where it is proven
+(`planning.outcome.record`: `stats["cut_short_by_timeout"]`), and a status is OPTIMAL only where it is proven
 anyway. Timing statistics (seconds reported) read the clock freely: they decide nothing.
 
 A deadline travels to other processes (a process pool, Ray) as the seconds it has left
@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,6 +159,23 @@ class Deadline:
             parent=self,
         )
 
+    def share(self, fraction: float) -> Deadline:
+        """A deadline `fraction` of the time left from now: one step's part of the run (the
+        aggregated model before first fit, `planners.policy.Cpsat.without_first_fit`), so
+        that the steps after it still have the rest. It fires this one when it passes: the
+        run's answer then depends on the machine's speed. Why: a step that may end with
+        nothing (a model without a solution yet) must not take all the time that a step
+        sure to place something (first fit) needs."""
+        now = time.monotonic()
+        return Deadline(
+            now + fraction * max(self.at - now, 0.0),
+            self.seconds,
+            False,  # `fired`: this share passed (the run's own says whether the run was cut)
+            started=self.started if self.started is not None else self.at - self.seconds,
+            cpu_started=self.cpu_started,
+            parent=self,
+        )
+
     def __getstate__(self) -> dict[str, Any]:
         # The parent stays here: a worker's firing comes back with its result (`fire`).
         return {"left": max(self.at - time.monotonic(), 0.0), "fired": self.fired, "seconds": self.seconds}
@@ -182,12 +199,6 @@ def passed(deadline: Deadline | None) -> bool:
 def fired(deadline: Deadline | None) -> bool:
     """Whether `deadline` is given and has fired (ended a search of the run)."""
     return deadline is not None and deadline.fired
-
-
-def record(stats: MutableMapping[str, object], deadline: Deadline | None) -> None:
-    """`stats[CUT_SHORT] = True` when `deadline` fired."""
-    if deadline is not None and deadline.fired:
-        stats[CUT_SHORT] = True
 
 
 _enforcing: set[int] = set()
@@ -254,5 +265,4 @@ __all__ = [
     "passed",
     "process_run",
     "process_started",
-    "record",
 ]

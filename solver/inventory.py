@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from .api.models import (
     Device,
@@ -344,6 +345,40 @@ def _both(first: str, second: str) -> str:
 
 
 # --- allocated state --------------------------------------------------------------------------
+
+
+NAME_ALIAS = "\x00node"
+"""What stands for a node's name in its facts up to names (`slices_up_to_names`, `node_up_to_name`)."""
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def slices_up_to_names(
+    slices: Iterable[ResourceSlice], node: str, aliases: dict[str, str]
+) -> list[dict[str, Any]] | None:
+    """The slices' specs as JSON data with the node's name and their pools' names taken out
+    (each pool its alias in `aliases`, added in order of first appearance), or None when a
+    slice is not the node's own. Two nodes whose slices give equal data see the same devices
+    up to names: how nodes equal up to names are recognised (`planners.aggregated.classes.
+    twin_key`, `planners.firstfit.solo`)."""
+    out = []
+    for s in slices:
+        if s.spec.node_name != node:
+            return None
+        spec = s.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+        spec["nodeName"] = NAME_ALIAS
+        spec["pool"]["name"] = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
+        out.append(spec)
+    return out
+
+
+def node_up_to_name(view: NodeView) -> tuple[dict[str, str], list[str], bool]:
+    """What precompute reads of a node besides its slices, its name taken out: its labels (the
+    hostname label as `NAME_ALIAS` when it is the node's name), declared features, and
+    whether a Node object was given."""
+    labels = dict(view.labels)
+    if labels.get(HOSTNAME) == view.name:
+        labels[HOSTNAME] = NAME_ALIAS
+    return labels, list(view.declared_features), view.known
 
 
 @dataclass

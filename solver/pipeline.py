@@ -38,12 +38,13 @@ from .api.templates import NodeTemplate
 from .cel.checks import validate_all
 from .errors import InputError, ValidationErrors
 from .gates import FeatureGates
+from .planners.bounds import checked
 from .planners.partition import plan_partitioned
 from .planners.run import fewer_collections, run
 from .planners.whatif import Pending, plan_with_templates
 from .planning.finish import leaving_the_check, per_pod, with_held
 from .planning.job import Member, Options, Unit
-from .planning.outcome import PlanOutcome, PodPlan
+from .planning.outcome import PlanOutcome, PodPlan, Stats, Verdict
 from .planning.resolve import (
     PodInput,
     check_nodes_known,
@@ -77,11 +78,13 @@ class AllocationOutcome:
     """Why the claims could not be allocated (names claim and request where it can)."""
     allocator: str = "reference"
     node: str | None = None
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     plan: PodPlan | None = None
     """The one-pod plan behind this outcome, as `plan()` returns it (the Pod, its extended
     resources' status), for output that shows the Pod; None when decided before planning
     (nothing to allocate, or the only node refused the pod)."""
+    verdict: Verdict | None = None
+    """What the plan proved (`PlanOutcome.verdict`); None without a CP-SAT plan."""
 
     def allocation(self, name: str) -> AllocationResult | None:
         for c in self.claims:
@@ -191,7 +194,8 @@ def _plan(
         outcome = plan_partitioned(cluster, units, node_list, search)
     else:
         outcome = run(cluster, units, node_list, search)
-    return with_held(per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline), held)
+    done = per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline)
+    return with_held(checked(done, outcome.verdict), held)
 
 
 def _what_if(
@@ -208,7 +212,7 @@ def _what_if(
     outcome, added, units, expanded = plan_with_templates(
         cluster, Pending(pods, priorities, opts), node_list, templates, max_new_nodes
     )
-    result = per_pod(expanded, units, outcome, opts.feature_gates, opts.deadline)
+    result = checked(per_pod(expanded, units, outcome, opts.feature_gates, opts.deadline), outcome.verdict)
     result.added_nodes, result.added_slices = added.nodes, added.slices
     return result
 
@@ -270,9 +274,8 @@ def allocate(
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
         return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
-    outcome = per_pod(
-        cluster, [unit], run(cluster, [unit], candidates, opts), opts.feature_gates, opts.deadline
-    )
+    planned = run(cluster, [unit], candidates, opts)
+    outcome = checked(per_pod(cluster, [unit], planned, opts.feature_gates, opts.deadline), planned.verdict)
     placed = outcome.pods[0]
     if not placed.placed and placed.error is not None and len(candidates) == 1:
         raise placed.error
@@ -284,6 +287,7 @@ def allocate(
         placed.node if placed.placed else (candidates[0] if len(candidates) == 1 else None),
         outcome.stats,
         placed,
+        outcome.verdict,
     )
 
 

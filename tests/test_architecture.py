@@ -164,6 +164,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # which model plans a job (Reference, Cpsat: the Improver protocol)
     "dra_solver.planners.policy": {
+        "dra_solver.deadline",
         "dra_solver.interrupt",
         "dra_solver.planners.aggregated",
         "dra_solver.planners.bounds",
@@ -219,6 +220,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.cel",
         "dra_solver.errors",
         "dra_solver.gates",
+        "dra_solver.planners.bounds",
         "dra_solver.planners.partition",
         "dra_solver.planners.run",
         "dra_solver.planners.whatif",

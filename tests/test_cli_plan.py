@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from dra_solver.cli.main import app
 from dra_solver.cli.plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan_summary
-from dra_solver.planning.outcome import PlanOutcome, PodPlan
+from dra_solver.planners.bounds import verdict
+from dra_solver.planning.outcome import PlanOutcome, PodPlan, Stats
 
 runner = CliRunner()
 
@@ -61,18 +62,19 @@ def test_plan_summary_names_allocator_status_bound_and_first_fit(tmp_path: Path)
     assert "first fit placed 1), planned in " in summary and summary.endswith(" s")
 
 
-def test_plan_summary_reports_a_bound_and_gap_when_the_stats_have_them() -> None:
-    """The bound comes from the stats, the objective and the gap from the pods (whatever the
-    stats' own gap says); a lexicographic model objective is not printed as the objective."""
+def test_plan_summary_reports_the_verdicts_bound_and_gap() -> None:
+    """Status, bound and gap come from the plan's verdict (whatever the stats' own entries
+    say), the objective from the pods; a search's own status (`cpsat_status`) and lexicographic
+    objective are not the plan's: without a verdict the line claims nothing."""
     pods = [PodPlan("a", "n", [], placed=True), PodPlan("b", None, [], "no")]
-    stats = {"status": "FEASIBLE", "objective": 1, "bound": 2, "gap": 0.5, "reference_placed": 1}
-    assert plan_summary(PlanOutcome(pods, "cpsat", stats), 1.26) == (
+    stats: Stats = {"status": "OPTIMAL", "objective": 1, "bound": 1, "gap": 0, "reference_placed": 1}
+    assert plan_summary(PlanOutcome(pods, "cpsat", stats, verdict=verdict(1, 2, "model")), 1.26) == (
         "placed 1 of 2 pods (cpsat, status FEASIBLE, objective 1, bound 2, gap 1, "
         "first fit placed 1), planned in 1.3 s"
     )
-    staged = {"cpsat_status": "OPTIMAL", "cpsat_objective": {"placed": 1, "devices": 3}}
+    staged: Stats = {"cpsat_status": "OPTIMAL", "cpsat_objective": {"placed": 1, "devices": 3}}
     assert plan_summary(PlanOutcome(pods, "cpsat", staged), 0.04) == (
-        "placed 1 of 2 pods (cpsat, status OPTIMAL, objective 1), planned in 0.0 s"
+        "placed 1 of 2 pods (cpsat), planned in 0.0 s"
     )
 
 

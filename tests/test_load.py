@@ -288,15 +288,173 @@ def test_dump_yaml_writes_what_pyyaml_writes() -> None:
 def test_libyaml_composes_plain_documents_and_the_bounded_composer_the_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`iter_positioned` reads a document without aliases through libyaml's composer
-    (`bounded.compose_fast`) and one with an alias through the bounded composer; both read
-    what the bounded composer alone reads."""
+    """`iter_positioned` reads documents without aliases, and documents with a few aliases, through
+    libyaml's composer (`bounded.compose_fast`); a cycle, aliasing past go-yaml's minimums, or
+    nesting past MAX_DEPTH along an alias through the bounded composer; every one reads what the
+    bounded composer alone reads (aliased nodes the same object, as it makes them)."""
     from dra_solver.api import load
+    from dra_solver.api.bounded import MAX_DEPTH
 
     plain = "a: {b: [1, '2', true, null, 2024-01-01]}\n---\n---\nkind: X\nmetadata: {name: x}\n"
-    aliased = "a: &x {b: [1]}\nc: *x\n"
-    fast = {t: load._read_fast(t) for t in (plain, aliased)}
-    assert fast[plain] is not None and fast[aliased] is None
-    read = {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}
+    aliased = "a: &x {b: [1]}\nc: *x\nd: [*x, *x]\n"
+    cycle = "a: &x [1, *x]\n"
+    many = "a: &x [" + ", ".join(["1"] * 200) + "]\n" + "".join(f"b{i}: *x\n" for i in range(5))
+    deep = f"a: &x {'[' * 60}1{']' * 60}\nb: {'[' * 50}*x{']' * 50}\n"
+    fast = {t: load._read_fast(t) for t in (plain, aliased, cycle, many, deep)}
+    assert fast[plain] is not None and fast[aliased] is not None
+    assert fast[cycle] is None and fast[many] is None and fast[deep] is None
+    assert fast[aliased][0]["c"] is fast[aliased][0]["a"]  # the same node, the same object
+    assert 60 + 50 > MAX_DEPTH > 60  # deep only along the alias: the bounded composer decides
+    read = {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased, many, deep)}
     monkeypatch.setattr(load, "_read_fast", lambda text: None)
-    assert read == {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased)}
+    assert read == {t: list(load.iter_positioned(t, "s")) for t in (plain, aliased, many, deep)}
+    with pytest.raises(InputError, match="cycle"):
+        list(load.iter_positioned(cycle, "s"))
+
+
+_SCALARS = [
+    "x", "yes", "No", "~", "null", "0o17", "0x1F", "1_000", "1:20", ".nan", "-.inf", "1e3",
+    "2024-01-01", "'q'", '"d"', "!!str 5", "!!int '7'", "!!binary aGVsbG8=", "!!float 1",
+    "=", "!custom v", "''", "-1", "0b101", "+12", "3.", "true",
+]  # fmt: skip
+"""Scalars YAML 1.1 resolves to every type, explicit tags, `=`, an unknown tag."""
+
+
+class _RandomDocument:
+    """One random YAML document in flow style (`_random_yaml`)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.done: list[str] = []  # anchors of finished nodes
+        self.open: list[str] = []  # anchors of nodes being written (an alias to one: a cycle)
+        self.count = 0
+
+    def alias(self) -> str | None:
+        """An alias to a node done, to one being written (a cycle), to none; or no alias."""
+        pick = self.rng.random()
+        if pick < 0.03:
+            return "*nowhere"
+        if pick < 0.08 and self.open:
+            return "*" + self.rng.choice(self.open)
+        return "*" + self.rng.choice(self.done) if self.done else None
+
+    def node(self, depth: int) -> str:
+        r = self.rng.random()
+        if r < 0.12 and (self.done or self.open) and (alias := self.alias()) is not None:
+            return alias
+        anchor = ""
+        if self.rng.random() < 0.3:
+            self.count += 1
+            anchor = f"a{self.count}"
+        prefix = f"&{anchor} " if anchor else ""
+        if depth > self.rng.choice([2, 3, 4, 6]) or r < 0.45:
+            text = prefix + self.rng.choice(_SCALARS)
+        else:
+            if anchor:
+                self.open.append(anchor)
+            text = prefix + self.collection(depth)
+            if anchor:
+                self.open.remove(anchor)
+        if anchor:
+            self.done.append(anchor)
+        return text
+
+    def collection(self, depth: int) -> str:
+        size = self.rng.choice([0, 1, 2, 3, 5, 12])
+        if self.rng.random() < 0.45:
+            tag = self.rng.choice(["", "", "", "!!seq ", "!!omap "])
+            return tag + "[" + ", ".join(self.node(depth + 1) for _ in range(size)) + "]"
+        tag = self.rng.choice(["", "", "", "!!map ", "!!set "])
+        return tag + "{" + ", ".join(self.pair(depth) for _ in range(size)) + "}"
+
+    def pair(self, depth: int) -> str:
+        key = self.rng.choice(["k", "k", "name", "<<", "=", "1", "null", "? [a]", self.node(9)])
+        if key == "<<" and self.done and self.rng.random() < 0.7:
+            return "<<: *" + self.rng.choice(self.done)
+        return f"{key}: {self.node(depth + 1)}"
+
+    def text(self) -> str:
+        rng = self.rng
+        if rng.random() < 0.1:  # fan out: 10 aliases of 10 aliases of ...
+            rows = ["a: &l0 [" + ", ".join(["x"] * rng.choice([2, 10])) + "]"]
+            for level in range(1, rng.choice([2, 3, 4])):
+                rows.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+            return "\n".join(rows)
+        if rng.random() < 0.05:  # deeper along the alias than in the text
+            inner, outer = rng.choice([(40, 50), (60, 50), (99, 1), (100, 0)])
+            return f"a: &x {'[' * inner}1{']' * inner}\nb: {'[' * outer}*x{']' * outer}"
+        return "top: " + self.node(0)
+
+
+def _random_yaml(rng: random.Random) -> str:
+    """A YAML text of 1-3 documents in flow style (`_RandomDocument`): scalars YAML 1.1
+    resolves to every type (and explicit tags, `<<` merges, `=` keys, complex keys), anchors
+    and aliases — to nodes done, to a node that contains them (a cycle), to no anchor —, alias
+    chains that fan out (past go-yaml's minimums) or nest deeper along the aliases than in the
+    text."""
+    return "\n---\n".join(_RandomDocument(rng).text() for _ in range(rng.randrange(1, 4))) + "\n"
+
+
+def _shape(value: object, ids: dict[int, int] | None = None) -> object:
+    """`value` comparable across two readings: NaN as a word, and every dict and list tagged
+    with the order in which it was first met, so that shared objects compare as shared."""
+    ids = {} if ids is None else ids
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, dict | list | set):
+        seen = id(value) in ids
+        tag = ids.setdefault(id(value), len(ids))
+        if seen:
+            return ("again", tag)
+        if isinstance(value, dict):
+            return ("dict", tag, [(_shape(k, ids), _shape(v, ids)) for k, v in value.items()])
+        if isinstance(value, set):
+            return ("set", tag, sorted(map(repr, value)))
+        return ("list", tag, [_shape(v, ids) for v in value])
+    if isinstance(value, tuple):
+        return tuple(_shape(v, ids) for v in value)
+    return (type(value).__name__, value)
+
+
+def test_libyaml_reads_what_the_bounded_composer_reads_on_random_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On random YAML texts (`_random_yaml`), whatever libyaml's path takes
+    (`bounded.compose_fast`: `construct_tree`, or the safe constructor) is what the bounded
+    composer alone reads — the same values and types, the same objects shared — and libyaml's
+    path takes no text the bounded composer refuses. Both paths are exercised: plain texts,
+    aliased ones taken, and ones left to the bounded composer."""
+    from dra_solver.api import bounded, load
+
+    paths: list[bool] = []  # per document libyaml composed: whether `construct_tree` made it
+
+    def tree(loader: object, root: object) -> object:
+        made = construct_tree(loader, root)
+        paths.append(made is not bounded.NOT_A_TREE)
+        return made
+
+    construct_tree = bounded.construct_tree
+    monkeypatch.setattr(bounded, "construct_tree", tree)
+    rng = random.Random(40)
+    taken = aliased_taken = left = 0
+    for _ in range(1500):
+        text = _random_yaml(rng)
+        fast = load._read_fast(text)
+        loader = load._Loader(text)
+        try:
+            slow: list[object] | str = []
+            while loader.check_data():
+                slow.append(loader.get_data())
+        except yaml.YAMLError as exc:
+            slow = f"refused: {exc}"
+        finally:
+            loader.dispose()
+        if fast is None:
+            left += 1
+            continue
+        assert not isinstance(slow, str), (text, slow)
+        assert _shape(fast) == _shape(slow), text
+        taken += 1
+        aliased_taken += "*" in text
+    assert taken > 300 and aliased_taken > 50 and left > 100, (taken, aliased_taken, left)
+    assert paths.count(True) > 300 and paths.count(False) > 100, (paths.count(True), paths.count(False))

@@ -11,6 +11,7 @@ exactly what the long way decides.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,13 +19,23 @@ from builders import allocated, claim, device, device_class, request, resource_s
 
 import dra_solver.planners.aggregated.classes as classes_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
+import dra_solver.planners.firstfit.engine as engine_mod
 from benchmarks.workloads import mixed_cluster, skewed_cluster
-from dra_solver import Cluster, plan
+from dra_solver import Cluster, Options, plan
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
-from dra_solver.planners.aggregated.classes import index_signature, node_classes, pod_classes
+from dra_solver.planners.aggregated.classes import NodeClass, index_signature, node_classes, pod_classes
+from dra_solver.planners.aggregated.master import aggregate, expand_patterns, integer_master, pod_kinds
+from dra_solver.planners.aggregated.patterns import ModelContext
 from dra_solver.planners.firstfit.solo import Solo
-from dra_solver.planning.resolve import all_with_nodes, join_shared, resolve_nodes, resolve_units, with_nodes
+from dra_solver.planning.resolve import (
+    all_with_nodes,
+    join_shared,
+    make_job,
+    resolve_nodes,
+    resolve_units,
+    with_nodes,
+)
 from dra_solver.problem.build import build_problem
 
 
@@ -173,3 +184,67 @@ def test_refusals_shared_per_scheduling_key_equal_one_call_per_pod() -> None:
     one_by_one = [with_nodes(cluster, u, ["a", "b"], {}, gates) for u in units]
     assert all_with_nodes(cluster, units, ["a", "b"], {}, gates) == one_by_one
     assert any(u.blocked for u in one_by_one)
+
+
+def test_the_kind_master_mixes_the_priorities_of_one_shape_the_columns_keep_apart() -> None:
+    # Two classes of one kind (the same claim, priorities 1 and 0) on one node that takes two
+    # such pods; the columns hold "one of the first" and "two of the second". Over the columns
+    # the best plan is worth 2; one of each (worth 3) is no column, but its kind pattern is.
+    objs = [
+        device_class("gpu"),
+        *_gpu_nodes(["a"], gpus=2),
+        *(claim(f"j{i}", [request("gpu")]) for i in range(3)),
+    ]
+    cluster = Cluster.from_objects(objs)
+    units = resolve_units(cluster, None, [1, 0, 0])
+    pods = pod_classes(units, range(3))
+    assert [(k.units, k.weight) for k in pods] == [((0,), 2), ((1, 2), 1)]
+    ncls = [NodeClass(0, ("a",), frozenset({0, 1}), "")]
+    ctx = ModelContext(cluster, units, pods, FeatureGates(), EvalCache(), 0, 5.0)
+    kinds = pod_kinds(pods, [0, 1], units)
+    assert kinds == {0: 0, 1: 0}
+    solve = partial(integer_master, ctx, pods, ncls, pod_ids=[0, 1], node_ids=[0])
+    assert solve({0: [(1, 0), (0, 2)]}, 3)[2:] == (2, True)
+    columns: dict[int, list[tuple[int, ...]]] = {0: [(1, 0), (0, 2)]}
+    z, y, value, proven = solve(columns, 3, kind_of=kinds)
+    assert (value, proven, y) == (3, True, {0: 1, 1: 1})
+    # unfolded into a class pattern, which joins the columns: what the expansion reads
+    assert columns[0] == [(1, 0), (0, 2), (1, 1)] and z == {(0, 2): 1}
+    assert expand_patterns(pods, ncls, columns, z, y, [0, 1], [0]) == {"a": [0, 1]}
+
+
+def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
+    # The LP's bound (94) is an integer plan, but no plan over the priority mixes column
+    # generation priced: the class master stopped at 93 and spent its budget enumerating.
+    cluster = Cluster.from_objects(skewed_cluster(10, 50))
+    units = resolve_units(cluster, None, None)
+    job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=5.0))
+    agg = aggregate(job, None, force=True)
+    assert not isinstance(agg, str)
+    assert agg.status == "OPTIMAL" and agg.objective == agg.bound
+
+
+def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The reasons of the pods left out ask every node alone, before and after the plan; nodes
+    # equal up to names share one answer (`Solo._twin`), with their own names and devices.
+    cluster = Cluster.from_objects(mixed_cluster(12, 60, seed=4))
+    asked: list[int] = []
+    real = engine_mod._Placing.answer
+
+    def counting(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(engine_mod._Placing, "answer", counting)
+    shared = plan(cluster, time_limit=30.0)
+    with_twins = len(asked)
+    monkeypatch.setattr(Solo, "_twin", lambda self, node: None)  # every node asked
+    asked.clear()
+    alone = plan(cluster, time_limit=30.0)
+    assert len(asked) > with_twins
+    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
+    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
+    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
+    for a, b in left:
+        assert a.reason == b.reason
+        assert dict(a.node_reasons) == dict(b.node_reasons)

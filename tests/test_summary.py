@@ -15,8 +15,10 @@ from typer.testing import CliRunner
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.main import app
 from dra_solver.cli.plan import plan_summary
+from dra_solver.output.objects import plan_annotations
 from dra_solver.output.report import render_report
 from dra_solver.pipeline import plan
+from dra_solver.planners.bounds import verdict
 from dra_solver.planning.job import Options
 from dra_solver.planning.outcome import PlanOutcome, PlanSummary, PodPlan
 from dra_solver.problem.flat import claim_weight
@@ -109,19 +111,49 @@ def test_the_objective_never_exceeds_the_bound(objects: Any) -> None:
     assert told.gap is not None and told.gap >= 0
 
 
-def test_the_printed_objective_and_gap_come_from_the_pods_and_the_bound_from_the_stats() -> None:
-    """The model said objective 5 and OPTIMAL, but the output holds one pod of weight 1 (the
-    model's other pod was dropped when expanded to devices): the line says so."""
+def test_the_summary_reads_the_verdict_never_the_stats() -> None:
+    """Status, bound and gap are the verdict's (`PlanOutcome.verdict`): entries of `stats` that
+    say otherwise are not read, and a plan without a verdict (first fit's) claims nothing."""
     pods = [PodPlan("a", "n", [], placed=True), PodPlan("b", None, [], "no")]
-    stats = {"status": "OPTIMAL", "objective": 2, "bound": 2, "gap": 0, "reference_placed": 1}
-    assert plan_summary(PlanOutcome(pods, "cpsat", stats), 1.26) == (
+    stats: dict[str, object] = {
+        "status": "OPTIMAL",
+        "objective": 1,
+        "bound": 1,
+        "gap": 0,
+        "reference_placed": 1,
+    }
+    told = verdict(1, 2, "model")
+    assert plan_summary(PlanOutcome(pods, "cpsat", stats, verdict=told), 1.26) == (
         "placed 1 of 2 pods (cpsat, status FEASIBLE, objective 1, bound 2, gap 1, "
         "first fit placed 1), planned in 1.3 s"
     )
+    assert plan_summary(PlanOutcome(pods, "cpsat", stats), 1.26) == (
+        "placed 1 of 2 pods (cpsat, first fit placed 1), planned in 1.3 s"
+    )
     weighted = [PodPlan("a", "n", [], priority=3, placed=True), PodPlan("b", "n", [], placed=True)]
-    stats = {"status": "OPTIMAL", "objective": 5, "bound": 5, "gap": 0}
-    told = PlanSummary.of(PlanOutcome(weighted, "cpsat", stats))
-    assert (told.objective, told.bound, told.gap, told.status) == (5, 5, 0, "OPTIMAL")
+    summary = PlanSummary.of(PlanOutcome(weighted, "cpsat", {}, verdict=verdict(5, 5, "model")))
+    assert (summary.objective, summary.bound, summary.gap, summary.status) == (5, 5, 0, "OPTIMAL")
+
+
+def test_the_summary_never_says_optimal_where_the_verdict_says_feasible() -> None:
+    """The objective meets the bound, but the verdict is FEASIBLE (what-if's least cost not
+    proven): the summary line, the JSON annotations and the report say FEASIBLE."""
+    pods = [PodPlan("a", "n", [], placed=True)]
+    told = verdict(1, 1, "model", proven=False)
+    outcome = PlanOutcome(pods, "cpsat", {"status": "OPTIMAL"}, verdict=told)
+    summary = PlanSummary.of(outcome)
+    assert (summary.status, summary.objective, summary.bound, summary.gap) == ("FEASIBLE", 1, 1, 0)
+    assert "status FEASIBLE" in summary.text(0.1)
+    written = plan_annotations(summary, pods)["dra-solver.io/status"]
+    assert written == "FEASIBLE" and type(written) is str  # YAML writers take plain text only
+
+
+def test_a_verdict_of_another_plan_is_refused() -> None:
+    """A verdict speaks of the plan it came with: one whose objective is not the plan's weight
+    (a pod dropped after it was made) is an error, never re-judged in the summary."""
+    pods = [PodPlan("a", "n", [], placed=True), PodPlan("b", None, [], "no")]
+    with pytest.raises(ValueError, match="weight 2"):
+        PlanSummary.of(PlanOutcome(pods, "cpsat", {}, verdict=verdict(2, 2, "model")))
 
 
 def test_the_report_shows_the_realized_objective_beside_the_bound() -> None:

@@ -22,6 +22,7 @@ from dra_solver.check import check_cluster
 from dra_solver.cli import plan as plan_command
 from dra_solver.cli.main import app
 from dra_solver.deadline import CUT_SHORT, Deadline
+from dra_solver.output.objects import cluster_after
 from dra_solver.planning.finish import CHECK_CUT_SHORT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,9 @@ class CountingDeadline(Deadline):
         return 3600.0
 
     def leaving(self, cpu_seconds: float) -> Deadline:
+        return CountingDeadline(self.after, self.looks, parent=self)
+
+    def share(self, fraction: float) -> Deadline:
         return CountingDeadline(self.after, self.looks, parent=self)
 
 
@@ -160,3 +164,192 @@ def test_a_deadline_that_passes_before_reading_gives_no_plan_and_says_why() -> N
     assert "no plan" in got.stderr
     assert "Traceback" not in got.stderr
     assert got.stdout == ""
+
+
+class _Passed(Deadline):
+    """A share of the run (`Deadline.share`) that has passed: no timer watches a share, so
+    passing it asks for no stop; it fires the run's deadline, as a share does."""
+
+    def __init__(self, parent: Deadline) -> None:
+        super().__init__(time.monotonic() + 3600.0, 3600.0, started=time.monotonic(), parent=parent)
+
+    def left(self, grace: float = 0.0) -> float:
+        self.fire()
+        return 0.0
+
+
+class _ShareGone(CountingDeadline):
+    """A run's deadline that never passes, whose share for the model before first fit
+    (`Deadline.share`) has passed."""
+
+    def share(self, fraction: float) -> Deadline:
+        return _Passed(self)
+
+    def leaving(self, cpu_seconds: float) -> Deadline:
+        return _ShareGone(self.after, self.looks, parent=self)
+
+
+def _fleet(nodes: int, pods: int) -> Cluster:
+    """`nodes` nodes of two GPUs each and `pods` pods of one GPU each (claims from a template)."""
+    from builders import device, device_class, resource_slice
+
+    gpu = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    objs: list[dict[str, Any]] = [
+        device_class("gpu"),
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [gpu]}}},
+        },
+    ]
+    for n in range(nodes):
+        meta = {"name": f"node-{n}", "labels": {"kubernetes.io/hostname": f"node-{n}"}}
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {}})
+        objs.append(resource_slice(f"node-{n}-gpus", [device("gpu-0"), device("gpu-1")], node=f"node-{n}"))
+    for i in range(pods):
+        spec = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default"},
+                "spec": spec,
+            }
+        )
+    return Cluster.from_objects(objs)
+
+
+@pytest.fixture
+def at_scale(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
+    """A cluster the aggregated model plans before first fit (`PER_DEVICE_MAX` lowered)."""
+    import dra_solver.planners.policy as policy
+
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    yield _fleet(6, 20)
+
+
+def _model_without_a_plan_yet(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The aggregated model before first fit ends with no placement once its deadline has
+    passed (as a model cut short before its first solution does); records whether it had."""
+    from dataclasses import replace
+
+    import dra_solver.planners.aggregated.expansion as expansion
+    import dra_solver.planners.policy as policy
+
+    real = policy.aggregate
+    seen: list[bool] = []
+
+    def cut(job: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        agg = real(job, first, *args, **kwargs)
+        if first is None:
+            seen.append(job.deadline is not None and job.deadline.passed())
+            if seen[-1]:
+                return replace(agg, placements={}, objective=0, status="FEASIBLE")
+        return agg
+
+    monkeypatch.setattr(policy, "aggregate", cut)
+    monkeypatch.setattr(expansion, "aggregate", cut)
+    return seen
+
+
+def test_a_model_cut_short_before_its_first_plan_leaves_first_fit_time_to_place(
+    monkeypatch: pytest.MonkeyPatch, at_scale: Cluster
+) -> None:
+    """Issue #40: at the aggregated model's scale the model runs before first fit; under a
+    deadline it gets only a share of the time left (`Deadline.share`). When that share passes
+    before the model has a plan, first fit runs in the rest and its checked plan is the
+    answer — said to be cut short — not a plan that places nothing."""
+    seen = _model_without_a_plan_yet(monkeypatch)
+    out = plan(at_scale, deadline=_ShareGone(None, []))
+    assert seen[0] is True  # the model's deadline was its share, and it had passed
+    assert out.stats[CUT_SHORT] is True
+    assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
+    assert out.placed == 12
+    after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_without_a_deadline_the_model_runs_alone_and_nothing_is_cut(
+    monkeypatch: pytest.MonkeyPatch, at_scale: Cluster
+) -> None:
+    """The share exists only under a deadline: without one, or with one that never passes,
+    the model before first fit proves its plan and the plan is the same, not cut short."""
+    seen = _model_without_a_plan_yet(monkeypatch)
+    alone = plan(at_scale)
+    generous = plan(at_scale, deadline=CountingDeadline(None, []))
+    assert seen == [False, False]
+    for out in (alone, generous):
+        assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
+        assert CUT_SHORT not in out.stats and out.placed == 12
+    assert [(p.name, p.node) for p in alone.pods] == [(p.name, p.node) for p in generous.pods]
+
+
+def test_a_model_whose_share_passed_is_not_expanded_and_first_fit_runs(at_scale: Cluster) -> None:
+    """The model's share passed during its search (here: at once, so its plan so far places
+    few pods): that plan is not expanded to devices (no time is spent on a plan not proven);
+    first fit runs, then the model from first fit's plan, and the answer places at least
+    what first fit places — checked, cut short."""
+    out = plan(at_scale, deadline=_ShareGone(None, []))
+    assert out.stats[CUT_SHORT] is True
+    assert out.stats["reference_placed"] == 12 and out.placed == 12
+    after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_the_expansion_stops_at_the_deadline_with_a_checked_plan(at_scale: Cluster) -> None:
+    """The aggregated plan's expansion to devices (a search per node) looks at the run's
+    deadline between nodes: passed at its first look, no node is expanded, and the answer is
+    a checked plan (here first fit's, which runs after), cut short."""
+    looks: list[str] = []
+    plan(at_scale, deadline=CountingDeadline(None, looks))
+    first = looks.index("dra_solver.planners.aggregated.expansion")
+    later: list[str] = []
+    out = plan(at_scale, deadline=CountingDeadline(first, later))
+    assert later[first] == "dra_solver.planners.aggregated.expansion"
+    assert out.stats[CUT_SHORT] is True
+    after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_a_deadline_passing_while_the_caps_are_found_gives_a_checked_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deadline passes while the aggregated model finds how many pods of a class a node
+    takes (`patterns.cap`), for a class of more pods than a single-node model holds
+    (`MAX_COPIES`): the cap it gives up with is at most that many (the model's components
+    carry no more pods of a class), and the run ends with a checked plan, cut short — it used
+    to end in a KeyError."""
+    import dra_solver.planners.policy as policy
+    from dra_solver.planners.aggregated.patterns import MAX_COPIES
+
+    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+    cluster = _fleet(4, MAX_COPIES + 20)
+    looks: list[str] = []
+    plan(cluster, deadline=CountingDeadline(None, looks))
+    first = looks.index("dra_solver.planners.aggregated.patterns")
+    out = plan(cluster, deadline=CountingDeadline(first, []))
+    assert out.stats[CUT_SHORT] is True
+    after = Cluster.from_objects(cluster_after(cluster, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_a_model_whose_share_passed_solves_no_component(
+    monkeypatch: pytest.MonkeyPatch, at_scale: Cluster
+) -> None:
+    """The model before first fit whose share has passed stops before its components (the
+    caps' and the single-node models' searches, seconds at thousands of nodes): it solves none,
+    first fit runs and the model after it solves them."""
+    import dra_solver.planners.aggregated.master as master
+
+    real = master.run_units
+    calls: list[int] = []
+
+    def counted(executor: Any, fn: Any, items: Any) -> Any:
+        calls.append(len(items))
+        return real(executor, fn, items)
+
+    monkeypatch.setattr(master, "run_units", counted)
+    out = plan(at_scale, deadline=_ShareGone(None, []))
+    assert len(calls) == 1  # the model after first fit only
+    assert out.stats["reference_placed"] == 12 and out.placed == 12

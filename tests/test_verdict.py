@@ -98,3 +98,85 @@ def test_the_literal_finder_finds_one() -> None:
         'stats = {"status": "OPTIMAL" if ok else "FEASIBLE"}\nstats["status"] = "OPTIMAL within the cap"'
     )
     assert sorted(_status_literals(tree)) == [1, 2]
+
+
+def _status_comparisons(tree: ast.AST) -> tuple[list[int], list[int]]:
+    """Lines that compare with a plan status: as text (the statuses' words), as `Status.X`."""
+    text, member = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = list(ast.walk(node))
+            if any(isinstance(c, ast.Constant) and c.value in STATUS_WORDS for c in parts):
+                text.append(node.lineno)
+            elif any(
+                isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "Status"
+                for c in parts
+            ):
+                member.append(node.lineno)
+    return text, member
+
+
+READERS = {"solver/planners/bounds.py", "solver/planning/outcome.py", "solver/cli/plan.py"}
+"""`verdict` says a status; `outcome.proven` is the one reading of it for code that acts on a
+proven plan; `cli.plan.whatif_lines` words each status."""
+
+
+def test_no_module_compares_a_plan_status_as_text_nor_reads_it_its_own_way() -> None:
+    """A comparison with OPTIMAL elsewhere would judge again, or read the status its own way:
+    the summary, table, report and JSON read the verdict, the code that acts on a proven plan
+    calls `planning.outcome.proven`. The stage statuses of a search are `cpsat`'s constants."""
+    found = []
+    for path in sorted((ROOT / "solver").rglob("*.py")):
+        name = str(path.relative_to(ROOT))
+        text, member = _status_comparisons(ast.parse(path.read_text()))
+        found += [f"{name}:{n}" for n in text] + [f"{name}:{n}" for n in member if name not in READERS]
+    assert found == []
+    assert _status_comparisons(ast.parse('ok = s == "OPTIMAL"\nok = t.status is Status.FEASIBLE')) == (
+        [1],
+        [2],
+    )
+
+
+def test_stats_is_the_typed_record() -> None:
+    """`PlanOutcome.stats` holds only the keys `Stats` declares, on a plan, a first-fit plan,
+    a preemption, a what-if plan, an update and a partitioned plan."""
+    from preempt_cases import Pending, Running, build
+
+    from dra_solver import Planner, plan
+    from dra_solver.api.cluster import Cluster
+    from dra_solver.planning.job import Options
+    from dra_solver.planning.outcome import Stats
+    from dra_solver.preempt import plan_preempt
+
+    declared = set(Stats.__annotations__)
+    example = Cluster.from_paths([ROOT / "docs" / "examples" / "cluster-dump.yaml"])
+    runs = [plan(example, time_limit=2), plan(example, options=Options(allocator="reference"))]
+    runs.append(plan_preempt(build({"n1": 2}, [Running("a", "n1", 1, (0, 1))], [Pending("p", 100, 2)])))
+    runs.append(plan(example, time_limit=2, partitions=2))
+    planner = Planner(example, Options(time_limit=2))
+    planner.plan()
+    runs.append(planner.update([], []))
+    for out in runs:
+        assert set(out.stats) <= declared, set(out.stats) - declared
+    assert {"status", "cut_short_by_timeout", "stage_status", "local_status"} <= declared
+
+
+def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says_so() -> None:
+    """The final check cut short returns a plan placing nothing, without the verdict of the plan
+    it did not return: `checked` judges it on the same bound (FEASIBLE, never the OPTIMAL of the
+    plan not returned). A run the deadline cut short keeps its status and says it was cut short."""
+    from dra_solver.planners.bounds import checked
+    from dra_solver.planning.outcome import PlanOutcome, PodPlan
+
+    before = verdict(2, 2, "model")
+    nothing = PlanOutcome([PodPlan("a", None, [], "cut short")], "cpsat", {"cut_short_by_timeout": True})
+    got = checked(nothing, before)
+    assert got.verdict == Verdict(Status.FEASIBLE, 0, 2, "model", 2, cut_short=True)
+    assert got.stats["status"] == "FEASIBLE"
+    placed = [PodPlan("a", "n", [], placed=True), PodPlan("b", "n", [], placed=True)]
+    parts = verdict(2, 2, "parts", partitioned=True)
+    cut = checked(PlanOutcome(placed, "cpsat", {"cut_short_by_timeout": True}, verdict=parts), parts)
+    assert cut.verdict is not None
+    assert (cut.verdict.status, cut.verdict.cut_short) == (Status.PARTITIONED, True)
+    whole = PlanOutcome(placed, "cpsat", {}, verdict=before)
+    assert checked(whole, before) is whole

@@ -46,6 +46,7 @@ __all__ = [
     "BoundExceeded",
     "Loader",
     "compose_fast",
+    "construct_tree",
     "allowed_alias_ratio",
     "stop_reading_if_asked",
     "stop_reading_when",
@@ -266,12 +267,36 @@ if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10
     from yaml._yaml import CParser
 
     class FastLoader(CParser, SafeConstructor, Resolver):
-        """libyaml's parser and composer, the safe constructor: only for `compose_fast`."""
+        """libyaml's parser and composer, the safe constructor: only for `compose_fast`.
+
+        libyaml's composer asks the resolver for every node's tag (and tells it every step
+        down and up, for path resolvers): Python calls per node, a fifth of the reading.
+        Without path resolvers (none are registered: asserted below) a tag depends on the
+        kind and the text alone, so `resolve` remembers it per scalar text and the steps are
+        skipped; an input repeats its keys and values many times. Changes no tag."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
+            self._resolved: dict[tuple[Any, Any], str] = {}
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is not ScalarNode:
+                return Resolver.resolve(self, kind, value, implicit)
+            key = (value, implicit)
+            tag = self._resolved.get(key)
+            if tag is None:
+                tag = self._resolved[key] = Resolver.resolve(self, kind, value, implicit)
+            return tag
+
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            pass  # no path resolvers: nothing to follow
+
+        def ascend_resolver(self) -> None:
+            pass
+
+    assert not FastLoader.yaml_path_resolvers  # what `resolve` and the resolvers above rely on
 
     class Loader(BoundedComposer, CParser, SafeConstructor, Resolver):
         """Safe YAML: libyaml's parser, the bounded composer, the safe constructor."""
@@ -302,33 +327,167 @@ def compose_fast(loader: Any) -> list[Any] | None:
     Why: composing in Python (`BoundedComposer`) was a third of the time a large input took
     to read. libyaml composes without expanding aliases (an aliased node is the same object
     twice) and refuses nesting past its own limit (1,000 levels), so its nodes are safe to
-    walk: a document is taken as it is when no node appears twice in it (no alias), no
-    collection is nested past `MAX_DEPTH` and no object's text is past `MAX_OBJECT_CHARS`.
-    Anything else — an alias, a YAML error — goes to `BoundedComposer`, which reports it with
-    its counts and marks exactly as before; the nodes, and so the objects, are the same.
-    Each document is constructed as soon as it is composed, so its nodes are freed at once."""
+    walk: a document is taken as it is when the bounded composer would take it — no
+    collection nested past `MAX_DEPTH`, no object's text past `MAX_OBJECT_CHARS`, and, where
+    a node appears twice (an alias), no cycle and few aliased nodes (`_plain`). Anything
+    else — a YAML error, aliasing near the bound — goes to `BoundedComposer`, which reports it
+    with its counts and marks exactly as before; the nodes, and so the objects, are the same.
+    A document of plain data (the usual one) is constructed by `construct_tree`, the others by
+    the safe constructor; each as soon as it is composed, so its nodes are freed at once."""
     docs: list[Any] = []
     try:
         while loader.check_node():
             stop_reading_if_asked(len(docs))
             node = loader.get_node()
-            if node is not None and not _plain(node):
-                return None
             _check_size(node, len(docs) + 1)
-            docs.append(None if node is None else loader.construct_document(node))
+            if node is None:
+                docs.append(None)
+                continue
+            data = construct_tree(loader, node)
+            if data is NOT_A_TREE:
+                if not _plain(node):
+                    return None
+                data = loader.construct_document(node)
+            docs.append(data)
     except yaml.YAMLError:
         return None
     return docs
 
 
+NOT_A_TREE: Any = object()
+"""What `construct_tree` returns for a document it leaves to the safe constructor."""
+
+_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{t}" for t in ("str", "map", "seq"))
+_SCALARS = tuple(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
+"""The scalar tags `construct_tree` constructs (through the safe constructor's own function)."""
+
+
+class _NotATree(Exception):
+    pass
+
+
+def construct_tree(loader: Any, root: Node) -> Any:
+    """The document `root` as the safe constructor (`loader.construct_document`) makes it,
+    when it is plain data that the bounded composer takes: mappings and sequences with the
+    default tags whose scalars are strings, nulls, booleans, integers or floats and whose keys
+    are scalars, no deeper than MAX_DEPTH, and, where a node is reached twice (an alias), no
+    cycle and aliasing far from the CVE-2019-11253 bound (`_aliasing_allowed`); else
+    `NOT_A_TREE` (and nothing changed).
+
+    Why: the safe constructor is generic (a generator per collection, merge keys, recursive
+    structures, a dispatch per node), and that was half the time libyaml's reading took.
+    For such a document it does exactly this: a mapping is a dict filled in the document's
+    order (a repeated key keeps its first place and its last value), a sequence a list, a
+    string the scalar's text, the other scalars what the constructor's own function for their
+    tag returns; a node reached again is the object made the first time. A merge key (`<<`),
+    a `=` key, another tag, a collection as a key: the safe constructor, which knows them."""
+    made: dict[int, Any] = {}
+    building: set[int] = set()
+    again: list[tuple[Node, int]] = []  # (a node reached again, the depth above it)
+    makers = {tag: loader.yaml_constructors[tag] for tag in _SCALARS}
+
+    def build(node: Node, depth: int) -> Any:
+        key = id(node)
+        if key in made:
+            if key in building:
+                raise _NotATree  # an alias to a node that contains it: a cycle
+            again.append((node, depth))
+            return made[key]
+        kind = type(node)
+        if kind is ScalarNode:
+            if node.tag == _STR:
+                value = made[key] = node.value
+                return value
+            make = makers.get(node.tag)
+            if make is None:
+                raise _NotATree
+            value = made[key] = make(loader, node)
+            return value
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise _NotATree
+        building.add(key)
+        if kind is MappingNode and node.tag == _MAP:
+            out: dict[Any, Any] = {}
+            made[key] = out
+            for k, v in node.value:
+                if type(k) is not ScalarNode:
+                    raise _NotATree
+                name = build(k, depth)
+                out[name] = build(v, depth)
+        elif kind is SequenceNode and node.tag == _SEQ:
+            items: list[Any] = []
+            made[key] = items
+            items.extend([build(item, depth) for item in node.value])
+        else:
+            raise _NotATree
+        building.discard(key)
+        return made[key]
+
+    try:
+        data = build(root, 0)
+    except _NotATree:
+        return NOT_A_TREE
+    if again and not _aliasing_allowed(again, len(made)):
+        return NOT_A_TREE
+    return data
+
+
+def _aliasing_allowed(again: list[tuple[Node, int]], distinct: int) -> bool:
+    """Whether a document of `distinct` nodes, of which those in `again` were reached again
+    (each with the nesting depth above it), passes `BoundedComposer`: no collection nested
+    past MAX_DEPTH along the aliases (a cycle nests without end), and aliasing that never
+    trips the CVE-2019-11253 rule.
+
+    Why exact: the bounded composer counts a document's nodes with every alias expanded (an
+    alias adds its anchor's expanded size), so at the end it has counted `distinct` plus the
+    expanded size of every node reached again. Both counts only grow as it composes, so when
+    at the end the aliased ones are at most ALIAS_MIN_ALIASED or all of them at most
+    ALIAS_MIN_NODES, the rule was never met by larger counts and it refused nothing. Depth is
+    measured along the aliases too, which is never less than the composer's (it does not
+    descend into an alias): a document deeper only through aliases goes to the bounded
+    composer, which decides. Sizes are memoised per node, so an alias bomb costs its distinct
+    nodes, not its expansion."""
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+
+    def measure(node: Node, above: int) -> None:  # a cycle nests past MAX_DEPTH: refused
+        key = id(node)
+        if key in size:
+            return
+        nested = type(node) is not ScalarNode
+        if above + nested > MAX_DEPTH:  # too deep whatever comes above it: stop recursing
+            raise _NotATree
+        kids = _children(node)
+        for kid in kids:
+            measure(kid, above + nested)
+        size[key] = 1 + sum(size[id(k)] for k in kids)
+        height[key] = nested + max((height[id(k)] for k in kids), default=0)
+
+    aliased = 0
+    try:
+        for node, depth in again:
+            measure(node, depth)
+            if depth + height[id(node)] > MAX_DEPTH:
+                return False
+            aliased += size[id(node)]
+    except _NotATree:
+        return False
+    return aliased <= ALIAS_MIN_ALIASED or distinct + aliased <= ALIAS_MIN_NODES
+
+
 def _plain(root: Node) -> bool:
-    """No node of `root` reached twice (no alias, no cycle) and none nested past MAX_DEPTH."""
+    """Whether the bounded composer takes `root`'s document: no collection nested past
+    MAX_DEPTH and, where a node is reached twice (an alias), aliasing it takes
+    (`_aliasing_allowed`, which also refuses a cycle)."""
     seen: set[int] = set()
+    again: list[tuple[Node, int]] = []
     stack: list[tuple[Node, int]] = [(root, 0)]
     while stack:
         node, depth = stack.pop()
         if id(node) in seen:
-            return False
+            again.append((node, depth))
+            continue
         seen.add(id(node))
         kind = type(node)
         if kind is MappingNode:
@@ -345,4 +504,12 @@ def _plain(root: Node) -> bool:
             stack.extend((item, depth) for item in node.value)
         elif kind is not ScalarNode:
             return False
-    return True
+    return not again or _aliasing_allowed(again, len(seen))
+
+
+def _children(node: Node) -> list[Node]:
+    if type(node) is MappingNode:
+        return [n for pair in node.value for n in pair]
+    if type(node) is SequenceNode:
+        return list(node.value)
+    return []

@@ -156,12 +156,12 @@ def _as_plan(outcome: AllocationOutcome, pod: Pod | None) -> PlanOutcome:
     (the Pod as the scheduler leaves it, a table row): the pipeline's own PodPlan when it
     planned, else one made from the outcome (decided before planning)."""
     if outcome.plan is not None:
-        return PlanOutcome([outcome.plan], outcome.allocator, outcome.stats)
+        return PlanOutcome([outcome.plan], outcome.allocator, outcome.stats, verdict=outcome.verdict)
     name = pod.namespaced_name if pod is not None else ""
     name = name or ",".join(c.namespaced_name for c in outcome.claims)
     reason = None if outcome.allocated else outcome.reason
     single = PodPlan(name, outcome.node, outcome.claims, reason, placed=outcome.allocated, pod=pod)
-    return PlanOutcome([single], outcome.allocator, outcome.stats)
+    return PlanOutcome([single], outcome.allocator, outcome.stats, verdict=outcome.verdict)
 
 
 __all__ = ["allocate"]

@@ -130,7 +130,7 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
         line += f"; {len(blocked)} blocked: {reason} ({n})"
-    status = outcome.stats.get("status", "")
+    status = "" if outcome.verdict is None else outcome.verdict.status.value
     return f"{line} [{how} {seconds:.2f} s, {status}]"
 
 

@@ -87,7 +87,7 @@ def plan_annotations(
     seed give the same output."""
     out = {
         "allocator": summary.allocator,
-        "status": summary.status,
+        "status": None if summary.status is None else summary.status.value,
         "placed": summary.placed,
         "pods": summary.total,
         "objective": summary.objective,

@@ -358,7 +358,7 @@ class _Builder:
 
     def numbers(self, outcome: PlanOutcome, seconds: float) -> PlanNumbers:
         told = PlanSummary.of(outcome)  # the same numbers as the summary line
-        status = told.status
+        status: str | None = None if told.status is None else told.status.value
         if told.fallback:
             status = f"{status or ''} (kept {told.fallback})".strip()
         if status is None:

@@ -6,7 +6,7 @@ It is said here only, when the realized plan reaches a bound that holds for ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..api.cluster import Cluster
@@ -14,7 +14,7 @@ from ..api.models import ResourceClaim
 from ..errors import SearchAborted
 from ..gates import FeatureGates
 from ..planning.job import Job, Unit
-from ..planning.outcome import PlanOutcome, PodPlan, Status, Verdict
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, Status, Verdict
 from ..problem.demand import demand_total
 from ..problem.resources import shortfalls
 
@@ -82,6 +82,37 @@ def verdict(
     return Verdict(status, objective, bound, bound_from, gap, cut_short)
 
 
+def aggregated_status(objective: int, proven: bool) -> Status:
+    """The aggregated model's own status (`aggregated.master.AggregatedPlan.status`): OPTIMAL
+    when every component reached its bound (`proven`), before the expansion to devices, whose
+    plan gets its own verdict (`judge`)."""
+    return verdict(objective, None, "the aggregated model's components", proven=proven).status
+
+
+def model_bound(status: Mapping[str, str], bounds: Mapping[str, int], stage: str, value: int) -> int | None:
+    """A proven bound of a CP-SAT stage's optimum (`cpsat.CpsatOutcome`): its `value` when
+    the stage was proven optimal, else CP-SAT's bound of it (None: none known)."""
+    return value if status.get(stage) == Status.OPTIMAL else bounds.get(stage)
+
+
+def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
+    """The plan the final check returned (`planning.finish.per_pod`) with a verdict of its own:
+    when the check was cut short it returns a plan placing nothing, without the verdict of the
+    plan it did not return (`before`); that plan gets one here, on the same bound (the bound
+    holds for every plan). A run the deadline cut short (`stats["cut_short_by_timeout"]`)
+    says so in its verdict (`Verdict.cut_short`: the same claim, made on a search the machine's
+    speed ended)."""
+    if before is None:
+        return done
+    cut = bool(done.stats.get("cut_short_by_timeout")) or before.cut_short
+    if done.verdict is None:
+        told = verdict(done.weight, before.bound, before.bound_from, cut_short=cut)
+        return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
+    if cut and not done.verdict.cut_short:
+        return replace(done, verdict=replace(done.verdict, cut_short=True))
+    return done
+
+
 def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     """First-fit pods whose search was aborted: if CP-SAT proved the plan optimal, they cannot
     be placed (no error); otherwise neither search could tell, which stays an error."""
@@ -102,7 +133,7 @@ def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     return out
 
 
-def judge(stats: dict[str, object], realized: int, bound: int, trivial: int, source: str) -> Verdict:
+def judge(stats: Stats, realized: int, bound: int, trivial: int, source: str) -> Verdict:
     """The plan's verdict (`verdict`), written into `stats`: the realized plan's weight
     (`realized`, the plan returned: the model's, or first fit's when that places more), a bound
     valid for the upstream semantics (`valid_bound`) and the gap; `trivial`, the weight of every

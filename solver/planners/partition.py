@@ -35,11 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..api.cluster import Cluster
-from ..deadline import CUT_SHORT, record
 from ..errors import InputError
 from ..executors import run_units
 from ..planning.job import Options, Unit, placed_weight
-from ..planning.outcome import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, record
 from ..planning.resolve import make_job
 from ..planning.snapshot import Snapshot
 from .aggregated.master import AggregatedPlan, aggregate
@@ -143,18 +142,18 @@ def plan_partitioned(
     if objective > bound:  # then it was no bound: never raised to meet the plan
         beaten = (_trivial(units, nodes), f"pods that may use some node (a bound of {bound} was beaten)")
     told = verdict(objective, bound, bound_kind, beaten=beaten, partitioned=True)
-    stats: dict[str, object] = {
+    stats: Stats = {
         **told.stats(),
         "partitions": k,
         "placed_by_parts": placed_parts,
         "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,
         "repair": options.repair,
         "part_placed": [o.placed for o in outcomes],
-        "part_status": [o.stats.get("status") for o in outcomes],
+        "part_status": [None if o.verdict is None else o.verdict.status.value for o in outcomes],
         "parts_time": round(t_parts, 3),
         "time": round(time.perf_counter() - start, 3),
     }
-    if options.deadline is not None and any(o.stats.get(CUT_SHORT) for o in outcomes):
+    if options.deadline is not None and any(o.stats.get("cut_short_by_timeout") for o in outcomes):
         options.deadline.fire()  # a part on a worker saw it pass
     record(stats, options.deadline)
     return PlanOutcome(done, options.allocator, stats, verdict=told)

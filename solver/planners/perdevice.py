@@ -16,14 +16,14 @@ from ..cpsat import solve
 from ..planning.gangs import free_units, gang_infos, gang_reason
 from ..planning.job import AllBut, AlsoBlocked, Job, book_limits, placed_weight
 from ..planning.ledger import Ledger
-from ..planning.outcome import PlanOutcome, PodPlan
+from ..planning.outcome import PlanOutcome, PodPlan, Stats
 from ..problem.build import build_problem
 from ..problem.demand import Variant, demand_total
 from ..problem.flat import Assignment, Placement, Problem, claim_weight
 from ..problem.merge import build_multi_node_problem
 from ..reasons import Kind, Reason
 from .aggregated.classes import claim_key
-from .bounds import judge, proven_pods, total_weight, valid_bound
+from .bounds import judge, model_bound, proven_pods, total_weight, valid_bound
 
 NAME = "cpsat"
 """The allocator name a per-device plan carries (`PlanOutcome.allocator`)."""
@@ -325,7 +325,7 @@ def plan_model(job: Job, first: PlanOutcome) -> PlanModel | None:
 def per_device(
     job: Job,
     start: PlanOutcome,
-    stats: dict[str, object],
+    stats: Stats,
     start_name: str,
     prior: tuple[int, str] | None = None,
 ) -> PlanOutcome:
@@ -334,7 +334,7 @@ def per_device(
     which, in `stats["fallback"]`). `prior`: a valid bound proven before, and its source."""
     model = plan_model(job, start)
     if model is None:
-        return PlanOutcome(start.pods, NAME, stats)
+        return PlanOutcome(start.pods, NAME, stats, verdict=start.verdict)
     problem = model.problem
     outcome = solve(
         problem,
@@ -360,12 +360,11 @@ def per_device(
     chosen = _chosen_forms(model, outcome.assignment or {}, outcome.nodes)
     stats["cpsat_placed"] = len(chosen)
     weight = sum(job.units[i].weight for i in chosen)
-    proven = outcome.stage_status.get("placed") == "OPTIMAL"
     modelled = {f.unit for f in model.forms}
     free = free_units(job, modelled, start, chosen)
     kept = sum(job.units[i].weight for i in free)
-    model_bound = weight if proven else outcome.stage_bound.get("placed")
-    bound, source = valid_bound(job, modelled, model_bound)
+    proved = model_bound(outcome.stage_status, outcome.stage_bound, "placed", weight)
+    bound, source = valid_bound(job, modelled, proved)
     bound += kept
     if prior is not None and prior[0] < bound:
         bound, source = prior

@@ -24,17 +24,19 @@ error, never as a wrong allocation. The plan's data (`Job`, `Unit`, ...) is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Protocol
 
 from .. import interrupt
+from ..deadline import fired
 from ..planning.job import Job, ModelVariant, placed_weight
-from ..planning.outcome import PlanOutcome, PodPlan, int_stat, proven
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, proven
 from ..reasons import Kind
 from ..reference import DEFAULT_MAX_STEPS
 from .aggregated.expansion import expand_aggregated, plan_aggregated, plan_pooled
 from .aggregated.master import PER_DEVICE_MAX, aggregate
 from .aggregated.pools import NO_POOLS
+from .aggregated.served import on_served
 from .bounds import COMPLETE, HINT_STEPS, complete, judge, proven_pods
 from .perdevice import NAME, per_device
 
@@ -57,7 +59,7 @@ class Complete:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
-        stats = dict(start.stats)
+        stats = start.stats.copy()
         weight = placed_weight(job.units, start.pods)
         stats["aggregated"] = "no: first fit placed every pod that may be placed"
         told = judge(stats, weight, weight, weight, COMPLETE)
@@ -80,7 +82,9 @@ class Aggregated:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
-        return plan_aggregated(job, start, force=self.force)
+        out = on_served(job, lambda j: plan_aggregated(j, start, force=self.force))
+        assert out is not None  # plan_aggregated plans or says why
+        return out
 
 
 @dataclass(frozen=True)
@@ -96,14 +100,21 @@ class PerDevice:
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
         if start.allocator == NAME:  # an earlier variant's plan, with a gap left
-            stats = dict(start.stats, aggregated="yes, then the per-device model (a gap remained)")
-            prior = (int_stat(start.stats, "bound"), str(start.stats["bound_from"]))
+            stats: Stats = {**start.stats, "aggregated": "yes, then the per-device model (a gap remained)"}
+            told = start.verdict
+            prior = None if told is None or told.bound is None else (told.bound, told.bound_from)
             kept = "aggregated model" if not start.stats.get("fallback") else "first fit"
             return per_device(job, start, stats, kept, prior)
-        stats = dict(start.stats)
+        stats = start.stats.copy()
         stats["aggregated"] = f"no: {passed.get(Aggregated.name, 'disabled')}"
         return per_device(job, start, stats, "first fit")
 
+
+MODEL_FIRST_SHARE = 0.5
+"""Under `--timeout`, the share of the search's time left that the aggregated model gets before
+first fit (`Cpsat.without_first_fit`): at the model's scale first fit costs more than the model,
+so the model goes first; but a model cut short before its first solution places nothing, and
+first fit after it needs time to place anything (issue #40: 0 of 5,000 pods placed)."""
 
 MODELS: tuple[ModelVariant, ...] = (Complete(), Aggregated(), PerDevice())
 """The variants CP-SAT tries, in order (`Options.models` replaces them for a run)."""
@@ -186,28 +197,42 @@ class Cpsat:
         not run (no `reference_placed`)."""
         if Aggregated() not in models(job) or job.gangs or interrupt.requested():
             return None
-        if not beyond_per_device(job) or not all(u.claims for u in job.units):
+        if not beyond_per_device(job):
             return None
-        stats: dict[str, object] = {
+        return on_served(job, self._before_first_fit)
+
+    def _before_first_fit(self, job: Job) -> PlanOutcome | str | None:
+        """`without_first_fit` of a job whose DRA-served extended resources are claims."""
+        if not all(u.claims for u in job.units):
+            return None
+        # --timeout: the model gets a share of the time left, first fit the rest when the
+        # model has not proven a plan by then (`MODEL_FIRST_SHARE`); the expansion of its plan
+        # stops at the run's deadline only. Without one, nothing changes.
+        whole = job
+        if job.deadline is not None:
+            job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
+        stats: Stats = {
             "nodes": len(job.nodes),
             "pods": sum(max(len(u.members), 1) for u in job.units),
         }
         nothing = PlanOutcome(
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
         )
-        pools = plan_pooled(job, nothing, dict(stats))
+        pools = plan_pooled(job, nothing, stats.copy())
         if isinstance(pools, PlanOutcome):
             out = pools
         else:
             agg = aggregate(job, None)
             if isinstance(agg, str):
                 return agg if pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
-            out = expand_aggregated(job, nothing, agg, dict(stats))
+            if job is not whole and fired(job.deadline) and not interrupt.requested():
+                return None  # its share is over: not proven, so first fit runs in the rest
+            out = expand_aggregated(whole, nothing, agg, stats.copy())
         placed = any(p.placed for p in out.pods)
-        # Ctrl-C during the model: first fit would now place nothing, so the model's plan so
-        # far (checked, its status from its own bound) is the best there is.
+        # Ctrl-C (or the run's deadline) during the model: first fit would now place nothing,
+        # so the model's plan so far (checked, its status from its own bound) is the best there is.
         interrupted = interrupt.requested() and placed
-        if not interrupted and (not proven(out.stats) or out.stats.get("fallback") or not placed):
+        if not interrupted and (not proven(out) or out.stats.get("fallback") or not placed):
             return None
         for p in out.pods:  # left out: worded on the plan by `crowded_reasons` (or as interrupted)
             if not p.placed and p.is_(Kind.LEFT_OUT):
@@ -224,7 +249,7 @@ class Cpsat:
         gap; first fit's plan when none plans. `not_aggregated`: why the aggregated model does
         not apply, when known already (`without_first_fit`)."""
         if interrupt.requested():
-            return PlanOutcome(first.pods, self.name, dict(first.stats))
+            return PlanOutcome(first.pods, self.name, first.stats.copy())
         start: PlanOutcome = first
         passed: dict[str, str] = {}
         for model in models(job):
@@ -239,7 +264,7 @@ class Cpsat:
                 return out
             start = out  # a gap remains: the next variant may close it from this plan
         if start is first:
-            return PlanOutcome(first.pods, self.name, dict(first.stats))
+            return PlanOutcome(first.pods, self.name, first.stats.copy())
         return start
 
 
@@ -258,7 +283,7 @@ def beyond_per_device(job: Job) -> bool:
 
 def _refine(job: Job, out: PlanOutcome) -> bool:
     """Whether a later variant (the per-device model) should try to close the plan's gap."""
-    if proven(out.stats) or interrupt.requested():
+    if proven(out) or interrupt.requested():
         return False
     # Over network-attached pools the per-device model has a copy of every pool per node: it
     # would not close the gap, it would blow up (issue #40).
@@ -269,6 +294,7 @@ __all__ = [
     "AGGREGATED_FIRST",
     "ALLOCATORS",
     "MODELS",
+    "MODEL_FIRST_SHARE",
     "PER_DEVICE_ONLY",
     "TABLES",
     "Aggregated",

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..api.cluster import Cluster
-from ..deadline import enforced, record
+from ..deadline import enforced
 from ..planning.job import Options, Unit
-from ..planning.outcome import PlanOutcome
+from ..planning.outcome import PlanOutcome, record
 from ..planning.resolve import make_job
 from .crowding import crowded_reasons
 from .firstfit.batch import FirstFit

@@ -45,10 +45,9 @@ from dataclasses import dataclass, field, replace
 from ..api.cluster import Cluster
 from ..api.models import Node, ResourceSlice
 from ..api.templates import NodeTemplate, with_copies
-from ..deadline import record
 from ..errors import InputError
 from ..planning.job import Job, Options, Unit, placed_weight
-from ..planning.outcome import PlanOutcome, Status, int_stat, proven
+from ..planning.outcome import PlanOutcome, proven, record
 from ..planning.resolve import PodInput, make_job, units_for
 from .aggregated.expansion import plan_aggregated
 from .aggregated.master import NodeCosts
@@ -168,10 +167,10 @@ def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTempla
     unplaced = _unplaced(run)
     needed = max(free.added.counts.values(), default=0)
     weight, free_weight = run.weight, free.weight
-    free_bound = _int(other.get("bound"))
+    free_bound = None if free.outcome.verdict is None else free.outcome.verdict.bound
     free_cost_bound = _int(other.get("cost_bound"))
     proven_overall = (
-        proven(stats)
+        proven(run.outcome)
         and free_bound is not None
         and weight >= free_bound
         and free_cost_bound is not None
@@ -199,20 +198,20 @@ def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTempla
         )
     if note:
         stats["whatif_cap"] = note
-    if stats.get("status") == Status.OPTIMAL and not proven_overall:
+    if proven(run.outcome) and not proven_overall:
         _told_again(run.outcome, capped=True)
 
 
 def _told_again(outcome: PlanOutcome, *, capped: bool = False, proven: bool = True) -> None:
     """The plan's verdict again (`bounds.verdict`) with what what-if adds to the weight's
     proof: under the user's cap (`capped`), or with the least cost not proven (`proven`).
-    Only `stats["status"]` changes among the stats."""
-    stats = outcome.stats
-    bound = _int(stats.get("bound"))
+    Only the status changes (`stats["status"]` with it)."""
+    was = outcome.verdict
+    assert was is not None  # called on an OPTIMAL plan
     told = verdict(
-        int_stat(stats, "objective"), bound, str(stats.get("bound_from", "")), capped=capped, proven=proven
+        was.objective, was.bound, was.bound_from, capped=capped, proven=proven, cut_short=was.cut_short
     )
-    stats["status"] = told.status.value
+    outcome.stats["status"] = told.status.value
     outcome.verdict = told
 
 
@@ -264,7 +263,7 @@ def _plan_capped(
     record(outcome.stats, pending.options.deadline)  # stats["cut_short_by_timeout"]: it fired
     run = _WhatIfRun(outcome, _added(expanded, outcome, templates, copies), units, expanded)
     cost_bound = _int(outcome.stats.get("cost_bound"))
-    if outcome.stats.get("status") == Status.OPTIMAL and (cost_bound is None or cost_bound < run.added.cost):
+    if proven(outcome) and (cost_bound is None or cost_bound < run.added.cost):
         # the weight is proven, the least cost is not (first fit's copies, an unproven pricing)
         _told_again(outcome, proven=False)
     return run
@@ -368,17 +367,14 @@ def _greedy(
     weight_bound = max(weight_bound, weight)
     told = verdict(weight, weight_bound, "the plan with every copy", proven=added.cost <= floor)
     outcome.verdict = told
-    proven = told.status == Status.OPTIMAL
+    least = proven(outcome)  # the weight and the least cost
     stats.update(
         {
             "aggregated": f"no: {why}; copies added one at a time (greedy)",
             "whatif_model": "greedy (copies one at a time); bounds: the plan with every copy (weight), "
             "an LP relaxation over the templates (cost)",
-            "status": told.status.value,
-            "objective": weight,
-            "bound": weight_bound,
-            "gap": weight_bound - weight,
-            "cost_bound": added.cost if proven else min(floor, added.cost),
+            **told.stats(),
+            "cost_bound": added.cost if least else min(floor, added.cost),
         }
     )
     return _WhatIfRun(outcome, added, units, c)
@@ -388,7 +384,7 @@ def _weight_bound(outcome: PlanOutcome, units: Sequence[Unit]) -> int:
     """An upper bound on the weight of every plan of the run's `units`: the allocator's proven
     bound, else the weight of every pod (the reference and an interrupted search prove
     nothing) — each pod with its own weight (`Unit.weight`), as the allocators' bounds count."""
-    bound = _int(outcome.stats.get("bound"))
+    bound = None if outcome.verdict is None else outcome.verdict.bound
     if bound is not None and outcome.allocator != "reference":
         return bound
     return sum(u.weight for u in units)

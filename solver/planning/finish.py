@@ -22,12 +22,12 @@ from typing import TypeVar
 from ..api.cluster import Cluster, HeldPod
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
-from ..deadline import Deadline, record
+from ..deadline import Deadline
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
 from .job import Member, Options, Unit
-from .outcome import PlanOutcome, PlanSummary, PodPlan
+from .outcome import PlanOutcome, PlanSummary, PodPlan, record, without_verdict
 
 CHECK_CPU_PER_POD = 0.0003
 """CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
@@ -103,7 +103,8 @@ def per_pod(
         done = _per_pod(cluster, units, outcome, gates, deadline)
     except _CheckCutShort:
         unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
-        nothing = PlanOutcome(unchecked, outcome.allocator, dict(outcome.stats))
+        # no verdict: the one made was of the plan not returned (`planners.bounds.checked`)
+        nothing = PlanOutcome(unchecked, outcome.allocator, without_verdict(outcome.stats))
         done = _per_pod(cluster, units, nothing, gates, None)
     record(done.stats, deadline)  # stats["cut_short_by_timeout"]: it fired
     return done
@@ -159,7 +160,7 @@ def _per_pod(
         )
         if violations:
             raise CheckFailed(violations)
-    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats))
+    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats, verdict=outcome.verdict))
     return PlanOutcome(
         pods, outcome.allocator, {**outcome.stats, **realized.stats()}, verdict=outcome.verdict
     )

@@ -1,15 +1,15 @@
-"""What a plan returns (`PodPlan`, `PlanOutcome`) and the numbers it reports (`PlanSummary`),
-counted on the realized plan (DESIGN "What a status proves").
+"""What a plan returns (`PodPlan`, `PlanOutcome`), what it may claim (`Verdict`) and the numbers
+it reports (`PlanSummary`), counted on the realized plan (DESIGN "What a status proves").
 
 Why a module: the summary line on stderr, the `-o table` summary, the HTML report and
 `PlanOutcome.stats` say the same thing, and each number must describe what is in the output —
 the pods after expansion to devices and after the final check, every pod (also each pod of a
-claim several pods share) with its own priority weight (`problem.flat.claim_weight`). The
-allocators' stats speak of their model: units (pods joined by a shared claim count once),
-patterns, the model's objective before expansion. Only the **bound** is taken from them — a
-bound is a claim about every plan, which the realized plan cannot supply — and the status is
-OPTIMAL only when the realized objective meets it. Kept on the planning floor, beside the
-outcome types, so that the planners and `planning.finish` read it without importing `output/`.
+claim several pods share) with its own priority weight (`problem.flat.claim_weight`). What the
+plan claims — status, bound, gap — is its `Verdict`, made by `planners.bounds.verdict` only and
+read here as it is: nothing on this floor or above judges a status again. The allocators' stats
+(`Stats`) are diagnostics: they speak of their model (units, patterns, the model's objective
+before expansion). Kept on the planning floor, beside the outcome types, so that the planners
+and `planning.finish` read it without importing `output/`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import SupportsInt
+from typing import SupportsInt, TypedDict
 
 from ..api.models import Node, Pod, ResourceClaim, ResourceSlice
 from ..api.models import PodExtendedResourceClaimStatus as ExtendedStatus
+from ..deadline import Deadline, fired
 from ..errors import DRASolverError
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
@@ -35,8 +36,8 @@ def _number(value: object) -> Number | None:
 
 @dataclass(frozen=True)
 class PlanSummary:
-    """One plan's summary: counts and objective from the pods in the output, the bound (and
-    the gap to it) from the allocator's stats, first fit's count of pods it placed."""
+    """One plan's summary: counts and objective from the pods in the output, the status, bound
+    and gap from its `Verdict`, first fit's count of pods it placed (from the stats)."""
 
     allocator: str
     placed: int
@@ -45,10 +46,12 @@ class PlanSummary:
     """Pods in the output."""
     objective: int
     """The realized placed weight (`PlanOutcome.weight`: each placed pod with its own priority)."""
-    status: str | None
-    """The allocator's status; OPTIMAL only when `objective` equals `bound`."""
-    bound: Number | None
-    """An upper bound on `objective` over every valid plan, from the stats (None: none known)."""
+    status: Status | None
+    """The plan's status, as its `Verdict` says (None: no verdict, first fit's plan)."""
+    bound: int | None
+    """An upper bound on `objective` over every valid plan, from the verdict (None: none known)."""
+    gap: int | None = None
+    """`bound - objective`, in the objective's unit, from the verdict (None: no bound)."""
     fallback: str | None = None
     """What the allocator kept instead of its own plan (first fit), if anything."""
     first_fit_placed: int | None = None
@@ -59,20 +62,18 @@ class PlanSummary:
     """Pods the plan model placed that its expansion to devices did not (each listed with that
     reason); 0 when the allocator kept first fit's plan instead."""
 
-    @property
-    def gap(self) -> Number | None:
-        """`bound - objective`, in the objective's unit."""
-        return None if self.bound is None else self.bound - self.objective
-
     @classmethod
     def of(cls, outcome: PlanOutcome) -> PlanSummary:
-        pods, allocator, stats = outcome.pods, outcome.allocator, outcome.stats
+        """The counts of `outcome`'s pods and what its verdict says (status, bound, gap), read
+        as they are: a verdict describes the plan it came with (`Verdict.objective` is the
+        realized weight; `planners.bounds.verdict` makes a new one when the plan changes)."""
+        pods, allocator, stats, told = outcome.pods, outcome.allocator, outcome.stats, outcome.verdict
         objective = outcome.weight
-        status = stats.get("status", stats.get("cpsat_status"))
-        bound = next((b for k in ("bound", "cpsat_bound") if (b := _number(stats.get(k))) is not None), None)
-        if status == "OPTIMAL" and bound is not None and objective != bound:
-            status = "FEASIBLE"  # the model's optimum did not survive expansion, or units differ
-        model = stats.get("model_objective", stats.get("objective", stats.get("cpsat_objective")))
+        if told is not None and told.objective != objective:
+            raise ValueError(
+                f"the verdict speaks of a plan of weight {told.objective}, this one weighs {objective}"
+            )
+        model = stats.get("model_objective")
         first = _number(stats.get("reference_placed"))
         dropped = _number(stats.get("expansion_dropped")) if not stats.get("fallback") else None
         return cls(
@@ -80,19 +81,20 @@ class PlanSummary:
             placed=sum(p.placed for p in pods),
             total=len(pods),
             objective=objective,
-            status=None if status is None else str(status),
-            bound=bound,
+            status=None if told is None else told.status,
+            bound=None if told is None else told.bound,
+            gap=None if told is None else told.gap,
             fallback=str(stats["fallback"]) if stats.get("fallback") else None,
             first_fit_placed=int(first) if first is not None and allocator != "reference" else None,
-            model_objective=model if model != objective else None,
+            model_objective=model if model is not None and model != objective else None,
             dropped=int(dropped or 0),
         )
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> Stats:
         """What `PlanOutcome.stats` says of the realized plan (merged over the allocator's)."""
-        out: dict[str, object] = {"placed": self.placed, "pods": self.total, "objective": self.objective}
+        out: Stats = {"placed": self.placed, "pods": self.total, "objective": self.objective}
         if self.status is not None:
-            out["status"] = self.status
+            out["status"] = self.status.value
         if self.gap is not None:
             out["gap"] = self.gap
         if self.model_objective is not None:
@@ -189,6 +191,24 @@ class PodPlan:
         return " ".join(f"--claim {n}" for n in names)
 
 
+def without_verdict(stats: Stats) -> Stats:
+    """A copy of `stats` without the verdict's entries (`VERDICT_KEYS`), for a plan whose
+    verdict is not the one they repeat."""
+    out = stats.copy()
+    out.pop("status", None)
+    out.pop("objective", None)
+    out.pop("bound", None)
+    out.pop("gap", None)
+    out.pop("bound_from", None)
+    return out
+
+
+def record(stats: Stats, deadline: Deadline | None) -> None:
+    """`stats["cut_short_by_timeout"] = True` (`deadline.CUT_SHORT`) when `deadline` fired."""
+    if fired(deadline):
+        stats["cut_short_by_timeout"] = True
+
+
 def int_stat(stats: Mapping[str, object], key: str, default: int | None = None) -> int:
     """`int(stats[key])` for a number among a plan's stats; `default` when it is absent."""
     value = stats.get(key)
@@ -215,10 +235,16 @@ class Status(StrEnum):
     """`--partitions`: parts planned apart, then a repair pass; the bound is the whole's."""
 
 
-def proven(stats: Mapping[str, object]) -> bool:
-    """Whether a plan's `stats` say OPTIMAL: the one reading of the status `verdict` wrote, for
-    the code that acts on a proven plan (stop refining, keep an update, word a reason)."""
-    return stats.get("status") == Status.OPTIMAL
+def proven(outcome: PlanOutcome) -> bool:
+    """Whether `outcome`'s verdict says OPTIMAL: the one reading of the status
+    `planners.bounds.verdict` decided, for the code that acts on a proven plan (stop refining,
+    keep an update, word a reason). A plan without a verdict (first fit's) proves nothing."""
+    return outcome.verdict is not None and outcome.verdict.status == Status.OPTIMAL
+
+
+VERDICT_KEYS = ("status", "objective", "bound", "gap", "bound_from")
+"""The entries of `PlanOutcome.stats` that repeat the verdict (`Verdict.stats`), for the
+Python API's readers (docs/python-api.md); code reads `PlanOutcome.verdict`."""
 
 
 @dataclass(frozen=True)
@@ -234,7 +260,7 @@ class Verdict:
     gap: int | None
     cut_short: bool = False
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> Stats:
         """Its entries of `PlanOutcome.stats` (status, objective, bound, gap, bound_from)."""
         return {
             "status": self.status.value,
@@ -245,12 +271,109 @@ class Verdict:
         }
 
 
+class Stats(TypedDict, total=False):
+    """`PlanOutcome.stats`: what a run says of itself beside its plan, by the module that
+    writes it — diagnostics (what ran, how long, the models' sizes and own objectives), and the
+    verdict's entries repeated for the Python API's readers (`VERDICT_KEYS`, docs/python-api.md),
+    written from the `Verdict` only. No code decides on a status, bound or gap read here: the
+    plan's `verdict` says them."""
+
+    # the verdict's (`Verdict.stats`), and the realized plan's counts (`PlanSummary.stats`)
+    status: str
+    objective: int
+    bound: int | None
+    gap: int | None
+    bound_from: str
+    placed: int
+    pods: int
+    model_objective: object
+    """The model's own objective where it differs from the realized one (the aggregated model's)."""
+    # first fit (`planners.firstfit.batch`, `planners.policy`)
+    nodes: int
+    reference_placed: int
+    first_fit_seconds: float
+    first_fit: str
+    # the CP-SAT planners (`planners.policy`, `perdevice`, `aggregated/`)
+    fallback: str
+    aggregated: str
+    pooled: str
+    pool_nodes: int
+    extended_as_claims: int
+    """Pods whose DRA-served extended resources the aggregated model planned as claims
+    (`aggregated.served`)."""
+    aggregated_cut: str
+    """The run's deadline passed before the aggregated model had a plan (`aggregated.master`)."""
+    expansion_dropped: int
+    cpsat_placed: int
+    devices: int
+    alternatives: int
+    cpsat_status: str
+    """The per-device search's own status (`cpsat.CpsatOutcome.status`), not the plan's."""
+    cpsat_wall_time: float
+    cpsat_objective: dict[str, int]
+    pod_classes: int
+    node_classes: int
+    components: int
+    columns: int
+    rounds: int
+    single_node_solves: int
+    classes_time: float
+    model_time: float
+    # what-if (`planners.whatif`, `aggregated.master`)
+    whatif_model: str
+    whatif_patterns: str
+    whatif_integer: str
+    whatif_cap: str
+    whatif_caps: dict[str, int]
+    whatif_caps_source: str
+    cost_bound: int
+    added: str
+    added_cost: int
+    # any run (`planners.run`, `deadline.record`)
+    warnings: list[str]
+    cut_short_by_timeout: bool
+    # `--partitions` (`planners.partition`)
+    partitions: int
+    placed_by_parts: int
+    placed_by_repair: int
+    repair: str
+    part_placed: list[int]
+    part_status: list[str | None]
+    parts_time: float
+    time: float
+    # preemption (`preempt.model`)
+    stage_status: dict[str, str]
+    preempt_model: str
+    preempt_model_reason: str
+    kinds_merged: bool
+    deterministic_s: float
+    candidates: int
+    evicted: int
+    pdb_violations: int
+    evicted_priority_sum: int
+    highest_evicted_priority: int | None
+    moved: int
+    """Preemption: pods moved; re-planning: pods placed in both plans on other nodes."""
+    # re-planning (`replan.planner`)
+    update: str
+    update_seconds: float
+    replanned: int
+    retried: int
+    warm_shapes: int
+    warm_seconds: float
+    local_nodes: int
+    local_seconds: float
+    local_gain: int
+    local_status: str
+    local_changed: int
+
+
 @dataclass
 class PlanOutcome:
     pods: list[PodPlan]
     """In input order."""
     allocator: str = "cpsat"
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     added_nodes: list[Node] = field(default_factory=list)
     """What-if plans (`solver.planners.whatif`): the template copies the plan adds, in template order."""
     added_slices: list[ResourceSlice] = field(default_factory=list)

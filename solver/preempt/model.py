@@ -46,8 +46,9 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import cp_solver, hint_with
-from ..deadline import passed, record
+from ..cpsat import FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
+from ..cpsat import proven as stages_proven
+from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
 from ..planners.bounds import verdict
@@ -57,7 +58,7 @@ from ..planning.finish import per_pod, with_held
 from ..planning.gangs import free_units, gang_infos
 from ..planning.job import AllBut, AlsoBlocked, Job, Member, Options, Unit
 from ..planning.ledger import Ledger
-from ..planning.outcome import PlanOutcome, PodPlan, int_stat
+from ..planning.outcome import PlanOutcome, PodPlan, Stats, int_stat, record
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -452,7 +453,7 @@ def _by_ceiling(
         return None, c, built
     _, status_of, value_of = first
     spent = value_of[DTIME] / 1000
-    if apply and status_of["pdb_violations"] in ("OPTIMAL", "FIXED"):
+    if apply and status_of["pdb_violations"] in (OPTIMAL, FIXED):
         got, spent = _ceilings(s, opts, c, pods, value_of["pdb_violations"], spent, CEILING_SHARE)
         if not isinstance(got, str):
             return got
@@ -757,6 +758,8 @@ Stages = tuple[list[int], dict[str, str], dict[str, int]]
 """`_stages`' answer: the solution, each stage's status and value."""
 
 
+STAGE_FLOOR = 0.05
+"""Least deterministic seconds one stage's call gets (`_stages`), budget left or not."""
 CEILING_SHARE = 0.3
 """Most of the deterministic budget left that one ceiling's question may take (`_by_ceiling`)."""
 CEILING_PROBE = 0.2
@@ -771,59 +774,29 @@ def _stages(
     spent: float = 0.0,
     upto: str | None = None,
 ) -> Stages | None:
-    """Optimise the stages in order, each optimum fixed before the next; each stage gets what
-    is left of the deterministic budget (the last stages need least). `reached`: stages whose
-    optimum the caller has proven (a trivial bound, or `_by_ceiling`): fixed at that value
-    without a solve, so the hint carries on to the next stage. `spent`: deterministic seconds
-    of the time limit already used (they count in `DTIME`); `upto`: the last stage to solve
-    (the others NOT_RUN)."""
-    budget = float(opts.time_limit) - spent
-    status_of: dict[str, str] = {}
-    value_of: dict[str, int] = {}
-    best: list[int] | None = None
-    for name in lits.order:
-        expr, maximize = lits.stages[name]
-        if isinstance(expr, int):
-            status_of[name], value_of[name] = "FIXED", expr
-            continue
-        if name in (reached or {}):
-            value = (reached or {})[name]
-            status_of[name], value_of[name] = "OPTIMAL", value
-            cp.add(expr >= value if maximize else expr <= value)
-            continue
-        if interrupt.requested() or budget <= 0 or passed(opts.deadline):
-            status_of[name] = "NOT_RUN"
-            if best is not None:
-                continue
-        cp.clear_objective()
-        (cp.maximize if maximize else cp.minimize)(expr)
-        solver = cp_solver(opts.seed, max(budget, 0.05), opts.deadline)
-        with interrupt.stoppable(solver.stop_search):
-            status = solver.solve(cp)
-        passed(opts.deadline)  # a call the deadline ended: `fired`
-        budget -= solver.deterministic_time
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if best is None:
-                return None
-            status_of[name] = "NOT_RUN"
-            break
-        value = int(solver.value(expr))  # exact: objective_value is a float
-        value_of[name] = value
-        status_of[name] = "OPTIMAL" if status == cp_model.OPTIMAL else "FEASIBLE"
-        best = list(solver.response_proto.solution)
-        cp.add(expr >= value if maximize else expr <= value)
-        hint_with(cp, best)
-        if name == upto:
-            break
-    if best is None and not interrupt.requested():  # every stage fixed: one solve for the values
-        cp.clear_objective()
-        solver = cp_solver(opts.seed, max(budget, 0.05), opts.deadline)
-        with interrupt.stoppable(solver.stop_search):
-            if solver.solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                best = list(solver.response_proto.solution)
+    """Optimise the stages in order, each optimum fixed before the next (`cpsat.Lexicographic`,
+    the per-device model's runner); each stage gets what is left of the deterministic budget
+    (the last stages need least), at least `STAGE_FLOOR`. `reached`: stages whose optimum the
+    caller has proven (a trivial bound, or `_by_ceiling`): fixed at that value without a
+    solve, so the hint carries on to the next stage. `spent`: deterministic seconds of the
+    time limit already used (they count in `DTIME`); `upto`: the last stage to solve (the
+    others NOT_RUN)."""
+    levels = [
+        Level(name, expr, maximize, fixed=isinstance(expr, int))
+        for name in lits.order
+        for expr, maximize in (lits.stages[name],)
+    ]
+    run = Lexicographic(cp, levels, float(opts.time_limit), opts.seed, opts.deadline, spent, STAGE_FLOOR)
+    if run.required(levels, reached, upto) is not None:
+        return None
+    used = run.spent
+    run.feasible(hint=False)  # every stage fixed: one solve for the values
+    best = run.solution()
+    status_of = dict(run.status)
     for name in (*STAGES, *lits.order):
-        status_of.setdefault(name, "NOT_RUN")
-    value_of[DTIME] = round((opts.time_limit - budget) * 1000)
+        status_of.setdefault(name, NOT_RUN)
+    value_of = dict(run.values)
+    value_of[DTIME] = round(used * 1000)
     return (best, status_of, value_of) if best is not None else None
 
 
@@ -884,12 +857,8 @@ def _decode(
     for n in s.nodes:
         if on_node.get(n):  # the counting model's nodes are independent: each checked in its view
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
-    proven = all(v in ("OPTIMAL", "FIXED") for v in stage_status.values())
-    told = verdict(
-        PlanOutcome(plans).weight, None, "every stage of the preemption model proven", proven=proven
-    )
-    stats: dict[str, object] = {
-        "status": told.status.value,
+    proven = stages_proven(stage_status)
+    stats: Stats = {
         "stage_status": dict(stage_status),
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
@@ -902,10 +871,11 @@ def _decode(
     if moved:
         stats["moved"] = len(moved)
     record(stats, opts.deadline)
-    outcome = per_pod(
-        after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats, verdict=told), opts.feature_gates
-    )
+    outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
+    # the verdict of the plan returned: pods joined by a shared claim count each with its own weight
+    told = verdict(outcome.weight, None, "every stage of the preemption model proven", proven=proven)
     outcome.stats.update(stats)
+    outcome.stats["status"] = told.status.value
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
     if moved:  # verified beside the pending pods (node resources, devices), then split off
@@ -1035,7 +1005,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
         for i, u in enumerate(s.pending)
     ]
     told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
-    stats: dict[str, object] = {
+    stats: Stats = {
         "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
@@ -1047,7 +1017,7 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     return PreemptOutcome(outcome.pods, outcome.allocator, outcome.stats, verdict=told)
 
 
-def _warn(stats: dict[str, object], warnings: list[str]) -> None:
+def _warn(stats: Stats, warnings: list[str]) -> None:
     """The setting's warnings after the plan's own (`stats["warnings"]`, printed by the CLI)."""
     if warnings:
         before = stats.get("warnings")

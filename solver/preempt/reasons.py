@@ -40,7 +40,8 @@ def why_preempt(
 def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str:
     """What the plan `outcome` does with pod `name`, and why."""
     target = cluster.pod(name)
-    status = f"(plan {outcome.stats.get('status')}; {outcome.summary})"
+    told = outcome.verdict
+    status = f"(plan {None if told is None else told.status.value}; {outcome.summary})"
     for v in outcome.victims:
         if v.name == name:
             return f"{name}: {v.reason} {status}"
@@ -73,7 +74,7 @@ def preemption_text(cluster: Cluster, outcome: PreemptOutcome, name: str) -> str
                 f"{name}: stays on {target.spec.node_name}: no pending pod that may preempt has a priority "
                 f"above its {prio} {status}"
             )
-        which = "the plan that places" if proven(outcome.stats) else "the best plan found for"
+        which = "the plan that places" if proven(outcome) else "the best plan found for"
         return (
             f"{name}: stays on {target.spec.node_name}: pending pods of higher priority may preempt it "
             f"({', '.join(higher[:3])}{', ...' if len(higher) > 3 else ''}), but {which} the most "

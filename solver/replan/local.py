@@ -214,7 +214,7 @@ def resolve(
         return Local(tuple(area), {}, 0, f"not re-solved: {agg}")
     had = sum(claim_weight(p.priority) for p in here)
     if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
-        return Local(tuple(area), {}, 0, agg.status)
+        return Local(tuple(area), {}, 0, agg.status.value)
     kept = relabel(sub, units, was, agg.placements, area)
     # Settled before the expansion (`settle`), so that only the nodes whose change gains are
     # searched for devices: every other node holds its pods as it did.
@@ -225,7 +225,7 @@ def resolve(
     if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
     gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
-    status = str(got.stats.get("status", ""))
+    status = "" if got.verdict is None else got.verdict.status.value
     if gets <= had:
         return Local(tuple(area), {}, 0, status)
     settled = home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))

@@ -89,7 +89,6 @@ from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
-from ..deadline import record
 from ..errors import InputError
 from ..pipeline import plan
 from ..planners.aggregated.patterns import ModelMemo
@@ -99,7 +98,16 @@ from ..planners.firstfit.words import NodeReasons
 from ..planners.run import fewer_collections
 from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
-from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, int_stat, proven
+from ..planning.outcome import (
+    PlanOutcome,
+    PlanSummary,
+    PodPlan,
+    Stats,
+    Verdict,
+    proven,
+    record,
+    without_verdict,
+)
 from ..planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -194,7 +202,7 @@ class Planner:
         self._models = ModelMemo()
         outcome = _planned(self._cluster, Options.of(self._options, memo=self._models))
         total = _total(outcome.pods)
-        bound = _number(outcome.stats.get("bound"))
+        bound = None if outcome.verdict is None else outcome.verdict.bound
         self._bound = min(bound, total) if bound is not None else total
         out = _finish(outcome, self._bound, {}, "fresh plan", started)
         self._keep(self._cluster, out)
@@ -263,20 +271,20 @@ class Planner:
         most SMALL) is compared with a fresh plan of the changed cluster, which is taken only
         when it places more weight; its proven bound tightens the update's either way."""
         size = len(out.pods) * max(1, len(resolve_nodes(after, None)))
-        if proven(out.stats) or size > SMALL:
+        if proven(out) or size > SMALL:
             return out
         fresh = _planned(after, self._options)
-        bound = int_stat(out.stats, "bound")
-        fresh_bound = _number(fresh.stats.get("bound"))
+        bound = _bound_of(out)
+        fresh_bound = None if fresh.verdict is None else fresh.verdict.bound
         if fresh_bound is not None:
             bound = min(bound, fresh_bound)
         before = _nodes_of(prev)
         if fresh.weight > out.weight:
-            stats: dict[str, object] = {"update": "a fresh plan, which places more weight (pods may move)"}
+            stats: Stats = {"update": "a fresh plan, which places more weight (pods may move)"}
             return _finish(
                 PlanOutcome(fresh.pods, out.allocator, stats), bound, before, "fresh plan", started
             )
-        return _finish(out, bound, before, str(out.stats["bound_from"]), started)
+        return _finish(out, bound, before, _told(out).bound_from, started)
 
     # --- state ------------------------------------------------------------------------------
 
@@ -287,7 +295,7 @@ class Planner:
             self._strict = self._strict_next if self._strict_next is not None else None
         self._strict_next = None
         self._cluster, self._outcome = cluster, outcome
-        self._bound = int_stat(outcome.stats, "bound")
+        self._bound = _bound_of(outcome)
         self._nodes = resolve_nodes(cluster, None)
         if run is None:
             pinned = _pinned(cluster, [p for p in outcome.pods if p.placed])
@@ -355,7 +363,7 @@ class Planner:
         pods = _in_order(after, by_name, new, touched)
         may = sum(u.weight for u in units if any(n not in u.blocked for n in nodes))
         bound = min(self._bound + may, _total(pods)) if self._chains(changes) else _total(pods)
-        stats: dict[str, object] = {
+        stats: Stats = {
             "update": "pods only: released, then first fit on what is free",
             "retried": len(retry),
         }
@@ -373,7 +381,7 @@ class Planner:
         pods: list[PodPlan],
         seeds: set[str | None],
         waiting: Sequence[PodPlan],
-        stats: dict[str, object],
+        stats: Stats,
     ) -> list[PodPlan]:
         """The local re-solve (`local.resolve`) of the nodes the update reached, after first
         fit: its plan of those nodes' pods when it places more weight, recorded in the
@@ -474,7 +482,7 @@ class Planner:
         by_name = {p.name: p for p in prev.pods}
         pods = _in_order(after, {n: p for n, p in by_name.items() if n in kept_names}, new, set())
         bound = self._slow_bound(changes, prev, pods, sub)
-        stats: dict[str, object] = {"update": f"re-planned around {len(kept)} kept pods"}
+        stats: Stats = {"update": f"re-planned around {len(kept)} kept pods"}
         if sub is not None:
             stats["replanned"] = len(sub.pods)
         return _finish(PlanOutcome(pods, opts.allocator, stats), bound, _nodes_of(prev), "kept", started)
@@ -560,12 +568,23 @@ def _weight(p: PodPlan) -> int:
     return claim_weight(p.priority)
 
 
-def _number(value: object) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _nodes_of(outcome: PlanOutcome) -> dict[str, str | None]:
     return {p.name: p.node for p in outcome.pods if p.placed}
+
+
+def _told(outcome: PlanOutcome) -> Verdict:
+    """The verdict of a plan `_finish` returned (it always has one)."""
+    if outcome.verdict is None:
+        raise ValueError("an update's plan without a verdict")
+    return outcome.verdict
+
+
+def _bound_of(outcome: PlanOutcome) -> int:
+    """The bound of a plan `_finish` returned (its verdict's: the update's bound)."""
+    bound = _told(outcome).bound
+    if bound is None:
+        raise ValueError("an update's plan without a bound")
+    return bound
 
 
 def _finish(
@@ -581,8 +600,8 @@ def _finish(
         weight, bound, how, beaten=(total, f"pods that may be placed ({how}: the bound {bound} was beaten)")
     )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
-    stats = {
-        **{k: v for k, v in outcome.stats.items() if k not in ("status", "bound", "gap", "objective")},
+    stats: Stats = {
+        **without_verdict(outcome.stats),
         **realized,
         **told.stats(),
         "moved": moved,

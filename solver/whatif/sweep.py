@@ -101,16 +101,16 @@ def run_scenario(task: ScenarioTask) -> ScenarioRow:
         node_templates=templates or None,
         max_new_nodes=task.max_new_nodes,
     )
-    stats = outcome.stats
+    stats, told = outcome.stats, outcome.verdict
     return ScenarioRow(
         task.scenario.name,
         len(outcome.pods),
         outcome.placed,
         len(outcome.added_nodes),
         int_stat(stats, "added_cost", 0),
-        str(stats.get("status", stats.get("cpsat_status", "-"))),
-        int_stat(stats, "objective", outcome.weight),
-        int_stat(stats, "bound", outcome.weight),
+        "-" if told is None else told.status.value,
+        outcome.weight if told is None else told.objective,
+        outcome.weight if told is None or told.bound is None else told.bound,
         round(time.perf_counter() - start, 3),
     )
 

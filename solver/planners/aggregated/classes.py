@@ -35,6 +35,7 @@ from ...api.cluster import Cluster
 from ...api.models import ResourceClaim
 from ...cel import EvalCache
 from ...gates import FeatureGates
+from ...inventory import NodeView, node_up_to_name, slices_up_to_names
 from ...planning.job import Unit
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
@@ -241,10 +242,6 @@ def _free_key(free: Mapping[str | None, Amounts | None] | None, node: str) -> Ha
     return tuple(sorted(amounts.items())) if amounts is not None else None
 
 
-_NODE_ALIAS = "\x00node"
-HOSTNAME = "kubernetes.io/hostname"
-
-
 def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     """What precompute reads of `node`, with the node's and its pools' names taken out, as
     canonical JSON: two nodes with equal keys have equal Problems up to names for any claims
@@ -261,15 +258,10 @@ def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     if cluster.taint_rules or views.shared:
         return None
     aliases: dict[str, str] = {}
-    slices = []
-    for i in sorted(i for p in views.node_pools.get(node, ()) for i in views.slices[p]):
-        s = cluster.slices[i]
-        if s.spec.node_name != node:
-            return None
-        spec = s.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-        spec["nodeName"] = _NODE_ALIAS
-        spec["pool"]["name"] = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
-        slices.append(spec)
+    mine = sorted(i for p in views.node_pools.get(node, ()) for i in views.slices[p])
+    slices = slices_up_to_names((cluster.slices[i] for i in mine), node, aliases)
+    if slices is None:
+        return None
     held = []
     for _, key in sorted({ik for p in views.node_pools.get(node, ()) for ik in views.claims.get(p, ())}):
         claim = cluster.claims[key]
@@ -278,12 +270,9 @@ def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
         for r in dump.get("status", {}).get("allocation", {}).get("devices", {}).get("results", []):
             r["pool"] = aliases.get(r["pool"], r["pool"])
         held.append(dump)
-    obj = cluster.nodes.get(node)  # what `inventory.NodeView.of` reads of it
-    labels = dict(obj.metadata.labels) if obj is not None else {HOSTNAME: node}
-    if labels.get(HOSTNAME) == node:
-        labels[HOSTNAME] = _NODE_ALIAS
-    features = list(obj.status.declared_features) if obj is not None else []
-    return json.dumps([slices, held, labels, features, obj is not None], sort_keys=True)
+    view = NodeView.of(node, cluster.nodes)
+    assert view is not None
+    return json.dumps([slices, held, *node_up_to_name(view)], sort_keys=True)
 
 
 def problem_signature(problem: Problem) -> Hashable:

@@ -6,20 +6,24 @@ on a node with devices, written and checked (`planning.ledger.Ledger`), and the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from ...api.models import ResourceClaim
+from ...api.models import ResourceClaim, ResourceSlice
+from ...deadline import passed
+from ...inventory import PoolID
 from ...planning.gangs import claimed_units, free_units, gang_counts, gang_reason, short_gangs
 from ...planning.job import Job, Unit, placed_weight
 from ...planning.ledger import Ledger
-from ...planning.outcome import PlanOutcome, PodPlan
+from ...planning.outcome import PlanOutcome, PodPlan, Stats
 from ...problem.build import build_problem
 from ...problem.flat import Assignment, Placement, Problem
 from ...reasons import Kind, Reason
 from ..bounds import judge, proven_pods, total_weight, valid_bound
 from .master import AggregatedPlan, NodeCosts, aggregate
 from .patterns import EXPAND_FLOOR, allocate_node
-from .pools import PoolPlan, pooled
+from .pools import NO_POOLS, PoolPlan, pooled
+from .racks import RackPlan, racked
 
 
 def plan_aggregated(
@@ -29,34 +33,97 @@ def plan_aggregated(
     scale, also what-if's with `cost`), its pods on their nodes and checked
     (`expand_aggregated`); or why the model does not apply. `force`: wherever it applies."""
     if cost is None:
-        pools = plan_pooled(job, first, dict(first.stats))
+        pools = plan_pooled(job, first, first.stats.copy())
         if isinstance(pools, PlanOutcome):
             return pools
     agg = aggregate(job, first, cost, force=force)
     if isinstance(agg, str):
-        return agg
-    return expand_aggregated(job, first, agg, dict(first.stats))
+        return (
+            agg if cost is not None or pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
+        )
+    return expand_aggregated(job, first, agg, first.stats.copy())
 
 
-def plan_pooled(job: Job, first: PlanOutcome, stats: dict[str, object]) -> PlanOutcome | str:
+def plan_pooled(job: Job, first: PlanOutcome, stats: Stats) -> PlanOutcome | str:
     """The plan of the aggregated model over network-attached pools (`aggregated.pools`), its
-    pods on their nodes and checked (`expand_pooled`); or why that model does not apply.
+    pods on their nodes and checked (`expand_pooled`), else over those pools as nodes beside
+    the real ones (`aggregated.racks`, `expand_racked`); or why neither model applies.
     Tried before the model over nodes: where it applies, that one does not (the nodes share
     the pools) and finding out costs a precompute of every pool per node."""
-    plan = pooled(job, first if first.placed else None)
-    if isinstance(plan, str):
+    hint = first if first.placed else None
+    plan = pooled(job, hint)
+    if not isinstance(plan, str):
+        return expand_pooled(job, first, plan, stats)
+    if plan == NO_POOLS:
         return plan
-    return expand_pooled(job, first, plan, stats)
+    rack = racked(job, hint)  # pools seen by some nodes, or beside pods of node-local devices
+    if isinstance(rack, str):
+        return f"{plan}; as nodes beside the real ones: {rack}"
+    return expand_racked(job, first, rack, stats)
 
 
-def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str, object]) -> PlanOutcome:
-    """The pool model's plan as real placements: each pool's pods get devices by the
-    single-node allocator on the pool's node (`allocate_node`, as `expand_aggregated` does per
-    node), then, per real node the pods run on (`PoolPlan.node_of`), the same devices in the
-    real cluster's Problem of that pool — so the results read the real slices (their node
-    selectors) — written and checked on the pool's part of the cluster (its slices and the
-    claims holding its devices, those placed before included)."""
+def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: Stats) -> PlanOutcome:
+    """The pool model's plan as real placements (`_place_pools`), each pod on its node of
+    the packing (`PoolPlan.node_of`)."""
     ledger = Ledger(job)
+    out, dropped = _place_pools(
+        job, plan.agg, plan.agg.placements, plan.pools, plan.slices, lambda i, vn: plan.node_of[i], ledger
+    )
+    stats["pooled"] = f"yes: {len(plan.pools)} network-attached pools as the model's nodes"
+    return _realized(job, first, plan.agg, stats, out, dropped)
+
+
+def expand_racked(job: Job, first: PlanOutcome, plan: RackPlan, stats: Stats) -> PlanOutcome:
+    """The plan over real nodes and pool nodes (`aggregated.racks`) as real placements: the
+    real nodes' pods as `expand_aggregated` places them, then each pool's pods
+    (`_place_pools`) on the first node that sees the pool, may take the pod and has the node
+    resources left (a pool pod no such node takes is dropped: the model did not count pool
+    pods' node resources)."""
+    ledger = Ledger(job)
+    on_nodes = {n: idxs for n, idxs in plan.agg.placements.items() if n not in plan.pools}
+    on_pools = {n: idxs for n, idxs in plan.agg.placements.items() if n in plan.pools}
+    out, dropped = _place_nodes(job, plan.agg, on_nodes, ledger)
+    book = job.book.fresh()
+    for i, p in out.items():
+        book.take(book.variant(job.units[i].needs, p.node), p.node)
+
+    def where(i: int, vn: str) -> str | None:
+        unit = job.units[i]
+        for n in plan.seers[vn]:
+            if n in unit.blocked:
+                continue
+            variant = book.variant(unit.needs, n)
+            if book.refusal(variant, n) is None:
+                book.take(variant, n)
+                return n
+        return None
+
+    more, gone = _place_pools(job, plan.agg, on_pools, plan.pools, plan.slices, where, ledger)
+    out.update(more)
+    dropped.update(gone)
+    stats["pooled"] = (
+        f"yes: {len(plan.pools)} network-attached pools as nodes beside the real ones "
+        f"({len(plan.pool_units)} pods may use them)"
+    )
+    return _realized(job, first, plan.agg, stats, out, dropped)
+
+
+def _place_pools(
+    job: Job,
+    agg: AggregatedPlan,
+    placements: Mapping[str, list[int]],
+    pools: Mapping[str, PoolID],
+    slices: Mapping[PoolID, list[ResourceSlice]],
+    where: Callable[[int, str], str | None],
+    ledger: Ledger,
+) -> tuple[dict[int, PodPlan], dict[int, str]]:
+    """Pool nodes' pods as real placements: each pool's pods get devices by the single-node
+    allocator on the pool's node (`allocate_node`, as `expand_aggregated` does per node), then,
+    per real node the pods run on (`where`: unit, pool node -> that node, None: none), the
+    same devices in the real cluster's Problem of that pool — so the results read the real
+    slices (their node selectors) — written and checked on the pool's part of the cluster (its
+    slices and the claims holding its devices, those placed before included). The placed
+    pods, and the dropped ones (unit -> the node named in its reason)."""
     out: dict[int, PodPlan] = {}
     dropped: dict[int, str] = {}
     order = {n: k for k, n in enumerate(job.nodes)}
@@ -65,13 +132,13 @@ def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str,
         alloc = c.status.allocation if c.status is not None else None
         for r in alloc.devices.results if alloc is not None else ():
             holders.setdefault((r.driver, r.pool), {})[key] = c
-    for vn, idxs in plan.agg.placements.items():
-        pid = plan.pools[vn]
+    for vn, idxs in placements.items():
+        pid = pools[vn]
         claims = [c for i in idxs for c in job.units[i].claims]
         group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
         weights = [job.units[i].weight for i in idxs]
         problem, assignment = allocate_node(
-            plan.agg.ctx, vn, claims, group_of, floor=EXPAND_FLOOR, weights=weights
+            agg.ctx, vn, claims, group_of, floor=EXPAND_FLOOR, weights=weights
         )
         got = assignment or {}
         on: dict[str, list[tuple[int, list[int]]]] = {}
@@ -79,16 +146,17 @@ def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str,
         for i in idxs:
             cis = list(range(at, at + len(job.units[i].claims)))
             at += len(cis)
-            if all(ci in got for ci in cis):
-                on.setdefault(plan.node_of[i], []).append((i, cis))
+            node = where(i, vn) if all(ci in got for ci in cis) else None
+            if node is not None:
+                on.setdefault(node, []).append((i, cis))
             else:
-                dropped[i] = plan.node_of[i]
+                dropped[i] = vn
         mine = holders.setdefault(pid, {})
         for node in sorted(on, key=lambda n: order[n]):
             placed = on[node]
             local = [ci for _, cis in placed for ci in cis]
             here = tuple(claims[ci] for ci in local)
-            view = replace(ledger.cluster, slices=plan.slices[pid], claims=dict(mine))
+            view = replace(ledger.cluster, slices=slices[pid], claims=dict(mine))
             real = build_problem(view, here, node, job.gates, cache=job.cache)
             done = ledger.results(real, here, _moved(problem, real, local, got))
             ledger.commit(done, node, view)
@@ -99,8 +167,7 @@ def expand_pooled(job: Job, first: PlanOutcome, plan: PoolPlan, stats: dict[str,
                 unit = job.units[i]
                 out[i] = PodPlan(unit.name, node, done[k : k + len(cis)], None, unit.priority, placed=True)
                 k += len(cis)
-    stats["pooled"] = f"yes: {len(plan.pools)} network-attached pools as the model's nodes"
-    return _realized(job, first, plan.agg, stats, out, dropped)
+    return out, dropped
 
 
 def _moved(source: Problem, target: Problem, claims: list[int], assignment: Assignment) -> Assignment:
@@ -121,17 +188,28 @@ def _moved(source: Problem, target: Problem, claims: list[int], assignment: Assi
     return out
 
 
-def expand_aggregated(
-    job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: dict[str, object]
-) -> PlanOutcome:
+def expand_aggregated(job: Job, first: PlanOutcome, agg: AggregatedPlan, stats: Stats) -> PlanOutcome:
     """The aggregated plan's pods on their nodes: devices by the single-node allocator, each
     node's claims checked as one call (`planning.ledger.Ledger`); first fit when it places
     more weight. `stats`: the run's so far (first fit's), completed with the model's and the
-    realized plan's summary (`judge`)."""
-    ledger = Ledger(job)
+    realized plan's summary (`judge`). Past `job.deadline` (`--timeout`) no further node is
+    expanded: its pods are left out, the plan so far is kept (each node's devices are a
+    search of their own, thousands of them at scale)."""
+    out, dropped = _place_nodes(job, agg, agg.placements, Ledger(job))
+    return _realized(job, first, agg, stats, out, dropped)
+
+
+def _place_nodes(
+    job: Job, agg: AggregatedPlan, placements: Mapping[str, list[int]], ledger: Ledger
+) -> tuple[dict[int, PodPlan], dict[int, str]]:
+    """Each node's pods with devices by the single-node allocator, the node's claims checked
+    as one call: the placed pods, and the dropped ones (placed by the model, no devices on
+    its node: unit -> node). Past `job.deadline` no further node is placed."""
     out: dict[int, PodPlan] = {}
-    dropped: dict[int, str] = {}  # placed by the model, no devices on its node: unit -> node
-    for node, idxs in agg.placements.items():
+    dropped: dict[int, str] = {}
+    for node, idxs in placements.items():
+        if passed(job.deadline):
+            break
         claims = [c for i in idxs for c in job.units[i].claims]
         group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
         weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
@@ -150,14 +228,14 @@ def expand_aggregated(
             else:
                 dropped[i] = node
             at += n
-    return _realized(job, first, agg, stats, out, dropped)
+    return out, dropped
 
 
 def _realized(
     job: Job,
     first: PlanOutcome,
     agg: AggregatedPlan,
-    stats: dict[str, object],
+    stats: Stats,
     out: dict[int, PodPlan],
     dropped: dict[int, str],
 ) -> PlanOutcome:

@@ -86,10 +86,21 @@ from ...executors import run_units
 from ...gates import FeatureGates
 from ...planning.gangs import claimed_units, gang_needs
 from ...planning.job import Job, Unit, book_limits
-from ...planning.outcome import PlanOutcome
+from ...planning.outcome import PlanOutcome, Stats, Status
+from ...problem.demand import demand_total
 from ...problem.resources import Amounts
+from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
-from .classes import NodeClass, PodClass, node_classes, pod_classes, twin_key, unit_facts
+from .classes import (
+    NodeClass,
+    PodClass,
+    UnitsByIndex,
+    claim_key,
+    node_classes,
+    pod_classes,
+    twin_key,
+    unit_facts,
+)
 from .patterns import (
     MAX_COPIES,
     Feasibility,
@@ -118,13 +129,14 @@ class AggregatedPlan:
     """Node -> unit indices placed there, nodes in name order within their class (a template's
     copies: in copy-number order)."""
     ctx: ModelContext
-    status: str
-    """OPTIMAL (value = floor(UB)) or FEASIBLE (a gap remains)."""
+    status: Status
+    """The model's own (`aggregated_status`): OPTIMAL (value = floor(UB)) or FEASIBLE (a gap
+    remains). The plan's is its expansion's verdict."""
     objective: int
     """The placed weight (sum_k w[k] y[k]; without the cost of added nodes)."""
     bound: int
     """No plan places more weight (what-if: ceil(UB / M), module docstring)."""
-    stats: dict[str, object] = field(default_factory=dict)
+    stats: Stats = field(default_factory=lambda: Stats())
     bound_proven: bool = True
     """Whether `bound` bounds every plan of the exact single-node models: False when a cap
     stopped at MAX_COPIES (a node may take more pods of a class than any pattern holds) or an
@@ -248,7 +260,11 @@ def aggregate(
         free=dict(job.book.free),
         memo=job.memo if isinstance(job.memo, ModelMemo) else None,
     )
+    if (cut := _cut_before_a_plan(job, ctx, first, cost, bound_only)) is not None:
+        return cut
     caps, caps_proven = _caps(ctx, units, pods, ncls)
+    if (cut := _cut_before_a_plan(job, ctx, first, cost, bound_only)) is not None:
+        return cut
     t_classes = time.perf_counter() - start
     feas = Feasibility(ctx)
     columns: dict[int, list[Pattern]] = {c.index: [] for c in ncls}
@@ -287,7 +303,7 @@ def aggregate(
         weight += sum(pods[k].weight * n for k, n in done.y.items())
         spent += sum(costs[c] * n for (c, _), n in done.z.items())
         placements.update(expand_patterns(pods, ncls, columns, done.z, done.y, comp.pods, comp.nodes))
-    stats: dict[str, object] = {
+    stats: Stats = {
         "pod_classes": len(pods),
         "node_classes": len(ncls),
         "components": len(comps),
@@ -298,7 +314,7 @@ def aggregate(
         "model_time": round(time.perf_counter() - start, 3),
     }
     if cost is None:
-        status = "OPTIMAL" if proven else "FEASIBLE"
+        status = aggregated_status(total_obj, proven)
         return AggregatedPlan(placements, ctx, status, total_obj, total_ub, stats, bound_proven=bound_ok)
     # What-if: the objective is M * weight - cost; a plan reaching floor(UB) is proven (no plan
     # has more weight, none with as much costs less), else weight <= ceil(UB / M) and a plan of
@@ -311,10 +327,24 @@ def aggregate(
     if not integer_proven and not proven:
         stats["whatif_integer"] = "not proven over the generated columns"
     weight_bound = weight if proven else (total_ub + big - 1) // big
-    status = "OPTIMAL" if proven else "FEASIBLE"
+    status = aggregated_status(weight, proven)
     return AggregatedPlan(
         placements, ctx, status, weight, weight_bound, stats, bound_proven=bound_ok, cost=spent
     )
+
+
+def _cut_before_a_plan(
+    job: Job, ctx: ModelContext, first: PlanOutcome | None, cost: NodeCosts | None, bound_only: bool
+) -> AggregatedPlan | None:
+    """A plan placing nothing, its bound unproven, when the deadline (`--timeout`) has passed
+    before the model of a plan without first fit's (`first` None: `policy.Cpsat.
+    without_first_fit`) solved its components; else None. Why: the caps and the single-node
+    models of thousands of nodes take seconds, and such a plan is dropped anyway (first fit
+    runs next, in the time left)."""
+    if first is not None or cost is not None or bound_only or not passed(job.deadline):
+        return None
+    stats: Stats = {"aggregated_cut": "the deadline passed before the model had a plan"}
+    return AggregatedPlan({}, ctx, Status.FEASIBLE, 0, 0, stats, bound_proven=False)
 
 
 def _split(classes: list[NodeClass], cost: NodeCosts) -> tuple[list[NodeClass], list[int]]:
@@ -555,6 +585,16 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         big=scale.big,
     )
     z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
+    kinds = pod_kinds(pods, comp.pods, task.units)
+    if obj < ub and kinds:
+        # A gap: the columns hold the patterns the LP wanted, each with its own mix of the
+        # priorities of one shape, and the plan that closes it may need another mix of the same
+        # shapes. From here on the master counts the slots per kind (`kind_master`): every mix of
+        # the columns' shapes, so at least as good a plan, and the same proofs.
+        solve = partial(solve, kind_of=kinds)
+        z2, y2, obj2, optimal2 = solve(ub, first_nodes=first_nodes)
+        if obj2 >= obj:
+            z, y, obj, optimal = z2, y2, obj2, optimal2
     listed = None
     if scale.costs is not None and task.caps_proven and obj < ub and ctx.left() > 0:
         # What-if's LP relaxation sits below every integer plan when pod sizes divide the
@@ -869,18 +909,23 @@ def integer_master(
     cost: Sequence[int] | None = None,
     big: int = 1,
     gangs: Mapping[str, int] | None = None,
+    kind_of: Mapping[int, int] | None = None,
 ) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
     """The integer master over the generated columns (CP-SAT), with the objective of
     `restricted_lp` (with `gangs`: their rows, and the gangs run as the next level) and,
     given `first_nodes`, the first-fit plan as a hint: z, y, the objective (without the
-    gangs level) and whether it is proven optimal over these columns."""
+    gangs level) and whether it is proven optimal over these columns.
+
+    `kind_of` (`pod_kinds`: pod class -> the first class of its kind): the master over the
+    columns' kind patterns (`_kind_columns`) — a slot of a kind takes a pod of any of its
+    classes — and its choice unfolded into class patterns, added to `columns` (`_unfold`)."""
     m = cp_model.CpModel()
-    z = {
-        (c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))
-    }
+    cols = columns if not kind_of else _kind_columns(columns, node_ids, kind_of)
+    z = {(c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(cols[c]))}
     y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in pod_ids}
-    for k in pod_ids:
-        m.add(y[k] <= sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]))
+    for r, ks in _by_kind(pod_ids, kind_of).items():
+        slots = sum(cols[c][j][r] * v for (c, j), v in z.items() if cols[c][j][r])
+        m.add((y[ks[0]] if len(ks) == 1 else sum(y[k] for k in ks)) <= slots)
     for c in node_ids:
         m.add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult)
     objective: cp_model.LinearExpr | int = sum(big * pods[k].weight * y[k] for k in pod_ids)
@@ -897,7 +942,7 @@ def integer_master(
         m.add(sum(y[k] for k in ks) >= need[g] * on[g])
     m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
-        yh = _hint(m, pod_ids, node_ids, pods, ncls, columns, z, y, first_nodes)
+        yh = _hint(m, pod_ids, node_ids, pods, ncls, cols, z, y, first_nodes, kind_of)
         for g, v in on.items():
             m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
     # at least 0.5 s of work: a master cut short finds no plan at all (but for a stop request)
@@ -913,7 +958,91 @@ def integer_master(
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
+    if kind_of:
+        zs = _unfold(pods, columns, cols, node_ids, zs, ys, kind_of)
     return zs, ys, int(solver.value(objective)), status == cp_model.OPTIMAL
+
+
+def pod_kinds(pods: Sequence[PodClass], pod_ids: Sequence[int], units: UnitsByIndex) -> dict[int, int]:
+    """Pod class -> the first class of its kind, for the classes of `pod_ids` outside gangs;
+    empty when no two classes are of one kind. A kind is what decides whether pods fit on a
+    node: the claims (namespace and spec), the node-resource demand and the nodes refused —
+    `classes.unit_facts` but for the priority and the weight. Why: pods of one kind are
+    interchangeable on any node (the single-node model reads their claims and demand only),
+    so a pattern is feasible exactly when its counts per kind are, and a plan may fill a
+    kind's slots with any of its classes (`integer_master`'s `kind_of`)."""
+    first: dict[Hashable, int] = {}
+    out: dict[int, int] = {}
+    for k in pod_ids:
+        pc = pods[k]
+        if pc.gang is not None:
+            continue
+        unit = units[pc.units[0]]
+        demand = tuple(sorted(demand_total(unit.needs).items()))
+        key = (tuple(claim_key(c) for c in unit.claims), demand, pc.blocked)
+        out[k] = first.setdefault(key, k)
+    return out if any(r != k for k, r in out.items()) else {}
+
+
+def _by_kind(pod_ids: Sequence[int], kind_of: Mapping[int, int] | None) -> dict[int, list[int]]:
+    """The first class of each kind -> the kind's classes of `pod_ids`, in order (no `kind_of`:
+    each class alone)."""
+    out: dict[int, list[int]] = {}
+    for k in pod_ids:
+        out.setdefault((kind_of or {}).get(k, k), []).append(k)
+    return out
+
+
+def _kind_columns(
+    columns: Mapping[int, list[Pattern]], node_ids: Sequence[int], kind_of: Mapping[int, int]
+) -> dict[int, list[Pattern]]:
+    """Per node class, its columns as kind patterns (each kind's count on its first class),
+    once each, in column order: feasible, as the class patterns they come from are."""
+    out: dict[int, list[Pattern]] = {}
+    for c in node_ids:
+        mine: list[Pattern] = []
+        for pat in columns[c]:
+            counts = [0] * len(pat)
+            for k, n in enumerate(pat):
+                counts[kind_of.get(k, k)] += n
+            add_column(mine, tuple(counts))
+        out[c] = mine
+    return out
+
+
+def _unfold(
+    pods: Sequence[PodClass],
+    columns: dict[int, list[Pattern]],
+    kinds: Mapping[int, list[Pattern]],
+    node_ids: Sequence[int],
+    z: Mapping[tuple[int, int], int],
+    y: Mapping[int, int],
+    kind_of: Mapping[int, int],
+) -> dict[tuple[int, int], int]:
+    """The kind master's choice (`z` over `kinds`) as class patterns: node classes in order,
+    each chosen kind pattern's nodes in turn, each kind's slots filled with its placed pods
+    (`y`), classes in order. Each class pattern has at most its kind pattern's counts, so it
+    fits (feasibility is downward closed); it joins `columns` when new. Returns z over `columns`."""
+    left = dict(y)
+    groups = _by_kind(list(y), kind_of)
+    out: dict[tuple[int, int], int] = {}
+    for c in node_ids:
+        for j, kind_pat in enumerate(kinds[c]):
+            for _ in range(z.get((c, j), 0)):
+                pat = [0] * len(pods)
+                for r, ks in groups.items():
+                    room = kind_pat[r]
+                    for k in ks:
+                        take = min(room, left[k])
+                        pat[k] += take
+                        left[k] -= take
+                        room -= take
+                if not any(pat):
+                    continue
+                add_column(columns[c], tuple(pat))
+                key = (c, columns[c].index(tuple(pat)))
+                out[key] = out.get(key, 0) + 1
+    return out
 
 
 def gang_classes(
@@ -941,9 +1070,10 @@ def _hint(
     z: dict[tuple[int, int], cp_model.IntVar],
     y: dict[int, cp_model.IntVar],
     first_nodes: Mapping[int, str],
+    kind_of: Mapping[int, int] | None = None,
 ) -> dict[int, int]:
-    """The first-fit plan as a hint: each node's pattern (when it is a column) and the pods
-    (returned: pod class -> hinted count)."""
+    """The first-fit plan as a hint: each node's pattern (when it is a column; `kind_of`: its
+    kind pattern, `integer_master`) and the pods (returned: pod class -> hinted count)."""
     class_of_unit = {i: k.index for k in pods for i in k.units}
     counts: dict[str, list[int]] = {}
     for i, n in first_nodes.items():
@@ -954,8 +1084,14 @@ def _hint(
     for c in node_ids:
         for n in ncls[c].nodes:
             pat = tuple(counts.get(n, [0] * len(pods)))
-            if pat in columns[c]:
-                zh[(c, columns[c].index(pat))] += 1
+            mine = pat
+            if kind_of:
+                kind_counts = [0] * len(pods)
+                for k, count in enumerate(pat):
+                    kind_counts[kind_of.get(k, k)] += count
+                mine = tuple(kind_counts)
+            if mine in columns[c]:
+                zh[(c, columns[c].index(mine))] += 1
                 for k in pod_ids:
                     yh[k] += pat[k]
     for key, v in z.items():
@@ -1001,6 +1137,7 @@ __all__ = [
     "expand_patterns",
     "first_fit_columns",
     "integer_master",
+    "pod_kinds",
     "restricted_lp",
     "solve_component",
 ]

@@ -266,7 +266,9 @@ def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int
     n, proven = 1, True
     while True:
         if interrupt.requested() or passed(ctx.deadline):
-            return demand, False  # stopped: the demand is an upper bound, unproven
+            # stopped: the demand is an upper bound, unproven; no more than a single-node
+            # model holds (MAX_COPIES: the components carry that many pods of a class)
+            return min(demand, MAX_COPIES), False
         placed, exact = _copies(ctx, node, k, n, key)
         if placed < n:
             if exact:

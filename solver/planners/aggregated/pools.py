@@ -46,7 +46,7 @@ from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
 from ...problem.demand import NodeBook
 from ...problem.flat import Problem, Value
-from .classes import pod_classes
+from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
 
 MAX_KINDS = 64
@@ -119,6 +119,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     if rep is None:
         return "every node has slices of its own"
     used: set[PoolID] = set()
+    reps = local_reps(cluster, [s for s in cluster.slices if s.spec.node_name is not None], names)
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
@@ -130,14 +131,14 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
             for a in problem.alternatives
             for c in a.candidates
         }
-        if _uses_own_devices(job, claims, [n for n in names if n in own]):
+        if uses_local(job, reps, claims):
             return f"claim {claims[0].namespaced_name} may also use devices of a node's own slices"
     if not used:
         return "no pod may use a network-attached device"
     pools = {pool_node(pid): pid for pid in sorted(used)}
     slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
     pool_job = _pool_job(job, todo, pools, slices, seen, holders)
-    agg = aggregate(pool_job, _pool_first(first, pools), force=True)
+    agg = aggregate(pool_job, on_pool_nodes(first, pools), force=True)
     if isinstance(agg, str):
         return f"the model over pools does not apply: {agg}"
     agg.stats["pool_nodes"] = len(pools)
@@ -243,16 +244,30 @@ def _confined(problem: Problem, claim: ResourceClaim) -> str | None:
     return f"claim {ref}: its devices may come from two pools (no matchAttribute on a value of one pool)"
 
 
-def _uses_own_devices(job: Job, claims: tuple[ResourceClaim, ...], nodes: list[str]) -> bool:
-    """Whether `claims` have a candidate among the devices of a node's own slices (condition 1)."""
-    cluster = job.cluster
-    by_node: dict[str, list[ResourceSlice]] = {}
-    for s in cluster.slices:
-        if s.spec.node_name is not None:
-            by_node.setdefault(s.spec.node_name, []).append(s)
+LocalReps = tuple[Cluster, LocalViews, list[str]]
+"""The nodes' own slices as a cluster, its views, one node per kind (`local_reps`)."""
+
+
+def local_reps(cluster: Cluster, local: list[ResourceSlice], names: list[str]) -> LocalReps:
+    """The cluster of the nodes' own slices, its views, and one node per kind of node
+    (`classes.twin_key`: the same Problem up to names for any claims) that has slices."""
+    own = replace(cluster, slices=local)
+    views = LocalViews(own)
+    reps: dict[object, str] = {}
+    for n in names:
+        if n not in views.node_pools:
+            continue
+        key = twin_key(own, views, n)
+        reps.setdefault(key if key is not None else ("node", n), n)
+    return own, views, list(reps.values())
+
+
+def uses_local(job: Job, reps: LocalReps, claims: tuple[ResourceClaim, ...]) -> bool:
+    """Whether `claims` have a candidate among some node's own devices (condition 1 here,
+    condition 2 of `aggregated.racks`)."""
+    own, views, nodes = reps
     for n in nodes:
-        local = replace(cluster, slices=by_node.get(n, []))
-        problem = build_problem(local, claims, n, job.gates, cache=job.cache)
+        problem = build_problem(views.of(own, n), claims, n, job.gates, cache=job.cache)
         if any(a.candidates for a in problem.alternatives):
             return True
     return False
@@ -269,13 +284,7 @@ def _pool_job(
     """The job over pool nodes: each pool's slices on its pool node (those no real node
     selects on `NOWHERE`), the claims holding their devices, the units without node resources
     or refused nodes (those that may not be placed refused by every pool node)."""
-    out: list[ResourceSlice] = []
-    for vn, pid in pools.items():
-        for s in slices[pid]:
-            shown = any((pid[0], pid[1], d.name) in seen for d in s.spec.devices)
-            where = vn if shown or not s.spec.devices else NOWHERE
-            spec = s.spec.model_copy(update={"node_name": where, "node_selector": None, "all_nodes": None})
-            out.append(s.model_copy(update={"spec": spec}))
+    out = pool_slices(pools, slices, seen)
     mine = {pid for pid in pools.values()}
     claims = {
         k: c
@@ -297,9 +306,13 @@ def _pool_job(
     )
 
 
-def _pool_first(first: PlanOutcome | None, pools: Mapping[str, PoolID]) -> PlanOutcome | None:
-    """First fit's plan with each placed pod on its pool's node (a pod whose devices are not
-    of one modelled pool counts as not placed there)."""
+def on_pool_nodes(
+    first: PlanOutcome | None, pools: Mapping[str, PoolID], others: bool = False
+) -> PlanOutcome | None:
+    """First fit's plan with each placed pod whose devices are all in one modelled pool on
+    that pool's node; a pod with devices of two pools, or of one not modelled, counts as not
+    placed — `others`: a pod with no device of a modelled pool stays where it is (the real
+    nodes are in the model too, `aggregated.racks`)."""
     if first is None:
         return None
     node = {pid: vn for vn, pid in pools.items()}
@@ -311,9 +324,41 @@ def _pool_first(first: PlanOutcome | None, pools: Mapping[str, PoolID]) -> PlanO
             if c.status and c.status.allocation
             for r in c.status.allocation.devices.results
         }
+        if others and (not p.placed or not got & node.keys()):
+            out.append(p)
+            continue
         vn = node.get(next(iter(got))) if p.placed and len(got) == 1 else None
         out.append(replace(p, node=vn, placed=vn is not None))
-    return PlanOutcome(out, first.allocator, dict(first.stats))
+    return PlanOutcome(out, first.allocator, first.stats.copy())
 
 
-__all__ = ["NO_POOLS", "NOWHERE", "PoolPlan", "pool_node", "pooled"]
+def pool_slices(
+    pools: Mapping[str, PoolID],
+    slices: Mapping[PoolID, list[ResourceSlice]],
+    seen: frozenset[tuple[str, str, str]],
+) -> list[ResourceSlice]:
+    """Each pool's slices on its pool node: those with a device in `seen` (the devices the
+    real nodes see of it) or none (counter sets), the others on `NOWHERE` (kept for the
+    pool's completeness)."""
+    out: list[ResourceSlice] = []
+    for vn, pid in pools.items():
+        for s in slices[pid]:
+            shown = any((pid[0], pid[1], d.name) in seen for d in s.spec.devices)
+            where = vn if shown or not s.spec.devices else NOWHERE
+            spec = s.spec.model_copy(update={"node_name": where, "node_selector": None, "all_nodes": None})
+            out.append(s.model_copy(update={"spec": spec}))
+    return out
+
+
+__all__ = [
+    "NO_POOLS",
+    "NOWHERE",
+    "PoolPlan",
+    "on_pool_nodes",
+    "pool_node",
+    "pool_slices",
+    "pooled",
+    "uses_local",
+    "local_reps",
+    "LocalReps",
+]

@@ -14,7 +14,7 @@ from ... import interrupt
 from ...planning.gangs import domain_choices, gang_counts, in_domain, no_domain, short_gangs
 from ...planning.job import Job, Progress, Unit
 from ...planning.ledger import Ledger
-from ...planning.outcome import PlanOutcome, PodPlan
+from ...planning.outcome import PlanOutcome, PodPlan, Stats
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
 from ...reasons import Kind, Reason
@@ -65,7 +65,7 @@ class FirstFit:
                 self.progress(done, len(order))
         plans = [p for p in out if p is not None]
         pods = [max(len(u.members), 1) for u in job.units]  # pods sharing a claim are one unit
-        stats: dict[str, object] = {
+        stats: Stats = {
             "nodes": len(job.nodes),
             "pods": sum(pods),
             "reference_placed": sum(k for k, p in zip(pods, plans, strict=True) if p.placed),
