@@ -158,9 +158,9 @@ def test_pods_move_or_are_left_out_only_for_a_gain(monkeypatch: pytest.MonkeyPat
     """Churn on generated clusters: an update moves a kept pod, or leaves one out, only when it
     places more weight than the same update without the step (which moves none); `moved`
     counts the pods placed in both plans on other nodes. Seeds 13 and 14 gain weight by moving
-    pods (2 and 5, with 9 and 6 moves), seed 11 is skipped by the trigger."""
+    pods (2 and 4, with 7 and 6 moves), seed 16 is skipped by the trigger."""
     gained = 0
-    for seed in (13, 14, 11):
+    for seed in (13, 14, 16):
         cluster = Cluster.from_objects(heterogeneous(10, 60, seed=seed))
         remove, add = churn(60, 0.2, seed=seed)
         with monkeypatch.context() as m:
@@ -373,8 +373,8 @@ def test_devices_are_searched_only_on_nodes_whose_pods_change(monkeypatch: pytes
     update returns — a node the model reshuffled and `revert` put back is not searched (here
     one, without `settle`)."""
     pods = 8 * 6
-    cluster = Cluster.from_objects(heterogeneous(8, pods, seed=3))
-    remove, add = churn(pods, 0.2, seed=4)
+    cluster = Cluster.from_objects(heterogeneous(8, pods, seed=32))
+    remove, add = churn(pods, 0.2, seed=33)
     asked: list[str] = []
     expand = local_module.expand_aggregated
 
