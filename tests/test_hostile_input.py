@@ -310,10 +310,16 @@ def slow_cluster(tmp_path: Path) -> Path:
     """Many pods over many nodes, most fitting nowhere: first fit alone takes far longer
     than the signal delay (each pod is tried, and explained, on every node). Every claim's
     spec differs (its opaque parameters), so first fit cannot reuse one pod's answers for
-    the next (`solver.planners.firstfit` shares them between pods of one claim shape)."""
+    the next (`solver.planners.firstfit` shares them between pods of one claim shape), and
+    every node's device differs (an attribute of its own), so no node borrows another's answer
+    (nodes equal up to names share theirs: `inventory.node_up_to_name`)."""
     claims = [claim_yaml(f"c{i}", count=1 if i < 50 else 2, parameters=f"{{i: {i}}}") for i in range(400)]
+    nodes = [
+        node_yaml(n).replace("- name: gpu-0\n", f"- name: gpu-0\n    attributes: {{index: {{int: {n}}}}}\n")
+        for n in range(200)
+    ]
     path = tmp_path / "slow.yaml"
-    path.write_text(cluster(*claims, nodes=200), encoding="utf-8")
+    path.write_text("---\n".join([CLASS, *nodes, *claims]), encoding="utf-8")
     return path
 
 
@@ -454,7 +460,7 @@ def test_stop_request_ends_cpsat_in_process(tmp_path: Path) -> None:
 
 def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
     code, out, err = plan_interrupted(slow_cluster(tmp_path), signal.SIGINT, signal.SIGINT)
-    assert code == 130
+    assert code == 130, (code, out[-300:], err[-1500:])
     assert "Traceback" not in err
 
 
