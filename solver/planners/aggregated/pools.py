@@ -85,20 +85,10 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     if job.gangs:
         return "the pods have gangs"
     cluster, units = job.cluster, job.units
-    names = [n for n in job.nodes if n is not None]
-    if not names or len(names) != len(job.nodes):
-        return "no node, or a plan without nodes"
-    shared = [s for s in cluster.slices if s.spec.node_name is None]
-    if not shared:
-        return NO_POOLS
-    shared_pools = {(s.spec.driver, s.spec.pool.name) for s in shared}
-    if any(
-        s.spec.node_name is not None and (s.spec.driver, s.spec.pool.name) in shared_pools
-        for s in cluster.slices
-    ):
-        return "a pool has both node-local and network-attached slices"
-    if any(s.spec.per_device_node_selection for s in shared):
-        return "a network-attached slice selects nodes per device"
+    attached = network_attached(job)
+    if isinstance(attached, str):
+        return attached
+    names, shared, shared_pools = attached
     if any(not u.claims for u in units):
         return "pods without claims"
     todo = [i for i, u in enumerate(units) if any(n not in u.blocked for n in names)]
@@ -112,7 +102,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     node_of = _packing(job, todo, names)
     if isinstance(node_of, str):
         return node_of
-    holders = _holders(cluster, shared_pools)
+    holders = pool_holders(cluster, shared_pools)
     view = replace(cluster, slices=shared, claims=holders)
     own = {s.spec.node_name for s in cluster.slices if s.spec.node_name is not None}
     rep = next((n for n in names if n not in own), None)
@@ -123,7 +113,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
-        why = _confined(problem, claims[0])
+        why = confined(problem, claims[0])
         if why is not None:
             return why
         used |= {
@@ -177,6 +167,27 @@ def _same_devices(
     return seen
 
 
+def network_attached(job: Job) -> tuple[list[str], list[ResourceSlice], set[tuple[str, str]]] | str:
+    """What both models over network-attached pools (this one and `aggregated.racks`) start
+    from — the job's node names, its network-attached slices and their (driver, pool) — or why
+    neither applies (`NO_POOLS`: there is no such slice)."""
+    names = [n for n in job.nodes if n is not None]
+    if not names or len(names) != len(job.nodes):
+        return "no node, or a plan without nodes"
+    shared = [s for s in job.cluster.slices if s.spec.node_name is None]
+    if not shared:
+        return NO_POOLS
+    shared_pools = {(s.spec.driver, s.spec.pool.name) for s in shared}
+    if any(
+        s.spec.node_name is not None and (s.spec.driver, s.spec.pool.name) in shared_pools
+        for s in job.cluster.slices
+    ):
+        return "a pool has both node-local and network-attached slices"
+    if any(s.spec.per_device_node_selection for s in shared):
+        return "a network-attached slice selects nodes per device"
+    return names, shared, shared_pools
+
+
 def _packing(job: Job, todo: list[int], names: list[str]) -> dict[int, str] | str:
     """Condition 3: every unit of `todo` on a node at once (first fit by node resources, units
     in input order), or why node resources may bind."""
@@ -205,7 +216,7 @@ def _packing(job: Job, todo: list[int], names: list[str]) -> dict[int, str] | st
     return out
 
 
-def _holders(cluster: Cluster, pools: set[PoolID]) -> dict[tuple[str, str], ResourceClaim]:
+def pool_holders(cluster: Cluster, pools: set[PoolID]) -> dict[tuple[str, str], ResourceClaim]:
     """The allocated claims holding devices in `pools`."""
     out = {}
     for key, c in cluster.claims.items():
@@ -215,7 +226,7 @@ def _holders(cluster: Cluster, pools: set[PoolID]) -> dict[tuple[str, str], Reso
     return out
 
 
-def _confined(problem: Problem, claim: ResourceClaim) -> str | None:
+def confined(problem: Problem, claim: ResourceClaim) -> str | None:
     """Why an allocation of `claim` (the Problem of it alone) may span two pools (condition
     2), or None."""
     ref = claim.namespaced_name

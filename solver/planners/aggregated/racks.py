@@ -22,7 +22,7 @@ condition and says which one fails):
    device;
 2. a pool pod has one claim, no candidate among any node's own devices, and is *confined* to
    one pool on every group of nodes that sees the same pools (its candidates there are in
-   one pool, or `pools._confined`: one device, or a matchAttribute on a value of one pool);
+   one pool, or `pools.confined`: one device, or a matchAttribute on a value of one pool);
    the other pods have no candidate among the network-attached devices;
 3. nothing else ties pods to nodes that the aggregated model does not already take
    (`master.not_aggregated`).
@@ -51,12 +51,12 @@ from ...problem.build import build_problem
 from .classes import pod_classes
 from .master import AggregatedPlan, aggregate, not_aggregated
 from .pools import (
-    NO_POOLS,
     LocalReps,
-    _confined,
-    _holders,
+    confined,
     local_reps,
+    network_attached,
     on_pool_nodes,
+    pool_holders,
     pool_node,
     pool_slices,
     uses_local,
@@ -96,18 +96,11 @@ def racked(job: Job, first: PlanOutcome | None) -> RackPlan | str:
     if (why := not_aggregated(job)) is not None:
         return why
     cluster, units = job.cluster, job.units
-    names = [n for n in job.nodes if n is not None]
-    if not names or len(names) != len(job.nodes):
-        return "no node, or a plan without nodes"
-    shared = [s for s in cluster.slices if s.spec.node_name is None]
-    if not shared:
-        return NO_POOLS
-    shared_pools = {(s.spec.driver, s.spec.pool.name) for s in shared}
+    attached = network_attached(job)
+    if isinstance(attached, str):
+        return attached
+    names, shared, _ = attached
     local = [s for s in cluster.slices if s.spec.node_name is not None]
-    if any((s.spec.driver, s.spec.pool.name) in shared_pools for s in local):
-        return "a pool has both node-local and network-attached slices"
-    if any(s.spec.per_device_node_selection for s in shared):
-        return "a network-attached slice selects nodes per device"
     todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
     if not todo:
         return "no pod with claims may be placed"
@@ -147,12 +140,12 @@ def _group_views(
     by_pool: dict[PoolID, list[ResourceSlice]] = {}
     for s in shared:
         by_pool.setdefault((s.spec.driver, s.spec.pool.name), []).append(s)
-    holders = _holders(cluster, set(by_pool))
+    holders = pool_holders(cluster, set(by_pool))
     out = []
     for group, rep in groups.items():
         if not group:
             continue
-        mine = _holders(replace(cluster, claims=holders), set(group))
+        mine = pool_holders(replace(cluster, claims=holders), set(group))
         out.append(
             (rep, replace(cluster, slices=[s for p in sorted(group) for s in by_pool[p]], claims=mine))
         )
@@ -183,7 +176,7 @@ def _pool_units(
                 for a in problem.alternatives
                 for c in a.candidates
             }
-            why = _confined(problem, claims[0]) if len(mine) > 1 else None
+            why = confined(problem, claims[0]) if len(mine) > 1 else None
             if why is not None:
                 return why
             used |= mine
