@@ -60,7 +60,9 @@ RACK = 20
 """Nodes per rack; a network-attached pool serves a rack."""
 
 
-def _class(name: str, driver: str, extended: str | None = None) -> dict[str, Any]:
+def device_class(name: str, driver: str, extended: str | None = None) -> dict[str, Any]:
+    """A DeviceClass selecting `driver`'s devices, serving `extended` when given (also the
+    builder of `tests/test_racks_and_served.py`)."""
     spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}
     if extended:
         spec["extendedResourceName"] = extended
@@ -82,7 +84,8 @@ def _node(name: str, rack: int) -> dict[str, Any]:
     }
 
 
-def _slice(name: str, driver: str, devices: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
+def resource_slice(name: str, driver: str, devices: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
+    """A one-slice pool `name` of `devices`; `where`: nodeName, nodeSelector..."""
     spec: dict[str, Any] = {
         "driver": driver,
         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
@@ -117,11 +120,11 @@ def _gpus(node: str, n: int, f: frozenset[str]) -> list[dict[str, Any]]:
         for h in range(2):
             half = {**attrs, "size": {"string": "half"}}
             devices.append({"name": f"gpu-{g}-half-{h}", "attributes": half, "consumesCounters": uses("1")})
-    out = _slice(f"{node}-gpu", GPU, devices, nodeName=node)
+    out = resource_slice(f"{node}-gpu", GPU, devices, nodeName=node)
     if not counters:
         return [out]
     # Since Kubernetes 1.34 the counter sets are a slice of their own in the pool.
-    sets = _slice(f"{node}-gpu-counters", GPU, [], nodeName=node)
+    sets = resource_slice(f"{node}-gpu-counters", GPU, [], nodeName=node)
     del sets["spec"]["devices"]
     sets["spec"]["sharedCounters"] = counters
     for part in (out, sets):
@@ -139,7 +142,7 @@ def _nics(node: str, f: frozenset[str]) -> dict[str, Any]:
             dev["allowMultipleAllocations"] = True
             dev["capacity"] = {"bandwidth": {"value": "100"}}
         devices.append(dev)
-    return _slice(f"{node}-nic", NIC, devices, nodeName=node)
+    return resource_slice(f"{node}-nic", NIC, devices, nodeName=node)
 
 
 def _fpga_pool(rack: int) -> dict[str, Any]:
@@ -149,7 +152,7 @@ def _fpga_pool(rack: int) -> dict[str, Any]:
             {"matchExpressions": [{"key": "rack", "operator": "In", "values": [f"rack-{rack}"]}]}
         ]
     }
-    return _slice(f"fpga-rack-{rack}", FPGA, devices, nodeSelector=selector)
+    return resource_slice(f"fpga-rack-{rack}", FPGA, devices, nodeSelector=selector)
 
 
 def _request(name: str, cls: str, **more: Any) -> dict[str, Any]:
@@ -246,9 +249,9 @@ def smoke_cluster(
         raise ValueError(f"unknown features {sorted(unknown)}; known: {', '.join(FEATURES)}")
     rng = random.Random(seed)
     objs: list[dict[str, Any]] = [
-        _class("gpu", GPU, "example.com/gpu" if "extended" in f else None),
-        _class("nic", NIC),
-        _class("fpga", FPGA),
+        device_class("gpu", GPU, "example.com/gpu" if "extended" in f else None),
+        device_class("nic", NIC),
+        device_class("fpga", FPGA),
     ]
     for n in range(nodes):
         node = f"node-{n:04d}"

@@ -20,24 +20,13 @@ from example_counts import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.scale_smoke import device_class, resource_slice
 from dra_solver import Cluster, plan
 from dra_solver.planners.policy import AGGREGATED_FIRST, PER_DEVICE_ONLY
 from dra_solver.planning.outcome import PlanOutcome
 
 GPU, FPGA = "gpu.example.com", "fpga.example.com"
 EXTENDED = "example.com/gpu"
-
-
-def _class(name: str, driver: str, extended: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}
-    if extended:
-        spec["extendedResourceName"] = extended
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
 
 
 def _node(name: str, rack: int, cpu: int, advertise: int = 0) -> dict[str, Any]:
@@ -54,18 +43,9 @@ def _node(name: str, rack: int, cpu: int, advertise: int = 0) -> dict[str, Any]:
 
 
 def _slice(name: str, driver: str, devices: int, **where: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "driver": driver,
-        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-    }
-    spec.update(where)
-    spec["devices"] = [{"name": f"d{i}", "attributes": {"rack": {"string": name}}} for i in range(devices)]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    """`devices` devices, each with its pool's name as attribute `rack`."""
+    listed = [{"name": f"d{i}", "attributes": {"rack": {"string": name}}} for i in range(devices)]
+    return resource_slice(name, driver, listed, **where)
 
 
 def _rack_pool(rack: int, devices: int) -> dict[str, Any]:
@@ -102,7 +82,7 @@ def racks(draw: st.DrawFn) -> list[dict[str, Any]]:
     """2-3 racks of 1-3 nodes, each node 0-2 GPUs of its own and 2-8 cpu (pods take 2: node
     resources bind sometimes), each rack a pool of 0-3 FPGAs seen by its nodes; 3-9 pods of
     one GPU, one FPGA or two FPGAs (of one pool: each node sees one), priority 0-1."""
-    objs = [_class("gpu", GPU), _class("fpga", FPGA), _template("gpu-1", "gpu", 1)]
+    objs = [device_class("gpu", GPU), device_class("fpga", FPGA), _template("gpu-1", "gpu", 1)]
     objs += [_template("fpga-1", "fpga", 1), _template("fpga-2", "fpga", 2)]
     n = 0
     for r in range(draw(st.integers(2, 3))):
@@ -123,7 +103,7 @@ def racks(draw: st.DrawFn) -> list[dict[str, Any]]:
 def extended(draw: st.DrawFn) -> list[dict[str, Any]]:
     """2-4 nodes of 1-3 GPUs, the GPU class serving `example.com/gpu`; 3-8 pods asking 1-2 of
     it in their containers or a one-GPU claim, priority 0-1."""
-    objs = [_class("gpu", GPU, EXTENDED), _template("gpu-1", "gpu", 1)]
+    objs = [device_class("gpu", GPU, EXTENDED), _template("gpu-1", "gpu", 1)]
     for i in range(draw(st.integers(2, 4))):
         objs += [_node(f"n{i}", 0, 16), _slice(f"n{i}", GPU, draw(st.integers(1, 3)), nodeName=f"n{i}")]
     for i in range(draw(st.integers(3, 8))):
@@ -189,8 +169,8 @@ def _two_racks(nodes: int, cpu: int) -> list[dict[str, Any]]:
     """Two racks of `nodes` nodes with `cpu` cpu and one GPU each, each rack a pool of two
     FPGAs; the one-GPU and one-FPGA templates."""
     objs = [
-        _class("gpu", GPU),
-        _class("fpga", FPGA),
+        device_class("gpu", GPU),
+        device_class("fpga", FPGA),
         _template("gpu-1", "gpu", 1),
         _template("fpga-1", "fpga", 1),
     ]
@@ -226,7 +206,7 @@ def test_node_resources_the_model_relaxes_still_bound_the_plan() -> None:
 
 
 def test_a_node_advertising_the_resource_keeps_the_per_device_model() -> None:
-    objs = [_class("gpu", GPU, EXTENDED), _template("gpu-1", "gpu", 1)]
+    objs = [device_class("gpu", GPU, EXTENDED), _template("gpu-1", "gpu", 1)]
     objs += [_node("n0", 0, 16, advertise=2), _slice("n0", GPU, 2, nodeName="n0")]
     objs += [_node("n1", 0, 16), _slice("n1", GPU, 2, nodeName="n1")]
     objs += [_pod("p0", None, extended=1), _pod("p1", "gpu-1"), _pod("p2", "gpu-1")]
