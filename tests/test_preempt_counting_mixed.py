@@ -128,15 +128,18 @@ def test_the_differing_nodes_matter() -> None:
     assert moving >= 2, moving
 
 
-def _served(seed: int) -> list[dict[str, Any]]:
+def _served(seed: int, advertised: int = 0) -> list[dict[str, Any]]:
     """`generate(seed)` with the pending pods asking for GPUs as the extended resource
-    `example.com/gpu`, which the DeviceClass `gpu` serves (KEP-5004) and no node advertises:
-    each is a pod with its special claim on every node."""
+    `example.com/gpu`, which the DeviceClass `gpu` serves (KEP-5004): on a node that does not
+    advertise it, a pod with its special claim. `advertised`: n0 advertises that many of it
+    (a device plugin's), so the pods there count it as a node resource (several forms)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
     docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     wants = {p.name: p.gpus for p in pending}
     out = []
     for d in docs:
+        if d["kind"] == "Node" and d["metadata"]["name"] == "n0" and advertised:
+            d["status"]["allocatable"]["example.com/gpu"] = str(advertised)
         if d["kind"] == "DeviceClass":
             d["spec"]["extendedResourceName"] = "example.com/gpu"
         if d["kind"] == "ResourceClaim" and d["metadata"]["name"].removesuffix("-gpu") in wants:
@@ -151,13 +154,26 @@ def _served(seed: int) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.parametrize("advertised", [0, 2, 4])
 @pytest.mark.parametrize("moves", [False, True])
 @pytest.mark.parametrize("seed", range(0, CASES, 2))
 def test_dra_served_extended_resources_stay_on_the_counting_model_and_prove_its_optimum(
-    seed: int, moves: bool
+    seed: int, moves: bool, advertised: int
 ) -> None:
-    by_counts, by_devices = _both(_served(seed), moves)
+    by_counts, by_devices = _both(_served(seed, advertised), moves)
     assert by_counts.stats["status"] == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
     placed = [p for p in by_counts.pods if p.placed]
-    assert all(p.extended for p in placed), placed
+    assert all(bool(p.extended) == (p.node != "n0" or not advertised) for p in placed), placed
+
+
+def test_advertised_extended_resources_are_used_on_the_counting_model() -> None:
+    """Not vacuous: with n0 advertising the resource, some plans place a pending pod there
+    (counted as a node resource) and others on the nodes DRA serves it on."""
+    native = served = 0
+    for seed in range(0, CASES, 2):
+        out = plan_preempt(Cluster.from_objects(_served(seed, 4)), allow_moves=True, time_limit=10)
+        assert out.stats["preempt_model"] == "counts"
+        native += any(p.placed and p.node == "n0" for p in out.pods)
+        served += any(p.placed and p.node != "n0" for p in out.pods)
+    assert native >= 2 and served >= 2, (native, served)

@@ -14,19 +14,24 @@ When it applies (`prepare` returns None otherwise, and the per-device model answ
 node n, from a single-node Problem of one pod per claim shape (`classes.claim_key`):
 - every pending pod's claim asks ExactCount of one alternative per request (no
   firstAvailable), without adminAccess or claim constraints;
-- with the static rules applied (selectors, taints, busy devices), the device sets the
-  pending requests may take on n are pairwise equal or disjoint: they are the groups
-  U_n^1..U_n^m, and each request may take all of one group or none of the node (e.g. two GPU
-  models, each pod selecting one; GPUs and NICs asked by different requests); no device of a
-  group is multi-allocatable, has shared counters, capacity in use or a CEL error, and each
-  is node-local to n (so nodes share no device);
-- each pending pod has one form (no extended resource served by DRA on some nodes only), no
-  gang has a topology constraint, the running pods fit their nodes as the input has them.
+- with the static rules applied (selectors, taints, busy devices), the groups U_n^1..U_n^m
+  are the devices that lie in the same device sets the pending requests may take on n, so
+  each request may take all of some groups and nothing else of the node (e.g. two GPU models,
+  each pod selecting one; GPUs and NICs asked by different requests: one group per request;
+  one pod asking fast GPUs, another any GPU: two groups, the second request *spread* over
+  both — the node's devices differ for the pending requests); no device of a group is
+  multi-allocatable, has shared counters, capacity in use or a CEL error, and each is
+  node-local to n (so nodes share no device);
+- each moved pod's replacement has one form (no extended resource that DRA serves on some
+  nodes and a node advertises on others); a pending pod with several forms is a kind whose
+  shapes and node demand depend on the node (`Kind.parts`: x[K, n] counts its form on n),
+  the running pods fit their nodes as the input has them.
 Then a pod of a kind needs on n need[j] = the sum of the counts of its requests that take
-group j, and a kept releasable claim h occupies occ[h][j] = |its devices ∩ U_n^j|.
+group j alone, and a kept releasable claim h occupies occ[h][j] = |its devices ∩ U_n^j|.
 
 Exactness (`tests/test_preempt_counting*.py` compare both models on generated cases, one and
-two GPU models per node). (a) Every per-device plan satisfies the rows below: in group j the
+two GPU models per node, fast-only requests beside any-GPU ones, topology gangs, DRA-served
+extended resources). (a) Every per-device plan satisfies the rows below: in group j the
 requests placed there take need[j] distinct devices per pod (devices are exclusive), all in
 U_n^j, none held by a kept claim, so sum need[j] x + sum occ[h][j] held[h] <= |U_n^j|. (b)
 Every solution of the rows is a per-device plan: per group, the devices not held by kept
@@ -43,7 +48,13 @@ releasable claim h:
 - devices, per group: sum_K need[K, n, j] x[K, n] + sum_h occ[h][j] held[h] <= |U_n^j|;
 - node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
 - justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
-- gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
+- spread requests a on n (`_flows`): f[n, a, j] integer per group j it may take, sum_j
+  f[n, a, j] = count(a) x (the pods of its shape on n, pending and moved), f counted in group
+  j's device row — integral flows exist iff the pods' devices do (transportation problem),
+  and each pod takes count(a) of them, group by group (`decode`);
+- gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G]; with a
+  topology constraint (`_topology`), z[G, k] per domain, sum_k z[G, k] <= 1, x[K, n] <=
+  top(x[K, n]) z[G, k(n)] for the kinds with pods of G;
 - moves (`--allow-moves`, issue #43), per mover kind M (movable victims whose replacements
   have the same claim shapes, demand and nodes) and node n: moved[v] boolean, kept[v] +
   moved[v] <= 1; into[M, n] integer, counted in n's device and resource rows like x; T_M =
@@ -63,7 +74,7 @@ The objective stages are `preempt.model`'s (`objective`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, cast
@@ -101,6 +112,29 @@ class Kind:
     nodes: frozenset[str]
     gangs: tuple[tuple[str, int], ...]
     """(gang, pods one unit places in it)."""
+    parts: tuple[tuple[int, dict[str, int]], ...] = ()
+    """A pod with several forms (an extended resource a DeviceClass serves on some nodes and
+    a node advertises on others, `perdevice.pod_forms`): its other forms' (shape, node
+    demand); `spec` and `demand` are its first form's."""
+    part_of: dict[str, int] = field(default_factory=dict)
+    """Node -> 1 + the index in `parts` of the form the pods have there (absent: the first)."""
+    more_forms: list[tuple[int, ...]] = field(default_factory=list)
+    """Per unit, with `parts`: the form of each of them (`forms` holds the first)."""
+
+    def spec_at(self, n: str) -> int:
+        """The claim shapes of the kind's pods on node n."""
+        p = self.part_of.get(n, 0)
+        return self.parts[p - 1][0] if p else self.spec
+
+    def demand_at(self, n: str) -> dict[str, int]:
+        """The node demand of the kind's pods on node n."""
+        p = self.part_of.get(n, 0)
+        return self.parts[p - 1][1] if p else self.demand
+
+    def form_at(self, j: int, n: str) -> int:
+        """The form of the kind's j-th unit on node n."""
+        p = self.part_of.get(n, 0)
+        return self.more_forms[j][p - 1] if p else self.forms[j]
 
 
 @dataclass
@@ -238,8 +272,11 @@ def prepare(
     by_unit: dict[int, list[int]] = {}
     for g, f in enumerate(forms):
         by_unit.setdefault(f.unit, []).append(g)
-    if any(len(gs) > 1 for gs in by_unit.values()):
-        return "a pod has several forms (an extended resource DRA serves on some nodes only)"
+    if any(len(gs) > 1 for i, gs in by_unit.items() if i >= P):
+        return (
+            "a running pod's replacement has several forms (an extended resource DRA serves on some "
+            "nodes only)"
+        )
     for i in range(P):
         for c in units[i].claims:
             if c.status is not None and c.status.allocation is not None:
@@ -269,7 +306,7 @@ def prepare(
             mk.victims.append(k)
             mk.forms.append(g)
             continue
-        if f.unit >= P:
+        if f.unit >= P or len(by_unit[f.unit]) > 1:
             continue
         u = units[f.unit]
         key_claims = tuple(claim_key(c) for c in f.claims)
@@ -285,6 +322,9 @@ def prepare(
             )
         kind.units.append(f.unit)
         kind.forms.append(g)
+    for i in range(P):
+        if len(by_unit.get(i, ())) > 1:
+            _several(i, by_unit[i], forms, spec_of, groups, s.levels[i], units[i].weight, job)
     kinds = list(groups.values())
     spec_offset, at = [], 0
     claims: list[ResourceClaim] = []
@@ -368,6 +408,44 @@ def prepare(
     )
 
 
+def _several(
+    i: int,
+    gs: list[int],
+    forms: list[PodForm],
+    spec_of: Callable[[PodForm], int],
+    groups: dict[Hashable, Kind],
+    level: int | None,
+    weight: int,
+    job: Job,
+) -> None:
+    """Pending unit i, of several forms `gs` (one per set of nodes, `perdevice.pod_forms`),
+    filed under its kind (`Kind.parts`): the pods whose forms have the same shapes, demands
+    and nodes, level, weight and gangs."""
+    parts = [
+        (spec_of(forms[g]), dict(forms[g].variant.demand), frozenset(filter(None, forms[g].nodes)))
+        for g in gs
+    ]
+    gangs = tuple(sorted(job.units[i].gang_pods(job.gangs).items()))
+    key = ("forms", tuple((sp, tuple(sorted(d.items())), ns) for sp, d, ns in parts), level, weight, gangs)
+    kind = groups.get(key)
+    if kind is None:
+        kind = groups[key] = Kind(
+            [],
+            [],
+            parts[0][0],
+            level,
+            weight,
+            parts[0][1],
+            frozenset().union(*(ns for _, _, ns in parts)),
+            gangs,
+            tuple((sp, d) for sp, d, _ in parts[1:]),
+            {n: p for p, (_, _, ns) in enumerate(parts) if p for n in ns},
+        )
+    kind.units.append(i)
+    kind.forms.append(gs[0])
+    kind.more_forms.append(tuple(gs[1:]))
+
+
 def _mover_nodes(nodes: Sequence[str | None], home: str, why: str | None) -> frozenset[str]:
     """Where a replacement of a mover kind may go (`MoverKind.nodes`): its form's nodes, and
     its own node when only its leaving keeps it from there. A replacement's form shares its
@@ -405,23 +483,39 @@ def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
         cls = None if kind.level is None else bisect.bisect_left(prios, kind.level)
-        key = (kind.spec, cls, kind.nodes, tuple(sorted(kind.demand.items())), kind.gangs)
+        key: tuple[Hashable, ...] = (
+            kind.spec,
+            cls,
+            kind.nodes,
+            tuple(sorted(kind.demand.items())),
+            kind.gangs,
+        )
+        if kind.parts:
+            several = tuple((sp, tuple(sorted(d.items()))) for sp, d in kind.parts)
+            key = (*key, several, tuple(sorted(kind.part_of.items())))
         groups.setdefault(key, []).append(kind)
     kinds = []
     for part in groups.values():
-        pairs = sorted(p for kind in part for p in zip(kind.units, kind.forms, strict=True))
+        triples = sorted(
+            (u, g, kind.more_forms[j] if kind.parts else ())
+            for kind in part
+            for j, (u, g) in enumerate(zip(kind.units, kind.forms, strict=True))
+        )
         levels = [k.level for k in part if k.level is not None]
         first = part[0]
         kinds.append(
             Kind(
-                [u for u, _ in pairs],
-                [g for _, g in pairs],
+                [u for u, _, _ in triples],
+                [g for _, g, _ in triples],
                 first.spec,
                 min(levels) if levels else None,
                 1,
                 first.demand,
                 first.nodes,
                 first.gangs,
+                first.parts,
+                first.part_of,
+                [more for _, _, more in triples] if first.parts else [],
             )
         )
     return replace(c, kinds=kinds, ceiling=ceiling)
@@ -537,9 +631,9 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             nf = c.facts.get(n)
             if nf is None:
                 continue
-            if kind.spec not in nf.need:
+            if kind.spec_at(n) not in nf.need:
                 continue
-            top = nf.most(kind.spec, len(kind.units))
+            top = nf.most(kind.spec_at(n), len(kind.units))
             if top > 0:
                 x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
                 tops[x[(ki, n)].index] = top
@@ -575,7 +669,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
         flows_at.setdefault((n, j), []).append(f)
     for n, nf in c.facts.items():
         for j, group in enumerate(nf.groups):
-            terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
+            terms = [(nf.need[c.kinds[ki].spec_at(n)][j], v) for ki, v in by_node.get(n, [])]
             terms += [(nf.need[c.movers[mi].spec][j], v) for mi, v in into_node.get(n, [])]
             terms += [(1, v) for v in flows_at.get((n, j), [])]
             terms += [(c.held_per_group[h][j], held[h]) for h in holders_on.get(n, [])]
@@ -584,7 +678,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
                 cp.add(sum(a * v for a, v in terms) <= len(group))
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
-            rterms = [(c.kinds[ki].demand.get(r, 0), v) for ki, v in by_node.get(n, [])]
+            rterms = [(c.kinds[ki].demand_at(n).get(r, 0), v) for ki, v in by_node.get(n, [])]
             rterms += [(c.movers[mi].demand.get(r, 0), v) for mi, v in into_node.get(n, [])]
             rterms += [(c.victim_demand[k].get(r, 0), kept[k]) for k in victims_on.get(n, [])]
             rterms = [(a, v) for a, v in rterms if a]
@@ -635,7 +729,7 @@ def _flows(
             continue
         pods: dict[int, list[tuple[int, IntVar]]] = {}
         for ki, v in by_node.get(n, []):
-            pods.setdefault(c.kinds[ki].spec, []).append((tops.get(v.index, 1), v))
+            pods.setdefault(c.kinds[ki].spec_at(n), []).append((tops.get(v.index, 1), v))
         for mi, v in into_node.get(n, []):
             pods.setdefault(c.movers[mi].spec, []).append((tops.get(v.index, 1), v))
         for spec, reqs in sorted(nf.spread.items()):
@@ -709,7 +803,7 @@ def _whole(
         if tops[v.index] != 1:
             continue
         nf = c.facts[n]
-        need = nf.need[c.kinds[ki].spec]
+        need = nf.need[c.kinds[ki].spec_at(n)]
         for h in holders_on.get(n, []):
             if any(
                 q and q + o > len(g) for q, o, g in zip(need, c.held_per_group[h], nf.groups, strict=True)
@@ -795,11 +889,12 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         if top is None or count.get((ki, n), 0) >= top or outside(ki, n):
             return None
         nf = c.facts[n]
+        spec, demand = kind.spec_at(n), kind.demand_at(n)
         free_dev = list(room[n])
         res = dict(left[n])
         chosen: list[int] = []
         for k in ranked.get(n, []):
-            if _fits_on(nf, kind.spec, free_dev, res, kind.demand) is not None:
+            if _fits_on(nf, spec, free_dev, res, demand) is not None:
                 break
             if not kept[k] or lv is None or s.victims[k].priority >= lv:
                 continue
@@ -808,7 +903,7 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             for r, a in c.victim_demand[k].items():
                 if r in res:
                     res[r] += a
-        took = _fits_on(nf, kind.spec, free_dev, res, kind.demand)
+        took = _fits_on(nf, spec, free_dev, res, demand)
         if took is None:
             return None
         gone = [s.victims[k].priority for k in chosen if k not in movable]
@@ -894,7 +989,7 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             changed(n, before)
             for d, a, j, got in spread:
                 flowed[(d, a, j)] = flowed.get((d, a, j), 0) + got
-            left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
+            left[n] = {r: a - kind.demand_at(n).get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
             placed += 1
             chose = [g for g, _ in kind.gangs if g in c.domains and g not in domain]
@@ -1138,7 +1233,7 @@ def decode(
             for _ in range(val(v)):
                 j = at[ki]
                 at[ki] += 1
-                chosen[kind.units[j]] = take(kind.forms[j], kind.spec, n)
+                chosen[kind.units[j]] = take(kind.form_at(j, n), kind.spec_at(n), n)
     moved: Placed = {}
     for mi, mk in enumerate(c.movers):
         going = [k for k in mk.victims if val(built.moved[k])]
