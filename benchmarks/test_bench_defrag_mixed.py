@@ -7,9 +7,11 @@ now on the counting model (`preempt.counting`, docs/semantics.md, "Preemption", 
   `fast_pods` pending 4-GPU pods (priority 1000) ask for fast GPUs only — on those nodes their
   request and the 8-GPU pods' may take overlapping but different GPUs (flows per node);
 - `served`: the pending 8-GPU pods ask for `example.com/gpu: 8`, which the DeviceClass serves
-  (KEP-5004) and no node advertises — a pod with its special claim on every node;
+  (KEP-5004), and 2 % of the nodes advertise 8 of it (a device plugin's) — a pod with its
+  special claim on the other nodes, the resource as a node resource on those (several forms);
 - `topology`: every gang has a topology constraint on the node label `rack` (racks of 20
-  nodes): its pods in one rack.
+  nodes): its pods in one rack;
+- `all`: the three at once.
 
 Per variant, as extra_info: the model that answered and why (`model_reason`: None when the
 counting model did), the plan's placed pods, moves, evicted pods, status and each stage's,
@@ -28,7 +30,7 @@ from typing import Any
 import pytest
 
 from benchmarks.defrag_workloads import Defrag, defrag_cluster, docs
-from benchmarks.preempt_workloads import _pod, batch_info, gpu_claim
+from benchmarks.preempt_workloads import _pod, batch_info, gpu_claim, served_as_extended
 from dra_solver.api.cluster import Cluster
 from dra_solver.planners.run import fewer_collections
 from dra_solver.preempt import plan_preempt
@@ -62,22 +64,9 @@ def differing(d: Defrag, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def served(d: Defrag, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`served` (module docstring)."""
-    pending = set(d.pending)
-    out = []
-    for o in objs:
-        if o["kind"] == "DeviceClass":
-            o["spec"]["extendedResourceName"] = "example.com/gpu"
-        if o["kind"] == "ResourceClaim" and o["metadata"]["name"].removesuffix("-gpu") in pending:
-            continue
-        if o["kind"] == "Pod" and o["metadata"]["name"] in pending:
-            del o["spec"]["resourceClaims"]
-            res = o["spec"]["containers"][0]["resources"]
-            res.pop("claims", None)
-            res["requests"]["example.com/gpu"] = "8"
-            res["limits"] = {"example.com/gpu": "8"}
-        out.append(o)
-    return out
+    """`served` (module docstring): the advertising nodes are every 50th from the second."""
+    native = sorted(d.nodes)[1 :: round(1 / FAST_NODES)]
+    return served_as_extended(objs, dict.fromkeys(d.pending, 8), dict.fromkeys(native, 8))
 
 
 def topology(d: Defrag, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,7 +80,12 @@ def topology(d: Defrag, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return objs
 
 
-VARIANTS = {"differing": differing, "served": served, "topology": topology}
+def every(d: Defrag, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`all` (module docstring)."""
+    return topology(d, served(d, differing(d, objs)))
+
+
+VARIANTS = {"differing": differing, "served": served, "topology": topology, "all": every}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

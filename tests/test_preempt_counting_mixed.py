@@ -14,6 +14,7 @@ import pytest
 from preempt_cases import Pending, cluster_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 
+from benchmarks.preempt_workloads import served_as_extended
 from dra_solver.api.cluster import Cluster
 from dra_solver.planning.job import Options
 from dra_solver.preempt import PreemptOutcome, plan_preempt
@@ -135,23 +136,9 @@ def _served(seed: int, advertised: int = 0) -> list[dict[str, Any]]:
     (a device plugin's), so the pods there count it as a node resource (several forms)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
     docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-    wants = {p.name: p.gpus for p in pending}
-    out = []
-    for d in docs:
-        if d["kind"] == "Node" and d["metadata"]["name"] == "n0" and advertised:
-            d["status"]["allocatable"]["example.com/gpu"] = str(advertised)
-        if d["kind"] == "DeviceClass":
-            d["spec"]["extendedResourceName"] = "example.com/gpu"
-        if d["kind"] == "ResourceClaim" and d["metadata"]["name"].removesuffix("-gpu") in wants:
-            continue
-        if d["kind"] == "Pod" and d["metadata"]["name"] in wants:
-            del d["spec"]["resourceClaims"]
-            res = d["spec"]["containers"][0]["resources"]
-            del res["claims"]
-            res["requests"]["example.com/gpu"] = str(wants[d["metadata"]["name"]])
-            res["limits"] = {"example.com/gpu": str(wants[d["metadata"]["name"]])}
-        out.append(d)
-    return out
+    return served_as_extended(
+        docs, {p.name: p.gpus for p in pending}, {"n0": advertised} if advertised else {}
+    )
 
 
 @pytest.mark.parametrize("advertised", [0, 2, 4])
