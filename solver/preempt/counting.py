@@ -187,7 +187,7 @@ class NodeFacts:
 
     def takes(
         self, spec: int, free: Sequence[int]
-    ) -> tuple[Sequence[int], list[tuple[int, int, int]]] | None:
+    ) -> tuple[Sequence[int], Sequence[tuple[int, int, int]]] | None:
         """The devices of each group one more pod of `spec` takes where `free` are free, and
         its spread requests' part of them as (alternative, group, devices); None when it does
         not fit. A spread request takes from its groups fewest-wanted first (the groups fewer
@@ -197,7 +197,7 @@ class NodeFacts:
         if any(f < k for f, k in zip(free, fixed, strict=True)):
             return None
         if spec not in self.spread:
-            return fixed, []
+            return fixed, ()  # no allocation: the greedy asks this of many nodes
         vec = list(fixed)
         pieces: list[tuple[int, int, int]] = []
         for a, k, gs in self.spread.get(spec, ()):
@@ -1076,7 +1076,7 @@ class Destinations:
 
 def _fits_on(
     nf: NodeFacts, spec: int, devices: Sequence[int], left: dict[str, int], demand: dict[str, int]
-) -> tuple[Sequence[int], list[tuple[int, int, int]]] | None:
+) -> tuple[Sequence[int], Sequence[tuple[int, int, int]]] | None:
     """What one more pod of `spec` takes on the node (`NodeFacts.takes`) where `devices` are
     free and `left` of its resources, or None when it does not fit."""
     if any(left[r] < demand.get(r, 0) for r in left):
