@@ -126,19 +126,28 @@ def test_explain_alone_prints_no_line_of_thousands_of_characters(tmp_path: Path)
     assert max(len(line) for line in result.stdout.splitlines()) < 500
 
 
-def _unplaced(name: str, reason: str) -> PodPlan:
-    return PodPlan(name, None, [], reason)
-
-
 def test_the_watch_line_shows_a_pods_own_words_not_placeholders() -> None:
     """The watch line counted alike pods by their reasons with names taken out, and printed the
-    names taken out: `fits on <nodes> alone`, `claim <claim>`."""
-    words = "no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/{} is big"
-    pods = [_unplaced("default/a", words.format("a")), _unplaced("default/b", words.format("b"))]
+    names taken out: `fits on <nodes> alone`, `claim <claim>`. It counts by the reasons'
+    values now (`Reason.alike`), and prints the first pod's words."""
+
+    def crowded(name: str) -> PodPlan:
+        why = Reason.of(
+            Kind.CROWDED,
+            name,
+            total=2,
+            fitting=2,
+            fits=("n1", "n2"),
+            rooms=("r1", "r2"),
+            relation="most",
+            others=(),
+            claims=(name + "-c",),
+        )
+        return PodPlan(name, None, [], why=why)
+
+    pods = [crowded("default/a"), crowded("default/b")]
     line = watch_line(PlanOutcome(pods, "cpsat", {"status": "OPTIMAL"}), "plan", 0.1, now=0)
-    assert (
-        "2 blocked: no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/a" in line
-    )
+    assert "2 blocked: no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but " in line, line
     assert "(2)" in line and "<" not in line, line
 
 

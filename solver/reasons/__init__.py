@@ -63,7 +63,11 @@ class Kind(Enum):
     `claims`, the pod's claim refs put in. Per-node words: `PodPlan.node_reasons`."""
     CROWDED = "crowded"
     """The pod fits alone on some nodes, but the plan's other pods take the room there
-    (`planners.crowding`): `line` and `claims` as for NO_NODE."""
+    (`planners.crowding`): `total` nodes tried, `fitting` of them where it fits alone, the
+    first of those (`fits`, at most `reasons.words.DETAIL_NODES`) with what the plan's pods
+    take on each (`rooms`), why the plan placed those pods rather than it (`relation`, a key
+    of `reasons.words.PRIORITY`), the other nodes' words (`others`), and `claims` as for
+    NO_NODE (the claim refs put into `others`' placeholders; absent when they are in place)."""
     PREEMPT_NEVER = "preempt never"
     """No room, and the pod's preemptionPolicy is Never (`plain`: a pod of plain claims)."""
     PREEMPT_NO_VICTIM = "preempt no victim"
@@ -118,8 +122,29 @@ class Reason:
         nodes that name their nodes in the group's head)."""
         return Reason(self.kind, self.subject, tuple((k, v) for k, v in self.facts if k not in names))
 
+    def about(self, subject: str, **facts: Fact) -> Reason:
+        """The same reason of another subject, with `facts` replaced (an identical pod's reason
+        with its own claim refs)."""
+        kept = tuple((k, v) for k, v in self.facts if k not in facts)
+        return Reason(self.kind, subject, kept + tuple(facts.items()))
+
     def is_(self, *kinds: Kind) -> bool:
         return self.kind in kinds
 
+    def alike(self) -> Reason:
+        """The reason without what makes it one pod's own (`OWN`): its subject (a pod, a
+        claim; not a PodGroup, which its pods share), its claim refs, and for `CROWDED` the
+        nodes it would fit on alone and who takes the room there. Pods with alike reasons are
+        blocked for the same reason (`plan --watch` counts them together); what they ask for
+        and why it is refused still tell reasons apart."""
+        subject = self.subject if self.kind in (Kind.GANG_SHORT, Kind.NO_DOMAIN) else ""
+        own = OWN.get(self.kind, ("claims",))
+        return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
-__all__ = ["Fact", "Kind", "Reason"]
+
+OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
+"""Per kind, the facts that make a reason one pod's own (`Reason.alike`); ("claims",) for the
+kinds not listed."""
+
+
+__all__ = ["OWN", "Fact", "Kind", "Reason"]

@@ -82,6 +82,16 @@ def _no_domain(r: Reason, where: bool) -> str:
     return text
 
 
+def _crowded(r: Reason) -> str:
+    """`no node fits the pod (0 of N nodes): fits on a alone, but ... : on a, ...; the other
+    nodes' words`, the claim refs put in."""
+    total, fitting = r.fact("total"), r.fact("fitting")
+    line = no_node_head(total if isinstance(total, int) else 0) + crowd_line(
+        r.texts("fits"), fitting if isinstance(fitting, int) else 0, r.texts("rooms"), r.text("relation")
+    )
+    return with_refs("; ".join([line, *r.texts("others")]), list(r.texts("claims")))
+
+
 def _gang_short(r: Reason, where: bool) -> str:
     if r.fact("basic"):
         text = f"PodGroup {r.subject} not placed: none of its pods fit"
@@ -128,7 +138,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.GANG_SHORT: _gang_short,
     Kind.NO_DOMAIN: _no_domain,
     Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
-    Kind.CROWDED: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
+    Kind.CROWDED: lambda r, w: _crowded(r),
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")
@@ -299,17 +309,20 @@ def room(parts: Sequence[str]) -> str:
     return ", and ".join(parts)
 
 
-def crowd_line(fits: Sequence[str], rooms: Sequence[str], relation: str) -> str:
-    """The part of a pod's line for the nodes where only the plan's other pods stand in the
-    way: `fits on a and b alone, but other pods of this plan take the room there (why them):
-    on a, ...` (`rooms`: each node's `room`, in the order of `fits`)."""
-    if len(fits) > DETAIL_NODES:
-        where = ", ".join(fits[:DETAIL_NODES]) + f" and {len(fits) - DETAIL_NODES} more"
+def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation: str) -> str:
+    """The part of a pod's line for the `fitting` nodes where only the plan's other pods stand
+    in the way: `fits on a and b alone, but other pods of this plan take the room there (why
+    them): on a, ...` (`fits`: the first of them, at least `DETAIL_NODES`; `rooms`: each
+    one's `room`, in the order of `fits`)."""
+    if fitting > DETAIL_NODES:
+        where = ", ".join(fits[:DETAIL_NODES]) + f" and {fitting - DETAIL_NODES} more"
     else:
-        where = fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1]
+        where = (
+            fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1] if fits else "some nodes"
+        )
     detail = "; ".join(f"on {n}, {r}" for n, r in zip(fits[:DETAIL_NODES], rooms, strict=False))
-    why = PRIORITY[relation]
-    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+    why = f" ({PRIORITY[relation]})" if relation in PRIORITY else ""
+    return f"fits on {where} alone, but other pods of this plan take the room there{why}: {detail}"
 
 
 __all__ = [
