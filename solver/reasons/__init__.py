@@ -75,6 +75,43 @@ class Kind(Enum):
     PREEMPT_NOT_ENOUGH = "preempt not enough"
     """Evicting every lower-priority pod would not make room (beside the plan's other pods)."""
 
+    # explain's answers per node (`explain.diagnosis`); `node`, `example` and `device` facts
+    # name where, and nodes whose answers differ only in them are one group
+    NODE_CONSTRAINTS = "node constraints"
+    """The node's constraints refuse the pod (`why`: the scheduling's words)."""
+    NODE_RESOURCES = "node resources"
+    """The node lacks the pod's node resources (`short`)."""
+    NOT_DECIDED = "not decided"
+    """Neither the reference search (`steps`) nor CP-SAT could tell whether the claims fit."""
+    SEARCH_GAVE_UP = "search gave up"
+    """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
+    INVALID_CAUSE = "invalid cause"
+    """Invalid pools (`pools`: their words) hold the devices that would make the claims fit."""
+    FUNNEL = "funnel"
+    """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
+    `devices` on the node, `skipped` in invalid pools, the `selectors` (SELECTOR each), the
+    static rejections (`rejected`: (why, how many)), the shared devices whose capacity is short
+    (`capacity`: CAPACITY_LEFT each), `held` matching devices with their `holders`, `usable`."""
+    SELECTOR = "selector"
+    """A selector (`label`, `expression`) that `rejects` devices (`example` one), `left` after."""
+    CAPACITY_LEFT = "capacity left"
+    """A shared `device` has `left` of the capacity `name` the request `needs`."""
+    ALONE = "alone"
+    """A claim (subject) by itself on the node: `fits` 1 (yes), 0 (its own blocker) or None
+    (not decided, `steps`)."""
+    BLOCKING_SET = "blocking set"
+    """The minimal blocking set: `claims`, a BLOCKING_CLAIM each."""
+    BLOCKING_CLAIM = "blocking claim"
+    """A claim (subject) of the minimal blocking set: its `requests` (1: in the set) and its
+    constraints in it (`rules`: a RULE each)."""
+    RULE = "rule"
+    """A constraint (`rule`: matchAttribute or distinctAttribute) over `attribute`, with the
+    `values` the candidate devices carry."""
+    FEWER_DEVICES = "fewer devices"
+    """A fix: `request` of claim (subject) with `count` devices."""
+    RELEASED = "released"
+    """A fix: the allocated claim (subject) released."""
+
 
 Fact: TypeAlias = "str | int | tuple[str, ...] | tuple[tuple[str, int], ...] | tuple[Reason, ...] | None"
 

@@ -107,6 +107,41 @@ def _gang_short(r: Reason, where: bool) -> str:
     return text
 
 
+UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
+
+
+def gave_up(r: Reason) -> str:
+    """That the reference search gave up (after `steps`, the explain's bound)."""
+    steps = r.fact("steps")
+    after = f"after {steps:,} steps" if isinstance(steps, int) else "at its step limit"
+    return f"the reference search (upstream's first fit) gave up {after}"
+
+
+def _invalid_cause(r: Reason) -> str:
+    pools = r.texts("pools")
+    skipped = "upstream skips the pool" if len(pools) == 1 else "upstream skips these pools"
+    its = "its" if len(pools) == 1 else "their"
+    return "; ".join(pools) + f"; {skipped}, and with {its} devices the claims would fit"
+
+
+def _funnel(r: Reason) -> str:
+    """`claim c: request r: needs N device(s); K on the node; ...; U usable`: how a request's
+    devices on a node narrow down, step by step (`Kind.FUNNEL`)."""
+    on_node = f"{r.text('devices')} on the node"
+    if r.fact("skipped"):  # not candidates at all: say so rather than let "0 on the node" mislead
+        on_node += f" outside invalid pools ({r.text('skipped')} in them)"
+    parts = [f"needs {r.text('count')} device(s); {on_node}"]
+    parts += [say(s) for s in r.parts("selectors")]
+    parts += [f"{n} {why}" for why, n in r.counts("rejected")]
+    parts += [say(c) for c in r.parts("capacity")]
+    if r.fact("held"):
+        parts.append(
+            f"{r.text('held')} of the matching devices are held (by {', '.join(r.texts('holders'))})"
+        )
+    parts.append(f"{r.text('usable')} usable")
+    return f"claim {r.subject}: request {r.text('request')}: " + "; ".join(parts)
+
+
 _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.INTERRUPTED: lambda r, w: INTERRUPTED,
     Kind.UNWORDED: lambda r, w: UNWORDED,
@@ -139,6 +174,41 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NO_DOMAIN: _no_domain,
     Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
     Kind.CROWDED: lambda r, w: _crowded(r),
+    Kind.NODE_CONSTRAINTS: lambda r, w: f"node constraints: {r.text('why')}",
+    Kind.NODE_RESOURCES: lambda r, w: f"node resources: {r.text('short')}",
+    Kind.NOT_DECIDED: lambda r, w: f"not decided: {gave_up(r)}, and {UNDECIDED}",
+    Kind.SEARCH_GAVE_UP: lambda r, w: f"{gave_up(r)}; CP-SAT finds an allocation",
+    Kind.INVALID_CAUSE: lambda r, w: _invalid_cause(r),
+    Kind.FUNNEL: lambda r, w: _funnel(r),
+    Kind.SELECTOR: lambda r, w: (
+        f"{r.text('label')} `{r.text('expression')}` rejects {r.text('rejects')} "
+        f"(e.g. {r.text('example')}), {r.text('left')} left"
+    ),
+    Kind.CAPACITY_LEFT: lambda r, w: (
+        f"needs {r.text('needs')} {r.text('name')}, {r.text('left')} left on {r.text('device')}"
+    ),
+    Kind.ALONE: lambda r, w: (
+        f"claim {r.subject} alone: "
+        + (
+            "fits"
+            if r.fact("fits") == 1
+            else "does not fit (its own blocker)"
+            if r.fact("fits") == 0
+            else f"not decided ({gave_up(r)}, and {UNDECIDED})"
+        )
+    ),
+    Kind.BLOCKING_SET: lambda r, w: "minimal blocking set: " + " + ".join(say(c) for c in r.parts("claims")),
+    Kind.BLOCKING_CLAIM: lambda r, w: (
+        f"claim {r.subject}"
+        if not r.parts("rules")
+        else f"claim {r.subject}: "
+        + " and ".join([*(["its requests"] if r.fact("requests") else []), *map(say, r.parts("rules"))])
+    ),
+    Kind.RULE: lambda r, w: f"{r.text('rule')} {r.text('attribute')} (values available: {r.text('values')})",
+    Kind.FEWER_DEVICES: lambda r, w: (
+        f"fewer devices: request {r.text('request')} of claim {r.subject} with count {r.text('count')}"
+    ),
+    Kind.RELEASED: lambda r, w: f"claim {r.subject} released",
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")
@@ -327,6 +397,8 @@ def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation
 
 __all__ = [
     "DETAIL_NODES",
+    "UNDECIDED",
+    "gave_up",
     "INTERRUPTED",
     "LEFT_OUT",
     "UNWORDED",
