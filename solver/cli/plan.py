@@ -361,25 +361,37 @@ def _cut_short_after(deadline: Deadline | None) -> str | None:
     return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
-WRITE_CPU_PER_OBJECT = 0.0005
-"""CPU seconds writing one object takes as YAML or JSON, with room to spare (measured: 0.29-0.37
-ms per object on 600-10,000 objects, busy machine; docs/benchmarks.md, "Bounded runs")."""
+WRITE_CPU_PER_OBJECT = 0.00025
+"""CPU seconds writing one object takes as YAML or JSON (a Pod, a claim, a Node: measured
+0.09-0.21 ms each on a busy machine, more than idle), plus, for a ResourceSlice, its devices
+(`WRITE_CPU_PER_SLICE`) and, for a claim the plan may allocate, its allocation
+(`WRITE_CPU_PER_ALLOCATION`); docs/benchmarks.md, "Bounded runs"."""
+WRITE_CPU_PER_SLICE = 0.0005
+"""What a ResourceSlice adds (0.2-0.6 ms each, measured as above: its devices)."""
+WRITE_CPU_PER_ALLOCATION = 0.00015
+"""What a claim's `status.allocation` and `reservedFor` add once placed."""
 
 
 def output_cpu_seconds(cluster: Cluster, output: Output) -> float:
     """What writing the plan will take, counted: every object it may write (`--output-mode full`:
     the cluster's and the claims the pending pods' templates make — what any plan writes;
     `changed`: the pods to plan and their claims, at most a claim per claim entry, a worst
-    case) times `WRITE_CPU_PER_OBJECT`. The search leaves this much (`Deadline.leaving`)."""
+    case), each at its cost (`WRITE_CPU_PER_*`). The search leaves this much
+    (`Deadline.leaving`)."""
     pending = [p for p in cluster.pods.values() if not p.spec.node_name]
+    entries = sum(len(p.spec.resource_claims) for p in pending)
     if output.mode is OutputMode.full:
         made = sum(1 for p in pending for e in p.spec.resource_claims if e.resource_claim_template_name)
         objects = len(cluster.objects()) + made
+        seconds = objects * WRITE_CPU_PER_OBJECT + len(cluster.slices) * WRITE_CPU_PER_SLICE
     else:
-        objects = len(pending) + sum(len(p.spec.resource_claims) for p in pending) + len(cluster.claims)
+        objects = len(pending) + entries + len(cluster.claims)
+        seconds = objects * WRITE_CPU_PER_OBJECT
+    unallocated = sum(1 for c in cluster.claims.values() if c.status is None or c.status.allocation is None)
+    seconds += (unallocated + entries) * WRITE_CPU_PER_ALLOCATION
     if output.format is OutputFormat.name:
-        objects //= 10  # a line per object
-    return objects * WRITE_CPU_PER_OBJECT
+        seconds /= 10  # a line per object
+    return seconds
 
 
 def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planned:
