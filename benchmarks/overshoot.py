@@ -127,32 +127,22 @@ def library_point(name: str, seconds: float) -> dict[str, Any]:
     make, gates = WORKLOADS[name]
     cluster = Cluster.from_objects(make())
     cpu0, started = time.process_time(), time.perf_counter()
+
+    def point(**more: Any) -> dict[str, Any]:
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+        head = {"workload": name, "how": "library", "timeout": seconds, "wall": round(wall, 2)}
+        return {**head, "cpu": round(cpu, 2), "ratio": round(wall / seconds, 3), **more}
+
     try:
         out = plan(cluster, deadline=Deadline.after(seconds), **({"feature_gates": gates} if gates else {}))
     except CutShort as exc:  # before the search: no plan (docs/semantics.md, "Limits and determinism")
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
-        return {
-            "workload": name,
-            "how": "library",
-            "timeout": seconds,
-            "wall": round(wall, 2),
-            "cpu": round(cpu, 2),
-            "ratio": round(wall / seconds, 3),
-            "cut_short": True,
-            "no_plan": str(exc),
-            "checked": None,
-        }
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+        return point(cut_short=True, no_plan=str(exc), checked=None)
+    done = point()
     after = Cluster.from_objects(cluster_after(cluster, out.pods))
     gates_ = FeatureGates.of(gates)
     before = {v.message for v in check_cluster(cluster, gates_)}
     return {
-        "workload": name,
-        "how": "library",
-        "timeout": seconds,
-        "wall": round(wall, 2),
-        "cpu": round(cpu, 2),
-        "ratio": round(wall / seconds, 3),
+        **done,
         "cut_short": bool(out.stats.get("cut_short_by_timeout")),
         "placed": out.placed,
         "pods": len(out.pods),
