@@ -77,10 +77,11 @@ import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import IntVar  # not cp_model: `encoders.model`
 
+from dra_solver.encoders.model import new_cp_model
 from dra_solver.encoders.variables import allowed_candidates
 
 from ..api.models import ResourceClaim
@@ -95,7 +96,8 @@ from .moves import FROM_HERE
 from .setting import Setting
 from .victims import Budget
 
-IntVar = cp_model.IntVar
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 @dataclass
@@ -622,7 +624,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     that places them all, so the first stage's optimum does). The candidates above
     `c.ceiling` are kept (kept[v] = 1)."""
     ceiling = c.ceiling
-    cp = cp_model.CpModel()
+    cp = new_cp_model()
     x: dict[tuple[int, str], IntVar] = {}
     tops: dict[int, int] = {}
     """Variable index -> its upper bound, for the integer variables (booleans: 1)."""
