@@ -372,6 +372,19 @@ class Lexicographic:
             raise RuntimeError(f"CP-SAT model invalid: {self.cp.validate()}")
         return status
 
+    def spend(self, seconds: float) -> None:
+        """Deterministic seconds a solve outside the runner used (a relaxation, a check of a
+        hint): they count against the one budget."""
+        self.budget -= seconds
+
+    def adopt(self, lv: Level, solver: cp_model.CpSolver, value: int, proven: bool) -> None:
+        """A solution found outside the runner (a hint checked with its values fixed) becomes
+        the best, with `lv`'s value in it; `proven`: that value is the stage's optimum (the
+        caller met a bound valid for every solution: `planners.bounds.reaches`)."""
+        self.best = self.last = solver
+        self.values[lv.name] = value
+        self.status[lv.name] = OPTIMAL if proven else FEASIBLE
+
     def take(self) -> None:
         """The last call's solution becomes the best and the hint of the next call."""
         assert self.last is not None

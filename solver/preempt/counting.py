@@ -74,7 +74,7 @@ The objective stages are `preempt.model`'s (`objective`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -813,7 +813,7 @@ def _whole(
                 cp.add(v + held[h] <= 1)
 
 
-def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
+def greedy_hint(s: Setting, c: Counting, built: Built, hosts: Mapping[str, int] | None = None) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits at least damage (PDB members last; movable victims moved
     before any is evicted; then lowest priority, most devices freed first), justified by
@@ -821,7 +821,11 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     fullest other node it fits on (best fit, as a consolidating scheduler would). Only victims
     that alone hold their releasable claims leave here. Why: from "nothing placed" one CP-SAT
     worker climbs slowly on 500 nodes; from this, the first stage is usually at its bound at
-    once. Returns the hint's placed weight."""
+    once. Returns the hint's placed weight.
+
+    `hosts` (node -> pending pods): the pending pods go only there, at most that many per node,
+    and no moved pod lands there — the nodes `clearing.clearing` chose to clear, whose cost
+    would grow with each pod moved onto them. None: any node."""
     sole: dict[int, list[int]] = {}
     shared: set[int] = set()
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
@@ -890,6 +894,8 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         top = tops.get((ki, n))
         if top is None or count.get((ki, n), 0) >= top or outside(ki, n):
             return None
+        if hosts is not None and hosted.get(n, 0) >= hosts.get(n, 0):
+            return None
         nf = c.facts[n]
         spec, demand = kind.spec_at(n), kind.demand_at(n)
         free_dev = list(room[n])
@@ -921,17 +927,19 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
 
     # Each mover kind's destinations by free devices then name (`Destinations`): the fullest
     # node a moved pod fits on is found without visiting every node.
+    avoid = hosts or {}
     dests_of = [
         Destinations(
-            sorted(d for d in mk.nodes if (mi, d) in slots),
+            sorted(d for d in mk.nodes if (mi, d) in slots and d not in avoid),
             room,
             left,
-            {d: c.facts[d] for d in mk.nodes if (mi, d) in slots},
+            {d: c.facts[d] for d in mk.nodes if (mi, d) in slots and d not in avoid},
             mk.demand,
             mk.spec,
         )
         for mi, mk in enumerate(c.movers)
     ]
+    hosted: dict[str, int] = {}
 
     def destination(k: int, n: str, extra: dict[str, list[int]]) -> str | None:
         """The fullest node other than n where victim k's replacement fits (`extra`: devices
@@ -993,6 +1001,7 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
                 flowed[(d, a, j)] = flowed.get((d, a, j), 0) + got
             left[n] = {r: a - kind.demand_at(n).get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
+            hosted[n] = hosted.get(n, 0) + 1
             placed += 1
             chose = [g for g, _ in kind.gangs if g in c.domains and g not in domain]
             for g in chose:
