@@ -26,6 +26,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ..errors import InputError, ValidationErrors
 from .bounded import BoundExceeded, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
+from .emit import block_yaml
 from .identity import dedupe
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
@@ -605,6 +606,9 @@ def dump_yaml(doc: Any) -> str:
     write, or a dict or list that contains itself — goes through PyYAML's emitter as before.
     `tests/test_load.py` compares the two on random documents."""
     with _collector_paused():
+        plain = block_yaml(doc)  # plain data: written directly, as libyaml writes it (`api.emit`)
+        if plain is not None:
+            return plain
         if _FAST is not None:
             try:
                 text = json.dumps(doc, check_circular=False)
