@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError, ValidationErrors
+from .blockread import read_documents
 from .bounded import BoundExceeded, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .emit import block_yaml
@@ -101,7 +102,8 @@ def _read_fast(text: str) -> list[Any] | None:
         return None
     loader = _FastLoader(text)
     try:
-        return compose_fast(loader)
+        plain = read_documents(text, loader)  # block YAML of plain data: line by line
+        return plain if plain is not None else compose_fast(loader)
     finally:
         loader.dispose()
 
