@@ -105,29 +105,12 @@ class _Reader:
                 break
             if at != col or content.startswith("- "):
                 break
-            end = _key_end(content)
-            if end is None:
-                raise _Decline
-            raw = content[:end]
-            if raw[0] == "'":
-                key = self.quoted(raw)
-            else:
-                key = scalars.get(raw, _MISSING)
-                if key is _MISSING:
-                    key = self.plain(raw)
-            after = content[end + 1 :]
+            key, after = self.key(content)
             self.pending = None
             self.i += 1
             i = self.i
             if after == "":
-                if i < n and cols[i] > col:
-                    if not contents[i].startswith("- ") and _key_end(contents[i]) is None:
-                        raise _Decline  # a scalar on the next line: not written so here
-                    value = self.collection(cols[i], depth + 1)
-                elif i < n and cols[i] == col and contents[i].startswith("- "):
-                    value = self.sequence(col, depth + 1)
-                else:
-                    value = self.plain("")
+                value = self.below(col, depth)
             elif after[0] != " " or len(after) < 2 or after[1] == " ":
                 raise _Decline
             elif (i >= n or cols[i] <= col) and after[1] not in "'{[":
@@ -138,6 +121,31 @@ class _Reader:
                 value = self.value(after[1:], col, depth + 1)
             out[key] = value
         return out
+
+    def key(self, content: str) -> tuple[Any, str]:
+        """The mapping key `content` starts with, and what follows its `:`."""
+        end = _key_end(content)
+        if end is None:
+            raise _Decline
+        raw = content[:end]
+        if raw[0] == "'":
+            return self.quoted(raw), content[end + 1 :]
+        key = self.scalars.get(raw, _MISSING)
+        if key is _MISSING:
+            key = self.plain(raw)
+        return key, content[end + 1 :]
+
+    def below(self, col: int, depth: int) -> Any:
+        """The value of a `key:` that ends its line (at column `col`): the block below it, an
+        indentless sequence, or null."""
+        cols, contents, i = self.cols, self.contents, self.i
+        if i < len(cols) and cols[i] > col:
+            if not contents[i].startswith("- ") and _key_end(contents[i]) is None:
+                raise _Decline  # a scalar on the next line: not written so here
+            return self.collection(cols[i], depth + 1)
+        if i < len(cols) and cols[i] == col and contents[i].startswith("- "):
+            return self.sequence(col, depth + 1)
+        return self.plain("")
 
     def value(self, text: str, col: int, depth: int) -> Any:
         """The scalar (or `{}`, `[]`, nested `depth` deep) starting with `text`, continued on
