@@ -89,6 +89,12 @@ def test_declines_what_it_does_not_read() -> None:
         "- \n",
         "a: b\n  c: d\n",
         "a:\n    b: 1\n  c: 2\n",
+        "a: 1\n   ",
+        "a: 1\n  \nb: 2\n",
+        ":\n",
+        ": x\n",
+        "- :\n",
+        "a:\n- \n",
     ):
         assert read_documents(text, _FastLoader(text)) is None, text
 

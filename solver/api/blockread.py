@@ -52,6 +52,8 @@ class _Reader:
     def __init__(self, loader: Any, lines: list[str]) -> None:
         self.loader = loader
         self.contents = [line.lstrip(" ") for line in lines]
+        if "" in self.contents:
+            raise _Decline  # a line of spaces only
         self.cols = [len(line) - len(content) for line, content in zip(lines, self.contents, strict=True)]
         self.i = 0
         self.pending: tuple[int, str] | None = None
@@ -214,8 +216,8 @@ def _key_end(content: str) -> int | None:
         return None
     colon = content.find(": ")
     if colon == -1:
-        return len(content) - 1 if content.endswith(":") else None
-    return colon
+        colon = len(content) - 1 if content.endswith(":") else -1
+    return colon if colon > 0 else None  # no key before the `:`: not written so here
 
 
 def read_documents(text: str, loader: Any) -> list[Any] | None:
@@ -249,11 +251,11 @@ def read_documents(text: str, loader: Any) -> list[Any] | None:
         if not doc or doc[0].startswith(" ") or sum(len(line) + 1 for line in doc) > MAX_OBJECT_CHARS:
             return None
         stop_reading_if_asked(len(out))
-        reader = _Reader(loader, doc)
-        reader.scalars = scalars
         try:
+            reader = _Reader(loader, doc)
+            reader.scalars = scalars
             value = reader.collection(0, 1)
-        except (_Decline, RecursionError):
+        except (_Decline, RecursionError, IndexError):  # any doubt: libyaml reads it
             return None
         if reader.i != len(doc) or reader.pending is not None:
             return None
