@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import CpSolverStatus, LinearExpr  # not cp_model: `encoders.model`
 
 from dra_solver.encoders import build
 from dra_solver.encoders.model import IntVar, Model, weighted
@@ -86,6 +86,9 @@ from .victims import (
     preemption_policy,
     running_pods,
 )
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 SHIFT = 2**31
 """Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of
@@ -475,7 +478,7 @@ def _ceilings(
         sub = counting.build_model(s, one, s.budgets, all_placed=True)
         sub_lits = objective(sub.cp, s, sub.kept, sub.weight, dict(sub.moved))
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
-        answer = cp_model.UNKNOWN
+        answer = CpSolverStatus.UNKNOWN
         if counting.greedy_hint(s, one, sub) == pods:
             # The greedy places every pending pod under this ceiling: if its hint meets every
             # row (CP-SAT with the hinted values fixed: no search), the ceiling has a plan —
@@ -485,12 +488,12 @@ def _ceilings(
             answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                answer = cp_model.UNKNOWN  # the hint is not a plan here: search as below
+            if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+                answer = CpSolverStatus.UNKNOWN  # the hint is not a plan here: search as below
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
             # First without the hint and briefly: a ceiling too low is mostly refuted by presolve
             # alone; then from the greedy's hint.
-            if answer != cp_model.UNKNOWN:
+            if answer != CpSolverStatus.UNKNOWN:
                 break
             if hinted:
                 counting.greedy_hint(s, one, sub)
@@ -501,11 +504,11 @@ def _ceilings(
                 answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer != cp_model.UNKNOWN or interrupt.requested() or passed(opts.deadline):
+            if answer != CpSolverStatus.UNKNOWN or interrupt.requested() or passed(opts.deadline):
                 break
-        if answer == cp_model.INFEASIBLE:
+        if answer == CpSolverStatus.INFEASIBLE:
             continue
-        if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
             return "unknown", spent
         hint_with(sub.cp, solver.response_proto.solution)
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
@@ -596,7 +599,7 @@ def _literals(
     kept = [pod_flag[k] if k in pod_flag else cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
     moved: dict[int, cp_model.LinearExpr] = {}
     for k, fl in move_flags.items():
-        moved[k] = cp_model.LinearExpr.sum(fl)
+        moved[k] = LinearExpr.sum(fl)
         cp.add(kept[k] + moved[k] <= 1)
     for h, (ref, (_, _, users)) in enumerate(s.holders.items()):
         flag = holder_flag.get(h)
