@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import verdict_info
 from benchmarks.workloads import _claim
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,7 +317,8 @@ def point(features: frozenset[str], nodes: int, seed: int, time_limit: float = 1
         "placed": out.placed,
         "plan_cpu_seconds": round(cpu, 2),
         "plan_seconds": round(wall, 2),
-        **{k: s.get(k) for k in ("status", "objective", "bound", "gap", "aggregated", "reference_placed")},
+        **{k: v for k, v in verdict_info(out).items() if k != "bound_from"},
+        **{k: s.get(k) for k in ("aggregated", "reference_placed")},
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
 

@@ -74,7 +74,7 @@ def test_the_counting_model_with_two_gpu_models_proves_the_per_device_models_opt
     by_counts, by_devices = _both(cluster)
     assert by_counts.stats["preempt_model"] == "counts"
     assert by_devices.stats["preempt_model"] == "devices"
-    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 

@@ -14,7 +14,7 @@ from ..api.models import ResourceClaim
 from ..errors import SearchAborted
 from ..gates import FeatureGates
 from ..planning.job import Job, Unit
-from ..planning.outcome import PlanOutcome, PodPlan, Stats, Status, Verdict
+from ..planning.outcome import PlanOutcome, PodPlan, Status, Verdict
 from ..problem.demand import demand_total
 from ..problem.resources import shortfalls
 
@@ -107,7 +107,7 @@ def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
     cut = bool(done.stats.get("cut_short_by_timeout")) or before.cut_short
     if done.verdict is None:
         told = verdict(done.weight, before.bound, before.bound_from, cut_short=cut)
-        return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
+        return replace(done, verdict=told)
     if cut and not done.verdict.cut_short:
         return replace(done, verdict=replace(done.verdict, cut_short=True))
     return done
@@ -133,15 +133,13 @@ def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     return out
 
 
-def judge(stats: Stats, realized: int, bound: int, trivial: int, source: str) -> Verdict:
-    """The plan's verdict (`verdict`), written into `stats`: the realized plan's weight
+def judge(realized: int, bound: int, trivial: int, source: str) -> Verdict:
+    """The plan's verdict (`verdict`): the realized plan's weight
     (`realized`, the plan returned: the model's, or first fit's when that places more), a bound
     valid for the upstream semantics (`valid_bound`) and the gap; `trivial`, the weight of every
     pod that may be placed, where the model's bound was beaten."""
     beaten = (trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)")
-    out = verdict(realized, bound, source, beaten=beaten)
-    stats.update(out.stats())
-    return out
+    return verdict(realized, bound, source, beaten=beaten)
 
 
 def total_weight(job: Job, units: Iterable[int]) -> int:

@@ -371,11 +371,11 @@ def per_device(
     trivial = kept + total_weight(job, modelled)
     start_weight = placed_weight(job.units, start.pods)
     if outcome.assignment is None or weight + kept < start_weight:
-        told = judge(stats, start_weight, bound, trivial, source)
+        told = judge(start_weight, bound, trivial, source)
         stats["fallback"] = start_name
         return PlanOutcome(proven_pods(start.pods, told.status, job), NAME, stats, verdict=told)
     stats.pop("fallback", None)
-    told = judge(stats, weight + kept, bound, trivial, source)
+    told = judge(weight + kept, bound, trivial, source)
     pods = _decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
     return PlanOutcome(proven_pods(pods, told.status, job), NAME, stats, verdict=told)
 

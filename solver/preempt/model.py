@@ -875,7 +875,6 @@ def _decode(
     # the verdict of the plan returned: pods joined by a shared claim count each with its own weight
     told = verdict(outcome.weight, None, "every stage of the preemption model proven", proven=proven)
     outcome.stats.update(stats)
-    outcome.stats["status"] = told.status.value
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
     if moved:  # verified beside the pending pods (node resources, devices), then split off
@@ -1006,7 +1005,6 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     ]
     told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
     stats: Stats = {
-        "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
         "candidates": len(s.victims),
