@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dra_solver.cpsat import SearchStatus, StageStatus
 from dra_solver.planners.bounds import verdict
 from dra_solver.planning.outcome import Status, Verdict
 
@@ -92,13 +93,13 @@ def test_the_literal_finder_finds_one() -> None:
     assert sorted(_status_literals(tree)) == [1, 2]
 
 
-def _status_comparisons(tree: ast.AST) -> tuple[list[int], list[int]]:
-    """Lines that compare with a plan status: as text (the statuses' words), as `Status.X`."""
+def _status_comparisons(tree: ast.AST, words: set[str] = STATUS_WORDS) -> tuple[list[int], list[int]]:
+    """Lines that compare with a plan status: as text (the statuses' `words`), as `Status.X`."""
     text, member = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             parts = list(ast.walk(node))
-            if any(isinstance(c, ast.Constant) and c.value in STATUS_WORDS for c in parts):
+            if any(isinstance(c, ast.Constant) and c.value in words for c in parts):
                 text.append(node.lineno)
             elif any(
                 isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "Status"
@@ -116,7 +117,7 @@ proven plan; `cli.plan.whatif_lines` words each status."""
 def test_no_module_compares_a_plan_status_as_text_nor_reads_it_its_own_way() -> None:
     """A comparison with OPTIMAL elsewhere would judge again, or read the status its own way:
     the summary, table, report and JSON read the verdict, the code that acts on a proven plan
-    calls `planning.outcome.proven`. The stage statuses of a search are `cpsat`'s constants."""
+    calls `planning.outcome.proven`. The stage statuses of a search are `cpsat.StageStatus`."""
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
         name = str(path.relative_to(ROOT))
@@ -179,3 +180,16 @@ def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says
     assert (cut.verdict.status, cut.verdict.cut_short) == (Status.PARTITIONED, True)
     whole = PlanOutcome(placed, "cpsat", {}, verdict=before)
     assert checked(whole, before) is whole
+
+
+def test_no_module_compares_a_search_or_stage_status_as_text() -> None:
+    """A CP-SAT search's and a stage's statuses are enums (`cpsat.SearchStatus`,
+    `cpsat.StageStatus`), so no module compares one as text: `out.status == "INFEASIBLE"` would
+    silently never hold after a rename, and a stage's OPTIMAL is not a plan's."""
+    words = {s.value for s in (*StageStatus, *SearchStatus)}
+    found = []
+    for path in sorted((ROOT / "solver").rglob("*.py")):
+        text, _ = _status_comparisons(ast.parse(path.read_text()), words)
+        found += [f"{path.relative_to(ROOT)}:{n}" for n in text]
+    assert found == []
+    assert _status_comparisons(ast.parse('x = out.status == "INFEASIBLE"'), words) == ([1], [])

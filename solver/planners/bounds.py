@@ -6,7 +6,7 @@ It is said here only, when the realized plan reaches a bound that holds for ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from ..api.cluster import Cluster
@@ -87,12 +87,6 @@ def aggregated_status(objective: int, proven: bool) -> Status:
     when every component reached its bound (`proven`), before the expansion to devices, whose
     plan gets its own verdict (`judge`)."""
     return verdict(objective, None, "the aggregated model's components", proven=proven).status
-
-
-def model_bound(status: Mapping[str, str], bounds: Mapping[str, int], stage: str, value: int) -> int | None:
-    """A proven bound of a CP-SAT stage's optimum (`cpsat.CpsatOutcome`): its `value` when
-    the stage was proven optimal, else CP-SAT's bound of it (None: none known)."""
-    return value if status.get(stage) == Status.OPTIMAL else bounds.get(stage)
 
 
 def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:

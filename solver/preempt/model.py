@@ -46,7 +46,7 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
+from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, hint_with
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
@@ -453,7 +453,7 @@ def _by_ceiling(
         return None, c, built
     _, status_of, value_of = first
     spent = value_of[DTIME] / 1000
-    if apply and status_of["pdb_violations"] in (OPTIMAL, FIXED):
+    if apply and status_of["pdb_violations"] in (StageStatus.OPTIMAL, StageStatus.FIXED):
         got, spent = _ceilings(s, opts, c, pods, value_of["pdb_violations"], spent, CEILING_SHARE)
         if not isinstance(got, str):
             return got
@@ -754,7 +754,7 @@ def _opts(job: Job) -> Options:
     return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit, deadline=job.deadline)
 
 
-Stages = tuple[list[int], dict[str, str], dict[str, int]]
+Stages = tuple[list[int], dict[str, StageStatus], dict[str, int]]
 """`_stages`' answer: the solution, each stage's status and value."""
 
 
@@ -794,7 +794,7 @@ def _stages(
     best = run.solution()
     status_of = dict(run.status)
     for name in (*STAGES, *lits.order):
-        status_of.setdefault(name, NOT_RUN)
+        status_of.setdefault(name, StageStatus.NOT_RUN)
     value_of = dict(run.values)
     value_of[DTIME] = round(used * 1000)
     return (best, status_of, value_of) if best is not None else None
@@ -807,7 +807,7 @@ def _decode(
     forms: list[Any],
     evicted: list[int],
     chosen: dict[int, tuple[int, str, Problem, Assignment]],
-    stage_status: dict[str, str],
+    stage_status: dict[str, StageStatus],
     model: str,
     stage_value: dict[str, int],
     moved: dict[int, tuple[int, str, Problem, Assignment]] | None = None,
@@ -859,7 +859,7 @@ def _decode(
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = stages_proven(stage_status)
     stats: Stats = {
-        "stage_status": dict(stage_status),
+        "stage_status": {k: v.value for k, v in stage_status.items()},
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
         "candidates": len(s.victims),
