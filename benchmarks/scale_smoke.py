@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import verdict_info
-from benchmarks.workloads import _claim
+from benchmarks.workloads import resource_claim
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = "gpu.example.com"
@@ -164,7 +164,7 @@ def _claim_template(
     name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The claim `benchmarks.workloads` would write, as a ResourceClaimTemplate."""
-    claim = _claim(name, requests, constraints)
+    claim = resource_claim(name, requests, constraints)
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
