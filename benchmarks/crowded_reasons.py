@@ -58,7 +58,7 @@ def run(
         "reasons_wall": round(spent["wall"], 1),
         "reasons_cpu": round(spent["cpu"], 1),
         "placed": out.placed,
-        "status": out.stats.get("status"),
+        "status": None if out.verdict is None else out.verdict.status.value,
         "load1": round(os.getloadavg()[0], 1),
     }
     words = {p.name: [p.node, p.reason, dict(p.node_reasons)] for p in out.pods}

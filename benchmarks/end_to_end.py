@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks import verdict_info
 from benchmarks import workloads as w
 from benchmarks.node_resources import cpu_bound
 from dra_solver import Cluster, plan
@@ -59,7 +60,7 @@ def main() -> None:
     t1, c1 = time.perf_counter(), time.process_time()
     out = plan(cluster, allocator=allocator, **({"feature_gates": gates} if gates else {}))
     t2, c2 = time.perf_counter(), time.process_time()
-    s = out.stats
+    s = {**out.stats, **verdict_info(out)}
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(
         f"{name} {allocator}: load {t1 - t0:.1f} s, plan {t2 - t1:.1f} s (cpu {c2 - c1:.1f} s) "

@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.workloads import GPU, _claim, _class, _node
+from benchmarks.workloads import GPU, _class, _node, resource_claim
 
 SIZE = f'device.attributes["{GPU}"].size'
 WHOLE = [{"cel": {"expression": f'{SIZE} == "whole"'}}]
@@ -112,7 +112,7 @@ def gangs(
         objs += [_node(node), _gpu_slice(node, gpus_per_node, n % 2 == 0)]
         held = rng.randint(0, min(4, gpus_per_node))
         if held:
-            running = _claim(
+            running = resource_claim(
                 f"running-{node}",
                 [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": held, "selectors": WHOLE}}],
             )
@@ -144,7 +144,7 @@ def gangs(
                         {"name": "half", "deviceClassName": "gpu", "selectors": HALF},
                     ],
                 }
-            objs += [_claim(f"{pod}-gpus", [request]), _pod(pod, f"{pod}-gpus", name)]
+            objs += [resource_claim(f"{pod}-gpus", [request]), _pod(pod, f"{pod}-gpus", name)]
     return objs, shapes
 
 

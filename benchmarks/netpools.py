@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import verdict_info
+
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = "test-driver.cdi.k8s.io"
 LABEL = "node-with-dra"
@@ -230,7 +232,8 @@ def point(nodes: int, allocator: str = "cpsat", time_limit: float = 60.0) -> dic
         "load_seconds": round(t1 - t0, 2),
         "plan_seconds": round(t2 - t1, 2),
         "plan_cpu_seconds": round(c2 - c1, 2),
-        **{k: s.get(k) for k in ("status", "objective", "bound", "gap", "aggregated", "reference_placed")},
+        **{k: v for k, v in verdict_info(out).items() if k != "bound_from"},
+        **{k: s.get(k) for k in ("aggregated", "reference_placed")},
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
 

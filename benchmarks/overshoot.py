@@ -146,7 +146,7 @@ def library_point(name: str, seconds: float) -> dict[str, Any]:
         "cut_short": bool(out.stats.get("cut_short_by_timeout")),
         "placed": out.placed,
         "pods": len(out.pods),
-        "status": out.stats.get("status"),
+        "status": None if out.verdict is None else out.verdict.status.value,
         "checked": not ({v.message for v in check_cluster(after, gates_)} - before),
     }
 

@@ -232,7 +232,7 @@ def batch_info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
     return {
         "weight": out.weight,
         "placed": sum(p.placed for p in out.pods),
-        "status": out.stats["status"],
+        "status": out.verdict.status.value,
         "stage_status": out.stats.get("stage_status"),
         "model": out.stats.get("preempt_model"),
         "deterministic_s": out.stats.get("deterministic_s"),

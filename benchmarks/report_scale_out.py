@@ -48,10 +48,10 @@ def _one(config: str, nodes: int, pods: int, k: int, scen_dir: str) -> dict[str,
         o = plan(cluster, time_limit=120, partitions=parts, executor=executor)
         out = {
             "placed": o.placed,
-            "objective": o.stats.get("objective"),
-            "bound": o.stats.get("bound"),
-            "gap": o.stats.get("gap"),
-            "status": o.stats.get("status"),
+            "objective": o.weight,
+            "bound": None if o.verdict is None else o.verdict.bound,
+            "gap": None if o.verdict is None else o.verdict.gap,
+            "status": None if o.verdict is None else o.verdict.status.value,
         }
     out["seconds"] = round(time.perf_counter() - start, 1)
     if executor is not None:

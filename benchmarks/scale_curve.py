@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import verdict_info
+
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 5_000, 10_000, 25_000, 50_000)
 """Pods per point; nodes are a fifth of them (the issue's 50,000 pods / 10,000 nodes)."""
@@ -65,7 +67,7 @@ def point(pods: int, allocator: str, time_limit: float = TIME_LIMIT, shape: str 
     c3 = _cpu()
     out = plan(cluster, allocator=allocator, time_limit=time_limit)
     t4, c4 = time.perf_counter(), _cpu()
-    s = out.stats
+    s = {**out.stats, **verdict_info(out)}
     keys = (
         "reference_placed",
         "first_fit_seconds",

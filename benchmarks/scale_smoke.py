@@ -39,7 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.workloads import _claim
+from benchmarks import verdict_info
+from benchmarks.workloads import resource_claim
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = "gpu.example.com"
@@ -163,7 +164,7 @@ def _claim_template(
     name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The claim `benchmarks.workloads` would write, as a ResourceClaimTemplate."""
-    claim = _claim(name, requests, constraints)
+    claim = resource_claim(name, requests, constraints)
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
@@ -316,7 +317,8 @@ def point(features: frozenset[str], nodes: int, seed: int, time_limit: float = 1
         "placed": out.placed,
         "plan_cpu_seconds": round(cpu, 2),
         "plan_seconds": round(wall, 2),
-        **{k: s.get(k) for k in ("status", "objective", "bound", "gap", "aggregated", "reference_placed")},
+        **{k: v for k, v in verdict_info(out).items() if k != "bound_from"},
+        **{k: s.get(k) for k in ("aggregated", "reference_placed")},
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
 

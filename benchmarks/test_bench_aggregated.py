@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import verdict_info
 from benchmarks.workloads import numa_gpu_nic, shared_gpus, sized_claims
 from dra_solver import Options
 from dra_solver.api.cluster import Cluster
@@ -77,7 +78,7 @@ def test_aggregated_plan(benchmark, case: str) -> None:
     benchmark.group = GROUP
     out = benchmark.pedantic(lambda: improve(cluster, limit), rounds=1, iterations=1)
     keys = ("status", "objective", "bound", "gap", "pod_classes", "node_classes", "columns")
-    info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
+    info: dict[str, Any] = {k: {**out.stats, **verdict_info(out)}.get(k) for k in keys}
     info["placed"] = out.placed
     info["load"] = round(os.getloadavg()[0], 1)
     if case.startswith("b"):

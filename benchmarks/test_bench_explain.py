@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchmarks.workloads import GPU, _claim, _class, _gpus, _node, _slice
+from benchmarks.workloads import GPU, _class, _gpus, _node, _slice, resource_claim
 from dra_solver import Cluster, why
 
 NODES, GPUS = 1000, 8
@@ -48,12 +48,12 @@ def explain_fleet(nodes: int = NODES) -> list[dict[str, Any]]:
             gpus = [_gpu(i, model, i // 4) for i in range(GPUS)]
         objs += [node, _slice(f"{name}-gpu", GPU, name, gpus)]
         if kind == 1:  # GPUs 0 and 4 held: no NUMA node keeps 4 free H100s
-            held = _claim(f"held-{name}", _gpus(2))
+            held = resource_claim(f"held-{name}", _gpus(2))
             pool = f"{name}-gpu"
             results = [{"request": "gpu", "driver": GPU, "pool": pool, "device": f"gpu-{i}"} for i in (0, 4)]
             held["status"] = {"allocation": {"devices": {"results": results}}}
             objs.append(held)
-    train = _claim(
+    train = resource_claim(
         "train",
         [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 4, "selectors": [SELECTOR]}}],
         [{"matchAttribute": f"{GPU}/numa"}],

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import verdict_info
 from benchmarks.gang_workloads import gangs, gangs_placed
 from dra_solver import plan
 from dra_solver.api.cluster import Cluster
@@ -41,7 +42,8 @@ def test_gangs(benchmark, case: str, allocator: str) -> None:
         lambda: plan(cluster, allocator=allocator, time_limit=TIME_LIMIT), rounds=1, iterations=1
     )
     info: dict[str, Any] = {
-        k: out.stats.get(k) for k in ("status", "objective", "bound", "gap", "cpsat_status", "aggregated")
+        k: {**out.stats, **verdict_info(out)}.get(k)
+        for k in ("status", "objective", "bound", "gap", "cpsat_status", "aggregated")
     }
     info.update(
         {

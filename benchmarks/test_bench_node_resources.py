@@ -40,6 +40,6 @@ def test_cpu_bound_plan(benchmark, case: tuple[str, Cluster], allocator: str) ->
             "cpus": 32 * len(cluster.nodes),
             "status": out.stats.get("cpsat_status", "first fit"),
             "fallback": out.stats.get("fallback"),
-            "bound": out.stats.get("bound"),
+            "bound": None if out.verdict is None else out.verdict.bound,
         }
     )

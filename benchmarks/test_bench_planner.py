@@ -35,6 +35,6 @@ def test_plan(benchmark, cluster: Cluster, allocator: str) -> None:
             "gpus_placed": sum(
                 len(c.status.allocation.devices.results) for p in out.pods if p.node for c in p.claims
             ),
-            "status": out.stats.get("status", "first fit"),
+            "status": "first fit" if out.verdict is None else out.verdict.status.value,
         }
     )

@@ -19,6 +19,7 @@ import os
 import random
 from typing import Any
 
+from benchmarks import verdict_info
 from benchmarks.workloads import GPU, _class, _gpus, _node, _slice
 from dra_solver import NodeTemplate, plan
 from dra_solver.api.cluster import Cluster
@@ -113,7 +114,7 @@ def test_whatif(benchmark) -> None:
         "aggregated",
         "reference_placed",
     )
-    info: dict[str, Any] = {k: out.stats.get(k) for k in keys}
+    info: dict[str, Any] = {k: {**out.stats, **verdict_info(out)}.get(k) for k in keys}
     info.update(
         {
             "pods": len(out.pods),

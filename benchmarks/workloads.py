@@ -38,9 +38,12 @@ def _slice(
     }
 
 
-def _claim(
+def resource_claim(
     name: str, requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
+    """A ResourceClaim `default/name` of `requests` (and `constraints`): the claim builder of
+    every benchmark workload (public: `scale_smoke`, `gang_workloads` and the explain
+    benchmark build theirs with it)."""
     devices: dict[str, Any] = {"requests": requests}
     if constraints:
         devices["constraints"] = constraints
@@ -100,7 +103,7 @@ def one_big_claim(gpus: int = 8) -> list[dict[str, Any]]:
     return [
         _class("gpu", GPU),
         _slice("node-1-gpu", GPU, "node-1", devs),
-        _claim("train", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}]),
+        resource_claim("train", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": gpus}}]),
     ]
 
 
@@ -120,7 +123,7 @@ def shared_memory(claims: int = 100, devices: int = 16, seed: int = 7) -> list[d
     for c in range(claims):
         amount = rng.choice([10, 15, 20, 25, 30, 35, 40])
         objs.append(
-            _claim(
+            resource_claim(
                 f"job-{c:03d}",
                 [
                     {
@@ -150,9 +153,9 @@ def numa_alignment(gpus: int = 8, nics: int = 8) -> list[dict[str, Any]]:
         for i in range(gpus)
         if i % 4 != 3 and i >= 4
     ]
-    old = _claim("old", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": len(busy)}}])
+    old = resource_claim("old", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": len(busy)}}])
     old["status"] = {"allocation": {"devices": {"results": busy}}}
-    claim = _claim(
+    claim = resource_claim(
         "aligned",
         [
             {
@@ -208,7 +211,7 @@ def hard_list_match(devices: int = 64, requests: int = 32, values: int = 47) -> 
     return [
         _class("gpu", GPU),
         _slice("node-1-gpu", GPU, "node-1", devs),
-        _claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}]),
+        resource_claim("wide", reqs, [{"matchAttribute": f"{GPU}/links"}]),
     ]
 
 
@@ -225,7 +228,9 @@ def pods_over_nodes(
     for p in range(pods):
         count = rng.choice([1, 2, 3, 5, 6])
         objs.append(
-            _claim(f"job-{p:03d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}])
+            resource_claim(
+                f"job-{p:03d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}]
+            )
         )
     return objs
 
@@ -266,7 +271,7 @@ def upstream_5000(
     ResourceClaimTemplate."""
     objs: list[dict[str, Any]] = [_class("gpu", GPU), *_gpu_nodes(nodes, devices)]
     if not template:
-        objs.extend(_claim(f"claim-{p:05d}", _gpus(1)) for p in range(pods))
+        objs.extend(resource_claim(f"claim-{p:05d}", _gpus(1)) for p in range(pods))
         return objs
     objs.append(
         {
@@ -311,7 +316,7 @@ def sized_claims(
         taken = rng.randint(0, gpus_per_node) if held else 0
         if taken:
             request = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": taken}}
-            old = _claim(f"running-{n}", [request])
+            old = resource_claim(f"running-{n}", [request])
             which = sorted(rng.sample(range(gpus_per_node), taken)) if scattered else range(taken)
             results = [
                 {"request": "gpu", "driver": GPU, "pool": f"node-{n}-gpu", "device": f"gpu-{i}"}
@@ -322,7 +327,9 @@ def sized_claims(
     for c in range(claims):
         count = rng.choice(sizes)
         objs.append(
-            _claim(f"job-{c:04d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}])
+            resource_claim(
+                f"job-{c:04d}", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}]
+            )
         )
     return objs
 
@@ -348,7 +355,7 @@ def shared_gpus(
     for c in range(claims):
         amount = rng.choice([10, 20, 30, 40, 50, 60, 70])
         request = {"deviceClassName": "gpu", "capacity": {"requests": {"memory": f"{amount}Gi"}}}
-        objs.append(_claim(f"job-{c:04d}", [{"name": "gpu", "exactly": request}]))
+        objs.append(resource_claim(f"job-{c:04d}", [{"name": "gpu", "exactly": request}]))
     return objs
 
 
@@ -383,7 +390,7 @@ def numa_gpu_nic(nodes: int = 1000, claims: int = 4000, seed: int = 12) -> list[
             {"name": "nic", "exactly": nic},
         ]
         match = [{"requests": ["gpu", "nic"], "matchAttribute": TOPOLOGY}]
-        objs.append(_claim(f"job-{c:04d}", requests, match))
+        objs.append(resource_claim(f"job-{c:04d}", requests, match))
     return objs
 
 

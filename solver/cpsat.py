@@ -41,6 +41,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 # The statuses come from the solver's extension; `cp_model` (which imports pandas: half a
@@ -73,13 +74,39 @@ PREFERENCE_FACTOR = 4.0
 """A preference stage may use this multiple of its first slice."""
 
 
+class StageStatus(StrEnum):
+    """A stage's status (`Lexicographic.status`, `CpsatOutcome.stage_status`). A stage's, not a
+    plan's: what a plan may claim is said by `planners.bounds.verdict` only (`planning.outcome.
+    Status`, a floor above). An enum so that no module compares a stage's status as text."""
+
+    OPTIMAL = "OPTIMAL"
+    """Proven optimal (or reached: the caller proved its optimum)."""
+    FEASIBLE = "FEASIBLE"
+    """The best value found; its bound not proven."""
+    FIXED = "FIXED"
+    """Nothing to optimise: a constant, or set by the model's mode."""
+    NOT_RUN = "NOT_RUN"
+    """The budget (or the deadline, or a stop request) came first."""
+
+
+class SearchStatus(StrEnum):
+    """A CP-SAT search's status (`CpsatOutcome.status`): every stage proven (OPTIMAL), a
+    solution with some stage not proven or not run (FEASIBLE), proven without an allocation
+    (INFEASIBLE), or no solution within the budget (UNKNOWN). Not a plan's status either."""
+
+    OPTIMAL = "OPTIMAL"
+    FEASIBLE = "FEASIBLE"
+    INFEASIBLE = "INFEASIBLE"
+    UNKNOWN = "UNKNOWN"
+
+
 @dataclass(frozen=True)
 class CpsatOutcome:
     """What one CP-SAT call found."""
 
     assignment: Assignment | None
     """claim -> placements in upstream result order; None when no solution was found."""
-    status: str
+    status: SearchStatus
     """OPTIMAL (every stage proven), FEASIBLE (a solution, some stage not proven or not run),
     INFEASIBLE (proven: no allocation), UNKNOWN (no solution within the budget)."""
     placed: int
@@ -91,7 +118,7 @@ class CpsatOutcome:
     model_stats: dict[str, int] = field(default_factory=dict)
     """variables, constraints, groups, grouped_devices, symmetry_classes, stages_solved
     (CP-SAT calls, slices included)."""
-    stage_status: dict[str, str] = field(default_factory=dict)
+    stage_status: dict[str, StageStatus] = field(default_factory=dict)
     """Stage name -> OPTIMAL (proven), FEASIBLE (best found, bound not proven), FIXED (set by
     the mode or constant: nothing to optimise) or NOT_RUN (budget spent first)."""
     deterministic_time: float = 0.0
@@ -105,6 +132,11 @@ class CpsatOutcome:
     cut_short: bool = False
     """The explicit deadline passed before the search was done: the answer depends on the
     machine's speed (a status is still OPTIMAL only where proven)."""
+
+    def proven_bound(self, stage: str, value: int) -> int | None:
+        """A proven bound of `stage`'s optimum: its `value` (of the solution returned) when the
+        stage was proven optimal, else CP-SAT's bound of it (None: none known)."""
+        return value if self.stage_status.get(stage) == StageStatus.OPTIMAL else self.stage_bound.get(stage)
 
 
 def solve(
@@ -154,7 +186,7 @@ def solve(
         for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
             m.cp.add_hint(var, val)
     status = _staged(run, levels, hinted=hint is not None)
-    best = run.best if status in (OPTIMAL, FEASIBLE) else None
+    best = run.best if status in (SearchStatus.OPTIMAL, SearchStatus.FEASIBLE) else None
     assignment = None if best is None else decode(m, lambda v: int(best.value(v)))
     chosen = {} if best is None else nodes.decode_nodes(m, lambda v: int(best.value(v)))
     return CpsatOutcome(
@@ -172,7 +204,7 @@ def solve(
     )
 
 
-def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> str:
+def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> SearchStatus:
     """The per-device model's stages (module docstring): the required ones in order, then the
     preferences in bounded slices. Returns the call's status: OPTIMAL (every stage proven),
     FEASIBLE, INFEASIBLE or UNKNOWN (no solution)."""
@@ -188,32 +220,24 @@ def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> str:
         if run.best is not None:
             prefer = prefer[1:]
         elif run.last_status == CpSolverStatus.INFEASIBLE:  # no bound added yet: the model is
-            return INFEASIBLE
+            return SearchStatus.INFEASIBLE
         else:
-            run.status[prefer[0].name] = NOT_RUN
+            run.status[prefer[0].name] = StageStatus.NOT_RUN
     failed = run.required(required) if required else run.feasible()
     if run.best is None:
-        return INFEASIBLE if failed == CpSolverStatus.INFEASIBLE else UNKNOWN
-    if all(run.status[lv.name] != NOT_RUN for lv in required):
+        return SearchStatus.INFEASIBLE if failed == CpSolverStatus.INFEASIBLE else SearchStatus.UNKNOWN
+    if all(run.status[lv.name] != StageStatus.NOT_RUN for lv in required):
         required_work = run.time_limit - run.budget
         share = min(run.budget, PREFERENCE_SHARE * run.time_limit)
         first = max(PREFERENCE_MIN, required_work)
         for lv in prefer:
             share -= run.preference(lv, min(share, PREFERENCE_FACTOR * first), first)
-    return OPTIMAL if proven(run.status) else FEASIBLE
+    return SearchStatus.OPTIMAL if proven(run.status) else SearchStatus.FEASIBLE
 
 
-OPTIMAL, FEASIBLE, FIXED, NOT_RUN = "OPTIMAL", "FEASIBLE", "FIXED", "NOT_RUN"
-"""A stage's status (`Lexicographic.status`): proven optimal; the best found, its bound not
-proven; nothing to optimise (a constant, set by the mode, or proven by the caller); the
-budget was spent first. A stage's (and a search's, `CpsatOutcome.status`, with INFEASIBLE and
-UNKNOWN), not a plan's: what a plan may claim is said by `planners.bounds.verdict` only."""
-INFEASIBLE, UNKNOWN = "INFEASIBLE", "UNKNOWN"
-
-
-def proven(status: Mapping[str, str]) -> bool:
+def proven(status: Mapping[str, StageStatus]) -> bool:
     """Whether every stage of a lexicographic search is proven (OPTIMAL or FIXED)."""
-    return all(v in (OPTIMAL, FIXED) for v in status.values())
+    return all(v in (StageStatus.OPTIMAL, StageStatus.FIXED) for v in status.values())
 
 
 @dataclass(frozen=True)
@@ -262,7 +286,7 @@ class Lexicographic:
         self.last_status: cp_model.CpSolverStatus = CpSolverStatus.UNKNOWN
         self.calls = 0
         self.bounds: dict[str, int] = {}
-        self.status = {lv.name: FIXED if lv.fixed else NOT_RUN for lv in levels}
+        self.status = {lv.name: StageStatus.FIXED if lv.fixed else StageStatus.NOT_RUN for lv in levels}
         self.values = {lv.name: lv.expr for lv in levels if isinstance(lv.expr, int)}
         """Stage -> its value when it was solved (or reached, or its constant)."""
 
@@ -284,24 +308,26 @@ class Lexicographic:
             if lv.fixed:
                 continue
             if lv.name in reached:
-                self.status[lv.name], self.values[lv.name] = OPTIMAL, reached[lv.name]
+                self.status[lv.name], self.values[lv.name] = StageStatus.OPTIMAL, reached[lv.name]
                 self.fix(lv, reached[lv.name])
                 continue
             if interrupt.requested() or self.budget <= 0 or passed(self.deadline):
-                self.status[lv.name] = NOT_RUN
+                self.status[lv.name] = StageStatus.NOT_RUN
                 if self.best is not None:
                     continue
             status = self.call(lv, self.budget)
             if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
                 if self.best is None:
                     return status
-                self.status[lv.name] = NOT_RUN
+                self.status[lv.name] = StageStatus.NOT_RUN
                 break
             self.take()
             self._record_bound(lv)
             self.values[lv.name] = self.value(lv)
             self.fix(lv, self.values[lv.name])
-            self.status[lv.name] = OPTIMAL if status == CpSolverStatus.OPTIMAL else FEASIBLE
+            self.status[lv.name] = (
+                StageStatus.OPTIMAL if status == CpSolverStatus.OPTIMAL else StageStatus.FEASIBLE
+            )
             if lv.name == upto:
                 break
         return None
@@ -341,13 +367,15 @@ class Lexicographic:
             self.take()
             self.values[lv.name] = new
             self.fix(lv, new)
-            self.status[lv.name] = OPTIMAL if status == CpSolverStatus.OPTIMAL else FEASIBLE
+            self.status[lv.name] = (
+                StageStatus.OPTIMAL if status == CpSolverStatus.OPTIMAL else StageStatus.FEASIBLE
+            )
             if status == CpSolverStatus.OPTIMAL or new == value:
                 break
             value = new
-        if self.status[lv.name] == NOT_RUN and value is not None:
+        if self.status[lv.name] == StageStatus.NOT_RUN and value is not None:
             self.fix(lv, value)  # the incumbent's value: later stages must not lose it
-            self.status[lv.name] = FEASIBLE if used > 0 else NOT_RUN
+            self.status[lv.name] = StageStatus.FEASIBLE if used > 0 else StageStatus.NOT_RUN
         return used
 
     def call(self, lv: Level | None, det_time: float, tie_break: bool = False) -> cp_model.CpSolverStatus:
@@ -383,7 +411,7 @@ class Lexicographic:
         caller met a bound valid for every solution: `planners.bounds.reaches`)."""
         self.best = self.last = solver
         self.values[lv.name] = value
-        self.status[lv.name] = OPTIMAL if proven else FEASIBLE
+        self.status[lv.name] = StageStatus.OPTIMAL if proven else StageStatus.FEASIBLE
 
     def take(self) -> None:
         """The last call's solution becomes the best and the hint of the next call."""

@@ -127,7 +127,7 @@ def test_a_single_node_keeps_the_per_device_model_and_reports_its_bound() -> Non
     objs = [device_class("gpu"), *_gpu_nodes(["a"]), *jobs]
     out, _ = _run(Cluster.from_objects(objs), None, ["a"], "always")
     assert str(out.stats["aggregated"]).startswith("no: fewer than two nodes")
-    assert (out.placed, out.stats["status"], out.stats["bound"], out.stats["gap"]) == (1, "OPTIMAL", 1, 0)
+    assert (out.placed, out.verdict.status, out.verdict.bound, out.verdict.gap) == (1, "OPTIMAL", 1, 0)
 
 
 def _run(
@@ -155,7 +155,7 @@ def test_sized_claims_reach_the_count_optimum() -> None:
         if used + s <= 48:
             best, used = best + 1, used + s
     assert out.stats["aggregated"] == "yes"
-    assert (out.placed, out.stats["status"], out.stats["bound"]) == (best, "OPTIMAL", best)
+    assert (out.placed, out.verdict.status, out.verdict.bound) == (best, "OPTIMAL", best)
 
 
 @st.composite
@@ -214,11 +214,11 @@ def test_aggregated_plan_places_the_per_device_optimum_and_passes_the_checker(ca
         _verify_sequential(cluster, agg, gates)
     else:
         _verify_nodes(cluster, agg, nodes, gates)
-    both = agg.stats["status"] == "OPTIMAL" and exact.stats.get("cpsat_status") == "OPTIMAL"
+    both = agg.verdict.status == "OPTIMAL" and exact.stats.get("cpsat_status") == "OPTIMAL"
     event("both proven" if both else "not both proven")
     if both:
         assert agg.weight == exact.weight, (agg.stats, exact.stats)
-        assert agg.stats["bound"] == agg.stats["objective"]
+        assert agg.verdict.bound == agg.weight
 
 
 def _verify_sequential(cluster: Cluster, out: PlanOutcome, gates: FeatureGates) -> None:
@@ -244,7 +244,7 @@ def test_blocked_nodes_split_node_classes_and_are_never_used() -> None:
     out = Cpsat().improve(job, first)
     assert out.stats["aggregated"] == "yes" and out.stats["node_classes"] == 2
     assert all(p.node != "b" for p in out.pods[:4])
-    assert (out.placed, out.stats["status"]) == (6, "OPTIMAL")
+    assert (out.placed, out.verdict.status) == (6, "OPTIMAL")
     _verify_nodes(cluster, out, ["a", "b", "c"], FeatureGates())
 
 

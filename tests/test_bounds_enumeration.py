@@ -240,9 +240,9 @@ def test_bound_covers_every_sequential_plan_and_optimal_is_the_best(seed: int) -
             out = plan(cluster, None, nodes, **opts)
         else:
             out = plan(cluster, pods, nodes, priorities=prios, **opts)
-        s = out.stats
-        assert s["objective"] == out.weight, (mode, s)
+        s = out.verdict
+        assert s is not None and s.objective == out.weight, (mode, s)
         assert out.weight <= best, (mode, s, best)  # the plan is one of upstream's histories
-        assert s["bound"] >= best, (mode, s, best)
-        if s["status"] == "OPTIMAL":
+        assert s.bound is not None and s.bound >= best, (mode, s, best)
+        if s.status == "OPTIMAL":
             assert out.weight == best, (mode, s, best)

@@ -63,11 +63,11 @@ def test_plan_summary_names_allocator_status_bound_and_first_fit(tmp_path: Path)
 
 
 def test_plan_summary_reports_the_verdicts_bound_and_gap() -> None:
-    """Status, bound and gap come from the plan's verdict (whatever the stats' own entries
-    say), the objective from the pods; a search's own status (`cpsat_status`) and lexicographic
+    """Status, bound and gap come from the plan's verdict (the stats hold none of them), the
+    objective from the pods; a search's own status (`cpsat_status`) and lexicographic
     objective are not the plan's: without a verdict the line claims nothing."""
     pods = [PodPlan("a", "n", [], placed=True), PodPlan("b", None, [], "no")]
-    stats: Stats = {"status": "OPTIMAL", "objective": 1, "bound": 1, "gap": 0, "reference_placed": 1}
+    stats: Stats = {"reference_placed": 1}
     assert plan_summary(PlanOutcome(pods, "cpsat", stats, verdict=verdict(1, 2, "model")), 1.26) == (
         "placed 1 of 2 pods (cpsat, status FEASIBLE, objective 1, bound 2, gap 1, "
         "first fit placed 1), planned in 1.3 s"

@@ -219,7 +219,7 @@ def test_aggregated_model_places_a_gang_that_fits_whole() -> None:
     objs += gpu_pod("lone", 1)
     cluster = Cluster.from_objects(objs)
     out = cpsat_with(cluster, "always")
-    assert out.stats["aggregated"] == "yes" and out.stats["status"] == "OPTIMAL"
+    assert out.stats["aggregated"] == "yes" and out.verdict.status == "OPTIMAL"
     assert sum(placed(out)[f"worker-{i}"] is not None for i in range(3)) == 3
     assert placed(out)["lone"] is None
     verify(cluster, out)
@@ -285,7 +285,7 @@ def test_aggregated_and_per_device_models_place_the_same_gangs_weight(
     for out in (agg, exact):
         verify(cluster, out)
         assert check_gangs(cluster, [p.pod for p in out.pods if p.placed and p.pod is not None]) == []
-    if agg.stats["status"] == exact.stats["status"] == "OPTIMAL":
+    if agg.verdict.status == exact.verdict.status == "OPTIMAL":
         assert agg.weight == exact.weight
         assert len(gangs_run(agg)) == len(gangs_run(exact))  # which ones may differ on ties
 

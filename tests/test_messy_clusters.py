@@ -236,7 +236,7 @@ def test_the_python_api_holds_the_pod_with_its_reason(
     assert {n: (got[n].node if got[n].placed else None) for n in clean} == clean
     assert case.pod is not None and not got[case.pod].placed
     assert case.reason in (got[case.pod].reason or "")
-    assert outcome.stats["pods"] == len(clean) + 1
+    assert len(outcome.pods) == len(clean) + 1
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.pod is not None], ids=lambda c: c.name)

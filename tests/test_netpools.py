@@ -42,7 +42,8 @@ def test_twenty_nodes_plan_the_proven_optimum_over_pools() -> None:
     out = plan(Cluster.from_objects(netpools(20)), allocator="cpsat", time_limit=10)
     s = out.stats
     assert out.placed == optimum(20) == 40
-    assert (s["status"], s["objective"], s["bound"], s["gap"]) == ("OPTIMAL", 40, 40, 0)
+    told = out.verdict
+    assert told is not None and (told.status, told.objective, told.bound, told.gap) == ("OPTIMAL", 40, 40, 0)
     assert str(s["pooled"]).startswith("yes: 20 network-attached pools")
     assert s["pool_nodes"] == 20 and s["pod_classes"] == 1 and s["node_classes"] == 1
     assert s["reference_placed"] == 20  # first fit takes both big partitions of a pool per claim
@@ -60,12 +61,12 @@ def test_pools_already_in_use_count() -> None:
     """Upstream's init claims hold one big partition per pool: one claim per pool fits."""
     out = plan(Cluster.from_objects(netpools(6, held=True)), allocator="cpsat", time_limit=10)
     assert out.placed == optimum(6, held=True) == 6
-    assert out.stats["status"] == "OPTIMAL" and "pooled" in out.stats
+    assert out.verdict.status == "OPTIMAL" and "pooled" in out.stats
 
 
 def test_all_nodes_pools_are_the_same_shape() -> None:
     out = plan(Cluster.from_objects(netpools(5, all_nodes=True)), allocator="cpsat", time_limit=10)
-    assert out.placed == 10 and out.stats["status"] == "OPTIMAL" and "pooled" in out.stats
+    assert out.placed == 10 and out.verdict.status == "OPTIMAL" and "pooled" in out.stats
 
 
 def test_first_fit_builds_one_problem_per_world_not_per_node_and_pod(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,7 +118,7 @@ def test_node_resources_that_may_bind_are_relaxed_beside_the_nodes() -> None:
     assert str(pooled(_job(objs), None)).startswith("node resources may bind")
     out = plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=5)
     assert "beside the real ones" in str(out.stats["pooled"])
-    assert out.placed == 4 and out.stats["status"] == "OPTIMAL"  # four pod slots: the plan fills them
+    assert out.placed == 4 and out.verdict.status == "OPTIMAL"  # four pod slots: the plan fills them
 
 
 def test_the_reference_places_as_upstream_does() -> None:

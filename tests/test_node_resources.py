@@ -534,7 +534,7 @@ def test_aggregated_and_per_device_models_place_the_same_weight_under_cpu_limits
     exact = Cpsat().improve(replace(job, models=PER_DEVICE_ONLY), first)
     assert agg.weight >= first.weight and exact.weight >= first.weight
     event(f"aggregated: {str(agg.stats.get('aggregated'))[:20]}")
-    if agg.stats.get("status") == "OPTIMAL" and exact.stats.get("status") == "OPTIMAL":
+    if getattr(agg.verdict, "status", None) == getattr(exact.verdict, "status", None) == "OPTIMAL":
         assert agg.weight == exact.weight
     for out in (agg, exact):
         placed = [(cluster.pod(p.name), p.node, frozenset()) for p in out.pods if p.placed and p.node]

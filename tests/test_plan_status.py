@@ -46,14 +46,14 @@ def test_pods_sharing_a_claim_count_each_with_its_own_weight() -> None:
     assert {p.name: p.placed for p in out.pods} == {"default/a": True, "default/b": True, "default/c": False}
     assert [p.priority for p in out.pods] == [1, 1, 2]  # each pod keeps its own priority
     assert out.weight == 4
-    assert out.stats["objective"] == 4 and out.stats["status"] == "OPTIMAL"
-    assert out.stats["bound"] == 4
+    assert out.weight == 4 and out.verdict.status == "OPTIMAL"
+    assert out.verdict.bound == 4
 
 
 def test_readme_example_objective_counts_every_placed_pod() -> None:
     out = plan(Cluster.from_paths([ROOT / "docs/examples/cluster-dump.yaml"]))
     assert out.placed == 7
-    assert out.stats["objective"] == out.weight == sum(claim_weight(p.priority) for p in out.pods if p.placed)
+    assert out.weight == out.weight == sum(claim_weight(p.priority) for p in out.pods if p.placed)
     assert out.weight == 7
 
 
@@ -74,10 +74,11 @@ def test_all_mode_shares_placed_one_by_one_as_together() -> None:
     cluster = Cluster.from_objects([device_class("gpu"), resource_slice("gpus", gpus), *claims])
     out = plan(cluster, [[f"c{i}"] for i in range(5)], ["node-1"])
     s = out.stats
-    assert out.placed == 2 and s["objective"] == 2
+    told = out.verdict
+    assert out.placed == 2 and told.objective == 2
     assert "fallback" not in s
-    assert s["status"] == "FEASIBLE"
-    assert s["bound"] == 5 and s["gap"] == 3
+    assert told.status == "FEASIBLE"
+    assert told.bound == 5 and told.gap == 3
 
 
 def test_the_aggregated_budget_is_work_not_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,11 +181,11 @@ def test_first_fit_placing_every_pod_is_optimal_without_a_model(monkeypatch: Any
     _no_model(monkeypatch)
     cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}", priority=i) for i in range(3))])
     out = plan(cluster)
-    s = out.stats
+    s, told = out.stats, out.verdict
     assert out.placed == 3
-    assert s["status"] == "OPTIMAL" and s["gap"] == 0
-    assert s["objective"] == s["bound"] == sum(claim_weight(i) for i in range(3))
-    assert s["bound_from"] == COMPLETE
+    assert told.status == "OPTIMAL" and told.gap == 0
+    assert told.objective == told.bound == sum(claim_weight(i) for i in range(3))
+    assert told.bound_from == COMPLETE
     assert str(s["aggregated"]).startswith("no: first fit placed every pod")
 
 
@@ -200,10 +201,10 @@ def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: 
         _gpu_pod("fits-2"),
     ]
     out = plan(Cluster.from_objects([*_gpu_nodes(4), *pods]))
-    s = out.stats
+    told = out.verdict
     assert {p.name for p in out.pods if p.placed} == {"default/fits-1", "default/fits-2"}
-    assert s["status"] == "OPTIMAL" and s["bound"] == s["objective"] == 2 * claim_weight(0)
-    assert s["bound_from"] == COMPLETE
+    assert told.status == "OPTIMAL" and told.bound == told.objective == 2 * claim_weight(0)
+    assert told.bound_from == COMPLETE
     assert all(p.reason for p in out.pods if not p.placed)
 
 
@@ -212,9 +213,9 @@ def test_a_small_job_first_fit_completed_still_runs_the_model() -> None:
     preferences after the weight, which first fit does not: it runs although first fit
     placed every pod."""
     cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}") for i in range(3))])
-    s = plan(cluster).stats
-    assert s["bound_from"] != COMPLETE and "cpsat_status" in s
-    assert s["status"] == "OPTIMAL" and s["bound"] == 3 * claim_weight(0)
+    out = plan(cluster)
+    assert out.verdict.bound_from != COMPLETE and "cpsat_status" in out.stats
+    assert out.verdict.status == "OPTIMAL" and out.verdict.bound == 3 * claim_weight(0)
 
 
 def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
@@ -226,11 +227,11 @@ def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
     monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
     out = plan(cluster)
-    s = out.stats
+    s, told = out.stats, out.verdict
     assert out.placed == 2
-    assert s["bound_from"] != COMPLETE
+    assert told.bound_from != COMPLETE
     assert not str(s.get("aggregated", "")).startswith("no: first fit placed every pod")
-    assert s["status"] == "OPTIMAL" and s["bound"] == 2 * claim_weight(0)
+    assert told.status == "OPTIMAL" and told.bound == 2 * claim_weight(0)
 
 
 def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
@@ -240,9 +241,9 @@ def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
 
     monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
-    job_stats = plan(cluster).stats
-    assert job_stats["bound_from"] != COMPLETE
-    assert job_stats["status"] == "OPTIMAL" and job_stats["bound"] == claim_weight(0)
+    told = plan(cluster).verdict
+    assert told.bound_from != COMPLETE
+    assert told.status == "OPTIMAL" and told.bound == claim_weight(0)
 
 
 def _gpu_fleet(nodes: int, pods: int, extra: list[dict[str, Any]]) -> Cluster:
@@ -265,7 +266,7 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
 
     cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
     with_first = plan(cluster)
-    assert with_first.stats["status"] == "OPTIMAL" and with_first.stats["reference_placed"] == 12
+    assert with_first.verdict.status == "OPTIMAL" and with_first.stats["reference_placed"] == 12
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("first fit ran although the model proved its plan optimal")
@@ -274,7 +275,7 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
     monkeypatch.setattr(FirstFit, "plan", refuse)
     out = plan(cluster)
     s = out.stats
-    assert s["status"] == "OPTIMAL" and s["objective"] == s["bound"] == with_first.stats["objective"]
+    assert out.verdict.status == "OPTIMAL" and out.verdict.objective == out.verdict.bound == with_first.weight
     assert "reference_placed" not in s and str(s["first_fit"]).startswith("not run")
     assert all(p.reason for p in out.pods if not p.placed)
 
@@ -317,7 +318,7 @@ def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any)
     out = plan(_gpu_fleet(6, 20, []))
     assert firsts[0] is None and len(firsts) == 2 and firsts[1] is not None  # again, after first fit
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
 
 
 def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> None:
@@ -338,7 +339,7 @@ def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> Non
     out = plan(_gpu_fleet(6, 20, []))
     assert calls == [None]
     assert out.stats["aggregated"] == "no: does not apply, for the test"
-    assert out.stats["reference_placed"] == 12 and out.stats["status"] == "OPTIMAL"
+    assert out.stats["reference_placed"] == 12 and out.verdict.status == "OPTIMAL"
 
 
 def test_an_interrupt_during_the_model_before_first_fit_keeps_its_plan(monkeypatch: Any) -> None:

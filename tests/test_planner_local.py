@@ -126,7 +126,7 @@ def test_a_higher_priority_pod_takes_room_lower_ones_held(monkeypatch: pytest.Mo
     assert first.placed == 4
     out = planner.update(add=add)
     fresh = plan(planner.cluster, **OPTS)
-    assert fresh.stats["status"] == "OPTIMAL"
+    assert fresh.verdict.status == "OPTIMAL"
     assert plain.weight < fresh.weight == out.weight
     assert out.pod("default/big-00000").placed and out.stats["local_gain"] == fresh.weight - plain.weight
     assert out.stats["moved"] == 0
@@ -145,7 +145,7 @@ def test_room_a_removal_releases_is_packed_again(monkeypatch: pytest.MonkeyPatch
     assert not first.pod("default/big-00000").placed and first.placed == 4
     out = planner.update(remove=[gone])
     fresh = plan(planner.cluster, **OPTS)
-    assert fresh.stats["status"] == "OPTIMAL"
+    assert fresh.verdict.status == "OPTIMAL"
     assert plain.weight < fresh.weight == out.weight
     assert out.pod("default/big-00000").placed
     left = [p for p in out.pods if not p.placed]
@@ -239,8 +239,8 @@ def test_status_is_not_optimal_by_the_step_alone() -> None:
     planner = Planner(cluster, **OPTS)
     planner.plan()
     out = planner.update(add=add)
-    assert out.stats["status"] == ("OPTIMAL" if out.weight == out.stats["bound"] else "FEASIBLE")
-    assert out.stats["bound"] >= out.weight
+    assert out.verdict.status == ("OPTIMAL" if out.weight == out.verdict.bound else "FEASIBLE")
+    assert out.verdict.bound >= out.weight
 
 
 def test_a_held_placement_takes_its_room_in_the_first_fit_run() -> None:
@@ -309,7 +309,7 @@ def test_the_step_is_skipped_where_no_node_can_hold_more_weight(monkeypatch: pyt
     out = planner.update(remove=[gone])
     assert always.stats["local_nodes"] == out.stats["local_nodes"] >= 2
     assert always.stats["local_gain"] == 0 and not _skipped(always)
-    assert out.stats["status"] == "FEASIBLE"  # the update missed its bound: the step was due
+    assert out.verdict.status == "FEASIBLE"  # the update missed its bound: the step was due
     assert _skipped(out) and _signature(out) == _signature(always)
 
 

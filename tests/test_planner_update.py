@@ -63,7 +63,7 @@ def test_plan_is_a_fresh_plan_with_its_bound() -> None:
     out = planner.plan()
     fresh = plan(cluster, **OPTS)
     assert _signature(out) == _signature(fresh)
-    assert out.stats["bound"] == fresh.stats["bound"] and out.stats["moved"] == 0
+    assert out.verdict.bound == fresh.verdict.bound and out.stats["moved"] == 0
     _valid(planner, out)
 
 
@@ -104,7 +104,7 @@ def test_freed_room_takes_new_pods_without_moving_others() -> None:
     out = planner.update(add=add, remove=[("Pod", "default", gone.name.split("/")[1])])
     assert out.placed == 4 and out.stats["moved"] == 0
     assert out.pod("default/new-00000").node == gone.node
-    assert out.stats["status"] == "OPTIMAL"  # every pod placed: the total weight is reached
+    assert out.verdict.status == "OPTIMAL"  # every pod placed: the total weight is reached
     _valid(planner, out)
 
 
@@ -168,11 +168,11 @@ def test_no_optimal_by_inheritance(monkeypatch: pytest.MonkeyPatch) -> None:
         objs += _sized(pod_of(i, rng), 4)
     planner = Planner(Cluster.from_objects(objs), **OPTS)
     first = planner.plan()
-    assert first.stats["status"] == "OPTIMAL" and first.placed == 2
+    assert first.verdict.status == "OPTIMAL" and first.placed == 2
     out = planner.update(add=_sized(pod_of(0, rng, prefix="more"), 4))
     assert out.placed == 2
-    assert out.stats["status"] == "FEASIBLE"
-    assert out.stats["bound"] == first.stats["bound"] + claim_weight(0)
+    assert out.verdict.status == "FEASIBLE"
+    assert out.verdict.bound == first.verdict.bound + claim_weight(0)
 
 
 def test_update_proves_optimal_when_the_fresh_bound_is_reached() -> None:
@@ -185,7 +185,7 @@ def test_update_proves_optimal_when_the_fresh_bound_is_reached() -> None:
     planner = Planner(Cluster.from_objects(objs), **OPTS)
     planner.plan()
     out = planner.update(add=_sized(pod_of(0, rng, prefix="more"), 4))
-    assert out.placed == 2 and out.stats["status"] == "OPTIMAL" and out.stats["moved"] == 0
+    assert out.placed == 2 and out.verdict.status == "OPTIMAL" and out.stats["moved"] == 0
 
 
 @pytest.mark.parametrize("kind", ["Pod", "ResourceClaim", "Node", "ResourceSlice"])
@@ -407,10 +407,10 @@ def test_update_against_fresh_plans(seed: int) -> None:
         _valid(planner, out)
         first_fit = plan(planner.cluster, allocator="reference", **OPTS)
         fresh = plan(planner.cluster, **OPTS)
-        bound = int(out.stats["bound"])  # type: ignore[call-overload]
+        bound = int(out.verdict.bound)  # type: ignore[call-overload]
         assert first_fit.weight <= out.weight <= bound
         assert fresh.weight <= bound
-        if fresh.stats["status"] == "OPTIMAL" and out.stats["status"] == "OPTIMAL":
+        if fresh.verdict.status == "OPTIMAL" and out.verdict.status == "OPTIMAL":
             assert out.weight == fresh.weight
 
 
@@ -444,7 +444,7 @@ def test_no_chained_bound_with_pods_judged_strictly() -> None:
         out = planner.update(add=pod_of(1, random.Random(6), prefix="more"))
     finally:
         monkey.undo()
-    assert out.stats["bound"] == sum(claim_weight(p.priority) for p in out.pods)
+    assert out.verdict.bound == sum(claim_weight(p.priority) for p in out.pods)
 
 
 def test_a_cluster_subclass_with_extra_fields_is_updated() -> None:

@@ -38,7 +38,7 @@ def test_the_lowest_highest_priority_wins_over_fewer_victims() -> None:
     out = plan_preempt(c)
     assert _node(out, "p") == "n2"
     assert _evicted(out) == ["b", "c"]
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
     assert out.summary == "evicts 2 pods (highest priority 5, 0 PDB violations)"
 
 

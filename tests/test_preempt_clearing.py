@@ -51,7 +51,7 @@ def test_the_bound_proves_the_fewest_moves_on_a_fragmented_cluster(seed: int) ->
     d = defrag_cluster(100, seed)
     out = plan_preempt(Cluster.from_objects(docs(d)), allow_moves=True, time_limit=60, seed=seed)
     base = consolidate(d)
-    assert out.stats["status"] == "OPTIMAL" and out.placed == len(d.pending) == len(base.placed)
+    assert out.verdict.status == "OPTIMAL" and out.placed == len(d.pending) == len(base.placed)
     assert not out.victims
     assert out.stats["moves_bound"] == len(out.moves) and out.stats["moves_gap"] == 0
     assert len(out.moves) <= len(base.moves)

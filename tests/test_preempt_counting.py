@@ -28,7 +28,7 @@ def test_the_counting_model_proves_the_per_device_models_optimum(seed: int) -> N
     by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
     assert by_counts.stats["preempt_model"] == "counts"
     assert by_devices.stats["preempt_model"] == "devices"
-    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 
@@ -77,7 +77,7 @@ def test_merged_kinds_prove_the_tuple_of_kinds_by_weight(seed: int) -> None:
     merged = solve_setting(setting(cluster, None, None, opts), opts, model="counts")
     apart = solve_setting(setting(cluster, None, None, opts), opts, model="counts-by-weight")
     assert apart.stats["kinds_merged"] is False
-    assert merged.stats["status"] == apart.stats["status"] == "OPTIMAL"
+    assert merged.verdict.status == apart.verdict.status == "OPTIMAL"
     assert _model_tuple(merged) == _model_tuple(apart)
 
 
@@ -133,7 +133,7 @@ def test_the_lowest_highest_priority_comes_before_fewer_victims_in_the_ceiling_s
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
     assert out.stats["preempt_model"] == "counts" and out.stats["kinds_merged"] is True
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
     assert sorted(v.name for v in out.victims) == ["default/b", "default/c"]
     assert out.pod("default/p").node == "n2"
 
@@ -143,7 +143,7 @@ def test_a_pending_pod_that_fits_without_evictions_evicts_nobody_in_the_ceiling_
     cluster = build({"n1": 2, "n2": 2}, [Running("a", "n1", 0, (0, 1))], [Pending("p", 100, 2)])
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
-    assert out.stats["status"] == "OPTIMAL" and out.victims == [] and out.pod("default/p").node == "n2"
+    assert out.verdict.status == "OPTIMAL" and out.victims == [] and out.pod("default/p").node == "n2"
 
 
 def test_fewer_budget_violations_come_before_a_lower_ceiling() -> None:
@@ -160,7 +160,7 @@ def test_fewer_budget_violations_come_before_a_lower_ceiling() -> None:
     )
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
-    assert out.stats["kinds_merged"] is True and out.stats["status"] == "OPTIMAL"
+    assert out.stats["kinds_merged"] is True and out.verdict.status == "OPTIMAL"
     assert [v.name for v in out.victims] == ["default/b"] and out.stats["pdb_violations"] == 0
 
 
@@ -178,6 +178,6 @@ def test_a_budget_violation_the_plan_cannot_avoid_is_found_by_the_second_ceiling
     )
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
-    assert out.stats["kinds_merged"] is True and out.stats["status"] == "OPTIMAL"
+    assert out.stats["kinds_merged"] is True and out.verdict.status == "OPTIMAL"
     assert [v.name for v in out.victims] == ["default/a"] and out.stats["pdb_violations"] == 1
     assert out.stats["stage_status"]["highest_priority"] == "OPTIMAL"

@@ -74,7 +74,7 @@ def test_the_counting_model_with_two_gpu_models_proves_the_per_device_models_opt
     by_counts, by_devices = _both(cluster)
     assert by_counts.stats["preempt_model"] == "counts"
     assert by_devices.stats["preempt_model"] == "devices"
-    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 
@@ -117,5 +117,5 @@ def test_requests_that_may_take_overlapping_device_sets_stay_on_the_counting_mod
     opts = Options.of(None)
     out = solve_setting(setting(cluster, None, None, opts), opts)
     by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
-    assert out.stats["preempt_model"] == "counts" and out.stats["status"] == "OPTIMAL"
+    assert out.stats["preempt_model"] == "counts" and out.verdict.status == "OPTIMAL"
     assert _model_tuple(out) == _model_tuple(by_devices) and out.placed == 2

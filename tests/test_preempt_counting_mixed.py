@@ -29,7 +29,7 @@ def _both(docs: list[dict[str, Any]], moves: bool) -> tuple[PreemptOutcome, Pree
     by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts, model="counts")
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts, model="devices")
     assert by_counts.stats["preempt_model"] == "counts"
-    assert by_devices.stats["status"] == "OPTIMAL"
+    assert by_devices.verdict.status == "OPTIMAL"
     return by_counts, by_devices
 
 
@@ -56,7 +56,7 @@ def _racked(seed: int) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("seed", range(CASES))
 def test_topology_gangs_on_the_counting_model_prove_the_per_device_optimum(seed: int, moves: bool) -> None:
     by_counts, by_devices = _both(_racked(seed), moves)
-    assert by_counts.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 
@@ -110,7 +110,7 @@ def test_nodes_whose_devices_differ_stay_on_the_counting_model_and_prove_its_opt
     seed: int, moves: bool
 ) -> None:
     by_counts, by_devices = _both(_mixed(seed), moves)
-    assert by_counts.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 
@@ -148,7 +148,7 @@ def test_dra_served_extended_resources_stay_on_the_counting_model_and_prove_its_
     seed: int, moves: bool, advertised: int
 ) -> None:
     by_counts, by_devices = _both(_served(seed, advertised), moves)
-    assert by_counts.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
     placed = [p for p in by_counts.pods if p.placed]
     assert all(bool(p.extended) == (p.node != "n0" or not advertised) for p in placed), placed

@@ -40,7 +40,7 @@ def test_the_counting_model_with_moves_proves_the_per_device_models_optimum(seed
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
     assert by_counts.stats["preempt_model"] == "counts"
     assert by_devices.stats["preempt_model"] == "devices"
-    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 
@@ -111,7 +111,7 @@ def test_both_paths_moves_on_counts_where_a_node_differs() -> None:
         s = setting(Cluster.from_objects(_overlapping_docs()), None, None, opts, allow_moves=True)
         out = solve_setting(s, opts, model=model)
         assert out.stats["preempt_model"] == ("counts" if model == "auto" else "devices")
-        assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
+        assert out.verdict.status == "OPTIMAL" and out.placed == 2 and not out.victims
         assert sorted(m.name for m in out.moves) == ["default/a", "default/b"]
     out = plan_preempt(Cluster.from_objects(_constrained_docs()), allow_moves=True)
     assert out.stats["preempt_model"] == "devices" and out.placed == 1
@@ -188,7 +188,7 @@ def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) 
     opts = Options.of(None, time_limit=10)
     by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
-    assert by_counts.stats["status"] == by_devices.stats["status"] == "OPTIMAL"
+    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
 

@@ -134,7 +134,7 @@ def test_the_batch_plan_is_the_exhaustive_optimum_and_never_worse_than_upstream(
     cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     outcome = plan_preempt(cluster, time_limit=10)
     got = _model_tuple(outcome)
-    assert outcome.stats["status"] == "OPTIMAL", outcome.stats
+    assert outcome.verdict.status == "OPTIMAL", outcome.stats
     assert got == exhaustive(nodes, running, pending, pdbs, gangs), cluster_docs(
         nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs
     )

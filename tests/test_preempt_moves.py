@@ -43,7 +43,7 @@ def test_two_pods_move_and_the_8_gpu_job_fits() -> None:
     alone = plan_preempt(c)
     assert sorted(_evicted(alone)) == ["default/a", "default/b"] and not alone.moves
     out = plan_preempt(c, allow_moves=True)
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
     assert out.placed == 1 and _evicted(out) == []
     assert sorted(m[0] for m in _moves(out)) == ["default/a", "default/b"]
     assert all(frm == "n2" and to in ("n0", "n1") for _, frm, to in _moves(out))

@@ -150,7 +150,7 @@ def test_the_plan_with_moves_is_the_exhaustive_optimum(seed: int) -> None:
     nodes, running, pending, pdbs, gangs = generate(seed)
     cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     outcome = plan_preempt(cluster, allow_moves=True, time_limit=10)
-    assert outcome.stats["status"] == "OPTIMAL", outcome.stats
+    assert outcome.verdict.status == "OPTIMAL", outcome.stats
     assert _model_tuple(outcome) == exhaustive(nodes, running, pending, pdbs, gangs), cluster_docs(
         nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs
     )

@@ -98,7 +98,7 @@ def test_the_batch_plan_answers_the_same_single_pod_question(case: dict[str, Any
     ref = reference_preempt(c)
     want = case["expect"]
     preemptor = out.pod(f"default/{case['pending']['name']}")
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
     assert preemptor.placed is (want["node"] is not None)
     assert _criteria(out) == ref.criteria, case["case"]
     if case["model"] == "same":

@@ -134,7 +134,7 @@ def test_expansion_decides_each_pattern_once_and_passes_the_checker(monkeypatch:
     objs = [device_class("gpu"), *_gpu_nodes([f"n{i:02d}" for i in range(30)], gpus=8)]
     objs += [claim(f"j{i:03d}", [request("gpu", count=(1, 2, 4, 8)[i % 4])]) for i in range(120)]
     out = plan(Cluster.from_objects(objs), time_limit=5.0)  # every plan returned passed the checker
-    assert out.stats["aggregated"] == "yes" and out.stats["status"] == "OPTIMAL"
+    assert out.stats["aggregated"] == "yes" and out.verdict.status == "OPTIMAL"
     assert 0 < len(calls) < 30  # a search per (node class, pattern), not per node
     assert out.placed == sum(1 for p in out.pods if p.placed) and out.placed > 30
 
@@ -145,7 +145,7 @@ def test_shared_crowded_reasons_are_those_of_a_pass_per_pod(monkeypatch: pytest.
     shared = plan(cluster, time_limit=30.0)
     monkeypatch.setattr(Solo, "key", lambda self, unit: None)  # every pod on its own
     alone = plan(cluster, time_limit=30.0)
-    assert shared.stats["status"] == alone.stats["status"] == "OPTIMAL"
+    assert shared.verdict.status == alone.verdict.status == "OPTIMAL"
     assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
     left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
     assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)

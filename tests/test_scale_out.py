@@ -140,11 +140,12 @@ def test_split_is_seeded_and_covers_everything() -> None:
 def test_partitioned_plans_pass_the_checker(k: int) -> None:
     cluster = _cluster(claims=60, seed=k)
     outcome = plan(cluster, time_limit=5, partitions=k)
-    stats = outcome.stats
-    assert stats["partitions"] == k and stats["objective"] <= stats["bound"]
-    assert stats["gap"] == stats["bound"] - stats["objective"]
+    told = outcome.verdict
+    assert told is not None and told.objective == outcome.weight
+    assert outcome.stats["partitions"] == k and told.bound is not None and told.objective <= told.bound
+    assert told.gap == told.bound - told.objective
     one = plan(cluster, time_limit=5)
-    assert one.stats["objective"] <= stats["bound"]  # the bound is the unpartitioned one
+    assert one.weight <= told.bound  # the bound is the unpartitioned one
     by_node: dict[str, list[Any]] = {}
     for p in outcome.pods:
         if p.placed:

@@ -11,7 +11,7 @@ from preempt_cases import Pending, Running, build
 
 from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster
-from dra_solver.cpsat import FEASIBLE, FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, proven, solve
+from dra_solver.cpsat import Level, Lexicographic, StageStatus, proven, solve
 from dra_solver.gates import FeatureGates
 from dra_solver.preempt import plan_preempt
 from dra_solver.problem.build import build_problem
@@ -58,7 +58,11 @@ def test_each_stage_is_fixed_before_the_next() -> None:
     run = Lexicographic(cp, levels, 5.0, 0, None)
     assert run.required(levels) is None
     assert run.values == {"x": 3, "constant": 7, "y": 0}
-    assert run.status == {"x": OPTIMAL, "constant": FIXED, "y": OPTIMAL} and proven(run.status)
+    assert run.status == {
+        "x": StageStatus.OPTIMAL,
+        "constant": StageStatus.FIXED,
+        "y": StageStatus.OPTIMAL,
+    } and proven(run.status)
 
 
 def test_a_reached_stage_is_fixed_without_a_solve() -> None:
@@ -66,14 +70,14 @@ def test_a_reached_stage_is_fixed_without_a_solve() -> None:
     run = Lexicographic(cp, levels, 5.0, 0, None)
     assert run.required(levels, reached={"x": 1}) is None
     assert run.calls == 1 and run.values == {"x": 1, "constant": 7, "y": 2}
-    assert run.status == {"x": OPTIMAL, "constant": FIXED, "y": OPTIMAL}
+    assert run.status == {"x": StageStatus.OPTIMAL, "constant": StageStatus.FIXED, "y": StageStatus.OPTIMAL}
 
 
 def test_upto_stops_after_its_stage_and_feasible_asks_for_values_only() -> None:
     cp, levels = _model()
     run = Lexicographic(cp, levels, 5.0, 0, None)
     assert run.required(levels, upto="x") is None
-    assert run.calls == 1 and run.status["y"] == NOT_RUN and not proven(run.status)
+    assert run.calls == 1 and run.status["y"] == StageStatus.NOT_RUN and not proven(run.status)
     cp, levels = _model()
     run = Lexicographic(cp, levels, 5.0, 0, None)
     assert run.required(levels, reached={"x": 3, "y": 0}) is None and run.best is None
@@ -84,6 +88,6 @@ def test_a_spent_budget_leaves_the_later_stages_not_run() -> None:
     cp, levels = _model()
     run = Lexicographic(cp, levels, 5.0, 0, None, spent=5.0, floor=0.05)
     run.required(levels)  # the first stage still gets a call (`floor`): no solution exists yet
-    assert run.best is not None and run.status["y"] == NOT_RUN
+    assert run.best is not None and run.status["y"] == StageStatus.NOT_RUN
     assert not proven(run.status)
-    assert not proven({"x": OPTIMAL, "y": FEASIBLE})
+    assert not proven({"x": StageStatus.OPTIMAL, "y": StageStatus.FEASIBLE})

@@ -162,7 +162,7 @@ def test_a_check_cut_short_returns_no_unchecked_placement() -> None:
     assert out.stats[CUT_SHORT] is True
     assert out.placed == 0
     assert {p.reason for p in out.pods} >= {CHECK_CUT_SHORT}
-    assert out.stats.get("status") != "OPTIMAL" or out.stats.get("bound") == 0
+    assert out.verdict is None or out.verdict.status != "OPTIMAL" or out.verdict.bound == 0
 
 
 def test_a_run_cut_short_with_nothing_placed_prints_no_plan(

@@ -20,6 +20,7 @@ from dra_solver import Cluster, Planner, plan
 from dra_solver.planners.firstfit.batch import FirstFit
 from dra_solver.planners.policy import MODELS, Aggregated, Complete, Cpsat, PerDevice
 from dra_solver.planning.job import ModelVariant, Options, placed_weight
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
 
 CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "variant_cases.yaml").read_text())
@@ -43,10 +44,9 @@ def _cluster(case: dict[str, Any]) -> Cluster:
     return Cluster.from_objects([*case["cluster"], *case["pods"]])
 
 
-def _bound(stats: dict[str, object]) -> int:
-    bound = stats["bound"]
-    assert isinstance(bound, int)
-    return bound
+def _bound(out: PlanOutcome) -> int:
+    assert out.verdict is not None and isinstance(out.verdict.bound, int), out.stats
+    return out.verdict.bound
 
 
 def test_the_table_names_every_variant() -> None:
@@ -72,7 +72,7 @@ def test_each_variant_plans_the_optimum_or_says_why_not(case: dict[str, Any], va
     assert expected is None, f"{variant} planned although the case says: {expected}"
     weight = placed_weight(job.units, out.pods)
     assert weight == case["optimum"], out.stats
-    assert out.stats["status"] == "OPTIMAL" and _bound(out.stats) == case["optimum"], out.stats
+    assert out.verdict.status == "OPTIMAL" and _bound(out) == case["optimum"], out.stats
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
@@ -84,7 +84,7 @@ def test_first_fit_places_what_the_case_says(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_the_default_table_reaches_the_optimum(case: dict[str, Any]) -> None:
     out = plan(_cluster(case), time_limit=TIME_LIMIT)
-    assert out.weight == case["optimum"] and out.stats["status"] == "OPTIMAL", out.stats
+    assert out.weight == case["optimum"] and out.verdict.status == "OPTIMAL", out.stats
 
 
 @pytest.mark.parametrize("variant", ["aggregated-forced", "per-device"])
@@ -94,7 +94,7 @@ def test_a_table_given_in_the_options_is_the_one_used(case: dict[str, Any], vari
     why not, in `stats["aggregated"]`), and the plan reaches the optimum either way."""
     models = (VARIANTS[variant], PerDevice()) if variant != "per-device" else (PerDevice(),)
     out = plan(_cluster(case), time_limit=TIME_LIMIT, models=models)
-    assert out.weight == case["optimum"] and out.stats["status"] == "OPTIMAL", out.stats
+    assert out.weight == case["optimum"] and out.verdict.status == "OPTIMAL", out.stats
     said = str(out.stats["aggregated"])
     if variant == "per-device":
         assert said == "no: disabled"
@@ -105,8 +105,8 @@ def test_a_table_given_in_the_options_is_the_one_used(case: dict[str, Any], vari
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_partitions_place_no_more_than_the_optimum_and_bound_it(case: dict[str, Any]) -> None:
     out = plan(_cluster(case), time_limit=TIME_LIMIT, partitions=2)
-    assert out.weight <= case["optimum"] <= _bound(out.stats), out.stats
-    if out.stats["status"] == "OPTIMAL":
+    assert out.weight <= case["optimum"] <= _bound(out), out.stats
+    if out.verdict.status == "OPTIMAL":
         assert out.weight == case["optimum"]
 
 
@@ -117,6 +117,6 @@ def test_an_update_that_adds_the_pods_reaches_the_optimum_or_says_it_may_not(cas
     planner = Planner(Cluster.from_objects(case["cluster"]), time_limit=TIME_LIMIT)
     planner.plan()
     out = planner.update(add=case["pods"])
-    assert out.weight <= case["optimum"] <= _bound(out.stats), out.stats
-    if out.stats["status"] == "OPTIMAL":
+    assert out.weight <= case["optimum"] <= _bound(out), out.stats
+    if out.verdict.status == "OPTIMAL":
         assert out.weight == case["optimum"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dra_solver.cpsat import SearchStatus, StageStatus
 from dra_solver.planners.bounds import verdict
 from dra_solver.planning.outcome import Status, Verdict
 
@@ -47,14 +48,6 @@ def test_what_else_must_be_proven_is_proven() -> None:
     assert verdict(3, None, "stages", proven=False).gap is None
 
 
-def test_the_stats_entries_keep_their_order_and_plain_values() -> None:
-    """The verdict's entries of `PlanOutcome.stats`, in the order the JSON output prints them,
-    the status as its plain text (YAML and JSON writers see a str)."""
-    entries = verdict(4, 6, "model").stats()
-    assert list(entries) == ["status", "objective", "bound", "gap", "bound_from"]
-    assert type(entries["status"]) is str and entries["status"] == "FEASIBLE"
-
-
 STATUS_WORDS = {s.value for s in Status}
 
 
@@ -85,7 +78,7 @@ def _status_literals(tree: ast.AST) -> list[int]:
 
 
 def test_no_module_writes_a_plan_status_itself() -> None:
-    """Every plan status comes from `verdict` (`Verdict.stats`, `told.status`); a literal
+    """Every plan status comes from `verdict` (`told.status`); a literal
     OPTIMAL written into a plan's stats elsewhere would be a second judge."""
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
@@ -100,13 +93,13 @@ def test_the_literal_finder_finds_one() -> None:
     assert sorted(_status_literals(tree)) == [1, 2]
 
 
-def _status_comparisons(tree: ast.AST) -> tuple[list[int], list[int]]:
-    """Lines that compare with a plan status: as text (the statuses' words), as `Status.X`."""
+def _status_comparisons(tree: ast.AST, words: set[str] = STATUS_WORDS) -> tuple[list[int], list[int]]:
+    """Lines that compare with a plan status: as text (the statuses' `words`), as `Status.X`."""
     text, member = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             parts = list(ast.walk(node))
-            if any(isinstance(c, ast.Constant) and c.value in STATUS_WORDS for c in parts):
+            if any(isinstance(c, ast.Constant) and c.value in words for c in parts):
                 text.append(node.lineno)
             elif any(
                 isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "Status"
@@ -124,7 +117,7 @@ proven plan; `cli.plan.whatif_lines` words each status."""
 def test_no_module_compares_a_plan_status_as_text_nor_reads_it_its_own_way() -> None:
     """A comparison with OPTIMAL elsewhere would judge again, or read the status its own way:
     the summary, table, report and JSON read the verdict, the code that acts on a proven plan
-    calls `planning.outcome.proven`. The stage statuses of a search are `cpsat`'s constants."""
+    calls `planning.outcome.proven`. The stage statuses of a search are `cpsat.StageStatus`."""
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
         name = str(path.relative_to(ROOT))
@@ -139,10 +132,12 @@ def test_no_module_compares_a_plan_status_as_text_nor_reads_it_its_own_way() -> 
 
 def test_stats_is_the_typed_record() -> None:
     """`PlanOutcome.stats` holds only the keys `Stats` declares, on a plan, a first-fit plan,
-    a preemption, a what-if plan, an update and a partitioned plan."""
+    a preemption, a what-if plan, an update and a partitioned plan — diagnostics only: what a
+    plan claims (status, objective, bound, gap, bound_from) is its `verdict`, and its counts
+    are `PlanOutcome.placed` and `.pods`, never repeated in `stats` (one home each)."""
     from preempt_cases import Pending, Running, build
 
-    from dra_solver import Planner, plan
+    from dra_solver import NodeTemplate, Planner, plan
     from dra_solver.api.cluster import Cluster
     from dra_solver.planning.job import Options
     from dra_solver.planning.outcome import Stats
@@ -153,12 +148,17 @@ def test_stats_is_the_typed_record() -> None:
     runs = [plan(example, time_limit=2), plan(example, options=Options(allocator="reference"))]
     runs.append(plan_preempt(build({"n1": 2}, [Running("a", "n1", 1, (0, 1))], [Pending("p", 100, 2)])))
     runs.append(plan(example, time_limit=2, partitions=2))
+    node = example.nodes["gpu-example-1"]
+    template = NodeTemplate.of(node, [x for x in example.slices if x.spec.node_name == node.metadata.name])
+    runs.append(plan(example, time_limit=2, node_templates=[template]))
     planner = Planner(example, Options(time_limit=2))
     planner.plan()
     runs.append(planner.update([], []))
     for out in runs:
         assert set(out.stats) <= declared, set(out.stats) - declared
-    assert {"status", "cut_short_by_timeout", "stage_status", "local_status"} <= declared
+    assert all(out.verdict is not None for out in runs[:1] + runs[2:])  # first fit's (runs[1]) has none
+    assert {"cut_short_by_timeout", "stage_status", "local_status", "model_objective"} <= declared
+    assert not declared & {"status", "objective", "bound", "gap", "bound_from", "placed", "pods"}
 
 
 def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says_so() -> None:
@@ -172,7 +172,7 @@ def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says
     nothing = PlanOutcome([PodPlan("a", None, [], "cut short")], "cpsat", {"cut_short_by_timeout": True})
     got = checked(nothing, before)
     assert got.verdict == Verdict(Status.FEASIBLE, 0, 2, "model", 2, cut_short=True)
-    assert got.stats["status"] == "FEASIBLE"
+    assert got.verdict.status == "FEASIBLE"
     placed = [PodPlan("a", "n", [], placed=True), PodPlan("b", "n", [], placed=True)]
     parts = verdict(2, 2, "parts", partitioned=True)
     cut = checked(PlanOutcome(placed, "cpsat", {"cut_short_by_timeout": True}, verdict=parts), parts)
@@ -180,3 +180,16 @@ def test_a_plan_the_check_replaced_gets_its_own_verdict_and_a_cut_short_run_says
     assert (cut.verdict.status, cut.verdict.cut_short) == (Status.PARTITIONED, True)
     whole = PlanOutcome(placed, "cpsat", {}, verdict=before)
     assert checked(whole, before) is whole
+
+
+def test_no_module_compares_a_search_or_stage_status_as_text() -> None:
+    """A CP-SAT search's and a stage's statuses are enums (`cpsat.SearchStatus`,
+    `cpsat.StageStatus`), so no module compares one as text: `out.status == "INFEASIBLE"` would
+    silently never hold after a rename, and a stage's OPTIMAL is not a plan's."""
+    words = {s.value for s in (*StageStatus, *SearchStatus)}
+    found = []
+    for path in sorted((ROOT / "solver").rglob("*.py")):
+        text, _ = _status_comparisons(ast.parse(path.read_text()), words)
+        found += [f"{path.relative_to(ROOT)}:{n}" for n in text]
+    assert found == []
+    assert _status_comparisons(ast.parse('x = out.status == "INFEASIBLE"'), words) == ([1], [])

@@ -108,7 +108,7 @@ def test_whatif_adds_the_minimum_when_sizes_divide_the_node() -> None:
     assert out.placed == len(sizes)
     need = -(-sum(sizes) // 8) - 1  # one existing node
     assert out.stats["added"] == f"add {need} × gpu-8x"
-    assert out.stats["status"] == "OPTIMAL"
+    assert out.verdict.status == "OPTIMAL"
     assert [n.metadata.name for n in out.added_nodes] == [f"gpu-8x-{i}" for i in range(1, need + 1)]
 
 
@@ -128,7 +128,7 @@ def test_whatif_minimises_cost_second_equal_to_brute_force() -> None:
                 best = cost if best is None else min(best, cost)
         assert out.placed == len(sizes)
         assert out.stats["added_cost"] == best, sizes
-        assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == best, sizes
+        assert out.verdict.status == "OPTIMAL" and out.stats["cost_bound"] == best, sizes
 
 
 def known_minimum(deficit: int, big: tuple[int, int], small: tuple[int, int]) -> int:
@@ -154,7 +154,7 @@ def test_whatif_proves_the_known_minimum_on_generated_instances(seed: int) -> No
     out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
     assert out.placed == len(out.pods)
     assert out.stats["added_cost"] == known_minimum(deficit, (8, 10), (4, 6))
-    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"]
+    assert out.verdict.status == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"]
 
 
 def test_whatif_lists_every_maximal_pattern_when_the_lp_bound_is_not_met() -> None:
@@ -352,7 +352,7 @@ def test_a_gang_takes_the_aggregated_model_with_its_row() -> None:
     out = plan(in_gang(c), node_templates=kinds)
     assert out.stats["aggregated"] == "yes", out.stats
     assert out.placed == 4 and out.stats["added"] == "add 2 × mid"
-    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"] == 6
+    assert out.verdict.status == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"] == 6
 
 
 def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists(
@@ -366,11 +366,11 @@ def test_greedy_path_does_not_claim_optimal_when_a_cheaper_set_exists(
     weight, cost = true_optimum([2, 2, 2, 2], [], [(6, 4), (4, 3)])
     assert (weight, cost) == (4, 6)
     if out.stats["added_cost"] > cost:  # the greedy answer: not proven, and the bound is below
-        assert out.stats["status"] == "FEASIBLE"
+        assert out.verdict.status == "FEASIBLE"
     else:
-        assert out.stats["status"] == "OPTIMAL"
+        assert out.verdict.status == "OPTIMAL"
     assert out.stats["cost_bound"] <= cost <= out.stats["added_cost"]
-    assert out.stats["bound"] >= weight
+    assert out.verdict.bound >= weight
 
 
 def test_cli_prints_the_greedy_cost_bound(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -401,7 +401,7 @@ def test_default_cap_places_all_sixty_pods() -> None:
     out = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)])
     assert out.placed == 60
     assert out.stats["added"] == "add 20 × gpu-8x"
-    assert out.stats["status"] == "OPTIMAL" and out.stats["cost_bound"] == 20
+    assert out.verdict.status == "OPTIMAL" and out.stats["cost_bound"] == 20
     assert "whatif_cap" not in out.stats
     assert out.stats["whatif_caps"] == {"gpu-8x": 60}  # every pending pod may go on a copy
 
@@ -409,12 +409,12 @@ def test_default_cap_places_all_sixty_pods() -> None:
 def test_a_binding_cap_is_reported_with_the_pods_it_leaves_out() -> None:
     out = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)], max_new_nodes=10)
     assert out.placed == 40 and out.stats["added"] == "add 10 × gpu-8x"
-    assert out.stats["status"] == "OPTIMAL within the cap"
+    assert out.verdict.status == "OPTIMAL within the cap"
     assert out.stats["whatif_cap"] == (
         "cap reached: 10 × gpu-8x; 20 pods still unplaced; --max-new-nodes 20 places all"
     )
     again = plan(cluster(SIXTY), node_templates=[template("gpu-8x", 8)], max_new_nodes=20)
-    assert again.placed == 60 and again.stats["status"] == "OPTIMAL" and "whatif_cap" not in again.stats
+    assert again.placed == 60 and again.verdict.status == "OPTIMAL" and "whatif_cap" not in again.stats
 
 
 def test_a_cap_that_binds_on_cost_is_reported_with_the_cost() -> None:
@@ -424,7 +424,7 @@ def test_a_cap_that_binds_on_cost_is_reported_with_the_cost() -> None:
     out = plan(cluster([4, 4, 4, 4]), node_templates=kinds, max_new_nodes=2)
     assert out.placed == 4 and out.stats["added_cost"] == 9
     assert true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)]) == (4, 8)
-    assert out.stats["status"] == "OPTIMAL within the cap"
+    assert out.verdict.status == "OPTIMAL within the cap"
     assert out.stats["whatif_cap"] == (
         "cap reached: 2 × small; the same pods cost 8 instead of 9 with --max-new-nodes 4"
     )
@@ -483,10 +483,10 @@ def test_status_and_bounds_against_every_count_of_templates(
     out = plan(c, node_templates=[template(f"t{g}", g, cost=k) for g, k in kinds])
     weight, cost = true_optimum(sizes, existing, kinds)
     assert (path == "greedy") == ("greedy" in str(out.stats.get("aggregated"))), out.stats
-    assert out.placed <= weight <= out.stats["bound"], (sizes, kinds)
+    assert out.placed <= weight <= out.verdict.bound, (sizes, kinds)
     if out.placed == weight:
         assert out.stats["cost_bound"] <= cost <= out.stats["added_cost"], (sizes, kinds, out.stats)
-    if out.stats["status"] == "OPTIMAL":
+    if out.verdict.status == "OPTIMAL":
         assert (out.placed, out.stats["added_cost"]) == (weight, cost), (sizes, kinds, out.stats)
 
 
@@ -503,7 +503,7 @@ def test_first_fit_fallback_of_the_aggregated_path_claims_no_cost_proof(monkeypa
     monkeypatch.setattr(expansion, "aggregate", emptied)
     kinds = [template("big", 8, cost=5), template("small", 4, cost=2)]
     out = plan(cluster([4, 4, 4, 4]), node_templates=kinds)
-    assert out.placed == 4 and out.stats["status"] == "FEASIBLE" and out.stats["fallback"] == "first fit"
+    assert out.placed == 4 and out.verdict.status == "FEASIBLE" and out.stats["fallback"] == "first fit"
     _, cost = true_optimum([4, 4, 4, 4], [], [(8, 5), (4, 2)])
     assert out.stats["cost_bound"] == 0 <= cost <= out.stats["added_cost"]
 
@@ -528,5 +528,5 @@ def test_greedy_path_counts_pods_sharing_a_claim_each_with_its_own_weight() -> N
     out = plan(Cluster.from_objects(objs), node_templates=[template("gpu-1x", 1, cost=3)])
     assert "greedy" in str(out.stats["aggregated"]), out.stats  # a gang's pods share a claim
     assert out.placed == 2 and out.stats["added"] == "add 1 × gpu-1x"
-    assert (out.stats["objective"], out.stats["bound"], out.stats["cost_bound"]) == (2, 2, 3)
-    assert out.stats["status"] == "OPTIMAL", out.stats
+    assert (out.weight, out.verdict.bound, out.stats["cost_bound"]) == (2, 2, 3)
+    assert out.verdict.status == "OPTIMAL", out.stats

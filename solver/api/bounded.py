@@ -44,6 +44,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_OBJECT_CHARS",
     "BoundExceeded",
+    "CachedTags",
     "Loader",
     "compose_fast",
     "construct_tree",
@@ -263,38 +264,47 @@ def _mib(chars: int) -> str:
     return f"{chars / (1024 * 1024):.1f} MiB"
 
 
+class CachedTags:
+    """A resolver that remembers its answer per scalar, for libyaml's loader and dumper
+    (`FastLoader`; `api.load`'s fast dumper). libyaml asks the resolver for every node's tag
+    (and tells it every step down and up, for path resolvers): Python calls per node, a fifth
+    of the reading. Without path resolvers (each class using this asserts it has none) a
+    scalar's tag depends on its text and `implicit` alone, and a collection's is the default
+    one, so `resolve` remembers the one and returns the other, and the steps are skipped; an
+    input or output repeats its keys and values many times. Changes no tag. Put first in the
+    bases; `_resolved` (empty) is set by the class's `__init__`."""
+
+    _resolved: dict[tuple[Any, Any], str]
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not ScalarNode:
+            return Resolver.DEFAULT_MAPPING_TAG if kind is MappingNode else Resolver.DEFAULT_SEQUENCE_TAG
+        key = (value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            # the Resolver after this mixin in the class's bases
+            tag = self._resolved[key] = super().resolve(kind, value, implicit)  # type: ignore[misc]
+        return tag
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass  # no path resolvers: nothing to follow
+
+    def ascend_resolver(self) -> None:
+        pass
+
+
 if getattr(yaml, "__with_libyaml__", False):  # libyaml parses (iteratively, ~10x faster)
     from yaml._yaml import CParser
 
-    class FastLoader(CParser, SafeConstructor, Resolver):
-        """libyaml's parser and composer, the safe constructor: only for `compose_fast`.
-
-        libyaml's composer asks the resolver for every node's tag (and tells it every step
-        down and up, for path resolvers): Python calls per node, a fifth of the reading.
-        Without path resolvers (none are registered: asserted below) a tag depends on the
-        kind and the text alone, so `resolve` remembers it per scalar text and the steps are
-        skipped; an input repeats its keys and values many times. Changes no tag."""
+    class FastLoader(CachedTags, CParser, SafeConstructor, Resolver):
+        """libyaml's parser and composer, the safe constructor: only for `compose_fast`; the
+        resolver's answers remembered per scalar (`CachedTags`)."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
-            self._resolved: dict[tuple[Any, Any], str] = {}
-
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            if kind is not ScalarNode:
-                return Resolver.resolve(self, kind, value, implicit)
-            key = (value, implicit)
-            tag = self._resolved.get(key)
-            if tag is None:
-                tag = self._resolved[key] = Resolver.resolve(self, kind, value, implicit)
-            return tag
-
-        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-            pass  # no path resolvers: nothing to follow
-
-        def ascend_resolver(self) -> None:
-            pass
+            self._resolved = {}
 
     assert not FastLoader.yaml_path_resolvers  # what `resolve` and the resolvers above rely on
 

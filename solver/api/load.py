@@ -25,7 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError, ValidationErrors
 from .blockread import read_documents
-from .bounded import BoundExceeded, FastLoader, Loader, compose_fast, stop_reading_if_asked
+from .bounded import BoundExceeded, CachedTags, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .emit import block_yaml
 from .identity import dedupe
@@ -530,19 +530,18 @@ the 128 characters where the two emitters decide differently whether a key is si
 
 if hasattr(yaml, "CSafeDumper"):
 
-    class _FastDumper(yaml.CSafeDumper):
+    class _FastDumper(CachedTags, yaml.CSafeDumper):
         """libyaml's emitter with SafeRepresenter's nodes, made without its per-node dispatch.
 
         `represent_data` makes exactly the nodes SafeRepresenter makes for the exact types str,
         int, bool, None, dict and list (a dict or list met twice is the same node, which the
         serializer writes as an anchor and aliases); any other value goes to SafeRepresenter.
-        `resolve` remembers its answer per scalar: it depends on the value alone here (no path
-        resolvers), and an output repeats its keys and values many times; a collection's tag is
-        the default one (no path resolvers), so the resolver's path bookkeeping is skipped."""
+        The resolver's answers are remembered per scalar (`bounded.CachedTags`, as the fast
+        loader's)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._resolved: dict[tuple[str, Any], str] = {}
+            self._resolved = {}
 
         def represent_data(self, data: Any) -> Node:
             t = type(data)
@@ -573,21 +572,6 @@ if hasattr(yaml, "CSafeDumper"):
             if data is None:
                 return ScalarNode(_NULL, "null")
             return super().represent_data(data)
-
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            if kind is not ScalarNode:
-                return _MAP if kind is MappingNode else _SEQ
-            key = (value, implicit)
-            tag = self._resolved.get(key)
-            if tag is None:
-                tag = self._resolved[key] = super().resolve(kind, value, implicit)
-            return tag
-
-        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-            pass  # no path resolvers: nothing to follow
-
-        def ascend_resolver(self) -> None:
-            pass
 
     assert not _FastDumper.yaml_path_resolvers  # what `resolve` and the resolvers above rely on
     _FAST: type | None = _FastDumper

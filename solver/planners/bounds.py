@@ -6,7 +6,7 @@ It is said here only, when the realized plan reaches a bound that holds for ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from ..api.cluster import Cluster
@@ -14,7 +14,7 @@ from ..api.models import ResourceClaim
 from ..errors import SearchAborted
 from ..gates import FeatureGates
 from ..planning.job import Job, Unit
-from ..planning.outcome import PlanOutcome, PodPlan, Stats, Status, Verdict
+from ..planning.outcome import PlanOutcome, PodPlan, Status, Verdict
 from ..problem.demand import demand_total
 from ..problem.resources import shortfalls
 
@@ -101,12 +101,6 @@ def aggregated_status(objective: int, proven: bool) -> Status:
     return verdict(objective, None, "the aggregated model's components", proven=proven).status
 
 
-def model_bound(status: Mapping[str, str], bounds: Mapping[str, int], stage: str, value: int) -> int | None:
-    """A proven bound of a CP-SAT stage's optimum (`cpsat.CpsatOutcome`): its `value` when
-    the stage was proven optimal, else CP-SAT's bound of it (None: none known)."""
-    return value if status.get(stage) == Status.OPTIMAL else bounds.get(stage)
-
-
 def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
     """The plan the final check returned (`planning.finish.per_pod`) with a verdict of its own:
     when the check was cut short it returns a plan placing nothing, without the verdict of the
@@ -119,7 +113,7 @@ def checked(done: PlanOutcome, before: Verdict | None) -> PlanOutcome:
     cut = bool(done.stats.get("cut_short_by_timeout")) or before.cut_short
     if done.verdict is None:
         told = verdict(done.weight, before.bound, before.bound_from, cut_short=cut)
-        return replace(done, stats={**done.stats, **told.stats()}, verdict=told)
+        return replace(done, verdict=told)
     if cut and not done.verdict.cut_short:
         return replace(done, verdict=replace(done.verdict, cut_short=True))
     return done
@@ -145,15 +139,13 @@ def proven_pods(pods: list[PodPlan], status: Status, job: Job) -> list[PodPlan]:
     return out
 
 
-def judge(stats: Stats, realized: int, bound: int, trivial: int, source: str) -> Verdict:
-    """The plan's verdict (`verdict`), written into `stats`: the realized plan's weight
+def judge(realized: int, bound: int, trivial: int, source: str) -> Verdict:
+    """The plan's verdict (`verdict`): the realized plan's weight
     (`realized`, the plan returned: the model's, or first fit's when that places more), a bound
     valid for the upstream semantics (`valid_bound`) and the gap; `trivial`, the weight of every
     pod that may be placed, where the model's bound was beaten."""
     beaten = (trivial, f"pods that may be placed (the model's bound, {bound}, was beaten)")
-    out = verdict(realized, bound, source, beaten=beaten)
-    stats.update(out.stats())
-    return out
+    return verdict(realized, bound, source, beaten=beaten)
 
 
 def total_weight(job: Job, units: Iterable[int]) -> int:

@@ -23,7 +23,7 @@ node resources and gangs over the whole plan.
 Bound and gap: the unpartitioned optimum is at most the aggregated model's column-generation
 bound (with pods asking All / adminAccess over shared devices counted as placeable:
 `bounds.valid_bound`), else the weight of every pod that may use some node at all;
-`stats["bound"]` is that, `stats["gap"]` the weight between it and the plan. A plan above
+the verdict's `bound` is that, its `gap` the weight between it and the plan. A plan above
 the bound means it was none: the weight of every pod is reported instead, never the plan's.
 """
 
@@ -143,7 +143,6 @@ def plan_partitioned(
         beaten = (_trivial(units, nodes), f"pods that may use some node (a bound of {bound} was beaten)")
     told = verdict(objective, bound, bound_kind, beaten=beaten, partitioned=True)
     stats: Stats = {
-        **told.stats(),
         "partitions": k,
         "placed_by_parts": placed_parts,
         "placed_by_repair": sum(1 for p in done if p.placed) - placed_parts,

@@ -23,7 +23,7 @@ from ..problem.flat import Assignment, Placement, Problem, claim_weight
 from ..problem.merge import build_multi_node_problem
 from ..reasons import Kind, Reason
 from .aggregated.classes import claim_key
-from .bounds import judge, model_bound, proven_pods, total_weight, valid_bound
+from .bounds import judge, proven_pods, total_weight, valid_bound
 
 NAME = "cpsat"
 """The allocator name a per-device plan carries (`PlanOutcome.allocator`)."""
@@ -352,7 +352,7 @@ def per_device(
         {
             "devices": len(problem.devices),
             "alternatives": len(problem.alternatives),
-            "cpsat_status": outcome.status,
+            "cpsat_status": outcome.status.value,
             "cpsat_wall_time": outcome.wall_time,
             "cpsat_objective": outcome.objective,
         }
@@ -363,7 +363,7 @@ def per_device(
     modelled = {f.unit for f in model.forms}
     free = free_units(job, modelled, start, chosen)
     kept = sum(job.units[i].weight for i in free)
-    proved = model_bound(outcome.stage_status, outcome.stage_bound, "placed", weight)
+    proved = outcome.proven_bound("placed", weight)
     bound, source = valid_bound(job, modelled, proved)
     bound += kept
     if prior is not None and prior[0] < bound:
@@ -371,11 +371,11 @@ def per_device(
     trivial = kept + total_weight(job, modelled)
     start_weight = placed_weight(job.units, start.pods)
     if outcome.assignment is None or weight + kept < start_weight:
-        told = judge(stats, start_weight, bound, trivial, source)
+        told = judge(start_weight, bound, trivial, source)
         stats["fallback"] = start_name
         return PlanOutcome(proven_pods(start.pods, told.status, job), NAME, stats, verdict=told)
     stats.pop("fallback", None)
-    told = judge(stats, weight + kept, bound, trivial, source)
+    told = judge(weight + kept, bound, trivial, source)
     pods = _decode(job, model, outcome.assignment, outcome.nodes, chosen, start, free)
     return PlanOutcome(proven_pods(pods, told.status, job), NAME, stats, verdict=told)
 

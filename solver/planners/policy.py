@@ -63,7 +63,7 @@ class Complete:
         stats = start.stats.copy()
         weight = placed_weight(job.units, start.pods)
         stats["aggregated"] = "no: first fit placed every pod that may be placed"
-        told = judge(stats, weight, weight, weight, COMPLETE)
+        told = judge(weight, weight, weight, COMPLETE)
         return PlanOutcome(proven_pods(start.pods, told.status, job), NAME, stats, verdict=told)
 
 
@@ -213,10 +213,7 @@ class Cpsat:
         if job.deadline is not None:
             load_cp_model()  # before the share is cut: the model's time is for the search
             job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
-        stats: Stats = {
-            "nodes": len(job.nodes),
-            "pods": sum(max(len(u.members), 1) for u in job.units),
-        }
+        stats: Stats = {"nodes": len(job.nodes)}
         nothing = PlanOutcome(
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
         )

@@ -205,13 +205,12 @@ def _judge_cap(run: _WhatIfRun, free: _WhatIfRun, templates: Sequence[NodeTempla
 def _told_again(outcome: PlanOutcome, *, capped: bool = False, proven: bool = True) -> None:
     """The plan's verdict again (`bounds.verdict`) with what what-if adds to the weight's
     proof: under the user's cap (`capped`), or with the least cost not proven (`proven`).
-    Only the status changes (`stats["status"]` with it)."""
+    Only the status changes."""
     was = outcome.verdict
     assert was is not None  # called on an OPTIMAL plan
     told = verdict(
         was.objective, was.bound, was.bound_from, capped=capped, proven=proven, cut_short=was.cut_short
     )
-    outcome.stats["status"] = told.status.value
     outcome.verdict = told
 
 
@@ -373,7 +372,6 @@ def _greedy(
             "aggregated": f"no: {why}; copies added one at a time (greedy)",
             "whatif_model": "greedy (copies one at a time); bounds: the plan with every copy (weight), "
             "an LP relaxation over the templates (cost)",
-            **told.stats(),
             "cost_bound": added.cost if least else min(floor, added.cost),
         }
     )

@@ -4,7 +4,7 @@ The last stage of every run (`solver.pipeline`): joined units (pods sharing a cl
 their member pods again, each placed claim names the Pods (or PodGroup) that use it in
 `status.reservedFor`, claims the input had allocated are reserved for the placed pods that use
 them, and the whole plan passes the checker's node-resource, placement and gang rules before
-it is returned (`per_pod`). The stats then describe the realized plan (`planning.outcome`).
+it is returned (`per_pod`), with the verdict of that plan (`planning.outcome.Verdict`).
 
 Under a deadline (`--timeout`) the check polls it between pods: a check cut short proves
 nothing, so when the deadline (plus `CHECK_GRACE` of it) passes before the check is done, the
@@ -27,7 +27,7 @@ from ..gates import FeatureGates
 from ..problem.pods import pod_claims, pod_group_of
 from ..results import with_reservations
 from .job import Member, Options, Unit
-from .outcome import PlanOutcome, PlanSummary, PodPlan, record, without_verdict
+from .outcome import PlanOutcome, PlanSummary, PodPlan, record
 
 CHECK_CPU_PER_POD = 0.0003
 """CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
@@ -95,16 +95,16 @@ def per_pod(
     claim's `status.reservedFor` naming the Pods that use it; the placed pods verified against
     the nodes' allocatable resources (`check.check_node_resources`), the scheduler's node
     filters and their claims' allocation and reservations (`check.check_placements`) and the
-    gang minimums (`check.check_gangs`). The stats then describe this realized plan
-    (`solver.planning.outcome`): objective, placed, pods, status and gap count the pods returned, not
-    the model's units. `deadline`: when it passes before the check is done, the plan places no
+    gang minimums (`check.check_gangs`). Its verdict must speak of this realized plan
+    (`solver.planning.outcome.PlanSummary.of` checks it): the objective counts the pods
+    returned, not the model's units. `deadline`: when it passes before the check is done, the plan places no
     pod (module docstring)."""
     try:
         done = _per_pod(cluster, units, outcome, gates, deadline)
     except _CheckCutShort:
         unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
         # no verdict: the one made was of the plan not returned (`planners.bounds.checked`)
-        nothing = PlanOutcome(unchecked, outcome.allocator, without_verdict(outcome.stats))
+        nothing = PlanOutcome(unchecked, outcome.allocator, outcome.stats.copy())
         done = _per_pod(cluster, units, nothing, gates, None)
     record(done.stats, deadline)  # stats["cut_short_by_timeout"]: it fired
     return done
@@ -160,10 +160,9 @@ def _per_pod(
         )
         if violations:
             raise CheckFailed(violations)
-    realized = PlanSummary.of(PlanOutcome(pods, outcome.allocator, outcome.stats, verdict=outcome.verdict))
-    return PlanOutcome(
-        pods, outcome.allocator, {**outcome.stats, **realized.stats()}, verdict=outcome.verdict
-    )
+    out = PlanOutcome(pods, outcome.allocator, outcome.stats.copy(), verdict=outcome.verdict)
+    PlanSummary.of(out)  # raises when the verdict speaks of another plan than the one returned
+    return out
 
 
 Outcome = TypeVar("Outcome", bound=PlanOutcome)
@@ -171,9 +170,9 @@ Outcome = TypeVar("Outcome", bound=PlanOutcome)
 
 def with_held(outcome: Outcome, held: Sequence[HeldPod]) -> Outcome:
     """The plan with the held pods (`planning.triage`) listed after its own, not placed, each
-    with its reason — the scheduler leaves them pending — and the summary's counts redone
-    (`PlanSummary`: they count among the pods, never among the placed; no plan places them, so
-    the bound still bounds). The outcome's type is kept (a `PreemptOutcome` stays one)."""
+    with its reason — the scheduler leaves them pending (`PlanSummary` counts them among the
+    pods, never among the placed; no plan places them, so the verdict and its bound still hold).
+    The outcome's type is kept (a `PreemptOutcome` stays one)."""
     if not held:
         return outcome
     listed = {p.name for p in outcome.pods}
@@ -182,9 +181,7 @@ def with_held(outcome: Outcome, held: Sequence[HeldPod]) -> Outcome:
         for h in held
         if h.name not in listed
     ]
-    pods = [*outcome.pods, *extra]
-    realized = PlanSummary.of(replace(outcome, pods=pods))
-    return replace(outcome, pods=pods, stats={**outcome.stats, **realized.stats()})
+    return replace(outcome, pods=[*outcome.pods, *extra])
 
 
 def verify_resources(cluster: Cluster, pods: Sequence[PodPlan], gates: FeatureGates | None = None) -> None:

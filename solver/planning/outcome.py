@@ -1,15 +1,16 @@
 """What a plan returns (`PodPlan`, `PlanOutcome`), what it may claim (`Verdict`) and the numbers
 it reports (`PlanSummary`), counted on the realized plan (DESIGN "What a status proves").
 
-Why a module: the summary line on stderr, the `-o table` summary, the HTML report and
-`PlanOutcome.stats` say the same thing, and each number must describe what is in the output —
+Why a module: the summary line on stderr, the `-o table` summary, the HTML report and the
+`-o yaml|json` annotations say the same thing, and each number must describe what is in the output —
 the pods after expansion to devices and after the final check, every pod (also each pod of a
 claim several pods share) with its own priority weight (`problem.flat.claim_weight`). What the
 plan claims — status, bound, gap — is its `Verdict`, made by `planners.bounds.verdict` only and
 read here as it is: nothing on this floor or above judges a status again. The allocators' stats
-(`Stats`) are diagnostics: they speak of their model (units, patterns, the model's objective
-before expansion). Kept on the planning floor, beside the outcome types, so that the planners
-and `planning.finish` read it without importing `output/`.
+(`Stats`) are diagnostics only: they speak of their model (units, patterns, the model's
+objective before expansion) and never repeat the verdict. Kept on the planning floor, beside
+the outcome types, so that the planners and `planning.finish` read it without importing
+`output/`.
 """
 
 from __future__ import annotations
@@ -89,17 +90,6 @@ class PlanSummary:
             model_objective=model if model is not None and model != objective else None,
             dropped=int(dropped or 0),
         )
-
-    def stats(self) -> Stats:
-        """What `PlanOutcome.stats` says of the realized plan (merged over the allocator's)."""
-        out: Stats = {"placed": self.placed, "pods": self.total, "objective": self.objective}
-        if self.status is not None:
-            out["status"] = self.status.value
-        if self.gap is not None:
-            out["gap"] = self.gap
-        if self.model_objective is not None:
-            out["model_objective"] = self.model_objective
-        return out
 
     def text(self, seconds: float, counted: str = "pods") -> str:
         """One line: placed of total, the allocator, status, objective, bound and gap (when the
@@ -191,18 +181,6 @@ class PodPlan:
         return " ".join(f"--claim {n}" for n in names)
 
 
-def without_verdict(stats: Stats) -> Stats:
-    """A copy of `stats` without the verdict's entries (`VERDICT_KEYS`), for a plan whose
-    verdict is not the one they repeat."""
-    out = stats.copy()
-    out.pop("status", None)
-    out.pop("objective", None)
-    out.pop("bound", None)
-    out.pop("gap", None)
-    out.pop("bound_from", None)
-    return out
-
-
 def record(stats: Stats, deadline: Deadline | None) -> None:
     """`stats["cut_short_by_timeout"] = True` (`deadline.CUT_SHORT`) when `deadline` fired."""
     if fired(deadline):
@@ -242,11 +220,6 @@ def proven(outcome: PlanOutcome) -> bool:
     return outcome.verdict is not None and outcome.verdict.status == Status.OPTIMAL
 
 
-VERDICT_KEYS = ("status", "objective", "bound", "gap", "bound_from")
-"""The entries of `PlanOutcome.stats` that repeat the verdict (`Verdict.stats`), for the
-Python API's readers (docs/python-api.md); code reads `PlanOutcome.verdict`."""
-
-
 @dataclass(frozen=True)
 class Verdict:
     """What a plan may claim: its status, the realized objective, a bound valid for every plan
@@ -260,32 +233,15 @@ class Verdict:
     gap: int | None
     cut_short: bool = False
 
-    def stats(self) -> Stats:
-        """Its entries of `PlanOutcome.stats` (status, objective, bound, gap, bound_from)."""
-        return {
-            "status": self.status.value,
-            "objective": self.objective,
-            "bound": self.bound,
-            "gap": self.gap,
-            "bound_from": self.bound_from,
-        }
-
 
 class Stats(TypedDict, total=False):
     """`PlanOutcome.stats`: what a run says of itself beside its plan, by the module that
-    writes it — diagnostics (what ran, how long, the models' sizes and own objectives), and the
-    verdict's entries repeated for the Python API's readers (`VERDICT_KEYS`, docs/python-api.md),
-    written from the `Verdict` only. No code decides on a status, bound or gap read here: the
-    plan's `verdict` says them."""
+    writes it — diagnostics only (what ran, how long, the models' sizes and own objectives).
+    What the plan claims (status, objective, bound, gap) is its `verdict`, and its counts are
+    `PlanOutcome.placed`, `.weight` and `.pods`: none of them is repeated here, so there is one
+    place to read each (issue #41)."""
 
-    # the verdict's (`Verdict.stats`), and the realized plan's counts (`PlanSummary.stats`)
-    status: str
-    objective: int
-    bound: int | None
-    gap: int | None
-    bound_from: str
-    placed: int
-    pods: int
+    # the aggregated model (`aggregated.expansion`)
     model_objective: object
     """The model's own objective where it differs from the realized one (the aggregated model's)."""
     # first fit (`planners.firstfit.batch`, `planners.policy`)

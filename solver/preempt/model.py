@@ -46,7 +46,7 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import FEASIBLE, FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
+from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, hint_with
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
@@ -458,7 +458,7 @@ def _by_ceiling(
         return None, c, built
     _, status_of, value_of = first
     spent = value_of[DTIME] / 1000
-    if apply and status_of["pdb_violations"] in (OPTIMAL, FIXED):
+    if apply and status_of["pdb_violations"] in (StageStatus.OPTIMAL, StageStatus.FIXED):
         got, spent = _ceilings(s, opts, c, pods, value_of["pdb_violations"], spent, CEILING_SHARE)
         if not isinstance(got, str):
             return got
@@ -759,7 +759,7 @@ def _opts(job: Job) -> Options:
     return Options(feature_gates=job.gates, seed=job.seed, time_limit=job.time_limit, deadline=job.deadline)
 
 
-Stages = tuple[list[int], dict[str, str], dict[str, int]]
+Stages = tuple[list[int], dict[str, StageStatus], dict[str, int]]
 """`_stages`' answer: the solution, each stage's status and value."""
 
 
@@ -820,12 +820,12 @@ def _stages(
             return None
         if all(lv.name in run.values for lv in levels[:-1]):  # every earlier stage fixed
             bound = _fewest_moves(run, last, clear, opts)
-            if run.status[MOVES] == NOT_RUN and run.required([last]) is not None:
+            if run.status[MOVES] == StageStatus.NOT_RUN and run.required([last]) is not None:
                 return None
             if MOVES in run.bounds:
                 bound = max(bound or 0, run.bounds[MOVES])
-            if run.status[MOVES] == FEASIBLE and reaches(run.values[MOVES], bound):
-                run.status[MOVES] = OPTIMAL
+            if run.status[MOVES] == StageStatus.FEASIBLE and reaches(run.values[MOVES], bound):
+                run.status[MOVES] = StageStatus.OPTIMAL
     elif run.required(levels, reached, upto) is not None:
         return None
     used = run.spent
@@ -833,7 +833,7 @@ def _stages(
     best = run.solution()
     status_of = dict(run.status)
     for name in (*STAGES, *lits.order):
-        status_of.setdefault(name, NOT_RUN)
+        status_of.setdefault(name, StageStatus.NOT_RUN)
     value_of = dict(run.values)
     value_of[DTIME] = round(used * 1000)
     if bound is not None:
@@ -908,7 +908,7 @@ def _decode(
     forms: list[Any],
     evicted: list[int],
     chosen: dict[int, tuple[int, str, Problem, Assignment]],
-    stage_status: dict[str, str],
+    stage_status: dict[str, StageStatus],
     model: str,
     stage_value: dict[str, int],
     moved: dict[int, tuple[int, str, Problem, Assignment]] | None = None,
@@ -960,7 +960,7 @@ def _decode(
             ledger.commit(on_node[n], n, views.of(ledger.cluster, n) if views is not None else None)
     proven = stages_proven(stage_status)
     stats: Stats = {
-        "stage_status": dict(stage_status),
+        "stage_status": {k: v.value for k, v in stage_status.items()},
         "preempt_model": model,
         "deterministic_s": stage_value.get(DTIME, 0) / 1000,
         "candidates": len(s.victims),
@@ -979,7 +979,6 @@ def _decode(
     # the verdict of the plan returned: pods joined by a shared claim count each with its own weight
     told = verdict(outcome.weight, None, "every stage of the preemption model proven", proven=proven)
     outcome.stats.update(stats)
-    outcome.stats["status"] = told.status.value
     _warn(outcome.stats, s.warnings)
     moved_pods: list[PodPlan] = []
     if moved:  # verified beside the pending pods (node resources, devices), then split off
@@ -1110,7 +1109,6 @@ def _nothing(s: Setting, opts: Options) -> PreemptOutcome:
     ]
     told = verdict(0, None, "no pending pod may go on any node, with or without evictions")
     stats: Stats = {
-        "status": told.status.value,
         "evicted": 0,
         "pdb_violations": 0,
         "candidates": len(s.victims),

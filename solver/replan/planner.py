@@ -100,13 +100,11 @@ from ..planning.finish import per_pod, verify_resources, with_held
 from ..planning.job import Options, Unit
 from ..planning.outcome import (
     PlanOutcome,
-    PlanSummary,
     PodPlan,
     Stats,
     Verdict,
     proven,
     record,
-    without_verdict,
 )
 from ..planning.resolve import (
     all_with_nodes,
@@ -590,10 +588,9 @@ def _bound_of(outcome: PlanOutcome) -> int:
 def _finish(
     outcome: PlanOutcome, bound: int, before: Mapping[str, str | None], how: str, started: float
 ) -> PlanOutcome:
-    """The outcome with the realized plan's stats, the update's bound and status (OPTIMAL only
+    """The outcome with the update's verdict: its bound and status (OPTIMAL only
     when the weight reaches the bound; a bound below the plan was none: the total weight then,
     never raised to meet the plan), and `moved`: pods placed in both plans on other nodes."""
-    realized = PlanSummary.of(PlanOutcome(outcome.pods, outcome.allocator, {})).stats()
     weight = outcome.weight
     total = _total(outcome.pods)
     told = verdict(
@@ -601,9 +598,7 @@ def _finish(
     )
     moved = sum(1 for p in outcome.pods if p.placed and p.name in before and before[p.name] != p.node)
     stats: Stats = {
-        **without_verdict(outcome.stats),
-        **realized,
-        **told.stats(),
+        **outcome.stats,
         "moved": moved,
         "update_seconds": round(time.perf_counter() - started, 3),
     }

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ...cpsat import solve
+from ...cpsat import SearchStatus, solve
 from ...errors import SearchAborted
 from ...problem.build import build_problem
 from ...reference import allocate_reference
@@ -99,7 +99,7 @@ def _fits(ctx: ModelContext, node: str, pattern: Pattern) -> bool | None:
     ctx.charge(out.deterministic_time)
     if out.assignment is not None:
         return True
-    return False if out.status == "INFEASIBLE" else None
+    return False if out.status == SearchStatus.INFEASIBLE else None
 
 
 def enumerate_classes(

@@ -267,10 +267,10 @@ def _realized(
     stats["cpsat_placed"] = sum(p.placed for p in pods)
     realized, first_weight = placed_weight(job.units, pods), placed_weight(job.units, first.pods)
     if realized < first_weight:
-        told = judge(stats, first_weight, kept + bound, trivial, source)
+        told = judge(first_weight, kept + bound, trivial, source)
         stats["fallback"] = "first fit"
         return PlanOutcome(proven_pods(first.pods, told.status, job), "cpsat", stats, verdict=told)
-    told = judge(stats, realized, kept + bound, trivial, source)
+    told = judge(realized, kept + bound, trivial, source)
     return PlanOutcome(proven_pods(pods, told.status, job), "cpsat", stats, verdict=told)
 
 

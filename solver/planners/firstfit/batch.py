@@ -67,7 +67,6 @@ class FirstFit:
         pods = [max(len(u.members), 1) for u in job.units]  # pods sharing a claim are one unit
         stats: Stats = {
             "nodes": len(job.nodes),
-            "pods": sum(pods),
             "reference_placed": sum(k for k, p in zip(pods, plans, strict=True) if p.placed),
             "first_fit_seconds": round(time.perf_counter() - started, 3),
         }
