@@ -220,7 +220,7 @@ def resolve(
     # searched for devices: every other node holds its pods as it did.
     planned = settle(units, was, kept, area, shape)
     if _counted(units, planned) <= had:
-        return Local(tuple(area), {}, 0, agg.status)
+        return Local(tuple(area), {}, 0, agg.status.value)
     got = _expanded(job, current, replace(agg, placements=planned), was)
     if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))

@@ -11,11 +11,6 @@ from dataclasses import dataclass
 
 from ... import interrupt
 from ...api.models import ResourceClaim
-from ...inventory import (
-    DeviceID,
-    PoolID,
-    in_use_from_claims,
-)
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...planning.outcome import PodPlan
@@ -281,42 +276,13 @@ class Resumable:
             run.commit(list(claims), states[0])
         if demand:
             take(run.book.free.get(node), demand)
-            run._takes_only()
-            run.changes.append(states[0].index)
-            run._taken = len(run.changes)  # a placement: what `gone` knows stays valid
+            run.took(states[0])
 
     def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
         """Forget a placed pod: its allocated `claims` no longer hold devices, and its node
         resources `demand` on `node` are free again."""
         run = self._run
-        pools: set[PoolID] = set()
-        devices: set[DeviceID] = set()
-        for c in claims:
-            run.ledger.cluster.claims.pop(c.key, None)
-            run._allocated.discard(c.key)
-            alloc = c.status.allocation if c.status is not None else None
-            for r in alloc.devices.results if alloc is not None else ():
-                run._holders.get((r.driver, r.pool), {}).pop(c.key, None)
-                pools.add((r.driver, r.pool))
-                devices.add((r.driver, r.pool, r.device))
-        if pools:
-            # What is in use on the released devices: counted again from the claims still
-            # holding devices in their pools (a shared device may have other holders).
-            in_use = run.in_use
-            for dev in devices:
-                in_use.dedicated.discard(dev)
-                in_use.shared.discard(dev)
-                in_use.capacity.pop(dev, None)
-            holders = {k: h for pid in pools for k, h in run._holders.get(pid, {}).items()}
-            more = in_use_from_claims(holders.values(), run.job.gates)
-            in_use.dedicated |= more.dedicated & devices
-            in_use.shared |= more.shared & devices
-            for dev in devices & more.capacity.keys():
-                in_use.capacity[dev] = more.capacity[dev]
-            touched = run._touch(pools)
-            for world in {id(w): w for pid in pools for w in run._by_pool.get(pid, ())}.values():
-                world.free = sum(dev not in in_use.dedicated for dev in world.devices)
-            run.changes.extend(touched)
+        run.release(claims)
         if demand:
             for state in self._states([node]):
                 run.book.give(demand, node)
