@@ -478,6 +478,19 @@ class _Placing:
             self.fails_for_good(shape, node.index)
         return answer
 
+    def learn(self, shape: ShapeKey, node: NodeState, answer: Answer) -> None:
+        """Keep `answer`, found without a search (`Twins`: a node equal up to names in the same
+        state refused the shape), as the node's answer for `shape` at its current version, as
+        `answer` keeps what it searched. Only an answer without an allocation: an allocation
+        is searched on the node placed on."""
+        if answer.assignment is not None:
+            raise ValueError("learn: only an answer without an allocation is kept unsearched")
+        self.answers[(shape, node.world.index)] = answer
+        if answer.shareable:
+            self._clean.add((shape, node.world.index))
+        if answer.final():
+            self.fails_for_good(shape, node.index)
+
     def _search(
         self,
         problem: Problem,
