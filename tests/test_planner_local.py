@@ -271,6 +271,21 @@ def _always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_module, "may_gain", lambda *args, **kwargs: True)
 
 
+def _always_and_triggered(
+    cluster: Cluster, add: list[Any], remove: list[Any], options: dict[str, Any]
+) -> tuple[PlanOutcome, PlanOutcome]:
+    """The same update of a fresh plan of `cluster` with the step run every time (`_always`),
+    then with its trigger."""
+    with pytest.MonkeyPatch.context() as m:
+        _always(m)
+        planner = Planner(cluster, **options)
+        planner.plan()
+        always = planner.update(add=add, remove=remove)
+    planner = Planner(cluster, **options)
+    planner.plan()
+    return always, planner.update(add=add, remove=remove)
+
+
 def _skipped(out: PlanOutcome) -> bool:
     return str(out.stats.get("local_status", "")).startswith("not re-solved: no region node")
 
@@ -354,14 +369,7 @@ def test_the_trigger_skips_no_gain_where_the_step_moves_a_kept_pod() -> None:
     pods = 4 * 3
     cluster = Cluster.from_objects(heterogeneous(4, pods, seed=969))
     remove, add = churn(pods, 0.05, seed=970)
-    with pytest.MonkeyPatch.context() as m:
-        _always(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
-        always = planner.update(add=add, remove=remove)
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
-    out = planner.update(add=add, remove=remove)
+    always, out = _always_and_triggered(cluster, add, remove, OPTS)
     assert always.stats["local_gain"] == 1 and always.stats["moved"] == 1
     assert not _skipped(out)
     assert out.weight == always.weight
@@ -418,14 +426,7 @@ def test_the_trigger_skips_only_where_the_step_gains_nothing_on_partitionable_gp
     objects = CLUSTERS[shape](nodes, 5 * nodes)
     cluster = Cluster.from_objects(objects)
     remove, add = shaped_churn(objects, fraction, seed=seed)
-    with pytest.MonkeyPatch.context() as m:
-        _always(m)
-        planner = Planner(cluster, **CHURN)
-        planner.plan()
-        always = planner.update(add=add, remove=remove)
-    planner = Planner(cluster, **CHURN)
-    planner.plan()
-    out = planner.update(add=add, remove=remove)
+    always, out = _always_and_triggered(cluster, add, remove, CHURN)
     event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
     assert out.weight == always.weight
     assert _signature(out) == _signature(always)
