@@ -17,7 +17,8 @@ from example_counts import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
+from benchmarks.churn import CLUSTERS, churn, heterogeneous, nodes_of, pod_of, shaped_churn
+from benchmarks.workloads import GPU, NIC, _skewed_node, skewed_cluster
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
 from dra_solver.api.models import ResourceClaim
 from dra_solver.gates import FeatureGates
@@ -29,7 +30,7 @@ from dra_solver.planning.resolve import make_job, units_for
 from dra_solver.problem.demand import Needs
 from dra_solver.replan import local as local_module
 from dra_solver.replan import planner as planner_module
-from dra_solver.replan.local import _joint_gain, min_devices
+from dra_solver.replan.local import _joint_gain, min_devices, room
 
 OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
 CHURN: dict[str, Any] = {**OPTS, "time_limit": 0.5}
@@ -270,6 +271,21 @@ def _always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_module, "may_gain", lambda *args, **kwargs: True)
 
 
+def _always_and_triggered(
+    cluster: Cluster, add: list[Any], remove: list[Any], options: dict[str, Any]
+) -> tuple[PlanOutcome, PlanOutcome]:
+    """The same update of a fresh plan of `cluster` with the step run every time (`_always`),
+    then with its trigger."""
+    with pytest.MonkeyPatch.context() as m:
+        _always(m)
+        planner = Planner(cluster, **options)
+        planner.plan()
+        always = planner.update(add=add, remove=remove)
+    planner = Planner(cluster, **options)
+    planner.plan()
+    return always, planner.update(add=add, remove=remove)
+
+
 def _skipped(out: PlanOutcome) -> bool:
     return str(out.stats.get("local_status", "")).startswith("not re-solved: no region node")
 
@@ -353,14 +369,7 @@ def test_the_trigger_skips_no_gain_where_the_step_moves_a_kept_pod() -> None:
     pods = 4 * 3
     cluster = Cluster.from_objects(heterogeneous(4, pods, seed=969))
     remove, add = churn(pods, 0.05, seed=970)
-    with pytest.MonkeyPatch.context() as m:
-        _always(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
-        always = planner.update(add=add, remove=remove)
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
-    out = planner.update(add=add, remove=remove)
+    always, out = _always_and_triggered(cluster, add, remove, OPTS)
     assert always.stats["local_gain"] == 1 and always.stats["moved"] == 1
     assert not _skipped(out)
     assert out.weight == always.weight
@@ -398,6 +407,94 @@ def test_devices_are_searched_only_on_nodes_whose_pods_change(monkeypatch: pytes
     was, now = on(before), on(out)
     changed = {n for n in {*was, *now} if was.get(n) != now.get(n)}
     assert asked and set(asked) <= changed
+
+
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    shape=st.sampled_from(["skewed", "mixed"]),
+    nodes=st.integers(3, 7),
+    fraction=st.sampled_from([0.1, 0.2, 0.3]),
+)
+def test_the_trigger_skips_only_where_the_step_gains_nothing_on_partitionable_gpus(
+    seed: int, shape: str, nodes: int, fraction: float
+) -> None:
+    """`test_the_trigger_skips_only_where_the_step_gains_nothing` on the scale curve's
+    generators (partitionable GPUs listed whole and in halves, drawing on shared counters,
+    which `local.room` counts; NICs matched by NUMA node; pods from templates): the update with
+    the trigger is the update with the step run every time, pod for pod and device for device."""
+    objects = CLUSTERS[shape](nodes, 5 * nodes)
+    cluster = Cluster.from_objects(objects)
+    remove, add = shaped_churn(objects, fraction, seed=seed)
+    always, out = _always_and_triggered(cluster, add, remove, CHURN)
+    event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
+    assert out.weight == always.weight
+    assert _signature(out) == _signature(always)
+
+
+def _half_pod(name: str, priority: int) -> dict[str, Any]:
+    """A pod of `skewed_cluster`'s "half" template (one half GPU) at `priority`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {
+            "priorityClassName": f"prio-{priority}",
+            "containers": [{"name": "ctr", "resources": {"claims": [{"name": "dev"}]}}],
+            "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": "half"}],
+        },
+    }
+
+
+def test_the_step_is_skipped_where_partitions_are_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two nodes of 8 partitionable GPUs full of half-GPU pods (16 each; 24 devices listed),
+    more such pods pending; one leaves and an identical one comes: first fit puts it where the
+    other was, and the update misses its chained bound, so the step is due. Counted by device,
+    each node had room for 8 more (the step ran and gained nothing); counted by what the
+    shared counters let be allocated at once (`local.room`), none: skipped, with the plan the
+    step gives."""
+    objs = skewed_cluster(0, 0) + _skewed_node("node-0", "part8") + _skewed_node("node-1", "part8")
+    objs += [_half_pod(f"pod-{i:02d}", 0) for i in range(36)]
+    cluster = Cluster.from_objects(objs)
+    gone, come = ("Pod", "default", "pod-03"), [_half_pod("new-00", 0)]
+    with monkeypatch.context() as m:
+        _always(m)
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        always = planner.update(add=come, remove=[gone])
+    with monkeypatch.context() as m:
+        m.setattr(local_module, "room", lambda slices: {GPU: sum(len(s.spec.devices) for s in slices)})
+        planner = Planner(cluster, **OPTS)
+        planner.plan()
+        by_device = planner.update(add=come, remove=[gone])
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    out = planner.update(add=come, remove=[gone])
+    assert out.stats["status"] == "FEASIBLE"  # the update missed its bound: the step was due
+    assert not _skipped(by_device) and by_device.stats["local_gain"] == 0
+    assert _skipped(out) and _signature(out) == _signature(always) == _signature(by_device)
+
+
+def test_room_counts_what_shared_counters_let_be_allocated_at_once() -> None:
+    """`local.room`: a node of 8 partitionable GPUs (each listed whole, consuming 2 of its
+    counter of 2, and as two halves consuming 1 each: 24 devices) holds at most 16 at once;
+    devices without counters count one each; a device drawing on a counter no slice defines,
+    or consuming nothing, counts one."""
+    part8 = [Cluster.from_objects(_skewed_node("n", "part8")).slices[i] for i in (0, 1)]
+    assert sum(len(s.spec.devices) for s in part8) == 24
+    assert room(part8) == {GPU: 16}
+    gpu8 = Cluster.from_objects(_skewed_node("n", "gpu8x4")).slices
+    assert room(gpu8) == {GPU: 8, NIC: 4}
+    # without the counter set (another pool, say): each device counts, as an invalid pool's
+    devices_only = [s for s in part8 if s.spec.devices]
+    assert room(devices_only) == {GPU: 24}
+    # a consumption of 0 constrains nothing
+    objs = _skewed_node("n", "part8")
+    for o in objs:
+        for d in o.get("spec", {}).get("devices", ()) if o["kind"] == "ResourceSlice" else ():
+            for use in d.get("consumesCounters", ()):
+                use["counters"]["memory"]["value"] = "0"
+    assert room(Cluster.from_objects(objs).slices) == {GPU: 24}
 
 
 def test_the_count_relaxation_lets_pods_move_between_nodes() -> None:

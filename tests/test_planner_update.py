@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.churn import churn, heterogeneous, nodes_of, pod_of
+from benchmarks.churn import CLUSTERS, churn, heterogeneous, nodes_of, pod_of, shaped_churn
 from dra_solver import Cluster, InputError, Planner, check_cluster, plan
 from dra_solver.output.objects import cluster_after
+from dra_solver.planners.firstfit import engine as engine_module
+from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.problem.flat import claim_weight
 from dra_solver.replan import planner as planner_module
@@ -465,3 +467,44 @@ def test_a_cluster_subclass_with_extra_fields_is_updated() -> None:
     assert placed.name not in {p.name for p in out.pods}
     assert isinstance(planner.cluster, Noted) and planner.cluster.notes == {"a": "b"}
     _valid(planner, out)
+
+
+@pytest.mark.parametrize(("shape", "nodes", "seed"), [("skewed", 12, 0), ("mixed", 12, 2)])
+def test_pods_left_out_are_worded_alike_with_answers_shared_between_twin_nodes(
+    shape: str, nodes: int, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pods an update leaves out are worded on every node (`Resumable._nowhere`), each
+    node's answer shared with the nodes equal to it up to names in the same state
+    (`firstfit.twins.Twins`): fewer searches, and the same plan, devices and words, node for
+    node, as when every node is asked (on the scale curve's generators, whose nodes are few
+    kinds; cases where sharing saves searches)."""
+    monkeypatch.setattr(planner_module, "SMALL", 0)
+    objects = CLUSTERS[shape](nodes, 6 * nodes)
+    cluster = Cluster.from_objects(objects)
+    remove, add = shaped_churn(objects, 0.1, seed=seed)
+    asked: list[int] = []
+    real = engine_module._Placing.answer
+
+    def counting(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return real(self, *args)
+
+    def update() -> tuple[int, list[Any]]:
+        planner = Planner(cluster, seed=3, time_limit=0.5)
+        planner.plan()
+        asked.clear()
+        out = planner.update(add=add, remove=remove)
+        _valid(planner, out)
+        words = [
+            (p.name, p.node, [c.status for c in p.claims], p.reason, dict(p.node_reasons or {}))
+            for p in out.pods
+        ]
+        return len(asked), words
+
+    monkeypatch.setattr(engine_module._Placing, "answer", counting)
+    shared, words = update()
+    monkeypatch.setattr(Twins, "_key", lambda self, node: None)  # every node asked
+    alone, words_alone = update()
+    assert shared < alone
+    assert any(w[4] for w in words)  # some pod left out, worded per node
+    assert words == words_alone

@@ -28,6 +28,7 @@ from dra_solver.planners.aggregated.classes import NodeClass, index_signature, n
 from dra_solver.planners.aggregated.master import aggregate, expand_patterns, integer_master, pod_kinds
 from dra_solver.planners.aggregated.patterns import ModelContext
 from dra_solver.planners.firstfit.solo import Solo
+from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -226,7 +227,7 @@ def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
 
 def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
     # The reasons of the pods left out ask every node alone, before and after the plan; nodes
-    # equal up to names share one answer (`Solo._twin`), with their own names and devices.
+    # equal up to names share one answer (`firstfit.twins.Twins`), with their own names and devices.
     cluster = Cluster.from_objects(mixed_cluster(12, 60, seed=4))
     asked: list[int] = []
     real = engine_mod._Placing.answer
@@ -238,7 +239,7 @@ def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytes
     monkeypatch.setattr(engine_mod._Placing, "answer", counting)
     shared = plan(cluster, time_limit=30.0)
     with_twins = len(asked)
-    monkeypatch.setattr(Solo, "_twin", lambda self, node: None)  # every node asked
+    monkeypatch.setattr(Twins, "_key", lambda self, node: None)  # every node asked
     asked.clear()
     alone = plan(cluster, time_limit=30.0)
     assert len(asked) > with_twins

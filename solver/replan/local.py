@@ -46,15 +46,17 @@ the same input gives the same plan at any load: no wall clock stops it, docs/sem
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
 
 from ..api.cluster import Cluster
-from ..api.models import ResourceClaim
+from ..api.models import ResourceClaim, ResourceSlice
 from ..cpsat import cp_solver, new_cp_model
 from ..planners.aggregated.expansion import expand_aggregated
 from ..planners.aggregated.master import AggregatedPlan, aggregate
@@ -224,7 +226,7 @@ def resolve(
     # searched for devices: every other node holds its pods as it did.
     planned = settle(units, was, kept, area, shape)
     if _counted(units, planned) <= had:
-        return Local(tuple(area), {}, 0, agg.status)
+        return Local(tuple(area), {}, 0, agg.status.value)
     got = _expanded(job, current, replace(agg, placements=planned), was)
     if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
         got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
@@ -380,7 +382,8 @@ def may_gain(
     on devices allowing multiple allocations — a region with one is not bounded: True), of one
     driver where the request's class or selectors require it, and no more than n's devices of
     that driver, nor than n's devices in all — every device of every slice naming n, in use or
-    not, whatever else it is: more room than any plan has. Every other rule (class and request
+    not, whatever else it is, less only those that shared counters keep from being allocated
+    at once (`room`): more room than any plan has. Every other rule (class and request
     selectors beyond the driver, constraints, node rules and resources, which node a pod
     takes) only removes sets. So the heaviest such assignment of the pods' device counts to
     the nodes' (the *count relaxation*) bounds the sub-plan; when it is the weight the region
@@ -392,14 +395,14 @@ def may_gain(
     nodes, and the count relaxation over every node at once decides (`_joint_gain`: a small
     CP-SAT model of counts per node and kind of pod, deterministic; True unless it proves the
     region's weight is its optimum)."""
-    devices: dict[str, dict[str, int]] = {n: {} for n in area}
+    slices: dict[str, list[ResourceSlice]] = {n: [] for n in area}
     for s in after.slices:
         n = s.spec.node_name
-        if n is not None and n in devices:
+        if n is not None and n in slices:
             if any(d.allow_multiple_allocations for d in s.spec.devices):
                 return True
-            per = devices[n]
-            per[s.spec.driver] = per.get(s.spec.driver, 0) + len(s.spec.devices)
+            slices[n].append(s)
+    devices = {n: room(slices[n]) for n in area}
     drivers: dict[str, str] = {}
     need = {id(p): min_devices(p.claims, after, drivers) for p in (*here, *offered)}
     pending: dict[tuple[int, Need], int] = {}
@@ -432,6 +435,57 @@ def may_gain(
 JOINT_LIMIT = 0.05
 """CP-SAT budget of the count relaxation (`_joint_gain`), in deterministic seconds: past it,
 the relaxation is not proven and the step runs."""
+
+
+def room(slices: Sequence[ResourceSlice]) -> dict[str, int]:
+    """The most devices of each driver that can be allocated at once among `slices` (a node's):
+    each device counts one, except that the devices drawing on one shared counter (KEP-4815's
+    `consumesCounters`) count no more, together, than its capacity over the least any of them
+    consumes of it. Why: a partitionable device lists itself whole and in parts, all drawing
+    on one counter, so its devices far outnumber what it can hold at once (8 GPUs listed whole
+    and in two halves are 24 devices, at most 16 of them allocated), and `may_gain` counted
+    room that no plan has.
+
+    Sound: each device is put in one group — the counter it consumes a positive amount of that
+    admits the fewest such consumptions (capacity / amount), or alone when it consumes none
+    (or of a counter no slice defines: its pool is invalid and nothing is allocated from it) —
+    and the devices of a group allocated at once consume at least the group's least amount
+    each of a counter that never gives more than its capacity (devices already in use only
+    take more of it; with DRAPartitionableDevices off, no device that consumes counters is
+    allocated at all). So no allocation holds more of a group than that bound, and the sum
+    over the groups of one driver bounds that driver's devices."""
+    capacity: dict[tuple[str, str, str, str], Fraction] = {}
+    for s in slices:
+        for cs in s.spec.shared_counters:
+            for name, counter in cs.counters.items():
+                capacity[(s.spec.driver, s.spec.pool.name, cs.name, name)] = counter.value.as_fraction()
+    out: dict[str, int] = {}
+    groups: dict[tuple[str, str, str, str], Fraction] = {}
+    sizes: dict[tuple[str, str, str, str], int] = {}
+    for s in slices:
+        driver = s.spec.driver
+        out.setdefault(driver, 0)
+        for d in s.spec.devices:
+            best: tuple[Fraction, tuple[str, str, str, str], Fraction] | None = None
+            for use in d.consumes_counters:
+                for name, amount in use.counters.items():
+                    key = (driver, s.spec.pool.name, use.counter_set, name)
+                    value = amount.value.as_fraction()
+                    if (
+                        value > 0
+                        and key in capacity
+                        and (best is None or (capacity[key] / value, key) < best[:2])
+                    ):
+                        best = (capacity[key] / value, key, value)
+            if best is None:
+                out[driver] += 1
+                continue
+            key, value = best[1], best[2]
+            groups[key] = min(groups.get(key, value), value)
+            sizes[key] = sizes.get(key, 0) + 1
+    for key, least in groups.items():
+        out[key[0]] += min(sizes[key], math.floor(capacity[key] / least))
+    return out
 
 
 def _joint_gain(
@@ -802,6 +856,7 @@ __all__ = [
     "min_devices",
     "region",
     "resolve",
+    "room",
     "settle",
     "shape_of",
     "stay",

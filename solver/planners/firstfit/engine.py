@@ -478,6 +478,19 @@ class _Placing:
             self.fails_for_good(shape, node.index)
         return answer
 
+    def learn(self, shape: ShapeKey, node: NodeState, answer: Answer) -> None:
+        """Keep `answer`, found without a search (`Twins`: a node equal up to names in the same
+        state refused the shape), as the node's answer for `shape` at its current version, as
+        `answer` keeps what it searched. Only an answer without an allocation: an allocation
+        is searched on the node placed on."""
+        if answer.assignment is not None:
+            raise ValueError("learn: only an answer without an allocation is kept unsearched")
+        self.answers[(shape, node.world.index)] = answer
+        if answer.shareable:
+            self._clean.add((shape, node.world.index))
+        if answer.final():
+            self.fails_for_good(shape, node.index)
+
     def _search(
         self,
         problem: Problem,
@@ -606,6 +619,48 @@ class _Placing:
         if check(part, claims, node=node.name, gates=self.job.gates, one_call=True):
             check_or_raise(self.ledger.cluster, claims, node=node.name, gates=self.job.gates, one_call=True)
             raise AssertionError("the checker rejected a placement on the node's part of the cluster only")
+
+    def took(self, node: NodeState) -> None:
+        """Node resources on `node` were taken outside `placed` (a pod held from elsewhere,
+        `Resumable.hold`): a change for the cached answers, and a placement for `gone` (what
+        only takes keeps what it knows valid)."""
+        self._takes_only()
+        self.changes.append(node.index)
+        self._taken = len(self.changes)
+
+    def release(self, claims: Sequence[ResourceClaim]) -> None:
+        """The reverse of `commit`: the allocated `claims` no longer hold devices. What is in
+        use on their devices is counted again from the claims still holding devices in their
+        pools (a shared device may have other holders), and the nodes that see those pools
+        are logged as changed (their cached answers are stale; `gone` is forgotten at the
+        next use, `_takes_only`: something freed may fit again)."""
+        pools: set[PoolID] = set()
+        devices: set[DeviceID] = set()
+        for c in claims:
+            self.ledger.cluster.claims.pop(c.key, None)
+            self._allocated.discard(c.key)
+            alloc = c.status.allocation if c.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
+                self._holders.get((r.driver, r.pool), {}).pop(c.key, None)
+                pools.add((r.driver, r.pool))
+                devices.add((r.driver, r.pool, r.device))
+        if not pools:
+            return
+        in_use = self.in_use
+        for dev in devices:
+            in_use.dedicated.discard(dev)
+            in_use.shared.discard(dev)
+            in_use.capacity.pop(dev, None)
+        holders = {k: h for pid in pools for k, h in self._holders.get(pid, {}).items()}
+        more = in_use_from_claims(holders.values(), self.job.gates)
+        in_use.dedicated |= more.dedicated & devices
+        in_use.shared |= more.shared & devices
+        for dev in devices & more.capacity.keys():
+            in_use.capacity[dev] = more.capacity[dev]
+        touched = self._touch(pools)
+        for world in {id(w): w for pid in pools for w in self._by_pool.get(pid, ())}.values():
+            world.free = sum(dev not in in_use.dedicated for dev in world.devices)
+        self.changes.extend(touched)
 
     def _hold(self, claim: ResourceClaim) -> set[PoolID]:
         alloc = claim.status.allocation if claim.status is not None else None

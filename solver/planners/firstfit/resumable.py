@@ -11,11 +11,6 @@ from dataclasses import dataclass
 
 from ... import interrupt
 from ...api.models import ResourceClaim
-from ...inventory import (
-    DeviceID,
-    PoolID,
-    in_use_from_claims,
-)
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...planning.outcome import PodPlan
@@ -24,6 +19,7 @@ from ...problem.resources import take
 from ...reference import DEFAULT_MAX_STEPS
 from .batch import FirstFit
 from .engine import NodeState, ShapeKey, _fit_on, _Nowhere, _nowhere, _Placing, _shape, _Tried, _unplaced
+from .twins import Twins
 
 _KEY_CACHE = 1 << 18
 """`Resumable._key`'s caches are emptied past this many entries (a planner updated for days)."""
@@ -81,8 +77,9 @@ class Resumable:
         """Per-object caches of `_key`'s parts (by id, holding the object so the id stays its
         own): a unit kept by the caller and re-used across calls is keyed once (`_units`:
         with whether it is uniform)."""
-        """`_nowhere`: per key, its last answer's per-node templates (node order)."""
         self._within_of: tuple[Collection[str | None], set[int]] | None = None
+        self._twins = Twins(self._run)
+        """The answers of `_nowhere`'s tries, shared between nodes equal up to names."""
 
     def place(self, unit: Unit) -> PodPlan:
         """First fit of one more pod (the scheduler's: the first node, in order, that takes it):
@@ -149,10 +146,26 @@ class Resumable:
         again = range(len(run.nodes)) if seen is None else sorted(set(run.changes[seen[0] :]))
         tried = list(seen[2]) if seen is not None else [_Tried(node) for node in run.nodes]
         for i in again:
-            tried[i] = FirstFit._try(run, unit, base, run.nodes[i])
+            tried[i] = self._try(unit, base, run.nodes[i])
         nowhere = _nowhere(tried, seen[1] if seen is not None else None, again)
         run.nowhere[key] = (len(run.changes), nowhere, tried)
         return nowhere
+
+    def _try(self, unit: Unit, base: ShapeKey, node: NodeState) -> _Tried:
+        """`FirstFit._try` (why `node` does not take `unit` now), its answer shared with the
+        nodes equal up to names in the same state (`Twins`). Why: a kind of pod first left
+        out by an update, on a full cluster, is worded on every node, and most nodes of a full
+        cluster are one of a few kinds in one of a few states."""
+        run = self._run
+        why, variant = run.may_try(unit, node)
+        if variant is None:
+            return _Tried(node, why)
+        if variant.claims or not unit.claims:
+            return FirstFit._try(run, unit, base, node)
+        answer = self._twins.answer(unit.claims, base, node)
+        if answer.assignment is not None:  # not expected (no node takes it): asked of the node
+            answer = run.answer(unit.claims, base, node)
+        return _Tried(node, None, answer)
 
     def _key(self, unit: Unit) -> tuple[ShapeKey, _Key]:
         """The unit's shape and its key (shape, refused nodes, node-resource demand): the key
@@ -180,7 +193,9 @@ class Resumable:
         shape among `pods` (the answers are cached per node version); and for each key among
         `units` (pods left out, say), record the nodes not known to refuse it (`place` then
         tries only those and the nodes changed since) — when no node takes it, with every
-        node's reason. Returns the number of shapes and keys warmed."""
+        node's reason; and what makes nodes equal up to names (`Twins.prepare`), so that the
+        words of a pod left out are asked once per kind and state of node. Returns the number
+        of shapes and keys warmed."""
         run = self._run
         seen: set[ShapeKey] = set()
         for claims in pods:
@@ -193,6 +208,7 @@ class Resumable:
             for node in run.nodes:
                 if not run.hopeless(shape, claims, node):
                     run.answer(claims, shape, node)
+        self._twins.prepare()
         keys: set[_Key] = set()
         for unit in units:
             if run.collides(unit) or not run.uniform(unit) or not unit.claims:
@@ -281,42 +297,13 @@ class Resumable:
             run.commit(list(claims), states[0])
         if demand:
             take(run.book.free.get(node), demand)
-            run._takes_only()
-            run.changes.append(states[0].index)
-            run._taken = len(run.changes)  # a placement: what `gone` knows stays valid
+            run.took(states[0])
 
     def release(self, claims: Sequence[ResourceClaim], node: str | None, demand: Mapping[str, int]) -> None:
         """Forget a placed pod: its allocated `claims` no longer hold devices, and its node
         resources `demand` on `node` are free again."""
         run = self._run
-        pools: set[PoolID] = set()
-        devices: set[DeviceID] = set()
-        for c in claims:
-            run.ledger.cluster.claims.pop(c.key, None)
-            run._allocated.discard(c.key)
-            alloc = c.status.allocation if c.status is not None else None
-            for r in alloc.devices.results if alloc is not None else ():
-                run._holders.get((r.driver, r.pool), {}).pop(c.key, None)
-                pools.add((r.driver, r.pool))
-                devices.add((r.driver, r.pool, r.device))
-        if pools:
-            # What is in use on the released devices: counted again from the claims still
-            # holding devices in their pools (a shared device may have other holders).
-            in_use = run.in_use
-            for dev in devices:
-                in_use.dedicated.discard(dev)
-                in_use.shared.discard(dev)
-                in_use.capacity.pop(dev, None)
-            holders = {k: h for pid in pools for k, h in run._holders.get(pid, {}).items()}
-            more = in_use_from_claims(holders.values(), run.job.gates)
-            in_use.dedicated |= more.dedicated & devices
-            in_use.shared |= more.shared & devices
-            for dev in devices & more.capacity.keys():
-                in_use.capacity[dev] = more.capacity[dev]
-            touched = run._touch(pools)
-            for world in {id(w): w for pid in pools for w in run._by_pool.get(pid, ())}.values():
-                world.free = sum(dev not in in_use.dedicated for dev in world.devices)
-            run.changes.extend(touched)
+        run.release(claims)
         if demand:
             for state in self._states([node]):
                 run.book.give(demand, node)

@@ -6,22 +6,17 @@ the way (`planners.crowding`) from nodes that never take the pod.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from ...api.models import ResourceClaim
-from ...inventory import (
-    DeviceID,
-    PoolID,
-    node_up_to_name,
-    slices_up_to_names,
-)
+from ...inventory import DeviceID, PoolID
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...problem.demand import demand_total
 from ...reasons.words import with_refs
 from .engine import Answer, NodeState, ShapeKey, _node_texts, _Placing, _refs, _shape, _Tried
+from .twins import Twins
 
 
 @dataclass(frozen=True)
@@ -47,10 +42,9 @@ class Solo:
         self._by_name = {n.name: n for n in self._run.nodes}
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
-        self._twin_of: dict[int, tuple[str, dict[str, str]] | None] = {}
-        """World -> its key up to names and its pools' aliases (`_twin`), None: no twin."""
-        self._twins: dict[tuple[ShapeKey, str], tuple[Answer, dict[str, str]]] = {}
-        """(shape, twin key) -> the answer of the first such node, with its pools' aliases."""
+        self._twins = Twins(self._run)
+        """Answers shared between nodes equal up to names (none of the plan's pods is placed
+        here: a node's twins stay its twins)."""
 
     def key(self, unit: Unit) -> Hashable:
         """What decides `nodes(unit)` up to the claim names: the claims' shape, the scheduling
@@ -136,78 +130,10 @@ class Solo:
         self, claims: Sequence[ResourceClaim], shape: ShapeKey, node: NodeState, twins: bool
     ) -> Answer:
         """The reference search's answer for `claims` on `node` (`_Placing.answer`), or, on a
-        node equal up to names to one already asked (`_twin`), that node's answer with the
-        names of this one. Why: a solo answer is asked of every node for every pod shape left
-        out, before and after the plan, while a cluster has few kinds of node. `twins`: the
-        claims are the same on every node (no claim of an extended resource)."""
-        twin = self._twin(node) if twins else None
-        if twin is None:
+        node equal up to names to one already asked, that node's answer with the names of this
+        one (`Twins`). Why: a solo answer is asked of every node for every pod shape left out,
+        before and after the plan, while a cluster has few kinds of node. `twins`: the claims
+        are the same on every node (no claim of an extended resource)."""
+        if not twins:
             return self._run.answer(claims, shape, node)
-        key, aliases = twin
-        kept = self._twins.get((shape, key))
-        if kept is not None:
-            return _renamed(kept[0], kept[1], aliases)
-        answer = self._run.answer(claims, shape, node)
-        if _portable(answer, node, aliases):
-            self._twins[(shape, key)] = (answer, aliases)
-        return answer
-
-    def _twin(self, node: NodeState) -> tuple[str, dict[str, str]] | None:
-        """What the answers on `node` read, with its name and its pools' names taken out, as
-        canonical JSON, and its pools' aliases; None where that is not all (cached per world).
-        Read: the node's slices, its labels (the hostname label taken out when it is the node's
-        name) and declared features, and what is in use of its pools' devices — precompute
-        reads nothing else of a node (`problem.devices.context_from`). Only for a node whose
-        world holds its own slices and nothing else, without DeviceTaintRules (they select
-        devices by pool and name), as `aggregated.classes.twin_key`."""
-        world = node.world
-        if world.index in self._twin_of:
-            return self._twin_of[world.index]
-        self._twin_of[world.index] = out = self._twin_key(node)
-        return out
-
-    def _twin_key(self, node: NodeState) -> tuple[str, dict[str, str]] | None:
-        run, name = self._run, node.name
-        if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
-            return None
-        aliases: dict[str, str] = {}
-        slices = slices_up_to_names(node.slices, name, aliases)
-        if slices is None or node.view is None:
-            return None
-        used = []
-        in_use = run.in_use
-        for sl in node.slices:
-            for d in sl.spec.devices or ():
-                dev = (sl.spec.driver, sl.spec.pool.name, d.name)
-                if in_use.allocated(dev):
-                    capacity = sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items())
-                    held = [dev in in_use.dedicated, dev in in_use.shared, capacity]
-                    used.append([dev[0], aliases[dev[1]], d.name, *held])
-        return json.dumps([slices, sorted(used), *node_up_to_name(node.view)], sort_keys=True), aliases
-
-
-def _portable(answer: Answer, node: NodeState, aliases: dict[str, str]) -> bool:
-    """Whether `answer` on `node` holds for a node equal up to names (`Solo._twin`) with the
-    names put in: no error (its words may name the node, a pool or a claim) and a reason that
-    names neither the node nor one of its pools (as a device's or a slice's name would)."""
-    if not answer.shareable or answer.failure is not None:
-        return False
-    if answer.assignment is not None:
-        return True
-    words = answer.reason()
-    return str(node.name) not in words and not any(pool in words for pool in aliases)
-
-
-def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str]) -> Answer:
-    """`source` (a `_portable` answer on a node whose pools have `aliases`) on a node equal up
-    to names whose pools have `mine`: the same decision and words, its candidate devices in
-    this node's pools."""
-    pools = {alias: pool for pool, alias in mine.items()}
-    out = Answer(source.version, source.names, source.problem, source.assignment, None, True)
-    if source.assignment is None:
-        out._reason = source.reason()
-    else:
-        out._candidates = frozenset(
-            (driver, pools[aliases[pool]], dev) for driver, pool, dev in source.candidate_devices()
-        )
-    return out
+        return self._twins.answer(claims, shape, node)

@@ -1,0 +1,136 @@
+"""Answers shared between nodes equal up to names (`Twins`).
+
+Why: the words of a pod no node takes ask every node, and a first-fit run asks the reference
+search on each (a Problem built, searched and explained per node), while a cluster has few
+kinds of node and a full cluster few states of them: `Solo` (where a pod fits alone, before
+and after a plan) and `Resumable` (a kind of pod only ever placed before, worded on every node
+of a full cluster) ask the first node of each kind and state, and read its answer, with the
+names put in, on its twins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ...api.models import ResourceClaim
+from ...inventory import node_up_to_name, slices_up_to_names
+from .engine import Answer, NodeState, ShapeKey, _Placing
+
+
+class Twins:
+    """The answers of one first-fit run's nodes shared up to names (the module docstring): a
+    node's *twin key* is what its answers read with its name and its pools' names taken out —
+    its slices, its labels (the hostname label taken out when it is the node's name) and
+    declared features, and what is in use of its pools' devices; precompute reads nothing else
+    of a node (`problem.devices.context_from`). Only for a node whose world holds its own
+    slices and nothing else, without DeviceTaintRules (they select devices by pool and name),
+    as `aggregated.classes.twin_key`. The part without what is in use is kept per world (slices
+    and nodes do not change during a run); the whole key per world version (a placement or a
+    release in its pools makes a new one)."""
+
+    def __init__(self, run: _Placing) -> None:
+        self._run = run
+        self._static: dict[int, tuple[str, dict[str, str]] | None] = {}
+        """World -> its slices and node facts up to names, as canonical JSON, and its pools'
+        aliases; None: no twin (`_static_key`)."""
+        self._keys: dict[int, tuple[int, tuple[str, str, dict[str, str]] | None]] = {}
+        """World -> (its version, its twin key then: the static part, what is in use, aliases)."""
+        self._answers: dict[tuple[ShapeKey, str, str], tuple[Answer, dict[str, str]]] = {}
+        """(shape, twin key) -> the answer of the first such node, with its pools' aliases."""
+
+    def prepare(self) -> int:
+        """Compute every world's static part now (the run's owner does it ahead of the calls
+        that must be quick, `Resumable.warm`); returns how many worlds may have twins."""
+        return sum(self._static_of(node) is not None for node in self._run.nodes)
+
+    def answer(self, claims: Sequence[ResourceClaim], shape: ShapeKey, node: NodeState) -> Answer:
+        """The reference search's answer for `claims` (the same on every node: no claim of an
+        extended resource) on `node` (`_Placing.answer`), or, on a node equal up to names to one
+        already asked (the class docstring), that node's answer with the names of this one.
+        An answer is shared only when it holds with the names put in (`_portable`)."""
+        twin = self._key(node)
+        if twin is None:
+            return self._run.answer(claims, shape, node)
+        static, used, aliases = twin
+        kept = self._answers.get((shape, static, used))
+        if kept is not None:
+            answer = _renamed(kept[0], kept[1], aliases, node.version)
+            if answer.assignment is None:  # kept as searched there (cached, the node passed over)
+                self._run.learn(shape, node, answer)
+            return answer
+        answer = self._run.answer(claims, shape, node)
+        if _portable(answer, node, aliases):
+            self._answers[(shape, static, used)] = (answer, aliases)
+        return answer
+
+    def _key(self, node: NodeState) -> tuple[str, str, dict[str, str]] | None:
+        world = node.world
+        kept = self._keys.get(world.index)
+        if kept is not None and kept[0] == world.version:
+            return kept[1]
+        static = self._static_of(node)
+        key = None if static is None else (static[0], self._used(node, static[1]), static[1])
+        self._keys[world.index] = (world.version, key)
+        return key
+
+    def _static_of(self, node: NodeState) -> tuple[str, dict[str, str]] | None:
+        world = node.world
+        if world.index not in self._static:
+            self._static[world.index] = self._static_key(node)
+        return self._static[world.index]
+
+    def _static_key(self, node: NodeState) -> tuple[str, dict[str, str]] | None:
+        run, name = self._run, node.name
+        if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
+            return None
+        aliases: dict[str, str] = {}
+        slices = slices_up_to_names(node.slices, name, aliases)
+        if slices is None or node.view is None:
+            return None
+        return json.dumps([slices, *node_up_to_name(node.view)], sort_keys=True), aliases
+
+    def _used(self, node: NodeState, aliases: dict[str, str]) -> str:
+        """What is in use of the node's devices now, its pools' names taken out."""
+        used = []
+        in_use = self._run.in_use
+        for sl in node.slices:
+            for d in sl.spec.devices or ():
+                dev = (sl.spec.driver, sl.spec.pool.name, d.name)
+                if in_use.allocated(dev):
+                    capacity = sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items())
+                    held = [dev in in_use.dedicated, dev in in_use.shared, capacity]
+                    used.append([dev[0], aliases[dev[1]], d.name, *held])
+        return json.dumps(sorted(used))
+
+
+def _portable(answer: Answer, node: NodeState, aliases: dict[str, str]) -> bool:
+    """Whether `answer` on `node` holds for a node equal up to names (`Twins`) with the names
+    put in: no error (its words may name the node, a pool or a claim) and a reason that names
+    neither the node nor one of its pools (as a device's or a slice's name would)."""
+    if not answer.shareable or answer.failure is not None:
+        return False
+    if answer.assignment is not None:
+        return True
+    words = answer.reason()
+    return str(node.name) not in words and not any(pool in words for pool in aliases)
+
+
+def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], version: int) -> Answer:
+    """`source` (a `_portable` answer on a node whose pools have `aliases`) on a node equal up
+    to names whose pools have `mine`: the same decision and words, its candidate devices in
+    this node's pools, at this node's `version`. Its assignment is the other node's: read
+    whether there is one, never place by it (a placement's devices are searched on the node
+    itself)."""
+    pools = {alias: pool for pool, alias in mine.items()}
+    out = Answer(version, source.names, source.problem, source.assignment, None, True)
+    if source.assignment is None:
+        out._reason = source.reason()
+    else:
+        out._candidates = frozenset(
+            (driver, pools[aliases[pool]], dev) for driver, pool, dev in source.candidate_devices()
+        )
+    return out
+
+
+__all__ = ["Twins"]
