@@ -4,36 +4,20 @@ in docs/examples where they show the case)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from console_run import run_cli
 from typer.testing import CliRunner
 
-from dra_solver.cli.main import app, run
+from dra_solver.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The console script's `run()` (its exit codes and one-line usage errors), not `app`, called
-    in this process: what these tests read is the text and the code, not the process (a fresh
-    interpreter per case cost seconds of imports each; the console entry point as a process is
-    tests/test_cli_validate.py's `test_usage_errors_exit_1_not_2_through_the_console_entry_point`)."""
-    capsys.readouterr()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sys, "argv", ["dra-solver", *args])
-        with pytest.raises(SystemExit) as exit_:
-            run()
-    out, err = capsys.readouterr()
-    code = exit_.value.code
-    return subprocess.CompletedProcess(list(args), code if isinstance(code, int) else 0, out, err)
 
 
 # --- 3. invalid numeric options are usage errors --------------------------------------------
@@ -54,7 +38,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.Completed
 def test_an_invalid_number_is_a_one_line_usage_error(
     args: list[str], option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    done = _cli(capsys, *args)
+    done = run_cli(capsys, *args)
     assert done.returncode == 1
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -327,14 +311,14 @@ def test_namespace_selects_the_pending_pods_to_plan() -> None:
 def test_dash_f_is_an_input_beside_the_paths(capsys: pytest.CaptureFixture[str]) -> None:
     result = runner.invoke(app, ["validate", "-f", GPU, "--feature-gates", "DRADerivedAttributes=true"])
     assert result.exit_code == 0 and result.stdout.startswith("valid: 4 slices"), result.output
-    done = _cli(capsys, "plan")
+    done = run_cli(capsys, "plan")
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "dra-solver plan: no input: give PATH... or -f FILE (`-` for stdin), or --live / --kubeconfig PATH "
         "(see 'dra-solver plan --help')"
     )
     # allocate reads files only: its message names no live flag.
-    done = _cli(capsys, "allocate")
+    done = run_cli(capsys, "allocate")
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "dra-solver allocate: no input: give PATH... or -f FILE (`-` for stdin) "
