@@ -109,6 +109,7 @@ def cli_point(name: str, seconds: float, cpu_clock: bool = False) -> dict[str, A
         "exit": done.returncode,
         "cut_short": "cut short by --timeout" in done.stderr,
         "read_cut_short": "while reading the input" in done.stderr,
+        "no_plan": done.returncode == 1 and "no plan" in done.stderr,
         "summary": summary[-1] if summary else None,
         "checked": _checked(path.read_text(encoding="utf-8"), done.stdout, gates)
         if done.returncode in (0, 2)
@@ -118,7 +119,7 @@ def cli_point(name: str, seconds: float, cpu_clock: bool = False) -> dict[str, A
 
 def library_point(name: str, seconds: float) -> dict[str, Any]:
     """`plan(cluster, deadline=Deadline.after(SECONDS))` in this process, on a loaded cluster."""
-    from dra_solver import Cluster, Deadline, plan
+    from dra_solver import Cluster, CutShort, Deadline, plan
     from dra_solver.check import check_cluster
     from dra_solver.gates import FeatureGates
     from dra_solver.output.objects import cluster_after
@@ -126,18 +127,22 @@ def library_point(name: str, seconds: float) -> dict[str, Any]:
     make, gates = WORKLOADS[name]
     cluster = Cluster.from_objects(make())
     cpu0, started = time.process_time(), time.perf_counter()
-    out = plan(cluster, deadline=Deadline.after(seconds), **({"feature_gates": gates} if gates else {}))
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+
+    def point(**more: Any) -> dict[str, Any]:
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+        head = {"workload": name, "how": "library", "timeout": seconds, "wall": round(wall, 2)}
+        return {**head, "cpu": round(cpu, 2), "ratio": round(wall / seconds, 3), **more}
+
+    try:
+        out = plan(cluster, deadline=Deadline.after(seconds), **({"feature_gates": gates} if gates else {}))
+    except CutShort as exc:  # before the search: no plan (docs/semantics.md, "Limits and determinism")
+        return point(cut_short=True, no_plan=str(exc), checked=None)
+    done = point()
     after = Cluster.from_objects(cluster_after(cluster, out.pods))
     gates_ = FeatureGates.of(gates)
     before = {v.message for v in check_cluster(cluster, gates_)}
     return {
-        "workload": name,
-        "how": "library",
-        "timeout": seconds,
-        "wall": round(wall, 2),
-        "cpu": round(cpu, 2),
-        "ratio": round(wall / seconds, 3),
+        **done,
         "cut_short": bool(out.stats.get("cut_short_by_timeout")),
         "placed": out.placed,
         "pods": len(out.pods),

@@ -244,3 +244,33 @@ def batch_info(out: PreemptOutcome, cpu: float) -> dict[str, object]:
         "highest": max(prios, default=None),
         "moves": len(out.moves),
     }
+
+
+def served_as_extended(
+    objs: list[dict[str, Any]],
+    wants: dict[str, int],
+    advertised: dict[str, int],
+    resource: str = "example.com/gpu",
+) -> list[dict[str, Any]]:
+    """`objs` with every DeviceClass serving `resource` (KEP-5004), each pending pod of `wants`
+    asking for that many of it in its container instead of its claim `<pod>-gpu` (dropped), and
+    the nodes of `advertised` advertising that many of it (a device plugin's): on a node that
+    does not, the pod gets its special claim. Shared by `test_bench_defrag_mixed` and
+    `tests/test_preempt_counting_mixed.py`."""
+    out = []
+    for o in objs:
+        name = o["metadata"]["name"]
+        if o["kind"] == "Node" and name in advertised:
+            o["status"]["allocatable"][resource] = str(advertised[name])
+        if o["kind"] == "DeviceClass":
+            o["spec"]["extendedResourceName"] = resource
+        if o["kind"] == "ResourceClaim" and name.removesuffix("-gpu") in wants and "status" not in o:
+            continue
+        if o["kind"] == "Pod" and name in wants:
+            del o["spec"]["resourceClaims"]
+            res = o["spec"]["containers"][0]["resources"]
+            res.pop("claims", None)
+            res["requests"][resource] = str(wants[name])
+            res["limits"] = {resource: str(wants[name])}
+        out.append(o)
+    return out

@@ -10,8 +10,10 @@ pods into, where a heuristic that never evicts runs out of options.
 
 Per size and seed, one run of each, as extra_info: the plan's placed pods, evicted pods,
 moves, PDB violations, status and each stage's, the model that answered, deterministic, CPU
-(`time.process_time`) and wall seconds, the 1-minute load; the baseline's placed pods, moves and
-CPU seconds; and the differences (`fewer_moves`: baseline moves - plan moves; `more_placed`).
+(`time.process_time`) and wall seconds, the 1-minute load; the moves stage's proven bound and
+gap (`moves_bound`, `moves_gap`: `preempt.clearing`, or CP-SAT's); the baseline's placed pods,
+moves and CPU seconds; and the differences (`fewer_moves`: baseline moves - plan moves;
+`more_placed`).
 The plan's wall time is the benchmark; it runs as `dra_solver.plan(preempt=True)` and the CLI
 run it, with the garbage collector's thresholds raised (`planners.run.fewer_collections`).
 
@@ -88,6 +90,8 @@ def _run(benchmark: Any, shape: str, nodes: int, seed: int, limit: float) -> Non
             "fewer_moves": len(base.moves) - len(out.moves),
             "more_placed": sum(p.placed for p in out.pods) - len(base.placed),
             "model_reason": out.stats.get("preempt_model_reason"),
+            "moves_bound": out.stats.get("moves_bound"),
+            "moves_gap": out.stats.get("moves_gap"),
         }
     )
     benchmark.extra_info.update(info)

@@ -18,13 +18,24 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+# The variable and expression types come from the solver's extension (`cp_model` re-exports
+# them); `cp_model` itself imports pandas, half a second of CPU, so it loads when a model is
+# made (`new_cp_model`), not when the planners are imported (issue #40, "A fast start").
+from ortools.sat.python.cp_model_helper import IntVar, LinearExpr
 
 from dra_solver.problem.flat import Alternative, Candidate, Problem, Value
 
-IntVar = cp_model.IntVar
-LinearExpr = cp_model.LinearExpr
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+
+def new_cp_model() -> cp_model.CpModel:
+    """An empty CpModel, `cp_model` imported now (see the note at the imports)."""
+    from ortools.sat.python import cp_model
+
+    return cp_model.CpModel()
 
 
 Allowed = dict[int, dict[int, Candidate]]
@@ -47,7 +58,7 @@ class Model:
 
     problem: Problem
     mode: str
-    cp: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    cp: cp_model.CpModel = field(default_factory=new_cp_model)
     allowed: dict[int, dict[int, Candidate]] = field(default_factory=dict)
     """alternative -> device -> candidate, after every static exclusion (empty if impossible)."""
     impossible: set[int] = field(default_factory=set)
@@ -120,12 +131,12 @@ def _sorted_frozen(values: frozenset[Value]) -> tuple[Value, ...]:
 
 def total(vs: list[IntVar]) -> LinearExpr:
     """Sum of variables (flat, unlike Python's nested `sum`)."""
-    return cp_model.LinearExpr.sum(vs)
+    return LinearExpr.sum(vs)
 
 
 def weighted(terms: list[tuple[int, IntVar]] | tuple[tuple[int, IntVar], ...]) -> LinearExpr:
     """sum c * v over (c, v) terms."""
-    return cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
+    return LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
 
 
 def lcm_of_denominators(values: list[Fraction]) -> int:

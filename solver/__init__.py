@@ -34,6 +34,7 @@ _EXPORTS = {
     "FeatureGates": "dra_solver.gates",
     "DRASolverError": "dra_solver.errors",
     "InputError": "dra_solver.errors",
+    "CutShort": "dra_solver.errors",
 }
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from .api.templates import NodeTemplate
     from .check import Violation, check_cluster
     from .deadline import Deadline
-    from .errors import DRASolverError, InputError
+    from .errors import CutShort, DRASolverError, InputError
     from .explain.diagnosis import why
     from .gates import FeatureGates
     from .pipeline import AllocationOutcome, allocate, load
@@ -138,6 +139,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AllocationOutcome",
     "Cluster",
+    "CutShort",
     "DRASolverError",
     "Deadline",
     "FeatureGates",

@@ -41,17 +41,24 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ortools.sat.python import cp_model
+# The statuses come from the solver's extension; `cp_model` (which imports pandas: half a
+# CPU second) loads when a model or a solver is made (`new_cp_model`, `cp_solver`): issue
+# #40, "A fast start".
+from ortools.sat.python.cp_model_helper import CpSolverStatus
 
 from dra_solver.encoders import build, nodes, symmetry
+from dra_solver.encoders.model import new_cp_model
 from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
 
 from . import interrupt
 from .deadline import Deadline, passed
 from .problem.flat import Assignment, Problem
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 Mode = Literal["all", "free"]
 Strategy = Literal["pack", "spread"]
@@ -180,13 +187,13 @@ def _staged(run: Lexicographic, levels: Sequence[Level], hinted: bool) -> str:
         run.preference(prefer[0], cap, min(cap, PREFERENCE_MIN))
         if run.best is not None:
             prefer = prefer[1:]
-        elif run.last_status == cp_model.INFEASIBLE:  # no bound added yet: the model is
+        elif run.last_status == CpSolverStatus.INFEASIBLE:  # no bound added yet: the model is
             return INFEASIBLE
         else:
             run.status[prefer[0].name] = NOT_RUN
     failed = run.required(required) if required else run.feasible()
     if run.best is None:
-        return INFEASIBLE if failed == cp_model.INFEASIBLE else UNKNOWN
+        return INFEASIBLE if failed == CpSolverStatus.INFEASIBLE else UNKNOWN
     if all(run.status[lv.name] != NOT_RUN for lv in required):
         required_work = run.time_limit - run.budget
         share = min(run.budget, PREFERENCE_SHARE * run.time_limit)
@@ -252,7 +259,7 @@ class Lexicographic:
         """Least deterministic seconds one call gets, budget left or not."""
         self.best: cp_model.CpSolver | None = None
         self.last: cp_model.CpSolver | None = None
-        self.last_status: cp_model.CpSolverStatus = cp_model.UNKNOWN
+        self.last_status: cp_model.CpSolverStatus = CpSolverStatus.UNKNOWN
         self.calls = 0
         self.bounds: dict[str, int] = {}
         self.status = {lv.name: FIXED if lv.fixed else NOT_RUN for lv in levels}
@@ -285,7 +292,7 @@ class Lexicographic:
                 if self.best is not None:
                     continue
             status = self.call(lv, self.budget)
-            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
                 if self.best is None:
                     return status
                 self.status[lv.name] = NOT_RUN
@@ -294,7 +301,7 @@ class Lexicographic:
             self._record_bound(lv)
             self.values[lv.name] = self.value(lv)
             self.fix(lv, self.values[lv.name])
-            self.status[lv.name] = OPTIMAL if status == cp_model.OPTIMAL else FEASIBLE
+            self.status[lv.name] = OPTIMAL if status == CpSolverStatus.OPTIMAL else FEASIBLE
             if lv.name == upto:
                 break
         return None
@@ -306,7 +313,7 @@ class Lexicographic:
         if self.best is not None:
             return None
         status = self.call(None, self.budget)
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
             if hint:
                 self.take()
             else:
@@ -325,7 +332,7 @@ class Lexicographic:
             status = self.call(lv, min(piece, cap - used), tie_break=True)
             used += before - self.budget
             piece *= 2
-            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
                 if self.best is None:
                     break
                 continue  # the slice ended before CP-SAT took the hint: a longer one may
@@ -334,8 +341,8 @@ class Lexicographic:
             self.take()
             self.values[lv.name] = new
             self.fix(lv, new)
-            self.status[lv.name] = OPTIMAL if status == cp_model.OPTIMAL else FEASIBLE
-            if status == cp_model.OPTIMAL or new == value:
+            self.status[lv.name] = OPTIMAL if status == CpSolverStatus.OPTIMAL else FEASIBLE
+            if status == CpSolverStatus.OPTIMAL or new == value:
                 break
             value = new
         if self.status[lv.name] == NOT_RUN and value is not None:
@@ -351,7 +358,7 @@ class Lexicographic:
         if lv is not None:
             (self.cp.maximize if lv.maximize else self.cp.minimize)(lv.expr)
         if interrupt.requested():  # stopped (Ctrl-C): keep the best solution so far
-            return cp_model.UNKNOWN
+            return CpSolverStatus.UNKNOWN
         solver = cp_solver(self.seed, max(det_time, self.floor), self.deadline)
         if tie_break:
             solver.parameters.symmetry_level = 0
@@ -361,9 +368,22 @@ class Lexicographic:
         self.budget -= solver.deterministic_time
         self.calls += 1
         self.last, self.last_status = solver, status
-        if status == cp_model.MODEL_INVALID:
+        if status == CpSolverStatus.MODEL_INVALID:
             raise RuntimeError(f"CP-SAT model invalid: {self.cp.validate()}")
         return status
+
+    def spend(self, seconds: float) -> None:
+        """Deterministic seconds a solve outside the runner used (a relaxation, a check of a
+        hint): they count against the one budget."""
+        self.budget -= seconds
+
+    def adopt(self, lv: Level, solver: cp_model.CpSolver, value: int, proven: bool) -> None:
+        """A solution found outside the runner (a hint checked with its values fixed) becomes
+        the best, with `lv`'s value in it; `proven`: that value is the stage's optimum (the
+        caller met a bound valid for every solution: `planners.bounds.reaches`)."""
+        self.best = self.last = solver
+        self.values[lv.name] = value
+        self.status[lv.name] = OPTIMAL if proven else FEASIBLE
 
     def take(self) -> None:
         """The last call's solution becomes the best and the hint of the next call."""
@@ -418,6 +438,8 @@ def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_
       through `interrupt.stoppable(solver.stop_search)`, which keeps its best solution.
 
     Callers add what their model needs (linearization level, symmetry detection)."""
+    from ortools.sat.python import cp_model
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
@@ -426,6 +448,13 @@ def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_
         solver.parameters.max_time_in_seconds = max(deadline.left(), DEADLINE_FLOOR)
     solver.parameters.catch_sigint_signal = False  # `interrupt` stops it and knows it did
     return solver
+
+
+def load_cp_model() -> None:
+    """Import CP-SAT's Python layer now (`cp_model`: half a CPU second with pandas, loaded on
+    first use otherwise), so that a step timed by a share of a deadline (`Deadline.share`)
+    does not spend its share importing."""
+    from ortools.sat.python import cp_model  # noqa: F401  # the import is the point
 
 
 def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
@@ -447,6 +476,8 @@ __all__ = [
     "Strategy",
     "cp_solver",
     "hint_with",
+    "load_cp_model",
+    "new_cp_model",
     "proven",
     "solve",
 ]

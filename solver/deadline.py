@@ -138,7 +138,7 @@ class Deadline:
         cpu = time.process_time() - self.cpu_started
         return min(max(cpu / wall, MIN_CPU_SHARE), 1.0)
 
-    def leaving(self, cpu_seconds: float) -> Deadline:
+    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
         """A deadline early enough to leave `cpu_seconds` of work (counted: units times a cost
         per unit) to the steps after it, stretched by this run's `cpu_share`. It fires this
         one when it passes. Why: the final check and the output cannot stop half way.
@@ -147,9 +147,15 @@ class Deadline:
         worst case (every pending pod placed and written), and one larger than the time left
         would leave the search nothing — not even first fit — so the answer would place no pod
         although the check and output of a small plan take little. Past that share the run
-        may end late rather than empty (docs/semantics.md, "Limits and determinism")."""
+        may end late rather than empty (docs/semantics.md, "Limits and determinism").
+
+        `exact`: `cpu_seconds` is what the step will take whatever the plan (writing the whole
+        cluster, `--output-mode full`), not a worst case: no cap — when it exceeds the time
+        left, the search gets none, and a plan placing nothing is no plan (`cli.plan`), so
+        the run ends at its deadline instead of seconds past it."""
         reserve = cpu_seconds / self.cpu_share() if cpu_seconds > 0 else 0.0
-        reserve = min(reserve, RESERVE_SHARE * max(self.at - time.monotonic(), 0.0))
+        if not exact:
+            reserve = min(reserve, RESERVE_SHARE * max(self.at - time.monotonic(), 0.0))
         return Deadline(
             self.at - reserve,
             self.seconds,
@@ -158,6 +164,14 @@ class Deadline:
             cpu_started=self.cpu_started,
             parent=self,
         )
+
+    def kept(self) -> float:
+        """Seconds between this deadline and the run's (the first one, which `leaving` and
+        `share` cut this one from): what the run keeps after it for its last steps."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return max(root.at - self.at, 0.0)
 
     def share(self, fraction: float) -> Deadline:
         """A deadline `fraction` of the time left from now: one step's part of the run (the

@@ -30,7 +30,12 @@ class InputError(DRASolverError):
         return f"{where}: {self.reason}" if where else self.reason
 
 
-class StoppedReading(DRASolverError):
+class CutShort(DRASolverError):
+    """The run's deadline (`--timeout`) passed before there was a plan to return: no plan, and
+    the message says where it stopped (docs/semantics.md, "Limits and determinism")."""
+
+
+class StoppedReading(CutShort):
     """The run was stopped (`--timeout` passed, `interrupt.request`) before its input was read:
     there is no cluster to plan, so no plan."""
 

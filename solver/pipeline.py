@@ -188,7 +188,7 @@ def _plan(
             _what_if(cluster, pods, existing, opts, priorities, node_templates, max_new_nodes), held
         )
     node_list = resolve_nodes(cluster, nodes)
-    units = units_for(cluster, pods, priorities, node_list, opts.feature_gates)
+    units = units_for(cluster, pods, priorities, node_list, opts.feature_gates, opts.deadline)
     search = leaving_the_check(opts, units)  # --timeout: the check's time is not the search's
     if opts.partitions > 1:
         outcome = plan_partitioned(cluster, units, node_list, search)

@@ -164,6 +164,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # which model plans a job (Reference, Cpsat: the Improver protocol)
     "dra_solver.planners.policy": {
+        "dra_solver.cpsat",  # `load_cp_model`, before a model's share of the deadline is cut
         "dra_solver.deadline",
         "dra_solver.interrupt",
         "dra_solver.planners.aggregated",

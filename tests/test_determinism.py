@@ -23,7 +23,7 @@ from benchmarks.workloads import mixed_cluster
 from dra_solver import Cluster, NodeTemplate, Planner, plan
 from dra_solver import cpsat as cpsat_module
 from dra_solver.deadline import CUT_SHORT, Deadline
-from dra_solver.errors import SearchAborted
+from dra_solver.errors import CutShort, SearchAborted
 from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.preempt import plan_preempt
 from dra_solver.replan import planner as planner_module
@@ -190,17 +190,21 @@ def test_no_search_has_a_wall_clock_limit_without_a_deadline(monkeypatch: pytest
 
 
 def test_a_deadline_that_fires_is_recorded_and_proves_nothing() -> None:
-    """An explicit deadline already passed: the searches stop at once, the plan is still a
-    checked plan (first fit's at worst), its status is not OPTIMAL unless proven anyway, and
-    the outcome says it was cut short."""
+    """An explicit deadline already passed: the run stops at once — before the search, with
+    no plan (`CutShort`, which says so), or with a checked plan (first fit's at worst) whose
+    status is not OPTIMAL unless proven anyway, and which says it was cut short."""
     cluster = Cluster.from_objects(mixed_cluster(10, 50, seed=4))
     full = plan(cluster, seed=1, time_limit=5.0)
     assert CUT_SHORT not in full.stats
-    out = plan(cluster, seed=1, time_limit=5.0, deadline=Deadline.after(0.0))
-    assert out.stats[CUT_SHORT] is True
-    assert out.weight <= full.weight
-    if out.stats.get("status") == "OPTIMAL":  # none when the deadline stopped first fit at once
-        assert out.weight == full.weight
+    try:
+        out = plan(cluster, seed=1, time_limit=5.0, deadline=Deadline.after(0.0))
+    except CutShort as e:
+        assert "before the search: no plan" in str(e)
+    else:
+        assert out.stats[CUT_SHORT] is True
+        assert out.weight <= full.weight
+        if out.stats.get("status") == "OPTIMAL":  # none when the deadline stopped first fit at once
+            assert out.weight == full.weight
     # A preemption plan: the model's plan, cut short, or no plan at all — never one that
     # blames the input.
     deadline = Deadline.after(0.0)

@@ -8,23 +8,36 @@ Conventions of the sh blocks: a line's `dra-solver` commands (also after `&&`, a
 `> FILE` writes stdout to a temporary file that later commands of the same page read under
 that name; a comment saying `exit N` is the expected exit code (else 0), and one quoting
 `placed N of M pods` is checked against the summary line. Usage synopses are in ```text blocks.
+
+Each page's commands' outputs (stdout and stderr, timings and temporary paths masked: `masked`)
+are compared with a stored golden, `tests/goldens/docs/PAGE.txt`. Why: a glitch in the words
+(issue #41: `not placed: not placed:`, a placeholder, a count with the wrong plural) shows in
+the docs' examples first, and a reviewer reads the golden's diff. After a deliberate change of
+output, regenerate the goldens and read their diff before committing it:
+
+    DRA_SOLVER_UPDATE_GOLDENS=1 .venv/bin/pytest tests/test_docs_commands.py -n 0
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
+import yaml
 from typer.testing import CliRunner
 
 from dra_solver.cli.main import app, load_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+GOLDENS = ROOT / "tests" / "goldens" / "docs"
+UPDATE = os.environ.get("DRA_SOLVER_UPDATE_GOLDENS") == "1"
 runner = CliRunner()
 
 
@@ -83,6 +96,7 @@ def test_every_documented_command_runs_with_its_documented_exit_code(
 ) -> None:
     monkeypatch.chdir(ROOT)
     written: dict[str, Path] = {}  # files the page's commands wrote, under their names in the page
+    transcript: list[str] = []
     for command in _commands(page):
         args = [str(written.get(a, a)) for a in command.args]
         for i, arg in enumerate(args[:-1]):  # a report page is written to the temporary directory
@@ -103,6 +117,76 @@ def test_every_documented_command_runs_with_its_documented_exit_code(
         if command.stdout is not None:
             written[command.stdout] = tmp_path / Path(command.stdout).name
             written[command.stdout].write_text(result.stdout)
+        stdout = result.stdout if command.stdout is None else _words_of(result.stdout)
+        transcript.append(_said(command, result.exit_code, stdout, result.stderr, tmp_path))
+    golden = GOLDENS / f"{page.stem}.txt"
+    got = "\n".join(transcript)
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(got)
+    assert golden.exists(), f"no golden {golden}: run with DRA_SOLVER_UPDATE_GOLDENS=1 (module docstring)"
+    want = golden.read_text()
+    if got != want:  # the first differing line, for a readable failure; the full diff: regenerate
+        pairs = zip(got.splitlines(), want.splitlines(), strict=False)
+        at = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(got), len(want)))
+        raise AssertionError(
+            f"{page.name}'s output differs from {golden.relative_to(ROOT)} at line {at + 1}:\n"
+            f"  got:  {got.splitlines()[at] if at < len(got.splitlines()) else '(end)'}\n"
+            f"  want: {want.splitlines()[at] if at < len(want.splitlines()) else '(end)'}\n"
+            "if the change is meant, regenerate (module docstring) and read the diff"
+        )
+
+
+_MASKS = (
+    (re.compile(r"\b\d+\.\d+ s\b"), "N s"),  # wall-clock timings: `planned in 0.5 s`, `[plan 0.12 s]`
+    (re.compile(r"\bdra-solver \d+\.\d+\.\d+\S*"), "dra-solver VERSION"),
+)
+
+
+def masked(text: str, tmp: Path) -> str:
+    """`text` without what differs between runs of the same command: timings, the version,
+    the temporary directory."""
+    text = text.replace(str(tmp), "$TMP")
+    for pattern, mask in _MASKS:
+        text = pattern.sub(mask, text)
+    return text
+
+
+def _words_of(written: str) -> str:
+    """What a golden keeps of a cluster written to a file (`--output-mode full > FILE`, read by
+    the page's later commands, which check its rules): how many objects of each kind, and the
+    words a user reads in it: the plan's `dra-solver.io/` annotations and the messages of the
+    Pods' conditions (an unplaced pod's reason). Why not all of it: thousands of lines of YAML
+    the checker already vouches for would drown a golden's diff."""
+    items: list[Any] = []
+    for doc in yaml.safe_load_all(written):
+        if isinstance(doc, dict):
+            items += doc.get("items") or [] if doc.get("kind") == "List" else [doc]
+            if doc.get("kind") == "List":
+                items.append({"kind": "List", "metadata": doc.get("metadata") or {}})
+    kinds: dict[str, int] = {}
+    lines = []
+    for item in items:
+        kinds[item.get("kind", "?")] = kinds.get(item.get("kind", "?"), 0) + 1
+        meta = item.get("metadata") or {}
+        name = "/".join(filter(None, (meta.get("namespace"), meta.get("name")))) or item.get("kind")
+        for key, value in sorted((meta.get("annotations") or {}).items()):
+            if key.startswith("dra-solver.io/"):
+                lines.append(f"{name}: {key}: {value}")
+        for c in (item.get("status") or {}).get("conditions") or []:
+            if isinstance(c, dict) and c.get("message") and item.get("kind") == "Pod":
+                lines.append(f"{name}: {c.get('type')} {c.get('reason')}: {c['message']}")
+    counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    return "\n".join([f"(written: {counted})", *lines])
+
+
+def _said(command: Command, exit_code: int, stdout: str, stderr: str, tmp: Path) -> str:
+    """One command's part of a page's golden: the line, the exit code, stdout, stderr."""
+    parts = [f"$ {command.line}", f"[exit {exit_code}]"]
+    for name, text in (("stdout", stdout), ("stderr", stderr)):
+        if text:
+            parts += [f"--- {name}", masked(text, tmp).rstrip("\n")]
+    return "\n".join(parts) + "\n"
 
 
 LONGEST_LINE = 1_000

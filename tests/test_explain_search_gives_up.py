@@ -13,7 +13,8 @@ from benchmarks import workloads as w
 from dra_solver import Cluster
 from dra_solver import why as explain
 from dra_solver.explain import diagnosis
-from dra_solver.explain.diagnosis import GAVE_UP, UNDECIDED
+from dra_solver.explain.diagnosis import GAVE_UP
+from dra_solver.reasons.words import UNDECIDED
 
 GATES = "DRAListTypeAttributes=true"
 

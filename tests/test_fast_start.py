@@ -89,6 +89,28 @@ def test_validate_loads_no_cp_sat_and_no_checker() -> None:
     )
 
 
+def test_a_plan_that_builds_no_model_loads_no_cp_model() -> None:
+    """CP-SAT's Python layer (`cp_model`, which imports pandas and numpy) loads when a model is
+    built (`cpsat.new_cp_model`, `cpsat.cp_solver`), not with the planners and the CLI: first
+    fit alone never loads it, so neither does a run cut short before its search."""
+    args = ["plan", EXAMPLE, "--allocator", "reference"]
+    code, modules = _loaded(*args)
+    assert code in (0, 2)
+    assert "ortools.sat.python.cp_model" not in modules
+    assert _tops(modules, ("pandas", "numpy")) == []
+
+
+def test_the_models_modules_load_no_cp_model_until_a_model_is_built() -> None:
+    """Importing every module that builds a CP-SAT model (the planners, preemption, the local
+    re-solve of `Planner.update`) loads the solver's extension only, not `cp_model`."""
+    code = (
+        "import sys, dra_solver.cli.plan, dra_solver.preempt.model, dra_solver.replan.planner; "
+        "print(sorted(m for m in ('ortools.sat.python.cp_model', 'pandas', 'numpy') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize(
     "args",
     [

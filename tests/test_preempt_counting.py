@@ -38,7 +38,9 @@ def test_auto_takes_the_counting_model_where_it_applies() -> None:
     assert out.stats["preempt_model"] == "counts" and [v.name for v in out.victims] == ["default/a"]
 
 
-def test_devices_a_request_may_take_only_some_of_go_to_the_per_device_model() -> None:
+def test_devices_a_request_may_take_only_some_of_stay_on_the_counting_model() -> None:
+    """Issue #43: a node whose GPUs differ for the pending requests is modelled by counts with
+    flows (`counting._flows`); the plan is the per-device model's."""
     from preempt_cases import cluster_docs
 
     docs = cluster_docs({"n1": 2}, [Running("a", "n1", 1, (0,))], [Pending("p", 100, 1), Pending("q", 50, 1)])
@@ -54,11 +56,11 @@ def test_devices_a_request_may_take_only_some_of_go_to_the_per_device_model() ->
 
     cluster = Cluster.from_objects(docs)
     opts = Options.of(None)
-    with pytest.raises(ValueError, match="does not apply"):
-        solve_setting(setting(cluster, None, None, opts), opts, model="counts")
+    by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
     out = solve_setting(setting(cluster, None, None, opts), opts)
-    assert out.stats["preempt_model"] == "devices" and out.pod("default/p").placed
+    assert out.stats["preempt_model"] == "counts" and out.pod("default/p").placed
     assert [v.name for v in out.victims] == ["default/a"] and out.pod("default/q").placed
+    assert [v.name for v in by_devices.victims] == ["default/a"] and by_devices.placed == out.placed == 2
 
 
 MERGE_CASES = range(0, CASES, 2)

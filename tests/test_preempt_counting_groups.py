@@ -105,7 +105,7 @@ def test_a_pod_asking_for_the_model_with_a_free_device_evicts_nothing() -> None:
     assert out.victims == [] and out.pod("default/p").placed
 
 
-def test_requests_that_may_take_overlapping_device_sets_go_to_the_per_device_model() -> None:
+def test_requests_that_may_take_overlapping_device_sets_stay_on_the_counting_model() -> None:
     docs = cluster_docs({"n1": 4}, [Running("a", "n1", 1, (0,))], [Pending("p", 100, 1), Pending("q", 50, 1)])
     for d in docs:  # p: model a only; q: any GPU — {gpu-0, gpu-1} and all four overlap
         if d["kind"] == "ResourceSlice":
@@ -115,6 +115,7 @@ def test_requests_that_may_take_overlapping_device_sets_go_to_the_per_device_mod
             d["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = _selector("a")
     cluster = Cluster.from_objects(docs)
     opts = Options.of(None)
-    with pytest.raises(ValueError, match="does not apply"):
-        solve_setting(setting(cluster, None, None, opts), opts, model="counts")
-    assert solve_setting(setting(cluster, None, None, opts), opts).stats["preempt_model"] == "devices"
+    out = solve_setting(setting(cluster, None, None, opts), opts)
+    by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
+    assert out.stats["preempt_model"] == "counts" and out.stats["status"] == "OPTIMAL"
+    assert _model_tuple(out) == _model_tuple(by_devices) and out.placed == 2

@@ -85,18 +85,37 @@ def _overlapping_docs() -> list[dict[str, Any]]:
     return docs
 
 
-def test_both_paths_moves_on_counts_and_on_devices_where_a_node_differs() -> None:
-    """The same defragmentation on both models: by counts where the GPUs are alike; where one
-    pending request may take only some GPUs of a node, the per-device model answers the same
-    moves, and the plan says which model answered and why."""
+def _constrained_docs() -> list[dict[str, Any]]:
+    """`defrag_docs` with the pending pod's claim under a matchAttribute constraint: a case
+    the counting model does not take."""
+    docs = defrag_docs()
+    for d in docs:
+        if d["kind"] == "ResourceSlice":
+            for dev in d["spec"]["devices"]:
+                dev["attributes"] = {"model": {"string": "x"}}
+        if d["kind"] == "ResourceClaim" and "status" not in d:
+            d["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
+    return docs
+
+
+def test_both_paths_moves_on_counts_where_a_node_differs() -> None:
+    """The same defragmentation by counts where the GPUs are alike and where one pending
+    request may take only some GPUs of each node (flows per node, `counting._flows`) — the
+    per-device model's moves; where a claim has a constraint the per-device model answers,
+    and the plan says so."""
     out = plan_preempt(Cluster.from_objects(defrag_docs()), allow_moves=True)
     assert out.stats["preempt_model"] == "counts" and "preempt_model_reason" not in out.stats
     assert sorted(m.name for m in out.moves) == ["default/a", "default/b"] and not out.victims
-    out = plan_preempt(Cluster.from_objects(_overlapping_docs()), allow_moves=True)
-    assert out.stats["preempt_model"] == "devices"
-    assert "overlapping but different sets of its devices" in str(out.stats["preempt_model_reason"])
-    assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
-    assert sorted(m.name for m in out.moves) == ["default/a", "default/b"]
+    for model in ("auto", "devices"):
+        opts = Options.of(None)
+        s = setting(Cluster.from_objects(_overlapping_docs()), None, None, opts, allow_moves=True)
+        out = solve_setting(s, opts, model=model)
+        assert out.stats["preempt_model"] == ("counts" if model == "auto" else "devices")
+        assert out.stats["status"] == "OPTIMAL" and out.placed == 2 and not out.victims
+        assert sorted(m.name for m in out.moves) == ["default/a", "default/b"]
+    out = plan_preempt(Cluster.from_objects(_constrained_docs()), allow_moves=True)
+    assert out.stats["preempt_model"] == "devices" and out.placed == 1
+    assert "constraint" in str(out.stats["preempt_model_reason"])
 
 
 @pytest.mark.parametrize("seed", range(200))
@@ -175,15 +194,15 @@ def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) 
 
 def test_the_output_says_which_model_answered_and_why(tmp_path: Path) -> None:
     """stderr names the per-device model and the reason; `-o json` carries both."""
-    docs = _overlapping_docs()
+    docs = _constrained_docs()
     path = tmp_path / "in.yaml"
     path.write_text(yaml.safe_dump_all(docs))
     got = runner.invoke(app, ["plan", str(path), "--preempt", "--allow-moves", "-o", "json"])
     assert got.exit_code == 0, got.stderr
-    assert "answered by the per-device model" in got.stderr and "overlapping" in got.stderr
+    assert "answered by the per-device model" in got.stderr and "constraint" in got.stderr
     notes = json.loads(got.stdout)["metadata"]["annotations"]
     assert notes["dra-solver.io/preempt-model"] == "devices"
-    assert "overlapping but different" in notes["dra-solver.io/preempt-model-reason"]
+    assert "constraint (matchAttribute)" in notes["dra-solver.io/preempt-model-reason"]
     plain = tmp_path / "plain.yaml"
     plain.write_text(yaml.safe_dump_all(defrag_docs()))
     got = runner.invoke(app, ["plan", str(plain), "--preempt", "--allow-moves", "-o", "json"])

@@ -126,19 +126,28 @@ def test_explain_alone_prints_no_line_of_thousands_of_characters(tmp_path: Path)
     assert max(len(line) for line in result.stdout.splitlines()) < 500
 
 
-def _unplaced(name: str, reason: str) -> PodPlan:
-    return PodPlan(name, None, [], reason)
-
-
 def test_the_watch_line_shows_a_pods_own_words_not_placeholders() -> None:
     """The watch line counted alike pods by their reasons with names taken out, and printed the
-    names taken out: `fits on <nodes> alone`, `claim <claim>`."""
-    words = "no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/{} is big"
-    pods = [_unplaced("default/a", words.format("a")), _unplaced("default/b", words.format("b"))]
+    names taken out: `fits on <nodes> alone`, `claim <claim>`. It counts by the reasons'
+    values now (`Reason.alike`), and prints the first pod's words."""
+
+    def crowded(name: str) -> PodPlan:
+        why = Reason.of(
+            Kind.CROWDED,
+            name,
+            total=2,
+            fitting=2,
+            fits=("n1", "n2"),
+            rooms=("r1", "r2"),
+            relation="most",
+            others=(),
+            claims=(name + "-c",),
+        )
+        return PodPlan(name, None, [], why=why)
+
+    pods = [crowded("default/a"), crowded("default/b")]
     line = watch_line(PlanOutcome(pods, "cpsat", {"status": "OPTIMAL"}), "plan", 0.1, now=0)
-    assert (
-        "2 blocked: no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but claim default/a" in line
-    )
+    assert "2 blocked: no node fits the pod (0 of 2 nodes): fits on n1 and n2 alone, but " in line, line
     assert "(2)" in line and "<" not in line, line
 
 
@@ -249,3 +258,40 @@ def test_identical_pods_get_the_same_reason_after_an_update() -> None:
     assert all(p.is_(Kind.CROWDED) for p in out.pods if not p.placed)
     node_words = {p.name: dict(p.node_reasons) for p in out.pods}
     assert node_words["default/xp0"] == node_words["default/p4"], node_words
+
+
+def test_explain_answers_are_values_worded_in_one_module() -> None:
+    """explain's per-node answers (the reason, the detail lines, the fix) are values made where
+    they are found (`explain.diagnosis`) and worded by `reasons.words.say`: the printed lines
+    are their words, and nodes group by the values, not by their words with names masked."""
+    objs = [device_class("gpu"), *(gpus(n, 4) for n in ("n2", "n3"))]
+    big = claim("big", [request("gpu", count=3, selectors=[A100])])
+    out = explain(Cluster.from_objects([*objs, big]), claim="big")
+    answer = out.nodes[0]
+    assert answer.why is not None and answer.why.is_(Kind.REQUEST)
+    (funnel,) = answer.lines
+    assert funnel.is_(Kind.FUNNEL) and funnel.subject == "default/big" and funnel.fact("usable") == 2
+    (selector,) = funnel.parts("selectors")
+    assert selector.fact("rejects") == 2 and selector.fact("example") == "n2/gpu-2"
+    assert answer.fixed_by == Reason.of(Kind.FEWER_DEVICES, "big", request="gpu", count=2)
+    text = out.text()
+    assert f"  - {say(funnel)}" in text and f"  fix: {say(answer.fixed_by)}" in text, text
+    # n2 and n3 differ only in where (the example device): one group
+    assert [nodes for _, nodes in out.groups()] == [["n2", "n3"]]
+
+
+def _tainted(name: str) -> dict[str, Any]:
+    taint = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": {"taints": [taint]}}
+
+
+def test_explain_groups_nodes_refused_alike_and_says_it_of_each() -> None:
+    """Nodes whose constraints refuse the pod for the same taint are one group, whose line says
+    `the node` (the scheduling's words name the first node: `node infra-1 has the taint`)."""
+    docs = [_tainted("infra-1"), _tainted("infra-2"), *_pod("p", 1)]
+    text = explain(Cluster.from_objects(docs), pod="default/p").text()
+    assert (
+        "2 node(s) (infra-1, infra-2): node constraints: the node has the taint dedicated=infra:NoSchedule"
+        in text
+    ), text
+    assert "infra-1 has" not in text, text

@@ -22,6 +22,7 @@ from dra_solver.check import check_cluster
 from dra_solver.cli import plan as plan_command
 from dra_solver.cli.main import app
 from dra_solver.deadline import CUT_SHORT, Deadline
+from dra_solver.errors import CutShort
 from dra_solver.output.objects import cluster_after
 from dra_solver.planning.finish import CHECK_CUT_SHORT
 
@@ -48,7 +49,7 @@ class CountingDeadline(Deadline):
             return 0.0
         return 3600.0
 
-    def leaving(self, cpu_seconds: float) -> Deadline:
+    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
         return CountingDeadline(self.after, self.looks, parent=self)
 
     def share(self, fraction: float) -> Deadline:
@@ -110,26 +111,35 @@ def test_every_phase_looks_at_the_deadline(every_look: list[str]) -> None:
 def _phase(module: str) -> str:
     if module.startswith("dra_solver.api"):
         return "reading"
+    if module == "dra_solver.planning.resolve":
+        return "resolving"
     return "check" if module == "dra_solver.planning.finish" else "search"
 
 
-@pytest.mark.parametrize("phase", ["reading", "search", "check"])
+@pytest.mark.parametrize("phase", ["reading", "resolving", "search", "check"])
 @pytest.mark.parametrize("which", ["first", "last"])
 def test_wherever_the_deadline_passes_the_output_is_checked_and_says_so(
     monkeypatch: pytest.MonkeyPatch, every_look: list[str], phase: str, which: str
 ) -> None:
-    """The deadline passes at the first or the last look of a phase: while reading, no plan
-    (exit 1, and why); later, a plan that passes `dra-solver check` as the whole cluster after
-    it, with the cut-short annotation and line."""
+    """The deadline passes at the first or the last look of a phase: while reading or
+    resolving the pods, no plan (exit 1, and why); later, a plan that passes `dra-solver check`
+    as the whole cluster after it, with the cut-short annotation and line — or, when it places
+    no pod, no plan either (one line, exit 1: a plan placing nothing says nothing)."""
     at = [i for i, m in enumerate(every_look) if _phase(m) == phase]
     after = at[0] if which == "first" else at[-1]
     looks: list[str] = []
     got = _run_cli(monkeypatch, CountingDeadline(after, looks), "--output-mode", "full")
     assert _phase(looks[after]) == phase
-    if phase == "reading":
+    if phase in ("reading", "resolving"):
         assert got.exit_code == 1
         assert "cut short by --timeout after" in got.stderr
-        assert "while reading the input" in got.stderr
+        assert f"while {phase} the" in got.stderr
+        assert got.stdout == ""
+        return
+    if got.exit_code == 1:  # nothing placed by then (or the pods not resolved yet)
+        last = got.stderr.strip().splitlines()[-1]
+        assert last.endswith((plan_command.NO_PLAN, "before the search: no plan")), got.stderr
+        assert got.stdout == ""
         return
     assert got.exit_code in (0, 2), got.stderr
     assert "cut short by --timeout after " in got.stderr
@@ -153,6 +163,31 @@ def test_a_check_cut_short_returns_no_unchecked_placement() -> None:
     assert out.placed == 0
     assert {p.reason for p in out.pods} >= {CHECK_CUT_SHORT}
     assert out.stats.get("status") != "OPTIMAL" or out.stats.get("bound") == 0
+
+
+def test_a_run_cut_short_with_nothing_placed_prints_no_plan(
+    monkeypatch: pytest.MonkeyPatch, every_look: list[str]
+) -> None:
+    """The deadline passes at the final check's first look: the plan places no pod, so the CLI
+    writes nothing (not the whole cluster again, the costliest step left) and says so in one
+    line, exit 1; the pods' lines are not printed."""
+    first_check = every_look.index("dra_solver.planning.finish")
+    got = _run_cli(monkeypatch, CountingDeadline(first_check, []), "--output-mode", "full")
+    assert got.exit_code == 1, got.stderr
+    assert got.stdout == ""
+    assert got.stderr.strip().splitlines()[-1].endswith(plan_command.NO_PLAN)
+    assert "not placed" not in got.stderr
+
+
+def test_a_library_plan_cut_short_while_resolving_the_pods_raises_cut_short() -> None:
+    """Before the search there is no plan to return: `plan()` raises `CutShort`, which says
+    where it stopped; a deadline that does not pass changes nothing."""
+    cluster = Cluster.from_paths([DUMP])
+    looks: list[str] = []
+    plan(cluster, deadline=CountingDeadline(None, looks))
+    first = looks.index("dra_solver.planning.resolve")
+    with pytest.raises(CutShort, match=r"while resolving the pods \(0 of \d+\), before the search: no plan"):
+        plan(cluster, deadline=CountingDeadline(first, []))
 
 
 def test_a_deadline_that_passes_before_reading_gives_no_plan_and_says_why() -> None:
@@ -185,7 +220,7 @@ class _ShareGone(CountingDeadline):
     def share(self, fraction: float) -> Deadline:
         return _Passed(self)
 
-    def leaving(self, cpu_seconds: float) -> Deadline:
+    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
         return _ShareGone(self.after, self.looks, parent=self)
 
 

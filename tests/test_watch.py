@@ -29,7 +29,10 @@ from dra_solver import interrupt
 from dra_solver.api.live import Target
 from dra_solver.cli.main import app
 from dra_solver.cli.options import AllocatorChoice, Search, StrategyChoice
-from dra_solver.cli.watch import Watching, reason_shape
+from dra_solver.cli.watch import Watching, watch_line
+from dra_solver.planning.outcome import PlanOutcome, PodPlan
+from dra_solver.reasons import Kind, Reason
+from dra_solver.reasons.words import say
 from tests.fake_apiserver import FakeApiServer, serving
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -397,21 +400,40 @@ def test_files_add_objects_to_the_watched_state(fake: FakeApiServer, tmp_path: P
 
 
 def test_pods_blocked_for_the_same_reason_count_together() -> None:
-    """The line's top reason: the pods' own names (claims, the nodes each fits on alone, which
-    pods take the room) do not split a reason; what they ask for does."""
-    a = (
-        "no node fits the pod (0 of 100 nodes): fits on node-1, node-2 alone, but other pods of this "
-        "plan take the room there (they have a higher priority): on node-1, default/p-3"
-    )
-    b = (
-        "no node fits the pod (0 of 100 nodes): fits on node-7 alone, but other pods of this plan "
-        "take the room there (they have a higher priority): on node-7, default/p-9"
-    )
-    assert reason_shape(a) == reason_shape(b)
-    c = "no node fits the pod: claim default/x-claim: request dev: needs 4 device(s)"
-    d = "no node fits the pod: claim default/y-claim: request dev: needs 4 device(s)"
-    e = "no node fits the pod: claim default/y-claim: request dev: needs 8 device(s)"
-    assert reason_shape(c) == reason_shape(d) != reason_shape(e)
+    """The line's top reason counts pods by their reasons' kind and facts: the pods' own names
+    (claims, the nodes each fits on alone, which pods take the room) do not split a reason;
+    what they ask for does."""
+
+    def crowded(name: str, fits: tuple[str, ...], taker: str) -> Reason:
+        rooms = tuple(f"devices it could use go to {taker}" for _ in fits)
+        return Reason.of(
+            Kind.CROWDED,
+            name,
+            total=100,
+            fitting=len(fits),
+            fits=fits,
+            rooms=rooms,
+            relation="higher",
+            others=("98 nodes: Insufficient cpu",),
+            claims=(f"{name}-claim",),
+        )
+
+    a = crowded("default/a", ("node-1", "node-2"), "default/p-3")
+    b = crowded("default/b", ("node-7",), "default/p-9")
+    assert a.alike() == b.alike() and say(a) != say(b)
+    assert "fits on node-1 and node-2 alone" in say(a)
+
+    def short(claim: str, count: int) -> Reason:
+        part = Reason.of(Kind.SHORT, "dev", count=count, matching=2, usable=2, candidates=2)
+        return Reason.of(Kind.REQUEST, claim, request="dev", parts=(part,), node="n1")
+
+    c, d, e = short("default/x-claim", 4), short("default/y-claim", 4), short("default/y-claim", 8)
+    assert c.alike() == d.alike() != e.alike()
+    z = crowded("default/z", ("node-3",), "default/p-1")
+    pods = [PodPlan(f"default/{i}", None, [], why=r) for i, r in enumerate([e, c, a, b, d, z])]
+    line = watch_line(PlanOutcome(pods, "cpsat", {}), "plan", 0.1, now=0)
+    assert "6 blocked: no node fits the pod (0 of 100 nodes): fits on node-1 and node-2 alone" in line
+    assert " (3) [plan" in line, line
 
 
 def test_on_a_terminal_the_first_list_says_what_was_read(

@@ -70,13 +70,13 @@ def stop_reading_when(stop: Callable[[], str | None]) -> Iterator[None]:
         _stop_when.pop()
 
 
-def stop_reading_if_asked(done: int) -> None:
+def stop_reading_if_asked(done: int, doing: str = "read") -> None:
     """Raise `StoppedReading` when a `stop_reading_when` check says so; `done`: how many
-    documents or objects were read, for the message."""
+    documents or objects were `doing` ("read", "validated"), for the message."""
     why = _stop_when[-1]() if _stop_when else None
     if why is not None:
         raise StoppedReading(
-            f"{why} while reading the input ({done} objects read): no plan, since "
+            f"{why} while reading the input ({done} objects {doing}): no plan, since "
             "an input read in part is no cluster to plan"
         )
 

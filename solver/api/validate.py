@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..gates import FeatureGates
+from .bounded import stop_reading_if_asked
 from .cluster import Cluster
 from .convert import original_path
 from .models import (
@@ -70,6 +71,9 @@ from .strict import did_you_mean
 from .times import rfc3339_nanos
 
 # --- limits (docs/semantics.md, "Input validation and limits"; KEP-5075, KEP-6080) --------
+
+VALIDATE_CHUNK = 256
+"""Objects validated between two looks at `--timeout` (`bounded.stop_reading_if_asked`)."""
 
 MAX_REQUESTS = 32
 MAX_CONSTRAINTS = 32
@@ -317,7 +321,9 @@ def validate_cluster(
     objects = cluster.objects()
     classes = set(cluster.classes)
     errors: list[InputError] = []
-    for obj in objects:
+    for i, obj in enumerate(objects):
+        if i % VALIDATE_CHUNK == 0:  # --timeout: validating is part of reading the input
+            stop_reading_if_asked(i, "validated")
         source = source_of(obj) if source_of else ""
         errors.extend(validate_object(obj, source, cel_check))
         if isinstance(obj, ResourceClaim | ResourceClaimTemplate):

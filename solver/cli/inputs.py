@@ -26,7 +26,7 @@ from ..api.models import TypeMeta
 from ..api.templates import NodeTemplate
 from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
-from ..errors import DRASolverError, ValidationErrors
+from ..errors import DRASolverError, StoppedReading, ValidationErrors
 from ..gates import FeatureGates
 from ..planning.triage import triage
 from .console import err, fail, print_warnings
@@ -181,7 +181,10 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
         gates = FeatureGates.of(inputs.feature_gates, inputs.kubernetes_version)
     except DRASolverError as exc:
         fail([exc])
-    errors = validate_cluster(cluster, cluster.source_of, gates=gates)
+    try:
+        errors = validate_cluster(cluster, cluster.source_of, gates=gates)
+    except StoppedReading as exc:  # --timeout passed while validating (`api.bounded`)
+        fail([exc])
     if strict and errors:
         fail(errors)
     if not strict:

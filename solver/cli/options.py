@@ -175,7 +175,8 @@ TimeoutOpt = Annotated[
             "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
             "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
             "when it passes, the best checked plan so far is printed and says it was cut short "
-            "(that answer depends on the machine's speed); passed while reading: no plan, exit 1. "
+            "(that answer depends on the machine's speed); passed before any pod was placed (while "
+            "reading, say): no plan, exit 1. "
             "Default: none — --time-limit's deterministic budget bounds the search."
         ),
         show_default=False,

@@ -50,7 +50,7 @@ from ..preempt.model import cluster_after_evictions
 from ..whatif.filling import Fill
 from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
-from .console import EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
+from .console import EXIT_ERROR, EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
 from .inputs import Inputs, live_target, load_template, load_valid
 from .options import (
@@ -313,21 +313,45 @@ def plan(
         cluster = loaded.cluster
         options = request.options(loaded.gates)
         if options.deadline is not None:  # the output's time is not the search's
-            options = Options.of(
-                options, deadline=options.deadline.leaving(output_cpu_seconds(cluster, request.output))
-            )
+            writing = output_cpu_seconds(cluster, request.output)
+            exact = request.output.mode is OutputMode.full and not request.output.tabular
+            options = Options.of(options, deadline=options.deadline.leaving(writing, exact=exact))
         if request.scenarios:
             _sweep(cluster, request, options)
             return
         request = request.in_namespace(cluster, loaded.gates)
         request.check_names(cluster)
         planned = _search(cluster, request, options)
+        _end_if_nothing_placed(request, planned)
         if request.report is not None:
             _write_report(request.report, cluster, request, options, planned)
         _write_plan(cluster, request, options, planned)
         # Still with the thresholds raised: back at Python's, the first allocations after a
         # large plan set off a collection of the whole heap (a CPU second at 10,000 pods).
         _say_how_it_went(request, planned)
+
+
+NO_PLAN = "before any pod was placed: no plan (a longer --timeout gives one)"
+"""The end of the one stderr line of a run whose deadline passed with nothing placed."""
+
+
+def _end_if_nothing_placed(request: PlanRequest, planned: _Planned) -> None:
+    """A run cut short by --timeout before it placed any pod ends here: one line on stderr,
+    nothing on stdout, exit 1 (`typer.Exit`), as a run cut short while reading does. Why: a
+    plan placing nothing says only that the time was too short — every pod's reason would be
+    the deadline — while writing it is the costliest step left (`--output-mode full`: the whole cluster again,
+    seconds at 10,000 objects), which would take the run far past its deadline to say nothing
+    (docs/semantics.md, "Limits and determinism")."""
+    outcome = planned.outcome
+    if not (cut_short(request.deadline) and request.deadline is not None) or planned.interrupted:
+        return
+    if outcome.placed or not outcome.pods or outcome.added_nodes:
+        return
+    warnings = outcome.stats.get("warnings")
+    print_warnings(warnings if isinstance(warnings, list) else [])
+    seconds = request.deadline.elapsed()
+    err.print(Text(f"cut short by --timeout after {seconds:.1f} s {NO_PLAN}", style="bold yellow"))
+    raise typer.Exit(EXIT_ERROR)
 
 
 def _cut_short_after(deadline: Deadline | None) -> str | None:
@@ -337,22 +361,37 @@ def _cut_short_after(deadline: Deadline | None) -> str | None:
     return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
-WRITE_CPU_PER_OBJECT = 0.0005
-"""CPU seconds writing one object takes as YAML or JSON, with room to spare (measured: 0.29-0.37
-ms per object on 600-10,000 objects, busy machine; docs/benchmarks.md, "Bounded runs")."""
+WRITE_CPU_PER_OBJECT = 0.00025
+"""CPU seconds writing one object takes as YAML or JSON (a Pod, a claim, a Node: measured
+0.09-0.21 ms each on a busy machine, more than idle), plus, for a ResourceSlice, its devices
+(`WRITE_CPU_PER_SLICE`) and, for a claim the plan may allocate, its allocation
+(`WRITE_CPU_PER_ALLOCATION`); docs/benchmarks.md, "Bounded runs"."""
+WRITE_CPU_PER_SLICE = 0.0005
+"""What a ResourceSlice adds (0.2-0.6 ms each, measured as above: its devices)."""
+WRITE_CPU_PER_ALLOCATION = 0.00015
+"""What a claim's `status.allocation` and `reservedFor` add once placed."""
 
 
 def output_cpu_seconds(cluster: Cluster, output: Output) -> float:
     """What writing the plan will take, counted: every object it may write (`--output-mode full`:
-    the cluster's; `changed`: the pods to plan and their claims, at most a claim per claim entry)
-    times `WRITE_CPU_PER_OBJECT`. The search leaves this much (`Deadline.leaving`)."""
+    the cluster's and the claims the pending pods' templates make — what any plan writes;
+    `changed`: the pods to plan and their claims, at most a claim per claim entry, a worst
+    case), each at its cost (`WRITE_CPU_PER_*`). The search leaves this much
+    (`Deadline.leaving`)."""
     pending = [p for p in cluster.pods.values() if not p.spec.node_name]
-    objects = len(pending) + sum(len(p.spec.resource_claims) for p in pending) + len(cluster.claims)
+    entries = sum(len(p.spec.resource_claims) for p in pending)
     if output.mode is OutputMode.full:
-        objects += len(cluster.objects())
+        made = sum(1 for p in pending for e in p.spec.resource_claims if e.resource_claim_template_name)
+        objects = len(cluster.objects()) + made
+        seconds = objects * WRITE_CPU_PER_OBJECT + len(cluster.slices) * WRITE_CPU_PER_SLICE
+    else:
+        objects = len(pending) + entries + len(cluster.claims)
+        seconds = objects * WRITE_CPU_PER_OBJECT
+    unallocated = sum(1 for c in cluster.claims.values() if c.status is None or c.status.allocation is None)
+    seconds += (unallocated + entries) * WRITE_CPU_PER_ALLOCATION
     if output.format is OutputFormat.name:
-        objects //= 10  # a line per object
-    return objects * WRITE_CPU_PER_OBJECT
+        seconds /= 10  # a line per object
+    return seconds
 
 
 def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planned:

@@ -26,10 +26,9 @@ not); Ctrl-C ends it with 130, as every interrupted command.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -49,7 +48,6 @@ from ..output.objects import OutputMode
 from ..planning.job import Options
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.triage import triage
-from ..reasons import Kind
 from ..replan.planner import Planner
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, EXIT_UNSCHEDULABLE, err, fail, print_warnings
 from .help import UsageError
@@ -122,11 +120,13 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
         line += f" ({nodes})"
     blocked = [p for p in pods if not p.placed]
     if blocked:
-        shapes = [_alike(p) for p in blocked]
-        reasons = Counter(shapes)
-        shape, n = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[0]
-        # the shape only counts alike pods together; the line shows the first one's own words
-        reason = blocked[shapes.index(shape)].reason or "no reason given"
+        keys = [_alike(p) for p in blocked]
+        firsts = {
+            k: p.reason or "no reason given" for k, p in reversed(list(zip(keys, blocked, strict=True)))
+        }
+        # the key only counts alike pods together; the line shows the first one's own words
+        key, n = min(Counter(keys).items(), key=lambda item: (-item[1], firsts[item[0]]))
+        reason = firsts[key]
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
         line += f"; {len(blocked)} blocked: {reason} ({n})"
@@ -134,32 +134,13 @@ def watch_line(outcome: PlanOutcome, how: str, seconds: float, now: float | None
     return f"{line} [{how} {seconds:.2f} s, {status}]"
 
 
-_NAMED = (
-    (re.compile(r"\bclaim [\w.-]+/[\w.-]+"), "claim <claim>"),
-    (re.compile(r"\bfits on .*? alone\b"), "fits on <nodes> alone"),
-    (re.compile(r"\bpods? [\w.-]+/[\w.-]+"), "pod <pod>"),
-    (re.compile(r"(take the room there \([^)]*\)): .*$"), r"\1"),  # which pods, where: the pod's own
-)
-
-
-def _alike(p: PodPlan) -> str:
-    """What counts pods blocked for the same reason together on the watch line: for first
-    fit's and the crowding's reasons the value's line without the pod's own claim names
-    (`Kind.NO_NODE`, `Kind.CROWDED`: identical pods share it); else the words' shape."""
-    why = p.why
-    if why is not None and why.is_(Kind.NO_NODE, Kind.CROWDED) and why.texts("claims"):
-        return f"{why.kind.value}\0{why.text('line')}"
-    return reason_shape(p.reason or "no reason given")
-
-
-def reason_shape(reason: str) -> str:
-    """A pod's reason with the names that make it the pod's own (its claims, the nodes it
-    would fit on alone, other pods) replaced by placeholders, so that pods blocked for the same
-    reason count together; numbers (devices asked, nodes) are kept: they tell reasons apart.
-    A key, never printed: the line shows a real pod's words (`watch_line`)."""
-    for pattern, placeholder in _NAMED:
-        reason = pattern.sub(placeholder, reason)
-    return reason
+def _alike(p: PodPlan) -> Hashable:
+    """What counts pods blocked for the same reason together on the watch line: the reason's
+    kind and facts without those that make it the pod's own (`Reason.alike`); a
+    reason given only as words (a held pod's, a check cut short) by its words."""
+    if p.why is not None:
+        return p.why.alike()
+    return p.reason or "no reason given"
 
 
 def _content(doc: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ device, in order), or a node of a template (`solver.api.templates`).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -48,28 +48,50 @@ from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
-from ..reasons.words import say
+from ..reasons import Fact, Kind, Reason
+from ..reasons.words import gave_up, say
 from ..reference import search
 from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
 
 STEPS = 200_000
-NODE = "<node>"
-GAVE_UP = f"the reference search (upstream's first fit) gave up after {STEPS:,} steps"
-UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
+GAVE_UP = gave_up(Reason.of(Kind.SEARCH_GAVE_UP, steps=STEPS))
 
 
 @dataclass(frozen=True)
 class NodeAnswer:
-    """One node: whether the claims fit, the dominant reason and the detail lines."""
+    """One node: whether the claims fit, the dominant reason and the detail lines, as values
+    (`solver.reasons`; worded by `reasons.words.say`, the node left out: a line's head names
+    it)."""
 
     node: str | None
     fits: bool
-    reason: str = ""
-    details: tuple[str, ...] = ()
-    fix: str | None = None
-    note: str | None = None
+    why: Reason | None = None
+    lines: tuple[Reason, ...] = ()
+    fixed_by: Reason | None = None
+    noted: Reason | None = None
     """A node that fits only by CP-SAT's word: the reference search gave up there."""
+
+    @property
+    def reason(self) -> str:
+        return "" if self.why is None else say(self.why, where=False)
+
+    @property
+    def details(self) -> tuple[str, ...]:
+        return tuple(say(d, where=False) for d in self.lines)
+
+    @property
+    def fix(self) -> str | None:
+        return None if self.fixed_by is None else say(self.fixed_by)
+
+    @property
+    def note(self) -> str | None:
+        return None if self.noted is None else say(self.noted)
+
+    def alike(self) -> Hashable:
+        """What nodes with the same answer share: the values without where they were found
+        (`WHERE`), the words made elsewhere with the node's name masked (`FOREIGN`)."""
+        return (_alike(self.why, self.node), tuple(_alike(d, self.node) for d in self.lines), self.fixed_by)
 
 
 @dataclass
@@ -95,12 +117,10 @@ class Explanation:
     def groups(self) -> list[tuple[NodeAnswer, list[str | None]]]:
         """Failing nodes grouped by their words with the node name taken out (first node's
         answer as the group's), in order of the first node."""
-        out: dict[tuple[str, tuple[str, ...], str | None], tuple[NodeAnswer, list[str | None]]] = {}
+        out: dict[Hashable, tuple[NodeAnswer, list[str | None]]] = {}
         for a in self.nodes:
-            if a.fits:
-                continue
-            key = (_generic(a.reason, a.node), tuple(_generic(d, a.node) for d in a.details), a.fix)
-            out.setdefault(key, (a, []))[1].append(a.node)
+            if not a.fits:
+                out.setdefault(a.alike(), (a, []))[1].append(a.node)
         return list(out.values())
 
     def text(self) -> str:
@@ -111,19 +131,19 @@ class Explanation:
         lines = [ALONE]
         if self.fits:
             lines.append(f"{self.subject} fits on: {_named(self.fits)}")
-        noted: dict[str, list[NodeAnswer]] = {}
+        noted: dict[Reason, list[NodeAnswer]] = {}
         for a in self.nodes:
-            if a.fits and a.note:
-                noted.setdefault(_generic(a.note, a.node), []).append(a)
-        for group in noted.values():
+            if a.fits and a.noted is not None:
+                noted.setdefault(a.noted, []).append(a)
+        for note, group in noted.items():
             nodes = [a.node for a in group]
             where = "on each of them" if nodes == self.fits else f"on {_named(nodes)}"
-            note = group[0].note or ""
-            lines.append(f"  - {where}: {_shared(note, group[0].node) if len(group) > 1 else note}")
+            lines.append(f"  - {where}: {say(note)}")
         for a, nodes in self.groups():
             head = f"{len(nodes)} node(s) ({_named(nodes)})" if len(nodes) > 1 else f"node {nodes[0]}"
-            lines.append(f"{head}: {_shared(a.reason, a.node) if len(nodes) > 1 else a.reason}")
-            lines.extend(f"  - {_shared(d, a.node) if len(nodes) > 1 else d}" for d in a.details)
+            node = a.node if len(nodes) > 1 else None  # said of every node of the group
+            lines.append(f"{head}: {_said(a.why, node)}")
+            lines.extend(f"  - {_said(d, node)}" for d in a.lines)
             if a.fix:
                 lines.append(f"  fix: {a.fix}")
         if self.template:
@@ -277,14 +297,14 @@ class _Explaining:
         if pod is not None:
             why = node_refusal(cluster, pod, node) or node_conflict(cluster, pod, self.pod_claims, node)
             if why:
-                return NodeAnswer(node, False, f"node constraints: {why}")
+                return NodeAnswer(node, False, Reason.of(Kind.NODE_CONSTRAINTS, why=why))
             book = NodeBook(cluster, [node], self.gates)
             dra = (
                 None if pod.spec.node_name else FootprintBook(cluster, self.gates).footprint(pod)
             )  # KEP-5517
             short = book.refusal(book.variant((Needs.of(pod, dra),), node), node)
             if short:
-                return NodeAnswer(node, False, f"node resources: {short}")
+                return NodeAnswer(node, False, Reason.of(Kind.NODE_RESOURCES, short=short))
         if not claims:
             return NodeAnswer(node, True)
         local = self.local(node)
@@ -296,34 +316,31 @@ class _Explaining:
         if searched is None:
             exists = self.decide(problem)
             if exists:
-                return NodeAnswer(node, True, note=f"{GAVE_UP}; CP-SAT finds an allocation")
+                return NodeAnswer(node, True, noted=Reason.of(Kind.SEARCH_GAVE_UP, steps=STEPS))
             if exists is None:
-                return NodeAnswer(node, False, f"not decided: {GAVE_UP}, and {UNDECIDED}")
+                return NodeAnswer(node, False, Reason.of(Kind.NOT_DECIDED, steps=STEPS))
         details = _request_details(local, ctx, problem, claims, self.holders)
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
-            skipped = "upstream skips the pool" if len(invalid) == 1 else "upstream skips these pools"
-            its = "its" if len(invalid) == 1 else "their"
-            reason = "; ".join(invalid) + f"; {skipped}, and with {its} devices the claims would fit"
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(invalid))
         fix = _fix(self, node, problem)
-        return NodeAnswer(node, False, reason, tuple([*details, *extra]), fix)
+        return NodeAnswer(node, False, reason, (*details, *extra), fix)
 
-    def each_alone(self, node: str | None) -> list[str]:
+    def each_alone(self, node: str | None) -> list[Reason]:
         """Per claim, whether it fits on `node` by itself. Why: a minimal blocking set is one
         irreducible set, so of two claims that are each impossible it names one; the other's
         own blocker would stay hidden until the first is fixed."""
         lines = []
         for c in self.claims:
             fits = self.fits([c], node)
-            if fits:
-                lines.append(f"claim {c.namespaced_name} alone: fits")
-            elif fits is None:
-                lines.append(f"claim {c.namespaced_name} alone: not decided ({GAVE_UP}, and {UNDECIDED})")
-            else:
-                lines.append(f"claim {c.namespaced_name} alone: does not fit (its own blocker)")
+            lines.append(
+                Reason.of(
+                    Kind.ALONE, c.namespaced_name, fits=None if fits is None else int(fits), steps=STEPS
+                )
+            )
         return lines
 
     def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[str]:
@@ -378,24 +395,27 @@ def _request_details(
     problem: Problem,
     claims: list[ResourceClaim],
     holders: dict[tuple[str, str, str], list[str]],
-) -> list[str]:
+) -> list[Reason]:
     """Per request: the device funnel (node, class, each selector), static rejections, held
     devices and their holders, capacity left on shared devices."""
-    lines: list[str] = []
+    lines: list[Reason] = []
     for ci, claim in enumerate(claims):
         ref = claim.namespaced_name
         for _, _, specs in request_specs(claim, ctx.gates):
             for spec in specs:
                 alt = next(a for a in problem.alternatives if a.claim == ci and a.name == spec.name)
-                lines.append(
-                    f"claim {ref}: request {spec.name}: " + _funnel(cluster, ctx, spec, alt, holders)
-                )
+                lines.append(_funnel(ref, cluster, ctx, spec, alt, holders))
     return lines
 
 
 def _funnel(
-    cluster: Cluster, ctx: BuildContext, spec: Any, alt: Any, holders: dict[tuple[str, str, str], list[str]]
-) -> str:
+    ref: str,
+    cluster: Cluster,
+    ctx: BuildContext,
+    spec: Any,
+    alt: Any,
+    holders: dict[tuple[str, str, str], list[str]],
+) -> Reason:
     cls = cluster.classes.get(spec.class_name)
     selectors: list[tuple[str, str]] = []
     if cls is not None:
@@ -404,11 +424,9 @@ def _funnel(
         ]
     selectors += [("selector", s.cel.expression) for s in spec.selectors if s.cel]
     devices = list(range(len(ctx.devices)))
-    on_node = f"{len(devices)} on the node"
+    on_node = len(devices)
     skipped = sum(len(visible_devices(p, ctx.node)) for p in ctx.pools.invalid())
-    if skipped:  # not candidates at all: say so rather than let "0 on the node" mislead
-        on_node += f" outside invalid pools ({skipped} in them)"
-    parts = [f"needs {alt.count if alt.mode == 'ExactCount' else 'all'} device(s); {on_node}"]
+    rejecting: list[Reason] = []
     for label, expr in selectors:
         program = compile_expression(expr, expect_bool=True)
         kept: list[int] = []
@@ -421,31 +439,43 @@ def _funnel(
             (kept if ok else dropped).append(d)
         if dropped:
             eg = ctx.devices[dropped[0]]
-            parts.append(
-                f"{label} `{expr}` rejects {len(dropped)} (e.g. {eg.pool}/{eg.name}), {len(kept)} left"
+            rejecting.append(
+                Reason.of(
+                    Kind.SELECTOR,
+                    label=label,
+                    expression=expr,
+                    rejects=len(dropped),
+                    example=f"{eg.pool}/{eg.name}",
+                    left=len(kept),
+                )
             )
         devices = kept
-    for why, n in alt.rejected:
-        parts.append(f"{n} {why}")
-    cap_lines = _capacity_left(ctx, spec, devices)
-    parts.extend(cap_lines)
     held = [
         c.device
         for c in alt.candidates
         if not alt.admin and not ctx.devices[c.device].multi and ctx.devices[c.device].busy
     ]
-    if held:
-        who: list[str] = []
-        for d in held:
-            info = ctx.devices[d]
-            who += holders.get((info.driver, info.pool, info.name), [])
-        parts.append(f"{len(held)} of the matching devices are held (by {', '.join(dict.fromkeys(who))})")
-    free = len(alt.candidates) - len(held)
-    parts.append(f"{free} usable")
-    return "; ".join(parts)
+    who: list[str] = []
+    for d in held:
+        info = ctx.devices[d]
+        who += holders.get((info.driver, info.pool, info.name), [])
+    return Reason.of(
+        Kind.FUNNEL,
+        ref,
+        request=spec.name,
+        count=alt.count if alt.mode == "ExactCount" else "all",
+        devices=on_node,
+        skipped=skipped,
+        selectors=tuple(rejecting),
+        rejected=tuple((str(why), int(n)) for why, n in alt.rejected),
+        capacity=tuple(_capacity_left(ctx, spec, devices)),
+        held=len(held),
+        holders=tuple(dict.fromkeys(who)),
+        usable=len(alt.candidates) - len(held),
+    )
 
 
-def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[str]:
+def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[Reason]:
     """Shared devices the request's capacity does not fit: `needs 30Gi, 20Gi left on pool/dev`."""
     out = []
     for d in devices:
@@ -469,7 +499,13 @@ def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[str
             if need > left:
                 fmt = info.capacity_format.get(name, "DecimalSI")
                 out.append(
-                    f"needs {_qty(need, fmt)} {name}, {_qty(left, fmt)} left on {info.pool}/{info.name}"
+                    Reason.of(
+                        Kind.CAPACITY_LEFT,
+                        needs=_qty(need, fmt),
+                        name=name,
+                        left=_qty(left, fmt),
+                        device=f"{info.pool}/{info.name}",
+                    )
                 )
     return out[:3]
 
@@ -486,32 +522,33 @@ def _qty(value: Any, fmt: str) -> str:
 
 def _dominant(
     claims: list[ResourceClaim], problem: Problem, keep: list[Group] | None
-) -> tuple[str, list[str]]:
+) -> tuple[Reason, list[Reason]]:
     """The one-line reason (`reference.reasons.why_unschedulable`), and for interacting rules the
     minimal blocking set `keep` (`solver.explain.blocking`) in words: not for a single claim that
     cannot be allocated whatever its constraints (nothing interacts)."""
-    reason = say(why_unschedulable(problem), where=False)  # the line's head names the node(s)
+    reason = why_unschedulable(problem)
     if not keep or (len(keep) == 1 and len(claims) == 1):
         return reason, []
-    per_claim: dict[int, list[str]] = {}  # a claim named once, with every rule of it in the set
+    per_claim: dict[int, list[Reason]] = {}  # a claim named once, with every rule of it in the set
+    requests: set[int] = set()
     for g in keep:
         c = claims[g.claim]
         rules = per_claim.setdefault(g.claim, [])
         if g.constraint is None:
-            rules.insert(0, "its requests")
+            requests.add(g.claim)
         else:
             con = c.spec.devices.constraints[g.constraint]
             kind = "matchAttribute" if con.match_attribute else "distinctAttribute"
             attr = con.match_attribute or con.distinct_attribute
             values = _values(problem, problem.claims[g.claim].constraints[g.constraint])
-            rules.append(f"{kind} {attr} (values available: {values})")
-    words = []
-    for ci, rules in per_claim.items():
-        name = claims[ci].namespaced_name
-        words.append(
-            f"claim {name}" if rules == ["its requests"] else f"claim {name}: " + " and ".join(rules)
+            rules.append(Reason.of(Kind.RULE, rule=kind, attribute=attr, values=values))
+    named = tuple(
+        Reason.of(
+            Kind.BLOCKING_CLAIM, claims[ci].namespaced_name, requests=int(ci in requests), rules=tuple(rules)
         )
-    return reason, ["minimal blocking set: " + " + ".join(words)]
+        for ci, rules in per_claim.items()
+    )
+    return reason, [Reason.of(Kind.BLOCKING_SET, claims=named)]
 
 
 def _values(problem: Problem, constraint: int) -> str:
@@ -525,7 +562,7 @@ def _values(problem: Problem, constraint: int) -> str:
     return ", ".join(sorted(seen)) or "none"
 
 
-def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
+def _fix(run: _Explaining, node: str | None, problem: Problem) -> Reason | None:
     """The smallest change found that makes it fit: fewer devices, then a claim released."""
     claims, cluster = run.claims, run.cluster
     for ci, c in enumerate(claims):
@@ -544,7 +581,7 @@ def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
             if 0 < usable < alt.count:
                 fewer = _with_count(c, ri, usable)
                 if run.fits([*claims[:ci], fewer, *claims[ci + 1 :]], node):  # a fix only when it surely fits
-                    return f"fewer devices: request {req.name} of claim {c.metadata.name} with count {usable}"
+                    return Reason.of(Kind.FEWER_DEVICES, c.metadata.name, request=req.name, count=usable)
     tried: list[str] = []
     trial: Snapshot | None = None  # each holder released in a layer of its own, then reverted
     for alt in problem.alternatives:
@@ -562,7 +599,7 @@ def _fix(run: _Explaining, node: str | None, problem: Problem) -> str | None:
                 fits = run.fits(claims, node, trial.cluster)
                 trial.revert()
                 if fits:
-                    return f"claim {ref} released"
+                    return Reason.of(Kind.RELEASED, ref)
     return None
 
 
@@ -586,22 +623,66 @@ def _named(nodes: Sequence[str | None]) -> str:
     return names if len(nodes) <= NAMED_NODES else f"{names} and {len(nodes) - NAMED_NODES} more"
 
 
-def _shared(text: str, node: str | None) -> str:
-    """The first node's `text` said of every node of its group: `node NAME` becomes `the node`;
-    other mentions of the name (a device as an example, `NAME/gpu-0`) stay, true of that node.
-    Why not `_generic`: its `<node>` is a grouping key, not words (it leaked into output)."""
-    if not node:
-        return text
+WHERE = ("node", "example", "device")
+"""Facts that say where an answer was found (a device as an example, on a node): nodes whose
+answers differ only in them are one group, worded with its first node's."""
+FOREIGN = ("why", "pools", "skipped")
+"""Facts that are words made elsewhere (the scheduling's, an invalid pool's) and may name the
+node: masked in the group's key, said of every node in the group's words (`_shared`)."""
+
+
+def _alike(r: Reason | None, node: str | None) -> Reason | None:
+    """`r` as the key of its group: without `WHERE`, the node's name masked in `FOREIGN`."""
+    return None if r is None else _key(r, node)
+
+
+def _key(r: Reason, node: str | None) -> Reason:
+    facts: list[tuple[str, Fact]] = []
+    for k, v in r.facts:
+        if k in WHERE:
+            continue
+        if k in FOREIGN and node:
+            v = _each(v, lambda text: _masked(text, node))
+        elif isinstance(v, tuple) and v and all(isinstance(x, Reason) for x in v):
+            v = tuple(_key(x, node) for x in v if isinstance(x, Reason))
+        facts.append((k, v))
+    return Reason(r.kind, r.subject, tuple(facts))
+
+
+def _said(r: Reason | None, node: str | None) -> str:
+    """`r`'s words without the node (the line's head names it); `node`: said of every node of
+    its group (its `FOREIGN` words' `node NAME` as `the node`)."""
+    if r is None:
+        return ""
+    if node:
+        r = Reason(
+            r.kind,
+            r.subject,
+            tuple((k, _each(v, lambda t: _shared(t, node)) if k in FOREIGN else v) for k, v in r.facts),
+        )
+    return say(r, where=False)
+
+
+def _each(value: Fact, change: Callable[[str], str]) -> Fact:
+    """`change` applied to a text fact, or to each text of a tuple of them."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, tuple):
+        return tuple(change(v) if isinstance(v, str) else v for v in value)  # type: ignore[return-value]  # texts stay texts
+    return value
+
+
+def _shared(text: str, node: str) -> str:
+    """The first node's words said of every node of its group: `node NAME` becomes `the node`;
+    other mentions of the name stay, true of that node."""
     return re.sub(rf"\bon node {re.escape(node)}(?![A-Za-z0-9.-])", "on the node", text).replace(
         f"node {node} ", "the node "
     )
 
 
-def _generic(text: str, node: str | None) -> str:
-    """`text` with the node's name (as a whole name part) replaced by `<node>`."""
-    if not node:
-        return text
-    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, text)
+def _masked(text: str, node: str) -> str:
+    """`text` with the node's name (as a whole name part) masked: a grouping key, never words."""
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", "\0", text)
 
 
 why = explain

@@ -82,6 +82,18 @@ def verdict(
     return Verdict(status, objective, bound, bound_from, gap, cut_short)
 
 
+def reaches(value: int, bound: int | None) -> bool:
+    """Whether a minimised stage's `value` is proven optimal by `bound`, a lower bound of that
+    stage valid for every solution at the earlier stages' values (the moves stage's:
+    `preempt.clearing`): it meets it. A value below its bound means the bound was none: an
+    error, never a claim."""
+    if bound is None:
+        return False
+    if value < bound:
+        raise ValueError(f"stage value {value} below its bound {bound}")
+    return value == bound
+
+
 def aggregated_status(objective: int, proven: bool) -> Status:
     """The aggregated model's own status (`aggregated.master.AggregatedPlan.status`): OPTIMAL
     when every component reached its bound (`proven`), before the expansion to devices, whose

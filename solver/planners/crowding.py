@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 
 from .. import interrupt
 from ..inventory import DeviceID, PoolID
-from ..planning.job import Job, Unit
+from ..planning.job import Job
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
-from ..reasons import Kind, Reason, words
+from ..reasons import Fact, Kind, Reason, words
 from ..reasons.words import (
     DETAIL_NODES,
     counted_groups,
@@ -67,10 +67,10 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
     index = _Index(job, pods, outcome.allocator, memo=share)
-    shared: dict[Hashable, tuple[Kind, str, dict[str | None, str]] | None] = {}
-    """(the pod's shape key, priority) -> its reason's kind, line and node reasons, claim refs as
-    placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods of
-    one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
+    shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, str]] | None] = {}
+    """(the pod's shape key, priority) -> its reason's kind, facts and node reasons, claim refs
+    as placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods
+    of one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
     queued: dict[Hashable, _Parts | None] = {}
     """The same for first fit (`_Index.queue_key`), the claim refs put in per pod (`_Parts.say`)."""
     for i in left:
@@ -85,7 +85,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             words = shared[key]
             if words is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(Reason.of(words[0], unit.name, line=words[1], claims=tuple(refs)))
+                pods[i].because(Reason(words[0], unit.name, (*words[1], ("claims", tuple(refs)))))
                 pods[i].node_reasons = NodeReasons(words[2], refs)
             continue
         if key is not None and pods[i].reason is not None and share:
@@ -95,12 +95,12 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
             parts = queued[key]
             if parts is not None:
                 refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(Reason.of(Kind.CROWDED, unit.name, line=parts.say(refs)))
+                pods[i].because(Reason(Kind.CROWDED, unit.name, (*parts.first, ("others", parts.say(refs)))))
                 pods[i].node_reasons = NodeReasons(parts.nodes, refs)
             continue
         words = _reasons(job, outcome, i, solo, after, index, raw=False)
         if words is not None:
-            pods[i].because(Reason.of(words[0], unit.name, line=words[1]))
+            pods[i].because(Reason(words[0], unit.name, words[1]))
             pods[i].node_reasons = words[2]
     return _unexplained(outcome)
 
@@ -115,20 +115,24 @@ def _unexplained(outcome: PlanOutcome) -> PlanOutcome:
     return outcome
 
 
+Facts = tuple[tuple[str, Fact], ...]
+"""A reason's facts but its subject and claim refs (`Reason.facts`)."""
+
+
 def _reasons(
     job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index, *, raw: bool
-) -> tuple[Kind, str, dict[str | None, str]] | None:
-    """Unit i's reason (its kind and line) and node reasons (None: it fits alone nowhere, its
-    reason stays — or, when it has none, first fit not having run, every node's reason on the
-    input's cluster);
-    `raw`: with the claim refs as placeholders (`reasons.words.with_refs` puts them in)."""
+) -> tuple[Kind, Facts, dict[str | None, str]] | None:
+    """Unit i's reason (its kind and facts: `Kind.CROWDED`) and node reasons (None: it fits
+    alone nowhere, its reason stays — or, when it has none, first fit not having run, every
+    node's reason on the input's cluster); `raw`: with the claim refs as placeholders
+    (`reasons.words.with_refs` puts them in)."""
     pods, unit = outcome.pods, job.units[i]
     fits, texts, templates = solo.nodes(unit, raw=raw)
     if not fits:
         if pods[i].reason is not None or not texts:
             return None
-        return Kind.NO_NODE, why_not(list(texts.items()), templates), texts
-    first, crowd = _crowded(outcome, i, fits, after, index)
+        return Kind.NO_NODE, (("line", why_not(list(texts.items()), templates)),), texts
+    first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
     rest = list(texts.items())
     if not rest:
         others: list[str] = []
@@ -136,14 +140,15 @@ def _reasons(
         others = [node_said(n, r) for n, r in rest]
     else:
         others = reason_groups(rest, templates)
-    return Kind.CROWDED, _head(fits, rest) + "; ".join([first, *others]), {**crowd, **texts}
+    return Kind.CROWDED, (*first, ("others", tuple(others))), {**crowd, **texts}
 
 
 def _crowded(
-    outcome: PlanOutcome, i: int, fits: list[Alone], after: Solo, index: _Index
-) -> tuple[str, dict[str | None, str]]:
-    """The part of unit i's reason for the nodes where it fits alone (`_crowd_line`), and
-    those nodes' reasons (what the plan's pods take there), in the order of `fits`."""
+    outcome: PlanOutcome, i: int, fits: list[Alone], after: Solo, index: _Index, total: int
+) -> tuple[Facts, dict[str | None, str]]:
+    """The facts of unit i's reason for the nodes where it fits alone (`Kind.CROWDED`: the
+    nodes, what the plan's pods take on each, why those pods), and those nodes' reasons (what
+    the plan's pods take there), in the order of `fits`."""
     pods, unit = outcome.pods, index.job.units[i]
     free = after.devices_fit(unit, [a.node for a in fits])
     crowd: dict[str | None, str] = {}
@@ -152,23 +157,28 @@ def _crowded(
         words, who = index.room(i, alone, devices=alone.node not in free)
         crowd[alone.node] = words
         takers.update(dict.fromkeys(who))
-    return _crowd_line(fits, crowd, pods, takers, unit, outcome.allocator), crowd
-
-
-def _head(fits: list[Alone], rest: list[tuple[str | None, str]]) -> str:
-    return words.no_node_head(len(fits) + len(rest))
+    relation = _priority_relation(unit.priority, [pods[j].priority for j in takers], outcome.allocator)
+    named = fits[:DETAIL_NODES]
+    facts: Facts = (
+        ("total", total),
+        ("fitting", len(fits)),
+        ("fits", tuple(str(a.node) for a in named)),
+        ("rooms", tuple(crowd[a.node] for a in named)),
+        ("relation", relation),
+    )
+    return facts, crowd
 
 
 @dataclass(frozen=True)
 class _Parts:
     """A first-fit pod's reason in parts that do not depend on its claim names (`_parts`):
-    the part for the nodes where it fits alone, and the other nodes' reasons with the claim
-    refs as placeholders. Why not the whole line with placeholders, as under CP-SAT: a pod's
+    the facts for the nodes where it fits alone, and the other nodes' reasons with the claim
+    refs as placeholders. Why not the whole reason with placeholders, as under CP-SAT: a pod's
     own reason groups the other nodes with its claim names put in (`_reasons`, raw=False),
     and names with digits in them group differently from the placeholders."""
 
-    first: str
-    """The head and the part for the nodes where the pod fits alone."""
+    first: Facts
+    """The facts for the nodes where the pod fits alone (`_crowded`)."""
     rest: list[tuple[str | None, str]]
     """The other nodes' reasons (placeholders), listed one by one when there are few."""
     counts: dict[str, int]
@@ -176,19 +186,17 @@ class _Parts:
     nodes: dict[str | None, str]
     """`node_reasons` (placeholders)."""
 
-    def say(self, refs: list[str]) -> str:
-        """The reason with these claim refs: what `_reasons` (raw=False) words for the pod."""
+    def say(self, refs: list[str]) -> tuple[str, ...]:
+        """The other nodes' words with these claim refs: what `_reasons` (raw=False) words."""
         if not self.rest:
-            others: list[str] = []
-        elif len(self.rest) <= DETAIL_NODES:
-            others = [node_said(n, with_refs(r, refs)) for n, r in self.rest]
-        else:
-            named: dict[str, int] = {}
-            for text, n in self.counts.items():
-                mine = with_refs(text, refs)
-                named[mine] = named.get(mine, 0) + n
-            others = counted_groups(named, len(self.rest))
-        return "; ".join([self.first, *others])
+            return ()
+        if len(self.rest) <= DETAIL_NODES:
+            return tuple(node_said(n, with_refs(r, refs)) for n, r in self.rest)
+        named: dict[str, int] = {}
+        for text, n in self.counts.items():
+            mine = with_refs(text, refs)
+            named[mine] = named.get(mine, 0) + n
+        return tuple(counted_groups(named, len(self.rest)))
 
 
 def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index) -> _Parts | None:
@@ -197,10 +205,10 @@ def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, inde
     fits, texts, templates = solo.nodes(job.units[i], raw=True)
     if not fits:
         return None
-    first, crowd = _crowded(outcome, i, fits, after, index)
+    first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
     rest = list(texts.items())
     counts = template_counts(templates) if len(rest) > DETAIL_NODES else {}
-    return _Parts(_head(fits, rest) + first, rest, counts, {**crowd, **texts})
+    return _Parts(first, rest, counts, {**crowd, **texts})
 
 
 def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
@@ -335,20 +343,6 @@ class _Index:
 
 def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:
     return words.some_named([pods[j].name for j in dict.fromkeys(which)], NAMED_PODS)
-
-
-def _crowd_line(
-    fits: list[Alone],
-    crowd: dict[str | None, str],
-    pods: Sequence[PodPlan],
-    takers: dict[int, None],
-    unit: Unit,
-    allocator: str,
-) -> str:
-    """The part for the nodes where only the plan's other pods stand in the way: `fits on a
-    and b alone, but other pods of this plan take the room there (why them): on a, ...`."""
-    relation = _priority_relation(unit.priority, [pods[j].priority for j in takers], allocator)
-    return words.crowd_line([str(a.node) for a in fits], [crowd[a.node] for a in fits], relation)
 
 
 def _priority_relation(mine: int, theirs: list[int], allocator: str) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar, Protocol
 
 from .. import interrupt
+from ..cpsat import load_cp_model
 from ..deadline import fired
 from ..planning.job import Job, ModelVariant, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan, Stats, proven
@@ -210,6 +211,7 @@ class Cpsat:
         # stops at the run's deadline only. Without one, nothing changes.
         whole = job
         if job.deadline is not None:
+            load_cp_model()  # before the share is cut: the model's time is for the search
             job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
         stats: Stats = {
             "nodes": len(job.nodes),

@@ -41,7 +41,7 @@ CHECK_CHUNK = 32
 """Pods checked between two looks at the deadline."""
 
 CHECK_CUT_SHORT = (
-    "not placed: --timeout passed before the plan's final check was done (an unchecked plan is "
+    "--timeout passed before the plan's final check was done (an unchecked plan is "
     "never returned); a longer --timeout places it"
 )
 

@@ -354,6 +354,11 @@ class Stats(TypedDict, total=False):
     highest_evicted_priority: int | None
     moved: int
     """Preemption: pods moved; re-planning: pods placed in both plans on other nodes."""
+    moves_bound: int
+    """Preemption with moves: a lower bound of every plan's moves at the earlier stages' values
+    (`preempt.clearing`, or CP-SAT's), when one is known."""
+    moves_gap: int
+    """Preemption with moves: the plan's moves less `moves_bound` (0: proven fewest)."""
     # re-planning (`replan.planner`)
     update: str
     update_seconds: float

@@ -17,7 +17,8 @@ from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
 from ..api.strict import suggest
 from ..cel import EvalCache
-from ..errors import InputError
+from ..deadline import Deadline, passed
+from ..errors import CutShort, InputError
 from ..gates import FeatureGates
 from ..problem.demand import Needs, NodeBook
 from ..problem.nodealloc import FootprintBook
@@ -72,11 +73,30 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
     return out
 
 
+RESOLVE_CHUNK = 128
+"""Pods resolved between two looks at the run's deadline (`stop_if_passed`)."""
+
+
+def stop_if_passed(deadline: Deadline | None, done: int, total: int) -> None:
+    """Raise `CutShort` when `deadline` has passed while the pods are resolved (`done` of
+    `total`). Why: before the search there is no plan to keep, and resolving 5,000 pods takes
+    most of a second — past a deadline that the reading left nearly spent (docs/semantics.md,
+    "Limits and determinism")."""
+    if passed(deadline) and deadline is not None:
+        kept = deadline.kept()
+        why = f" (its last {kept:.1f} s are kept for checking and writing a plan)" if kept >= 0.05 else ""
+        raise CutShort(
+            f"cut short by --timeout after {deadline.elapsed():.1f} s{why} while resolving the pods "
+            f"({done} of {total}), before the search: no plan"
+        )
+
+
 def resolve_units(
     cluster: Cluster,
     pods: Sequence[PodInput] | None,
     priorities: Sequence[int] | None,
     gates: FeatureGates | None = None,
+    deadline: Deadline | None = None,
 ) -> list[Unit]:
     """The pods of a plan, in input order, each with the unallocated claims it needs (`gates`
     decide whether a PodGroup's template entry is one claim for the group; None: defaults).
@@ -88,7 +108,9 @@ def resolve_units(
     book = FootprintBook(cluster, FeatureGates.of(gates))
     if pods is None:
         if cluster.pods or cluster.held:  # with every Pod held, still no claim is a pod of its own
-            for key, pod in cluster.pods.items():
+            for i, (key, pod) in enumerate(cluster.pods.items()):
+                if i % RESOLVE_CHUNK == 0:
+                    stop_if_passed(deadline, i, len(cluster.pods))
                 if key in cluster.held:
                     continue  # bound without allocated claims (`planning.triage`): never planned
                 claims = unallocated(pod_claims(cluster, pod, gates))
@@ -187,11 +209,13 @@ def units_for(
     priorities: Sequence[int] | None,
     nodes: Sequence[str | None],
     gates: FeatureGates,
+    deadline: Deadline | None = None,
 ) -> list[Unit]:
     """The plan's units over `nodes`: the pods (`resolve_units`), those sharing a claim joined
-    (`join_shared`), each with the nodes it may not use (`with_nodes`, one memo per plan)."""
-    units = join_shared(resolve_units(cluster, pods, priorities, gates))
-    return all_with_nodes(cluster, units, nodes, {}, gates)
+    (`join_shared`), each with the nodes it may not use (`with_nodes`, one memo per plan).
+    `deadline`: `CutShort` once it passed (`stop_if_passed`)."""
+    units = join_shared(resolve_units(cluster, pods, priorities, gates, deadline))
+    return all_with_nodes(cluster, units, nodes, {}, gates, deadline)
 
 
 def all_with_nodes(
@@ -200,6 +224,7 @@ def all_with_nodes(
     nodes: Sequence[str | None],
     memo: dict[tuple[str, str | None], str | None],
     gates: FeatureGates,
+    deadline: Deadline | None = None,
 ) -> list[Unit]:
     """`with_nodes` for every unit of a plan (`units_for`). Why not one call each: even with the memo, each
     call visits every node, so 50,000 pods on 10,000 nodes cost 500 million lookups. A pod
@@ -208,7 +233,9 @@ def all_with_nodes(
     the pod: such pods share one answer per scheduling key, computed once."""
     shared: dict[str, Mapping[str | None, str]] = {}
     out: list[Unit] = []
-    for unit in units:
+    for i, unit in enumerate(units):
+        if i % RESOLVE_CHUNK == 0:
+            stop_if_passed(deadline, i, len(units))
         key = _sharing_key(cluster, unit, gates)
         if key is None:
             out.append(with_nodes(cluster, unit, nodes, memo, gates))

@@ -14,19 +14,24 @@ When it applies (`prepare` returns None otherwise, and the per-device model answ
 node n, from a single-node Problem of one pod per claim shape (`classes.claim_key`):
 - every pending pod's claim asks ExactCount of one alternative per request (no
   firstAvailable), without adminAccess or claim constraints;
-- with the static rules applied (selectors, taints, busy devices), the device sets the
-  pending requests may take on n are pairwise equal or disjoint: they are the groups
-  U_n^1..U_n^m, and each request may take all of one group or none of the node (e.g. two GPU
-  models, each pod selecting one; GPUs and NICs asked by different requests); no device of a
-  group is multi-allocatable, has shared counters, capacity in use or a CEL error, and each
-  is node-local to n (so nodes share no device);
-- each pending pod has one form (no extended resource served by DRA on some nodes only), no
-  gang has a topology constraint, the running pods fit their nodes as the input has them.
+- with the static rules applied (selectors, taints, busy devices), the groups U_n^1..U_n^m
+  are the devices that lie in the same device sets the pending requests may take on n, so
+  each request may take all of some groups and nothing else of the node (e.g. two GPU models,
+  each pod selecting one; GPUs and NICs asked by different requests: one group per request;
+  one pod asking fast GPUs, another any GPU: two groups, the second request *spread* over
+  both — the node's devices differ for the pending requests); no device of a group is
+  multi-allocatable, has shared counters, capacity in use or a CEL error, and each is
+  node-local to n (so nodes share no device);
+- each moved pod's replacement has one form (no extended resource that DRA serves on some
+  nodes and a node advertises on others); a pending pod with several forms is a kind whose
+  shapes and node demand depend on the node (`Kind.parts`: x[K, n] counts its form on n),
+  the running pods fit their nodes as the input has them.
 Then a pod of a kind needs on n need[j] = the sum of the counts of its requests that take
-group j, and a kept releasable claim h occupies occ[h][j] = |its devices ∩ U_n^j|.
+group j alone, and a kept releasable claim h occupies occ[h][j] = |its devices ∩ U_n^j|.
 
 Exactness (`tests/test_preempt_counting*.py` compare both models on generated cases, one and
-two GPU models per node). (a) Every per-device plan satisfies the rows below: in group j the
+two GPU models per node, fast-only requests beside any-GPU ones, topology gangs, DRA-served
+extended resources). (a) Every per-device plan satisfies the rows below: in group j the
 requests placed there take need[j] distinct devices per pod (devices are exclusive), all in
 U_n^j, none held by a kept claim, so sum need[j] x + sum occ[h][j] held[h] <= |U_n^j|. (b)
 Every solution of the rows is a per-device plan: per group, the devices not held by kept
@@ -43,7 +48,13 @@ releasable claim h:
 - devices, per group: sum_K need[K, n, j] x[K, n] + sum_h occ[h][j] held[h] <= |U_n^j|;
 - node resources r: sum_K demand[K, r] x[K, n] + sum_{v on n} demand[v, r] kept[v] <= free[n, r];
 - justification: 1 - kept[v] <= sum of x[K, n(v)] over kinds K whose level > priority(v);
-- gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G];
+- spread requests a on n (`_flows`): f[n, a, j] integer per group j it may take, sum_j
+  f[n, a, j] = count(a) x (the pods of its shape on n, pending and moved), f counted in group
+  j's device row — integral flows exist iff the pods' devices do (transportation problem),
+  and each pod takes count(a) of them, group by group (`decode`);
+- gangs: X_K = sum_n x[K, n] <= |K| on[G], sum_K pods[K] X_K >= need[G] on[G]; with a
+  topology constraint (`_topology`), z[G, k] per domain, sum_k z[G, k] <= 1, x[K, n] <=
+  top(x[K, n]) z[G, k(n)] for the kinds with pods of G;
 - moves (`--allow-moves`, issue #43), per mover kind M (movable victims whose replacements
   have the same claim shapes, demand and nodes) and node n: moved[v] boolean, kept[v] +
   moved[v] <= 1; into[M, n] integer, counted in n's device and resource rows like x; T_M =
@@ -63,12 +74,14 @@ The objective stages are `preempt.model`'s (`objective`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import IntVar  # not cp_model: `encoders.model`
 
+from dra_solver.encoders.model import new_cp_model
 from dra_solver.encoders.variables import allowed_candidates
 
 from ..api.models import ResourceClaim
@@ -83,7 +96,8 @@ from .moves import FROM_HERE
 from .setting import Setting
 from .victims import Budget
 
-IntVar = cp_model.IntVar
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 @dataclass
@@ -100,6 +114,29 @@ class Kind:
     nodes: frozenset[str]
     gangs: tuple[tuple[str, int], ...]
     """(gang, pods one unit places in it)."""
+    parts: tuple[tuple[int, dict[str, int]], ...] = ()
+    """A pod with several forms (an extended resource a DeviceClass serves on some nodes and
+    a node advertises on others, `perdevice.pod_forms`): its other forms' (shape, node
+    demand); `spec` and `demand` are its first form's."""
+    part_of: dict[str, int] = field(default_factory=dict)
+    """Node -> 1 + the index in `parts` of the form the pods have there (absent: the first)."""
+    more_forms: list[tuple[int, ...]] = field(default_factory=list)
+    """Per unit, with `parts`: the form of each of them (`forms` holds the first)."""
+
+    def spec_at(self, n: str) -> int:
+        """The claim shapes of the kind's pods on node n."""
+        p = self.part_of.get(n, 0)
+        return self.parts[p - 1][0] if p else self.spec
+
+    def demand_at(self, n: str) -> dict[str, int]:
+        """The node demand of the kind's pods on node n."""
+        p = self.part_of.get(n, 0)
+        return self.parts[p - 1][1] if p else self.demand
+
+    def form_at(self, j: int, n: str) -> int:
+        """The form of the kind's j-th unit on node n."""
+        p = self.part_of.get(n, 0)
+        return self.more_forms[j][p - 1] if p else self.forms[j]
 
 
 @dataclass
@@ -134,7 +171,63 @@ class NodeFacts:
     group_of: dict[int, int]
     """Device index (of the groups' devices) -> its group."""
     alt_group: dict[int, int] = field(default_factory=dict)
-    """Alternative index (of `problem`) -> the group its request takes devices from."""
+    """Alternative index (of `problem`) -> the group its request takes devices from (the
+    requests that may take one group only)."""
+    spread: dict[int, tuple[tuple[int, int, tuple[int, ...]], ...]] = field(default_factory=dict)
+    """Shape -> its requests that may take devices of several groups on n, each as
+    (alternative index, count, those groups): the node's devices differ for the pending
+    requests (one asks for some GPUs, another for any), and the model splits each such
+    request's devices over its groups with flow variables (`_flows`). `need` counts the
+    shape's other requests only."""
+
+    def most(self, spec: int, cap: int) -> int:
+        """Upper bound on the pods of `spec` the node takes (at most `cap`): per group the
+        fixed need, per spread request the devices of its groups."""
+        tops = [cap] + [len(g) // k for g, k in zip(self.groups, self.need[spec], strict=True) if k]
+        tops += [sum(len(self.groups[j]) for j in gs) // k for _, k, gs in self.spread.get(spec, ())]
+        return min(tops)
+
+    def takes(
+        self, spec: int, free: Sequence[int]
+    ) -> tuple[Sequence[int], Sequence[tuple[int, int, int]]] | None:
+        """The devices of each group one more pod of `spec` takes where `free` are free, and
+        its spread requests' part of them as (alternative, group, devices); None when it does
+        not fit. A spread request takes from its groups fewest-wanted first (the groups fewer
+        of the node's requests may take), then most free — a heuristic for the greedy hint,
+        exact whenever the shape has no spread request."""
+        fixed = self.need[spec]
+        if any(f < k for f, k in zip(free, fixed, strict=True)):
+            return None
+        if spec not in self.spread:
+            return fixed, ()  # no allocation: the greedy asks this of many nodes
+        vec = list(fixed)
+        pieces: list[tuple[int, int, int]] = []
+        for a, k, gs in self.spread.get(spec, ()):
+            for j in sorted(gs, key=lambda j: (self.wanted[j], -(free[j] - vec[j]), j)):
+                got = min(k, free[j] - vec[j])
+                if got > 0:
+                    vec[j] += got
+                    k -= got
+                    pieces.append((a, j, got))
+            if k:
+                return None
+        return vec, pieces
+
+    @cached_property
+    def wanted(self) -> list[int]:
+        """Per group: how many of the node's request shapes may take it."""
+        out = [0] * len(self.groups)
+        for j in self.alt_group.values():
+            out[j] += 1
+        for reqs in self.spread.values():
+            for _, _, gs in reqs:
+                for j in gs:
+                    out[j] += 1
+        return out
+
+    def total(self, spec: int) -> int:
+        """The devices one pod of `spec` takes on n, all groups together."""
+        return sum(self.need[spec]) + sum(k for _, k, _ in self.spread.get(spec, ()))
 
 
 @dataclass
@@ -156,6 +249,10 @@ class Counting:
     gang_need: dict[str, int] = field(default_factory=dict)
     movers: list[MoverKind] = field(default_factory=list)
     """With `--allow-moves`: the movable victims by kind of replacement."""
+    domains: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per gang with a topology constraint (KEP-5732): node -> the index of its domain
+    (`Gang.domains`); a node in none is absent (its pods are blocked there already,
+    `planning.gangs.in_domains`)."""
     ceiling: int | None = None
     """Only the candidates of priority at most this may be evicted (`merged`); the others are
     kept by `build_model` (or moved, when movable) and passed over by `greedy_hint`. None:
@@ -177,11 +274,11 @@ def prepare(
     by_unit: dict[int, list[int]] = {}
     for g, f in enumerate(forms):
         by_unit.setdefault(f.unit, []).append(g)
-    if any(len(gs) > 1 for gs in by_unit.values()):
-        return "a pod has several forms (an extended resource DRA serves on some nodes only)"
-    topo = sorted(name for name in job.gangs if job.gangs[name].topology is not None)
-    if topo:
-        return f"PodGroup {topo[0]} has a topology constraint"
+    if any(len(gs) > 1 for i, gs in by_unit.items() if i >= P):
+        return (
+            "a running pod's replacement has several forms (an extended resource DRA serves on some "
+            "nodes only)"
+        )
     for i in range(P):
         for c in units[i].claims:
             if c.status is not None and c.status.allocation is not None:
@@ -211,7 +308,7 @@ def prepare(
             mk.victims.append(k)
             mk.forms.append(g)
             continue
-        if f.unit >= P:
+        if f.unit >= P or len(by_unit[f.unit]) > 1:
             continue
         u = units[f.unit]
         key_claims = tuple(claim_key(c) for c in f.claims)
@@ -227,6 +324,9 @@ def prepare(
             )
         kind.units.append(f.unit)
         kind.forms.append(g)
+    for i in range(P):
+        if len(by_unit.get(i, ())) > 1:
+            _several(i, by_unit[i], forms, spec_of, groups, s.levels[i], units[i].weight, job)
     kinds = list(groups.values())
     spec_offset, at = [], 0
     claims: list[ResourceClaim] = []
@@ -302,7 +402,50 @@ def prepare(
         free,
         gang_need,
         list(mover_kinds.values()),
+        {
+            name: {n: k for k, (_, ns) in enumerate(gang.domains) for n in ns}
+            for name, gang in job.gangs.items()
+            if gang.topology is not None
+        },
     )
+
+
+def _several(
+    i: int,
+    gs: list[int],
+    forms: list[PodForm],
+    spec_of: Callable[[PodForm], int],
+    groups: dict[Hashable, Kind],
+    level: int | None,
+    weight: int,
+    job: Job,
+) -> None:
+    """Pending unit i, of several forms `gs` (one per set of nodes, `perdevice.pod_forms`),
+    filed under its kind (`Kind.parts`): the pods whose forms have the same shapes, demands
+    and nodes, level, weight and gangs."""
+    parts = [
+        (spec_of(forms[g]), dict(forms[g].variant.demand), frozenset(filter(None, forms[g].nodes)))
+        for g in gs
+    ]
+    gangs = tuple(sorted(job.units[i].gang_pods(job.gangs).items()))
+    key = ("forms", tuple((sp, tuple(sorted(d.items())), ns) for sp, d, ns in parts), level, weight, gangs)
+    kind = groups.get(key)
+    if kind is None:
+        kind = groups[key] = Kind(
+            [],
+            [],
+            parts[0][0],
+            level,
+            weight,
+            parts[0][1],
+            frozenset().union(*(ns for _, _, ns in parts)),
+            gangs,
+            tuple((sp, d) for sp, d, _ in parts[1:]),
+            {n: p for p, (_, _, ns) in enumerate(parts) if p for n in ns},
+        )
+    kind.units.append(i)
+    kind.forms.append(gs[0])
+    kind.more_forms.append(tuple(gs[1:]))
 
 
 def _mover_nodes(nodes: Sequence[str | None], home: str, why: str | None) -> frozenset[str]:
@@ -342,23 +485,39 @@ def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:
     groups: dict[Hashable, list[Kind]] = {}
     for kind in c.kinds:
         cls = None if kind.level is None else bisect.bisect_left(prios, kind.level)
-        key = (kind.spec, cls, kind.nodes, tuple(sorted(kind.demand.items())), kind.gangs)
+        key: tuple[Hashable, ...] = (
+            kind.spec,
+            cls,
+            kind.nodes,
+            tuple(sorted(kind.demand.items())),
+            kind.gangs,
+        )
+        if kind.parts:
+            several = tuple((sp, tuple(sorted(d.items()))) for sp, d in kind.parts)
+            key = (*key, several, tuple(sorted(kind.part_of.items())))
         groups.setdefault(key, []).append(kind)
     kinds = []
     for part in groups.values():
-        pairs = sorted(p for kind in part for p in zip(kind.units, kind.forms, strict=True))
+        triples = sorted(
+            (u, g, kind.more_forms[j] if kind.parts else ())
+            for kind in part
+            for j, (u, g) in enumerate(zip(kind.units, kind.forms, strict=True))
+        )
         levels = [k.level for k in part if k.level is not None]
         first = part[0]
         kinds.append(
             Kind(
-                [u for u, _ in pairs],
-                [g for _, g in pairs],
+                [u for u, _, _ in triples],
+                [g for _, g, _ in triples],
                 first.spec,
                 min(levels) if levels else None,
                 1,
                 first.demand,
                 first.nodes,
                 first.gangs,
+                first.parts,
+                first.part_of,
+                [more for _, _, more in triples] if first.parts else [],
             )
         )
     return replace(c, kinds=kinds, ceiling=ceiling)
@@ -387,9 +546,14 @@ def _node_facts(
         a.index: frozenset(allowed[a.index]) if a.index not in impossible else frozenset()
         for a in problem.alternatives
     }
-    sets = sorted({t for t in takes.values() if t}, key=min)
-    if sum(len(t) for t in sets) != len(frozenset().union(*sets)):
-        return "two requests may take overlapping but different sets of its devices"
+    # The groups: the devices alike for every request (in the same allowed sets). Where the
+    # allowed sets are pairwise equal or disjoint, they are the sets; where two overlap, a
+    # request may take several groups (`NodeFacts.spread`).
+    distinct = {t for t in takes.values() if t}
+    by_sig: dict[frozenset[frozenset[int]], set[int]] = {}
+    for d in frozenset().union(*distinct):
+        by_sig.setdefault(frozenset(t for t in distinct if d in t), set()).add(d)
+    sets = sorted((frozenset(ds) for ds in by_sig.values()), key=min)
     group_of = {d: j for j, t in enumerate(sets) for d in t}
     for d in group_of:
         dev = problem.devices[d]
@@ -406,23 +570,30 @@ def _node_facts(
                 "groups) or capacity in use, "
                 "or is not node-local"
             )
-    alt_group = {i: sets.index(t) for i, t in takes.items() if t}
+    alt_groups = {i: tuple(sorted({group_of[d] for d in t})) for i, t in takes.items() if t}
+    alt_group = {i: gs[0] for i, gs in alt_groups.items() if len(gs) == 1}
     need: dict[int, tuple[int, ...]] = {}
+    spread: dict[int, tuple[tuple[int, int, tuple[int, ...]], ...]] = {}
     bounds = [*offsets, len(problem.claims)]
     for spec in range(len(offsets)):
         total = [0] * len(sets)
+        wide: list[tuple[int, int, tuple[int, ...]]] = []
         fits = True
         for c in problem.claims[bounds[spec] : bounds[spec + 1]]:
             for r in c.requests:
                 a = problem.alternatives[r.alternatives[0]]
-                if a.index not in alt_group:
+                if a.index not in alt_groups:
                     fits = False
-                else:
+                elif a.index in alt_group:
                     total[alt_group[a.index]] += a.count
+                else:
+                    wide.append((a.index, a.count, alt_groups[a.index]))
         if fits:
             need[spec] = tuple(total)
+            if wide:
+                spread[spec] = tuple(wide)
     ids = {(problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name): d for d in group_of}
-    return NodeFacts(problem, [sorted(t) for t in sets], need, ids, group_of, alt_group)
+    return NodeFacts(problem, [sorted(t) for t in sets], need, ids, group_of, alt_group, spread)
 
 
 @dataclass
@@ -443,6 +614,8 @@ class Built:
     tops: dict[int, int] = field(default_factory=dict)
     """Index of each x and into variable -> its upper bound (read back from CP-SAT's proto,
     a bound costs a copy of its domain)."""
+    flows: dict[tuple[str, int, int], IntVar] = field(default_factory=dict)
+    """(node, alternative, group) -> devices of the group the request takes there (`_flows`)."""
 
 
 def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: bool = False) -> Built:
@@ -451,7 +624,7 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     that places them all, so the first stage's optimum does). The candidates above
     `c.ceiling` are kept (kept[v] = 1)."""
     ceiling = c.ceiling
-    cp = cp_model.CpModel()
+    cp = new_cp_model()
     x: dict[tuple[int, str], IntVar] = {}
     tops: dict[int, int] = {}
     """Variable index -> its upper bound, for the integer variables (booleans: 1)."""
@@ -460,10 +633,9 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             nf = c.facts.get(n)
             if nf is None:
                 continue
-            need = nf.need.get(kind.spec)
-            if need is None:
+            if kind.spec_at(n) not in nf.need:
                 continue
-            top = min([len(kind.units)] + [len(g) // k for g, k in zip(nf.groups, need, strict=True) if k])
+            top = nf.most(kind.spec_at(n), len(kind.units))
             if top > 0:
                 x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
                 tops[x[(ki, n)].index] = top
@@ -493,17 +665,22 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     victims_on: dict[str, list[int]] = {}
     for k, victim in enumerate(s.victims):
         victims_on.setdefault(victim.node, []).append(k)
+    flows = _flows(cp, c, by_node, into_node, tops)
+    flows_at: dict[tuple[str, int], list[IntVar]] = {}
+    for (n, _, j), f in flows.items():
+        flows_at.setdefault((n, j), []).append(f)
     for n, nf in c.facts.items():
         for j, group in enumerate(nf.groups):
-            terms = [(nf.need[c.kinds[ki].spec][j], v) for ki, v in by_node.get(n, [])]
+            terms = [(nf.need[c.kinds[ki].spec_at(n)][j], v) for ki, v in by_node.get(n, [])]
             terms += [(nf.need[c.movers[mi].spec][j], v) for mi, v in into_node.get(n, [])]
+            terms += [(1, v) for v in flows_at.get((n, j), [])]
             terms += [(c.held_per_group[h][j], held[h]) for h in holders_on.get(n, [])]
             terms = [(a, v) for a, v in terms if a]
             if sum(a * tops.get(v.index, 1) for a, v in terms) > len(group):
                 cp.add(sum(a * v for a, v in terms) <= len(group))
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
-            rterms = [(c.kinds[ki].demand.get(r, 0), v) for ki, v in by_node.get(n, [])]
+            rterms = [(c.kinds[ki].demand_at(n).get(r, 0), v) for ki, v in by_node.get(n, [])]
             rterms += [(c.movers[mi].demand.get(r, 0), v) for mi, v in into_node.get(n, [])]
             rterms += [(c.victim_demand[k].get(r, 0), kept[k]) for k in victims_on.get(n, [])]
             rterms = [(a, v) for a, v in rterms if a]
@@ -526,10 +703,50 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
         else:
             cp.add(kept[k] == 1)
     _gangs(cp, c, by_kind)
+    _topology(cp, c, x, tops)
     _dominance(cp, s, c, kept, budgets, moved)
     _whole(cp, c, x, held, holders_on, tops)
     weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
-    return Built(cp, x, kept, held, weight, moved, into, totals, tops)
+    return Built(cp, x, kept, held, weight, moved, into, totals, tops, flows)
+
+
+def _flows(
+    cp: cp_model.CpModel,
+    c: Counting,
+    by_node: dict[str, list[tuple[int, IntVar]]],
+    into_node: dict[str, list[tuple[int, IntVar]]],
+    tops: dict[int, int],
+) -> dict[tuple[str, int, int], IntVar]:
+    """On a node where a request may take several groups (`NodeFacts.spread`): f[n, a, j],
+    the devices of group j that request a takes for all the pods of its shape placed on n
+    (pending pods and moved ones), with sum_j f[n, a, j] = count(a) x (those pods). Exact:
+    the requests' devices are exclusive and any device of a group is as good as another to
+    every request that may take the group, so the pods fit iff such integral flows exist with
+    each group's row (fixed needs, flows, held devices) within its size — a transportation
+    problem, integral for integral supplies — and `decode` gives each pod its request's
+    count out of the flows, group by group."""
+    flows: dict[tuple[str, int, int], IntVar] = {}
+    for n, nf in sorted(c.facts.items()):
+        if not nf.spread:
+            continue
+        pods: dict[int, list[tuple[int, IntVar]]] = {}
+        for ki, v in by_node.get(n, []):
+            pods.setdefault(c.kinds[ki].spec_at(n), []).append((tops.get(v.index, 1), v))
+        for mi, v in into_node.get(n, []):
+            pods.setdefault(c.movers[mi].spec, []).append((tops.get(v.index, 1), v))
+        for spec, reqs in sorted(nf.spread.items()):
+            if spec not in pods:
+                continue
+            most = sum(t for t, _ in pods[spec])
+            for a, k, gs in reqs:
+                fs = []
+                for j in gs:
+                    top = min(k * most, len(nf.groups[j]))
+                    f = flows[(n, a, j)] = cp.new_int_var(0, top, f"f[{n},{a},{j}]")
+                    tops[f.index] = top
+                    fs.append(f)
+                cp.add(sum(fs) == k * sum(v for _, v in pods[spec]))
+    return flows
 
 
 def _moves(
@@ -558,10 +775,9 @@ def _moves(
         slots = []
         for n in sorted(mk.nodes):
             nf = c.facts.get(n)
-            need = nf.need.get(mk.spec) if nf is not None else None
-            if need is None:
+            if nf is None or mk.spec not in nf.need:
                 continue
-            top = min([len(mk.victims)] + [len(g) // q for g, q in zip(nf.groups, need, strict=True) if q])  # type: ignore[union-attr]  # need is None without facts
+            top = nf.most(mk.spec, len(mk.victims))
             if top <= 0:
                 continue
             v = into[(mi, n)] = cp.new_int_var(0, top, f"into[{mi},{n}]")
@@ -589,7 +805,7 @@ def _whole(
         if tops[v.index] != 1:
             continue
         nf = c.facts[n]
-        need = nf.need[c.kinds[ki].spec]
+        need = nf.need[c.kinds[ki].spec_at(n)]
         for h in holders_on.get(n, []):
             if any(
                 q and q + o > len(g) for q, o, g in zip(need, c.held_per_group[h], nf.groups, strict=True)
@@ -597,7 +813,7 @@ def _whole(
                 cp.add(v + held[h] <= 1)
 
 
-def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
+def greedy_hint(s: Setting, c: Counting, built: Built, hosts: Mapping[str, int] | None = None) -> int:
     """A complete solution as the hint: the pending pods in queue order (highest level first),
     each on the node where it fits at least damage (PDB members last; movable victims moved
     before any is evicted; then lowest priority, most devices freed first), justified by
@@ -605,7 +821,11 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     fullest other node it fits on (best fit, as a consolidating scheduler would). Only victims
     that alone hold their releasable claims leave here. Why: from "nothing placed" one CP-SAT
     worker climbs slowly on 500 nodes; from this, the first stage is usually at its bound at
-    once. Returns the hint's placed weight."""
+    once. Returns the hint's placed weight.
+
+    `hosts` (node -> pending pods): the pending pods go only there, at most that many per node,
+    and no moved pod lands there — the nodes `clearing.clearing` chose to clear, whose cost
+    would grow with each pod moved onto them. None: any node."""
     sole: dict[int, list[int]] = {}
     shared: set[int] = set()
     for h, (_, (_, _, users)) in enumerate(s.holders.items()):
@@ -652,6 +872,19 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
     }
     order = sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40)))
     slots = {(mi, n) for mi, n in built.into}
+    flowed: dict[tuple[str, int, int], int] = {}
+    """(node, alternative, group) -> the spread requests' devices placed there (`_flows`)."""
+    domain: dict[str, int] = {}
+    """Gang with a topology constraint -> the domain its first placed pod chose: the rest
+    follow it (`_topology`)."""
+
+    def outside(ki: int, n: str) -> bool:
+        """A pod of kind ki on n would leave a domain its gang has chosen (or n is in none)."""
+        for g, _ in c.kinds[ki].gangs:
+            where = c.domains.get(g)
+            if where is not None and (where.get(n) is None or domain.get(g, where[n]) != where[n]):
+                return True
+        return False
 
     def option(ki: int, n: str) -> tuple[Any, ...] | None:
         """Where one more pod of kind ki goes on n: (rank, n, victims, devices, resources) —
@@ -659,14 +892,17 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         kind = c.kinds[ki]
         lv = kind.level
         top = tops.get((ki, n))
-        if top is None or count.get((ki, n), 0) >= top:
+        if top is None or count.get((ki, n), 0) >= top or outside(ki, n):
             return None
-        need = c.facts[n].need[kind.spec]
+        if hosts is not None and hosted.get(n, 0) >= hosts.get(n, 0):
+            return None
+        nf = c.facts[n]
+        spec, demand = kind.spec_at(n), kind.demand_at(n)
         free_dev = list(room[n])
         res = dict(left[n])
         chosen: list[int] = []
         for k in ranked.get(n, []):
-            if _fits(free_dev, need, res, kind.demand):
+            if _fits_on(nf, spec, free_dev, res, demand) is not None:
                 break
             if not kept[k] or lv is None or s.victims[k].priority >= lv:
                 continue
@@ -675,7 +911,8 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             for r, a in c.victim_demand[k].items():
                 if r in res:
                     res[r] += a
-        if not _fits(free_dev, need, res, kind.demand):
+        took = _fits_on(nf, spec, free_dev, res, demand)
+        if took is None:
             return None
         gone = [s.victims[k].priority for k in chosen if k not in movable]
         rank = (
@@ -686,20 +923,23 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             len(chosen) - len(gone),
             n,
         )
-        return (rank, n, chosen, free_dev, res)
+        return (rank, n, chosen, free_dev, res, took)
 
     # Each mover kind's destinations by free devices then name (`Destinations`): the fullest
     # node a moved pod fits on is found without visiting every node.
+    avoid = hosts or {}
     dests_of = [
         Destinations(
-            sorted(d for d in mk.nodes if (mi, d) in slots),
+            sorted(d for d in mk.nodes if (mi, d) in slots and d not in avoid),
             room,
             left,
-            {d: c.facts[d].need[mk.spec] for d in mk.nodes if (mi, d) in slots},
+            {d: c.facts[d] for d in mk.nodes if (mi, d) in slots and d not in avoid},
             mk.demand,
+            mk.spec,
         )
         for mi, mk in enumerate(c.movers)
     ]
+    hosted: dict[str, int] = {}
 
     def destination(k: int, n: str, extra: dict[str, list[int]]) -> str | None:
         """The fullest node other than n where victim k's replacement fits (`extra`: devices
@@ -720,9 +960,10 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             best = min((o for o in options.values() if o is not None), default=None, key=lambda o: o[0])
             if best is None:
                 break  # the next pods of this kind fit no better
-            _, n, chosen, free_dev, res = best
+            _, n, chosen, free_dev, res, (need, pieces) = best
             dests: dict[int, str] = {}
             extra: dict[str, list[int]] = {}
+            spread = [(n, a, j, got) for a, j, got in pieces]
             usable = True
             for k in chosen:
                 d = destination(k, n, extra) if k in movable else None
@@ -732,7 +973,12 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
                         break
                     continue
                 dests[k] = d
-                q = c.facts[d].need[c.movers[movable[k]].spec]
+                fit = c.facts[d].takes(
+                    c.movers[movable[k]].spec, _plus(room[d], extra[d], -1) if d in extra else room[d]
+                )
+                assert fit is not None  # `fullest` found that it fits
+                q, more = fit
+                spread += [(d, a, j, g) for a, j, g in more]
                 extra[d] = _plus(extra[d], q) if d in extra else list(q)
                 left[d] = {r: a - c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
             if not usable:
@@ -749,12 +995,18 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
             for d, took in extra.items():
                 before, room[d] = room[d], _plus(room[d], took, -1)
                 changed(d, before)
-            before, room[n] = room[n], _plus(free_dev, c.facts[n].need[kind.spec], -1)
+            before, room[n] = room[n], _plus(free_dev, need, -1)
             changed(n, before)
-            left[n] = {r: a - kind.demand.get(r, 0) for r, a in res.items()}
+            for d, a, j, got in spread:
+                flowed[(d, a, j)] = flowed.get((d, a, j), 0) + got
+            left[n] = {r: a - kind.demand_at(n).get(r, 0) for r, a in res.items()}
             count[(ki, n)] = count.get((ki, n), 0) + 1
+            hosted[n] = hosted.get(n, 0) + 1
             placed += 1
-            for m in {n, *extra}:
+            chose = [g for g, _ in kind.gangs if g in c.domains and g not in domain]
+            for g in chose:
+                domain[g] = c.domains[g][n]
+            for m in options if chose else {n, *extra}:
                 if m in options:
                     options[m] = option(ki, m)
     cp = built.cp
@@ -774,6 +1026,8 @@ def greedy_hint(s: Setting, c: Counting, built: Built) -> int:
         cp.add_hint(var, into.get(key, 0))
     for mi, var in enumerate(built.totals):
         cp.add_hint(var, sum(1 for k in went if movable[k] == mi))
+    for fkey, var in built.flows.items():
+        cp.add_hint(var, flowed.get(fkey, 0))
     return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
 
 
@@ -790,14 +1044,15 @@ class Destinations:
         nodes: list[str],
         room: dict[str, list[int]],
         left: dict[str, dict[str, int]],
-        need: dict[str, tuple[int, ...]],
+        need: dict[str, NodeFacts],
         demand: dict[str, int],
+        spec: int,
     ) -> None:
-        self.room, self.left, self.need, self.demand = room, left, need, demand
+        self.room, self.left, self.need, self.demand, self.spec = room, left, need, demand, spec
         self.by_free: dict[int, list[str]] = {}
         for d in nodes:  # sorted: each bucket in name order
             self.by_free.setdefault(sum(room[d]), []).append(d)
-        self.least = min((sum(q) for q in need.values()), default=0)
+        self.least = min((nf.total(spec) for nf in need.values()), default=0)
 
     def moved(self, d: str, before: int) -> None:
         """Node d's room changed (it held `before` free devices)."""
@@ -813,7 +1068,7 @@ class Destinations:
         for d, took in extra.items():  # few: their room is less than filed
             if d != n and d in self.need:
                 free_d = _plus(self.room[d], took, -1)
-                if _fits(free_d, self.need[d], self.left[d], self.demand) and (
+                if _fits_on(self.need[d], self.spec, free_d, self.left[d], self.demand) is not None and (
                     best is None or (sum(free_d), d) < best
                 ):
                     best = (sum(free_d), d)
@@ -823,18 +1078,21 @@ class Destinations:
             for d in self.by_free[free]:
                 if d == n or d in extra:
                     continue
-                if _fits(self.room[d], self.need[d], self.left[d], self.demand):
+                if _fits_on(self.need[d], self.spec, self.room[d], self.left[d], self.demand) is not None:
                     if best is None or (free, d) < best:
                         best = (free, d)
                     break
         return best[1] if best is not None else None
 
 
-def _fits(devices: Sequence[int], need: Sequence[int], left: dict[str, int], demand: dict[str, int]) -> bool:
-    for f, k in zip(devices, need, strict=True):
-        if f < k:
-            return False
-    return all(left[r] >= demand.get(r, 0) for r in left)
+def _fits_on(
+    nf: NodeFacts, spec: int, devices: Sequence[int], left: dict[str, int], demand: dict[str, int]
+) -> tuple[Sequence[int], Sequence[tuple[int, int, int]]] | None:
+    """What one more pod of `spec` takes on the node (`NodeFacts.takes`) where `devices` are
+    free and `left` of its resources, or None when it does not fit."""
+    if any(left[r] < demand.get(r, 0) for r in left):
+        return None
+    return nf.takes(spec, devices)
 
 
 def _plus(a: Sequence[int], b: Sequence[int], sign: int = 1) -> list[int]:
@@ -857,6 +1115,30 @@ def _gangs(cp: cp_model.CpModel, c: Counting, by_kind: dict[int, list[IntVar]]) 
         need = c.gang_need.get(name, 0)
         if need > 0:
             cp.add(sum(terms) >= need * on)
+
+
+def _topology(
+    cp: cp_model.CpModel, c: Counting, x: dict[tuple[int, str], IntVar], tops: dict[int, int]
+) -> None:
+    """A gang with a topology constraint runs in one domain (`encoders.gangs`' rows on the
+    counts): z[G, k] booleans, sum_k z[G, k] <= 1, and x[K, n] <= top(x) z[G, k(n)] for each
+    kind K with pods of G — the same rule the per-device model puts on its node flags, since
+    a pod of K on n is a pod of G on n."""
+    for name in sorted(c.domains):
+        where = c.domains[name]
+        mine = {ki for ki, kind in enumerate(c.kinds) if name in dict(kind.gangs)}
+        if not mine:
+            continue
+        zs = [cp.new_bool_var(f"gang_domain[{name},{k}]") for k in range(max(where.values(), default=-1) + 1)]
+        cp.add(sum(zs) <= 1)
+        for (ki, n), v in x.items():
+            if ki not in mine:
+                continue
+            k = where.get(n)
+            if k is None:
+                cp.add(v == 0)
+            else:
+                cp.add(v <= tops[v.index] * zs[k])
 
 
 def _dominance(
@@ -946,19 +1228,11 @@ def decode(
         for n, nf in c.facts.items()
     }
 
+    flow = {key: val(v) for key, v in built.flows.items()}
+    """(node, alternative, group) -> devices still to give the spread request there."""
+
     def take(g: int, spec: int, n: str) -> tuple[int, str, Problem, Assignment]:
-        nf = c.facts[n]
-        local: Assignment = {}
-        first = c.spec_offset[spec]
-        for ci in range(len(forms[g].claims)):
-            places: list[Placement] = []
-            for r in nf.problem.claims[first + ci].requests:
-                a = nf.problem.alternatives[r.alternatives[0]]
-                grp = nf.alt_group[a.index]
-                got, free_of[n][grp] = free_of[n][grp][: a.count], free_of[n][grp][a.count :]
-                places += [Placement(ci, a.index, d) for d in got]
-            local[ci] = places
-        return (g, n, nf.problem, local)
+        return (g, n, c.facts[n].problem, _take(c, len(forms[g].claims), spec, n, free_of[n], flow))
 
     chosen: Placed = {}
     at = dict.fromkeys(range(len(c.kinds)), 0)
@@ -970,7 +1244,7 @@ def decode(
             for _ in range(val(v)):
                 j = at[ki]
                 at[ki] += 1
-                chosen[kind.units[j]] = take(kind.forms[j], kind.spec, n)
+                chosen[kind.units[j]] = take(kind.form_at(j, n), kind.spec_at(n), n)
     moved: Placed = {}
     for mi, mk in enumerate(c.movers):
         going = [k for k in mk.victims if val(built.moved[k])]
@@ -979,6 +1253,46 @@ def decode(
         for k, n in match_moves([(k, s.victims[k].node) for k in going], slots):
             moved[k] = take(form[k], mk.spec, n)
     return evicted, chosen, moved
+
+
+def _take(
+    c: Counting, claims: int, spec: int, n: str, free: list[list[int]], flow: dict[tuple[str, int, int], int]
+) -> Assignment:
+    """One pod of `spec` on n (`decode`): each request the first free devices of its group
+    (`free`, per group, is updated), a spread request its count out of the flows."""
+    nf = c.facts[n]
+    local: Assignment = {}
+    first = c.spec_offset[spec]
+    for ci in range(claims):
+        places: list[Placement] = []
+        for r in nf.problem.claims[first + ci].requests:
+            a = nf.problem.alternatives[r.alternatives[0]]
+            if a.index in nf.alt_group:
+                parts = [(nf.alt_group[a.index], a.count)]
+            else:
+                parts = _from_flows(flow, n, a.index, a.count, len(nf.groups))
+            for grp, k in parts:
+                got, free[grp] = free[grp][:k], free[grp][k:]
+                places += [Placement(ci, a.index, d) for d in got]
+        local[ci] = places
+    return local
+
+
+def _from_flows(
+    flow: dict[tuple[str, int, int], int], n: str, a: int, count: int, groups: int
+) -> list[tuple[int, int]]:
+    """One pod's spread request `a` on n: (group, devices) taking its `count` out of what
+    the flows still give it there, group by group (`flow` is updated). The flows add up to
+    the count times the pods (`_flows`' row), so each pod finds its count."""
+    parts = []
+    for j in range(groups):
+        got = min(count, flow.get((n, a, j), 0))
+        if got:
+            parts.append((j, got))
+            flow[(n, a, j)] -= got
+            count -= got
+    assert not count  # the flows add up to the pods' counts
+    return parts
 
 
 def match_moves(pods: Sequence[tuple[int, str]], slots: dict[str, int]) -> list[tuple[int, str]]:

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import CpSolverStatus, LinearExpr  # not cp_model: `encoders.model`
 
 from dra_solver.encoders import build
 from dra_solver.encoders.model import IntVar, Model, weighted
@@ -46,12 +46,12 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
+from ..cpsat import FEASIBLE, FIXED, NOT_RUN, OPTIMAL, Level, Lexicographic, cp_solver, hint_with
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
 from ..planners.aggregated.classes import LocalViews
-from ..planners.bounds import verdict
+from ..planners.bounds import reaches, verdict
 from ..planners.firstfit.batch import FirstFit
 from ..planners.perdevice import as_hint, interchangeable, model_problem, pod_forms
 from ..planning.finish import per_pod, with_held
@@ -75,7 +75,7 @@ from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from ..reasons import Kind, Reason
-from . import counting
+from . import clearing, counting
 from .moves import FROM_HERE, not_movable, replacement
 from .setting import Setting
 from .victims import (
@@ -87,9 +87,14 @@ from .victims import (
     running_pods,
 )
 
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
 SHIFT = 2**31
 """Added to each victim's priority in the sum (criterion 4), as upstream does, so that a pod of
 negative priority never makes a set of victims cheaper by joining it."""
+MOVES_BOUND = "moves_bound"
+"""`_stages`' value of the moves stage's proven bound, when one is known (`stats["moves_bound"]`)."""
 DTIME = "deterministic_ms"
 """`_stages`' value of the solves' deterministic time, in ms (`stats["deterministic_s"]`)."""
 STAGES = ("placed", "pdb_violations", "highest_priority", "priority_sum", "evicted")
@@ -458,7 +463,7 @@ def _by_ceiling(
         if not isinstance(got, str):
             return got
     # The whole model from stage 2 on (its optimum so far is a row and the hint).
-    return _stages(built.cp, lits, opts, {"placed": pods}, spent), c, built
+    return _stages(built.cp, lits, opts, {"placed": pods}, spent, clear=_Clear(s, c, built)), c, built
 
 
 def _ceilings(
@@ -475,7 +480,7 @@ def _ceilings(
         sub = counting.build_model(s, one, s.budgets, all_placed=True)
         sub_lits = objective(sub.cp, s, sub.kept, sub.weight, dict(sub.moved))
         sub.cp.add(sub_lits.stages["pdb_violations"][0] <= violations)
-        answer = cp_model.UNKNOWN
+        answer = CpSolverStatus.UNKNOWN
         if counting.greedy_hint(s, one, sub) == pods:
             # The greedy places every pending pod under this ceiling: if its hint meets every
             # row (CP-SAT with the hinted values fixed: no search), the ceiling has a plan —
@@ -485,12 +490,12 @@ def _ceilings(
             answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                answer = cp_model.UNKNOWN  # the hint is not a plan here: search as below
+            if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+                answer = CpSolverStatus.UNKNOWN  # the hint is not a plan here: search as below
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
             # First without the hint and briefly: a ceiling too low is mostly refuted by presolve
             # alone; then from the greedy's hint.
-            if answer != cp_model.UNKNOWN:
+            if answer != CpSolverStatus.UNKNOWN:
                 break
             if hinted:
                 counting.greedy_hint(s, one, sub)
@@ -501,17 +506,17 @@ def _ceilings(
                 answer = solver.solve(sub.cp)
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer != cp_model.UNKNOWN or interrupt.requested() or passed(opts.deadline):
+            if answer != CpSolverStatus.UNKNOWN or interrupt.requested() or passed(opts.deadline):
                 break
-        if answer == cp_model.INFEASIBLE:
+        if answer == CpSolverStatus.INFEASIBLE:
             continue
-        if answer not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
             return "unknown", spent
         hint_with(sub.cp, solver.response_proto.solution)
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
         if level == 0:  # nothing evicted (every level literal 0 bounds every eviction to 0)
             reached.update(evicted=0, priority_sum=0)
-        rest = _stages(sub.cp, sub_lits, opts, reached, spent)
+        rest = _stages(sub.cp, sub_lits, opts, reached, spent, clear=_Clear(s, one, sub))
         if rest is None:
             return "unknown", spent
         return (rest, one, sub), spent
@@ -596,7 +601,7 @@ def _literals(
     kept = [pod_flag[k] if k in pod_flag else cp.new_bool_var(f"kept[{k}]") for k in range(len(s.victims))]
     moved: dict[int, cp_model.LinearExpr] = {}
     for k, fl in move_flags.items():
-        moved[k] = cp_model.LinearExpr.sum(fl)
+        moved[k] = LinearExpr.sum(fl)
         cp.add(kept[k] + moved[k] <= 1)
     for h, (ref, (_, _, users)) in enumerate(s.holders.items()):
         flag = holder_flag.get(h)
@@ -766,6 +771,24 @@ CEILING_PROBE = 0.2
 """Deterministic seconds for a ceiling's first, unhinted question (`_by_ceiling`)."""
 
 
+@dataclass(frozen=True)
+class _Clear:
+    """What the moves stage's bound and guided hint read (`preempt.clearing`): the setting,
+    the merged counting facts and their model, in which every pending pod is placed."""
+
+    s: Setting
+    c: counting.Counting
+    built: counting.Built
+
+
+CLEAR_SHARE = 0.25
+"""Most of the deterministic budget left that the moves stage's relaxation may take."""
+CLEAR_MOST = 10.0
+"""Most deterministic seconds the moves stage's relaxation may take (`preempt.clearing`)."""
+CHECK = 1.0
+"""Deterministic seconds for checking a complete hint with its values fixed (no search)."""
+
+
 def _stages(
     cp: cp_model.CpModel,
     lits: _Lits,
@@ -773,6 +796,7 @@ def _stages(
     reached: dict[str, int] | None = None,
     spent: float = 0.0,
     upto: str | None = None,
+    clear: _Clear | None = None,
 ) -> Stages | None:
     """Optimise the stages in order, each optimum fixed before the next (`cpsat.Lexicographic`,
     the per-device model's runner); each stage gets what is left of the deterministic budget
@@ -780,14 +804,29 @@ def _stages(
     caller has proven (a trivial bound, or `_by_ceiling`): fixed at that value without a
     solve, so the hint carries on to the next stage. `spent`: deterministic seconds of the
     time limit already used (they count in `DTIME`); `upto`: the last stage to solve (the
-    others NOT_RUN)."""
+    others NOT_RUN). `clear`: the moves stage, last, is first bounded and hinted by
+    `preempt.clearing` (`_fewest_moves`), proven without a search when a plan meets the bound;
+    its bound is then `value_of[MOVES_BOUND]`."""
     levels = [
         Level(name, expr, maximize, fixed=isinstance(expr, int))
         for name in lits.order
         for expr, maximize in (lits.stages[name],)
     ]
     run = Lexicographic(cp, levels, float(opts.time_limit), opts.seed, opts.deadline, spent, STAGE_FLOOR)
-    if run.required(levels, reached, upto) is not None:
+    bound: int | None = None
+    last = levels[-1]
+    if clear is not None and last.name == MOVES and upto is None:
+        if run.required(levels[:-1], reached) is not None:
+            return None
+        if all(lv.name in run.values for lv in levels[:-1]):  # every earlier stage fixed
+            bound = _fewest_moves(run, last, clear, opts)
+            if run.status[MOVES] == NOT_RUN and run.required([last]) is not None:
+                return None
+            if MOVES in run.bounds:
+                bound = max(bound or 0, run.bounds[MOVES])
+            if run.status[MOVES] == FEASIBLE and reaches(run.values[MOVES], bound):
+                run.status[MOVES] = OPTIMAL
+    elif run.required(levels, reached, upto) is not None:
         return None
     used = run.spent
     run.feasible(hint=False)  # every stage fixed: one solve for the values
@@ -797,7 +836,69 @@ def _stages(
         status_of.setdefault(name, NOT_RUN)
     value_of = dict(run.values)
     value_of[DTIME] = round(used * 1000)
+    if bound is not None:
+        value_of[MOVES_BOUND] = bound
     return (best, status_of, value_of) if best is not None else None
+
+
+def _fewest_moves(run: Lexicographic, last: Level, clear: _Clear, opts: Options) -> int | None:
+    """Before the moves stage's search: its bound by `clearing.clearing` (None: none), and a
+    hint clearing the nodes the relaxation chose (`counting.greedy_hint` with `hosts`), kept
+    when it moves fewer pods than the incumbent (the earlier stages' solution, or the hint
+    they left). When the better of the two meets the bound, it is the stage's proven answer
+    and no search runs. Why: at 10,000 nodes the search from the greedy hint neither improves
+    it nor proves a bound within the budget (docs/benchmarks.md, "Defragmentation")."""
+    s, c, built = clear.s, clear.c, clear.built
+    cp = run.cp
+    got = clearing.clearing(
+        s,
+        c,
+        run.values["pdb_violations"],
+        run.values["evicted"],
+        opts.seed,
+        min(CLEAR_SHARE * run.budget, CLEAR_MOST),
+        opts.deadline,
+    )
+    if got is None:
+        return None
+    run.spend(got.deterministic_s)
+    moved = list(built.moved.values())
+    hint = cp.proto.solution_hint
+    saved = (list(hint.vars), list(hint.values))
+    incumbent = run.solution()
+    if incumbent is None and saved[0] == list(range(len(cp.proto.variables))):
+        incumbent = saved[1]
+    best, value = run.best, None if incumbent is None else clearing.moves_of(incumbent, moved)
+    pods = sum(len(k.units) for k in c.kinds)
+    if got.hosts and counting.greedy_hint(s, c, built, hosts=got.hosts) == pods:
+        guided = _checked(run, opts)
+        if guided is not None:
+            mine = clearing.moves_of(guided.response_proto.solution, moved)
+            if value is None or mine < value:
+                best, value = guided, mine
+    if best is not None and best is not run.best:
+        hint_with(cp, best.response_proto.solution)
+    else:
+        cp.clear_hints()
+        cp.proto.solution_hint.vars.extend(saved[0])
+        cp.proto.solution_hint.values.extend(saved[1])
+    if value is not None and reaches(value, got.bound):
+        if best is None:
+            best = _checked(run, opts)  # the incumbent hint, with its values fixed
+        if best is not None:
+            run.adopt(last, best, value, proven=True)
+    return got.bound
+
+
+def _checked(run: Lexicographic, opts: Options) -> cp_model.CpSolver | None:
+    """The model's hint checked with its values fixed (no search; the objective aux variables
+    the hint leaves out are found): the solver holding it, or None when it is no solution."""
+    run.cp.clear_objective()
+    solver = cp_solver(opts.seed, CHECK, opts.deadline)
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    status = solver.solve(run.cp)
+    run.spend(solver.deterministic_time)
+    return solver if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
 
 
 def _decode(
@@ -870,6 +971,9 @@ def _decode(
     }
     if moved:
         stats["moved"] = len(moved)
+    if MOVES_BOUND in stage_value:  # the moves stage's proven bound (`_fewest_moves`) and gap
+        stats["moves_bound"] = stage_value[MOVES_BOUND]
+        stats["moves_gap"] = len(moved) - stage_value[MOVES_BOUND]
     record(stats, opts.deadline)
     outcome = per_pod(after, s.pending, PlanOutcome(plans, "cpsat-preempt", stats), opts.feature_gates)
     # the verdict of the plan returned: pods joined by a shared claim count each with its own weight

@@ -63,13 +63,54 @@ class Kind(Enum):
     `claims`, the pod's claim refs put in. Per-node words: `PodPlan.node_reasons`."""
     CROWDED = "crowded"
     """The pod fits alone on some nodes, but the plan's other pods take the room there
-    (`planners.crowding`): `line` and `claims` as for NO_NODE."""
+    (`planners.crowding`): `total` nodes tried, `fitting` of them where it fits alone, the
+    first of those (`fits`, at most `reasons.words.DETAIL_NODES`) with what the plan's pods
+    take on each (`rooms`), why the plan placed those pods rather than it (`relation`, a key
+    of `reasons.words.PRIORITY`), the other nodes' words (`others`), and `claims` as for
+    NO_NODE (the claim refs put into `others`' placeholders; absent when they are in place)."""
     PREEMPT_NEVER = "preempt never"
     """No room, and the pod's preemptionPolicy is Never (`plain`: a pod of plain claims)."""
     PREEMPT_NO_VICTIM = "preempt no victim"
     """No room, and no lower-priority pod to evict on the nodes it may use."""
     PREEMPT_NOT_ENOUGH = "preempt not enough"
     """Evicting every lower-priority pod would not make room (beside the plan's other pods)."""
+
+    # explain's answers per node (`explain.diagnosis`); `node`, `example` and `device` facts
+    # name where, and nodes whose answers differ only in them are one group
+    NODE_CONSTRAINTS = "node constraints"
+    """The node's constraints refuse the pod (`why`: the scheduling's words)."""
+    NODE_RESOURCES = "node resources"
+    """The node lacks the pod's node resources (`short`)."""
+    NOT_DECIDED = "not decided"
+    """Neither the reference search (`steps`) nor CP-SAT could tell whether the claims fit."""
+    SEARCH_GAVE_UP = "search gave up"
+    """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
+    INVALID_CAUSE = "invalid cause"
+    """Invalid pools (`pools`: their words) hold the devices that would make the claims fit."""
+    FUNNEL = "funnel"
+    """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
+    `devices` on the node, `skipped` in invalid pools, the `selectors` (SELECTOR each), the
+    static rejections (`rejected`: (why, how many)), the shared devices whose capacity is short
+    (`capacity`: CAPACITY_LEFT each), `held` matching devices with their `holders`, `usable`."""
+    SELECTOR = "selector"
+    """A selector (`label`, `expression`) that `rejects` devices (`example` one), `left` after."""
+    CAPACITY_LEFT = "capacity left"
+    """A shared `device` has `left` of the capacity `name` the request `needs`."""
+    ALONE = "alone"
+    """A claim (subject) by itself on the node: `fits` 1 (yes), 0 (its own blocker) or None
+    (not decided, `steps`)."""
+    BLOCKING_SET = "blocking set"
+    """The minimal blocking set: `claims`, a BLOCKING_CLAIM each."""
+    BLOCKING_CLAIM = "blocking claim"
+    """A claim (subject) of the minimal blocking set: its `requests` (1: in the set) and its
+    constraints in it (`rules`: a RULE each)."""
+    RULE = "rule"
+    """A constraint (`rule`: matchAttribute or distinctAttribute) over `attribute`, with the
+    `values` the candidate devices carry."""
+    FEWER_DEVICES = "fewer devices"
+    """A fix: `request` of claim (subject) with `count` devices."""
+    RELEASED = "released"
+    """A fix: the allocated claim (subject) released."""
 
 
 Fact: TypeAlias = "str | int | tuple[str, ...] | tuple[tuple[str, int], ...] | tuple[Reason, ...] | None"
@@ -118,8 +159,29 @@ class Reason:
         nodes that name their nodes in the group's head)."""
         return Reason(self.kind, self.subject, tuple((k, v) for k, v in self.facts if k not in names))
 
+    def about(self, subject: str, **facts: Fact) -> Reason:
+        """The same reason of another subject, with `facts` replaced (an identical pod's reason
+        with its own claim refs)."""
+        kept = tuple((k, v) for k, v in self.facts if k not in facts)
+        return Reason(self.kind, subject, kept + tuple(facts.items()))
+
     def is_(self, *kinds: Kind) -> bool:
         return self.kind in kinds
 
+    def alike(self) -> Reason:
+        """The reason without what makes it one pod's own (`OWN`): its subject (a pod, a
+        claim; not a PodGroup, which its pods share), its claim refs, and for `CROWDED` the
+        nodes it would fit on alone and who takes the room there. Pods with alike reasons are
+        blocked for the same reason (`plan --watch` counts them together); what they ask for
+        and why it is refused still tell reasons apart."""
+        subject = self.subject if self.kind in (Kind.GANG_SHORT, Kind.NO_DOMAIN) else ""
+        own = OWN.get(self.kind, ("claims",))
+        return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
-__all__ = ["Fact", "Kind", "Reason"]
+
+OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
+"""Per kind, the facts that make a reason one pod's own (`Reason.alike`); ("claims",) for the
+kinds not listed."""
+
+
+__all__ = ["OWN", "Fact", "Kind", "Reason"]

@@ -82,6 +82,16 @@ def _no_domain(r: Reason, where: bool) -> str:
     return text
 
 
+def _crowded(r: Reason) -> str:
+    """`no node fits the pod (0 of N nodes): fits on a alone, but ... : on a, ...; the other
+    nodes' words`, the claim refs put in."""
+    total, fitting = r.fact("total"), r.fact("fitting")
+    line = no_node_head(total if isinstance(total, int) else 0) + crowd_line(
+        r.texts("fits"), fitting if isinstance(fitting, int) else 0, r.texts("rooms"), r.text("relation")
+    )
+    return with_refs("; ".join([line, *r.texts("others")]), list(r.texts("claims")))
+
+
 def _gang_short(r: Reason, where: bool) -> str:
     if r.fact("basic"):
         text = f"PodGroup {r.subject} not placed: none of its pods fit"
@@ -95,6 +105,41 @@ def _gang_short(r: Reason, where: bool) -> str:
     if r.fact("own") is not None:
         text += f"; {r.text('own')}"
     return text
+
+
+UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
+
+
+def gave_up(r: Reason) -> str:
+    """That the reference search gave up (after `steps`, the explain's bound)."""
+    steps = r.fact("steps")
+    after = f"after {steps:,} steps" if isinstance(steps, int) else "at its step limit"
+    return f"the reference search (upstream's first fit) gave up {after}"
+
+
+def _invalid_cause(r: Reason) -> str:
+    pools = r.texts("pools")
+    skipped = "upstream skips the pool" if len(pools) == 1 else "upstream skips these pools"
+    its = "its" if len(pools) == 1 else "their"
+    return "; ".join(pools) + f"; {skipped}, and with {its} devices the claims would fit"
+
+
+def _funnel(r: Reason) -> str:
+    """`claim c: request r: needs N device(s); K on the node; ...; U usable`: how a request's
+    devices on a node narrow down, step by step (`Kind.FUNNEL`)."""
+    on_node = f"{r.text('devices')} on the node"
+    if r.fact("skipped"):  # not candidates at all: say so rather than let "0 on the node" mislead
+        on_node += f" outside invalid pools ({r.text('skipped')} in them)"
+    parts = [f"needs {r.text('count')} device(s); {on_node}"]
+    parts += [say(s) for s in r.parts("selectors")]
+    parts += [f"{n} {why}" for why, n in r.counts("rejected")]
+    parts += [say(c) for c in r.parts("capacity")]
+    if r.fact("held"):
+        parts.append(
+            f"{r.text('held')} of the matching devices are held (by {', '.join(r.texts('holders'))})"
+        )
+    parts.append(f"{r.text('usable')} usable")
+    return f"claim {r.subject}: request {r.text('request')}: " + "; ".join(parts)
 
 
 _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
@@ -128,7 +173,42 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.GANG_SHORT: _gang_short,
     Kind.NO_DOMAIN: _no_domain,
     Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
-    Kind.CROWDED: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
+    Kind.CROWDED: lambda r, w: _crowded(r),
+    Kind.NODE_CONSTRAINTS: lambda r, w: f"node constraints: {r.text('why')}",
+    Kind.NODE_RESOURCES: lambda r, w: f"node resources: {r.text('short')}",
+    Kind.NOT_DECIDED: lambda r, w: f"not decided: {gave_up(r)}, and {UNDECIDED}",
+    Kind.SEARCH_GAVE_UP: lambda r, w: f"{gave_up(r)}; CP-SAT finds an allocation",
+    Kind.INVALID_CAUSE: lambda r, w: _invalid_cause(r),
+    Kind.FUNNEL: lambda r, w: _funnel(r),
+    Kind.SELECTOR: lambda r, w: (
+        f"{r.text('label')} `{r.text('expression')}` rejects {r.text('rejects')} "
+        f"(e.g. {r.text('example')}), {r.text('left')} left"
+    ),
+    Kind.CAPACITY_LEFT: lambda r, w: (
+        f"needs {r.text('needs')} {r.text('name')}, {r.text('left')} left on {r.text('device')}"
+    ),
+    Kind.ALONE: lambda r, w: (
+        f"claim {r.subject} alone: "
+        + (
+            "fits"
+            if r.fact("fits") == 1
+            else "does not fit (its own blocker)"
+            if r.fact("fits") == 0
+            else f"not decided ({gave_up(r)}, and {UNDECIDED})"
+        )
+    ),
+    Kind.BLOCKING_SET: lambda r, w: "minimal blocking set: " + " + ".join(say(c) for c in r.parts("claims")),
+    Kind.BLOCKING_CLAIM: lambda r, w: (
+        f"claim {r.subject}"
+        if not r.parts("rules")
+        else f"claim {r.subject}: "
+        + " and ".join([*(["its requests"] if r.fact("requests") else []), *map(say, r.parts("rules"))])
+    ),
+    Kind.RULE: lambda r, w: f"{r.text('rule')} {r.text('attribute')} (values available: {r.text('values')})",
+    Kind.FEWER_DEVICES: lambda r, w: (
+        f"fewer devices: request {r.text('request')} of claim {r.subject} with count {r.text('count')}"
+    ),
+    Kind.RELEASED: lambda r, w: f"claim {r.subject} released",
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")
@@ -299,21 +379,26 @@ def room(parts: Sequence[str]) -> str:
     return ", and ".join(parts)
 
 
-def crowd_line(fits: Sequence[str], rooms: Sequence[str], relation: str) -> str:
-    """The part of a pod's line for the nodes where only the plan's other pods stand in the
-    way: `fits on a and b alone, but other pods of this plan take the room there (why them):
-    on a, ...` (`rooms`: each node's `room`, in the order of `fits`)."""
-    if len(fits) > DETAIL_NODES:
-        where = ", ".join(fits[:DETAIL_NODES]) + f" and {len(fits) - DETAIL_NODES} more"
+def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation: str) -> str:
+    """The part of a pod's line for the `fitting` nodes where only the plan's other pods stand
+    in the way: `fits on a and b alone, but other pods of this plan take the room there (why
+    them): on a, ...` (`fits`: the first of them, at least `DETAIL_NODES`; `rooms`: each
+    one's `room`, in the order of `fits`)."""
+    if fitting > DETAIL_NODES:
+        where = ", ".join(fits[:DETAIL_NODES]) + f" and {fitting - DETAIL_NODES} more"
     else:
-        where = fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1]
+        where = (
+            fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " and " + fits[-1] if fits else "some nodes"
+        )
     detail = "; ".join(f"on {n}, {r}" for n, r in zip(fits[:DETAIL_NODES], rooms, strict=False))
-    why = PRIORITY[relation]
-    return f"fits on {where} alone, but other pods of this plan take the room there ({why}): {detail}"
+    why = f" ({PRIORITY[relation]})" if relation in PRIORITY else ""
+    return f"fits on {where} alone, but other pods of this plan take the room there{why}: {detail}"
 
 
 __all__ = [
     "DETAIL_NODES",
+    "UNDECIDED",
+    "gave_up",
     "INTERRUPTED",
     "LEFT_OUT",
     "UNWORDED",

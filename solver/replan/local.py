@@ -49,12 +49,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
 
 from ..api.cluster import Cluster
 from ..api.models import ResourceClaim
-from ..cpsat import cp_solver
+from ..cpsat import cp_solver, new_cp_model
 from ..planners.aggregated.expansion import expand_aggregated
 from ..planners.aggregated.master import AggregatedPlan, aggregate
 from ..planners.aggregated.patterns import ModelMemo, allocate_beside
@@ -67,6 +68,9 @@ from ..planning.resolve import make_job, units_for
 from ..planning.snapshot import Snapshot
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 NODES = 32
 """The region's size: at most this many nodes are re-solved."""
@@ -440,7 +444,7 @@ def _joint_gain(
     more, or CP-SAT finds `had` + 1 infeasible); True when it is possible or the search stops
     unproven. Deterministic: `cpsat.cp_solver` (one worker, the seed, deterministic time)."""
     items = sorted(kinds.items())
-    cp = cp_model.CpModel()
+    cp = new_cp_model()
     objective: list[tuple[cp_model.IntVar, int, int]] = []  # (count, weight, most)
     per_kind: list[list[tuple[cp_model.IntVar, int]]] = [[] for _ in items]
     for cap in caps:
@@ -470,7 +474,7 @@ def _joint_gain(
     if sum(w * most for _, w, most in objective) <= had:
         return False  # every pod at its most: no more than the region holds
     cp.add(sum(w * x for x, w, _ in objective) >= had + 1)
-    return cp_solver(seed, JOINT_LIMIT).solve(cp) != cp_model.INFEASIBLE
+    return cp_solver(seed, JOINT_LIMIT).solve(cp) != CpSolverStatus.INFEASIBLE
 
 
 def min_devices(claims: Sequence[ResourceClaim], cluster: Cluster, memo: dict[str, str]) -> Need:

@@ -120,7 +120,7 @@ from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs, demand_total
 from ..problem.flat import claim_weight
-from ..reasons import Kind, Reason
+from ..reasons import Kind
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
 
@@ -637,7 +637,7 @@ def _worded_as_before(pods: Sequence[PodPlan], added: Sequence[Unit], left: Mapp
         if p is None or twin is None or twin.why is None:
             continue
         refs = [c.namespaced_name for c in u.claims]
-        p.because(Reason.of(Kind.CROWDED, u.name, line=twin.why.text("line"), claims=tuple(refs)))
+        p.because(twin.why.about(u.name, claims=tuple(refs)))
         if isinstance(twin.node_reasons, NodeReasons):
             p.node_reasons = twin.node_reasons.of_claims(refs)
 

@@ -74,8 +74,11 @@ import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
+
+from dra_solver.encoders.model import new_cp_model
 
 from ... import interrupt
 from ...api.cluster import Cluster
@@ -110,6 +113,9 @@ from .patterns import (
     Pattern,
     cap,
 )
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
@@ -919,7 +925,7 @@ def integer_master(
     `kind_of` (`pod_kinds`: pod class -> the first class of its kind): the master over the
     columns' kind patterns (`_kind_columns`) — a slot of a kind takes a pod of any of its
     classes — and its choice unfolded into class patterns, added to `columns` (`_unfold`)."""
-    m = cp_model.CpModel()
+    m = new_cp_model()
     cols = columns if not kind_of else _kind_columns(columns, node_ids, kind_of)
     z = {(c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(cols[c]))}
     y = {k: m.new_int_var(0, pods[k].demand, f"y{k}") for k in pod_ids}
@@ -954,13 +960,13 @@ def integer_master(
         status = solver.solve(m)
     passed(ctx.deadline)  # a call the deadline ended: `fired`
     ctx.charge(solver.deterministic_time)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}
     ys = {k: int(solver.value(v)) for k, v in y.items()}
     if kind_of:
         zs = _unfold(pods, columns, cols, node_ids, zs, ys, kind_of)
-    return zs, ys, int(solver.value(objective)), status == cp_model.OPTIMAL
+    return zs, ys, int(solver.value(objective)), status == CpSolverStatus.OPTIMAL
 
 
 def pod_kinds(pods: Sequence[PodClass], pod_ids: Sequence[int], units: UnitsByIndex) -> dict[int, int]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import CpSolverStatus, LinearExpr  # not cp_model: `encoders.model`
 
 from dra_solver.encoders import build
 
@@ -203,7 +203,7 @@ class NodeModel:
             terms = [(self.ctx.demand(k).get(r, 0), v) for k, v in pairs]
             terms = [(c, v) for c, v in terms if c > 0]
             if sum(c for c, _ in terms) > limit:
-                expr = cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
+                expr = LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
                 self.m.cp.add(expr <= limit)
 
     def forbid(self, pattern: Pattern) -> None:
@@ -229,7 +229,7 @@ class NodeModel:
         cp = self.m.cp
         cp.clear_objective()
         cp.clear_hints()
-        cp.maximize(cp_model.LinearExpr.weighted_sum(self.placed, coef))
+        cp.maximize(LinearExpr.weighted_sum(self.placed, coef))
         solver = cp_solver(self.ctx.seed, max(seconds, 0.01), self.ctx.deadline)
         # The LP of every linear row: sums over counters and capacities prove "no more copies fit"
         # at once, where level 1 left a pigeonhole search (a cap of 14 whole-or-half pods on 6
@@ -241,12 +241,12 @@ class NodeModel:
         self.ctx.solves += 1
         self.ctx.charge(solver.deterministic_time)
         counts = [0] * self.k
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
             for g, v in enumerate(self.placed):
                 if solver.value(v):
                     counts[self.group_class[g]] += 1
             bound_int = solver.best_objective_bound
-        elif status == cp_model.INFEASIBLE:  # cannot happen in mode "free": nothing placed is a solution
+        elif status == CpSolverStatus.INFEASIBLE:  # not in mode "free": nothing placed is a solution
             bound_int = 0.0
         else:
             bound_int = float(sum(coef))
@@ -254,7 +254,7 @@ class NodeModel:
         # Rounding of the coefficients: |coef[g] - scale * w[g]| <= 0.5, so any pattern's
         # value is at most (its integer objective + 0.5 * len(coef)) / scale <= this bound.
         bound = (bound_int + 0.5 * len(coef)) / scale
-        return Pricing(tuple(counts), value, bound, status == cp_model.OPTIMAL)
+        return Pricing(tuple(counts), value, bound, status == CpSolverStatus.OPTIMAL)
 
 
 def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int, bool]:
