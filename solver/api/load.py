@@ -24,8 +24,10 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError, ValidationErrors
+from .blockread import read_documents
 from .bounded import BoundExceeded, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
+from .emit import block_yaml
 from .identity import dedupe
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
@@ -100,7 +102,8 @@ def _read_fast(text: str) -> list[Any] | None:
         return None
     loader = _FastLoader(text)
     try:
-        return compose_fast(loader)
+        plain = read_documents(text, loader)  # block YAML of plain data: line by line
+        return plain if plain is not None else compose_fast(loader)
     finally:
         loader.dispose()
 
@@ -605,6 +608,9 @@ def dump_yaml(doc: Any) -> str:
     write, or a dict or list that contains itself — goes through PyYAML's emitter as before.
     `tests/test_load.py` compares the two on random documents."""
     with _collector_paused():
+        plain = block_yaml(doc)  # plain data: written directly, as libyaml writes it (`api.emit`)
+        if plain is not None:
+            return plain
         if _FAST is not None:
             try:
                 text = json.dumps(doc, check_circular=False)

@@ -33,15 +33,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+from ortools.sat.python.cp_model_helper import (  # not cp_model: `encoders.model`
+    CpSolverStatus,
+    IntVar,
+    LinearExpr,
+)
+
+from dra_solver.encoders.model import new_cp_model
 
 from ..cpsat import cp_solver
 from ..deadline import Deadline
 from .counting import Counting
 from .setting import Setting
 
-IntVar = cp_model.IntVar
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 @dataclass
@@ -78,16 +86,16 @@ def clearing(
     solver = cp_solver(seed, max(budget, 0.05), deadline)
     status = solver.solve(r.cp)
     spent = solver.deterministic_time
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
         # INFEASIBLE: no plan (not the caller's case); UNKNOWN: no bound proven
-        return None if status == cp_model.INFEASIBLE else Clearing(0, {}, False, spent)
+        return None if status == CpSolverStatus.INFEASIBLE else Clearing(0, {}, False, spent)
     hosts: dict[str, int] = {}
     for (_, n), v in r.x.items():
         got = int(solver.value(v))
         if got:
             hosts[n] = hosts.get(n, 0) + got
     bound = max(0, _ceil(solver.best_objective_bound) - evicted)
-    return Clearing(bound, hosts, status == cp_model.OPTIMAL, spent)
+    return Clearing(bound, hosts, status == CpSolverStatus.OPTIMAL, spent)
 
 
 class _Relaxation:
@@ -95,7 +103,7 @@ class _Relaxation:
 
     def __init__(self, s: Setting, c: Counting, evicted: int) -> None:
         self.s, self.c, self.evicted = s, c, evicted
-        self.cp = cp_model.CpModel()
+        self.cp = new_cp_model()
         self.movable = c.movable()
         index = {v.pod.namespaced_name: k for k, v in enumerate(s.victims)}
         self.members: dict[int, set[str]] = {}
@@ -208,7 +216,7 @@ class _Relaxation:
         gone = [self.leave[k] for k in sorted(self.leave) if k not in self.movable]
         if gone:
             self.cp.add(sum(gone) <= evicted)
-        self.cp.minimize(cp_model.LinearExpr.sum([*self.cost, *self.leave.values()]))
+        self.cp.minimize(LinearExpr.sum([*self.cost, *self.leave.values()]))
 
 
 def _ceil(raw: float) -> int:

@@ -898,7 +898,7 @@ def _checked(run: Lexicographic, opts: Options) -> cp_model.CpSolver | None:
     solver.parameters.fix_variables_to_their_hinted_value = True
     status = solver.solve(run.cp)
     run.spend(solver.deterministic_time)
-    return solver if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
+    return solver if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE) else None
 
 
 def _decode(

@@ -1,0 +1,139 @@
+"""`api.blockread.read_documents` reads what libyaml reads, or declines."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import yaml
+
+from dra_solver.api.blockread import read_documents
+from dra_solver.api.bounded import compose_fast
+from dra_solver.api.load import _FastLoader, iter_positioned
+from tests.test_emit import _plain_doc
+
+
+def _both(text: str) -> tuple[list[Any] | None, list[Any] | None]:
+    """(line by line, libyaml with `construct_tree`) for `text`."""
+    mine = read_documents(text, _FastLoader(text))
+    return mine, compose_fast(_FastLoader(text))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _without_comments(value: Any) -> Any:
+    """`value` with `#` written `+`: a ` #` sends the whole text to libyaml (a comment)."""
+    if isinstance(value, str):
+        return value.replace("#", "+")
+    if isinstance(value, dict):
+        return {_without_comments(k): _without_comments(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_comments(v) for v in value]
+    return value
+
+
+def test_reads_what_libyaml_reads_on_random_documents() -> None:
+    """Documents written by libyaml (folded long values, quoted keys and values, words the
+    resolver reads as ints, bools, nulls, floats), several per text: the same values, types
+    and key order."""
+    rng = random.Random(11)
+    read = 0
+    for _ in range(1500):
+        docs = [_without_comments(_plain_doc(rng)) for _ in range(rng.randrange(1, 4))]
+        text = yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False)
+        if rng.random() < 0.3:
+            text = "---\n" + text
+        mine, theirs = _both(text)
+        if mine is not None:
+            read += 1
+            assert _same(mine, theirs), text
+    assert read > 250  # many are read here (the others hold characters only libyaml reads)
+
+
+def test_declines_what_it_does_not_read() -> None:
+    """Everything outside block YAML of plain data goes to libyaml, which reads or refuses it."""
+    for text in (
+        "a: 1 # comment\n",
+        "# comment\na: 1\n",
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        'a: "quoted"\n',
+        "a: |\n  block\n",
+        "a: >\n  folded\n",
+        "a: {b: 1}\n",
+        "a: [1, 2]\n",
+        "a:\tb\n",
+        "a: é\n",
+        "a: 1\n\nb: 2\n",
+        "%YAML 1.1\n---\na: 1\n",
+        "a: 1\n...\n",
+        "--- a\n",
+        "? a\n: b\n",
+        "a:\n  b\n",
+        "scalar\n",
+        "a: 1\n---\n",
+        "  a: 1\n",
+        "a:  1\n",
+        "a: 1 \n",
+        "- \n",
+        "a: b\n  c: d\n",
+        "a:\n    b: 1\n  c: 2\n",
+        "a: 1\n   ",
+        "a: 1\n  \nb: 2\n",
+        ":\n",
+        ": x\n",
+        "- :\n",
+        "a:\n- \n",
+    ):
+        assert read_documents(text, _FastLoader(text)) is None, text
+
+
+def test_reads_the_subset_as_libyaml_does() -> None:
+    """Hand-written corners: indentless and nested sequences, mappings in sequences, folded
+    plain and quoted values, quoted keys, null values, empty collections, resolved scalars,
+    a repeated key (first place, last value), several documents."""
+    text = (
+        "---\n"
+        "a:\n- 1\n- - x\n  - y: z\n    w: 'it''s'\n- k: long value\n    continued here\n"
+        "'q: k': v\n"
+        "n:\n"
+        "e: {}\n"
+        "l: []\n"
+        "m:\n  b: true\n  c: ~\n  d: 0x1f\n  t: 2024-01-01\n  f: 1.5\n  s: '1'\n"
+        "a: again\n"
+        "---\n"
+        "- x\n- 'a b\n  c'\n"
+    )
+    mine, theirs = _both(text)
+    assert mine is not None
+    assert _same(mine, theirs)
+    assert list(mine[0]) == ["a", "q: k", "n", "e", "l", "m"] and mine[0]["a"] == "again"
+
+
+def test_the_loader_reads_the_same_objects_either_way() -> None:
+    """`iter_positioned` (what every command reads with) gives the same objects and positions
+    as libyaml's path for a `kind: List` and plain documents."""
+    text = yaml.dump_all(
+        [
+            {"apiVersion": "v1", "kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "p"}}]},
+            {"kind": "Node", "metadata": {"name": "n", "labels": {"a": "1"}}},
+        ],
+        Dumper=yaml.CSafeDumper,
+        sort_keys=False,
+    )
+    assert read_documents(text, _FastLoader(text)) is not None
+    assert list(iter_positioned(text, "f")) == [
+        ("document 1, items[0]", {"kind": "Pod", "metadata": {"name": "p"}}),
+        ("document 2", {"kind": "Node", "metadata": {"name": "n", "labels": {"a": "1"}}}),
+    ]
