@@ -1,5 +1,6 @@
-"""Hypothesis profiles: `ci` (the default) and `long` (`--hypothesis-profile=long`); the
-workers of pytest-xdist; one local process pool per test process, shared (`_SharedPools`).
+"""Hypothesis profiles: `ci` (the default) and `long` (`DRA_TEST_PROFILE=long`, or
+`--hypothesis-profile=long`); the workers of pytest-xdist; one local process pool per test
+process, shared (`_SharedPools`).
 
 `ci` is what the README's test command and CI run: small example counts, derandomized (the same
 cases on every run, so a failure is reproducible and the suite's time is known). `long` is for a
@@ -41,7 +42,9 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=_QUIET,
 )
-settings.load_profile("ci")
+# The environment picks the profile before the test modules are imported (their `examples(n)`
+# read it then); `--hypothesis-profile` on the command line does the same.
+settings.load_profile(os.environ.get("DRA_TEST_PROFILE") or "ci")
 
 
 class _Lease(Executor):

@@ -194,7 +194,7 @@ def _verify_nodes(cluster: Cluster, out: PlanOutcome, nodes: list[str], gates: F
             current.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replicated())
 def test_aggregated_plan_places_the_per_device_optimum_and_passes_the_checker(case) -> None:
     objs, pods, nodes, prios = case

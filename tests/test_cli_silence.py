@@ -4,12 +4,11 @@ in docs/examples where they show the case)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from console_run import run_cli
 from typer.testing import CliRunner
 
 from dra_solver.cli.main import app
@@ -19,18 +18,6 @@ GPU = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """The installed program as a user runs it (the console script's `run()`, not `app`)."""
-    return subprocess.run(
-        [sys.executable, "-m", "dra_solver", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,  # a guard against a hang, not a measurement
-        check=False,
-    )
 
 
 # --- 3. invalid numeric options are usage errors --------------------------------------------
@@ -48,8 +35,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         (["plan", GPU, "--timeout", "0s"], "--timeout"),
     ],
 )
-def test_an_invalid_number_is_a_one_line_usage_error(args: list[str], option: str) -> None:
-    done = _cli(*args)
+def test_an_invalid_number_is_a_one_line_usage_error(
+    args: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run_cli(capsys, *args)
     assert done.returncode == 1
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -319,17 +308,17 @@ def test_namespace_selects_the_pending_pods_to_plan() -> None:
     assert none.exit_code == 0 and "warning: no pending pods in namespace nosuch" in none.stderr
 
 
-def test_dash_f_is_an_input_beside_the_paths() -> None:
+def test_dash_f_is_an_input_beside_the_paths(capsys: pytest.CaptureFixture[str]) -> None:
     result = runner.invoke(app, ["validate", "-f", GPU, "--feature-gates", "DRADerivedAttributes=true"])
     assert result.exit_code == 0 and result.stdout.startswith("valid: 4 slices"), result.output
-    done = _cli("plan")
+    done = run_cli(capsys, "plan")
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "dra-solver plan: no input: give PATH... or -f FILE (`-` for stdin), or --live / --kubeconfig PATH "
         "(see 'dra-solver plan --help')"
     )
     # allocate reads files only: its message names no live flag.
-    done = _cli("allocate")
+    done = run_cli(capsys, "allocate")
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "dra-solver allocate: no input: give PATH... or -f FILE (`-` for stdin) "

@@ -139,7 +139,7 @@ def _both(objs: list[dict[str, Any]], allocator: str, monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
 @settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(objs=clusters())
 def test_shared_reasons_are_each_pods_own_words(

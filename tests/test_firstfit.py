@@ -184,7 +184,7 @@ def _job(cluster: Cluster, pods: Any, nodes: list[str], prios: list[int] | None 
     return make_job(cluster, units, nodes, Options(allocator="reference", feature_gates=GATES))
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planning(), st.sampled_from([DEFAULT_MAX_STEPS, 40]))
 def test_incremental_first_fit_makes_the_per_pod_decisions(case, max_steps: int) -> None:
     objs, pods, nodes, prios = case
@@ -397,7 +397,7 @@ def filling(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
     return objs, [f"n{n}" for n in range(n_nodes)]
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(filling())
 def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> None:
     objs, nodes = case
@@ -411,7 +411,7 @@ def test_filling_nodes_one_after_the_other_makes_the_per_pod_decisions(case) -> 
     )
 
 
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planning(), st.data())
 def test_the_check_on_a_nodes_part_of_the_cluster_rejects_what_the_whole_check_rejects(case, data) -> None:
     """First fit checks a placement against the node's slices and the claims holding devices in
@@ -695,7 +695,7 @@ def network_pools(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str]]:
     return objs, [f"n{n}" for n in range(n_nodes)]
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(network_pools(), st.sampled_from([DEFAULT_MAX_STEPS, 30]))
 def test_nodes_that_share_network_attached_pools_get_the_per_pod_decisions(case, max_steps: int) -> None:
     """Worlds (nodes that see the same pools share one context, one answer per shape, one

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from console_run import run_cli
 from typer.testing import CliRunner
 
 from dra_solver import Cluster, interrupt, plan
@@ -274,11 +275,11 @@ def test_no_objects_is_an_error(tmp_path: Path, text: str) -> None:
     assert [e.reason for e in info.value.errors] == [f"no objects in {path} (empty input)"]
 
 
-def test_empty_file_and_stdin_exit_1(tmp_path: Path) -> None:
+def test_empty_file_and_stdin_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("", encoding="utf-8")
-    assert_clean_failure(cli("validate", str(path)), f"no objects in {path}")
-    assert_clean_failure(cli("plan", "-", stdin=""), "no objects in <stdin>")
+    assert_clean_failure(run_cli(capsys, "validate", str(path)), f"no objects in {path}")
+    assert_clean_failure(run_cli(capsys, "plan", "-", stdin=""), "no objects in <stdin>")
 
 
 def test_directory_without_objects_is_an_error(tmp_path: Path) -> None:
@@ -467,7 +468,9 @@ def test_second_interrupt_exits_at_once(tmp_path: Path) -> None:
 # --- validate refuses what the allocator refuses ----------------------------------------
 
 
-def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> None:
+def test_validate_with_feature_gates_refuses_disabled_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`validate --feature-gates` refuses what `allocate`/`plan` (and `check`) with the same
     gates refuse."""
     claim = claim_yaml("c").replace(
@@ -478,10 +481,10 @@ def test_validate_with_feature_gates_refuses_disabled_fields(tmp_path: Path) -> 
     path.write_text(cluster(claim), encoding="utf-8")
     words = ("ResourceClaim c", "requests[0].exactly.capacity", "DRAConsumableCapacity feature is disabled")
     off = ("--feature-gates", "DRAConsumableCapacity=false")
-    assert_clean_failure(cli("validate", str(path), *off), *words)
+    assert_clean_failure(run_cli(capsys, "validate", str(path), *off), *words)
     # `plan` and `check` hold what the gates refuse, said once (docs/semantics.md, "Messy clusters").
     for command in ("plan", "check"):
-        run = cli(command, str(path), *off)
+        run = run_cli(capsys, command, str(path), *off)
         assert run.returncode in (0, 2, 3) and "Traceback" not in run.stderr, run.stderr[-2000:]
         assert all(w in run.stderr for w in words), run.stderr[-2000:]
     assert validate_all(Cluster.from_paths([path])) == []  # the default gates allow it

@@ -78,7 +78,7 @@ def _verify(cluster: Cluster, out: PlanOutcome, nodes: list[str], gates: Feature
             assert all(c.status is None or c.status.allocation is None for c in p.claims)
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planning())
 def test_cpsat_plan_is_never_worse_than_first_fit(case) -> None:
     objs, pods, nodes, prios = case

@@ -39,8 +39,10 @@ pytestmark = pytest.mark.skipif(
 
 def case_objects() -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
+    # libyaml where PyYAML has it: read at collection, in every xdist worker (as conformance_cases)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     for path in sorted(CASES_DIR.glob("*.yaml")) if CASES_DIR.is_dir() else []:
-        case = yaml.safe_load(path.read_text(encoding="utf-8"))
+        case = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
         for i, doc in enumerate(case.get("objects") or []):
             out.append((f"{path.stem}/objects[{i}]", doc))
     return out
