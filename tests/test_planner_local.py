@@ -470,7 +470,7 @@ def test_the_step_is_skipped_where_partitions_are_full(monkeypatch: pytest.Monke
     planner = Planner(cluster, **OPTS)
     planner.plan()
     out = planner.update(add=come, remove=[gone])
-    assert out.stats["status"] == "FEASIBLE"  # the update missed its bound: the step was due
+    assert out.verdict.status == "FEASIBLE"  # the update missed its bound: the step was due
     assert not _skipped(by_device) and by_device.stats["local_gain"] == 0
     assert _skipped(out) and _signature(out) == _signature(always) == _signature(by_device)
 
