@@ -9,10 +9,12 @@ sets one, written `examples(n)` (tests/example_counts.py)."""
 
 from __future__ import annotations
 
+import compileall
 import os
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,27 @@ from example_counts import CI_EXAMPLES, LONG_EXAMPLES
 from hypothesis import HealthCheck, settings
 
 import dra_solver.executors
+
+
+def _compile_the_package() -> None:
+    """Byte-compile the package once, in the controlling process, before the workers start.
+
+    Why: with `PYTHONDONTWRITEBYTECODE=1` (set on the machines CI runs on) no interpreter writes
+    `__pycache__`, so every xdist worker and every test that starts `dra-solver` in a fresh
+    process compiled the whole package again from source (about 0.5 CPU s per process; the
+    installed dependencies are compiled by pip). Compiled files are still read under that
+    setting, and `compileall` checks each one against its source's timestamp, so an edit is
+    never run stale. A checkout that cannot be written to is left as it is."""
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("solver", "encoders"):
+        try:
+            compileall.compile_dir(root / folder, quiet=2)
+        except OSError:
+            return
+
+
+if not os.environ.get("PYTEST_XDIST_WORKER"):
+    _compile_the_package()
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest-xdist starts its workers with COLUMNS=80; rich fixes a console's width from COLUMNS
