@@ -10,7 +10,9 @@ existing admin-access results are not charged, new admin placements are.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from fractions import Fraction
+from typing import NamedTuple
 
 from ..api.models import Device
 from .amounts import fmt, frac
@@ -19,11 +21,24 @@ from .keys import PoolKey, dev_id
 from .results import Placed
 
 
-def _by_pool(
-    ctx: Context, placed: list[Placed]
-) -> tuple[dict[PoolKey, set[str]], dict[PoolKey, list[Placed]]]:
-    """Per pool: the devices existing non-admin results hold, and the new placements of devices
-    that consume counters (the devices that may be charged, or join a counter set)."""
+class _Joined(NamedTuple):
+    """A pool that new placements of counter-consuming devices join."""
+
+    pool: PoolKey
+    held: set[str]
+    """The devices existing non-admin results hold."""
+    users: list[Placed]
+    """The new placements of devices that consume counters."""
+    joining: list[Placed]
+    """Those of `users` whose device no existing result holds (charged now, or joining a
+    counter set): never empty."""
+    devices: dict[str, Device]
+    """The pool's devices by name."""
+
+
+def _pools_joined(ctx: Context, placed: list[Placed]) -> Iterator[_Joined]:
+    """Per pool that a new placement joins (both rules read the same pools: each device once,
+    existing and new): what is held there, and what joins."""
     existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
     for _, r in ctx.world.existing:
         if not r.admin_access:
@@ -32,21 +47,18 @@ def _by_pool(
     for p in placed:
         if p.dev is not None and p.dev.device.consumes_counters:
             new_by_pool[(p.key[0], p.key[1])].append(p)
-    return existing_devs, new_by_pool
+    for pk, users in new_by_pool.items():
+        joining = [p for p in users if p.key[2] not in existing_devs[pk]]
+        if joining:  # only devices already charged: nothing new is consumed or joins
+            yield _Joined(pk, existing_devs[pk], users, joining, ctx.world.inv.pool_devices.get(pk, {}))
 
 
 def check_counters(ctx: Context, placed: list[Placed]) -> None:
     """Per pool: consumption of every allocated device (each once) <= each counter's value."""
     if not ctx.gates.DRAPartitionableDevices:
         return
-    world = ctx.world
-    existing_devs, new_by_pool = _by_pool(ctx, placed)
-    for pk, users in new_by_pool.items():
-        charged_now = [p for p in users if p.key[2] not in existing_devs[pk]]
-        if not charged_now:
-            continue  # only devices already charged: nothing new is consumed
-        devices = world.inv.pool_devices.get(pk, {})
-        in_use = existing_devs[pk] | {p.key[2] for p in users}
+    for pk, held, users, charged_now, devices in _pools_joined(ctx, placed):
+        in_use = held | {p.key[2] for p in users}
         total: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
         for name in in_use:
             d = devices.get(name)
@@ -55,7 +67,7 @@ def check_counters(ctx: Context, placed: list[Placed]) -> None:
             for use in d.consumes_counters:
                 for cname, c in use.counters.items():
                     total[(use.counter_set, cname)] += frac(c.value)
-        for set_name, counters in sorted(world.inv.pool_counters.get(pk, {}).items()):
+        for set_name, counters in sorted(ctx.world.inv.pool_counters.get(pk, {}).items()):
             for cname, value in sorted(counters.items()):
                 amount = total.get((set_name, cname), Fraction(0))
                 if amount > value:
@@ -78,14 +90,8 @@ def check_compatibility_groups(ctx: Context, placed: list[Placed]) -> None:
     them, in the pool's order, and only the new devices must fit what they leave."""
     if not (ctx.gates.DRADeviceCompatibilityGroups and ctx.gates.DRAPartitionableDevices):
         return
-    world = ctx.world
-    existing_devs, new_by_pool = _by_pool(ctx, placed)
-    for pk, users in new_by_pool.items():
-        joining = [p for p in users if p.key[2] not in existing_devs[pk]]
-        if not joining:
-            continue
-        devices = world.inv.pool_devices.get(pk, {})
-        old = [(n, d) for n, d in devices.items() if n in existing_devs[pk]]
+    for pk, held, _, joining, devices in _pools_joined(ctx, placed):
+        old = [(n, d) for n, d in devices.items() if n in held]
         new = [(p.key[2], devices[p.key[2]]) for p in joining if p.key[2] in devices]
         for set_name, problem in _group_problems(old, new):
             p = joining[-1]
