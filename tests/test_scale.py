@@ -21,7 +21,7 @@ import dra_solver.planners.aggregated.classes as classes_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
 import dra_solver.planners.firstfit.engine as engine_mod
 from benchmarks.workloads import mixed_cluster, skewed_cluster
-from dra_solver import Cluster, Options, plan
+from dra_solver import Cluster, Options, PlanOutcome, plan
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
 from dra_solver.planners.aggregated.classes import NodeClass, index_signature, node_classes, pod_classes
@@ -140,6 +140,18 @@ def test_expansion_decides_each_pattern_once_and_passes_the_checker(monkeypatch:
     assert out.placed == sum(1 for p in out.pods if p.placed) and out.placed > 30
 
 
+def _same_plan_and_words(shared: PlanOutcome, alone: PlanOutcome) -> None:
+    """The plan with answers shared equals the plan with every pod (or node) asked on its own:
+    the same nodes, and for the pods left out (some crowded out) the same reason and the same
+    words per node."""
+    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
+    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
+    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
+    for a, b in left:
+        assert a.reason == b.reason
+        assert dict(a.node_reasons) == dict(b.node_reasons)
+
+
 def test_shared_crowded_reasons_are_those_of_a_pass_per_pod(monkeypatch: pytest.MonkeyPatch) -> None:
     # Small enough that both plans are proven optimal well within the budget (0.7 s of CPU).
     cluster = Cluster.from_objects(mixed_cluster(10, 50, seed=4))
@@ -147,12 +159,7 @@ def test_shared_crowded_reasons_are_those_of_a_pass_per_pod(monkeypatch: pytest.
     monkeypatch.setattr(Solo, "key", lambda self, unit: None)  # every pod on its own
     alone = plan(cluster, time_limit=30.0)
     assert shared.verdict.status == alone.verdict.status == "OPTIMAL"
-    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
-    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
-    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
-    for a, b in left:
-        assert a.reason == b.reason
-        assert dict(a.node_reasons) == dict(b.node_reasons)
+    _same_plan_and_words(shared, alone)
 
 
 def test_refusals_shared_per_scheduling_key_equal_one_call_per_pod() -> None:
@@ -243,9 +250,4 @@ def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytes
     asked.clear()
     alone = plan(cluster, time_limit=30.0)
     assert len(asked) > with_twins
-    assert [p.node for p in shared.pods] == [p.node for p in alone.pods]
-    left = [(a, b) for a, b in zip(shared.pods, alone.pods, strict=True) if not a.placed]
-    assert left and any("other pods of this plan take the room" in (a.reason or "") for a, _ in left)
-    for a, b in left:
-        assert a.reason == b.reason
-        assert dict(a.node_reasons) == dict(b.node_reasons)
+    _same_plan_and_words(shared, alone)
