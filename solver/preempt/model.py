@@ -485,9 +485,7 @@ def _ceilings(
             # The greedy places every pending pod under this ceiling: if its hint meets every
             # row (CP-SAT with the hinted values fixed: no search), the ceiling has a plan —
             # at 5,000 nodes a search from the hint took 15 deterministic s to say so.
-            solver = cp_solver(opts.seed, max(min(CEILING_PROBE, left * share), 0.05), opts.deadline)
-            solver.parameters.fix_variables_to_their_hinted_value = True
-            answer = solver.solve(sub.cp)
+            solver, answer = _hint_checked(sub.cp, opts, max(min(CEILING_PROBE, left * share), 0.05))
             spent += solver.deterministic_time
             left = opts.time_limit - spent
             if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
@@ -894,11 +892,20 @@ def _checked(run: Lexicographic, opts: Options) -> cp_model.CpSolver | None:
     """The model's hint checked with its values fixed (no search; the objective aux variables
     the hint leaves out are found): the solver holding it, or None when it is no solution."""
     run.cp.clear_objective()
-    solver = cp_solver(opts.seed, CHECK, opts.deadline)
-    solver.parameters.fix_variables_to_their_hinted_value = True
-    status = solver.solve(run.cp)
+    solver, status = _hint_checked(run.cp, opts, CHECK)
     run.spend(solver.deterministic_time)
     return solver if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE) else None
+
+
+def _hint_checked(
+    cp: cp_model.CpModel, opts: Options, budget: float
+) -> tuple[cp_model.CpSolver, CpSolverStatus]:
+    """CP-SAT on `cp` with every hinted variable fixed to its hint: no search, only whether
+    the hint (completed where it leaves variables out) meets every row — the ceilings' and the
+    moves stage's check of a greedy plan."""
+    solver = cp_solver(opts.seed, budget, opts.deadline)
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    return solver, solver.solve(cp)
 
 
 def _decode(
