@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from example_counts import examples
 from strategies import INPUT_ERRORS
 
 from dra_solver import allocate, plan
@@ -34,7 +35,7 @@ from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
 GATES = FeatureGates.of("DRAConsumableCapacity=true,DRAAdminAccess=true")
-CASES = 120
+CASES = examples(60)
 
 
 def _device(rng: random.Random, node: int, i: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ against fresh plans of the changed cluster on small generated clusters."""
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from typing import Any
 
@@ -304,20 +305,30 @@ def _bad_update(what: str, cluster: Cluster) -> dict[str, Any]:
     return dict(next(change for name, change in BAD if name == what))
 
 
+@functools.cache
+def _planned_once() -> tuple[Cluster, Planner]:
+    """`_cluster()` and a planner after `plan()`, made once per test process: each test updates
+    its own copy (`copy.deepcopy`), so the same deterministic fresh plan is not made again for
+    every case."""
+    cluster = _cluster()
+    planner = Planner(cluster, **OPTS)
+    planner.plan()
+    return cluster, planner
+
+
 @pytest.mark.parametrize("what", [name for name, _ in BAD])
 def test_bad_updates_raise_and_change_nothing(what: str) -> None:
-    cluster = _cluster()
+    cluster, planned = _planned_once()
     dumped = [o.dump() for o in cluster._identities.values()]
-    planner = Planner(cluster, **OPTS)
-    first = planner.plan()
+    planner = copy.deepcopy(planned, {id(cluster): cluster})  # the cluster itself, not a copy
+    first = planner.outcome
     with pytest.raises(InputError) as err:
         planner.update(**_bad_update(what, cluster))
     assert err.value.obj or "Deployment" in str(err.value)  # names the object (or the kind)
     assert planner.cluster is cluster and planner.outcome is first
     assert [o.dump() for o in cluster._identities.values()] == dumped
     # the state is the one before the bad update: the next update answers as on a twin planner
-    twin = Planner(cluster, **OPTS)
-    twin.plan()
+    twin = copy.deepcopy(planned)  # a fresh plan of the same cluster, made once (`_planned_once`)
     remove, add = churn(20, 0.1, seed=7)
     assert _signature(planner.update(add=add, remove=remove)) == _signature(
         twin.update(add=add, remove=remove)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 
 import pytest
+from example_counts import examples
 from preempt_cases import Pending, Running, build
 from test_preempt_differential import CPU, _model_tuple, generate
 
 from dra_solver.planning.job import Options
 from dra_solver.preempt.model import setting, solve_setting
 
-CASES = int(os.environ.get("PREEMPT_CASES", "120"))
+CASES = int(os.environ.get("PREEMPT_CASES", examples(60)))
 
 
 @pytest.mark.parametrize("seed", range(CASES))

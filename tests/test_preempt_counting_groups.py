@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import pytest
+from example_counts import examples
 from preempt_cases import Pending, Running, cluster_docs
 from test_preempt_differential import CPU, _model_tuple, generate
 
@@ -19,7 +20,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.planning.job import Options
 from dra_solver.preempt.model import setting, solve_setting
 
-CASES = int(os.environ.get("PREEMPT_CASES", "120"))
+CASES = int(os.environ.get("PREEMPT_CASES", examples(60)))
 MODEL = 'device.attributes["gpu.example.com"].model == "{}"'
 
 

@@ -19,6 +19,7 @@ import os
 import random
 
 import pytest
+from example_counts import examples
 from preempt_cases import Pending, Running, build, cluster_docs, most_weight, pdb
 
 from dra_solver.preempt import plan_preempt
@@ -26,7 +27,7 @@ from dra_solver.preempt.reference import reference_preempt
 
 SHIFT = 2**31
 CPU = 3
-CASES = int(os.environ.get("PREEMPT_CASES", "120"))
+CASES = int(os.environ.get("PREEMPT_CASES", examples(60)))
 
 
 def generate(

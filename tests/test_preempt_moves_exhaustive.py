@@ -19,13 +19,14 @@ import os
 import random
 
 import pytest
+from example_counts import examples
 from preempt_cases import Pending, Running, build, cluster_docs, most_weight, pdb
 
 from dra_solver.preempt import PreemptOutcome, plan_preempt
 
 SHIFT = 2**31
 CPU = 4
-CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
+CASES = int(os.environ.get("PREEMPT_MOVES_CASES", examples(60)))
 Key = tuple[int, int, int, int, int, int]
 
 
