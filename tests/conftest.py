@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
@@ -18,10 +19,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from example_counts import CI_EXAMPLES, LONG_EXAMPLES
-from hypothesis import HealthCheck, settings
 
-import dra_solver.executors
+
+def _hypothesis_imported_as_it_is() -> None:
+    """Leave Hypothesis out of pytest's assertion rewriting.
+
+    Why: pytest rewrites the asserts of every module of a distribution that registers a pytest
+    plugin, and Hypothesis does (its 70-odd modules, about 1 CPU s in every test process: the
+    controlling one and each xdist worker); with `PYTHONDONTWRITEBYTECODE=1` (the machines CI
+    runs on) nothing is kept, so each process did it again. Hypothesis' own asserts are its
+    internal checks, not the tests': nothing a test shows is lost. The tests' modules are still
+    rewritten. Must run before Hypothesis is first imported (below); a pytest whose hook has
+    another shape is left as it is."""
+    for hook in sys.meta_path:
+        marked = getattr(hook, "_must_rewrite", None)
+        if type(hook).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
+            marked.discard("hypothesis")
+
+
+_hypothesis_imported_as_it_is()
+
+from example_counts import CI_EXAMPLES, LONG_EXAMPLES  # noqa: E402  (after the call above)
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import dra_solver.executors  # noqa: E402
 
 
 def _compile_the_package() -> None:
