@@ -45,8 +45,8 @@ from ..planners.run import fewer_collections
 from ..planning.job import Options
 from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, Status
 from ..planning.resolve import resolve_nodes
+from ..planning.snapshot import Snapshot
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
-from ..preempt.model import cluster_after_evictions
 from ..whatif.filling import Fill
 from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
@@ -539,12 +539,13 @@ def _write_preempted(
     plan's Pods and claims, then every evicted Pod with its DisruptionTarget condition and the
     claims the evictions release; `full`: the cluster after the plan, without the evicted pods
     (deleted) and with the released claims (loads again as the next run's input)."""
-    gone = {v.name for v in outcome.victims} | {m.name for m in outcome.moves}
-    after, _ = cluster_after_evictions(cluster, gone, options)
+    gone = Snapshot(cluster, options.feature_gates)
+    gone.evict({v.name for v in outcome.victims} | {m.name for m in outcome.moves})
     moved = [m.plan for m in outcome.moves if m.plan is not None]
-    for plan_ in moved:  # the re-created pod, on its new node (`preempt.moves`)
+    for plan_ in moved:  # the re-created pod, placed on its new node below (`preempt.moves`)
         if plan_.pod is not None:
-            after.pods[plan_.pod.key] = plan_.pod
+            gone.create(plan_.pod)
+    after = gone.cluster
     if request.output.tabular:
         summary = f"{plan_summary(outcome, planned.seconds)}; {outcome.summary}"
         nodes = resolve_nodes(cluster, request.nodes)
