@@ -608,14 +608,7 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
             )
         )
     if isinstance(outcome, PreemptOutcome) and not request.output.tabular:
-        for v in outcome.victims[:POD_LINES]:
-            err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
-        if len(outcome.victims) > POD_LINES:
-            err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
-        for m in outcome.moves[:POD_LINES]:
-            err.print(Text(f"{m.name}: {m.reason}", style="yellow"))
-        if len(outcome.moves) > POD_LINES:
-            err.print(Text(f"… and {len(outcome.moves) - POD_LINES} more moved pods", style="yellow"))
+        _print_evictions(outcome)
     if not request.output.tabular:  # the table has the summary
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):
@@ -630,6 +623,18 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _print_evictions(outcome: PreemptOutcome) -> None:
+    """stderr under --preempt: a line per evicted and per moved pod (bounded, like the pods')."""
+    for v in outcome.victims[:POD_LINES]:
+        err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
+    if len(outcome.victims) > POD_LINES:
+        err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
+    for m in outcome.moves[:POD_LINES]:
+        err.print(Text(f"{m.name}: {m.reason}", style="yellow"))
+    if len(outcome.moves) > POD_LINES:
+        err.print(Text(f"… and {len(outcome.moves) - POD_LINES} more moved pods", style="yellow"))
 
 
 def _sweep(cluster: Cluster, request: PlanRequest, options: Options) -> None:
