@@ -1108,20 +1108,28 @@ def _unfold(
     groups = _by_kind(list(y), kind_of)
     out: dict[tuple[int, int], int] = {}
     for c in node_ids:
+        index: dict[Pattern, int] = {}  # each column's first position (`list.index`)
+        for j, col in enumerate(columns[c]):
+            index.setdefault(col, j)
         for j, kind_pat in enumerate(kinds[c]):
             for _ in range(z.get((c, j), 0)):
                 pat = [0] * len(pods)
                 for r, ks in groups.items():
                     room = kind_pat[r]
                     for k in ks:
+                        if not room:
+                            break
                         take = min(room, left[k])
                         pat[k] += take
                         left[k] -= take
                         room -= take
-                if not any(pat):
+                found = tuple(pat)
+                if not any(found):
                     continue
-                add_column(columns[c], tuple(pat))
-                key = (c, columns[c].index(tuple(pat)))
+                if found not in index:  # `add_column`: a new class pattern joins the columns
+                    index[found] = len(columns[c])
+                    columns[c].append(found)
+                key = (c, index[found])
                 out[key] = out.get(key, 0) + 1
     return out
 
@@ -1155,24 +1163,29 @@ def _hint(
 ) -> dict[int, int]:
     """The first-fit plan as a hint: each node's pattern (when it is a column; `kind_of`: its
     kind pattern, `integer_master`) and the pods (returned: pod class -> hinted count)."""
-    class_of_unit = {i: k.index for k in pods for i in k.units}
     counts: dict[str, list[int]] = {}
-    for i, n in first_nodes.items():
-        if i in class_of_unit:
-            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
+    if first_nodes:
+        class_of_unit = {i: k.index for k in pods for i in k.units}
+        for i, n in first_nodes.items():
+            if i in class_of_unit:
+                counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
     zh = dict.fromkeys(z, 0)
     yh = dict.fromkeys(y, 0)
+    empty = (0,) * len(pods)
     for c in node_ids:
+        index: dict[Pattern, int] = {}  # each column's first position (`list.index`), looked up per node
+        for j, col in enumerate(columns[c]):
+            index.setdefault(col, j)
         for n in ncls[c].nodes:
-            pat = tuple(counts.get(n, [0] * len(pods)))
+            pat = tuple(counts[n]) if n in counts else empty
             mine = pat
-            if kind_of:
+            if kind_of and pat is not empty:
                 kind_counts = [0] * len(pods)
                 for k, count in enumerate(pat):
                     kind_counts[kind_of.get(k, k)] += count
                 mine = tuple(kind_counts)
-            if mine in columns[c]:
-                zh[(c, columns[c].index(mine))] += 1
+            if (j := index.get(mine)) is not None:
+                zh[(c, j)] += 1
                 for k in pod_ids:
                     yh[k] += pat[k]
     for key, v in z.items():
