@@ -1184,8 +1184,8 @@ def _hint(
                 for k, count in enumerate(pat):
                     kind_counts[kind_of.get(k, k)] += count
                 mine = tuple(kind_counts)
-            if (j := index.get(mine)) is not None:
-                zh[(c, j)] += 1
+            if (at := index.get(mine)) is not None:
+                zh[(c, at)] += 1
                 for k in pod_ids:
                     yh[k] += pat[k]
     for key, v in z.items():
