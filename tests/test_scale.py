@@ -5,6 +5,8 @@ exactly what the long way decides.
   the classes are those of a precompute per node;
 - expansion: each (node class, pattern) is decided once (`patterns.allocate_node`, by
   `classes.index_signature`), and the plan passes the checker;
+- shared expansion: twin nodes given pods of the same classes read one Problem, renamed
+  (`aggregated.twins`), and allocate exactly as each node alone;
 - crowded reasons: shared per pod class under CP-SAT, word for word those of a pass per pod;
 - refusals: shared per scheduling key (`planning.resolve.all_with_nodes`), equal to one call per pod.
 """
@@ -18,6 +20,7 @@ import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
 import dra_solver.planners.aggregated.classes as classes_mod
+import dra_solver.planners.aggregated.expansion as expansion_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
 import dra_solver.planners.firstfit.engine as engine_mod
 from benchmarks.workloads import GPU, TOPOLOGY, mixed_cluster, skewed_cluster
@@ -280,11 +283,15 @@ def test_shared_expansion_allocates_as_each_node_alone(
     generate: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The expansion reads a twin's Problem and devices, renamed, for nodes equal up to names
-    # given pods of the same classes (`aggregated.twins`): the same plan, device for device, as
-    # a Problem built and decided per node; nodes that differ from their twins in a held
-    # device, a taint or an attribute share with none; and every node's claims are checked.
-    objs, odd = _perturbed(generate(30, 150, seed=5))
+    # given pods of the same classes (`aggregated.twins`): the same pods, devices and results,
+    # claim for claim, as a Problem built per node; nodes that differ from their twins in a
+    # held device, a taint or an attribute share with none; every node's claims are checked.
+    objs, odd = _perturbed(generate(24, 120, seed=5))
     cluster = Cluster.from_objects(objs)
+    units = resolve_units(cluster, None, None)
+    job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=5.0))
+    agg = aggregate(job, None, force=True)
+    assert not isinstance(agg, str)
     served: list[str] = []
     checked: list[str | None] = []
     known, commit = Twins_.known, Ledger.commit
@@ -301,19 +308,17 @@ def test_shared_expansion_allocates_as_each_node_alone(
 
     monkeypatch.setattr(Twins_, "known", reading)
     monkeypatch.setattr(Ledger, "commit", checking)
-    shared = plan(cluster, time_limit=30.0)
-    assert shared.stats["aggregated"] == "yes"
-    placed_on = {p.node for p in shared.pods if p.placed}
-    assert len(served) > len(placed_on) // 2 and not set(served) & set(odd)
-    assert sorted(checked) == sorted(placed_on)  # each node's claims checked once, twins too
+    shared, dropped = expansion_mod._place_nodes(job, agg, agg.placements, Ledger(job))
+    placed_on = {p.node for p in shared.values()}
+    assert served and not set(served) & set(odd)  # few twins get equal pods at 24 nodes
+    assert sorted(map(str, checked)) == sorted(map(str, placed_on))  # each node checked once, twins too
     monkeypatch.setattr(Twins_, "key", lambda self, *args: None)  # a Problem per node
     served.clear()
-    alone = plan(cluster, time_limit=30.0)
-    assert not served
-    assert [(p.name, p.node, [c.dump() for c in p.claims]) for p in shared.pods] == [
-        (p.name, p.node, [c.dump() for c in p.claims]) for p in alone.pods
-    ]
-    assert shared.verdict == alone.verdict
+    alone, gone = expansion_mod._place_nodes(job, agg, agg.placements, Ledger(job))
+    assert not served and dropped == gone
+    assert {i: (p.node, [c.dump() for c in p.claims]) for i, p in shared.items()} == {
+        i: (p.node, [c.dump() for c in p.claims]) for i, p in alone.items()
+    }
 
 
 def test_twins_differing_in_what_matters_or_in_slice_order_share_no_expansion() -> None:
