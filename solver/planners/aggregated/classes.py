@@ -129,6 +129,8 @@ class LocalViews:
             if alloc is not None:
                 for pool in {(r.driver, r.pool) for r in alloc.devices.results}:
                     self.claims.setdefault(pool, []).append((i, k))
+        self.twins: dict[str, str | None] = {}
+        """Node -> its `twin_key`, once computed (node classes, caps and the expansion ask it)."""
 
     def of(self, cluster: Cluster, node: str) -> Cluster:
         """`cluster` (the one indexed, or a copy with more claims) seen from `node`."""
@@ -254,7 +256,15 @@ def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     and every slice of the node's pools on this node. Everything else is compared as it is:
     slices (devices, counters, per-device node selection), the claims holding devices in
     those pools (spec and allocation, their names left out), the node's labels (its hostname
-    label taken out when it is the node's name) and declared features."""
+    label taken out when it is the node's name) and declared features. Computed once per node
+    and kept in `views` (node classes, caps and the expansion ask it): the key reads only what
+    the views indexed once."""
+    if node not in views.twins:
+        views.twins[node] = _twin_key(cluster, views, node)
+    return views.twins[node]
+
+
+def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     if cluster.taint_rules or views.shared:
         return None
     aliases: dict[str, str] = {}
