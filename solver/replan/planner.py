@@ -368,7 +368,8 @@ class Planner:
         if sum(_weight(p) for p in pods if p.placed) < bound:
             seeds = released | {p.node for p in done.pods if p.placed}
             waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
-            pods = self._local(after, pods, seeds, _queue(waiting), stats)
+            last = {n for n, p in by_name.items() if p.placed and n not in touched}
+            pods = self._local(after, pods, seeds, _queue(waiting), last, stats)
         _worded_as_before(pods, units, self._units)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
@@ -379,6 +380,7 @@ class Planner:
         pods: list[PodPlan],
         seeds: set[str | None],
         waiting: Sequence[PodPlan],
+        last: set[str],
         stats: Stats,
     ) -> list[PodPlan]:
         """The local re-solve (`local.resolve`) of the nodes the update reached, after first
@@ -392,7 +394,7 @@ class Planner:
         solved = time.perf_counter()
         area = region(pods, seeds, waiting, self._nodes)
         queue = _queue([p for p in pods if not p.placed and p.pod is not None])
-        got = resolve(after, pods, area, queue, self._shape, self._options, self._models)
+        got = resolve(after, pods, area, queue, self._shape, self._options, self._models, last)
         stats["local_nodes"] = len(area)
         stats["local_seconds"] = round(time.perf_counter() - solved, 3)
         if got is None or not got.pods:
