@@ -13,18 +13,21 @@ re-solves those nodes only (the region), with the pipeline's CP-SAT allocator on
   update first fit could not place, the nodes where pods of lower priority asking for one of
   its DeviceClasses hold the most devices (`region`), at most `NODES`;
 - the pods: those placed on the region — each may keep its node (with other devices), take
-  another region node, or be left out: the model sees no pins; its plan is then exchanged
-  between alike nodes and interchangeable pods so that pods keep their nodes (`relabel`,
-  `stay`), and every group of nodes joined by moved pods that gains nothing is put back
-  (`revert`, `home`): a pod moves only within a group that gains weight — and the pending
-  pods in queue order (priority, then the cluster's order), at most `PER_NODE` per region
-  node of one claim shape and `PENDING` in all;
+  another region node, or be left out: the model sees no pins; of its plan and the current
+  one, the second stage (`moves.fewest_moves`) makes the plan of most weight that gains at
+  least 1 per pod of the last plan it moves or leaves out, then of the fewest such pods (over
+  the node patterns of both; where it does not apply, the model's plan exchanged between
+  alike nodes and interchangeable pods, `relabel`, `stay`), and every group of nodes joined
+  by moved pods that gains nothing is put back (`revert`, `home`) — and the pending pods in
+  queue order (priority, then the cluster's order), at most `PER_NODE` per region node of
+  one claim shape and `PENDING` in all;
 - everything else fixed: every other placed pod's claims stay allocated in the sub-cluster
   (their devices are in use), and only the region's nodes and slices (and slices without a
   node name) are in it.
 
-Its plan replaces the region's pods only when it places strictly more weight than they had:
-a pod is left out only for a gain (`docs/semantics.md`, "Re-planning"). It is valid for the
+Its plan replaces the region's pods only when it places strictly more weight than they had
+and gains at least 1 per pod of the last plan it moves or leaves out (`moves.pays`, checked
+on the plan with devices: `docs/semantics.md`, "Re-planning"). It is valid for the
 whole cluster: the pipeline checked it on the sub-cluster, which has every device in use that
 the cluster has on those nodes' pools and the same node rules; the planner
 re-checks each placement as it records it in its first-fit run (`Resumable.hold`) and the node

@@ -22,9 +22,10 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   it released or placed pods, and where pods of lower priority hold room a pod it could not
   place asks for), with the pending pods and every other placement fixed, hinted with the
   current plan, run only where a cheap bound shows the region may hold more weight
-  (`local.may_gain`); taken only when it places more weight, its placements exchanged between alike
-  nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
-  change gains nothing put back. Its placements are recorded in the first-fit run
+  (`local.may_gain`); of the plans of the patterns it and the current plan use, the one of
+  most weight that gains at least 1 per pod of the last plan it moves or leaves out, then of
+  the fewest such pods (`moves.fewest_moves`), taken only when it places more weight. Its
+  placements are recorded in the first-fit run
   (`Resumable.release`, `Resumable.hold`, which re-checks them), so the next update starts
   from the plan returned. `stats`: `local_nodes`, `local_gain`, `local_status`,
   `local_seconds`.
@@ -37,8 +38,9 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   never needed for that plan.
 - *Moving for weight*: when the result is not proven optimal and the instance is small
   (pods x nodes at most `SMALL`), a fresh plan of the changed cluster runs too; it is taken
-  only when it places more weight (so a pod moves only for a gain: moving is the last
-  criterion), and its proven bound tightens the update's.
+  whenever it places more weight (a guarantee of first fit's weight on small instances: its
+  moves are neither minimized nor held to the local re-solve's rule, `moves.PRICE`), and its
+  proven bound tightens the update's.
 
 Bound and status (`docs/semantics.md`, "What a status proves", "Re-planning"): the bound of
 an update is never the last plan's status carried over. It is the smallest of: the total
