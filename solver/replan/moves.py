@@ -37,6 +37,7 @@ short it keeps the best plan found, which keeps the rule."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
@@ -72,6 +73,31 @@ def kind_key(unit: Unit, inside: set[str]) -> Hashable:
     return tuple(claim_key(c) for c in unit.claims), demand, refused
 
 
+@dataclass(frozen=True)
+class _Region:
+    """What the stage reads of the region: the units (`was`: their current plans), each one's
+    kind, the node of each placed one (`home`), those placed by the last plan (`kept`), the
+    units per (kind, priority) and the nodes in order."""
+
+    units: Sequence[Unit]
+    was: Sequence[PodPlan]
+    kind: Sequence[int]
+    home: Mapping[int, str]
+    kept: Collection[int]
+    members: Mapping[tuple[int, int], list[int]]
+    area: Sequence[str]
+
+
+@dataclass(frozen=True)
+class _Solution:
+    """The model's answer: each node's pattern, the pods placed per (kind, priority), and how
+    many stay per `Stay`."""
+
+    chosen: Mapping[str, Pattern]
+    counts: Mapping[tuple[int, int], int]
+    staying: Mapping[Stay, int]
+
+
 def fewest_moves(
     units: Sequence[Unit],
     was: Sequence[PodPlan],
@@ -94,49 +120,66 @@ def fewest_moves(
     inside = set(area)
     keys: dict[Hashable, int] = {}
     kind = [keys.setdefault(kind_key(u, inside), len(keys)) for u in units]
-    refused: dict[int, frozenset[str]] = {}
-    for i, u in enumerate(units):
-        refused.setdefault(kind[i], frozenset(n for n in u.blocked if n is not None and n in inside))
-    home = {i: p.node for i, p in enumerate(was) if p.placed and p.node is not None and p.node in inside}
-    held = _patterns({n: [i for i, h in home.items() if h == n] for n in area}, kind)
-    model = _patterns({n: list(placements.get(n, ())) for n in area}, kind)
-    pool: dict[str, list[Pattern]] = {}
-    group = {n: alike(n) for n in area}
-    for n in area:
-        for pat in (held[n], model[n]):
-            mine = pool.setdefault(group[n], [])
-            if pat and pat not in mine:
-                mine.append(pat)
-    choices = {n: [p for p in pool.get(group[n], []) if all(n not in refused[k] for k, _ in p)] for n in area}
-    if any(pat and pat not in choices[n] for n in area for pat in (held[n], model[n])):
-        return None  # a node refusing pods a plan put there: not the plans this stage reads
-
-    cp = new_cp_model()
-    pick = {(n, j): cp.new_bool_var("") for n in area for j in range(len(choices[n]))}
-    for n in area:
-        cp.add(sum(pick[(n, j)] for j in range(len(choices[n]))) <= 1)
-    slots: dict[tuple[int, str], list[tuple[int, cp_model.IntVar]]] = {}
-    for (n, j), v in pick.items():
-        for k, c in choices[n][j]:
-            slots.setdefault((k, n), []).append((c, v))
-
-    # counts per (kind, priority): placed, and staying per home node, of the last plan or not
     members: dict[tuple[int, int], list[int]] = {}
     for i, u in enumerate(units):
         members.setdefault((kind[i], u.priority), []).append(i)
+    home = {i: p.node for i, p in enumerate(was) if p.placed and p.node is not None and p.node in inside}
+    region = _Region(units, was, kind, home, kept, members, area)
+    choices = _choices(region, placements, alike)
+    if choices is None:
+        return None
+    solution = _solve(region, placements, choices, seed)
+    return None if solution is None else _assign(region, solution)
+
+
+def _choices(
+    region: _Region, placements: Mapping[str, list[int]], alike: Callable[[str], str]
+) -> dict[str, list[Pattern]] | None:
+    """Each node's patterns: those of `was` and of `placements` on the nodes alike to it that
+    none of their kinds refuses there; None when a plan's own pattern is refused on its node
+    (a pod a plan put where it may not go: not the plans this stage reads)."""
+    inside = set(region.area)
+    refused: dict[int, frozenset[str]] = {}
+    for i, u in enumerate(region.units):
+        refused.setdefault(region.kind[i], frozenset(n for n in u.blocked if n is not None and n in inside))
+    on: dict[str, list[int]] = {}
+    for i, node in region.home.items():
+        on.setdefault(node, []).append(i)
+    held = _patterns({n: on.get(n, []) for n in region.area}, region.kind)
+    model = _patterns({n: list(placements.get(n, ())) for n in region.area}, region.kind)
+    pool: dict[str, list[Pattern]] = {}
+    group = {n: alike(n) for n in region.area}
+    for n in region.area:
+        mine = pool.setdefault(group[n], [])
+        for pat in (held[n], model[n]):
+            if pat and pat not in mine:
+                mine.append(pat)
+    choices = {n: [p for p in pool[group[n]] if all(n not in refused[k] for k, _ in p)] for n in region.area}
+    if any(pat and pat not in choices[n] for n in region.area for pat in (held[n], model[n])):
+        return None
+    return choices
+
+
+def _solve(
+    region: _Region, placements: Mapping[str, list[int]], choices: Mapping[str, list[Pattern]], seed: int
+) -> _Solution | None:
+    """The CP-SAT model of the module docstring, hinted with the model's plan (the last plan,
+    placing what it had and disturbing nothing, is a solution too: the search always has one)."""
+    area, home, kept, members = region.area, region.home, region.kept, region.members
+    cp = new_cp_model()
+    pick = {(n, j): cp.new_bool_var("") for n in area for j in range(len(choices[n]))}
+    slots: dict[tuple[int, str], list[tuple[int, cp_model.IntVar]]] = {}
+    for n in area:
+        cp.add(sum(pick[(n, j)] for j in range(len(choices[n]))) <= 1)
+        for j, pat in enumerate(choices[n]):
+            for k, c in pat:
+                slots.setdefault((k, n), []).append((c, pick[(n, j)]))
     placed = {g: cp.new_int_var(0, len(idxs), "") for g, idxs in members.items()}
-    stays: dict[Stay, cp_model.IntVar] = {}
-    for (k, prio), idxs in members.items():
-        for i in idxs:
-            n = home.get(i)
-            if n is not None and (k, n) in slots:
-                key = (k, prio, n, i in kept)
-                if key not in stays:
-                    there = sum(1 for j in idxs if home.get(j) == n and (j in kept) == key[3])
-                    stays[key] = cp.new_int_var(0, there, "")
-        mine = [v for key, v in stays.items() if key[:2] == (k, prio)]
-        if mine:
-            cp.add(sum(mine) <= placed[(k, prio)])
+    stays = _stays(cp, region, slots)
+    for g in members:
+        own = [v for key, v in stays.items() if key[:2] == g]
+        if own:
+            cp.add(sum(own) <= placed[g])
     for k in sorted({k for k, _ in members}):
         room = [c * v for (kk, _), terms in slots.items() if kk == k for c, v in terms]
         cp.add(sum(v for (kk, _), v in placed.items() if kk == k) <= sum(room))
@@ -145,32 +188,24 @@ def fewest_moves(
             if here:
                 cp.add(sum(here) <= sum(c * v for c, v in slots[(k, n)]))
     weight = sum(claim_weight(prio) * v for (_, prio), v in placed.items())
-    had = sum(claim_weight(units[i].priority) for i in home)
-    last = [v for key, v in stays.items() if key[3]]
-    others = [v for key, v in stays.items() if not key[3]]
-    held_last = sum(1 for i in home if i in kept)
-    cp.add(PRICE * (held_last - sum(last)) <= weight - had)  # the rule: what it disturbs, paid
+    had = sum(claim_weight(region.units[i].priority) for i in home)
+    last = sum(v for key, v in stays.items() if key[3])
+    others = sum(v for key, v in stays.items() if not key[3])
+    cp.add(PRICE * (sum(1 for i in home if i in kept) - last) <= weight - had)  # the rule
     step = len(home) + 1
-    cp.maximize(step * step * weight + step * sum(last) + sum(others))
-
-    # the hint: the model's plan (the last plan, placing `had` and disturbing nothing, is a
-    # solution too: the search always has one)
+    cp.maximize(step * step * weight + step * last + others)
+    model = _patterns({n: list(placements.get(n, ())) for n in area}, region.kind)
     for (n, j), v in pick.items():
         cp.add_hint(v, choices[n][j] == model[n])
-    node_of = {i: n for n, idxs in placements.items() for i in idxs}
-    for g, idxs in members.items():
-        cp.add_hint(placed[g], sum(1 for i in idxs if i in node_of))
-    for (k, prio, n, last_plan), v in stays.items():
-        on = [i for i in members[(k, prio)] if home.get(i) == n and (i in kept) == last_plan]
-        cp.add_hint(v, sum(1 for i in on if node_of.get(i) == n))
+    _hint(cp, region, placements, placed, stays)
     solver = cp_solver(seed, LIMIT)
-    status = solver.solve(cp)
-    if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+    if solver.solve(cp) not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
         return None
-    chosen = {n: choices[n][j] for (n, j), v in pick.items() if solver.value(v)}
-    counts = {g: int(solver.value(v)) for g, v in placed.items()}
-    staying = {key: int(solver.value(v)) for key, v in stays.items()}
-    return _assign(units, was, members, home, kept, chosen, counts, staying, area)
+    return _Solution(
+        {n: choices[n][j] for (n, j), v in pick.items() if solver.value(v)},
+        {g: int(solver.value(v)) for g, v in placed.items()},
+        {key: int(solver.value(v)) for key, v in stays.items()},
+    )
 
 
 def disturbed(was: Sequence[PodPlan], got: Sequence[PodPlan], kept: Collection[int]) -> int:
@@ -198,28 +233,55 @@ def _patterns(on: Mapping[str, list[int]], kind: Sequence[int]) -> dict[str, Pat
     return out
 
 
-def _assign(
-    units: Sequence[Unit],
-    was: Sequence[PodPlan],
-    members: Mapping[tuple[int, int], list[int]],
-    home: Mapping[int, str],
-    kept: Collection[int],
-    chosen: Mapping[str, Pattern],
-    counts: Mapping[tuple[int, int], int],
-    staying: Mapping[Stay, int],
-    area: Sequence[str],
-) -> dict[str, list[int]]:
+def _stays(
+    cp: cp_model.CpModel, region: _Region, slots: Mapping[tuple[int, str], object]
+) -> dict[Stay, cp_model.IntVar]:
+    """How many pods of each `Stay` keep their node: one count per (kind, priority, node, of
+    the last plan or not) where the node may hold that kind, at most the pods there."""
+    stays: dict[Stay, cp_model.IntVar] = {}
+    for (k, prio), idxs in region.members.items():
+        for i in idxs:
+            node = region.home.get(i)
+            key = (k, prio, node or "", i in region.kept)
+            if node is not None and (k, node) in slots and key not in stays:
+                there = sum(1 for j in idxs if region.home.get(j) == node and (j in region.kept) == key[3])
+                stays[key] = cp.new_int_var(0, there, "")
+    return stays
+
+
+def _hint(
+    cp: cp_model.CpModel,
+    region: _Region,
+    placements: Mapping[str, list[int]],
+    placed: Mapping[tuple[int, int], cp_model.IntVar],
+    stays: Mapping[Stay, cp_model.IntVar],
+) -> None:
+    """The counts of the model's plan as the search's hint."""
+    node_of = {i: n for n, idxs in placements.items() for i in idxs}
+    for g, idxs in region.members.items():
+        cp.add_hint(placed[g], sum(1 for i in idxs if i in node_of))
+    for (k, prio, n, last_plan), v in stays.items():
+        on = [
+            i
+            for i in region.members[(k, prio)]
+            if region.home.get(i) == n and (i in region.kept) == last_plan
+        ]
+        cp.add_hint(v, sum(1 for i in on if node_of.get(i) == n))
+
+
+def _assign(region: _Region, solution: _Solution) -> dict[str, list[int]]:
     """The solution as placements: on each node its staying pods (lowest index first), then
     each kind's other placed pods (those `was` placed before the pending ones, each in unit
     order: a pod moves rather than being left out) in the free slots — of its own node first,
     then nodes in `area`'s order; the slots no pod fills stay empty (a pattern's subset fits as
     the pattern does)."""
-    on: dict[str, list[int]] = {n: [] for n in area}
-    free = {n: dict(chosen.get(n, ())) for n in area}
+    home, kept = region.home, region.kept
+    on: dict[str, list[int]] = {n: [] for n in region.area}
+    free = {n: dict(solution.chosen.get(n, ())) for n in region.area}
     rest: dict[int, list[int]] = {}
-    for (k, prio), idxs in members.items():
+    for (k, prio), idxs in region.members.items():
         taken: set[int] = set()
-        for (kk, pp, n, last_plan), want in staying.items():
+        for (kk, pp, n, last_plan), want in solution.staying.items():
             if (kk, pp) != (k, prio):
                 continue
             for i in idxs:
@@ -228,21 +290,21 @@ def _assign(
                     taken.add(i)
                     free[n][k] -= 1
                     want -= 1
-        others = sorted((i for i in idxs if i not in taken), key=lambda i: (not was[i].placed, i))
-        rest.setdefault(k, []).extend(others[: counts[(k, prio)] - len(taken)])
+        others = sorted((i for i in idxs if i not in taken), key=lambda i: (not region.was[i].placed, i))
+        rest.setdefault(k, []).extend(others[: solution.counts[(k, prio)] - len(taken)])
     for k, idxs in sorted(rest.items()):
-        idxs.sort(key=lambda i: (-claim_weight(units[i].priority), i))
+        idxs.sort(key=lambda i: (-claim_weight(region.units[i].priority), i))
         for i in list(idxs):  # a free slot on its own node: it stays after all
-            n = home.get(i)
-            if n is not None and free[n].get(k, 0) > 0:
-                on[n].append(i)
-                free[n][k] -= 1
+            node = home.get(i)
+            if node is not None and free[node].get(k, 0) > 0:
+                on[node].append(i)
+                free[node][k] -= 1
                 idxs.remove(i)
-        for n in area:
+        for n in region.area:
             while idxs and free[n].get(k, 0) > 0:
                 on[n].append(idxs.pop(0))
                 free[n][k] -= 1
-    return {n: sorted(on[n]) for n in area if on[n]}
+    return {n: sorted(on[n]) for n in region.area if on[n]}
 
 
 __all__ = ["LIMIT", "PRICE", "disturbed", "fewest_moves", "kind_key", "pays"]
