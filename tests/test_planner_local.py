@@ -156,23 +156,32 @@ def test_room_a_removal_releases_is_packed_again(monkeypatch: pytest.MonkeyPatch
     _valid(planner, out)
 
 
-def test_pods_move_or_are_left_out_only_for_a_gain(monkeypatch: pytest.MonkeyPatch) -> None:
+def _plain_and_stepped(
+    cluster: Cluster, add: list[Any], remove: list[Any]
+) -> tuple[PlanOutcome, PlanOutcome, PlanOutcome, Planner]:
+    """The same update of a fresh plan of `cluster` without the step (first fit alone), then
+    with it: the plain update, the first plan and the update of the second planner, that
+    planner."""
+    with pytest.MonkeyPatch.context() as m:
+        _without_step(m)
+        planner = Planner(cluster, **CHURN)
+        planner.plan()
+        plain = planner.update(add=add, remove=remove)
+    planner = Planner(cluster, **CHURN)
+    first = planner.plan()
+    return plain, first, planner.update(add=add, remove=remove), planner
+
+
+def test_pods_move_or_are_left_out_only_for_a_gain() -> None:
     """Churn on generated clusters: an update moves a kept pod, or leaves one out, only when it
     places more weight than the same update without the step (which moves none); `moved`
-    counts the pods placed in both plans on other nodes. Seeds 13 and 14 gain weight by moving
-    pods (2 and 4, with 7 and 6 moves), seed 16 is skipped by the trigger."""
+    counts the pods placed in both plans on other nodes. Seeds 13 and 14 gain weight, moving or
+    leaving out pods, seed 16 is skipped by the trigger."""
     gained = 0
     for seed in (13, 14, 16):
         cluster = Cluster.from_objects(heterogeneous(10, 60, seed=seed))
         remove, add = churn(60, 0.2, seed=seed)
-        with monkeypatch.context() as m:
-            _without_step(m)
-            planner = Planner(cluster, **CHURN)
-            planner.plan()
-            plain = planner.update(add=add, remove=remove)
-        planner = Planner(cluster, **CHURN)
-        first = planner.plan()
-        out = planner.update(add=add, remove=remove)
+        plain, first, out, planner = _plain_and_stepped(cluster, add, remove)
         assert plain.stats["moved"] == 0 and out.weight >= plain.weight
         assert out.stats["moved"] == _moved(first, out)
         dropped = [n for n in _nodes(plain) if n not in _nodes(out)]
@@ -668,14 +677,7 @@ def test_an_update_never_disturbs_more_pods_than_it_gains() -> None:
             objects = CLUSTERS[make](nodes, 5 * nodes)
             cluster = Cluster.from_objects(objects)
             remove, add = shaped_churn(objects, fraction, seed=seed)
-        with pytest.MonkeyPatch.context() as m:
-            _without_step(m)
-            planner = Planner(cluster, **CHURN)
-            planner.plan()
-            plain = planner.update(add=add, remove=remove)
-        planner = Planner(cluster, **CHURN)
-        first = planner.plan()
-        out = planner.update(add=add, remove=remove)
+        plain, first, out, planner = _plain_and_stepped(cluster, add, remove)
         assert _kept_disturbed(first, plain) == 0
         assert _kept_disturbed(first, out) <= out.weight - plain.weight
         paid += _kept_disturbed(first, out) > 0
