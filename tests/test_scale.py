@@ -18,15 +18,23 @@ import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
 import dra_solver.planners.aggregated.classes as classes_mod
+import dra_solver.planners.aggregated.master as master_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
 import dra_solver.planners.firstfit.engine as engine_mod
 from benchmarks.workloads import mixed_cluster, skewed_cluster
 from dra_solver import Cluster, Options, PlanOutcome, plan
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.aggregated.allpatterns import maximal_patterns
 from dra_solver.planners.aggregated.classes import NodeClass, index_signature, node_classes, pod_classes
-from dra_solver.planners.aggregated.master import aggregate, expand_patterns, integer_master, pod_kinds
-from dra_solver.planners.aggregated.patterns import ModelContext
+from dra_solver.planners.aggregated.master import (
+    aggregate,
+    expand_patterns,
+    integer_master,
+    kind_pods,
+    pod_kinds,
+)
+from dra_solver.planners.aggregated.patterns import ModelContext, cap
 from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planning.resolve import (
@@ -230,6 +238,56 @@ def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
     agg = aggregate(job, None, force=True)
     assert not isinstance(agg, str)
     assert agg.status == "OPTIMAL" and agg.objective == agg.bound
+
+
+def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    # skewed_cluster(5, 25, seed 1): the LP's bound (33) is 1 above the best plan, which the
+    # aggregated model proves by enumerating kind patterns (`master._kind_pricing`: duals and a
+    # reduced-cost threshold). The oracle needs neither: every maximal kind pattern of each
+    # node class (`allpatterns.maximal_patterns`) and the kind master over all of them — the
+    # whole problem. A wrong proof (a pattern pruned that a better plan uses) would differ.
+    lp_bounds: list[int] = []
+    priced: list[bool] = []
+    generate, kind_pricing = master_mod._generate, master_mod._kind_pricing
+
+    def spy_generate(*args: Any) -> Any:
+        out = generate(*args)
+        if len(args) < 10:  # over class patterns (not `kind_of`): the LP's bound of a component
+            lp_bounds.append(out[0])
+        return out
+
+    def spy_pricing(*args: Any) -> Any:
+        out = kind_pricing(*args)
+        priced.append(out is not None and out[1] is not None)
+        return out
+
+    monkeypatch.setattr(master_mod, "_generate", spy_generate)
+    monkeypatch.setattr(master_mod, "_kind_pricing", spy_pricing)
+    cluster = Cluster.from_objects(skewed_cluster(5, 25, seed=1))
+    units = resolve_units(cluster, None, None)
+    job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=20.0))
+    agg = aggregate(job, None, force=True)
+    assert not isinstance(agg, str)
+    assert priced == [True]  # the kind patterns were enumerated, from converged duals
+    assert agg.status == "OPTIMAL" and agg.objective == agg.bound
+
+    pods = pod_classes(units, range(len(units)))
+    ids = list(range(len(pods)))
+    kinds = pod_kinds(pods, ids, units)
+    found = node_classes(cluster, units, pods, list(cluster.nodes), FeatureGates(), EvalCache())
+    ctx = ModelContext(
+        cluster, units, kind_pods(pods, ids, kinds), FeatureGates(), EvalCache(), 0, 60.0, views=found.views
+    )
+    every: dict[int, list[tuple[int, ...]]] = {}
+    for c in found.classes:
+        caps = {r: cap(ctx, c.nodes[0], r)[0] for r in set(kinds.values()) if r in c.allowed}
+        listed = maximal_patterns(ctx, c.nodes[0], caps)
+        assert listed is not None
+        every[c.index] = listed
+    weight = sum(k.weight * k.demand for k in pods)
+    solve = partial(integer_master, ctx, pods, found.classes, every, weight, ids, list(every))
+    _, _, best, proven = solve(kind_of=kinds)
+    assert proven and best == agg.objective < sum(lp_bounds)
 
 
 def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
