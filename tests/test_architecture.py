@@ -52,6 +52,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.inventory",
         "dra_solver.problem.flat",
         "dra_solver.problem.kinds",
+        "dra_solver.reasons",
     },
     # one node's allocation: the reference search and its "why not" in words, the CP-SAT model,
     # the result objects
@@ -227,6 +228,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners.whatif",
         "dra_solver.planning",
         "dra_solver.problem",
+        "dra_solver.reasons",
     },
     # plans about plans, above the pipeline: `fill`, `--scenario`
     "dra_solver.whatif": {

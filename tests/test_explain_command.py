@@ -79,19 +79,23 @@ def test_explain_node_affinity_of_the_pod() -> None:
     affinity = {"nodeAffinity": required}
     text = explain(pod_on({"affinity": affinity}, zone="a"), pod="web").text()
     assert (
-        text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's required node affinity"
+        text
+        == f"{ALONE}\nnode n1: node constraints: the node does not match the pod's required node affinity"
     )
 
 
 def test_explain_node_taint_the_pod_does_not_tolerate() -> None:
     taints = {"taints": [{"key": "gpu-only", "value": "yes", "effect": "NoSchedule"}]}
     text = explain(pod_on({}, taints), pod="web").text()
-    assert "node n1 has the taint gpu-only=yes:NoSchedule, which the pod does not tolerate" in text
+    assert (
+        "node n1: node constraints: the node has the taint gpu-only=yes:NoSchedule, "
+        "which the pod does not tolerate" in text
+    )
 
 
 def test_explain_unschedulable_node() -> None:
     text = explain(pod_on({}, {"unschedulable": True}), pod="web").text()
-    assert "node constraints: node n1 is unschedulable (spec.unschedulable)" in text
+    assert "node n1: node constraints: the node is unschedulable (spec.unschedulable)" in text
 
 
 def test_explain_node_resources_the_pod_needs() -> None:
@@ -102,7 +106,9 @@ def test_explain_node_resources_the_pod_needs() -> None:
 
 def test_explain_node_constraints_of_the_pod() -> None:
     text = explain(pod_on({"nodeSelector": {"zone": "b"}}, zone="a"), pod="web").text()
-    assert text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's nodeSelector zone=b"
+    assert (
+        text == f"{ALONE}\nnode n1: node constraints: the node does not match the pod's nodeSelector zone=b"
+    )
 
 
 def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:

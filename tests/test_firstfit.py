@@ -37,7 +37,7 @@ from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
-from dra_solver.reasons.words import DETAIL_NODES, why_not
+from dra_solver.reasons.words import DETAIL_NODES, say, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 from dra_solver.reference.reasons import explain_unschedulable
 
@@ -57,7 +57,7 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
     error: DRASolverError | None = None
     for n in job.nodes:
         if n in unit.blocked:
-            reasons.append((n, unit.blocked[n]))
+            reasons.append((n, say(unit.blocked[n])))
             continue
         variant = book.variant(unit.needs, n)
         short = book.refusal(variant, n)

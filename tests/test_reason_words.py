@@ -295,3 +295,50 @@ def test_explain_groups_nodes_refused_alike_and_says_it_of_each() -> None:
         in text
     ), text
     assert "infra-1 has" not in text, text
+
+
+def _labelled(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": "other"}}}
+
+
+def test_a_refused_node_is_a_value_and_its_name_is_not_masked_in_other_words() -> None:
+    """The scheduling's refusal is a value naming its node (`Kind.NODE_SELECTOR`, `node`):
+    grouped nodes say `the node`. Was the node's name masked in the text, wherever it stood:
+    node n1's `nodeSelector pool=n1x` read `pool=the nodex`, and n1 no longer grouped with
+    the other nodes refused for the same selector."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"pool": "n1x"}},
+    }
+    nodes = [_labelled(f"n{i}") for i in range(1, 7)]
+    out = plan(Cluster.from_objects([*nodes, pod]), allocator="reference")
+    (p,) = out.pods
+    assert p.reason == (
+        "no node fits the pod (0 of 6 nodes): 6 nodes: "
+        "the node does not match the pod's nodeSelector pool=n1x"
+    ), p.reason
+    assert p.node_reasons["n1"] == "node n1 does not match the pod's nodeSelector pool=n1x"
+    assert p.why is not None and p.why.is_(Kind.NO_NODE)
+
+
+def test_a_refusal_says_its_node_or_the_node() -> None:
+    """One value, two wordings: `where` names the node (a line of its own), `where=False` says
+    `the node` (a line whose head names it, or a group of nodes)."""
+    r = Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule")
+    assert say(r) == "node n1 has the taint a=b:NoSchedule, which the pod does not tolerate"
+    assert say(r, where=False) == "the node has the taint a=b:NoSchedule, which the pod does not tolerate"
+    assert r.without("node") == Reason.of(Kind.TAINT, node="n2", taint="a=b", effect="NoSchedule").without(
+        "node"
+    )
+    member = Reason.of(Kind.MEMBER, "default/p", parts=(r,))
+    assert say(member, where=False) == "default/p: " + say(r, where=False)
+
+
+def test_explain_names_a_refused_node_once() -> None:
+    """Was `node n1: node constraints: node n1 has the taint ...`: the line's head names it."""
+    docs = [_tainted("infra-1"), *_pod("p", 1)]
+    text = explain(Cluster.from_objects(docs), pod="default/p").text()
+    assert "node infra-1: node constraints: the node has the taint dedicated=infra:NoSchedule" in text, text
+    assert text.count("infra-1") == 1, text

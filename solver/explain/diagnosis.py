@@ -297,7 +297,7 @@ class _Explaining:
         if pod is not None:
             why = node_refusal(cluster, pod, node) or node_conflict(cluster, pod, self.pod_claims, node)
             if why:
-                return NodeAnswer(node, False, Reason.of(Kind.NODE_CONSTRAINTS, why=why))
+                return NodeAnswer(node, False, Reason.of(Kind.NODE_CONSTRAINTS, parts=(why,)))
             book = NodeBook(cluster, [node], self.gates)
             dra = (
                 None if pod.spec.node_name else FootprintBook(cluster, self.gates).footprint(pod)
@@ -627,8 +627,9 @@ WHERE = ("node", "example", "device")
 """Facts that say where an answer was found (a device as an example, on a node): nodes whose
 answers differ only in them are one group, worded with its first node's."""
 FOREIGN = ("why", "pools", "skipped")
-"""Facts that are words made elsewhere (the scheduling's, an invalid pool's) and may name the
-node: masked in the group's key, said of every node in the group's words (`_shared`)."""
+"""Facts that are words made elsewhere (an invalid or unready pool's) and may name the node:
+masked in the group's key, said of every node in the group's words (`_shared`). The
+scheduling's refusals are values naming their node (`NODE_CONSTRAINTS`' parts), not masked."""
 
 
 def _alike(r: Reason | None, node: str | None) -> Reason | None:

@@ -37,6 +37,12 @@ def _where(r: Reason, where: bool) -> str:
     return "; ".join(parts)
 
 
+def _node(r: Reason, where: bool) -> str:
+    """The node a refusal is about: `node NAME`, or `the node` when the line names it already
+    or groups nodes (`where=False`)."""
+    return f"node {r.text('node')}" if where else "the node"
+
+
 def _paren(r: Reason, where: bool) -> str:
     text = _where(r, where)
     return f" ({text})" if text else ""
@@ -174,7 +180,9 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NO_DOMAIN: _no_domain,
     Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
     Kind.CROWDED: lambda r, w: _crowded(r),
-    Kind.NODE_CONSTRAINTS: lambda r, w: f"node constraints: {r.text('why')}",
+    Kind.NODE_CONSTRAINTS: lambda r, w: (
+        "node constraints: " + "; ".join(say(p, where=w) for p in r.parts("parts"))
+    ),
     Kind.NODE_RESOURCES: lambda r, w: f"node resources: {r.text('short')}",
     Kind.NOT_DECIDED: lambda r, w: f"not decided: {gave_up(r)}, and {UNDECIDED}",
     Kind.SEARCH_GAVE_UP: lambda r, w: f"{gave_up(r)}; CP-SAT finds an allocation",
@@ -209,6 +217,40 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         f"fewer devices: request {r.text('request')} of claim {r.subject} with count {r.text('count')}"
     ),
     Kind.RELEASED: lambda r, w: f"claim {r.subject} released",
+    Kind.BOUND: lambda r, w: f"the pod is bound to node {r.text('bound')} (spec.nodeName)",
+    Kind.NO_NODE_OBJECT: lambda r, w: (
+        f"{_node(r, w)} has no Node object in the input, so its labels are unknown, and the pod "
+        "selects nodes by label (nodeSelector / node affinity)"
+    ),
+    Kind.NODE_SELECTOR: lambda r, w: (
+        f"{_node(r, w)} does not match the pod's nodeSelector {r.text('key')}={r.text('value')}"
+    ),
+    Kind.NODE_AFFINITY: lambda r, w: f"{_node(r, w)} does not match the pod's required node affinity",
+    Kind.UNSCHEDULABLE: lambda r, w: f"{_node(r, w)} is unschedulable (spec.unschedulable)",
+    Kind.TAINT: lambda r, w: (
+        f"{_node(r, w)} has the taint {r.text('taint')}:{r.text('effect')}, which the pod does not tolerate"
+    ),
+    Kind.CLAIM_ELSEWHERE: lambda r, w: (
+        f"claim {r.subject} of {r.text('pod')} is allocated with a node selector excluding "
+        + (_node(r, w) if r.fact("node") is not None else "no node")
+    ),
+    Kind.MEMBER: lambda r, w: f"{r.subject}: " + "; ".join(say(p, where=w) for p in r.parts("parts")),
+    Kind.NO_TOPOLOGY: lambda r, w: (
+        f"{_node(r, w)} is in no topology domain of PodGroup {r.text('gang')} "
+        f"(label {r.text('label')}{'; ' + r.text('held') if r.fact('held') else ''})"
+    ),
+    Kind.OUTSIDE_DOMAIN: lambda r, w: (
+        f"{_node(r, w)} is not in {r.text('label')}={r.text('value')}, "
+        f"the domain tried for PodGroup {r.text('gang')}"
+    ),
+    Kind.HELD_HERE: lambda r, w: "held",
+    Kind.RUNS_ELSEWHERE: lambda r, w: "running elsewhere",
+    Kind.MOVES_FROM: lambda r, w: "the node it moves from",
+    Kind.NETWORK_ONLY: lambda r, w: "uses network-attached devices: runs where its pool is seen",
+    Kind.NODE_ONLY: lambda r, w: "uses no network-attached device",
+    Kind.NODE_SHORT: lambda r, w: r.text("short"),
+    Kind.POOL_UNSEEN: lambda r, w: "no node it may use sees this pool",
+    Kind.POOL_OTHERS: lambda r, w: "may not be placed",
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")

@@ -59,7 +59,7 @@ from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_c
 from ...problem.flat import Assignment, Problem
 from ...problem.resources import Amounts
 from ...reasons import Kind, Reason
-from ...reasons.words import _CLAIM, _NODE, why_not, with_refs
+from ...reasons.words import _CLAIM, _NODE, say, why_not, with_refs
 from ...reference import DEFAULT_MAX_STEPS, allocate_reference
 from ...reference.reasons import explain_unschedulable
 from .words import NodeReasons
@@ -279,7 +279,7 @@ class _Tried:
     """One node an unplaced pod could not use: blocked (a reason) or an Answer."""
 
     node: NodeState
-    blocked: str | None = None
+    blocked: Reason | None = None
     answer: Answer | None = None
     refs: list[str] | None = None
     """The claim refs to put into the answer's reason now (claims that differ by node); None:
@@ -307,7 +307,7 @@ class _Placing:
     """Shape -> nodes it can no longer fit on, each pointing to a later node that may still
     take it (`next_try`, `fails_for_good`). Valid while the run only takes (`_takes_only`)."""
     nowhere: dict[
-        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]],
+        tuple[ShapeKey, frozenset[tuple[str | None, Reason]], tuple[tuple[str, int], ...]],
         tuple[int, _Nowhere, list[_Tried]],
     ] = field(default_factory=dict)
     """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it,
@@ -411,7 +411,7 @@ class _Placing:
             w.touch(None if pools is None else pools & w.pool_ids)
         return sorted(i for w in worlds for i in w.nodes)
 
-    def may_try(self, unit: Unit, node: NodeState) -> tuple[str | None, Variant | None]:
+    def may_try(self, unit: Unit, node: NodeState) -> tuple[Reason | None, Variant | None]:
         """Why `unit` may not use `node` — its scheduling constraints, then the node resources
         it needs there (cpu, memory, pod slots, extended resources) against what is free now —
         or (None, the unit's form on that node): the one place that decides it, before any
@@ -420,7 +420,7 @@ class _Placing:
             return unit.blocked[node.name], None
         variant = self.book.variant(unit.needs, node.name)
         short = self.book.refusal(variant, node.name)
-        return (short, None) if short else (None, variant)
+        return (Reason.of(Kind.NODE_SHORT, node=node.name, short=short), None) if short else (None, variant)
 
     def uniform(self, unit: Unit) -> bool:
         """The unit asks for no extended resource that DRA may serve: its claims are the same
@@ -785,9 +785,8 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
     error: DRASolverError | None = None
     for t in tried:
         name = t.node.name
-        if t.blocked is not None:
-            text = t.blocked
-            template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
+        if t.blocked is not None:  # a refusal names its node where said, "the node" in a group
+            text, template = say(t.blocked), say(t.blocked, where=False)
         else:
             assert t.answer is not None
             if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
