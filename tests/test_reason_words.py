@@ -342,3 +342,27 @@ def test_explain_names_a_refused_node_once() -> None:
     text = explain(Cluster.from_objects(docs), pod="default/p").text()
     assert "node infra-1: node constraints: the node has the taint dedicated=infra:NoSchedule" in text, text
     assert text.count("infra-1") == 1, text
+
+
+def _two_requests(nodes: int) -> str:
+    """The reason of a claim of two one-device requests over `nodes` nodes of one device each
+    (`Kind.RUNS_OUT` on every node)."""
+    objs = [device_class("gpu"), *(gpus(f"n{i}", 1) for i in range(1, nodes + 1))]
+    objs.append(claim("two", [request("a"), request("b")]))
+    return plan(Cluster.from_objects(objs), allocator="reference").pods[0].reason or ""
+
+
+def test_a_node_listed_or_grouped_is_not_named_again_in_its_words() -> None:
+    """A node's words after its name, or said of a group, leave the node out (`say(where=
+    False)`). Were `n1: claim default/two: its requests cannot all be served at once on node
+    n1 (...)` over a few nodes and `... at once on node the node (...)` over many."""
+    few, many = _two_requests(2), _two_requests(5)
+    assert few == (
+        "no node fits the pod: n1: claim default/two: its requests cannot all be served at once "
+        "(devices, capacity or shared counters run out); n2: claim default/two: its requests cannot "
+        "all be served at once (devices, capacity or shared counters run out)"
+    ), few
+    assert many == (
+        "no node fits the pod (0 of 5 nodes): 5 nodes: claim default/two: its requests cannot all "
+        "be served at once (devices, capacity or shared counters run out)"
+    ), many

@@ -281,14 +281,24 @@ _NODE = "\x00node\x00"
 def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
     """One line for a pod that fits nowhere: the node's reason when there is one node, every
     node's reason when there are few, else the counts of the two most common reasons
-    (`templates`: the reasons with node names taken out, so that equal reasons group)."""
+    (`templates`: the reasons said of any node, `say(where=False)`, so that equal reasons
+    group, and a node listed by name is not named again in its words)."""
     if len(reasons) == 1:
         return reasons[0][1]
     if len(reasons) <= DETAIL_NODES or templates is None:
-        return "no node fits the pod: " + "; ".join(node_said(n, r) for n, r in reasons)
+        return "no node fits the pod: " + "; ".join(listed(reasons, templates))
     return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
         reason_groups(reasons, templates)
     )
+
+
+def listed(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None) -> list[str]:
+    """Each node's reason after its name (`node_said`): its words said of any node where they
+    are known (`templates`, in the order of `reasons`), so that the node is named once (was
+    `n1: node n1 has the taint ...`)."""
+    if templates is None:
+        return [node_said(n, r) for n, r in reasons]
+    return [node_said(n, t) for (n, _), t in zip(reasons, templates, strict=True)]
 
 
 def node_said(node: str | None, text: str) -> str:
@@ -452,6 +462,7 @@ __all__ = [
     "node_short",
     "room",
     "some_named",
+    "listed",
     "node_said",
     "reason_groups",
     "say",

@@ -61,7 +61,7 @@ from ...problem.resources import Amounts
 from ...reasons import Kind, Reason
 from ...reasons.words import _CLAIM, _NODE, say, why_not, with_refs
 from ...reference import DEFAULT_MAX_STEPS, allocate_reference
-from ...reference.reasons import explain_unschedulable
+from ...reference.reasons import why_unschedulable
 from .words import NodeReasons
 
 ClaimKey = tuple[str, str]
@@ -232,6 +232,8 @@ class Answer:
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
+    _why: Reason | None = None
+    _template: str | None = None
     _candidates: frozenset[DeviceID] | None = None
     texts: tuple[str | None, str, str] | None = None
     """(node, its text, its template) as `_node_texts` words the reason (claim refs as
@@ -257,21 +259,36 @@ class Answer:
         search raises when it reaches it, so it may end a later search differently)."""
         return self.assignment is None and self.shareable and not isinstance(self.failure, SearchAborted)
 
+    def why(self) -> Reason | None:
+        """Why the shape does not fit, as a value with placeholders for the claim refs and the
+        node name (None: upstream's per-node error says it, `failure`). Found on first use:
+        only unplaced pods need it."""
+        if self.failure is not None and (self.invalid_helps or not isinstance(self.failure, InvalidPools)):
+            return None
+        if self._why is None:
+            claims = tuple(
+                replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
+            )
+            node = _NODE if self.problem.node is not None else None
+            self._why = why_unschedulable(replace(self.problem, claims=claims, node=node))
+        return self._why
+
     def reason(self) -> str:
-        """Why the shape does not fit, with placeholders for claim refs and the node name
-        (computed on first use: only unplaced pods need it)."""
+        """`why` in words (the node named: a placeholder), or the failure's."""
         if self._reason is None:
-            if self.failure is not None and (
-                self.invalid_helps or not isinstance(self.failure, InvalidPools)
-            ):
-                self._reason = str(self.failure)
-            else:
-                claims = tuple(
-                    replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
-                )
-                node = _NODE if self.problem.node is not None else None
-                self._reason = explain_unschedulable(replace(self.problem, claims=claims, node=node))
+            why = self.why()
+            self._reason = str(self.failure) if why is None else say(why)
         return self._reason
+
+    def template(self) -> str:
+        """`reason` said of any node (`say(where=False)`: without the node it was found on), so
+        that nodes refused alike group; the failure's words as they are."""
+        if self._template is None:
+            why = self.why()
+            self._template = (
+                self.reason() if why is None or self.problem.node is None else say(why, where=False)
+            )
+        return self._template
 
 
 @dataclass
@@ -792,11 +809,10 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
             if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
                 text, template = t.answer.texts[1:]  # this node's words, from an earlier pass
             else:
-                template = t.answer.reason()
+                text, template = t.answer.reason(), t.answer.template()
                 if t.refs is not None:
-                    template = with_refs(template, t.refs)
-                text = template.replace(_NODE, str(name))
-                template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+                    text, template = with_refs(text, t.refs), with_refs(template, t.refs)
+                text = text.replace(_NODE, str(name))
                 if t.refs is None:
                     t.answer.texts = (name, text, template)
             if t.answer.failure is not None:
