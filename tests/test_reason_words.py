@@ -323,6 +323,26 @@ def test_a_refused_node_is_a_value_and_its_name_is_not_masked_in_other_words() -
     assert p.why is not None and p.why.is_(Kind.NO_NODE)
 
 
+def test_first_fits_reason_is_facts_worded_in_one_module() -> None:
+    """`Kind.NO_NODE` keeps how many nodes were tried and the nodes' words, grouped or listed
+    (`reasons.words.nowhere`), not a line composed by first fit: `say` composes it."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"pool": "gpu"}},
+    }
+    for n, grouped in ((6, 1), (3, None)):
+        out = plan(
+            Cluster.from_objects([*(_labelled(f"n{i}") for i in range(n)), pod]), allocator="reference"
+        )
+        why = out.pods[0].why
+        assert why is not None and why.fact("line") is None
+        assert (why.fact("total"), why.fact("grouped")) == (n, grouped)
+        assert say(why) == out.pods[0].reason
+        assert len(why.texts("others")) == (1 if grouped else n)
+
+
 def test_a_refusal_says_its_node_or_the_node() -> None:
     """One value, two wordings: `where` names the node (a line of its own), `where=False` says
     `the node` (a line whose head names it, or a group of nodes)."""

@@ -28,9 +28,9 @@ from ..reasons.words import (
     counted_groups,
     listed,
     node_said,
+    nowhere,
     reason_groups,
     template_counts,
-    why_not,
     with_refs,
 )
 from .bounds import HINT_STEPS
@@ -132,7 +132,7 @@ def _reasons(
     if not fits:
         if pods[i].reason is not None or not texts:
             return None
-        return Kind.NO_NODE, (("line", why_not(list(texts.items()), templates)),), texts
+        return Kind.NO_NODE, nowhere(list(texts.items()), templates), texts
     first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
     rest = list(texts.items())
     if not rest:

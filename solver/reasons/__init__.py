@@ -58,9 +58,11 @@ class Kind(Enum):
     """Gangs with a topology fit in no single domain (`gangs`, `goal`, `tried`, `closest`,
     `score`; `blocker`, `blocked`: the pod that did not fit there and why)."""
     NO_NODE = "no node"
-    """First fit found no node for the pod: `line`, its words over the nodes with the claim
-    refs as placeholders (`reasons.words.with_refs`; pods of one shape share it), and
-    `claims`, the pod's claim refs put in. Per-node words: `PodPlan.node_reasons`."""
+    """First fit found no node for the pod: `total` nodes tried, and `others`, the one node's
+    words, each node's (a few), or (`grouped`) the most common words with their node counts
+    (`reasons.words.nowhere`), with the claim refs as placeholders (`reasons.words.with_refs`;
+    pods of one shape share them); `claims`, the pod's claim refs put in. Per-node words:
+    `PodPlan.node_reasons`."""
     CROWDED = "crowded"
     """The pod fits alone on some nodes, but the plan's other pods take the room there
     (`planners.crowding`): `total` nodes tried, `fitting` of them where it fits alone, the

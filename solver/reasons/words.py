@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from . import Kind, Reason
+from . import Fact, Kind, Reason
 
 INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
 UNWORDED = "the run was stopped (Ctrl-C, SIGTERM or --timeout) before its reason was worded"
@@ -178,7 +178,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NOTHING: lambda r, w: "nothing to allocate",
     Kind.GANG_SHORT: _gang_short,
     Kind.NO_DOMAIN: _no_domain,
-    Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
+    Kind.NO_NODE: lambda r, w: _no_node(r),
     Kind.CROWDED: lambda r, w: _crowded(r),
     Kind.NODE_CONSTRAINTS: lambda r, w: (
         "node constraints: " + "; ".join(say(p, where=w) for p in r.parts("parts"))
@@ -279,17 +279,37 @@ _NODE = "\x00node\x00"
 
 
 def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
-    """One line for a pod that fits nowhere: the node's reason when there is one node, every
-    node's reason when there are few, else the counts of the two most common reasons
-    (`templates`: the reasons said of any node, `say(where=False)`, so that equal reasons
-    group, and a node listed by name is not named again in its words)."""
+    """One line for a pod that fits nowhere (`nowhere`'s facts, worded as `Kind.NO_NODE`)."""
+    return say(Reason(Kind.NO_NODE, "", nowhere(reasons, templates)))
+
+
+def nowhere(
+    reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None
+) -> tuple[tuple[str, Fact], ...]:
+    """The facts of `Kind.NO_NODE` (but the claim refs) for a pod that fits nowhere: how many
+    nodes (`total`), and `others`, the node's reason when there is one node, every node's
+    reason when there are few (`listed`), else (`grouped`) the two most common reasons with
+    their node counts (`reason_groups`). `templates`: the reasons said of any node,
+    `say(where=False)`, so that equal reasons group, and a node listed by name is not named
+    again in its words."""
     if len(reasons) == 1:
-        return reasons[0][1]
+        return (("total", 1), ("others", (reasons[0][1],)))
     if len(reasons) <= DETAIL_NODES or templates is None:
-        return "no node fits the pod: " + "; ".join(listed(reasons, templates))
-    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
-        reason_groups(reasons, templates)
-    )
+        return (("total", len(reasons)), ("others", tuple(listed(reasons, templates))))
+    return (("total", len(reasons)), ("grouped", 1), ("others", tuple(reason_groups(reasons, templates))))
+
+
+def _no_node(r: Reason) -> str:
+    """`nowhere`'s facts in a line, the claim refs put in: the one node's words, `no node fits
+    the pod: n1: ...; n2: ...`, or `no node fits the pod (0 of N nodes): K nodes: ...`."""
+    total, others = r.fact("total"), "; ".join(r.texts("others"))
+    if total == 1:
+        line = others
+    elif r.fact("grouped"):
+        line = no_node_head(total if isinstance(total, int) else 0) + others
+    else:
+        line = "no node fits the pod: " + others
+    return with_refs(line, list(r.texts("claims")))
 
 
 def listed(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None) -> list[str]:
@@ -467,6 +487,7 @@ __all__ = [
     "reason_groups",
     "say",
     "template_counts",
+    "nowhere",
     "why_not",
     "with_refs",
 ]

@@ -34,6 +34,7 @@ import json
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim, ResourceSlice
@@ -58,8 +59,9 @@ from ...problem.demand import NodeBook, Variant
 from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from ...problem.flat import Assignment, Problem
 from ...problem.resources import Amounts
-from ...reasons import Kind, Reason
-from ...reasons.words import _CLAIM, _NODE, say, why_not, with_refs
+from ...reasons import Fact, Kind, Reason
+from ...reasons.words import _CLAIM, _NODE, say, with_refs
+from ...reasons.words import nowhere as nowhere_facts
 from ...reference import DEFAULT_MAX_STEPS, allocate_reference
 from ...reference.reasons import why_unschedulable
 from .words import NodeReasons
@@ -739,7 +741,8 @@ class _Nowhere:
     tried before anything changes (a full cluster turns pod after pod away)."""
 
     texts: dict[str | None, str]
-    summary: str
+    facts: tuple[tuple[str, Fact], ...]
+    """`Kind.NO_NODE`'s facts but the claim refs (`reasons.words.nowhere`)."""
     error: DRASolverError | None
     templates: list[str]
     """Each node's reason with its name taken out, in node order (`reason_groups`)."""
@@ -782,7 +785,7 @@ def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequenc
     if before is None or not len(before.templates) == len(before.texts) == len(tried):  # names unique
         texts, templates, error = _node_texts(tried)
         errors = [t.answer.failure if t.answer is not None else None for t in tried]
-        return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
+        return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
     new_texts, new_templates, _ = _node_texts([tried[i] for i in again])
     texts, templates, errors = dict(before.texts), list(before.templates), list(before.errors)
     for k, i in enumerate(again):
@@ -791,7 +794,7 @@ def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequenc
         answer = tried[i].answer
         errors[i] = answer.failure if answer is not None else None
     error = next((e for e in reversed(errors) if e is not None), None)
-    return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
+    return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
 
 
 def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
@@ -803,7 +806,7 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
     for t in tried:
         name = t.node.name
         if t.blocked is not None:  # a refusal names its node where said, "the node" in a group
-            text, template = say(t.blocked), say(t.blocked, where=False)
+            text, template = _refused(t.blocked)
         else:
             assert t.answer is not None
             if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
@@ -822,6 +825,14 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
     return texts, templates, error
 
 
+@lru_cache(maxsize=1 << 16)
+def _refused(why: Reason) -> tuple[str, str]:
+    """A refusal's words with its node named, and said of any node. Cached: the pods of one
+    scheduling key share their refusals (`planning.resolve.all_with_nodes`), and a full
+    cluster words them on every node for every pod it turns away."""
+    return say(why), say(why, where=False)
+
+
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
     return [c.namespaced_name for c in claims]
 
@@ -837,7 +848,7 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
         node_reasons=NodeReasons(nowhere.texts, refs),
-        why=Reason.of(Kind.NO_NODE, unit.name, line=nowhere.summary, claims=tuple(refs)),
+        why=Reason(Kind.NO_NODE, unit.name, (*nowhere.facts, ("claims", tuple(refs)))),
     )
 
 
