@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from dra_solver import Cluster, NodeTemplate
 from dra_solver import why as explain
 from dra_solver.cli.main import app
-from dra_solver.explain.diagnosis import ALONE, WITH_PLAN
+from dra_solver.explain.diagnosis import ALONE
+from dra_solver.reasons.words import WITH_PLAN
 
 A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
 
@@ -238,7 +239,7 @@ def test_plan_names_first_the_nodes_where_only_the_plans_other_pods_stand_in_the
             f"({words}): on gpu-a100-1, "
         ), line
         # then the nodes where the pod or the cluster would have to change, on the input's cluster
-        assert line.index("control-plane-1: node control-plane-1 has the taint") > line.index("gpu-a100-2, ")
+        assert line.index("control-plane-1: the node has the taint") > line.index("gpu-a100-2, ")
         assert "cpu-worker-1: Insufficient cpu, Insufficient memory" in line
         assert "other reason(s)" not in line
 

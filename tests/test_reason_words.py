@@ -386,3 +386,16 @@ def test_a_node_listed_or_grouped_is_not_named_again_in_its_words() -> None:
         "no node fits the pod (0 of 5 nodes): 5 nodes: claim default/two: its requests cannot all "
         "be served at once (devices, capacity or shared counters run out)"
     ), many
+
+
+def test_explains_lines_on_the_plan_are_values_worded_in_one_module() -> None:
+    """`explain --with-plan` says what the plan does with the subject by values (`PLAN_COUNT`,
+    `PLAN_PLACES`, `PLAN_LEAVES` with the pod's own reason as its part, `PLAN_FAILS`), not
+    lines composed in `explain.diagnosis`."""
+    left = Reason.of(Kind.PREEMPT_NO_VICTIM, "default/p")
+    assert say(Reason.of(Kind.PLAN_LEAVES, "default/p", parts=(left,))) == (
+        "default/p: the plan does not place it: " + say(left)
+    )
+    assert say(Reason.of(Kind.PLAN_PLACES, "default/p", node="n1")) == "default/p: the plan places it on n1"
+    head = say(Reason.of(Kind.PLAN_COUNT, placed=7, pods=8))
+    assert head.endswith(": the plan places 7 of 8 pending pods") and head.startswith("with the plan's")

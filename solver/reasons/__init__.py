@@ -151,6 +151,15 @@ class Kind(Enum):
     RULE = "rule"
     """A constraint (`rule`: matchAttribute or distinctAttribute) over `attribute`, with the
     `values` the candidate devices carry."""
+    PLAN_PLACES = "plan places"
+    """`explain --with-plan`: the plan places the subject on `node`."""
+    PLAN_LEAVES = "plan leaves"
+    """`explain --with-plan`: the plan leaves the subject out (`parts`: why; or `words`, a
+    reason the plan has in words only)."""
+    PLAN_FAILS = "plan fails"
+    """`explain --with-plan`: planning failed (`why`: the error's words)."""
+    PLAN_COUNT = "plan count"
+    """`explain --with-plan`'s head: the plan places `placed` of `pods` pending pods."""
     FEWER_DEVICES = "fewer devices"
     """A fix: `request` of claim (subject) with `count` devices."""
     RELEASED = "released"

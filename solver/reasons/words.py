@@ -113,6 +113,9 @@ def _gang_short(r: Reason, where: bool) -> str:
     return text
 
 
+WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
+"""The head of `explain --with-plan`'s lines on the plan (`Kind.PLAN_COUNT`, `Kind.PLAN_FAILS`)."""
+
 UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
 
 
@@ -213,6 +216,15 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         + " and ".join([*(["its requests"] if r.fact("requests") else []), *map(say, r.parts("rules"))])
     ),
     Kind.RULE: lambda r, w: f"{r.text('rule')} {r.text('attribute')} (values available: {r.text('values')})",
+    Kind.PLAN_PLACES: lambda r, w: f"{r.subject}: the plan places it on {r.text('node')}",
+    Kind.PLAN_LEAVES: lambda r, w: (
+        f"{r.subject}: the plan does not place it: "
+        + ("; ".join(say(p) for p in r.parts("parts")) or r.text("words"))
+    ),
+    Kind.PLAN_FAILS: lambda r, w: f"the plan fails: {r.text('why')}",
+    Kind.PLAN_COUNT: lambda r, w: (
+        f"{WITH_PLAN} the plan places {r.text('placed')} of {r.text('pods')} pending pods"
+    ),
     Kind.FEWER_DEVICES: lambda r, w: (
         f"fewer devices: request {r.text('request')} of claim {r.subject} with count {r.text('count')}"
     ),
@@ -470,6 +482,7 @@ def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation
 __all__ = [
     "DETAIL_NODES",
     "UNDECIDED",
+    "WITH_PLAN",
     "gave_up",
     "INTERRUPTED",
     "LEFT_OUT",
