@@ -399,3 +399,16 @@ def test_explains_lines_on_the_plan_are_values_worded_in_one_module() -> None:
     assert say(Reason.of(Kind.PLAN_PLACES, "default/p", node="n1")) == "default/p: the plan places it on n1"
     head = say(Reason.of(Kind.PLAN_COUNT, placed=7, pods=8))
     assert head.endswith(": the plan places 7 of 8 pending pods") and head.startswith("with the plan's")
+
+
+def test_a_reason_keeps_its_hash_but_not_across_processes() -> None:
+    """`Reason` caches its hash (it keys first fit's shared answers); a pickled reason leaves
+    the cache behind, since another process hashes its strings with another seed."""
+    import pickle
+
+    r = Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule")
+    h = hash(r)
+    assert hash(r) == h == hash(Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule"))
+    assert "_hash" not in r.__getstate__()
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r and hash(back) == h

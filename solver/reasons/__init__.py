@@ -188,6 +188,10 @@ class Reason:
             object.__setattr__(self, "_hash", hash((self.kind, self.subject, self.facts)))  # frozen: a cache
         return self._hash
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the cached hash: another process hashes strings with another seed."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @classmethod
     def of(cls, kind: Kind, subject: str = "", **facts: Fact) -> Reason:
         return cls(kind, subject, tuple(facts.items()))
