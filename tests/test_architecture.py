@@ -44,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.cel",
         "dra_solver.inventory",
         "dra_solver.problem.flat",
+        "dra_solver.reasons",
         GROUND,
     },
     # one node's allocation: the reference search and its "why not" in words, the CP-SAT model,
@@ -100,6 +101,7 @@ ALLOWED: dict[str, set[str]] = {
         "dra_solver.planners",
         "dra_solver.planning",
         "dra_solver.problem",
+        "dra_solver.reasons",
         GROUND,
     },
     # plans about plans, above the pipeline: `fill`, `--scenario`

@@ -240,7 +240,7 @@ def setting(
     running = running_pods(cluster, node_list)
     warnings: list[str] = []
     budget_list = budgets(cluster, running, warnings)
-    memo: dict[tuple[str, str | None], str | None] = {}
+    memo: dict[tuple[str, str | None], Reason | None] = {}
     pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
     # Only pods some pending pod that outranks them and may preempt could go beside: any other
     # is kept by the justification rule anyway, and leaving it out keeps the model small.
@@ -319,11 +319,11 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
     everywhere = frozenset(s.nodes)
 
-    def all_but(node: str, why: str) -> AllBut:
+    def all_but(node: str, why: Reason) -> AllBut:
         return AllBut(s.nodes, everywhere, node, why)
 
     holder_units = [
-        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, "held"))
+        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, Reason.of(Kind.HELD_HERE)))
         for ref, (c, node, _) in s.holders.items()
     ]
     pod_units = [
@@ -331,7 +331,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             v.pod.namespaced_name,
             (),
             v.priority,
-            blocked=all_but(v.node, "running elsewhere"),
+            blocked=all_but(v.node, Reason.of(Kind.RUNS_ELSEWHERE)),
             members=(Member(v.pod.namespaced_name, v.pod, ()),),
             needs=(Needs(v.pod, pod_demand(v.pod)),),
         )

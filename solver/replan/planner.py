@@ -120,7 +120,7 @@ from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs, demand_total
 from ..problem.flat import claim_weight
-from ..reasons import Kind
+from ..reasons import Kind, Reason
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
 
@@ -163,7 +163,7 @@ class Planner:
         self._bound = 0
         self._run: Resumable | None = None
         self._nodes: list[str] = []
-        self._memo: dict[tuple[str, str | None], str | None] = {}
+        self._memo: dict[tuple[str, str | None], Reason | None] = {}
         """`pipeline.with_nodes`' refusals per (scheduling constraints, node), valid while no node changes."""
         self._units: dict[str, Unit] = {}
         """Units resolved for pods left out, by name (retried when room is released)."""
