@@ -61,6 +61,7 @@ from .planning.triage import split_held, triage, triaged
 from .problem.demand import Needs
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
+from .reasons.words import say
 
 DEFAULT_MAX_NEW_NODES: int | None = None
 """What-if plans' cap on copies of each node template: None derives it from the pending pods
@@ -273,7 +274,7 @@ def allocate(
     if not chosen and not unit.blocked and not any(n.demand for n in needs):
         return AllocationOutcome(True, [], allocator=opts.allocator, node=candidates[0])
     if len(candidates) == 1 and unit.blocked:
-        return AllocationOutcome(False, [], unit.blocked[candidates[0]], opts.allocator, candidates[0])
+        return AllocationOutcome(False, [], say(unit.blocked[candidates[0]]), opts.allocator, candidates[0])
     planned = run(cluster, [unit], candidates, opts)
     outcome = checked(per_pod(cluster, [unit], planned, opts.feature_gates, opts.deadline), planned.verdict)
     placed = outcome.pods[0]

@@ -550,6 +550,9 @@ def test_selector_cel_runtime_error_is_a_violation_not_an_exception() -> None:
     )
     assert kinds(violations) == {"selector"}
     assert expr in violations[0].message and "gpu-0" in violations[0].message
+    # the error is the one violation: `selects` says "CEL error" by value (None), so no
+    # second one reads `does not match: CEL error` (it was a text compared with a string)
+    assert len(violations) == 1 and "does not match" not in violations[0].message
 
 
 def test_selector_capacity_request_the_device_lacks() -> None:

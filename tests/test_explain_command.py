@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from dra_solver import Cluster, NodeTemplate
 from dra_solver import why as explain
 from dra_solver.cli.main import app
-from dra_solver.explain.diagnosis import ALONE, WITH_PLAN
+from dra_solver.explain.diagnosis import ALONE
+from dra_solver.reasons.words import WITH_PLAN
 
 A100 = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
 
@@ -79,19 +80,23 @@ def test_explain_node_affinity_of_the_pod() -> None:
     affinity = {"nodeAffinity": required}
     text = explain(pod_on({"affinity": affinity}, zone="a"), pod="web").text()
     assert (
-        text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's required node affinity"
+        text
+        == f"{ALONE}\nnode n1: node constraints: the node does not match the pod's required node affinity"
     )
 
 
 def test_explain_node_taint_the_pod_does_not_tolerate() -> None:
     taints = {"taints": [{"key": "gpu-only", "value": "yes", "effect": "NoSchedule"}]}
     text = explain(pod_on({}, taints), pod="web").text()
-    assert "node n1 has the taint gpu-only=yes:NoSchedule, which the pod does not tolerate" in text
+    assert (
+        "node n1: node constraints: the node has the taint gpu-only=yes:NoSchedule, "
+        "which the pod does not tolerate" in text
+    )
 
 
 def test_explain_unschedulable_node() -> None:
     text = explain(pod_on({}, {"unschedulable": True}), pod="web").text()
-    assert "node constraints: node n1 is unschedulable (spec.unschedulable)" in text
+    assert "node n1: node constraints: the node is unschedulable (spec.unschedulable)" in text
 
 
 def test_explain_node_resources_the_pod_needs() -> None:
@@ -102,7 +107,9 @@ def test_explain_node_resources_the_pod_needs() -> None:
 
 def test_explain_node_constraints_of_the_pod() -> None:
     text = explain(pod_on({"nodeSelector": {"zone": "b"}}, zone="a"), pod="web").text()
-    assert text == f"{ALONE}\nnode n1: node constraints: node n1 does not match the pod's nodeSelector zone=b"
+    assert (
+        text == f"{ALONE}\nnode n1: node constraints: the node does not match the pod's nodeSelector zone=b"
+    )
 
 
 def test_explain_minimal_blocking_set_of_interacting_constraints() -> None:
@@ -232,7 +239,7 @@ def test_plan_names_first_the_nodes_where_only_the_plans_other_pods_stand_in_the
             f"({words}): on gpu-a100-1, "
         ), line
         # then the nodes where the pod or the cluster would have to change, on the input's cluster
-        assert line.index("control-plane-1: node control-plane-1 has the taint") > line.index("gpu-a100-2, ")
+        assert line.index("control-plane-1: the node has the taint") > line.index("gpu-a100-2, ")
         assert "cpu-worker-1: Insufficient cpu, Insufficient memory" in line
         assert "other reason(s)" not in line
 

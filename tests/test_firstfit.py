@@ -37,9 +37,9 @@ from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
-from dra_solver.reasons.words import DETAIL_NODES, why_not
+from dra_solver.reasons.words import DETAIL_NODES, say, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
-from dra_solver.reference.reasons import explain_unschedulable
+from dra_solver.reference.reasons import why_unschedulable
 
 
 def per_pod_first_fit(job: Job, max_steps: int) -> list[PodPlan]:
@@ -54,15 +54,18 @@ def per_pod_first_fit(job: Job, max_steps: int) -> list[PodPlan]:
 
 def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int) -> PodPlan:
     reasons: list[tuple[str | None, str]] = []
+    templates: list[str] = []  # each reason said of any node (`say(where=False)`)
     error: DRASolverError | None = None
     for n in job.nodes:
         if n in unit.blocked:
-            reasons.append((n, unit.blocked[n]))
+            reasons.append((n, say(unit.blocked[n])))
+            templates.append(say(unit.blocked[n], where=False))
             continue
         variant = book.variant(unit.needs, n)
         short = book.refusal(variant, n)
         if short:
             reasons.append((n, short))
+            templates.append(short)
             continue
         claims = (*unit.claims, *variant.claims)
         if not claims:
@@ -73,6 +76,7 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
             assignment = allocate_reference(problem, max_steps=max_steps)
         except InvalidPools as exc:
             reasons.append((n, str(exc)))
+            templates.append(str(exc))
             error = exc
             continue
         except SearchAborted as exc:
@@ -83,10 +87,13 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
                     if cand.error is not None:
                         raise cand.error from None
             reasons.append((n, str(exc)))
+            templates.append(str(exc))
             error = exc
             continue
         if assignment is None:
-            reasons.append((n, explain_unschedulable(problem)))
+            why = why_unschedulable(problem)
+            reasons.append((n, say(why)))
+            templates.append(say(why, where=False) if n is not None else say(why))
             continue
         done = ledger.results(problem, claims, assignment)
         ledger.commit(done, n)
@@ -96,7 +103,7 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
         unit.name,
         None,
         list(unit.claims),
-        why_not(reasons),
+        why_not(reasons, templates),
         unit.priority,
         error=error if len(job.nodes) == 1 else None,
         node_reasons=dict(reasons),

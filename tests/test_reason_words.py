@@ -295,3 +295,120 @@ def test_explain_groups_nodes_refused_alike_and_says_it_of_each() -> None:
         in text
     ), text
     assert "infra-1 has" not in text, text
+
+
+def _labelled(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": "other"}}}
+
+
+def test_a_refused_node_is_a_value_and_its_name_is_not_masked_in_other_words() -> None:
+    """The scheduling's refusal is a value naming its node (`Kind.NODE_SELECTOR`, `node`):
+    grouped nodes say `the node`. Was the node's name masked in the text, wherever it stood:
+    node n1's `nodeSelector pool=n1x` read `pool=the nodex`, and n1 no longer grouped with
+    the other nodes refused for the same selector."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"pool": "n1x"}},
+    }
+    nodes = [_labelled(f"n{i}") for i in range(1, 7)]
+    out = plan(Cluster.from_objects([*nodes, pod]), allocator="reference")
+    (p,) = out.pods
+    assert p.reason == (
+        "no node fits the pod (0 of 6 nodes): 6 nodes: "
+        "the node does not match the pod's nodeSelector pool=n1x"
+    ), p.reason
+    assert p.node_reasons["n1"] == "node n1 does not match the pod's nodeSelector pool=n1x"
+    assert p.why is not None and p.why.is_(Kind.NO_NODE)
+
+
+def test_first_fits_reason_is_facts_worded_in_one_module() -> None:
+    """`Kind.NO_NODE` keeps how many nodes were tried and the nodes' words, grouped or listed
+    (`reasons.words.nowhere`), not a line composed by first fit: `say` composes it."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"pool": "gpu"}},
+    }
+    for n, grouped in ((6, 1), (3, None)):
+        out = plan(
+            Cluster.from_objects([*(_labelled(f"n{i}") for i in range(n)), pod]), allocator="reference"
+        )
+        why = out.pods[0].why
+        assert why is not None and why.fact("line") is None
+        assert (why.fact("total"), why.fact("grouped")) == (n, grouped)
+        assert say(why) == out.pods[0].reason
+        assert len(why.texts("others")) == (1 if grouped else n)
+
+
+def test_a_refusal_says_its_node_or_the_node() -> None:
+    """One value, two wordings: `where` names the node (a line of its own), `where=False` says
+    `the node` (a line whose head names it, or a group of nodes)."""
+    r = Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule")
+    assert say(r) == "node n1 has the taint a=b:NoSchedule, which the pod does not tolerate"
+    assert say(r, where=False) == "the node has the taint a=b:NoSchedule, which the pod does not tolerate"
+    assert r.without("node") == Reason.of(Kind.TAINT, node="n2", taint="a=b", effect="NoSchedule").without(
+        "node"
+    )
+    member = Reason.of(Kind.MEMBER, "default/p", parts=(r,))
+    assert say(member, where=False) == "default/p: " + say(r, where=False)
+
+
+def test_explain_names_a_refused_node_once() -> None:
+    """Was `node n1: node constraints: node n1 has the taint ...`: the line's head names it."""
+    docs = [_tainted("infra-1"), *_pod("p", 1)]
+    text = explain(Cluster.from_objects(docs), pod="default/p").text()
+    assert "node infra-1: node constraints: the node has the taint dedicated=infra:NoSchedule" in text, text
+    assert text.count("infra-1") == 1, text
+
+
+def _two_requests(nodes: int) -> str:
+    """The reason of a claim of two one-device requests over `nodes` nodes of one device each
+    (`Kind.RUNS_OUT` on every node)."""
+    objs = [device_class("gpu"), *(gpus(f"n{i}", 1) for i in range(1, nodes + 1))]
+    objs.append(claim("two", [request("a"), request("b")]))
+    return plan(Cluster.from_objects(objs), allocator="reference").pods[0].reason or ""
+
+
+def test_a_node_listed_or_grouped_is_not_named_again_in_its_words() -> None:
+    """A node's words after its name, or said of a group, leave the node out (`say(where=
+    False)`). Were `n1: claim default/two: its requests cannot all be served at once on node
+    n1 (...)` over a few nodes and `... at once on node the node (...)` over many."""
+    few, many = _two_requests(2), _two_requests(5)
+    assert few == (
+        "no node fits the pod: n1: claim default/two: its requests cannot all be served at once "
+        "(devices, capacity or shared counters run out); n2: claim default/two: its requests cannot "
+        "all be served at once (devices, capacity or shared counters run out)"
+    ), few
+    assert many == (
+        "no node fits the pod (0 of 5 nodes): 5 nodes: claim default/two: its requests cannot all "
+        "be served at once (devices, capacity or shared counters run out)"
+    ), many
+
+
+def test_explains_lines_on_the_plan_are_values_worded_in_one_module() -> None:
+    """`explain --with-plan` says what the plan does with the subject by values (`PLAN_COUNT`,
+    `PLAN_PLACES`, `PLAN_LEAVES` with the pod's own reason as its part, `PLAN_FAILS`), not
+    lines composed in `explain.diagnosis`."""
+    left = Reason.of(Kind.PREEMPT_NO_VICTIM, "default/p")
+    assert say(Reason.of(Kind.PLAN_LEAVES, "default/p", parts=(left,))) == (
+        "default/p: the plan does not place it: " + say(left)
+    )
+    assert say(Reason.of(Kind.PLAN_PLACES, "default/p", node="n1")) == "default/p: the plan places it on n1"
+    head = say(Reason.of(Kind.PLAN_COUNT, placed=7, pods=8))
+    assert head.endswith(": the plan places 7 of 8 pending pods") and head.startswith("with the plan's")
+
+
+def test_a_reason_keeps_its_hash_but_not_across_processes() -> None:
+    """`Reason` caches its hash (it keys first fit's shared answers); a pickled reason leaves
+    the cache behind, since another process hashes its strings with another seed."""
+    import pickle
+
+    r = Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule")
+    h = hash(r)
+    assert hash(r) == h == hash(Reason.of(Kind.TAINT, node="n1", taint="a=b", effect="NoSchedule"))
+    assert "_hash" not in r.__getstate__()
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r and hash(back) == h

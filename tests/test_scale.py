@@ -5,6 +5,8 @@ exactly what the long way decides.
   the classes are those of a precompute per node;
 - expansion: each (node class, pattern) is decided once (`patterns.allocate_node`, by
   `classes.index_signature`), and the plan passes the checker;
+- shared expansion: twin nodes given pods of the same classes read one Problem, renamed
+  (`aggregated.twins`), and allocate exactly as each node alone;
 - crowded reasons: shared per pod class under CP-SAT, word for word those of a pass per pod;
 - refusals: shared per scheduling key (`planning.resolve.all_with_nodes`), equal to one call per pod.
 """
@@ -18,17 +20,28 @@ import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 
 import dra_solver.planners.aggregated.classes as classes_mod
+import dra_solver.planners.aggregated.expansion as expansion_mod
+import dra_solver.planners.aggregated.master as master_mod
 import dra_solver.planners.aggregated.patterns as patterns_mod
 import dra_solver.planners.firstfit.engine as engine_mod
-from benchmarks.workloads import mixed_cluster, skewed_cluster
+from benchmarks.workloads import GPU, TOPOLOGY, mixed_cluster, skewed_cluster
 from dra_solver import Cluster, Options, PlanOutcome, plan
 from dra_solver.cel import EvalCache
 from dra_solver.gates import FeatureGates
+from dra_solver.planners.aggregated.allpatterns import maximal_patterns
 from dra_solver.planners.aggregated.classes import NodeClass, index_signature, node_classes, pod_classes
-from dra_solver.planners.aggregated.master import aggregate, expand_patterns, integer_master, pod_kinds
-from dra_solver.planners.aggregated.patterns import ModelContext
+from dra_solver.planners.aggregated.master import (
+    aggregate,
+    expand_patterns,
+    integer_master,
+    kind_pods,
+    pod_kinds,
+)
+from dra_solver.planners.aggregated.patterns import ModelContext, cap
+from dra_solver.planners.aggregated.twins import Twins as Twins_
 from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planners.firstfit.twins import Twins
+from dra_solver.planning.ledger import Ledger
 from dra_solver.planning.resolve import (
     all_with_nodes,
     join_shared,
@@ -232,6 +245,56 @@ def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
     assert agg.status == "OPTIMAL" and agg.objective == agg.bound
 
 
+def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    # skewed_cluster(5, 25, seed 1): the LP's bound (33) is 1 above the best plan, which the
+    # aggregated model proves by enumerating kind patterns (`master._kind_pricing`: duals and a
+    # reduced-cost threshold). The oracle needs neither: every maximal kind pattern of each
+    # node class (`allpatterns.maximal_patterns`) and the kind master over all of them — the
+    # whole problem. A wrong proof (a pattern pruned that a better plan uses) would differ.
+    lp_bounds: list[int] = []
+    priced: list[bool] = []
+    generate, kind_pricing = master_mod._generate, master_mod._kind_pricing
+
+    def spy_generate(*args: Any) -> Any:
+        out = generate(*args)
+        if len(args) < 10:  # over class patterns (not `kind_of`): the LP's bound of a component
+            lp_bounds.append(out[0])
+        return out
+
+    def spy_pricing(*args: Any) -> Any:
+        out = kind_pricing(*args)
+        priced.append(out is not None and out[1] is not None)
+        return out
+
+    monkeypatch.setattr(master_mod, "_generate", spy_generate)
+    monkeypatch.setattr(master_mod, "_kind_pricing", spy_pricing)
+    cluster = Cluster.from_objects(skewed_cluster(5, 25, seed=1))
+    units = resolve_units(cluster, None, None)
+    job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=20.0))
+    agg = aggregate(job, None, force=True)
+    assert not isinstance(agg, str)
+    assert priced == [True]  # the kind patterns were enumerated, from converged duals
+    assert agg.status == "OPTIMAL" and agg.objective == agg.bound
+
+    pods = pod_classes(units, range(len(units)))
+    ids = list(range(len(pods)))
+    kinds = pod_kinds(pods, ids, units)
+    found = node_classes(cluster, units, pods, list(cluster.nodes), FeatureGates(), EvalCache())
+    ctx = ModelContext(
+        cluster, units, kind_pods(pods, ids, kinds), FeatureGates(), EvalCache(), 0, 60.0, views=found.views
+    )
+    every: dict[int, list[tuple[int, ...]]] = {}
+    for c in found.classes:
+        caps = {r: cap(ctx, c.nodes[0], r)[0] for r in set(kinds.values()) if r in c.allowed}
+        listed = maximal_patterns(ctx, c.nodes[0], caps)
+        assert listed is not None
+        every[c.index] = listed
+    weight = sum(k.weight * k.demand for k in pods)
+    solve = partial(integer_master, ctx, pods, found.classes, every, weight, ids, list(every))
+    _, _, best, proven = solve(kind_of=kinds)
+    assert proven and best == agg.objective < sum(lp_bounds)
+
+
 def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytest.MonkeyPatch) -> None:
     # The reasons of the pods left out ask every node alone, before and after the plan; nodes
     # equal up to names share one answer (`firstfit.twins.Twins`), with their own names and devices.
@@ -251,3 +314,103 @@ def test_solo_answers_shared_between_twin_nodes_word_for_word(monkeypatch: pytes
     alone = plan(cluster, time_limit=30.0)
     assert len(asked) > with_twins
     _same_plan_and_words(shared, alone)
+
+
+def _perturbed(objs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """`objs` with the last three nodes that have a GPU slice made different from their twins
+    in something that matters: a GPU held by a running claim, a tainted GPU, a GPU's NUMA
+    attribute. Returns the objects and those nodes."""
+    gpu_slices = [
+        o
+        for o in objs
+        if o["kind"] == "ResourceSlice"
+        and o["spec"]["driver"] == GPU
+        and any(d["name"] == "gpu-0" for d in o["spec"].get("devices", ()))
+    ]
+    held, tainted, moved = gpu_slices[-1], gpu_slices[-2], gpu_slices[-3]
+    devices = {id(s): {d["name"]: d for d in s["spec"]["devices"]} for s in (tainted, moved)}
+    devices[id(tainted)]["gpu-1"]["taints"] = [{"key": "broken", "value": "fan", "effect": "NoSchedule"}]
+    devices[id(moved)]["gpu-0"]["attributes"][TOPOLOGY] = {"int": 7}
+    pool = held["spec"]["pool"]["name"]
+    running = allocated("running", [result("gpu-0", driver=GPU, pool=pool)])
+    return [*objs, running], [s["spec"]["nodeName"] for s in (held, tainted, moved)]
+
+
+@pytest.mark.parametrize("generate", [mixed_cluster, skewed_cluster])
+def test_shared_expansion_allocates_as_each_node_alone(
+    generate: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The expansion reads a twin's Problem and devices, renamed, for nodes equal up to names
+    # given pods of the same classes (`aggregated.twins`): the same pods, devices and results,
+    # claim for claim, as a Problem built per node; nodes that differ from their twins in a
+    # held device, a taint or an attribute share with none; every node's claims are checked.
+    objs, odd = _perturbed(generate(24, 120, seed=5))
+    cluster = Cluster.from_objects(objs)
+    units = resolve_units(cluster, None, None)
+    job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=5.0))
+    agg = aggregate(job, None, force=True)
+    assert not isinstance(agg, str)
+    served: list[str] = []
+    checked: list[str | None] = []
+    known, commit = Twins_.known, Ledger.commit
+
+    def reading(self: Twins_, key: Any, node: str, *args: Any) -> Any:
+        got = known(self, key, node, *args)
+        if got is not None:
+            served.append(node)
+        return got
+
+    def checking(self: Ledger, claims: Any, node: str | None, view: Any = None) -> None:
+        checked.append(node)
+        commit(self, claims, node, view)
+
+    monkeypatch.setattr(Twins_, "known", reading)
+    monkeypatch.setattr(Ledger, "commit", checking)
+    shared, dropped = expansion_mod._place_nodes(job, agg, agg.placements, Ledger(job))
+    placed_on = {p.node for p in shared.values()}
+    assert served and not set(served) & set(odd)  # few twins get equal pods at 24 nodes
+    assert sorted(map(str, checked)) == sorted(map(str, placed_on))  # each node checked once, twins too
+    monkeypatch.setattr(Twins_, "key", lambda self, *args: None)  # a Problem per node
+    served.clear()
+    alone, gone = expansion_mod._place_nodes(job, agg, agg.placements, Ledger(job))
+    assert not served and dropped == gone
+    assert {i: (p.node, [c.dump() for c in p.claims]) for i, p in shared.items()} == {
+        i: (p.node, [c.dump() for c in p.claims]) for i, p in alone.items()
+    }
+
+
+def test_twins_differing_in_what_matters_or_in_slice_order_share_no_expansion() -> None:
+    # Nodes of two slices of one driver, equal up to names but for: a taint (c), a held device
+    # (g), an attribute (i), and the order of the slices (d: its first slice, in cluster order,
+    # is in the pool whose name sorts last, so its devices come second in the Problem — pools
+    # by name — which is not the same Problem index for index).
+    def node(
+        n: str, first: str = "1", second: str = "2", index: int = 0, **gpu0: Any
+    ) -> list[dict[str, Any]]:
+        gpus = [device("gpu-0", attrs={"index": index}, **gpu0), device("gpu-1", attrs={"index": 1})]
+        nine = [device("gpu-9", attrs={"index": 9})]
+        return [
+            resource_slice(f"{n}-s{first}", gpus, node=n, pool=f"{n}-p{first}"),
+            resource_slice(f"{n}-s{second}", nine, node=n, pool=f"{n}-p{second}"),
+        ]
+
+    taint = {"taints": [{"key": "broken", "value": "fan", "effect": "NoSchedule"}]}
+    objs = [
+        device_class("gpu"),
+        *node("a"),
+        *node("b"),
+        *node("c", **taint),
+        *node("d", first="2", second="1"),
+    ]
+    objs += [*node("g"), allocated("old", [result("gpu-1", pool="g-p1")]), *node("h"), *node("i", index=5)]
+    cluster = Cluster.from_objects([*objs, claim("j", [request("gpu")])])
+    units = resolve_units(cluster, None, None)
+    assert len(units) == 1  # the held claim is no pod
+    views = classes_mod.LocalViews(cluster)
+    ctx = ModelContext(
+        cluster, units, pod_classes(units, [0]), FeatureGates(), EvalCache(), 0, 5.0, views=views
+    )
+    twins = Twins_(ctx)
+    keys = {n: twins.key(n, ctx.local(n), [0], list(units[0].claims)) for n in "abcdghi"}
+    assert keys["a"] is not None and keys["a"] == keys["b"] == keys["h"]
+    assert len({keys[n] for n in "acdgi"}) == 5

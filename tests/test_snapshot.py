@@ -237,3 +237,81 @@ def test_a_bound_pod_keeps_the_extended_status_of_its_plan_when_the_input_pod_ha
         ("default/b", True),
         ("default/c", True),
     ]
+
+
+def _scheduled(s: Snapshot, name: str) -> list[dict[str, Any]]:
+    status = s.cluster.pods[("default", name)].status
+    assert status is not None
+    return [c for c in (status.model_extra or {}).get("conditions", []) if c["type"] == "PodScheduled"]
+
+
+def test_a_bound_pod_carries_the_bindings_condition_and_a_stale_one_goes() -> None:
+    """The snapshot binds as the binding subresource does: `PodScheduled=True`, no reason; a
+    `PodScheduled=False` from an earlier attempt is replaced, other conditions stay."""
+    stale = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "earlier"}
+    ready = {"type": "Ready", "status": "False"}
+    pending = _pod("p1", {"name": "gpu", "resourceClaimTemplateName": "one-gpu"})
+    pending["status"] = {"phase": "Pending", "conditions": [stale, ready]}
+    cluster = Cluster.from_objects(
+        [o.dump() for o in _cluster().objects() if o.metadata.name != "p1"] + [pending]
+    )
+    s = Snapshot(cluster)
+    bound = s.bind(cluster.pods[("default", "p1")], "node-b")
+    assert bound.spec.node_name == "node-b" and s.cluster.pods[("default", "p1")] is bound
+    assert (bound.status.model_extra or {})["conditions"] == [
+        ready,
+        {"type": "PodScheduled", "status": "True"},
+    ]
+    assert cluster.pods[("default", "p1")].status.model_extra["conditions"] == [
+        stale,
+        ready,
+    ]  # input untouched
+
+
+def test_a_pod_left_out_is_recorded_pending_with_its_reason() -> None:
+    """`record` of a pod not placed: phase Pending, `PodScheduled=False / Unschedulable` with
+    the plan's reason, its claims as the plan has them; nothing bound."""
+    cluster = _cluster()
+    s = Snapshot(cluster)
+    pod = cluster.pods[("default", "p1")]
+    s.record(PodPlan("default/p1", None, [], "no room", pod=pod))
+    left = s.cluster.pods[("default", "p1")]
+    assert left.spec.node_name is None and left.status is not None and left.status.phase == "Pending"
+    assert _scheduled(s, "p1") == [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "no room"}
+    ]
+    assert s.cluster.claims == cluster.claims
+
+
+def test_the_output_writes_the_snapshots_pods_in_the_inputs_key_order(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
+    """`cluster_after` writes each Pod as the snapshot records it; the keys scheduling adds
+    come after the input's (`nodeName` last in `spec`), so the output diffs against its input
+    line for line."""
+    cluster, outcome = planned
+    s = Snapshot(cluster)
+    for p in outcome.pods:
+        s.record(p)
+    written = {
+        (o["metadata"].get("namespace", "default"), o["metadata"]["name"]): o
+        for o in cluster_after(cluster, outcome.pods)
+        if o["kind"] == "Pod"
+    }
+    for key, pod in s.cluster.pods.items():
+        assert written[key] == pod.dump()
+    p1 = written[("default", "p1")]
+    assert list(p1["spec"])[-1] == "nodeName" and list(p1["spec"])[:-1] == list(
+        cluster.pods[("default", "p1")].dump()["spec"]
+    )
+    assert p1["status"]["conditions"] == [{"type": "PodScheduled", "status": "True"}]
+
+
+def test_a_replacement_pod_is_created_pending() -> None:
+    cluster = _cluster()
+    s = Snapshot(cluster)
+    twin = cluster.pods[("default", "p1")].model_copy(
+        update={"metadata": cluster.pods[("default", "p1")].metadata.model_copy(update={"name": "p1-new"})}
+    )
+    s.create(twin)
+    assert s.cluster.pods[("default", "p1-new")] is twin and ("default", "p1-new") not in cluster.pods

@@ -60,7 +60,7 @@ def all_set(ctx: Context, cid: str, label: str, alt: Alt) -> set[DeviceKey]:
         d = dev.device
         if d.binding_conditions and not ctx.gates.binding_and_status:
             continue
-        if selects(ctx, alt, dev, cid, label):
+        if selects(ctx, alt, dev, cid, label) != []:  # a rejection, or a CEL error (None)
             continue
         if ctx.gates.DRAConsumableCapacity:
             cons = consumption(d, key[0], requests, fractional=ctx.gates.DRAFractionalCapacityRange)

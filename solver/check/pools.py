@@ -9,6 +9,7 @@ from it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -44,14 +45,8 @@ class Inventory:
     """Counter set -> counter -> value, per usable pool."""
 
 
-def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_groups: bool = True) -> Inventory:
-    """Pools and devices visible from `node` (docs/semantics.md, "Pools and generations").
-    `compat_groups`: DRADeviceCompatibilityGroups; off, a slice declaring compatibility groups
-    is not read (its pool is then incomplete: "Device compatibility groups (KEP-5963)")."""
-    labels = {}
-    if node is not None and node in cluster.nodes:
-        labels = dict(cluster.nodes[node].metadata.labels)
-
+def _readable(cluster: Cluster, partitionable: bool, compat_groups: bool) -> list[ResourceSlice]:
+    """The slices the gates let a plan read, with a scope."""
     usable: list[ResourceSlice] = []
     for rs in cluster.slices:
         # Gate off: per-device node selection is unknown; a counter-set slice still counts
@@ -64,13 +59,13 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_group
         if slice_scope(rs) is None:
             continue
         usable.append(rs)
+    return usable
 
-    def relevant(rs: ResourceSlice) -> bool:
-        scope = slice_scope(rs)
-        if scope == "per-device":
-            return any(scope_matches(device_scope(d), node, labels) for d in rs.spec.devices)
-        return scope_matches(scope, node, labels)
 
+def _by_pool(
+    usable: list[ResourceSlice], relevant: Callable[[ResourceSlice], bool]
+) -> tuple[dict[PoolKey, list[ResourceSlice]], dict[PoolKey, list[ResourceSlice]]]:
+    """Per pool: all its slices, and its relevant ones of the newest generation among them."""
     all_by_pool: dict[PoolKey, list[ResourceSlice]] = defaultdict(list)
     rel_by_pool: dict[PoolKey, list[ResourceSlice]] = defaultdict(list)
     for rs in usable:
@@ -82,6 +77,26 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_group
                 kept.clear()
             if not kept or rs.spec.pool.generation == kept[0].spec.pool.generation:
                 kept.append(rs)
+    return all_by_pool, rel_by_pool
+
+
+def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_groups: bool = True) -> Inventory:
+    """Pools and devices visible from `node` (docs/semantics.md, "Pools and generations").
+    `compat_groups`: DRADeviceCompatibilityGroups; off, a slice declaring compatibility groups
+    is not read (its pool is then incomplete: "Device compatibility groups (KEP-5963)")."""
+    labels = {}
+    if node is not None and node in cluster.nodes:
+        labels = dict(cluster.nodes[node].metadata.labels)
+
+    usable = _readable(cluster, partitionable, compat_groups)
+
+    def relevant(rs: ResourceSlice) -> bool:
+        scope = slice_scope(rs)
+        if scope == "per-device":
+            return any(scope_matches(device_scope(d), node, labels) for d in rs.spec.devices)
+        return scope_matches(scope, node, labels)
+
+    all_by_pool, rel_by_pool = _by_pool(usable, relevant)
 
     inv = Inventory()
     for pk, kept in rel_by_pool.items():
@@ -106,12 +121,7 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_group
         if problem:
             inv.problems[pk] = problem
             continue
-        counters: dict[str, dict[str, Fraction]] = {}
-        if partitionable:
-            for rs in pool_slices:
-                for cs in rs.spec.shared_counters:
-                    counters[cs.name] = {n: frac(c.value) for n, c in cs.counters.items()}
-        inv.pool_counters[pk] = counters
+        inv.pool_counters[pk] = _counters(pool_slices) if partitionable else {}
         inv.pool_devices[pk] = {d.name: d for rs in pool_slices for d in rs.spec.devices}
         for rs in kept:
             scope = slice_scope(rs)
@@ -123,6 +133,15 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_group
                 key = (pk[0], pk[1], d.name)
                 inv.devices[key] = Dev(key, rs, d, dscope)
     return inv
+
+
+def _counters(slices: list[ResourceSlice]) -> dict[str, dict[str, Fraction]]:
+    """A pool's counter sets: counter set -> counter -> value (a later slice's set of a name wins)."""
+    counters: dict[str, dict[str, Fraction]] = {}
+    for rs in slices:
+        for cs in rs.spec.shared_counters:
+            counters[cs.name] = {n: frac(c.value) for n, c in cs.counters.items()}
+    return counters
 
 
 def pool_problem(

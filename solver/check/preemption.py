@@ -140,6 +140,28 @@ def check_preemption(
     return out
 
 
+def _why_not_movable(p: Placed, before: Pod, evicted: bool) -> list[str]:
+    """`preempt-move-pod` of one moved pod (`before`, its running Pod of the input): why it may
+    not be moved, or was not moved as a move must be ([] = fine)."""
+    out = []
+    assert p.pod is not None
+    if evicted:
+        out.append("both evicted and moved")
+    kinds = [r.kind for r in before.metadata.owner_references if r.controller]
+    if not kinds or kinds[0] in ("DaemonSet", "Node"):
+        out.append("moved, but no controller re-creates it on another node")
+    if before.spec.scheduling_group is not None:
+        out.append("moved, but it belongs to a PodGroup")
+    if not p.placed or p.node is None or p.node == before.spec.node_name:
+        out.append(f"moved from {before.spec.node_name}, but placed on {p.node or 'no node'}")
+    if p.pod.spec.node_name:
+        out.append("the moved pod's new Pod is still bound to its old node")
+    for i, entry in enumerate(before.spec.resource_claims):
+        if not entry.resource_claim_template_name:
+            out.append(f"moved, but spec.resourceClaims[{i}] is not from a template")
+    return out
+
+
 def _moves(
     cluster: Cluster,
     pods: dict[str, Pod],
@@ -159,33 +181,8 @@ def _moves(
         if before is None or not running(before) or before.metadata.deletion_timestamp is not None:
             out.append(_v(name, "preempt-move-pod", "moved, but it is not a running pod of the input"))
             continue
-        if name in evicted:
-            out.append(_v(name, "preempt-move-pod", "both evicted and moved"))
-        kinds = [r.kind for r in before.metadata.owner_references if r.controller]
-        if not kinds or kinds[0] in ("DaemonSet", "Node"):
-            out.append(_v(name, "preempt-move-pod", "moved, but no controller re-creates it on another node"))
-        if before.spec.scheduling_group is not None:
-            out.append(_v(name, "preempt-move-pod", "moved, but it belongs to a PodGroup"))
-        if not p.placed or p.node is None or p.node == before.spec.node_name:
-            out.append(
-                _v(
-                    name,
-                    "preempt-move-pod",
-                    f"moved from {before.spec.node_name}, but placed on {p.node or 'no node'}",
-                )
-            )
-        if p.pod.spec.node_name:
-            out.append(_v(name, "preempt-move-pod", "the moved pod's new Pod is still bound to its old node"))
+        out += [_v(name, "preempt-move-pod", why) for why in _why_not_movable(p, before, name in evicted)]
         old = claim_uses(cluster, before, {}, gates)
-        for i, entry in enumerate(before.spec.resource_claims):
-            if not entry.resource_claim_template_name:
-                out.append(
-                    _v(
-                        name,
-                        "preempt-move-pod",
-                        f"moved, but spec.resourceClaims[{i}] is not from a template",
-                    )
-                )
         for use in old:
             if use.claim is None or use.claim.key not in deallocated:
                 out.append(_v(name, "preempt-move-claims", f"moved, but its claim {use.ref} is not released"))

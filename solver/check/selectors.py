@@ -34,11 +34,9 @@ def selector_ok(
     return cached
 
 
-def selects(ctx: Context, alt: Alt, dev: Dev, claim: str, request: str) -> list[str]:
-    """Why the class and request selectors reject `dev` ([] when they accept it).
-
-    A CEL error counts as a rejection and is reported as a `selector` violation itself.
-    """
+def selects(ctx: Context, alt: Alt, dev: Dev, claim: str, request: str) -> list[str] | None:
+    """Why the class and request selectors reject `dev` ([] when they accept it; None: a CEL
+    error, which counts as a rejection and is reported as a `selector` violation itself)."""
     why: list[str] = []
     cls = ctx.cluster.classes.get(alt.device_class_name)
     if cls is None:
@@ -51,7 +49,7 @@ def selects(ctx: Context, alt: Alt, dev: Dev, claim: str, request: str) -> list[
             ctx, sel.cel.expression, dev, f"class {cls.metadata.name} selector #{i}", claim, request
         )
         if ok is None:
-            return ["CEL error"]
+            return None
         if not ok:
             why.append(f"class {cls.metadata.name} selector #{i} {sel.cel.expression!r} is false")
             return why
@@ -61,7 +59,7 @@ def selects(ctx: Context, alt: Alt, dev: Dev, claim: str, request: str) -> list[
             continue
         ok = selector_ok(ctx, sel.cel.expression, dev, f"request selector #{i}", claim, request)
         if ok is None:
-            return ["CEL error"]
+            return None
         if not ok:
             why.append(f"request selector #{i} {sel.cel.expression!r} is false")
             return why
@@ -72,10 +70,8 @@ def check_selectors(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
     """The class and request selectors accept the device."""
     cid, req = p.claim_id, p.result.request
     did = dev_id(dev.key)
-    why = selects(ctx, alt, dev, cid, req)
-    for reason in why:
-        if reason != "CEL error":
-            ctx.report(cid, req, "selector", f"device {did} does not match: {reason}")
+    for reason in selects(ctx, alt, dev, cid, req) or ():  # None: the CEL error is reported
+        ctx.report(cid, req, "selector", f"device {did} does not match: {reason}")
 
 
 def check_capacity_names(ctx: Context, p: Placed, dev: Dev, cons: Consumption | None) -> None:

@@ -45,8 +45,8 @@ from ..planners.run import fewer_collections
 from ..planning.job import Options
 from ..planning.outcome import PlanOutcome, PlanSummary, PodPlan, Status
 from ..planning.resolve import resolve_nodes
+from ..planning.snapshot import Snapshot
 from ..preempt import PreemptOutcome, evicted_pod, plan_preempt
-from ..preempt.model import cluster_after_evictions
 from ..whatif.filling import Fill
 from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
@@ -539,12 +539,13 @@ def _write_preempted(
     plan's Pods and claims, then every evicted Pod with its DisruptionTarget condition and the
     claims the evictions release; `full`: the cluster after the plan, without the evicted pods
     (deleted) and with the released claims (loads again as the next run's input)."""
-    gone = {v.name for v in outcome.victims} | {m.name for m in outcome.moves}
-    after, _ = cluster_after_evictions(cluster, gone, options)
+    gone = Snapshot(cluster, options.feature_gates)
+    gone.evict({v.name for v in outcome.victims} | {m.name for m in outcome.moves})
     moved = [m.plan for m in outcome.moves if m.plan is not None]
-    for plan_ in moved:  # the re-created pod, on its new node (`preempt.moves`)
+    for plan_ in moved:  # the re-created pod, placed on its new node below (`preempt.moves`)
         if plan_.pod is not None:
-            after.pods[plan_.pod.key] = plan_.pod
+            gone.create(plan_.pod)
+    after = gone.cluster
     if request.output.tabular:
         summary = f"{plan_summary(outcome, planned.seconds)}; {outcome.summary}"
         nodes = resolve_nodes(cluster, request.nodes)
@@ -607,14 +608,7 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
             )
         )
     if isinstance(outcome, PreemptOutcome) and not request.output.tabular:
-        for v in outcome.victims[:POD_LINES]:
-            err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
-        if len(outcome.victims) > POD_LINES:
-            err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
-        for m in outcome.moves[:POD_LINES]:
-            err.print(Text(f"{m.name}: {m.reason}", style="yellow"))
-        if len(outcome.moves) > POD_LINES:
-            err.print(Text(f"… and {len(outcome.moves) - POD_LINES} more moved pods", style="yellow"))
+        _print_evictions(outcome)
     if not request.output.tabular:  # the table has the summary
         err.print(Text(plan_summary(outcome, planned.seconds, planned.counted), style="bold"))
     if isinstance(outcome, PreemptOutcome):
@@ -629,6 +623,18 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         return
     if outcome.placed < len(outcome.pods):
         raise typer.Exit(EXIT_UNSCHEDULABLE)
+
+
+def _print_evictions(outcome: PreemptOutcome) -> None:
+    """stderr under --preempt: a line per evicted and per moved pod (bounded, like the pods')."""
+    for v in outcome.victims[:POD_LINES]:
+        err.print(Text(f"{v.name}: {v.reason}", style="yellow"))
+    if len(outcome.victims) > POD_LINES:
+        err.print(Text(f"… and {len(outcome.victims) - POD_LINES} more evicted pods", style="yellow"))
+    for m in outcome.moves[:POD_LINES]:
+        err.print(Text(f"{m.name}: {m.reason}", style="yellow"))
+    if len(outcome.moves) > POD_LINES:
+        err.print(Text(f"… and {len(outcome.moves) - POD_LINES} more moved pods", style="yellow"))
 
 
 def _sweep(cluster: Cluster, request: PlanRequest, options: Options) -> None:

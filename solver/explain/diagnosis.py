@@ -49,7 +49,7 @@ from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
 from ..reasons import Fact, Kind, Reason
-from ..reasons.words import gave_up, say
+from ..reasons.words import WITH_PLAN, gave_up, say
 from ..reference import search
 from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
@@ -156,7 +156,6 @@ ALONE = (
     "alone on the cluster as the input has it (its allocated claims and bound pods hold what "
     "they hold; no other pending pod placed):"
 )
-WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
 
 
 def explain(
@@ -219,21 +218,23 @@ def _with_plan(cluster: Cluster, refs: list[str], gates: FeatureGates) -> list[s
     try:
         outcome = plan(cluster, feature_gates=gates)
     except DRASolverError as exc:
-        return [WITH_PLAN, f"  the plan fails: {exc}"]
+        return [WITH_PLAN, "  " + say(Reason.of(Kind.PLAN_FAILS, why=str(exc)))]
     by_name = {p.name: p for p in outcome.pods}
-    lines = []
+    found: list[Reason] = []
     for ref in refs:
         p = by_name.get(ref)
         if p is None:
             continue
         if p.placed:
-            lines.append(f"  {ref}: the plan places it on {p.node}")
+            found.append(Reason.of(Kind.PLAN_PLACES, ref, node=p.node))
+        elif p.why is not None:
+            found.append(Reason.of(Kind.PLAN_LEAVES, ref, parts=(p.why,)))
         else:
-            lines.append(f"  {ref}: the plan does not place it: {p.reason}")
-    if not lines:
+            found.append(Reason.of(Kind.PLAN_LEAVES, ref, words=p.reason))
+    if not found:
         return []
-    placed = f"the plan places {outcome.placed} of {len(outcome.pods)} pending pods"
-    return [f"{WITH_PLAN} {placed}", *lines]
+    head = Reason.of(Kind.PLAN_COUNT, placed=outcome.placed, pods=len(outcome.pods))
+    return [say(head), *("  " + say(r) for r in found)]
 
 
 class _Explaining:
@@ -297,7 +298,7 @@ class _Explaining:
         if pod is not None:
             why = node_refusal(cluster, pod, node) or node_conflict(cluster, pod, self.pod_claims, node)
             if why:
-                return NodeAnswer(node, False, Reason.of(Kind.NODE_CONSTRAINTS, why=why))
+                return NodeAnswer(node, False, Reason.of(Kind.NODE_CONSTRAINTS, parts=(why,)))
             book = NodeBook(cluster, [node], self.gates)
             dra = (
                 None if pod.spec.node_name else FootprintBook(cluster, self.gates).footprint(pod)
@@ -627,8 +628,9 @@ WHERE = ("node", "example", "device")
 """Facts that say where an answer was found (a device as an example, on a node): nodes whose
 answers differ only in them are one group, worded with its first node's."""
 FOREIGN = ("why", "pools", "skipped")
-"""Facts that are words made elsewhere (the scheduling's, an invalid pool's) and may name the
-node: masked in the group's key, said of every node in the group's words (`_shared`)."""
+"""Facts that are words made elsewhere (an invalid or unready pool's) and may name the node:
+masked in the group's key, said of every node in the group's words (`_shared`). The
+scheduling's refusals are values naming their node (`NODE_CONSTRAINTS`' parts), not masked."""
 
 
 def _alike(r: Reason | None, node: str | None) -> Reason | None:

@@ -24,8 +24,10 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..api.cluster import Cluster
-from ..api.models import ResourceClaim, TypeMeta
+from ..api.models import Pod, TypeMeta
 from ..planning.outcome import PlanSummary, PodPlan, number_text
 from ..planning.snapshot import Snapshot
 
@@ -38,38 +40,42 @@ class OutputMode(StrEnum):
 
 
 def pod_after(plan: PodPlan) -> dict[str, Any] | None:
-    """The plan's Pod as the scheduler would leave it (None for a pod of plain claims)."""
+    """The plan's Pod as the scheduler would leave it (None for a pod of plain claims): as the
+    one "cluster after a change" writes it (`planning.snapshot.Snapshot.record`)."""
     if plan.pod is None:
         return None
-    obj = plan.pod.dump()
-    status: dict[str, Any] = dict(obj.get("status") or {})
-    # The scheduler's own PodScheduled condition replaces any the input had (a pod pending
-    # after an earlier failed attempt carries `PodScheduled=False / Unschedulable`, which must
-    # not stay next to the node it is bound to).
-    others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-    if plan.placed:
-        if plan.node is not None:
-            obj["spec"] = {**obj.get("spec", {}), "nodeName": plan.node}
-            # What the binding subresource writes with spec.nodeName (pods/binding:
-            # setPodNodeAndMetadata): PodScheduled=True, no reason or message.
-            status["conditions"] = [*others, {"type": "PodScheduled", "status": "True"}]
-        ext = plan.extended.get(plan.name)
-        if ext is not None:
-            status["extendedResourceClaimStatus"] = ext.dump()
-    else:
-        status["phase"] = status.get("phase") or "Pending"
-        status["conditions"] = [
-            *others,
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": "Unschedulable",
-                "message": plan.reason or "",
-            },
-        ]
-    if status:
-        obj["status"] = status
+    after = Snapshot(Cluster())
+    after.record(plan)
+    return _written(after.cluster.pods.get(plan.pod.key, plan.pod), plan.pod)
+
+
+ADDED = {"spec": ("nodeName",), "status": ("phase", "conditions", "extendedResourceClaimStatus")}
+"""The fields scheduling adds to a Pod, in the order they are written after the input's own."""
+
+
+def _written(pod: Pod, before: Pod) -> dict[str, Any]:
+    """`pod` dumped with the input's keys in their places and the ones scheduling added
+    (`ADDED`) after them, so that the output diffs against its input line for line (a model
+    dumps its declared fields first, in declaration order)."""
+    obj = pod.dump()
+    for part, added in ADDED.items():
+        written = obj.get(part)
+        if not written:
+            continue
+        had = _keys_set(getattr(before, part))
+        for key in added:
+            if key in written and key not in had:
+                written[key] = written.pop(key)
     return obj
+
+
+def _keys_set(part: BaseModel | None) -> set[str]:
+    """The keys a model part dumps (with `exclude_unset`): its fields set and its extra keys."""
+    if part is None:
+        return set()
+    fields = type(part).model_fields
+    named = {fields[n].alias or n for n in part.model_fields_set if n in fields}
+    return named | set(part.model_extra or {})
 
 
 ANNOTATION = "dra-solver.io/"
@@ -109,8 +115,11 @@ def plan_annotations(
 
 def changed_objects(plans: Sequence[PodPlan]) -> list[dict[str, Any]]:
     """The Pods of the plan, then their claims (a claim shared by several pods once)."""
-    pods = [obj for p in plans if (obj := pod_after(p)) is not None]
-    return [*pods, *(c.dump() for c in _claims_after(plans).values())]
+    after = Snapshot(Cluster())
+    for p in plans:
+        after.record(p)
+    pods = [_written(after.cluster.pods[p.pod.key], p.pod) for p in plans if p.pod is not None]
+    return [*pods, *(c.dump() for c in after.cluster.claims.values())]
 
 
 def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, Any]]:
@@ -122,17 +131,13 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     held as the plan lists it (pending, with its reason).
 
     The claims and pods are those of the one "cluster after a change" (`planning.snapshot`):
-    each placed pod placed there (its claims allocated, the allocated claims it shares
-    reserved, its Pod bound), and the claims of a pod left out written as the plan has them
-    (a template's claims exist once its pod does). Each Pod is then written as the scheduler
-    leaves it (`pod_after`: its PodScheduled condition, or the reason it is not placed)."""
+    each plan's decision recorded there (`Snapshot.record`: a placed pod bound with its
+    PodScheduled condition, its claims allocated and the allocated claims it shares reserved;
+    a pod left out with `PodScheduled=False` and the reason, its claims as the plan has them)."""
     after = Snapshot(cluster)
     for p in plans:
-        if p.placed:
-            after.place(p)
-        else:
-            after.allocate(p.claims)
-    pods = {p.pod.key: obj for p in plans if p.pod is not None and (obj := pod_after(p)) is not None}
+        after.record(p)
+    pods = {p.pod.key: _written(after.cluster.pods[p.pod.key], p.pod) for p in plans if p.pod is not None}
     left = {(o.kind, *o.key): o for o in cluster.left_out}
 
     def kind(name: str) -> list[TypeMeta]:
@@ -165,10 +170,6 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     # Objects that could not be read (`Cluster.unread`) go back exactly as they were written.
     out += [copy.deepcopy(dict(u.doc)) for u in cluster.unread if u.doc]
     return out
-
-
-def _claims_after(plans: Sequence[PodPlan]) -> dict[tuple[str, str], ResourceClaim]:
-    return {c.key: c for p in plans for c in (*p.claims, *p.reserved)}
 
 
 __all__ = ["OutputMode", "changed_objects", "cluster_after", "plan_annotations", "pod_after"]

@@ -26,10 +26,11 @@ from ..reasons import Fact, Kind, Reason, words
 from ..reasons.words import (
     DETAIL_NODES,
     counted_groups,
+    listed,
     node_said,
+    nowhere,
     reason_groups,
     template_counts,
-    why_not,
     with_refs,
 )
 from .bounds import HINT_STEPS
@@ -131,13 +132,13 @@ def _reasons(
     if not fits:
         if pods[i].reason is not None or not texts:
             return None
-        return Kind.NO_NODE, (("line", why_not(list(texts.items()), templates)),), texts
+        return Kind.NO_NODE, nowhere(list(texts.items()), templates), texts
     first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
     rest = list(texts.items())
     if not rest:
         others: list[str] = []
     elif len(rest) <= DETAIL_NODES:
-        others = [node_said(n, r) for n, r in rest]
+        others = listed(rest, templates)
     else:
         others = reason_groups(rest, templates)
     return Kind.CROWDED, (*first, ("others", tuple(others))), {**crowd, **texts}
@@ -180,7 +181,8 @@ class _Parts:
     first: Facts
     """The facts for the nodes where the pod fits alone (`_crowded`)."""
     rest: list[tuple[str | None, str]]
-    """The other nodes' reasons (placeholders), listed one by one when there are few."""
+    """The other nodes' reasons said of any node (placeholders; `listed`), listed one by one
+    when there are few."""
     counts: dict[str, int]
     """Else their templates (placeholders) with node counts (`reasons.words.template_counts`)."""
     nodes: dict[str | None, str]
@@ -206,7 +208,7 @@ def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, inde
     if not fits:
         return None
     first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
-    rest = list(texts.items())
+    rest = list(zip(texts, templates, strict=True))
     counts = template_counts(templates) if len(rest) > DETAIL_NODES else {}
     return _Parts(first, rest, counts, {**crowd, **texts})
 

@@ -74,7 +74,7 @@ def pod_forms(job: Job) -> list[PodForm]:
     """Variant key -> the nodes whose free resources take it (node order, and as a set)."""
     allowed: dict[tuple[tuple[object, ...], int], tuple[tuple[str | None, ...], frozenset[str | None]]] = {}
     """(variant key, id of a shared `AlsoBlocked.base`) -> the fitting nodes it does not block."""
-    bases: list[Mapping[str | None, str]] = []  # held so that the ids in `allowed` stay unique
+    bases: list[Mapping[str | None, Reason]] = []  # held so that the ids in `allowed` stay unique
     forms: list[PodForm] = []
     for i, unit in enumerate(job.units):
         by_key: dict[tuple[object, ...], tuple[Variant, Sequence[str | None]]] = {}

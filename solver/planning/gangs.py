@@ -152,20 +152,20 @@ def in_domains(units: Sequence[Unit], gangs: dict[str, Gang], nodes: Sequence[st
                 continue
             for n in nodes:
                 if n not in blocked and gang.domain_of(n) is None:
-                    blocked[n] = (
-                        f"node {n} is in no topology domain of PodGroup {g} "
-                        f"(label {gang.topology}{_held(gang)})"
+                    blocked[n] = Reason.of(
+                        Kind.NO_TOPOLOGY, node=n, gang=g, label=gang.topology, held=_held(gang)
                     )
         out.append(replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit)
     return out
 
 
-def _held(gang: Gang) -> str:
+def _held(gang: Gang) -> str | None:
+    """Where the gang's bound pods are, in words (None: it has none)."""
     if not gang.bound:
-        return ""
+        return None
     if not gang.domains:
-        return "; its bound pods span domains"
-    return f"; its bound pods are in {gang.domains[0][0]}"
+        return "its bound pods span domains"
+    return f"its bound pods are in {gang.domains[0][0]}"
 
 
 def always_placed(job: Job, modelled: set[int], first: PlanOutcome | None) -> set[int]:
@@ -287,7 +287,7 @@ def in_domain(job: Job, unit: Unit, choice: Mapping[str, str]) -> Unit:
         inside = dict(gang.domains)[value]
         for n in job.nodes:
             if n not in blocked and n not in inside:
-                blocked[n] = f"node {n} is not in {gang.topology}={value}, the domain tried for PodGroup {g}"
+                blocked[n] = Reason.of(Kind.OUTSIDE_DOMAIN, node=n, gang=g, label=gang.topology, value=value)
     return replace(unit, blocked=blocked) if len(blocked) != len(unit.blocked) else unit
 
 

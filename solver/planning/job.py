@@ -34,16 +34,16 @@ Progress = Callable[[int, int], None]
 """Called with (pods decided, pods) as first fit works: the CLI draws a progress bar with it."""
 
 
-class AllBut(Mapping[str | None, str]):
+class AllBut(Mapping[str | None, Reason]):
     """`Unit.blocked` of a running pod or its claim: every node of the run but its own, for one
     reason. Why not a dict: one per running pod costs pods x nodes (50,000 pods on 10,000
     nodes: 500 million entries); this answers membership in constant time, and
     `planners.perdevice.pod_forms` reads its one node without visiting the others."""
 
-    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: str) -> None:
+    def __init__(self, nodes: Sequence[str], everywhere: frozenset[str], node: str, why: Reason) -> None:
         self.nodes, self.everywhere, self.node, self.why = nodes, everywhere, node, why
 
-    def __getitem__(self, key: str | None) -> str:
+    def __getitem__(self, key: str | None) -> Reason:
         if key != self.node and key in self.everywhere:
             return self.why
         raise KeyError(key)
@@ -58,17 +58,17 @@ class AllBut(Mapping[str | None, str]):
         return len(self.everywhere) - (self.node in self.everywhere)
 
 
-class AlsoBlocked(Mapping[str | None, str]):
+class AlsoBlocked(Mapping[str | None, Reason]):
     """`Unit.blocked` of a pod that may go where `base` allows but for one more node (a moved
     pod's replacement: not on the node it leaves, `preempt.moves`); `base`'s reason wins where
     it blocks that node too. Why not a dict: `base` is shared by every pod of one scheduling
     key (`planning.resolve.all_with_nodes`), and a copy per pod costs pods x blocked nodes;
     `planners.perdevice.pod_forms` works the base's nodes out once and excludes the one node."""
 
-    def __init__(self, base: Mapping[str | None, str], node: str, why: str) -> None:
+    def __init__(self, base: Mapping[str | None, Reason], node: str, why: Reason) -> None:
         self.base, self.node, self.why = base, node, why
 
-    def __getitem__(self, key: str | None) -> str:
+    def __getitem__(self, key: str | None) -> Reason:
         if key in self.base:
             return self.base[key]
         if key == self.node:
@@ -142,7 +142,7 @@ class Unit:
     name: str
     claims: tuple[ResourceClaim, ...]
     priority: int = 0
-    blocked: Mapping[str | None, str] = field(default_factory=dict)
+    blocked: Mapping[str | None, Reason] = field(default_factory=dict)
     """Candidate nodes the pod may not use, with the reason (scheduling constraints)."""
     members: tuple[Member, ...] = ()
     """Pods placed as this unit: more than one when they share an unallocated claim (it is

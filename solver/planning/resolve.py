@@ -25,6 +25,7 @@ from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.resources import DONE_PHASES
 from ..problem.scheduling import node_refusal, pod_priority
+from ..reasons import Kind, Reason
 from .gangs import in_domains, resolve_gangs
 from .job import Job, Member, Options, Unit
 
@@ -222,7 +223,7 @@ def all_with_nodes(
     cluster: Cluster,
     units: Sequence[Unit],
     nodes: Sequence[str | None],
-    memo: dict[tuple[str, str | None], str | None],
+    memo: dict[tuple[str, str | None], Reason | None],
     gates: FeatureGates,
     deadline: Deadline | None = None,
 ) -> list[Unit]:
@@ -231,7 +232,7 @@ def all_with_nodes(
     alone in its unit whose claims hold no allocation yet (the pods of one Deployment) is
     refused exactly where its scheduling fields refuse it, in words that name the node, never
     the pod: such pods share one answer per scheduling key, computed once."""
-    shared: dict[str, Mapping[str | None, str]] = {}
+    shared: dict[str, Mapping[str | None, Reason]] = {}
     out: list[Unit] = []
     for i, unit in enumerate(units):
         if i % RESOLVE_CHUNK == 0:
@@ -298,7 +299,7 @@ def with_nodes(
     cluster: Cluster,
     unit: Unit,
     nodes: Sequence[str | None],
-    memo: dict[tuple[str, str | None], str | None] | None = None,
+    memo: dict[tuple[str, str | None], Reason | None] | None = None,
     gates: FeatureGates | None = None,
 ) -> Unit:
     """The unit with the candidate nodes its pods may not use, and why: scheduling constraints
@@ -311,7 +312,7 @@ def with_nodes(
     if not pods:
         return unit  # a list of claims: no scheduling constraints (and no loop over the nodes)
     memo = {} if memo is None else memo
-    blocked: dict[str | None, str] = {}
+    blocked: dict[str | None, Reason] = {}
     for pod, claims in pods:
         key = _scheduling_key(pod)
         held = [c for c in claims if c.status is not None and c.status.allocation is not None]
@@ -322,7 +323,9 @@ def with_nodes(
                 memo[(key, n)] = node_refusal(cluster, pod, n)
             why = memo[(key, n)] or (node_conflict(cluster, pod, held, n) if held else None)
             if why:
-                blocked[n] = why if len(pods) == 1 else f"{pod.namespaced_name}: {why}"
+                blocked[n] = (
+                    why if len(pods) == 1 else Reason.of(Kind.MEMBER, pod.namespaced_name, parts=(why,))
+                )
     return replace(unit, blocked={n: blocked[n] for n in nodes if n in blocked})
 
 

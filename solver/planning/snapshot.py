@@ -9,6 +9,11 @@ evictions), and a caller that tries something and takes it back does so with `fo
 `revert()` instead of a copy of its own (the idea of cluster-autoscaler's ClusterSnapshot:
 Fork starts a layer, Revert drops it, Commit keeps it).
 
+A Pod the snapshot binds or turns away is written as Kubernetes leaves it, condition included
+(the binding subresource's `PodScheduled=True`; the scheduler's `PodScheduled=False /
+Unschedulable` with its message), so that the output (`output.objects`) writes the snapshot's
+Pods as they are, and every other reader sees the same Pod.
+
 Plain data below the planners: it reads and writes the `api` models only through copies. The
 input Cluster and every object in it are never modified — a changed Pod or claim is a copy
 that replaces the original in the snapshot's own dicts. `cluster` is a live view (a Cluster
@@ -86,16 +91,38 @@ class Snapshot:
             self.cluster.claims[c.key] = c
 
     def bind(self, pod: Pod, node: str, extended: ExtendedStatus | None = None) -> Pod:
-        """`pod` bound to `node` (a copy with `spec.nodeName`, and with
-        `status.extendedResourceClaimStatus` when DRA serves its extended resources), in the
-        place of the pod of its key or added; returns the copy."""
-        update: dict[str, object] = {"spec": pod.spec.model_copy(update={"node_name": node})}
+        """`pod` bound to `node` as the binding subresource leaves it (pods/binding:
+        setPodNodeAndMetadata): a copy with `spec.nodeName` and the condition `PodScheduled=True`
+        (no reason or message; one from an earlier attempt, `PodScheduled=False /
+        Unschedulable`, is replaced), and with `status.extendedResourceClaimStatus` when DRA
+        serves its extended resources; in the place of the pod of its key or added. Returns the copy."""
+        status = pod.status if pod.status is not None else PodStatus()
+        changes: dict[str, object] = {
+            "conditions": _with_scheduled(status, {"type": "PodScheduled", "status": "True"})
+        }
         if extended is not None:
-            status = pod.status if pod.status is not None else PodStatus()
-            update["status"] = status.model_copy(update={"extended_resource_claim_status": extended})
-        bound = pod.model_copy(update=update)
+            changes["extended_resource_claim_status"] = extended
+        spec = pod.spec.model_copy(update={"node_name": node})
+        bound = pod.model_copy(update={"spec": spec, "status": status.model_copy(update=changes)})
         self.cluster.pods[pod.key] = bound
         return bound
+
+    def turn_away(self, pod: Pod, message: str) -> Pod:
+        """`pod` left pending as the scheduler leaves a pod it cannot place: phase `Pending`
+        (unless it has one) and the condition `PodScheduled=False`, reason `Unschedulable`, with
+        `message` (replacing one from an earlier attempt); in the place of the pod of its key or
+        added. Returns the copy."""
+        status = pod.status if pod.status is not None else PodStatus()
+        unschedulable = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+        }
+        changes = {"phase": status.phase or "Pending", "conditions": _with_scheduled(status, unschedulable)}
+        left = pod.model_copy(update={"status": status.model_copy(update=changes)})
+        self.cluster.pods[pod.key] = left
+        return left
 
     def place(self, plan: PodPlan) -> None:
         """One placed pod of a plan: its claims allocated, the allocated claims it shares
@@ -106,6 +133,17 @@ class Snapshot:
         self.allocate((*plan.claims, *plan.reserved))
         if plan.pod is not None and plan.node is not None:
             self.bind(plan.pod, plan.node, plan.extended.get(plan.name))
+
+    def record(self, plan: PodPlan) -> None:
+        """A plan's decision for one pod as the cluster shows it: a placed pod `place`d; a pod
+        left out turned away (`turn_away`, the plan's reason as the message) with its claims as
+        the plan has them (a template's claims exist once its pod does)."""
+        if plan.placed:
+            self.place(plan)
+            return
+        self.allocate(plan.claims)
+        if plan.pod is not None:
+            self.turn_away(plan.pod, plan.reason or "")
 
     def place_all(self, plans: Iterable[PodPlan]) -> None:
         """`place` each of `plans` (those not placed change nothing)."""
@@ -146,10 +184,22 @@ class Snapshot:
         """Pod `name` moved: evicted (as `evict`), and its re-created Pod (`plan.pod`, another
         name: `preempt.moves`) placed as `plan` says. Returns the claims the eviction changed."""
         released = self.evict({name})
-        if plan.pod is not None and plan.pod.key not in self.cluster.pods:
-            self.cluster.pods[plan.pod.key] = plan.pod
+        if plan.pod is not None:
+            self.create(plan.pod)
         self.place(plan)
         return released
+
+    def create(self, pod: Pod) -> None:
+        """`pod` created, pending (a moved pod's replacement, `preempt.moves`); a pod of its key
+        already there stays."""
+        self.cluster.pods.setdefault(pod.key, pod)
+
+
+def _with_scheduled(status: PodStatus, condition: dict[str, str]) -> list[dict[str, object]]:
+    """The pod's conditions with `condition` as its one PodScheduled condition, after the others."""
+    extra = status.model_extra or {}
+    others = [c for c in extra.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    return [*others, condition]
 
 
 __all__ = ["Snapshot"]

@@ -92,7 +92,8 @@ from ..planning.job import Job
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..problem.build import build_problem
 from ..problem.flat import Assignment, Placement, Problem
-from .moves import FROM_HERE
+from ..reasons import Kind as ReasonKind
+from ..reasons import Reason
 from .setting import Setting
 from .victims import Budget
 
@@ -448,15 +449,16 @@ def _several(
     kind.more_forms.append(tuple(gs[1:]))
 
 
-def _mover_nodes(nodes: Sequence[str | None], home: str, why: str | None) -> frozenset[str]:
+def _mover_nodes(nodes: Sequence[str | None], home: str, why: Reason | None) -> frozenset[str]:
     """Where a replacement of a mover kind may go (`MoverKind.nodes`): its form's nodes, and
     its own node when only its leaving keeps it from there. A replacement's form shares its
     scheduling key's nodes (`perdevice.Without`), which then is the set whenever the own node
     is among them: one set per key, not one of 10,000 nodes per moved pod."""
-    if isinstance(nodes, Without) and why == FROM_HERE and None not in nodes.nodes_set:
+    from_here = why is not None and why.is_(ReasonKind.MOVES_FROM)
+    if isinstance(nodes, Without) and from_here and None not in nodes.nodes_set:
         return cast(frozenset[str], nodes.nodes_set)  # no None among them: a set of node names
     out = frozenset(n for n in nodes if n is not None)
-    return out | {home} if why == FROM_HERE else out
+    return out | {home} if from_here else out
 
 
 def merged(s: Setting, c: Counting, ceiling: int | None = None) -> Counting:

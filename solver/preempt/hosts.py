@@ -19,10 +19,12 @@ from dataclasses import dataclass, replace
 from ..api.cluster import Cluster
 from ..api.models import Pod
 from ..encoders.variables import allowed_candidates
+from ..gates import FeatureGates
 from ..planners.aggregated.classes import LocalViews
 from ..planning.job import Options
 from ..planning.resolve import resolve_nodes
 from ..problem.build import build_problem
+from ..problem.flat import Problem
 from ..problem.pods import pod_claims
 from ..problem.scheduling import node_refusal, pod_priority
 from .moves import not_movable
@@ -40,6 +42,69 @@ class Host:
     evictions: tuple[str, ...]
 
 
+def _in_use(
+    cluster: Cluster, nodes: list[str], gates: FeatureGates
+) -> tuple[dict[DeviceId, list[Pod]], dict[str, list[Pod]], dict[str, list[str]]]:
+    """The running pods on `nodes`: who holds each device, the pods on each node, and each
+    pod's claims (`namespace/name`)."""
+    held: dict[DeviceId, list[Pod]] = {}
+    on: dict[str, list[Pod]] = {}
+    claims_of: dict[str, list[str]] = {}
+    for p in running_pods(cluster, nodes):
+        on.setdefault(p.spec.node_name or "", []).append(p)
+        for c in pod_claims(cluster, p, gates):
+            claims_of.setdefault(p.namespaced_name, []).append(c.namespaced_name)
+            alloc = c.status.allocation if c.status is not None else None
+            for r in alloc.devices.results if alloc is not None else ():
+                held.setdefault((r.driver, r.pool, r.device), []).append(p)
+    return held, on, claims_of
+
+
+def _usable(problem: Problem) -> tuple[int, set[DeviceId]] | None:
+    """How many devices the pod needs on the node and the devices it could use, with every
+    device counted free; None when it cannot fit there at all (a request no device serves, a
+    mode other than ExactCount, fewer usable devices than it needs)."""
+    allowed, impossible = allowed_candidates(problem)
+    need, usable = 0, set()
+    for info in problem.claims:
+        for req in info.requests:
+            a = problem.alternatives[req.alternatives[0]]
+            if a.index in impossible or a.mode != "ExactCount":
+                return None
+            need += a.count
+            usable |= {
+                (problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name)
+                for d in allowed.get(a.index, {})
+            }
+    return (need, usable) if len(usable) >= need else None
+
+
+def _departures(
+    below: list[Pod],
+    frees: dict[str, int],
+    claims_of: dict[str, list[str]],
+    users: dict[str, int],
+    short: int,
+    moves: list[str],
+    evictions: list[str],
+) -> int:
+    """The pods of lower priority on a node (`below`) that leave, most devices freed first,
+    until `short` devices are free: each added to `moves` (it may move) or `evictions`; a pod
+    with a claim another pod uses stays (taking it off frees nothing). Returns what is still
+    short (<= 0: enough)."""
+    pods = {p.namespaced_name: p for p in below}
+    for who in sorted((p for p in pods if p in frees), key=lambda p: (-frees[p], p)):
+        if short <= 0:
+            break
+        mine = claims_of.get(who, [])
+        sole = [ref for ref in mine if users.get(ref) == 1]
+        if len(sole) != len(mine):
+            continue
+        (moves if not_movable(pods[who], sole, mine) is None else evictions).append(who)
+        short -= frees[who]
+    return short
+
+
 def hosts(cluster: Cluster, name: str, options: Options) -> list[Host] | str:
     """The nodes that could host pending pod `name` alone, cheapest first (fewest evictions,
     then fewest moves, then node order); or why the reading does not apply to it. Only
@@ -53,16 +118,7 @@ def hosts(cluster: Cluster, name: str, options: Options) -> list[Host] | str:
         return "it asks for no devices"
     prio = pod_priority(cluster, target)
     nodes = resolve_nodes(cluster, None)
-    held: dict[DeviceId, list[Pod]] = {}
-    on: dict[str, list[Pod]] = {}
-    claims_of: dict[str, list[str]] = {}
-    for p in running_pods(cluster, nodes):
-        on.setdefault(p.spec.node_name or "", []).append(p)
-        for c in pod_claims(cluster, p, gates):
-            claims_of.setdefault(p.namespaced_name, []).append(c.namespaced_name)
-            alloc = c.status.allocation if c.status is not None else None
-            for r in alloc.devices.results if alloc is not None else ():
-                held.setdefault((r.driver, r.pool, r.device), []).append(p)
+    held, on, claims_of = _in_use(cluster, nodes, gates)
     users: dict[str, int] = {}
     for refs in claims_of.values():
         for ref in refs:
@@ -76,22 +132,10 @@ def hosts(cluster: Cluster, name: str, options: Options) -> list[Host] | str:
         free_view = replace(
             view, claims={k: c for k, c in view.claims.items() if c.status is None or not c.status.allocation}
         )
-        problem = build_problem(free_view, claims, n, gates)
-        allowed, impossible = allowed_candidates(problem)
-        need, usable = 0, set()
-        fits = True
-        for info in problem.claims:
-            for req in info.requests:
-                a = problem.alternatives[req.alternatives[0]]
-                if a.index in impossible or a.mode != "ExactCount":
-                    fits = False
-                need += a.count
-                usable |= {
-                    (problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name)
-                    for d in allowed.get(a.index, {})
-                }
-        if not fits or len(usable) < need:
+        counted = _usable(build_problem(free_view, claims, n, gates))
+        if counted is None:
             continue
+        need, usable = counted
         taken = {d for d in usable if d in held}
         short = need - (len(usable) - len(taken))
         moves: list[str] = []
@@ -101,23 +145,8 @@ def hosts(cluster: Cluster, name: str, options: Options) -> list[Host] | str:
             for d in taken:
                 for p in held[d]:
                     frees[p.namespaced_name] = frees.get(p.namespaced_name, 0) + 1
-            pods = {p.namespaced_name: p for p in on.get(n, [])}
-            ranked = sorted(
-                (p for p in pods if p in frees and pod_priority(cluster, pods[p]) < prio),
-                key=lambda p: (-frees[p], p),
-            )
-            for who in ranked:
-                if short <= 0:
-                    break
-                mine = claims_of.get(who, [])
-                sole = [ref for ref in mine if users.get(ref) == 1]
-                if len(sole) != len(mine):
-                    continue  # a claim another pod uses stays: taking the pod off frees nothing
-                if not_movable(pods[who], sole, mine) is None:
-                    moves.append(who)
-                else:
-                    evictions.append(who)
-                short -= frees[who]
+            below = [p for p in on.get(n, []) if pod_priority(cluster, p) < prio]
+            short = _departures(below, frees, claims_of, users, short, moves, evictions)
         if short <= 0:
             out.append(Host(n, tuple(moves), tuple(evictions)))
     order = {n: i for i, n in enumerate(nodes)}

@@ -50,6 +50,7 @@ from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, hint_with
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
+from ..gates import FeatureGates
 from ..planners.aggregated.classes import LocalViews
 from ..planners.bounds import reaches, verdict
 from ..planners.firstfit.batch import FirstFit
@@ -80,6 +81,7 @@ from .moves import FROM_HERE, not_movable, replacement
 from .setting import Setting
 from .victims import (
     NEVER,
+    Candidate,
     budgets,
     candidates,
     pdb_violations,
@@ -167,41 +169,12 @@ class PreemptOutcome(PlanOutcome):
         return f"evicts {n} pod{'s' if n != 1 else ''} (highest priority {top}, {words}){tail}"
 
 
-def setting(
-    cluster: Cluster,
-    pods: Sequence[Any] | None,
-    nodes: Sequence[str] | None,
-    options: Options,
-    allow_moves: bool = False,
-) -> Setting:
-    """Resolve the pending pods, the candidates and what they hold (see the module docstring);
-    with `allow_moves`, the replacement of each movable candidate (`preempt.moves`)."""
-    gates = options.feature_gates
-    node_list = resolve_nodes(cluster, nodes)
-    pending = join_shared(resolve_units(cluster, pods, None, gates))
-    levels: list[int | None] = []
-    for u in pending:
-        prios = [
-            pod_priority(cluster, m.pod)
-            for m in u.members
-            if m.pod is not None and preemption_policy(cluster, m.pod) != NEVER
-        ]
-        levels.append(max(prios) if prios else None)
-    running = running_pods(cluster, node_list)
-    warnings: list[str] = []
-    budget_list = budgets(cluster, running, warnings)
-    memo: dict[tuple[str, str | None], str | None] = {}
-    pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
-    # Only pods some pending pod that outranks them and may preempt could go beside: any other
-    # is kept by the justification rule anyway, and leaving it out keeps the model small.
-    cands = [
-        v
-        for v in candidates(cluster, running, [lv for lv in levels if lv is not None])
-        if any(
-            lv is not None and lv > v.priority and v.node not in u.blocked
-            for u, lv in zip(pending, levels, strict=True)
-        )
-    ]
+def _holders(
+    cluster: Cluster, pending: list[Unit], cands: list[Candidate], gates: FeatureGates
+) -> tuple[dict[str, tuple[ResourceClaim, str, tuple[int, ...]]], dict[str, list[ResourceClaim]]]:
+    """The allocated claims an eviction could release — claim ref -> (the claim, its
+    candidate's node, the candidates using it), each used by candidates only — and each bound
+    pod's allocated claims. A candidate's claim a pending pod uses too is an InputError."""
     pending_uses = {
         c.namespaced_name: m.name
         for u in pending
@@ -241,6 +214,45 @@ def setting(
             if others or any(p not in index for p in consumers):
                 continue  # a consumer that stays: the claim keeps its devices
             holders.setdefault(ref, (c, v.node, tuple(sorted(index[p] for p in consumers))))
+    return holders, claims_of
+
+
+def setting(
+    cluster: Cluster,
+    pods: Sequence[Any] | None,
+    nodes: Sequence[str] | None,
+    options: Options,
+    allow_moves: bool = False,
+) -> Setting:
+    """Resolve the pending pods, the candidates and what they hold (see the module docstring);
+    with `allow_moves`, the replacement of each movable candidate (`preempt.moves`)."""
+    gates = options.feature_gates
+    node_list = resolve_nodes(cluster, nodes)
+    pending = join_shared(resolve_units(cluster, pods, None, gates))
+    levels: list[int | None] = []
+    for u in pending:
+        prios = [
+            pod_priority(cluster, m.pod)
+            for m in u.members
+            if m.pod is not None and preemption_policy(cluster, m.pod) != NEVER
+        ]
+        levels.append(max(prios) if prios else None)
+    running = running_pods(cluster, node_list)
+    warnings: list[str] = []
+    budget_list = budgets(cluster, running, warnings)
+    memo: dict[tuple[str, str | None], Reason | None] = {}
+    pending = [with_nodes(cluster, u, node_list, memo, gates) for u in pending]
+    # Only pods some pending pod that outranks them and may preempt could go beside: any other
+    # is kept by the justification rule anyway, and leaving it out keeps the model small.
+    cands = [
+        v
+        for v in candidates(cluster, running, [lv for lv in levels if lv is not None])
+        if any(
+            lv is not None and lv > v.priority and v.node not in u.blocked
+            for u, lv in zip(pending, levels, strict=True)
+        )
+    ]
+    holders, claims_of = _holders(cluster, pending, cands, gates)
     released = replace(cluster, pods=dict(cluster.pods), claims=dict(cluster.claims))
     for v in cands:
         del released.pods[v.pod.key]
@@ -307,11 +319,11 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     or "counts-by-weight" (the counting model without merging kinds, `_solve_counts`)."""
     everywhere = frozenset(s.nodes)
 
-    def all_but(node: str, why: str) -> AllBut:
+    def all_but(node: str, why: Reason) -> AllBut:
         return AllBut(s.nodes, everywhere, node, why)
 
     holder_units = [
-        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, "held"))
+        Unit(f"claim {ref}", (s.released.claims[c.key],), 0, blocked=all_but(node, Reason.of(Kind.HELD_HERE)))
         for ref, (c, node, _) in s.holders.items()
     ]
     pod_units = [
@@ -319,7 +331,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
             v.pod.namespaced_name,
             (),
             v.priority,
-            blocked=all_but(v.node, "running elsewhere"),
+            blocked=all_but(v.node, Reason.of(Kind.RUNS_ELSEWHERE)),
             members=(Member(v.pod.namespaced_name, v.pod, ()),),
             needs=(Needs(v.pod, pod_demand(v.pod)),),
         )

@@ -26,11 +26,12 @@ from collections.abc import Collection
 
 from ..api.cluster import Cluster
 from ..api.models import Pod
+from ..reasons import Kind, Reason
 
 SUFFIX = "moved"
-FROM_HERE = "the node it moves from"
+FROM_HERE = Reason.of(Kind.MOVES_FROM)
 """Why a replacement may not go on the node its pod leaves (`Unit.blocked`); a node blocked
-for another reason keeps that reason, so the counting model can tell the two apart."""
+for another reason keeps that reason, so the counting model can tell the two apart (by kind)."""
 
 
 def controller_of(pod: Pod) -> str | None:

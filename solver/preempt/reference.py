@@ -24,18 +24,19 @@ start: its pods are then reported not placed, and the plan is no longer a valid 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.cluster import Cluster
 from ..api.models import Pod
 from ..check import check_gangs
 from ..pipeline import plan
-from ..planning.job import Options
+from ..planning.job import Options, Unit
 from ..planning.outcome import PodPlan
+from ..planning.snapshot import Snapshot
 from ..problem.flat import claim_weight
 from ..problem.scheduling import pod_priority
-from .model import cluster_after_evictions, setting
+from .model import setting
 from .setting import Setting
 from .victims import Budget, pdb_violations, running_pods, start_order, terminating
 
@@ -83,97 +84,112 @@ def reference_preempt(
     return _run(s, opts)
 
 
+@dataclass
+class _Evictions:
+    """What the run evicted so far: (pod, node, priority) in order, who for, budgets charged."""
+
+    evicted: list[tuple[str, str, int]] = field(default_factory=list)
+    by: dict[str, str] = field(default_factory=dict)
+    charged: dict[str, int] = field(default_factory=dict)
+
+    def add(self, s: Setting, victims: list[Pod], node: str, preemptor: str) -> None:
+        for v in victims:
+            self.evicted.append((v.namespaced_name, node, pod_priority(s.cluster, v)))
+            self.by[v.namespaced_name] = preemptor
+            for b in s.budgets:
+                if v.namespaced_name in b.pods:
+                    self.charged[b.name] = self.charged.get(b.name, 0) + 1
+
+
 def _run(s: Setting, opts: Options) -> ReferenceOutcome:
-    state = s.cluster
+    after = Snapshot(s.cluster, opts.feature_gates)  # the cluster as the pods go: placed, evicted
     order = sorted(range(len(s.pending)), key=lambda i: -s.pending[i].priority)
     placed: dict[str, str | None] = {}
     prio_of: dict[str, int] = {}
-    evicted: list[tuple[str, str, int]] = []
-    by: dict[str, str] = {}
-    charged: dict[str, int] = {}
+    gone = _Evictions()
     for i in order:
         unit = s.pending[i]
         members = [m.pod for m in unit.members if m.pod is not None]
         if not members:
             continue
-        state, done = _place(state, members, s.nodes, opts)
-        if done is None and s.levels[i] is not None:
-            level = s.levels[i] or 0
-            best = None
-            for n in s.nodes:
-                if n in unit.blocked:
-                    continue
-                found = _victims_on(state, members, n, level, s.budgets, charged, opts)
-                if found is None:
-                    continue
-                victims, violating = found
-                prios = [pod_priority(s.cluster, v) for v in victims]
-                key = (
-                    violating,
-                    max(prios),
-                    sum(p + SHIFT for p in prios),
-                    len(prios),
-                    _latest_start(state, victims),
-                )
-                if best is None or key < best[0]:
-                    best = (key, n, victims)
-            if best is not None:
-                _, n, victims = best
-                gone = {v.namespaced_name for v in victims}
-                state, _ = cluster_after_evictions(state, gone, opts)
-                for v in victims:
-                    evicted.append((v.namespaced_name, n, pod_priority(s.cluster, v)))
-                    by[v.namespaced_name] = unit.name
-                    for b in s.budgets:
-                        if v.namespaced_name in b.pods:
-                            charged[b.name] = charged.get(b.name, 0) + 1
-                state, done = _place(state, members, [n], opts)
-        if done is not None:
-            for p in done:
-                placed[p.name] = p.node
-                prio_of[p.name] = p.priority
-    valid = True
-    if opts.feature_gates.GenericWorkload and s.cluster.pod_groups:
-        pods_placed = [state.pods[s.cluster.pod(name).key] for name in placed]
-        short = check_gangs(s.cluster, pods_placed)
-        if short:
-            valid = False
-            failed = {v.claim for v in short}
-            for name in list(placed):
-                g = s.cluster.pod(name).spec.scheduling_group
-                if g is not None and f"{s.cluster.pod(name).metadata.ns}/{g.pod_group_name}" in failed:
-                    del placed[name]
-    for victim, node, _ in evicted:
-        q = by[victim]
+        done = _place(after, members, s.nodes, opts)
+        level = s.levels[i]
+        if done is None and level is not None:
+            done = _preempt(after, s, unit, members, level or 0, gone, opts)
+        for p in done or ():
+            placed[p.name] = p.node
+            prio_of[p.name] = p.priority
+    valid = _gangs_kept(s, after.cluster, placed, opts)
+    for victim, node, _ in gone.evicted:
+        q = gone.by[victim]
         if q not in placed or placed[q] != node:
             valid = False
     weight = sum(claim_weight(prio_of[n]) for n in placed)
-    gone_all = [v for v, _, _ in evicted]
-    return ReferenceOutcome(placed, evicted, weight, pdb_violations(s.budgets, gone_all), valid, by)
+    gone_all = [v for v, _, _ in gone.evicted]
+    return ReferenceOutcome(placed, gone.evicted, weight, pdb_violations(s.budgets, gone_all), valid, gone.by)
 
 
-def _place(
-    state: Cluster, members: list[Pod], nodes: Sequence[str], opts: Options
-) -> tuple[Cluster, list[PodPlan] | None]:
-    """First fit of the pod (pods sharing a claim: together) on `nodes`; on success, the state
-    with it bound and its claims allocated and reserved."""
-    current = [state.pods[m.key] for m in members]
-    outcome = plan(state, current, list(nodes), opts)
-    if not all(p.placed for p in outcome.pods):
-        return state, None
-    after = replace(state, pods=dict(state.pods), claims=dict(state.claims))
-    for p in outcome.pods:
-        assert p.pod is not None
-        after.pods[p.pod.key] = p.pod.model_copy(
-            update={"spec": p.pod.spec.model_copy(update={"node_name": p.node})}
+def _preempt(
+    after: Snapshot, s: Setting, unit: Unit, members: list[Pod], level: int, gone: _Evictions, opts: Options
+) -> list[PodPlan] | None:
+    """DefaultPreemption for one pod that fits nowhere as it is: the node by the five criteria
+    (module docstring), its victims evicted in `after` and the pod placed there; None when no
+    node would make room."""
+    best = None
+    for n in s.nodes:
+        if n in unit.blocked:
+            continue
+        found = _victims_on(after, members, n, level, s.budgets, gone.charged, opts)
+        if found is None:
+            continue
+        victims, violating = found
+        prios = [pod_priority(s.cluster, v) for v in victims]
+        key = (
+            violating,
+            max(prios),
+            sum(p + SHIFT for p in prios),
+            len(prios),
+            _latest_start(after.cluster, victims),
         )
-        for c in (*p.claims, *p.reserved):
-            after.claims[c.key] = c
-    return after, outcome.pods
+        if best is None or key < best[0]:
+            best = (key, n, victims)
+    if best is None:
+        return None
+    _, n, victims = best
+    after.evict({v.namespaced_name for v in victims})
+    gone.add(s, victims, n, unit.name)
+    return _place(after, members, [n], opts)
+
+
+def _gangs_kept(s: Setting, state: Cluster, placed: dict[str, str | None], opts: Options) -> bool:
+    """Whether every gang met its minCount; the pods of one that did not are taken out of
+    `placed` (upstream preempts pod by pod: a gang may evict and still not start)."""
+    if not (opts.feature_gates.GenericWorkload and s.cluster.pod_groups):
+        return True
+    short = check_gangs(s.cluster, [state.pods[s.cluster.pod(name).key] for name in placed])
+    if not short:
+        return True
+    failed = {v.claim for v in short}
+    for name in list(placed):
+        g = s.cluster.pod(name).spec.scheduling_group
+        if g is not None and f"{s.cluster.pod(name).metadata.ns}/{g.pod_group_name}" in failed:
+            del placed[name]
+    return False
+
+
+def _place(after: Snapshot, members: list[Pod], nodes: Sequence[str], opts: Options) -> list[PodPlan] | None:
+    """First fit of the pod (pods sharing a claim: together) on `nodes`; on success, placed in
+    `after` (bound, its claims allocated and the allocated ones it shares reserved)."""
+    current = [after.cluster.pods[m.key] for m in members]
+    outcome = plan(after.cluster, current, list(nodes), opts)
+    if not all(p.placed for p in outcome.pods):
+        return None
+    after.place_all(outcome.pods)
+    return outcome.pods
 
 
 def _victims_on(
-    state: Cluster,
+    after: Snapshot,
     members: list[Pod],
     node: str,
     level: int,
@@ -183,14 +199,15 @@ def _victims_on(
 ) -> tuple[list[Pod], int] | None:
     """DefaultPreemption's SelectVictimsOnNode: the victims on `node` and how many of them
     violate a budget; None when no pod of lower priority is there or the pod does not fit even
-    without all of them."""
+    without all of them. Each try is a layer of `after`, reverted."""
+    state = after.cluster
     potential = [
         p for p in running_pods(state, [node]) if pod_priority(state, p) < level and not terminating(p)
     ]
     if not potential:
         return None
     removed = {p.namespaced_name for p in potential}
-    if not _fits(state, members, node, removed, opts):
+    if not _fits(after, members, node, removed, opts):
         return None
     order = {p.namespaced_name: i for i, p in enumerate(state.pods.values())}
     potential.sort(key=lambda p: (-pod_priority(state, p), start_order(p), order[p.namespaced_name]))
@@ -209,7 +226,7 @@ def _victims_on(
     for group, is_bad in ((violating, True), (fine, False)):
         for p in group:
             removed.discard(p.namespaced_name)
-            if not _fits(state, members, node, removed, opts):
+            if not _fits(after, members, node, removed, opts):
                 removed.add(p.namespaced_name)
                 victims.append(p)
                 count += is_bad
@@ -226,10 +243,16 @@ def _latest_start(state: Cluster, victims: list[Pod]) -> tuple[int, int]:
     return (-flag, -when)
 
 
-def _fits(state: Cluster, members: list[Pod], node: str, removed: set[str], opts: Options) -> bool:
-    after, _ = cluster_after_evictions(state, removed, opts)
-    current = [after.pods[m.key] for m in members]
-    return all(p.placed for p in plan(after, current, [node], opts).pods)
+def _fits(after: Snapshot, members: list[Pod], node: str, removed: set[str], opts: Options) -> bool:
+    """Whether the pod fits on `node` once the pods named `removed` are evicted (tried in a
+    layer of `after`, dropped again)."""
+    after.fork()
+    try:
+        after.evict(removed)
+        current = [after.cluster.pods[m.key] for m in members]
+        return all(p.placed for p in plan(after.cluster, current, [node], opts).pods)
+    finally:
+        after.revert()
 
 
 __all__ = ["ReferenceOutcome", "reference_preempt"]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
 from ..planning.outcome import PodPlan
-from .model import PreemptOutcome
+from .model import Move, PreemptOutcome
 from .moves import controller_of
 
 DeviceId = tuple[str, str, str]
@@ -88,11 +88,9 @@ def _delete(name: str) -> str:
     return f"kubectl delete pod -n {ns} {short}"
 
 
-def steps(cluster: Cluster, outcome: PreemptOutcome) -> list[Step]:
-    """The plan's evictions and moves in an order that works (module docstring); empty when
-    the plan evicts and moves nothing."""
-    if not outcome.victims and not outcome.moves:
-        return []
+def _waits_for(cluster: Cluster, outcome: PreemptOutcome) -> dict[str, set[str]]:
+    """Moved pod -> the evicted or moved pods holding devices its replacement takes (they
+    must leave first)."""
     frees: dict[str, set[DeviceId]] = {}
     for v in outcome.victims:
         if v.pod is not None:
@@ -105,6 +103,30 @@ def steps(cluster: Cluster, outcome: PreemptOutcome) -> list[Step]:
     for m in outcome.moves:
         takes = _devices(m.plan.claims) if m.plan is not None else set()
         needs[m.name] = {holder[d] for d in takes if d in holder and holder[d] != m.name}
+    return needs
+
+
+def _move_note(cluster: Cluster, m: Move, waits: list[int], cycle: bool) -> str:
+    """A move step's note: who re-creates the pod and where, the steps it waits for, and
+    whether a later step frees its devices (a cycle of moves)."""
+    owner = controller_of(m.plan.pod) if m.plan is not None and m.plan.pod is not None else None
+    note = (
+        f"moves {m.node} -> {m.to} for {m.preemptor}: {owner or 'its controller'} re-creates it, "
+        f"{m.to} has room (pin: {_pin(cluster, m.to)})"
+    )
+    if waits:
+        note += f"; after step {', '.join(map(str, waits))}, which frees its devices on {m.to}"
+    if cycle:
+        note += f"; its devices on {m.to} are freed by a later step: its replacement stays Pending until then"
+    return note
+
+
+def steps(cluster: Cluster, outcome: PreemptOutcome) -> list[Step]:
+    """The plan's evictions and moves in an order that works (module docstring); empty when
+    the plan evicts and moves nothing."""
+    if not outcome.victims and not outcome.moves:
+        return []
+    needs = _waits_for(cluster, outcome)
     emptied = sorted({v.node for v in outcome.victims} | {m.node for m in outcome.moves})
     out: list[Step] = [
         Step(
@@ -141,17 +163,7 @@ def steps(cluster: Cluster, outcome: PreemptOutcome) -> list[Step]:
             out.append(Step(k, "evict", _delete(name), note, name, v.node))
             return
         m = moves[name]
-        owner = controller_of(m.plan.pod) if m.plan is not None and m.plan.pod is not None else None
-        note = (
-            f"moves {m.node} -> {m.to} for {m.preemptor}: {owner or 'its controller'} re-creates it, "
-            f"{m.to} has room (pin: {_pin(cluster, m.to)})"
-        )
-        if waits:
-            note += f"; after step {', '.join(map(str, waits))}, which frees its devices on {m.to}"
-        if cycle:
-            note += (
-                f"; its devices on {m.to} are freed by a later step: its replacement stays Pending until then"
-            )
+        note = _move_note(cluster, m, waits, cycle)
         out.append(Step(k, "move", _delete(name), note, name, m.node, m.to, tuple(waits)))
 
     # Pending pod by pending pod (queue order), the departures from its node.

@@ -98,6 +98,31 @@ def _use_milli(bounds: list[Fraction], step: Fraction | None) -> bool:
     return step is None or _units(step, MILLI) >= 1
 
 
+def _rounded(policy: Policy, requested: Fraction) -> Fraction:
+    """`requested` rounded up as the requestPolicy says: to its minimum, then to its step on a
+    range; to the next valid value of a list (unchanged past the last)."""
+    if policy.has_range:
+        low = policy.min if policy.min is not None else Fraction(0)
+        if requested < low:
+            return low
+        if policy.step is None or policy.step <= 0:
+            return requested
+        u = policy.unit
+        lo, st, rq = _units(low, u), _units(policy.step, u), _units(requested, u)
+        if rq > MAX_INT64:
+            raise FatalCapacityRequest(f"capacity request {_plain(requested)} cannot be represented as int64")
+        rounded = lo + math.ceil(Fraction(rq - lo, st)) * st
+        if rounded > MAX_INT64:
+            raise FatalCapacityRequest(
+                f"capacity request {_plain(requested)} rounded up to the step of its requestPolicy "
+                "cannot be represented as int64"
+            )
+        return rounded * u
+    if policy.valid_values is not None:
+        return next((v for v in policy.valid_values if v >= requested), requested)
+    return requested
+
+
 def consumption(value: Fraction, policy: Policy | None, requested: Fraction | None) -> Fraction | None:
     """Amount one placement consumes of a capacity; None when the request violates the policy."""
     if requested is None:
@@ -108,27 +133,7 @@ def consumption(value: Fraction, policy: Policy | None, requested: Fraction | No
         raise FatalCapacityRequest(f"capacity request {_plain(requested)} is negative")
     if policy is None:
         return requested
-    amount = requested
-    if policy.has_range:
-        low = policy.min if policy.min is not None else Fraction(0)
-        if requested < low:
-            amount = low
-        elif policy.step is not None and policy.step > 0:
-            u = policy.unit
-            lo, st, rq = _units(low, u), _units(policy.step, u), _units(requested, u)
-            if rq > MAX_INT64:
-                raise FatalCapacityRequest(
-                    f"capacity request {_plain(requested)} cannot be represented as int64"
-                )
-            rounded = lo + math.ceil(Fraction(rq - lo, st)) * st
-            if rounded > MAX_INT64:
-                raise FatalCapacityRequest(
-                    f"capacity request {_plain(requested)} rounded up to the step of its requestPolicy "
-                    "cannot be represented as int64"
-                )
-            amount = rounded * u
-    elif policy.valid_values is not None:
-        amount = next((v for v in policy.valid_values if v >= requested), requested)
+    amount = _rounded(policy, requested)
     if policy.default is not None and amount == policy.default:
         return amount  # upstream skips the policy check for the default
     if policy.has_range:

@@ -26,6 +26,7 @@ from ..api.strict import did_you_mean
 from ..errors import InputError
 from ..gates import FeatureGates
 from ..inventory import NodeView, node_selector_matches
+from ..reasons import Kind, Reason
 
 
 def pod_group_of(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> PodGroup | None:
@@ -136,7 +137,7 @@ def _generated_name(pod: Pod, entry: str) -> str:
     return f"{pod.metadata.name}-{entry}"
 
 
-def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node: str | None) -> str | None:
+def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node: str | None) -> Reason | None:
     """Why `pod` cannot run on `node`, or None: a pod whose claims (`pod_claims`, computed once
     by the caller for every node it tries) are already allocated can only run where their node
     selectors allow."""
@@ -146,6 +147,5 @@ def node_conflict(cluster: Cluster, pod: Pod, claims: list[ResourceClaim], node:
             continue
         view = NodeView.of(node, cluster.nodes)  # here, not above: most pods have no such claim
         if view is None or not node_selector_matches(alloc.node_selector, view, claim.ref):
-            where = f"node {node}" if node else "no node"
-            return f"claim {claim.ref} of {pod.ref} is allocated with a node selector excluding {where}"
+            return Reason.of(Kind.CLAIM_ELSEWHERE, claim.ref, pod=pod.ref, node=node or None)
     return None

@@ -27,50 +27,46 @@ from ..api.cluster import Cluster
 from ..api.models import Node, Pod, Taint
 from ..errors import InputError
 from ..inventory import NodeView, node_selector_matches
+from ..reasons import Kind, Reason
 from .taints import tolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> str | None:
-    """Why the scheduler would not run `pod` on `node` (None: it may, as far as these rules go)."""
+def node_refusal(cluster: Cluster, pod: Pod, node: str | None) -> Reason | None:
+    """Why the scheduler would not run `pod` on `node` (None: it may, as far as these rules
+    go): a value naming the node (`reasons.words` says it, or "the node" for a group)."""
     spec = pod.spec
     if spec.node_name and node != spec.node_name:
-        return f"the pod is bound to node {spec.node_name} (spec.nodeName)"
+        return Reason.of(Kind.BOUND, node=node, bound=spec.node_name)
     if node is None:
         return None
     obj = cluster.nodes.get(node)
     required = spec.affinity.node_affinity if spec.affinity and spec.affinity.node_affinity else None
     terms = required.required_during_scheduling_ignored_during_execution if required else None
     if obj is None and (any(k != HOSTNAME for k in spec.node_selector) or terms is not None):
-        return (
-            f"node {node} has no Node object in the input, so its labels are unknown, and the pod "
-            "selects nodes by label (nodeSelector / node affinity)"
-        )
+        return Reason.of(Kind.NO_NODE_OBJECT, node=node)
     if spec.node_selector or terms is not None:  # the view copies the labels: only when read
         view = NodeView.of(node, cluster.nodes)
         assert view is not None
         for key, value in spec.node_selector.items():
             if view.labels.get(key) != value:
-                return f"node {node} does not match the pod's nodeSelector {key}={value}"
+                return Reason.of(Kind.NODE_SELECTOR, node=node, key=key, value=value)
         if terms is not None and not node_selector_matches(terms, view, pod.ref):
-            return f"node {node} does not match the pod's required node affinity"
+            return Reason.of(Kind.NODE_AFFINITY, node=node)
     if obj is not None:
         return _taint_refusal(pod, obj)
     return None
 
 
-def _taint_refusal(pod: Pod, node: Node) -> str | None:
+def _taint_refusal(pod: Pod, node: Node) -> Reason | None:
     if node.spec.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
-        return f"node {node.metadata.name} is unschedulable (spec.unschedulable)"
+        return Reason.of(Kind.UNSCHEDULABLE, node=node.metadata.name)
     for taint in node.spec.taints:
         if not tolerated(taint, pod.spec.tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
-            return (
-                f"node {node.metadata.name} has the taint {shown}:{taint.effect}, "
-                "which the pod does not tolerate"
-            )
+            return Reason.of(Kind.TAINT, node=node.metadata.name, taint=shown, effect=taint.effect)
     return None
 
 

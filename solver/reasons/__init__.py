@@ -12,7 +12,7 @@ The ground floor: imports nothing of the package, so every layer that finds a re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeAlias
 
@@ -58,9 +58,11 @@ class Kind(Enum):
     """Gangs with a topology fit in no single domain (`gangs`, `goal`, `tried`, `closest`,
     `score`; `blocker`, `blocked`: the pod that did not fit there and why)."""
     NO_NODE = "no node"
-    """First fit found no node for the pod: `line`, its words over the nodes with the claim
-    refs as placeholders (`reasons.words.with_refs`; pods of one shape share it), and
-    `claims`, the pod's claim refs put in. Per-node words: `PodPlan.node_reasons`."""
+    """First fit found no node for the pod: `total` nodes tried, and `others`, the one node's
+    words, each node's (a few), or (`grouped`) the most common words with their node counts
+    (`reasons.words.nowhere`), with the claim refs as placeholders (`reasons.words.with_refs`;
+    pods of one shape share them); `claims`, the pod's claim refs put in. Per-node words:
+    `PodPlan.node_reasons`."""
     CROWDED = "crowded"
     """The pod fits alone on some nodes, but the plan's other pods take the room there
     (`planners.crowding`): `total` nodes tried, `fitting` of them where it fits alone, the
@@ -68,6 +70,48 @@ class Kind(Enum):
     take on each (`rooms`), why the plan placed those pods rather than it (`relation`, a key
     of `reasons.words.PRIORITY`), the other nodes' words (`others`), and `claims` as for
     NO_NODE (the claim refs put into `others`' placeholders; absent when they are in place)."""
+    # why a pod may not use a node before any device search (`Unit.blocked`): found where the
+    # scheduling's rules, a gang's domain or a model's own nodes refuse it; `node` names the
+    # node, so that the words can say it or not (`say(where=False)`: "the node")
+    BOUND = "bound"
+    """The pod is bound (spec.nodeName) to another node, `bound`."""
+    NO_NODE_OBJECT = "no node object"
+    """The node has no Node object, and the pod selects nodes by label."""
+    NODE_SELECTOR = "node selector"
+    """The node's label `key` is not `value`, as the pod's nodeSelector asks."""
+    NODE_AFFINITY = "node affinity"
+    """The node does not match the pod's required node affinity."""
+    UNSCHEDULABLE = "unschedulable"
+    """The node is unschedulable (spec.unschedulable), and the pod does not tolerate it."""
+    TAINT = "taint"
+    """The node has a taint (`taint`, `effect`) the pod does not tolerate."""
+    CLAIM_ELSEWHERE = "claim elsewhere"
+    """A claim (subject) of `pod` is allocated with a node selector that excludes the node."""
+    MEMBER = "member"
+    """A pod (subject) of a unit of many is refused the node (`parts`: why)."""
+    NO_TOPOLOGY = "no topology"
+    """The node is in no topology domain (label `label`; `held`: the bound pods' domain, in
+    words) of PodGroup `gang`."""
+    OUTSIDE_DOMAIN = "outside domain"
+    """The node is not in `label`=`value`, the domain tried for PodGroup `gang`."""
+    HELD_HERE = "held here"
+    """An allocated claim stays on its node (the preemption model's claim units)."""
+    RUNS_ELSEWHERE = "runs elsewhere"
+    """A running pod stays on its node (the preemption model's pod units)."""
+    MOVES_FROM = "moves from"
+    """A moved pod's replacement may not go on the node it moves from (`preempt.moves`)."""
+    NETWORK_ONLY = "network only"
+    """A pod of network-attached devices goes to its pool's node in the model, not a real one."""
+    NODE_SHORT = "node short"
+    """The node's free resources are short of the pod's (`short`: the scheduler's words,
+    `Insufficient cpu, ...`)."""
+    NODE_ONLY = "node only"
+    """A pod of no network-attached device may not use a pool node."""
+    POOL_OTHERS = "pool others"
+    """The pod is not one of those the network-attached pools' own model places."""
+    POOL_UNSEEN = "pool unseen"
+    """No node the pod may use sees the pool."""
+
     PREEMPT_NEVER = "preempt never"
     """No room, and the pod's preemptionPolicy is Never (`plain`: a pod of plain claims)."""
     PREEMPT_NO_VICTIM = "preempt no victim"
@@ -78,7 +122,7 @@ class Kind(Enum):
     # explain's answers per node (`explain.diagnosis`); `node`, `example` and `device` facts
     # name where, and nodes whose answers differ only in them are one group
     NODE_CONSTRAINTS = "node constraints"
-    """The node's constraints refuse the pod (`why`: the scheduling's words)."""
+    """The node's constraints refuse the pod (`parts`: the refusal, e.g. `TAINT`)."""
     NODE_RESOURCES = "node resources"
     """The node lacks the pod's node resources (`short`)."""
     NOT_DECIDED = "not decided"
@@ -107,6 +151,15 @@ class Kind(Enum):
     RULE = "rule"
     """A constraint (`rule`: matchAttribute or distinctAttribute) over `attribute`, with the
     `values` the candidate devices carry."""
+    PLAN_PLACES = "plan places"
+    """`explain --with-plan`: the plan places the subject on `node`."""
+    PLAN_LEAVES = "plan leaves"
+    """`explain --with-plan`: the plan leaves the subject out (`parts`: why; or `words`, a
+    reason the plan has in words only)."""
+    PLAN_FAILS = "plan fails"
+    """`explain --with-plan`: planning failed (`why`: the error's words)."""
+    PLAN_COUNT = "plan count"
+    """`explain --with-plan`'s head: the plan places `placed` of `pods` pending pods."""
     FEWER_DEVICES = "fewer devices"
     """A fix: `request` of claim (subject) with `count` devices."""
     RELEASED = "released"
@@ -124,6 +177,20 @@ class Reason:
     kind: Kind
     subject: str = ""
     facts: tuple[tuple[str, Fact], ...] = ()
+
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+    """The hash, once computed (`__hash__`)."""
+
+    def __hash__(self) -> int:
+        """Kept once computed: a node's refusal is part of the key of first fit's answer shared
+        by the pods it leaves out (their blocked nodes), hashed far more often than made."""
+        if not self._hash:
+            object.__setattr__(self, "_hash", hash((self.kind, self.subject, self.facts)))  # frozen: a cache
+        return self._hash
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the cached hash: another process hashes strings with another seed."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     @classmethod
     def of(cls, kind: Kind, subject: str = "", **facts: Fact) -> Reason:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from . import Kind, Reason
+from . import Fact, Kind, Reason
 
 INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
 UNWORDED = "the run was stopped (Ctrl-C, SIGTERM or --timeout) before its reason was worded"
@@ -35,6 +35,12 @@ def _where(r: Reason, where: bool) -> str:
     if skipped:
         parts.append("not searched: " + "; ".join(skipped))
     return "; ".join(parts)
+
+
+def _node(r: Reason, where: bool) -> str:
+    """The node a refusal is about: `node NAME`, or `the node` when the line names it already
+    or groups nodes (`where=False`)."""
+    return f"node {r.text('node')}" if where else "the node"
 
 
 def _paren(r: Reason, where: bool) -> str:
@@ -107,6 +113,9 @@ def _gang_short(r: Reason, where: bool) -> str:
     return text
 
 
+WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
+"""The head of `explain --with-plan`'s lines on the plan (`Kind.PLAN_COUNT`, `Kind.PLAN_FAILS`)."""
+
 UNDECIDED = "CP-SAT neither found an allocation nor proved there is none within its budget"
 
 
@@ -172,9 +181,11 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NOTHING: lambda r, w: "nothing to allocate",
     Kind.GANG_SHORT: _gang_short,
     Kind.NO_DOMAIN: _no_domain,
-    Kind.NO_NODE: lambda r, w: with_refs(r.text("line"), list(r.texts("claims"))),
+    Kind.NO_NODE: lambda r, w: _no_node(r),
     Kind.CROWDED: lambda r, w: _crowded(r),
-    Kind.NODE_CONSTRAINTS: lambda r, w: f"node constraints: {r.text('why')}",
+    Kind.NODE_CONSTRAINTS: lambda r, w: (
+        "node constraints: " + "; ".join(say(p, where=w) for p in r.parts("parts"))
+    ),
     Kind.NODE_RESOURCES: lambda r, w: f"node resources: {r.text('short')}",
     Kind.NOT_DECIDED: lambda r, w: f"not decided: {gave_up(r)}, and {UNDECIDED}",
     Kind.SEARCH_GAVE_UP: lambda r, w: f"{gave_up(r)}; CP-SAT finds an allocation",
@@ -205,10 +216,53 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         + " and ".join([*(["its requests"] if r.fact("requests") else []), *map(say, r.parts("rules"))])
     ),
     Kind.RULE: lambda r, w: f"{r.text('rule')} {r.text('attribute')} (values available: {r.text('values')})",
+    Kind.PLAN_PLACES: lambda r, w: f"{r.subject}: the plan places it on {r.text('node')}",
+    Kind.PLAN_LEAVES: lambda r, w: (
+        f"{r.subject}: the plan does not place it: "
+        + ("; ".join(say(p) for p in r.parts("parts")) or r.text("words"))
+    ),
+    Kind.PLAN_FAILS: lambda r, w: f"the plan fails: {r.text('why')}",
+    Kind.PLAN_COUNT: lambda r, w: (
+        f"{WITH_PLAN} the plan places {r.text('placed')} of {r.text('pods')} pending pods"
+    ),
     Kind.FEWER_DEVICES: lambda r, w: (
         f"fewer devices: request {r.text('request')} of claim {r.subject} with count {r.text('count')}"
     ),
     Kind.RELEASED: lambda r, w: f"claim {r.subject} released",
+    Kind.BOUND: lambda r, w: f"the pod is bound to node {r.text('bound')} (spec.nodeName)",
+    Kind.NO_NODE_OBJECT: lambda r, w: (
+        f"{_node(r, w)} has no Node object in the input, so its labels are unknown, and the pod "
+        "selects nodes by label (nodeSelector / node affinity)"
+    ),
+    Kind.NODE_SELECTOR: lambda r, w: (
+        f"{_node(r, w)} does not match the pod's nodeSelector {r.text('key')}={r.text('value')}"
+    ),
+    Kind.NODE_AFFINITY: lambda r, w: f"{_node(r, w)} does not match the pod's required node affinity",
+    Kind.UNSCHEDULABLE: lambda r, w: f"{_node(r, w)} is unschedulable (spec.unschedulable)",
+    Kind.TAINT: lambda r, w: (
+        f"{_node(r, w)} has the taint {r.text('taint')}:{r.text('effect')}, which the pod does not tolerate"
+    ),
+    Kind.CLAIM_ELSEWHERE: lambda r, w: (
+        f"claim {r.subject} of {r.text('pod')} is allocated with a node selector excluding "
+        + (_node(r, w) if r.fact("node") is not None else "no node")
+    ),
+    Kind.MEMBER: lambda r, w: f"{r.subject}: " + "; ".join(say(p, where=w) for p in r.parts("parts")),
+    Kind.NO_TOPOLOGY: lambda r, w: (
+        f"{_node(r, w)} is in no topology domain of PodGroup {r.text('gang')} "
+        f"(label {r.text('label')}{'; ' + r.text('held') if r.fact('held') else ''})"
+    ),
+    Kind.OUTSIDE_DOMAIN: lambda r, w: (
+        f"{_node(r, w)} is not in {r.text('label')}={r.text('value')}, "
+        f"the domain tried for PodGroup {r.text('gang')}"
+    ),
+    Kind.HELD_HERE: lambda r, w: "held",
+    Kind.RUNS_ELSEWHERE: lambda r, w: "running elsewhere",
+    Kind.MOVES_FROM: lambda r, w: "the node it moves from",
+    Kind.NETWORK_ONLY: lambda r, w: "uses network-attached devices: runs where its pool is seen",
+    Kind.NODE_ONLY: lambda r, w: "uses no network-attached device",
+    Kind.NODE_SHORT: lambda r, w: r.text("short"),
+    Kind.POOL_UNSEEN: lambda r, w: "no node it may use sees this pool",
+    Kind.POOL_OTHERS: lambda r, w: "may not be placed",
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
         if r.fact("plain")
@@ -237,16 +291,46 @@ _NODE = "\x00node\x00"
 
 
 def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
-    """One line for a pod that fits nowhere: the node's reason when there is one node, every
-    node's reason when there are few, else the counts of the two most common reasons
-    (`templates`: the reasons with node names taken out, so that equal reasons group)."""
+    """One line for a pod that fits nowhere (`nowhere`'s facts, worded as `Kind.NO_NODE`)."""
+    return say(Reason(Kind.NO_NODE, "", nowhere(reasons, templates)))
+
+
+def nowhere(
+    reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None
+) -> tuple[tuple[str, Fact], ...]:
+    """The facts of `Kind.NO_NODE` (but the claim refs) for a pod that fits nowhere: how many
+    nodes (`total`), and `others`, the node's reason when there is one node, every node's
+    reason when there are few (`listed`), else (`grouped`) the two most common reasons with
+    their node counts (`reason_groups`). `templates`: the reasons said of any node,
+    `say(where=False)`, so that equal reasons group, and a node listed by name is not named
+    again in its words."""
     if len(reasons) == 1:
-        return reasons[0][1]
+        return (("total", 1), ("others", (reasons[0][1],)))
     if len(reasons) <= DETAIL_NODES or templates is None:
-        return "no node fits the pod: " + "; ".join(node_said(n, r) for n, r in reasons)
-    return f"no node fits the pod (0 of {len(reasons)} nodes): " + "; ".join(
-        reason_groups(reasons, templates)
-    )
+        return (("total", len(reasons)), ("others", tuple(listed(reasons, templates))))
+    return (("total", len(reasons)), ("grouped", 1), ("others", tuple(reason_groups(reasons, templates))))
+
+
+def _no_node(r: Reason) -> str:
+    """`nowhere`'s facts in a line, the claim refs put in: the one node's words, `no node fits
+    the pod: n1: ...; n2: ...`, or `no node fits the pod (0 of N nodes): K nodes: ...`."""
+    total, others = r.fact("total"), "; ".join(r.texts("others"))
+    if total == 1:
+        line = others
+    elif r.fact("grouped"):
+        line = no_node_head(total if isinstance(total, int) else 0) + others
+    else:
+        line = "no node fits the pod: " + others
+    return with_refs(line, list(r.texts("claims")))
+
+
+def listed(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None) -> list[str]:
+    """Each node's reason after its name (`node_said`): its words said of any node where they
+    are known (`templates`, in the order of `reasons`), so that the node is named once (was
+    `n1: node n1 has the taint ...`)."""
+    if templates is None:
+        return [node_said(n, r) for n, r in reasons]
+    return [node_said(n, t) for (n, _), t in zip(reasons, templates, strict=True)]
 
 
 def node_said(node: str | None, text: str) -> str:
@@ -398,6 +482,7 @@ def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation
 __all__ = [
     "DETAIL_NODES",
     "UNDECIDED",
+    "WITH_PLAN",
     "gave_up",
     "INTERRUPTED",
     "LEFT_OUT",
@@ -410,10 +495,12 @@ __all__ = [
     "node_short",
     "room",
     "some_named",
+    "listed",
     "node_said",
     "reason_groups",
     "say",
     "template_counts",
+    "nowhere",
     "why_not",
     "with_refs",
 ]

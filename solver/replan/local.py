@@ -13,18 +13,21 @@ re-solves those nodes only (the region), with the pipeline's CP-SAT allocator on
   update first fit could not place, the nodes where pods of lower priority asking for one of
   its DeviceClasses hold the most devices (`region`), at most `NODES`;
 - the pods: those placed on the region — each may keep its node (with other devices), take
-  another region node, or be left out: the model sees no pins; its plan is then exchanged
-  between alike nodes and interchangeable pods so that pods keep their nodes (`relabel`,
-  `stay`), and every group of nodes joined by moved pods that gains nothing is put back
-  (`revert`, `home`): a pod moves only within a group that gains weight — and the pending
-  pods in queue order (priority, then the cluster's order), at most `PER_NODE` per region
-  node of one claim shape and `PENDING` in all;
+  another region node, or be left out: the model sees no pins; of its plan and the current
+  one, the second stage (`moves.fewest_moves`) makes the plan of most weight that gains at
+  least 1 per pod of the last plan it moves or leaves out, then of the fewest such pods (over
+  the node patterns of both; where it does not apply, the model's plan exchanged between
+  alike nodes and interchangeable pods, `relabel`, `stay`), and every group of nodes joined
+  by moved pods that gains nothing is put back (`revert`, `home`) — and the pending pods in
+  queue order (priority, then the cluster's order), at most `PER_NODE` per region node of
+  one claim shape and `PENDING` in all;
 - everything else fixed: every other placed pod's claims stay allocated in the sub-cluster
   (their devices are in use), and only the region's nodes and slices (and slices without a
   node name) are in it.
 
-Its plan replaces the region's pods only when it places strictly more weight than they had:
-a pod is left out only for a gain (`docs/semantics.md`, "Re-planning"). It is valid for the
+Its plan replaces the region's pods only when it places strictly more weight than they had
+and gains at least 1 per pod of the last plan it moves or leaves out (`moves.pays`, checked
+on the plan with devices: `docs/semantics.md`, "Re-planning"). It is valid for the
 whole cluster: the pipeline checked it on the sub-cluster, which has every device in use that
 the cluster has on those nodes' pools and the same node rules; the planner
 re-checks each placement as it records it in its first-fit run (`Resumable.hold`) and the node
@@ -48,7 +51,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -70,6 +73,7 @@ from ..planning.resolve import make_job, units_for
 from ..planning.snapshot import Snapshot
 from ..problem.flat import claim_weight
 from ..reasons import Kind, Reason
+from .moves import disturbed, fewest_moves, pays
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -175,13 +179,16 @@ def resolve(
     shape: Callable[[PodPlan], Shape],
     options: Options,
     memo: ModelMemo | None = None,
+    last: Collection[str] | None = None,
 ) -> Local | None:
     """The local re-solve of `area` (module docstring): the new plans of the pods it changes
     (none when it places no more weight than the area's pods had; None when not tried).
     `queue`: the pending pods in queue order; `shape`: a pod's claim shape (`shape_of` its
     claims, cached by the caller); `memo`: the single-node answers of earlier re-solves
     (`patterns.ModelMemo`, kept by the caller: a region's nodes are of few kinds, and their
-    caps and device allocations repeat from update to update)."""
+    caps and device allocations repeat from update to update); `last`: the names of the pods
+    placed where the last plan placed them (None: every placed pod) — the pods whose moves
+    the rule counts (`moves.pays`): the others this update's first fit placed."""
     inside = set(area)
     if len(inside) < 2:
         return None
@@ -221,23 +228,36 @@ def resolve(
     had = sum(claim_weight(p.priority) for p in here)
     if agg.objective <= had:  # the expansion only loses pods: no gain, nothing to expand
         return Local(tuple(area), {}, 0, agg.status.value)
-    kept = relabel(sub, units, was, agg.placements, area)
+    # The most weight that pays for what it disturbs, then the fewest disturbed, over the
+    # patterns of both plans (`moves.fewest_moves`); the relabelled model's plan where that
+    # stage does not apply.
+    alike = {n: _alike(sub, n) for n in area}
+    kept = {i for i, p in enumerate(here) if last is None or p.name in last}
+    fewest = fewest_moves(units, was, agg.placements, area, alike.__getitem__, options.seed, kept)
+    chosen = fewest if fewest is not None else relabel(sub, units, was, agg.placements, area)
     # Settled before the expansion (`settle`), so that only the nodes whose change gains are
     # searched for devices: every other node holds its pods as it did.
-    planned = settle(units, was, kept, area, shape)
+    planned = settle(units, was, chosen, area, shape)
     if _counted(units, planned) <= had:
         return Local(tuple(area), {}, 0, agg.status.value)
-    got = _expanded(job, current, replace(agg, placements=planned), was)
-    if _weight(got.pods) < _counted(units, planned):  # the settled plan lost a pod on devices
-        got = max(got, _expanded(job, current, agg, was), key=lambda o: _weight(o.pods))
-    gets = sum(claim_weight(p.priority) for p in got.pods if p.placed)
+    tried = [_expanded(job, current, replace(agg, placements=planned), was)]
+    if _weight(tried[0].pods) < _counted(units, planned):  # the settled plan lost a pod on devices
+        tried.append(_expanded(job, current, agg, was))
+    status = "" if tried[0].verdict is None else tried[0].verdict.status.value
+    # Each expanded plan settled again (where devices dropped pods, groups may gain nothing
+    # now); taken only where it gains and keeps the rule (`moves.pays`), the best of them.
+    found = [
+        (settled, got)
+        for got in tried
+        if _weight(got.pods) > had
+        for settled in [home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))]
+        if _weight(settled) > had and pays(was, settled, kept)
+    ]
+    if not found:
+        return Local(tuple(area), {}, 0, status)
+    settled, got = max(found, key=lambda f: (_weight(f[0]), -disturbed(was, f[0], kept)))
     status = "" if got.verdict is None else got.verdict.status.value
-    if gets <= had:
-        return Local(tuple(area), {}, 0, status)
-    settled = home(units, was, revert(units, was, stay(units, was, list(got.pods), shape)))
     gets = _weight(settled)
-    if gets <= had:
-        return Local(tuple(area), {}, 0, status)
     done = per_pod(sub, units, PlanOutcome(settled, got.allocator, {}), opts.feature_gates)
     original = {p.name: p for p in (*here, *offered)}
     changed: dict[str, PodPlan] = {}

@@ -22,9 +22,10 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   it released or placed pods, and where pods of lower priority hold room a pod it could not
   place asks for), with the pending pods and every other placement fixed, hinted with the
   current plan, run only where a cheap bound shows the region may hold more weight
-  (`local.may_gain`); taken only when it places more weight, its placements exchanged between alike
-  nodes and interchangeable pods so that pods keep their nodes, and every group of nodes whose
-  change gains nothing put back. Its placements are recorded in the first-fit run
+  (`local.may_gain`); of the plans of the patterns it and the current plan use, the one of
+  most weight that gains at least 1 per pod of the last plan it moves or leaves out, then of
+  the fewest such pods (`moves.fewest_moves`), taken only when it places more weight. Its
+  placements are recorded in the first-fit run
   (`Resumable.release`, `Resumable.hold`, which re-checks them), so the next update starts
   from the plan returned. `stats`: `local_nodes`, `local_gain`, `local_status`,
   `local_seconds`.
@@ -37,8 +38,9 @@ plan left (`firstfit.resumable.Resumable`: per-node pools, cached answers, what 
   never needed for that plan.
 - *Moving for weight*: when the result is not proven optimal and the instance is small
   (pods x nodes at most `SMALL`), a fresh plan of the changed cluster runs too; it is taken
-  only when it places more weight (so a pod moves only for a gain: moving is the last
-  criterion), and its proven bound tightens the update's.
+  whenever it places more weight (a guarantee of first fit's weight on small instances: its
+  moves are neither minimized nor held to the local re-solve's rule, `moves.PRICE`), and its
+  proven bound tightens the update's.
 
 Bound and status (`docs/semantics.md`, "What a status proves", "Re-planning"): the bound of
 an update is never the last plan's status carried over. It is the smallest of: the total
@@ -118,7 +120,7 @@ from ..planning.snapshot import Snapshot
 from ..planning.triage import split_held, triaged
 from ..problem.demand import Needs, demand_total
 from ..problem.flat import claim_weight
-from ..reasons import Kind
+from ..reasons import Kind, Reason
 from .changes import Changes, Naming, Ref, apply_changes
 from .local import Shape, region, resolve, shape_of
 
@@ -161,7 +163,7 @@ class Planner:
         self._bound = 0
         self._run: Resumable | None = None
         self._nodes: list[str] = []
-        self._memo: dict[tuple[str, str | None], str | None] = {}
+        self._memo: dict[tuple[str, str | None], Reason | None] = {}
         """`pipeline.with_nodes`' refusals per (scheduling constraints, node), valid while no node changes."""
         self._units: dict[str, Unit] = {}
         """Units resolved for pods left out, by name (retried when room is released)."""
@@ -368,7 +370,8 @@ class Planner:
         if sum(_weight(p) for p in pods if p.placed) < bound:
             seeds = released | {p.node for p in done.pods if p.placed}
             waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
-            pods = self._local(after, pods, seeds, _queue(waiting), stats)
+            last = {n for n, p in by_name.items() if p.placed and n not in touched}
+            pods = self._local(after, pods, seeds, _queue(waiting), last, stats)
         _worded_as_before(pods, units, self._units)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
@@ -379,6 +382,7 @@ class Planner:
         pods: list[PodPlan],
         seeds: set[str | None],
         waiting: Sequence[PodPlan],
+        last: set[str],
         stats: Stats,
     ) -> list[PodPlan]:
         """The local re-solve (`local.resolve`) of the nodes the update reached, after first
@@ -392,7 +396,7 @@ class Planner:
         solved = time.perf_counter()
         area = region(pods, seeds, waiting, self._nodes)
         queue = _queue([p for p in pods if not p.placed and p.pod is not None])
-        got = resolve(after, pods, area, queue, self._shape, self._options, self._models)
+        got = resolve(after, pods, area, queue, self._shape, self._options, self._models, last)
         stats["local_nodes"] = len(area)
         stats["local_seconds"] = round(time.perf_counter() - solved, 3)
         if got is None or not got.pods:

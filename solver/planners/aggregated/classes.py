@@ -25,17 +25,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from dra_solver.encoders.model import sorted_values
 
 from ...api.cluster import Cluster
-from ...api.models import ResourceClaim
+from ...api.models import ResourceClaim, ResourceSlice
 from ...cel import EvalCache
 from ...gates import FeatureGates
-from ...inventory import NodeView, node_up_to_name, slices_up_to_names
+from ...inventory import NodeView, node_up_to_name
 from ...planning.job import Unit
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
@@ -129,6 +129,8 @@ class LocalViews:
             if alloc is not None:
                 for pool in {(r.driver, r.pool) for r in alloc.devices.results}:
                     self.claims.setdefault(pool, []).append((i, k))
+        self.twins: dict[str, str | None] = {}
+        """Node -> its `twin_key`, once computed (node classes, caps and the expansion ask it)."""
 
     def of(self, cluster: Cluster, node: str) -> Cluster:
         """`cluster` (the one indexed, or a copy with more claims) seen from `node`."""
@@ -254,12 +256,20 @@ def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     and every slice of the node's pools on this node. Everything else is compared as it is:
     slices (devices, counters, per-device node selection), the claims holding devices in
     those pools (spec and allocation, their names left out), the node's labels (its hostname
-    label taken out when it is the node's name) and declared features."""
+    label taken out when it is the node's name) and declared features. Computed once per node
+    and kept in `views` (node classes, caps and the expansion ask it): the key reads only what
+    the views indexed once."""
+    if node not in views.twins:
+        views.twins[node] = _twin_key(cluster, views, node)
+    return views.twins[node]
+
+
+def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     if cluster.taint_rules or views.shared:
         return None
     aliases: dict[str, str] = {}
     mine = sorted(i for p in views.node_pools.get(node, ()) for i in views.slices[p])
-    slices = slices_up_to_names((cluster.slices[i] for i in mine), node, aliases)
+    slices = _slice_keys((cluster.slices[i] for i in mine), node, aliases)
     if slices is None:
         return None
     held = []
@@ -273,6 +283,25 @@ def twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     view = NodeView.of(node, cluster.nodes)
     assert view is not None
     return json.dumps([slices, held, *node_up_to_name(view)], sort_keys=True)
+
+
+def _slice_keys(slices: Iterable[ResourceSlice], node: str, aliases: dict[str, str]) -> list[str] | None:
+    """`inventory.slices_up_to_names` as JSON text, each spec dumped whole by pydantic but for
+    its node's and pool's names (the pool's alias put before it): equal texts are equal specs
+    up to those names. Why not the shared one: a dict per slice, sorted and dumped again, is
+    most of the 10,000 twin keys of a plan at scale; here keys merely not sorted can only miss
+    a twin (which is then precomputed, into the same class), never join two nodes that differ."""
+    out = []
+    for s in slices:
+        if s.spec.node_name != node:
+            return None
+        alias = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
+        out.append(alias + s.spec.model_dump_json(by_alias=True, exclude_none=True, exclude=_NAMES))
+    return out
+
+
+_NAMES: Any = {"node_name": True, "pool": {"name"}}
+"""What `_slice_keys` leaves out of a slice's spec."""
 
 
 def problem_signature(problem: Problem) -> Hashable:

@@ -24,6 +24,7 @@ from .master import AggregatedPlan, NodeCosts, aggregate
 from .patterns import EXPAND_FLOOR, allocate_node
 from .pools import NO_POOLS, PoolPlan, pooled
 from .racks import RackPlan, racked
+from .twins import Twins
 
 
 def plan_aggregated(
@@ -204,22 +205,33 @@ def _place_nodes(
 ) -> tuple[dict[int, PodPlan], dict[int, str]]:
     """Each node's pods with devices by the single-node allocator, the node's claims checked
     as one call: the placed pods, and the dropped ones (placed by the model, no devices on
-    its node: unit -> node). Past `job.deadline` no further node is placed."""
+    its node: unit -> node). Past `job.deadline` no further node is placed. A node equal up
+    to names to one placed before, with pods of the same classes, reads that node's Problem
+    and devices renamed instead of building its own (`aggregated.twins`: the same plan); its
+    results are written and checked on its own view all the same."""
     out: dict[int, PodPlan] = {}
     dropped: dict[int, str] = {}
+    twins = Twins(agg.ctx)
     for node, idxs in placements.items():
         if passed(job.deadline):
             break
         claims = [c for i in idxs for c in job.units[i].claims]
-        group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
-        weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
-        problem, assignment = allocate_node(
-            agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR, weights=weights
-        )
+        view = agg.ctx.local(node)
+        key = twins.key(node, view, idxs, claims)
+        known = twins.known(key, node, view, claims)
+        if known is not None:  # a twin's Problem and devices, renamed (`aggregated.twins`)
+            problem, assignment = known
+        else:
+            group_of = [g for g, i in enumerate(idxs) for _ in job.units[i].claims]
+            weights = [job.units[i].weight for i in idxs]  # the plan's objective, also where pods drop
+            problem, assignment = allocate_node(
+                agg.ctx, node, claims, group_of, floor=EXPAND_FLOOR, weights=weights
+            )
+            twins.keep(key, view, problem, assignment)
         done = ledger.results(problem, tuple(claims), assignment or {})
         placed = [c for ci, c in enumerate(done) if ci in (assignment or {})]
         if placed:
-            ledger.commit(placed, node, agg.ctx.local(node))
+            ledger.commit(placed, node, view)  # every node's claims checked, twins too
         at = 0
         for i in idxs:
             unit, n = job.units[i], len(job.units[i].claims)

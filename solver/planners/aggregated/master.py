@@ -403,7 +403,9 @@ def _caps(
     for the one with the largest demand, and cut to each one's demand. With `ctx.memo`, each
     search is keyed by the node's view up to names (`classes.twin_key`, where there is one) and
     free node resources, and the pod class's claims and node-resource demand
-    (`patterns.ModelMemo`)."""
+    (`patterns.ModelMemo`); else within this call by node class, so that classes of one kind
+    (`pod_kinds`: priorities of one shape) share the searches their doublings have in common,
+    each charged its work as if searched again (the same caps and budget left as without it)."""
     facts = [unit_facts(units[k.units[0]]) for k in pods]
     rep: dict[Hashable, int] = {}
     for k in pods:
@@ -420,13 +422,16 @@ def _caps(
     seen: dict[tuple[int, int], tuple[int, bool]] = {}
     caps: dict[tuple[int, int], int] = {}
     proven = True
+    local = ModelMemo()
     for c in ncls:
         for ki in sorted(c.allowed):
             key = (c.index, rep_of[ki])
             if key not in seen:
                 r = rep_of[ki]
-                kept = None if c.index not in twins else (twins[c.index], facts[r][0], facts[r][4])
-                seen[key] = cap(ctx, c.nodes[0], r, kept)
+                if c.index in twins:
+                    seen[key] = cap(ctx, c.nodes[0], r, (twins[c.index], facts[r][0], facts[r][4]))
+                else:
+                    seen[key] = cap(ctx, c.nodes[0], r, (c.index, facts[r][0], facts[r][4]), local)
             caps[(c.index, ki)] = min(seen[key][0], pods[ki].demand)
             proven &= seen[key][1]
     return caps, proven
@@ -590,17 +595,17 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         cost=scale.costs,
         big=scale.big,
     )
-    z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
     kinds = pod_kinds(pods, comp.pods, task.units)
-    if obj < ub and kinds:
-        # A gap: the columns hold the patterns the LP wanted, each with its own mix of the
-        # priorities of one shape, and the plan that closes it may need another mix of the same
-        # shapes. From here on the master counts the slots per kind (`kind_master`): every mix of
-        # the columns' shapes, so at least as good a plan, and the same proofs.
+    if kinds:
+        # The columns hold the patterns the LP wanted, each with its own mix of the priorities
+        # of one shape, and the best plan may need another mix of the same shapes. The master
+        # counts the slots per kind (`kind_master`): every mix of the columns' shapes, so at
+        # least the plan of the master over the columns as they are, and the same proofs —
+        # without first spending a budget on that master, which cannot close such a gap
+        # (`replan.local`: 0.5 deterministic seconds of a 1 s update, for a plan the kind
+        # master then finds in a hundredth of that).
         solve = partial(solve, kind_of=kinds)
-        z2, y2, obj2, optimal2 = solve(ub, first_nodes=first_nodes)
-        if obj2 >= obj:
-            z, y, obj, optimal = z2, y2, obj2, optimal2
+    z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
     listed = None
     if scale.costs is not None and task.caps_proven and obj < ub and ctx.left() > 0:
         # What-if's LP relaxation sits below every integer plan when pod sizes divide the
@@ -615,10 +620,20 @@ def solve_component(task: ComponentTask) -> ComponentResult:
             z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
             if optimal:
                 ub = obj  # optimal over every maximal pattern: no plan is worth more
+    known = columns
+    if obj < ub and converged is not None and "kind_of" in solve.keywords:
+        # Enumerate kind patterns, not class patterns: one per mix of shapes instead of one per
+        # split of each shape among its priorities (`_kind_pricing`).
+        priced = _kind_pricing(ctx, task, columns, kinds, feas)
+        if priced is not None:
+            ub = min(ub, priced[2])
+            if priced[1] is not None:  # else the class patterns are enumerated, as before
+                models, converged = priced[0], priced[1]
+                known = _kind_columns(columns, comp.nodes, kinds)
     if obj < ub and converged is not None:
         done: set[int] = set()
         for c in comp.nodes:
-            for pat in columns[c]:
+            for pat in known[c]:
                 models[c].forbid(pat)
         while obj < ub and ctx.left() > 0:
             added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done, scale.cost)
@@ -631,6 +646,58 @@ def solve_component(task: ComponentTask) -> ComponentResult:
                 break
     cut = ctx.deadline is not None and ctx.deadline.fired
     return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent, listed, optimal, cut)
+
+
+def kind_pods(pods: Sequence[PodClass], pod_ids: Sequence[int], kind_of: Mapping[int, int]) -> list[PodClass]:
+    """`pods` with each kind's first class holding the shipped units (`_task`: a class's first
+    MAX_COPIES) of all its classes: the copies of a kind model (`_kind_pricing`)."""
+    out = list(pods)
+    for r, ks in _by_kind(pod_ids, kind_of).items():
+        if len(ks) > 1:
+            out[r] = replace(pods[r], units=tuple(i for k in ks for i in pods[k].units[:MAX_COPIES]))
+    return out
+
+
+def _kind_pricing(
+    ctx: ModelContext,
+    task: ComponentTask,
+    columns: dict[int, list[Pattern]],
+    kind_of: Mapping[int, int],
+    feas: Feasibility,
+) -> tuple[dict[int, NodeModel], _Duals | None, int] | None:
+    """Column generation over kind patterns (`pod_kinds`), for the enumeration that closes a
+    gap: per node class a pricing model with copies of each kind (its classes' units merged,
+    `kind_pods`) and the LP with a row per kind (`restricted_lp`); its kind patterns join
+    `columns` (as counts on the kind's first class, which `_kind_columns` keeps). Returns the
+    kind models, the final duals when it converged with every pricing problem proven (None
+    else), and the floor of its Lagrangian bound (sound like the classes': every class plan is
+    a kind plan of the same weight); None when a kind has more copies than a model holds.
+
+    Why: the LP's duals price a kind's classes alike where their weights sit above the kind's
+    dual, so enumerating class patterns lists every split of a mix of shapes among the
+    priorities (`skewed_cluster` at 1,000 pods: 56 CPU s); the kind master fills a kind's slots
+    with any of its classes anyway. Copies of a kind on a node class: the cap of its classes
+    (`_caps`: the node's cap, cut to each class's demand) where one is below its demand, else
+    the sum of their demands — at least what any plan puts there."""
+    comp, pods, ncls, caps = task.comp, task.pods, task.ncls, task.caps
+    groups = _by_kind(comp.pods, kind_of)
+    kpods = kind_pods(pods, comp.pods, kind_of)
+    models: dict[int, NodeModel] = {}
+    for c in comp.nodes:
+        copies: dict[int, int] = {}
+        for r, ks in groups.items():
+            mine = [caps.get((c, k), 0) for k in ks]
+            short = [n for n, k in zip(mine, ks, strict=True) if n < pods[k].demand]
+            copies[r] = min(short) if short else sum(mine)
+            if copies[r] > MAX_COPIES:
+                return None
+        models[c] = NodeModel(ctx, ncls[c].nodes[0], copies, kpods)
+    kcols = _kind_columns(columns, comp.nodes, kind_of)
+    ub, _, converged = _generate(ctx, comp, pods, ncls, kcols, models, feas, task.scale, task.gangs, kind_of)
+    for c in comp.nodes:
+        for pat in kcols[c]:
+            add_column(columns[c], pat)
+    return models, converged, ub
 
 
 def _all_patterns(
@@ -737,12 +804,15 @@ def _generate(
     feas: Feasibility,
     scale: Scale,
     gangs: Mapping[str, int] | None = None,
+    kind_of: Mapping[int, int] | None = None,
 ) -> tuple[int, int, _Duals | None]:
     """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
     the final duals when it converged with every pricing problem proven). The bound holds
     whether or not the pricing problems were solved to optimality (CP-SAT's proven bound
     stands in for their optimum). With node costs (`scale`) a pattern enters class c when
-    pi.p > mu[c] + cost[c] (its reduced cost), and class c adds mult[c] * max(0, best - cost[c])."""
+    pi.p > mu[c] + cost[c] (its reduced cost), and class c adds mult[c] * max(0, best - cost[c]).
+    `kind_of`: the LP's rows per kind (`restricted_lp`), `columns` and `models` kind patterns
+    and kind models (`_kind_pricing`)."""
     big, cost = scale.big, scale.cost
     demand_weight = sum(pods[k].demand * big * pods[k].weight for k in comp.pods)
     ub = float(demand_weight)
@@ -752,9 +822,7 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu, value = restricted_lp(
-            pods, ncls, columns, comp.pods, comp.nodes, scale.costs, big, gangs=gangs
-        )
+        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes, scale, gangs, kind_of)
         lag = _pod_value(pods, comp.pods, pi, gangs or {}, big)
         added = False
         proven = True
@@ -868,23 +936,30 @@ def restricted_lp(
     columns: dict[int, list[Pattern]],
     pod_ids: Sequence[int],
     node_ids: Sequence[int],
-    cost: Sequence[int] | None = None,
-    big: int = 1,
+    scale: Scale | None = None,
     gangs: Mapping[str, int] | None = None,
+    kind_of: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, float], dict[int, float], float]:
     """Duals (pi per pod class, mu per node class) and value of the restricted LP master
     over the classes `pod_ids` x `node_ids`: maximise sum_k big * w[k] * y[k], less
-    sum cost[c] * z[c, j] when node classes have a cost (what-if templates); with `gangs`
-    (gang -> need) the gang rows of the module docstring, on[G] in [0, 1]."""
+    sum cost[c] * z[c, j] when node classes have a cost (what-if templates: `scale`); with `gangs`
+    (gang -> need) the gang rows of the module docstring, on[G] in [0, 1]. `kind_of`
+    (`pod_kinds`): one cover row per kind (its classes' y against the slots of all of them,
+    as `integer_master` counts them), each class's pi its kind's dual."""
     from ortools.linear_solver import pywraplp  # the LP solver loads when a master is priced
 
+    cost, big = (None, 1) if scale is None else (scale.costs, scale.big)
     lp = pywraplp.Solver.CreateSolver("GLOP")
     y = {k: lp.NumVar(0, pods[k].demand, f"y{k}") for k in pod_ids}
     z = {(c, j): lp.NumVar(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(columns[c]))}
-    cover = {
-        k: lp.Add(y[k] - sum(columns[c][j][k] * v for (c, j), v in z.items() if columns[c][j][k]) <= 0)
-        for k in pod_ids
-    }
+    cover = {}
+    for r, ks in _by_kind(pod_ids, kind_of).items():
+        if len(ks) == 1:
+            row = y[r] - sum(columns[c][j][r] * v for (c, j), v in z.items() if columns[c][j][r])
+        else:
+            slots = ((sum(columns[c][j][k] for k in ks), v) for (c, j), v in z.items())
+            row = sum(y[k] for k in ks) - sum(n * v for n, v in slots if n)
+        cover[r] = lp.Add(row <= 0)
     conv = {c: lp.Add(sum(v for (cc, _), v in z.items() if cc == c) <= ncls[c].mult) for c in node_ids}
     in_gang = gang_classes(pods, pod_ids, gangs)  # the gang rows, on[G] in [0, 1]
     lp_on = {g: lp.NumVar(0, 1, f"on_{g}") for g in in_gang}
@@ -898,7 +973,7 @@ def restricted_lp(
         value -= sum(cost[c] * v for (c, _), v in z.items())
     lp.Maximize(value)
     lp.Solve()
-    pi = {k: max(cover[k].dual_value(), 0.0) for k in pod_ids}
+    pi = {k: max(cover[(kind_of or {}).get(k, k)].dual_value(), 0.0) for k in pod_ids}
     mu = {c: max(conv[c].dual_value(), 0.0) for c in node_ids}
     return pi, mu, lp.Objective().Value()
 
@@ -1033,20 +1108,28 @@ def _unfold(
     groups = _by_kind(list(y), kind_of)
     out: dict[tuple[int, int], int] = {}
     for c in node_ids:
+        index: dict[Pattern, int] = {}  # each column's first position (`list.index`)
+        for j, col in enumerate(columns[c]):
+            index.setdefault(col, j)
         for j, kind_pat in enumerate(kinds[c]):
             for _ in range(z.get((c, j), 0)):
                 pat = [0] * len(pods)
                 for r, ks in groups.items():
                     room = kind_pat[r]
                     for k in ks:
+                        if not room:
+                            break
                         take = min(room, left[k])
                         pat[k] += take
                         left[k] -= take
                         room -= take
-                if not any(pat):
+                found = tuple(pat)
+                if not any(found):
                     continue
-                add_column(columns[c], tuple(pat))
-                key = (c, columns[c].index(tuple(pat)))
+                if found not in index:  # `add_column`: a new class pattern joins the columns
+                    index[found] = len(columns[c])
+                    columns[c].append(found)
+                key = (c, index[found])
                 out[key] = out.get(key, 0) + 1
     return out
 
@@ -1080,24 +1163,29 @@ def _hint(
 ) -> dict[int, int]:
     """The first-fit plan as a hint: each node's pattern (when it is a column; `kind_of`: its
     kind pattern, `integer_master`) and the pods (returned: pod class -> hinted count)."""
-    class_of_unit = {i: k.index for k in pods for i in k.units}
     counts: dict[str, list[int]] = {}
-    for i, n in first_nodes.items():
-        if i in class_of_unit:
-            counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
+    if first_nodes:
+        class_of_unit = {i: k.index for k in pods for i in k.units}
+        for i, n in first_nodes.items():
+            if i in class_of_unit:
+                counts.setdefault(n, [0] * len(pods))[class_of_unit[i]] += 1
     zh = dict.fromkeys(z, 0)
     yh = dict.fromkeys(y, 0)
+    empty = (0,) * len(pods)
     for c in node_ids:
+        index: dict[Pattern, int] = {}  # each column's first position (`list.index`), looked up per node
+        for j, col in enumerate(columns[c]):
+            index.setdefault(col, j)
         for n in ncls[c].nodes:
-            pat = tuple(counts.get(n, [0] * len(pods)))
+            pat = tuple(counts[n]) if n in counts else empty
             mine = pat
-            if kind_of:
+            if kind_of and pat is not empty:
                 kind_counts = [0] * len(pods)
                 for k, count in enumerate(pat):
                     kind_counts[kind_of.get(k, k)] += count
                 mine = tuple(kind_counts)
-            if mine in columns[c]:
-                zh[(c, columns[c].index(mine))] += 1
+            if (at := index.get(mine)) is not None:
+                zh[(c, at)] += 1
                 for k in pod_ids:
                     yh[k] += pat[k]
     for key, v in z.items():
@@ -1118,15 +1206,18 @@ def expand_patterns(
 ) -> dict[str, list[int]]:
     """node -> its units: pods of each class (input order) into the chosen patterns' slots,
     each class's nodes in order."""
-    queue = {k: list(pods[k].units[: y.get(k, 0)]) for k in pod_ids}
+    queue = {k: pods[k].units[: y.get(k, 0)] for k in pod_ids}
+    taken = dict.fromkeys(pod_ids, 0)  # each queue's head: slicing the rest off per node is quadratic
     placements: dict[str, list[int]] = {}
     for c in node_ids:
         chosen = [columns[c][j] for j in range(len(columns[c])) for _ in range(z.get((c, j), 0))]
         for node, pat in zip(ncls[c].nodes, chosen, strict=False):
             mine: list[int] = []
             for k in pod_ids:
-                take, queue[k] = queue[k][: pat[k]], queue[k][pat[k] :]
-                mine.extend(take)
+                if pat[k]:
+                    head = taken[k]
+                    mine.extend(queue[k][head : head + pat[k]])
+                    taken[k] = min(head + pat[k], len(queue[k]))
             if mine:
                 placements[node] = mine
     return placements
@@ -1143,6 +1234,7 @@ __all__ = [
     "expand_patterns",
     "first_fit_columns",
     "integer_master",
+    "kind_pods",
     "pod_kinds",
     "restricted_lp",
     "solve_component",

@@ -156,15 +156,19 @@ class ModelContext:
         """Count the work of one CP-SAT call against `budget`."""
         self.spent += deterministic_time
 
-    def claims(self, counts: dict[int, int]) -> tuple[list[ResourceClaim], list[int], list[int]]:
+    def claims(
+        self, counts: dict[int, int], pods: Sequence[PodClass] | None = None
+    ) -> tuple[list[ResourceClaim], list[int], list[int]]:
         """Claims of the first counts[k] units of each class k; each claim's group; each
-        group's class."""
+        group's class. `pods`: the classes to read instead of the run's (a kind's classes
+        merged into its first: `master._kind_pods`)."""
+        pods = self.pods if pods is None else pods
         claims: list[ResourceClaim] = []
         group_of: list[int] = []
         group_class: list[int] = []
         for k in sorted(counts):
             for i in range(counts[k]):
-                for c in self.units[self.pods[k].units[i]].claims:
+                for c in self.units[pods[k].units[i]].claims:
                     claims.append(c)
                     group_of.append(len(group_class))
                 group_class.append(k)
@@ -173,12 +177,15 @@ class ModelContext:
 
 class NodeModel:
     """The single-node exact model of one node class with `copies[k]` pods of class k, for
-    pricing: best pattern under given weights."""
+    pricing: best pattern under given weights. `pods`: the classes whose units the copies are
+    (`ModelContext.claims`; None: the run's)."""
 
-    def __init__(self, ctx: ModelContext, node: str, copies: dict[int, int]) -> None:
+    def __init__(
+        self, ctx: ModelContext, node: str, copies: dict[int, int], pods: Sequence[PodClass] | None = None
+    ) -> None:
         self.ctx = ctx
         self.k = len(ctx.pods)
-        claims, group_of, self.group_class = ctx.claims({k: n for k, n in copies.items() if n > 0})
+        claims, group_of, self.group_class = ctx.claims({k: n for k, n in copies.items() if n > 0}, pods)
         problem = build_problem(ctx.local(node), claims, node, ctx.gates, cache=ctx.cache, groups=group_of)
         self.m = build(problem, mode="free")
         first: dict[int, int] = {}
@@ -257,11 +264,13 @@ class NodeModel:
         return Pricing(tuple(counts), value, bound, status == CpSolverStatus.OPTIMAL)
 
 
-def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int, bool]:
+def cap(
+    ctx: ModelContext, node: str, k: int, key: Hashable = None, memo: ModelMemo | None = None
+) -> tuple[int, bool]:
     """How many pods of class k alone fit on `node` (at most its demand and MAX_COPIES), and
     whether that is proven: n copies, doubling from 1, until a model places fewer than n.
-    `key`: what decides the answer, names left out (`master._caps`), for `ctx.memo`; None:
-    not kept."""
+    `key`: what decides the answer, names left out (`master._caps`), for `memo` (None:
+    `ctx.memo`); None: not kept."""
     demand = ctx.pods[k].demand
     n, proven = 1, True
     while True:
@@ -269,7 +278,7 @@ def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int
             # stopped: the demand is an upper bound, unproven; no more than a single-node
             # model holds (MAX_COPIES: the components carry that many pods of a class)
             return min(demand, MAX_COPIES), False
-        placed, exact = _copies(ctx, node, k, n, key)
+        placed, exact = _copies(ctx, node, k, n, key, memo)
         if placed < n:
             if exact:
                 return placed, proven
@@ -281,11 +290,13 @@ def cap(ctx: ModelContext, node: str, k: int, key: Hashable = None) -> tuple[int
         n = min(2 * n, demand, MAX_COPIES)
 
 
-def _copies(ctx: ModelContext, node: str, k: int, n: int, key: Hashable) -> tuple[int, bool]:
+def _copies(
+    ctx: ModelContext, node: str, k: int, n: int, key: Hashable, memo: ModelMemo | None
+) -> tuple[int, bool]:
     """How many of n copies of class k the node's model places, and whether that is proven:
-    from `ctx.memo` when an earlier search of the same key proved it (its work charged again),
-    else searched (and kept there when proven or all placed)."""
-    memo = ctx.memo if key is not None else None
+    from `memo` (None: `ctx.memo`) when an earlier search of the same key proved it (its work
+    charged again), else searched (and kept there when proven or all placed)."""
+    memo = (ctx.memo if memo is None else memo) if key is not None else None
     if memo is not None and (known := memo.copies.get((key, n))) is not None and known[1] <= ctx.left():
         ctx.charge(known[1])
         return known[0], True

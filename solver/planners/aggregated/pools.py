@@ -46,6 +46,7 @@ from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
 from ...problem.demand import NodeBook
 from ...problem.flat import Problem, Value
+from ...reasons import Kind, Reason
 from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
 
@@ -307,8 +308,8 @@ def _pool_job(
     cluster = replace(job.cluster, slices=out, claims=claims, pods={}, nodes={})
     nodes = tuple(pools)
     may = set(todo)
-    nowhere: dict[str | None, str] = {vn: "may not be placed" for vn in nodes}
-    anywhere: dict[str | None, str] = {}
+    nowhere: dict[str | None, Reason] = {vn: Reason.of(Kind.POOL_OTHERS) for vn in nodes}
+    anywhere: dict[str | None, Reason] = {}
     units = tuple(
         replace(u, blocked=anywhere if i in may else nowhere, needs=()) for i, u in enumerate(job.units)
     )

@@ -48,6 +48,7 @@ from ...inventory import NodeView, PoolID, gather_pools, selector_reads, visible
 from ...planning.job import Job
 from ...planning.outcome import PlanOutcome
 from ...problem.build import build_problem
+from ...reasons import Kind, Reason
 from .classes import pod_classes
 from .master import AggregatedPlan, aggregate, not_aggregated
 from .pools import (
@@ -62,11 +63,11 @@ from .pools import (
     uses_local,
 )
 
-NETWORK_ONLY = "uses network-attached devices: runs where its pool is seen"
+NETWORK_ONLY = Reason.of(Kind.NETWORK_ONLY)
 """Why a pool pod may not use a real node in the model (it uses a pool node)."""
-NODE_ONLY = "uses no network-attached device"
+NODE_ONLY = Reason.of(Kind.NODE_ONLY)
 """Why another pod may not use a pool node."""
-UNSEEN = "no node it may use sees this pool"
+UNSEEN = Reason.of(Kind.POOL_UNSEEN)
 MAX_KINDS = 2048
 """Kinds of node (by the labels the network-attached slices select on) compared one by one: a
 rack each, at 20 nodes a rack up to 40,000 nodes."""
@@ -239,7 +240,7 @@ def _combined(
     units = []
     for i, u in enumerate(job.units):
         if i in pool_units:
-            blocked: dict[str | None, str] = {n: NETWORK_ONLY for n in real}
+            blocked: dict[str | None, Reason] = {n: NETWORK_ONLY for n in real}
             blocked.update({vn: UNSEEN for vn, ns in seers.items() if all(n in u.blocked for n in ns)})
             units.append(replace(u, blocked=blocked, needs=()))
         else:

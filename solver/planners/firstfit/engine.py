@@ -34,6 +34,7 @@ import json
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim, ResourceSlice
@@ -58,10 +59,11 @@ from ...problem.demand import NodeBook, Variant
 from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from ...problem.flat import Assignment, Problem
 from ...problem.resources import Amounts
-from ...reasons import Kind, Reason
-from ...reasons.words import _CLAIM, _NODE, why_not, with_refs
+from ...reasons import Fact, Kind, Reason
+from ...reasons.words import _CLAIM, _NODE, say, with_refs
+from ...reasons.words import nowhere as nowhere_facts
 from ...reference import DEFAULT_MAX_STEPS, allocate_reference
-from ...reference.reasons import explain_unschedulable
+from ...reference.reasons import why_unschedulable
 from .words import NodeReasons
 
 ClaimKey = tuple[str, str]
@@ -232,6 +234,8 @@ class Answer:
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
     _reason: str | None = None
+    _why: Reason | None = None
+    _template: str | None = None
     _candidates: frozenset[DeviceID] | None = None
     texts: tuple[str | None, str, str] | None = None
     """(node, its text, its template) as `_node_texts` words the reason (claim refs as
@@ -257,21 +261,36 @@ class Answer:
         search raises when it reaches it, so it may end a later search differently)."""
         return self.assignment is None and self.shareable and not isinstance(self.failure, SearchAborted)
 
+    def why(self) -> Reason | None:
+        """Why the shape does not fit, as a value with placeholders for the claim refs and the
+        node name (None: upstream's per-node error says it, `failure`). Found on first use:
+        only unplaced pods need it."""
+        if self.failure is not None and (self.invalid_helps or not isinstance(self.failure, InvalidPools)):
+            return None
+        if self._why is None:
+            claims = tuple(
+                replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
+            )
+            node = _NODE if self.problem.node is not None else None
+            self._why = why_unschedulable(replace(self.problem, claims=claims, node=node))
+        return self._why
+
     def reason(self) -> str:
-        """Why the shape does not fit, with placeholders for claim refs and the node name
-        (computed on first use: only unplaced pods need it)."""
+        """`why` in words (the node named: a placeholder), or the failure's."""
         if self._reason is None:
-            if self.failure is not None and (
-                self.invalid_helps or not isinstance(self.failure, InvalidPools)
-            ):
-                self._reason = str(self.failure)
-            else:
-                claims = tuple(
-                    replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
-                )
-                node = _NODE if self.problem.node is not None else None
-                self._reason = explain_unschedulable(replace(self.problem, claims=claims, node=node))
+            why = self.why()
+            self._reason = str(self.failure) if why is None else say(why)
         return self._reason
+
+    def template(self) -> str:
+        """`reason` said of any node (`say(where=False)`: without the node it was found on), so
+        that nodes refused alike group; the failure's words as they are."""
+        if self._template is None:
+            why = self.why()
+            self._template = (
+                self.reason() if why is None or self.problem.node is None else say(why, where=False)
+            )
+        return self._template
 
 
 @dataclass
@@ -279,7 +298,7 @@ class _Tried:
     """One node an unplaced pod could not use: blocked (a reason) or an Answer."""
 
     node: NodeState
-    blocked: str | None = None
+    blocked: Reason | None = None
     answer: Answer | None = None
     refs: list[str] | None = None
     """The claim refs to put into the answer's reason now (claims that differ by node); None:
@@ -307,7 +326,7 @@ class _Placing:
     """Shape -> nodes it can no longer fit on, each pointing to a later node that may still
     take it (`next_try`, `fails_for_good`). Valid while the run only takes (`_takes_only`)."""
     nowhere: dict[
-        tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]],
+        tuple[ShapeKey, frozenset[tuple[str | None, Reason]], tuple[tuple[str, int], ...]],
         tuple[int, _Nowhere, list[_Tried]],
     ] = field(default_factory=dict)
     """(shape, blocked nodes, node-resource demand) -> (len(changes) then, why no node took it,
@@ -411,7 +430,7 @@ class _Placing:
             w.touch(None if pools is None else pools & w.pool_ids)
         return sorted(i for w in worlds for i in w.nodes)
 
-    def may_try(self, unit: Unit, node: NodeState) -> tuple[str | None, Variant | None]:
+    def may_try(self, unit: Unit, node: NodeState) -> tuple[Reason | None, Variant | None]:
         """Why `unit` may not use `node` — its scheduling constraints, then the node resources
         it needs there (cpu, memory, pod slots, extended resources) against what is free now —
         or (None, the unit's form on that node): the one place that decides it, before any
@@ -420,7 +439,7 @@ class _Placing:
             return unit.blocked[node.name], None
         variant = self.book.variant(unit.needs, node.name)
         short = self.book.refusal(variant, node.name)
-        return (short, None) if short else (None, variant)
+        return (Reason.of(Kind.NODE_SHORT, node=node.name, short=short), None) if short else (None, variant)
 
     def uniform(self, unit: Unit) -> bool:
         """The unit asks for no extended resource that DRA may serve: its claims are the same
@@ -722,7 +741,8 @@ class _Nowhere:
     tried before anything changes (a full cluster turns pod after pod away)."""
 
     texts: dict[str | None, str]
-    summary: str
+    facts: tuple[tuple[str, Fact], ...]
+    """`Kind.NO_NODE`'s facts but the claim refs (`reasons.words.nowhere`)."""
     error: DRASolverError | None
     templates: list[str]
     """Each node's reason with its name taken out, in node order (`reason_groups`)."""
@@ -765,7 +785,7 @@ def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequenc
     if before is None or not len(before.templates) == len(before.texts) == len(tried):  # names unique
         texts, templates, error = _node_texts(tried)
         errors = [t.answer.failure if t.answer is not None else None for t in tried]
-        return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
+        return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
     new_texts, new_templates, _ = _node_texts([tried[i] for i in again])
     texts, templates, errors = dict(before.texts), list(before.templates), list(before.errors)
     for k, i in enumerate(again):
@@ -774,7 +794,7 @@ def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequenc
         answer = tried[i].answer
         errors[i] = answer.failure if answer is not None else None
     error = next((e for e in reversed(errors) if e is not None), None)
-    return _Nowhere(texts, why_not(list(texts.items()), templates), error, templates, errors)
+    return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
 
 
 def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
@@ -785,19 +805,17 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
     error: DRASolverError | None = None
     for t in tried:
         name = t.node.name
-        if t.blocked is not None:
-            text = t.blocked
-            template = text.replace(f"node {name}", "the node").replace(name, "the node") if name else text
+        if t.blocked is not None:  # a refusal names its node where said, "the node" in a group
+            text, template = _refused(t.blocked)
         else:
             assert t.answer is not None
             if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
                 text, template = t.answer.texts[1:]  # this node's words, from an earlier pass
             else:
-                template = t.answer.reason()
+                text, template = t.answer.reason(), t.answer.template()
                 if t.refs is not None:
-                    template = with_refs(template, t.refs)
-                text = template.replace(_NODE, str(name))
-                template = template.replace(f" (on node {_NODE})", "").replace(_NODE, "the node")
+                    text, template = with_refs(text, t.refs), with_refs(template, t.refs)
+                text = text.replace(_NODE, str(name))
                 if t.refs is None:
                     t.answer.texts = (name, text, template)
             if t.answer.failure is not None:
@@ -805,6 +823,14 @@ def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], 
         texts[name] = text
         templates.append(template)
     return texts, templates, error
+
+
+@lru_cache(maxsize=1 << 16)
+def _refused(why: Reason) -> tuple[str, str]:
+    """A refusal's words with its node named, and said of any node. Cached: the pods of one
+    scheduling key share their refusals (`planning.resolve.all_with_nodes`), and a full
+    cluster words them on every node for every pod it turns away."""
+    return say(why), say(why, where=False)
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
@@ -822,7 +848,7 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
         node_reasons=NodeReasons(nowhere.texts, refs),
-        why=Reason.of(Kind.NO_NODE, unit.name, line=nowhere.summary, claims=tuple(refs)),
+        why=Reason(Kind.NO_NODE, unit.name, (*nowhere.facts, ("claims", tuple(refs)))),
     )
 
 

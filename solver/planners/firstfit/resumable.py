@@ -16,6 +16,7 @@ from ...planning.ledger import Ledger
 from ...planning.outcome import PodPlan
 from ...problem.demand import Needs, demand_total
 from ...problem.resources import take
+from ...reasons import Reason
 from ...reference import DEFAULT_MAX_STEPS
 from .batch import FirstFit
 from .engine import NodeState, ShapeKey, _fit_on, _Nowhere, _nowhere, _Placing, _shape, _Tried, _unplaced
@@ -25,7 +26,7 @@ _KEY_CACHE = 1 << 18
 """`Resumable._key`'s caches are emptied past this many entries (a planner updated for days)."""
 
 
-_Key = tuple[ShapeKey, frozenset[tuple[str | None, str]], tuple[tuple[str, int], ...]]
+_Key = tuple[ShapeKey, frozenset[tuple[str | None, Reason]], tuple[tuple[str, int], ...]]
 """(shape, refused nodes, node-resource demand): pods of one key get the same answers."""
 
 
@@ -71,7 +72,9 @@ class Resumable:
         """`place_on`: per key, the same over the nodes given (kept with them: valid for the
         same collection only)."""
         self._shapes: dict[int, tuple[tuple[ResourceClaim, ...], ShapeKey]] = {}
-        self._blocked: dict[int, tuple[Mapping[str | None, str], frozenset[tuple[str | None, str]]]] = {}
+        self._blocked: dict[
+            int, tuple[Mapping[str | None, Reason], frozenset[tuple[str | None, Reason]]]
+        ] = {}
         self._demands: dict[int, tuple[tuple[Needs, ...], tuple[tuple[str, int], ...]]] = {}
         self._units: dict[int, tuple[Unit, ShapeKey, _Key, bool]] = {}
         """Per-object caches of `_key`'s parts (by id, holding the object so the id stays its

@@ -125,7 +125,7 @@ def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], vers
     pools = {alias: pool for pool, alias in mine.items()}
     out = Answer(version, source.names, source.problem, source.assignment, None, True)
     if source.assignment is None:
-        out._reason = source.reason()
+        out._reason, out._why, out._template = source.reason(), source.why(), source.template()
     else:
         out._candidates = frozenset(
             (driver, pools[aliases[pool]], dev) for driver, pool, dev in source.candidate_devices()
