@@ -109,6 +109,8 @@ class _Reader:
             if at != col or content.startswith("- "):
                 break
             colon = content.find(": ") if content[0] != "'" else 0
+            if colon == -1 and content[-1] == ":":
+                colon = len(content) - 1  # `key:`
             if colon > 0:  # the usual key: plain, before the line's first `: ` (`_key_end`)
                 raw, after = content[:colon], content[colon + 1 :]
                 key = scalars.get(raw, _MISSING)
@@ -150,9 +152,14 @@ class _Reader:
         indentless sequence, or null."""
         cols, contents, i = self.cols, self.contents, self.i
         if i < len(cols) and cols[i] > col:
-            if not contents[i].startswith("- ") and _key_end(contents[i]) is None:
+            # `collection(cols[i], depth + 1)`, its first line known
+            if depth + 1 > MAX_DEPTH:
+                raise _Decline
+            if contents[i].startswith("- "):
+                return self.sequence(cols[i], depth + 1)
+            if _key_end(contents[i]) is None:
                 raise _Decline  # a scalar on the next line: not written so here
-            return self.collection(cols[i], depth + 1)
+            return self.mapping(cols[i], depth + 1)
         if i < len(cols) and cols[i] == col and contents[i].startswith("- "):
             return self.sequence(col, depth + 1)
         return self.plain("")
