@@ -28,7 +28,7 @@ from .errors import InputError
 
 T = TypeVar("T")
 R = TypeVar("R")
-EXECUTORS: tuple[str, ...] = ("local", "ray", "inline")
+EXECUTORS: tuple[str, ...] = ("auto", "local", "ray", "inline")
 DEFAULT_WORKERS = 2
 """Local pool size when not told: small, since each unit is itself a CP-SAT run."""
 
@@ -102,11 +102,24 @@ def local_pool(workers: int = DEFAULT_WORKERS) -> ProcessPoolExecutor:
 
 
 @contextmanager
-def open_executor(name: str, workers: int | None = None) -> Iterator[Executor | None]:
+def open_executor(
+    name: str, workers: int | None = None, *, whole_plans: bool = False
+) -> Iterator[Executor | None]:
     """The executor the CLI's `--executor NAME` means, shut down on exit. `inline`: None (every
-    unit in this process), `local`: a process pool of `workers`, `ray`: `RayExecutor`."""
+    unit in this process), `local`: a process pool of `workers`, `ray`: `RayExecutor`; `auto`:
+    `local` when the units are whole plans (`whole_plans`: partitions, scenarios) or `workers`
+    is given, else `inline`.
+
+    Why `auto` keeps a plain plan in this process: its units are the aggregated model's
+    components, each a short CP-SAT run, and a spawned worker first imports the solver and
+    OR-tools (about a CPU second each), then unpickles its component and compiles its CEL again
+    — at 10,000 pods / 2,000 nodes the two workers spent 8.4 CPU s where the same components
+    took 3.6 s in this process, so the pool cost 5.7 CPU s and, on two cores, no wall time was
+    won either (docs/benchmarks.md, "Scale curve"). A whole plan per unit is worth a worker."""
     if name not in EXECUTORS:
         raise InputError(f"unknown executor {name!r}; use {', '.join(EXECUTORS)}")
+    if name == "auto":
+        name = "local" if whole_plans or workers is not None else "inline"
     if name == "inline":
         yield None
         return

@@ -18,7 +18,7 @@ from dra_solver import plan
 from dra_solver.api.cluster import Cluster
 from dra_solver.check import check
 from dra_solver.cli.main import app
-from dra_solver.executors import RayExecutor, local_pool, run_units
+from dra_solver.executors import RayExecutor, local_pool, open_executor, run_units
 from dra_solver.planners.partition import split
 from dra_solver.whatif.sweep import ScenarioRow, sweep, sweep_table
 
@@ -259,3 +259,20 @@ def test_local_workers_leave_ctrl_c_to_the_parent(pool: Any) -> None:
     """A Ctrl-C reaches the whole process group; the workers ignore it (no worker dies mid-task
     and leaks its pool's semaphores), the parent stops the search and shuts the pool down."""
     assert run_units(pool, _interrupt_handler, [0, 1]) == [repr(signal.SIG_IGN)] * 2
+
+
+def test_auto_executor_keeps_components_here_and_gives_whole_plans_a_pool() -> None:
+    """`--executor auto` (the CLI's default): a plain plan's units (the aggregated model's
+    components) run in this process — a spawned worker's imports and copies cost more CPU than
+    they take — while parts and scenarios (whole plans each), or an explicit `--workers`, get a
+    local process pool; `inline` and `local` stay what they say."""
+    with open_executor("auto") as none:
+        assert none is None
+    with open_executor("auto", whole_plans=True) as pool:
+        assert pool is not None and pool.submit(sum, [1, 2]).result() == 3
+    with open_executor("auto", 1) as pool:
+        assert pool is not None
+    with open_executor("inline", whole_plans=True) as none:
+        assert none is None
+    with open_executor("local") as pool:
+        assert pool is not None

@@ -22,6 +22,7 @@ documents and on texts that must be declined.
 from __future__ import annotations
 
 import re
+from operator import sub
 from typing import Any
 
 from yaml.nodes import ScalarNode
@@ -54,7 +55,7 @@ class _Reader:
         self.contents = [line.lstrip(" ") for line in lines]
         if "" in self.contents:
             raise _Decline  # a line of spaces only
-        self.cols = [len(line) - len(content) for line, content in zip(lines, self.contents, strict=True)]
+        self.cols = list(map(sub, map(len, lines), map(len, self.contents)))
         self.i = 0
         self.pending: tuple[int, str] | None = None
         """(column, content) of the rest of line `i` after a `- ` read on it."""
@@ -107,7 +108,16 @@ class _Reader:
                 break
             if at != col or content.startswith("- "):
                 break
-            key, after = self.key(content)
+            colon = content.find(": ") if content[0] != "'" else 0
+            if colon == -1 and content[-1] == ":":
+                colon = len(content) - 1  # `key:`
+            if colon > 0:  # the usual key: plain, before the line's first `: ` (`_key_end`)
+                raw, after = content[:colon], content[colon + 1 :]
+                key = scalars.get(raw, _MISSING)
+                if key is _MISSING:
+                    key = self.plain(raw)
+            else:
+                key, after = self.key(content)
             self.pending = None
             self.i += 1
             i = self.i
@@ -142,9 +152,14 @@ class _Reader:
         indentless sequence, or null."""
         cols, contents, i = self.cols, self.contents, self.i
         if i < len(cols) and cols[i] > col:
-            if not contents[i].startswith("- ") and _key_end(contents[i]) is None:
+            # `collection(cols[i], depth + 1)`, its first line known
+            if depth + 1 > MAX_DEPTH:
+                raise _Decline
+            if contents[i].startswith("- "):
+                return self.sequence(cols[i], depth + 1)
+            if _key_end(contents[i]) is None:
                 raise _Decline  # a scalar on the next line: not written so here
-            return self.collection(cols[i], depth + 1)
+            return self.mapping(cols[i], depth + 1)
         if i < len(cols) and cols[i] == col and contents[i].startswith("- "):
             return self.sequence(col, depth + 1)
         return self.plain("")
@@ -248,7 +263,7 @@ def read_documents(text: str, loader: Any) -> list[Any] | None:
     out: list[Any] = []
     scalars: dict[str, Any] = {}
     for doc in docs:
-        if not doc or doc[0].startswith(" ") or sum(len(line) + 1 for line in doc) > MAX_OBJECT_CHARS:
+        if not doc or doc[0].startswith(" ") or sum(map(len, doc)) + len(doc) > MAX_OBJECT_CHARS:
             return None
         stop_reading_if_asked(len(out))
         try:

@@ -116,15 +116,38 @@ class _Writer:
 
     def mapping(self, d: dict[Any, Any], indent: int, first_inline: bool) -> None:
         out = self.out
+        style = self.style
+        seen = self.seen
         pad = " " * indent
         first = first_inline
         for k, v in d.items():
             if type(k) is not str or not k or len(k) > MAX_KEY:
                 raise _NotPlain
-            key, _ = self.scalar(k)
+            key = style.get(k)
+            if key is None:
+                key, _ = self.scalar(k)
             head = key if first else pad + key
             first = False
-            text = self.value_text(v, indent + len(key) + 2, indent + 2)
+            # `value_text`'s usual cases inline: a string written before, an int, a collection
+            t = type(v)
+            if t is str:
+                text = style.get(v)
+                if text is None or indent + len(key) + 2 + len(text) > WIDTH + 1:
+                    text = self.value_text(v, indent + len(key) + 2, indent + 2)
+            elif t is int:
+                text = str(v)
+            elif (t is dict or t is list) and v:
+                if id(v) in seen:
+                    raise _NotPlain  # written twice: libyaml writes an anchor and an alias
+                seen.add(id(v))
+                out.append(head + ":\n")
+                if t is dict:
+                    self.mapping(v, indent + 2, False)
+                else:
+                    self.sequence(v, indent, False)
+                continue
+            else:
+                text = self.value_text(v, indent + len(key) + 2, indent + 2)
             if text is not None:
                 out.append(f"{head}: {text}\n")
             elif type(v) is dict:

@@ -19,6 +19,8 @@ Exit codes: 0 success, 1 invalid input or error, 2 (allocate) the claims cannot 
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 from importlib import import_module
@@ -136,6 +138,20 @@ def _usage_line(exc: UsageError) -> str:
     command = exc.ctx.command_path if exc.ctx is not None else "dra-solver"
     message = " ".join(exc.format_message().split())
     return f"{command}: {message} (see '{command} --help')"
+
+
+def _no_collection_at_exit() -> None:
+    """At the interpreter's exit: no cyclic collection over what is left. Why: Python's
+    finalization collects the whole heap before it clears the modules, and after a large plan
+    that heap is millions of objects (the caches of the models and the CEL programs) — a CPU
+    second of a 10,000-pod run, measured with `/usr/bin/time` against the run's own CPU (1.06
+    s, 0.04 s frozen), more at 50,000 — spent on a process that is ending. Frozen objects are
+    not collected; reference counting still frees the rest."""
+    gc.disable()
+    gc.freeze()
+
+
+atexit.register(_no_collection_at_exit)
 
 
 def run() -> None:

@@ -39,6 +39,9 @@ class StrategyChoice(StrEnum):
 
 
 class ExecutorChoice(StrEnum):
+    auto = "auto"
+    """A local process pool when the units are whole plans (`--partitions`, `--scenario`) or
+    `--workers` is given; else this process (`executors.open_executor`)."""
     local = "local"
     ray = "ray"
     inline = "inline"

@@ -171,9 +171,10 @@ def plan(
         typer.Option(
             "--executor",
             help="Where independent units run (components, partitions, scenarios): local = a process "
-            "pool, ray = Ray (RAY_ADDRESS, else a local Ray), inline = this process. Same plan on each.",
+            "pool, ray = Ray (RAY_ADDRESS, else a local Ray), inline = this process, auto = local for "
+            "partitions, scenarios or with --workers, else inline. Same plan on each.",
         ),
-    ] = ExecutorChoice.local,
+    ] = ExecutorChoice.auto,
     workers: Annotated[
         int | None,
         typer.Option("--workers", min=1, help="Local pool size / CPUs of a local Ray (default 2)."),
@@ -444,7 +445,8 @@ def _running(
 ) -> Iterator[Options]:
     """`options` as the search runs with them: on the executor of --executor (shut down when the
     search ends) and, when given, telling `progress` how first fit goes."""
-    with open_executor(request.executor.value, request.workers) as pool:
+    whole_plans = request.partitions > 1 or bool(request.scenarios)
+    with open_executor(request.executor.value, request.workers, whole_plans=whole_plans) as pool:
         yield Options.of(options, executor=pool, progress=progress)
 
 

@@ -383,7 +383,8 @@ def plan_watch(request: PlanRequest, count: int | None) -> int:
         "--max-new-nodes": request.max_new_nodes is not None,
         "--output": request.output.format is not OutputFormat.yaml,  # it prints lines, not objects
         "--output-mode": request.output.mode is not OutputMode.changed,
-        "--executor": request.executor is not ExecutorChoice.local,  # it plans in this process
+        # it plans in this process
+        "--executor": request.executor not in (ExecutorChoice.auto, ExecutorChoice.local),
         "--workers": request.workers is not None,
     }
     refused = [flag for flag, on in given.items() if on]
