@@ -348,27 +348,34 @@ def _both(first: str, second: str) -> str:
 
 
 NAME_ALIAS = "\x00node"
-"""What stands for a node's name in its facts up to names (`slices_up_to_names`, `node_up_to_name`)."""
+"""What stands for a node's name in its facts up to names (`node_up_to_name`;
+`slices_up_to_names` leaves the name out)."""
 HOSTNAME = "kubernetes.io/hostname"
 
 
 def slices_up_to_names(
     slices: Iterable[ResourceSlice], node: str, aliases: dict[str, str]
-) -> list[dict[str, Any]] | None:
-    """The slices' specs as JSON data with the node's name and their pools' names taken out
-    (each pool its alias in `aliases`, added in order of first appearance), or None when a
-    slice is not the node's own. Two nodes whose slices give equal data see the same devices
-    up to names: how nodes equal up to names are recognised (`planners.aggregated.classes.
-    twin_key`, `planners.firstfit.solo`)."""
+) -> list[str] | None:
+    """The slices' specs as JSON text with the node's name and their pools' names taken out
+    (each pool its alias in `aliases`, added in order of first appearance, put before the
+    spec), or None when a slice is not the node's own. Two nodes whose slices give equal texts
+    see the same devices up to names: how nodes equal up to names are recognised
+    (`planners.aggregated.classes.twin_key`, `planners.firstfit.twins`). Each spec is dumped
+    whole by pydantic, not sorted: equal specs whose maps list their keys in another order
+    give other texts, which can only miss a twin (searched again, the same answer), never join
+    two nodes that differ. Why text: a dict per slice, sorted and dumped again by the caller,
+    was most of the 10,000 twin keys of a plan at scale."""
     out = []
     for s in slices:
         if s.spec.node_name != node:
             return None
-        spec = s.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-        spec["nodeName"] = NAME_ALIAS
-        spec["pool"]["name"] = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
-        out.append(spec)
+        alias = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
+        out.append(alias + s.spec.model_dump_json(by_alias=True, exclude_none=True, exclude=_NAMES))
     return out
+
+
+_NAMES: Any = {"node_name": True, "pool": {"name"}}
+"""What `slices_up_to_names` leaves out of a slice's spec (pydantic's `exclude`)."""
 
 
 def node_up_to_name(view: NodeView) -> tuple[dict[str, str], list[str], bool]:

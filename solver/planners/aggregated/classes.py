@@ -25,17 +25,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from dra_solver.encoders.model import sorted_values
 
 from ...api.cluster import Cluster
-from ...api.models import ResourceClaim, ResourceSlice
+from ...api.models import ResourceClaim
 from ...cel import EvalCache
 from ...gates import FeatureGates
-from ...inventory import NodeView, node_up_to_name
+from ...inventory import NodeView, node_up_to_name, slices_up_to_names
 from ...planning.job import Unit
 from ...problem.build import build_problem
 from ...problem.demand import demand_total
@@ -269,7 +269,7 @@ def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
         return None
     aliases: dict[str, str] = {}
     mine = sorted(i for p in views.node_pools.get(node, ()) for i in views.slices[p])
-    slices = _slice_keys((cluster.slices[i] for i in mine), node, aliases)
+    slices = slices_up_to_names((cluster.slices[i] for i in mine), node, aliases)
     if slices is None:
         return None
     held = []
@@ -283,25 +283,6 @@ def _twin_key(cluster: Cluster, views: LocalViews, node: str) -> str | None:
     view = NodeView.of(node, cluster.nodes)
     assert view is not None
     return json.dumps([slices, held, *node_up_to_name(view)], sort_keys=True)
-
-
-def _slice_keys(slices: Iterable[ResourceSlice], node: str, aliases: dict[str, str]) -> list[str] | None:
-    """`inventory.slices_up_to_names` as JSON text, each spec dumped whole by pydantic but for
-    its node's and pool's names (the pool's alias put before it): equal texts are equal specs
-    up to those names. Why not the shared one: a dict per slice, sorted and dumped again, is
-    most of the 10,000 twin keys of a plan at scale; here keys merely not sorted can only miss
-    a twin (which is then precomputed, into the same class), never join two nodes that differ."""
-    out = []
-    for s in slices:
-        if s.spec.node_name != node:
-            return None
-        alias = aliases.setdefault(s.spec.pool.name, f"\x00pool{len(aliases)}")
-        out.append(alias + s.spec.model_dump_json(by_alias=True, exclude_none=True, exclude=_NAMES))
-    return out
-
-
-_NAMES: Any = {"node_name": True, "pool": {"name"}}
-"""What `_slice_keys` leaves out of a slice's spec."""
 
 
 def problem_signature(problem: Problem) -> Hashable:

@@ -161,7 +161,7 @@ class ModelContext:
     ) -> tuple[list[ResourceClaim], list[int], list[int]]:
         """Claims of the first counts[k] units of each class k; each claim's group; each
         group's class. `pods`: the classes to read instead of the run's (a kind's classes
-        merged into its first: `master._kind_pods`)."""
+        merged into its first: `master.kind_pods`)."""
         pods = self.pods if pods is None else pods
         claims: list[ResourceClaim] = []
         group_of: list[int] = []
