@@ -43,10 +43,9 @@ from typing import TYPE_CHECKING
 from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
 
 from ..cpsat import cp_solver, new_cp_model
-from ..planners.aggregated.classes import claim_key
+from ..planners.aggregated.classes import kind_facts
 from ..planning.job import Unit
 from ..planning.outcome import PodPlan
-from ..problem.demand import demand_total
 from ..problem.flat import claim_weight
 
 if TYPE_CHECKING:
@@ -68,9 +67,8 @@ def kind_key(unit: Unit, inside: set[str]) -> Hashable:
     """What decides whether a pod fits on a region node: its claims (namespace and spec), its
     node-resource demand and the region nodes it may not use (`aggregated.master.pod_kinds`'
     key, nodes outside the region left out: the stage places pods inside it only)."""
-    demand = tuple(sorted(demand_total(unit.needs).items()))
     refused = frozenset(n for n in unit.blocked if n is not None and n in inside)
-    return tuple(claim_key(c) for c in unit.claims), demand, refused
+    return (*kind_facts(unit), refused)
 
 
 @dataclass(frozen=True)

@@ -147,15 +147,17 @@ def claim_key(claim: ResourceClaim) -> str:
     return json.dumps([claim.metadata.ns, spec], sort_keys=True)
 
 
+def kind_facts(unit: Unit) -> tuple[Hashable, Hashable]:
+    """What a pod asks of a node, names left out: its claims (namespace and spec) and its
+    node-resource demand. With the nodes it refuses, a pod's *kind* (`master.pod_kinds`,
+    `replan.moves.kind_key`): pods of one kind fit on a node in the same ways."""
+    return tuple(claim_key(c) for c in unit.claims), tuple(sorted(demand_total(unit.needs).items()))
+
+
 def unit_facts(unit: Unit) -> tuple[Hashable, ...]:
     """Everything about a pod that decides where and how it fits — names left out."""
-    return (
-        tuple(claim_key(c) for c in unit.claims),
-        unit.priority,
-        unit.weight,
-        frozenset(n for n in unit.blocked if n is not None),
-        tuple(sorted(demand_total(unit.needs).items())),
-    )
+    claims, demand = kind_facts(unit)
+    return (claims, unit.priority, unit.weight, frozenset(n for n in unit.blocked if n is not None), demand)
 
 
 def pod_classes(
@@ -470,6 +472,7 @@ __all__ = [
     "UnitsByIndex",
     "claim_key",
     "index_signature",
+    "kind_facts",
     "node_classes",
     "node_facts",
     "pod_classes",

@@ -90,7 +90,6 @@ from ...gates import FeatureGates
 from ...planning.gangs import claimed_units, gang_needs
 from ...planning.job import Job, Unit, book_limits
 from ...planning.outcome import PlanOutcome, Stats, Status
-from ...problem.demand import demand_total
 from ...problem.resources import Amounts
 from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
@@ -98,7 +97,7 @@ from .classes import (
     NodeClass,
     PodClass,
     UnitsByIndex,
-    claim_key,
+    kind_facts,
     node_classes,
     pod_classes,
     twin_key,
@@ -1058,9 +1057,7 @@ def pod_kinds(pods: Sequence[PodClass], pod_ids: Sequence[int], units: UnitsByIn
         pc = pods[k]
         if pc.gang is not None:
             continue
-        unit = units[pc.units[0]]
-        demand = tuple(sorted(demand_total(unit.needs).items()))
-        key = (tuple(claim_key(c) for c in unit.claims), demand, pc.blocked)
+        key = (*kind_facts(units[pc.units[0]]), pc.blocked)
         out[k] = first.setdefault(key, k)
     return out if any(r != k for k, r in out.items()) else {}
 
