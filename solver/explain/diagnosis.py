@@ -324,9 +324,12 @@ class _Explaining:
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
+        unknown = [invalid_pool_words(p) for p in ctx.pools.invalid() if p.left_out]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
             reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(invalid))
+        elif unknown:  # a pool left out for a problem: its devices are unknown, it may be the cause
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(unknown), unknown=True)
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, (*details, *extra), fix)
 

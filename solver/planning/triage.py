@@ -19,8 +19,10 @@ depends on that object —
   Workload with one, is left out, and holds what depends on it;
 * an allocated claim keeps its allocation (the devices are taken whatever its spec says), a
   bound Pod its node resources (its broken references are dropped from a copy): a warning;
-* a ResourceSlice with a problem takes its pool out of the plan (a partial pool would be an
-  incomplete one), a DeviceTaintRule, PodDisruptionBudget, Namespace or Node with one is left out
+* a ResourceSlice with a problem, or one that could not be read, takes its pool's generation
+  out of the plan (a partial pool would be an incomplete one): its slices become device-free
+  stand-ins (`planning.leftpools`), so the pool is an invalid one the pods it would have served
+  name; a DeviceTaintRule, PodDisruptionBudget, Namespace or Node with one is left out
   — each a warning saying what the plan then assumes.
 
 It also holds what the scheduler skips although it is valid: a pod with `spec.schedulingGates`
@@ -39,10 +41,12 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 from ..api.cluster import Cluster, HeldPod
+from ..api.load import Unread
 from ..api.models import (
     Pod,
     ResourceClaim,
     ResourceClaimTemplate,
+    ResourceSlice,
     TypeMeta,
 )
 from ..api.validate import BUILTIN_PRIORITY_CLASSES, error_ref
@@ -51,6 +55,7 @@ from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
 from .fields import unmodelled_field_warnings
+from .leftpools import stand_in, unread_stand_in
 from .resolve import pending
 
 C = TypeVar("C", bound=Cluster)
@@ -260,6 +265,8 @@ def triage(
             consequence = "the pod is left pending; the rest is planned"
         elif u.kind == "Pod":
             consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        elif u.kind == "ResourceSlice":
+            continue  # its pool's warning, below
         t.warnings.extend(f"{e.message}; {consequence}" for e in u.errors)
 
     # The problems that hold pods, each once, with the pods it costs.
@@ -274,12 +281,7 @@ def triage(
         t.warn(obj, _holding(costs.get(obj.ref, [])))
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
-    bad_pools = {(s.spec.driver, s.spec.pool.name) for s in cluster.slices if t.own(s)}
-    for s in cluster.slices:
-        t.warn(
-            s,
-            f"pool {s.spec.driver}/{s.spec.pool.name} is left out of the plan (none of its devices is used)",
-        )
+    slices = _left_out_pools(cluster, t)
     for node in cluster.nodes.values():
         t.warn(node, "the node is left out of the plan")
     for rule in cluster.taint_rules.values():
@@ -294,7 +296,7 @@ def triage(
 
     out = replace(
         cluster,
-        slices=[s for s in cluster.slices if (s.spec.driver, s.spec.pool.name) not in bad_pools],
+        slices=slices,
         classes={k: v for k, v in cluster.classes.items() if k not in why_class},
         claims={k: v for k, v in cluster.claims.items() if k not in why_claim},
         templates={k: v for k, v in cluster.templates.items() if k not in why_template},
@@ -311,7 +313,7 @@ def triage(
         held_claims=held_claims,
         triaged=True,
     )
-    kept = {id(o) for o in out.objects()}
+    kept = {id(o) for o in out.objects() if not (isinstance(o, ResourceSlice) and o.left_out is not None)}
     out.left_out = [*cluster.left_out, *(o for o in cluster.objects() if id(o) not in kept)]
     planned = [p for key, p in pods.items() if key not in held and pending(p)]
     return Triaged(out, [*t.warnings, *unmodelled_field_warnings(planned)], t.fatal)
@@ -398,6 +400,54 @@ def split_held(
         else:
             rest.append(item)
     return rest, held
+
+
+def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
+    """The slices the plan reads: those of a pool generation with a slice that has a problem
+    or could not be read replaced by device-free stand-ins (`planning.leftpools`), so that the
+    pool is an invalid one, named where it would have served; one warning per problem."""
+
+    def problem(s: ResourceSlice) -> str:
+        return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
+
+    bad = {_gen(s) for s in cluster.slices if t.own(s)}
+    unread: list[tuple[Unread, ResourceSlice]] = []
+    for u in cluster.unread:
+        if u.kind != "ResourceSlice":
+            continue
+        found = unread_stand_in(u, f"{u.ref} could not be read ({u.reason})")
+        if found is not None:
+            unread.append((u, found))
+            bad.add(_gen(found))
+        else:  # not even its pool can be read
+            t.warnings.extend(f"{e.message}; left out of the plan" for e in u.errors)
+    newest: dict[tuple[str, str], int] = {}
+    for driver, pool, gen in [*map(_gen, cluster.slices), *(_gen(x) for _, x in unread)]:
+        newest[(driver, pool)] = max(newest.get((driver, pool), gen), gen)
+
+    def left(key: tuple[str, str, int]) -> str:
+        driver, pool, gen = key
+        top = newest[(driver, pool)]
+        if gen < top:
+            return (
+                f"pool {driver}/{pool} generation {gen} is left out "
+                f"(generation {top}, the newest, is planned)"
+            )
+        return (
+            f"pool {driver}/{pool} is left out of the plan (none of its devices is used; the pods "
+            "it would serve name it)"
+        )
+
+    for s in cluster.slices:
+        t.warn(s, left(_gen(s)))
+    for u, x in unread:
+        t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
+    kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
+    return [*kept, *(x for _, x in unread)]
+
+
+def _gen(s: ResourceSlice) -> tuple[str, str, int]:
+    return (s.spec.driver, s.spec.pool.name, s.spec.pool.generation)
 
 
 def _holding(pods: list[str]) -> str:

@@ -128,6 +128,9 @@ def gave_up(r: Reason) -> str:
 
 def _invalid_cause(r: Reason) -> str:
     pools = r.texts("pools")
+    if r.fact("unknown"):  # left out for a problem (`planning.leftpools`): its devices unread
+        its = "its devices are" if len(pools) == 1 else "their devices are"
+        return "; ".join(pools) + f"; {its} not read, and with them the claims might fit"
     skipped = "upstream skips the pool" if len(pools) == 1 else "upstream skips these pools"
     its = "its" if len(pools) == 1 else "their"
     return "; ".join(pools) + f"; {skipped}, and with {its} devices the claims would fit"

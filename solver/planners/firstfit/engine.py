@@ -535,7 +535,10 @@ class _Placing:
     def _invalid_pools_help(self, node: NodeState, claims: Sequence[ResourceClaim]) -> bool:
         """Whether `claims` would fit on `node` with its invalid pools taken as valid: then
         the invalid pool is the cause of "no fit" and upstream's error names it; otherwise the
-        reason must name the real shortage (`Answer.reason`). Unsure (an error) counts as yes."""
+        reason must name the real shortage (`Answer.reason`). Unsure (an error, or a pool left
+        out for a problem, whose devices are unknown: `Pool.left_out`) counts as yes."""
+        if any(p.left_out for p in node.pools.invalid()):
+            return True
         pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
         try:
