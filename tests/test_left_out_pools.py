@@ -238,3 +238,22 @@ def test_an_update_touching_a_left_out_pool_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="pool gpu.example.com/n1 was left out of the plan for a problem"):
         planner.update(add=[fixed], remove=[("ResourceSlice", None, "n1-gpu")])
     assert planner.update(add=[_pod("c")]).pod("default/c") is not None
+
+
+def test_a_left_out_pool_of_another_driver_is_beside_the_reason_not_its_cause(tmp_path: Path) -> None:
+    """The class pins `device.driver == 'gpu.example.com'`: a left-out pool of a CPU driver cannot
+    serve the claim whatever its devices, so the node's reason stays its own shortage, the
+    pool beside it (`problem.leftout.may_serve`)."""
+    items = _cluster([{"name": "gpu-0"}])
+    cpu = _slice("n1", [{"name": "cpu-0"}, {"name": "cpu-0"}], name="n1-cpu")
+    cpu["spec"]["driver"] = "cpu.example.com"
+    items[4] = _slice("n1", [], name="n1-gpu")  # n1: no GPU at all
+    items.append(cpu)
+    path = _write(tmp_path, items)
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False), allocator="reference")
+    (left,) = _unplaced(outcome)
+    assert left.reason is not None and "invalid resource pools were encountered" not in left.reason
+    assert "0 match the selectors" in left.reason and "not searched: pool cpu.example.com/n1" in left.reason
+    got = runner.invoke(app, ["explain", str(path), "--pod", left.name])
+    line = next(x for x in got.stdout.splitlines() if x.startswith("node n1: "))
+    assert "0 match the selectors" in line and "might fit" not in line, line

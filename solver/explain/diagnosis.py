@@ -44,6 +44,7 @@ from ..problem.capacity import FatalCapacityRequest, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
+from ..problem.leftout import may_serve
 from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
@@ -324,7 +325,11 @@ class _Explaining:
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
-        unknown = [invalid_pool_words(p) for p in ctx.pools.invalid() if p.left_out]
+        unknown = [
+            invalid_pool_words(p)
+            for p in ctx.pools.invalid()
+            if p.left_out and may_serve(local, claims, p.driver, self.gates)
+        ]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
             reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(invalid))

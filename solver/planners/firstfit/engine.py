@@ -58,6 +58,7 @@ from ...problem.build import problem_from_context
 from ...problem.demand import NodeBook, Variant
 from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from ...problem.flat import Assignment, Problem
+from ...problem.leftout import may_serve
 from ...problem.resources import Amounts
 from ...reasons import Fact, Kind, Reason
 from ...reasons.words import _CLAIM, _NODE, say, with_refs
@@ -536,8 +537,10 @@ class _Placing:
         """Whether `claims` would fit on `node` with its invalid pools taken as valid: then
         the invalid pool is the cause of "no fit" and upstream's error names it; otherwise the
         reason must name the real shortage (`Answer.reason`). Unsure (an error, or a pool left
-        out for a problem, whose devices are unknown: `Pool.left_out`) counts as yes."""
-        if any(p.left_out for p in node.pools.invalid()):
+        out for a problem, whose devices are unknown, unless its driver is not the claims':
+        `Pool.left_out`, `problem.leftout`) counts as yes."""
+        gates = self.job.gates
+        if any(p.left_out and may_serve(self.cluster, claims, p.driver, gates) for p in node.pools.invalid()):
             return True
         pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
