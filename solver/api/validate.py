@@ -50,6 +50,7 @@ from .models import (
     DeviceToleration,
     ExactDeviceRequest,
     LabelSelector,
+    Node,
     NodeSelector,
     Pod,
     PodDisruptionBudget,
@@ -283,6 +284,8 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
             _validate_device_claim(report, "spec.spec.devices", obj.spec.spec.devices)
         case Pod():
             _validate_pod(report, obj)
+        case Node():
+            _validate_node_taints(report, obj)
         case DeviceTaintRule():
             _validate_taint_rule(report, obj)
         case PodGroup():
@@ -901,6 +904,21 @@ def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
     selector = rule.spec.device_selector
     if selector is not None and selector.selectors:
         _validate_selectors(report, "spec.deviceSelector.selectors", selector.selectors)
+
+
+NODE_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+"""core/v1 TaintEffect values (a Node's `spec.taints`)."""
+
+
+def _validate_node_taints(report: _Report, node: Node) -> None:
+    """core/v1's rule for what the plan reads of a node's taints: a known effect (an unknown one
+    the API server refuses; `planning.triage` keeps the node and counts the taint as blocking)."""
+    for i, taint in enumerate(node.spec.taints):
+        if taint.effect not in NODE_TAINT_EFFECTS:
+            report.add(
+                f"spec.taints[{i}].effect",
+                f"unsupported taint effect {taint.effect!r}: must be {', '.join(NODE_TAINT_EFFECTS)}",
+            )
 
 
 def _validate_pod(report: _Report, pod: Pod) -> None:

@@ -195,7 +195,11 @@ def explain(
                 return Explanation(f"claim {held.name}", held=held.reason)
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
-    node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
+    # The plan's nodes (`resolve.resolve_nodes`): the Node objects when the input has them — a
+    # slice naming a node that is not among them is stale (its node was deleted), and a pod
+    # said to fit there would be a pod the plan cannot place — else the slices' nodes.
+    known: list[str | None] = list(cluster.nodes or known_nodes(cluster))
+    node_list: list[str | None] = list(nodes) if nodes else known or [None]
     run = _Explaining(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
     for n in node_list:

@@ -43,6 +43,7 @@ from typing import Generic, TypeVar
 from ..api.cluster import Cluster, HeldPod
 from ..api.load import Unread
 from ..api.models import (
+    Node,
     Pod,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -283,7 +284,7 @@ def triage(
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
     slices = _left_out_pools(cluster, t)
     for node in cluster.nodes.values():
-        t.warn(node, "the node is left out of the plan")
+        t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
         t.warn(rule, "its taints are not applied: the devices it selects count as untainted")
     for pdb in cluster.pdbs.values():
@@ -292,7 +293,7 @@ def triage(
         t.warn(nso, "the Namespace is left out (its labels are not read)")
 
     def keep(obj: TypeMeta) -> bool:
-        return not t.own(obj)
+        return not t.own(obj) or (isinstance(obj, Node) and _taint_effects_only(t.own(obj)))
 
     out = replace(
         cluster,
@@ -444,6 +445,18 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
         t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
     kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
     return [*kept, *(x for _, x in unread)]
+
+
+def _taint_effects_only(problems: Sequence[InputError]) -> bool:
+    """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
+    blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
+    return all(e.field.startswith("spec.taints[") and e.field.endswith("].effect") for e in problems)
+
+
+def _node_consequence(problems: Sequence[InputError]) -> str:
+    if problems and _taint_effects_only(problems):
+        return "the taint counts as blocking: only pods that tolerate it are placed on the node"
+    return "the node is left out of the plan"
 
 
 def _gen(s: ResourceSlice) -> tuple[str, str, int]:

@@ -1,0 +1,114 @@
+"""What a messy dump showed when read as a new user would (issue #39, docs/semantics.md,
+"Messy clusters"): each answer names the real cause — a stale slice of a deleted node is not a
+node `explain` offers, an unreadable pod's hint is a command that works, a node taint of an
+effect the API server refuses blocks (named) rather than being silently ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+import dra_solver
+from dra_solver.cli.main import app
+
+runner = CliRunner()
+Items = list[dict[str, Any]]
+
+
+def _node(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+            **spec,
+        },
+    }
+
+
+GPU_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.example.com"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]},
+}
+
+
+def _write(tmp_path: Path, items: Items) -> Path:
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def test_explain_offers_only_the_plans_nodes_not_a_stale_slices(tmp_path: Path) -> None:
+    """A slice naming a node the dump's Node objects do not include (its node was deleted) is
+    not a node: `plan` never places there, so `explain` must not say the pod fits there."""
+    stale = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "gone-gpu"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": "gone",
+            "pool": {"name": "gone", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0"}],
+        },
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+    }
+    pod = _pod("p", resourceClaims=[{"name": "g", "resourceClaimName": "g"}])
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), stale, claim, pod])
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    assert not outcome.pod("default/p").placed
+    got = runner.invoke(app, ["explain", str(path), "--pod", "default/p"])
+    assert got.exit_code == 0, got.stderr
+    assert "gone" not in got.stdout and "fits on" not in got.stdout, got.stdout
+    assert "node n1: " in got.stdout
+
+
+def test_an_unreadable_pods_hint_is_explain_pod(tmp_path: Path) -> None:
+    bad = _pod("c")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    path = _write(tmp_path, [_node("n1"), bad])
+    got = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    line = next(x for x in got.stderr.splitlines() if x.startswith("default/c: "))
+    assert line.endswith("(details: dra-solver explain --pod default/c)"), line
+    explained = runner.invoke(app, ["explain", str(path), "--pod", "default/c"])
+    assert (
+        explained.exit_code == 0
+        and "pod default/c is not planned: the pod could not be read" in explained.stdout
+    )
+
+
+def test_a_node_taint_of_an_unknown_effect_blocks_named_and_validate_refuses_it(tmp_path: Path) -> None:
+    taint = {"key": "maintenance", "value": "soon", "effect": "NoScheduleSoon"}
+    tolerating = _pod("tolerating", tolerations=[{"key": "maintenance", "operator": "Exists"}])
+    path = _write(tmp_path, [_node("n1", taints=[taint]), _pod("plain"), tolerating])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1
+    assert "Node n1: spec.taints[0].effect: unsupported taint effect 'NoScheduleSoon'" in checked.stderr
+    cluster = dra_solver.load([path], strict=False)
+    assert list(cluster.nodes) == ["n1"]  # kept: only what does not tolerate the taint is refused
+    assert any("the taint counts as blocking" in w for w in cluster.warnings), cluster.warnings
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/tolerating").node == "n1"
+    plain = outcome.pod("default/plain")
+    assert not plain.placed and "maintenance=soon:NoScheduleSoon" in (plain.reason or ""), plain.reason
