@@ -112,3 +112,29 @@ def test_a_node_taint_of_an_unknown_effect_blocks_named_and_validate_refuses_it(
     assert outcome.pod("default/tolerating").node == "n1"
     plain = outcome.pod("default/plain")
     assert not plain.placed and "maintenance=soon:NoScheduleSoon" in (plain.reason or ""), plain.reason
+
+
+def test_validate_lists_the_unreadable_and_the_invalid_at_once(tmp_path: Path) -> None:
+    """An object that cannot be read no longer hides every other problem: `validate` prints
+    them all, a reference to the unreadable object said as what it is."""
+    future = {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "old", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "g", "deviceClassName": "gpu.example.com"}]}}},
+    }
+    users = [
+        _pod("uses-old", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "old"}]),
+        _pod("uses-missing", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "missing"}]),
+    ]
+    got = runner.invoke(app, ["validate", str(_write(tmp_path, [GPU_CLASS, _node("n1"), future, *users]))])
+    assert got.exit_code == 1
+    lines = [x.split(": ", 1)[1] for x in got.stderr.splitlines() if ": " in x]
+    assert lines[0].startswith("ResourceClaimTemplate default/old: apiVersion: unsupported apiVersion")
+    assert any(
+        x.startswith("Pod default/uses-old: spec.resourceClaims[0].resourceClaimTemplateName: ")
+        and "ResourceClaimTemplate default/old could not be read" in x
+        for x in lines
+    ), lines
+    assert any("ResourceClaimTemplate default/missing not found in the input" in x for x in lines), lines
+    assert got.stderr.rstrip().endswith("3 errors")

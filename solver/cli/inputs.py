@@ -28,7 +28,7 @@ from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
 from ..errors import DRASolverError, StoppedReading, ValidationErrors
 from ..gates import FeatureGates
-from ..planning.triage import triage
+from ..planning.triage import name_unread, triage
 from .console import err, fail, print_warnings
 from .help import UsageError
 
@@ -185,8 +185,12 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
         errors = validate_cluster(cluster, cluster.source_of, gates=gates)
     except StoppedReading as exc:  # --timeout passed while validating (`api.bounded`)
         fail([exc])
-    if strict and errors:
-        fail(errors)
+    if strict:
+        # Every problem at once: those of the objects that could not be read, then the rules
+        # the others break — a reference to an unread object said as what it is.
+        problems = [*(e for u in cluster.unread for e in u.errors), *name_unread(cluster, errors)]
+        if problems:
+            fail(problems)
     if not strict:
         done = triage(cluster, errors, gates, ignore_scheduling_gates=inputs.ignore_scheduling_gates)
         if done.fatal:
@@ -204,7 +208,9 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     """The inputs loaded and validated, every warning printed. `strict` (`validate`): any
     problem is printed as an error, exit 1; else a problem in one object costs only what
     depends on it (`planning.triage`), as the scheduler leaves those pods pending."""
-    return _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=strict), strict)
+    # Read leniently either way: `strict` (`validate`) then reports what could not be read
+    # together with every other problem, not the unreadable objects alone.
+    return _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
 
 
 def load_template(path: str) -> NodeTemplate:

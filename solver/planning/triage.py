@@ -138,6 +138,14 @@ class _Triage:
             self.warnings.append(f"{e.message}; {consequence}")
 
 
+def name_unread(cluster: Cluster, errors: Sequence[InputError]) -> list[InputError]:
+    """`errors` with "X not found in the input" said as "X could not be read (why)" where X is
+    an object of the input that could not be read (`Cluster.unread`): the true cause, as
+    triage says it (`validate` lists these beside the unread objects' own errors)."""
+    t = _Triage(cluster, [])
+    return [t.unread_named(e) for e in errors]
+
+
 @dataclass(frozen=True)
 class _Why:
     """Why an object is left out: the object whose problem it is (`root`, the one warning that
@@ -506,4 +514,4 @@ def _never_allocated(cluster: Cluster, pod: Pod, gates: FeatureGates) -> list[st
     return [c.namespaced_name for c in claims if not _allocated(c)]
 
 
-__all__ = ["GATES_FLAG", "HeldPod", "Triaged", "split_held", "triage", "triaged"]
+__all__ = ["GATES_FLAG", "HeldPod", "Triaged", "name_unread", "split_held", "triage", "triaged"]
