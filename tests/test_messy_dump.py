@@ -138,3 +138,15 @@ def test_validate_lists_the_unreadable_and_the_invalid_at_once(tmp_path: Path) -
     ), lines
     assert any("ResourceClaimTemplate default/missing not found in the input" in x for x in lines), lines
     assert got.stderr.rstrip().endswith("3 errors")
+
+
+def test_a_nominated_pod_is_warned_about_once(tmp_path: Path) -> None:
+    """`status.nominatedNodeName` is read by the scheduler (the nominated node first, its room
+    held): not modelled, so said — one warning for every pod that sets it."""
+    pods = [{**_pod(f"p{i}"), "status": {"phase": "Pending", "nominatedNodeName": "n1"}} for i in range(2)]
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), *pods, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "status.nominatedNodeName" in w]
+    assert warned.startswith(
+        "status.nominatedNodeName set by 2 pending pods (default/p0, default/p1): not read"
+    )
+    assert dra_solver.plan(cluster).placed == 3
