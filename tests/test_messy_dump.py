@@ -150,3 +150,66 @@ def test_a_nominated_pod_is_warned_about_once(tmp_path: Path) -> None:
         "status.nominatedNodeName set by 2 pending pods (default/p0, default/p1): not read"
     )
     assert dra_solver.plan(cluster).placed == 3
+
+
+BAD_SELECTOR = {
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Inn", "values": ["a"]}]}]
+}
+INN = "unsupported operator 'Inn': must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt"
+
+
+def test_an_unknown_node_selector_operator_costs_only_what_reads_it(tmp_path: Path) -> None:
+    """An operator the API server refuses stopped the whole plan (`unsupported node selector
+    operator 'Inn'`, exit 1) wherever it was: a pod's required node affinity, a slice's node
+    selector, an allocated claim's. Now each is a validation problem of its object: the pod is
+    held, the pool left out, the claim's pending users held; the rest is planned."""
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "typo"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeSelector": BAD_SELECTOR,
+            "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "x"}],
+        },
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "held", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [{"request": "g", "driver": "gpu.example.com", "pool": "net", "device": "x"}]
+                },
+                "nodeSelector": BAD_SELECTOR,
+            }
+        },
+    }
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": BAD_SELECTOR}}
+    pods = [
+        _pod("affinity", affinity=affinity),
+        _pod("toleration", tolerations=[{"key": "k", "operator": "Sometimes"}]),
+        _pod("user", resourceClaims=[{"name": "g", "resourceClaimName": "held"}]),
+        _pod("plain"),
+    ]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, claim, *pods])
+    got = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    assert got.exit_code == 2, got.stderr
+    lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
+    assert lines["default/plain"] == "node n1"
+    assert lines["default/affinity"].startswith(
+        "not placed: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        f".nodeSelectorTerms[0].matchExpressions[0].operator: {INN}"
+    )
+    assert "spec.tolerations[0].operator: unsupported operator 'Sometimes'" in lines["default/toleration"]
+    assert "ResourceClaim default/held is not valid: status.allocation.nodeSelector" in lines["default/user"]
+    assert any(
+        "ResourceSlice typo: spec.nodeSelector" in x and "left out" in x for x in got.stderr.splitlines()
+    )
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1 and checked.stderr.rstrip().endswith("4 errors"), checked.stderr
+    explained = runner.invoke(app, ["explain", str(path), "--pod", "default/plain"])
+    assert explained.exit_code == 0, explained.stderr

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from ..api.load import Unread
 from ..api.models import ResourceSlice
+from ..api.validate import validate_object
 
 _SCOPES = ("nodeName", "nodeSelector", "allNodes")
 
@@ -33,12 +34,18 @@ def stand_in(s: ResourceSlice, reason: str) -> ResourceSlice:
     """`s` without its devices and counters, marked with `reason` ("" for a slice left out
     only because its pool is). A scope read from the devices (per-device node selection) or
     none (a counter-set slice) becomes all nodes: without the devices the nodes they would be
-    seen from are unknown, and the pool is named wherever it might have served."""
+    seen from are unknown, and the pool is named wherever it might have served; so does a node
+    selector that cannot be evaluated."""
     spec = s.spec
     update: dict[str, object] = {"devices": [], "shared_counters": []}
     if spec.node_name is None and spec.node_selector is None and not spec.all_nodes:
         update |= {"all_nodes": True, "per_device_node_selection": None}
     out = s.model_copy(update={"spec": spec.model_copy(update=update)})
+    if any(e.field.startswith("spec.nodeSelector") for e in validate_object(out)):
+        # a selector that cannot be evaluated (an unknown operator) would stop every node's
+        # gathering: all nodes instead, as for a scope that cannot be read
+        scope = {"node_selector": None, "all_nodes": True}
+        out = s.model_copy(update={"spec": spec.model_copy(update={**update, **scope})})
     out._left_out = reason
     return out
 

@@ -185,13 +185,19 @@ def triage(
     # Claims and templates: their own problems, or a class of theirs left out; an allocated
     # claim keeps its allocation whatever its spec says.
     why_claim: dict[Key, _Why] = {}
+    unplaceable: dict[Key, _Why] = {}
+    """Allocated claims kept whose node selector cannot be read: what uses them is held."""
     held_claims: dict[Key, HeldPod] = dict(cluster.held_claims)
     for key, claim in cluster.claims.items():
         why = claim_why(claim)
         if why is None:
             continue
         if _allocated(claim):
-            t.warn(claim, "its allocation is kept as the cluster has it")
+            if any(e.field.startswith("status.allocation.nodeSelector") for e in t.own(claim)):
+                unplaceable[key] = why  # where its devices are cannot be told: no pod placed with it
+                t.warn(claim, "its allocation is kept; a pending pod that uses it is left pending")
+            else:
+                t.warn(claim, "its allocation is kept as the cluster has it")
             continue
         why_claim[key] = why
         held_claims[key] = HeldPod(None, why.reason, claim=claim)
@@ -217,7 +223,7 @@ def triage(
             why_group[key] = (
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
-    refs = _Refs(why_claim, why_template, why_priority, why_group)
+    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group)
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
