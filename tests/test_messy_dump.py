@@ -213,3 +213,39 @@ def test_an_unknown_node_selector_operator_costs_only_what_reads_it(tmp_path: Pa
     assert checked.exit_code == 1 and checked.stderr.rstrip().endswith("4 errors"), checked.stderr
     explained = runner.invoke(app, ["explain", str(path), "--pod", "default/plain"])
     assert explained.exit_code == 0, explained.stderr
+
+
+def test_a_gang_short_of_a_held_member_names_it(tmp_path: Path) -> None:
+    """A gang of minCount 2 whose second pod is held (a deleted template, a scheduling gate)
+    cannot start: its healthy pod's reason names the held sibling and why, not only `1 of its
+    pods fit` (which read as if the sibling did not fit)."""
+
+    def group(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        }
+
+    member = {"podGroupName": "g1"}
+    broken = _pod(
+        "broken", schedulingGroup=member, resourceClaims=[{"name": "x", "resourceClaimTemplateName": "gone"}]
+    )
+    gated = _pod("gated", schedulingGroup={"podGroupName": "g2"}, schedulingGates=[{"name": "wait"}])
+    items = [_node("n1"), group("g1"), group("g2"), _pod("ok1", schedulingGroup=member), broken, gated]
+    items.append(_pod("ok2", schedulingGroup={"podGroupName": "g2"}))
+    for allocator in ("cpsat", "reference"):
+        outcome = dra_solver.plan(
+            dra_solver.load([_write(tmp_path, items)], strict=False), allocator=allocator
+        )
+        ok1, ok2 = outcome.pod("default/ok1"), outcome.pod("default/ok2")
+        assert not ok1.placed and not ok2.placed
+        assert (ok1.reason or "").endswith(
+            "fewer than its gang minCount 2; its pod default/broken is left pending: "
+            "spec.resourceClaims[0].resourceClaimTemplateName: "
+            "ResourceClaimTemplate default/gone not found in the input"
+        ), ok1.reason
+        assert "its pod default/gated is left pending: waiting for scheduling gates wait" in (
+            ok2.reason or ""
+        )

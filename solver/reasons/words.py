@@ -110,6 +110,10 @@ def _gang_short(r: Reason, where: bool) -> str:
         text += f"; {r.text('blocker')} did not fit: {r.text('blocked')}"
     if r.fact("own") is not None:
         text += f"; {r.text('own')}"
+    if r.fact("held") is not None:  # a pod of the group no plan places (`Gang.held`)
+        more = r.fact("held_more")
+        others = f" (and {more} more of its pods)" if isinstance(more, int) and more > 0 else ""
+        text += f"; its pod {r.text('held')} is left pending{others}: {r.text('held_why')}"
     return text
 
 
