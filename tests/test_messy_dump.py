@@ -249,3 +249,16 @@ def test_a_gang_short_of_a_held_member_names_it(tmp_path: Path) -> None:
         assert "its pod default/gated is left pending: waiting for scheduling gates wait" in (
             ok2.reason or ""
         )
+
+
+def test_a_pod_bound_to_a_deleted_node_is_said(tmp_path: Path) -> None:
+    """A dump whose Nodes do not include a bound pod's node (deleted, the pod not yet garbage
+    collected): one warning, the pod's claims keep their devices, nothing is planned there."""
+    bound = {**_pod("orphan", nodeName="gone"), "status": {"phase": "Running"}}
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), bound, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "orphan" in w]
+    assert warned.startswith(
+        "Pod default/orphan: spec.nodeName: bound to gone, which is not among the input's Nodes"
+    )
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/plain").node == "n1"

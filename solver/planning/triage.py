@@ -257,6 +257,11 @@ def triage(
         pods[key] = pod
         if not holds_node(pod):  # finished: it holds nothing, nothing of it is planned
             continue
+        if cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
+            t.warnings.append(
+                f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, which is not among the input's "
+                "Nodes (deleted?): nothing is planned there; its claims keep their devices"
+            )
         unallocated = _never_allocated(cluster, pod, gates)
         if unallocated:
             bypass = (
