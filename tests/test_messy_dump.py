@@ -262,3 +262,17 @@ def test_a_pod_bound_to_a_deleted_node_is_said(tmp_path: Path) -> None:
     )
     outcome = dra_solver.plan(cluster)
     assert outcome.pod("default/plain").node == "n1"
+
+
+def test_an_unreadable_taint_rule_says_what_leaving_it_out_costs(tmp_path: Path) -> None:
+    """Read with a problem or not read at all, a DeviceTaintRule left out means its devices
+    count as untainted: the warning says so either way (it said only `left out of the plan`)."""
+    rule = {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "rule"},
+        "spec": {"deviceSelector": {"selectors": []}, "taint": {"key": "k", "effect": "NoSchedule"}},
+    }
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), rule, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "DeviceTaintRule rule" in w]
+    assert warned.endswith("; its taints are not applied: the devices it selects count as untainted"), warned

@@ -276,7 +276,7 @@ def triage(
     # Objects that could not be read: a pending pod is held (a Pod of its name, nothing else
     # known), anything else is left out, and what names it is held by its own problem above.
     for u in cluster.unread:
-        consequence = "left out of the plan"
+        consequence = _LEFT_OUT.get(u.kind, "left out of the plan")
         if u.kind == "Pod" and not u.node_name:
             stub = Pod.model_validate({"metadata": {"name": u.name, "namespace": u.namespace}})
             held.setdefault(
@@ -305,11 +305,11 @@ def triage(
     for node in cluster.nodes.values():
         t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
-        t.warn(rule, "its taints are not applied: the devices it selects count as untainted")
+        t.warn(rule, _LEFT_OUT["DeviceTaintRule"])
     for pdb in cluster.pdbs.values():
-        t.warn(pdb, "the budget is not counted (plan --preempt may evict what it protects)")
+        t.warn(pdb, _LEFT_OUT["PodDisruptionBudget"])
     for nso in cluster.namespaces.values():
-        t.warn(nso, "the Namespace is left out (its labels are not read)")
+        t.warn(nso, _LEFT_OUT["Namespace"])
 
     def keep(obj: TypeMeta) -> bool:
         return not t.own(obj) or (isinstance(obj, Node) and _taint_effects_only(t.own(obj)))
@@ -466,6 +466,16 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     return [*kept, *(x for _, x in unread)]
 
 
+_LEFT_OUT = {
+    "Node": "the node is left out of the plan",
+    "DeviceTaintRule": "its taints are not applied: the devices it selects count as untainted",
+    "PodDisruptionBudget": "the budget is not counted (plan --preempt may evict what it protects)",
+    "Namespace": "the Namespace is left out (its labels are not read)",
+}
+"""What leaving out an object of these kinds costs, said in its warning (read with a problem,
+or not read at all: the same consequence)."""
+
+
 def _taint_effects_only(problems: Sequence[InputError]) -> bool:
     """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
     blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
@@ -475,7 +485,7 @@ def _taint_effects_only(problems: Sequence[InputError]) -> bool:
 def _node_consequence(problems: Sequence[InputError]) -> str:
     if problems and _taint_effects_only(problems):
         return "the taint counts as blocking: only pods that tolerate it are placed on the node"
-    return "the node is left out of the plan"
+    return _LEFT_OUT["Node"]
 
 
 def _gen(s: ResourceSlice) -> tuple[str, str, int]:
