@@ -276,3 +276,35 @@ def test_an_unreadable_taint_rule_says_what_leaving_it_out_costs(tmp_path: Path)
     cluster = dra_solver.load([_write(tmp_path, [_node("n1"), rule, _pod("plain")])], strict=False)
     (warned,) = [w for w in cluster.warnings if "DeviceTaintRule rule" in w]
     assert warned.endswith("; its taints are not applied: the devices it selects count as untainted"), warned
+
+
+def test_a_claim_that_cannot_be_read_is_named_with_why_not_not_found(tmp_path: Path) -> None:
+    """`explain --claim` and `allocate --claim` of a claim the loader could not read said
+    `ResourceClaim default/bad not found in the input` (exit 1): it is in the input. Now they
+    say why it is not planned; a plan of an input without Pods lists it with that reason."""
+    bad = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "bad", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com", "count": "two"}}]
+            }
+        },
+    }
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), bad])
+    why = (
+        "the claim could not be read: spec.devices.requests[0].exactly.count: Input should be a valid integer"
+    )
+    explained = runner.invoke(app, ["explain", str(path), "--claim", "default/bad"])
+    assert explained.exit_code == 0, explained.stderr
+    assert explained.stdout.startswith(f"claim default/bad is not planned: {why}")
+    allocated = runner.invoke(app, ["allocate", str(path), "--claim", "default/bad", "--node", "n1"])
+    assert f"ResourceClaim default/bad: left out of the plan: {why}" in allocated.stderr, allocated.stderr
+    assert "Traceback" not in allocated.stderr
+    planned = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    line = next(x for x in planned.stderr.splitlines() if x.startswith("default/bad: "))
+    assert line.startswith(f"default/bad: not placed: {why}") and "explain --claim default/bad" in line
+    full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
+    claims = [o for o in yaml.safe_load(full.stdout)["items"] if o["kind"] == "ResourceClaim"]
+    assert [c["spec"] for c in claims] == [bad["spec"]]  # written back as given, no stand-in

@@ -178,7 +178,12 @@ def with_held(outcome: Outcome, held: Sequence[HeldPod]) -> Outcome:
     listed = {p.name for p in outcome.pods}
     extra = [
         PodPlan(
-            h.name, None, [h.claim] if h.claim else [], h.reason, pod=None if h.stub else h.pod, unread=h.stub
+            h.name,
+            None,
+            [h.claim] if h.claim and not h.stub else [],  # a stub is never written as the input's
+            h.reason,
+            pod=None if h.stub else h.pod,
+            unread=h.stub and h.claim is None,
         )
         for h in held
         if h.name not in listed

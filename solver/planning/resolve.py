@@ -67,6 +67,9 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
         return cluster.unallocated_claims()
     out = []
     for c in claims:
+        held = cluster.held_claim(c) if isinstance(c, str) else None
+        if held is not None:  # left out for a problem (`planning.triage`): that problem, not "not found"
+            raise InputError(f"left out of the plan: {held.reason}", obj=f"ResourceClaim {held.name}")
         claim = c if isinstance(c, ResourceClaim) else cluster.claim(c)
         if claim.status is not None and claim.status.allocation is not None:
             raise InputError("claim is already allocated", obj=claim.ref, field="status.allocation")

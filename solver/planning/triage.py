@@ -285,6 +285,17 @@ def triage(
             consequence = "the pod is left pending; the rest is planned"
         elif u.kind == "Pod":
             consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        elif u.kind == "ResourceClaim":  # named by `explain --claim`, `allocate --claim`: its reason
+            stub_claim = ResourceClaim.model_validate(
+                {
+                    "metadata": {"name": u.name, "namespace": u.namespace},
+                    "spec": {"devices": {"requests": []}},
+                }
+            )
+            held_claims.setdefault(
+                (u.namespace, u.name),
+                HeldPod(None, f"the claim could not be read: {u.reason}", stub=True, claim=stub_claim),
+            )
         elif u.kind == "ResourceSlice":
             continue  # its pool's warning, below
         t.warnings.extend(f"{e.message}; {consequence}" for e in u.errors)
