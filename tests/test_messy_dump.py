@@ -308,3 +308,48 @@ def test_a_claim_that_cannot_be_read_is_named_with_why_not_not_found(tmp_path: P
     full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
     claims = [o for o in yaml.safe_load(full.stdout)["items"] if o["kind"] == "ResourceClaim"]
     assert [c["spec"] for c in claims] == [bad["spec"]]  # written back as given, no stand-in
+
+
+def test_a_cel_runtime_error_costs_its_pod_not_the_plan(tmp_path: Path) -> None:
+    """A selector reading an attribute some devices lack (`no such key`) failed the whole plan
+    (exit 1), where upstream fails only that pod's scheduling attempt and schedules the rest.
+    Now the pod is listed with the error (and its hint) as its reason; the others are planned —
+    with either allocator."""
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "n1-gpu"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
+        },
+    }
+
+    def claim(name: str, selectors: list[dict[str, Any]]) -> dict[str, Any]:
+        exactly = {"deviceClassName": "gpu.example.com", "selectors": selectors}
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "g", "exactly": exactly}]}},
+        }
+
+    reads = [{"cel": {"expression": "device.attributes['gpu.example.com'].index > 1"}}]
+    items = [GPU_CLASS, _node("n1"), slice_, claim("reads-index", reads), claim("plain", [])]
+    items += [
+        _pod("p-index", resourceClaims=[{"name": "g", "resourceClaimName": "reads-index"}]),
+        _pod("p-plain", resourceClaims=[{"name": "g", "resourceClaimName": "plain"}]),
+    ]
+    path = _write(tmp_path, items)
+    for allocator in ("cpsat", "reference"):
+        got = runner.invoke(app, ["plan", str(path), "-o", "name", "--allocator", allocator])
+        assert got.exit_code == 2, got.stderr
+        lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
+        assert lines["default/p-plain"] == "node n1"
+        assert lines["default/p-index"].startswith(
+            "not placed: claim default/reads-index: request g: selector #0, device gpu.example.com/n1/gpu-0, "
+            "expression \"device.attributes['gpu.example.com'].index > 1\": "
+            "CEL runtime error: no such key: index; hint: "
+        ), lines["default/p-index"]

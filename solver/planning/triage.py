@@ -36,6 +36,7 @@ modified (a bound pod's copy is a new object).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
@@ -51,11 +52,12 @@ from ..api.models import (
     TypeMeta,
 )
 from ..api.validate import BUILTIN_PRIORITY_CLASSES, error_ref
-from ..errors import InputError
+from ..errors import CelError, InputError
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
 from .fields import unmodelled_field_warnings
+from .job import Unit
 from .leftpools import stand_in, unread_stand_in
 from .resolve import pending
 
@@ -402,6 +404,32 @@ def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_
     return done.cluster
 
 
+_CLAIM_OF_ERROR = re.compile(r"^claim (\S+?): ")
+
+
+def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Unit], list[HeldPod]] | None:
+    """`units` without those whose claim `error` names (a CEL runtime error met where the search
+    reached a device), and their pods held with it as the reason — or None when it names no
+    claim of theirs. Why: upstream's error fails that pod's scheduling attempt only (its Filter
+    returns an error status, the pod is retried later); every other pod still schedules. The
+    planners raise it for the whole call ("CEL errors: lazy, as upstream"), so the plan runs
+    again without the pods it costs (`pipeline.plan`)."""
+    found = _CLAIM_OF_ERROR.match(error.where)
+    if found is None:
+        return None
+    ref = found.group(1)
+    hit = [u for u in units if any(c.namespaced_name == ref for c in u.claims)]
+    if not hit:
+        return None
+    reason = str(error).replace("\nhint: ", "; hint: ")
+    held: list[HeldPod] = []
+    for u in hit:
+        for m in u.members:
+            claim = next((c for c in u.claims if c.namespaced_name == ref), None)
+            held.append(HeldPod(m.pod, reason) if m.pod is not None else HeldPod(None, reason, claim=claim))
+    return [u for u in units if not any(u is h for h in hit)], held
+
+
 def split_held(
     cluster: Cluster, pods: Sequence[object] | None
 ) -> tuple[Sequence[object] | None, list[HeldPod]]:
@@ -546,4 +574,13 @@ def _never_allocated(cluster: Cluster, pod: Pod, gates: FeatureGates) -> list[st
     return [c.namespaced_name for c in claims if not _allocated(c)]
 
 
-__all__ = ["GATES_FLAG", "HeldPod", "Triaged", "name_unread", "split_held", "triage", "triaged"]
+__all__ = [
+    "GATES_FLAG",
+    "HeldPod",
+    "Triaged",
+    "held_for_cel_error",
+    "name_unread",
+    "split_held",
+    "triage",
+    "triaged",
+]
