@@ -343,6 +343,10 @@ def test_a_cel_runtime_error_costs_its_pod_not_the_plan(tmp_path: Path) -> None:
         _pod("p-plain", resourceClaims=[{"name": "g", "resourceClaimName": "plain"}]),
     ]
     path = _write(tmp_path, items)
+    planner = dra_solver.Planner(dra_solver.load([path], strict=False))  # `plan --watch`'s
+    assert planner.plan().pod("default/p-plain").placed
+    after = planner.update(remove=[("Pod", "default", "p-plain")])  # room released: retried
+    assert "CEL runtime error: no such key: index" in (after.pod("default/p-index").reason or "")
     for allocator in ("cpsat", "reference"):
         got = runner.invoke(app, ["plan", str(path), "-o", "name", "--allocator", allocator])
         assert got.exit_code == 2, got.stderr

@@ -91,7 +91,7 @@ from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
-from ..errors import InputError
+from ..errors import CelError, InputError
 from ..pipeline import plan
 from ..planners.aggregated.patterns import ModelMemo
 from ..planners.bounds import verdict
@@ -129,6 +129,16 @@ SMALL = 20_000
 changed cluster (it may move pods when that places more weight, and it proves a bound)."""
 
 Key = tuple[str, str]
+
+
+def _retried(run: Resumable, unit: Unit, released: set[str | None]) -> PodPlan | None:
+    """`run.place_on` of a pod the last plan left out, on the nodes released; None also when its
+    claim meets a CEL runtime error again (the plan listed it with that error,
+    `triage.held_for_cel_error`: the listing stays)."""
+    try:
+        return run.place_on(unit, released)
+    except CelError:
+        return None
 
 
 def _planned(cluster: Cluster, options: Options) -> PlanOutcome:
@@ -352,7 +362,7 @@ class Planner:
         for i in order:
             if i < len(units):
                 plans[i] = run.place(queue[i])
-            elif (got := run.place_on(queue[i], released)) is not None:
+            elif (got := _retried(run, queue[i], released)) is not None:
                 plans[i] = got
         done_units = [queue[i] for i in sorted(plans)]
         done_plans = [plans[i] for i in sorted(plans)]
