@@ -48,6 +48,33 @@ GPU_CLASS = {
 }
 
 
+def _slice(name: str, pool: str, devices: Items, **scope: Any) -> dict[str, Any]:
+    """A gpu.example.com slice of one pool (`scope`: nodeName=..., nodeSelector=...)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": "gpu.example.com",
+            **scope,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def _claim(name: str, exactly: dict[str, Any] | None = None, **rest: Any) -> dict[str, Any]:
+    """A claim of one request `g` of the GPU class (`exactly`: more of the request)."""
+    request = {"name": "g", "exactly": {"deviceClassName": "gpu.example.com", **(exactly or {})}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": {"requests": [request]}},
+        **rest,
+    }
+
+
 def _write(tmp_path: Path, items: Items) -> Path:
     path = tmp_path / "dump.yaml"
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
@@ -57,23 +84,8 @@ def _write(tmp_path: Path, items: Items) -> Path:
 def test_explain_offers_only_the_plans_nodes_not_a_stale_slices(tmp_path: Path) -> None:
     """A slice naming a node the dump's Node objects do not include (its node was deleted) is
     not a node: `plan` never places there, so `explain` must not say the pod fits there."""
-    stale = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": "gone-gpu"},
-        "spec": {
-            "driver": "gpu.example.com",
-            "nodeName": "gone",
-            "pool": {"name": "gone", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "gpu-0"}],
-        },
-    }
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "g", "namespace": "default"},
-        "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
-    }
+    stale = _slice("gone-gpu", "gone", [{"name": "gpu-0"}], nodeName="gone")
+    claim = _claim("g")
     pod = _pod("p", resourceClaims=[{"name": "g", "resourceClaimName": "g"}])
     path = _write(tmp_path, [GPU_CLASS, _node("n1"), stale, claim, pod])
     outcome = dra_solver.plan(dra_solver.load([path], strict=False))
@@ -163,31 +175,10 @@ def test_an_unknown_node_selector_operator_costs_only_what_reads_it(tmp_path: Pa
     operator 'Inn'`, exit 1) wherever it was: a pod's required node affinity, a slice's node
     selector, an allocated claim's. Now each is a validation problem of its object: the pod is
     held, the pool left out, the claim's pending users held; the rest is planned."""
-    slice_ = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": "typo"},
-        "spec": {
-            "driver": "gpu.example.com",
-            "nodeSelector": BAD_SELECTOR,
-            "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "x"}],
-        },
-    }
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "held", "namespace": "default"},
-        "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
-        "status": {
-            "allocation": {
-                "devices": {
-                    "results": [{"request": "g", "driver": "gpu.example.com", "pool": "net", "device": "x"}]
-                },
-                "nodeSelector": BAD_SELECTOR,
-            }
-        },
-    }
+    slice_ = _slice("typo", "net", [{"name": "x"}], nodeSelector=BAD_SELECTOR)
+    result = {"request": "g", "driver": "gpu.example.com", "pool": "net", "device": "x"}
+    allocation = {"devices": {"results": [result]}, "nodeSelector": BAD_SELECTOR}
+    claim = _claim("held", status={"allocation": allocation})
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": BAD_SELECTOR}}
     pods = [
         _pod("affinity", affinity=affinity),
@@ -282,16 +273,7 @@ def test_a_claim_that_cannot_be_read_is_named_with_why_not_not_found(tmp_path: P
     """`explain --claim` and `allocate --claim` of a claim the loader could not read said
     `ResourceClaim default/bad not found in the input` (exit 1): it is in the input. Now they
     say why it is not planned; a plan of an input without Pods lists it with that reason."""
-    bad = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "bad", "namespace": "default"},
-        "spec": {
-            "devices": {
-                "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com", "count": "two"}}]
-            }
-        },
-    }
+    bad = _claim("bad", {"count": "two"})
     path = _write(tmp_path, [GPU_CLASS, _node("n1"), bad])
     why = (
         "the claim could not be read: spec.devices.requests[0].exactly.count: Input should be a valid integer"
@@ -315,29 +297,9 @@ def test_a_cel_runtime_error_costs_its_pod_not_the_plan(tmp_path: Path) -> None:
     (exit 1), where upstream fails only that pod's scheduling attempt and schedules the rest.
     Now the pod is listed with the error (and its hint) as its reason; the others are planned —
     with either allocator."""
-    slice_ = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": "n1-gpu"},
-        "spec": {
-            "driver": "gpu.example.com",
-            "nodeName": "n1",
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-        },
-    }
-
-    def claim(name: str, selectors: list[dict[str, Any]]) -> dict[str, Any]:
-        exactly = {"deviceClassName": "gpu.example.com", "selectors": selectors}
-        return {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"devices": {"requests": [{"name": "g", "exactly": exactly}]}},
-        }
-
-    reads = [{"cel": {"expression": "device.attributes['gpu.example.com'].index > 1"}}]
-    items = [GPU_CLASS, _node("n1"), slice_, claim("reads-index", reads), claim("plain", [])]
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}, {"name": "gpu-1"}], nodeName="n1")
+    reads = {"selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].index > 1"}}]}
+    items = [GPU_CLASS, _node("n1"), slice_, _claim("reads-index", reads), _claim("plain")]
     items += [
         _pod("p-index", resourceClaims=[{"name": "g", "resourceClaimName": "reads-index"}]),
         _pod("p-plain", resourceClaims=[{"name": "g", "resourceClaimName": "plain"}]),
