@@ -179,8 +179,8 @@ def _holders(
     """The allocated claims an eviction could release — claim ref -> (the input claim, its
     candidate's node, the candidates using it) — and each bound pod's allocated claims.
 
-    Which claims: those `freed` deallocates, `freed` being what the snapshot's eviction of every
-    candidate leaves (`Snapshot.evict`): the claims no pod or other consumer that stays uses,
+    Which claims: those deallocated among `freed`, the claims the snapshot's eviction of every
+    candidate changed (`Snapshot.evict`): the ones no pod or other consumer that stays uses,
     so that the model's cluster (`setting`'s `released`) and its holders are one answer. In
     candidate order, each candidate's claims in its order, then any claim only a candidate's
     `reservedFor` names (its spec does not), at the first such candidate's node. A
@@ -203,13 +203,13 @@ def _holders(
                 users.setdefault(c.namespaced_name, set()).add(pod.namespaced_name)
                 claims_of.setdefault(pod.namespaced_name, []).append(c)
     index = {v.pod.namespaced_name: i for i, v in enumerate(cands)}
-    gone = {c.key for c in freed if c.status is None or c.status.allocation is None}
+    deallocated = {c.key for c in freed if c.status is None or c.status.allocation is None}
     named = [(c, v) for v in cands for c in claims_of.get(v.pod.namespaced_name, [])]
     seen = {c.key for c, _ in named}
     reserved_only = [
         (cluster.claims[c.key], cands[min(_consumers(cluster.claims[c.key], users, index))])
         for c in freed
-        if c.key in gone and c.key not in seen
+        if c.key in deallocated and c.key not in seen
     ]
     holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]] = {}
     for c, v in (*named, *reserved_only):
@@ -223,7 +223,7 @@ def _holders(
                 obj=c.ref,
                 field="status.reservedFor",
             )
-        if c.key in gone:  # else a consumer stays: the claim keeps its devices
+        if c.key in deallocated:  # else a consumer stays: the claim keeps its devices
             holders.setdefault(ref, (c, v.node, tuple(sorted(_consumers(c, users, index)))))
     return holders, claims_of
 
