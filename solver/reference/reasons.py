@@ -105,9 +105,11 @@ def why_unschedulable(problem: Problem) -> Reason:
     for claim in problem.claims:
         alone = _only(problem, claim, constraints=False)
         if _fails(alone):
-            groups = _compat_words(alone)
+            groups, pools = _compat_words(alone)
             if groups and not _fails(_without_compat(alone)):
-                return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped)
+                return Reason.of(
+                    Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped, pools=pools
+                )
             return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = tuple(_constraint_words(problem, c) for c in claim.constraints)
@@ -125,9 +127,10 @@ def explain_unschedulable(problem: Problem) -> str:
     return say(why_unschedulable(problem))
 
 
-def _compat_words(problem: Problem) -> tuple[str, ...]:
+def _compat_words(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The KEP-5963 counter sets the candidates draw from, as a constraint's words
-    (docs/semantics.md, "Device compatibility groups (KEP-5963)")."""
+    (docs/semantics.md, "Device compatibility groups (KEP-5963)"), and the pools they name
+    (`reasons.names_places`)."""
     sets = sorted(
         {
             cset
@@ -136,11 +139,12 @@ def _compat_words(problem: Problem) -> tuple[str, ...]:
             for cset, _ in problem.devices[c.device].compat
         }
     )
-    return tuple(
+    words = tuple(
         f"compatibilityGroups on counter set {s} of pool {d}/{p} (its devices must share a group, "
         'docs/semantics.md, "Device compatibility groups (KEP-5963)")'
         for d, p, s in sets
     )
+    return words, tuple(dict.fromkeys(f"{d}/{p}" for d, p, _ in sets))
 
 
 def _without_compat(problem: Problem) -> Problem:
