@@ -38,7 +38,7 @@ class Kind(Enum):
     ALL_NONE = "all none"
     """allocationMode All, and no device matches."""
     ALL_BLOCKED = "all blocked"
-    """allocationMode All, but some matching device cannot be had (`why`)."""
+    """allocationMode All, but some matching device cannot be had (`why`: a `NODE_NAMED`)."""
     SHORT = "short"
     """Fewer usable devices than `count`: `matching` match the selectors, `rejected` ((why,
     how many) each) of them are filtered out, `usable` of the remaining `candidates` are free."""
@@ -78,9 +78,15 @@ class Kind(Enum):
     WITH_CLAIMS = "with claims"
     """`why` (a reason with claim placeholders) on a node where the pod's claims differ (a
     special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
+    NODE_NAMED = "node named"
+    """Words made where a pool's problem was found (`problem/`: an invalid or unready pool's,
+    a device's of it) that may name the node as a part of a pool's, a slice's or a device's
+    name: `words` with the node's name there as the placeholder `reasons.words.NODE`, and the
+    node as a fact (`node`; `reasons.words.of_node` makes it). Nodes whose words differ only
+    in their own name are one value without `node` (`explain`'s groups)."""
     INVALID_POOLS = "invalid pools"
     """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
-    their words, as `problem.build.invalid_pool_words` makes them)."""
+    their words, as `problem.build.invalid_pool_words` makes them, `NODE_NAMED` each)."""
     SEARCH_ABORTED = "search aborted"
     """The reference search gave up past its budget of `steps` (upstream: the filter timeout)."""
     NOT_READY = "not ready"
@@ -153,7 +159,8 @@ class Kind(Enum):
     SEARCH_GAVE_UP = "search gave up"
     """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
     INVALID_CAUSE = "invalid cause"
-    """Invalid pools (`pools`: their words) hold the devices that would make the claims fit."""
+    """Invalid pools (`pools`: their words, `NODE_NAMED` each) hold the devices that would make
+    the claims fit."""
     FUNNEL = "funnel"
     """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
     `devices` on the node, `skipped` in invalid pools, the `selectors` (SELECTOR each), the

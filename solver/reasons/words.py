@@ -54,9 +54,9 @@ def _where(r: Reason, where: bool) -> str:
     parts = []
     if where:
         parts.append(f"on node {node}" if node else "without a node (allNodes devices only)")
-    skipped = r.texts("skipped")
+    skipped = r.parts("skipped")
     if skipped:
-        parts.append("not searched: " + "; ".join(skipped))
+        parts.append("not searched: " + "; ".join(map(say, skipped)))
     return "; ".join(parts)
 
 
@@ -152,7 +152,7 @@ def gave_up(r: Reason) -> str:
 
 
 def _invalid_cause(r: Reason) -> str:
-    pools = r.texts("pools")
+    pools = [say(p) for p in r.parts("pools")]
     skipped = "upstream skips the pool" if len(pools) == 1 else "upstream skips these pools"
     its = "its" if len(pools) == 1 else "their"
     return "; ".join(pools) + f"; {skipped}, and with {its} devices the claims would fit"
@@ -189,7 +189,10 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
     Kind.REQUEST: _request,
     Kind.ALL_NONE: lambda r, w: "no device matches (allocationMode All needs at least one)",
-    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {r.text('why')}",
+    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {say(r.part('why') or of_node('', None))}",
+    Kind.NODE_NAMED: lambda r, w: (
+        r.text("words").replace(NODE, r.text("node")) if r.fact("node") else r.text("words")
+    ),
     Kind.SHORT: _short,
     Kind.RUNS_OUT: lambda r, w: (
         f"claim {r.subject}: its requests cannot all be served at once{_inline(r, w)} "
@@ -293,7 +296,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         list(r.texts("claims")),
     ),
     Kind.INVALID_POOLS: lambda r, w: (
-        "invalid resource pools were encountered: " + "; ".join(r.texts("pools"))
+        "invalid resource pools were encountered: " + "; ".join(map(say, r.parts("pools")))
     ),
     Kind.SEARCH_ABORTED: lambda r, w: (
         f"filter operation aborted: the search exceeded {r.text('steps')} steps "
@@ -332,6 +335,16 @@ NODE = "\x00node\x00"
 pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's in) and the
 node (`node_words` puts it in)."""
 _NODE = NODE
+
+
+def of_node(words: str, node: str | None) -> Reason:
+    """`Kind.NODE_NAMED`: `words` made where a pool's problem was found on `node`, the node's
+    name (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`) as the
+    placeholder `NODE`, the node a fact. Why here: the one place words are read, once, where
+    the reason is made — so that no caller masks names in words later to compare them."""
+    if node and node != NODE:
+        words = re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, words)
+    return Reason(Kind.NODE_NAMED, "", (("words", words), ("node", node)))
 
 
 def claim_placeholder(index: int) -> str:
@@ -590,6 +603,7 @@ __all__ = [
     "no_node_head",
     "node_short",
     "node_words",
+    "of_node",
     "over_nodes",
     "room",
     "some_named",

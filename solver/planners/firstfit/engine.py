@@ -61,7 +61,7 @@ from ...problem.resources import Amounts
 from ...reasons import Fact, Kind, Reason
 from ...reasons.words import NODE, claim_placeholder
 from ...reasons.words import nowhere as nowhere_facts
-from ...reference import DEFAULT_MAX_STEPS, allocate_reference
+from ...reference import DEFAULT_MAX_STEPS, aborted, allocate_reference, invalid_pools
 from ...reference.reasons import why_unschedulable
 from .words import NodeReasons
 
@@ -509,7 +509,7 @@ class _Placing:
             assignment = allocate_reference(problem, max_steps=self.max_steps)
         except InvalidPools as exc:
             helps = self._invalid_pools_help(node, claims) if claims else True
-            why = Reason.of(Kind.INVALID_POOLS, pools=problem.invalid_pools)
+            why = invalid_pools(problem)
             return Answer(node.version, names, problem, None, exc, shareable, helps, refusal=why)
         except FailedOnNode as exc:  # All mode on a pool not ready: this node only (kubernetes#141898)
             return Answer(node.version, names, problem, None, exc, shareable, refusal=_not_ready(problem))
@@ -517,14 +517,14 @@ class _Placing:
             if self.max_steps >= DEFAULT_MAX_STEPS:
                 raise
             _raise_candidate_errors(problem)  # never turn a CEL error into "no fit"
-            why = Reason.of(Kind.SEARCH_ABORTED, steps=self.max_steps)
+            why = aborted(self.max_steps)
             return Answer(node.version, names, problem, None, exc, shareable, refusal=why)
         return Answer(node.version, names, problem, assignment, None, shareable)
 
     def _invalid_pools_help(self, node: NodeState, claims: Sequence[ResourceClaim]) -> bool:
         """Whether `claims` would fit on `node` with its invalid pools taken as valid: then
         the invalid pool is the cause of "no fit" and upstream's error names it; otherwise the
-        reason must name the real shortage (`Answer.reason`). Unsure (an error) counts as yes."""
+        reason must name the real shortage (`Answer.why`). Unsure (an error) counts as yes."""
         pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
         try:
