@@ -136,7 +136,9 @@ def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words(
 def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     """First fit's twins share an answer only when its reason holds no words made where it was
     found (`reasons.names_places`): a shortfall in counts is true of a twin; a pool not
-    searched, a device All mode cannot have, a rejection's words or KEP-5963's pools are not."""
+    searched, a device All mode cannot have, a rejection's words or KEP-5963's pools are not
+    (the twins leave rejections out: only a skipNodeOperations slice's name the node, and its
+    node has no twin)."""
     short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
     assert not names_places(
         Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
@@ -148,9 +150,8 @@ def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node("device d/n1/gpu-0 is already allocated", "n1"))
     assert names_places(Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(blocked,), node=NODE, skipped=()))
     rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=(("have a taint", 1),), usable=0)
-    assert names_places(
-        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
-    )
+    request = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
+    assert names_places(request) and not names_places(request, but=("rejected",))
     assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=("d/n1",)))
     assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=()))
 

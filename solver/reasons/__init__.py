@@ -295,16 +295,17 @@ rejection's words; `pools`: the pools a reason's words name, as KEP-5963's const
 which may name a node, a pool, a slice or a device."""
 
 
-def names_places(reason: Reason) -> bool:
-    """Whether `reason` (or a reason among its facts) holds words made elsewhere (`FOREIGN`)
-    that may name a node or a pool: then it is true of its node only, not of a node equal up
-    to names (`planners.firstfit.twins`). Decided from which facts it has, not their text."""
+def names_places(reason: Reason, but: tuple[str, ...] = ()) -> bool:
+    """Whether `reason` (or a reason among its facts) holds words made elsewhere (`FOREIGN`,
+    but the facts `but`) that may name a node or a pool: then it is true of its node only, not
+    of a node equal up to names (`planners.firstfit.twins`). Decided from which facts it has,
+    not their text."""
     for name, value in reason.facts:
-        if name in FOREIGN and value:
+        if name in FOREIGN and name not in but and value:
             return True
-        if isinstance(value, Reason) and names_places(value):
+        if isinstance(value, Reason) and names_places(value, but):
             return True
-        if isinstance(value, tuple) and any(isinstance(v, Reason) and names_places(v) for v in value):
+        if isinstance(value, tuple) and any(isinstance(v, Reason) and names_places(v, but) for v in value):
             return True
     return False
 

@@ -85,6 +85,8 @@ class Twins:
         run, name = self._run, node.name
         if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
             return None
+        if any(s.spec.skip_node_operations for s in node.slices):  # its rejections name the node
+            return None
         aliases: dict[str, str] = {}
         slices = slices_up_to_names(node.slices, name, aliases)
         if slices is None or node.view is None:
@@ -109,14 +111,15 @@ def _portable(answer: Answer) -> bool:
     """Whether `answer` holds for a node equal up to names (`Twins`) with the names put in: no
     error (its words may name the node, a pool or a claim), and a reason whose names are all
     placeholders (the claims, the node) — none of its facts words made where it was found
-    that may name the node or a pool (`reasons.names_places`: a pool's, a device's, a
-    rejection's). Decided from the reason's facts, not by searching its words."""
+    that may name the node or a pool (`reasons.names_places`: a pool's, a device's). A
+    rejection's words name the node only for a skipNodeOperations slice, whose node has no
+    twin (`_static_key`). Decided from the reason's facts, not by searching its words."""
     if not answer.shareable or answer.failure is not None:
         return False
     if answer.assignment is not None:
         return True
     why = answer.why()
-    return why is not None and not names_places(why)
+    return why is not None and not names_places(why, but=("rejected",))
 
 
 def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], version: int) -> Answer:
