@@ -334,7 +334,6 @@ NODE = "\x00node\x00"
 """Placeholders for names in a reason found once per (shape, node, version) and shared: the
 pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's in) and the
 node (`node_words` puts it in)."""
-_NODE = NODE
 
 
 def of_node(words: str, node: str | None) -> Reason:
