@@ -500,9 +500,11 @@ def test_pods_left_out_are_worded_alike_with_answers_shared_between_twin_nodes(
         asked.append(1)
         return real(self, *args)
 
+    planned = Planner(cluster, seed=3, time_limit=0.5)
+    planned.plan()  # the same fresh plan for both updates: made once, the planner copied
+
     def update() -> tuple[int, list[Any]]:
-        planner = Planner(cluster, seed=3, time_limit=0.5)
-        planner.plan()
+        planner = copy.deepcopy(planned, {id(cluster): cluster})
         asked.clear()
         out = planner.update(add=add, remove=remove)
         _valid(planner, out)
