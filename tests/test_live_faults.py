@@ -3,8 +3,9 @@
 What a real API server and the network between do: answer 429 with `Retry-After` (honoured,
 capped), 500s and dropped connections in the middle of a list (sent again with a backoff, then
 one line naming the server and the list), answer slowly (a bounded time per answer), hold
-many pods (100,000 under the `long` profile; read in pages of `limit`, never one answer), serve one object that is not valid
-JSON (that object is left out with a warning naming it; the rest is read). Every request says
+many pods (100,000 under the `long` profile; read in pages of `limit`, never one answer),
+serve one object that is not valid JSON (that object is left out with a warning naming it;
+the rest is read). Every request says
 who sends it (`User-Agent: dra-solver/<version>`), and no message repeats the token.
 
 The pauses between attempts are recorded instead of slept (`live._sleep`), but for the one test
