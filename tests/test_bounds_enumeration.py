@@ -35,7 +35,7 @@ from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
 GATES = FeatureGates.of("DRAConsumableCapacity=true,DRAAdminAccess=true")
-CASES = examples(60)
+CASES = examples(30)
 
 
 def _device(rng: random.Random, node: int, i: int) -> dict[str, Any]:
