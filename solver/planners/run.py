@@ -40,18 +40,26 @@ _collector = _Collector()
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the body with the garbage collector's thresholds raised (`GC_THRESHOLD`), then put
-    them back. Why: a plan allocates millions of small objects that it keeps (claims, device
-    views, cached answers), and at the default thresholds the cyclic collector traverses the
-    growing heap again and again without finding garbage — a quarter to a third of a
-    5,000-pod plan's CPU time (docs/benchmarks.md, "End to end"). Reference counting still
-    frees everything outside cycles at once; cycles wait longer. Nested and concurrent plans
-    share one raise: the thresholds go back when the last of them ends. Changes no result."""
+    """Run the body with the garbage collector's thresholds raised (`GC_THRESHOLD`) and what
+    is alive at its start frozen (`gc.freeze`), then put both back. Why: a plan allocates
+    millions of small objects that it keeps (claims, device views, cached answers), and at the
+    default thresholds the cyclic collector traverses the growing heap again and again without
+    finding garbage — a quarter to a third of a 5,000-pod plan's CPU time (docs/benchmarks.md,
+    "End to end"). With the thresholds raised, a collection of the middle generation still
+    traversed everything the run had not yet seen twice — at the first one after reading a
+    50,000-pod cluster, the whole input, 3 s, and again at the next one — though what lives
+    when a plan starts (its input) outlives it. Frozen, a collection traverses only what came
+    after; each nested entry (the CLI's run, then the plan, then the planners) freezes what
+    came before it, and the last exit unfreezes all of it (into the oldest generation, as
+    before). Reference counting still frees everything outside cycles at once; cycles wait
+    longer (frozen ones until the end). Nested and concurrent plans share one raise: the
+    thresholds go back when the last of them ends. Changes no result."""
     with _collector.lock:
         if _collector.running == 0:
             _collector.saved = gc.get_threshold()
             gc.set_threshold(*GC_THRESHOLD)
         _collector.running += 1
+        gc.freeze()
     try:
         yield
     finally:
@@ -59,6 +67,7 @@ def fewer_collections() -> Iterator[None]:
             _collector.running -= 1
             if _collector.running == 0:
                 gc.set_threshold(*_collector.saved)
+                gc.unfreeze()
 
 
 def run(

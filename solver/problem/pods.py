@@ -18,6 +18,7 @@ name (`planning.resolve.join_shared`), and it is reserved for the PodGroup
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..api.cluster import Cluster
@@ -51,8 +52,33 @@ def group_entry(
 def pod_claims(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> list[ResourceClaim]:
     """Every claim the pod uses, in pod order (allocated ones included); `gates` decide
     whether the PodGroup's template entries give one claim for the group (None: defaults)."""
+    return [
+        c if isinstance(c, ResourceClaim) else _from_template(*c) for c in _claim_sources(cluster, pod, gates)
+    ]
+
+
+def uses_allocated_claim(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) -> bool:
+    """Whether a claim the pod uses (`pod_claims`) is allocated already. Why not `pod_claims`:
+    a claim a template would give that the cluster does not hold yet is built without a status
+    (never allocated), so it need not be built — at 50,000 pods the building was a third of
+    resolving them. The same errors as `pod_claims` for a claim or template not in the input."""
+    return any(
+        isinstance(c, ResourceClaim) and c.status is not None and c.status.allocation is not None
+        for c in _claim_sources(cluster, pod, gates)
+    )
+
+
+_ToBuild = tuple[ResourceClaimTemplate, str, str, str, "Pod | PodGroup"]
+"""`_from_template`'s arguments: a claim the cluster does not hold yet, from a template."""
+
+
+def _claim_sources(
+    cluster: Cluster, pod: Pod, gates: FeatureGates | None
+) -> Iterator[ResourceClaim | _ToBuild]:
+    """Per entry of the pod's `spec.resourceClaims`, in order: the claim the cluster holds, or
+    what builds it from its template (`_ToBuild`); `InputError` for a claim or template not
+    in the input."""
     ns = pod.metadata.ns
-    out: list[ResourceClaim] = []
     for i, entry in enumerate(pod.spec.resource_claims):
         field = f"spec.resourceClaims[{i}]"
         if entry.resource_claim_name:
@@ -64,7 +90,7 @@ def pod_claims(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) ->
                     obj=pod.ref,
                     field=f"{field}.resourceClaimName",
                 )
-            out.append(claim)
+            yield claim
         elif entry.resource_claim_template_name:
             template = cluster.templates.get((ns, entry.resource_claim_template_name))
             if template is None:
@@ -84,16 +110,13 @@ def pod_claims(cluster: Cluster, pod: Pod, gates: FeatureGates | None = None) ->
                 else _generated_name(pod, entry.name)
             )
             existing = cluster.claims.get((ns, name))
-            out.append(
-                existing if existing is not None else _from_template(template, name, ns, entry.name, owner)
-            )
+            yield existing if existing is not None else (template, name, ns, entry.name, owner)
         else:
             raise InputError(
                 "exactly one of resourceClaimName and resourceClaimTemplateName is required",
                 obj=pod.ref,
                 field=field,
             )
-    return out
 
 
 def _from_template(
