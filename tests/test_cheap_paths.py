@@ -198,3 +198,15 @@ def test_fewer_collections_freezes_inside_and_unfreezes_at_the_last_exit() -> No
         assert inner
     assert gc.get_freeze_count() == 0
     assert kept
+
+
+def test_fewer_collections_leaves_a_freeze_of_the_process_as_it_is() -> None:
+    gc.unfreeze()
+    gc.freeze()  # as a process does before forking workers
+    try:
+        with fewer_collections():
+            made = [[i] for i in range(10)]
+        # not unfrozen at the end (the count only drops as frozen objects are freed)
+        assert gc.get_freeze_count() > 0 and made
+    finally:
+        gc.unfreeze()

@@ -33,6 +33,8 @@ class _Collector:
         self.lock = threading.Lock()
         self.running = 0
         self.saved: tuple[int, ...] = gc.get_threshold()
+        self.freezing = False
+        """Whether the plans freeze (`fewer_collections`): nothing was frozen when the first began."""
 
 
 _collector = _Collector()
@@ -51,15 +53,19 @@ def fewer_collections() -> Iterator[None]:
     when a plan starts (its input) outlives it. Frozen, a collection traverses only what came
     after; each nested entry (the CLI's run, then the plan, then the planners) freezes what
     came before it, and the last exit unfreezes all of it (into the oldest generation, as
-    before). Reference counting still frees everything outside cycles at once; cycles wait
-    longer (frozen ones until the end). Nested and concurrent plans share one raise: the
-    thresholds go back when the last of them ends. Changes no result."""
+    before). A process that froze objects itself (before forking workers, say) keeps its
+    freeze: then nothing is frozen or unfrozen here. Reference counting still frees everything
+    outside cycles at once; cycles wait longer (frozen ones until the end). Nested and
+    concurrent plans share one raise: the thresholds go back when the last of them ends.
+    Changes no result."""
     with _collector.lock:
         if _collector.running == 0:
             _collector.saved = gc.get_threshold()
             gc.set_threshold(*GC_THRESHOLD)
+            _collector.freezing = gc.get_freeze_count() == 0  # else the process froze: left as it is
         _collector.running += 1
-        gc.freeze()
+        if _collector.freezing:
+            gc.freeze()
     try:
         yield
     finally:
@@ -67,7 +73,8 @@ def fewer_collections() -> Iterator[None]:
             _collector.running -= 1
             if _collector.running == 0:
                 gc.set_threshold(*_collector.saved)
-                gc.unfreeze()
+                if _collector.freezing:
+                    gc.unfreeze()
 
 
 def run(
