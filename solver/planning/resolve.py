@@ -22,7 +22,7 @@ from ..errors import CutShort, InputError
 from ..gates import FeatureGates
 from ..problem.demand import Needs, NodeBook
 from ..problem.nodealloc import FootprintBook
-from ..problem.pods import node_conflict, pod_claims
+from ..problem.pods import node_conflict, pod_claims, uses_allocated_claim
 from ..problem.resources import DONE_PHASES
 from ..problem.scheduling import node_refusal, pod_priority
 from ..reasons import Kind, Reason
@@ -258,7 +258,7 @@ def _sharing_key(cluster: Cluster, unit: Unit, gates: FeatureGates | None) -> st
     if len(unit.members) != 1 or unit.members[0].pod is None:
         return None
     pod = unit.members[0].pod
-    if any(c.status is not None and c.status.allocation is not None for c in pod_claims(cluster, pod, gates)):
+    if uses_allocated_claim(cluster, pod, gates):
         return None
     return _scheduling_key(pod)
 
