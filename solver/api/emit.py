@@ -174,6 +174,7 @@ class _Writer:
         seen = self.seen
         heads = self.heads.get(indent) or {}
         cache = self.texts is not None
+        scores = self.scores
         first = first_inline
         for k, v in d.items():
             if type(k) is not str:
@@ -195,7 +196,7 @@ class _Writer:
                     raise _NotPlain  # written twice: libyaml writes an anchor and an alias
                 seen.add(id(v))
                 append(line + "\n")
-                if indent and cache:
+                if indent and cache and scores.get((k, indent), 0) > -SCORE:
                     self.collection(v, indent + 2 if t is dict else indent, False, (k, indent))
                 elif t is dict:
                     self.mapping(v, indent + 2, False)
@@ -209,6 +210,7 @@ class _Writer:
         seen = self.seen
         dash = " " * indent + "- "
         cache = self.texts is not None
+        scores = self.scores
         first = first_inline
         for v in items:
             head = "- " if first else dash
@@ -219,7 +221,7 @@ class _Writer:
                     raise _NotPlain  # written twice: libyaml writes an anchor and an alias
                 seen.add(id(v))
                 append(head)
-                if indent and cache:
+                if indent and cache and scores.get(("-", indent), 0) > -SCORE:
                     self.collection(v, indent + 2, True, ("-", indent))
                 else:
                     self.mapping(v, indent + 2, True)

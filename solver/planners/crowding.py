@@ -66,7 +66,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     if not left:
         return outcome
     solo = Solo(job, HINT_STEPS)
-    after = _after(job, pods)
+    after = _after(job, pods).like(solo)
     index = _Index(job, pods, outcome.allocator, memo=share)
     shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, str]] | None] = {}
     """(the pod's shape key, priority) -> its reason's kind, facts and node reasons, claim refs
