@@ -45,6 +45,7 @@ __all__ = [
     "Document",
     "Reader",
     "Unread",
+    "collector_paused",
     "dumps",
     "expand_paths",
     "iter_positioned",
@@ -60,7 +61,7 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """The body without the cyclic garbage collector, which is then put back as it was.
 
     Why: reading and writing make millions of small objects that stay alive until the end
@@ -457,8 +458,8 @@ def _load_into(
     reader: Reader, paths: Iterable[str | Path], documents: Iterable[Document], *, strict: bool
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """`load_sourced` with `reader`; `strict=False`: see `load_lenient`. Without the cyclic
-    collector (`_collector_paused`): everything read stays alive."""
-    with _collector_paused():
+    collector (`collector_paused`): everything read stays alive."""
+    with collector_paused():
         return _read_into(reader, paths, documents, strict=strict)
 
 
@@ -598,7 +599,7 @@ def dump_yaml(doc: Any, *, distinct: bool = False) -> str:
     write, or a dict or list that contains itself — goes through PyYAML's emitter as before.
     `tests/test_load.py` compares the two on random documents. `distinct`: no dict or list
     appears twice in `doc` (`block_yaml`)."""
-    with _collector_paused():
+    with collector_paused():
         # plain data: written directly, as libyaml writes it (`api.emit`)
         plain = block_yaml(doc, distinct=distinct)
         if plain is not None:
