@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..api.cluster import Cluster
-from ..api.load import collector_paused
 from ..deadline import enforced
 from ..planning.job import Options, Unit
 from ..planning.outcome import PlanOutcome, record
@@ -77,8 +76,7 @@ def run(
         else:
             first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
             model = allocator.improve(job, first, not_aggregated=alone)
-        with collector_paused():  # its answers and indexes live until it returns: no garbage
-            outcome = crowded_reasons(job, model)
+        outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     record(outcome.stats, options.deadline)  # stats["cut_short_by_timeout"]: it fired

@@ -20,7 +20,6 @@ from dataclasses import replace
 from typing import TypeVar
 
 from ..api.cluster import Cluster, HeldPod
-from ..api.load import collector_paused
 from ..api.models import Pod, PodGroup, ResourceClaim
 from ..check import CheckFailed, PodPlacement, check_gangs, check_node_resources, check_placements
 from ..deadline import Deadline
@@ -101,10 +100,7 @@ def per_pod(
     returned, not the model's units. `deadline`: when it passes before the check is done, the plan places no
     pod (module docstring)."""
     try:
-        # Without the cyclic collector (`api.load.collector_paused`): the copies of every claim
-        # and PodPlan made here live on, and its young generations found no garbage in them.
-        with collector_paused():
-            done = _per_pod(cluster, units, outcome, gates, deadline)
+        done = _per_pod(cluster, units, outcome, gates, deadline)
     except _CheckCutShort:
         unchecked = [PodPlan(u.name, None, list(u.claims), CHECK_CUT_SHORT, u.priority) for u in units]
         # no verdict: the one made was of the plan not returned (`planners.bounds.checked`)
