@@ -86,10 +86,12 @@ def test_distinct_documents_reuse_equal_parts_and_write_what_libyaml_writes() ->
     """`distinct`: equal sub-trees (copies, as a plan's Pods and claims repeat their specs) are
     written once and their text reused at the same indent — the text libyaml writes, whether
     the part comes back at the same depth, at another, first in a sequence item or not, and
-    after a place stopped looking (`emit.SCORE` misses)."""
+    after a place stopped looking (`emit.SCORE` misses). 12 documents of 384 items under the
+    `ci` profile, ten times that under `long`."""
     rng = random.Random(11)
     written = 0
-    for _ in range(30):
+    count = examples(12)
+    for _ in range(count):
         parts = [_plain_doc(rng)["items"] for _ in range(3)]
         items: list[object] = []
         for i in range(3 * 64):
@@ -103,7 +105,7 @@ def test_distinct_documents_reuse_equal_parts_and_write_what_libyaml_writes() ->
         if text is not None:
             written += 1
             assert text == yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False)
-    assert written > 20
+    assert written > count * 2 // 3  # most are plain: written here, not declined
 
 
 def test_block_yaml_declines_what_it_does_not_write() -> None:
