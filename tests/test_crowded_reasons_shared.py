@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.pipeline import plan
 from dra_solver.planners import crowding
 from dra_solver.planners import run as planning_run
+from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.reasons.words import counted_groups
 
@@ -258,3 +260,44 @@ def test_nodes_failing_on_different_claims_name_each_claim() -> None:
         assert "\x00" not in reason and "1-3" not in reason, reason
         assert "3 nodes: claim default/y-a: request g: needs 1 device(s), 0 match the selectors" in reason
         assert "3 nodes: claim default/y-b: request g: needs 3 device(s), 2 match the selectors" in reason
+
+
+@pytest.mark.parametrize("allocator", ["reference", "cpsat"])
+@settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(objs=clusters())
+def test_the_cluster_after_shares_the_twin_keys_without_changing_a_word(
+    allocator: str, objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Solo.like`: the Solo over the cluster after the plan reads the nodes' twin keys (up to
+    what is in use) from the Solo before it; every pod's words are those of a Solo after that
+    computes its own."""
+    cluster = Cluster.from_objects(objs)
+    shared = _words(plan(cluster, allocator=allocator, time_limit=20))
+    with monkeypatch.context() as m:
+        m.setattr(Solo, "like", lambda self, other: self)
+        own = _words(plan(cluster, allocator=allocator, time_limit=20))
+    assert shared == own
+
+
+def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slices() -> None:
+    """The after-plan Solo shares the before one's static keys (one dict); a Solo over other
+    nodes keeps its own."""
+    objs = [_gpu_class(), *_node("node-0", "k0", 8, 2), *_node("node-1", "k0", 8, 2)]
+    objs += _pod("a", 0, 1, [1]) + _pod("big", 0, 1, [3])  # big fits nowhere: worded
+    seen: list[tuple[Solo, Solo]] = []
+    like = Solo.like
+
+    def spy(self: Solo, other: Solo) -> Solo:
+        seen.append((self, other))
+        return like(self, other)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Solo, "like", spy)
+        plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=20)
+    assert seen
+    after, before = seen[0]
+    assert after._twins._static is before._twins._static
+    fewer = Solo(replace(after._run.job, nodes=after._run.job.nodes[:1]), 1)
+    assert fewer.like(before)._twins._static is not before._twins._static

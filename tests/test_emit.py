@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 
 import yaml
@@ -79,6 +80,32 @@ def test_block_yaml_writes_what_libyaml_writes() -> None:
             assert text == expected
             assert yaml.safe_dump(doc, sort_keys=False) == expected
     assert written > count * 5 // 6  # the plain documents are written here, not declined
+
+
+def test_distinct_documents_reuse_equal_parts_and_write_what_libyaml_writes() -> None:
+    """`distinct`: equal sub-trees (copies, as a plan's Pods and claims repeat their specs) are
+    written once and their text reused at the same indent — the text libyaml writes, whether
+    the part comes back at the same depth, at another, first in a sequence item or not, and
+    after a place stopped looking (`emit.SCORE` misses). 12 documents of 384 items under the
+    `ci` profile, ten times that under `long`."""
+    rng = random.Random(11)
+    written = 0
+    count = examples(12)
+    for _ in range(count):
+        parts = [_plain_doc(rng)["items"] for _ in range(3)]
+        items: list[object] = []
+        for i in range(3 * 64):
+            part = rng.choice(parts)
+            unique = {"name": f"object-{i}", "list": [i, {"n": i}]}
+            more = [copy.deepcopy(part[:1]), {"k": copy.deepcopy(part)}]
+            items.append({"kind": "Thing", "metadata": unique, "spec": copy.deepcopy(part), "more": more})
+            items.append([copy.deepcopy(part), {"deep": {"deeper": copy.deepcopy(part)}}])
+        doc = {"apiVersion": "v1", "kind": "List", "items": items}
+        text = block_yaml(doc, distinct=True)
+        if text is not None:
+            written += 1
+            assert text == yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False)
+    assert written > count * 2 // 3  # most are plain: written here, not declined
 
 
 def test_block_yaml_declines_what_it_does_not_write() -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "Document",
     "Reader",
     "Unread",
+    "collector_paused",
     "dumps",
     "expand_paths",
     "iter_positioned",
@@ -60,7 +61,7 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """The body without the cyclic garbage collector, which is then put back as it was.
 
     Why: reading and writing make millions of small objects that stay alive until the end
@@ -458,8 +459,8 @@ def _load_into(
     reader: Reader, paths: Iterable[str | Path], documents: Iterable[Document], *, strict: bool
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """`load_sourced` with `reader`; `strict=False`: see `load_lenient`. Without the cyclic
-    collector (`_collector_paused`): everything read stays alive."""
-    with _collector_paused():
+    collector (`collector_paused`): everything read stays alive."""
+    with collector_paused():
         return _read_into(reader, paths, documents, strict=strict)
 
 
@@ -506,18 +507,24 @@ def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:
 
 
 def dumps(
-    objects: Iterable[dict[str, Any]], fmt: str = "yaml", annotations: dict[str, str] | None = None
+    objects: Iterable[dict[str, Any]],
+    fmt: str = "yaml",
+    annotations: dict[str, str] | None = None,
+    *,
+    distinct: bool = False,
 ) -> str:
     """Print objects as one `kind: List`, the way kubectl does; `annotations` go on the List's
     own metadata (what a run says of itself: kubectl applies the items and ignores them, and
-    the loader reads only the items)."""
+    the loader reads only the items). `distinct`: the caller promises no dict or list appears
+    twice in the objects and annotations (fresh dumps), so that equal parts are written once
+    (`api.emit.block_yaml`); the same text."""
     doc: dict[str, Any] = {"apiVersion": "v1", "kind": "List"}
     if annotations:
         doc["metadata"] = {"annotations": annotations}
     doc["items"] = list(objects)
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
-    return dump_yaml(doc)
+    return dump_yaml(doc, distinct=distinct)
 
 
 _STR, _INT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null"))
@@ -580,7 +587,7 @@ else:  # pragma: no cover - depends on how PyYAML was built
     _FAST = None
 
 
-def dump_yaml(doc: Any) -> str:
+def dump_yaml(doc: Any, *, distinct: bool = False) -> str:
     """`yaml.safe_dump(doc, sort_keys=False)`, byte for byte, in a fraction of the time.
 
     Why: PyYAML's representer and emitter are pure Python; a 10,000-pod plan spent most of its
@@ -591,9 +598,11 @@ def dump_yaml(doc: Any) -> str:
     escapes exactly those characters, and quotes and backslashes, with a backslash) has no
     escape but a quote's and no empty or near-128 key; anything else — or a value JSON cannot
     write, or a dict or list that contains itself — goes through PyYAML's emitter as before.
-    `tests/test_load.py` compares the two on random documents."""
-    with _collector_paused():
-        plain = block_yaml(doc)  # plain data: written directly, as libyaml writes it (`api.emit`)
+    `tests/test_load.py` compares the two on random documents. `distinct`: no dict or list
+    appears twice in `doc` (`block_yaml`)."""
+    with collector_paused():
+        # plain data: written directly, as libyaml writes it (`api.emit`)
+        plain = block_yaml(doc, distinct=distinct)
         if plain is not None:
             return plain
         if _FAST is not None:

@@ -264,12 +264,15 @@ class Output:
     def wide(self) -> bool:
         return self.format is OutputFormat.wide
 
-    def write(self, objects: Sequence[dict[str, Any]], notes: dict[str, str]) -> None:
-        """yaml/json: one `kind: List` with the run's annotations; name: a line per object."""
+    def write(
+        self, objects: Sequence[dict[str, Any]], notes: dict[str, str], *, distinct: bool = False
+    ) -> None:
+        """yaml/json: one `kind: List` with the run's annotations; name: a line per object.
+        `distinct`: no dict or list appears twice in `objects` and `notes` (`api.load.dumps`)."""
         if self.format is OutputFormat.name:
             sys.stdout.write("".join(f"{object_name(o)}\n" for o in objects))
         else:
-            sys.stdout.write(dumps(objects, self.format.value, notes))
+            sys.stdout.write(dumps(objects, self.format.value, notes, distinct=distinct))
 
 
 def object_name(obj: Mapping[str, Any]) -> str:

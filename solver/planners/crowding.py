@@ -54,7 +54,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     if not left:
         return outcome
     solo = Solo(job, HINT_STEPS)
-    after = _after(job, pods)
+    after = _after(job, pods).like(solo)
     index = _Index(job, pods, outcome.allocator, memo=share)
     shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, Reason]] | None] = {}
     """A key that decides the reason up to the claim names -> its kind, facts and node

@@ -215,6 +215,10 @@ def _reserve_held(cluster: Cluster, pods: list[PodPlan], gates: FeatureGates) ->
     allocates; a plan's output without it would show a running pod on a claim that does not
     name it (the checker's `pod-claim-reserved`). A claim several placed pods use is copied
     once, naming all of them, and every one of those pods carries that same copy."""
+    if not any(c.status is not None and c.status.allocation is not None for c in cluster.claims.values()):
+        # no claim of the input is allocated: none to reserve (a claim made from a template
+        # for this plan is not allocated before it), and no pod's claims need resolving again
+        return pods
     planned = {c.namespaced_name for p in pods if p.placed for c in p.claims}
     pods_of: dict[str, list[Pod]] = {}
     groups_of: dict[str, dict[str, PodGroup]] = {}

@@ -40,6 +40,12 @@ class Twins:
         self._answers: dict[tuple[ShapeKey, str, str], tuple[Answer, dict[str, str]]] = {}
         """(shape, twin key) -> the answer of the first such node, with its pools' aliases."""
 
+    def share_static(self, other: Twins) -> None:
+        """Keep the worlds' static parts with `other`'s (both fill one dict): for a run over
+        the same nodes and slices as `other`'s, whose worlds are then the same, in the same
+        order (`_Placing._node_state`), only what is in use differs (`Solo.like`)."""
+        self._static = other._static
+
     def prepare(self) -> int:
         """Compute every world's static part now (the run's owner does it ahead of the calls
         that must be quick, `Resumable.warm`); returns how many worlds may have twins."""
