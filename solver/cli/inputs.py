@@ -142,7 +142,9 @@ def _load(paths: Sequence[str], target: Target | None = None, strict: bool = Tru
         pairs, warnings = load_sourced(paths, documents)
     else:
         pairs, warnings, unread = load_lenient(paths, documents)
-    cluster = SourcedCluster.from_objects(obj for obj, _ in pairs)
+    cluster = SourcedCluster()  # `from_objects` without its second `dedupe`: the loader's is done
+    for obj, _ in pairs:
+        cluster.add(obj)
     cluster.unread = unread
     cluster.warnings.extend([*(got.warnings if got is not None else []), *warnings])
     by_id = {id(obj): src for obj, src in pairs}
