@@ -80,6 +80,8 @@ class _Reader:
         self.scalars: dict[str, Any] = {}
         self.lines = lines
         self.blocks: _Blocks = {}
+        self.resolved_starts: frozenset[str] | _Everything = _Everything()
+        """First characters a plain scalar must be resolved for (`_resolved_starts`)."""
 
     def peek(self) -> tuple[int, str] | None:
         if self.pending is not None:
@@ -257,7 +259,10 @@ class _Reader:
         if text and (text[0] in _FIRST or ": " in text or text.endswith((":", " "))):
             raise _Decline
         loader = self.loader
-        tag = loader.resolve(ScalarNode, text, (True, False))
+        if text and text[0] not in self.resolved_starts:
+            tag = _STR  # no implicit resolver for its first character: the resolver's default
+        else:
+            tag = loader.resolve(ScalarNode, text, (True, False))
         if tag == _STR:
             value: Any = text
         else:
@@ -267,6 +272,23 @@ class _Reader:
             value = make(loader, ScalarNode(tag, text))
         self.scalars[text] = value
         return value
+
+
+def _resolved_starts(loader: Any) -> frozenset[str] | _Everything:
+    """The first characters of the plain scalars the loader's implicit resolvers may give
+    another tag than str (PyYAML's `Resolver.resolve` looks its resolvers up by the first
+    character); every character when a resolver matches any (None) or a path resolver exists."""
+    resolvers = loader.yaml_implicit_resolvers
+    if None in resolvers or getattr(loader, "yaml_path_resolvers", None):
+        return _Everything()
+    return frozenset(resolvers)
+
+
+class _Everything:
+    """Contains every character."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
 def _key_end(content: str) -> int | None:
@@ -307,13 +329,14 @@ def read_documents(text: str, loader: Any) -> list[Any] | None:
     out: list[Any] = []
     scalars: dict[str, Any] = {}
     blocks: _Blocks = {}
+    starts = _resolved_starts(loader)
     for doc in docs:
         if not doc or doc[0].startswith(" ") or sum(map(len, doc)) + len(doc) > MAX_OBJECT_CHARS:
             return None
         stop_reading_if_asked(len(out))
         try:
             reader = _Reader(loader, doc)
-            reader.scalars, reader.blocks = scalars, blocks
+            reader.scalars, reader.blocks, reader.resolved_starts = scalars, blocks, starts
             value = reader.collection(0, 1)
         except (_Decline, RecursionError, IndexError):  # any doubt: libyaml reads it
             return None
