@@ -16,7 +16,9 @@ from preempt_cases import Pending, Running, build, cluster_docs, pdb
 import dra_solver
 from dra_solver.api.cluster import Cluster
 from dra_solver.errors import InputError
+from dra_solver.planning.job import Options
 from dra_solver.preempt import PreemptOutcome, evicted_pod, plan_preempt
+from dra_solver.preempt.model import setting, solve_setting
 from dra_solver.preempt.reference import reference_preempt
 
 
@@ -154,6 +156,23 @@ def test_an_evicted_pod_leaves_a_shared_claim_that_stays_reserved_for_the_other(
     (shared,) = out.released
     assert shared.status is not None and shared.status.allocation is not None
     assert [r.name for r in shared.status.reserved_for] == ["b"]
+
+
+def test_a_claim_reserved_only_for_an_evicted_pod_that_does_not_name_it_is_released() -> None:
+    """The resource claim controller drops a deleted pod from every claim's reservedFor and
+    deallocates a claim whose reservedFor empties, whether or not the pod's spec names it
+    (docs/semantics.md, "Preemption", "Claims"; `Snapshot.evict`): so the model frees that GPU
+    with the pod, under both models (before, the model kept that GPU held whatever it evicted,
+    and p was left out)."""
+    docs = cluster_docs({"n1": 1}, [Running("a", "n1", 1, (0,))], [Pending("p", 100, 1)])
+    (a,) = [d for d in docs if d["kind"] == "Pod" and d["metadata"]["name"] == "a"]
+    del a["spec"]["resourceClaims"], a["spec"]["containers"][0]["resources"]["claims"]
+    cluster, opts = Cluster.from_objects(docs), Options.of(None)
+    for model in ("counts", "devices"):
+        out = solve_setting(setting(cluster, None, None, opts), opts, model=model)
+        assert _node(out, "p") == "n1" and _evicted(out) == ["a"], model
+        (freed,) = out.released
+        assert freed.metadata.name == "a-gpu" and freed.status is not None and freed.status.allocation is None
 
 
 def test_evicting_frees_node_resources() -> None:

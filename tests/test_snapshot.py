@@ -111,6 +111,28 @@ def test_evicting_the_last_user_of_a_claim_deallocates_it() -> None:
     assert _dumps(cluster) == before
 
 
+def test_evicting_a_pod_deallocates_a_claim_only_its_reserved_for_names() -> None:
+    """The resource claim controller reads `reservedFor`, not the pod's spec: a claim reserved
+    for r1 alone is deallocated when r1 goes although r1 does not name it, and it is written
+    as the API leaves a deallocated claim, `status: {}` (docs/semantics.md, "Preemption"); a
+    claim also reserved for a PodGroup keeps its allocation, without r1."""
+    orphan = allocated("orphan", [result("gpu-1", pool="a")])
+    orphan["status"]["reservedFor"] = [{"resource": "pods", "name": "r1", "uid": "uid-r1"}]
+    grouped = allocated("grouped", [result("gpu-0", pool="b")])
+    grouped["status"]["reservedFor"] = [
+        {"resource": "pods", "name": "r1", "uid": "uid-r1"},
+        {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "g", "uid": "uid-g"},
+    ]
+    cluster = Cluster.from_objects([*_dumps(_cluster()), orphan, grouped])
+    s = Snapshot(cluster)
+    released = {c.metadata.name: c for c in s.evict({"default/r1"})}
+    assert sorted(released) == ["grouped", "orphan", "shared"]
+    assert released["orphan"].dump()["status"] == {}
+    kept = released["grouped"].status
+    assert kept is not None and kept.allocation is not None
+    assert [(r.resource, r.name) for r in kept.reserved_for] == [("podgroups", "g")]
+
+
 def test_evicting_one_of_two_users_keeps_the_claim_reserved_for_the_other(
     planned: tuple[Cluster, PlanOutcome],
 ) -> None:

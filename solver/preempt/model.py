@@ -170,11 +170,21 @@ class PreemptOutcome(PlanOutcome):
 
 
 def _holders(
-    cluster: Cluster, pending: list[Unit], cands: list[Candidate], gates: FeatureGates
+    cluster: Cluster,
+    pending: list[Unit],
+    cands: list[Candidate],
+    freed: Sequence[ResourceClaim],
+    gates: FeatureGates,
 ) -> tuple[dict[str, tuple[ResourceClaim, str, tuple[int, ...]]], dict[str, list[ResourceClaim]]]:
-    """The allocated claims an eviction could release — claim ref -> (the claim, its
-    candidate's node, the candidates using it), each used by candidates only — and each bound
-    pod's allocated claims. A candidate's claim a pending pod uses too is an InputError."""
+    """The allocated claims an eviction could release — claim ref -> (the input claim, its
+    candidate's node, the candidates using it) — and each bound pod's allocated claims.
+
+    Which claims: those deallocated among `freed`, the claims the snapshot's eviction of every
+    candidate changed (`Snapshot.evict`): the ones no pod or other consumer that stays uses,
+    so that the model's cluster (`setting`'s `released`) and its holders are one answer. In
+    candidate order, each candidate's claims in its order, then any claim only a candidate's
+    `reservedFor` names (its spec does not), at the first such candidate's node. A
+    candidate's allocated claim a pending pod uses too is an InputError."""
     pending_uses = {
         c.namespaced_name: m.name
         for u in pending
@@ -193,28 +203,37 @@ def _holders(
                 users.setdefault(c.namespaced_name, set()).add(pod.namespaced_name)
                 claims_of.setdefault(pod.namespaced_name, []).append(c)
     index = {v.pod.namespaced_name: i for i, v in enumerate(cands)}
+    deallocated = {c.key for c in freed if c.status is None or c.status.allocation is None}
+    named = [(c, v) for v in cands for c in claims_of.get(v.pod.namespaced_name, [])]
+    seen = {c.key for c, _ in named}
+    reserved_only = [
+        (cluster.claims[c.key], cands[min(_consumers(cluster.claims[c.key], users, index))])
+        for c in freed
+        if c.key in deallocated and c.key not in seen
+    ]
     holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]] = {}
-    for v in cands:
-        for c in claims_of.get(v.pod.namespaced_name, []):
-            ref = c.namespaced_name
-            if ref in pending_uses:
-                raise InputError(
-                    f"running pod {v.pod.namespaced_name} (priority {v.priority}) may be preempted, but "
-                    f"its claim {ref} is also used by pending pod {pending_uses[ref]}: evicting it could "
-                    "not free the claim, and keeping it decides the pending pod's node; give the pending "
-                    "pod its own claim",
-                    obj=c.ref,
-                    field="status.reservedFor",
-                )
-            status = c.status or ResourceClaimStatus()
-            consumers = users.get(ref, set()) | {
-                f"{c.metadata.ns}/{r.name}" for r in status.reserved_for if r.resource == "pods"
-            }
-            others = [r for r in status.reserved_for if r.resource != "pods"]
-            if others or any(p not in index for p in consumers):
-                continue  # a consumer that stays: the claim keeps its devices
-            holders.setdefault(ref, (c, v.node, tuple(sorted(index[p] for p in consumers))))
+    for c, v in (*named, *reserved_only):
+        ref = c.namespaced_name
+        if ref in pending_uses:
+            raise InputError(
+                f"running pod {v.pod.namespaced_name} (priority {v.priority}) may be preempted, but "
+                f"its claim {ref} is also used by pending pod {pending_uses[ref]}: evicting it could "
+                "not free the claim, and keeping it decides the pending pod's node; give the pending "
+                "pod its own claim",
+                obj=c.ref,
+                field="status.reservedFor",
+            )
+        if c.key in deallocated:  # else a consumer stays: the claim keeps its devices
+            holders.setdefault(ref, (c, v.node, tuple(sorted(_consumers(c, users, index)))))
     return holders, claims_of
+
+
+def _consumers(claim: ResourceClaim, users: dict[str, set[str]], index: dict[str, int]) -> set[int]:
+    """The candidates (by index) using a claim every consumer of which is a candidate: the
+    running pods naming it and the pods its `reservedFor` names."""
+    status = claim.status or ResourceClaimStatus()
+    reserved = {f"{claim.metadata.ns}/{r.name}" for r in status.reserved_for if r.resource == "pods"}
+    return {index[p] for p in users.get(claim.namespaced_name, set()) | reserved}
 
 
 def setting(
@@ -252,12 +271,10 @@ def setting(
             for u, lv in zip(pending, levels, strict=True)
         )
     ]
-    holders, claims_of = _holders(cluster, pending, cands, gates)
-    released = replace(cluster, pods=dict(cluster.pods), claims=dict(cluster.claims))
-    for v in cands:
-        del released.pods[v.pod.key]
-    for c, _, _ in holders.values():
-        released.claims[c.key] = c.model_copy(update={"status": None})
+    # The model's cluster: every candidate gone as the snapshot evicts (`Snapshot.evict`); the
+    # candidates come back as pods of the model, the claims it deallocates as its holders.
+    released, freed = cluster_after_evictions(cluster, {v.pod.namespaced_name for v in cands}, options)
+    holders, claims_of = _holders(cluster, pending, cands, freed, gates)
     movers: dict[int, Unit] = {}
     unmovable: dict[int, str] = {}
     if allow_moves:

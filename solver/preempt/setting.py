@@ -21,14 +21,17 @@ class Setting:
 
     cluster: Cluster
     released: Cluster
-    """The input with every candidate victim gone and its releasable claims deallocated: the
-    model's cluster (the victims come back as pods of the model)."""
+    """The model's cluster: the input with every candidate victim evicted as the snapshot
+    evicts (`planning.snapshot.Snapshot.evict`: gone from every claim's `reservedFor`, the
+    claims no one else uses deallocated). The victims come back as pods of the model, the
+    deallocated claims as its holders."""
     pending: list[Unit]
     levels: list[int | None]
     """Per pending unit: the highest priority of its pods that may preempt (None: none may)."""
     victims: list[Candidate]
     holders: dict[str, tuple[ResourceClaim, str, tuple[int, ...]]]
-    """Releasable claim ref -> (the input claim, its node, the victims using it)."""
+    """Releasable claim ref -> (the input claim, its node, the victims using it): the claims
+    `released` has deallocated."""
     budgets: list[Budget]
     nodes: list[str]
     warnings: list[str] = field(default_factory=list)
