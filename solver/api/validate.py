@@ -43,6 +43,7 @@ from .models import (
     DeviceClaim,
     DeviceClass,
     DeviceConstraint,
+    DeviceCounterConsumption,
     DeviceRequest,
     DeviceSelector,
     DeviceSubRequest,
@@ -1232,7 +1233,23 @@ def _validate_device(report: _Report, path: str, device: Device, per_device: boo
         report.qualified_name(cpath, name)
         _validate_capacity(report, cpath, cap, bool(device.allow_multiple_allocations))
 
-    consumes = device.consumes_counters
+    _validate_consumptions(report, path, device.consumes_counters)
+
+    if per_device or device.node_name or device.node_selector is not None or device.all_nodes:
+        _validate_device_scope(report, path, device, per_device)
+
+    for j, taint in enumerate(device.taints):
+        _validate_taint(report, _idx(f"{path}.taints", j), taint)
+    if len(device.binding_conditions) > MAX_BINDING_CONDITIONS:
+        report.max_items(f"{path}.bindingConditions", device.binding_conditions, MAX_BINDING_CONDITIONS)
+    failure = device.binding_failure_conditions
+    if len(failure) > MAX_BINDING_CONDITIONS:
+        report.max_items(f"{path}.bindingFailureConditions", failure, MAX_BINDING_CONDITIONS)
+
+
+def _validate_consumptions(report: _Report, path: str, consumes: list[DeviceCounterConsumption]) -> None:
+    """A device's consumesCounters: how many, each naming its counter set, its counters and
+    compatibility groups (paths written only where a rule fails or groups are there)."""
     if len(consumes) > MAX_CONSUMES_COUNTERS:
         report.max_items(f"{path}.consumesCounters", consumes, MAX_CONSUMES_COUNTERS)
     for j, consumption in enumerate(consumes):
@@ -1249,17 +1266,6 @@ def _validate_device(report: _Report, path: str, device: Device, per_device: boo
         if groups:  # none: nothing to check
             cpath = _idx(f"{path}.consumesCounters", j)
             _validate_compatibility_groups(report, f"{cpath}.compatibilityGroups", groups)
-
-    if per_device or device.node_name or device.node_selector is not None or device.all_nodes:
-        _validate_device_scope(report, path, device, per_device)
-
-    for j, taint in enumerate(device.taints):
-        _validate_taint(report, _idx(f"{path}.taints", j), taint)
-    if len(device.binding_conditions) > MAX_BINDING_CONDITIONS:
-        report.max_items(f"{path}.bindingConditions", device.binding_conditions, MAX_BINDING_CONDITIONS)
-    failure = device.binding_failure_conditions
-    if len(failure) > MAX_BINDING_CONDITIONS:
-        report.max_items(f"{path}.bindingFailureConditions", failure, MAX_BINDING_CONDITIONS)
 
 
 def _validate_device_scope(report: _Report, path: str, device: Device, per_device: bool) -> None:
