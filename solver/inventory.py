@@ -179,6 +179,10 @@ class Pool:
     """Slices of the same generation that do not target the node (counter accounting only)."""
     invalid: str | None = None
     binding: bool = False
+    left_out: bool = False
+    """Invalid because `planning.triage` left a slice of it out for a problem (its slices are
+    device-free stand-ins, `ResourceSlice.left_out`): its devices are unknown, so whether they
+    would serve a claim cannot be told — the pool is named as a possible cause."""
 
     @property
     def id(self) -> PoolID:
@@ -289,7 +293,8 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
             slices=sorted(kept, key=lambda s: s.metadata.name),
             other_slices=other,
         )
-        pool.invalid = _pool_invalid(pool, node, gates)
+        pool.invalid = _left_out(pool) or _pool_invalid(pool, node, gates)
+        pool.left_out = any(s.left_out is not None for s in pool.all_slices())
         pool.binding = any(d.binding_conditions for _, d in visible_devices(pool, node))
         pools.append(pool)
     pools.sort(key=lambda p: (p.binding, p.driver.encode(), p.name.encode()))
@@ -337,6 +342,15 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
                     first = sorted(missing)[0]
                     return f"device {d.name} consumes unknown counter {first} of set {use.counter_set}"
     return None
+
+
+def _left_out(pool: Pool) -> str | None:
+    """Why the pool's slices are stand-ins (`planning.leftpools`): the problems of the slices
+    left out, or None for a pool of the input's own slices."""
+    if not any(s.left_out is not None for s in pool.all_slices()):
+        return None
+    why = list(dict.fromkeys(s.left_out for s in pool.all_slices() if s.left_out))
+    return "; ".join(why) or "a slice of it was left out for a problem"
 
 
 def _both(first: str, second: str) -> str:

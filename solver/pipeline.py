@@ -36,7 +36,7 @@ from .api.load import load_lenient
 from .api.models import AllocationResult, Pod, ResourceClaim
 from .api.templates import NodeTemplate
 from .cel.checks import validate_all
-from .errors import InputError, ValidationErrors
+from .errors import CelError, InputError, ValidationErrors
 from .gates import FeatureGates
 from .planners.bounds import checked
 from .planners.partition import plan_partitioned
@@ -57,7 +57,7 @@ from .planning.resolve import (
     units_for,
     with_nodes,
 )
-from .planning.triage import split_held, triage, triaged
+from .planning.triage import held_for_cel_error, split_held, triage, triaged
 from .problem.demand import Needs
 from .problem.nodealloc import FootprintBook
 from .problem.pods import pod_claims
@@ -190,11 +190,21 @@ def _plan(
         )
     node_list = resolve_nodes(cluster, nodes)
     units = units_for(cluster, pods, priorities, node_list, opts.feature_gates, opts.deadline)
-    search = leaving_the_check(opts, units)  # --timeout: the check's time is not the search's
-    if opts.partitions > 1:
-        outcome = plan_partitioned(cluster, units, node_list, search)
-    else:
-        outcome = run(cluster, units, node_list, search)
+    while True:
+        search = leaving_the_check(opts, units)  # --timeout: the check's time is not the search's
+        try:
+            if opts.partitions > 1:
+                outcome = plan_partitioned(cluster, units, node_list, search)
+            else:
+                outcome = run(cluster, units, node_list, search)
+        except CelError as exc:  # one pod's runtime error costs that pod, not the plan
+            fewer = held_for_cel_error(units, exc)
+            if fewer is None:
+                raise
+            units, more = fewer
+            held = [*held, *more]
+            continue
+        break
     done = per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline)
     return with_held(checked(done, outcome.verdict), held)
 

@@ -17,3 +17,9 @@ def examples(ci: int) -> int:
     LONG_FACTOR times that under `long`. Read when the test module is imported, after the
     profile given on the command line is loaded."""
     return ci * LONG_FACTOR if settings.get_current_profile_name() == "long" else ci
+
+
+def sized(ci: int, long: int) -> int:
+    """A generated case's size where the rule it shows holds at any size and the big one is the
+    thorough repeat: `ci` under the `ci` profile, `long` under `long`."""
+    return long if settings.get_current_profile_name() == "long" else ci

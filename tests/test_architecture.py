@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from parsed_sources import nodes
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"dra_solver": ROOT / "solver", "dra_solver.encoders": ROOT / "encoders"}
 
@@ -248,6 +250,7 @@ def _longest(name: str, prefixes: Iterable[str]) -> str | None:
     return best
 
 
+@functools.cache
 def _group(name: str) -> str | None:
     """The group of ALLOWED a module belongs to (None: TOP, above every floor)."""
     of = {member: group for group in ALLOWED for member in MEMBERS.get(group, (group,))}
@@ -255,6 +258,7 @@ def _group(name: str) -> str | None:
     return None if member is None else of[member]
 
 
+@functools.cache
 def _floor(module: str) -> tuple[int, int] | None:
     """Where a module sits: its group's index in ALLOWED, then its floor inside the group
     (FLOORS; 0 where the group has one floor); None above every floor (TOP)."""
@@ -291,21 +295,28 @@ def _imports_in(body: list[ast.stmt], path: Path, module: str) -> set[str]:
 
 
 def _imports(path: Path, module: str) -> set[str]:
-    return _imports_in(ast.parse(path.read_text()).body, path, module)
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in nodes(path):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            out |= _resolved(node, module, is_package)
+    return {m for m in out if m.startswith("dra_solver")}
 
 
 def _type_checking_imports(path: Path, module: str) -> set[str]:
     """What a module imports under `if TYPE_CHECKING:` (annotations only)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             out |= _imports_in(node.body, path, module)
     return out
 
 
-def _edges() -> list[tuple[str, str]]:
-    """Every import of the package's modules (importer, imported), TYPE_CHECKING ones too."""
-    return [(module, imported) for module, path in _modules().items() for imported in _imports(path, module)]
+@functools.cache
+def _edges() -> tuple[tuple[str, str], ...]:
+    """Every import of the package's modules (importer, imported), TYPE_CHECKING ones too
+    (found once per test process: several tests read them)."""
+    return tuple((m, imported) for m, path in _modules().items() for imported in _imports(path, m))
 
 
 def test_layers_import_one_way() -> None:
@@ -471,7 +482,7 @@ def test_no_function_level_imports_of_the_package() -> None:
     """Cycles are not dodged by importing inside functions."""
     hidden = []
     for module, path in _modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in nodes(path):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Import | ast.ImportFrom) and any(

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from example_counts import examples
+from example_counts import sized
 from strategies import INPUT_ERRORS
 
 from dra_solver import allocate, plan
@@ -35,7 +35,8 @@ from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
 GATES = FeatureGates.of("DRAConsumableCapacity=true,DRAAdminAccess=true")
-CASES = examples(60)
+CASES = sized(30, 600)
+"""Seeds: 30 under the `ci` profile, 600 under `long`."""
 
 
 def _device(rng: random.Random, node: int, i: int) -> dict[str, Any]:

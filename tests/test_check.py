@@ -727,6 +727,50 @@ def test_counters_exceeded_within_one_claim() -> None:
     assert run(c) == {"counters"}
 
 
+FRACTIONS = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-frac}
+spec:
+  driver: part.example.com
+  pool: {name: node-1-frac, generation: 1, resourceSliceCount: 1}
+  nodeName: node-1
+  sharedCounters:
+  - name: mem
+    counters: {units: {value: "2"}}
+  devices:
+  - name: whole
+    consumesCounters: [{counterSet: mem, counters: {units: {value: "1"}}}]
+  - name: half
+    consumesCounters: [{counterSet: mem, counters: {units: {value: 500m}}}]
+  - name: quarter-0
+    consumesCounters: [{counterSet: mem, counters: {units: {value: 250m}}}]
+  - name: quarter-1
+    consumesCounters: [{counterSet: mem, counters: {units: {value: 250m}}}]
+  - name: third
+    consumesCounters: [{counterSet: mem, counters: {units: {value: 333m}}}]
+"""
+
+
+def frac_part(request: str, device: str) -> dict[str, Any]:
+    return res(request, device, driver="part.example.com", pool="node-1-frac")
+
+
+def test_counters_sum_whole_and_fractional_amounts_exactly() -> None:
+    """Whole amounts and fractions add up exactly: 1 + 1/2 + 1/4 + 1/4 is the counter's 2."""
+    devices = ["whole", "half", "quarter-0", "quarter-1"]
+    c = claim("c", [exactly("p", "part", count=4)], [frac_part("p", d) for d in devices])
+    assert run(c, FRACTIONS) == set()
+
+
+def test_counters_exceeded_by_a_fraction_names_the_exact_amount() -> None:
+    devices = ["whole", "half", "quarter-0", "third"]
+    c = claim("c", [exactly("p", "part", count=4)], [frac_part("p", d) for d in devices])
+    violations = check(cluster(FRACTIONS), [c], node=NODE)
+    assert [v.kind for v in violations] == ["counters"]
+    assert "allocated devices consume 2083m > 2 (placing" in violations[0].message
+
+
 # --- match / distinct --------------------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ claims per pod and claim names with digits in them.
 Why these tests: under first fit a pod's words name the placed pods ahead of it in the queue,
 so two pods of one class and priority share words only when no placed pod of that priority
 that could take their room stands between them (`_Index.queue_key`); and a pod's other nodes
-are grouped with its own claim names put in (`_Parts.say`, `reasons.words.counted_groups`).
+are grouped by value (their reasons with the claim refs as placeholders,
+`reasons.words.over_nodes`), its own claim names put in when worded.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dra_solver.pipeline import plan
 from dra_solver.planners import crowding
 from dra_solver.planners import run as planning_run
 from dra_solver.planning.outcome import PlanOutcome
-from dra_solver.reasons.words import counted_groups, reason_groups, template_counts
+from dra_solver.reasons.words import counted_groups
 
 DRIVER = "gpu.example.com"
 SUFFIX = ("a", "b")
@@ -233,11 +234,12 @@ def _groups_in_node_order(templates: list[str]) -> list[str]:
     )
 )
 def test_other_nodes_group_from_the_distinct_templates_and_their_counts(templates: list[str]) -> None:
-    """`reason_groups` (now from `template_counts` and `counted_groups`) words the nodes as
-    grouping every node's template in node order does."""
-    reasons = [(f"node-{n}", t) for n, t in enumerate(templates)]
-    assert reason_groups(reasons, templates) == _groups_in_node_order(templates)
-    assert counted_groups(template_counts(templates), len(templates)) == _groups_in_node_order(templates)
+    """`counted_groups` (from the distinct texts and their counts) words the nodes as grouping
+    every node's text in node order does."""
+    counts: dict[str, int] = {}
+    for text in templates:
+        counts[text] = counts.get(text, 0) + 1
+    assert counted_groups(counts, len(templates)) == _groups_in_node_order(templates)
 
 
 def test_nodes_failing_on_different_claims_name_each_claim() -> None:

@@ -25,6 +25,8 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+from parsed_sources import nodes
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "dra_solver"
 PATH_BASES = ("", "solver", "tests", "benchmarks", "docs")
@@ -145,7 +147,7 @@ def check(token: str, source: Path, root: Path = ROOT, tops: set[str] | None = N
 def _docstrings(path: Path) -> Iterator[tuple[int, str]]:
     """Every string statement: docstrings of modules, classes and functions, and the attribute
     docstrings under module and class variables."""
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in nodes(path):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             if isinstance(node.value.value, str):
                 yield (node.lineno, node.value.value)

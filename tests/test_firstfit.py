@@ -37,7 +37,8 @@ from dra_solver.planning.outcome import PodPlan
 from dra_solver.planning.resolve import join_shared, make_job, resolve_units, with_nodes
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
-from dra_solver.reasons.words import DETAIL_NODES, say, why_not
+from dra_solver.reasons import Kind, Reason
+from dra_solver.reasons.words import DETAIL_NODES, counted_groups, insufficient, no_node_head, say, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 from dra_solver.reference.reasons import why_unschedulable
 
@@ -64,8 +65,8 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
         variant = book.variant(unit.needs, n)
         short = book.refusal(variant, n)
         if short:
-            reasons.append((n, short))
-            templates.append(short)
+            reasons.append((n, insufficient(short)))
+            templates.append(insufficient(short))
             continue
         claims = (*unit.claims, *variant.claims)
         if not claims:
@@ -103,11 +104,27 @@ def _place(job: Job, ledger: Ledger, book: NodeBook, unit: Unit, max_steps: int)
         unit.name,
         None,
         list(unit.claims),
-        why_not(reasons, templates),
+        _line(reasons, templates),
         unit.priority,
         error=error if len(job.nodes) == 1 else None,
         node_reasons=dict(reasons),
     )
+
+
+def _line(reasons: list[tuple[str | None, str]], templates: list[str]) -> str:
+    """The oracle's line from each node's words, grouped by their text (as first fit grouped
+    them before its reasons were values): the one node's words, each node's, or the two most
+    common texts with their node counts."""
+    if len(reasons) == 1:
+        return reasons[0][1]
+    if len(reasons) <= DETAIL_NODES:
+        return "no node fits the pod: " + "; ".join(
+            f"{n}: {t}" for (n, _), t in zip(reasons, templates, strict=True)
+        )
+    counts: dict[str, int] = {}
+    for t in templates:
+        counts[t] = counts.get(t, 0) + 1
+    return no_node_head(len(reasons)) + "; ".join(counted_groups(counts, len(reasons)))
 
 
 def _decisions(pods: list[PodPlan]) -> list[tuple[Any, ...]]:
@@ -280,28 +297,44 @@ def test_an_unplaced_pod_over_many_nodes_gets_one_line_and_every_node_in_node_re
     assert "node n2 does not match" in last.node_reasons["n2"]
 
 
+def _taint(node: str, key: str) -> Reason:
+    return Reason.of(Kind.TAINT, node=node, taint=key, effect="NoSchedule")
+
+
 def test_the_summary_counts_the_most_common_reasons_first() -> None:
-    reasons = [(f"n{i}", f"r{i % 3}") for i in range(10)]
-    templates = ["busy"] * 6 + ["selector"] * 3 + ["taint"]
-    assert why_not(reasons, templates) == (
-        "no node fits the pod (0 of 10 nodes): 6 nodes: busy; 3 nodes: selector; "
-        "1 more node for 1 other reason(s)"
+    keys = ["busy"] * 6 + ["selector"] * 3 + ["taint"]
+    reasons = [(f"n{i}", _taint(f"n{i}", k)) for i, k in enumerate(keys)]
+    said = "the node has the taint {}:NoSchedule, which the pod does not tolerate"
+    assert why_not(reasons) == (
+        f"no node fits the pod (0 of 10 nodes): 6 nodes: {said.format('busy')}; "
+        f"3 nodes: {said.format('selector')}; 1 more node for 1 other reason(s)"
     )
 
 
 def test_reasons_that_differ_only_in_numbers_group_with_ranges() -> None:
-    reasons = [(f"n{i}", "") for i in range(6)]
-    templates = [f"needs 8 device(s), 8 match; {i % 4} of the remaining 8 are free" for i in range(5)] + ["x"]
-    assert why_not(reasons, templates) == (
-        "no node fits the pod (0 of 6 nodes): 5 nodes: needs 8 device(s), 8 match; 0-3 of the remaining 8 "
-        "are free; 1 node: x"
+    def short(usable: int) -> Reason:
+        part = Reason.of(
+            Kind.SHORT, "gpu", count=8, matching=8, rejected=(("tainted", 0),), usable=usable, candidates=8
+        )
+        return Reason.of(Kind.REQUEST, "default/c", request="gpu", parts=(part,), node="n")
+
+    # 1 free is another sentence ("1 of the remaining 8 is free"), not in the range
+    reasons = [(f"n{i}", short(u)) for i, u in enumerate((0, 2, 3, 0, 2, 1))] + [("n6", _taint("n6", "x"))]
+    assert why_not(reasons) == (
+        "no node fits the pod (0 of 7 nodes): 5 nodes: claim default/c: request gpu: needs 8 device(s), "
+        "8 match the selectors; of those 0 tainted; 0-3 of the remaining 8 are free; "
+        "1 node: claim default/c: request gpu: needs 8 device(s), 8 match the selectors; of those 0 tainted; "
+        "1 of the remaining 8 is free; 1 more node for 1 other reason(s)"
     )
 
 
 def test_few_nodes_keep_every_node_reason_in_the_line() -> None:
-    reasons = [("a", "x"), ("b", "y")]
-    assert why_not(reasons, ["x", "y"]) == "no node fits the pod: a: x; b: y"
-    assert why_not([("a", "x")]) == "x"
+    reasons = [("a", _taint("a", "x")), ("b", _taint("b", "y"))]
+    assert why_not(reasons) == (
+        "no node fits the pod: a: the node has the taint x:NoSchedule, which the pod does not tolerate; "
+        "b: the node has the taint y:NoSchedule, which the pod does not tolerate"
+    )
+    assert why_not(reasons[:1]) == "node a has the taint x:NoSchedule, which the pod does not tolerate"
 
 
 def test_two_runs_on_one_job_decide_the_same() -> None:

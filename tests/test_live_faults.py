@@ -3,8 +3,9 @@
 What a real API server and the network between do: answer 429 with `Retry-After` (honoured,
 capped), 500s and dropped connections in the middle of a list (sent again with a backoff, then
 one line naming the server and the list), answer slowly (a bounded time per answer), hold
-100,000 pods (read in pages of `limit`, never one answer), serve one object that is not valid
-JSON (that object is left out with a warning naming it; the rest is read). Every request says
+many pods (100,000 under the `long` profile; read in pages of `limit`, never one answer),
+serve one object that is not valid JSON (that object is left out with a warning naming it;
+the rest is read). Every request says
 who sends it (`User-Agent: dra-solver/<version>`), and no message repeats the token.
 
 The pauses between attempts are recorded instead of slept (`live._sleep`), but for the one test
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from example_counts import sized
 from typer.testing import CliRunner
 
 from dra_solver.api import live
@@ -218,12 +220,17 @@ def test_a_slow_answer_in_time_is_read(tmp_path: Path, monkeypatch: Any) -> None
         assert _read(fake, tmp_path).counts["Pod"] == 10
 
 
-# --- 100,000 pods ------------------------------------------------------------------------------
+# --- many pods, in pages ---------------------------------------------------------------------
+
+PAGED_PODS = sized(10_000, 100_000)
+"""Pods served: 20 pages of 500 under the `ci` profile, the 100,000 (200 pages) under `long`;
+what is in flight is one page at either size."""
 
 
-def test_100000_pods_are_read_in_pages(tmp_path: Path) -> None:
-    """200 answers of 500 pods, chained by continue tokens: no answer holds more than a page, so
-    what is in flight stays a page whatever the cluster's size."""
+def test_many_pods_are_read_in_pages(tmp_path: Path) -> None:
+    """100,000 pods (`long`; 10,000 under `ci`) in answers of 500 pods, chained by continue
+    tokens: no answer holds more than a page, so what is in flight stays a page whatever the
+    cluster's size."""
     pods = [
         {
             "apiVersion": "v1",
@@ -231,18 +238,18 @@ def test_100000_pods_are_read_in_pages(tmp_path: Path) -> None:
             "metadata": {"name": f"p-{i:06d}", "namespace": f"ns-{i % 50}", "uid": f"u-{i}"},
             "spec": {"nodeName": f"n-{i % 1000}", "containers": [{"name": "c", "image": "busybox"}]},
         }
-        for i in range(100_000)
+        for i in range(PAGED_PODS)
     ]
     with serving(FakeApiServer(pods)) as fake:
         got = _read(fake, tmp_path)
-    assert got.counts["Pod"] == 100_000
+    assert got.counts["Pod"] == PAGED_PODS
     requests = [r for r in fake.requests if r.path == PODS]
-    assert len(requests) == 200
+    assert len(requests) == PAGED_PODS // 500
     assert all(r.query["limit"] == "500" and r.items == 500 for r in requests)
     assert [r.query.get("continue", "") for r in requests[:3]] == ["", "500", "1000"]
     assert max(r.size for r in requests) < 150_000  # bytes: one page, not the list
     names = [d["metadata"]["name"] for _, _, d in got.documents]
-    assert names[0] == "p-000000" and names[-1] == "p-099999" and len(set(names)) == 100_000
+    assert names[0] == "p-000000" and names[-1] == f"p-{PAGED_PODS - 1:06d}" and len(set(names)) == PAGED_PODS
 
 
 # --- one broken object ------------------------------------------------------------------------

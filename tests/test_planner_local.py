@@ -162,13 +162,12 @@ def _plain_and_stepped(
     """The same update of a fresh plan of `cluster` without the step (first fit alone), then
     with it: the plain update, the first plan and the update of the second planner, that
     planner."""
+    planner = Planner(cluster, **CHURN)
+    first = planner.plan()  # the fresh plan does not run the step: planned once, the planner copied
+    twin = copy.deepcopy(planner)
     with pytest.MonkeyPatch.context() as m:
         _without_step(m)
-        planner = Planner(cluster, **CHURN)
-        planner.plan()
-        plain = planner.update(add=add, remove=remove)
-    planner = Planner(cluster, **CHURN)
-    first = planner.plan()
+        plain = twin.update(add=add, remove=remove)
     return plain, first, planner.update(add=add, remove=remove), planner
 
 

@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 import pytest
+from example_counts import sized
 from preempt_cases import Pending, cluster_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 
@@ -20,7 +21,8 @@ from dra_solver.planning.job import Options
 from dra_solver.preempt import PreemptOutcome, plan_preempt
 from dra_solver.preempt.model import setting, solve_setting
 
-CASES = 60
+CASES = sized(30, 600)
+"""Seeds per comparison: 30 under the `ci` profile, 600 under `long`."""
 
 
 def _both(docs: list[dict[str, Any]], moves: bool) -> tuple[PreemptOutcome, PreemptOutcome]:

@@ -324,8 +324,9 @@ def test_a_refused_node_is_a_value_and_its_name_is_not_masked_in_other_words() -
 
 
 def test_first_fits_reason_is_facts_worded_in_one_module() -> None:
-    """`Kind.NO_NODE` keeps how many nodes were tried and the nodes' words, grouped or listed
-    (`reasons.words.nowhere`), not a line composed by first fit: `say` composes it."""
+    """`Kind.NO_NODE` keeps how many nodes were tried and the nodes' reasons as values, grouped
+    by value or listed (`reasons.words.nowhere`), not a line composed by first fit nor words:
+    `say` composes it."""
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -340,7 +341,11 @@ def test_first_fits_reason_is_facts_worded_in_one_module() -> None:
         assert why is not None and why.fact("line") is None
         assert (why.fact("total"), why.fact("grouped")) == (n, grouped)
         assert say(why) == out.pods[0].reason
-        assert len(why.texts("others")) == (1 if grouped else n)
+        others = why.part("others")  # the nodes' reasons as values, grouped by value or listed
+        assert others is not None and others.kind is Kind.OVER_NODES
+        assert len(others.parts("whys")) == (1 if grouped else n)
+        assert others.ints("counts") == ((n,) if grouped else ())
+        assert all(w.kind is Kind.NODE_SELECTOR for w in others.parts("whys"))
 
 
 def test_a_refusal_says_its_node_or_the_node() -> None:

@@ -129,13 +129,17 @@ def test_the_bundled_example_report_renders_offline_with_the_plans_numbers(
         shutil.copy(shot, SCREENSHOT)
 
 
-def test_a_500_node_report_starts_aggregated_and_drills_down(browser: object, tmp_path: Path) -> None:
+def test_a_report_past_the_map_starts_aggregated_and_drills_down(browser: object, tmp_path: Path) -> None:
+    """One node more than the map draws (`MAP_NODES`), ten one-GPU pods each and 100 more
+    pending: the page starts from the aggregated map and drills down in two pages. Upstream's
+    500-node shape was used before; one node past the map shows the same with fewer pods."""
     from benchmarks.workloads import upstream_5000
 
-    cluster = Cluster.from_objects(upstream_5000(nodes=500, pods=5100, template=True))
+    count = MAP_NODES + 1
+    cluster = Cluster.from_objects(upstream_5000(nodes=count, pods=10 * count + 100, template=True))
     options = Options(allocator="reference")
     outcome = plan(cluster, options=options)
-    assert outcome.placed == 5000
+    assert outcome.placed == 10 * count
     nodes = resolve_nodes(cluster, None)
     assert len(nodes) > MAP_NODES
     page = write_report(tmp_path / "big.html", cluster, outcome, nodes, options.feature_gates, seconds=1.0)
@@ -143,9 +147,9 @@ def test_a_500_node_report_starts_aggregated_and_drills_down(browser: object, tm
 
     _open(browser, page)
     assert _errors(browser) == []
-    assert _cell(browser, "pods placed") == "5000 / 5100"
+    assert _cell(browser, "pods placed") == f"{10 * count} / {10 * count + 100}"
     assert browser.find_elements("css selector", "#fig-map svg.main-svg")  # type: ignore[attr-defined]
     assert browser.find_elements("css selector", "#fig-drill .hm, #fig-drill image")  # type: ignore[attr-defined]
     options_shown = browser.find_elements("css selector", "#drill option")  # type: ignore[attr-defined]
-    assert len(options_shown) == 2  # one class of 500 nodes, in pages of at most MAP_NODES
+    assert len(options_shown) == 2  # one class of MAP_NODES + 1 nodes, in pages of at most MAP_NODES
     assert len(browser.find_elements("css selector", "#unplaced-table tr")) == 101  # type: ignore[attr-defined]

@@ -4,9 +4,11 @@ its rules, and that no other module writes a plan's status itself."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from parsed_sources import nodes
 
 from dra_solver.cpsat import SearchStatus, StageStatus
 from dra_solver.planners.bounds import verdict
@@ -51,11 +53,12 @@ def test_what_else_must_be_proven_is_proven() -> None:
 STATUS_WORDS = {s.value for s in Status}
 
 
-def _status_literals(tree: ast.AST) -> list[int]:
+def _status_literals(walked: Iterable[ast.AST]) -> list[int]:
     """Lines where a plan's status is written as a literal: a `"status"` entry of a dict, or an
-    assignment to `x["status"]`, whose value holds one of the statuses' words."""
+    assignment to `x["status"]`, whose value holds one of the statuses' words (`walked`: every
+    node of a tree, `ast.walk`'s)."""
     found = []
-    for node in ast.walk(tree):
+    for node in walked:
         values: list[ast.AST] = []
         if isinstance(node, ast.Dict):
             values = [
@@ -82,7 +85,7 @@ def test_no_module_writes_a_plan_status_itself() -> None:
     OPTIMAL written into a plan's stats elsewhere would be a second judge."""
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
-        found += [f"{path.relative_to(ROOT)}:{n}" for n in _status_literals(ast.parse(path.read_text()))]
+        found += [f"{path.relative_to(ROOT)}:{n}" for n in _status_literals(nodes(path))]
     assert found == []
 
 
@@ -90,13 +93,15 @@ def test_the_literal_finder_finds_one() -> None:
     tree = ast.parse(
         'stats = {"status": "OPTIMAL" if ok else "FEASIBLE"}\nstats["status"] = "OPTIMAL within the cap"'
     )
-    assert sorted(_status_literals(tree)) == [1, 2]
+    assert sorted(_status_literals(ast.walk(tree))) == [1, 2]
 
 
-def _status_comparisons(tree: ast.AST, words: set[str] = STATUS_WORDS) -> tuple[list[int], list[int]]:
+def _status_comparisons(
+    walked: Iterable[ast.AST], words: set[str] = STATUS_WORDS
+) -> tuple[list[int], list[int]]:
     """Lines that compare with a plan status: as text (the statuses' `words`), as `Status.X`."""
     text, member = [], []
-    for node in ast.walk(tree):
+    for node in walked:
         if isinstance(node, ast.Compare):
             parts = list(ast.walk(node))
             if any(isinstance(c, ast.Constant) and c.value in words for c in parts):
@@ -121,10 +126,11 @@ def test_no_module_compares_a_plan_status_as_text_nor_reads_it_its_own_way() -> 
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
         name = str(path.relative_to(ROOT))
-        text, member = _status_comparisons(ast.parse(path.read_text()))
+        text, member = _status_comparisons(nodes(path))
         found += [f"{name}:{n}" for n in text] + [f"{name}:{n}" for n in member if name not in READERS]
     assert found == []
-    assert _status_comparisons(ast.parse('ok = s == "OPTIMAL"\nok = t.status is Status.FEASIBLE')) == (
+    example = ast.parse('ok = s == "OPTIMAL"\nok = t.status is Status.FEASIBLE')
+    assert _status_comparisons(ast.walk(example)) == (
         [1],
         [2],
     )
@@ -189,7 +195,7 @@ def test_no_module_compares_a_search_or_stage_status_as_text() -> None:
     words = {s.value for s in (*StageStatus, *SearchStatus)}
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
-        text, _ = _status_comparisons(ast.parse(path.read_text()), words)
+        text, _ = _status_comparisons(nodes(path), words)
         found += [f"{path.relative_to(ROOT)}:{n}" for n in text]
     assert found == []
-    assert _status_comparisons(ast.parse('x = out.status == "INFEASIBLE"'), words) == ([1], [])
+    assert _status_comparisons(ast.walk(ast.parse('x = out.status == "INFEASIBLE"')), words) == ([1], [])

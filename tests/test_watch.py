@@ -497,3 +497,54 @@ def test_watch_plans_gated_pods_with_ignore_scheduling_gates(fake: FakeApiServer
         assert watching.last is not None
         reason = watching.last.pod("ml-training/gated").reason or ""
         assert ("waiting for scheduling gates" in reason) is not ignore, reason
+
+
+def test_a_slice_that_breaks_and_is_fixed_leaves_its_pool_out_then_plans_it(
+    fake: FakeApiServer, tmp_path: Path
+) -> None:
+    """Issue #39: a slice the API server would refuse leaves its pool out (the pods it would
+    serve name it), and its fix brings the pool back: the update touching the left-out pool is
+    refused and the next line is a fresh plan, never one with the stand-ins beside the fixed
+    slice. Every line's counts are those of a fresh `plan` of the same objects."""
+    name = "gpu-a100-1-gpu.nvidia.com-q8x2z"
+    original = copy.deepcopy(next(o for o in fake.objects if o["metadata"]["name"] == name))
+
+    def after(k: int, watching: Watching) -> None:
+        if k == 1:  # two devices of one name: a slice the API server would refuse
+            bad = copy.deepcopy(original)
+            bad["spec"]["devices"][1]["name"] = bad["spec"]["devices"][0]["name"]
+            fake.publish("MODIFIED", bad)
+        elif k == 2:
+            fake.publish("MODIFIED", copy.deepcopy(original))
+
+    lines, states, watching, _ = _watch(fake, tmp_path, 3, after)
+    assert not any("not planned" in x for x in lines), lines
+    for line, state in zip(lines, states, strict=True):
+        assert _counts(line) == _fresh_counts(state, tmp_path)
+    assert _counts(lines[2]) == _counts(lines[0])
+    assert _counts(lines[1])[0] < _counts(lines[0])[0], lines  # the pool's pods wait meanwhile
+    assert watching.last is not None
+
+
+def test_a_pod_that_cannot_be_read_costs_only_itself(fake: FakeApiServer, tmp_path: Path) -> None:
+    """Issue #39: an object the loader cannot read (a quantity that is not one) made every line
+    after it `not planned: the cluster's objects are not valid`, where `plan` of the same
+    objects plans everything else. Now the watch reads as `plan` does: the pod is listed with
+    why it could not be read, the others are planned, and its fix is picked up."""
+
+    def after(k: int, watching: Watching) -> None:
+        if k == 1:
+            bad = _copy(_pending(fake), "unreadable")
+            bad["spec"]["containers"][0].setdefault("resources", {})["requests"] = {"cpu": "lots"}
+            fake.publish("ADDED", bad)
+        elif k == 2:
+            fake.publish("MODIFIED", _copy(_pending(fake), "unreadable"))
+
+    lines, states, watching, _ = _watch(fake, tmp_path, 3, after)
+    assert not any("not planned" in x for x in lines), lines
+    assert [_counts(x)[1] for x in lines] == [8, 9, 9]
+    for line, state in zip(lines, states, strict=True):
+        assert _counts(line) == _fresh_counts(state, tmp_path)
+    assert watching.last is not None
+    fixed = watching.last.pod("ml-training/unreadable")
+    assert fixed.reason is None or "could not be read" not in fixed.reason

@@ -164,7 +164,8 @@ class Unread:
     """A Pod's `spec.nodeName` as written ("" when none): a bound pod holds its node."""
     errors: tuple[InputError, ...]
     doc: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """The object as written, for outputs that write the input back (never read otherwise)."""
+    """The object as written, for outputs that write the input back; otherwise read only for
+    a ResourceSlice's driver, pool and node scope (`planning.leftpools`)."""
 
     @property
     def ref(self) -> str:

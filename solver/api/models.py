@@ -270,6 +270,16 @@ class TypeMeta(K8sModel):
 class ResourceSlice(TypeMeta):
     kind: Literal["ResourceSlice"] = "ResourceSlice"
     spec: ResourceSliceSpec
+    # Set by `planning.triage` on the device-free stand-in of a slice it left out for a problem
+    # (the problem, in words): its pool is then invalid wherever the slice would be seen
+    # (`inventory.gather_pools`), so the pods it would have served name it. Never written out.
+    _left_out: str | None = PrivateAttr(default=None)
+
+    @property
+    def left_out(self) -> str | None:
+        """Why this is a left-out slice's stand-in (`planning.triage`), or None for a slice of
+        the input."""
+        return self._left_out
 
     def uses_compatibility_groups(self) -> bool:
         """Some device declares KEP-5963 compatibilityGroups (an empty list declares none):

@@ -52,6 +52,7 @@ from .models import (
     DeviceToleration,
     ExactDeviceRequest,
     LabelSelector,
+    Node,
     NodeSelector,
     Pod,
     PodDisruptionBudget,
@@ -292,10 +293,15 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
             report.max_items("spec.config", obj.spec.config, MAX_CONFIGS)
         case ResourceClaim():
             _validate_device_claim(report, "spec.devices", obj.spec.devices)
+            alloc = obj.status.allocation if obj.status is not None else None
+            if alloc is not None and alloc.node_selector is not None:
+                _validate_requirements(report, "status.allocation.nodeSelector", alloc.node_selector)
         case ResourceClaimTemplate():
             _validate_device_claim(report, "spec.spec.devices", obj.spec.spec.devices)
         case Pod():
             _validate_pod(report, obj)
+        case Node():
+            _validate_node_taints(report, obj)
         case DeviceTaintRule():
             _validate_taint_rule(report, obj)
         case PodGroup():
@@ -916,6 +922,21 @@ def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
         _validate_selectors(report, "spec.deviceSelector.selectors", selector.selectors)
 
 
+NODE_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+"""core/v1 TaintEffect values (a Node's `spec.taints`)."""
+
+
+def _validate_node_taints(report: _Report, node: Node) -> None:
+    """core/v1's rule for what the plan reads of a node's taints: a known effect (an unknown one
+    the API server refuses; `planning.triage` keeps the node and counts the taint as blocking)."""
+    for i, taint in enumerate(node.spec.taints):
+        if taint.effect not in NODE_TAINT_EFFECTS:
+            report.add(
+                f"spec.taints[{i}].effect",
+                f"unsupported taint effect {taint.effect!r}: must be {', '.join(NODE_TAINT_EFFECTS)}",
+            )
+
+
 def _validate_pod(report: _Report, pod: Pod) -> None:
     containers = [("spec.initContainers", c) for c in pod.spec.init_containers]
     containers += [("spec.containers", c) for c in pod.spec.containers]
@@ -940,12 +961,32 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
                 path, f"exactly one of resourceClaimName, resourceClaimTemplateName must be set, {found}"
             )
     _check_preemption_policy(report, "spec.preemptionPolicy", pod.spec.preemption_policy)
+    _validate_pod_scheduling(report, pod)
     start = pod.status.start_time if pod.status is not None else None
     if start is not None:
         try:
             rfc3339_nanos(start)
         except ValueError as exc:
             report.add("status.startTime", str(exc))
+
+
+def _validate_pod_scheduling(report: _Report, pod: Pod) -> None:
+    """core/v1's rules for what the plan reads of a pod's node choice: its required node
+    affinity's requirements and its tolerations' operators and effects (the API server refuses
+    anything else; evaluating it would stop the plan, not this pod)."""
+    aff = pod.spec.affinity
+    na = aff.node_affinity if aff is not None else None
+    required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+    if required is not None:
+        path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        _validate_requirements(report, path, required)
+    for i, tol in enumerate(pod.spec.tolerations):
+        tpath = _idx("spec.tolerations", i)
+        if tol.operator not in (None, "", *TOLERATION_OPERATORS):
+            report.add(f"{tpath}.operator", f"unsupported operator {tol.operator!r}: must be Exists or Equal")
+        if tol.effect not in (None, "", *NODE_TAINT_EFFECTS):
+            effects = ", ".join(NODE_TAINT_EFFECTS)
+            report.add(f"{tpath}.effect", f"unsupported effect {tol.effect!r}: must be one of {effects}")
 
 
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -1203,6 +1244,35 @@ def _validate_node_selector(report: _Report, path: str, selector: NodeSelector) 
     terms = selector.node_selector_terms
     if len(terms) != 1:
         report.add(f"{path}.nodeSelectorTerms", f"must have exactly one term, got {len(terms)}")
+    _validate_requirements(report, path, selector)
+
+
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+"""core/v1 NodeSelectorOperator values."""
+
+
+def _validate_requirements(report: _Report, path: str, selector: NodeSelector) -> None:
+    """core/v1's rules for a node selector's requirements, those whose breach would stop the
+    node selection (`inventory.requirement_matches` raises): a known operator, Gt/Lt with one
+    integer value, matchFields on `metadata.name` only."""
+    for i, term in enumerate(selector.node_selector_terms):
+        tpath = _idx(f"{path}.nodeSelectorTerms", i)
+        for name, reqs in (("matchExpressions", term.match_expressions), ("matchFields", term.match_fields)):
+            for j, r in enumerate(reqs):
+                rpath = _idx(f"{tpath}.{name}", j)
+                if name == "matchFields" and r.key != "metadata.name":
+                    report.add(
+                        f"{rpath}.key", f"unsupported matchFields key {r.key!r}: must be metadata.name"
+                    )
+                if r.operator not in NODE_SELECTOR_OPERATORS:
+                    ops = ", ".join(NODE_SELECTOR_OPERATORS)
+                    report.add(
+                        f"{rpath}.operator", f"unsupported operator {r.operator!r}: must be one of {ops}"
+                    )
+                elif r.operator in ("Gt", "Lt") and (
+                    len(r.values) != 1 or not re.fullmatch(r"-?\d+", r.values[0])
+                ):
+                    report.add(f"{rpath}.values", f"operator {r.operator} needs exactly one integer value")
 
 
 def _validate_device(report: _Report, path: str, device: Device, per_device: bool) -> None:

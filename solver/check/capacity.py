@@ -27,7 +27,6 @@ def check_consumed(
     r = p.result
     cid, req = p.claim_id, r.request
     d = dev.device
-    did = dev_id(dev.key)
     if ctx.world.multi(d):
         if cons is not None and r.consumed_capacity is not None:
             check_rounding(ctx, p, dev, cons)
@@ -40,11 +39,13 @@ def check_consumed(
                         cid,
                         req,
                         "capacity",
-                        f"dedicated device {did}: capacity {name} is {fmt(value)}, "
+                        f"dedicated device {dev_id(dev.key)}: capacity {name} is {fmt(value)}, "
                         f"the request needs {fmt(amount)}",
                     )
         for name, refusal in cons.refused.items():
-            ctx.report(cid, req, "capacity", f"dedicated device {did}: capacity {name}: {refusal}")
+            ctx.report(
+                cid, req, "capacity", f"dedicated device {dev_id(dev.key)}: capacity {name}: {refusal}"
+            )
 
 
 def check_rounding(ctx: Context, p: Placed, dev: Dev, cons: Consumption) -> None:

@@ -23,7 +23,6 @@ from .results import Placed
 def check_copies(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
     """The result's tolerations are the request's, its binding conditions the device's."""
     r = p.result
-    did = dev_id(dev.key)
     if ctx.gates.DRADeviceTaints:
         want = list(alt.tolerations)
         have = list(r.tolerations or [])
@@ -32,7 +31,8 @@ def check_copies(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
                 p.claim_id,
                 r.request,
                 "copies",
-                f"device {did}: result tolerations {_show(have)} are not the request's {_show(want)}",
+                f"device {dev_id(dev.key)}: result tolerations {_show(have)} "
+                f"are not the request's {_show(want)}",
             )
     if ctx.gates.binding_and_status:
         for field, want_list, have_list in (
@@ -44,7 +44,7 @@ def check_copies(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
                     p.claim_id,
                     r.request,
                     "copies",
-                    f"device {did}: result {field} {list(have_list or [])} "
+                    f"device {dev_id(dev.key)}: result {field} {list(have_list or [])} "
                     f"are not the device's {list(want_list)}",
                 )
 

@@ -58,15 +58,7 @@ def check_counters(ctx: Context, placed: list[Placed]) -> None:
     if not ctx.gates.DRAPartitionableDevices:
         return
     for pk, held, users, charged_now, devices in _pools_joined(ctx, placed):
-        in_use = held | {p.key[2] for p in users}
-        total: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
-        for name in in_use:
-            d = devices.get(name)
-            if d is None:
-                continue
-            for use in d.consumes_counters:
-                for cname, c in use.counters.items():
-                    total[(use.counter_set, cname)] += frac(c.value)
+        total = _consumed(devices, held | {p.key[2] for p in users})
         for set_name, counters in sorted(ctx.world.inv.pool_counters.get(pk, {}).items()):
             for cname, value in sorted(counters.items()):
                 amount = total.get((set_name, cname), Fraction(0))
@@ -80,6 +72,28 @@ def check_counters(ctx: Context, placed: list[Placed]) -> None:
                         f"{fmt(amount)} > {fmt(value)} (placing "
                         f"{', '.join(sorted({dev_id(q.key) for q in charged_now}))})",
                     )
+
+
+def _consumed(devices: dict[str, Device], in_use: set[str]) -> dict[tuple[str, str], Fraction]:
+    """(counter set, counter) -> what the devices `in_use` consume of it, exactly. Why whole
+    numbers apart: counter amounts are nearly always integers, and adding them as `Fraction`s
+    (a gcd and a new object per addition) was most of this rule's time on a 10,000-node plan;
+    the integers are summed as ints and the rest as fractions, the same exact sum."""
+    whole: dict[tuple[str, str], int] = defaultdict(int)
+    parts: dict[tuple[str, str], Fraction] = {}
+    for name in in_use:
+        d = devices.get(name)
+        if d is None:
+            continue
+        for use in d.consumes_counters:
+            for cname, c in use.counters.items():
+                key = (use.counter_set, cname)
+                amount = frac(c.value)
+                if amount.denominator == 1:
+                    whole[key] += amount.numerator
+                else:
+                    parts[key] = parts.get(key, Fraction(0)) + amount
+    return {key: Fraction(whole.get(key, 0)) + parts.get(key, 0) for key in whole.keys() | parts.keys()}
 
 
 def check_compatibility_groups(ctx: Context, placed: list[Placed]) -> None:

@@ -34,16 +34,18 @@ def check_device_gates(ctx: Context, p: Placed, dev: Dev) -> None:
     g = ctx.gates
     cid, req = p.claim_id, p.result.request
     d = dev.device
-    did = dev_id(dev.key)
     if d.consumes_counters and not g.DRAPartitionableDevices:
         ctx.report(
-            cid, req, "gate", f"device {did} consumes shared counters, but DRAPartitionableDevices is off"
+            cid,
+            req,
+            "gate",
+            f"device {dev_id(dev.key)} consumes shared counters, but DRAPartitionableDevices is off",
         )
     if d.binding_conditions and not g.binding_and_status:
         ctx.report(
             cid,
             req,
             "gate",
-            f"device {did} has bindingConditions, but DRADeviceBindingConditions/"
+            f"device {dev_id(dev.key)} has bindingConditions, but DRADeviceBindingConditions/"
             "DRAResourceClaimDeviceStatus is off",
         )

@@ -51,7 +51,6 @@ def check_skip_node_operations(ctx: Context, p: Placed, dev: Dev) -> None:
     merged list of operations); with the gate off neither may be set."""
     r = p.result
     cid, req = p.claim_id, r.request
-    did = dev_id(dev.key)
     slice_skip = _skip(dev.slice.spec.skip_node_operations)
     result_skip = _skip(r.skip_node_operations)
     if ctx.gates.DRAOptionalNodePreparation:
@@ -60,7 +59,7 @@ def check_skip_node_operations(ctx: Context, p: Placed, dev: Dev) -> None:
                 cid,
                 req,
                 "skip-node-operations",
-                f"device {did}: result skipNodeOperations={r.skip_node_operations}, "
+                f"device {dev_id(dev.key)}: result skipNodeOperations={r.skip_node_operations}, "
                 f"but ResourceSlice {dev.slice.metadata.name} has "
                 f"skipNodeOperations={dev.slice.spec.skip_node_operations}",
             )
@@ -70,7 +69,9 @@ def check_skip_node_operations(ctx: Context, p: Placed, dev: Dev) -> None:
             if slice_skip
             else "has a result with skipNodeOperations set"
         )
-        ctx.report(cid, req, "gate", f"device {did} {what}, but DRAOptionalNodePreparation is off")
+        ctx.report(
+            cid, req, "gate", f"device {dev_id(dev.key)} {what}, but DRAOptionalNodePreparation is off"
+        )
 
 
 def _skip(value: bool | list[str] | None) -> bool | tuple[str, ...]:

@@ -117,7 +117,7 @@ def gather(cluster: Cluster, node: str | None, partitionable: bool, compat_group
                 continue
             pool_slices = same
         relevant_names = {id(s) for s in kept}
-        problem = pool_problem(pk, pool_slices, relevant_names, partitionable)
+        problem = _left_out(pk, pool_slices) or pool_problem(pk, pool_slices, relevant_names, partitionable)
         if problem:
             inv.problems[pk] = problem
             continue
@@ -174,3 +174,13 @@ def pool_problem(
                 if unknown:
                     return f"{name}: device {d.name} consumes unknown counter(s) {', '.join(unknown)}"
     return None
+
+
+def _left_out(pk: PoolKey, slices: list[ResourceSlice]) -> str | None:
+    """Why the pool is invalid when its slices are stand-ins of slices left out for a problem
+    (`planning.leftpools`: the plan reads such a pool as invalid, so does the checker), or None."""
+    left = [rs.left_out for rs in slices if rs.left_out is not None]
+    if not left:
+        return None
+    why = "; ".join(dict.fromkeys(w for w in left if w)) or "a slice of it was left out"
+    return f"pool {pk[0]}/{pk[1]} is invalid: {why}"

@@ -69,9 +69,8 @@ def selects(ctx: Context, alt: Alt, dev: Dev, claim: str, request: str) -> list[
 def check_selectors(ctx: Context, p: Placed, alt: Alt, dev: Dev) -> None:
     """The class and request selectors accept the device."""
     cid, req = p.claim_id, p.result.request
-    did = dev_id(dev.key)
     for reason in selects(ctx, alt, dev, cid, req) or ():  # None: the CEL error is reported
-        ctx.report(cid, req, "selector", f"device {did} does not match: {reason}")
+        ctx.report(cid, req, "selector", f"device {dev_id(dev.key)} does not match: {reason}")
 
 
 def check_capacity_names(ctx: Context, p: Placed, dev: Dev, cons: Consumption | None) -> None:

@@ -30,20 +30,24 @@ def check_share_fields(ctx: Context, p: Placed, dev: Dev) -> None:
     r = p.result
     cid, req = p.claim_id, r.request
     d = dev.device
-    did = dev_id(dev.key)
     if ctx.world.multi(d):
         if not r.share_id:
-            ctx.report(cid, req, "share", f"multi-allocatable device {did}: the result has no shareID")
+            ctx.report(
+                cid, req, "share", f"multi-allocatable device {dev_id(dev.key)}: the result has no shareID"
+            )
         if bool(d.capacity) and r.consumed_capacity is None:
             ctx.report(
-                cid, req, "share", f"multi-allocatable device {did}: the result has no consumedCapacity"
+                cid,
+                req,
+                "share",
+                f"multi-allocatable device {dev_id(dev.key)}: the result has no consumedCapacity",
             )
     elif r.share_id or r.consumed_capacity:
         ctx.report(
             cid,
             req,
             "share",
-            f"dedicated device {did}: the result must not carry shareID/consumedCapacity",
+            f"dedicated device {dev_id(dev.key)}: the result must not carry shareID/consumedCapacity",
         )
 
 
@@ -57,6 +61,8 @@ def check_busy(ctx: Context, placed: list[Placed]) -> None:
         dev = users[0].dev
         assert dev is not None
         existing = ctx.world.existing_on(key)
+        if not existing and len(users) == 1:
+            continue  # one new user and no holder: nothing to share (the common case, checked cheaply)
         did = dev_id(key)
         if ctx.world.multi(dev.device):
             dedicated = sorted({c for c, r in existing if not r.admin_access and not r.share_id})

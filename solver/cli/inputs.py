@@ -29,7 +29,7 @@ from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
 from ..errors import DRASolverError, StoppedReading, ValidationErrors
 from ..gates import FeatureGates
-from ..planning.triage import triage
+from ..planning.triage import name_unread, triage
 from .console import err, fail, print_warnings
 from .help import UsageError
 
@@ -188,8 +188,12 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
         errors = validate_cluster(cluster, cluster.source_of, gates=gates)
     except StoppedReading as exc:  # --timeout passed while validating (`api.bounded`)
         fail([exc])
-    if strict and errors:
-        fail(errors)
+    if strict:
+        # Every problem at once: those of the objects that could not be read, then the rules
+        # the others break — a reference to an unread object said as what it is.
+        problems = [*(e for u in cluster.unread for e in u.errors), *name_unread(cluster, errors)]
+        if problems:
+            fail(problems)
     if not strict:
         done = triage(cluster, errors, gates, ignore_scheduling_gates=inputs.ignore_scheduling_gates)
         if done.fatal:
@@ -224,7 +228,9 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     was = gc.isenabled()
     gc.disable()
     try:
-        loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=strict), strict)
+        # Read leniently either way: `strict` (`validate`) then reports what could not be read
+        # together with every other problem, not the unreadable objects alone.
+        loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
         if len(loaded.cluster.sources) >= FREEZE_AT:
             gc.freeze()
         return loaded

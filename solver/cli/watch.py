@@ -38,7 +38,7 @@ from rich.text import Text
 from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.live import Target
-from ..api.load import Document, load_sourced
+from ..api.load import Document, load_lenient
 from ..api.watch import Key, Mirror, Watcher, key_of
 from ..cel.checks import validate_all as validate_cluster
 from ..deadline import Deadline, enforced
@@ -279,10 +279,13 @@ class Watching:
         self.input = _Input.of(documents)
         self.planner = None
         try:
-            pairs, warnings = load_sourced(self.paths, documents)
+            # Read as `plan` reads: an object that cannot be read costs what depends on it
+            # (`planning.triage`), never every line of the watch.
+            pairs, warnings, unread = load_lenient(self.paths, documents)
             # A plain Cluster: the files of the objects serve the validation's messages only
             # (`by_id`), so the planner need not carry them through its updates.
             cluster = Cluster.from_objects(obj for obj, _ in pairs)
+            cluster.unread = unread
             by_id = {id(obj): src for obj, src in pairs}
             errors = validate_cluster(cluster, lambda obj: by_id.get(id(obj), ""), gates=gates)
             # A bad object costs only the pods that depend on it (`planning.triage`): said once

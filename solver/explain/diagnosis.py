@@ -21,8 +21,7 @@ device, in order), or a node of a template (`solver.api.templates`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -44,12 +43,13 @@ from ..problem.capacity import FatalCapacityRequest, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
+from ..problem.leftout import may_serve
 from ..problem.nodealloc import FootprintBook
 from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
 from ..reasons import Fact, Kind, Reason
-from ..reasons.words import WITH_PLAN, gave_up, say
+from ..reasons.words import WITH_PLAN, gave_up, of_node, say
 from ..reference import search
 from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
@@ -90,8 +90,8 @@ class NodeAnswer:
 
     def alike(self) -> Hashable:
         """What nodes with the same answer share: the values without where they were found
-        (`WHERE`), the words made elsewhere with the node's name masked (`FOREIGN`)."""
-        return (_alike(self.why, self.node), tuple(_alike(d, self.node) for d in self.lines), self.fixed_by)
+        (`WHERE`: the node, also of the words made where a pool's problem was found)."""
+        return (_alike(self.why), tuple(_alike(d) for d in self.lines), self.fixed_by)
 
 
 @dataclass
@@ -141,9 +141,8 @@ class Explanation:
             lines.append(f"  - {where}: {say(note)}")
         for a, nodes in self.groups():
             head = f"{len(nodes)} node(s) ({_named(nodes)})" if len(nodes) > 1 else f"node {nodes[0]}"
-            node = a.node if len(nodes) > 1 else None  # said of every node of the group
-            lines.append(f"{head}: {_said(a.why, node)}")
-            lines.extend(f"  - {_said(d, node)}" for d in a.lines)
+            lines.append(f"{head}: {_said(a.why)}")
+            lines.extend(f"  - {_said(d)}" for d in a.lines)
             if a.fix:
                 lines.append(f"  fix: {a.fix}")
         if self.template:
@@ -194,7 +193,11 @@ def explain(
                 return Explanation(f"claim {held.name}", held=held.reason)
         claims = resolve_claims(cluster, names)
         subject = "claim " + ", ".join(c.ref.split(" ", 1)[-1] for c in claims)
-    node_list: list[str | None] = list(nodes) if nodes else list(known_nodes(cluster)) or [None]
+    # The plan's nodes (`resolve.resolve_nodes`): the Node objects when the input has them — a
+    # slice naming a node that is not among them is stale (its node was deleted), and a pod
+    # said to fit there would be a pod the plan cannot place — else the slices' nodes.
+    known: list[str | None] = list(cluster.nodes or known_nodes(cluster))
+    node_list: list[str | None] = list(nodes) if nodes else known or [None]
     run = _Explaining(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
     for n in node_list:
@@ -324,9 +327,17 @@ class _Explaining:
         reason, extra = _dominant(claims, problem, self.blocking_set(problem))
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
+        unknown = [
+            invalid_pool_words(p)
+            for p in ctx.pools.invalid()
+            if p.left_out and may_serve(local, claims, p.driver, self.gates)
+        ]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
-            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(invalid))
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(of_node(words, node) for words in invalid))
+        elif unknown:  # a pool left out for a problem: its devices are unknown, it may be the cause
+            pools = tuple(of_node(words, node) for words in unknown)
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=pools, unknown=True)
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, (*details, *extra), fix)
 
@@ -625,66 +636,33 @@ def _named(nodes: Sequence[str | None]) -> str:
 
 
 WHERE = ("node", "example", "device")
-"""Facts that say where an answer was found (a device as an example, on a node): nodes whose
-answers differ only in them are one group, worded with its first node's."""
-FOREIGN = ("why", "pools", "skipped")
-"""Facts that are words made elsewhere (an invalid or unready pool's) and may name the node:
-masked in the group's key, said of every node in the group's words (`_shared`). The
-scheduling's refusals are values naming their node (`NODE_CONSTRAINTS`' parts), not masked."""
+"""Facts that say where an answer was found (a device as an example, on a node; the node of
+words made where a pool's problem was found, `Kind.NODE_NAMED`): nodes whose answers differ
+only in them are one group, worded with its first node's."""
 
 
-def _alike(r: Reason | None, node: str | None) -> Reason | None:
-    """`r` as the key of its group: without `WHERE`, the node's name masked in `FOREIGN`."""
-    return None if r is None else _key(r, node)
+def _alike(r: Reason | None) -> Reason | None:
+    """`r` as the key of its group: without `WHERE`, in it and in the reasons among its facts."""
+    return None if r is None else _key(r)
 
 
-def _key(r: Reason, node: str | None) -> Reason:
+def _key(r: Reason) -> Reason:
     facts: list[tuple[str, Fact]] = []
     for k, v in r.facts:
         if k in WHERE:
             continue
-        if k in FOREIGN and node:
-            v = _each(v, lambda text: _masked(text, node))
+        if isinstance(v, Reason):
+            v = _key(v)
         elif isinstance(v, tuple) and v and all(isinstance(x, Reason) for x in v):
-            v = tuple(_key(x, node) for x in v if isinstance(x, Reason))
+            v = tuple(_key(x) for x in v if isinstance(x, Reason))
         facts.append((k, v))
     return Reason(r.kind, r.subject, tuple(facts))
 
 
-def _said(r: Reason | None, node: str | None) -> str:
-    """`r`'s words without the node (the line's head names it); `node`: said of every node of
-    its group (its `FOREIGN` words' `node NAME` as `the node`)."""
-    if r is None:
-        return ""
-    if node:
-        r = Reason(
-            r.kind,
-            r.subject,
-            tuple((k, _each(v, lambda t: _shared(t, node)) if k in FOREIGN else v) for k, v in r.facts),
-        )
-    return say(r, where=False)
-
-
-def _each(value: Fact, change: Callable[[str], str]) -> Fact:
-    """`change` applied to a text fact, or to each text of a tuple of them."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, tuple):
-        return tuple(change(v) if isinstance(v, str) else v for v in value)  # type: ignore[return-value]  # texts stay texts
-    return value
-
-
-def _shared(text: str, node: str) -> str:
-    """The first node's words said of every node of its group: `node NAME` becomes `the node`;
-    other mentions of the name stay, true of that node."""
-    return re.sub(rf"\bon node {re.escape(node)}(?![A-Za-z0-9.-])", "on the node", text).replace(
-        f"node {node} ", "the node "
-    )
-
-
-def _masked(text: str, node: str) -> str:
-    """`text` with the node's name (as a whole name part) masked: a grouping key, never words."""
-    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", "\0", text)
+def _said(r: Reason | None) -> str:
+    """`r`'s words without the node (the line's head names it, or the group's first node's
+    words are said of each: a pool's words name its own pool, `Kind.NODE_NAMED`)."""
+    return "" if r is None else say(r, where=False)
 
 
 why = explain

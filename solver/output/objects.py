@@ -146,7 +146,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     fixed: Iterable[TypeMeta] = (
         *cluster.namespaces.values(),
         *cluster.classes.values(),
-        *cluster.slices,
+        *(s for s in cluster.slices if s.left_out is None),  # a stand-in's slice is in `left_out`
         *cluster.taint_rules.values(),
         *cluster.priority_classes.values(),
         *cluster.nodes.values(),

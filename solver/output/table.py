@@ -194,10 +194,14 @@ class NodeUse:
     used: int = 0
     stranded: dict[str, Fraction] = field(default_factory=dict)
     formats: dict[str, QuantityFormat] = field(default_factory=dict)
+    left_out: set[str] = field(default_factory=set)
+    """Pools left out for a problem that the node would see (`left_out_pools`): their devices
+    are not counted, so the count says which."""
 
     def add(self, other: NodeUse) -> None:
         self.nodes += other.nodes
         self.pods += other.pods
+        self.left_out |= other.left_out
         self.evicted += other.evicted
         self.devices += other.devices
         self.used += other.used
@@ -234,6 +238,19 @@ def node_devices(
     return out
 
 
+def left_out_pools(cluster: Cluster, nodes: Iterable[str], gates: FeatureGates) -> dict[str, set[str]]:
+    """Per node, the pools (`driver/pool`) left out for a problem that it would see
+    (`Pool.left_out`, `planning.leftpools`): none of their devices is counted or used."""
+    stand_ins = [s for s in cluster.slices if s.left_out is not None]
+    if not stand_ins:
+        return {}
+    out: dict[str, set[str]] = {}
+    for n in nodes:
+        pools = gather_pools(stand_ins, NodeView.of(n, cluster.nodes), gates).invalid()
+        out[n] = {f"{p.driver}/{p.name}" for p in pools if p.left_out}
+    return out
+
+
 def node_use(
     cluster: Cluster,
     outcome: PlanOutcome,
@@ -248,9 +265,12 @@ def node_use(
     in_use = in_use_from_claims(claims.values(), gates)
     pods_on = Counter(p.node for p in outcome.pods if p.placed)
     gone_from = Counter(v.node for v in evicted)
+    nodes = list(nodes)
+    left_out = left_out_pools(cluster, nodes, gates)
     out = {}
     for n, devices in node_devices(cluster, nodes, gates).items():
         use = NodeUse(nodes=1, pods=pods_on.get(n, 0), evicted=gone_from.get(n, 0), devices=len(devices))
+        use.left_out = left_out.get(n, set())
         for dev, d in devices:
             if in_use.allocated(dev):
                 use.used += 1
@@ -295,7 +315,8 @@ def nodes_table(
     for label, use in rows.items():
         cells = [label, *([str(use.nodes)] if by_class else [])]
         cells += [str(use.pods), *([str(use.evicted)] if evictions else [])]
-        cells += [f"{use.used} of {use.devices}", use.stranded_text()]
+        left = f" (pool {', '.join(sorted(use.left_out))} left out)" if use.left_out else ""
+        cells += [f"{use.used} of {use.devices}{left}", use.stranded_text()]
         if wide:
             signature = per_node[label][0]
             cells.append(", ".join(f"{driver} x{count}" for driver, count in signature) or "-")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .. import interrupt
 from ..inventory import DeviceID, PoolID
@@ -22,23 +22,11 @@ from ..planning.job import Job
 from ..planning.outcome import PlanOutcome, PodPlan
 from ..planning.snapshot import Snapshot
 from ..problem.demand import demand_total
-from ..reasons import Fact, Kind, Reason, words
-from ..reasons.words import (
-    DETAIL_NODES,
-    counted_groups,
-    listed,
-    node_said,
-    nowhere,
-    reason_groups,
-    template_counts,
-    with_refs,
-)
+from ..reasons import Fact, Kind, Reason
+from ..reasons.words import DETAIL_NODES, nowhere, over_nodes
 from .bounds import HINT_STEPS
 from .firstfit.solo import Alone, Solo
 from .firstfit.words import NodeReasons
-
-NAMED_PODS = 3
-"""At most this many pods are named per node that fits alone (then "and K more")."""
 
 
 def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> PlanOutcome:
@@ -68,41 +56,33 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     solo = Solo(job, HINT_STEPS)
     after = _after(job, pods)
     index = _Index(job, pods, outcome.allocator, memo=share)
-    shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, str]] | None] = {}
-    """(the pod's shape key, priority) -> its reason's kind, facts and node reasons, claim refs
-    as placeholders: under CP-SAT every word depends on nothing else (`_Index.room`), so pods
-    of one class cost one pass over the nodes, not one each (50,000 pods x 10,000 nodes)."""
-    queued: dict[Hashable, _Parts | None] = {}
-    """The same for first fit (`_Index.queue_key`), the claim refs put in per pod (`_Parts.say`)."""
+    shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, Reason]] | None] = {}
+    """A key that decides the reason up to the claim names -> its kind, facts and node
+    reasons, claim refs as placeholders: pods of one class cost one pass over the nodes, not
+    one each (50,000 pods x 10,000 nodes). Under CP-SAT every fact depends on nothing else
+    (`_Index.room`): (the pod's shape key, priority, whether it has a reason); under first
+    fit, also its place in the queue (`_Index.queue_key`)."""
     for i in left:
         if interrupt.requested():
             break
         unit = job.units[i]
         key = solo.key(unit)
         if key is not None and outcome.allocator != "reference":
-            key = (key, unit.priority, pods[i].reason is None) if share else i
+            key = ("most", key, unit.priority, pods[i].reason is None) if share else i
+        elif key is not None and pods[i].reason is not None and share:
+            key = ("queue", index.queue_key(i, key, solo))
+        else:
+            key = None
+        if key is None:
+            found = _reasons(job, outcome, i, solo, after, index)
+        else:
             if key not in shared:
-                shared[key] = _reasons(job, outcome, i, solo, after, index, raw=True)
-            words = shared[key]
-            if words is not None:
-                refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(Reason(words[0], unit.name, (*words[1], ("claims", tuple(refs)))))
-                pods[i].node_reasons = NodeReasons(words[2], refs)
-            continue
-        if key is not None and pods[i].reason is not None and share:
-            key = index.queue_key(i, key, solo)
-            if key not in queued:
-                queued[key] = _parts(job, outcome, i, solo, after, index)
-            parts = queued[key]
-            if parts is not None:
-                refs = [c.namespaced_name for c in unit.claims]
-                pods[i].because(Reason(Kind.CROWDED, unit.name, (*parts.first, ("others", parts.say(refs)))))
-                pods[i].node_reasons = NodeReasons(parts.nodes, refs)
-            continue
-        words = _reasons(job, outcome, i, solo, after, index, raw=False)
-        if words is not None:
-            pods[i].because(Reason(words[0], unit.name, words[1]))
-            pods[i].node_reasons = words[2]
+                shared[key] = _reasons(job, outcome, i, solo, after, index)
+            found = shared[key]
+        if found is not None:
+            refs = [c.namespaced_name for c in unit.claims]
+            pods[i].because(Reason(found[0], unit.name, (*found[1], ("claims", tuple(refs)))))
+            pods[i].node_reasons = NodeReasons(found[2], refs)
     return _unexplained(outcome)
 
 
@@ -121,42 +101,37 @@ Facts = tuple[tuple[str, Fact], ...]
 
 
 def _reasons(
-    job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index, *, raw: bool
-) -> tuple[Kind, Facts, dict[str | None, str]] | None:
-    """Unit i's reason (its kind and facts: `Kind.CROWDED`) and node reasons (None: it fits
-    alone nowhere, its reason stays — or, when it has none, first fit not having run, every
-    node's reason on the input's cluster); `raw`: with the claim refs as placeholders
-    (`reasons.words.with_refs` puts them in)."""
+    job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index
+) -> tuple[Kind, Facts, dict[str | None, Reason]] | None:
+    """Unit i's reason (its kind and facts: `Kind.CROWDED`) and node reasons, with the claim
+    refs as placeholders (`reasons.words.with_refs` puts them in) (None: it fits alone nowhere,
+    its reason stays — or, when it has none, first fit not having run, every node's reason on
+    the input's cluster)."""
     pods, unit = outcome.pods, job.units[i]
-    fits, texts, templates = solo.nodes(unit, raw=raw)
+    fits, whys = solo.nodes(unit)
     if not fits:
-        if pods[i].reason is not None or not texts:
+        if pods[i].reason is not None or not whys:
             return None
-        return Kind.NO_NODE, nowhere(list(texts.items()), templates), texts
-    first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
-    rest = list(texts.items())
-    if not rest:
-        others: list[str] = []
-    elif len(rest) <= DETAIL_NODES:
-        others = listed(rest, templates)
-    else:
-        others = reason_groups(rest, templates)
-    return Kind.CROWDED, (*first, ("others", tuple(others))), {**crowd, **texts}
+        return Kind.NO_NODE, nowhere(list(whys.items())), whys
+    first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(whys))
+    rest = list(whys.items())
+    others: Facts = (("others", over_nodes(rest, one=False)),) if rest else ()
+    return Kind.CROWDED, (*first, *others), {**crowd, **whys}
 
 
 def _crowded(
     outcome: PlanOutcome, i: int, fits: list[Alone], after: Solo, index: _Index, total: int
-) -> tuple[Facts, dict[str | None, str]]:
+) -> tuple[Facts, dict[str | None, Reason]]:
     """The facts of unit i's reason for the nodes where it fits alone (`Kind.CROWDED`: the
     nodes, what the plan's pods take on each, why those pods), and those nodes' reasons (what
-    the plan's pods take there), in the order of `fits`."""
+    the plan's pods take there, `Kind.TAKEN`), in the order of `fits`."""
     pods, unit = outcome.pods, index.job.units[i]
     free = after.devices_fit(unit, [a.node for a in fits])
-    crowd: dict[str | None, str] = {}
+    crowd: dict[str | None, Reason] = {}
     takers: dict[int, None] = {}
     for alone in fits:
-        words, who = index.room(i, alone, devices=alone.node not in free)
-        crowd[alone.node] = words
+        taken, who = index.room(i, alone, devices=alone.node not in free)
+        crowd[alone.node] = taken
         takers.update(dict.fromkeys(who))
     relation = _priority_relation(unit.priority, [pods[j].priority for j in takers], outcome.allocator)
     named = fits[:DETAIL_NODES]
@@ -168,49 +143,6 @@ def _crowded(
         ("relation", relation),
     )
     return facts, crowd
-
-
-@dataclass(frozen=True)
-class _Parts:
-    """A first-fit pod's reason in parts that do not depend on its claim names (`_parts`):
-    the facts for the nodes where it fits alone, and the other nodes' reasons with the claim
-    refs as placeholders. Why not the whole reason with placeholders, as under CP-SAT: a pod's
-    own reason groups the other nodes with its claim names put in (`_reasons`, raw=False),
-    and names with digits in them group differently from the placeholders."""
-
-    first: Facts
-    """The facts for the nodes where the pod fits alone (`_crowded`)."""
-    rest: list[tuple[str | None, str]]
-    """The other nodes' reasons said of any node (placeholders; `listed`), listed one by one
-    when there are few."""
-    counts: dict[str, int]
-    """Else their templates (placeholders) with node counts (`reasons.words.template_counts`)."""
-    nodes: dict[str | None, str]
-    """`node_reasons` (placeholders)."""
-
-    def say(self, refs: list[str]) -> tuple[str, ...]:
-        """The other nodes' words with these claim refs: what `_reasons` (raw=False) words."""
-        if not self.rest:
-            return ()
-        if len(self.rest) <= DETAIL_NODES:
-            return tuple(node_said(n, with_refs(r, refs)) for n, r in self.rest)
-        named: dict[str, int] = {}
-        for text, n in self.counts.items():
-            mine = with_refs(text, refs)
-            named[mine] = named.get(mine, 0) + n
-        return tuple(counted_groups(named, len(self.rest)))
-
-
-def _parts(job: Job, outcome: PlanOutcome, i: int, solo: Solo, after: Solo, index: _Index) -> _Parts | None:
-    """Unit i's reason as `_Parts` (None: it fits alone nowhere and keeps its reason); for a
-    unit `Solo.key` shares answers of, that has a reason (first fit's)."""
-    fits, texts, templates = solo.nodes(job.units[i], raw=True)
-    if not fits:
-        return None
-    first, crowd = _crowded(outcome, i, fits, after, index, len(fits) + len(texts))
-    rest = list(zip(texts, templates, strict=True))
-    counts = template_counts(templates) if len(rest) > DETAIL_NODES else {}
-    return _Parts(first, rest, counts, {**crowd, **texts})
 
 
 def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
@@ -232,7 +164,7 @@ class _Index:
         self.by_pool: dict[PoolID, list[int]] = {}
         self.by_node: dict[str | None, list[int]] = {}
         self.book = job.book.fresh()
-        self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[str, list[int]]] = {}
+        self._memo: dict[tuple[Alone, bool, tuple[tuple[str, int], ...]], tuple[Reason, list[int]]] = {}
         """(the node with the pod's candidate devices, whether devices are named, the demand) ->
         the room: the same for every pod of a shape under CP-SAT, so computed once."""
         self._devices_of: (
@@ -267,7 +199,7 @@ class _Index:
         unit = self.job.units[i]
         mine = self._queue.get((key, unit.priority))
         if mine is None:
-            fits, _, _ = solo.nodes(unit, raw=True)
+            fits, _ = solo.nodes(unit)
             near: set[int] = set()
             looked: set[tuple[frozenset[DeviceID], frozenset[PoolID]]] = set()
             for a in fits:
@@ -295,11 +227,11 @@ class _Index:
         me = (-units[i].priority, i)
         return [j for j in out if (-units[j].priority, j) < me]
 
-    def room(self, i: int, alone: Alone, *, devices: bool) -> tuple[str, list[int]]:
-        """What the plan's pods take on a node where unit i fits alone, in words ("devices it
-        could use go to a, b, and beside c the node has Insufficient cpu"), and which placed
-        units those are. `devices`: the unit finds no devices there after the plan (else the
-        devices are not what it lacks, and only the node resources are named)."""
+    def room(self, i: int, alone: Alone, *, devices: bool) -> tuple[Reason, list[int]]:
+        """What the plan's pods take on a node where unit i fits alone (`Kind.TAKEN`: the pods
+        on devices it could use, and beside which the node lacks resources it needs), and
+        which placed units those are. `devices`: the unit finds no devices there after the
+        plan (else the devices are not what it lacks, and only the node resources are named)."""
         unit = self.job.units[i]
         key = (alone, devices, tuple(sorted(demand_total(unit.needs).items())))
         if self.allocator != "reference" and self.memo:  # the same takers for every pod of a shape
@@ -309,20 +241,20 @@ class _Index:
             return hit
         return self._room(i, alone, devices)
 
-    def _room(self, i: int, alone: Alone, devices: bool) -> tuple[str, list[int]]:
+    def _room(self, i: int, alone: Alone, devices: bool) -> tuple[Reason, list[int]]:
         unit, pods = self.job.units[i], self.pods
-        parts: list[str] = []
+        facts: list[tuple[str, Fact]] = []
         on_devices: list[int] = []
         if devices:
             on_devices = self._on_devices(i, alone)
             if on_devices:
-                parts.append(words.devices_taken(_names(pods, on_devices)))
+                facts.append(("devices", _names(pods, on_devices)))
         short = self.book.refusal(self.book.variant(unit.needs, alone.node), alone.node)
         on_node: list[int] = []
         if short:
             on_node = self.ahead(i, self.by_node.get(alone.node, ()))
-            parts.append(words.node_short(_names(pods, on_node) if on_node else None, short))
-        return words.room(parts), [*on_devices, *on_node]
+            facts += [("short", short), ("beside", _names(pods, on_node))]
+        return Reason(Kind.TAKEN, "", tuple(facts)), [*on_devices, *on_node]
 
     def _on_devices(self, i: int, alone: Alone) -> list[int]:
         """The placed units ahead of unit i that hold devices it could use on `alone`'s node,
@@ -343,8 +275,8 @@ class _Index:
         return hit
 
 
-def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> str:
-    return words.some_named([pods[j].name for j in dict.fromkeys(which)], NAMED_PODS)
+def _names(pods: Sequence[PodPlan], which: Sequence[int]) -> tuple[str, ...]:
+    return tuple(pods[j].name for j in dict.fromkeys(which))
 
 
 def _priority_relation(mine: int, theirs: list[int], allocator: str) -> str:

@@ -33,6 +33,8 @@ class _Collector:
         self.lock = threading.Lock()
         self.running = 0
         self.saved: tuple[int, ...] = gc.get_threshold()
+        self.freezing = False
+        """Whether the plans freeze (`fewer_collections`): nothing was frozen when the first began."""
 
 
 _collector = _Collector()
@@ -40,18 +42,30 @@ _collector = _Collector()
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the body with the garbage collector's thresholds raised (`GC_THRESHOLD`), then put
-    them back. Why: a plan allocates millions of small objects that it keeps (claims, device
-    views, cached answers), and at the default thresholds the cyclic collector traverses the
-    growing heap again and again without finding garbage — a quarter to a third of a
-    5,000-pod plan's CPU time (docs/benchmarks.md, "End to end"). Reference counting still
-    frees everything outside cycles at once; cycles wait longer. Nested and concurrent plans
-    share one raise: the thresholds go back when the last of them ends. Changes no result."""
+    """Run the body with the garbage collector's thresholds raised (`GC_THRESHOLD`) and what
+    is alive at its start frozen (`gc.freeze`), then put both back. Why: a plan allocates
+    millions of small objects that it keeps (claims, device views, cached answers), and at the
+    default thresholds the cyclic collector traverses the growing heap again and again without
+    finding garbage — a quarter to a third of a 5,000-pod plan's CPU time (docs/benchmarks.md,
+    "End to end"). With the thresholds raised, a collection of the middle generation still
+    traversed everything the run had not yet seen twice — at the first one after reading a
+    50,000-pod cluster, the whole input, 3 s, and again at the next one — though what lives
+    when a plan starts (its input) outlives it. Frozen, a collection traverses only what came
+    after; each nested entry (the CLI's run, then the plan, then the planners) freezes what
+    came before it, and the last exit unfreezes all of it (into the oldest generation, as
+    before). A process that froze objects itself (before forking workers, say) keeps its
+    freeze: then nothing is frozen or unfrozen here. Reference counting still frees everything
+    outside cycles at once; cycles wait longer (frozen ones until the end). Nested and
+    concurrent plans share one raise: the thresholds go back when the last of them ends.
+    Changes no result."""
     with _collector.lock:
         if _collector.running == 0:
             _collector.saved = gc.get_threshold()
             gc.set_threshold(*GC_THRESHOLD)
+            _collector.freezing = gc.get_freeze_count() == 0  # else the process froze: left as it is
         _collector.running += 1
+        if _collector.freezing:
+            gc.freeze()
     try:
         yield
     finally:
@@ -59,6 +73,8 @@ def fewer_collections() -> Iterator[None]:
             _collector.running -= 1
             if _collector.running == 0:
                 gc.set_threshold(*_collector.saved)
+                if _collector.freezing:
+                    gc.unfreeze()
 
 
 def run(

@@ -51,6 +51,10 @@ def _volumes(pod: Pod) -> bool:
     )
 
 
+def _nominated(pod: Pod) -> bool:
+    return bool(_extra(pod.status).get("nominatedNodeName")) if pod.status is not None else False
+
+
 def _other_scheduler(pod: Pod) -> bool:
     return pod.spec.scheduler_name not in (None, "", DEFAULT_SCHEDULER)
 
@@ -81,6 +85,12 @@ UNMODELLED: tuple[tuple[str, Callable[[Pod], bool], str], ...] = (
         _volumes,
         "volumes are not modelled (binding, zones, attach limits): the plan assumes every node can "
         "mount them",
+    ),
+    (
+        "status.nominatedNodeName",
+        _nominated,
+        "not read: the plan decides these pods' nodes anew (the scheduler tries the nominated node "
+        "first and holds its room for the pod against lower-priority pods)",
     ),
     (
         "spec.schedulerName",

@@ -177,7 +177,14 @@ def with_held(outcome: Outcome, held: Sequence[HeldPod]) -> Outcome:
         return outcome
     listed = {p.name for p in outcome.pods}
     extra = [
-        PodPlan(h.name, None, [h.claim] if h.claim else [], h.reason, pod=None if h.stub else h.pod)
+        PodPlan(
+            h.name,
+            None,
+            [h.claim] if h.claim and not h.stub else [],  # a stub is never written as the input's
+            h.reason,
+            pod=None if h.stub else h.pod,
+            unread=h.stub and h.claim is None,
+        )
         for h in held
         if h.name not in listed
     ]

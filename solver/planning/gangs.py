@@ -93,7 +93,16 @@ def resolve_gangs(
             domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
             min_count = group.min_count if group.min_count is not None else 1
             basic = group.min_count is None
-            gangs[m.group] = Gang(m.group, min_count, len(bound_nodes), key, domains, basic=basic)
+            held = tuple(
+                (h.name, h.reason)
+                for h in cluster.held.values()
+                if h.pod is not None
+                and not h.pod.spec.node_name
+                and h.pod.spec.scheduling_group is not None
+                and h.pod.spec.scheduling_group.pod_group_name == name
+                and h.pod.metadata.ns == ns
+            )
+            gangs[m.group] = Gang(m.group, min_count, len(bound_nodes), key, domains, basic=basic, held=held)
     return gangs
 
 

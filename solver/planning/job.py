@@ -120,6 +120,10 @@ class Gang:
     basic: bool = False
     """A PodGroup with the basic policy and a topology constraint: minCount 1, as upstream's
     placement cycle treats it (`planning.gangs.resolve_gangs`)."""
+    held: tuple[tuple[str, str], ...] = ()
+    """Pending pods of the group no plan places (`planning.triage`: a problem they depend on,
+    their scheduling gates), with why: the gang's reason names them, since they count towards
+    minCount upstream once fixed and are why the rest may fall short."""
 
     def domain_of(self, node: str | None) -> str | None:
         """The label value of `node` among `domains` (None: the node is in none)."""
@@ -132,7 +136,19 @@ class Gang:
 
     def short(self, placed: int) -> Reason:
         """Why the gang is not placed."""
-        return Reason.of(Kind.GANG_SHORT, self.name, placed=placed, goal=self.goal, basic=int(self.basic))
+        if not self.held:
+            return Reason.of(Kind.GANG_SHORT, self.name, placed=placed, goal=self.goal, basic=int(self.basic))
+        (pod, why), more = self.held[0], len(self.held) - 1
+        return Reason.of(
+            Kind.GANG_SHORT,
+            self.name,
+            placed=placed,
+            goal=self.goal,
+            basic=int(self.basic),
+            held=pod,
+            held_why=why,
+            held_more=more,
+        )
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,9 @@ class PodPlan:
     why: Reason | None = None
     """`reason` as a value, where the reason is one (`solver.reasons`): what code decides on
     (never `reason`'s text). Given without `reason`, `reason` is its words."""
+    unread: bool = False
+    """A Pod of the input that could not be read (`HeldPod.stub`): `pod` is None, as it is never
+    written out, yet it is a pod (`explain --pod` names it)."""
 
     def __post_init__(self) -> None:
         if self.why is not None and self.reason is None:
@@ -175,7 +178,7 @@ class PodPlan:
         """The `dra-solver explain` flags that name this pod in the input: `--pod NAME` for a
         Pod, `--claim NAME` per claim for a pod of plain claims (a plan without Pod objects),
         where `--pod` would answer "Pod not found"."""
-        if self.pod is not None:
+        if self.pod is not None or self.unread:
             return f"--pod {self.name}"
         names = [c.namespaced_name for c in self.claims] or self.name.split(",")
         return " ".join(f"--claim {n}" for n in names)

@@ -22,7 +22,7 @@ from ..errors import CutShort, InputError
 from ..gates import FeatureGates
 from ..problem.demand import Needs, NodeBook
 from ..problem.nodealloc import FootprintBook
-from ..problem.pods import node_conflict, pod_claims
+from ..problem.pods import node_conflict, pod_claims, uses_allocated_claim
 from ..problem.resources import DONE_PHASES
 from ..problem.scheduling import node_refusal, pod_priority
 from ..reasons import Kind, Reason
@@ -67,6 +67,9 @@ def resolve_claims(cluster: Cluster, claims: Sequence[str | ResourceClaim] | Non
         return cluster.unallocated_claims()
     out = []
     for c in claims:
+        held = cluster.held_claim(c) if isinstance(c, str) else None
+        if held is not None:  # left out for a problem (`planning.triage`): that problem, not "not found"
+            raise InputError(f"left out of the plan: {held.reason}", obj=f"ResourceClaim {held.name}")
         claim = c if isinstance(c, ResourceClaim) else cluster.claim(c)
         if claim.status is not None and claim.status.allocation is not None:
             raise InputError("claim is already allocated", obj=claim.ref, field="status.allocation")
@@ -255,7 +258,7 @@ def _sharing_key(cluster: Cluster, unit: Unit, gates: FeatureGates | None) -> st
     if len(unit.members) != 1 or unit.members[0].pod is None:
         return None
     pod = unit.members[0].pod
-    if any(c.status is not None and c.status.allocation is not None for c in pod_claims(cluster, pod, gates)):
+    if uses_allocated_claim(cluster, pod, gates):
         return None
     return _scheduling_key(pod)
 

@@ -19,8 +19,10 @@ depends on that object —
   Workload with one, is left out, and holds what depends on it;
 * an allocated claim keeps its allocation (the devices are taken whatever its spec says), a
   bound Pod its node resources (its broken references are dropped from a copy): a warning;
-* a ResourceSlice with a problem takes its pool out of the plan (a partial pool would be an
-  incomplete one), a DeviceTaintRule, PodDisruptionBudget, Namespace or Node with one is left out
+* a ResourceSlice with a problem, or one that could not be read, takes its pool's generation
+  out of the plan (a partial pool would be an incomplete one): its slices become device-free
+  stand-ins (`planning.leftpools`), so the pool is an invalid one the pods it would have served
+  name; a DeviceTaintRule, PodDisruptionBudget, Namespace or Node with one is left out
   — each a warning saying what the plan then assumes.
 
 It also holds what the scheduler skips although it is valid: a pod with `spec.schedulingGates`
@@ -34,23 +36,29 @@ modified (a bound pod's copy is a new object).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 from ..api.cluster import Cluster, HeldPod
+from ..api.load import Unread
 from ..api.models import (
+    Node,
     Pod,
     ResourceClaim,
     ResourceClaimTemplate,
+    ResourceSlice,
     TypeMeta,
 )
 from ..api.validate import BUILTIN_PRIORITY_CLASSES, error_ref
-from ..errors import InputError
+from ..errors import CelError, InputError
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
 from .fields import unmodelled_field_warnings
+from .job import Unit
+from .leftpools import stand_in, unread_stand_in
 from .resolve import pending
 
 C = TypeVar("C", bound=Cluster)
@@ -133,6 +141,14 @@ class _Triage:
             self.warnings.append(f"{e.message}; {consequence}")
 
 
+def name_unread(cluster: Cluster, errors: Sequence[InputError]) -> list[InputError]:
+    """`errors` with "X not found in the input" said as "X could not be read (why)" where X is
+    an object of the input that could not be read (`Cluster.unread`): the true cause, as
+    triage says it (`validate` lists these beside the unread objects' own errors)."""
+    t = _Triage(cluster, [])
+    return [t.unread_named(e) for e in errors]
+
+
 @dataclass(frozen=True)
 class _Why:
     """Why an object is left out: the object whose problem it is (`root`, the one warning that
@@ -172,13 +188,19 @@ def triage(
     # Claims and templates: their own problems, or a class of theirs left out; an allocated
     # claim keeps its allocation whatever its spec says.
     why_claim: dict[Key, _Why] = {}
+    unplaceable: dict[Key, _Why] = {}
+    """Allocated claims kept whose node selector cannot be read: what uses them is held."""
     held_claims: dict[Key, HeldPod] = dict(cluster.held_claims)
     for key, claim in cluster.claims.items():
         why = claim_why(claim)
         if why is None:
             continue
         if _allocated(claim):
-            t.warn(claim, "its allocation is kept as the cluster has it")
+            if any(e.field.startswith("status.allocation.nodeSelector") for e in t.own(claim)):
+                unplaceable[key] = why  # where its devices are cannot be told: no pod placed with it
+                t.warn(claim, "its allocation is kept; a pending pod that uses it is left pending")
+            else:
+                t.warn(claim, "its allocation is kept as the cluster has it")
             continue
         why_claim[key] = why
         held_claims[key] = HeldPod(None, why.reason, claim=claim)
@@ -204,7 +226,7 @@ def triage(
             why_group[key] = (
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
-    refs = _Refs(why_claim, why_template, why_priority, why_group)
+    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group)
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
@@ -238,6 +260,11 @@ def triage(
         pods[key] = pod
         if not holds_node(pod):  # finished: it holds nothing, nothing of it is planned
             continue
+        if cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
+            t.warnings.append(
+                f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, which is not among the input's "
+                "Nodes (deleted?): nothing is planned there; its claims keep their devices"
+            )
         unallocated = _never_allocated(cluster, pod, gates)
         if unallocated:
             bypass = (
@@ -252,7 +279,7 @@ def triage(
     # Objects that could not be read: a pending pod is held (a Pod of its name, nothing else
     # known), anything else is left out, and what names it is held by its own problem above.
     for u in cluster.unread:
-        consequence = "left out of the plan"
+        consequence = _LEFT_OUT.get(u.kind, "left out of the plan")
         if u.kind == "Pod" and not u.node_name:
             stub = Pod.model_validate({"metadata": {"name": u.name, "namespace": u.namespace}})
             held.setdefault(
@@ -261,6 +288,19 @@ def triage(
             consequence = "the pod is left pending; the rest is planned"
         elif u.kind == "Pod":
             consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        elif u.kind == "ResourceClaim":  # named by `explain --claim`, `allocate --claim`: its reason
+            stub_claim = ResourceClaim.model_validate(
+                {
+                    "metadata": {"name": u.name, "namespace": u.namespace},
+                    "spec": {"devices": {"requests": []}},
+                }
+            )
+            held_claims.setdefault(
+                (u.namespace, u.name),
+                HeldPod(None, f"the claim could not be read: {u.reason}", stub=True, claim=stub_claim),
+            )
+        elif u.kind == "ResourceSlice":
+            continue  # its pool's warning, below
         t.warnings.extend(f"{e.message}; {consequence}" for e in u.errors)
 
     # The problems that hold pods, each once, with the pods it costs.
@@ -275,27 +315,22 @@ def triage(
         t.warn(obj, _holding(costs.get(obj.ref, [])))
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
-    bad_pools = {(s.spec.driver, s.spec.pool.name) for s in cluster.slices if t.own(s)}
-    for s in cluster.slices:
-        t.warn(
-            s,
-            f"pool {s.spec.driver}/{s.spec.pool.name} is left out of the plan (none of its devices is used)",
-        )
+    slices = _left_out_pools(cluster, t)
     for node in cluster.nodes.values():
-        t.warn(node, "the node is left out of the plan")
+        t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
-        t.warn(rule, "its taints are not applied: the devices it selects count as untainted")
+        t.warn(rule, _LEFT_OUT["DeviceTaintRule"])
     for pdb in cluster.pdbs.values():
-        t.warn(pdb, "the budget is not counted (plan --preempt may evict what it protects)")
+        t.warn(pdb, _LEFT_OUT["PodDisruptionBudget"])
     for nso in cluster.namespaces.values():
-        t.warn(nso, "the Namespace is left out (its labels are not read)")
+        t.warn(nso, _LEFT_OUT["Namespace"])
 
     def keep(obj: TypeMeta) -> bool:
-        return not t.own(obj)
+        return not t.own(obj) or (isinstance(obj, Node) and _taint_effects_only(t.own(obj)))
 
     out = replace(
         cluster,
-        slices=[s for s in cluster.slices if (s.spec.driver, s.spec.pool.name) not in bad_pools],
+        slices=slices,
         classes={k: v for k, v in cluster.classes.items() if k not in why_class},
         claims={k: v for k, v in cluster.claims.items() if k not in why_claim},
         templates={k: v for k, v in cluster.templates.items() if k not in why_template},
@@ -312,7 +347,7 @@ def triage(
         held_claims=held_claims,
         triaged=True,
     )
-    kept = {id(o) for o in out.objects()}
+    kept = {id(o) for o in out.objects() if not (isinstance(o, ResourceSlice) and o.left_out is not None)}
     out.left_out = [*cluster.left_out, *(o for o in cluster.objects() if id(o) not in kept)]
     planned = [p for key, p in pods.items() if key not in held and pending(p)]
     return Triaged(out, [*t.warnings, *unmodelled_field_warnings(planned)], t.fatal)
@@ -372,6 +407,32 @@ def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_
     return done.cluster
 
 
+_CLAIM_OF_ERROR = re.compile(r"^claim (\S+?): ")
+
+
+def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Unit], list[HeldPod]] | None:
+    """`units` without those whose claim `error` names (a CEL runtime error met where the search
+    reached a device), and their pods held with it as the reason — or None when it names no
+    claim of theirs. Why: upstream's error fails that pod's scheduling attempt only (its Filter
+    returns an error status, the pod is retried later); every other pod still schedules. The
+    planners raise it for the whole call ("CEL errors: lazy, as upstream"), so the plan runs
+    again without the pods it costs (`pipeline.plan`)."""
+    found = _CLAIM_OF_ERROR.match(error.where)
+    if found is None:
+        return None
+    ref = found.group(1)
+    hit = [u for u in units if any(c.namespaced_name == ref for c in u.claims)]
+    if not hit:
+        return None
+    reason = str(error).replace("\nhint: ", "; hint: ")
+    held: list[HeldPod] = []
+    for u in hit:
+        for m in u.members:
+            claim = next((c for c in u.claims if c.namespaced_name == ref), None)
+            held.append(HeldPod(m.pod, reason) if m.pod is not None else HeldPod(None, reason, claim=claim))
+    return [u for u in units if not any(u is h for h in hit)], held
+
+
 def split_held(
     cluster: Cluster, pods: Sequence[object] | None
 ) -> tuple[Sequence[object] | None, list[HeldPod]]:
@@ -401,6 +462,76 @@ def split_held(
         else:
             rest.append(item)
     return rest, held
+
+
+def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
+    """The slices the plan reads: those of a pool generation with a slice that has a problem
+    or could not be read replaced by device-free stand-ins (`planning.leftpools`), so that the
+    pool is an invalid one, named where it would have served; one warning per problem."""
+
+    def problem(s: ResourceSlice) -> str:
+        return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
+
+    bad = {_gen(s) for s in cluster.slices if t.own(s)}
+    unread: list[tuple[Unread, ResourceSlice]] = []
+    for u in cluster.unread:
+        if u.kind != "ResourceSlice":
+            continue
+        found = unread_stand_in(u, f"{u.ref} could not be read ({u.reason})")
+        if found is not None:
+            unread.append((u, found))
+            bad.add(_gen(found))
+        else:  # not even its pool can be read
+            t.warnings.extend(f"{e.message}; left out of the plan" for e in u.errors)
+    newest: dict[tuple[str, str], int] = {}
+    for driver, pool, gen in [*map(_gen, cluster.slices), *(_gen(x) for _, x in unread)]:
+        newest[(driver, pool)] = max(newest.get((driver, pool), gen), gen)
+
+    def left(key: tuple[str, str, int]) -> str:
+        driver, pool, gen = key
+        top = newest[(driver, pool)]
+        if gen < top:
+            return (
+                f"pool {driver}/{pool} generation {gen} is left out "
+                f"(generation {top}, the newest, is planned)"
+            )
+        return (
+            f"pool {driver}/{pool} is left out of the plan (none of its devices is used; the pods "
+            "it would serve name it)"
+        )
+
+    for s in cluster.slices:
+        t.warn(s, left(_gen(s)))
+    for u, x in unread:
+        t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
+    kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
+    return [*kept, *(x for _, x in unread)]
+
+
+_LEFT_OUT = {
+    "Node": "the node is left out of the plan",
+    "DeviceTaintRule": "its taints are not applied: the devices it selects count as untainted",
+    "PodDisruptionBudget": "the budget is not counted (plan --preempt may evict what it protects)",
+    "Namespace": "the Namespace is left out (its labels are not read)",
+}
+"""What leaving out an object of these kinds costs, said in its warning (read with a problem,
+or not read at all: the same consequence)."""
+
+
+def _taint_effects_only(problems: Sequence[InputError]) -> bool:
+    """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
+    blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
+    return all(e.field.startswith("spec.taints[") and e.field.endswith("].effect") for e in problems)
+
+
+def _node_consequence(problems: Sequence[InputError]) -> str:
+    if problems and _taint_effects_only(problems):
+        return "the taint counts as blocking: only pods that tolerate it are placed on the node"
+    return _LEFT_OUT["Node"]
+
+
+def _gen(s: ResourceSlice) -> tuple[str, str, int]:
+    return (s.spec.driver, s.spec.pool.name, s.spec.pool.generation)
 
 
 def _holding(pods: list[str]) -> str:
@@ -446,4 +577,13 @@ def _never_allocated(cluster: Cluster, pod: Pod, gates: FeatureGates) -> list[st
     return [c.namespaced_name for c in claims if not _allocated(c)]
 
 
-__all__ = ["GATES_FLAG", "HeldPod", "Triaged", "split_held", "triage", "triaged"]
+__all__ = [
+    "GATES_FLAG",
+    "HeldPod",
+    "Triaged",
+    "held_for_cel_error",
+    "name_unread",
+    "split_held",
+    "triage",
+    "triaged",
+]

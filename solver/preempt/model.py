@@ -76,6 +76,7 @@ from ..problem.pods import pod_claims
 from ..problem.resources import pod_demand
 from ..problem.scheduling import pod_priority
 from ..reasons import Kind, Reason
+from ..reasons.words import insufficient
 from . import clearing, counting
 from .moves import FROM_HERE, not_movable, replacement
 from .setting import Setting
@@ -360,10 +361,11 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     P, H = len(s.pending), len(holder_units)
     V = P + H + len(pod_units)  # the first replacement's unit
     for k, v in enumerate(s.victims):  # a pod that does not fit where it runs: an over-committed node
-        why = job.book.refusal(job.book.variant(units[P + H + k].needs, v.node), v.node)
-        if why:
+        short = job.book.refusal(job.book.variant(units[P + H + k].needs, v.node), v.node)
+        if short:
             raise InputError(
-                f"running pod does not fit its node {v.node} as the input has it ({why})", obj=v.pod.ref
+                f"running pod does not fit its node {v.node} as the input has it ({insufficient(short)})",
+                obj=v.pod.ref,
             )
     forms = pod_forms(job)
     if not forms:

@@ -152,6 +152,7 @@ def _problem_from_context(
         constraints=tuple(constraints),
         compat_baseline=dict(ctx.compat),
         invalid_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid()),
+        left_out_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid() if p.left_out),
         incomplete_pools=tuple(ctx.pools.incomplete_why.get(pid, "") for pid in ctx.pools.incomplete),
     )
 

@@ -118,10 +118,12 @@ class NodeBook:
             self._special[key] = special_claim(pod, served, self.mapping)
         return self._special[key]
 
-    def refusal(self, variant: Variant, node: str | None) -> str | None:
-        """Why `variant` does not fit `node`'s free resources now (None: it does)."""
+    def refusal(self, variant: Variant, node: str | None) -> tuple[str, ...] | None:
+        """Why `variant` does not fit `node`'s free resources now, as the resources it is short
+        of (`resources.shortfalls`; a reason's fact, worded by `reasons.words.insufficient`),
+        or None: it fits."""
         short = shortfalls(variant.demand, self.free.get(node))
-        return ", ".join(short) if short else None
+        return tuple(short) if short else None
 
     def take(self, variant: Variant, node: str | None) -> None:
         take(self.free.get(node), variant.demand)

@@ -262,6 +262,9 @@ class Problem:
     constraints: tuple[ConstraintInfo, ...]
     invalid_pools: tuple[str, ...] = ()
     """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
+    left_out_pools: tuple[str, ...] = ()
+    """Those of `invalid_pools` that `planning.triage` left out for a problem (`Pool.left_out`):
+    their devices are unknown, so for placing they are as absent; only reasons name them."""
     compat_baseline: dict[CompatKey, CompatState] = field(default_factory=dict)
     """KEP-5963: per counter set, the state its already-allocated devices leave (missing: no
     allocated device draws from it)."""

@@ -164,9 +164,11 @@ def build_multi_node_problem(
         for c in first.claims
     )
     invalid: list[str] = []
+    left_out: list[str] = []
     incomplete: list[str] = []
     for _node, prob in per_node:
         invalid.extend(x for x in prob.invalid_pools if x not in invalid)
+        left_out.extend(x for x in prob.left_out_pools if x not in left_out)
         incomplete.extend(x for x in prob.incomplete_pools if x not in incomplete)
     return Problem(
         node=None,
@@ -178,6 +180,7 @@ def build_multi_node_problem(
         constraints=tuple(constraints),
         compat_baseline={k: v for _, prob in per_node for k, v in prob.compat_baseline.items()},
         invalid_pools=tuple(invalid),
+        left_out_pools=tuple(left_out),
         incomplete_pools=tuple(incomplete),
         nodes=tuple(nodes),
         group_nodes=allowed,

@@ -164,13 +164,15 @@ def node_free(
 
 
 def shortfalls(demand: Mapping[str, int], free: Mapping[str, int] | None) -> list[str]:
-    """The scheduler's reasons why `demand` does not fit in `free` ([] = it fits). The caller
-    leaves out the extended resources DRA serves on the node (`problem.extended`)."""
+    """The resources `demand` is short of in `free` ([] = it fits), in the order of the
+    scheduler's reasons: `pods` first (its `Too many pods`), then each `Insufficient NAME`
+    (worded by `reasons.words.insufficient`). The caller leaves out the extended resources
+    DRA serves on the node (`problem.extended`)."""
     if free is None:
         return []
     out = []
     if PODS in demand and PODS in free and demand[PODS] > free[PODS]:
-        out.append("Too many pods")
+        out.append(PODS)
     for name in sorted(demand, key=_order):
         need = demand[name]
         if name == PODS or need <= 0:
@@ -178,7 +180,7 @@ def shortfalls(demand: Mapping[str, int], free: Mapping[str, int] | None) -> lis
         if name not in free and is_core(name):
             continue
         if need > free.get(name, 0):
-            out.append(f"Insufficient {name}")
+            out.append(name)
     return out
 
 

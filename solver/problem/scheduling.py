@@ -8,7 +8,9 @@ filters that decide feasibility for one pod and one node, read from the Pod and 
 - `spec.nodeSelector` and required node affinity (NodeAffinity): every selector label equal,
   and one of the `nodeSelectorTerms` matching (matchExpressions with In, NotIn, Exists,
   DoesNotExist, Gt, Lt; matchFields on metadata.name);
-- node taints with effect NoSchedule or NoExecute (TaintToleration) must be tolerated.
+- node taints with effect NoSchedule or NoExecute (TaintToleration) must be tolerated; so must
+  one of an effect the API server refuses (a hand-edited dump: `planning.triage` warns), as the
+  plan cannot know what it was meant to forbid.
 PreferNoSchedule taints and preferred affinity only score nodes upstream; they do not decide
 feasibility and are not considered here (nor inter-pod affinity or topology spread).
 
@@ -25,10 +27,11 @@ from __future__ import annotations
 
 from ..api.cluster import Cluster
 from ..api.models import Node, Pod, Taint
+from ..api.validate import NODE_TAINT_EFFECTS
 from ..errors import InputError
 from ..inventory import NodeView, node_selector_matches
 from ..reasons import Kind, Reason
-from .taints import tolerated
+from .taints import tolerated, toleration_matches
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"
@@ -64,7 +67,11 @@ def _taint_refusal(pod: Pod, node: Node) -> Reason | None:
     if node.spec.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
         return Reason.of(Kind.UNSCHEDULABLE, node=node.metadata.name)
     for taint in node.spec.taints:
-        if not tolerated(taint, pod.spec.tolerations):
+        if taint.effect not in NODE_TAINT_EFFECTS:  # refused by the API server: counted as blocking
+            blocks = not any(toleration_matches(t, taint) for t in pod.spec.tolerations)
+        else:
+            blocks = not tolerated(taint, pod.spec.tolerations)
+        if blocks:
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return Reason.of(Kind.TAINT, node=node.metadata.name, taint=shown, effect=taint.effect)
     return None

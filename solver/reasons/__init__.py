@@ -38,7 +38,7 @@ class Kind(Enum):
     ALL_NONE = "all none"
     """allocationMode All, and no device matches."""
     ALL_BLOCKED = "all blocked"
-    """allocationMode All, but some matching device cannot be had (`why`)."""
+    """allocationMode All, but some matching device cannot be had (`why`: a `NODE_NAMED`)."""
     SHORT = "short"
     """Fewer usable devices than `count`: `matching` match the selectors, `rejected` ((why,
     how many) each) of them are filtered out, `usable` of the remaining `candidates` are free."""
@@ -58,11 +58,40 @@ class Kind(Enum):
     """Gangs with a topology fit in no single domain (`gangs`, `goal`, `tried`, `closest`,
     `score`; `blocker`, `blocked`: the pod that did not fit there and why)."""
     NO_NODE = "no node"
-    """First fit found no node for the pod: `total` nodes tried, and `others`, the one node's
-    words, each node's (a few), or (`grouped`) the most common words with their node counts
-    (`reasons.words.nowhere`), with the claim refs as placeholders (`reasons.words.with_refs`;
-    pods of one shape share them); `claims`, the pod's claim refs put in. Per-node words:
-    `PodPlan.node_reasons`."""
+    """First fit found no node for the pod: `total` nodes tried, and `others`, the nodes'
+    reasons (an `OVER_NODES`: the one node's, each node's when few, else (`grouped`) counted
+    by value; `reasons.words.nowhere`), with the claim refs as placeholders
+    (`reasons.words.with_refs`; pods of one shape share them); `claims`, the pod's claim refs
+    put in. Per-node reasons: `PodPlan.node_reasons`."""
+    OVER_NODES = "over nodes"
+    """Why each of many nodes refused a pod (`reasons.words.over_nodes`): the nodes (`nodes`)
+    with their reasons (`whys`, one each) when they are few (`one`: a single node, its
+    reason said with the node named), else (`grouped`) the distinct reasons said of any node
+    (`whys`) with how many of the `total` nodes gave each (`counts`), in order of first
+    appearance. The node a reason was found on is a fact (or, in a shared answer, the
+    placeholder `reasons.words.NODE`), never part of a text."""
+    TAKEN = "taken"
+    """What the plan's pods take on a node where the pod fits alone (`planners.crowding`):
+    `devices`, the pods holding devices it could use; `short`, the node resources it lacks
+    after the plan (resource names, as `NODE_SHORT`), beside the pods `beside` on the node;
+    neither: the search found no way there beside the plan's pods."""
+    WITH_CLAIMS = "with claims"
+    """`why` (a reason with claim placeholders) on a node where the pod's claims differ (a
+    special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
+    NODE_NAMED = "node named"
+    """Words made where a pool's problem was found (`problem/`: an invalid or unready pool's,
+    a device's of it) that may name the node as a part of a pool's, a slice's or a device's
+    name: `words` with the node's name there as the placeholder `reasons.words.NODE`, and the
+    node as a fact (`node`; `reasons.words.of_node` makes it). Nodes whose words differ only
+    in their own name are one value without `node` (`explain`'s groups)."""
+    INVALID_POOLS = "invalid pools"
+    """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
+    their words, as `problem.build.invalid_pool_words` makes them, `NODE_NAMED` each)."""
+    SEARCH_ABORTED = "search aborted"
+    """The reference search gave up past its budget of `steps` (upstream: the filter timeout)."""
+    NOT_READY = "not ready"
+    """Upstream's per-node error: `request` of claim (subject) asks for all devices, but a pool
+    is not ready (`why`: which, and how)."""
     CROWDED = "crowded"
     """The pod fits alone on some nodes, but the plan's other pods take the room there
     (`planners.crowding`): `total` nodes tried, `fitting` of them where it fits alone, the
@@ -103,8 +132,8 @@ class Kind(Enum):
     NETWORK_ONLY = "network only"
     """A pod of network-attached devices goes to its pool's node in the model, not a real one."""
     NODE_SHORT = "node short"
-    """The node's free resources are short of the pod's (`short`: the scheduler's words,
-    `Insufficient cpu, ...`)."""
+    """The node's free resources are short of the pod's (`short`: the resources short, as
+    `problem.resources.shortfalls` names them; worded as the scheduler's `Insufficient cpu`)."""
     NODE_ONLY = "node only"
     """A pod of no network-attached device may not use a pool node."""
     POOL_OTHERS = "pool others"
@@ -124,13 +153,14 @@ class Kind(Enum):
     NODE_CONSTRAINTS = "node constraints"
     """The node's constraints refuse the pod (`parts`: the refusal, e.g. `TAINT`)."""
     NODE_RESOURCES = "node resources"
-    """The node lacks the pod's node resources (`short`)."""
+    """The node lacks the pod's node resources (`short`, as `NODE_SHORT`)."""
     NOT_DECIDED = "not decided"
     """Neither the reference search (`steps`) nor CP-SAT could tell whether the claims fit."""
     SEARCH_GAVE_UP = "search gave up"
     """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
     INVALID_CAUSE = "invalid cause"
-    """Invalid pools (`pools`: their words) hold the devices that would make the claims fit."""
+    """Invalid pools (`pools`: their words, `NODE_NAMED` each) hold the devices that would make
+    the claims fit."""
     FUNNEL = "funnel"
     """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
     `devices` on the node, `skipped` in invalid pools, the `selectors` (SELECTOR each), the
@@ -166,7 +196,10 @@ class Kind(Enum):
     """A fix: the allocated claim (subject) released."""
 
 
-Fact: TypeAlias = "str | int | tuple[str, ...] | tuple[tuple[str, int], ...] | tuple[Reason, ...] | None"
+Fact: TypeAlias = (
+    "str | int | tuple[str, ...] | tuple[int, ...] | tuple[tuple[str, int], ...]"
+    " | Reason | tuple[Reason, ...] | None"
+)
 
 
 @dataclass(frozen=True)
@@ -214,6 +247,16 @@ class Reason:
         value = self.fact(name)
         return tuple(v for v in value if isinstance(v, Reason)) if isinstance(value, tuple) else ()
 
+    def part(self, name: str) -> Reason | None:
+        """The fact `name` as one reason (None when it is absent)."""
+        value = self.fact(name)
+        return value if isinstance(value, Reason) else None
+
+    def ints(self, name: str) -> tuple[int, ...]:
+        """The fact `name` as numbers (() when it is absent)."""
+        value = self.fact(name)
+        return tuple(v for v in value if isinstance(v, int)) if isinstance(value, tuple) else ()
+
     def counts(self, name: str) -> tuple[tuple[str, int], ...]:
         """The fact `name` as (words, how many) pairs (() when it is absent)."""
         value = self.fact(name)
@@ -246,9 +289,30 @@ class Reason:
         return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
 
+FOREIGN = ("skipped", "why", "rejected", "pools")
+"""Facts that are words made where the fact was found (`problem/`: a pool's, a device's, a
+rejection's words; `pools`: the pools a reason's words name, as KEP-5963's constraints do),
+which may name a node, a pool, a slice or a device."""
+
+
+def names_places(reason: Reason, but: tuple[str, ...] = ()) -> bool:
+    """Whether `reason` (or a reason among its facts) holds words made elsewhere (`FOREIGN`,
+    but the facts `but`) that may name a node or a pool: then it is true of its node only, not
+    of a node equal up to names (`planners.firstfit.twins`). Decided from which facts it has,
+    not their text."""
+    for name, value in reason.facts:
+        if name in FOREIGN and name not in but and value:
+            return True
+        if isinstance(value, Reason) and names_places(value, but):
+            return True
+        if isinstance(value, tuple) and any(isinstance(v, Reason) and names_places(v, but) for v in value):
+            return True
+    return False
+
+
 OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
 """Per kind, the facts that make a reason one pod's own (`Reason.alike`); ("claims",) for the
 kinds not listed."""
 
 
-__all__ = ["OWN", "Fact", "Kind", "Reason"]
+__all__ = ["FOREIGN", "OWN", "Fact", "Kind", "Reason", "names_places"]

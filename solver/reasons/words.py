@@ -9,7 +9,7 @@ that already names its node, or groups nodes, leaves it out).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from . import Fact, Kind, Reason
@@ -25,15 +25,38 @@ def say(reason: Reason, *, where: bool = True) -> str:
     return _SAY[reason.kind](reason, where)
 
 
+_PLACED = frozenset({Kind.REQUEST, Kind.RUNS_OUT, Kind.CONSTRAINTS, Kind.NOT_TOGETHER, Kind.CANNOT})
+"""The kinds whose `node` fact says where a claim search ran (`_where`): None is a search
+without a node (allNodes devices only), which their words say even of any node."""
+
+
+@lru_cache(maxsize=1 << 16)
+def _said(reason: Reason) -> str:
+    return say(reason)
+
+
+def node_words(node: str | None, reason: Reason) -> str:
+    """`reason` in words as said of `node` (its placeholder `NODE` replaced by the name).
+    Cached per reason: the nodes of a kind share one (first fit, crowding)."""
+    return _said(reason).replace(NODE, str(node))
+
+
+@lru_cache(maxsize=1 << 16)
+def anywhere(reason: Reason) -> str:
+    """`reason` said of any node: without the node it was found on, so that nodes refused
+    alike say it alike (a search without a node still says so)."""
+    return say(reason, where=reason.kind in _PLACED and reason.fact("node") is None)
+
+
 def _where(r: Reason, where: bool) -> str:
     """On which node, and which pools were not searched there ('' without either)."""
     node = r.fact("node")
     parts = []
     if where:
         parts.append(f"on node {node}" if node else "without a node (allNodes devices only)")
-    skipped = r.texts("skipped")
+    skipped = r.parts("skipped")
     if skipped:
-        parts.append("not searched: " + "; ".join(skipped))
+        parts.append("not searched: " + "; ".join(map(say, skipped)))
     return "; ".join(parts)
 
 
@@ -92,10 +115,12 @@ def _crowded(r: Reason) -> str:
     """`no node fits the pod (0 of N nodes): fits on a alone, but ... : on a, ...; the other
     nodes' words`, the claim refs put in."""
     total, fitting = r.fact("total"), r.fact("fitting")
+    rooms = [say(room) for room in r.parts("rooms")]
     line = no_node_head(total if isinstance(total, int) else 0) + crowd_line(
-        r.texts("fits"), fitting if isinstance(fitting, int) else 0, r.texts("rooms"), r.text("relation")
+        r.texts("fits"), fitting if isinstance(fitting, int) else 0, rooms, r.text("relation")
     )
-    return with_refs("; ".join([line, *r.texts("others")]), list(r.texts("claims")))
+    over = r.part("others")
+    return with_refs("; ".join([line, *([say(over)] if over is not None else [])]), list(r.texts("claims")))
 
 
 def _gang_short(r: Reason, where: bool) -> str:
@@ -110,6 +135,10 @@ def _gang_short(r: Reason, where: bool) -> str:
         text += f"; {r.text('blocker')} did not fit: {r.text('blocked')}"
     if r.fact("own") is not None:
         text += f"; {r.text('own')}"
+    if r.fact("held") is not None:  # a pod of the group no plan places (`Gang.held`)
+        more = r.fact("held_more")
+        others = f" (and {more} more of its pods)" if isinstance(more, int) and more > 0 else ""
+        text += f"; its pod {r.text('held')} is left pending{others}: {r.text('held_why')}"
     return text
 
 
@@ -127,7 +156,10 @@ def gave_up(r: Reason) -> str:
 
 
 def _invalid_cause(r: Reason) -> str:
-    pools = r.texts("pools")
+    pools = [say(p) for p in r.parts("pools")]
+    if r.fact("unknown"):  # left out for a problem (`planning.leftpools`): its devices unread
+        its = "its devices are" if len(pools) == 1 else "their devices are"
+        return "; ".join(pools) + f"; {its} not read, and with them the claims might fit"
     skipped = "upstream skips the pool" if len(pools) == 1 else "upstream skips these pools"
     its = "its" if len(pools) == 1 else "their"
     return "; ".join(pools) + f"; {skipped}, and with {its} devices the claims would fit"
@@ -164,7 +196,10 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
     Kind.REQUEST: _request,
     Kind.ALL_NONE: lambda r, w: "no device matches (allocationMode All needs at least one)",
-    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {r.text('why')}",
+    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {say(r.part('why') or of_node('', None))}",
+    Kind.NODE_NAMED: lambda r, w: (
+        r.text("words").replace(NODE, r.text("node")) if r.fact("node") else r.text("words")
+    ),
     Kind.SHORT: _short,
     Kind.RUNS_OUT: lambda r, w: (
         f"claim {r.subject}: its requests cannot all be served at once{_inline(r, w)} "
@@ -186,7 +221,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NODE_CONSTRAINTS: lambda r, w: (
         "node constraints: " + "; ".join(say(p, where=w) for p in r.parts("parts"))
     ),
-    Kind.NODE_RESOURCES: lambda r, w: f"node resources: {r.text('short')}",
+    Kind.NODE_RESOURCES: lambda r, w: f"node resources: {insufficient(r.texts('short'))}",
     Kind.NOT_DECIDED: lambda r, w: f"not decided: {gave_up(r)}, and {UNDECIDED}",
     Kind.SEARCH_GAVE_UP: lambda r, w: f"{gave_up(r)}; CP-SAT finds an allocation",
     Kind.INVALID_CAUSE: lambda r, w: _invalid_cause(r),
@@ -260,7 +295,23 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.MOVES_FROM: lambda r, w: "the node it moves from",
     Kind.NETWORK_ONLY: lambda r, w: "uses network-attached devices: runs where its pool is seen",
     Kind.NODE_ONLY: lambda r, w: "uses no network-attached device",
-    Kind.NODE_SHORT: lambda r, w: r.text("short"),
+    Kind.NODE_SHORT: lambda r, w: insufficient(r.texts("short")),
+    Kind.OVER_NODES: lambda r, w: _over_nodes(r),
+    Kind.TAKEN: lambda r, w: _taken(r),
+    Kind.WITH_CLAIMS: lambda r, w: with_refs(
+        say(r.part("why") or Reason(Kind.NOTHING)) if w else anywhere(r.part("why") or Reason(Kind.NOTHING)),
+        list(r.texts("claims")),
+    ),
+    Kind.INVALID_POOLS: lambda r, w: (
+        "invalid resource pools were encountered: " + "; ".join(map(say, r.parts("pools")))
+    ),
+    Kind.SEARCH_ABORTED: lambda r, w: (
+        f"filter operation aborted: the search exceeded {r.text('steps')} steps "
+        "(upstream would hit its filter timeout)"
+    ),
+    Kind.NOT_READY: lambda r, w: (
+        f"claim {r.subject}: request {r.text('request')}: asks for all devices, but {r.text('why')}"
+    ),
     Kind.POOL_UNSEEN: lambda r, w: "no node it may use sees this pool",
     Kind.POOL_OTHERS: lambda r, w: "may not be placed",
     Kind.PREEMPT_NEVER: lambda r, w: (
@@ -286,35 +337,100 @@ it, the reason is one line of counts by reason (the per-node detail is `PodPlan.
 
 
 _CLAIM = "\x00claim{}\x00"
-_NODE = "\x00node\x00"
-"""Placeholders for names in a reason computed once per (shape, node, version)."""
+NODE = "\x00node\x00"
+"""Placeholders for names in a reason found once per (shape, node, version) and shared: the
+pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's in) and the
+node (`node_words` puts it in)."""
 
 
-def why_not(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None) -> str:
+def of_node(words: str, node: str | None) -> Reason:
+    """`Kind.NODE_NAMED`: `words` made where a pool's problem was found on `node`, the node's
+    name (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`) as the
+    placeholder `NODE`, the node a fact. Why here: the one place words are read, once, where
+    the reason is made — so that no caller masks names in words later to compare them."""
+    if node and node != NODE:
+        words = re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, words)
+    return Reason(Kind.NODE_NAMED, "", (("words", words), ("node", node)))
+
+
+def claim_placeholder(index: int) -> str:
+    """The name that stands for a pod's `index`-th claim in a shared reason (`with_refs`)."""
+    return _CLAIM.format(index)
+
+
+@lru_cache(maxsize=1 << 16)
+def _alike_anywhere(reason: Reason) -> Reason:
+    """`reason` as the key of its group over nodes: a refusal's node (a fact naming it) as the
+    placeholder, so that nodes refused alike are one value (`anywhere` says both alike)."""
+    if reason.kind in _PLACED or reason.fact("node") is None:
+        return reason
+    facts = tuple((k, NODE if k == "node" else v) for k, v in reason.facts)
+    return Reason(reason.kind, reason.subject, facts)
+
+
+def over_nodes(pairs: Sequence[tuple[str | None, Reason]], *, one: bool = True) -> Reason:
+    """`Kind.OVER_NODES` of each node's reason (`pairs`, in node order): listed when there are
+    at most `DETAIL_NODES` (`one`: a single node said with its name), else the distinct
+    reasons said of any node with their node counts (grouped by value)."""
+    if one and len(pairs) == 1:
+        node, why = pairs[0]
+        return Reason(Kind.OVER_NODES, "", (("nodes", (str(node),)), ("whys", (why,)), ("one", 1)))
+    if len(pairs) <= DETAIL_NODES:
+        nodes = tuple(str(n) for n, _ in pairs)
+        return Reason(Kind.OVER_NODES, "", (("nodes", nodes), ("whys", tuple(w for _, w in pairs))))
+    counts: dict[Reason, int] = {}
+    for _, why in pairs:
+        key = _alike_anywhere(why)
+        counts[key] = counts.get(key, 0) + 1
+    return Reason(
+        Kind.OVER_NODES,
+        "",
+        (("whys", tuple(counts)), ("counts", tuple(counts.values())), ("total", len(pairs)), ("grouped", 1)),
+    )
+
+
+def _over_nodes(r: Reason) -> str:
+    whys = r.parts("whys")
+    if r.fact("grouped"):
+        total = r.fact("total")
+        return "; ".join(_grouped(whys, r.ints("counts"), total if isinstance(total, int) else 0))
+    nodes = r.texts("nodes")
+    if r.fact("one"):
+        return node_words(nodes[0], whys[0])
+    return "; ".join(f"{n}: {anywhere(w)}" for n, w in zip(nodes, whys, strict=True))
+
+
+@lru_cache(maxsize=1 << 12)
+def _grouped(whys: tuple[Reason, ...], counts: tuple[int, ...], total: int) -> tuple[str, ...]:
+    """The parts of a line over many nodes (`counted_groups`) from the distinct reasons and
+    their node counts: reasons said alike are one, then reasons said alike but for their
+    numbers (the sentence itself tells whether numbers change it: `1 of 4 is free`)."""
+    said: dict[str, int] = {}
+    for why, n in zip(whys, counts, strict=True):
+        text = anywhere(why)
+        said[text] = said.get(text, 0) + n
+    return tuple(counted_groups(said, total))
+
+
+def nowhere(pairs: Sequence[tuple[str | None, Reason]]) -> tuple[tuple[str, Fact], ...]:
+    """The facts of `Kind.NO_NODE` (but the claim refs) for a pod that fits nowhere, from each
+    node's reason (in node order): how many nodes (`total`), and `others` (`over_nodes`)."""
+    others = over_nodes(pairs)
+    if others.fact("grouped"):
+        return (("total", len(pairs)), ("grouped", 1), ("others", others))
+    return (("total", len(pairs)), ("others", others))
+
+
+def why_not(pairs: Sequence[tuple[str | None, Reason]]) -> str:
     """One line for a pod that fits nowhere (`nowhere`'s facts, worded as `Kind.NO_NODE`)."""
-    return say(Reason(Kind.NO_NODE, "", nowhere(reasons, templates)))
-
-
-def nowhere(
-    reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None = None
-) -> tuple[tuple[str, Fact], ...]:
-    """The facts of `Kind.NO_NODE` (but the claim refs) for a pod that fits nowhere: how many
-    nodes (`total`), and `others`, the node's reason when there is one node, every node's
-    reason when there are few (`listed`), else (`grouped`) the two most common reasons with
-    their node counts (`reason_groups`). `templates`: the reasons said of any node,
-    `say(where=False)`, so that equal reasons group, and a node listed by name is not named
-    again in its words."""
-    if len(reasons) == 1:
-        return (("total", 1), ("others", (reasons[0][1],)))
-    if len(reasons) <= DETAIL_NODES or templates is None:
-        return (("total", len(reasons)), ("others", tuple(listed(reasons, templates))))
-    return (("total", len(reasons)), ("grouped", 1), ("others", tuple(reason_groups(reasons, templates))))
+    return say(Reason(Kind.NO_NODE, "", nowhere(pairs)))
 
 
 def _no_node(r: Reason) -> str:
     """`nowhere`'s facts in a line, the claim refs put in: the one node's words, `no node fits
     the pod: n1: ...; n2: ...`, or `no node fits the pod (0 of N nodes): K nodes: ...`."""
-    total, others = r.fact("total"), "; ".join(r.texts("others"))
+    total, over = r.fact("total"), r.part("others")
+    others = say(over) if over is not None else ""
     if total == 1:
         line = others
     elif r.fact("grouped"):
@@ -324,41 +440,11 @@ def _no_node(r: Reason) -> str:
     return with_refs(line, list(r.texts("claims")))
 
 
-def listed(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str] | None) -> list[str]:
-    """Each node's reason after its name (`node_said`): its words said of any node where they
-    are known (`templates`, in the order of `reasons`), so that the node is named once (was
-    `n1: node n1 has the taint ...`)."""
-    if templates is None:
-        return [node_said(n, r) for n, r in reasons]
-    return [node_said(n, t) for (n, _), t in zip(reasons, templates, strict=True)]
-
-
-def node_said(node: str | None, text: str) -> str:
-    """`node: text` for a line that lists nodes, the node named once: its text's own `(on node
-    n1)` left out (was `n1: claim c: ... (on node n1)`)."""
-    return f"{node}: {text.replace(f' (on node {node})', '')}"
-
-
-def reason_groups(reasons: Sequence[tuple[str | None, str]], templates: Sequence[str]) -> list[str]:
-    """The parts of `why_not`'s line over many nodes: the two most common reasons with their
-    node counts, then how many nodes are left for how many other reasons."""
-    return counted_groups(template_counts(templates), len(reasons))
-
-
-def template_counts(templates: Iterable[str]) -> dict[str, int]:
-    """Each distinct template with the number of nodes that have it, in order of first
-    appearance: all that `reason_groups` reads of the node-ordered list (`counted_groups`)."""
-    counts: dict[str, int] = {}
-    for text in templates:
-        counts[text] = counts.get(text, 0) + 1
-    return counts
-
-
 def counted_groups(counts: Mapping[str, int], total: int) -> list[str]:
-    """`reason_groups` from the distinct templates and their node counts (`template_counts`)
-    over `total` nodes. Why: a group's size, its first text and its distinct texts in order of
-    first appearance are all the wording uses, so pods that share the templates but not the
-    claim names put their names into the few distinct texts, not into every node's."""
+    """A line over many nodes in parts, from the distinct texts and their node counts over
+    `total` nodes (in order of first appearance): the two most common with their node counts,
+    texts equal but for their numbers as one (the numbers as ranges), then how many nodes
+    are left for how many other reasons."""
     groups: dict[str, list[tuple[str, int]]] = {}
     for text, n in counts.items():  # reasons that differ only in numbers group, numbers as ranges
         groups.setdefault(_numberless(text), []).append((text, n))
@@ -455,6 +541,30 @@ def node_short(takers: str | None, short: str) -> str:
     return f"{beside}the node has {short}"
 
 
+NAMED_PODS = 3
+"""At most this many pods are named per node that fits alone (then "and K more")."""
+
+
+def insufficient(short: Sequence[str]) -> str:
+    """The scheduler's words for the node resources short (`problem.resources.shortfalls`'
+    names: `pods` is `Too many pods`, any other `Insufficient NAME`)."""
+    return ", ".join("Too many pods" if name == "pods" else f"Insufficient {name}" for name in short)
+
+
+def _taken(r: Reason) -> str:
+    """What the plan's pods take on a node where the pod fits alone (`Kind.TAKEN`): the
+    devices it could use (`devices_taken`) and the node resources (`node_short`), or that the
+    search found no way there."""
+    parts = []
+    devices, beside = r.texts("devices"), r.texts("beside")
+    if devices:
+        parts.append(devices_taken(some_named(devices, NAMED_PODS)))
+    if r.fact("short"):
+        takers = some_named(beside, NAMED_PODS) if beside else None
+        parts.append(node_short(takers, insufficient(r.texts("short"))))
+    return room(parts)
+
+
 def room(parts: Sequence[str]) -> str:
     """What the plan's pods take on a node where the pod fits alone (`devices_taken`,
     `node_short`), or that the search found no way there."""
@@ -481,6 +591,8 @@ def crowd_line(fits: Sequence[str], fitting: int, rooms: Sequence[str], relation
 
 __all__ = [
     "DETAIL_NODES",
+    "NAMED_PODS",
+    "NODE",
     "UNDECIDED",
     "WITH_PLAN",
     "gave_up",
@@ -488,18 +600,20 @@ __all__ = [
     "LEFT_OUT",
     "UNWORDED",
     "PRIORITY",
+    "anywhere",
+    "claim_placeholder",
     "counted_groups",
     "crowd_line",
     "devices_taken",
+    "insufficient",
     "no_node_head",
     "node_short",
+    "node_words",
+    "of_node",
+    "over_nodes",
     "room",
     "some_named",
-    "listed",
-    "node_said",
-    "reason_groups",
     "say",
-    "template_counts",
     "nowhere",
     "why_not",
     "with_refs",

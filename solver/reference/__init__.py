@@ -47,6 +47,8 @@ from ..problem.flat import (
     fits,
 )
 from ..problem.kinds import KINDS
+from ..reasons import Kind, Reason
+from ..reasons.words import of_node, say
 
 DEFAULT_MAX_STEPS = 5_000_000
 
@@ -503,12 +505,20 @@ class SearchMemo:
         )
 
 
+def aborted(max_steps: int) -> Reason:
+    """Why the search gave up past its budget, as a value (`Kind.SEARCH_ABORTED`)."""
+    return Reason.of(Kind.SEARCH_ABORTED, steps=max_steps)
+
+
+def invalid_pools(problem: Problem) -> Reason:
+    """Upstream's per-node error for a node with invalid pools and no allocation, as a value
+    (`Kind.INVALID_POOLS`: each pool's words, the node's name in them a fact)."""
+    return Reason.of(Kind.INVALID_POOLS, pools=tuple(of_node(w, problem.node) for w in problem.invalid_pools))
+
+
 def _aborted(max_steps: int) -> SearchAborted:
-    """The error `ReferenceSearch._place` raises past its budget (one text for both)."""
-    return SearchAborted(
-        f"filter operation aborted: the search exceeded {max_steps} steps "
-        "(upstream would hit its filter timeout)"
-    )
+    """The error `ReferenceSearch._place` raises past its budget (its words: `aborted`)."""
+    return SearchAborted(say(aborted(max_steps)))
 
 
 MEMO = SearchMemo(key_cost=KEY_COST)
@@ -543,5 +553,5 @@ def allocate_reference(
         raise FailedOnNode(fatal)
     result = search(problem, max_steps=max_steps, memo=memo)
     if result is None and problem.invalid_pools:
-        raise InvalidPools("invalid resource pools were encountered: " + "; ".join(problem.invalid_pools))
+        raise InvalidPools(say(invalid_pools(problem)))
     return result

@@ -14,7 +14,7 @@ from ..errors import CelError, SearchAborted
 from ..problem.flat import Alternative, ClaimInfo, Problem
 from ..problem.kinds import KINDS
 from ..reasons import Kind, Reason
-from ..reasons.words import say
+from ..reasons.words import of_node, say
 from . import search
 
 
@@ -51,7 +51,7 @@ def _fails(problem: Problem) -> bool:
 
 
 def _request_reason(
-    problem: Problem, claim: ClaimInfo, node: str | None, skipped: tuple[str, ...]
+    problem: Problem, claim: ClaimInfo, node: str | None, skipped: tuple[Reason, ...]
 ) -> Reason | None:
     for req in claim.requests:
         parts: list[Reason] = []
@@ -59,11 +59,11 @@ def _request_reason(
             alt = problem.alternatives[a]
             if alt.mode == "All":
                 if alt.fatal is not None and alt.all_blocked:  # a pool not ready: before any device
-                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
+                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=of_node(alt.all_blocked, node)))
                 elif not alt.candidates:
                     parts.append(Reason.of(Kind.ALL_NONE, alt.name))
                 elif alt.all_blocked:
-                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=alt.all_blocked))
+                    parts.append(Reason.of(Kind.ALL_BLOCKED, alt.name, why=of_node(alt.all_blocked, node)))
                 else:
                     parts = []
                     break
@@ -94,10 +94,9 @@ def _request_reason(
 def why_unschedulable(problem: Problem) -> Reason:
     """Why the claims cannot be allocated on the problem's node, naming the claim and request
     that blocked where it can tell (a value: `reasons.words.say` words it)."""
-    node, skipped = (
-        problem.node,
-        (*problem.invalid_pools, *problem.incomplete_pools),
-    )  # each names pool and why
+    node = problem.node
+    # each names pool and why, in words made where the pool was read (the node's name a fact)
+    skipped = tuple(of_node(words, node) for words in (*problem.invalid_pools, *problem.incomplete_pools))
     for claim in problem.claims:
         reason = _request_reason(problem, claim, node, skipped)
         if reason is not None:
@@ -105,9 +104,11 @@ def why_unschedulable(problem: Problem) -> Reason:
     for claim in problem.claims:
         alone = _only(problem, claim, constraints=False)
         if _fails(alone):
-            groups = _compat_words(alone)
+            groups, pools = _compat_words(alone)
             if groups and not _fails(_without_compat(alone)):
-                return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped)
+                return Reason.of(
+                    Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped, pools=pools
+                )
             return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = tuple(_constraint_words(problem, c) for c in claim.constraints)
@@ -125,9 +126,10 @@ def explain_unschedulable(problem: Problem) -> str:
     return say(why_unschedulable(problem))
 
 
-def _compat_words(problem: Problem) -> tuple[str, ...]:
+def _compat_words(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The KEP-5963 counter sets the candidates draw from, as a constraint's words
-    (docs/semantics.md, "Device compatibility groups (KEP-5963)")."""
+    (docs/semantics.md, "Device compatibility groups (KEP-5963)"), and the pools they name
+    (`reasons.names_places`)."""
     sets = sorted(
         {
             cset
@@ -136,11 +138,12 @@ def _compat_words(problem: Problem) -> tuple[str, ...]:
             for cset, _ in problem.devices[c.device].compat
         }
     )
-    return tuple(
+    words = tuple(
         f"compatibilityGroups on counter set {s} of pool {d}/{p} (its devices must share a group, "
         'docs/semantics.md, "Device compatibility groups (KEP-5963)")'
         for d, p, s in sets
     )
+    return words, tuple(dict.fromkeys(f"{d}/{p}" for d, p, _ in sets))
 
 
 def _without_compat(problem: Problem) -> Problem:

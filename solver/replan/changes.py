@@ -141,6 +141,7 @@ def apply_changes(
                 "(remove it in the same update to replace it)",
                 obj=obj.ref,
             )
+    _refuse_left_out_pools(cluster, [*removed, *added])
     after = _copy_without(cluster, removed)
     for obj in added:
         after.add(obj)
@@ -150,6 +151,20 @@ def apply_changes(
     _validate(after, added, removed, touched)
     nodes, pods, everywhere = _reach(cluster, after, added, removed, touched)
     return Changes(after, tuple(added), tuple(removed), frozenset(nodes), frozenset(pods), everywhere, index)
+
+
+def _refuse_left_out_pools(cluster: Cluster, changed: Sequence[TypeMeta]) -> None:
+    """A slice of a pool `planning.triage` left out for a problem (its slices stand-ins,
+    `planning.leftpools`) cannot be added or removed by an update: the stand-ins would stay
+    beside it. Refused (InputError), so that a fresh plan triages the pool again."""
+    left = {(s.spec.driver, s.spec.pool.name) for s in cluster.slices if s.left_out is not None}
+    for obj in changed:
+        if isinstance(obj, ResourceSlice) and (obj.spec.driver, obj.spec.pool.name) in left:
+            raise InputError(
+                f"pool {obj.spec.driver}/{obj.spec.pool.name} was left out of the plan for a problem: "
+                "only a fresh plan reads it again",
+                obj=obj.ref,
+            )
 
 
 def _removed(cluster: Cluster, remove: Iterable[Ref]) -> list[TypeMeta]:

@@ -91,7 +91,7 @@ from ..api.identity import identity
 from ..api.models import Pod, ResourceClaim, ResourceClaimTemplate, ResourceSlice, TypeMeta
 from ..cel import EvalCache
 from ..check import PodPlacement, check, check_node_resources, check_placements
-from ..errors import InputError
+from ..errors import CelError, InputError
 from ..pipeline import plan
 from ..planners.aggregated.patterns import ModelMemo
 from ..planners.bounds import verdict
@@ -129,6 +129,16 @@ SMALL = 20_000
 changed cluster (it may move pods when that places more weight, and it proves a bound)."""
 
 Key = tuple[str, str]
+
+
+def _retried(run: Resumable, unit: Unit, released: set[str | None]) -> PodPlan | None:
+    """`run.place_on` of a pod the last plan left out, on the nodes released; None also when its
+    claim meets a CEL runtime error again (the plan listed it with that error,
+    `triage.held_for_cel_error`: the listing stays)."""
+    try:
+        return run.place_on(unit, released)
+    except CelError:
+        return None
 
 
 def _planned(cluster: Cluster, options: Options) -> PlanOutcome:
@@ -352,7 +362,7 @@ class Planner:
         for i in order:
             if i < len(units):
                 plans[i] = run.place(queue[i])
-            elif (got := run.place_on(queue[i], released)) is not None:
+            elif (got := _retried(run, queue[i], released)) is not None:
                 plans[i] = got
         done_units = [queue[i] for i in sorted(plans)]
         done_plans = [plans[i] for i in sorted(plans)]
@@ -372,7 +382,8 @@ class Planner:
             waiting = [p for p in (new.get(u.name) for u in units) if p is not None and not p.placed]
             last = {n for n, p in by_name.items() if p.placed and n not in touched}
             pods = self._local(after, pods, seeds, _queue(waiting), last, stats)
-        _worded_as_before(pods, units, self._units)
+        if self._options.allocator != "reference":  # first fit's words depend on the queue too
+            _worded_as_before(pods, units, self._units)
         before = _nodes_of(prev)
         return _finish(PlanOutcome(pods, self._options.allocator, stats), bound, before, "pods only", started)
 
@@ -618,9 +629,10 @@ def _worded_as_before(pods: Sequence[PodPlan], added: Sequence[Unit], left: Mapp
     out by their reasons, and identical pods worded two ways (first fit's per-node words, the
     plan's "fits on n1 alone, but ...") read as two causes. Identical: the same claim specs,
     refused nodes, node-resource demand and priority — what decides the crowding's words up
-    to the claim names under CP-SAT (`Solo.key`). A pod no identical pod precedes keeps first
-    fit's words; so does one whose twin's words name its claims in place (first fit's plan,
-    `crowding._Parts`), as they cannot be put in again."""
+    to the claim names under CP-SAT (`Solo.key`; not under first fit, whose words also name
+    the pods ahead in its queue: the caller asks only under CP-SAT). A pod no identical pod
+    precedes keeps first fit's words; so does one whose twin's words name claims of a node's
+    own (`_claims_by_node`), as another pod's claims cannot be put in there."""
     by_name = {p.name: p for p in pods}
     words: dict[Hashable, PodPlan] = {}
     for name, u in left.items():
@@ -633,12 +645,19 @@ def _worded_as_before(pods: Sequence[PodPlan], added: Sequence[Unit], left: Mapp
     for u in added:
         p = by_name.get(u.name)
         twin = words.get(_twin_key(u)) if p is not None and p.is_(Kind.NO_NODE) else None
-        if p is None or twin is None or twin.why is None:
+        if p is None or twin is None or twin.why is None or _claims_by_node(twin):
             continue
         refs = [c.namespaced_name for c in u.claims]
         p.because(twin.why.about(u.name, claims=tuple(refs)))
         if isinstance(twin.node_reasons, NodeReasons):
             p.node_reasons = twin.node_reasons.of_claims(refs)
+
+
+def _claims_by_node(p: PodPlan) -> bool:
+    """Whether `p`'s reasons name claims of some node's own (`Kind.WITH_CLAIMS`: a special claim
+    for DRA-served extended resources), which another pod's claim refs do not replace."""
+    whys = p.node_reasons.whys if isinstance(p.node_reasons, NodeReasons) else {}
+    return any(w.is_(Kind.WITH_CLAIMS) for w in whys.values())
 
 
 def _twin_key(u: Unit) -> Hashable:

@@ -367,7 +367,8 @@ def _signature(problem: Problem, used: list[int], ctr_used: list[int]) -> Hashab
         )
         for k in problem.constraints
     )
-    return (devices, counters, alternatives, constraints, len(problem.invalid_pools), compat)
+    invalid = len(problem.invalid_pools) - len(problem.left_out_pools)  # left out: as absent (`_errors`)
+    return (devices, counters, alternatives, constraints, invalid, compat)
 
 
 def _renamed(
@@ -453,8 +454,11 @@ def _used_keys(problem: Problem) -> set[tuple[str, ...]]:
 
 
 def _errors(problem: Problem) -> str | None:
-    if problem.invalid_pools:
-        return f"invalid pools: {', '.join(problem.invalid_pools)}"
+    # A pool left out for a problem places as an absent one (its devices are unknown, none is
+    # used): only the reasons of the pods first fit then leaves out name it.
+    invalid = [p for p in problem.invalid_pools if p not in problem.left_out_pools]
+    if invalid:
+        return f"invalid pools: {', '.join(invalid)}"
     for alt in problem.alternatives:
         if alt.fatal is not None:  # allocationMode All on a pool not ready: this node fails the pod
             return alt.fatal

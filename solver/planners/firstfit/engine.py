@@ -34,7 +34,6 @@ import json
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import lru_cache
 
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim, ResourceSlice
@@ -58,11 +57,12 @@ from ...problem.build import problem_from_context
 from ...problem.demand import NodeBook, Variant
 from ...problem.devices import BuildContext, DeviceMemo, context_from, refresh_context
 from ...problem.flat import Assignment, Problem
+from ...problem.leftout import may_serve
 from ...problem.resources import Amounts
 from ...reasons import Fact, Kind, Reason
-from ...reasons.words import _CLAIM, _NODE, say, with_refs
+from ...reasons.words import NODE, claim_placeholder
 from ...reasons.words import nowhere as nowhere_facts
-from ...reference import DEFAULT_MAX_STEPS, allocate_reference
+from ...reference import DEFAULT_MAX_STEPS, aborted, allocate_reference, invalid_pools
 from ...reference.reasons import why_unschedulable
 from .words import NodeReasons
 
@@ -233,14 +233,10 @@ class Answer:
     """With InvalidPools: whether the invalid pools' devices would make the claims fit. When
     they would not (an invalid pool of another driver), the reason is the real shortage, with
     the invalid pools beside it, not upstream's error alone."""
-    _reason: str | None = None
+    refusal: Reason | None = None
+    """`failure` as a value (`_failure_reason`): upstream's per-node error, said as it says it."""
     _why: Reason | None = None
-    _template: str | None = None
     _candidates: frozenset[DeviceID] | None = None
-    texts: tuple[str | None, str, str] | None = None
-    """(node, its text, its template) as `_node_texts` words the reason (claim refs as
-    placeholders): an unchanged answer is worded once, however often a full cluster is
-    reported pod after pod."""
 
     def candidate_devices(self) -> frozenset[DeviceID]:
         """The devices some request of the Problem may use (kept: the nodes of a world share
@@ -269,28 +265,20 @@ class Answer:
             return None
         if self._why is None:
             claims = tuple(
-                replace(c, namespace="", name=_CLAIM.format(i)) for i, c in enumerate(self.problem.claims)
+                replace(c, namespace="", name=claim_placeholder(i)) for i, c in enumerate(self.problem.claims)
             )
-            node = _NODE if self.problem.node is not None else None
+            node = NODE if self.problem.node is not None else None
             self._why = why_unschedulable(replace(self.problem, claims=claims, node=node))
         return self._why
 
-    def reason(self) -> str:
-        """`why` in words (the node named: a placeholder), or the failure's."""
-        if self._reason is None:
-            why = self.why()
-            self._reason = str(self.failure) if why is None else say(why)
-        return self._reason
-
-    def template(self) -> str:
-        """`reason` said of any node (`say(where=False)`: without the node it was found on), so
-        that nodes refused alike group; the failure's words as they are."""
-        if self._template is None:
-            why = self.why()
-            self._template = (
-                self.reason() if why is None or self.problem.node is None else say(why, where=False)
-            )
-        return self._template
+    def said(self) -> Reason:
+        """Why the node did not take the shape, as a value with placeholders for the claim refs
+        and the node (`reasons.words`): `why`, or upstream's per-node error (`refusal`)."""
+        why = self.why()
+        if why is not None:
+            return why
+        assert self.refusal is not None, "an answer without an allocation has a reason"
+        return self.refusal
 
 
 @dataclass
@@ -301,8 +289,8 @@ class _Tried:
     blocked: Reason | None = None
     answer: Answer | None = None
     refs: list[str] | None = None
-    """The claim refs to put into the answer's reason now (claims that differ by node); None:
-    later, per pod (`NodeReasons`)."""
+    """The claim refs of the answer's reason on this node (claims that differ by node:
+    `Kind.WITH_CLAIMS`); None: the pod's, put in per pod (`NodeReasons`)."""
 
 
 @dataclass
@@ -522,20 +510,27 @@ class _Placing:
             assignment = allocate_reference(problem, max_steps=self.max_steps)
         except InvalidPools as exc:
             helps = self._invalid_pools_help(node, claims) if claims else True
-            return Answer(node.version, names, problem, None, exc, shareable, invalid_helps=helps)
+            why = invalid_pools(problem)
+            return Answer(node.version, names, problem, None, exc, shareable, helps, refusal=why)
         except FailedOnNode as exc:  # All mode on a pool not ready: this node only (kubernetes#141898)
-            return Answer(node.version, names, problem, None, exc, shareable)
+            return Answer(node.version, names, problem, None, exc, shareable, refusal=_not_ready(problem))
         except SearchAborted as exc:
             if self.max_steps >= DEFAULT_MAX_STEPS:
                 raise
             _raise_candidate_errors(problem)  # never turn a CEL error into "no fit"
-            return Answer(node.version, names, problem, None, exc, shareable)
+            why = aborted(self.max_steps)
+            return Answer(node.version, names, problem, None, exc, shareable, refusal=why)
         return Answer(node.version, names, problem, assignment, None, shareable)
 
     def _invalid_pools_help(self, node: NodeState, claims: Sequence[ResourceClaim]) -> bool:
         """Whether `claims` would fit on `node` with its invalid pools taken as valid: then
         the invalid pool is the cause of "no fit" and upstream's error names it; otherwise the
-        reason must name the real shortage (`Answer.reason`). Unsure (an error) counts as yes."""
+        reason must name the real shortage (`Answer.why`). Unsure (an error, or a pool left out
+        for a problem, whose devices are unknown, unless its driver is not the claims':
+        `Pool.left_out`, `problem.leftout`) counts as yes."""
+        gates = self.job.gates
+        if any(p.left_out and may_serve(self.cluster, claims, p.driver, gates) for p in node.pools.invalid()):
+            return True
         pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
         try:
@@ -740,12 +735,11 @@ class _Nowhere:
     claim refs: shared by every pod of that shape and those scheduling constraints that is
     tried before anything changes (a full cluster turns pod after pod away)."""
 
-    texts: dict[str | None, str]
+    whys: dict[str | None, Reason]
+    """Each node's reason, in node order (values with placeholders: `NodeReasons`)."""
     facts: tuple[tuple[str, Fact], ...]
     """`Kind.NO_NODE`'s facts but the claim refs (`reasons.words.nowhere`)."""
     error: DRASolverError | None
-    templates: list[str]
-    """Each node's reason with its name taken out, in node order (`reason_groups`)."""
     errors: list[DRASolverError | None]
     """Each node's error, in node order: `error` is the last of them."""
 
@@ -779,58 +773,43 @@ def _fit_on(
 def _nowhere(tried: list[_Tried], before: _Nowhere | None = None, again: Sequence[int] = ()) -> _Nowhere:
     """Why no node takes the pod, from each node's try (one per node, in node order). With
     `before` (the same pods' answer at an earlier state, when only the nodes `again` were
-    tried anew): its words kept for every other node, only those nodes worded again. Why: a
-    full cluster turns a shape away after each change, and at 10,000 nodes wording every node
-    each time was the larger part of first fit."""
-    if before is None or not len(before.templates) == len(before.texts) == len(tried):  # names unique
-        texts, templates, error = _node_texts(tried)
+    tried anew): its reasons kept for every other node, only those nodes' taken anew. Why: a
+    full cluster turns a shape away after each change, at 10,000 nodes."""
+    if before is None or not len(before.whys) == len(before.errors) == len(tried):  # names unique
+        whys = node_whys(tried)
         errors = [t.answer.failure if t.answer is not None else None for t in tried]
-        return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
-    new_texts, new_templates, _ = _node_texts([tried[i] for i in again])
-    texts, templates, errors = dict(before.texts), list(before.templates), list(before.errors)
-    for k, i in enumerate(again):
-        texts[tried[i].node.name] = new_texts[tried[i].node.name]
-        templates[i] = new_templates[k]
-        answer = tried[i].answer
-        errors[i] = answer.failure if answer is not None else None
+    else:
+        whys, errors = dict(before.whys), list(before.errors)
+        for i in again:
+            whys[tried[i].node.name] = _why_on(tried[i])
+            answer = tried[i].answer
+            errors[i] = answer.failure if answer is not None else None
     error = next((e for e in reversed(errors) if e is not None), None)
-    return _Nowhere(texts, nowhere_facts(list(texts.items()), templates), error, templates, errors)
+    return _Nowhere(whys, nowhere_facts(list(whys.items())), error, errors)
 
 
-def _node_texts(tried: list[_Tried]) -> tuple[dict[str | None, str], list[str], DRASolverError | None]:
-    """Per node tried, why it did not take the pod, and the same text as a template (the node
-    name taken out, so that equal reasons on different nodes group); the last per-node error."""
-    texts: dict[str | None, str] = {}
-    templates: list[str] = []
-    error: DRASolverError | None = None
-    for t in tried:
-        name = t.node.name
-        if t.blocked is not None:  # a refusal names its node where said, "the node" in a group
-            text, template = _refused(t.blocked)
-        else:
-            assert t.answer is not None
-            if t.refs is None and t.answer.texts is not None and t.answer.texts[0] == name:
-                text, template = t.answer.texts[1:]  # this node's words, from an earlier pass
-            else:
-                text, template = t.answer.reason(), t.answer.template()
-                if t.refs is not None:
-                    text, template = with_refs(text, t.refs), with_refs(template, t.refs)
-                text = text.replace(_NODE, str(name))
-                if t.refs is None:
-                    t.answer.texts = (name, text, template)
-            if t.answer.failure is not None:
-                error = t.answer.failure
-        texts[name] = text
-        templates.append(template)
-    return texts, templates, error
+def node_whys(tried: Sequence[_Tried]) -> dict[str | None, Reason]:
+    """Per node tried, why it did not take the pod: a value (the node's refusal, or its
+    answer's reason with the claim refs and the node as placeholders)."""
+    return {t.node.name: _why_on(t) for t in tried}
 
 
-@lru_cache(maxsize=1 << 16)
-def _refused(why: Reason) -> tuple[str, str]:
-    """A refusal's words with its node named, and said of any node. Cached: the pods of one
-    scheduling key share their refusals (`planning.resolve.all_with_nodes`), and a full
-    cluster words them on every node for every pod it turns away."""
-    return say(why), say(why, where=False)
+def _why_on(t: _Tried) -> Reason:
+    if t.blocked is not None:  # a refusal names its node where said, "the node" in a group
+        return t.blocked
+    assert t.answer is not None
+    why = t.answer.said()
+    if t.refs is not None:  # claims of this node's own (a special claim): their refs now
+        return Reason(Kind.WITH_CLAIMS, "", (("why", why), ("claims", tuple(t.refs))))
+    return why
+
+
+def _not_ready(problem: Problem) -> Reason:
+    """Upstream's per-node error for allocationMode All on a pool not ready, as a value: the
+    first alternative that records it (`Alternative.fatal`), its claim as a placeholder."""
+    alt = next(a for a in problem.alternatives if a.fatal is not None)
+    why = alt.all_blocked or alt.fatal or ""
+    return Reason.of(Kind.NOT_READY, "/" + claim_placeholder(alt.claim), request=alt.name, why=why)
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
@@ -847,7 +826,7 @@ def _unplaced(unit: Unit, nowhere: _Nowhere, n_nodes: int) -> PodPlan:
         None,
         unit.priority,
         error=nowhere.error if n_nodes == 1 else None,
-        node_reasons=NodeReasons(nowhere.texts, refs),
+        node_reasons=NodeReasons(nowhere.whys, refs),
         why=Reason(Kind.NO_NODE, unit.name, (*nowhere.facts, ("claims", tuple(refs)))),
     )
 

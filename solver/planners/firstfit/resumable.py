@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ... import interrupt
 from ...api.models import ResourceClaim
+from ...errors import CelError
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...planning.outcome import PodPlan
@@ -220,7 +221,10 @@ class Resumable:
             if key in keys or key in self._open:
                 continue
             keys.add(key)
-            first = next((node.index for node in run.nodes if self._takes(unit, base, node)), None)
+            try:
+                first = next((node.index for node in run.nodes if self._takes(unit, base, node)), None)
+            except CelError:  # its claim errors where the search meets a device: the plan holds
+                continue  # the pod with it (`triage.held_for_cel_error`); nothing to prepare
             if first is None:
                 self._open[key] = _Open(len(run.changes), ())
                 self._nowhere(unit, base, key)

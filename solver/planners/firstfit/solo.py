@@ -14,8 +14,8 @@ from ...inventory import DeviceID, PoolID
 from ...planning.job import Job, Unit
 from ...planning.ledger import Ledger
 from ...problem.demand import demand_total
-from ...reasons.words import with_refs
-from .engine import Answer, NodeState, ShapeKey, _node_texts, _Placing, _refs, _shape, _Tried
+from ...reasons import Reason
+from .engine import Answer, NodeState, ShapeKey, _Placing, _refs, _shape, _Tried, node_whys
 from .twins import Twins
 
 
@@ -40,7 +40,7 @@ class Solo:
     def __init__(self, job: Job, max_steps: int) -> None:
         self._run = _Placing(job, Ledger(job), max_steps)
         self._by_name = {n.name: n for n in self._run.nodes}
-        self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, str], list[str]]] = {}
+        self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, Reason]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
         self._twins = Twins(self._run)
         """Answers shared between nodes equal up to names (none of the plan's pods is placed
@@ -58,30 +58,20 @@ class Solo:
             tuple(sorted(demand_total(unit.needs).items())),
         )
 
-    def nodes(self, unit: Unit, raw: bool = False) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+    def nodes(self, unit: Unit) -> tuple[list[Alone], dict[str | None, Reason]]:
         """Where `unit` fits alone, and every other node's reason there (as `PodPlan.node_reasons`
-        words it) with its template (node and claim names taken out, for `reason_groups`).
-        Pods of one shape, scheduling constraints and demand share the answer (with their own
-        claim names put in; `raw`: shared pods' texts as they are, the claim refs as
-        placeholders that `with_refs` replaces), as first fit's `_Nowhere` is shared."""
-        base = _shape(unit.claims)
+        holds it: values with the claim refs as placeholders, `NodeReasons`). Pods of one
+        shape, scheduling constraints and demand share the answer, as first fit's `_Nowhere`
+        is shared."""
         key = self.key(unit)
         seen = self._seen.get(key) if key is not None else None
         if seen is None:
-            seen = self._nodes(unit, base)
+            seen = self._nodes(unit, _shape(unit.claims))
             if key is not None:
                 self._seen[key] = seen
-        fits, texts, templates = seen
-        if raw and key is not None:
-            return fits, texts, templates
-        refs = _refs(unit.claims)
-        return (
-            fits,
-            {n: with_refs(t, refs) for n, t in texts.items()},
-            [with_refs(t, refs) for t in templates],
-        )
+        return seen
 
-    def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, str], list[str]]:
+    def _nodes(self, unit: Unit, base: ShapeKey) -> tuple[list[Alone], dict[str | None, Reason]]:
         run = self._run
         fits: list[Alone] = []
         tried: list[_Tried] = []
@@ -100,8 +90,7 @@ class Solo:
                 tried.append(_Tried(node, None, answer, _refs(claims) if variant.claims else None))
                 continue
             fits.append(Alone(node.name, answer.candidate_devices(), node.pool_ids))
-        texts, templates, _ = _node_texts(tried)
-        return fits, texts, templates
+        return fits, node_whys(tried)
 
     def devices_fit(self, unit: Unit, nodes: Sequence[str | None]) -> set[str | None]:
         """Those of `nodes` where the unit's claims find devices (node resources aside)."""

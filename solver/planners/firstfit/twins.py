@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from ...api.models import ResourceClaim
 from ...inventory import node_up_to_name, slices_up_to_names
+from ...reasons import names_places
 from .engine import Answer, NodeState, ShapeKey, _Placing
 
 
@@ -60,7 +61,7 @@ class Twins:
                 self._run.learn(shape, node, answer)
             return answer
         answer = self._run.answer(claims, shape, node)
-        if _portable(answer, node, aliases):
+        if _portable(answer):
             self._answers[(shape, static, used)] = (answer, aliases)
         return answer
 
@@ -84,6 +85,8 @@ class Twins:
         run, name = self._run, node.name
         if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
             return None
+        if any(s.spec.skip_node_operations for s in node.slices):  # its rejections name the node
+            return None
         aliases: dict[str, str] = {}
         slices = slices_up_to_names(node.slices, name, aliases)
         if slices is None or node.view is None:
@@ -104,16 +107,19 @@ class Twins:
         return json.dumps(sorted(used))
 
 
-def _portable(answer: Answer, node: NodeState, aliases: dict[str, str]) -> bool:
-    """Whether `answer` on `node` holds for a node equal up to names (`Twins`) with the names
-    put in: no error (its words may name the node, a pool or a claim) and a reason that names
-    neither the node nor one of its pools (as a device's or a slice's name would)."""
+def _portable(answer: Answer) -> bool:
+    """Whether `answer` holds for a node equal up to names (`Twins`) with the names put in: no
+    error (its words may name the node, a pool or a claim), and a reason whose names are all
+    placeholders (the claims, the node) — none of its facts words made where it was found
+    that may name the node or a pool (`reasons.names_places`: a pool's, a device's). A
+    rejection's words name the node only for a skipNodeOperations slice, whose node has no
+    twin (`_static_key`). Decided from the reason's facts, not by searching its words."""
     if not answer.shareable or answer.failure is not None:
         return False
     if answer.assignment is not None:
         return True
-    words = answer.reason()
-    return str(node.name) not in words and not any(pool in words for pool in aliases)
+    why = answer.why()
+    return why is not None and not names_places(why, but=("rejected",))
 
 
 def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], version: int) -> Answer:
@@ -125,7 +131,7 @@ def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], vers
     pools = {alias: pool for pool, alias in mine.items()}
     out = Answer(version, source.names, source.problem, source.assignment, None, True)
     if source.assignment is None:
-        out._reason, out._why, out._template = source.reason(), source.why(), source.template()
+        out._why = source.why()
     else:
         out._candidates = frozenset(
             (driver, pools[aliases[pool]], dev) for driver, pool, dev in source.candidate_devices()

@@ -1,38 +1,41 @@
-"""First fit's per-node words of a pod it could not place, shared by the pods of a shape.
+"""A pod's per-node reasons as values (`NodeReasons`), shared by the pods of a shape.
 
-Why apart from the search: the texts are worded once per (shape, node, state), with the claim
-refs as placeholders (`reasons.words.with_refs`), and read per pod; the wording itself is in
-`reasons.words`.
+Why apart from the search: the reasons are found once per (shape, node, state), with the claim
+refs and the node as placeholders, and read per pod; the wording is in `reasons.words`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ...reasons.words import with_refs
+from ...reasons import Reason
+from ...reasons.words import node_words, with_refs
 
 
 class NodeReasons(Mapping[str | None, str]):
-    """`PodPlan.node_reasons` of a pod first fit could not place: node -> why that node did not
-    take it. The texts are shared by the pods of one shape; each pod's claim refs are put in
-    when a text is read, so that a full cluster costs no per-pod, per-node strings."""
+    """`PodPlan.node_reasons` of a pod no node takes: node -> why that node did not take it,
+    in words. Holds the values (`whys`: one `Reason` per node, shared by the pods of one
+    shape, the claim refs and the node as placeholders); a node's words are made when read,
+    with this pod's claim refs and the node's name put in, so that a full cluster costs no
+    per-pod, per-node strings."""
 
-    def __init__(self, texts: dict[str | None, str], refs: list[str]) -> None:
-        self._texts = texts
+    def __init__(self, whys: Mapping[str | None, Reason], refs: list[str]) -> None:
+        self.whys = whys
+        """Node -> why it did not take the pod (a value; `reasons.words.node_words` words it)."""
         self._refs = refs
 
     def __getitem__(self, node: str | None) -> str:
-        return with_refs(self._texts[node], self._refs)
+        return with_refs(node_words(node, self.whys[node]), self._refs)
 
     def __iter__(self) -> Iterator[str | None]:
-        return iter(self._texts)
+        return iter(self.whys)
 
     def of_claims(self, refs: list[str]) -> NodeReasons:
-        """The same words for a pod of the same shape with these claim refs."""
-        return NodeReasons(self._texts, refs)
+        """The same reasons for a pod of the same shape with these claim refs."""
+        return NodeReasons(self.whys, refs)
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return len(self.whys)
 
     def __repr__(self) -> str:
         return repr(dict(self))

@@ -1,0 +1,321 @@
+"""What a messy dump showed when read as a new user would (issue #39, docs/semantics.md,
+"Messy clusters"): each answer names the real cause — a stale slice of a deleted node is not a
+node `explain` offers, an unreadable pod's hint is a command that works, a node taint of an
+effect the API server refuses blocks (named) rather than being silently ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+import dra_solver
+from dra_solver.cli.main import app
+
+runner = CliRunner()
+Items = list[dict[str, Any]]
+
+
+def _node(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+            **spec,
+        },
+    }
+
+
+GPU_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.example.com"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]},
+}
+
+
+def _slice(name: str, pool: str, devices: Items, **scope: Any) -> dict[str, Any]:
+    """A gpu.example.com slice of one pool (`scope`: nodeName=..., nodeSelector=...)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": "gpu.example.com",
+            **scope,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def _claim(name: str, exactly: dict[str, Any] | None = None, **rest: Any) -> dict[str, Any]:
+    """A claim of one request `g` of the GPU class (`exactly`: more of the request)."""
+    request = {"name": "g", "exactly": {"deviceClassName": "gpu.example.com", **(exactly or {})}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": {"requests": [request]}},
+        **rest,
+    }
+
+
+def _write(tmp_path: Path, items: Items) -> Path:
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def test_explain_offers_only_the_plans_nodes_not_a_stale_slices(tmp_path: Path) -> None:
+    """A slice naming a node the dump's Node objects do not include (its node was deleted) is
+    not a node: `plan` never places there, so `explain` must not say the pod fits there."""
+    stale = _slice("gone-gpu", "gone", [{"name": "gpu-0"}], nodeName="gone")
+    claim = _claim("g")
+    pod = _pod("p", resourceClaims=[{"name": "g", "resourceClaimName": "g"}])
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), stale, claim, pod])
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    assert not outcome.pod("default/p").placed
+    got = runner.invoke(app, ["explain", str(path), "--pod", "default/p"])
+    assert got.exit_code == 0, got.stderr
+    assert "gone" not in got.stdout and "fits on" not in got.stdout, got.stdout
+    assert "node n1: " in got.stdout
+
+
+def test_an_unreadable_pods_hint_is_explain_pod(tmp_path: Path) -> None:
+    bad = _pod("c")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    path = _write(tmp_path, [_node("n1"), bad])
+    got = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    line = next(x for x in got.stderr.splitlines() if x.startswith("default/c: "))
+    assert line.endswith("(details: dra-solver explain --pod default/c)"), line
+    explained = runner.invoke(app, ["explain", str(path), "--pod", "default/c"])
+    assert (
+        explained.exit_code == 0
+        and "pod default/c is not planned: the pod could not be read" in explained.stdout
+    )
+
+
+def test_a_node_taint_of_an_unknown_effect_blocks_named_and_validate_refuses_it(tmp_path: Path) -> None:
+    taint = {"key": "maintenance", "value": "soon", "effect": "NoScheduleSoon"}
+    tolerating = _pod("tolerating", tolerations=[{"key": "maintenance", "operator": "Exists"}])
+    path = _write(tmp_path, [_node("n1", taints=[taint]), _pod("plain"), tolerating])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1
+    assert "Node n1: spec.taints[0].effect: unsupported taint effect 'NoScheduleSoon'" in checked.stderr
+    cluster = dra_solver.load([path], strict=False)
+    assert list(cluster.nodes) == ["n1"]  # kept: only what does not tolerate the taint is refused
+    assert any("the taint counts as blocking" in w for w in cluster.warnings), cluster.warnings
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/tolerating").node == "n1"
+    plain = outcome.pod("default/plain")
+    assert not plain.placed and "maintenance=soon:NoScheduleSoon" in (plain.reason or ""), plain.reason
+
+
+def test_validate_lists_the_unreadable_and_the_invalid_at_once(tmp_path: Path) -> None:
+    """An object that cannot be read no longer hides every other problem: `validate` prints
+    them all, a reference to the unreadable object said as what it is."""
+    future = {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "old", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "g", "deviceClassName": "gpu.example.com"}]}}},
+    }
+    users = [
+        _pod("uses-old", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "old"}]),
+        _pod("uses-missing", resourceClaims=[{"name": "g", "resourceClaimTemplateName": "missing"}]),
+    ]
+    got = runner.invoke(app, ["validate", str(_write(tmp_path, [GPU_CLASS, _node("n1"), future, *users]))])
+    assert got.exit_code == 1
+    lines = [x.split(": ", 1)[1] for x in got.stderr.splitlines() if ": " in x]
+    assert lines[0].startswith("ResourceClaimTemplate default/old: apiVersion: unsupported apiVersion")
+    assert any(
+        x.startswith("Pod default/uses-old: spec.resourceClaims[0].resourceClaimTemplateName: ")
+        and "ResourceClaimTemplate default/old could not be read" in x
+        for x in lines
+    ), lines
+    assert any("ResourceClaimTemplate default/missing not found in the input" in x for x in lines), lines
+    assert got.stderr.rstrip().endswith("3 errors")
+
+
+def test_a_nominated_pod_is_warned_about_once(tmp_path: Path) -> None:
+    """`status.nominatedNodeName` is read by the scheduler (the nominated node first, its room
+    held): not modelled, so said — one warning for every pod that sets it."""
+    pods = [{**_pod(f"p{i}"), "status": {"phase": "Pending", "nominatedNodeName": "n1"}} for i in range(2)]
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), *pods, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "status.nominatedNodeName" in w]
+    assert warned.startswith(
+        "status.nominatedNodeName set by 2 pending pods (default/p0, default/p1): not read"
+    )
+    assert dra_solver.plan(cluster).placed == 3
+
+
+BAD_SELECTOR = {
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Inn", "values": ["a"]}]}]
+}
+INN = "unsupported operator 'Inn': must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt"
+
+
+def test_an_unknown_node_selector_operator_costs_only_what_reads_it(tmp_path: Path) -> None:
+    """An operator the API server refuses stopped the whole plan (`unsupported node selector
+    operator 'Inn'`, exit 1) wherever it was: a pod's required node affinity, a slice's node
+    selector, an allocated claim's. Now each is a validation problem of its object: the pod is
+    held, the pool left out, the claim's pending users held; the rest is planned."""
+    slice_ = _slice("typo", "net", [{"name": "x"}], nodeSelector=BAD_SELECTOR)
+    result = {"request": "g", "driver": "gpu.example.com", "pool": "net", "device": "x"}
+    allocation = {"devices": {"results": [result]}, "nodeSelector": BAD_SELECTOR}
+    claim = _claim("held", status={"allocation": allocation})
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": BAD_SELECTOR}}
+    pods = [
+        _pod("affinity", affinity=affinity),
+        _pod("toleration", tolerations=[{"key": "k", "operator": "Sometimes"}]),
+        _pod("user", resourceClaims=[{"name": "g", "resourceClaimName": "held"}]),
+        _pod("plain"),
+    ]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, claim, *pods])
+    got = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    assert got.exit_code == 2, got.stderr
+    lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
+    assert lines["default/plain"] == "node n1"
+    assert lines["default/affinity"].startswith(
+        "not placed: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        f".nodeSelectorTerms[0].matchExpressions[0].operator: {INN}"
+    )
+    assert "spec.tolerations[0].operator: unsupported operator 'Sometimes'" in lines["default/toleration"]
+    assert "ResourceClaim default/held is not valid: status.allocation.nodeSelector" in lines["default/user"]
+    assert any(
+        "ResourceSlice typo: spec.nodeSelector" in x and "left out" in x for x in got.stderr.splitlines()
+    )
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1 and checked.stderr.rstrip().endswith("4 errors"), checked.stderr
+    explained = runner.invoke(app, ["explain", str(path), "--pod", "default/plain"])
+    assert explained.exit_code == 0, explained.stderr
+
+
+def test_a_gang_short_of_a_held_member_names_it(tmp_path: Path) -> None:
+    """A gang of minCount 2 whose second pod is held (a deleted template, a scheduling gate)
+    cannot start: its healthy pod's reason names the held sibling and why, not only `1 of its
+    pods fit` (which read as if the sibling did not fit)."""
+
+    def group(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        }
+
+    member = {"podGroupName": "g1"}
+    broken = _pod(
+        "broken", schedulingGroup=member, resourceClaims=[{"name": "x", "resourceClaimTemplateName": "gone"}]
+    )
+    gated = _pod("gated", schedulingGroup={"podGroupName": "g2"}, schedulingGates=[{"name": "wait"}])
+    items = [_node("n1"), group("g1"), group("g2"), _pod("ok1", schedulingGroup=member), broken, gated]
+    items.append(_pod("ok2", schedulingGroup={"podGroupName": "g2"}))
+    for allocator in ("cpsat", "reference"):
+        outcome = dra_solver.plan(
+            dra_solver.load([_write(tmp_path, items)], strict=False), allocator=allocator
+        )
+        ok1, ok2 = outcome.pod("default/ok1"), outcome.pod("default/ok2")
+        assert not ok1.placed and not ok2.placed
+        assert (ok1.reason or "").endswith(
+            "fewer than its gang minCount 2; its pod default/broken is left pending: "
+            "spec.resourceClaims[0].resourceClaimTemplateName: "
+            "ResourceClaimTemplate default/gone not found in the input"
+        ), ok1.reason
+        assert "its pod default/gated is left pending: waiting for scheduling gates wait" in (
+            ok2.reason or ""
+        )
+
+
+def test_a_pod_bound_to_a_deleted_node_is_said(tmp_path: Path) -> None:
+    """A dump whose Nodes do not include a bound pod's node (deleted, the pod not yet garbage
+    collected): one warning, the pod's claims keep their devices, nothing is planned there."""
+    bound = {**_pod("orphan", nodeName="gone"), "status": {"phase": "Running"}}
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), bound, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "orphan" in w]
+    assert warned.startswith(
+        "Pod default/orphan: spec.nodeName: bound to gone, which is not among the input's Nodes"
+    )
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/plain").node == "n1"
+
+
+def test_an_unreadable_taint_rule_says_what_leaving_it_out_costs(tmp_path: Path) -> None:
+    """Read with a problem or not read at all, a DeviceTaintRule left out means its devices
+    count as untainted: the warning says so either way (it said only `left out of the plan`)."""
+    rule = {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "rule"},
+        "spec": {"deviceSelector": {"selectors": []}, "taint": {"key": "k", "effect": "NoSchedule"}},
+    }
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), rule, _pod("plain")])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "DeviceTaintRule rule" in w]
+    assert warned.endswith("; its taints are not applied: the devices it selects count as untainted"), warned
+
+
+def test_a_claim_that_cannot_be_read_is_named_with_why_not_not_found(tmp_path: Path) -> None:
+    """`explain --claim` and `allocate --claim` of a claim the loader could not read said
+    `ResourceClaim default/bad not found in the input` (exit 1): it is in the input. Now they
+    say why it is not planned; a plan of an input without Pods lists it with that reason."""
+    bad = _claim("bad", {"count": "two"})
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), bad])
+    why = (
+        "the claim could not be read: spec.devices.requests[0].exactly.count: Input should be a valid integer"
+    )
+    explained = runner.invoke(app, ["explain", str(path), "--claim", "default/bad"])
+    assert explained.exit_code == 0, explained.stderr
+    assert explained.stdout.startswith(f"claim default/bad is not planned: {why}")
+    allocated = runner.invoke(app, ["allocate", str(path), "--claim", "default/bad", "--node", "n1"])
+    assert f"ResourceClaim default/bad: left out of the plan: {why}" in allocated.stderr, allocated.stderr
+    assert "Traceback" not in allocated.stderr
+    planned = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    line = next(x for x in planned.stderr.splitlines() if x.startswith("default/bad: "))
+    assert line.startswith(f"default/bad: not placed: {why}") and "explain --claim default/bad" in line
+    full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
+    claims = [o for o in yaml.safe_load(full.stdout)["items"] if o["kind"] == "ResourceClaim"]
+    assert [c["spec"] for c in claims] == [bad["spec"]]  # written back as given, no stand-in
+
+
+def test_a_cel_runtime_error_costs_its_pod_not_the_plan(tmp_path: Path) -> None:
+    """A selector reading an attribute some devices lack (`no such key`) failed the whole plan
+    (exit 1), where upstream fails only that pod's scheduling attempt and schedules the rest.
+    Now the pod is listed with the error (and its hint) as its reason; the others are planned —
+    with either allocator."""
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}, {"name": "gpu-1"}], nodeName="n1")
+    reads = {"selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].index > 1"}}]}
+    items = [GPU_CLASS, _node("n1"), slice_, _claim("reads-index", reads), _claim("plain")]
+    items += [
+        _pod("p-index", resourceClaims=[{"name": "g", "resourceClaimName": "reads-index"}]),
+        _pod("p-plain", resourceClaims=[{"name": "g", "resourceClaimName": "plain"}]),
+    ]
+    path = _write(tmp_path, items)
+    planner = dra_solver.Planner(dra_solver.load([path], strict=False))  # `plan --watch`'s
+    assert planner.plan().pod("default/p-plain").placed
+    after = planner.update(remove=[("Pod", "default", "p-plain")])  # room released: retried
+    assert "CEL runtime error: no such key: index" in (after.pod("default/p-index").reason or "")
+    for allocator in ("cpsat", "reference"):
+        got = runner.invoke(app, ["plan", str(path), "-o", "name", "--allocator", allocator])
+        assert got.exit_code == 2, got.stderr
+        lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
+        assert lines["default/p-plain"] == "node n1"
+        assert lines["default/p-index"].startswith(
+            "not placed: claim default/reads-index: request g: selector #0, device gpu.example.com/n1/gpu-0, "
+            "expression \"device.attributes['gpu.example.com'].index > 1\": "
+            "CEL runtime error: no such key: index; hint: "
+        ), lines["default/p-index"]

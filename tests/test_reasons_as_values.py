@@ -1,0 +1,253 @@
+"""Reasons as values (issue #41, step 4), the rest of it: each node's reason for a pod left out,
+a node's free-resource shortage, upstream's per-node errors, the words of an invalid pool on a
+node, and first fit's twins are values (`Reason`), grouped and decided by value and worded in
+`reasons.words` alone. One test per rule; the last fails if code compares reason text.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from builders import claim, device, device_class, request, resource_slice
+from test_invalid_pool_reason import CAUSE, duplicate_pool
+
+from dra_solver.api.cluster import Cluster
+from dra_solver.explain.diagnosis import explain
+from dra_solver.gates import FeatureGates
+from dra_solver.pipeline import plan
+from dra_solver.planners.firstfit.words import NodeReasons
+from dra_solver.problem.demand import Needs, NodeBook
+from dra_solver.reasons import Kind, Reason, names_places
+from dra_solver.reasons.words import NODE, insufficient, of_node, say
+
+SOLVER = Path(__file__).resolve().parent.parent / "solver"
+
+
+def _node(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+
+def _gpu_nodes(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        out += [_node(f"g{i}"), resource_slice(f"g{i}", [device("gpu-0")], node=f"g{i}")]
+    return out
+
+
+def test_each_nodes_reason_is_a_value_grouped_by_value_and_shared_by_a_shape() -> None:
+    """`PodPlan.node_reasons` holds one `Reason` per node (`NodeReasons.whys`, the claim refs
+    and the node as placeholders, shared by the pods of a shape), worded when read with the
+    pod's own claim ref; the line groups the other nodes by value (`Kind.OVER_NODES`: the
+    distinct reasons with their node counts)."""
+    docs = [device_class("gpu"), *_gpu_nodes(2), *(_node(f"m{i}") for i in range(5))]
+    docs += [claim(f"c{i}", [request("gpu")]) for i in range(4)]
+    out = plan(Cluster.from_objects(docs), allocator="reference")
+    left = [p for p in out.pods if not p.placed]
+    assert [p.name for p in left] == ["default/c2", "default/c3"]
+    a, b = left
+    assert isinstance(a.node_reasons, NodeReasons) and isinstance(b.node_reasons, NodeReasons)
+    assert a.node_reasons.whys is b.node_reasons.whys  # one shape: the values are shared
+    why_m0 = a.node_reasons.whys["m0"]
+    assert why_m0.is_(Kind.REQUEST) and "default/c2" not in why_m0.subject  # a placeholder
+    words = "claim default/{}: request gpu: needs 1 device(s), 0 match the selectors (on node m0)"
+    assert (a.node_reasons["m0"], b.node_reasons["m0"]) == (words.format("c2"), words.format("c3"))
+    assert a.why is not None and a.why.is_(Kind.CROWDED) and say(a.why) == a.reason
+    others = a.why.part("others")
+    assert others is not None and others.is_(Kind.OVER_NODES) and others.fact("grouped")
+    assert others.parts("whys") == (why_m0,) and others.ints("counts") == (5,)
+    assert (a.reason or "").endswith(
+        "; 5 nodes: claim default/c2: request gpu: needs 1 device(s), 0 match the selectors"
+    ), a.reason
+
+
+def _pod(name: str, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]},
+    }
+
+
+def _sized(name: str, cpu: str, pods: str) -> dict[str, Any]:
+    node = _node(name)
+    node["status"] = {"allocatable": {"cpu": cpu, "memory": "1Gi", "pods": pods}}
+    return node
+
+
+def test_a_nodes_shortage_is_the_resources_short_worded_as_the_scheduler_says_it() -> None:
+    """`NodeBook.refusal` gives the resources a pod is short of, not the scheduler's words:
+    a node's refusal (`Kind.NODE_SHORT`) holds them as a fact, `reasons.words` words them."""
+    cluster = Cluster.from_objects([_sized("small", "1", "0"), _pod("p", "2")])
+    book = NodeBook(cluster, ["small"], FeatureGates())
+    (pod,) = cluster.pods.values()
+    short = book.refusal(book.variant((Needs.of(pod),), "small"), "small")
+    assert short == ("pods", "cpu")
+    assert insufficient(short) == "Too many pods, Insufficient cpu"
+    out = plan(cluster, allocator="reference")
+    (p,) = out.pods
+    why = p.node_reasons.whys["small"] if isinstance(p.node_reasons, NodeReasons) else None
+    assert why is not None and why.is_(Kind.NODE_SHORT) and why.fact("short") == ("pods", "cpu")
+    assert p.reason == "Too many pods, Insufficient cpu"
+
+
+def test_upstreams_error_on_a_node_is_a_value_with_the_same_words() -> None:
+    """An invalid pool on a node that would hold the claim's device: upstream's per-node error
+    (`InvalidPools`) is a value (`Kind.INVALID_POOLS`, each pool's words a `Kind.NODE_NAMED`
+    with the node a fact), worded as the error says it."""
+    out = plan(Cluster.from_objects(duplicate_pool()), allocator="reference")
+    (p,) = out.pods
+    assert isinstance(p.node_reasons, NodeReasons)
+    why = p.node_reasons.whys["node-a"]
+    assert why.is_(Kind.INVALID_POOLS)
+    (pool,) = why.parts("pools")
+    assert pool.is_(Kind.NODE_NAMED) and pool.fact("node") == "node-a"
+    assert "node-a" not in pool.text("words") and NODE in pool.text("words")  # the node: a fact
+    assert p.node_reasons["node-a"] == f"invalid resource pools were encountered: {CAUSE}"
+
+
+def _invalid_pool_on(node: str) -> list[dict[str, Any]]:
+    """`node`'s pool (named after it) lists gpu-0 in two slices: upstream marks it invalid."""
+    return [
+        _node(node),
+        resource_slice(f"{node}-gpu-a", [device("gpu-0"), device("gpu-1")], node=node, pool=node, count=2),
+        resource_slice(f"{node}-gpu-b", [device("gpu-0")], node=node, pool=node, count=2),
+    ]
+
+
+def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words() -> None:
+    """Two nodes whose invalid pools' words differ only in the node's name (the pool and its
+    slices are named after it) are one group: the words hold the node as a fact
+    (`Kind.NODE_NAMED`), and the group's key leaves it out as it leaves out every node. Was:
+    explain masked the node's name in the words' text (`FOREIGN`)."""
+    docs = [device_class("gpu"), *_invalid_pool_on("node-a"), *_invalid_pool_on("node-b")]
+    docs.append(claim("one-gpu", [request("gpu")]))
+    answer = explain(Cluster.from_objects(docs), claim="one-gpu")
+    a, b = answer.nodes
+    assert a.why is not None and b.why is not None and a.why != b.why
+    assert a.alike() == b.alike()
+    (pool_b,) = b.why.parts("pools")
+    assert pool_b.fact("node") == "node-b" and say(pool_b).startswith("pool gpu.example.com/node-b ")
+    assert f"2 node(s) (node-a, node-b): {CAUSE}" in answer.text(), answer.text()
+
+
+def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
+    """First fit's twins share an answer only when its reason holds no words made where it was
+    found (`reasons.names_places`): a shortfall in counts is true of a twin; a pool not
+    searched, a device All mode cannot have, a rejection's words or KEP-5963's pools are not
+    (the twins leave rejections out: only a skipNodeOperations slice's name the node, and its
+    node has no twin)."""
+    short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
+    assert not names_places(
+        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
+    )
+    skipped = (of_node("pool d/n1 generation 1 is incomplete", "n1"),)
+    assert names_places(
+        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=skipped)
+    )
+    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node("device d/n1/gpu-0 is already allocated", "n1"))
+    assert names_places(Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(blocked,), node=NODE, skipped=()))
+    rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=(("have a taint", 1),), usable=0)
+    request = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
+    assert names_places(request) and not names_places(request, but=("rejected",))
+    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=("d/n1",)))
+    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=()))
+
+
+# --- no code compares reason text ---------------------------------------------------------------
+
+TEXT_CALLS = {"say", "node_words", "anywhere", "why_not", "explain_unschedulable"}
+"""Calls that give a reason's words."""
+TEXT_METHODS = {"reason", "template", "text", "texts"}
+"""Methods that give a reason's words or a fact's text (`Answer.reason` was one; `Reason.text`)."""
+STR_METHODS = {"startswith", "endswith", "replace", "find", "rfind", "index", "count", "split", "partition"}
+ALLOWED = {
+    ("planning/triage.py", "reason"): "an InputError's message (`error.reason`), rewritten to name an "
+    "unread object: not a pod's reason",
+}
+"""(module, attribute) -> why its `.reason` text may be read as text there."""
+
+
+def _texty(e: ast.expr, names: set[str], module: str) -> bool:
+    """Whether `e` is a reason's words: `p.reason`, `p.node_reasons[n]`, a call that words a
+    reason, a fact's text (`r.text("x")`), or a local name bound to one of those."""
+    if isinstance(e, ast.Name):
+        return e.id in names
+    if isinstance(e, ast.Attribute) and e.attr == "reason":
+        return (module, "reason") not in ALLOWED
+    if isinstance(e, ast.Subscript):
+        value = e.value
+        return (
+            isinstance(value, ast.Attribute) and value.attr == "node_reasons" or _texty(value, names, module)
+        )
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Name):
+            return f.id in TEXT_CALLS
+        if isinstance(f, ast.Attribute):
+            return f.attr in TEXT_CALLS or f.attr in TEXT_METHODS
+    return False
+
+
+def _text_comparisons(tree: ast.AST, module: str = "") -> list[int]:
+    """Lines that compare a reason's words or search them (==, !=, in, str methods, re)."""
+    found: list[int] = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module):
+            continue
+        names: set[str] = set()
+        nodes = list(ast.walk(scope))
+        for node in nodes:  # names bound to words, in this scope
+            if isinstance(node, ast.Assign) and _texty(node.value, names, module):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in nodes:
+            if isinstance(node, ast.Compare) and any(
+                isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops
+            ):
+                if any(_texty(x, names, module) for x in [node.left, *node.comparators]):
+                    found.append(node.lineno)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                f = node.func
+                if f.attr in STR_METHODS and _texty(f.value, names, module):
+                    found.append(node.lineno)
+                elif (
+                    isinstance(f.value, ast.Name)
+                    and f.value.id == "re"
+                    and any(_texty(a, names, module) for a in node.args)
+                ):
+                    found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_no_module_compares_or_searches_reason_text() -> None:
+    """Outside `reasons/words.py` (where words are made from values), no code compares a
+    reason's words, searches them or rewrites them: it decides on `Reason.kind` and facts."""
+    found = []
+    for path in sorted(SOLVER.rglob("*.py")):
+        module = str(path.relative_to(SOLVER))
+        if module == "reasons/words.py":
+            continue
+        found += [f"{module}:{n}" for n in _text_comparisons(ast.parse(path.read_text()), module)]
+    assert found == []
+
+
+def test_the_text_finder_finds_them() -> None:
+    """The finder of the test above finds the shapes that were in the code: a search of an
+    answer's words (first fit's twins), a prefix test (`startswith(DROPPED)`), a rewrite of a
+    fact's words (explain's masking), a comparison with a pod's reason."""
+    code = """
+def portable(answer, node):
+    words = answer.reason()
+    return str(node.name) not in words
+def dropped(p):
+    return p.reason.startswith("dropped")
+def masked(r, node):
+    return re.sub(node, "", r.text("why"))
+def same(p, q):
+    return p.reason == q.reason or p.node_reasons["n1"] == "x"
+def fine(p):
+    return p.reason is None and p.why.kind is Kind.NO_NODE and "n1" in p.node_reasons
+"""
+    assert _text_comparisons(ast.parse(code)) == [4, 6, 8, 10]
