@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from typing import Any
@@ -139,3 +140,83 @@ def test_the_loader_reads_the_same_objects_either_way() -> None:
         ("document 1, items[0]", {"kind": "Pod", "metadata": {"name": "p"}}),
         ("document 2", {"kind": "Node", "metadata": {"name": "n", "labels": {"a": "1"}}}),
     ]
+
+
+def _containers(value: Any, seen: dict[int, int]) -> None:
+    """Count every dict and list of `value` by id (`seen`)."""
+    if isinstance(value, dict | list):
+        seen[id(value)] = seen.get(id(value), 0) + 1
+        for item in value.values() if isinstance(value, dict) else value:
+            _containers(item, seen)
+
+
+def test_a_block_read_again_is_the_same_and_a_copy() -> None:
+    """A block remembered from an earlier document (`_Reader.below`) reads as libyaml reads it
+    where it comes again — at the same place, at another column or depth, followed by more
+    items of its indentless sequence, by a line continuing its last value, or cut short — and
+    every document has its own dicts and lists."""
+    devices = "  devices:\n  - name: a\n    attributes:\n      size:\n        string: whole\n  - name: b\n"
+    docs = [
+        f"kind: S\nspec:\n{devices}",
+        f"kind: S\nspec:\n{devices}  - name: c\n",  # the sequence goes on
+        f"kind: S\nspec:\n{devices}    more: x\n",  # its last item goes on
+        f"kind: S\nspec:\n{devices}  pool: p\n",
+        f"kind: S\nspec:\n{devices}",
+        "kind: S\nspec:\n  devices:\n  - name: a\n    attributes:\n      size:\n        string: half\n",
+        "kind: S\nwrapped:\n  spec:\n  " + devices.replace("\n  ", "\n    ").rstrip(" ") + "x: 1\n",
+        f"kind: S\nspec:\n{devices}  - name: d\n    attributes:\n      size:\n        string: whole\n",
+        "kind: S\nspec:\n  devices:\n  - name: a\n    attributes:\n      size:\n"
+        "        string: whole\n          long\n",  # its last value goes on
+    ]
+    for order in (docs, docs[::-1]):
+        text = "---\n".join(order)
+        mine, theirs = _both(text)
+        assert mine is not None, text
+        assert _same(mine, theirs), text
+        seen: dict[int, int] = {}
+        _containers(mine, seen)
+        assert set(seen.values()) == {1}  # nothing shared between two places
+
+
+def test_repeated_random_blocks_read_as_libyaml_reads_them() -> None:
+    """Texts whose documents repeat random blocks, alike and slightly changed: the same values
+    as libyaml's, nothing shared."""
+    rng = random.Random(5)
+    read = 0
+    for _ in range(600):
+        pool = [_without_comments(_plain_doc(rng)) for _ in range(3)]
+        docs = []
+        for _ in range(rng.randrange(2, 7)):
+            base = copy.deepcopy(rng.choice(pool))
+            doc = {"kind": "K", "spec": base} if isinstance(base, dict) else {"kind": "K", "items": base}
+            if rng.random() < 0.4:
+                doc = {**doc, "extra": copy.deepcopy(rng.choice(pool))}
+            docs.append(doc)
+        text = yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False)
+        mine, theirs = _both(text)
+        if mine is not None:
+            read += 1
+            assert _same(mine, theirs), text
+            seen: dict[int, int] = {}
+            _containers(mine, seen)
+            assert set(seen.values()) == {1}
+    assert read > 50
+
+
+def test_document_separators() -> None:
+    """`---` lines split documents as libyaml splits them; empty documents and lines that only
+    start with `---` go to libyaml."""
+    for text in ("---\na: 1\n---\nb: 2\n", "a: 1\n---\nb: 2", "---\n- 1\n"):
+        mine, theirs = _both(text)
+        assert mine is not None and _same(mine, theirs), text
+    declined = (
+        "---\n",
+        "---",
+        "a: 1\n---",
+        "a: 1\n---\n",
+        "a: 1\n---\n---\nb: 2\n",
+        "a: 1\n----\nb: 1\n",
+        "---x\n",
+    )
+    for text in declined:
+        assert read_documents(text, _FastLoader(text)) is None, text

@@ -213,3 +213,30 @@ def test_usage_errors_exit_1_not_2_through_the_console_entry_point() -> None:
     )
     assert done.returncode == 1
     assert "bogus" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_loading_freezes_a_large_input_out_of_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`load_valid` runs without the cyclic collector and puts it back as it was; an input of
+    `FREEZE_AT` objects or more is frozen out of it (`gc.freeze`), a smaller one is not."""
+    import gc
+
+    from dra_solver.cli import inputs
+
+    path = tmp_path / "c.yaml"
+    path.write_text(VALID)
+    before = gc.get_freeze_count()
+    try:
+        loaded = inputs.load_valid(inputs.Inputs((str(path),)))
+        assert len(loaded.cluster.sources) > 1 and gc.isenabled()
+        assert gc.get_freeze_count() == before
+        monkeypatch.setattr(inputs, "FREEZE_AT", len(loaded.cluster.sources))
+        inputs.load_valid(inputs.Inputs((str(path),)))
+        assert gc.get_freeze_count() > before and gc.isenabled()
+        gc.disable()
+        inputs.load_valid(inputs.Inputs((str(path),)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()

@@ -286,7 +286,8 @@ class Reader:
         except ValidationError as exc:
             self.errors.extend(_to_input_error(e, model, doc, source, version) for e in exc.errors())
             return None
-        obj._converted_from = version
+        if version is not None:  # None is the default (pydantic's private __setattr__ costs)
+            obj._converted_from = version
         return obj
 
     def _read_workload(self, doc: dict[str, Any], source: str) -> list[TypeMeta]:

@@ -115,19 +115,22 @@ class DeviceAttribute(K8sModel):
     versions: list[StrictStr] | None = None
 
     def set_fields(self) -> list[str]:
-        """Names (wire form) of the value fields that are set."""
-        names = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
-        values = (
-            self.int_,
-            self.bool_,
-            self.string,
-            self.version,
-            self.ints,
-            self.bools,
-            self.strings,
-            self.versions,
-        )
-        return [n for n, v in zip(names, values, strict=True) if v is not None]
+        """Names (wire form) of the value fields that are set (in the order of the fields)."""
+        d = self.__dict__
+        return [wire for wire, name in _ATTRIBUTE_VALUE_FIELDS if d.get(name) is not None]
+
+
+_ATTRIBUTE_VALUE_FIELDS = (
+    ("int", "int_"),
+    ("bool", "bool_"),
+    ("string", "string"),
+    ("version", "version"),
+    ("ints", "ints"),
+    ("bools", "bools"),
+    ("strings", "strings"),
+    ("versions", "versions"),
+)
+"""(wire name, Python name) of `DeviceAttribute`'s value fields."""
 
 
 class CapacityRequestPolicyRange(K8sModel):

@@ -11,6 +11,7 @@ add objects to them, through the one loader.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -141,7 +142,9 @@ def _load(paths: Sequence[str], target: Target | None = None, strict: bool = Tru
         pairs, warnings = load_sourced(paths, documents)
     else:
         pairs, warnings, unread = load_lenient(paths, documents)
-    cluster = SourcedCluster.from_objects(obj for obj, _ in pairs)
+    cluster = SourcedCluster()  # `from_objects` without its second `dedupe`: the loader's is done
+    for obj, _ in pairs:
+        cluster.add(obj)
     cluster.unread = unread
     cluster.warnings.extend([*(got.warnings if got is not None else []), *warnings])
     by_id = {id(obj): src for obj, src in pairs}
@@ -204,13 +207,36 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
     return Loaded(cluster, gates)
 
 
+FREEZE_AT = 10_000
+"""Objects from which a loaded input is frozen out of the cyclic collector (`load_valid`)."""
+
+
 def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     """The inputs loaded and validated, every warning printed. `strict` (`validate`): any
     problem is printed as an error, exit 1; else a problem in one object costs only what
-    depends on it (`planning.triage`), as the scheduler leaves those pods pending."""
-    # Read leniently either way: `strict` (`validate`) then reports what could not be read
-    # together with every other problem, not the unreadable objects alone.
-    return _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
+    depends on it (`planning.triage`), as the scheduler leaves those pods pending.
+
+    Without the cyclic collector; then, when the input holds `FREEZE_AT` objects or more,
+    everything alive is frozen (`gc.freeze`) before the collector is put back as it was. Why:
+    loading makes millions of objects (dicts, models, validation's strings) that the command
+    keeps to its end, and no collection finds garbage among them. Paused only while reading
+    (`api.load`), the first collection after it still traversed all of them — 2 of the 20 CPU
+    seconds of loading a 50,000-pod cluster — and the later ones again. Frozen, they are never
+    traversed again; reference counting still frees them. Below `FREEZE_AT` the heap is small,
+    and a process that loads many inputs (the test suite runs commands in-process) would keep
+    the cyclic garbage alive at each freeze for good. Changes no result."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        # Read leniently either way: `strict` (`validate`) then reports what could not be read
+        # together with every other problem, not the unreadable objects alone.
+        loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
+        if len(loaded.cluster.sources) >= FREEZE_AT:
+            gc.freeze()
+        return loaded
+    finally:
+        if was:
+            gc.enable()
 
 
 def load_template(path: str) -> NodeTemplate:

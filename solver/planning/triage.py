@@ -108,7 +108,8 @@ class _Triage:
 
     def __init__(self, cluster: Cluster, errors: Sequence[InputError]) -> None:
         self.cluster = cluster
-        by_ref = {error_ref(o): o for o in cluster.objects()}
+        # by the name errors give them (none to find in a valid input: not worked out)
+        by_ref = {error_ref(o): o for o in cluster.objects()} if errors else {}
         self.problems: dict[int, list[InputError]] = {}
         self.fatal: list[InputError] = []
         for e in map(self.unread_named, errors):
@@ -363,6 +364,8 @@ class _Refs:
 
     def of(self, pod: Pod) -> _Why | None:
         """The first object the pod depends on that is left out, with the pod's reason."""
+        if not (self.claims or self.templates or self.priorities or self.groups):
+            return None  # nothing is left out (a valid input)
         ns = pod.metadata.ns
         for i, entry in enumerate(pod.spec.resource_claims):
             where = f"spec.resourceClaims[{i}]"
