@@ -205,7 +205,8 @@ def _plan(
             held = [*held, *more]
             continue
         break
-    done = per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline)
+    with fewer_collections():  # freezes what the plan built: the per-pod output only reads it
+        done = per_pod(cluster, units, outcome, opts.feature_gates, opts.deadline)
     return with_held(checked(done, outcome.verdict), held)
 
 

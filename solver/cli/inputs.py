@@ -22,7 +22,7 @@ from ..api.cluster import Cluster
 from ..api.gated import gated_warnings
 from ..api.live import LiveRead, Progress, Target
 from ..api.live import read as read_cluster
-from ..api.load import Unread, load_lenient, load_sourced
+from ..api.load import Unread, collector_paused, load_lenient, load_sourced
 from ..api.models import TypeMeta
 from ..api.templates import NodeTemplate
 from ..api.validate import admin_namespace_warnings
@@ -216,8 +216,9 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     problem is printed as an error, exit 1; else a problem in one object costs only what
     depends on it (`planning.triage`), as the scheduler leaves those pods pending.
 
-    Without the cyclic collector; then, when the input holds `FREEZE_AT` objects or more,
-    everything alive is frozen (`gc.freeze`) before the collector is put back as it was. Why:
+    Without the cyclic collector (`api.load.collector_paused`); then, when the input holds
+    `FREEZE_AT` objects or more, everything alive is frozen (`gc.freeze`) before the collector
+    is put back as it was. Why:
     loading makes millions of objects (dicts, models, validation's strings) that the command
     keeps to its end, and no collection finds garbage among them. Paused only while reading
     (`api.load`), the first collection after it still traversed all of them — 2 of the 20 CPU
@@ -225,18 +226,13 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     traversed again; reference counting still frees them. Below `FREEZE_AT` the heap is small,
     and a process that loads many inputs (the test suite runs commands in-process) would keep
     the cyclic garbage alive at each freeze for good. Changes no result."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         # Read leniently either way: `strict` (`validate`) then reports what could not be read
         # together with every other problem, not the unreadable objects alone.
         loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
         if len(loaded.cluster.sources) >= FREEZE_AT:
             gc.freeze()
         return loaded
-    finally:
-        if was:
-            gc.enable()
 
 
 def load_template(path: str) -> NodeTemplate:

@@ -92,7 +92,8 @@ def run(
         else:
             first = FirstFit(max_steps=allocator.first_fit_steps, progress=options.progress).plan(job)
             model = allocator.improve(job, first, not_aggregated=alone)
-        outcome = crowded_reasons(job, model)
+        with fewer_collections():  # freezes what the plan built: the reasons only read it
+            outcome = crowded_reasons(job, model)
     if job.book.warnings:
         outcome.stats["warnings"] = list(job.book.warnings)
     record(outcome.stats, options.deadline)  # stats["cut_short_by_timeout"]: it fired
