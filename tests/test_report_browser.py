@@ -29,8 +29,6 @@ from dra_solver.planning.resolve import resolve_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "img" / "plan-report.png"
-pytestmark = pytest.mark.xdist_group("browser")
-"""One worker runs this module (pytest-xdist): the browser starts once."""
 POLL_SECONDS = 0.05
 RENDER_POLLS = 6000
 """Looks at the page (one every `POLL_SECONDS`) after which it is taken for broken (its figures

@@ -22,9 +22,6 @@ from dra_solver.executors import RayExecutor, local_pool, open_executor, run_uni
 from dra_solver.planners.partition import split
 from dra_solver.whatif.sweep import ScenarioRow, sweep, sweep_table
 
-pytestmark = pytest.mark.xdist_group("scale_out")
-"""One worker runs this module (pytest-xdist): its local Ray and process pool start once."""
-
 
 def _ray() -> Any:
     """The `ray` module for the tests that need it: skipped where Ray is missing, except under
