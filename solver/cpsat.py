@@ -240,6 +240,12 @@ def proven(status: Mapping[str, StageStatus]) -> bool:
     return all(v in (StageStatus.OPTIMAL, StageStatus.FIXED) for v in status.values())
 
 
+def found(status: CpSolverStatus) -> bool:
+    """Whether one CP-SAT call returned a solution (proven optimal or not): the one reading
+    of a call's status every model shares, so none spells the pair again."""
+    return status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE)
+
+
 @dataclass(frozen=True)
 class Level:
     """One stage of a lexicographic objective: its name, expression (an int: a constant) and
@@ -316,7 +322,7 @@ class Lexicographic:
                 if self.best is not None:
                     continue
             status = self.call(lv, self.budget)
-            if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+            if not found(status):
                 if self.best is None:
                     return status
                 self.status[lv.name] = StageStatus.NOT_RUN
@@ -339,7 +345,7 @@ class Lexicographic:
         if self.best is not None:
             return None
         status = self.call(None, self.budget)
-        if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+        if found(status):
             if hint:
                 self.take()
             else:
@@ -358,7 +364,7 @@ class Lexicographic:
             status = self.call(lv, min(piece, cap - used), tie_break=True)
             used += before - self.budget
             piece *= 2
-            if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+            if not found(status):
                 if self.best is None:
                     break
                 continue  # the slice ended before CP-SAT took the hint: a longer one may

@@ -39,7 +39,7 @@ from dra_solver.encoders.families import FAMILIES
 from dra_solver.encoders.model import IntVar, Model
 
 from .. import interrupt
-from ..cpsat import cp_solver
+from ..cpsat import cp_solver, found
 from ..problem.flat import Problem, ValueSet
 
 TIME_LIMIT = 5.0
@@ -141,7 +141,7 @@ def allocation_exists(problem: Problem, *, seed: int = 0) -> bool | None:
     solver = cp_solver(seed, TIME_LIMIT)
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(cp)
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if found(status):
         return True
     return False if status == cp_model.INFEASIBLE else None
 

@@ -43,7 +43,7 @@ from ortools.sat.python.cp_model_helper import (  # not cp_model: `encoders.mode
 
 from dra_solver.encoders.model import new_cp_model
 
-from ..cpsat import cp_solver
+from ..cpsat import cp_solver, found
 from ..deadline import Deadline
 from .counting import Counting
 from .setting import Setting
@@ -86,7 +86,7 @@ def clearing(
     solver = cp_solver(seed, max(budget, 0.05), deadline)
     status = solver.solve(r.cp)
     spent = solver.deterministic_time
-    if status not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+    if not found(status):
         # INFEASIBLE: no plan (not the caller's case); UNKNOWN: no bound proven
         return None if status == CpSolverStatus.INFEASIBLE else Clearing(0, {}, False, spent)
     hosts: dict[str, int] = {}

@@ -46,7 +46,7 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, hint_with
+from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, found, hint_with
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
@@ -519,7 +519,7 @@ def _ceilings(
             solver, answer = _hint_checked(sub.cp, opts, max(min(CEILING_PROBE, left * share), 0.05))
             spent += solver.deterministic_time
             left = opts.time_limit - spent
-            if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+            if not found(answer):
                 answer = CpSolverStatus.UNKNOWN  # the hint is not a plan here: search as below
         for hinted, most in ((False, CEILING_PROBE), (True, float(opts.time_limit))):
             # First without the hint and briefly: a ceiling too low is mostly refuted by presolve
@@ -539,7 +539,7 @@ def _ceilings(
                 break
         if answer == CpSolverStatus.INFEASIBLE:
             continue
-        if answer not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+        if not found(answer):
             return "unknown", spent
         hint_with(sub.cp, solver.response_proto.solution)
         reached = {"placed": pods, "pdb_violations": violations, "highest_priority": level}
@@ -925,7 +925,7 @@ def _checked(run: Lexicographic, opts: Options) -> cp_model.CpSolver | None:
     run.cp.clear_objective()
     solver, status = _hint_checked(run.cp, opts, CHECK)
     run.spend(solver.deterministic_time)
-    return solver if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE) else None
+    return solver if found(status) else None
 
 
 def _hint_checked(

@@ -40,9 +40,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ortools.sat.python.cp_model_helper import CpSolverStatus  # not cp_model: `encoders.model`
-
-from ..cpsat import cp_solver, new_cp_model
+from ..cpsat import cp_solver, found, new_cp_model
 from ..planners.aggregated.classes import kind_facts
 from ..planning.job import Unit
 from ..planning.outcome import PodPlan
@@ -197,7 +195,7 @@ def _solve(
         cp.add_hint(v, choices[n][j] == model[n])
     _hint(cp, region, placements, placed, stays)
     solver = cp_solver(seed, LIMIT)
-    if solver.solve(cp) not in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+    if not found(solver.solve(cp)):
         return None
     return _Solution(
         {n: choices[n][j] for (n, j), v in pick.items() if solver.value(v)},

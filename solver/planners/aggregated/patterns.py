@@ -28,7 +28,7 @@ from ... import interrupt
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim
 from ...cel import EvalCache
-from ...cpsat import cp_solver, solve
+from ...cpsat import cp_solver, found, solve
 from ...deadline import Deadline, passed
 from ...errors import SearchAborted
 from ...gates import FeatureGates
@@ -248,7 +248,7 @@ class NodeModel:
         self.ctx.solves += 1
         self.ctx.charge(solver.deterministic_time)
         counts = [0] * self.k
-        if status in (CpSolverStatus.OPTIMAL, CpSolverStatus.FEASIBLE):
+        if found(status):
             for g, v in enumerate(self.placed):
                 if solver.value(v):
                     counts[self.group_class[g]] += 1
