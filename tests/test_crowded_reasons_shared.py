@@ -301,3 +301,30 @@ def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slic
     assert after._twins._static is before._twins._static
     fewer = Solo(replace(after._run.job, nodes=after._run.job.nodes[:1]), 1)
     assert fewer.like(before)._twins._static is not before._twins._static
+
+
+def test_the_after_plan_solo_reads_the_before_ones_worlds_and_keeps_its_own_use() -> None:
+    """`Solo(..., like=before)` over the same nodes and slices (the cluster after the plan)
+    reads `before`'s gathered pools, devices and static memo per world, grouped alike, and
+    counts what is in use on its own cluster; over other nodes it gathers its own."""
+    objs = [_gpu_class(), *_node("node-0", "k0", 8, 2), *_node("node-1", "k0", 8, 2)]
+    objs += _pod("a", 0, 1, [1]) + _pod("big", 0, 1, [3])  # big fits nowhere: worded
+    seen: list[tuple[Solo, Solo]] = []
+    like = Solo.like
+
+    def spy(self: Solo, other: Solo) -> Solo:
+        seen.append((self, other))
+        return like(self, other)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Solo, "like", spy)
+        plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=20)
+    after, before = seen[0]
+    mine, theirs = after._run, before._run
+    assert [w.nodes for w in mine.worlds] == [w.nodes for w in theirs.worlds]
+    for w, t in zip(mine.worlds, theirs.worlds, strict=True):
+        assert w is not t and w.pools is t.pools and w.memo is t.memo and w.devices == t.devices
+    assert [n.world.index for n in mine.nodes] == [n.world.index for n in theirs.nodes]
+    assert sum(w.free for w in mine.worlds) < sum(w.free for w in theirs.worlds)  # "a" holds one
+    alone = Solo(replace(mine.job, nodes=mine.job.nodes[:1]), 1, like=before)
+    assert alone._run.worlds[0].pools is not theirs.worlds[0].pools
