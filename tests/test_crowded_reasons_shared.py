@@ -328,3 +328,30 @@ def test_the_after_plan_solo_reads_the_before_ones_worlds_and_keeps_its_own_use(
     assert sum(w.free for w in mine.worlds) < sum(w.free for w in theirs.worlds)  # "a" holds one
     alone = Solo(replace(mine.job, nodes=mine.job.nodes[:1]), 1, like=before)
     assert alone._run.worlds[0].pools is not theirs.worlds[0].pools
+    # what is in use per node, as the twin keys read it: nothing before the plan, "a"'s after
+    for solo, anything in ((before, False), (after, True)):
+        keys = [solo._twins._used(n, solo._twins._static_of(n)[1]) for n in solo._run.nodes]
+        assert keys == [_used_by_hand(solo, n) for n in solo._run.nodes]
+        assert any(k != "[]" for k in keys) is anything
+
+
+def _used_by_hand(solo: Solo, node: Any) -> str:
+    """`firstfit.twins.Twins._used` spelled out: each allocated device of the node's slices
+    (`InUse.allocated`), its pool by alias, whether dedicated, shared, its capacity used."""
+    import json
+
+    in_use, aliases = solo._run.in_use, solo._twins._static_of(node)[1]
+    used = [
+        [
+            sl.spec.driver,
+            aliases[sl.spec.pool.name],
+            d.name,
+            dev in in_use.dedicated,
+            dev in in_use.shared,
+            sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items()),
+        ]
+        for sl in node.slices
+        for d in sl.spec.devices or ()
+        if in_use.allocated(dev := (sl.spec.driver, sl.spec.pool.name, d.name))
+    ]
+    return json.dumps(sorted(used))
