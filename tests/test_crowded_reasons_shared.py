@@ -281,9 +281,9 @@ def test_the_cluster_after_shares_the_twin_keys_without_changing_a_word(
     assert shared == own
 
 
-def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slices() -> None:
-    """The after-plan Solo shares the before one's static keys (one dict); a Solo over other
-    nodes keeps its own."""
+def _before_and_after() -> tuple[Solo, Solo]:
+    """The Solos the reasons of a small plan's pods left out ask (`crowding.crowded_reasons`):
+    on the cluster after the plan (pod "a" placed) and on the input's, as `Solo.like` sees them."""
     objs = [_gpu_class(), *_node("node-0", "k0", 8, 2), *_node("node-1", "k0", 8, 2)]
     objs += _pod("a", 0, 1, [1]) + _pod("big", 0, 1, [3])  # big fits nowhere: worded
     seen: list[tuple[Solo, Solo]] = []
@@ -297,7 +297,13 @@ def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slic
         m.setattr(Solo, "like", spy)
         plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=20)
     assert seen
-    after, before = seen[0]
+    return seen[0]
+
+
+def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slices() -> None:
+    """The after-plan Solo shares the before one's static keys (one dict); a Solo over other
+    nodes keeps its own."""
+    after, before = _before_and_after()
     assert after._twins._static is before._twins._static
     fewer = Solo(replace(after._run.job, nodes=after._run.job.nodes[:1]), 1)
     assert fewer.like(before)._twins._static is not before._twins._static
@@ -307,19 +313,7 @@ def test_the_after_plan_solo_reads_the_before_ones_worlds_and_keeps_its_own_use(
     """`Solo(..., like=before)` over the same nodes and slices (the cluster after the plan)
     reads `before`'s gathered pools, devices and static memo per world, grouped alike, and
     counts what is in use on its own cluster; over other nodes it gathers its own."""
-    objs = [_gpu_class(), *_node("node-0", "k0", 8, 2), *_node("node-1", "k0", 8, 2)]
-    objs += _pod("a", 0, 1, [1]) + _pod("big", 0, 1, [3])  # big fits nowhere: worded
-    seen: list[tuple[Solo, Solo]] = []
-    like = Solo.like
-
-    def spy(self: Solo, other: Solo) -> Solo:
-        seen.append((self, other))
-        return like(self, other)
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(Solo, "like", spy)
-        plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=20)
-    after, before = seen[0]
+    after, before = _before_and_after()
     mine, theirs = after._run, before._run
     assert [w.nodes for w in mine.worlds] == [w.nodes for w in theirs.worlds]
     for w, t in zip(mine.worlds, theirs.worlds, strict=True):
