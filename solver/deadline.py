@@ -246,8 +246,8 @@ class Deadline:
         return max(self.root().at - self.at, 0.0)
 
     def kept_for(self) -> str:
-        """What the run keeps its last seconds for, as a message says it: `its last 0.9 s are
-        kept for writing 11,002 objects (0.7 s) and checking 5,000 pods (0.2 s), as counted at
+        """What the run keeps its last seconds for, as a message says it: `its last 0.92 s are
+        kept for writing 11,002 objects (0.70 s) and checking 5,000 pods (0.22 s), as counted at
         this run's writing of a sample and share of a CPU` — every reserve made so far
         (`leaving`), with the seconds each kept and how they were turned into seconds; "" when
         none kept 0.05 s or more."""
@@ -255,11 +255,11 @@ class Deadline:
         total = sum(reserves.values())
         if total < 0.05:
             return ""
-        parts = [f"{what} ({seconds:.1f} s)" for what, seconds in reserves.items() if seconds >= 0.05]
+        parts = [f"{what} ({seconds:.2f} s)" for what, seconds in reserves.items() if seconds >= 0.005]
         how = (
             "this run's writing of a sample and share of a CPU" if self.root().pace else "its share of a CPU"
         )
-        return f"its last {total:.1f} s are kept for {' and '.join(parts)}, as counted at {how}"
+        return f"its last {total:.2f} s are kept for {' and '.join(parts)}, as counted at {how}"
 
     def share(self, fraction: float) -> Deadline:
         """A deadline `fraction` of the time left from now: one step's part of the run (the

@@ -119,7 +119,7 @@ def test_the_run_records_each_reserve_once_by_its_step(clock: Clock) -> None:
     assert search.kept() == pytest.approx(0.9)
     said = search.kept_for()
     assert said.startswith(
-        "its last 0.9 s are kept for writing 11,002 objects (0.7 s) and checking 4,000 pods (0.2 s)"
+        "its last 0.90 s are kept for writing 11,002 objects (0.70 s) and checking 4,000 pods (0.20 s)"
     )
     assert said.endswith("as counted at its share of a CPU")
     run.gauge(0.1, 0.1)
@@ -147,7 +147,7 @@ def test_cut_short_while_resolving_says_what_was_kept(clock: Clock) -> None:
     with pytest.raises(CutShort) as caught:
         stop_if_passed(writing, 0, 5000)
     said = str(caught.value)
-    assert "(its last 3.0 s are kept for writing 11,002 objects (3.0 s), as counted at" in said
+    assert "(its last 3.00 s are kept for writing 11,002 objects (3.00 s), as counted at" in said
     assert "checking" not in said
     assert said.endswith("while resolving the pods (0 of 5000), before the search: no plan")
 
