@@ -197,8 +197,23 @@ def update_dump() -> str:
 
 def _canonical(step: str, out: Any) -> str:
     """A plan as one sorted JSON line: every pod's node, reason and claims' allocations, the
-    verdict, and the statistics that are not wall seconds (those may differ: `_timeless`)."""
-    pods = [
+    verdict, and the statistics that are not wall seconds (those may differ: `timeless`)."""
+    verdict = (
+        None if out.verdict is None else {"status": out.verdict.status.value, "bound": out.verdict.bound}
+    )
+    body = {
+        "step": step,
+        "weight": out.weight,
+        "verdict": verdict,
+        "pods": pod_rows(out),
+        "stats": timeless(out.stats),
+    }
+    return json.dumps(body, sort_keys=True, default=str) + "\n"
+
+
+def pod_rows(out: Any) -> list[list[Any]]:
+    """A plan's pods as plain data: name, node, reason, each claim's allocation (dumped)."""
+    return [
         [
             p.name,
             p.node,
@@ -207,20 +222,9 @@ def _canonical(step: str, out: Any) -> str:
         ]
         for p in out.pods
     ]
-    verdict = (
-        None if out.verdict is None else {"status": out.verdict.status.value, "bound": out.verdict.bound}
-    )
-    body = {
-        "step": step,
-        "weight": out.weight,
-        "verdict": verdict,
-        "pods": pods,
-        "stats": _timeless(out.stats),
-    }
-    return json.dumps(body, sort_keys=True, default=str) + "\n"
 
 
-def _timeless(stats: dict[str, Any]) -> dict[str, Any]:
+def timeless(stats: dict[str, Any]) -> dict[str, Any]:
     """The statistics without the seconds measured on the wall clock (CP-SAT's deterministic
     time stays: it must be equal)."""
     return {
@@ -339,7 +343,18 @@ def compare(name: str) -> dict[str, Any]:
     }
     if not row["identical"]:
         row["diff"] = _diff(idle, loaded)
+        row["kept"] = str(_keep(name, idle, loaded))
     return row
+
+
+def _keep(name: str, idle: Run, loaded: Run) -> Path:
+    """Both runs' output, kept in a new temporary directory (whose path the row gives) to
+    find where they part."""
+    kept = Path(tempfile.mkdtemp(prefix=f"dra-load-{name}-"))
+    for how, run in (("as-is", idle), ("loaded", loaded)):
+        (kept / f"{how}.stdout").write_bytes(run.stdout)
+        (kept / f"{how}.stderr").write_bytes(run.stderr)
+    return kept
 
 
 def _diff(a: Run, b: Run, lines: int = 40) -> list[str]:
