@@ -18,9 +18,12 @@ from dra_solver.explain.diagnosis import explain
 from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import plan
 from dra_solver.planners.firstfit.words import NodeReasons
+from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
+from dra_solver.problem.flat import Problem
 from dra_solver.reasons import Kind, Reason, names_places
 from dra_solver.reasons.words import NODE, insufficient, of_node, say
+from dra_solver.reference.reasons import why_unschedulable
 
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
 
@@ -104,7 +107,11 @@ def test_upstreams_error_on_a_node_is_a_value_with_the_same_words() -> None:
     assert why.is_(Kind.INVALID_POOLS)
     (pool,) = why.parts("pools")
     assert pool.is_(Kind.NODE_NAMED) and pool.fact("node") == "node-a"
-    assert "node-a" not in pool.text("words") and NODE in pool.text("words")  # the node: a fact
+    fact = pool.part("why")  # the pool's fact, its names with the node as the placeholder
+    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == NODE  # named after it
+    twice = fact.part("why")
+    assert twice is not None and twice.is_(Kind.LISTED_TWICE) and twice.fact("name") == "gpu-0"
+    assert (twice.fact("first"), twice.fact("second")) == (f"{NODE}-gpu-a", f"{NODE}-gpu-b")
     assert p.node_reasons["node-a"] == f"invalid resource pools were encountered: {CAUSE}"
 
 
@@ -143,17 +150,177 @@ def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     assert not names_places(
         Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
     )
-    skipped = (of_node("pool d/n1 generation 1 is incomplete", "n1"),)
+    incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="n1", generation=1, published=1, count=2)
+    skipped = (of_node(incomplete, "n1"),)
     assert names_places(
         Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=skipped)
     )
-    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node("device d/n1/gpu-0 is already allocated", "n1"))
+    busy = Reason.of(Kind.DEVICE_BUSY, device="d/n1/gpu-0")
+    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node(busy, "n1"))
     assert names_places(Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(blocked,), node=NODE, skipped=()))
-    rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=(("have a taint", 1),), usable=0)
+    taint = Reason.of(Kind.DEVICE_TAINT, key="k", effect="NoSchedule")
+    rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=((taint, 1),), usable=0)
     request = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
     assert names_places(request) and not names_places(request, but=("rejected",))
-    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=("d/n1",)))
-    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=()))
+    rule = Reason.of(Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="x")
+    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE, pools=("d/n1",)))
+    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE, pools=()))
+
+
+# --- what precompute finds is a fact, worded in reasons.words alone ------------------------------
+
+
+def _rule(name: str, selector: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": selector,
+            "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"},
+        },
+    }
+
+
+def _problem(docs: list[dict[str, Any]], node: str = "node-1") -> Problem:
+    cluster = Cluster.from_objects(docs)
+    return build_problem(cluster, cluster.unallocated_claims(), node, FeatureGates())
+
+
+def test_a_devices_rejection_is_a_fact_with_the_taint_and_its_rule() -> None:
+    """A device a taint refuses: the rejection is a value (`Kind.DEVICE_TAINT`: key, value,
+    effect, the DeviceTaintRule) counted per request, worded as before by `reasons.words`."""
+    slices = resource_slice("s1", [device("gpu-0"), device("gpu-1")])
+    problem = _problem(
+        [device_class("gpu"), slices, _rule("drain", {"pool": "s1"}), claim("c", [request("gpu")])]
+    )
+    (alt,) = problem.alternatives
+    ((why, n),) = alt.rejected
+    assert n == 2 and why == Reason.of(
+        Kind.DEVICE_TAINT, key="maintenance", value="true", effect="NoSchedule", rule="drain"
+    )
+    taint = "maintenance=true:NoSchedule (DeviceTaintRule drain)"
+    assert say(why) == f"have the taint {taint}, which the request does not tolerate"
+    assert say(why_unschedulable(problem)) == (
+        "claim default/c: request gpu: needs 1 device(s), 2 match the selectors; of those 2 have the taint "
+        f"{taint}, which the request does not tolerate (on node node-1)"
+    )
+
+
+def test_a_pool_not_ready_and_a_blocked_member_are_facts() -> None:
+    """allocationMode All on an incomplete pool: the blocked member and upstream's per-node
+    error are values (`Kind.POOL_UPDATING` in `Kind.NOT_READY`), the incomplete pool a
+    `Kind.POOL_INCOMPLETE` of numbers; the error's words are upstream's."""
+    docs = [
+        device_class("gpu"),
+        resource_slice("s1", [device("gpu-0")], node="node-1", pool="p", count=2),
+        claim("c", [{"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]),
+    ]
+    problem = _problem(docs)
+    (alt,) = problem.alternatives
+    updating = Reason.of(Kind.POOL_UPDATING, driver="gpu.example.com", pool="p")
+    assert alt.all_blocked == updating
+    assert alt.fatal == Reason.of(Kind.NOT_READY, "default/c", request="all", why=updating)
+    assert say(alt.fatal) == (
+        "claim default/c: request all: asks for all devices, but resource pool gpu.example.com/p is "
+        "currently being updated"
+    )
+    (incomplete,) = problem.incomplete_pools
+    assert incomplete.is_(Kind.POOL_INCOMPLETE) and (
+        incomplete.fact("published"),
+        incomplete.fact("count"),
+    ) == (1, 2)
+    assert say(incomplete) == (
+        "pool gpu.example.com/p generation 1 is incomplete: "
+        "1 of its 2 slices are published (resourceSliceCount 2)"
+    )
+
+
+def test_a_constraints_words_are_made_from_its_kind_and_attribute() -> None:
+    """A claim constraint that cannot be met is a value (`Kind.ATTRIBUTE_RULE`: the rule, its
+    API field, the attribute), worded by `reasons.words` (`MUST`)."""
+    devs = [device("gpu-0", attrs={"model": "a"}), device("gpu-1", attrs={"model": "b"})]
+    pair = claim(
+        "c", [request("r1"), request("r2")], constraints=[{"matchAttribute": "gpu.example.com/model"}]
+    )
+    problem = _problem([device_class("gpu"), resource_slice("s1", devs), pair])
+    why = why_unschedulable(problem)
+    assert why.is_(Kind.CONSTRAINTS)
+    (rule,) = why.parts("constraints")
+    assert rule == Reason.of(
+        Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="gpu.example.com/model"
+    )
+    assert (
+        say(rule) == "matchAttribute gpu.example.com/model (the devices must all have the same value of it)"
+    )
+
+
+REASON_MAKERS = ("problem", "inventory.py")
+"""Where precompute finds facts: its reasons' facts are names and numbers, never words."""
+
+
+def _worded_facts(tree: ast.AST) -> list[int]:
+    """Lines where a `Reason(...)` or `Reason.of(...)` is given words as a fact (past the kind
+    and subject): an f-string, a string built with `+`, `%`, `.format` or `.join`, or a call
+    that words a reason (`say`)."""
+
+    def worded(e: ast.expr) -> bool:
+        if isinstance(e, ast.JoinedStr):
+            return True
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Mod):
+            return any(
+                isinstance(x, ast.JoinedStr | ast.Constant)
+                and isinstance(getattr(x, "value", ""), str)
+                or worded(x)
+                for x in (e.left, e.right)
+            )
+        if isinstance(e, ast.Call):
+            f = e.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            return name in {"format", "join", *TEXT_CALLS}
+        return False
+
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        maker = (isinstance(f, ast.Name) and f.id == "Reason") or (
+            isinstance(f, ast.Attribute)
+            and f.attr == "of"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "Reason"
+        )
+        facts = [*node.args[2:], *(k.value for k in node.keywords)]
+        if maker and any(worded(x) for x in facts):
+            found.append(node.lineno)
+    return found
+
+
+def test_precompute_makes_facts_not_words() -> None:
+    """`problem/` and `inventory.py` give their reasons names and numbers as facts; the words
+    are `reasons.words`'."""
+    found = []
+    for where in REASON_MAKERS:
+        for path in sorted((SOLVER / where).rglob("*.py")) if (SOLVER / where).is_dir() else [SOLVER / where]:
+            found += [f"{path.relative_to(SOLVER)}:{n}" for n in _worded_facts(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_worded_fact_finder_finds_them() -> None:
+    """The finder of the test above finds the shapes a fact made of words took (the taint's
+    words, a pool's, a constraint's), and passes names and numbers."""
+    code = """
+def taint(t):
+    return Reason.of(Kind.DEVICE_TAINT, key=f"{t.key}={t.value}", effect=t.effect)
+def pool(p):
+    return Reason.of(Kind.POOL_INVALID, why="device " + p.name + " listed twice")
+def rule(k, a):
+    return Reason(Kind.ATTRIBUTE_RULE, "", (("words", "{} {}".format(k, a)),))
+def fine(p, n):
+    return Reason.of(Kind.POOL_INCOMPLETE, f"{p.ns}/{p.name}", driver=p.driver, published=n, ignored=p.names)
+"""
+    assert _worded_facts(ast.parse(code)) == [3, 5]
 
 
 # --- no code compares reason text ---------------------------------------------------------------

@@ -190,6 +190,53 @@ class Kind(Enum):
     """`explain --with-plan`: planning failed (`why`: the error's words)."""
     PLAN_COUNT = "plan count"
     """`explain --with-plan`'s head: the plan places `placed` of `pods` pending pods."""
+    # facts found where a pool, a device or a constraint is read (`inventory`, `problem/`):
+    # parts of the reasons above (`skipped`, `why`, `rejected`, `pools`, `constraints`), made
+    # of names and numbers, worded in `reasons.words` alone
+    POOL_INVALID = "pool invalid"
+    """Pool `driver`/`pool` of `generation` is invalid (`why`: LISTED_TWICE, UNKNOWN_COUNTER_SET,
+    UNKNOWN_COUNTER or SLICES_LEFT_OUT)."""
+    POOL_INCOMPLETE = "pool incomplete"
+    """Pool `driver`/`pool` of `generation` has `published` of its `count` slices (`ignored`:
+    the slices left out because they declare compatibility groups with the gate off)."""
+    POOL_UPDATING = "pool updating"
+    """allocationMode All: pool `driver`/`pool` is incomplete (upstream: being updated)."""
+    POOL_NOT_VALID = "pool not valid"
+    """allocationMode All: pool `driver`/`pool` is invalid."""
+    LISTED_TWICE = "listed twice"
+    """A `what` (device, counter set) `name` listed by the slices `first` and `second`."""
+    UNKNOWN_COUNTER_SET = "unknown counter set"
+    """Device `device` consumes a counter set `set` no slice of its pool lists."""
+    UNKNOWN_COUNTER = "unknown counter"
+    """Device `device` consumes counter `counter` that its set `set` lacks."""
+    SLICES_LEFT_OUT = "slices left out"
+    """The pool's slices are stand-ins for slices left out for `problems` (their messages)."""
+    LACKS_CAPACITY = "lacks capacity"
+    """Devices lack the capacities `names` the request asks for."""
+    REFUSES_CAPACITY = "refuses capacity"
+    """Devices' requestPolicy refuses the capacity request."""
+    NO_CAPACITY_LEFT = "no capacity left"
+    """Shared devices have not enough capacity left."""
+    COUNTERS_OFF = "counters off"
+    """Devices consume counters, and DRAPartitionableDevices is disabled."""
+    SKIP_OFF = "skip off"
+    """Devices come from a skipNodeOperations slice, and DRAOptionalNodePreparation is disabled."""
+    SKIP_UNDECLARED = "skip undeclared"
+    """Devices come from a skipNodeOperations slice, and `node` does not declare `feature`."""
+    DEVICE_TAINT = "device taint"
+    """Devices have the taint `key` (`value`, `effect`; put by DeviceTaintRule `rule`) that the
+    request does not tolerate."""
+    DEVICE_BUSY = "device busy"
+    """allocationMode All: device `device` is allocated already."""
+    DEVICE_FULL = "device full"
+    """allocationMode All: shared device `device` has not enough capacity left."""
+    DEVICE_REFUSED = "device refused"
+    """allocationMode All: device `device` is refused by a static check (`why`: one of the
+    rejections above)."""
+    ATTRIBUTE_RULE = "attribute rule"
+    """A claim constraint (`rule`: match or distinct; `field`, its API field) over `attribute`."""
+    COMPAT_GROUPS = "compat groups"
+    """KEP-5963's compatibility groups on counter set `set` of pool `driver`/`pool`."""
     FEWER_DEVICES = "fewer devices"
     """A fix: `request` of claim (subject) with `count` devices."""
     RELEASED = "released"
@@ -198,7 +245,7 @@ class Kind(Enum):
 
 Fact: TypeAlias = (
     "str | int | tuple[str, ...] | tuple[int, ...] | tuple[tuple[str, int], ...]"
-    " | Reason | tuple[Reason, ...] | None"
+    " | Reason | tuple[Reason, ...] | tuple[tuple[Reason, int | str], ...] | None"
 )
 
 
@@ -257,12 +304,20 @@ class Reason:
         value = self.fact(name)
         return tuple(v for v in value if isinstance(v, int)) if isinstance(value, tuple) else ()
 
-    def counts(self, name: str) -> tuple[tuple[str, int], ...]:
-        """The fact `name` as (words, how many) pairs (() when it is absent)."""
+    def counted(self, name: str) -> tuple[tuple[Reason, int | str], ...]:
+        """The fact `name` as (reason, how many) pairs (a request's rejections; how many: a
+        number, or a range of them in words, `low-high`; () when it is absent)."""
         value = self.fact(name)
         if not isinstance(value, tuple):
             return ()
-        return tuple((str(v[0]), int(v[1])) for v in value if isinstance(v, tuple) and len(v) == 2)
+        return tuple(
+            (v[0], v[1])
+            for v in value
+            if isinstance(v, tuple)
+            and len(v) == 2
+            and isinstance(v[0], Reason)
+            and isinstance(v[1], int | str)
+        )
 
     def without(self, *names: str) -> Reason:
         """The same reason without the facts `names` (e.g. the node, for reasons grouped over
