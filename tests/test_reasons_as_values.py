@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import claim, device, device_class, request, resource_slice
 from test_invalid_pool_reason import CAUSE, duplicate_pool
 
@@ -17,11 +18,13 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.explain.diagnosis import explain
 from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import plan
+from dra_solver.planners.firstfit import engine
+from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planners.firstfit.words import NodeReasons
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
 from dra_solver.problem.flat import Problem
-from dra_solver.reasons import Kind, Reason, names_places
+from dra_solver.reasons import Kind, Reason, names_places, portable, renamed
 from dra_solver.reasons.words import NODE, insufficient, of_node, say
 from dra_solver.reference.reasons import why_unschedulable
 
@@ -141,30 +144,94 @@ def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words(
 
 
 def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
-    """First fit's twins share an answer only when its reason holds no words made where it was
-    found (`reasons.names_places`): a shortfall in counts is true of a twin; a pool not
-    searched, a device All mode cannot have, a rejection's words or KEP-5963's pools are not
-    (the twins leave rejections out: only a skipNodeOperations slice's name the node, and its
-    node has no twin)."""
+    """First fit's twins share an answer whose reason names the node or a pool only re-made
+    with the twin's names (`reasons.renamed`: the facts `reasons.RENAMED` lists), and none
+    that names a slice (`reasons.portable`): read from the facts' kinds, not their text."""
     short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
-    assert not names_places(
-        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
+    plain = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
+    assert not names_places(plain) and portable(plain)
+    incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="p1", generation=1, published=1, count=2)
+    skipped = plain.about("/c", skipped=(of_node(incomplete, NODE),))
+    assert names_places(skipped) and portable(skipped)
+    (pool,) = renamed(skipped, {}, {"p1": "p2"}).parts("skipped")
+    assert say(pool).startswith("pool d/p2 generation 1 is incomplete: 1 of its 2 slices are published")
+    ignored = incomplete.about("", ignored=("s1",))  # slices ignored for their groups: named
+    assert not portable(plain.about("/c", skipped=(ignored,)))
+    busy = Reason.of(Kind.DEVICE_BUSY, driver="d", pool="p1", device="gpu-0")
+    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node(busy, NODE))
+    assert names_places(blocked) and say(renamed(blocked, {}, {"p1": "p2"})) == (
+        "allocationMode All, but device d/p2/gpu-0 is already allocated"
     )
-    incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="n1", generation=1, published=1, count=2)
-    skipped = (of_node(incomplete, "n1"),)
-    assert names_places(
-        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=skipped)
-    )
-    busy = Reason.of(Kind.DEVICE_BUSY, device="d/n1/gpu-0")
-    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node(busy, "n1"))
-    assert names_places(Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(blocked,), node=NODE, skipped=()))
-    taint = Reason.of(Kind.DEVICE_TAINT, key="k", effect="NoSchedule")
-    rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=((taint, 1),), usable=0)
-    request = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
-    assert names_places(request) and not names_places(request, but=("rejected",))
-    rule = Reason.of(Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="x")
-    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE, pools=("d/n1",)))
-    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE, pools=()))
+    undeclared = Reason.of(Kind.SKIP_UNDECLARED, node="n1", feature="F")
+    rejected = short.about("gpu", matching=1, rejected=((undeclared, 1),))
+    assert names_places(rejected) and portable(rejected)
+    assert "node n2 does not declare F" in say(renamed(rejected, {"n1": "n2"}, {}))
+    twice = Reason.of(Kind.LISTED_TWICE, what="device", name="gpu-0", first="s1", second="s2")
+    invalid = Reason.of(Kind.POOL_INVALID, driver="d", pool="p1", generation=1, why=twice)
+    assert names_places(invalid) and not portable(invalid)
+    rule = Reason.of(Kind.COMPAT_GROUPS, driver="d", pool="p1", set="cs")
+    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE))
+    match = Reason.of(Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="x")
+    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(match,), node=NODE))
+
+
+def _skipping_nodes(n: int) -> list[dict[str, Any]]:
+    """`n` nodes, each with a pool named after it of two devices from a skipNodeOperations
+    slice; node-0 declares DraOptionalNodePreparation, the others do not."""
+    out: list[dict[str, Any]] = [device_class("gpu")]
+    for i in range(n):
+        name = f"node-{i}"
+        node = _node(name)
+        node["status"] = {"declaredFeatures": ["DraOptionalNodePreparation"] if i == 0 else []}
+        out += [
+            node,
+            resource_slice(
+                f"{name}-skip",
+                [device("gpu-0"), device("gpu-1")],
+                node=name,
+                pool=name,
+                skipNodeOperations=True,
+            ),
+        ]
+    return out
+
+
+def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes whose devices come from a skipNodeOperations slice the node does not declare
+    share first fit's answer (was: no twin, their rejection's words named the node): the
+    fact naming the node is re-made for each twin, so every node's words are those of asking
+    it alone; over many nodes the line groups them by value, saying "the node" (was:
+    `node node-1-6`, the digits of the names as a range)."""
+    docs = [*_skipping_nodes(7), *(claim(f"c{i}", [request("gpu")]) for i in range(4))]
+    cluster = Cluster.from_objects(docs)
+    asked: list[int] = []
+    real = engine._Placing.answer
+
+    def counting(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(engine._Placing, "answer", counting)
+    gates = "DRAOptionalNodePreparation=true"
+    shared = plan(cluster, feature_gates=gates)
+    with_twins = len(asked)
+    monkeypatch.setattr(Twins, "_key", lambda self, node: None)  # every node asked
+    asked.clear()
+    alone = plan(cluster, feature_gates=gates)
+    assert with_twins < len(asked)
+    assert [p.node for p in shared.pods] == ["node-0", "node-0", None, None]
+    assert [p.reason for p in shared.pods] == [p.reason for p in alone.pods]
+    for a, b in zip(shared.pods, alone.pods, strict=True):
+        assert dict(a.node_reasons) == dict(b.node_reasons)
+    left = shared.pods[2]
+    undeclared = "come from a skipNodeOperations slice; {} does not declare DraOptionalNodePreparation"
+    assert undeclared.format("node node-5") in left.node_reasons["node-5"], left.node_reasons["node-5"]
+    assert (
+        "6 nodes: claim default/c2: request gpu: needs 1 device(s), 2 match the selectors; of those 2 "
+        + undeclared.format("the node")
+    ) in (left.reason or ""), left.reason
 
 
 # --- what precompute finds is a fact, worded in reasons.words alone ------------------------------

@@ -467,12 +467,14 @@ def _all_set(
             if amounts is None or not fits(info.capacity, {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
             if info.multi and not fits(info.capacity, info.in_use, amounts) and blocked is None:
-                blocked = Reason.of(Kind.DEVICE_FULL, device=info.id)
+                blocked = Reason.of(Kind.DEVICE_FULL, driver=info.driver, pool=info.pool, device=info.name)
         why, consumed, after_counters = _static_reject(ctx, spec, dev, existing=False)
         if why is not None and blocked is None:
-            blocked = Reason.of(Kind.DEVICE_REFUSED, device=info.id, why=why)
+            blocked = Reason.of(
+                Kind.DEVICE_REFUSED, driver=info.driver, pool=info.pool, device=info.name, why=why
+            )
         if info.busy and not spec.admin and blocked is None:
-            blocked = Reason.of(Kind.DEVICE_BUSY, device=info.id)
+            blocked = Reason.of(Kind.DEVICE_BUSY, driver=info.driver, pool=info.pool, device=info.name)
         derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
         if isinstance(derived, DRASolverError):
             raise derived

@@ -12,6 +12,7 @@ The ground floor: imports nothing of the package, so every layer that finds a re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeAlias
@@ -227,12 +228,12 @@ class Kind(Enum):
     """Devices have the taint `key` (`value`, `effect`; put by DeviceTaintRule `rule`) that the
     request does not tolerate."""
     DEVICE_BUSY = "device busy"
-    """allocationMode All: device `device` is allocated already."""
+    """allocationMode All: device `device` of pool `driver`/`pool` is allocated already."""
     DEVICE_FULL = "device full"
-    """allocationMode All: shared device `device` has not enough capacity left."""
+    """allocationMode All: shared device `device` (of `driver`/`pool`) has not enough capacity left."""
     DEVICE_REFUSED = "device refused"
-    """allocationMode All: device `device` is refused by a static check (`why`: one of the
-    rejections above)."""
+    """allocationMode All: device `device` (of `driver`/`pool`) is refused by a static check
+    (`why`: one of the rejections above)."""
     ATTRIBUTE_RULE = "attribute rule"
     """A claim constraint (`rule`: match or distinct; `field`, its API field) over `attribute`."""
     COMPAT_GROUPS = "compat groups"
@@ -344,25 +345,86 @@ class Reason:
         return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
 
-FOREIGN = ("skipped", "why", "rejected", "pools")
-"""Facts that are words made where the fact was found (`problem/`: a pool's, a device's, a
-rejection's words; `pools`: the pools a reason's words name, as KEP-5963's constraints do),
-which may name a node, a pool, a slice or a device."""
+RENAMED: dict[Kind, tuple[str, ...]] = {
+    Kind.NODE_NAMED: ("node",),
+    Kind.SKIP_UNDECLARED: ("node",),
+    Kind.POOL_INVALID: ("pool",),
+    Kind.POOL_INCOMPLETE: ("pool",),
+    Kind.POOL_UPDATING: ("pool",),
+    Kind.POOL_NOT_VALID: ("pool",),
+    Kind.DEVICE_BUSY: ("pool",),
+    Kind.DEVICE_FULL: ("pool",),
+    Kind.DEVICE_REFUSED: ("pool",),
+    Kind.COMPAT_GROUPS: ("pool",),
+}
+"""Per kind, the facts that name the node or a pool where the fact was found (`node`, `pool`):
+on a node equal up to names (`planners.firstfit.twins`) the same fact holds with that node's
+names, re-made by `renamed`."""
+
+UNIQUE: dict[Kind, tuple[str, ...]] = {
+    Kind.LISTED_TWICE: ("first", "second"),
+    Kind.POOL_INCOMPLETE: ("ignored",),
+    Kind.SLICES_LEFT_OUT: ("problems",),
+}
+"""Per kind, the facts that name what a node equal up to names need not share (slices, whose
+names the twins do not compare; the problems of slices left out): a reason holding one (not
+empty) is true of its node only (`portable`)."""
 
 
-def names_places(reason: Reason, but: tuple[str, ...] = ()) -> bool:
-    """Whether `reason` (or a reason among its facts) holds words made elsewhere (`FOREIGN`,
-    but the facts `but`) that may name a node or a pool: then it is true of its node only, not
-    of a node equal up to names (`planners.firstfit.twins`). Decided from which facts it has,
-    not their text."""
+def _parts(reason: Reason) -> list[Reason]:
+    """The reasons among `reason`'s facts (parts, a request's rejections, a fact's `why`)."""
+    out: list[Reason] = []
+    for _, value in reason.facts:
+        if isinstance(value, Reason):
+            out.append(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                if isinstance(v, Reason):
+                    out.append(v)
+                elif isinstance(v, tuple) and v and isinstance(v[0], Reason):
+                    out.append(v[0])
+    return out
+
+
+def names_places(reason: Reason) -> bool:
+    """Whether `reason` (or a reason among its facts) names the node or a pool where it was
+    found (`RENAMED`), or a slice (`UNIQUE`). Decided from its facts' kinds, not their text."""
+    kinds = RENAMED.get(reason.kind, ()) + UNIQUE.get(reason.kind, ())
+    if any(reason.fact(name) for name in kinds):
+        return True
+    return any(names_places(part) for part in _parts(reason))
+
+
+def portable(reason: Reason) -> bool:
+    """Whether `reason` holds on a node equal up to names with that node's names put in
+    (`renamed`): no fact of it names what the twins do not compare (`UNIQUE`)."""
+    if any(reason.fact(name) for name in UNIQUE.get(reason.kind, ())):
+        return False
+    return all(portable(part) for part in _parts(reason))
+
+
+def renamed(reason: Reason, nodes: Mapping[str, str], pools: Mapping[str, str]) -> Reason:
+    """`reason` with the names of its `RENAMED` facts put as another node's: a node's name
+    by `nodes`, a pool's by `pools` (a name not in them kept)."""
+    names = RENAMED.get(reason.kind, ())
+    facts: list[tuple[str, Fact]] = []
     for name, value in reason.facts:
-        if name in FOREIGN and name not in but and value:
-            return True
-        if isinstance(value, Reason) and names_places(value, but):
-            return True
-        if isinstance(value, tuple) and any(isinstance(v, Reason) and names_places(v, but) for v in value):
-            return True
-    return False
+        if name in names and isinstance(value, str):
+            value = (nodes if name == "node" else pools).get(value, value)
+        elif isinstance(value, Reason):
+            value = renamed(value, nodes, pools)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Reason | tuple):
+            value = tuple(_renamed_item(v, nodes, pools) for v in value)  # type: ignore[assignment]  # the shape given
+        facts.append((name, value))
+    return Reason(reason.kind, reason.subject, tuple(facts))
+
+
+def _renamed_item(item: object, nodes: Mapping[str, str], pools: Mapping[str, str]) -> object:
+    if isinstance(item, Reason):
+        return renamed(item, nodes, pools)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Reason):
+        return (renamed(item[0], nodes, pools), item[1])
+    return item
 
 
 OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
@@ -370,4 +432,4 @@ OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", 
 kinds not listed."""
 
 
-__all__ = ["FOREIGN", "OWN", "Fact", "Kind", "Reason", "names_places"]
+__all__ = ["OWN", "RENAMED", "UNIQUE", "Fact", "Kind", "Reason", "names_places", "portable", "renamed"]

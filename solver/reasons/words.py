@@ -158,6 +158,10 @@ def _pool(r: Reason) -> str:
     return f"{r.text('driver')}/{r.text('pool')}"
 
 
+def _device(r: Reason) -> str:
+    return f"{_pool(r)}/{r.text('device')}"
+
+
 def _incomplete(r: Reason, where: bool) -> str:
     count = r.text("count")
     text = (
@@ -390,12 +394,14 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled"
     ),
     Kind.SKIP_UNDECLARED: lambda r, w: (
-        f"come from a skipNodeOperations slice; node {r.text('node')} does not declare {r.text('feature')}"
+        "come from a skipNodeOperations slice; "
+        + ("the node" if r.fact("node") == NODE else f"node {r.text('node')}")
+        + f" does not declare {r.text('feature')}"
     ),
     Kind.DEVICE_TAINT: _device_taint,
-    Kind.DEVICE_BUSY: lambda r, w: f"device {r.text('device')} is already allocated",
-    Kind.DEVICE_FULL: lambda r, w: f"device {r.text('device')}: has not enough capacity left",
-    Kind.DEVICE_REFUSED: lambda r, w: f"device {r.text('device')}: {_part(r, 'why')}",
+    Kind.DEVICE_BUSY: lambda r, w: f"device {_device(r)} is already allocated",
+    Kind.DEVICE_FULL: lambda r, w: f"device {_device(r)}: has not enough capacity left",
+    Kind.DEVICE_REFUSED: lambda r, w: f"device {_device(r)}: {_part(r, 'why')}",
     Kind.ATTRIBUTE_RULE: lambda r, w: (
         f"{r.text('field')} {r.text('attribute')} (the devices {MUST.get(r.text('rule'), 'must meet')} it)"
     ),
@@ -516,7 +522,8 @@ def _grouped(whys: tuple[Reason, ...], counts: tuple[int, ...], total: int) -> t
     kind's), said once with the numbers that vary as ranges (`_ranged`)."""
     groups: dict[Reason, list[tuple[Reason, int]]] = {}
     for why, n in zip(whys, counts, strict=True):
-        groups.setdefault(_numberless(_unsaid(why)), []).append((why, n))
+        said = _unsaid(why)
+        groups.setdefault(_numberless(said), []).append((said, n))
     sized = [(sum(n for _, n in members), [w for w, _ in members]) for members in groups.values()]
     return tuple(counted_parts([(size, members) for size, members in sized], total))
 
@@ -555,15 +562,42 @@ another sentence are other groups."""
 
 def _unsaid(reason: Reason) -> Reason:
     """`reason` without what `anywhere` does not say: the node it was found on (the
-    placeholder `NODE`), also of the reason a `Kind.WITH_CLAIMS` holds."""
-    facts = []
+    placeholder `NODE`), also of the reason a `Kind.WITH_CLAIMS` holds, and the node a
+    skipNodeOperations slice's rejection names (said "the node" of a group of nodes)."""
+    facts: list[tuple[str, Fact]] = []
     for k, v in reason.facts:
         if k == "node" and v is not None:
             v = NODE
-        elif k == "why" and reason.kind is Kind.WITH_CLAIMS and isinstance(v, Reason):
-            v = _unsaid(v)
+        elif isinstance(v, Reason):
+            v = _unsaid_part(v) if reason.kind is not Kind.WITH_CLAIMS else _unsaid(v)
+        elif isinstance(v, tuple) and v and isinstance(v[0], Reason | tuple):
+            v = tuple(_unsaid_item(x) for x in v)  # type: ignore[assignment]  # the shape given
         facts.append((k, v))
     return Reason(reason.kind, reason.subject, tuple(facts))
+
+
+def _unsaid_part(reason: Reason) -> Reason:
+    """A part of a reason over nodes: a skipNodeOperations slice's node as `NODE`."""
+    if reason.kind is Kind.SKIP_UNDECLARED:
+        return reason.about(reason.subject, node=NODE)
+    if not any(isinstance(v, Reason | tuple) for _, v in reason.facts):
+        return reason
+    facts: list[tuple[str, Fact]] = []
+    for k, v in reason.facts:
+        if isinstance(v, Reason):
+            v = _unsaid_part(v)
+        elif isinstance(v, tuple) and v and isinstance(v[0], Reason | tuple):
+            v = tuple(_unsaid_item(x) for x in v)  # type: ignore[assignment]  # the shape given
+        facts.append((k, v))
+    return Reason(reason.kind, reason.subject, tuple(facts))
+
+
+def _unsaid_item(item: object) -> object:
+    if isinstance(item, Reason):
+        return _unsaid_part(item)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Reason):
+        return (_unsaid_part(item[0]), item[1])
+    return item
 
 
 def _numberless(reason: Reason) -> Reason:

@@ -104,11 +104,9 @@ def why_unschedulable(problem: Problem) -> Reason:
     for claim in problem.claims:
         alone = _only(problem, claim, constraints=False)
         if _fails(alone):
-            groups, pools = _compat_words(alone)
+            groups = _compat_groups(alone)
             if groups and not _fails(_without_compat(alone)):
-                return Reason.of(
-                    Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped, pools=pools
-                )
+                return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped)
             return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = tuple(_constraint_words(problem, c) for c in claim.constraints)
@@ -126,10 +124,9 @@ def explain_unschedulable(problem: Problem) -> str:
     return say(why_unschedulable(problem))
 
 
-def _compat_words(problem: Problem) -> tuple[tuple[Reason, ...], tuple[str, ...]]:
+def _compat_groups(problem: Problem) -> tuple[Reason, ...]:
     """The KEP-5963 counter sets the candidates draw from, as constraints (`Kind.COMPAT_GROUPS`,
-    docs/semantics.md, "Device compatibility groups (KEP-5963)"), and the pools they name
-    (`reasons.names_places`)."""
+    docs/semantics.md, "Device compatibility groups (KEP-5963)"; each names its pool)."""
     sets = sorted(
         {
             cset
@@ -138,8 +135,7 @@ def _compat_words(problem: Problem) -> tuple[tuple[Reason, ...], tuple[str, ...]
             for cset, _ in problem.devices[c.device].compat
         }
     )
-    facts = tuple(Reason.of(Kind.COMPAT_GROUPS, driver=d, pool=p, set=s) for d, p, s in sets)
-    return facts, tuple(dict.fromkeys(f"{d}/{p}" for d, p, _ in sets))
+    return tuple(Reason.of(Kind.COMPAT_GROUPS, driver=d, pool=p, set=s) for d, p, s in sets)
 
 
 def _without_compat(problem: Problem) -> Problem:
