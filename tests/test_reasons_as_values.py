@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import claim, device, device_class, request, resource_slice
+from builders import allocated, claim, device, device_class, request, resource_slice, result
 from test_invalid_pool_reason import CAUSE, duplicate_pool
 
 from dra_solver.api.cluster import Cluster
@@ -21,6 +21,7 @@ from dra_solver.pipeline import plan
 from dra_solver.planners.firstfit import engine
 from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planners.firstfit.words import NodeReasons
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
 from dra_solver.problem.flat import Problem
@@ -196,15 +197,11 @@ def _skipping_nodes(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_word(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Nodes whose devices come from a skipNodeOperations slice the node does not declare
-    share first fit's answer (was: no twin, their rejection's words named the node): the
-    fact naming the node is re-made for each twin, so every node's words are those of asking
-    it alone; over many nodes the line groups them by value, saying "the node" (was:
-    `node node-1-6`, the digits of the names as a range)."""
-    docs = [*_skipping_nodes(7), *(claim(f"c{i}", [request("gpu")]) for i in range(4))]
+def _shared_and_alone(
+    monkeypatch: pytest.MonkeyPatch, docs: list[dict[str, Any]], **options: Any
+) -> PlanOutcome:
+    """The plan of `docs` with first fit's twins sharing answers, checked against the plan
+    with every node asked alone: fewer nodes asked, the same nodes, reasons and words."""
     cluster = Cluster.from_objects(docs)
     asked: list[int] = []
     real = engine._Placing.answer
@@ -214,17 +211,30 @@ def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_wo
         return real(self, *args)
 
     monkeypatch.setattr(engine._Placing, "answer", counting)
-    gates = "DRAOptionalNodePreparation=true"
-    shared = plan(cluster, feature_gates=gates)
+    shared = plan(cluster, **options)
     with_twins = len(asked)
-    monkeypatch.setattr(Twins, "_key", lambda self, node: None)  # every node asked
-    asked.clear()
-    alone = plan(cluster, feature_gates=gates)
+    with monkeypatch.context() as m:
+        m.setattr(Twins, "_key", lambda self, node: None)  # every node asked
+        asked.clear()
+        alone = plan(cluster, **options)
     assert with_twins < len(asked)
-    assert [p.node for p in shared.pods] == ["node-0", "node-0", None, None]
-    assert [p.reason for p in shared.pods] == [p.reason for p in alone.pods]
+    assert [(p.node, p.reason) for p in shared.pods] == [(p.node, p.reason) for p in alone.pods]
     for a, b in zip(shared.pods, alone.pods, strict=True):
         assert dict(a.node_reasons) == dict(b.node_reasons)
+    return shared
+
+
+def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes whose devices come from a skipNodeOperations slice the node does not declare
+    share first fit's answer (was: no twin, their rejection's words named the node): the
+    fact naming the node is re-made for each twin, so every node's words are those of asking
+    it alone; over many nodes the line groups them by value, saying "the node" (was:
+    `node node-1-6`, the digits of the names as a range)."""
+    docs = [*_skipping_nodes(7), *(claim(f"c{i}", [request("gpu")]) for i in range(4))]
+    shared = _shared_and_alone(monkeypatch, docs, feature_gates="DRAOptionalNodePreparation=true")
+    assert [p.node for p in shared.pods] == ["node-0", "node-0", None, None]
     left = shared.pods[2]
     undeclared = "come from a skipNodeOperations slice; {} does not declare DraOptionalNodePreparation"
     assert undeclared.format("node node-5") in left.node_reasons["node-5"], left.node_reasons["node-5"]
@@ -232,6 +242,44 @@ def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_wo
         "6 nodes: claim default/c2: request gpu: needs 1 device(s), 2 match the selectors; of those 2 "
         + undeclared.format("the node")
     ) in (left.reason or ""), left.reason
+
+
+def test_twins_whose_reasons_name_their_pools_share_them_with_their_own_pools_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes with an incomplete pool (named after the node), and nodes whose one device an
+    allocationMode All request needs is busy (its pool named apart), share first fit's answer
+    (was: not shared, the reason held a pool's or a device's words): each twin's words name
+    its own pools."""
+    docs: list[dict[str, Any]] = [device_class("gpu")]
+    for i in range(6):
+        n, m, p, q = f"n{i}", f"m{i}", f"p{i * 7 % 11}", f"q{i * 5 % 13}"
+        docs += [
+            _node(n),
+            resource_slice(f"{n}-a", [device("gpu-0")], node=n, pool=f"{n}-half", count=2),
+            resource_slice(f"{n}-b", [device("gpu-1")], node=n, pool=p),
+            allocated(f"taken-{n}", [result("gpu-1", pool=p)]),
+            _node(m),
+            resource_slice(f"{m}-a", [device("gpu-0")], node=m, pool=q),
+            allocated(f"taken-{m}", [result("gpu-0", pool=q)]),
+        ]
+    # a free node where each fits alone, taken by a pod of a higher priority: the crowding asks
+    # every node where the two pods left out fit alone (`Solo`, which shares through twins)
+    docs += [_node("free"), resource_slice("free", [device("gpu-0")], node="free")]
+    docs += [
+        claim("first", [request("gpu")]),
+        claim("one", [request("gpu")]),
+        claim("all", [{"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]),
+    ]
+    names = [p.name for p in plan(Cluster.from_objects(docs), allocator="reference").pods]
+    priorities = [10 if name == "default/first" else 0 for name in names]
+    shared = _shared_and_alone(monkeypatch, docs, priorities=priorities)
+    by_name = {p.name: p for p in shared.pods}
+    assert by_name["default/first"].node == "free"
+    one = by_name["default/one"].node_reasons["n3"]
+    assert "pool gpu.example.com/n3-half generation 1 is incomplete" in one, one
+    every = by_name["default/all"].node_reasons["m3"]
+    assert "device gpu.example.com/q2/gpu-0 is already allocated" in every, every
 
 
 # --- what precompute finds is a fact, worded in reasons.words alone ------------------------------

@@ -12,7 +12,7 @@ The ground floor: imports nothing of the package, so every layer that finds a re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeAlias
@@ -46,7 +46,8 @@ class Kind(Enum):
     RUNS_OUT = "runs out"
     """A claim's requests cannot all be served at once (devices, capacity, counters)."""
     CONSTRAINTS = "constraints"
-    """A claim's constraints cannot be satisfied (`constraints`: their words)."""
+    """A claim's constraints cannot be satisfied (`constraints`: `ATTRIBUTE_RULE` or
+    `COMPAT_GROUPS` each)."""
     NOT_TOGETHER = "not together"
     """The claims (`claims`) fit each alone but not together."""
     CANNOT = "cannot"
@@ -80,14 +81,14 @@ class Kind(Enum):
     """`why` (a reason with claim placeholders) on a node where the pod's claims differ (a
     special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
     NODE_NAMED = "node named"
-    """Words made where a pool's problem was found (`problem/`: an invalid or unready pool's,
-    a device's of it) that may name the node as a part of a pool's, a slice's or a device's
-    name: `words` with the node's name there as the placeholder `reasons.words.NODE`, and the
-    node as a fact (`node`; `reasons.words.of_node` makes it). Nodes whose words differ only
-    in their own name are one value without `node` (`explain`'s groups)."""
+    """A fact found where a pool's problem was found on a node (`why`: an invalid or
+    incomplete pool's, a device's of it) whose names may hold the node's name as a part of a
+    pool's, a slice's or a device's name: there as the placeholder `reasons.words.NODE`, the
+    node a fact (`node`; `reasons.words.of_node` makes it). Nodes whose facts differ only in
+    their own name are one value without `node` (`explain`'s groups)."""
     INVALID_POOLS = "invalid pools"
     """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
-    their words, as `problem.build.invalid_pool_words` makes them, `NODE_NAMED` each)."""
+    `POOL_INVALID` each, as `problem.build.invalid_pool` makes it, in a `NODE_NAMED`)."""
     SEARCH_ABORTED = "search aborted"
     """The reference search gave up past its budget of `steps` (upstream: the filter timeout)."""
     NOT_READY = "not ready"
@@ -160,7 +161,7 @@ class Kind(Enum):
     SEARCH_GAVE_UP = "search gave up"
     """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
     INVALID_CAUSE = "invalid cause"
-    """Invalid pools (`pools`: their words, `NODE_NAMED` each) hold the devices that would make
+    """Invalid pools (`pools`: `POOL_INVALID` each, in a `NODE_NAMED`) hold the devices that would make
     the claims fit."""
     FUNNEL = "funnel"
     """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
@@ -320,6 +321,41 @@ class Reason:
             and isinstance(v[1], int | str)
         )
 
+    def inner(self) -> list[Reason]:
+        """The reasons among the facts (a fact, one in a tuple, the first of a (reason, how
+        many) pair: parts, a request's rejections, a fact's `why`)."""
+        out: list[Reason] = []
+        for _, value in self.facts:
+            if isinstance(value, Reason):
+                out.append(value)
+            elif isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, Reason):
+                        out.append(v)
+                    elif isinstance(v, tuple) and v and isinstance(v[0], Reason):
+                        out.append(v[0])
+        return out
+
+    def with_parts(self, f: Callable[[Reason], Reason]) -> Reason:
+        """The same reason with `f` applied to each reason among its facts (`inner`)."""
+
+        def put(value: object) -> object:
+            if isinstance(value, Reason):
+                return f(value)
+            if isinstance(value, tuple) and value and isinstance(value[0], Reason | tuple):
+                return tuple(
+                    f(v)
+                    if isinstance(v, Reason)
+                    else (f(v[0]), v[1])
+                    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], Reason)
+                    else v
+                    for v in value
+                )
+            return value
+
+        facts = tuple((k, put(v)) for k, v in self.facts)
+        return Reason(self.kind, self.subject, facts)  # type: ignore[arg-type]  # each fact keeps its shape
+
     def without(self, *names: str) -> Reason:
         """The same reason without the facts `names` (e.g. the node, for reasons grouped over
         nodes that name their nodes in the group's head)."""
@@ -371,28 +407,13 @@ names the twins do not compare; the problems of slices left out): a reason holdi
 empty) is true of its node only (`portable`)."""
 
 
-def _parts(reason: Reason) -> list[Reason]:
-    """The reasons among `reason`'s facts (parts, a request's rejections, a fact's `why`)."""
-    out: list[Reason] = []
-    for _, value in reason.facts:
-        if isinstance(value, Reason):
-            out.append(value)
-        elif isinstance(value, tuple):
-            for v in value:
-                if isinstance(v, Reason):
-                    out.append(v)
-                elif isinstance(v, tuple) and v and isinstance(v[0], Reason):
-                    out.append(v[0])
-    return out
-
-
 def names_places(reason: Reason) -> bool:
     """Whether `reason` (or a reason among its facts) names the node or a pool where it was
     found (`RENAMED`), or a slice (`UNIQUE`). Decided from its facts' kinds, not their text."""
     kinds = RENAMED.get(reason.kind, ()) + UNIQUE.get(reason.kind, ())
     if any(reason.fact(name) for name in kinds):
         return True
-    return any(names_places(part) for part in _parts(reason))
+    return any(names_places(part) for part in reason.inner())
 
 
 def portable(reason: Reason) -> bool:
@@ -400,31 +421,20 @@ def portable(reason: Reason) -> bool:
     (`renamed`): no fact of it names what the twins do not compare (`UNIQUE`)."""
     if any(reason.fact(name) for name in UNIQUE.get(reason.kind, ())):
         return False
-    return all(portable(part) for part in _parts(reason))
+    return all(portable(part) for part in reason.inner())
 
 
 def renamed(reason: Reason, nodes: Mapping[str, str], pools: Mapping[str, str]) -> Reason:
     """`reason` with the names of its `RENAMED` facts put as another node's: a node's name
     by `nodes`, a pool's by `pools` (a name not in them kept)."""
     names = RENAMED.get(reason.kind, ())
-    facts: list[tuple[str, Fact]] = []
-    for name, value in reason.facts:
-        if name in names and isinstance(value, str):
-            value = (nodes if name == "node" else pools).get(value, value)
-        elif isinstance(value, Reason):
-            value = renamed(value, nodes, pools)
-        elif isinstance(value, tuple) and value and isinstance(value[0], Reason | tuple):
-            value = tuple(_renamed_item(v, nodes, pools) for v in value)  # type: ignore[assignment]  # the shape given
-        facts.append((name, value))
-    return Reason(reason.kind, reason.subject, tuple(facts))
-
-
-def _renamed_item(item: object, nodes: Mapping[str, str], pools: Mapping[str, str]) -> object:
-    if isinstance(item, Reason):
-        return renamed(item, nodes, pools)
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Reason):
-        return (renamed(item[0], nodes, pools), item[1])
-    return item
+    if names:
+        facts = tuple(
+            (k, (nodes if k == "node" else pools).get(v, v) if k in names and isinstance(v, str) else v)
+            for k, v in reason.facts
+        )
+        reason = Reason(reason.kind, reason.subject, facts)
+    return reason.with_parts(lambda part: renamed(part, nodes, pools))
 
 
 OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}

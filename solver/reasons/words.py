@@ -564,40 +564,16 @@ def _unsaid(reason: Reason) -> Reason:
     """`reason` without what `anywhere` does not say: the node it was found on (the
     placeholder `NODE`), also of the reason a `Kind.WITH_CLAIMS` holds, and the node a
     skipNodeOperations slice's rejection names (said "the node" of a group of nodes)."""
-    facts: list[tuple[str, Fact]] = []
-    for k, v in reason.facts:
-        if k == "node" and v is not None:
-            v = NODE
-        elif isinstance(v, Reason):
-            v = _unsaid_part(v) if reason.kind is not Kind.WITH_CLAIMS else _unsaid(v)
-        elif isinstance(v, tuple) and v and isinstance(v[0], Reason | tuple):
-            v = tuple(_unsaid_item(x) for x in v)  # type: ignore[assignment]  # the shape given
-        facts.append((k, v))
-    return Reason(reason.kind, reason.subject, tuple(facts))
+    if reason.fact("node") is not None:
+        reason = reason.about(reason.subject, node=NODE)
+    return reason.with_parts(_unsaid if reason.kind is Kind.WITH_CLAIMS else _unsaid_part)
 
 
 def _unsaid_part(reason: Reason) -> Reason:
     """A part of a reason over nodes: a skipNodeOperations slice's node as `NODE`."""
     if reason.kind is Kind.SKIP_UNDECLARED:
         return reason.about(reason.subject, node=NODE)
-    if not any(isinstance(v, Reason | tuple) for _, v in reason.facts):
-        return reason
-    facts: list[tuple[str, Fact]] = []
-    for k, v in reason.facts:
-        if isinstance(v, Reason):
-            v = _unsaid_part(v)
-        elif isinstance(v, tuple) and v and isinstance(v[0], Reason | tuple):
-            v = tuple(_unsaid_item(x) for x in v)  # type: ignore[assignment]  # the shape given
-        facts.append((k, v))
-    return Reason(reason.kind, reason.subject, tuple(facts))
-
-
-def _unsaid_item(item: object) -> object:
-    if isinstance(item, Reason):
-        return _unsaid_part(item)
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Reason):
-        return (_unsaid_part(item[0]), item[1])
-    return item
+    return reason.with_parts(_unsaid_part)
 
 
 def _numberless(reason: Reason) -> Reason:
