@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 from ..api.models import (
@@ -172,6 +173,19 @@ _SKIP_OFF = Reason.of(Kind.SKIP_OFF)
 """Rejections without names: one value each (counted per request, `Alternative.rejected`)."""
 
 
+@lru_cache(maxsize=1 << 10)
+def _taint_fact(key: str, value: str | None, effect: str, rule: str | None) -> Reason:
+    """`Kind.DEVICE_TAINT`, one value per taint (a request's rejections count it per device:
+    made and hashed once)."""
+    return Reason.of(Kind.DEVICE_TAINT, key=key, value=value, effect=effect, rule=rule)
+
+
+@lru_cache(maxsize=1 << 10)
+def _lacking(names: tuple[str, ...]) -> Reason:
+    """`Kind.LACKS_CAPACITY`, one value per set of capacities (as `_taint_fact`)."""
+    return Reason.of(Kind.LACKS_CAPACITY, names=names)
+
+
 def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> Reason | None:
     """Why the device's taints refuse the request: the first taint it does not tolerate, by key
     and effect, and the DeviceTaintRule that puts it there (None: every taint tolerated)."""
@@ -183,13 +197,7 @@ def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> Reason | Non
         found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
     for taint, rule_name in found:
         if not tolerated(taint, spec.tolerations):
-            return Reason.of(
-                Kind.DEVICE_TAINT,
-                key=taint.key,
-                value=taint.value or None,
-                effect=taint.effect,
-                rule=rule_name,
-            )
+            return _taint_fact(taint.key, taint.value or None, taint.effect, rule_name)
     return None
 
 
@@ -207,7 +215,7 @@ def _static_reject(
     if ctx.gates.DRAConsumableCapacity:
         missing = sorted(set(spec.capacity) - set(d.capacity))
         if missing:
-            return Reason.of(Kind.LACKS_CAPACITY, names=tuple(missing)), None, False
+            return _lacking(tuple(missing)), None, False
         amounts = device_consumption(
             d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
         )

@@ -191,7 +191,7 @@ MUST = {"match": "must all have the same value of", "distinct": "must all have d
 def in_order(rejected: Mapping[Reason, int]) -> tuple[tuple[Reason, int], ...]:
     """A request's rejections (why, how many) in the order they are listed: by their words,
     as they always were (one order for every node and every run)."""
-    return tuple(sorted(rejected.items(), key=lambda kv: say(kv[0])))
+    return tuple(sorted(rejected.items(), key=lambda kv: _said(kv[0])))
 
 
 WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
