@@ -319,3 +319,162 @@ def test_a_cel_runtime_error_costs_its_pod_not_the_plan(tmp_path: Path) -> None:
             "expression \"device.attributes['gpu.example.com'].index > 1\": "
             "CEL runtime error: no such key: index; hint: "
         ), lines["default/p-index"]
+
+
+def test_a_container_claim_naming_no_pod_claim_holds_only_that_pod(tmp_path: Path) -> None:
+    """`containers[].resources.claims[].name` must name a `spec.resourceClaims` entry (the API
+    server refuses the pod otherwise; the kubelet could not give the container its claim).
+    `validate` passed it; now it names the pod, the field and why, and a plan holds that pod
+    alone with that reason."""
+    bad = _pod("typo", resourceClaims=[{"name": "g", "resourceClaimName": "g"}])
+    bad["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}, {"name": "gpu-1"}], nodeName="n1")
+    ok = _pod("ok", resourceClaims=[{"name": "g", "resourceClaimName": "h"}])
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, _claim("g"), _claim("h"), bad, ok])
+    why = (
+        "spec.containers[0].resources.claims[0].name: 'gpu' names no entry of the pod's "
+        "spec.resourceClaims (it has: g), so the API server refuses the pod"
+    )
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1 and f"Pod default/typo: {why}" in checked.stderr, checked.stderr
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    assert outcome.pod("default/ok").node == "n1"
+    held = outcome.pod("default/typo")
+    assert not held.placed and held.reason == why, held.reason
+
+
+PRIORITY = "scheduling.k8s.io/v1"
+
+
+def _priority_class(name: str, value: int, default: bool, created: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, **({"creationTimestamp": created} if created else {})}
+    return {
+        "apiVersion": PRIORITY,
+        "kind": "PriorityClass",
+        "metadata": meta,
+        "value": value,
+        "globalDefault": default,
+    }
+
+
+def test_two_global_default_priority_classes_are_refused_and_the_lowest_is_read(tmp_path: Path) -> None:
+    """The API server refuses a second `globalDefault: true` PriorityClass; two can still race
+    past it, and upstream's admission then gives pods without a class the lowest value. The
+    plan read the highest: the default pod (1000) took the last GPU from a pod of class `mid`
+    (50). Now `validate` names the second (the newer by creationTimestamp), the plan keeps both
+    classes and reads 10, so `mid`'s pod gets the GPU."""
+    classes = [
+        _priority_class("low", 10, True, "2026-01-02T00:00:00Z"),
+        _priority_class("high", 1000, True, "2026-01-01T00:00:00Z"),
+        _priority_class("mid", 50, False, "2026-01-01T00:00:00Z"),
+    ]
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}], nodeName="n1")
+    pods = [
+        _pod("plain", resourceClaims=[{"name": "g", "resourceClaimName": "a"}]),
+        _pod("named", priorityClassName="mid", resourceClaims=[{"name": "g", "resourceClaimName": "b"}]),
+    ]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, _claim("a"), _claim("b"), *classes, *pods])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1
+    assert (
+        "PriorityClass low: globalDefault: PriorityClass high is the global default already: the API "
+        "server allows only one and refuses the second"
+    ) in checked.stderr, checked.stderr
+    cluster = dra_solver.load([path], strict=False)
+    assert set(cluster.priority_classes) == {"low", "high", "mid"}
+    (warned,) = [w for w in cluster.warnings if "globalDefault" in w]
+    assert warned.endswith(
+        "gets the lowest global default's value, 10 (PriorityClass low), as upstream's admission picks"
+    )
+    for allocator in ("cpsat", "reference"):
+        outcome = dra_solver.plan(cluster, allocator=allocator)
+        assert outcome.pod("default/named").placed and not outcome.pod("default/plain").placed, allocator
+
+
+def test_check_names_an_allocations_unreadable_node_selector(tmp_path: Path) -> None:
+    """`check` said of a node-local device allocated to a claim whose nodeSelector cannot be
+    read only `it is not visible without a node`: now it names the field and why."""
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}], nodeName="n1")
+    selector = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "Within", "values": ["n1"]}]}
+        ]
+    }
+    result = {"request": "g", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    claim = _claim("odd", status={"allocation": {"devices": {"results": [result]}, "nodeSelector": selector}})
+    got = runner.invoke(app, ["check", str(_write(tmp_path, [GPU_CLASS, _node("n1"), slice_, claim]))])
+    assert got.exit_code == 3, got.stderr
+    assert got.stdout.splitlines() == [
+        "[unknown-device] claim default/odd, request g: device gpu.example.com/n1/gpu-0: the claim's node "
+        "cannot be told, its allocation's node selector cannot be read (status.allocation.nodeSelector"
+        ".nodeSelectorTerms[0].matchFields[0].operator: unsupported operator 'Within': must be one of In, "
+        "NotIn, Exists, DoesNotExist, Gt, Lt)"
+    ]
+
+
+def test_check_reports_a_pod_bound_to_a_deleted_node(tmp_path: Path) -> None:
+    bound = {**_pod("orphan", nodeName="gone"), "status": {"phase": "Running"}}
+    got = runner.invoke(app, ["check", str(_write(tmp_path, [_node("n1"), bound]))])
+    assert got.exit_code == 3, got.stderr
+    assert got.stdout.splitlines() == [
+        "[pod-node-missing] pod default/orphan: is bound to node gone (spec.nodeName), which is not among "
+        "the input's Nodes (deleted? upstream's pod garbage collector deletes a pod whose node is gone)"
+    ]
+    fine = runner.invoke(
+        app,
+        [
+            "check",
+            str(_write(tmp_path, [_node("n1"), {**bound, "spec": {**bound["spec"], "nodeName": "n1"}}])),
+        ],
+    )
+    assert fine.exit_code == 0, fine.stdout
+
+
+def test_a_gang_with_fewer_pods_than_its_min_count_says_so(tmp_path: Path) -> None:
+    group = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+    }
+    pods = [_pod(f"w-{i}", schedulingGroup={"podGroupName": "train"}) for i in range(2)]
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), group, *pods])], strict=False)
+    for allocator in ("cpsat", "reference"):
+        reason = dra_solver.plan(cluster, allocator=allocator).pod("default/w-0").reason
+        assert reason == (
+            "PodGroup default/train not placed: 2 of its pods fit, fewer than its gang minCount 3 "
+            "(the input has only 2 pods of the group)"
+        ), reason
+    enough = dra_solver.load(
+        [
+            _write(
+                tmp_path,
+                [
+                    _node("n1"),
+                    group,
+                    *pods,
+                    _pod("w-2", schedulingGroup={"podGroupName": "train"}, nodeSelector={"x": "y"}),
+                ],
+            )
+        ],
+        strict=False,
+    )
+    reason = dra_solver.plan(enough).pod("default/w-0").reason or ""
+    assert "fewer than its gang minCount 3" in reason and "only" not in reason, reason
+
+
+def test_a_request_larger_than_any_device_says_so_with_the_numbers(tmp_path: Path) -> None:
+    """A capacity request no device could serve even unused read `not enough capacity left`,
+    as if waiting would help: now the device's capacity and the amount asked are said."""
+    devices = [{"name": f"gpu-{i}", "capacity": {"memory": {"value": "40Gi"}}} for i in range(2)]
+    slice_ = _slice("n1-gpu", "n1", devices, nodeName="n1")
+    big = _claim("big", {"capacity": {"requests": {"memory": "80Gi"}}})
+    small = _claim("small", {"capacity": {"requests": {"memory": "30Gi"}}})
+    pods = [_pod(n, resourceClaims=[{"name": "g", "resourceClaimName": n}]) for n in ("big", "small")]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, big, small, *pods])
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    assert outcome.pod("default/small").placed
+    assert outcome.pod("default/big").reason == (
+        "claim default/big: request g: needs 1 device(s), 2 match the selectors; of those 2 have memory "
+        "40Gi, less than the 80Gi asked (on node n1)"
+    ), outcome.pod("default/big").reason

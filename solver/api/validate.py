@@ -353,6 +353,7 @@ def validate_cluster(
             errors.extend(_missing_pod_references(obj, cluster, source))
         if isinstance(obj, PodGroup):
             errors.extend(_missing_group_references(obj, cluster, source))
+    errors.extend(_second_global_defaults(cluster, source_of))
     errors.extend(_shared_too_widely(cluster, source_of, gates))
     if gates is None or gates.DRAAdminAccess:
         errors.extend(admin_namespace_problems(cluster, source_of))
@@ -482,6 +483,34 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
             f"PodGroup {ns}/{group.pod_group_name} not found in the input{hint}",
         )
     return report.errors
+
+
+def _second_global_defaults(
+    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None
+) -> list[InputError]:
+    """Every PriorityClass with `globalDefault: true` but the one the API server kept: it
+    refuses a second global default (scheduling/v1 validation), so an input holding two was
+    not read from one cluster state, or raced past the check. The one kept is the oldest by
+    `metadata.creationTimestamp` when every one has it, else the first in the input. Planning
+    keeps them all and reads the lowest value as the default (`problem.scheduling`,
+    docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)")."""
+    defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
+    if len(defaults) < 2:
+        return []
+    stamps = [pc.metadata.creation_timestamp for pc in defaults]
+    if all(stamps):
+        order = sorted(range(len(defaults)), key=lambda i: str(stamps[i]))
+        defaults = [defaults[i] for i in order]
+    kept, errors = defaults[0], []
+    for pc in defaults[1:]:
+        report = _Report(pc, source_of(pc) if source_of else "")
+        report.add(
+            "globalDefault",
+            f"PriorityClass {kept.metadata.name} is the global default already: the API server "
+            "allows only one and refuses the second",
+        )
+        errors += report.errors
+    return errors
 
 
 def _missing_group_references(group: PodGroup, cluster: Cluster, source: str) -> list[InputError]:
@@ -941,10 +970,12 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
     containers = [("spec.initContainers", c) for c in pod.spec.init_containers]
     containers += [("spec.containers", c) for c in pod.spec.containers]
     counts: dict[str, int] = {}
+    names = [claim.name for claim in pod.spec.resource_claims]
     for base, c in containers:
         i = counts[base] = counts.get(base, -1) + 1
         if c.resources is not None:
             _validate_resources(report, f"{_idx(base, i)}.resources", c.resources)
+            _check_container_claims(report, f"{_idx(base, i)}.resources.claims", c.resources, names)
     if pod.spec.resources is not None:
         _validate_resources(report, "spec.resources", pod.spec.resources)
     seen: set[str] = set()
@@ -968,6 +999,30 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
             rfc3339_nanos(start)
         except ValueError as exc:
             report.add("status.startTime", str(exc))
+
+
+def _check_container_claims(
+    report: _Report, path: str, res: ResourceRequirements, pod_claims: Sequence[str]
+) -> None:
+    """core/v1: a container's `resources.claims[].name` must be one of the pod's
+    `spec.resourceClaims` names, once per container. The API server refuses a pod breaking it,
+    so the scheduler never sees one; a dump or a manifest may still hold it, and planning it
+    would start a container whose claim the kubelet cannot find (docs/semantics.md, "Messy
+    clusters: what one bad object costs (issue #39)": the pod is held with this reason)."""
+    seen: set[str] = set()
+    for j, ref in enumerate(res.claims):
+        field = f"{_idx(path, j)}.name"
+        key = f"{ref.name}/{ref.request}" if ref.request else ref.name
+        if key in seen:
+            report.add(field, f"duplicate container claim {key!r}")
+        seen.add(key)
+        if ref.name not in pod_claims:
+            known = f"it has: {', '.join(pod_claims)}" if pod_claims else "it has none"
+            report.add(
+                field,
+                f"{ref.name!r} names no entry of the pod's spec.resourceClaims ({known}), so the "
+                f"API server refuses the pod{did_you_mean(ref.name, pod_claims)}",
+            )
 
 
 def _validate_pod_scheduling(report: _Report, pod: Pod) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..api.cluster import Cluster
-from ..api.models import PodGroup
+from ..api.models import Pod, PodGroup
 from ..api.strict import suggest
 from ..errors import InputError
 from ..gates import FeatureGates
@@ -102,8 +102,35 @@ def resolve_gangs(
                 and h.pod.spec.scheduling_group.pod_group_name == name
                 and h.pod.metadata.ns == ns
             )
-            gangs[m.group] = Gang(m.group, min_count, len(bound_nodes), key, domains, basic=basic, held=held)
+            gangs[m.group] = Gang(
+                m.group,
+                min_count,
+                len(bound_nodes),
+                key,
+                domains,
+                basic=basic,
+                held=held,
+                size=_size(cluster, ns, name),
+            )
     return gangs
+
+
+def _size(cluster: Cluster, ns: str, name: str) -> int:
+    """How many pods of the input name the PodGroup and may still run (pending, held or bound,
+    not finished): fewer than minCount and no plan places the gang, whatever the devices — the
+    gang's reason says so (`Gang.short`) rather than reading as if the others did not fit."""
+
+    def mine(pod: Pod) -> bool:
+        group = pod.spec.scheduling_group
+        return group is not None and group.pod_group_name == name and pod.metadata.ns == ns
+
+    keys = {
+        key
+        for key, pod in cluster.pods.items()
+        if mine(pod) and not (pod.status and pod.status.phase in DONE_PHASES)
+    }
+    keys |= {key for key, h in cluster.held.items() if h.pod is not None and mine(h.pod)}
+    return len(keys)
 
 
 def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:

@@ -46,6 +46,7 @@ from ..api.load import Unread
 from ..api.models import (
     Node,
     Pod,
+    PriorityClass,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -56,6 +57,7 @@ from ..errors import CelError, InputError
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
+from ..problem.scheduling import default_priority_class
 from .fields import unmodelled_field_warnings
 from .job import Unit
 from .leftpools import stand_in, unread_stand_in
@@ -206,7 +208,9 @@ def triage(
         held_claims[key] = HeldPod(None, why.reason, claim=claim)
     why_template = {key: why for key, tpl in cluster.templates.items() if (why := claim_why(tpl)) is not None}
     why_priority = {
-        name: why for name, pc in cluster.priority_classes.items() if (why := own(pc)) is not None
+        name: why
+        for name, pc in cluster.priority_classes.items()
+        if (why := own(pc)) is not None and not _second_default_only(t.own(pc))
     }
     why_workload = {key: why for key, w in cluster.workloads.items() if (why := own(w)) is not None}
     why_group: dict[Key, _Why] = {}
@@ -312,6 +316,9 @@ def triage(
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
     ]:
+        if isinstance(obj, PriorityClass) and t.own(obj) and obj.metadata.name not in why_priority:
+            t.warn(obj, _second_default(cluster))
+            continue
         t.warn(obj, _holding(costs.get(obj.ref, [])))
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
@@ -522,6 +529,21 @@ def _taint_effects_only(problems: Sequence[InputError]) -> bool:
     """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
     blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
     return all(e.field.startswith("spec.taints[") and e.field.endswith("].effect") for e in problems)
+
+
+def _second_default_only(problems: Sequence[InputError]) -> bool:
+    """Whether a PriorityClass's problems are all that it is a second global default: it is
+    kept (a pod naming it has its value), the default read as upstream's admission reads it."""
+    return all(e.field == "globalDefault" for e in problems)
+
+
+def _second_default(cluster: Cluster) -> str:
+    pc = default_priority_class(cluster)
+    assert pc is not None  # there are two
+    return (
+        f"it is kept; a pod without spec.priority or spec.priorityClassName gets the lowest global "
+        f"default's value, {pc.value} (PriorityClass {pc.metadata.name}), as upstream's admission picks"
+    )
 
 
 def _node_consequence(problems: Sequence[InputError]) -> str:

@@ -27,7 +27,7 @@ from ..cel import Program, compile_expression
 from ..errors import CelError, DRASolverError, FailedOnNode, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
-from .capacity import FatalCapacityRequest, device_consumption
+from .capacity import FatalCapacityRequest, device_consumption, too_small
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -202,7 +202,8 @@ def _static_reject(
         if amounts is None:
             return "refuse the capacity request (requestPolicy)", None, False
         if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
-            return "have not enough capacity left", None, False
+            small = too_small(info.capacity, info.capacity_format, spec.capacity, amounts)
+            return small or "have not enough capacity left", None, False
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:

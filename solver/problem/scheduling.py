@@ -20,13 +20,13 @@ it is refused with a reason saying so — never placed on a guess.
 
 Priority (`pod_priority`): `spec.priority` when set (the admission controller writes it),
 else the value of the PriorityClass named by `spec.priorityClassName`, else that of the
-PriorityClass with `globalDefault: true`, else 0.
+PriorityClass with `globalDefault: true` (`default_priority_class`), else 0.
 """
 
 from __future__ import annotations
 
 from ..api.cluster import Cluster
-from ..api.models import Node, Pod, Taint
+from ..api.models import Node, Pod, PriorityClass, Taint
 from ..api.validate import NODE_TAINT_EFFECTS
 from ..errors import InputError
 from ..inventory import NodeView, node_selector_matches
@@ -89,5 +89,15 @@ def pod_priority(cluster: Cluster, pod: Pod) -> int:
                 f"PriorityClass {name} not found in the input", obj=pod.ref, field="spec.priorityClassName"
             )
         return pc.value
+    default = default_priority_class(cluster)
+    return default.value if default is not None else 0
+
+
+def default_priority_class(cluster: Cluster) -> PriorityClass | None:
+    """The PriorityClass a pod without one is given: the one with `globalDefault: true`. The
+    API server allows one, but two may race past its check (or an input mixes cluster states;
+    `validate` refuses it): upstream's admission then picks the lowest value (the API's
+    documented rule for `globalDefault`), and of equal values we take the first by name —
+    docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)"."""
     defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
-    return max((pc.value for pc in defaults), default=0)
+    return min(defaults, key=lambda pc: (pc.value, pc.metadata.name), default=None)
