@@ -478,3 +478,48 @@ def test_a_request_larger_than_any_device_says_so_with_the_numbers(tmp_path: Pat
         "claim default/big: request g: needs 1 device(s), 2 match the selectors; of those 2 have memory "
         "40Gi, less than the 80Gi asked (on node n1)"
     ), outcome.pod("default/big").reason
+
+
+def _made_from_template(
+    claim: str = "p-g-x1y2z", template: str = "tpl"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pending pod whose claim the ResourceClaim controller made from `template` (recorded in
+    the pod's status, as a dump has it), and that claim."""
+    pod = _pod("p", resourceClaims=[{"name": "g", "resourceClaimTemplateName": template}])
+    pod["status"] = {"phase": "Pending", "resourceClaimStatuses": [{"name": "g", "resourceClaimName": claim}]}
+    return pod, _claim(claim)
+
+
+def test_a_deleted_template_costs_nothing_once_its_claim_is_made(tmp_path: Path) -> None:
+    """Upstream's scheduler reads the claim a pod's status records for a template entry, never
+    the template again: a template deleted after its claims were made holds nothing. It held
+    the pod (and `validate` refused it)."""
+    pod, made = _made_from_template()
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}], nodeName="n1")
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, made, pod])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 0, checked.stderr
+    outcome = dra_solver.plan(dra_solver.load([path]))
+    assert outcome.pod("default/p").node == "n1"
+    not_made = {**pod, "status": {"phase": "Pending"}}  # no claim yet: the template is needed
+    checked = runner.invoke(
+        app, ["validate", str(_write(tmp_path, [GPU_CLASS, _node("n1"), slice_, not_made]))]
+    )
+    assert "ResourceClaimTemplate default/tpl not found in the input" in checked.stderr
+
+
+def test_a_pod_whose_made_claim_is_broken_names_the_claim_not_the_template(tmp_path: Path) -> None:
+    """A deleted DeviceClass breaks the template and the claim made from it; the scheduler reads
+    the claim, so the pod's reason (and the warning naming the pods it holds) is the claim's."""
+    pod, made = _made_from_template()
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "tpl", "namespace": "default"},
+        "spec": {"spec": made["spec"]},
+    }
+    cluster = dra_solver.load([_write(tmp_path, [_node("n1"), template, made, pod])], strict=False)
+    reason = dra_solver.plan(cluster).pod("default/p").reason or ""
+    assert reason.startswith("spec.resourceClaims[0]: ResourceClaim default/p-g-x1y2z is not valid: "), reason
+    (claim_warning,) = [w for w in cluster.warnings if w.startswith("ResourceClaim default/p-g-x1y2z")]
+    assert claim_warning.endswith("pending pod default/p depends on it and stays pending"), claim_warning

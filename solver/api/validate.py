@@ -460,7 +460,7 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
                 + did_you_mean(entry.resource_claim_name, _names_in(cluster.claims, ns)),
             )
         template = entry.resource_claim_template_name
-        if template and (ns, template) not in cluster.templates:
+        if template and (ns, template) not in cluster.templates and not _made(pod, entry.name, cluster):
             report.add(
                 f"{path}.resourceClaimTemplateName",
                 f"ResourceClaimTemplate {ns}/{template} not found in the input"
@@ -511,6 +511,18 @@ def _second_global_defaults(
         )
         errors += report.errors
     return errors
+
+
+def _made(pod: Pod, entry: str, cluster: Cluster) -> bool:
+    """Whether the claim of a template entry is made already: the pod's status records it and
+    the input holds it. Upstream's scheduler then reads only that claim (resourceclaim.Name),
+    so a template deleted since is not a problem of the pod."""
+    return any(
+        s.name == entry
+        and s.resource_claim_name
+        and (pod.metadata.ns, s.resource_claim_name) in cluster.claims
+        for s in (pod.status.resource_claim_statuses if pod.status else [])
+    )
 
 
 def _missing_group_references(group: PodGroup, cluster: Cluster, source: str) -> list[InputError]:

@@ -37,7 +37,7 @@ modified (a bound pod's copy is a new object).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
@@ -230,7 +230,7 @@ def triage(
             why_group[key] = (
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
-    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group)
+    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group, cluster.claims.keys())
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
@@ -368,6 +368,8 @@ class _Refs:
     templates: dict[Key, _Why]
     priorities: dict[str, _Why]
     groups: dict[Key, _Why]
+    cluster_claims: Collection[Key] = ()
+    """Every claim of the input (a pod's claim made from a template is read, not the template)."""
 
     def of(self, pod: Pod) -> _Why | None:
         """The first object the pod depends on that is left out, with the pod's reason."""
@@ -376,12 +378,20 @@ class _Refs:
         ns = pod.metadata.ns
         for i, entry in enumerate(pod.spec.resource_claims):
             where = f"spec.resourceClaims[{i}]"
-            found = self.claims.get((ns, entry.resource_claim_name or "")) or self.templates.get(
-                (ns, entry.resource_claim_template_name or "")
-            )
+            found = self.claims.get((ns, entry.resource_claim_name or ""))
+            made = None
             for status in pod.status.resource_claim_statuses if pod.status else []:
-                if found is None and status.name == entry.name and status.resource_claim_name:
-                    found = self.claims.get((ns, status.resource_claim_name))
+                if (
+                    status.name == entry.name
+                    and status.resource_claim_name
+                    and entry.resource_claim_template_name
+                ):
+                    made = (ns, status.resource_claim_name)
+            if made is not None and (made in self.claims or made in self.cluster_claims):
+                # the claim made from the template is what upstream reads: its problem, not the template's
+                found = found or self.claims.get(made)
+            elif found is None:
+                found = self.templates.get((ns, entry.resource_claim_template_name or ""))
             if found is not None:
                 return _Why(found.root, f"{where}: {found.reason}")
         name = pod.spec.priority_class_name
