@@ -608,7 +608,8 @@ def pool_problems(
             report.add(
                 "spec.pool.resourceSliceCount",
                 f"{pool} is incomplete: resourceSliceCount is {counts[0]} but {len(current)} "
-                f"slice{'s' if len(current) != 1 else ''} of that generation are in the input ({names})",
+                f"{'slices' if len(current) != 1 else 'slice'} of that generation "
+                f"{'are' if len(current) != 1 else 'is'} in the input ({names})",
             )
         devices: dict[str, str] = {}
         counter_sets: dict[str, str] = {}
