@@ -523,3 +523,103 @@ def test_a_pod_whose_made_claim_is_broken_names_the_claim_not_the_template(tmp_p
     assert reason.startswith("spec.resourceClaims[0]: ResourceClaim default/p-g-x1y2z is not valid: "), reason
     (claim_warning,) = [w for w in cluster.warnings if w.startswith("ResourceClaim default/p-g-x1y2z")]
     assert claim_warning.endswith("pending pod default/p depends on it and stays pending"), claim_warning
+
+
+def test_an_unreadable_allocated_claim_keeps_its_devices_in_use(tmp_path: Path) -> None:
+    """A claim in an apiVersion dra-solver does not read was left out whole: its allocation too,
+    so the plan gave its devices to another pod (a double booking). Its status alone is read
+    now: the devices stay in use, the pod whose status records it is held when pending, and
+    `--output-mode full` writes it back once, as given."""
+    slice_ = _slice("n1-gpu", "n1", [{"name": "gpu-0"}, {"name": "gpu-1"}], nodeName="n1")
+    result = {"request": "g", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    selector = {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+    }
+    future = _claim(
+        "future", status={"allocation": {"devices": {"results": [result]}, "nodeSelector": selector}}
+    )
+    future["apiVersion"] = "resource.k8s.io/v2"
+    owner, _ = _made_from_template("future")
+    users = [_pod(f"u{i}", resourceClaims=[{"name": "g", "resourceClaimName": f"c{i}"}]) for i in range(2)]
+    items = [GPU_CLASS, _node("n1"), slice_, future, owner, _claim("c0"), _claim("c1"), *users]
+    path = _write(tmp_path, items)
+    cluster = dra_solver.load([path], strict=False)
+    assert any(
+        "ResourceClaim default/future: apiVersion: unsupported apiVersion" in w
+        and w.endswith("its allocation is read from its status alone: the devices it names stay in use")
+        for w in cluster.warnings
+    ), cluster.warnings
+    outcome = dra_solver.plan(cluster)
+    assert sorted(p.name for p in outcome.pods if p.placed) in (["default/u0"], ["default/u1"])
+    held = outcome.pod("default/p")
+    assert not held.placed and "ResourceClaim default/future could not be read" in (held.reason or "")
+    full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
+    written = [o for o in yaml.safe_load(full.stdout)["items"] if o["metadata"]["name"] == "future"]
+    assert written == [future]
+    checked = runner.invoke(app, ["check", str(path)])
+    assert checked.exit_code == 0, checked.stdout
+
+
+def test_a_device_taint_of_an_unknown_effect_blocks_that_device_not_its_pool(tmp_path: Path) -> None:
+    """One device's taint of an effect the API server refuses (`Evict`: a newer version's, or a
+    typo) left the whole pool out — every device of the node unusable. Now the slice is kept and
+    the taint counts as blocking, as a node's does: only a request tolerating it gets the device.
+    A DeviceTaintRule of such an effect likewise taints what it selects (it was left out, its
+    devices then counted as untainted)."""
+    devices = [
+        {"name": "gpu-0", "taints": [{"key": "bad", "effect": "Evict"}]},
+        {"name": "gpu-1"},
+        {"name": "gpu-2"},
+    ]
+    slice_ = _slice("n1-gpu", "n1", devices, nodeName="n1")
+    rule = {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "drain"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "n1", "device": "gpu-2"},
+            "taint": {"key": "drain", "effect": "SoonNoSchedule"},
+        },
+    }
+    tolerant = _claim("tolerant", {"tolerations": [{"key": "bad", "operator": "Exists"}]})
+    claims = [_claim("a"), _claim("b"), tolerant]
+    pods = [
+        _pod(
+            c["metadata"]["name"], resourceClaims=[{"name": "g", "resourceClaimName": c["metadata"]["name"]}]
+        )
+        for c in claims
+    ]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), slice_, rule, *claims, *pods])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert (
+        "ResourceSlice n1-gpu: spec.devices[0].taints[0].effect: unsupported taint effect 'Evict'"
+        in checked.stderr
+    )
+    assert (
+        "DeviceTaintRule drain: spec.taint.effect: unsupported taint effect 'SoonNoSchedule'"
+        in checked.stderr
+    )
+    cluster = dra_solver.load([path], strict=False)
+    assert [s.left_out for s in cluster.slices] == [None] and list(cluster.taint_rules) == ["drain"]
+    assert any(
+        w.endswith("the taint counts as blocking: only requests that tolerate it get the device")
+        for w in cluster.warnings
+    )
+    for allocator in ("cpsat", "reference"):
+        outcome = dra_solver.plan(cluster, allocator=allocator, feature_gates="DRADeviceTaintRules=true")
+        devices_of = {
+            p.name: [
+                r.device
+                for c in p.claims
+                if c.status and c.status.allocation
+                for r in c.status.allocation.devices.results
+            ]
+            for p in outcome.pods
+            if p.placed
+        }
+        assert devices_of.get("default/tolerant") == ["gpu-0"], devices_of
+        assert sorted(devices_of) == ["default/a", "default/tolerant"] or sorted(devices_of) == [
+            "default/b",
+            "default/tolerant",
+        ]
+        assert all(d != ["gpu-2"] for d in devices_of.values()), devices_of

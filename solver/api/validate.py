@@ -451,6 +451,7 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
     the input cannot be scheduled as written (upstream: the pod stays pending)."""
     report = _Report(pod, source)
     ns = pod.metadata.ns
+    unread = {(u.kind, u.namespace, u.name) for u in cluster.unread} if cluster.unread else set()
     for i, entry in enumerate(pod.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
         if entry.resource_claim_name and (ns, entry.resource_claim_name) not in cluster.claims:
@@ -460,6 +461,15 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
                 + did_you_mean(entry.resource_claim_name, _names_in(cluster.claims, ns)),
             )
         template = entry.resource_claim_template_name
+        for j, status in enumerate(pod.status.resource_claim_statuses if pod.status and template else []):
+            made = status.resource_claim_name
+            if status.name == entry.name and made and ("ResourceClaim", ns, made) in unread:
+                # the claim made from the template is what the pod uses; it exists (a new one
+                # built from the template would be a claim the cluster does not have)
+                report.add(
+                    f"status.resourceClaimStatuses[{j}].resourceClaimName",
+                    f"ResourceClaim {ns}/{made} not found in the input",
+                )
         if template and (ns, template) not in cluster.templates and not _made(pod, entry.name, cluster):
             report.add(
                 f"{path}.resourceClaimTemplateName",

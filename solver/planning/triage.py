@@ -37,13 +37,16 @@ modified (a bound pod's copy is a new object).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
+
+from pydantic import ValidationError
 
 from ..api.cluster import Cluster, HeldPod
 from ..api.load import Unread
 from ..api.models import (
+    DeviceTaintRule,
     Node,
     Pod,
     PriorityClass,
@@ -280,6 +283,8 @@ def triage(
             )
             t.warnings.append(f"{pod.ref}: spec.nodeName: {bypass}; not planned")
 
+    unread_claims: dict[Key, ResourceClaim] = {}
+    """Allocated claims that could not be read, as stand-ins of their status: what they hold."""
     # Objects that could not be read: a pending pod is held (a Pod of its name, nothing else
     # known), anything else is left out, and what names it is held by its own problem above.
     for u in cluster.unread:
@@ -292,6 +297,9 @@ def triage(
             consequence = "the pod is left pending; the rest is planned"
         elif u.kind == "Pod":
             consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        elif u.kind == "ResourceClaim" and (allocated := _allocation_of(u)) is not None:
+            unread_claims[(u.namespace, u.name)] = allocated
+            consequence = "its allocation is read from its status alone: the devices it names stay in use"
         elif u.kind == "ResourceClaim":  # named by `explain --claim`, `allocate --claim`: its reason
             stub_claim = ResourceClaim.model_validate(
                 {
@@ -326,20 +334,21 @@ def triage(
     for node in cluster.nodes.values():
         t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
-        t.warn(rule, _LEFT_OUT["DeviceTaintRule"])
+        taints_only = _taint_effects_only(t.own(rule))
+        t.warn(rule, _TAINT_KEPT["DeviceTaintRule"] if taints_only else _LEFT_OUT["DeviceTaintRule"])
     for pdb in cluster.pdbs.values():
         t.warn(pdb, _LEFT_OUT["PodDisruptionBudget"])
     for nso in cluster.namespaces.values():
         t.warn(nso, _LEFT_OUT["Namespace"])
 
     def keep(obj: TypeMeta) -> bool:
-        return not t.own(obj) or (isinstance(obj, Node) and _taint_effects_only(t.own(obj)))
+        return not t.own(obj) or (isinstance(obj, Node | DeviceTaintRule) and _taint_effects_only(t.own(obj)))
 
     out = replace(
         cluster,
         slices=slices,
         classes={k: v for k, v in cluster.classes.items() if k not in why_class},
-        claims={k: v for k, v in cluster.claims.items() if k not in why_claim},
+        claims={**{k: v for k, v in cluster.claims.items() if k not in why_claim}, **unread_claims},
         templates={k: v for k, v in cluster.templates.items() if k not in why_template},
         pods=pods,
         nodes={k: v for k, v in cluster.nodes.items() if keep(v)},
@@ -489,7 +498,7 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     def problem(s: ResourceSlice) -> str:
         return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
 
-    bad = {_gen(s) for s in cluster.slices if t.own(s)}
+    bad = {_gen(s) for s in cluster.slices if t.own(s) and not _taint_effects_only(t.own(s))}
     unread: list[tuple[Unread, ResourceSlice]] = []
     for u in cluster.unread:
         if u.kind != "ResourceSlice":
@@ -518,7 +527,8 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
         )
 
     for s in cluster.slices:
-        t.warn(s, left(_gen(s)))
+        taints_only = _gen(s) not in bad
+        t.warn(s, _TAINT_KEPT["ResourceSlice"] if taints_only else left(_gen(s)))
     for u, x in unread:
         t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
     kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
@@ -535,10 +545,23 @@ _LEFT_OUT = {
 or not read at all: the same consequence)."""
 
 
+_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.effect$")
+"""The field of a taint's effect: a Node's, a slice's device's, a DeviceTaintRule's."""
+
+_TAINT_KEPT = {
+    "ResourceSlice": "the taint counts as blocking: only requests that tolerate it get the device",
+    "DeviceTaintRule": (
+        "the taint counts as blocking: only requests that tolerate it get the devices it selects"
+    ),
+}
+
+
 def _taint_effects_only(problems: Sequence[InputError]) -> bool:
-    """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
-    blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
-    return all(e.field.startswith("spec.taints[") and e.field.endswith("].effect") for e in problems)
+    """Whether an object's problems are all unknown taint effects (a Node's, a slice's device's,
+    a DeviceTaintRule's): the object is kept, each such taint blocking what does not tolerate it
+    (`problem.taints.tolerated`), not the whole node, pool or rule left out — an effect a newer
+    API server knows costs only what does not tolerate it."""
+    return bool(problems) and all(_TAINT_EFFECT.match(e.field) for e in problems)
 
 
 def _second_default_only(problems: Sequence[InputError]) -> bool:
@@ -574,19 +597,52 @@ def _holding(pods: list[str]) -> str:
     return f"left out of the plan; pending pod{many} {_names(pods)} {verb} pending"
 
 
+def _allocation_of(u: Unread) -> ResourceClaim | None:
+    """The stand-in of an unreadable claim whose `status.allocation` can be read: that status
+    alone (allocation, reservedFor) on an empty spec. Why: the cluster has the claim allocated,
+    and leaving it out would offer its devices to the plan as free (a double booking). None when
+    the claim is not allocated or its allocation cannot be read either (then nothing is known)."""
+    status = u.doc.get("status")
+    if not isinstance(status, Mapping) or not isinstance(status.get("allocation"), Mapping):
+        return None
+    doc = {
+        "metadata": {"name": u.name, "namespace": u.namespace},
+        "spec": {"devices": {"requests": []}},
+        "status": {"allocation": status["allocation"], "reservedFor": status.get("reservedFor") or []},
+    }
+    try:
+        claim = ResourceClaim.model_validate(doc)
+    except ValidationError:
+        return None
+    claim._unread = True
+    return claim
+
+
 def _strip(pod: Pod, cluster: Cluster, refs: _Refs) -> Pod:
     """A copy of a bound pod without the references that name nothing usable: missing or
     broken claims and templates, a missing PriorityClass (its `spec.priority` stays), a missing
     or broken PodGroup. What it holds on its node (cpu, memory, pod slot) stays counted."""
     ns = pod.metadata.ns
+    unread = {(u.namespace, u.name) for u in cluster.unread if u.kind == "ResourceClaim"}
+    made = {
+        st.name: st.resource_claim_name for st in (pod.status.resource_claim_statuses if pod.status else [])
+    }
+
+    def usable_made(entry: str, template: str) -> bool:
+        """A template entry: its made claim when the status records one the input holds (or
+        could not read), else the template."""
+        name = made.get(entry)
+        if name and (ns, name) in cluster.claims:
+            return refs.usable_claim(cluster, ns, name)
+        if name and (ns, name) in unread:
+            return False
+        return refs.usable_template(cluster, ns, template)
+
     entries = [
         e
         for e in pod.spec.resource_claims
         if (e.resource_claim_name and refs.usable_claim(cluster, ns, e.resource_claim_name))
-        or (
-            e.resource_claim_template_name
-            and refs.usable_template(cluster, ns, e.resource_claim_template_name)
-        )
+        or (e.resource_claim_template_name and usable_made(e.name, e.resource_claim_template_name))
     ]
     update: dict[str, object] = {"resource_claims": entries}
     name = pod.spec.priority_class_name

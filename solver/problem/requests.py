@@ -36,7 +36,7 @@ from .flat import (
     ValueSet,
     fits,
 )
-from .taints import tolerated
+from .taints import DEVICE_HARMLESS, tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
@@ -173,7 +173,7 @@ def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> str | None:
     for rule in rules:
         found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
     for taint, rule_name in found:
-        if not tolerated(taint, spec.tolerations):
+        if not tolerated(taint, spec.tolerations, DEVICE_HARMLESS):
             value = f"={taint.value}" if taint.value else ""
             source = f" (DeviceTaintRule {rule_name})" if rule_name else ""
             taint_words = f"{taint.key}{value}:{taint.effect}{source}"

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from ..api.cluster import Cluster
 from ..api.models import Node, Pod, PriorityClass, Taint
-from ..api.validate import NODE_TAINT_EFFECTS
 from ..errors import InputError
 from ..inventory import NodeView, node_selector_matches
 from ..reasons import Kind, Reason
-from .taints import tolerated, toleration_matches
+from .taints import tolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"
@@ -67,11 +66,7 @@ def _taint_refusal(pod: Pod, node: Node) -> Reason | None:
     if node.spec.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
         return Reason.of(Kind.UNSCHEDULABLE, node=node.metadata.name)
     for taint in node.spec.taints:
-        if taint.effect not in NODE_TAINT_EFFECTS:  # refused by the API server: counted as blocking
-            blocks = not any(toleration_matches(t, taint) for t in pod.spec.tolerations)
-        else:
-            blocks = not tolerated(taint, pod.spec.tolerations)
-        if blocks:
+        if not tolerated(taint, pod.spec.tolerations):  # an effect the API server refuses blocks
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return Reason.of(Kind.TAINT, node=node.metadata.name, taint=shown, effect=taint.effect)
     return None
