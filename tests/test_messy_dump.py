@@ -623,3 +623,23 @@ def test_a_device_taint_of_an_unknown_effect_blocks_that_device_not_its_pool(tmp
             "default/tolerant",
         ]
         assert all(d != ["gpu-2"] for d in devices_of.values()), devices_of
+
+
+def test_an_int_attribute_beyond_int64_costs_its_pool_not_the_plan(tmp_path: Path) -> None:
+    """An int attribute the API server cannot hold (beyond int64) passed `validate`, then every
+    CEL selector reaching the device stopped the whole plan (exit 1, `integer value out of int64
+    range`). Now `validate` names it, and the plan leaves only its pool out."""
+    big = _slice("n1-gpu", "n1", [{"name": "gpu-0", "attributes": {"big": {"int": 2**70}}}], nodeName="n1")
+    fine = _slice("n2-gpu", "n2", [{"name": "gpu-0"}], nodeName="n2")
+    pods = [_pod(n, resourceClaims=[{"name": "g", "resourceClaimName": n}]) for n in ("a", "b")]
+    path = _write(tmp_path, [GPU_CLASS, _node("n1"), _node("n2"), big, fine, _claim("a"), _claim("b"), *pods])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert (
+        "ResourceSlice n1-gpu: spec.devices[0].attributes.big.int: "
+        "1180591620717411303424 is out of the int64 range" in checked.stderr
+    ), checked.stderr
+    got = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    assert got.exit_code == 2, got.stderr
+    lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
+    assert sorted(lines.values())[0] == "node n2", lines
+    assert any("ResourceSlice n1-gpu is not valid" in v for v in lines.values()), lines

@@ -1502,7 +1502,13 @@ def _plainly_valid(attr: DeviceAttribute) -> bool:
     string, int_, bool_ = get("string"), get("int_"), get("bool_")
     if string is not None:
         return int_ is None and bool_ is None and len(string) <= MAX_ATTRIBUTE_STRING_LENGTH
-    return (int_ is None) != (bool_ is None)
+    if int_ is not None:
+        return bool_ is None and INT64_MIN <= int_ <= INT64_MAX
+    return bool_ is not None
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""An int attribute is an int64 (the API server cannot hold a larger one; CEL cannot read it)."""
 
 
 _ATTRIBUTE_FIELDS = {"int": "int_", "bool": "bool_"}
@@ -1523,7 +1529,7 @@ def _validate_attribute(report: _Report, path: str, attr: DeviceAttribute) -> in
                 report.add(fpath, "a list attribute must not be empty")
             for k, element in enumerate(value):
                 _check_attribute_scalar(report, _idx(fpath, k), name.rstrip("s"), element)
-        elif name in ("string", "version"):  # int and bool values: nothing to check
+        elif name in ("string", "version", "int"):  # bool values: nothing to check
             _check_attribute_scalar(report, f"{path}.{name}", name, value)
     if not set_fields:
         return 0
@@ -1532,6 +1538,8 @@ def _validate_attribute(report: _Report, path: str, attr: DeviceAttribute) -> in
 
 
 def _check_attribute_scalar(report: _Report, path: str, kind: str, value: Any) -> None:
+    if kind == "int" and not INT64_MIN <= value <= INT64_MAX:
+        report.add(path, f"{value} is out of the int64 range")
     if kind in ("string", "version") and len(value) > MAX_ATTRIBUTE_STRING_LENGTH:
         report.add(path, f"must be at most {MAX_ATTRIBUTE_STRING_LENGTH} characters, got {len(value)}")
     if kind == "version" and not is_semver(value):
