@@ -643,3 +643,14 @@ def test_an_int_attribute_beyond_int64_costs_its_pool_not_the_plan(tmp_path: Pat
     lines = dict(x.split(": ", 1) for x in got.stderr.splitlines() if x.startswith("default/"))
     assert sorted(lines.values())[0] == "node n2", lines
     assert any("ResourceSlice n1-gpu is not valid" in v for v in lines.values()), lines
+
+
+def test_an_object_without_a_name_is_said_with_its_position(tmp_path: Path) -> None:
+    """An object that cannot be named (metadata null) cannot be left out as itself: the input is
+    refused, and the error said only `Pod <unnamed>` — in a dump of thousands of lines. It now
+    says where: the document and the list item."""
+    nameless = {**_pod("x"), "metadata": None}
+    path = _write(tmp_path, [_node("n1"), _pod("a"), nameless])
+    got = runner.invoke(app, ["plan", str(path)])
+    assert got.exit_code == 1
+    assert f"{path} (document 1, items[2]): Pod <unnamed>: metadata: " in got.stderr, got.stderr
