@@ -30,7 +30,7 @@ from ..gates import FeatureGates
 from ..inventory import rule_taints
 from ..reasons import Kind, Reason
 from ..reasons.words import in_order, say
-from .capacity import FatalCapacityRequest, device_consumption
+from .capacity import FatalCapacityRequest, device_consumption, too_small
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -39,7 +39,7 @@ from .flat import (
     ValueSet,
     fits,
 )
-from .taints import tolerated
+from .taints import DEVICE_HARMLESS, tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
@@ -196,7 +196,7 @@ def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> Reason | Non
     for rule in rules:
         found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
     for taint, rule_name in found:
-        if not tolerated(taint, spec.tolerations):
+        if not tolerated(taint, spec.tolerations, DEVICE_HARMLESS):
             return _taint_fact(taint.key, taint.value or None, taint.effect, rule_name)
     return None
 
@@ -222,7 +222,8 @@ def _static_reject(
         if amounts is None:
             return _REFUSES_CAPACITY, None, False
         if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
-            return _NO_CAPACITY_LEFT, None, False
+            small = too_small(info.capacity, info.capacity_format, spec.capacity, amounts)
+            return small or _NO_CAPACITY_LEFT, None, False
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:

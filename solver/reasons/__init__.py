@@ -217,6 +217,10 @@ class Kind(Enum):
     """Devices lack the capacities `names` the request asks for."""
     REFUSES_CAPACITY = "refuses capacity"
     """Devices' requestPolicy refuses the capacity request."""
+    TOO_SMALL = "too small"
+    """Devices whose whole capacity `name` (`total`) is less than the request consumes: the
+    amount `asked` (None: the requestPolicy's default, `consumed`), `rounded` up to `consumed`
+    by the requestPolicy; amounts as the device publishes them."""
     NO_CAPACITY_LEFT = "no capacity left"
     """Shared devices have not enough capacity left."""
     COUNTERS_OFF = "counters off"

@@ -129,6 +129,9 @@ def _gang_short(r: Reason, where: bool) -> str:
     else:
         placed, goal = r.fact("placed"), r.text("goal")
         text = f"PodGroup {r.subject} not placed: {placed} of its pods fit, fewer than {goal}"
+        if r.fact("size") is not None:  # the group has too few pods for any plan (`Gang.size`)
+            size = r.fact("size")
+            text += f" (the input has only {size} pod{'' if size == 1 else 's'} of the group)"
     if r.fact("domain"):
         text += f" in {r.text('domain')}"
     if r.fact("blocker") is not None:
@@ -175,6 +178,14 @@ def _incomplete(r: Reason, where: bool) -> str:
             "DRADeviceCompatibilityGroups, --feature-gates DRADeviceCompatibilityGroups=true)"
         )
     return text
+
+
+def _needed(r: Reason) -> str:
+    """What a request consumes of a capacity (`Kind.TOO_SMALL`)."""
+    if r.fact("asked") is None:
+        return f"the {r.text('consumed')} its requestPolicy consumes by default"
+    rounded = f" (rounded up to {r.text('consumed')} by its requestPolicy)" if r.fact("rounded") else ""
+    return f"the {r.text('asked')} asked{rounded}"
 
 
 def _device_taint(r: Reason, where: bool) -> str:
@@ -388,6 +399,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
     Kind.LACKS_CAPACITY: lambda r, w: f"lack capacity {', '.join(r.texts('names'))}",
     Kind.REFUSES_CAPACITY: lambda r, w: "refuse the capacity request (requestPolicy)",
+    Kind.TOO_SMALL: lambda r, w: f"have {r.text('name')} {r.text('total')}, less than {_needed(r)}",
     Kind.NO_CAPACITY_LEFT: lambda r, w: "have not enough capacity left",
     Kind.COUNTERS_OFF: lambda r, w: "consume counters but DRAPartitionableDevices is disabled",
     Kind.SKIP_OFF: lambda r, w: (
