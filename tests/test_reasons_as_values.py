@@ -322,6 +322,21 @@ def test_a_devices_rejection_is_a_fact_with_the_taint_and_its_rule() -> None:
     )
 
 
+def test_a_device_too_small_for_the_request_is_a_fact_with_its_amounts() -> None:
+    """A capacity request larger than a device's whole capacity: a value (`Kind.TOO_SMALL`:
+    the capacity, the amounts as the device publishes them), worded as before."""
+    gpu = device("gpu-0", capacity={"memory": "40Gi"})
+    big = claim("big", [request("gpu", capacity={"requests": {"memory": "80Gi"}})])
+    cluster = Cluster.from_objects([device_class("gpu"), resource_slice("s1", [gpu]), big])
+    gates = FeatureGates.of("DRAConsumableCapacity=true")
+    (alt,) = build_problem(cluster, cluster.unallocated_claims(), "node-1", gates).alternatives
+    ((why, n),) = alt.rejected
+    assert n == 1 and why == Reason.of(
+        Kind.TOO_SMALL, name="memory", total="40Gi", asked="80Gi", consumed="80Gi", rounded=0
+    )
+    assert say(why) == "have memory 40Gi, less than the 80Gi asked"
+
+
 def test_a_pool_not_ready_and_a_blocked_member_are_facts() -> None:
     """allocationMode All on an incomplete pool: the blocked member and upstream's per-node
     error are values (`Kind.POOL_UPDATING` in `Kind.NOT_READY`), the incomplete pool a
