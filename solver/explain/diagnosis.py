@@ -23,12 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Any
 
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
-from ..api.quantity import Quantity, quantity_format
 from ..api.templates import NodeTemplate, with_copies
 from ..cel import EvalCache, compile_expression
 from ..errors import CelError, DRASolverError, InputError, SearchAborted
@@ -39,7 +37,7 @@ from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..planning.snapshot import Snapshot
 from ..problem.build import invalid_pool_words, problem_from_context
-from ..problem.capacity import FatalCapacityRequest, device_consumption
+from ..problem.capacity import FatalCapacityRequest, amount_words, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -513,23 +511,13 @@ def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[Rea
                 out.append(
                     Reason.of(
                         Kind.CAPACITY_LEFT,
-                        needs=_qty(need, fmt),
+                        needs=amount_words(need, fmt),
                         name=name,
-                        left=_qty(left, fmt),
+                        left=amount_words(left, fmt),
                         device=f"{info.pool}/{info.name}",
                     )
                 )
     return out[:3]
-
-
-def _qty(value: Any, fmt: str) -> str:
-    form = quantity_format(fmt)
-    try:
-        if form is None:
-            raise ValueError(f"unknown quantity format {fmt!r}")
-        return str(Quantity.from_number(Fraction(value), form))
-    except (TypeError, ValueError):  # words only: fall back to the plain number
-        return str(value)
 
 
 def _dominant(

@@ -27,7 +27,7 @@ from ..cel import Program, compile_expression
 from ..errors import CelError, DRASolverError, FailedOnNode, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
-from .capacity import FatalCapacityRequest, device_consumption
+from .capacity import FatalCapacityRequest, device_consumption, too_small
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -36,7 +36,7 @@ from .flat import (
     ValueSet,
     fits,
 )
-from .taints import tolerated
+from .taints import DEVICE_HARMLESS, tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
@@ -173,7 +173,7 @@ def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> str | None:
     for rule in rules:
         found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
     for taint, rule_name in found:
-        if not tolerated(taint, spec.tolerations):
+        if not tolerated(taint, spec.tolerations, DEVICE_HARMLESS):
             value = f"={taint.value}" if taint.value else ""
             source = f" (DeviceTaintRule {rule_name})" if rule_name else ""
             taint_words = f"{taint.key}{value}:{taint.effect}{source}"
@@ -202,7 +202,8 @@ def _static_reject(
         if amounts is None:
             return "refuse the capacity request (requestPolicy)", None, False
         if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
-            return "have not enough capacity left", None, False
+            small = too_small(info.capacity, info.capacity_format, spec.capacity, amounts)
+            return small or "have not enough capacity left", None, False
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:

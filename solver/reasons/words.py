@@ -129,6 +129,9 @@ def _gang_short(r: Reason, where: bool) -> str:
     else:
         placed, goal = r.fact("placed"), r.text("goal")
         text = f"PodGroup {r.subject} not placed: {placed} of its pods fit, fewer than {goal}"
+        if r.fact("size") is not None:  # the group has too few pods for any plan (`Gang.size`)
+            size = r.fact("size")
+            text += f" (the input has only {size} pod{'' if size == 1 else 's'} of the group)"
     if r.fact("domain"):
         text += f" in {r.text('domain')}"
     if r.fact("blocker") is not None:
