@@ -36,7 +36,7 @@ from ..pipeline import plan
 from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..planning.snapshot import Snapshot
-from ..problem.build import invalid_pool_words, problem_from_context
+from ..problem.build import invalid_pool, problem_from_context
 from ..problem.capacity import FatalCapacityRequest, amount_words, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
@@ -326,15 +326,15 @@ class _Explaining:
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
         unknown = [
-            invalid_pool_words(p)
+            invalid_pool(p)
             for p in ctx.pools.invalid()
             if p.left_out and may_serve(local, claims, p.driver, self.gates)
         ]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
-            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(of_node(words, node) for words in invalid))
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(of_node(fact, node) for fact in invalid))
         elif unknown:  # a pool left out for a problem: its devices are unknown, it may be the cause
-            pools = tuple(of_node(words, node) for words in unknown)
+            pools = tuple(of_node(fact, node) for fact in unknown)
             reason = Reason.of(Kind.INVALID_CAUSE, pools=pools, unknown=True)
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, (*details, *extra), fix)
@@ -353,8 +353,8 @@ class _Explaining:
             )
         return lines
 
-    def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[str]:
-        """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims
+    def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[Reason]:
+        """The invalid pools (`Kind.POOL_INVALID`) whose devices would make the claims
         fit — each alone, else all together — or none: an invalid pool that would not help (other
         drivers, or too few devices) is not the cause, and the reason stays the shortage."""
         bad = ctx.pools.invalid()
@@ -369,7 +369,7 @@ class _Explaining:
             except CelError:  # a what-if: its CEL error is not the subject's (`fits`)
                 helps = False
             if helps:
-                return [invalid_pool_words(p) for p in chosen]
+                return [invalid_pool(p) for p in chosen]
         return []
 
     def blocking_set(self, problem: Problem) -> list[Group] | None:
@@ -477,7 +477,7 @@ def _funnel(
         devices=on_node,
         skipped=skipped,
         selectors=tuple(rejecting),
-        rejected=tuple((str(why), int(n)) for why, n in alt.rejected),
+        rejected=alt.rejected,
         capacity=tuple(_capacity_left(ctx, spec, devices)),
         held=len(held),
         holders=tuple(dict.fromkeys(who)),

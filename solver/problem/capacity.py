@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from ..api.models import CapacityRequestPolicy, DeviceCapacity
 from ..api.quantity import Quantity, quantity_format
+from ..reasons import Kind, Reason
 from .flat import fits
 
 __all__ = ["Policy", "FatalCapacityRequest", "consumption", "device_consumption", "fits"]
@@ -189,22 +190,24 @@ def too_small(
     formats: dict[str, str],
     requests: dict[str, Fraction],
     amounts: dict[str, Fraction],
-) -> str | None:
+) -> Reason | None:
     """Why a device cannot serve the request even unused — a capacity whose whole value is less
-    than the placement consumes — in words with the numbers (`have memory 40Gi, less than the
-    80Gi asked`), or None when the device could serve it once free. Why apart from "not enough
-    capacity left": a request no device is big enough for is never served by waiting."""
+    than the placement consumes — as a fact with the amounts as the device publishes them
+    (`Kind.TOO_SMALL`, worded `have memory 40Gi, less than the 80Gi asked`), or None when the
+    device could serve it once free. Why apart from "not enough capacity left": a request no
+    device is big enough for is never served by waiting."""
     for name in sorted(amounts):
         total = capacity.get(name)
         if total is None or amounts[name] <= total:
             continue
         fmt = formats.get(name, "DecimalSI")
         asked = requests.get(name)
-        if asked is None:
-            need = f"the {amount_words(amounts[name], fmt)} its requestPolicy consumes by default"
-        else:
-            need = f"the {amount_words(asked, fmt)} asked"
-            if amounts[name] != asked:
-                need += f" (rounded up to {amount_words(amounts[name], fmt)} by its requestPolicy)"
-        return f"have {name} {amount_words(total, fmt)}, less than {need}"
+        return Reason.of(
+            Kind.TOO_SMALL,
+            name=name,
+            total=amount_words(total, fmt),
+            asked=None if asked is None else amount_words(asked, fmt),
+            consumed=amount_words(amounts[name], fmt),
+            rounded=int(asked is not None and amounts[name] != asked),
+        )
     return None

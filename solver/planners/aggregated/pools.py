@@ -47,6 +47,7 @@ from ...problem.build import build_problem
 from ...problem.demand import NodeBook
 from ...problem.flat import Problem, Value
 from ...reasons import Kind, Reason
+from ...reasons.words import say
 from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
 
@@ -244,7 +245,7 @@ def confined(problem: Problem, claim: ResourceClaim) -> str | None:
     2), or None."""
     ref = claim.namespaced_name
     if problem.invalid_pools:
-        return f"claim {ref}: {problem.invalid_pools[0]}"
+        return f"claim {ref}: {say(problem.invalid_pools[0])}"
     alts = problem.alternatives
     if any(c.error is not None for a in alts for c in a.candidates):
         return f"claim {ref}: a candidate has a CEL error"

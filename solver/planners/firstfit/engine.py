@@ -531,7 +531,7 @@ class _Placing:
         gates = self.job.gates
         if any(p.left_out and may_serve(self.cluster, claims, p.driver, gates) for p in node.pools.invalid()):
             return True
-        pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
+        pools = replace(node.pools, pools=[replace(p, invalid=None) for p in node.pools.pools])
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
         try:
             return allocate_reference(problem_from_context(ctx, claims), max_steps=self.max_steps) is not None
@@ -809,9 +809,8 @@ def _why_on(t: _Tried) -> Reason:
 def _not_ready(problem: Problem) -> Reason:
     """Upstream's per-node error for allocationMode All on a pool not ready, as a value: the
     first alternative that records it (`Alternative.fatal`), its claim as a placeholder."""
-    alt = next(a for a in problem.alternatives if a.fatal is not None)
-    why = alt.all_blocked or alt.fatal or ""
-    return Reason.of(Kind.NOT_READY, "/" + claim_placeholder(alt.claim), request=alt.name, why=why)
+    alt, fatal = next((a, a.fatal) for a in problem.alternatives if a.fatal is not None)
+    return fatal.about("/" + claim_placeholder(alt.claim))
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:
