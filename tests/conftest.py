@@ -84,7 +84,7 @@ def _rewrite_a_share_of_the_test_modules(config: pytest.Config) -> None:
     atomically, and a module whose pyc is missing (a share not done yet) or stale is rewritten
     at import as before, so what runs is what pytest would run. Uses pytest's private
     rewrite helpers; a pytest without them, `--assert=plain`, a single worker or a tree that
-    cannot be written to is left as it is."""
+    cannot be written to is left as it is; only the modules this run collects are done."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
     if not worker.startswith("gw") or count < 2 or config.getoption("assertmode") != "rewrite":
@@ -97,7 +97,7 @@ def _rewrite_a_share_of_the_test_modules(config: pytest.Config) -> None:
         read, rewrite_test, write = rewrite._read_pyc, rewrite._rewrite_test, rewrite._write_pyc
     except (ImportError, AttributeError, KeyError):
         return
-    modules = sorted(Path(__file__).resolve().parent.glob("test_*.py"))
+    modules = [m for m in sorted(Path(__file__).resolve().parent.glob("test_*.py")) if _collected(config, m)]
     for source in modules[int(worker[2:]) % count :: count]:
         pyc = cache_dir(source) / (source.name[:-3] + tail)
         if read(source, pyc) is not None:
@@ -106,6 +106,18 @@ def _rewrite_a_share_of_the_test_modules(config: pytest.Config) -> None:
             return
         source_hash, code = rewrite_test(source, config)
         write(state, code, source_hash, pyc)
+
+
+def _collected(config: pytest.Config, module: Path) -> bool:
+    """Whether `module` is under one of the paths the run was given (or `testpaths`): a run of
+    one file rewrites that file only, as before."""
+    for arg in config.args:
+        given = arg.split("::")[0]
+        for base in (config.invocation_params.dir, config.rootpath):
+            path = (base / given).resolve()
+            if path == module or path in module.parents:
+                return True
+    return False
 
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
