@@ -27,6 +27,7 @@ from .api.models import (
 )
 from .errors import InputError
 from .gates import FeatureGates
+from .reasons import Kind, Reason
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolID = tuple[str, str]  # (driver, pool)
@@ -177,7 +178,9 @@ class Pool:
     """Node-relevant slices of the newest generation, sorted by slice name."""
     other_slices: list[ResourceSlice] = field(default_factory=list)
     """Slices of the same generation that do not target the node (counter accounting only)."""
-    invalid: str | None = None
+    invalid: Reason | None = None
+    """Why upstream skips the pool as invalid (`_pool_invalid`, `_left_out`), a fact worded
+    by `reasons.words`; None: valid."""
     binding: bool = False
     left_out: bool = False
     """Invalid because `planning.triage` left a slice of it out for a problem (its slices are
@@ -197,8 +200,8 @@ class Pools:
     pools: list[Pool]
     """Complete pools (valid and invalid), in upstream search order."""
     incomplete: list[PoolID]
-    incomplete_why: dict[PoolID, str] = field(default_factory=dict)
-    """Incomplete pools: `pool D/P generation G is incomplete: ...` (what is published)."""
+    incomplete_why: dict[PoolID, Reason] = field(default_factory=dict)
+    """Incomplete pools: what is published (`Kind.POOL_INCOMPLETE`)."""
 
     def valid(self) -> list[Pool]:
         return [p for p in self.pools if p.invalid is None]
@@ -227,22 +230,20 @@ def _usable_slice(s: ResourceSlice, gates: FeatureGates) -> bool:
     )
 
 
-def _ignored_for_groups(slices: Iterable[ResourceSlice], pid: PoolID, gen: int, gates: FeatureGates) -> str:
-    """The words for a pool's slices ignored because they declare compatibility groups."""
+def _ignored_for_groups(
+    slices: Iterable[ResourceSlice], pid: PoolID, gen: int, gates: FeatureGates
+) -> tuple[str, ...]:
+    """A pool's slices ignored because they declare compatibility groups (the gate off)."""
     if gates.DRADeviceCompatibilityGroups:
-        return ""
-    names = sorted(
-        s.metadata.name
-        for s in slices
-        if (s.spec.driver, s.spec.pool.name) == pid
-        and s.spec.pool.generation == gen
-        and s.uses_compatibility_groups()
-    )
-    if not names:
-        return ""
-    return (
-        f"; ignored: {', '.join(names)} (compatibilityGroups need feature gate DRADeviceCompatibilityGroups, "
-        "--feature-gates DRADeviceCompatibilityGroups=true)"
+        return ()
+    return tuple(
+        sorted(
+            s.metadata.name
+            for s in slices
+            if (s.spec.driver, s.spec.pool.name) == pid
+            and s.spec.pool.generation == gen
+            and s.uses_compatibility_groups()
+        )
     )
 
 
@@ -267,7 +268,7 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
 
     pools: list[Pool] = []
     incomplete: list[PoolID] = []
-    incomplete_why: dict[PoolID, str] = {}
+    incomplete_why: dict[PoolID, Reason] = {}
     for pid in order:
         kept = relevant[pid]
         gen = kept[0].spec.pool.generation
@@ -280,10 +281,15 @@ def gather_pools(slices: Iterable[ResourceSlice], node: NodeView | None, gates: 
             at_gen = [s for s in same_pool if s.spec.pool.generation == gen]
             if len(at_gen) != count:
                 incomplete.append(pid)
-                incomplete_why[pid] = (
-                    f"pool {pid[0]}/{pid[1]} generation {gen} is incomplete: {len(at_gen)} of its "
-                    f"{count} slices are published (resourceSliceCount {count})"
-                ) + _ignored_for_groups(slices, pid, gen, gates)
+                incomplete_why[pid] = Reason.of(
+                    Kind.POOL_INCOMPLETE,
+                    driver=pid[0],
+                    pool=pid[1],
+                    generation=gen,
+                    published=len(at_gen),
+                    count=count,
+                    ignored=_ignored_for_groups(slices, pid, gen, gates),
+                )
                 continue
             other = [s for s in at_gen if not any(s is k for k in kept)]
         pool = Pool(
@@ -312,15 +318,16 @@ def visible_devices(pool: Pool, node: NodeView | None) -> list[tuple[ResourceSli
     return out
 
 
-def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str | None:
+def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> Reason | None:
     """Why upstream's GatherPools marks the pool invalid (docs/semantics.md, "Pools and
-    generations", step 5), in words that name what to fix — the device or counter set and the
-    two slices listing it — or None. Every reason that mentions the pool quotes this (`problem.build`)."""
+    generations", step 5), as a fact that names what to fix — the device or counter set and
+    the two slices listing it — or None. Every reason that mentions the pool holds this
+    (`problem.build`)."""
     seen: dict[str, str] = {}
     for s in pool.slices:
         for d in s.spec.devices:
             if d.name in seen:
-                return f"device {d.name} listed by slices {_both(seen[d.name], s.metadata.name)}"
+                return _twice("device", d.name, seen[d.name], s.metadata.name)
             seen[d.name] = s.metadata.name
     if not gates.DRAPartitionableDevices:
         return None
@@ -329,33 +336,33 @@ def _pool_invalid(pool: Pool, node: NodeView | None, gates: FeatureGates) -> str
     for s in pool.all_slices():
         for cs in s.spec.shared_counters:
             if cs.name in sets:
-                return f"counter set {cs.name} listed by slices {_both(where[cs.name], s.metadata.name)}"
+                return _twice("counter set", cs.name, where[cs.name], s.metadata.name)
             sets[cs.name] = set(cs.counters)
             where[cs.name] = s.metadata.name
     for s in pool.all_slices():
         for d in s.spec.devices:
             for use in d.consumes_counters:
                 if use.counter_set not in sets:
-                    return f"device {d.name} consumes unknown counter set {use.counter_set}"
+                    return Reason.of(Kind.UNKNOWN_COUNTER_SET, device=d.name, set=use.counter_set)
                 missing = set(use.counters) - sets[use.counter_set]
                 if missing:
                     first = sorted(missing)[0]
-                    return f"device {d.name} consumes unknown counter {first} of set {use.counter_set}"
+                    return Reason.of(Kind.UNKNOWN_COUNTER, device=d.name, counter=first, set=use.counter_set)
     return None
 
 
-def _left_out(pool: Pool) -> str | None:
+def _left_out(pool: Pool) -> Reason | None:
     """Why the pool's slices are stand-ins (`planning.leftpools`): the problems of the slices
     left out, or None for a pool of the input's own slices."""
     if not any(s.left_out is not None for s in pool.all_slices()):
         return None
-    why = list(dict.fromkeys(s.left_out for s in pool.all_slices() if s.left_out))
-    return "; ".join(why) or "a slice of it was left out for a problem"
+    why = tuple(dict.fromkeys(s.left_out for s in pool.all_slices() if s.left_out))
+    return Reason.of(Kind.SLICES_LEFT_OUT, problems=why)
 
 
-def _both(first: str, second: str) -> str:
-    """`A and B`, or `A (twice)` when one slice lists it twice."""
-    return f"{first} (twice)" if first == second else f"{first} and {second}"
+def _twice(what: str, name: str, first: str, second: str) -> Reason:
+    """`what` `name` listed by the slices `first` and `second` (one slice twice: equal)."""
+    return Reason.of(Kind.LISTED_TWICE, what=what, name=name, first=first, second=second)
 
 
 # --- allocated state --------------------------------------------------------------------------

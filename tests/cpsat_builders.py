@@ -177,9 +177,21 @@ def ints(*xs: int) -> ValueSet:
 
 
 def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
-    """Every rule the assignment breaks (empty = valid), written straight from the rules."""
-    out: list[str] = []
+    """Every rule the assignment breaks (empty = valid), written straight from the rules: the
+    claims' requests, the devices, the counters, then the constraints."""
     pls = [pl for c in sorted(asg) for pl in asg[c]]
+    return [
+        *_claim_violations(p, asg, mode),
+        *_device_violations(p, pls),
+        *_counter_violations(p, pls),
+        *_constraint_violations(p, asg),
+    ]
+
+
+def _claim_violations(p: Problem, asg: Assignment, mode: str) -> list[str]:
+    """Per claim: placed (mode "all"), few enough results, one alternative per request, its
+    devices candidates, each once, as many as asked (All: every candidate)."""
+    out: list[str] = []
     if mode == "all" and set(asg) != {c.index for c in p.claims}:
         out.append("not all claims placed")
     for c in p.claims:
@@ -205,6 +217,13 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
                     out.append("All-set not taken")
             elif len(devs) != alt.count:
                 out.append("wrong count")
+    return out
+
+
+def _device_violations(p: Problem, pls: list[Placement]) -> list[str]:
+    """Per device: not busy, a dedicated one placed once (admin access aside), a shared one
+    within its capacity."""
+    out: list[str] = []
     for d in p.devices:
         on = [pl for pl in pls if pl.device == d.index]
         plain = [pl for pl in on if not p.alternatives[pl.alternative].admin]
@@ -231,6 +250,12 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
                     total += (cd.consumed or {}).get(k, Fraction(0))
                 if on and total > cap:
                     out.append("capacity exceeded")
+    return out
+
+
+def _counter_violations(p: Problem, pls: list[Placement]) -> list[str]:
+    """The devices newly charged to counters: none blocked, no counter over what it has."""
+    out: list[str] = []
     charged = [
         d
         for d in p.devices
@@ -241,6 +266,12 @@ def violations(p: Problem, asg: Assignment, mode: str = "all") -> list[str]:
     for i, ctr in enumerate(p.counters):
         if sum((d.counter_use.get(i, Fraction(0)) for d in charged), Fraction(0)) > ctr.available:
             out.append("counter exceeded")
+    return out
+
+
+def _constraint_violations(p: Problem, asg: Assignment) -> list[str]:
+    """Per constraint of a placed claim: the attribute on every device, matching or distinct."""
+    out: list[str] = []
     for k in p.constraints:
         if k.claim not in asg:
             continue

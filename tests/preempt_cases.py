@@ -132,7 +132,7 @@ def cluster_docs(
             r.priority,
             cname if r.gpus else None,
             r.cpu,
-            node=r.node,
+            _given(nodeName=r.node),
             labels=r.labels,
             start=r.start,
         )
@@ -157,7 +157,14 @@ def cluster_docs(
             )
         docs.append(
             _pod(
-                p.name, p.priority, f"{p.name}-gpu" if p.gpus else None, p.cpu, policy=p.policy, group=p.group
+                p.name,
+                p.priority,
+                f"{p.name}-gpu" if p.gpus else None,
+                p.cpu,
+                _given(
+                    preemptionPolicy=p.policy,
+                    schedulingGroup={"podGroupName": p.group} if p.group else None,
+                ),
             )
         )
     docs += list(claims.values())
@@ -175,17 +182,22 @@ def cluster_docs(
     return docs
 
 
+def _given(**fields: Any) -> Doc:
+    """The fields that have a value (a Pod's optional spec fields, in the order given)."""
+    return {k: v for k, v in fields.items() if v}
+
+
 def _pod(
     name: str,
     priority: int,
     claim: str | None,
     cpu: str,
-    node: str | None = None,
+    more: Doc,
     labels: dict[str, str] | None = None,
-    policy: str | None = None,
-    group: str | None = None,
     start: str | None = None,
 ) -> Doc:
+    """A Pod asking for `cpu` and, with `claim`, for the ResourceClaim of that name; `more`:
+    its other spec fields (`_given`) — running with a `nodeName`, pending without."""
     spec: Doc = {
         "priority": priority,
         "containers": [{"name": "main", "resources": {"requests": {"cpu": cpu}}}],
@@ -193,16 +205,11 @@ def _pod(
     if claim:
         spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
         spec["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
-    if node:
-        spec["nodeName"] = node
-    if policy:
-        spec["preemptionPolicy"] = policy
-    if group:
-        spec["schedulingGroup"] = {"podGroupName": group}
+    spec.update(more)
     meta: Doc = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
     if labels:
         meta["labels"] = labels
-    status: Doc = {"phase": "Running" if node else "Pending"}
+    status: Doc = {"phase": "Running" if spec.get("nodeName") else "Pending"}
     if start:
         status["startTime"] = start
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}

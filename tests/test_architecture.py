@@ -36,11 +36,13 @@ ALLOWED: dict[str, set[str]] = {
     # the edge: pydantic models, loading, validation, node templates; a live cluster (GET only)
     # and its changes (`plan --watch`) above it (FLOORS)
     "dra_solver.api": {GROUND},
-    "dra_solver.inventory": {"dra_solver.api", GROUND},
+    # pools and devices a node sees; why a pool is invalid or incomplete is a fact (`Reason`)
+    "dra_solver.inventory": {"dra_solver.api", "dra_solver.reasons", GROUND},
     "dra_solver.cel": {"dra_solver.api", GROUND},
     # precompute: the flat Problem and its constraint kinds (plain data, importable alone:
     # MEMBERS), then everything that builds it, and the node resources a pod asks for
-    "dra_solver.problem.flat": {GROUND},
+    # (why a device is rejected, a pool skipped: facts, `Reason`, made in problem/)
+    "dra_solver.problem.flat": {"dra_solver.reasons", GROUND},
     "dra_solver.problem": {
         "dra_solver.api",
         "dra_solver.cel",

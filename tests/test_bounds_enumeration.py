@@ -31,6 +31,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.cel.checks import validate_all
 from dra_solver.gates import FeatureGates
 from dra_solver.planners.policy import TABLES
+from dra_solver.planning.snapshot import Snapshot
 from dra_solver.problem.flat import claim_weight
 
 DRIVER = "gpu.example.com"
@@ -156,6 +157,21 @@ def instance(seed: int) -> Instance:
     return objs, pods, nodes, prios, gangs
 
 
+def _state_key(claims: dict[tuple[str, str], Any], placed: frozenset[int]) -> tuple[object, ...]:
+    """A history's state for `best_sequential` (the pods placed, the allocations made): two
+    histories that reach the same state place the same afterwards, so it is walked once."""
+    rows = []
+    for key, c in sorted(claims.items()):
+        alloc = c.status.allocation if c.status else None
+        if alloc is not None:
+            results = tuple(
+                (r.request, r.pool, r.device, tuple(sorted((r.consumed_capacity or {}).items())))
+                for r in alloc.devices.results
+            )
+            rows.append((key, results))
+    return (placed, tuple(rows))
+
+
 def best_sequential(
     cluster: Cluster,
     pods: list[list[str]],
@@ -173,18 +189,6 @@ def best_sequential(
     calls = [0]
     seen: set[tuple[object, ...]] = set()
 
-    def state_key(claims: dict[tuple[str, str], Any], placed: frozenset[int]) -> tuple[object, ...]:
-        rows = []
-        for key, c in sorted(claims.items()):
-            alloc = c.status.allocation if c.status else None
-            if alloc is not None:
-                results = tuple(
-                    (r.request, r.pool, r.device, tuple(sorted((r.consumed_capacity or {}).items())))
-                    for r in alloc.devices.results
-                )
-                rows.append((key, results))
-        return (placed, tuple(rows))
-
     def gangs_ok(placed: frozenset[int]) -> bool:
         return all(len(placed & set(ms)) in (0, *range(k, len(ms) + 1)) for k, ms in gangs.values())
 
@@ -192,7 +196,7 @@ def best_sequential(
         nonlocal best
         if gangs_ok(placed):
             best = max(best, weight)
-        key = state_key(current.claims, placed)
+        key = _state_key(current.claims, placed)
         if key in seen or best == sum(weights):
             return
         seen.add(key)
@@ -210,10 +214,9 @@ def best_sequential(
                 out = allocate(current, todo, node, allocator="reference", feature_gates=GATES, seed=calls[0])
                 if not out.allocated:
                     continue
-                after = Cluster(**{**current.__dict__, "claims": dict(current.claims)})
-                for c in out.claims:
-                    after.claims[(c.metadata.namespace or "default", c.metadata.name)] = c
-                walk(after, {**at, **dict.fromkeys(todo, node)}, placed | {p}, weight + weights[p])
+                after = Snapshot(current)
+                after.allocate(out.claims)
+                walk(after.cluster, {**at, **dict.fromkeys(todo, node)}, placed | {p}, weight + weights[p])
 
     walk(cluster, {}, frozenset(), 0)
     return best

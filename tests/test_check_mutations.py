@@ -509,6 +509,12 @@ def _pod_node_taint(docs: list[Doc]) -> None:
     }
 
 
+def _pod_node_missing(docs: list[Doc]) -> None:
+    """A pod left bound to a node the cluster no longer has (deleted, the pod not yet collected)."""
+    meta = {"name": "orphan", "namespace": "default"}
+    docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": "node-9"}})
+
+
 def _pod_claim_allocated(docs: list[Doc]) -> None:
     del _find(docs, "ResourceClaim", "c-pair")["status"]
 
@@ -554,6 +560,7 @@ MUTATIONS: dict[str, tuple[Mutation, FeatureGates]] = {
     "pod-node-selector": (_pod_node_selector, FeatureGates()),
     "pod-node-affinity": (_pod_node_affinity, FeatureGates()),
     "pod-node-taint": (_pod_node_taint, FeatureGates()),
+    "pod-node-missing": (_pod_node_missing, FeatureGates()),
     "pod-claim-allocated": (_pod_claim_allocated, FeatureGates()),
     "pod-claim-reserved": (_pod_claim_reserved, FeatureGates()),
     "pod-claim-node": (_pod_claim_node, FeatureGates()),

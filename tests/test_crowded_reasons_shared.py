@@ -29,7 +29,8 @@ from dra_solver.planners import crowding
 from dra_solver.planners import run as planning_run
 from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planning.outcome import PlanOutcome
-from dra_solver.reasons.words import counted_groups
+from dra_solver.reasons import Kind, Reason
+from dra_solver.reasons.words import DETAIL_NODES, NODE, anywhere, over_nodes, say
 
 DRIVER = "gpu.example.com"
 SUFFIX = ("a", "b")
@@ -203,7 +204,7 @@ def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names(monkeypatch:
         )
 
 
-def _groups_in_node_order(templates: list[str]) -> list[str]:
+def groups_in_node_order(templates: list[str]) -> list[str]:
     """The grouping as docs/semantics.md words it, over every node's template in node order:
     templates equal but for their numbers group (numbers that vary as low-high), the two
     largest groups first (ties in node order), then the nodes left for the other groups."""
@@ -230,18 +231,59 @@ def _groups_in_node_order(templates: list[str]) -> list[str]:
     return parts
 
 
-@given(
-    st.lists(
-        st.sampled_from(["a 1", "a 2", "a 10", "b 1", "b", "c 3 of 4", "c 4 of 4", "d", "e 07"]), min_size=1
+def _short(count: int, usable: int, candidates: int, rejected: int | None = None) -> Reason:
+    """A request short of devices on the node (the placeholder), its numbers as given."""
+    tainted = (
+        () if rejected is None else ((Reason.of(Kind.DEVICE_TAINT, key="k", effect="NoSchedule"), rejected),)
     )
-)
-def test_other_nodes_group_from_the_distinct_templates_and_their_counts(templates: list[str]) -> None:
-    """`counted_groups` (from the distinct texts and their counts) words the nodes as grouping
-    every node's text in node order does."""
-    counts: dict[str, int] = {}
-    for text in templates:
-        counts[text] = counts.get(text, 0) + 1
-    assert counted_groups(counts, len(templates)) == _groups_in_node_order(templates)
+    matching = candidates + (rejected or 0)
+    part = Reason.of(
+        Kind.SHORT,
+        "gpu",
+        count=count,
+        matching=matching,
+        rejected=tainted,
+        usable=usable,
+        candidates=candidates,
+    )
+    return Reason.of(Kind.REQUEST, "default/c", request="gpu", parts=(part,), node=NODE, skipped=())
+
+
+_NODE_REASONS = [
+    _short(1, 0, 4),
+    _short(2, 0, 4),
+    _short(10, 3, 4),
+    _short(1, 1, 4),  # "1 ... is free": another sentence
+    _short(1, 4, 4),  # every candidate free: the free count not said
+    _short(3, 0, 4, rejected=2),
+    _short(3, 0, 4, rejected=7),
+    Reason.of(Kind.TAINT, node=NODE, taint="a", effect="NoSchedule"),
+    Reason.of(Kind.NODE_SHORT, node=NODE, short=("cpu",)),
+]
+
+
+@given(st.lists(st.sampled_from(range(len(_NODE_REASONS))), min_size=DETAIL_NODES + 1))
+def test_other_nodes_group_by_value_as_their_words_group_but_for_numbers(picked: list[int]) -> None:
+    """Nodes' reasons over many nodes group by value (`reasons.words.over_nodes`): reasons
+    equal but for their numbers are one group, said with ranges — as grouping every node's
+    words in node order by their text with the numbers masked would (the oracle; the names
+    here have no digits, where the two differ)."""
+    whys = [_NODE_REASONS[i] for i in picked]
+    line = say(over_nodes([(f"n{i}", why) for i, why in enumerate(whys)]))
+    assert line == "; ".join(groups_in_node_order([anywhere(w) for w in whys]))
+
+
+def test_names_with_digits_are_names_not_numbers() -> None:
+    """Reasons that differ in a name with digits in it (a taint key, a label value) are other
+    reasons, not one with a range: was `5 nodes: the node has the taint gpu-1-2:NoSchedule`
+    (the digits of the names masked in the text)."""
+    keys = ["gpu-1"] * 3 + ["gpu-2"] * 2
+    whys = [
+        (f"n{i}", Reason.of(Kind.TAINT, node=f"n{i}", taint=k, effect="NoSchedule"))
+        for i, k in enumerate(keys)
+    ]
+    said = "the node has the taint {}:NoSchedule, which the pod does not tolerate"
+    assert say(over_nodes(whys)) == f"3 nodes: {said.format('gpu-1')}; 2 nodes: {said.format('gpu-2')}"
 
 
 def test_nodes_failing_on_different_claims_name_each_claim() -> None:

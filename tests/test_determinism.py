@@ -18,6 +18,7 @@ import pytest
 from ortools.sat.python import cp_model
 
 from benchmarks.churn import churn, heterogeneous
+from benchmarks.load_determinism import pod_rows, timeless
 from benchmarks.preempt_workloads import busy_cluster
 from benchmarks.workloads import mixed_cluster
 from dra_solver import Cluster, NodeTemplate, Planner, plan
@@ -55,26 +56,9 @@ def racing(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], RacingClock
     yield start
 
 
-def _timeless(stats: dict[str, object]) -> dict[str, object]:
-    """The stats without the seconds measured on the wall clock (which may differ)."""
-    return {
-        k: v
-        for k, v in stats.items()
-        if k.startswith("deterministic") or not (k.endswith(("_time", "_seconds")) or k == "time")
-    }
-
-
 def _signature(out: PlanOutcome) -> list[Any]:
-    pods = [
-        (
-            p.name,
-            p.node,
-            p.reason,
-            [c.status.allocation.dump() if c.status and c.status.allocation else None for c in p.claims],
-        )
-        for p in out.pods
-    ]
-    return [pods, _timeless(out.stats)]
+    """The plan, device for device, and its statistics but the wall seconds."""
+    return [pod_rows(out), timeless(out.stats)]
 
 
 def _both(run: Callable[[], list[Any]], racing: Callable[[], RacingClock], reads: bool = True) -> None:
@@ -225,3 +209,43 @@ def test_a_deadline_far_away_changes_nothing() -> None:
     without = _signature(plan(cluster, seed=1, time_limit=2.0))
     with_one = _signature(plan(cluster, seed=1, time_limit=2.0, deadline=Deadline.after(3600.0)))
     assert with_one == without
+
+
+def test_every_search_is_single_worker_and_bounded_by_work_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CP-SAT search a run makes — a plan with either model, a preemption plan with moves
+    (its clearing bound too), and an update's local re-solve and its fewest-moves stage — is
+    deterministic: one worker (CP-SAT's parallel portfolio finishes in an order set by thread
+    timing, so its answer moves with the load), no wall-clock limit without a deadline, a
+    deterministic-time budget. Spied on CP-SAT's own class, so a search built anywhere counts,
+    whichever module builds it (the spy of
+    `test_no_search_has_a_wall_clock_limit_without_a_deadline` sees the modules it names)."""
+    from benchmarks.defrag_workloads import defrag_cluster, docs
+
+    made: list[cp_model.CpSolver] = []
+    real = cp_model.CpSolver
+
+    class Spy(real):  # type: ignore[misc,valid-type]  # a subclass of CP-SAT's class, only recorded
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(cp_model, "CpSolver", Spy)
+    monkeypatch.setattr(planner_module, "SMALL", 0)  # the incremental path, not a fresh plan
+    plan(Cluster.from_objects(heterogeneous(4, 24, seed=5)), time_limit=1.0)
+    plan(Cluster.from_objects(mixed_cluster(10, 50, seed=4)), time_limit=1.0)
+    moved = plan_preempt(
+        Cluster.from_objects(docs(defrag_cluster(12, seed=0))), time_limit=1.0, allow_moves=True
+    )
+    assert moved.stats.get("moved"), "no pod moved: pick a case whose plan moves one"
+    planner = Planner(Cluster.from_objects(heterogeneous(6, 36, seed=7)), seed=3, time_limit=2.0)
+    planner.plan()
+    remove, add = churn(36, 0.2, seed=8)
+    before = len(made)
+    out = planner.update(add=add, remove=remove)
+    assert out.stats["local_gain"] and len(made) > before, "the update ran no search of its own"
+    unbounded = real().parameters
+    for solver in made:
+        p = solver.parameters
+        assert p.num_workers == 1 and not p.interleave_search
+        assert p.max_time_in_seconds == unbounded.max_time_in_seconds == float("inf")
+        assert 0 < p.max_deterministic_time < unbounded.max_deterministic_time

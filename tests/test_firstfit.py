@@ -19,6 +19,7 @@ from example_counts import examples
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from strategies import DRIVER, GATES, INPUT_ERRORS, scenario
+from test_crowded_reasons_shared import groups_in_node_order
 from test_node_resources import TEMPLATE, container, ext_pod, gpu_class, gpus, node, pod
 
 from benchmarks.workloads import mixed_cluster
@@ -38,7 +39,7 @@ from dra_solver.planning.resolve import join_shared, make_job, resolve_units, wi
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import NodeBook
 from dra_solver.reasons import Kind, Reason
-from dra_solver.reasons.words import DETAIL_NODES, counted_groups, insufficient, no_node_head, say, why_not
+from dra_solver.reasons.words import DETAIL_NODES, insufficient, no_node_head, say, why_not
 from dra_solver.reference import DEFAULT_MAX_STEPS, allocate_reference
 from dra_solver.reference.reasons import why_unschedulable
 
@@ -121,10 +122,7 @@ def _line(reasons: list[tuple[str | None, str]], templates: list[str]) -> str:
         return "no node fits the pod: " + "; ".join(
             f"{n}: {t}" for (n, _), t in zip(reasons, templates, strict=True)
         )
-    counts: dict[str, int] = {}
-    for t in templates:
-        counts[t] = counts.get(t, 0) + 1
-    return no_node_head(len(reasons)) + "; ".join(counted_groups(counts, len(reasons)))
+    return no_node_head(len(reasons)) + "; ".join(groups_in_node_order(templates))
 
 
 def _decisions(pods: list[PodPlan]) -> list[tuple[Any, ...]]:
@@ -313,8 +311,9 @@ def test_the_summary_counts_the_most_common_reasons_first() -> None:
 
 def test_reasons_that_differ_only_in_numbers_group_with_ranges() -> None:
     def short(usable: int) -> Reason:
+        rejected = ((Reason.of(Kind.NO_CAPACITY_LEFT), 0),)
         part = Reason.of(
-            Kind.SHORT, "gpu", count=8, matching=8, rejected=(("tainted", 0),), usable=usable, candidates=8
+            Kind.SHORT, "gpu", count=8, matching=8, rejected=rejected, usable=usable, candidates=8
         )
         return Reason.of(Kind.REQUEST, "default/c", request="gpu", parts=(part,), node="n")
 
@@ -322,8 +321,9 @@ def test_reasons_that_differ_only_in_numbers_group_with_ranges() -> None:
     reasons = [(f"n{i}", short(u)) for i, u in enumerate((0, 2, 3, 0, 2, 1))] + [("n6", _taint("n6", "x"))]
     assert why_not(reasons) == (
         "no node fits the pod (0 of 7 nodes): 5 nodes: claim default/c: request gpu: needs 8 device(s), "
-        "8 match the selectors; of those 0 tainted; 0-3 of the remaining 8 are free; "
-        "1 node: claim default/c: request gpu: needs 8 device(s), 8 match the selectors; of those 0 tainted; "
+        "8 match the selectors; of those 0 have not enough capacity left; 0-3 of the remaining 8 are free; "
+        "1 node: claim default/c: request gpu: needs 8 device(s), 8 match the selectors; "
+        "of those 0 have not enough capacity left; "
         "1 of the remaining 8 is free; 1 more node for 1 other reason(s)"
     )
 

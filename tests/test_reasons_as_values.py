@@ -10,17 +10,24 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from builders import claim, device, device_class, request, resource_slice
+import pytest
+from builders import allocated, claim, device, device_class, request, resource_slice, result
 from test_invalid_pool_reason import CAUSE, duplicate_pool
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.explain.diagnosis import explain
 from dra_solver.gates import FeatureGates
 from dra_solver.pipeline import plan
+from dra_solver.planners.firstfit import engine
+from dra_solver.planners.firstfit.twins import Twins
 from dra_solver.planners.firstfit.words import NodeReasons
+from dra_solver.planning.outcome import PlanOutcome
+from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
-from dra_solver.reasons import Kind, Reason, names_places
+from dra_solver.problem.flat import Problem
+from dra_solver.reasons import Kind, Reason, names_places, portable, renamed
 from dra_solver.reasons.words import NODE, insufficient, of_node, say
+from dra_solver.reference.reasons import why_unschedulable
 
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
 
@@ -104,7 +111,11 @@ def test_upstreams_error_on_a_node_is_a_value_with_the_same_words() -> None:
     assert why.is_(Kind.INVALID_POOLS)
     (pool,) = why.parts("pools")
     assert pool.is_(Kind.NODE_NAMED) and pool.fact("node") == "node-a"
-    assert "node-a" not in pool.text("words") and NODE in pool.text("words")  # the node: a fact
+    fact = pool.part("why")  # the pool's fact, its names with the node as the placeholder
+    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == NODE  # named after it
+    twice = fact.part("why")
+    assert twice is not None and twice.is_(Kind.LISTED_TWICE) and twice.fact("name") == "gpu-0"
+    assert (twice.fact("first"), twice.fact("second")) == (f"{NODE}-gpu-a", f"{NODE}-gpu-b")
     assert p.node_reasons["node-a"] == f"invalid resource pools were encountered: {CAUSE}"
 
 
@@ -134,26 +145,312 @@ def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words(
 
 
 def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
-    """First fit's twins share an answer only when its reason holds no words made where it was
-    found (`reasons.names_places`): a shortfall in counts is true of a twin; a pool not
-    searched, a device All mode cannot have, a rejection's words or KEP-5963's pools are not
-    (the twins leave rejections out: only a skipNodeOperations slice's name the node, and its
-    node has no twin)."""
+    """First fit's twins share an answer whose reason names the node or a pool only re-made
+    with the twin's names (`reasons.renamed`: the facts `reasons.RENAMED` lists), and none
+    that names a slice (`reasons.portable`): read from the facts' kinds, not their text."""
     short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
-    assert not names_places(
-        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
+    plain = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
+    assert not names_places(plain) and portable(plain)
+    incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="p1", generation=1, published=1, count=2)
+    skipped = plain.about("/c", skipped=(of_node(incomplete, NODE),))
+    assert names_places(skipped) and portable(skipped)
+    (pool,) = renamed(skipped, {}, {"p1": "p2"}).parts("skipped")
+    assert say(pool).startswith("pool d/p2 generation 1 is incomplete: 1 of its 2 slices are published")
+    ignored = incomplete.about("", ignored=("s1",))  # slices ignored for their groups: named
+    assert not portable(plain.about("/c", skipped=(ignored,)))
+    busy = Reason.of(Kind.DEVICE_BUSY, driver="d", pool="p1", device="gpu-0")
+    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node(busy, NODE))
+    assert names_places(blocked) and say(renamed(blocked, {}, {"p1": "p2"})) == (
+        "allocationMode All, but device d/p2/gpu-0 is already allocated"
     )
-    skipped = (of_node("pool d/n1 generation 1 is incomplete", "n1"),)
-    assert names_places(
-        Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=skipped)
+    undeclared = Reason.of(Kind.SKIP_UNDECLARED, node="n1", feature="F")
+    rejected = short.about("gpu", matching=1, rejected=((undeclared, 1),))
+    assert names_places(rejected) and portable(rejected)
+    assert "node n2 does not declare F" in say(renamed(rejected, {"n1": "n2"}, {}))
+    twice = Reason.of(Kind.LISTED_TWICE, what="device", name="gpu-0", first="s1", second="s2")
+    invalid = Reason.of(Kind.POOL_INVALID, driver="d", pool="p1", generation=1, why=twice)
+    assert names_places(invalid) and not portable(invalid)
+    rule = Reason.of(Kind.COMPAT_GROUPS, driver="d", pool="p1", set="cs")
+    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE))
+    match = Reason.of(Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="x")
+    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(match,), node=NODE))
+
+
+def _skipping_nodes(n: int) -> list[dict[str, Any]]:
+    """`n` nodes, each with a pool named after it of two devices from a skipNodeOperations
+    slice; node-0 declares DraOptionalNodePreparation, the others do not."""
+    out: list[dict[str, Any]] = [device_class("gpu")]
+    for i in range(n):
+        name = f"node-{i}"
+        node = _node(name)
+        node["status"] = {"declaredFeatures": ["DraOptionalNodePreparation"] if i == 0 else []}
+        out += [
+            node,
+            resource_slice(
+                f"{name}-skip",
+                [device("gpu-0"), device("gpu-1")],
+                node=name,
+                pool=name,
+                skipNodeOperations=True,
+            ),
+        ]
+    return out
+
+
+def _shared_and_alone(
+    monkeypatch: pytest.MonkeyPatch, docs: list[dict[str, Any]], **options: Any
+) -> PlanOutcome:
+    """The plan of `docs` with first fit's twins sharing answers, checked against the plan
+    with every node asked alone: fewer nodes asked, the same nodes, reasons and words."""
+    cluster = Cluster.from_objects(docs)
+    asked: list[int] = []
+    real = engine._Placing.answer
+
+    def counting(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(engine._Placing, "answer", counting)
+    shared = plan(cluster, **options)
+    with_twins = len(asked)
+    with monkeypatch.context() as m:
+        m.setattr(Twins, "_key", lambda self, node: None)  # every node asked
+        asked.clear()
+        alone = plan(cluster, **options)
+    assert with_twins < len(asked)
+    assert [(p.node, p.reason) for p in shared.pods] == [(p.node, p.reason) for p in alone.pods]
+    for a, b in zip(shared.pods, alone.pods, strict=True):
+        assert dict(a.node_reasons) == dict(b.node_reasons)
+    return shared
+
+
+def test_twins_with_a_skip_node_operations_slice_share_their_answers_word_for_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes whose devices come from a skipNodeOperations slice the node does not declare
+    share first fit's answer (was: no twin, their rejection's words named the node): the
+    fact naming the node is re-made for each twin, so every node's words are those of asking
+    it alone; over many nodes the line groups them by value, saying "the node" (was:
+    `node node-1-6`, the digits of the names as a range)."""
+    docs = [*_skipping_nodes(7), *(claim(f"c{i}", [request("gpu")]) for i in range(4))]
+    shared = _shared_and_alone(monkeypatch, docs, feature_gates="DRAOptionalNodePreparation=true")
+    assert [p.node for p in shared.pods] == ["node-0", "node-0", None, None]
+    left = shared.pods[2]
+    undeclared = "come from a skipNodeOperations slice; {} does not declare DraOptionalNodePreparation"
+    assert undeclared.format("node node-5") in left.node_reasons["node-5"], left.node_reasons["node-5"]
+    assert (
+        "6 nodes: claim default/c2: request gpu: needs 1 device(s), 2 match the selectors; of those 2 "
+        + undeclared.format("the node")
+    ) in (left.reason or ""), left.reason
+
+
+def test_twins_whose_reasons_name_their_pools_share_them_with_their_own_pools_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes with an incomplete pool (named after the node), and nodes whose one device an
+    allocationMode All request needs is busy (its pool named apart), share first fit's answer
+    (was: not shared, the reason held a pool's or a device's words): each twin's words name
+    its own pools."""
+    docs: list[dict[str, Any]] = [device_class("gpu")]
+    for i in range(6):
+        n, m, p, q = f"n{i}", f"m{i}", f"p{i * 7 % 11}", f"q{i * 5 % 13}"
+        docs += [
+            _node(n),
+            resource_slice(f"{n}-a", [device("gpu-0")], node=n, pool=f"{n}-half", count=2),
+            resource_slice(f"{n}-b", [device("gpu-1")], node=n, pool=p),
+            allocated(f"taken-{n}", [result("gpu-1", pool=p)]),
+            _node(m),
+            resource_slice(f"{m}-a", [device("gpu-0")], node=m, pool=q),
+            allocated(f"taken-{m}", [result("gpu-0", pool=q)]),
+        ]
+    # a free node where each fits alone, taken by a pod of a higher priority: the crowding asks
+    # every node where the two pods left out fit alone (`Solo`, which shares through twins)
+    docs += [_node("free"), resource_slice("free", [device("gpu-0")], node="free")]
+    docs += [
+        claim("first", [request("gpu")]),
+        claim("one", [request("gpu")]),
+        claim("all", [{"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]),
+    ]
+    names = [p.name for p in plan(Cluster.from_objects(docs), allocator="reference").pods]
+    priorities = [10 if name == "default/first" else 0 for name in names]
+    shared = _shared_and_alone(monkeypatch, docs, priorities=priorities)
+    by_name = {p.name: p for p in shared.pods}
+    assert by_name["default/first"].node == "free"
+    one = by_name["default/one"].node_reasons["n3"]
+    assert "pool gpu.example.com/n3-half generation 1 is incomplete" in one, one
+    every = by_name["default/all"].node_reasons["m3"]
+    assert "device gpu.example.com/q2/gpu-0 is already allocated" in every, every
+
+
+# --- what precompute finds is a fact, worded in reasons.words alone ------------------------------
+
+
+def _rule(name: str, selector: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": selector,
+            "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"},
+        },
+    }
+
+
+def _problem(docs: list[dict[str, Any]], node: str = "node-1") -> Problem:
+    cluster = Cluster.from_objects(docs)
+    return build_problem(cluster, cluster.unallocated_claims(), node, FeatureGates())
+
+
+def test_a_devices_rejection_is_a_fact_with_the_taint_and_its_rule() -> None:
+    """A device a taint refuses: the rejection is a value (`Kind.DEVICE_TAINT`: key, value,
+    effect, the DeviceTaintRule) counted per request, worded as before by `reasons.words`."""
+    slices = resource_slice("s1", [device("gpu-0"), device("gpu-1")])
+    problem = _problem(
+        [device_class("gpu"), slices, _rule("drain", {"pool": "s1"}), claim("c", [request("gpu")])]
     )
-    blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node("device d/n1/gpu-0 is already allocated", "n1"))
-    assert names_places(Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(blocked,), node=NODE, skipped=()))
-    rejected = Reason.of(Kind.SHORT, "gpu", count=1, matching=1, rejected=(("have a taint", 1),), usable=0)
-    request = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(rejected,), node=NODE, skipped=())
-    assert names_places(request) and not names_places(request, but=("rejected",))
-    assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=("d/n1",)))
-    assert not names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=("x",), node=NODE, pools=()))
+    (alt,) = problem.alternatives
+    ((why, n),) = alt.rejected
+    assert n == 2 and why == Reason.of(
+        Kind.DEVICE_TAINT, key="maintenance", value="true", effect="NoSchedule", rule="drain"
+    )
+    taint = "maintenance=true:NoSchedule (DeviceTaintRule drain)"
+    assert say(why) == f"have the taint {taint}, which the request does not tolerate"
+    assert say(why_unschedulable(problem)) == (
+        "claim default/c: request gpu: needs 1 device(s), 2 match the selectors; of those 2 have the taint "
+        f"{taint}, which the request does not tolerate (on node node-1)"
+    )
+
+
+def test_a_device_too_small_for_the_request_is_a_fact_with_its_amounts() -> None:
+    """A capacity request larger than a device's whole capacity: a value (`Kind.TOO_SMALL`:
+    the capacity, the amounts as the device publishes them), worded as before."""
+    gpu = device("gpu-0", capacity={"memory": "40Gi"})
+    big = claim("big", [request("gpu", capacity={"requests": {"memory": "80Gi"}})])
+    cluster = Cluster.from_objects([device_class("gpu"), resource_slice("s1", [gpu]), big])
+    gates = FeatureGates.of("DRAConsumableCapacity=true")
+    (alt,) = build_problem(cluster, cluster.unallocated_claims(), "node-1", gates).alternatives
+    ((why, n),) = alt.rejected
+    assert n == 1 and why == Reason.of(
+        Kind.TOO_SMALL, name="memory", total="40Gi", asked="80Gi", consumed="80Gi", rounded=0
+    )
+    assert say(why) == "have memory 40Gi, less than the 80Gi asked"
+
+
+def test_a_pool_not_ready_and_a_blocked_member_are_facts() -> None:
+    """allocationMode All on an incomplete pool: the blocked member and upstream's per-node
+    error are values (`Kind.POOL_UPDATING` in `Kind.NOT_READY`), the incomplete pool a
+    `Kind.POOL_INCOMPLETE` of numbers; the error's words are upstream's."""
+    docs = [
+        device_class("gpu"),
+        resource_slice("s1", [device("gpu-0")], node="node-1", pool="p", count=2),
+        claim("c", [{"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]),
+    ]
+    problem = _problem(docs)
+    (alt,) = problem.alternatives
+    updating = Reason.of(Kind.POOL_UPDATING, driver="gpu.example.com", pool="p")
+    assert alt.all_blocked == updating
+    assert alt.fatal == Reason.of(Kind.NOT_READY, "default/c", request="all", why=updating)
+    assert say(alt.fatal) == (
+        "claim default/c: request all: asks for all devices, but resource pool gpu.example.com/p is "
+        "currently being updated"
+    )
+    (incomplete,) = problem.incomplete_pools
+    assert incomplete.is_(Kind.POOL_INCOMPLETE) and (
+        incomplete.fact("published"),
+        incomplete.fact("count"),
+    ) == (1, 2)
+    assert say(incomplete) == (
+        "pool gpu.example.com/p generation 1 is incomplete: "
+        "1 of its 2 slices are published (resourceSliceCount 2)"
+    )
+
+
+def test_a_constraints_words_are_made_from_its_kind_and_attribute() -> None:
+    """A claim constraint that cannot be met is a value (`Kind.ATTRIBUTE_RULE`: the rule, its
+    API field, the attribute), worded by `reasons.words` (`MUST`)."""
+    devs = [device("gpu-0", attrs={"model": "a"}), device("gpu-1", attrs={"model": "b"})]
+    pair = claim(
+        "c", [request("r1"), request("r2")], constraints=[{"matchAttribute": "gpu.example.com/model"}]
+    )
+    problem = _problem([device_class("gpu"), resource_slice("s1", devs), pair])
+    why = why_unschedulable(problem)
+    assert why.is_(Kind.CONSTRAINTS)
+    (rule,) = why.parts("constraints")
+    assert rule == Reason.of(
+        Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="gpu.example.com/model"
+    )
+    assert (
+        say(rule) == "matchAttribute gpu.example.com/model (the devices must all have the same value of it)"
+    )
+
+
+REASON_MAKERS = ("problem", "inventory.py")
+"""Where precompute finds facts: its reasons' facts are names and numbers, never words."""
+
+
+def _worded_facts(tree: ast.AST) -> list[int]:
+    """Lines where a `Reason(...)` or `Reason.of(...)` is given words as a fact (past the kind
+    and subject): an f-string, a string built with `+`, `%`, `.format` or `.join`, or a call
+    that words a reason (`say`)."""
+
+    def worded(e: ast.expr) -> bool:
+        if isinstance(e, ast.JoinedStr):
+            return True
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Mod):
+            return any(
+                isinstance(x, ast.JoinedStr | ast.Constant)
+                and isinstance(getattr(x, "value", ""), str)
+                or worded(x)
+                for x in (e.left, e.right)
+            )
+        if isinstance(e, ast.Call):
+            f = e.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            return name in {"format", "join", *TEXT_CALLS}
+        return False
+
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        maker = (isinstance(f, ast.Name) and f.id == "Reason") or (
+            isinstance(f, ast.Attribute)
+            and f.attr == "of"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "Reason"
+        )
+        facts = [*node.args[2:], *(k.value for k in node.keywords)]
+        if maker and any(worded(x) for x in facts):
+            found.append(node.lineno)
+    return found
+
+
+def test_precompute_makes_facts_not_words() -> None:
+    """`problem/` and `inventory.py` give their reasons names and numbers as facts; the words
+    are `reasons.words`'."""
+    found = []
+    for where in REASON_MAKERS:
+        for path in sorted((SOLVER / where).rglob("*.py")) if (SOLVER / where).is_dir() else [SOLVER / where]:
+            found += [f"{path.relative_to(SOLVER)}:{n}" for n in _worded_facts(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_worded_fact_finder_finds_them() -> None:
+    """The finder of the test above finds the shapes a fact made of words took (the taint's
+    words, a pool's, a constraint's), and passes names and numbers."""
+    code = """
+def taint(t):
+    return Reason.of(Kind.DEVICE_TAINT, key=f"{t.key}={t.value}", effect=t.effect)
+def pool(p):
+    return Reason.of(Kind.POOL_INVALID, why="device " + p.name + " listed twice")
+def rule(k, a):
+    return Reason(Kind.ATTRIBUTE_RULE, "", (("words", "{} {}".format(k, a)),))
+def fine(p, n):
+    return Reason.of(Kind.POOL_INCOMPLETE, f"{p.ns}/{p.name}", driver=p.driver, published=n, ignored=p.names)
+"""
+    assert _worded_facts(ast.parse(code)) == [3, 5]
 
 
 # --- no code compares reason text ---------------------------------------------------------------

@@ -5,6 +5,8 @@ modified; and the callers that build the cluster after a plan from it agree on
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -337,3 +339,77 @@ def test_a_replacement_pod_is_created_pending() -> None:
     )
     s.create(twin)
     assert s.cluster.pods[("default", "p1-new")] is twin and ("default", "p1-new") not in cluster.pods
+
+
+def test_removing_claims_takes_them_out_until_a_placement_allocates_them_again(
+    planned: tuple[Cluster, PlanOutcome],
+) -> None:
+    """`Snapshot.remove` (first fit's `_Placing.release`: a placement of the plan's own
+    undone): the claim is gone from the view, a key not there changes nothing, `allocate`
+    brings it back, and a revert restores the claim as it was."""
+    cluster, outcome = planned
+    p1 = next(p for p in outcome.pods if p.name == "default/p1")
+    (mine,) = p1.claims
+    s = Snapshot(cluster)
+    s.place(p1)
+    assert s.cluster.claims[mine.key] is mine
+    s.fork()
+    s.remove([mine, mine])
+    assert mine.key not in s.cluster.claims and ("default", "shared") in s.cluster.claims
+    s.allocate([mine])
+    assert s.cluster.claims[mine.key] is mine
+    s.remove([mine])
+    s.revert()
+    assert s.cluster.claims[mine.key] is mine
+
+
+WRITES_ELSEWHERE = {
+    "solver/api/cluster.py": "Cluster.add builds the input cluster, object by object",
+    "solver/planners/aggregated/classes.py": "LocalViews' index (pool -> claims), not a cluster's",
+}
+"""Modules that write a `claims` or `pods` dict outside the snapshot, and why that is not a
+cluster after a change."""
+
+
+def _writes(tree: ast.AST) -> list[str]:
+    """Writes to `<x>.claims` / `<x>.pods` in `tree`: an item assigned or deleted, or a
+    mutating method called. What it misses: a write through a local alias of the dict (the
+    snapshot's own `evict` deletes through one)."""
+    found: list[str] = []
+    for n in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(n, ast.Assign | ast.Delete):
+            targets = n.targets
+        elif isinstance(n, ast.AugAssign | ast.AnnAssign):
+            targets = [n.target]
+        for t in targets:
+            value = t.value if isinstance(t, ast.Subscript) else None
+            if isinstance(value, ast.Attribute) and value.attr in ("claims", "pods"):
+                found.append(f"{n.lineno}: {ast.unparse(t)}")
+        f = n.func if isinstance(n, ast.Call) else None
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in ("pop", "popitem", "setdefault", "update", "clear", "__setitem__", "__delitem__")
+            and isinstance(f.value, ast.Attribute)
+            and f.value.attr in ("claims", "pods")
+        ):
+            found.append(f"{n.lineno}: {ast.unparse(f)}")
+    return found
+
+
+def test_only_the_snapshot_writes_a_clusters_claims_and_pods() -> None:
+    """One "cluster after a change" (issue #41, step 5): a planner, the ledger, what-if's fill
+    — every caller that changes which pods or claims a cluster holds — goes through
+    `planning.snapshot.Snapshot`, so the changes follow one rule and a fork reverts them all.
+    First fit's engine once wrote its placements into the ledger's view by hand."""
+    root = Path(__file__).resolve().parent.parent
+    elsewhere: dict[str, list[str]] = {}
+    for path in sorted((root / "solver").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name == "solver/planning/snapshot.py":
+            continue
+        found = _writes(ast.parse(path.read_text(encoding="utf-8")))
+        if found:
+            elsewhere[name] = found
+    assert set(elsewhere) == set(WRITES_ELSEWHERE), elsewhere
+    assert _writes(ast.parse((root / "solver/planning/snapshot.py").read_text(encoding="utf-8")))

@@ -144,6 +144,11 @@ class Cluster:
                     return
                 raise InputError("defined twice with different content", obj=obj.ref)
             self._identities[key] = obj
+        self._file(obj)
+
+    def _file(self, obj: TypeMeta) -> None:
+        """Put `obj` in the dict (or list) of its kind, after the identity check of `add`: one
+        case per kind, so that a new kind is one line here."""
         ns = obj.metadata.ns
         match obj:
             case ResourceSlice():

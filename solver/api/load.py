@@ -224,6 +224,15 @@ class Reader:
             unread = _unread(doc, self.errors[before:])
             if unread is not None:
                 self.unread.append(unread)
+            elif position:  # an object without a name: where it is, so that it can be found
+                self.errors[before:] = [
+                    InputError(
+                        e.reason, obj=e.obj, field=e.field, source=f"{e.source or '<input>'} ({position})"
+                    )
+                    if type(e) is InputError and position not in e.source
+                    else e
+                    for e in self.errors[before:]
+                ]
         return out
 
     def _read(self, doc: dict[str, Any], source: str, position: str) -> list[TypeMeta]:

@@ -442,6 +442,16 @@ class ResourceClaim(TypeMeta):
     spec: ResourceClaimSpec = Field(default_factory=ResourceClaimSpec)
     status: ResourceClaimStatus | None = None
 
+    # Set on the stand-in of an allocated claim that could not be read (`planning.triage`):
+    # only its status is read, so that the devices it holds stay in use. Never written out,
+    # never checked (its spec is unknown).
+    _unread: bool = PrivateAttr(default=False)
+
+    @property
+    def unread(self) -> bool:
+        """Whether this is an unreadable allocated claim's stand-in (`planning.triage`)."""
+        return self._unread
+
 
 class ResourceClaimTemplateSpec(K8sModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)

@@ -158,6 +158,50 @@ def _fail(text: str, reason: str) -> NoReturn:
     raise QuantityError(text, reason)
 
 
+def _scale(s: str, suffix: str) -> tuple[str, int, int]:
+    """What a quantity's suffix says (upstream ``ParseQuantity``'s suffix table): its format
+    and the power of 10 and of 2 it multiplies by; a bad suffix or exponent fails naming it."""
+    if suffix in _DECIMAL_SUFFIXES:
+        return DECIMAL_SI, _DECIMAL_SUFFIXES[suffix], 0
+    if suffix in _BINARY_SUFFIXES:
+        return BINARY_SI, 0, _BINARY_SUFFIXES[suffix]
+    if (e := _EXPONENT_SUFFIX.fullmatch(suffix)) is not None:
+        exp_digits = e["exp"].lstrip("+-").lstrip("0") or "0"
+        exp10 = -_to_int(s, exp_digits) if e["exp"].startswith("-") else _to_int(s, exp_digits)
+        if not _MIN_INT64 <= exp10 <= _MAX_INT64:  # upstream: strconv.ParseInt(..., 64) fails
+            _fail(s, f"exponent {e['exp']} is out of range")
+        if exp10 > _MAX_EXPONENT:
+            _fail(s, f"exponent {exp10} is too large (at most {_MAX_EXPONENT})")
+        return DECIMAL_EXPONENT, exp10, 0
+    if suffix[:1] == ".":
+        _fail(s, f"unexpected {_quote(suffix)} after the number (only one decimal point is allowed)")
+    _fail(s, f"unknown suffix {_quote(suffix)}")
+
+
+def _magnitude(mantissa: int, frac_len: int, fmt: str, exp10: int, exp2: int) -> tuple[Fraction, str]:
+    """The value of ``mantissa`` (the digits, ``frac_len`` of them after the point) times
+    10**exp10 (the decimal point already counted in it) and 2**exp2, rounded as upstream
+    rounds at parse (away from zero to 1n; BinarySI capped at the int64 maximum), and the
+    format it keeps: a BinarySI value below 1 becomes DecimalSI."""
+    if mantissa == 0:
+        return Fraction(0), fmt
+    if fmt == BINARY_SI:
+        value = _round_nano(Fraction(mantissa << exp2, 10**frac_len))
+        if value > _MAX_INT64:  # upstream caps BinarySI at parse
+            value = Fraction(_MAX_INT64)
+        if value < 1:  # 0 < value < 1: "this avoids rounding and hopefully confusion, too"
+            return value, DECIMAL_SI
+        return value, fmt
+    if exp10 >= 0:
+        return Fraction(mantissa * 10**exp10), fmt
+    if exp10 >= -9:
+        return Fraction(mantissa, 10**-exp10), fmt
+    drop = -9 - exp10  # decimal places beyond nano
+    # mantissa < 10**len(digits) <= 10**drop means the value is below 1n: rounds to 1n.
+    nanos = 1 if drop > len(str(mantissa)) else _ceil_away(Fraction(mantissa, 10**drop))
+    return Fraction(nanos, _NANO_PER_UNIT), fmt
+
+
 def _to_int(text: str, digits: str) -> int:
     digits = digits.lstrip("0")
     if not digits:
@@ -237,45 +281,10 @@ class Quantity:
                 s, "it must start with a number (an optional sign and digits with an optional decimal point)"
             )
 
-        fmt: str
-        if suffix in _DECIMAL_SUFFIXES:
-            fmt, exp10, exp2 = DECIMAL_SI, _DECIMAL_SUFFIXES[suffix], 0
-        elif suffix in _BINARY_SUFFIXES:
-            fmt, exp10, exp2 = BINARY_SI, 0, _BINARY_SUFFIXES[suffix]
-        elif (e := _EXPONENT_SUFFIX.fullmatch(suffix)) is not None:
-            fmt, exp2 = DECIMAL_EXPONENT, 0
-            exp_digits = e["exp"].lstrip("+-").lstrip("0") or "0"
-            exp10 = -_to_int(s, exp_digits) if e["exp"].startswith("-") else _to_int(s, exp_digits)
-            if not _MIN_INT64 <= exp10 <= _MAX_INT64:  # upstream: strconv.ParseInt(..., 64) fails
-                _fail(s, f"exponent {e['exp']} is out of range")
-            if exp10 > _MAX_EXPONENT:
-                _fail(s, f"exponent {exp10} is too large (at most {_MAX_EXPONENT})")
-        elif suffix[:1] == ".":
-            _fail(s, f"unexpected {_quote(suffix)} after the number (only one decimal point is allowed)")
-        else:
-            _fail(s, f"unknown suffix {_quote(suffix)}")
-
-        negative = m["sign"] == "-"
+        fmt, exp10, exp2 = _scale(s, suffix)
         mantissa = _to_int(s, int_digits + frac_digits)
-        exp10 -= len(frac_digits)
-        value: Fraction
-        if mantissa == 0:
-            value = Fraction(0)
-        elif fmt == BINARY_SI:
-            value = _round_nano(Fraction(mantissa << exp2, 10 ** len(frac_digits)))
-            if value > _MAX_INT64:  # upstream caps BinarySI at parse
-                value = Fraction(_MAX_INT64)
-            if value < 1:  # 0 < value < 1: "this avoids rounding and hopefully confusion, too"
-                fmt = DECIMAL_SI
-        elif exp10 >= 0:
-            value = Fraction(mantissa * 10**exp10)
-        elif exp10 >= -9:
-            value = Fraction(mantissa, 10**-exp10)
-        else:
-            drop = -9 - exp10  # decimal places beyond nano
-            # mantissa < 10**len(digits) <= 10**drop means the value is below 1n: rounds to 1n.
-            nanos = 1 if drop > len(str(mantissa)) else _ceil_away(Fraction(mantissa, 10**drop))
-            value = Fraction(nanos, _NANO_PER_UNIT)
+        value, fmt = _magnitude(mantissa, len(frac_digits), fmt, exp10 - len(frac_digits), exp2)
+        negative = m["sign"] == "-"
         if negative:
             value = -value
         return cls._make(value, fmt, s)

@@ -353,6 +353,7 @@ def validate_cluster(
             errors.extend(_missing_pod_references(obj, cluster, source))
         if isinstance(obj, PodGroup):
             errors.extend(_missing_group_references(obj, cluster, source))
+    errors.extend(_second_global_defaults(cluster, source_of))
     errors.extend(_shared_too_widely(cluster, source_of, gates))
     if gates is None or gates.DRAAdminAccess:
         errors.extend(admin_namespace_problems(cluster, source_of))
@@ -450,6 +451,7 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
     the input cannot be scheduled as written (upstream: the pod stays pending)."""
     report = _Report(pod, source)
     ns = pod.metadata.ns
+    unread = {(u.kind, u.namespace, u.name) for u in cluster.unread} if cluster.unread else set()
     for i, entry in enumerate(pod.spec.resource_claims):
         path = _idx("spec.resourceClaims", i)
         if entry.resource_claim_name and (ns, entry.resource_claim_name) not in cluster.claims:
@@ -459,7 +461,16 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
                 + did_you_mean(entry.resource_claim_name, _names_in(cluster.claims, ns)),
             )
         template = entry.resource_claim_template_name
-        if template and (ns, template) not in cluster.templates:
+        for j, status in enumerate(pod.status.resource_claim_statuses if pod.status and template else []):
+            made = status.resource_claim_name
+            if status.name == entry.name and made and ("ResourceClaim", ns, made) in unread:
+                # the claim made from the template is what the pod uses; it exists (a new one
+                # built from the template would be a claim the cluster does not have)
+                report.add(
+                    f"status.resourceClaimStatuses[{j}].resourceClaimName",
+                    f"ResourceClaim {ns}/{made} not found in the input",
+                )
+        if template and (ns, template) not in cluster.templates and not _made(pod, entry.name, cluster):
             report.add(
                 f"{path}.resourceClaimTemplateName",
                 f"ResourceClaimTemplate {ns}/{template} not found in the input"
@@ -482,6 +493,46 @@ def _missing_pod_references(pod: Pod, cluster: Cluster, source: str) -> list[Inp
             f"PodGroup {ns}/{group.pod_group_name} not found in the input{hint}",
         )
     return report.errors
+
+
+def _second_global_defaults(
+    cluster: Cluster, source_of: Callable[[TypeMeta], str] | None = None
+) -> list[InputError]:
+    """Every PriorityClass with `globalDefault: true` but the one the API server kept: it
+    refuses a second global default (scheduling/v1 validation), so an input holding two was
+    not read from one cluster state, or raced past the check. The one kept is the oldest by
+    `metadata.creationTimestamp` when every one has it, else the first in the input. Planning
+    keeps them all and reads the lowest value as the default (`problem.scheduling`,
+    docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)")."""
+    defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
+    if len(defaults) < 2:
+        return []
+    stamps = [pc.metadata.creation_timestamp for pc in defaults]
+    if all(stamps):
+        order = sorted(range(len(defaults)), key=lambda i: str(stamps[i]))
+        defaults = [defaults[i] for i in order]
+    kept, errors = defaults[0], []
+    for pc in defaults[1:]:
+        report = _Report(pc, source_of(pc) if source_of else "")
+        report.add(
+            "globalDefault",
+            f"PriorityClass {kept.metadata.name} is the global default already: the API server "
+            "allows only one and refuses the second",
+        )
+        errors += report.errors
+    return errors
+
+
+def _made(pod: Pod, entry: str, cluster: Cluster) -> bool:
+    """Whether the claim of a template entry is made already: the pod's status records it and
+    the input holds it. Upstream's scheduler then reads only that claim (resourceclaim.Name),
+    so a template deleted since is not a problem of the pod."""
+    return any(
+        s.name == entry
+        and s.resource_claim_name
+        and (pod.metadata.ns, s.resource_claim_name) in cluster.claims
+        for s in (pod.status.resource_claim_statuses if pod.status else [])
+    )
 
 
 def _missing_group_references(group: PodGroup, cluster: Cluster, source: str) -> list[InputError]:
@@ -567,7 +618,8 @@ def pool_problems(
             report.add(
                 "spec.pool.resourceSliceCount",
                 f"{pool} is incomplete: resourceSliceCount is {counts[0]} but {len(current)} "
-                f"slice{'s' if len(current) != 1 else ''} of that generation are in the input ({names})",
+                f"{'slices' if len(current) != 1 else 'slice'} of that generation "
+                f"{'are' if len(current) != 1 else 'is'} in the input ({names})",
             )
         devices: dict[str, str] = {}
         counter_sets: dict[str, str] = {}
@@ -941,10 +993,12 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
     containers = [("spec.initContainers", c) for c in pod.spec.init_containers]
     containers += [("spec.containers", c) for c in pod.spec.containers]
     counts: dict[str, int] = {}
+    names = [claim.name for claim in pod.spec.resource_claims]
     for base, c in containers:
         i = counts[base] = counts.get(base, -1) + 1
         if c.resources is not None:
             _validate_resources(report, f"{_idx(base, i)}.resources", c.resources)
+            _check_container_claims(report, f"{_idx(base, i)}.resources.claims", c.resources, names)
     if pod.spec.resources is not None:
         _validate_resources(report, "spec.resources", pod.spec.resources)
     seen: set[str] = set()
@@ -968,6 +1022,30 @@ def _validate_pod(report: _Report, pod: Pod) -> None:
             rfc3339_nanos(start)
         except ValueError as exc:
             report.add("status.startTime", str(exc))
+
+
+def _check_container_claims(
+    report: _Report, path: str, res: ResourceRequirements, pod_claims: Sequence[str]
+) -> None:
+    """core/v1: a container's `resources.claims[].name` must be one of the pod's
+    `spec.resourceClaims` names, once per container. The API server refuses a pod breaking it,
+    so the scheduler never sees one; a dump or a manifest may still hold it, and planning it
+    would start a container whose claim the kubelet cannot find (docs/semantics.md, "Messy
+    clusters: what one bad object costs (issue #39)": the pod is held with this reason)."""
+    seen: set[str] = set()
+    for j, ref in enumerate(res.claims):
+        field = f"{_idx(path, j)}.name"
+        key = f"{ref.name}/{ref.request}" if ref.request else ref.name
+        if key in seen:
+            report.add(field, f"duplicate container claim {key!r}")
+        seen.add(key)
+        if ref.name not in pod_claims:
+            known = f"it has: {', '.join(pod_claims)}" if pod_claims else "it has none"
+            report.add(
+                field,
+                f"{ref.name!r} names no entry of the pod's spec.resourceClaims ({known}), so the "
+                f"API server refuses the pod{did_you_mean(ref.name, pod_claims)}",
+            )
 
 
 def _validate_pod_scheduling(report: _Report, pod: Pod) -> None:
@@ -1424,7 +1502,13 @@ def _plainly_valid(attr: DeviceAttribute) -> bool:
     string, int_, bool_ = get("string"), get("int_"), get("bool_")
     if string is not None:
         return int_ is None and bool_ is None and len(string) <= MAX_ATTRIBUTE_STRING_LENGTH
-    return (int_ is None) != (bool_ is None)
+    if int_ is not None:
+        return bool_ is None and INT64_MIN <= int_ <= INT64_MAX
+    return bool_ is not None
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""An int attribute is an int64 (the API server cannot hold a larger one; CEL cannot read it)."""
 
 
 _ATTRIBUTE_FIELDS = {"int": "int_", "bool": "bool_"}
@@ -1445,7 +1529,7 @@ def _validate_attribute(report: _Report, path: str, attr: DeviceAttribute) -> in
                 report.add(fpath, "a list attribute must not be empty")
             for k, element in enumerate(value):
                 _check_attribute_scalar(report, _idx(fpath, k), name.rstrip("s"), element)
-        elif name in ("string", "version"):  # int and bool values: nothing to check
+        elif name in ("string", "version", "int"):  # bool values: nothing to check
             _check_attribute_scalar(report, f"{path}.{name}", name, value)
     if not set_fields:
         return 0
@@ -1454,6 +1538,8 @@ def _validate_attribute(report: _Report, path: str, attr: DeviceAttribute) -> in
 
 
 def _check_attribute_scalar(report: _Report, path: str, kind: str, value: Any) -> None:
+    if kind == "int" and not INT64_MIN <= value <= INT64_MAX:
+        report.add(path, f"{value} is out of the int64 range")
     if kind in ("string", "version") and len(value) > MAX_ATTRIBUTE_STRING_LENGTH:
         report.add(path, f"must be at most {MAX_ATTRIBUTE_STRING_LENGTH} characters, got {len(value)}")
     if kind == "version" and not is_semver(value):

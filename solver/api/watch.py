@@ -40,6 +40,7 @@ from .live import (
     Progress,
     ReadKind,
     Session,
+    Stream,
     StreamBroken,
     Target,
     client_log,
@@ -267,20 +268,10 @@ class Watcher:
         try:
             if not self._live(generation):
                 return version, "", True
-            if stream.status == 410:
-                self._put(generation, _Gone(k.kind))
-                return version, "", True
-            if stream.status in (401, 403):
-                body = stream.body()
-                error: DRASolverError = (
-                    forbidden_error(session, k, "watch", body)
-                    if stream.status == 403
-                    else LiveError(f"{session.source}: 401 Unauthorized on watch {k.plural}")
-                )
-                self._put(generation, _Fatal(error))
-                return version, "", True
-            if stream.status != 200:
-                return version, f"answered {stream.status}", False
+            refused = self._refused(session, k, stream, generation)
+            if refused is not None:
+                why, over = refused
+                return version, why, over
             try:
                 for line in stream.lines():
                     if not self._live(generation):
@@ -305,6 +296,30 @@ class Watcher:
             return version, "", False
         finally:
             stream.close()
+
+    def _refused(
+        self, session: Session, k: ReadKind, stream: Stream, generation: int
+    ) -> tuple[str, bool] | None:
+        """What a watch answer other than 200 means, as `_once` returns it (why it broke,
+        whether the watch is over): 410 Gone and 401/403 end the watch (the reader is told:
+        the list is read again, or the error is fatal); another status is tried again. None
+        for a 200, whose events are read. Apart from `_once` so that reading the events
+        stands alone."""
+        if stream.status == 410:
+            self._put(generation, _Gone(k.kind))
+            return "", True
+        if stream.status in (401, 403):
+            body = stream.body()
+            error: DRASolverError = (
+                forbidden_error(session, k, "watch", body)
+                if stream.status == 403
+                else LiveError(f"{session.source}: 401 Unauthorized on watch {k.plural}")
+            )
+            self._put(generation, _Fatal(error))
+            return "", True
+        if stream.status != 200:
+            return f"answered {stream.status}", False
+        return None
 
     def _event(
         self, k: ReadKind, api_version: str, path: str, line: bytes

@@ -72,6 +72,60 @@ from .values import (
     type_name,
 )
 
+
+def _and(lf: Fn, rf: Fn, op: str) -> Fn:
+    """CEL's `&&`, commutative over errors: false on either side decides, even where the other
+    side is an error or not a bool (the right side is evaluated unless the left decides);
+    otherwise the left side's error wins, then the right's. A function of its own so that
+    `logic` is the type check alone."""
+
+    def land(ctx: Activation) -> bool:
+        err: EvalError | None = None
+        try:
+            a = lf(ctx)
+            if a is False:
+                return False
+            if a is not True:
+                err = no_overload(op, a)
+        except EvalError as e:
+            err = e
+        b = rf(ctx)  # an error here wins only if the left side did not decide
+        if b is False:
+            return False
+        if err is not None:
+            raise err
+        if b is True:
+            return True
+        raise no_overload(op, b)
+
+    return land
+
+
+def _or(lf: Fn, rf: Fn, op: str) -> Fn:
+    """CEL's `||`, as `_and` with true deciding."""
+
+    def lor(ctx: Activation) -> bool:
+        err: EvalError | None = None
+        try:
+            a = lf(ctx)
+            if a is True:
+                return True
+            if a is not False:
+                err = no_overload(op, a)
+        except EvalError as e:
+            err = e
+        b = rf(ctx)
+        if b is True:
+            return True
+        if err is not None:
+            raise err
+        if b is False:
+            return False
+        raise no_overload(op, b)
+
+    return lor
+
+
 __all__ = ["Compiled", "compile_tree"]
 
 #: Cost budget for evaluating constant sub-expressions at compile time.
@@ -391,51 +445,8 @@ class _Compiler:
                     f"found no matching overload for '{node.fn}' applied to "
                     f"'({display(left.type)}, {display(right.type)})'",
                 )
-        lf, rf = left.fn, right.fn
-        op = node.fn
-        if op == "_&&_":
-
-            def land(ctx: Activation) -> bool:
-                err: EvalError | None = None
-                try:
-                    a = lf(ctx)
-                    if a is False:
-                        return False
-                    if a is not True:
-                        err = no_overload(op, a)
-                except EvalError as e:
-                    err = e
-                b = rf(ctx)  # an error here wins only if the left side did not decide
-                if b is False:
-                    return False
-                if err is not None:
-                    raise err
-                if b is True:
-                    return True
-                raise no_overload(op, b)
-
-            return Compiled(land, "bool")
-
-        def lor(ctx: Activation) -> bool:
-            err: EvalError | None = None
-            try:
-                a = lf(ctx)
-                if a is True:
-                    return True
-                if a is not False:
-                    err = no_overload(op, a)
-            except EvalError as e:
-                err = e
-            b = rf(ctx)
-            if b is True:
-                return True
-            if err is not None:
-                raise err
-            if b is False:
-                return False
-            raise no_overload(op, b)
-
-        return Compiled(lor, "bool")
+        make = _and if node.fn == "_&&_" else _or
+        return Compiled(make(left.fn, right.fn, node.fn), "bool")
 
     def conditional(self, node: Call, scope: Scope) -> Compiled:
         cond, yes, no = (self.compile(a, scope) for a in node.args)

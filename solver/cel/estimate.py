@@ -197,50 +197,68 @@ class _Estimator:
         if fn == "_?_:_":
             (cc, _), (yc, ys), (nc, ns) = parts
             return cc + max(yc, nc), ys if ys.n >= ns.n else ns
-        first = sizes[0] if sizes else _SCALAR
-        if fn == "_+_" and len(sizes) == 2:
-            n = sizes[0].n + sizes[1].n
-            elem = sizes[0].elem or sizes[1].elem
-            return args + 1 + _factor(n, 0.1), Size(n, elem)
-        if fn == "@in":
-            return args + 1 + (sizes[1].n if sizes[1].key is None else 0), _SCALAR
-        if fn in _REGEX and len(sizes) >= 2:
-            pattern = operands[1]
-            plen: float = sizes[1].n
-            if isinstance(pattern, Lit) and isinstance(pattern.value, str):
-                plen = len(pattern.value)
-            cost = _factor(first.n + 1, 0.1) * _factor(plen, 0.25)
-            return args + cost, Size(first.n, Size(first.n)) if fn == "findAll" else Size(first.n)
-        if fn == "validate" and node.target is not None and len(sizes) == 2:
-            # upstream cannot know the format statically: MaxNameFormatRegexSize (128) for all
-            cost = _factor(_factor(sizes[1].n, 0.1), MAX_NAME_FORMAT_REGEX_SIZE * 0.25)
-            return args + cost, Size(_UNKNOWN, Size(_UNKNOWN))
-        if fn in _TRAVERSE:
-            return args + max(_factor(first.n, 0.1), 1), first if fn in _SAME_SIZE else Size(_UNKNOWN)
-        if fn in ("replace", "split"):
-            cost = max(_factor(first.n, 0.2), 1)
-            if fn == "split":
-                return args + cost, Size(first.n, first)
-            return args + cost, Size(_UNKNOWN if len(sizes) < 3 else max(first.n, first.n * sizes[2].n))
-        if fn == "join":
-            n = first.n * (first.elem.n if first.elem else _UNKNOWN)
-            return args + max(_factor(n, 0.1), 1), Size(n)
-        if fn in _LIST_SCAN:
-            if first.elem is not None:
-                per = 1 + (_factor(first.elem.n, 0.1) if first.elem.n else 0)
-                return args + max(first.n * per, 1), _SCALAR
-            return args + max(_factor(first.n, 0.1), 1), _SCALAR
-        if fn == "lists.range":
-            arg = operands[0]
-            n = arg.value if isinstance(arg, Lit) and type(arg.value) is int and arg.value >= 0 else _UNKNOWN
-            return args + max(n, 1), Size(n, _SCALAR)
-        if fn in _SAME_SIZE or fn in ("flatten",):
-            return args + max(first.n, 1), first
-        if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and len(sizes) == 2:
-            return args + max(sizes[0].n * sizes[1].n, 1), _SCALAR
-        if fn in ("first", "last", "optional.of", "optional.ofNonZeroValue", "value", "orValue", "dyn"):
-            return args + 1, first.elem if fn in ("first", "last") and first.elem else first
-        return args + 1, Size(_UNKNOWN)
+        got = _operator_or_text(fn, node, operands, sizes, args)
+        return got if got is not None else _collection(fn, operands, sizes, args)
+
+
+def _operator_or_text(
+    fn: str, node: Call, operands: list[Node], sizes: list[Size], args: float
+) -> tuple[float, Size] | None:
+    """`_Estimator.call`'s cost of `+`, `in` and the string functions (regular expressions,
+    `validate`, the traversals, `replace`, `split`), or None for another function
+    (`_collection`, asked after it). `args`: the operands' cost, `sizes` their sizes. Two
+    functions so that each reads as one table of cases."""
+    first = sizes[0] if sizes else _SCALAR
+    if fn == "_+_" and len(sizes) == 2:
+        n = sizes[0].n + sizes[1].n
+        elem = sizes[0].elem or sizes[1].elem
+        return args + 1 + _factor(n, 0.1), Size(n, elem)
+    if fn == "@in":
+        return args + 1 + (sizes[1].n if sizes[1].key is None else 0), _SCALAR
+    if fn in _REGEX and len(sizes) >= 2:
+        pattern = operands[1]
+        plen: float = sizes[1].n
+        if isinstance(pattern, Lit) and isinstance(pattern.value, str):
+            plen = len(pattern.value)
+        cost = _factor(first.n + 1, 0.1) * _factor(plen, 0.25)
+        return args + cost, Size(first.n, Size(first.n)) if fn == "findAll" else Size(first.n)
+    if fn == "validate" and node.target is not None and len(sizes) == 2:
+        # upstream cannot know the format statically: MaxNameFormatRegexSize (128) for all
+        cost = _factor(_factor(sizes[1].n, 0.1), MAX_NAME_FORMAT_REGEX_SIZE * 0.25)
+        return args + cost, Size(_UNKNOWN, Size(_UNKNOWN))
+    if fn in _TRAVERSE:
+        return args + max(_factor(first.n, 0.1), 1), first if fn in _SAME_SIZE else Size(_UNKNOWN)
+    if fn in ("replace", "split"):
+        cost = max(_factor(first.n, 0.2), 1)
+        if fn == "split":
+            return args + cost, Size(first.n, first)
+        return args + cost, Size(_UNKNOWN if len(sizes) < 3 else max(first.n, first.n * sizes[2].n))
+    return None
+
+
+def _collection(fn: str, operands: list[Node], sizes: list[Size], args: float) -> tuple[float, Size]:
+    """`_Estimator.call`'s cost of `join`, the list and set functions, the optionals and any
+    other function (one step, a result of unknown size), as `_operator_or_text`."""
+    first = sizes[0] if sizes else _SCALAR
+    if fn == "join":
+        n = first.n * (first.elem.n if first.elem else _UNKNOWN)
+        return args + max(_factor(n, 0.1), 1), Size(n)
+    if fn in _LIST_SCAN:
+        if first.elem is not None:
+            per = 1 + (_factor(first.elem.n, 0.1) if first.elem.n else 0)
+            return args + max(first.n * per, 1), _SCALAR
+        return args + max(_factor(first.n, 0.1), 1), _SCALAR
+    if fn == "lists.range":
+        arg = operands[0]
+        n = arg.value if isinstance(arg, Lit) and type(arg.value) is int and arg.value >= 0 else _UNKNOWN
+        return args + max(n, 1), Size(n, _SCALAR)
+    if fn in _SAME_SIZE or fn in ("flatten",):
+        return args + max(first.n, 1), first
+    if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and len(sizes) == 2:
+        return args + max(sizes[0].n * sizes[1].n, 1), _SCALAR
+    if fn in ("first", "last", "optional.of", "optional.ofNonZeroValue", "value", "orValue", "dyn"):
+        return args + 1, first.elem if fn in ("first", "last") and first.elem else first
+    return args + 1, Size(_UNKNOWN)
 
 
 def estimate_cost(tree: Node) -> float:

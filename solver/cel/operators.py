@@ -231,18 +231,7 @@ def binary_result_type(op: str, a: Type, b: Type) -> Type:
             raise _bad(op, a, b)
         return _TIME_ARITH[(op, a, b)]
     if op in _ARITH:
-        allowed = _ARITH[op]
-        if is_dyn(a) and is_dyn(b):
-            return DYN
-        known = b if is_dyn(a) else a
-        if _base(known) not in allowed:
-            raise _bad(op, a, b)
-        if not is_dyn(a) and not is_dyn(b):
-            if _base(a) != _base(b):
-                raise _bad(op, a, b)
-            if _base(a) == "list":
-                return ("list", a[1] if a == b else DYN)
-        return known
+        return _arith_type(op, a, b)
     if op in ("_<_", "_<=_", "_>_", "_>=_"):
         for t in (a, b):
             if not is_dyn(t) and t not in _ORDERED:
@@ -255,18 +244,37 @@ def binary_result_type(op: str, a: Type, b: Type) -> Type:
             raise _bad(op, a, b)
         return "bool"
     if op == "@in":
-        if is_dyn(b):
-            return "bool"
-        if _base(b) == "list":
-            if not compatible(a, b[1]):
-                raise _bad(op, a, b)
-            return "bool"
-        if _base(b) == "map":
-            if not compatible(a, b[1]):
-                raise _bad(op, a, b)
-            return "bool"
-        raise _bad(op, a, b)
+        return _in_type(a, b)
     raise AssertionError(op)  # pragma: no cover
+
+
+def _arith_type(op: str, a: Type, b: Type) -> Type:
+    """An arithmetic operator's result (not on times, `_TIME_ARITH`): both sides of one of the
+    operator's types (a dyn side takes the other's), list + list a list of the common element
+    type (dyn where the two differ)."""
+    allowed = _ARITH[op]
+    if is_dyn(a) and is_dyn(b):
+        return DYN
+    known = b if is_dyn(a) else a
+    if _base(known) not in allowed:
+        raise _bad(op, a, b)
+    if not is_dyn(a) and not is_dyn(b):
+        if _base(a) != _base(b):
+            raise _bad(op, a, b)
+        if _base(a) == "list":
+            return ("list", a[1] if a == b else DYN)
+    return known
+
+
+def _in_type(a: Type, b: Type) -> Type:
+    """`a in b`: bool, where `b` is a list of elements (or a map of keys) `a` may equal."""
+    if is_dyn(b):
+        return "bool"
+    if _base(b) in ("list", "map"):
+        if not compatible(a, b[1]):
+            raise _bad("@in", a, b)
+        return "bool"
+    raise _bad("@in", a, b)
 
 
 def unary_result_type(op: str, a: Type) -> Type:

@@ -243,46 +243,57 @@ def charge_size(ctx: Activation, r: Any) -> None:
 def make_call(name: str, cands: list[Overload], fns: list[Fn], exact: bool) -> Fn:
     """The closure for a function call: direct when the overload is known statically."""
     if exact:
-        o = cands[0]
-        impl, cost = o.impl, o.cost
-        n = len(fns)
-        if n == 1 and cost is None:
-            (f0,) = fns
+        return _direct(name, cands[0], fns)
+    return _dispatch(name, cands, fns)
 
-            def call1(ctx: Activation) -> Any:
-                ctx.cost += 1
-                try:
-                    return impl(f0(ctx))
-                except LIB_ERRORS as ex:
-                    raise EvalError(f"{name}: {ex}") from None
 
-            return call1
-        if n == 2 and cost is None:
-            f0, f1 = fns
+def _direct(name: str, o: Overload, fns: list[Fn]) -> Fn:
+    """A call of the one overload `o`: no type test per call, and for one or two operands
+    without a cost function no tuple either (the common case, kept short)."""
+    impl, cost = o.impl, o.cost
+    n = len(fns)
+    if n == 1 and cost is None:
+        (f0,) = fns
 
-            def call2(ctx: Activation) -> Any:
-                ctx.cost += 1
-                try:
-                    return impl(f0(ctx), f1(ctx))
-                except LIB_ERRORS as ex:
-                    raise EvalError(f"{name}: {ex}") from None
-
-            return call2
-
-        def calln(ctx: Activation) -> Any:
-            args = tuple([f(ctx) for f in fns])
+        def call1(ctx: Activation) -> Any:
             ctx.cost += 1
             try:
-                r = impl(*args)
+                return impl(f0(ctx))
             except LIB_ERRORS as ex:
                 raise EvalError(f"{name}: {ex}") from None
-            if cost is not None:
-                extra = cost(args, r)
-                if extra:
-                    charge(ctx, extra)
-            return r
 
-        return calln
+        return call1
+    if n == 2 and cost is None:
+        f0, f1 = fns
+
+        def call2(ctx: Activation) -> Any:
+            ctx.cost += 1
+            try:
+                return impl(f0(ctx), f1(ctx))
+            except LIB_ERRORS as ex:
+                raise EvalError(f"{name}: {ex}") from None
+
+        return call2
+
+    def calln(ctx: Activation) -> Any:
+        args = tuple([f(ctx) for f in fns])
+        ctx.cost += 1
+        try:
+            r = impl(*args)
+        except LIB_ERRORS as ex:
+            raise EvalError(f"{name}: {ex}") from None
+        if cost is not None:
+            extra = cost(args, r)
+            if extra:
+                charge(ctx, extra)
+        return r
+
+    return calln
+
+
+def _dispatch(name: str, cands: list[Overload], fns: list[Fn]) -> Fn:
+    """A call whose overload is chosen per call, by the operands' runtime types: the first
+    of `cands` that accepts them."""
 
     def dispatch(ctx: Activation) -> Any:
         args = tuple([f(ctx) for f in fns])

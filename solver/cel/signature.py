@@ -163,39 +163,43 @@ class _Analyser:
             if d is not None and isinstance(item, Lit) and type(item.value) is str:
                 self._record_id(d[0], d[1], item.value)
                 return
-        # device.attributes[D].ID and friends
-        if isinstance(node, (Select, Index)):
-            d = self._plain_domain(node.target, bound)
-            if d is not None:
-                if isinstance(node, Select):
-                    self._record_id(d[0], d[1], node.field)
-                    return
-                if isinstance(node.key, Lit) and type(node.key.value) is str:
-                    self._record_id(d[0], d[1], node.key.value)
-                    return
-                self._record_domain(d[0], d[1])
-                self.visit(node.key, bound)
-                return
-            dk = self._domain_key(node, bound)
-            if dk is not None:
-                kind, dom, key = dk
-                if dom is ...:
-                    self.reads.add(("all", kind))
-                    assert key is not None
-                    self.visit(key, bound)
-                else:
-                    self._record_domain(kind, dom)
-                return
-            if isinstance(node, Select) and self._is_device(node.target, bound):
-                if node.field in ("attributes", "capacity"):
-                    self.reads.add(("all", node.field))
-                elif node.test_only:
-                    pass  # has(device.driver): true whatever the device
-                else:
-                    self.reads.add((node.field,))
-                return
+        if isinstance(node, (Select, Index)) and self._lookup(node, bound):
+            return
         for c in node.children():
             self.visit(c, bound)
+
+    def _lookup(self, node: Select | Index, bound: frozenset[str]) -> bool:
+        """`device.attributes[D].ID` and friends: the read of a lookup on the device recorded
+        (its key visited where it is an expression); False when `node` is no such lookup, and
+        `visit` walks its parts instead. Apart from `visit` so that each reads as one case."""
+        d = self._plain_domain(node.target, bound)
+        if d is not None:
+            if isinstance(node, Select):
+                self._record_id(d[0], d[1], node.field)
+                return True
+            if isinstance(node.key, Lit) and type(node.key.value) is str:
+                self._record_id(d[0], d[1], node.key.value)
+                return True
+            self._record_domain(d[0], d[1])
+            self.visit(node.key, bound)
+            return True
+        dk = self._domain_key(node, bound)
+        if dk is not None:
+            kind, dom, key = dk
+            if dom is ...:
+                self.reads.add(("all", kind))
+                assert key is not None
+                self.visit(key, bound)
+            else:
+                self._record_domain(kind, dom)
+            return True
+        if isinstance(node, Select) and self._is_device(node.target, bound):
+            if node.field in ("attributes", "capacity"):
+                self.reads.add(("all", node.field))
+            elif not node.test_only:  # has(device.driver): true whatever the device, no read
+                self.reads.add((node.field,))
+            return True
+        return False
 
 
 def _simplify(reads: set[Read]) -> tuple[Read, ...]:
@@ -253,32 +257,48 @@ def _getter(read: Read) -> Getter:
         return lambda d: _encode_domain(_maps(d, kind).get(dom))
     key = read[3]
     if dom is DRIVER:
-
-        def attr_of_driver(d: DeviceView) -> Hashable:
-            m = _maps(d, kind).get(d.driver)
-            if m is None:
-                return MISSING
-            v = m.get(key, MISSING)
-            return MISSING if v is MISSING else encode_value(v)
-
-        return attr_of_driver
-    # The common case, kept short: one dict lookup per level, strings and ints as is, the
-    # other usual types encoded inline exactly as encode_value does (a call less per hit).
+        return _key_of_drivers_domain(kind, key)
     if kind == "attributes":
+        return _attribute(dom, key)
+    return _capacity(dom, key)
 
-        def attr(d: DeviceView) -> Hashable:
-            m = d.attributes.get(dom)
-            if m is None:
-                return MISSING
-            v: Any = m.get(key, MISSING)
-            t = type(v)
-            if t is str or t is int:
-                return v
-            if t is Semver:
-                return (_SEMVER, v.text)
-            return MISSING if v is MISSING else encode_value(v)
 
-        return attr
+def _key_of_drivers_domain(kind: str, key: str) -> Getter:
+    """A getter of `key` in the domain named like the device's driver (`DRIVER`): the
+    domain depends on the device, so it is looked up per device."""
+
+    def attr_of_driver(d: DeviceView) -> Hashable:
+        m = _maps(d, kind).get(d.driver)
+        if m is None:
+            return MISSING
+        v = m.get(key, MISSING)
+        return MISSING if v is MISSING else encode_value(v)
+
+    return attr_of_driver
+
+
+def _attribute(dom: str, key: str) -> Getter:
+    """A getter of attribute `dom`/`key`: the common case, kept short — one dict lookup per
+    level, strings and ints as is, the other usual types encoded inline exactly as
+    encode_value does (a call less per hit)."""
+
+    def attr(d: DeviceView) -> Hashable:
+        m = d.attributes.get(dom)
+        if m is None:
+            return MISSING
+        v: Any = m.get(key, MISSING)
+        t = type(v)
+        if t is str or t is int:
+            return v
+        if t is Semver:
+            return (_SEMVER, v.text)
+        return MISSING if v is MISSING else encode_value(v)
+
+    return attr
+
+
+def _capacity(dom: str, key: str) -> Getter:
+    """A getter of capacity `dom`/`key`, a Quantity encoded inline (as `_attribute` does)."""
 
     def cap(d: DeviceView) -> Hashable:
         m = d.capacity.get(dom)

@@ -11,7 +11,8 @@ allocator answer. It runs the same rules as the plan's checks, from the objects 
   capacity and its rounding, counters, constraints, unique shareIDs, adminAccess, taints;
 - every running pod (bound, not Succeeded/Failed) as if just placed (`check_placements`):
   the scheduler's node filters, its claims allocated, reserved for it and on its node, the
-  KEP-5004 special claim; node resources (`check_node_resources`) and gangs (`check_gangs`).
+  KEP-5004 special claim; node resources (`check_node_resources`) and gangs (`check_gangs`);
+  its node among the input's Nodes (`check_nodes_exist`: upstream deletes a pod whose node is gone).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .gangs import check_gangs
 from .keys import claim_id
 from .node_resources import check_node_resources
 from .placement import check_placements
+from .pod_nodes import check_nodes_exist
 from .pods import PodPlacement, claim_uses, running
 from .runner import run_context
 from .violations import Violation
@@ -69,7 +71,8 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
     nodes = claim_nodes(cluster, gates)
     groups: dict[str | None, list[ResourceClaim]] = {}
     for claim in cluster.allocated_claims():
-        groups.setdefault(nodes[claim_id(claim)], []).append(claim)
+        if not claim.unread:  # a stand-in's spec is unknown: it only holds its devices (World)
+            groups.setdefault(nodes[claim_id(claim)], []).append(claim)
     out: list[Violation] = []
     for node in sorted(groups, key=lambda n: (n is None, n or "")):
         out += run_context(Context(cluster, groups[node], node, gates))
@@ -83,6 +86,7 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
         )
         for p in pods
     ]
+    out += check_nodes_exist(cluster, pods)
     out += check_placements(cluster, placed, {}, gates, bound=False)
     out += check_node_resources(cluster, [], gates)
     if gates.GenericWorkload and cluster.pod_groups:

@@ -13,6 +13,7 @@ the finished placements from the Pod and Node objects alone, as upstream's plugi
   label as far as we know: selecting on anything else cannot be shown to hold and is reported.
 - TaintToleration (`pod-node-taint`): every NoSchedule / NoExecute taint of the node is
   tolerated; PreferNoSchedule only scores.
+- A bound pod's node exists (`pod-node-missing`, the audit only: `check_nodes_exist`).
 
 Only pods the plan places get the IgnoredDuringExecution filters (selector, affinity,
 NoSchedule taints, unschedulable): a pod bound before its node was cordoned or relabelled
@@ -24,7 +25,7 @@ placed, so an audit says whether each placement satisfies the rules now.
 from __future__ import annotations
 
 from ..api.cluster import Cluster
-from ..api.models import NodeSelectorRequirement, Taint
+from ..api.models import NodeSelectorRequirement, Pod, Taint
 from .pods import PodPlacement, node_labels, pod_violation
 from .scopes import requirement_matches
 from .tolerations import tolerates
@@ -69,6 +70,26 @@ def check_pod_node(cluster: Cluster, p: PodPlacement) -> list[Violation]:
                     )
                 )
     return out
+
+
+def check_nodes_exist(cluster: Cluster, pods: list[Pod]) -> list[Violation]:
+    """`pod-node-missing`: each running pod's node is among the input's Nodes, when it has any
+    (a dump without Node objects knows nodes from their slices only). Why only in the audit
+    (`check_cluster`): a plan places pods on the input's nodes alone, while a cluster state may
+    hold a pod whose node was deleted — upstream's pod garbage collector deletes such a pod
+    (orphaned), so what it holds is about to be freed and nothing more runs there."""
+    if not cluster.nodes:
+        return []
+    return [
+        pod_violation(
+            pod.namespaced_name,
+            "pod-node-missing",
+            f"is bound to node {pod.spec.node_name} (spec.nodeName), which is not among the input's "
+            "Nodes (deleted? upstream's pod garbage collector deletes a pod whose node is gone)",
+        )
+        for pod in pods
+        if pod.spec.node_name and pod.spec.node_name not in cluster.nodes
+    ]
 
 
 def _show(t: Taint) -> str:

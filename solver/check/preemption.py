@@ -63,20 +63,29 @@ class Placed(Protocol):
 
 
 def priority(cluster: Cluster, pod: Pod) -> int:
-    """spec.priority, else its PriorityClass's value, else the global default's (0 without one)."""
+    """spec.priority, else its PriorityClass's value, else the global default's (0 without one;
+    the lowest of several)."""
     if pod.spec.priority is not None:
         return pod.spec.priority
     name = pod.spec.priority_class_name
     if name and name in cluster.priority_classes:
         return cluster.priority_classes[name].value
-    return max((pc.value for pc in cluster.priority_classes.values() if pc.global_default), default=0)
+    # Two global defaults (refused by the API server, but racing past it): upstream's admission
+    # takes the lowest value (scheduling/v1 PriorityClass.globalDefault's documentation).
+    return min((pc.value for pc in cluster.priority_classes.values() if pc.global_default), default=0)
 
 
 def may_preempt(cluster: Cluster, pod: Pod) -> bool:
-    """preemptionPolicy (the pod's, else its PriorityClass's) is not Never."""
+    """preemptionPolicy (the pod's, else its PriorityClass's, else the global default's: the
+    lowest of several, as for `priority`) is not Never."""
     policy = pod.spec.preemption_policy
-    if policy is None and pod.spec.priority_class_name in cluster.priority_classes:
-        policy = cluster.priority_classes[pod.spec.priority_class_name or ""].preemption_policy
+    name = pod.spec.priority_class_name
+    if policy is None and name in cluster.priority_classes:
+        policy = cluster.priority_classes[name or ""].preemption_policy
+    elif policy is None and not name:
+        defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
+        lowest = min(defaults, key=lambda pc: (pc.value, pc.metadata.name), default=None)
+        policy = lowest.preemption_policy if lowest is not None else None
     return policy != "Never"
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..api.models import DeviceRequest, DeviceRequestAllocationResult, ResourceClaim
+from ..api.validate import validate_object
 from .context import Context
 from .keys import Alt, DeviceKey, dev_id
 from .pools import Dev
@@ -97,7 +98,7 @@ def check_admin(ctx: Context, p: Placed, alt: Alt) -> None:
         )
 
 
-def lookup(ctx: Context, cid: str, r: DeviceRequestAllocationResult) -> Dev | None:
+def lookup(ctx: Context, claim: ResourceClaim, cid: str, r: DeviceRequestAllocationResult) -> Dev | None:
     """The visible device a result names; reports `unknown-device` or `gate` when there is none."""
     world = ctx.world
     key = (r.driver, r.pool, r.device)
@@ -122,11 +123,22 @@ def lookup(ctx: Context, cid: str, r: DeviceRequestAllocationResult) -> Dev | No
         and any(d.name == r.device for d in rs.spec.devices)
         for rs in ctx.cluster.slices
     ):
-        why = f"it is not visible from node {ctx.node}" if ctx.node else "it is not visible without a node"
+        why = f"it is not visible from node {ctx.node}" if ctx.node else _without_node(claim)
     else:
         why = "no ResourceSlice publishes it"
     ctx.report(cid, r.request, "unknown-device", f"device {dev_id(key)}: {why}")
     return None
+
+
+def _without_node(claim: ResourceClaim) -> str:
+    """Why a published device is not visible to a claim checked without a node: the claim's
+    `status.allocation.nodeSelector` cannot be read (the field named: its node cannot be told,
+    so neither can what it sees), or it names no single node."""
+    unreadable = [e for e in validate_object(claim) if e.field.startswith("status.allocation.nodeSelector")]
+    if unreadable:
+        said = "; ".join(f"{e.field}: {e.reason}" for e in unreadable)
+        return f"the claim's node cannot be told, its allocation's node selector cannot be read ({said})"
+    return "it is not visible without a node"
 
 
 def check_one_subrequest(ctx: Context, cid: str, mine: list[Placed]) -> None:

@@ -60,7 +60,7 @@ def _check_results(ctx: Context, claim: ResourceClaim) -> list[Placed]:
     mine: list[Placed] = []
     for r in results:
         top, alt = resolve(ctx, claim, cid, r.request)
-        dev = lookup(ctx, cid, r)
+        dev = lookup(ctx, claim, cid, r)
         p = Placed(cid, claim, r, top, alt, dev)
         mine.append(p)
         if alt is not None:

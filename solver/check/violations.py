@@ -40,6 +40,7 @@ KINDS: tuple[str, ...] = (
     "pod-node-selector",
     "pod-node-affinity",
     "pod-node-taint",
+    "pod-node-missing",
     "pod-claim-allocated",
     "pod-claim-reserved",
     "pod-claim-node",

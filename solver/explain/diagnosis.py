@@ -23,12 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Any
 
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
-from ..api.quantity import Quantity, quantity_format
 from ..api.templates import NodeTemplate, with_copies
 from ..cel import EvalCache, compile_expression
 from ..errors import CelError, DRASolverError, InputError, SearchAborted
@@ -38,8 +36,8 @@ from ..pipeline import plan
 from ..planners.aggregated.classes import LocalViews, problem_signature
 from ..planning.resolve import known_nodes, resolve_claims
 from ..planning.snapshot import Snapshot
-from ..problem.build import invalid_pool_words, problem_from_context
-from ..problem.capacity import FatalCapacityRequest, device_consumption
+from ..problem.build import invalid_pool, problem_from_context
+from ..problem.capacity import FatalCapacityRequest, amount_words, device_consumption
 from ..problem.demand import Needs, NodeBook
 from ..problem.devices import BuildContext, build_context, context_from
 from ..problem.flat import Problem
@@ -328,15 +326,15 @@ class _Explaining:
         if len(claims) > 1:  # each claim's own blocker first: the joint set names only one of them
             extra = [*self.each_alone(node), *extra]
         unknown = [
-            invalid_pool_words(p)
+            invalid_pool(p)
             for p in ctx.pools.invalid()
             if p.left_out and may_serve(local, claims, p.driver, self.gates)
         ]
         invalid = self.invalid_cause(ctx, claims)
         if invalid:  # the real cause: the devices are there, in a pool upstream skips
-            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(of_node(words, node) for words in invalid))
+            reason = Reason.of(Kind.INVALID_CAUSE, pools=tuple(of_node(fact, node) for fact in invalid))
         elif unknown:  # a pool left out for a problem: its devices are unknown, it may be the cause
-            pools = tuple(of_node(words, node) for words in unknown)
+            pools = tuple(of_node(fact, node) for fact in unknown)
             reason = Reason.of(Kind.INVALID_CAUSE, pools=pools, unknown=True)
         fix = _fix(self, node, problem)
         return NodeAnswer(node, False, reason, (*details, *extra), fix)
@@ -355,8 +353,8 @@ class _Explaining:
             )
         return lines
 
-    def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[str]:
-        """The invalid pools (`pool D/P is invalid: why`) whose devices would make the claims
+    def invalid_cause(self, ctx: BuildContext, claims: list[ResourceClaim]) -> list[Reason]:
+        """The invalid pools (`Kind.POOL_INVALID`) whose devices would make the claims
         fit — each alone, else all together — or none: an invalid pool that would not help (other
         drivers, or too few devices) is not the cause, and the reason stays the shortage."""
         bad = ctx.pools.invalid()
@@ -371,7 +369,7 @@ class _Explaining:
             except CelError:  # a what-if: its CEL error is not the subject's (`fits`)
                 helps = False
             if helps:
-                return [invalid_pool_words(p) for p in chosen]
+                return [invalid_pool(p) for p in chosen]
         return []
 
     def blocking_set(self, problem: Problem) -> list[Group] | None:
@@ -479,7 +477,7 @@ def _funnel(
         devices=on_node,
         skipped=skipped,
         selectors=tuple(rejecting),
-        rejected=tuple((str(why), int(n)) for why, n in alt.rejected),
+        rejected=alt.rejected,
         capacity=tuple(_capacity_left(ctx, spec, devices)),
         held=len(held),
         holders=tuple(dict.fromkeys(who)),
@@ -513,23 +511,13 @@ def _capacity_left(ctx: BuildContext, spec: Any, devices: list[int]) -> list[Rea
                 out.append(
                     Reason.of(
                         Kind.CAPACITY_LEFT,
-                        needs=_qty(need, fmt),
+                        needs=amount_words(need, fmt),
                         name=name,
-                        left=_qty(left, fmt),
+                        left=amount_words(left, fmt),
                         device=f"{info.pool}/{info.name}",
                     )
                 )
     return out[:3]
-
-
-def _qty(value: Any, fmt: str) -> str:
-    form = quantity_format(fmt)
-    try:
-        if form is None:
-            raise ValueError(f"unknown quantity format {fmt!r}")
-        return str(Quantity.from_number(Fraction(value), form))
-    except (TypeError, ValueError):  # words only: fall back to the plain number
-        return str(value)
 
 
 def _dominant(

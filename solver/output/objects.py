@@ -161,7 +161,7 @@ def cluster_after(cluster: Cluster, plans: Sequence[PodPlan]) -> list[dict[str, 
     )
     claims = after.cluster.claims  # the input's in their places, then the claims the plan creates
     out = [obj.dump() for obj in fixed] + [o.dump() for k in kinds for o in kind(k)]
-    out += [c.dump() for key, c in claims.items() if key in cluster.claims]
+    out += [c.dump() for key, c in claims.items() if key in cluster.claims and not c.unread]  # unread: below
     out += [o.dump() for o in kind("ResourceClaim")]
     out += [c.dump() for key, c in claims.items() if key not in cluster.claims]
     # A bound pod the triage copied without its broken references is written as the input had it.

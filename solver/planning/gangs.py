@@ -13,6 +13,7 @@ minCount, KEP-5732 topology); the model's rows are `encoders.gangs`, the checker
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
@@ -53,6 +54,7 @@ def resolve_gangs(
     if not gates.GenericWorkload:
         return {}
     gangs: dict[str, Gang] = {}
+    sizes: Counter[tuple[str, str]] | None = None
     members = {m.name for u in units for m in u.members}
     seen: set[str] = set()
     for unit in units:
@@ -93,6 +95,7 @@ def resolve_gangs(
             domains = _domains(cluster, key, nodes, bound_nodes) if key is not None else ()
             min_count = group.min_count if group.min_count is not None else 1
             basic = group.min_count is None
+            sizes = _sizes(cluster) if sizes is None else sizes
             held = tuple(
                 (h.name, h.reason)
                 for h in cluster.held.values()
@@ -102,8 +105,34 @@ def resolve_gangs(
                 and h.pod.spec.scheduling_group.pod_group_name == name
                 and h.pod.metadata.ns == ns
             )
-            gangs[m.group] = Gang(m.group, min_count, len(bound_nodes), key, domains, basic=basic, held=held)
+            gangs[m.group] = Gang(
+                m.group,
+                min_count,
+                len(bound_nodes),
+                key,
+                domains,
+                basic=basic,
+                held=held,
+                size=sizes[(ns, name)],
+            )
     return gangs
+
+
+def _sizes(cluster: Cluster) -> Counter[tuple[str, str]]:
+    """How many pods of the input name each PodGroup (namespace, name) and may still run
+    (pending, held or bound, not finished), in one pass: fewer than minCount and no plan places
+    the gang, whatever the devices — the gang's reason says so (`Gang.short`) rather than
+    reading as if the others did not fit."""
+    keys: dict[tuple[str, str], tuple[str, str]] = {}
+    for key, pod in cluster.pods.items():
+        group = pod.spec.scheduling_group
+        if group is not None and not (pod.status and pod.status.phase in DONE_PHASES):
+            keys[key] = (pod.metadata.ns, group.pod_group_name)
+    for key, h in cluster.held.items():
+        group = h.pod.spec.scheduling_group if h.pod is not None else None
+        if h.pod is not None and group is not None:
+            keys[key] = (h.pod.metadata.ns, group.pod_group_name)
+    return Counter(keys.values())
 
 
 def _topology_key(group: PodGroup, gates: FeatureGates) -> str | None:

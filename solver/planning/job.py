@@ -124,6 +124,9 @@ class Gang:
     """Pending pods of the group no plan places (`planning.triage`: a problem they depend on,
     their scheduling gates), with why: the gang's reason names them, since they count towards
     minCount upstream once fixed and are why the rest may fall short."""
+    size: int | None = None
+    """How many pods of the input name the group (pending, held or bound; `planning.gangs`):
+    fewer than `min_count` and the reason says the group has only that many."""
 
     def domain_of(self, node: str | None) -> str | None:
         """The label value of `node` among `domains` (None: the node is in none)."""
@@ -136,8 +139,12 @@ class Gang:
 
     def short(self, placed: int) -> Reason:
         """Why the gang is not placed."""
+        few = self.size is not None and self.size < self.min_count and not self.basic
+        size = {"size": self.size} if few else {}
         if not self.held:
-            return Reason.of(Kind.GANG_SHORT, self.name, placed=placed, goal=self.goal, basic=int(self.basic))
+            return Reason.of(
+                Kind.GANG_SHORT, self.name, placed=placed, goal=self.goal, basic=int(self.basic), **size
+            )
         (pod, why), more = self.held[0], len(self.held) - 1
         return Reason.of(
             Kind.GANG_SHORT,
@@ -148,6 +155,7 @@ class Gang:
             held=pod,
             held_why=why,
             held_more=more,
+            **size,
         )
 
 

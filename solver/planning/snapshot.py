@@ -90,6 +90,15 @@ class Snapshot:
         for c in claims:
             self.cluster.claims[c.key] = c
 
+    def remove(self, claims: Iterable[ResourceClaim]) -> None:
+        """The claims of the keys of `claims` taken out of the cluster (none there: nothing
+        changes). Why not `evict`'s deallocation: this undoes a placement of the plan's own (a
+        pod the caller re-plans or drops, `planners.firstfit.engine._Placing.release`), so its
+        claims as the plan allocated them are forgotten, and the placement that allocates them
+        again (`allocate`) brings them back."""
+        for c in claims:
+            self.cluster.claims.pop(c.key, None)
+
     def bind(self, pod: Pod, node: str, extended: ExtendedStatus | None = None) -> Pod:
         """`pod` bound to `node` as the binding subresource leaves it (pods/binding:
         setPodNodeAndMetadata): a copy with `spec.nodeName` and the condition `PodScheduled=True`

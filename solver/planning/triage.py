@@ -37,15 +37,19 @@ modified (a bound pod's copy is a new object).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
+
+from pydantic import ValidationError
 
 from ..api.cluster import Cluster, HeldPod
 from ..api.load import Unread
 from ..api.models import (
+    DeviceTaintRule,
     Node,
     Pod,
+    PriorityClass,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -56,6 +60,7 @@ from ..errors import CelError, InputError
 from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
+from ..problem.scheduling import default_priority_class
 from .fields import unmodelled_field_warnings
 from .job import Unit
 from .leftpools import stand_in, unread_stand_in
@@ -206,7 +211,9 @@ def triage(
         held_claims[key] = HeldPod(None, why.reason, claim=claim)
     why_template = {key: why for key, tpl in cluster.templates.items() if (why := claim_why(tpl)) is not None}
     why_priority = {
-        name: why for name, pc in cluster.priority_classes.items() if (why := own(pc)) is not None
+        name: why
+        for name, pc in cluster.priority_classes.items()
+        if (why := own(pc)) is not None and not _second_default_only(t.own(pc))
     }
     why_workload = {key: why for key, w in cluster.workloads.items() if (why := own(w)) is not None}
     why_group: dict[Key, _Why] = {}
@@ -226,7 +233,7 @@ def triage(
             why_group[key] = (
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
-    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group)
+    refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group, cluster.claims.keys())
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
@@ -276,6 +283,8 @@ def triage(
             )
             t.warnings.append(f"{pod.ref}: spec.nodeName: {bypass}; not planned")
 
+    unread_claims: dict[Key, ResourceClaim] = {}
+    """Allocated claims that could not be read, as stand-ins of their status: what they hold."""
     # Objects that could not be read: a pending pod is held (a Pod of its name, nothing else
     # known), anything else is left out, and what names it is held by its own problem above.
     for u in cluster.unread:
@@ -288,6 +297,9 @@ def triage(
             consequence = "the pod is left pending; the rest is planned"
         elif u.kind == "Pod":
             consequence = f"the pod is bound to {u.node_name}: its node resources are not counted"
+        elif u.kind == "ResourceClaim" and (allocated := _allocation_of(u)) is not None:
+            unread_claims[(u.namespace, u.name)] = allocated
+            consequence = "its allocation is read from its status alone: the devices it names stay in use"
         elif u.kind == "ResourceClaim":  # named by `explain --claim`, `allocate --claim`: its reason
             stub_claim = ResourceClaim.model_validate(
                 {
@@ -312,6 +324,9 @@ def triage(
         *cluster.pod_groups.values(),
         *cluster.workloads.values(),
     ]:
+        if isinstance(obj, PriorityClass) and t.own(obj) and obj.metadata.name not in why_priority:
+            t.warn(obj, _second_default(cluster))
+            continue
         t.warn(obj, _holding(costs.get(obj.ref, [])))
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
@@ -319,20 +334,21 @@ def triage(
     for node in cluster.nodes.values():
         t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
-        t.warn(rule, _LEFT_OUT["DeviceTaintRule"])
+        taints_only = _taint_effects_only(t.own(rule))
+        t.warn(rule, _TAINT_KEPT["DeviceTaintRule"] if taints_only else _LEFT_OUT["DeviceTaintRule"])
     for pdb in cluster.pdbs.values():
         t.warn(pdb, _LEFT_OUT["PodDisruptionBudget"])
     for nso in cluster.namespaces.values():
         t.warn(nso, _LEFT_OUT["Namespace"])
 
     def keep(obj: TypeMeta) -> bool:
-        return not t.own(obj) or (isinstance(obj, Node) and _taint_effects_only(t.own(obj)))
+        return not t.own(obj) or (isinstance(obj, Node | DeviceTaintRule) and _taint_effects_only(t.own(obj)))
 
     out = replace(
         cluster,
         slices=slices,
         classes={k: v for k, v in cluster.classes.items() if k not in why_class},
-        claims={k: v for k, v in cluster.claims.items() if k not in why_claim},
+        claims={**{k: v for k, v in cluster.claims.items() if k not in why_claim}, **unread_claims},
         templates={k: v for k, v in cluster.templates.items() if k not in why_template},
         pods=pods,
         nodes={k: v for k, v in cluster.nodes.items() if keep(v)},
@@ -361,6 +377,8 @@ class _Refs:
     templates: dict[Key, _Why]
     priorities: dict[str, _Why]
     groups: dict[Key, _Why]
+    cluster_claims: Collection[Key] = ()
+    """Every claim of the input (a pod's claim made from a template is read, not the template)."""
 
     def of(self, pod: Pod) -> _Why | None:
         """The first object the pod depends on that is left out, with the pod's reason."""
@@ -369,12 +387,20 @@ class _Refs:
         ns = pod.metadata.ns
         for i, entry in enumerate(pod.spec.resource_claims):
             where = f"spec.resourceClaims[{i}]"
-            found = self.claims.get((ns, entry.resource_claim_name or "")) or self.templates.get(
-                (ns, entry.resource_claim_template_name or "")
-            )
+            found = self.claims.get((ns, entry.resource_claim_name or ""))
+            made = None
             for status in pod.status.resource_claim_statuses if pod.status else []:
-                if found is None and status.name == entry.name and status.resource_claim_name:
-                    found = self.claims.get((ns, status.resource_claim_name))
+                if (
+                    status.name == entry.name
+                    and status.resource_claim_name
+                    and entry.resource_claim_template_name
+                ):
+                    made = (ns, status.resource_claim_name)
+            if made is not None and (made in self.claims or made in self.cluster_claims):
+                # the claim made from the template is what upstream reads: its problem, not the template's
+                found = found or self.claims.get(made)
+            elif found is None:
+                found = self.templates.get((ns, entry.resource_claim_template_name or ""))
             if found is not None:
                 return _Why(found.root, f"{where}: {found.reason}")
         name = pod.spec.priority_class_name
@@ -472,7 +498,7 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     def problem(s: ResourceSlice) -> str:
         return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
 
-    bad = {_gen(s) for s in cluster.slices if t.own(s)}
+    bad = {_gen(s) for s in cluster.slices if t.own(s) and not _taint_effects_only(t.own(s))}
     unread: list[tuple[Unread, ResourceSlice]] = []
     for u in cluster.unread:
         if u.kind != "ResourceSlice":
@@ -501,7 +527,8 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
         )
 
     for s in cluster.slices:
-        t.warn(s, left(_gen(s)))
+        taints_only = _gen(s) not in bad
+        t.warn(s, _TAINT_KEPT["ResourceSlice"] if taints_only else left(_gen(s)))
     for u, x in unread:
         t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
     kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
@@ -518,10 +545,38 @@ _LEFT_OUT = {
 or not read at all: the same consequence)."""
 
 
+_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.effect$")
+"""The field of a taint's effect: a Node's, a slice's device's, a DeviceTaintRule's."""
+
+_TAINT_KEPT = {
+    "ResourceSlice": "the taint counts as blocking: only requests that tolerate it get the device",
+    "DeviceTaintRule": (
+        "the taint counts as blocking: only requests that tolerate it get the devices it selects"
+    ),
+}
+
+
 def _taint_effects_only(problems: Sequence[InputError]) -> bool:
-    """Whether a Node's problems are all unknown taint effects: the node is kept, each such taint
-    blocking what does not tolerate it (`problem.scheduling`), not the whole node left out."""
-    return all(e.field.startswith("spec.taints[") and e.field.endswith("].effect") for e in problems)
+    """Whether an object's problems are all unknown taint effects (a Node's, a slice's device's,
+    a DeviceTaintRule's): the object is kept, each such taint blocking what does not tolerate it
+    (`problem.taints.tolerated`), not the whole node, pool or rule left out — an effect a newer
+    API server knows costs only what does not tolerate it."""
+    return bool(problems) and all(_TAINT_EFFECT.match(e.field) for e in problems)
+
+
+def _second_default_only(problems: Sequence[InputError]) -> bool:
+    """Whether a PriorityClass's problems are all that it is a second global default: it is
+    kept (a pod naming it has its value), the default read as upstream's admission reads it."""
+    return all(e.field == "globalDefault" for e in problems)
+
+
+def _second_default(cluster: Cluster) -> str:
+    pc = default_priority_class(cluster)
+    assert pc is not None  # there are two
+    return (
+        f"it is kept; a pod without spec.priority or spec.priorityClassName gets the lowest global "
+        f"default's value, {pc.value} (PriorityClass {pc.metadata.name}), as upstream's admission picks"
+    )
 
 
 def _node_consequence(problems: Sequence[InputError]) -> str:
@@ -542,19 +597,52 @@ def _holding(pods: list[str]) -> str:
     return f"left out of the plan; pending pod{many} {_names(pods)} {verb} pending"
 
 
+def _allocation_of(u: Unread) -> ResourceClaim | None:
+    """The stand-in of an unreadable claim whose `status.allocation` can be read: that status
+    alone (allocation, reservedFor) on an empty spec. Why: the cluster has the claim allocated,
+    and leaving it out would offer its devices to the plan as free (a double booking). None when
+    the claim is not allocated or its allocation cannot be read either (then nothing is known)."""
+    status = u.doc.get("status")
+    if not isinstance(status, Mapping) or not isinstance(status.get("allocation"), Mapping):
+        return None
+    doc = {
+        "metadata": {"name": u.name, "namespace": u.namespace},
+        "spec": {"devices": {"requests": []}},
+        "status": {"allocation": status["allocation"], "reservedFor": status.get("reservedFor") or []},
+    }
+    try:
+        claim = ResourceClaim.model_validate(doc)
+    except ValidationError:
+        return None
+    claim._unread = True
+    return claim
+
+
 def _strip(pod: Pod, cluster: Cluster, refs: _Refs) -> Pod:
     """A copy of a bound pod without the references that name nothing usable: missing or
     broken claims and templates, a missing PriorityClass (its `spec.priority` stays), a missing
     or broken PodGroup. What it holds on its node (cpu, memory, pod slot) stays counted."""
     ns = pod.metadata.ns
+    unread = {(u.namespace, u.name) for u in cluster.unread if u.kind == "ResourceClaim"}
+    made = {
+        st.name: st.resource_claim_name for st in (pod.status.resource_claim_statuses if pod.status else [])
+    }
+
+    def usable_made(entry: str, template: str) -> bool:
+        """A template entry: its made claim when the status records one the input holds (or
+        could not read), else the template."""
+        name = made.get(entry)
+        if name and (ns, name) in cluster.claims:
+            return refs.usable_claim(cluster, ns, name)
+        if name and (ns, name) in unread:
+            return False
+        return refs.usable_template(cluster, ns, template)
+
     entries = [
         e
         for e in pod.spec.resource_claims
         if (e.resource_claim_name and refs.usable_claim(cluster, ns, e.resource_claim_name))
-        or (
-            e.resource_claim_template_name
-            and refs.usable_template(cluster, ns, e.resource_claim_template_name)
-        )
+        or (e.resource_claim_template_name and usable_made(e.name, e.resource_claim_template_name))
     ]
     update: dict[str, object] = {"resource_claims": entries}
     name = pod.spec.priority_class_name

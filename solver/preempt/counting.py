@@ -533,17 +533,10 @@ def _node_facts(
     cluster (`aggregate.classes.LocalViews`: its pools, the shared ones, the claims holding
     their devices): the same Problem, without reading every slice and claim once per node."""
     problem = build_problem(views.of(job.cluster, n), claims, n, job.gates, cache=job.cache)
-    if problem.constraints:
-        return "a claim has a constraint (matchAttribute)"
+    why = _requests_not_counted(problem)
+    if why is not None:
+        return why
     allowed, impossible = allowed_candidates(problem)
-    for a in problem.alternatives:
-        if a.mode != "ExactCount" or a.admin:
-            return "a request asks allocationMode All or adminAccess"
-        if any(c.error is not None for c in a.candidates):
-            return "a selector has a CEL error on some device"
-    for c in problem.claims:
-        if any(len(r.alternatives) != 1 or r.first_available for r in c.requests):
-            return "a request has firstAvailable alternatives"
     takes = {
         a.index: frozenset(allowed[a.index]) if a.index not in impossible else frozenset()
         for a in problem.alternatives
@@ -557,21 +550,9 @@ def _node_facts(
         by_sig.setdefault(frozenset(t for t in distinct if d in t), set()).add(d)
     sets = sorted((frozenset(ds) for ds in by_sig.values()), key=min)
     group_of = {d: j for j, t in enumerate(sets) for d in t}
-    for d in group_of:
-        dev = problem.devices[d]
-        if (
-            dev.multi
-            or dev.counter_use
-            or dev.compat
-            or dev.in_use
-            or dev.shared_in_use
-            or dev.node_scope != ("node", n)
-        ):
-            return (
-                f"device {dev.name} is multi-allocatable, has shared counters (or their compatibility "
-                "groups) or capacity in use, "
-                "or is not node-local"
-            )
+    why = _devices_not_counted(problem, group_of, n)
+    if why is not None:
+        return why
     alt_groups = {i: tuple(sorted({group_of[d] for d in t})) for i, t in takes.items() if t}
     alt_group = {i: gs[0] for i, gs in alt_groups.items() if len(gs) == 1}
     need: dict[int, tuple[int, ...]] = {}
@@ -596,6 +577,46 @@ def _node_facts(
                 spread[spec] = tuple(wide)
     ids = {(problem.devices[d].driver, problem.devices[d].pool, problem.devices[d].name): d for d in group_of}
     return NodeFacts(problem, [sorted(t) for t in sets], need, ids, group_of, alt_group, spread)
+
+
+def _requests_not_counted(problem: Problem) -> str | None:
+    """Why a node's requests cannot be counted group by group (module docstring): a
+    constraint, allocationMode All, adminAccess, a CEL error or firstAvailable alternatives
+    make a request's devices depend on more than how many a group has free; None when they
+    can. The checks `_node_facts` starts with, apart so that it reads as the counting."""
+    if problem.constraints:
+        return "a claim has a constraint (matchAttribute)"
+    for a in problem.alternatives:
+        if a.mode != "ExactCount" or a.admin:
+            return "a request asks allocationMode All or adminAccess"
+        if any(c.error is not None for c in a.candidates):
+            return "a selector has a CEL error on some device"
+    for c in problem.claims:
+        if any(len(r.alternatives) != 1 or r.first_available for r in c.requests):
+            return "a request has firstAvailable alternatives"
+    return None
+
+
+def _devices_not_counted(problem: Problem, group_of: Mapping[int, int], n: str) -> str | None:
+    """Why the devices of node `n`'s groups are not interchangeable (module docstring): one
+    that several claims may share, with shared counters (or their compatibility groups) or
+    capacity in use, or not the node's own; None when they are."""
+    for d in group_of:
+        dev = problem.devices[d]
+        if (
+            dev.multi
+            or dev.counter_use
+            or dev.compat
+            or dev.in_use
+            or dev.shared_in_use
+            or dev.node_scope != ("node", n)
+        ):
+            return (
+                f"device {dev.name} is multi-allocatable, has shared counters (or their compatibility "
+                "groups) or capacity in use, "
+                "or is not node-local"
+            )
+    return None
 
 
 @dataclass

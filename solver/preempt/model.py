@@ -387,7 +387,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     m = build(problem, mode="free", break_symmetry=False)
     lits = _literals(m, s, forms, P, H, V, movers)
     _device_counts(m, forms, offsets)
-    _hint(m, s, job, forms, offsets, units, lits, P, H)
+    _hint(m, s, job, forms, offsets, units, lits)
     result = _stages(m.cp, lits, opts)
     if result is None:
         raise _no_plan(opts)
@@ -408,7 +408,7 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
         chosen[f.unit] = (g, node, replace(problem, node=node), local)
     moved = {movers[i - V]: chosen.pop(i) for i in sorted(chosen) if i >= V}
     evicted = [k for k, lit in enumerate(lits.kept) if not val(lit) and k not in moved]
-    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "devices", stage_value, moved)
+    out = _decode(s, opts, job, forms, (evicted, chosen, moved), stage_status, "devices", stage_value)
     out.stats["preempt_model_reason"] = why
     return out
 
@@ -454,8 +454,8 @@ def _solve_counts(
     if result is None:
         raise _no_plan(opts)
     values, stage_status, stage_value = result
-    evicted, chosen, moved = counting.decode(s, counts, built, values, forms)
-    out = _decode(s, opts, job, forms, evicted, chosen, stage_status, "counts", stage_value, moved)
+    picked = counting.decode(s, counts, built, values, forms)
+    out = _decode(s, opts, job, forms, picked, stage_status, "counts", stage_value)
     out.stats["kinds_merged"] = merged
     return out
 
@@ -752,11 +752,11 @@ def _hint(
     offsets: list[int],
     units: list[Unit],
     lits: _Lits,
-    P: int,
-    H: int,
 ) -> None:
     """Hint: first fit's plan of the pending pods without preemption, every victim kept on its
-    devices (a complete solution of the model)."""
+    devices (a complete solution of the model). The units are `solve_setting`'s: the pending
+    pods, one per held claim (`s.holders`), then the victims."""
+    P, H = len(s.pending), len(s.holders)
     first_job = replace(
         job,
         cluster=s.cluster,
@@ -944,18 +944,17 @@ def _decode(
     opts: Options,
     job: Job,
     forms: list[Any],
-    evicted: list[int],
-    chosen: dict[int, tuple[int, str, Problem, Assignment]],
+    picked: tuple[list[int], counting.Placed, counting.Placed],
     stage_status: dict[str, StageStatus],
     model: str,
     stage_value: dict[str, int],
-    moved: dict[int, tuple[int, str, Problem, Assignment]] | None = None,
 ) -> PreemptOutcome:
-    """The plan of a solution: `evicted` (victim indices) and per placed pending unit its form,
-    node, a Problem the placements index and the placements by claim position; `moved`: the
-    same per moved victim index (its replacement's placement)."""
+    """The plan of a solution, `picked` as both models read theirs back (`counting.decode`):
+    the evicted victim indices; per placed pending unit its form, node, a Problem the
+    placements index and the placements by claim position; the same per moved victim index
+    (its replacement's placement)."""
+    evicted, chosen, moved = picked
     P = len(s.pending)
-    moved = moved or {}
     gone = {s.victims[k].pod.namespaced_name for k in evicted}
     away = gone | {s.victims[k].pod.namespaced_name for k in moved}
     after, released = cluster_after_evictions(s.cluster, away, opts)

@@ -19,18 +19,20 @@ from ..api.times import rfc3339_nanos
 from ..errors import InputError
 from ..inventory import requirement_matches
 from ..problem.resources import holds_node
-from ..problem.scheduling import pod_priority
+from ..problem.scheduling import default_priority_class, pod_priority
 
 NEVER = "Never"
 PREEMPT_LOWER = "PreemptLowerPriority"
 
 
 def preemption_policy(cluster: Cluster, pod: Pod) -> str:
-    """The pod's preemptionPolicy: its own, else its PriorityClass's, else PreemptLowerPriority
-    (the API server copies the class's policy into the pod on create; a dump has it either way)."""
+    """The pod's preemptionPolicy: its own, else its PriorityClass's (the global default's when
+    it names none), else PreemptLowerPriority (the API server's admission copies the class's
+    policy into the pod on create; a dump has it either way)."""
     policy = pod.spec.preemption_policy
-    if policy is None and pod.spec.priority_class_name:
-        pc = cluster.priority_classes.get(pod.spec.priority_class_name)
+    if policy is None:
+        name = pod.spec.priority_class_name
+        pc = cluster.priority_classes.get(name) if name else default_priority_class(cluster)
         policy = pc.preemption_policy if pc is not None else None
     policy = policy or PREEMPT_LOWER
     if policy not in (NEVER, PREEMPT_LOWER):

@@ -23,6 +23,7 @@ from ..cel import EvalCache
 from ..errors import DRASolverError, FailedOnNode, InputRefused
 from ..gates import FeatureGates
 from ..inventory import Pool
+from ..reasons import Kind, Reason
 from .constraints import build_constraints
 from .devices import (
     BuildContext,
@@ -151,13 +152,15 @@ def _problem_from_context(
         claims=tuple(claim_infos),
         constraints=tuple(constraints),
         compat_baseline=dict(ctx.compat),
-        invalid_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid()),
-        left_out_pools=tuple(invalid_pool_words(p) for p in ctx.pools.invalid() if p.left_out),
-        incomplete_pools=tuple(ctx.pools.incomplete_why.get(pid, "") for pid in ctx.pools.incomplete),
+        invalid_pools=tuple(invalid_pool(p) for p in ctx.pools.invalid()),
+        left_out_pools=tuple(invalid_pool(p) for p in ctx.pools.invalid() if p.left_out),
+        incomplete_pools=tuple(ctx.pools.incomplete_why[pid] for pid in ctx.pools.incomplete),
     )
 
 
-def invalid_pool_words(pool: Pool) -> str:
-    """`pool D/P generation G is invalid: why` — the pool, the problem and what to fix, as every
-    reason that names an invalid pool quotes it (allocate, plan, explain)."""
-    return f"pool {pool.driver}/{pool.name} generation {pool.generation} is invalid: {pool.invalid}"
+def invalid_pool(pool: Pool) -> Reason:
+    """The invalid pool as a fact (`Kind.POOL_INVALID`: the pool, the problem and what to fix),
+    as every reason that names an invalid pool holds it (allocate, plan, explain)."""
+    return Reason.of(
+        Kind.POOL_INVALID, driver=pool.driver, pool=pool.name, generation=pool.generation, why=pool.invalid
+    )

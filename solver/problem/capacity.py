@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..api.models import CapacityRequestPolicy, DeviceCapacity
+from ..api.quantity import Quantity, quantity_format
+from ..reasons import Kind, Reason
 from .flat import fits
 
 __all__ = ["Policy", "FatalCapacityRequest", "consumption", "device_consumption", "fits"]
@@ -169,3 +171,43 @@ def device_consumption(
             return None
         out[name] = amount
     return out
+
+
+def amount_words(value: Fraction | int, fmt: str) -> str:
+    """An amount of a capacity as the device publishes its quantities (`80Gi`, not a
+    fraction of bytes), for reasons only: an unknown format falls back to the plain number."""
+    form = quantity_format(fmt)
+    try:
+        if form is None:
+            raise ValueError(f"unknown quantity format {fmt!r}")
+        return str(Quantity.from_number(Fraction(value), form))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def too_small(
+    capacity: dict[str, Fraction],
+    formats: dict[str, str],
+    requests: dict[str, Fraction],
+    amounts: dict[str, Fraction],
+) -> Reason | None:
+    """Why a device cannot serve the request even unused — a capacity whose whole value is less
+    than the placement consumes — as a fact with the amounts as the device publishes them
+    (`Kind.TOO_SMALL`, worded `have memory 40Gi, less than the 80Gi asked`), or None when the
+    device could serve it once free. Why apart from "not enough capacity left": a request no
+    device is big enough for is never served by waiting."""
+    for name in sorted(amounts):
+        total = capacity.get(name)
+        if total is None or amounts[name] <= total:
+            continue
+        fmt = formats.get(name, "DecimalSI")
+        asked = requests.get(name)
+        return Reason.of(
+            Kind.TOO_SMALL,
+            name=name,
+            total=amount_words(total, fmt),
+            asked=None if asked is None else amount_words(asked, fmt),
+            consumed=amount_words(amounts[name], fmt),
+            rounded=int(asked is not None and amounts[name] != asked),
+        )
+    return None

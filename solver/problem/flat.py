@@ -23,6 +23,7 @@ from typing import Literal
 
 from ..errors import DRASolverError
 from ..gates import FeatureGates
+from ..reasons import Reason
 
 # A typed attribute value: ("int", 3), ("bool", True), ("string", "a"), ("version", "1.2.3").
 Value = tuple[str, object]
@@ -148,7 +149,7 @@ class Candidate:
     nodes: frozenset[str] | None = None
     """Multi-node Problems: the nodes on which the device is a candidate for the alternative
     (a subset of the device's nodes); None = the Problem's single node."""
-    refused: str | None = None
+    refused: Reason | None = None
     """All mode: why a static check refuses this member of the All-set (a gate, an untolerated
     taint); None when none does. The request fails when the search reaches the member, at the
     step upstream makes that check (docs/semantics.md, "allocationMode All")."""
@@ -176,18 +177,19 @@ class Alternative:
     """The DeviceClass's spec.config entries (wire form): results copy them (FromClass)."""
     candidates: tuple[Candidate, ...] = ()
     """ExactCount: candidates in device order. All: the fixed All-set in device order."""
-    all_blocked: str | None = None
-    """All mode: why a member can never be placed (busy, taint, gate) — the request fails
+    all_blocked: Reason | None = None
+    """All mode: why a member can never be placed (busy, taint, gate; a fact worded by
+    `reasons.words`; merged over nodes, `Kind.MEMBER` of the first node's) — the request fails
     (the reference search meets the members in order and may stop earlier, on a constraint
     error; the CP-SAT model and explanations read this)."""
-    fatal: str | None = None
-    """All mode on a node whose pool is incomplete or invalid: upstream's per-node error
+    fatal: Reason | None = None
+    """All mode on a node whose pool is incomplete or invalid (`Kind.NOT_READY`): upstream's per-node error
     (kubernetes#141898), raised before any search (`reference.allocate_reference`); the
     alternative is also `all_blocked`, so a model over several nodes keeps the pod off this
     node only (docs/semantics.md, "allocationMode All")."""
-    rejected: tuple[tuple[str, int], ...] = ()
-    """Devices that match the selectors but fail a static check: (reason, how many), for
-    explanations ("lack capacity memory", "have a taint the request does not tolerate")."""
+    rejected: tuple[tuple[Reason, int], ...] = ()
+    """Devices that match the selectors but fail a static check: (why, how many), for
+    explanations (`Kind.LACKS_CAPACITY`, `Kind.DEVICE_TAINT`, ...; in `reasons.words.in_order`)."""
     all_sets: dict[str, tuple[int, ...]] | None = None
     """Multi-node Problems, All mode: node -> the All-set on that node (device order); nodes
     where the request is blocked or has no member are absent. None: single-node Problem."""
@@ -260,17 +262,18 @@ class Problem:
     alternatives: tuple[Alternative, ...]
     claims: tuple[ClaimInfo, ...]
     constraints: tuple[ConstraintInfo, ...]
-    invalid_pools: tuple[str, ...] = ()
-    """Pools skipped as invalid; with no solution the call fails with upstream's per-node error."""
-    left_out_pools: tuple[str, ...] = ()
+    invalid_pools: tuple[Reason, ...] = ()
+    """Pools skipped as invalid (`Kind.POOL_INVALID`); with no solution the call fails with
+    upstream's per-node error."""
+    left_out_pools: tuple[Reason, ...] = ()
     """Those of `invalid_pools` that `planning.triage` left out for a problem (`Pool.left_out`):
     their devices are unknown, so for placing they are as absent; only reasons name them."""
     compat_baseline: dict[CompatKey, CompatState] = field(default_factory=dict)
     """KEP-5963: per counter set, the state its already-allocated devices leave (missing: no
     allocated device draws from it)."""
-    incomplete_pools: tuple[str, ...] = ()
-    """Pools skipped as incomplete (`pool D/P generation G is incomplete: ...`): upstream says
-    only "unschedulable"; reasons name them."""
+    incomplete_pools: tuple[Reason, ...] = ()
+    """Pools skipped as incomplete (`Kind.POOL_INCOMPLETE`): upstream says only
+    "unschedulable"; reasons name them."""
     nodes: tuple[str, ...] = ()
     """Multi-node Problems (`solver.problem.merge`): the candidate nodes; each group of claims
     goes to one of them (`encoders.nodes`). Empty: the single node `node`."""

@@ -2,8 +2,8 @@
 
 Why a registry: a constraint kind (matchAttribute, distinctAttribute, ...) used to be a string
 branched on in precompute, the reference search, the CP-SAT encoder and explain. Here each
-kind states, once, its API field, the incremental rule the reference search applies, and the
-words explanations use; `encoders.constraints.ENCODINGS` holds its CP-SAT encoding and a test
+kind states, once, its API field and the incremental rule the reference search applies (its
+words are `reasons.words.MUST`); `encoders.constraints.ENCODINGS` holds its CP-SAT encoding and a test
 keeps the two registries' keys equal. The checker (`check/constraints.py`) keeps its own
 reading of the API on purpose: it is the independent second opinion.
 
@@ -34,8 +34,6 @@ class ConstraintKind:
     """The same field as written in YAML, for messages."""
     admits: Callable[[ValueSet, ValueSet], bool]
     fold: Callable[[ValueSet, ValueSet], ValueSet]
-    words: str
-    """How an explanation says that the kind cannot be met, e.g. 'share a value of'."""
 
 
 KINDS: dict[str, ConstraintKind] = {
@@ -47,7 +45,6 @@ KINDS: dict[str, ConstraintKind] = {
             "matchAttribute",
             admits=lambda state, v: bool(state & v),
             fold=lambda state, v: state & v,
-            words="must all have the same value of",
         ),
         ConstraintKind(
             "distinct",
@@ -55,7 +52,6 @@ KINDS: dict[str, ConstraintKind] = {
             "distinctAttribute",
             admits=lambda state, v: not (state & v),
             fold=lambda state, v: state | v,
-            words="must all have different values of",
         ),
     )
 }

@@ -32,6 +32,7 @@ from ..api.models import ResourceClaim
 from ..cel import EvalCache
 from ..errors import InputError
 from ..gates import FeatureGates
+from ..reasons import Kind, Reason
 from .build import build_problem
 from .flat import (
     Alternative,
@@ -102,12 +103,13 @@ def build_multi_node_problem(
     cand: dict[int, dict[int, Candidate]] = {a.index: {} for a in first.alternatives}
     cand_nodes: dict[tuple[int, int], set[str]] = {}
     all_sets: dict[int, dict[str, tuple[int, ...]]] = {}
-    all_blocked: dict[int, str] = {}
+    all_blocked: dict[int, Reason] = {}
     for (node, prob), dmap in zip(per_node, dev_maps, strict=True):
         for alt in prob.alternatives:
             if alt.mode == "All":
                 if alt.all_blocked is not None or not alt.candidates:
-                    all_blocked.setdefault(alt.index, f"{node}: {alt.all_blocked or 'no matching device'}")
+                    why = alt.all_blocked or _NONE
+                    all_blocked.setdefault(alt.index, Reason(Kind.MEMBER, node, (("parts", (why,)),)))
                     continue  # this node can not serve the request: its devices do not count
                 all_sets.setdefault(alt.index, {})[node] = tuple(dmap[c.device] for c in alt.candidates)
             mine = cand[alt.index]
@@ -163,9 +165,9 @@ def build_multi_node_problem(
         )
         for c in first.claims
     )
-    invalid: list[str] = []
-    left_out: list[str] = []
-    incomplete: list[str] = []
+    invalid: list[Reason] = []
+    left_out: list[Reason] = []
+    incomplete: list[Reason] = []
     for _node, prob in per_node:
         invalid.extend(x for x in prob.invalid_pools if x not in invalid)
         left_out.extend(x for x in prob.left_out_pools if x not in left_out)
@@ -192,11 +194,15 @@ class _AllFields(TypedDict, total=False):
 
     all_sets: dict[str, tuple[int, ...]]
     count: int
-    all_blocked: str | None
+    all_blocked: Reason | None
+
+
+_NONE = Reason(Kind.ALL_NONE)
+"""allocationMode All without a matching device."""
 
 
 def _all_fields(
-    alt: Alternative, all_sets: dict[int, dict[str, tuple[int, ...]]], blocked: dict[int, str]
+    alt: Alternative, all_sets: dict[int, dict[str, tuple[int, ...]]], blocked: dict[int, Reason]
 ) -> _AllFields:
     """All mode: the sets per node, the largest set's size as count, blocked on every node."""
     if alt.mode != "All":
@@ -205,5 +211,5 @@ def _all_fields(
     return {
         "all_sets": sets,
         "count": max((len(s) for s in sets.values()), default=0),
-        "all_blocked": None if sets else blocked.get(alt.index, "no matching device"),
+        "all_blocked": None if sets else blocked.get(alt.index, _NONE),
     }

@@ -93,6 +93,9 @@ def _claim_sources(
             yield claim
         elif entry.resource_claim_template_name:
             template = cluster.templates.get((ns, entry.resource_claim_template_name))
+            if template is None and (generated := recorded_claim(cluster, pod, entry.name)) is not None:
+                yield generated  # the claim is made: upstream never reads the template again
+                continue
             if template is None:
                 raise InputError(
                     f"ResourceClaimTemplate {ns}/{entry.resource_claim_template_name} not found in the input"
@@ -169,6 +172,17 @@ def _template_dumps(template: ResourceClaimTemplate) -> tuple[dict[str, Any], di
         found = (template, template.spec.metadata.dump(), template.spec.spec.dump())
         _DUMPS[id(template)] = found
     return found[1], found[2]
+
+
+def recorded_claim(cluster: Cluster, pod: Pod, entry: str) -> ResourceClaim | None:
+    """The claim the pod's `status.resourceClaimStatuses` records as generated for a template
+    entry, when the input holds it. Why: upstream's scheduler reads only that claim once it is
+    made (resourceclaim.Name reads the pod's status), so a template deleted since costs the
+    pod nothing (docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)")."""
+    for status in pod.status.resource_claim_statuses if pod.status else []:
+        if status.name == entry and status.resource_claim_name:
+            return cluster.claims.get((pod.metadata.ns, status.resource_claim_name))
+    return None
 
 
 def _generated_name(pod: Pod, entry: str) -> str:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 from ..api.models import (
@@ -27,7 +28,9 @@ from ..cel import Program, compile_expression
 from ..errors import CelError, DRASolverError, FailedOnNode, InputError, InputRefused
 from ..gates import FeatureGates
 from ..inventory import rule_taints
-from .capacity import FatalCapacityRequest, device_consumption
+from ..reasons import Kind, Reason
+from ..reasons.words import in_order, say
+from .capacity import FatalCapacityRequest, device_consumption, too_small
 from .devices import BuildContext
 from .flat import (
     Alternative,
@@ -36,7 +39,7 @@ from .flat import (
     ValueSet,
     fits,
 )
-from .taints import tolerated
+from .taints import DEVICE_HARMLESS, tolerated
 
 Programs = list[tuple[str, Program]]
 """(where, program): a selector's place in messages, or a derived attribute's name."""
@@ -163,7 +166,27 @@ def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelEr
     return True
 
 
-def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> str | None:
+_REFUSES_CAPACITY = Reason.of(Kind.REFUSES_CAPACITY)
+_NO_CAPACITY_LEFT = Reason.of(Kind.NO_CAPACITY_LEFT)
+_COUNTERS_OFF = Reason.of(Kind.COUNTERS_OFF)
+_SKIP_OFF = Reason.of(Kind.SKIP_OFF)
+"""Rejections without names: one value each (counted per request, `Alternative.rejected`)."""
+
+
+@lru_cache(maxsize=1 << 10)
+def _taint_fact(key: str, value: str | None, effect: str, rule: str | None) -> Reason:
+    """`Kind.DEVICE_TAINT`, one value per taint (a request's rejections count it per device:
+    made and hashed once)."""
+    return Reason.of(Kind.DEVICE_TAINT, key=key, value=value, effect=effect, rule=rule)
+
+
+@lru_cache(maxsize=1 << 10)
+def _lacking(names: tuple[str, ...]) -> Reason:
+    """`Kind.LACKS_CAPACITY`, one value per set of capacities (as `_taint_fact`)."""
+    return Reason.of(Kind.LACKS_CAPACITY, names=names)
+
+
+def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> Reason | None:
     """Why the device's taints refuse the request: the first taint it does not tolerate, by key
     and effect, and the DeviceTaintRule that puts it there (None: every taint tolerated)."""
     info = ctx.devices[dev]
@@ -173,17 +196,14 @@ def _untolerated(ctx: BuildContext, spec: RequestSpec, dev: int) -> str | None:
     for rule in rules:
         found += [(t, rule.metadata.name) for t in rule_taints([rule], info.driver, info.pool, info.name)]
     for taint, rule_name in found:
-        if not tolerated(taint, spec.tolerations):
-            value = f"={taint.value}" if taint.value else ""
-            source = f" (DeviceTaintRule {rule_name})" if rule_name else ""
-            taint_words = f"{taint.key}{value}:{taint.effect}{source}"
-            return f"have the taint {taint_words}, which the request does not tolerate"
+        if not tolerated(taint, spec.tolerations, DEVICE_HARMLESS):
+            return _taint_fact(taint.key, taint.value or None, taint.effect, rule_name)
     return None
 
 
 def _static_reject(
     ctx: BuildContext, spec: RequestSpec, dev: int, *, existing: bool = True
-) -> tuple[str | None, dict[str, Fraction] | None, bool]:
+) -> tuple[Reason | None, dict[str, Fraction] | None, bool]:
     """Checks upstream makes on a selectable device that do not depend on this call's placements.
     Returns (why rejected or None, consumption for multi devices, whether the refusal is one
     upstream makes after the counters: a taint). `existing=False` (an All member) checks the
@@ -195,36 +215,29 @@ def _static_reject(
     if ctx.gates.DRAConsumableCapacity:
         missing = sorted(set(spec.capacity) - set(d.capacity))
         if missing:
-            return f"lack capacity {', '.join(missing)}", None, False
+            return _lacking(tuple(missing)), None, False
         amounts = device_consumption(
             d.capacity, spec.capacity, fractional=ctx.gates.DRAFractionalCapacityRange
         )
         if amounts is None:
-            return "refuse the capacity request (requestPolicy)", None, False
+            return _REFUSES_CAPACITY, None, False
         if not fits(info.capacity, info.in_use if info.multi and existing else {}, amounts):
-            return "have not enough capacity left", None, False
+            small = too_small(info.capacity, info.capacity_format, spec.capacity, amounts)
+            return small or _NO_CAPACITY_LEFT, None, False
         if info.multi:
             consumed = amounts
     if d.consumes_counters and not ctx.gates.DRAPartitionableDevices:
-        return "consume counters but DRAPartitionableDevices is disabled", None, False
+        return _COUNTERS_OFF, None, False
     if ctx.gates.DRADeviceTaints:
         untolerated = _untolerated(ctx, spec, dev)
         if untolerated is not None:
             return untolerated, None, True
     if s.spec.skip_node_operations:
         if not ctx.gates.DRAOptionalNodePreparation:
-            return (
-                "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled",
-                None,
-                False,
-            )
+            return _SKIP_OFF, None, False
         node = ctx.node
         if node is not None and node.known and not NODE_FEATURES & set(node.declared_features):
-            return (
-                f"come from a skipNodeOperations slice; node {node.name} does not declare {NODE_FEATURE}",
-                None,
-                False,
-            )
+            return Reason.of(Kind.SKIP_UNDECLARED, node=node.name, feature=NODE_FEATURE), None, False
     return None, consumed, False
 
 
@@ -277,7 +290,7 @@ def derived_value_set(value: object) -> ValueSet:
     return frozenset(out)
 
 
-Seen = dict[Hashable, tuple[tuple[Candidate, ...], tuple[tuple[str, int], ...]]]
+Seen = dict[Hashable, tuple[tuple[Candidate, ...], tuple[tuple[Reason, int], ...]]]
 """`build_alternative`'s memo within one Problem: a request's static checks -> its candidates
 and why the others were rejected."""
 
@@ -312,9 +325,9 @@ def build_alternative(
                     f"{owner}: derived attribute {d.name}: CEL compile error: {exc.reason_and_hint}"
                 ) from None
     mode: Literal["ExactCount", "All"]
-    blocked: str | None = None
-    fatal: str | None = None
-    rejected: Counter[str] = Counter()
+    blocked: Reason | None = None
+    fatal: Reason | None = None
+    rejected: Counter[Reason] = Counter()
     if spec.mode in (None, "ExactCount"):
         mode = "ExactCount"
         count = spec.count if spec.count is not None else 1
@@ -336,7 +349,8 @@ def build_alternative(
                 ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
             )
         except PoolNotReady as exc:  # a per-node failure: this node only (kubernetes#141898)
-            candidates, blocked, fatal = [], exc.why, str(exc)
+            candidates, blocked = [], exc.why
+            fatal = Reason.of(Kind.NOT_READY, claim_ref, request=spec.name, why=exc.why)
         count = len(candidates)
     else:
         raise InputError(f"{owner}: unsupported count mode {spec.mode}")
@@ -355,7 +369,7 @@ def build_alternative(
         tuple(candidates),
         all_blocked=blocked,
         fatal=fatal,
-        rejected=tuple(sorted(rejected.items())),
+        rejected=in_order(rejected),
     )
 
 
@@ -382,7 +396,7 @@ def _exact_candidates(
     programs: Programs,
     derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
-    rejected: Counter[str],
+    rejected: Counter[Reason],
 ) -> list[Candidate]:
     """Devices in search order that pass every static check; CEL errors kept on the device.
     Why selectable devices were rejected is counted in `rejected`."""
@@ -415,8 +429,8 @@ class PoolNotReady(FailedOnNode):
     """All mode on a node whose pool is incomplete or invalid (docs/semantics.md, "allocationMode
     All"): caught where the alternative is built, which records it as `Alternative.fatal`."""
 
-    def __init__(self, owner: str, why: str) -> None:
-        super().__init__(f"{owner}: asks for all devices, but {why}")
+    def __init__(self, owner: str, why: Reason) -> None:
+        super().__init__(f"{owner}: asks for all devices, but {say(why)}")
         self.why = why
 
 
@@ -429,7 +443,7 @@ def _all_set(
     programs: Programs,
     derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
-) -> tuple[list[Candidate], str | None]:
+) -> tuple[list[Candidate], Reason | None]:
     """allocationMode All: every matching device, fixed before the search (docs/semantics.md,
     "allocationMode All").
 
@@ -438,12 +452,12 @@ def _all_set(
     the request even unused is left out. CEL errors, incomplete and invalid pools are fatal."""
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
-        raise PoolNotReady(owner, f"resource pool {pid[0]}/{pid[1]} is currently being updated")
+        raise PoolNotReady(owner, Reason.of(Kind.POOL_UPDATING, driver=pid[0], pool=pid[1]))
     if ctx.pools.invalid():
         pool = ctx.pools.invalid()[0]
-        raise PoolNotReady(owner, f"resource pool {pool.driver}/{pool.name} is currently invalid")
+        raise PoolNotReady(owner, Reason.of(Kind.POOL_NOT_VALID, driver=pool.driver, pool=pool.name))
     candidates: list[Candidate] = []
-    blocked: str | None = None
+    blocked: Reason | None = None
     for dev in range(len(ctx.devices)):
         ok = _selectable(ctx, programs, dev)
         if isinstance(ok, CelError):
@@ -462,12 +476,14 @@ def _all_set(
             if amounts is None or not fits(info.capacity, {}, amounts):
                 continue  # excluded from the All-set (docs/semantics.md, "allocationMode All")
             if info.multi and not fits(info.capacity, info.in_use, amounts) and blocked is None:
-                blocked = f"device {info.id}: has not enough capacity left"
+                blocked = Reason.of(Kind.DEVICE_FULL, driver=info.driver, pool=info.pool, device=info.name)
         why, consumed, after_counters = _static_reject(ctx, spec, dev, existing=False)
         if why is not None and blocked is None:
-            blocked = f"device {info.id}: {why}"
+            blocked = Reason.of(
+                Kind.DEVICE_REFUSED, driver=info.driver, pool=info.pool, device=info.name, why=why
+            )
         if info.busy and not spec.admin and blocked is None:
-            blocked = f"device {info.id} is already allocated"
+            blocked = Reason.of(Kind.DEVICE_BUSY, driver=info.driver, pool=info.pool, device=info.name)
         derived = _derived(ctx, claim_ref, spec, derived_programs, dev)
         if isinstance(derived, DRASolverError):
             raise derived

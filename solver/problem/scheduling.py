@@ -20,18 +20,17 @@ it is refused with a reason saying so — never placed on a guess.
 
 Priority (`pod_priority`): `spec.priority` when set (the admission controller writes it),
 else the value of the PriorityClass named by `spec.priorityClassName`, else that of the
-PriorityClass with `globalDefault: true`, else 0.
+PriorityClass with `globalDefault: true` (`default_priority_class`), else 0.
 """
 
 from __future__ import annotations
 
 from ..api.cluster import Cluster
-from ..api.models import Node, Pod, Taint
-from ..api.validate import NODE_TAINT_EFFECTS
+from ..api.models import Node, Pod, PriorityClass, Taint
 from ..errors import InputError
 from ..inventory import NodeView, node_selector_matches
 from ..reasons import Kind, Reason
-from .taints import tolerated, toleration_matches
+from .taints import tolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 HOSTNAME = "kubernetes.io/hostname"
@@ -67,11 +66,7 @@ def _taint_refusal(pod: Pod, node: Node) -> Reason | None:
     if node.spec.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, pod.spec.tolerations):
         return Reason.of(Kind.UNSCHEDULABLE, node=node.metadata.name)
     for taint in node.spec.taints:
-        if taint.effect not in NODE_TAINT_EFFECTS:  # refused by the API server: counted as blocking
-            blocks = not any(toleration_matches(t, taint) for t in pod.spec.tolerations)
-        else:
-            blocks = not tolerated(taint, pod.spec.tolerations)
-        if blocks:
+        if not tolerated(taint, pod.spec.tolerations):  # an effect the API server refuses blocks
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return Reason.of(Kind.TAINT, node=node.metadata.name, taint=shown, effect=taint.effect)
     return None
@@ -89,5 +84,15 @@ def pod_priority(cluster: Cluster, pod: Pod) -> int:
                 f"PriorityClass {name} not found in the input", obj=pod.ref, field="spec.priorityClassName"
             )
         return pc.value
+    default = default_priority_class(cluster)
+    return default.value if default is not None else 0
+
+
+def default_priority_class(cluster: Cluster) -> PriorityClass | None:
+    """The PriorityClass a pod without one is given: the one with `globalDefault: true`. The
+    API server allows one, but two may race past its check (or an input mixes cluster states;
+    `validate` refuses it): upstream's admission then picks the lowest value (the API's
+    documented rule for `globalDefault`), and of equal values we take the first by name —
+    docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)"."""
     defaults = [pc for pc in cluster.priority_classes.values() if pc.global_default]
-    return max((pc.value for pc in defaults), default=0)
+    return min(defaults, key=lambda pc: (pc.value, pc.metadata.name), default=None)

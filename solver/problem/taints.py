@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from ..api.models import DeviceTaint, DeviceToleration, Taint, Toleration
 
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+NODE_HARMLESS = ("PreferNoSchedule",)
+"""The node taint effect that blocks nothing (it only scores)."""
+DEVICE_HARMLESS = ("None",)
+"""The device taint effect that blocks nothing (informational, DRADeviceTaints)."""
 
 
 def toleration_matches(tol: DeviceToleration | Toleration, taint: DeviceTaint | Taint) -> bool:
@@ -23,8 +26,16 @@ def toleration_matches(tol: DeviceToleration | Toleration, taint: DeviceTaint | 
     return op == "Equal" and (tol.value or "") == (taint.value or "")
 
 
-def tolerated(taint: DeviceTaint | Taint, tolerations: list[DeviceToleration] | list[Toleration]) -> bool:
-    """Only NoSchedule/NoExecute taints block; they must be tolerated by some toleration."""
-    if taint.effect not in BLOCKING_EFFECTS:
+def tolerated(
+    taint: DeviceTaint | Taint,
+    tolerations: list[DeviceToleration] | list[Toleration],
+    harmless: tuple[str, ...] = NODE_HARMLESS,
+) -> bool:
+    """Every effect but the `harmless` ones blocks (NoSchedule, NoExecute, and an effect the API
+    server refuses — a newer version's, a typo: counted as blocking, so what does not tolerate
+    it is kept off rather than the taint ignored or its object left out; docs/semantics.md,
+    "Messy clusters: what one bad object costs (issue #39)"); it must be tolerated by some
+    toleration."""
+    if taint.effect in harmless:
         return True
     return any(toleration_matches(t, taint) for t in tolerations)

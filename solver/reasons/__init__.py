@@ -12,6 +12,7 @@ The ground floor: imports nothing of the package, so every layer that finds a re
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeAlias
@@ -45,7 +46,8 @@ class Kind(Enum):
     RUNS_OUT = "runs out"
     """A claim's requests cannot all be served at once (devices, capacity, counters)."""
     CONSTRAINTS = "constraints"
-    """A claim's constraints cannot be satisfied (`constraints`: their words)."""
+    """A claim's constraints cannot be satisfied (`constraints`: `ATTRIBUTE_RULE` or
+    `COMPAT_GROUPS` each)."""
     NOT_TOGETHER = "not together"
     """The claims (`claims`) fit each alone but not together."""
     CANNOT = "cannot"
@@ -79,14 +81,14 @@ class Kind(Enum):
     """`why` (a reason with claim placeholders) on a node where the pod's claims differ (a
     special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
     NODE_NAMED = "node named"
-    """Words made where a pool's problem was found (`problem/`: an invalid or unready pool's,
-    a device's of it) that may name the node as a part of a pool's, a slice's or a device's
-    name: `words` with the node's name there as the placeholder `reasons.words.NODE`, and the
-    node as a fact (`node`; `reasons.words.of_node` makes it). Nodes whose words differ only
-    in their own name are one value without `node` (`explain`'s groups)."""
+    """A fact found where a pool's problem was found on a node (`why`: an invalid or
+    incomplete pool's, a device's of it) whose names may hold the node's name as a part of a
+    pool's, a slice's or a device's name: there as the placeholder `reasons.words.NODE`, the
+    node a fact (`node`; `reasons.words.of_node` makes it). Nodes whose facts differ only in
+    their own name are one value without `node` (`explain`'s groups)."""
     INVALID_POOLS = "invalid pools"
     """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
-    their words, as `problem.build.invalid_pool_words` makes them, `NODE_NAMED` each)."""
+    `POOL_INVALID` each, as `problem.build.invalid_pool` makes it, in a `NODE_NAMED`)."""
     SEARCH_ABORTED = "search aborted"
     """The reference search gave up past its budget of `steps` (upstream: the filter timeout)."""
     NOT_READY = "not ready"
@@ -159,7 +161,7 @@ class Kind(Enum):
     SEARCH_GAVE_UP = "search gave up"
     """The claims fit by CP-SAT's word only: the reference search gave up after `steps`."""
     INVALID_CAUSE = "invalid cause"
-    """Invalid pools (`pools`: their words, `NODE_NAMED` each) hold the devices that would make
+    """Invalid pools (`pools`: `POOL_INVALID` each, in a `NODE_NAMED`) hold the devices that would make
     the claims fit."""
     FUNNEL = "funnel"
     """A request's devices on the node (claim: subject): `request`, `count` (or "all"),
@@ -190,6 +192,57 @@ class Kind(Enum):
     """`explain --with-plan`: planning failed (`why`: the error's words)."""
     PLAN_COUNT = "plan count"
     """`explain --with-plan`'s head: the plan places `placed` of `pods` pending pods."""
+    # facts found where a pool, a device or a constraint is read (`inventory`, `problem/`):
+    # parts of the reasons above (`skipped`, `why`, `rejected`, `pools`, `constraints`), made
+    # of names and numbers, worded in `reasons.words` alone
+    POOL_INVALID = "pool invalid"
+    """Pool `driver`/`pool` of `generation` is invalid (`why`: LISTED_TWICE, UNKNOWN_COUNTER_SET,
+    UNKNOWN_COUNTER or SLICES_LEFT_OUT)."""
+    POOL_INCOMPLETE = "pool incomplete"
+    """Pool `driver`/`pool` of `generation` has `published` of its `count` slices (`ignored`:
+    the slices left out because they declare compatibility groups with the gate off)."""
+    POOL_UPDATING = "pool updating"
+    """allocationMode All: pool `driver`/`pool` is incomplete (upstream: being updated)."""
+    POOL_NOT_VALID = "pool not valid"
+    """allocationMode All: pool `driver`/`pool` is invalid."""
+    LISTED_TWICE = "listed twice"
+    """A `what` (device, counter set) `name` listed by the slices `first` and `second`."""
+    UNKNOWN_COUNTER_SET = "unknown counter set"
+    """Device `device` consumes a counter set `set` no slice of its pool lists."""
+    UNKNOWN_COUNTER = "unknown counter"
+    """Device `device` consumes counter `counter` that its set `set` lacks."""
+    SLICES_LEFT_OUT = "slices left out"
+    """The pool's slices are stand-ins for slices left out for `problems` (their messages)."""
+    LACKS_CAPACITY = "lacks capacity"
+    """Devices lack the capacities `names` the request asks for."""
+    REFUSES_CAPACITY = "refuses capacity"
+    """Devices' requestPolicy refuses the capacity request."""
+    TOO_SMALL = "too small"
+    """Devices whose whole capacity `name` (`total`) is less than the request consumes: the
+    amount `asked` (None: the requestPolicy's default, `consumed`), `rounded` up to `consumed`
+    by the requestPolicy; amounts as the device publishes them."""
+    NO_CAPACITY_LEFT = "no capacity left"
+    """Shared devices have not enough capacity left."""
+    COUNTERS_OFF = "counters off"
+    """Devices consume counters, and DRAPartitionableDevices is disabled."""
+    SKIP_OFF = "skip off"
+    """Devices come from a skipNodeOperations slice, and DRAOptionalNodePreparation is disabled."""
+    SKIP_UNDECLARED = "skip undeclared"
+    """Devices come from a skipNodeOperations slice, and `node` does not declare `feature`."""
+    DEVICE_TAINT = "device taint"
+    """Devices have the taint `key` (`value`, `effect`; put by DeviceTaintRule `rule`) that the
+    request does not tolerate."""
+    DEVICE_BUSY = "device busy"
+    """allocationMode All: device `device` of pool `driver`/`pool` is allocated already."""
+    DEVICE_FULL = "device full"
+    """allocationMode All: shared device `device` (of `driver`/`pool`) has not enough capacity left."""
+    DEVICE_REFUSED = "device refused"
+    """allocationMode All: device `device` (of `driver`/`pool`) is refused by a static check
+    (`why`: one of the rejections above)."""
+    ATTRIBUTE_RULE = "attribute rule"
+    """A claim constraint (`rule`: match or distinct; `field`, its API field) over `attribute`."""
+    COMPAT_GROUPS = "compat groups"
+    """KEP-5963's compatibility groups on counter set `set` of pool `driver`/`pool`."""
     FEWER_DEVICES = "fewer devices"
     """A fix: `request` of claim (subject) with `count` devices."""
     RELEASED = "released"
@@ -198,7 +251,7 @@ class Kind(Enum):
 
 Fact: TypeAlias = (
     "str | int | tuple[str, ...] | tuple[int, ...] | tuple[tuple[str, int], ...]"
-    " | Reason | tuple[Reason, ...] | None"
+    " | Reason | tuple[Reason, ...] | tuple[tuple[Reason, int | str], ...] | None"
 )
 
 
@@ -257,12 +310,55 @@ class Reason:
         value = self.fact(name)
         return tuple(v for v in value if isinstance(v, int)) if isinstance(value, tuple) else ()
 
-    def counts(self, name: str) -> tuple[tuple[str, int], ...]:
-        """The fact `name` as (words, how many) pairs (() when it is absent)."""
+    def counted(self, name: str) -> tuple[tuple[Reason, int | str], ...]:
+        """The fact `name` as (reason, how many) pairs (a request's rejections; how many: a
+        number, or a range of them in words, `low-high`; () when it is absent)."""
         value = self.fact(name)
         if not isinstance(value, tuple):
             return ()
-        return tuple((str(v[0]), int(v[1])) for v in value if isinstance(v, tuple) and len(v) == 2)
+        return tuple(
+            (v[0], v[1])
+            for v in value
+            if isinstance(v, tuple)
+            and len(v) == 2
+            and isinstance(v[0], Reason)
+            and isinstance(v[1], int | str)
+        )
+
+    def inner(self) -> list[Reason]:
+        """The reasons among the facts (a fact, one in a tuple, the first of a (reason, how
+        many) pair: parts, a request's rejections, a fact's `why`)."""
+        out: list[Reason] = []
+        for _, value in self.facts:
+            if isinstance(value, Reason):
+                out.append(value)
+            elif isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, Reason):
+                        out.append(v)
+                    elif isinstance(v, tuple) and v and isinstance(v[0], Reason):
+                        out.append(v[0])
+        return out
+
+    def with_parts(self, f: Callable[[Reason], Reason]) -> Reason:
+        """The same reason with `f` applied to each reason among its facts (`inner`)."""
+
+        def put(value: object) -> object:
+            if isinstance(value, Reason):
+                return f(value)
+            if isinstance(value, tuple) and value and isinstance(value[0], Reason | tuple):
+                return tuple(
+                    f(v)
+                    if isinstance(v, Reason)
+                    else (f(v[0]), v[1])
+                    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], Reason)
+                    else v
+                    for v in value
+                )
+            return value
+
+        facts = tuple((k, put(v)) for k, v in self.facts)
+        return Reason(self.kind, self.subject, facts)  # type: ignore[arg-type]  # each fact keeps its shape
 
     def without(self, *names: str) -> Reason:
         """The same reason without the facts `names` (e.g. the node, for reasons grouped over
@@ -289,25 +385,60 @@ class Reason:
         return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
 
-FOREIGN = ("skipped", "why", "rejected", "pools")
-"""Facts that are words made where the fact was found (`problem/`: a pool's, a device's, a
-rejection's words; `pools`: the pools a reason's words name, as KEP-5963's constraints do),
-which may name a node, a pool, a slice or a device."""
+RENAMED: dict[Kind, tuple[str, ...]] = {
+    Kind.NODE_NAMED: ("node",),
+    Kind.SKIP_UNDECLARED: ("node",),
+    Kind.POOL_INVALID: ("pool",),
+    Kind.POOL_INCOMPLETE: ("pool",),
+    Kind.POOL_UPDATING: ("pool",),
+    Kind.POOL_NOT_VALID: ("pool",),
+    Kind.DEVICE_BUSY: ("pool",),
+    Kind.DEVICE_FULL: ("pool",),
+    Kind.DEVICE_REFUSED: ("pool",),
+    Kind.COMPAT_GROUPS: ("pool",),
+}
+"""Per kind, the facts that name the node or a pool where the fact was found (`node`, `pool`):
+on a node equal up to names (`planners.firstfit.twins`) the same fact holds with that node's
+names, re-made by `renamed`."""
+
+UNIQUE: dict[Kind, tuple[str, ...]] = {
+    Kind.LISTED_TWICE: ("first", "second"),
+    Kind.POOL_INCOMPLETE: ("ignored",),
+    Kind.SLICES_LEFT_OUT: ("problems",),
+}
+"""Per kind, the facts that name what a node equal up to names need not share (slices, whose
+names the twins do not compare; the problems of slices left out): a reason holding one (not
+empty) is true of its node only (`portable`)."""
 
 
-def names_places(reason: Reason, but: tuple[str, ...] = ()) -> bool:
-    """Whether `reason` (or a reason among its facts) holds words made elsewhere (`FOREIGN`,
-    but the facts `but`) that may name a node or a pool: then it is true of its node only, not
-    of a node equal up to names (`planners.firstfit.twins`). Decided from which facts it has,
-    not their text."""
-    for name, value in reason.facts:
-        if name in FOREIGN and name not in but and value:
-            return True
-        if isinstance(value, Reason) and names_places(value, but):
-            return True
-        if isinstance(value, tuple) and any(isinstance(v, Reason) and names_places(v, but) for v in value):
-            return True
-    return False
+def names_places(reason: Reason) -> bool:
+    """Whether `reason` (or a reason among its facts) names the node or a pool where it was
+    found (`RENAMED`), or a slice (`UNIQUE`). Decided from its facts' kinds, not their text."""
+    kinds = RENAMED.get(reason.kind, ()) + UNIQUE.get(reason.kind, ())
+    if any(reason.fact(name) for name in kinds):
+        return True
+    return any(names_places(part) for part in reason.inner())
+
+
+def portable(reason: Reason) -> bool:
+    """Whether `reason` holds on a node equal up to names with that node's names put in
+    (`renamed`): no fact of it names what the twins do not compare (`UNIQUE`)."""
+    if any(reason.fact(name) for name in UNIQUE.get(reason.kind, ())):
+        return False
+    return all(portable(part) for part in reason.inner())
+
+
+def renamed(reason: Reason, nodes: Mapping[str, str], pools: Mapping[str, str]) -> Reason:
+    """`reason` with the names of its `RENAMED` facts put as another node's: a node's name
+    by `nodes`, a pool's by `pools` (a name not in them kept)."""
+    names = RENAMED.get(reason.kind, ())
+    if names:
+        facts = tuple(
+            (k, (nodes if k == "node" else pools).get(v, v) if k in names and isinstance(v, str) else v)
+            for k, v in reason.facts
+        )
+        reason = Reason(reason.kind, reason.subject, facts)
+    return reason.with_parts(lambda part: renamed(part, nodes, pools))
 
 
 OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
@@ -315,4 +446,4 @@ OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", 
 kinds not listed."""
 
 
-__all__ = ["FOREIGN", "OWN", "Fact", "Kind", "Reason", "names_places"]
+__all__ = ["OWN", "RENAMED", "UNIQUE", "Fact", "Kind", "Reason", "names_places", "portable", "renamed"]

@@ -88,10 +88,10 @@ def _request(r: Reason, where: bool) -> str:
 
 def _short(r: Reason, where: bool) -> str:
     count, matching, usable, candidates = (r.fact(k) for k in ("count", "matching", "usable", "candidates"))
-    rejected = r.counts("rejected")
+    rejected = r.counted("rejected")
     text = f"needs {count} device(s), {matching} match the selectors"
     if rejected:
-        text += "; of those " + ", ".join(f"{n} {why}" for why, n in rejected)
+        text += "; of those " + ", ".join(f"{n} {say(why)}" for why, n in rejected)
     if usable != candidates:  # "remaining" only when some were filtered out
         among = f"the remaining {candidates}" if rejected else f"{candidates}"
         text += f"; {usable} of {among} {'is' if usable == 1 else 'are'} free"
@@ -129,6 +129,9 @@ def _gang_short(r: Reason, where: bool) -> str:
     else:
         placed, goal = r.fact("placed"), r.text("goal")
         text = f"PodGroup {r.subject} not placed: {placed} of its pods fit, fewer than {goal}"
+        if r.fact("size") is not None:  # the group has too few pods for any plan (`Gang.size`)
+            size = r.fact("size")
+            text += f" (the input has only {size} pod{'' if size == 1 else 's'} of the group)"
     if r.fact("domain"):
         text += f" in {r.text('domain')}"
     if r.fact("blocker") is not None:
@@ -140,6 +143,66 @@ def _gang_short(r: Reason, where: bool) -> str:
         others = f" (and {more} more of its pods)" if isinstance(more, int) and more > 0 else ""
         text += f"; its pod {r.text('held')} is left pending{others}: {r.text('held_why')}"
     return text
+
+
+def _part(r: Reason, name: str) -> str:
+    """The fact `name` (a reason) in words ('' when it is absent)."""
+    part = r.part(name)
+    return "" if part is None else say(part)
+
+
+def _node_named(r: Reason) -> str:
+    """A fact found on a node (`of_node`), its placeholder `NODE` replaced by the node."""
+    words = _part(r, "why")
+    return words.replace(NODE, r.text("node")) if r.fact("node") else words
+
+
+def _pool(r: Reason) -> str:
+    return f"{r.text('driver')}/{r.text('pool')}"
+
+
+def _device(r: Reason) -> str:
+    return f"{_pool(r)}/{r.text('device')}"
+
+
+def _incomplete(r: Reason, where: bool) -> str:
+    count = r.text("count")
+    text = (
+        f"pool {_pool(r)} generation {r.text('generation')} is incomplete: {r.text('published')} of its "
+        f"{count} slices are published (resourceSliceCount {count})"
+    )
+    ignored = r.texts("ignored")
+    if ignored:
+        text += (
+            f"; ignored: {', '.join(ignored)} (compatibilityGroups need feature gate "
+            "DRADeviceCompatibilityGroups, --feature-gates DRADeviceCompatibilityGroups=true)"
+        )
+    return text
+
+
+def _needed(r: Reason) -> str:
+    """What a request consumes of a capacity (`Kind.TOO_SMALL`)."""
+    if r.fact("asked") is None:
+        return f"the {r.text('consumed')} its requestPolicy consumes by default"
+    rounded = f" (rounded up to {r.text('consumed')} by its requestPolicy)" if r.fact("rounded") else ""
+    return f"the {r.text('asked')} asked{rounded}"
+
+
+def _device_taint(r: Reason, where: bool) -> str:
+    value = f"={r.text('value')}" if r.fact("value") else ""
+    source = f" (DeviceTaintRule {r.text('rule')})" if r.fact("rule") else ""
+    taint = f"{r.text('key')}{value}:{r.text('effect')}{source}"
+    return f"have the taint {taint}, which the request does not tolerate"
+
+
+MUST = {"match": "must all have the same value of", "distinct": "must all have different values of"}
+"""How a claim constraint's kind (`Kind.ATTRIBUTE_RULE`'s `rule`) says what it asks of the devices."""
+
+
+def in_order(rejected: Mapping[Reason, int]) -> tuple[tuple[Reason, int], ...]:
+    """A request's rejections (why, how many) in the order they are listed: by their words,
+    as they always were (one order for every node and every run)."""
+    return tuple(sorted(rejected.items(), key=lambda kv: _said(kv[0])))
 
 
 WITH_PLAN = "with the plan's other pods (what `dra-solver plan` does with this input):"
@@ -173,7 +236,7 @@ def _funnel(r: Reason) -> str:
         on_node += f" outside invalid pools ({r.text('skipped')} in them)"
     parts = [f"needs {r.text('count')} device(s); {on_node}"]
     parts += [say(s) for s in r.parts("selectors")]
-    parts += [f"{n} {why}" for why, n in r.counts("rejected")]
+    parts += [f"{n} {say(why)}" for why, n in r.counted("rejected")]
     parts += [say(c) for c in r.parts("capacity")]
     if r.fact("held"):
         parts.append(
@@ -196,10 +259,8 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
     Kind.REQUEST: _request,
     Kind.ALL_NONE: lambda r, w: "no device matches (allocationMode All needs at least one)",
-    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {say(r.part('why') or of_node('', None))}",
-    Kind.NODE_NAMED: lambda r, w: (
-        r.text("words").replace(NODE, r.text("node")) if r.fact("node") else r.text("words")
-    ),
+    Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {_part(r, 'why')}",
+    Kind.NODE_NAMED: lambda r, w: _node_named(r),
     Kind.SHORT: _short,
     Kind.RUNS_OUT: lambda r, w: (
         f"claim {r.subject}: its requests cannot all be served at once{_inline(r, w)} "
@@ -207,7 +268,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     ),
     Kind.CONSTRAINTS: lambda r, w: (
         f"claim {r.subject}: constraints cannot be satisfied{_inline(r, w)}: "
-        + "; ".join(r.texts("constraints"))
+        + "; ".join(map(say, r.parts("constraints")))
     ),
     Kind.NOT_TOGETHER: lambda r, w: (
         f"claims {', '.join(r.texts('claims'))} can each be allocated alone but not together{_inline(r, w)}"
@@ -310,9 +371,56 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         "(upstream would hit its filter timeout)"
     ),
     Kind.NOT_READY: lambda r, w: (
-        f"claim {r.subject}: request {r.text('request')}: asks for all devices, but {r.text('why')}"
+        f"claim {r.subject}: request {r.text('request')}: asks for all devices, but " + _part(r, "why")
     ),
     Kind.POOL_UNSEEN: lambda r, w: "no node it may use sees this pool",
+    Kind.POOL_INVALID: lambda r, w: (
+        f"pool {_pool(r)} generation {r.text('generation')} is invalid: " + _part(r, "why")
+    ),
+    Kind.POOL_INCOMPLETE: _incomplete,
+    Kind.POOL_UPDATING: lambda r, w: f"resource pool {_pool(r)} is currently being updated",
+    Kind.POOL_NOT_VALID: lambda r, w: f"resource pool {_pool(r)} is currently invalid",
+    Kind.LISTED_TWICE: lambda r, w: (
+        f"{r.text('what')} {r.text('name')} listed by slices "
+        + (
+            f"{r.text('first')} (twice)"
+            if r.fact("first") == r.fact("second")
+            else f"{r.text('first')} and {r.text('second')}"
+        )
+    ),
+    Kind.UNKNOWN_COUNTER_SET: lambda r, w: (
+        f"device {r.text('device')} consumes unknown counter set {r.text('set')}"
+    ),
+    Kind.UNKNOWN_COUNTER: lambda r, w: (
+        f"device {r.text('device')} consumes unknown counter {r.text('counter')} of set {r.text('set')}"
+    ),
+    Kind.SLICES_LEFT_OUT: lambda r, w: (
+        "; ".join(r.texts("problems")) or "a slice of it was left out for a problem"
+    ),
+    Kind.LACKS_CAPACITY: lambda r, w: f"lack capacity {', '.join(r.texts('names'))}",
+    Kind.REFUSES_CAPACITY: lambda r, w: "refuse the capacity request (requestPolicy)",
+    Kind.TOO_SMALL: lambda r, w: f"have {r.text('name')} {r.text('total')}, less than {_needed(r)}",
+    Kind.NO_CAPACITY_LEFT: lambda r, w: "have not enough capacity left",
+    Kind.COUNTERS_OFF: lambda r, w: "consume counters but DRAPartitionableDevices is disabled",
+    Kind.SKIP_OFF: lambda r, w: (
+        "come from a skipNodeOperations slice but DRAOptionalNodePreparation is disabled"
+    ),
+    Kind.SKIP_UNDECLARED: lambda r, w: (
+        "come from a skipNodeOperations slice; "
+        + ("the node" if r.fact("node") == NODE else f"node {r.text('node')}")
+        + f" does not declare {r.text('feature')}"
+    ),
+    Kind.DEVICE_TAINT: _device_taint,
+    Kind.DEVICE_BUSY: lambda r, w: f"device {_device(r)} is already allocated",
+    Kind.DEVICE_FULL: lambda r, w: f"device {_device(r)}: has not enough capacity left",
+    Kind.DEVICE_REFUSED: lambda r, w: f"device {_device(r)}: {_part(r, 'why')}",
+    Kind.ATTRIBUTE_RULE: lambda r, w: (
+        f"{r.text('field')} {r.text('attribute')} (the devices {MUST.get(r.text('rule'), 'must meet')} it)"
+    ),
+    Kind.COMPAT_GROUPS: lambda r, w: (
+        f"compatibilityGroups on counter set {r.text('set')} of pool {_pool(r)} (its devices must share "
+        'a group, docs/semantics.md, "Device compatibility groups (KEP-5963)")'
+    ),
     Kind.POOL_OTHERS: lambda r, w: "may not be placed",
     Kind.PREEMPT_NEVER: lambda r, w: (
         "no node has room for it (plain claims never preempt pods)"
@@ -343,14 +451,32 @@ pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's i
 node (`node_words` puts it in)."""
 
 
-def of_node(words: str, node: str | None) -> Reason:
-    """`Kind.NODE_NAMED`: `words` made where a pool's problem was found on `node`, the node's
-    name (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`) as the
-    placeholder `NODE`, the node a fact. Why here: the one place words are read, once, where
-    the reason is made — so that no caller masks names in words later to compare them."""
+@lru_cache(maxsize=1 << 12)
+def of_node(fact: Reason, node: str | None) -> Reason:
+    """`Kind.NODE_NAMED`: `fact` (a pool's or a device's, `why`) found on `node`, the node's
+    name in its names (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`)
+    as the placeholder `NODE`, the node a fact: nodes whose facts differ only in their own
+    name are one value without `node` (`explain`'s groups). Why here: the one place names are
+    read, once, where the reason is made."""
     if node and node != NODE:
-        words = re.sub(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])", NODE, words)
-    return Reason(Kind.NODE_NAMED, "", (("words", words), ("node", node)))
+        fact = _named(fact, re.compile(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])"))
+    return Reason(Kind.NODE_NAMED, "", (("why", fact), ("node", node)))
+
+
+def _named(fact: Reason, name: re.Pattern[str]) -> Reason:
+    """`fact` with `name` in its names as the placeholder `NODE` (`of_node`)."""
+
+    def put(value: object) -> object:
+        if isinstance(value, str):
+            return name.sub(NODE, value)
+        if isinstance(value, Reason):
+            return _named(value, name)
+        if isinstance(value, tuple):
+            return tuple(put(v) for v in value)
+        return value
+
+    facts = tuple((k, put(v)) for k, v in fact.facts)
+    return Reason(fact.kind, name.sub(NODE, fact.subject), facts)  # type: ignore[arg-type]  # each fact keeps its shape
 
 
 def claim_placeholder(index: int) -> str:
@@ -402,14 +528,113 @@ def _over_nodes(r: Reason) -> str:
 
 @lru_cache(maxsize=1 << 12)
 def _grouped(whys: tuple[Reason, ...], counts: tuple[int, ...], total: int) -> tuple[str, ...]:
-    """The parts of a line over many nodes (`counted_groups`) from the distinct reasons and
-    their node counts: reasons said alike are one, then reasons said alike but for their
-    numbers (the sentence itself tells whether numbers change it: `1 of 4 is free`)."""
-    said: dict[str, int] = {}
+    """The parts of a line over many nodes (`counted_parts`) from the distinct reasons and
+    their node counts, grouped by value: reasons equal but for their numbers are one group
+    (`_numberless`: which facts are numbers, and which numbers change the sentence, is the
+    kind's), said once with the numbers that vary as ranges (`_ranged`)."""
+    groups: dict[Reason, list[tuple[Reason, int]]] = {}
     for why, n in zip(whys, counts, strict=True):
-        text = anywhere(why)
-        said[text] = said.get(text, 0) + n
-    return tuple(counted_groups(said, total))
+        said = _unsaid(why)
+        groups.setdefault(_numberless(said), []).append((said, n))
+    sized = [(sum(n for _, n in members), [w for w, _ in members]) for members in groups.values()]
+    return tuple(counted_parts([(size, members) for size, members in sized], total))
+
+
+def counted_parts(groups: Sequence[tuple[int, Sequence[Reason]]], total: int) -> list[str]:
+    """A line over many nodes in parts, from its groups (how many nodes, the reasons; in order
+    of first appearance) over `total` nodes: the two largest with their node counts (ties in
+    node order), said with their numbers as ranges, then how many nodes are left for how many
+    other reasons."""
+    top = sorted(groups, key=lambda g: g[0], reverse=True)[:2]  # stable: ties in node order
+    parts = [f"{size} node{'s' if size != 1 else ''}: {anywhere(_ranged(members))}" for size, members in top]
+    rest = total - sum(size for size, _ in top)
+    if rest:
+        others = len(groups) - len(top)
+        parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
+    return parts
+
+
+NUMBERS: dict[Kind, tuple[str, ...]] = {
+    Kind.SHORT: ("count", "matching", "usable", "candidates"),
+    Kind.SEARCH_ABORTED: ("steps",),
+    Kind.POOL_INVALID: ("generation",),
+    Kind.POOL_INCOMPLETE: ("generation", "published", "count"),
+}
+"""Per kind, the facts that are numbers its sentence says as they are (a number that differs
+between nodes is said as a range, `low-high`), besides the counts of a request's rejections
+(`rejected`). Any other fact — a name, even one with digits in it — tells reasons apart."""
+
+_SHAPE: dict[Kind, Callable[[Reason], Fact]] = {
+    Kind.SHORT: lambda r: (int(r.fact("usable") == 1), int(r.fact("usable") == r.fact("candidates"))),
+}
+"""Per kind, the numbers' bearing on its sentence (`_short`: `1 ... is free` or `N ... are
+free`; the free count said only when some candidates are taken): reasons whose numbers give
+another sentence are other groups."""
+
+
+def _unsaid(reason: Reason) -> Reason:
+    """`reason` without what `anywhere` does not say: the node it was found on (the
+    placeholder `NODE`), also of the reason a `Kind.WITH_CLAIMS` holds, and the node a
+    skipNodeOperations slice's rejection names (said "the node" of a group of nodes)."""
+    if reason.fact("node") is not None:
+        reason = reason.about(reason.subject, node=NODE)
+    return reason.with_parts(_unsaid if reason.kind is Kind.WITH_CLAIMS else _unsaid_part)
+
+
+def _unsaid_part(reason: Reason) -> Reason:
+    """A part of a reason over nodes: a skipNodeOperations slice's node as `NODE`."""
+    if reason.kind is Kind.SKIP_UNDECLARED:
+        return reason.about(reason.subject, node=NODE)
+    return reason.with_parts(_unsaid_part)
+
+
+def _numberless(reason: Reason) -> Reason:
+    """`reason` as the key of its group by value (`_grouped`): its numbers (`NUMBERS`, and
+    the counts of its rejections) as None, their bearing on the sentence (`_SHAPE`) kept."""
+    numbers = NUMBERS.get(reason.kind, ())
+    facts: list[tuple[str, Fact]] = [(k, None if k in numbers else _less(v)) for k, v in reason.facts]
+    shape = _SHAPE.get(reason.kind)
+    if shape is not None:
+        facts.append(("shape", shape(reason)))
+    return Reason(reason.kind, reason.subject, tuple(facts))
+
+
+def _less(value: Fact) -> Fact:
+    if isinstance(value, Reason):
+        return _numberless(value)
+    if isinstance(value, tuple) and value and isinstance(value[0], Reason | tuple):
+        out: list[object] = []
+        for v in value:
+            if isinstance(v, Reason):
+                out.append(_numberless(v))
+            elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], Reason):
+                out.append((_numberless(v[0]), None))  # a rejection: its count a number
+            else:
+                out.append(v)
+        return tuple(out)  # type: ignore[return-value]  # the shape given, numbers as None
+    return value
+
+
+def _ranged(members: Sequence[Reason]) -> Reason:
+    """Reasons of one group (`_numberless`), as one: the first, each of its numbers that
+    differs between them as the range `low-high` (the others' facts are theirs)."""
+    first = members[0]
+    if len(members) == 1:
+        return first
+    facts = tuple((k, _range([m.facts[i][1] for m in members])) for i, (k, _) in enumerate(first.facts))
+    return Reason(first.kind, first.subject, facts)
+
+
+def _range(values: Sequence[object]) -> Fact:
+    first = values[0]
+    if isinstance(first, Reason):
+        return _ranged([v for v in values if isinstance(v, Reason)])
+    if isinstance(first, tuple):
+        return tuple(_range([v[i] for v in values if isinstance(v, tuple)]) for i in range(len(first)))  # type: ignore[return-value]  # the shape given
+    if isinstance(first, int) and not all(v == first for v in values):
+        ints = [v for v in values if isinstance(v, int)]
+        return f"{min(ints)}-{max(ints)}"
+    return first  # type: ignore[return-value]  # a fact as given
 
 
 def nowhere(pairs: Sequence[tuple[str | None, Reason]]) -> tuple[tuple[str, Fact], ...]:
@@ -438,68 +663,6 @@ def _no_node(r: Reason) -> str:
     else:
         line = "no node fits the pod: " + others
     return with_refs(line, list(r.texts("claims")))
-
-
-def counted_groups(counts: Mapping[str, int], total: int) -> list[str]:
-    """A line over many nodes in parts, from the distinct texts and their node counts over
-    `total` nodes (in order of first appearance): the two most common with their node counts,
-    texts equal but for their numbers as one (the numbers as ranges), then how many nodes
-    are left for how many other reasons."""
-    groups: dict[str, list[tuple[str, int]]] = {}
-    for text, n in counts.items():  # reasons that differ only in numbers group, numbers as ranges
-        groups.setdefault(_numberless(text), []).append((text, n))
-    sized = [(sum(n for _, n in members), members) for members in groups.values()]
-    top = sorted(sized, key=lambda g: g[0], reverse=True)[:2]  # stable: ties in node order
-    parts = [
-        f"{size} node{'s' if size != 1 else ''}: {_ranges([t for t, _ in members])}" for size, members in top
-    ]
-    rest = total - sum(size for size, _ in top)
-    if rest:
-        others = len(groups) - len(top)
-        parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
-    return parts
-
-
-_TOKENS = re.compile(r"\x00claim\d+\x00|\d+")
-"""A claim placeholder (`_CLAIM`, kept whole: its index names a claim, it is no count) or a
-number. Why: two claims' reasons that differ only in their numbers are different reasons;
-grouped as one, they printed the placeholder itself and mixed the claims' counts."""
-
-
-def _is_number(token: str) -> bool:
-    return not token.startswith("\x00")
-
-
-@lru_cache(maxsize=1 << 16)
-def _numberless(text: str) -> str:
-    """`text` with its numbers as `#` (claim placeholders kept). Cached: the same reason text
-    recurs on every node of a kind, for every pod of a shape (first fit words a full cluster
-    pod after pod)."""
-    return _TOKENS.sub(lambda m: "#" if _is_number(m[0]) else m[0], text)
-
-
-@lru_cache(maxsize=1 << 16)
-def _numbers(text: str) -> tuple[str, ...]:
-    """The numbers in `text`, in order, claim placeholders left out (cached as `_numberless`)."""
-    return tuple(t for t in _TOKENS.findall(text) if _is_number(t))
-
-
-def _ranges(texts: list[str]) -> str:
-    """Texts equal but for their numbers, as one text: a number that varies becomes `low-high`."""
-    numbers = list(zip(*(_numbers(t) for t in dict.fromkeys(texts)), strict=True))
-    out, at, i = [], 0, 0
-    for m in _TOKENS.finditer(texts[0]):
-        out.append(texts[0][at : m.start()])
-        at = m.end()
-        if not _is_number(m[0]):
-            out.append(m[0])
-            continue
-        values = numbers[i]
-        i += 1
-        low, high = min(values, key=int), max(values, key=int)
-        out.append(values[0] if len(set(values)) == 1 else f"{int(low)}-{int(high)}")
-    out.append(texts[0][at:])
-    return "".join(out)
 
 
 def with_refs(text: str, refs: list[str]) -> str:
@@ -596,13 +759,15 @@ __all__ = [
     "UNDECIDED",
     "WITH_PLAN",
     "gave_up",
+    "in_order",
+    "MUST",
     "INTERRUPTED",
     "LEFT_OUT",
     "UNWORDED",
     "PRIORITY",
     "anywhere",
     "claim_placeholder",
-    "counted_groups",
+    "counted_parts",
     "crowd_line",
     "devices_taken",
     "insufficient",

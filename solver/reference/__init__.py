@@ -513,7 +513,7 @@ def aborted(max_steps: int) -> Reason:
 def invalid_pools(problem: Problem) -> Reason:
     """Upstream's per-node error for a node with invalid pools and no allocation, as a value
     (`Kind.INVALID_POOLS`: each pool's words, the node's name in them a fact)."""
-    return Reason.of(Kind.INVALID_POOLS, pools=tuple(of_node(w, problem.node) for w in problem.invalid_pools))
+    return Reason.of(Kind.INVALID_POOLS, pools=tuple(of_node(p, problem.node) for p in problem.invalid_pools))
 
 
 def _aborted(max_steps: int) -> SearchAborted:
@@ -550,7 +550,7 @@ def allocate_reference(
     allocationMode All request on an incomplete or invalid pool (`Alternative.fatal`)."""
     fatal = next((a.fatal for a in problem.alternatives if a.fatal is not None), None)
     if fatal is not None:
-        raise FailedOnNode(fatal)
+        raise FailedOnNode(say(fatal))
     result = search(problem, max_steps=max_steps, memo=memo)
     if result is None and problem.invalid_pools:
         raise InvalidPools(say(invalid_pools(problem)))

@@ -95,8 +95,8 @@ def why_unschedulable(problem: Problem) -> Reason:
     """Why the claims cannot be allocated on the problem's node, naming the claim and request
     that blocked where it can tell (a value: `reasons.words.say` words it)."""
     node = problem.node
-    # each names pool and why, in words made where the pool was read (the node's name a fact)
-    skipped = tuple(of_node(words, node) for words in (*problem.invalid_pools, *problem.incomplete_pools))
+    # each names pool and why, a fact made where the pool was read (the node's name a fact)
+    skipped = tuple(of_node(fact, node) for fact in (*problem.invalid_pools, *problem.incomplete_pools))
     for claim in problem.claims:
         reason = _request_reason(problem, claim, node, skipped)
         if reason is not None:
@@ -104,11 +104,9 @@ def why_unschedulable(problem: Problem) -> Reason:
     for claim in problem.claims:
         alone = _only(problem, claim, constraints=False)
         if _fails(alone):
-            groups, pools = _compat_words(alone)
+            groups = _compat_groups(alone)
             if groups and not _fails(_without_compat(alone)):
-                return Reason.of(
-                    Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped, pools=pools
-                )
+                return Reason.of(Kind.CONSTRAINTS, claim.ref, constraints=groups, node=node, skipped=skipped)
             return Reason.of(Kind.RUNS_OUT, claim.ref, node=node, skipped=skipped)
         if claim.constraints and _fails(_only(problem, claim, constraints=True)):
             names = tuple(_constraint_words(problem, c) for c in claim.constraints)
@@ -126,10 +124,9 @@ def explain_unschedulable(problem: Problem) -> str:
     return say(why_unschedulable(problem))
 
 
-def _compat_words(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The KEP-5963 counter sets the candidates draw from, as a constraint's words
-    (docs/semantics.md, "Device compatibility groups (KEP-5963)"), and the pools they name
-    (`reasons.names_places`)."""
+def _compat_groups(problem: Problem) -> tuple[Reason, ...]:
+    """The KEP-5963 counter sets the candidates draw from, as constraints (`Kind.COMPAT_GROUPS`,
+    docs/semantics.md, "Device compatibility groups (KEP-5963)"; each names its pool)."""
     sets = sorted(
         {
             cset
@@ -138,12 +135,7 @@ def _compat_words(problem: Problem) -> tuple[tuple[str, ...], tuple[str, ...]]:
             for cset, _ in problem.devices[c.device].compat
         }
     )
-    words = tuple(
-        f"compatibilityGroups on counter set {s} of pool {d}/{p} (its devices must share a group, "
-        'docs/semantics.md, "Device compatibility groups (KEP-5963)")'
-        for d, p, s in sets
-    )
-    return words, tuple(dict.fromkeys(f"{d}/{p}" for d, p, _ in sets))
+    return tuple(Reason.of(Kind.COMPAT_GROUPS, driver=d, pool=p, set=s) for d, p, s in sets)
 
 
 def _without_compat(problem: Problem) -> Problem:
@@ -152,7 +144,9 @@ def _without_compat(problem: Problem) -> Problem:
     return replace(problem, devices=devices, compat_baseline={})
 
 
-def _constraint_words(problem: Problem, c: int) -> str:
+def _constraint_words(problem: Problem, c: int) -> Reason:
+    """The constraint `c` as a fact (`Kind.ATTRIBUTE_RULE`)."""
     con = problem.constraints[c]
-    kind = KINDS[con.kind]
-    return f"{kind.wire_field} {con.attribute} (the devices {kind.words} it)"
+    return Reason.of(
+        Kind.ATTRIBUTE_RULE, rule=con.kind, field=KINDS[con.kind].wire_field, attribute=con.attribute
+    )

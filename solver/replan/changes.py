@@ -335,16 +335,9 @@ def _reach(
                 elif everywhere is None:
                     everywhere = f"{obj.ref} has no nodeName"
             case ResourceClaim():
-                alloc = obj.status.allocation if obj.status else None
-                if alloc is not None:
-                    for r in alloc.devices.results:
-                        owner = _pool_node(before, after, r.driver, r.pool)
-                        if owner is None and everywhere is None:
-                            everywhere = (
-                                f"{obj.ref} holds devices of pool {r.driver}/{r.pool}, seen from many nodes"
-                            )
-                        elif owner is not None:
-                            nodes.add(owner)
+                owners, why = _claim_reach(before, after, obj)
+                nodes |= owners
+                everywhere = everywhere or why
             case ResourceClaimTemplate():
                 pass  # the pods that name it are touched (below)
             case _ if obj.kind == "Node":
@@ -354,6 +347,22 @@ def _reach(
                     everywhere = f"{obj.ref} may change what every pod or node does"
     pods |= touched
     return nodes, {p for p in pods if p in after.pods or p in before.pods}, everywhere
+
+
+def _claim_reach(before: Cluster, after: Cluster, claim: ResourceClaim) -> tuple[set[str], str | None]:
+    """What an allocated claim added or removed may change: the nodes whose pools it holds
+    devices of, and why it may change every node (the first pool of it seen from many nodes),
+    or None. An unallocated claim changes no node (the pods that name it are touched)."""
+    nodes: set[str] = set()
+    why: str | None = None
+    alloc = claim.status.allocation if claim.status else None
+    for r in alloc.devices.results if alloc is not None else ():
+        owner = _pool_node(before, after, r.driver, r.pool)
+        if owner is not None:
+            nodes.add(owner)
+        elif why is None:
+            why = f"{claim.ref} holds devices of pool {r.driver}/{r.pool}, seen from many nodes"
+    return nodes, why
 
 
 def _pool_node(before: Cluster, after: Cluster, driver: str, pool: str) -> str | None:

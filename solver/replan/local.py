@@ -195,19 +195,7 @@ def resolve(
     here = [p for p in pods if p.placed and p.node in inside]
     if any(p.pod is None or p.extended or p.reserved for p in here):
         return None  # pods of plain claims, shared or special claims: not re-solved here
-    offered: list[PodPlan] = []
-    per_shape: dict[Shape, int] = {}
-    cap = max(1, int(PER_NODE * len(area)))
-    for p in queue:
-        if len(offered) == PENDING:
-            break
-        if p.pod is None:
-            continue
-        key = (str(p.priority), *shape(p))
-        if per_shape.get(key, 0) >= cap:
-            continue
-        per_shape[key] = per_shape.get(key, 0) + 1
-        offered.append(p)
+    offered = _offered(queue, shape, max(1, int(PER_NODE * len(area))))
     if not may_gain(after, here, offered, area, options.seed):
         return Local(tuple(area), {}, 0, "not re-solved: no region node can hold more weight (room bound)")
     sub = _sub_cluster(after, pods, here, offered, inside)
@@ -259,9 +247,35 @@ def resolve(
     status = "" if got.verdict is None else got.verdict.status.value
     gets = _weight(settled)
     done = per_pod(sub, units, PlanOutcome(settled, got.allocator, {}), opts.feature_gates)
-    original = {p.name: p for p in (*here, *offered)}
+    return Local(tuple(area), _changed(done.pods, (*here, *offered)), gets - had, status)
+
+
+def _offered(queue: Sequence[PodPlan], shape: Callable[[PodPlan], Shape], cap: int) -> list[PodPlan]:
+    """The pending pods a re-solve offers the region: in queue order, at most `PENDING`, and
+    at most `cap` of one priority and claim shape (more of a kind than the region could hold
+    only make the model bigger)."""
+    offered: list[PodPlan] = []
+    per_shape: dict[Shape, int] = {}
+    for p in queue:
+        if len(offered) == PENDING:
+            break
+        if p.pod is None:
+            continue
+        key = (str(p.priority), *shape(p))
+        if per_shape.get(key, 0) >= cap:
+            continue
+        per_shape[key] = per_shape.get(key, 0) + 1
+        offered.append(p)
+    return offered
+
+
+def _changed(done: Sequence[PodPlan], before: Sequence[PodPlan]) -> dict[str, PodPlan]:
+    """The re-solve's plans that differ from `before` (the region's pods and the pending ones
+    offered): a pod placed anew, on another node or other devices; a pod the region held
+    left out, with the reason why (pods of more weight took its place)."""
+    original = {p.name: p for p in before}
     changed: dict[str, PodPlan] = {}
-    for q in done.pods:
+    for q in done:
         old = original[q.name]
         if q.placed:
             if not old.placed or q.node != old.node or q.claims != old.claims:
@@ -269,7 +283,7 @@ def resolve(
         elif old.placed:  # left out for pods of more weight
             why = Reason.of(Kind.LEFT_FOR_WEIGHT, q.name, node=old.node)
             changed[q.name] = replace(q, reason=None, why=why)
-    return Local(tuple(area), changed, gets - had, status)
+    return changed
 
 
 def settle(

@@ -9,7 +9,7 @@ above it (like the CLI).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..api.cluster import Cluster
@@ -73,9 +73,7 @@ def fill(
     n = min(8, limit)
     while True:
         reps = replicas(base, obj, n)
-        pods = dict(base.pods)
-        pods.update({r.key: r for r in reps})
-        outcome = plan(replace(base, pods=pods), reps, nodes, opts)
+        outcome = plan(with_pending(base, reps), reps, nodes, opts)
         if outcome.placed < n or n >= limit:
             return Fill(name, outcome.placed, n, outcome)
         n = min(2 * n, limit)
@@ -108,6 +106,16 @@ def replicas(cluster: Cluster, pod: Pod, count: int) -> list[Pod]:
         obj.pop("status", None)
         out.append(Cluster.from_objects([obj]).pods[(meta.get("namespace") or "default", meta["name"])])
     return out
+
+
+def with_pending(cluster: Cluster, pods: Sequence[Pod]) -> Cluster:
+    """`cluster` with `pods` created, pending, after its own (`Snapshot.create`; a pod of a key
+    already there stays): one try's replicas, on a cluster of its own per try, so that the plan
+    of a try (`Fill.outcome`) never sees the next try's replicas."""
+    after = Snapshot(cluster)
+    for p in pods:
+        after.create(p)
+    return after.cluster
 
 
 def applied(cluster: Cluster, outcome: PlanOutcome) -> Cluster:

@@ -41,6 +41,7 @@ from ...problem.build import build_problem
 from ...problem.demand import demand_total
 from ...problem.flat import CompatKey, Problem, Value, ValueSet
 from ...problem.resources import Amounts
+from ...reasons.words import say
 
 
 class UnitsByIndex(Protocol):
@@ -458,10 +459,10 @@ def _errors(problem: Problem) -> str | None:
     # used): only the reasons of the pods first fit then leaves out name it.
     invalid = [p for p in problem.invalid_pools if p not in problem.left_out_pools]
     if invalid:
-        return f"invalid pools: {', '.join(invalid)}"
+        return f"invalid pools: {', '.join(map(say, invalid))}"
     for alt in problem.alternatives:
         if alt.fatal is not None:  # allocationMode All on a pool not ready: this node fails the pod
-            return alt.fatal
+            return say(alt.fatal)
         for cand in alt.candidates:
             if cand.error is not None:
                 return str(cand.error)

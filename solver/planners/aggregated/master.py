@@ -95,6 +95,7 @@ from ..bounds import aggregated_status
 from .allpatterns import enumerate_classes
 from .classes import (
     NodeClass,
+    NodeClasses,
     PodClass,
     UnitsByIndex,
     kind_facts,
@@ -187,6 +188,21 @@ def not_aggregated(job: Job) -> str | None:
     return None
 
 
+def _asked(job: Job, what_if: bool) -> tuple[list[str], list[int]] | str:
+    """The nodes and the pods with claims the model would plan (those some node does not
+    refuse), or why there are too few for it to pay: fewer than two of either (what-if
+    plans even one pod on one node: its other path is greedy), or a node that is not one."""
+    if any(n is None for n in job.nodes) or (len(job.nodes) < 2 and not what_if):
+        return "fewer than two nodes, or no node"
+    names = [n for n in job.nodes if n is not None]
+    todo = [i for i, u in enumerate(job.units) if u.claims and any(n not in u.blocked for n in names)]
+    if not todo:
+        return "no pod with claims may be placed"
+    if len(todo) < 2 and not what_if:  # one pod: its node and devices follow the strategy's preferences
+        return "fewer than two pods may be placed"
+    return names, todo
+
+
 def aggregate(
     job: Job,
     first: PlanOutcome | None,
@@ -224,15 +240,11 @@ def aggregate(
     if (why := not_aggregated(job)) is not None:
         return f"{why} (not aggregated yet)"
     what_if = cost is not None
-    if any(n is None for n in job.nodes) or (len(job.nodes) < 2 and not what_if):
-        return "fewer than two nodes, or no node"
+    asked = _asked(job, what_if)
+    if isinstance(asked, str):
+        return asked
+    names, todo = asked
     units = job.units
-    names = [n for n in job.nodes if n is not None]
-    todo = [i for i, u in enumerate(units) if u.claims and any(n not in u.blocked for n in names)]
-    if not todo:
-        return "no pod with claims may be placed"
-    if len(todo) < 2 and not what_if:  # one pod: its node and devices follow the strategy's preferences
-        return "fewer than two pods may be placed"
     gang_of = {i: g for i, u in enumerate(units) for g in u.gang_pods(job.gangs)}
     pods = pod_classes(units, todo, gang_of)
     small = len(todo) * len(names) <= PER_DEVICE_MAX
@@ -243,15 +255,10 @@ def aggregate(
         # budget first, then hand it a gap to close).
         return f"{len(pods)} pod classes / {len(todo)} pods: the per-device model is small enough"
     found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free)
-    if found.coupled:
-        return f"nodes are not independent: {found.coupled}"
-    if found.errors:
-        return f"precompute reports an error: {found.errors}"
-    ncls, costs = found.classes, [0] * len(found.classes)
-    if cost is not None:
-        ncls, costs = _split(ncls, cost)
-    elif not force and len(ncls) > MAX_CLASS_SHARE * len(names) and len(pods) > MAX_CLASS_SHARE * len(todo):
-        return f"{len(pods)} pod classes / {len(todo)} pods, {len(ncls)} node classes / {len(names)} nodes"
+    classes = _planned_classes(found, cost, force, len(pods), len(todo), len(names))
+    if isinstance(classes, str):
+        return classes
+    ncls, costs = classes
     ctx = ModelContext(
         job.cluster,
         units,
@@ -350,6 +357,25 @@ def _cut_before_a_plan(
         return None
     stats: Stats = {"aggregated_cut": "the deadline passed before the model had a plan"}
     return AggregatedPlan({}, ctx, Status.FEASIBLE, 0, 0, stats, bound_proven=False)
+
+
+def _planned_classes(
+    found: NodeClasses, cost: NodeCosts | None, force: bool, pods: int, todo: int, names: int
+) -> tuple[list[NodeClass], list[int]] | str:
+    """The node classes the model plans and each one's cost (what-if's split by origin,
+    `_split`; else none), or why the model does not apply: nodes not independent, an error
+    in the precompute, or (unless `force` or what-if) classes that save little for pods and
+    nodes alike (`pods` pod classes of `todo` pods, the classes of `names` nodes)."""
+    if found.coupled:
+        return f"nodes are not independent: {found.coupled}"
+    if found.errors:
+        return f"precompute reports an error: {found.errors}"
+    ncls = found.classes
+    if cost is not None:
+        return _split(ncls, cost)
+    if not force and len(ncls) > MAX_CLASS_SHARE * names and pods > MAX_CLASS_SHARE * todo:
+        return f"{pods} pod classes / {todo} pods, {len(ncls)} node classes / {names} nodes"
+    return ncls, [0] * len(ncls)
 
 
 def _split(classes: list[NodeClass], cost: NodeCosts) -> tuple[list[NodeClass], list[int]]:

@@ -47,6 +47,7 @@ from ...problem.build import build_problem
 from ...problem.demand import NodeBook
 from ...problem.flat import Problem, Value
 from ...reasons import Kind, Reason
+from ...reasons.words import say
 from .classes import LocalViews, pod_classes, twin_key
 from .master import AggregatedPlan, aggregate, not_aggregated
 
@@ -109,8 +110,29 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
     rep = next((n for n in names if n not in own), None)
     if rep is None:
         return "every node has slices of its own"
-    used: set[PoolID] = set()
     reps = local_reps(cluster, [s for s in cluster.slices if s.spec.node_name is not None], names)
+    used = _pools_used(job, todo, view, rep, reps)
+    if isinstance(used, str):
+        return used
+    if not used:
+        return "no pod may use a network-attached device"
+    pools = {pool_node(pid): pid for pid in sorted(used)}
+    slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
+    pool_job = _pool_job(job, todo, pools, slices, seen, holders)
+    agg = aggregate(pool_job, on_pool_nodes(first, pools), force=True)
+    if isinstance(agg, str):
+        return f"the model over pools does not apply: {agg}"
+    agg.stats["pool_nodes"] = len(pools)
+    return PoolPlan(agg, pools, node_of, slices)
+
+
+def _pools_used(job: Job, todo: list[int], view: Cluster, rep: str, reps: LocalReps) -> set[PoolID] | str:
+    """The network-attached pools the pods `todo` may take devices from, asked once per pod
+    class on `rep` (a node without slices of its own: it sees the network-attached pools
+    only, `view`), or why a class breaks the model: its claim may span two pools (condition
+    2) or may use a node's own devices too (condition 1)."""
+    units = job.units
+    used: set[PoolID] = set()
     for k in pod_classes(units, todo):
         claims = units[k.units[0]].claims
         problem = build_problem(view, claims, rep, job.gates, cache=job.cache)
@@ -124,16 +146,7 @@ def pooled(job: Job, first: PlanOutcome | None) -> PoolPlan | str:
         }
         if uses_local(job, reps, claims):
             return f"claim {claims[0].namespaced_name} may also use devices of a node's own slices"
-    if not used:
-        return "no pod may use a network-attached device"
-    pools = {pool_node(pid): pid for pid in sorted(used)}
-    slices = {pid: [s for s in shared if (s.spec.driver, s.spec.pool.name) == pid] for pid in pools.values()}
-    pool_job = _pool_job(job, todo, pools, slices, seen, holders)
-    agg = aggregate(pool_job, on_pool_nodes(first, pools), force=True)
-    if isinstance(agg, str):
-        return f"the model over pools does not apply: {agg}"
-    agg.stats["pool_nodes"] = len(pools)
-    return PoolPlan(agg, pools, node_of, slices)
+    return used
 
 
 def _same_devices(
@@ -232,7 +245,7 @@ def confined(problem: Problem, claim: ResourceClaim) -> str | None:
     2), or None."""
     ref = claim.namespaced_name
     if problem.invalid_pools:
-        return f"claim {ref}: {problem.invalid_pools[0]}"
+        return f"claim {ref}: {say(problem.invalid_pools[0])}"
     alts = problem.alternatives
     if any(c.error is not None for a in alts for c in a.candidates):
         return f"claim {ref}: a candidate has a CEL error"

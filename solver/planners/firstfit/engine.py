@@ -531,7 +531,7 @@ class _Placing:
         gates = self.job.gates
         if any(p.left_out and may_serve(self.cluster, claims, p.driver, gates) for p in node.pools.invalid()):
             return True
-        pools = Pools([replace(p, invalid=None) for p in node.pools.pools], list(node.pools.incomplete))
+        pools = replace(node.pools, pools=[replace(p, invalid=None) for p in node.pools.pools])
         ctx = context_from(self.cluster, node.view, pools, self.in_use, self.job.gates, self.job.cache)
         try:
             return allocate_reference(problem_from_context(ctx, claims), max_steps=self.max_steps) is not None
@@ -586,12 +586,13 @@ class _Placing:
 
     def commit(self, claims: list[ResourceClaim], node: NodeState) -> None:
         """Verify `claims` (placed together on `node`) with the checker and record them as in
-        use: in the ledger's cluster, the in-use summary, and the versions of the nodes that
+        use: in the ledger's cluster (its snapshot's `allocate`, the one way a plan's claims
+        enter the cluster after it), the in-use summary, and the versions of the nodes that
         see the pools they took devices from."""
         self._check(claims, node)
+        self.ledger.after.allocate(claims)
         pools: set[PoolID] = set()
         for c in claims:
-            self.ledger.cluster.claims[c.key] = c
             self._allocated.add(c.key)
             pools |= self._hold(c)
         more = in_use_from_claims(claims, self.job.gates)
@@ -643,15 +644,16 @@ class _Placing:
         self._taken = len(self.changes)
 
     def release(self, claims: Sequence[ResourceClaim]) -> None:
-        """The reverse of `commit`: the allocated `claims` no longer hold devices. What is in
+        """The reverse of `commit`: the allocated `claims` no longer hold devices (taken out of
+        the ledger's cluster, its snapshot's `remove`). What is in
         use on their devices is counted again from the claims still holding devices in their
         pools (a shared device may have other holders), and the nodes that see those pools
         are logged as changed (their cached answers are stale; `gone` is forgotten at the
         next use, `_takes_only`: something freed may fit again)."""
+        self.ledger.after.remove(claims)
         pools: set[PoolID] = set()
         devices: set[DeviceID] = set()
         for c in claims:
-            self.ledger.cluster.claims.pop(c.key, None)
             self._allocated.discard(c.key)
             alloc = c.status.allocation if c.status is not None else None
             for r in alloc.devices.results if alloc is not None else ():
@@ -807,9 +809,8 @@ def _why_on(t: _Tried) -> Reason:
 def _not_ready(problem: Problem) -> Reason:
     """Upstream's per-node error for allocationMode All on a pool not ready, as a value: the
     first alternative that records it (`Alternative.fatal`), its claim as a placeholder."""
-    alt = next(a for a in problem.alternatives if a.fatal is not None)
-    why = alt.all_blocked or alt.fatal or ""
-    return Reason.of(Kind.NOT_READY, "/" + claim_placeholder(alt.claim), request=alt.name, why=why)
+    alt, fatal = next((a, a.fatal) for a in problem.alternatives if a.fatal is not None)
+    return fatal.about("/" + claim_placeholder(alt.claim))
 
 
 def _refs(claims: Sequence[ResourceClaim]) -> list[str]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ...api.models import ResourceClaim
 from ...inventory import node_up_to_name, slices_up_to_names
-from ...reasons import names_places
+from ...reasons import names_places, portable, renamed
 from .engine import Answer, NodeState, ShapeKey, _Placing
 
 
@@ -37,8 +37,9 @@ class Twins:
         aliases; None: no twin (`_static_key`)."""
         self._keys: dict[int, tuple[int, tuple[str, str, dict[str, str]] | None]] = {}
         """World -> (its version, its twin key then: the static part, what is in use, aliases)."""
-        self._answers: dict[tuple[ShapeKey, str, str], tuple[Answer, dict[str, str]]] = {}
-        """(shape, twin key) -> the answer of the first such node, with its pools' aliases."""
+        self._answers: dict[tuple[ShapeKey, str, str], tuple[Answer, dict[str, str], str | None]] = {}
+        """(shape, twin key) -> the answer of the first such node, with its pools' aliases and,
+        when its reason names the node or a pool (`reasons.names_places`), the node's name."""
 
     def share_static(self, other: Twins) -> None:
         """Keep the worlds' static parts with `other`'s (both fill one dict): for a run over
@@ -62,13 +63,17 @@ class Twins:
         static, used, aliases = twin
         kept = self._answers.get((shape, static, used))
         if kept is not None:
-            answer = _renamed(kept[0], kept[1], aliases, node.version)
+            source, theirs, named = kept
+            nodes = {named: str(node.name)} if named is not None else None
+            answer = _renamed(source, theirs, aliases, node.version, nodes)
             if answer.assignment is None:  # kept as searched there (cached, the node passed over)
                 self._run.learn(shape, node, answer)
             return answer
         answer = self._run.answer(claims, shape, node)
         if _portable(answer):
-            self._answers[(shape, static, used)] = (answer, aliases)
+            why = answer.why() if answer.assignment is None else None
+            named = node.name if why is not None and names_places(why) else None
+            self._answers[(shape, static, used)] = (answer, aliases, named)
         return answer
 
     def _key(self, node: NodeState) -> tuple[str, str, dict[str, str]] | None:
@@ -90,8 +95,6 @@ class Twins:
     def _static_key(self, node: NodeState) -> tuple[str, dict[str, str]] | None:
         run, name = self._run, node.name
         if name is None or run.cluster.taint_rules or not node.slices or len(node.world.nodes) != 1:
-            return None
-        if any(s.spec.skip_node_operations for s in node.slices):  # its rejections name the node
             return None
         aliases: dict[str, str] = {}
         slices = slices_up_to_names(node.slices, name, aliases)
@@ -115,29 +118,35 @@ class Twins:
 
 def _portable(answer: Answer) -> bool:
     """Whether `answer` holds for a node equal up to names (`Twins`) with the names put in: no
-    error (its words may name the node, a pool or a claim), and a reason whose names are all
-    placeholders (the claims, the node) — none of its facts words made where it was found
-    that may name the node or a pool (`reasons.names_places`: a pool's, a device's). A
-    rejection's words name the node only for a skipNodeOperations slice, whose node has no
-    twin (`_static_key`). Decided from the reason's facts, not by searching its words."""
+    error (its words may name the node, a pool or a claim), and a reason whose names are
+    placeholders (the claims, the node) or facts naming the node or a pool, which the twin
+    re-makes with its own names (`reasons.renamed`: a skipNodeOperations slice's node, a
+    pool's, a device's, KEP-5963's pools) — none naming what twins do not compare, a slice
+    (`reasons.portable`). Decided from the reason's facts, not by searching its words."""
     if not answer.shareable or answer.failure is not None:
         return False
     if answer.assignment is not None:
         return True
     why = answer.why()
-    return why is not None and not names_places(why, but=("rejected",))
+    return why is not None and portable(why)
 
 
-def _renamed(source: Answer, aliases: dict[str, str], mine: dict[str, str], version: int) -> Answer:
+def _renamed(
+    source: Answer, aliases: dict[str, str], mine: dict[str, str], version: int, nodes: dict[str, str] | None
+) -> Answer:
     """`source` (a `_portable` answer on a node whose pools have `aliases`) on a node equal up
     to names whose pools have `mine`: the same decision and words, its candidate devices in
-    this node's pools, at this node's `version`. Its assignment is the other node's: read
-    whether there is one, never place by it (a placement's devices are searched on the node
-    itself)."""
+    this node's pools, at this node's `version`; its reason's facts naming the node or a pool
+    re-made with this node's (`nodes`: the other node's name to this one's, None when none
+    names a place). Its assignment is the other node's: read whether there is one, never
+    place by it (a placement's devices are searched on the node itself)."""
     pools = {alias: pool for pool, alias in mine.items()}
     out = Answer(version, source.names, source.problem, source.assignment, None, True)
     if source.assignment is None:
-        out._why = source.why()
+        why = source.why()
+        if why is not None and nodes is not None:
+            why = renamed(why, nodes, {pool: pools[alias] for pool, alias in aliases.items()})
+        out._why = why
     else:
         out._candidates = frozenset(
             (driver, pools[aliases[pool]], dev) for driver, pool, dev in source.candidate_devices()
