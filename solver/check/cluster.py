@@ -29,6 +29,7 @@ from .pod_nodes import check_nodes_exist
 from .pods import PodPlacement, claim_uses, running
 from .runner import run_context
 from .violations import Violation
+from .world import Reading
 
 
 def claim_nodes(cluster: Cluster, gates: FeatureGates) -> dict[str, str | None]:
@@ -74,8 +75,9 @@ def check_cluster(cluster: Cluster, gates: FeatureGates | None = None) -> list[V
         if not claim.unread:  # a stand-in's spec is unknown: it only holds its devices (World)
             groups.setdefault(nodes[claim_id(claim)], []).append(claim)
     out: list[Violation] = []
+    reading = Reading(cluster)  # read once for every node's context
     for node in sorted(groups, key=lambda n: (n is None, n or "")):
-        out += run_context(Context(cluster, groups[node], node, gates))
+        out += run_context(Context(cluster, groups[node], node, gates, reading=reading))
     pods = [p for p in cluster.pods.values() if running(p)]
     placed = [
         PodPlacement(

@@ -13,7 +13,7 @@ from ..gates import FeatureGates
 from .expressions import Expressions
 from .keys import DeviceKey
 from .violations import Violation, violation
-from .world import World
+from .world import Reading, World
 
 
 class Context:
@@ -27,6 +27,7 @@ class Context:
         gates: FeatureGates,
         *,
         one_call: bool = False,
+        reading: Reading | None = None,
     ):
         self.cluster = cluster
         self.one_call = one_call
@@ -36,7 +37,8 @@ class Context:
         self.allocated = allocated
         self.node = node
         self.gates = gates
-        self.world = World(cluster, allocated, node, gates)
+        self.world = World(cluster, allocated, node, gates, reading)
+        """`reading`: what many contexts read alike from the cluster, read once (`world.Reading`)."""
         self.cel = Expressions()
         self.violations: list[Violation] = []
         self.reported_cel: set[tuple[str, str, DeviceKey]] = set()

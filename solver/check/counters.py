@@ -39,18 +39,15 @@ class _Joined(NamedTuple):
 def _pools_joined(ctx: Context, placed: list[Placed]) -> Iterator[_Joined]:
     """Per pool that a new placement joins (both rules read the same pools: each device once,
     existing and new): what is held there, and what joins."""
-    existing_devs: dict[PoolKey, set[str]] = defaultdict(set)
-    for _, r in ctx.world.existing:
-        if not r.admin_access:
-            existing_devs[(r.driver, r.pool)].add(r.device)
     new_by_pool: dict[PoolKey, list[Placed]] = defaultdict(list)
     for p in placed:
         if p.dev is not None and p.dev.device.consumes_counters:
             new_by_pool[(p.key[0], p.key[1])].append(p)
     for pk, users in new_by_pool.items():
-        joining = [p for p in users if p.key[2] not in existing_devs[pk]]
+        held = {r.device for _, r in ctx.world.existing_in(pk) if not r.admin_access}
+        joining = [p for p in users if p.key[2] not in held]
         if joining:  # only devices already charged: nothing new is consumed or joins
-            yield _Joined(pk, existing_devs[pk], users, joining, ctx.world.inv.pool_devices.get(pk, {}))
+            yield _Joined(pk, held, users, joining, ctx.world.inv.pool_devices.get(pk, {}))
 
 
 def check_counters(ctx: Context, placed: list[Placed]) -> None:

@@ -152,9 +152,10 @@ def check_admin_then_normal(call: Sequence[ResourceClaim]) -> list[Violation]:
 def check_share_ids(ctx: Context, placed: list[Placed]) -> None:
     """A shareID identifies one share of one device: no two results of a device share one."""
     seen: dict[tuple[DeviceKey, str], str] = {}
-    for c, r in ctx.world.existing:
-        if r.share_id:
-            seen.setdefault(((r.driver, r.pool, r.device), r.share_id), f"claim {c} (existing)")
+    for key in dict.fromkeys(p.key for p in placed if p.result.share_id):
+        for c, r in ctx.world.existing_on(key):
+            if r.share_id:
+                seen.setdefault((key, r.share_id), f"claim {c} (existing)")
     for p in placed:
         sid = p.result.share_id
         if not sid:
