@@ -312,3 +312,23 @@ def test_an_aggregated_plan_is_the_same_in_fresh_processes() -> None:
     assert first[0], "no CP-SAT search was seen"
     for other in outputs[1:]:
         assert json.loads(other) == first
+
+
+def test_the_load_benchmark_sees_a_source_edited_during_a_pair(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`load_determinism.source_digest` changes when a file the runs import is edited (the
+    plan-mixed difference: `solver/cpsat.py` was written in the middle of the loaded run), and
+    only then."""
+    from benchmarks import load_determinism
+
+    (tmp_path / "solver").mkdir()
+    module = tmp_path / "solver" / "cpsat.py"
+    module.write_text("WORKERS = 1\n")
+    (tmp_path / "solver" / "notes.txt").write_text("not imported")
+    monkeypatch.setattr(load_determinism, "ROOT", tmp_path)
+    before = load_determinism.source_digest()
+    (tmp_path / "solver" / "notes.txt").write_text("still not imported")
+    assert load_determinism.source_digest() == before
+    module.write_text("WORKERS = 8\n")
+    assert load_determinism.source_digest() != before
