@@ -15,9 +15,14 @@ back with the worker's result.
 Why phases reserve time (`leaving`): the steps after the search — the final check of the plan,
 writing the output — cannot stop half way (a check cut short proves nothing; half a YAML list
 is no output), so the search ends early enough to leave them the time they need. What they
-need is counted, not clocked: objects to write, pods to check, times a CPU cost per unit;
-turned into wall seconds by the share of a CPU this run got so far (`cpu_share`), since a busy
-machine slows them as much as it slowed everything before.
+need is counted, not clocked: objects to write, pods to check, times a CPU cost per unit
+measured on a reference machine. Turned into this run's wall seconds (`stretch`) by two
+measures of the run itself: its `pace` (`gauge`: the CLI writes a sample of the input's
+objects and measures the CPU seconds that took against what the count says, so a run on a
+slower CPU, or on one that a busy machine's contention slows, keeps more, and one on a faster
+or idle CPU less), over the share of a CPU the run got so far (`cpu_share`: a busy machine
+slows the last steps as much as it slowed everything before). CPU seconds, not wall, for the
+pace: the share of a CPU already says how much of the wall clock the run gets.
 """
 
 from __future__ import annotations
@@ -41,6 +46,28 @@ MIN_CPU_SHARE = 0.1
 
 RESERVE_SHARE = 0.5
 """The most of the time left that `leaving` keeps for the steps after a search."""
+
+MIN_GAUGED_CPU = 0.005
+"""Counted CPU seconds below which a gauge measures nothing (the clock's and the caches'
+noise outweigh the work): the pace stays 1."""
+
+MIN_PACE = 0.25
+"""The least pace a gauge sets (CPU seconds per counted CPU second): a sample far faster than
+its count (objects the count overstates) must not shrink the reserves to nothing, since the
+count of the last steps may understate theirs as much."""
+
+MAX_PACE = 4.0
+"""The most pace a gauge sets: a sample far slower than its count (objects the count
+understates) must not take the run's time from the search for steps it may overstate."""
+
+
+@dataclass
+class Gauge:
+    """What `Deadline.gauging` measures: the caller sets `counted`, the CPU seconds its step
+    costs on the reference machine (counted from its objects), before the block ends."""
+
+    counted: float = 0.0
+
 
 _run_started: float | None = None
 """`time.monotonic()` at which this process started, once the console script said it is one
@@ -91,6 +118,12 @@ class Deadline:
     """`time.process_time()` when the run began (0.0: the process's start)."""
     parent: Deadline | None = field(default=None, repr=False, compare=False)
     """The run's deadline this one was cut from (`leaving`): it fires with this one."""
+    pace: float | None = None
+    """CPU seconds this run takes per counted CPU second (`gauge`); None: not gauged (1). Read
+    from the run's deadline (the root) by every deadline cut from it."""
+    reserves: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+    """On the run's deadline: the seconds each `leaving` kept, by what they are kept for
+    (`writing 11,002 objects`), in the order they were kept, for the messages (`kept_for`)."""
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:
@@ -138,10 +171,47 @@ class Deadline:
         cpu = time.process_time() - self.cpu_started
         return min(max(cpu / wall, MIN_CPU_SHARE), 1.0)
 
-    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
+    def root(self) -> Deadline:
+        """The run's deadline: the first one, which `leaving` and `share` cut this one from."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return root
+
+    @contextmanager
+    def gauging(self) -> Iterator[Gauge]:
+        """Measure the CPU seconds the block takes against the CPU seconds it counts
+        (`Gauge.counted`, set inside) and `gauge` the run with them; a block that raises
+        gauges nothing."""
+        gauge = Gauge()
+        started = time.process_time()
+        yield gauge
+        self.gauge(time.process_time() - started, gauge.counted)
+
+    def gauge(self, cpu: float, counted: float) -> None:
+        """Set the run's pace: a step counted at `counted` CPU seconds (its objects times the
+        costs measured on the reference machine) took `cpu` CPU seconds here. From then on every
+        reserve (`leaving`) is its count times this pace, over `cpu_share`. Why: the costs were
+        measured on one machine at one load; this run's own counted step says how much slower or
+        faster a CPU second does that work here — its CPU, the contention of a busy machine
+        (which `cpu_share` does not see) — so that an idle machine keeps less and a busy one
+        more. Bounded by `MIN_PACE` and `MAX_PACE`; a step counted below `MIN_GAUGED_CPU` sets
+        none."""
+        if counted >= MIN_GAUGED_CPU:
+            self.root().pace = min(max(cpu / counted, MIN_PACE), MAX_PACE)
+
+    def stretch(self) -> float:
+        """Wall seconds a counted CPU second takes in this run: its `pace` (1 if not gauged)
+        over its `cpu_share`."""
+        pace = self.root().pace
+        return (1.0 if pace is None else pace) / self.cpu_share()
+
+    def leaving(self, cpu_seconds: float, *, exact: bool = False, what: str = "") -> Deadline:
         """A deadline early enough to leave `cpu_seconds` of work (counted: units times a cost
-        per unit) to the steps after it, stretched by this run's `cpu_share`. It fires this
-        one when it passes. Why: the final check and the output cannot stop half way.
+        per unit) to the steps after it, stretched by this run's pace (`stretch`). It fires this
+        one when it passes. Why: the final check and the output cannot stop half way. `what`:
+        what the time is kept for, as the messages say it (`checking 5,000 pods`); the run's
+        deadline records it (`reserves`, `kept_for`).
 
         The reserve is at most `RESERVE_SHARE` of the time left: counted per unit it is a
         worst case (every pending pod placed and written), and one larger than the time left
@@ -153,9 +223,14 @@ class Deadline:
         cluster, `--output-mode full`), not a worst case: no cap — when it exceeds the time
         left, the search gets none, and a plan placing nothing is no plan (`cli.plan`), so
         the run ends at its deadline instead of seconds past it."""
-        reserve = cpu_seconds / self.cpu_share() if cpu_seconds > 0 else 0.0
+        reserve = cpu_seconds * self.stretch() if cpu_seconds > 0 else 0.0
         if not exact:
             reserve = min(reserve, RESERVE_SHARE * max(self.at - time.monotonic(), 0.0))
+        if what:  # by its step (the first word): a step counted again replaces its reserve
+            reserves = self.root().reserves
+            for known in [k for k in reserves if k.split()[0] == what.split()[0]]:
+                del reserves[known]
+            reserves[what] = reserve
         return Deadline(
             self.at - reserve,
             self.seconds,
@@ -168,10 +243,23 @@ class Deadline:
     def kept(self) -> float:
         """Seconds between this deadline and the run's (the first one, which `leaving` and
         `share` cut this one from): what the run keeps after it for its last steps."""
-        root = self
-        while root.parent is not None:
-            root = root.parent
-        return max(root.at - self.at, 0.0)
+        return max(self.root().at - self.at, 0.0)
+
+    def kept_for(self) -> str:
+        """What the run keeps its last seconds for, as a message says it: `its last 0.92 s are
+        kept for writing 11,002 objects (0.70 s) and checking 5,000 pods (0.22 s), as counted at
+        this run's writing of a sample and share of a CPU` — every reserve made so far
+        (`leaving`), with the seconds each kept and how they were turned into seconds; "" when
+        none kept 0.05 s or more."""
+        reserves = self.root().reserves
+        total = sum(reserves.values())
+        if total < 0.05:
+            return ""
+        parts = [f"{what} ({seconds:.2f} s)" for what, seconds in reserves.items() if seconds >= 0.005]
+        how = (
+            "this run's writing of a sample and share of a CPU" if self.root().pace else "its share of a CPU"
+        )
+        return f"its last {total:.2f} s are kept for {' and '.join(parts)}, as counted at {how}"
 
     def share(self, fraction: float) -> Deadline:
         """A deadline `fraction` of the time left from now: one step's part of the run (the
@@ -192,7 +280,8 @@ class Deadline:
 
     def __getstate__(self) -> dict[str, Any]:
         # The parent stays here: a worker's firing comes back with its result (`fire`).
-        return {"left": max(self.at - time.monotonic(), 0.0), "fired": self.fired, "seconds": self.seconds}
+        left = max(self.at - time.monotonic(), 0.0)
+        return {"left": left, "fired": self.fired, "seconds": self.seconds, "pace": self.root().pace}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -202,6 +291,8 @@ class Deadline:
         self.started = now
         self.cpu_started = time.process_time()
         self.parent = None
+        self.pace = state.get("pace")
+        self.reserves = {}
 
 
 def passed(deadline: Deadline | None) -> bool:
@@ -273,6 +364,7 @@ def parse_duration(text: str) -> float:
 __all__ = [
     "CUT_SHORT",
     "Deadline",
+    "Gauge",
     "enforced",
     "fired",
     "parse_duration",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
@@ -152,3 +153,45 @@ def test_the_unplaced_pods_named_on_stderr_are_the_highest_priority_ones(tmp_pat
     shown = named & set(names)
     assert len(shown) == UNPLACED_LINES and urgent <= shown, result.stderr
     assert "… and 5 more pods not placed" in result.stderr
+
+
+def test_plan_runs_without_the_collector_and_freezes_what_a_large_plan_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan` plans with the cyclic collector paused (`cli.plan._kept_out_of_collection`) and
+    puts it back after; on a cluster of `FREEZE_AT` objects or more what the plan made is
+    frozen (`gc.freeze`) before the collector runs again, on a smaller one it is not."""
+    import gc
+
+    from dra_solver.api.cluster import Cluster
+    from dra_solver.cli import plan as cli_plan
+
+    objs = [
+        device_class("gpu"),
+        resource_slice("a", [device("gpu-0")], node="node-a"),
+        claim("c1", [request("gpu")]),
+    ]
+    seen: list[bool] = []
+    planned = cli_plan.plan_pods
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return planned(*args, **kwargs)  # type: ignore[arg-type]  # the CLI's own arguments
+
+    monkeypatch.setattr(cli_plan, "plan_pods", spy)
+    assert runner.invoke(app, ["plan", _write(tmp_path, objs)]).exit_code == 0
+    assert seen == [False] and gc.isenabled()
+
+    cluster = Cluster.from_objects(objs)  # a slice and a claim
+    before = gc.get_freeze_count()
+    try:
+        with cli_plan._kept_out_of_collection(cluster):
+            assert not gc.isenabled()
+            made = [[i] for i in range(100)]
+        assert gc.isenabled() and gc.get_freeze_count() == before
+        monkeypatch.setattr(cli_plan, "FREEZE_AT", 2)
+        with cli_plan._kept_out_of_collection(cluster):
+            made = [[i] for i in range(100)]
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(made)
+    finally:
+        gc.unfreeze()

@@ -323,9 +323,9 @@ def test_the_cluster_after_shares_the_twin_keys_without_changing_a_word(
     assert shared == own
 
 
-def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slices() -> None:
-    """The after-plan Solo shares the before one's static keys (one dict); a Solo over other
-    nodes keeps its own."""
+def _before_and_after() -> tuple[Solo, Solo]:
+    """The Solos the reasons of a small plan's pods left out ask (`crowding.crowded_reasons`):
+    on the cluster after the plan (pod "a" placed) and on the input's, as `Solo.like` sees them."""
     objs = [_gpu_class(), *_node("node-0", "k0", 8, 2), *_node("node-1", "k0", 8, 2)]
     objs += _pod("a", 0, 1, [1]) + _pod("big", 0, 1, [3])  # big fits nowhere: worded
     seen: list[tuple[Solo, Solo]] = []
@@ -339,7 +339,55 @@ def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slic
         m.setattr(Solo, "like", spy)
         plan(Cluster.from_objects(objs), allocator="cpsat", time_limit=20)
     assert seen
-    after, before = seen[0]
+    return seen[0]
+
+
+def test_solo_like_shares_the_static_twin_keys_only_over_the_same_nodes_and_slices() -> None:
+    """The after-plan Solo shares the before one's static keys (one dict); a Solo over other
+    nodes keeps its own."""
+    after, before = _before_and_after()
     assert after._twins._static is before._twins._static
     fewer = Solo(replace(after._run.job, nodes=after._run.job.nodes[:1]), 1)
     assert fewer.like(before)._twins._static is not before._twins._static
+
+
+def test_the_after_plan_solo_reads_the_before_ones_worlds_and_keeps_its_own_use() -> None:
+    """`Solo(..., like=before)` over the same nodes and slices (the cluster after the plan)
+    reads `before`'s gathered pools, devices and static memo per world, grouped alike, and
+    counts what is in use on its own cluster; over other nodes it gathers its own."""
+    after, before = _before_and_after()
+    mine, theirs = after._run, before._run
+    assert [w.nodes for w in mine.worlds] == [w.nodes for w in theirs.worlds]
+    for w, t in zip(mine.worlds, theirs.worlds, strict=True):
+        assert w is not t and w.pools is t.pools and w.memo is t.memo and w.devices == t.devices
+    assert [n.world.index for n in mine.nodes] == [n.world.index for n in theirs.nodes]
+    assert sum(w.free for w in mine.worlds) < sum(w.free for w in theirs.worlds)  # "a" holds one
+    alone = Solo(replace(mine.job, nodes=mine.job.nodes[:1]), 1, like=before)
+    assert alone._run.worlds[0].pools is not theirs.worlds[0].pools
+    # what is in use per node, as the twin keys read it: nothing before the plan, "a"'s after
+    for solo, anything in ((before, False), (after, True)):
+        keys = [solo._twins._used(n, solo._twins._static_of(n)[1]) for n in solo._run.nodes]
+        assert keys == [_used_by_hand(solo, n) for n in solo._run.nodes]
+        assert any(k != "[]" for k in keys) is anything
+
+
+def _used_by_hand(solo: Solo, node: Any) -> str:
+    """`firstfit.twins.Twins._used` spelled out: each allocated device of the node's slices
+    (`InUse.allocated`), its pool by alias, whether dedicated, shared, its capacity used."""
+    import json
+
+    in_use, aliases = solo._run.in_use, solo._twins._static_of(node)[1]
+    used = [
+        [
+            sl.spec.driver,
+            aliases[sl.spec.pool.name],
+            d.name,
+            dev in in_use.dedicated,
+            dev in in_use.shared,
+            sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items()),
+        ]
+        for sl in node.slices
+        for d in sl.spec.devices or ()
+        if in_use.allocated(dev := (sl.spec.driver, sl.spec.pool.name, d.name))
+    ]
+    return json.dumps(sorted(used))

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+from example_counts import sized
 
 import dra_solver.planners.aggregated.classes as classes_mod
 import dra_solver.planners.aggregated.expansion as expansion_mod
@@ -245,12 +246,21 @@ def test_skewed_cluster_is_proven_by_the_aggregated_model() -> None:
     assert agg.status == "OPTIMAL" and agg.objective == agg.bound
 
 
-def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
-    # skewed_cluster(5, 25, seed 1): the LP's bound (33) is 1 above the best plan, which the
-    # aggregated model proves by enumerating kind patterns (`master._kind_pricing`: duals and a
-    # reduced-cost threshold). The oracle needs neither: every maximal kind pattern of each
-    # node class (`allpatterns.maximal_patterns`) and the kind master over all of them — the
-    # whole problem. A wrong proof (a pattern pruned that a better plan uses) would differ.
+KIND_ENUMERATION_CASES = [(4, 24, 8), (5, 25, 1)][: sized(1, 2)]
+"""`skewed_cluster(nodes, pods, seed)` whose LP bound is 1 above the best plan (19 over 18;
+33 over 32). The second, under the `long` profile only, is the thorough repeat: its oracle
+enumerates 32 patterns where the first's has 6, 11 CPU s against 0.1."""
+
+
+@pytest.mark.parametrize("case", KIND_ENUMERATION_CASES)
+def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(
+    case: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The LP's bound is 1 above the best plan, which the aggregated model proves by
+    # enumerating kind patterns (`master._kind_pricing`: duals and a reduced-cost threshold).
+    # The oracle needs neither: every maximal kind pattern of each node class
+    # (`allpatterns.maximal_patterns`) and the kind master over all of them — the whole
+    # problem. A wrong proof (a pattern pruned that a better plan uses) would differ.
     lp_bounds: list[int] = []
     priced: list[bool] = []
     generate, kind_pricing = master_mod._generate, master_mod._kind_pricing
@@ -268,7 +278,7 @@ def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(monkeypatch
 
     monkeypatch.setattr(master_mod, "_generate", spy_generate)
     monkeypatch.setattr(master_mod, "_kind_pricing", spy_pricing)
-    cluster = Cluster.from_objects(skewed_cluster(5, 25, seed=1))
+    cluster = Cluster.from_objects(skewed_cluster(*case))
     units = resolve_units(cluster, None, None)
     job = make_job(cluster, units, resolve_nodes(cluster, None), Options(time_limit=20.0))
     agg = aggregate(job, None, force=True)

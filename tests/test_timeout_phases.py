@@ -49,7 +49,7 @@ class CountingDeadline(Deadline):
             return 0.0
         return 3600.0
 
-    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
+    def leaving(self, cpu_seconds: float, *, exact: bool = False, what: str = "") -> Deadline:
         return CountingDeadline(self.after, self.looks, parent=self)
 
     def share(self, fraction: float) -> Deadline:
@@ -220,7 +220,7 @@ class _ShareGone(CountingDeadline):
     def share(self, fraction: float) -> Deadline:
         return _Passed(self)
 
-    def leaving(self, cpu_seconds: float, *, exact: bool = False) -> Deadline:
+    def leaving(self, cpu_seconds: float, *, exact: bool = False, what: str = "") -> Deadline:
         return _ShareGone(self.after, self.looks, parent=self)
 
 

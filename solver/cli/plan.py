@@ -9,9 +9,10 @@ parameter of `plan`, a field of `PlanRequest`, and its use.
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -31,7 +32,8 @@ from rich.text import Text
 from .. import interrupt
 from ..api.bounded import stop_reading_when
 from ..api.cluster import Cluster
-from ..api.load import collector_paused
+from ..api.load import collector_paused, dumps
+from ..api.models import ResourceSlice
 from ..api.templates import NodeTemplate
 from ..deadline import Deadline, enforced
 from ..deadline import fired as cut_short
@@ -53,7 +55,7 @@ from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
 from .console import EXIT_ERROR, EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
-from .inputs import Inputs, live_target, load_template, load_valid
+from .inputs import FREEZE_AT, Inputs, live_target, load_template, load_valid
 from .options import (
     AllocatorChoice,
     ContextOpt,
@@ -315,9 +317,11 @@ def plan(
         cluster = loaded.cluster
         options = request.options(loaded.gates)
         if options.deadline is not None:  # the output's time is not the search's
-            writing = output_cpu_seconds(cluster, request.output)
+            gauge_writing(options.deadline, cluster, request.output)
+            writing, objects = output_cpu_seconds(cluster, request.output)
             exact = request.output.mode is OutputMode.full and not request.output.tabular
-            options = Options.of(options, deadline=options.deadline.leaving(writing, exact=exact))
+            what = f"writing {objects:,} objects"
+            options = Options.of(options, deadline=options.deadline.leaving(writing, exact=exact, what=what))
         if request.scenarios:
             _sweep(cluster, request, options)
             return
@@ -357,7 +361,13 @@ def _end_if_nothing_placed(request: PlanRequest, planned: _Planned) -> None:
     warnings = outcome.stats.get("warnings")
     print_warnings(warnings if isinstance(warnings, list) else [])
     seconds = request.deadline.elapsed()
-    err.print(Text(f"cut short by --timeout after {seconds:.1f} s {NO_PLAN}", style="bold yellow"))
+    kept = request.deadline.kept_for()
+    err.print(
+        Text(
+            f"cut short by --timeout after {seconds:.1f} s{f' ({kept})' if kept else ''} {NO_PLAN}",
+            style="bold yellow",
+        )
+    )
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -368,37 +378,72 @@ def _cut_short_after(deadline: Deadline | None) -> str | None:
     return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
-WRITE_CPU_PER_OBJECT = 0.00025
-"""CPU seconds writing one object takes as YAML or JSON (a Pod, a claim, a Node: measured
-0.09-0.21 ms each on a busy machine, more than idle), plus, for a ResourceSlice, its devices
-(`WRITE_CPU_PER_SLICE`) and, for a claim the plan may allocate, its allocation
-(`WRITE_CPU_PER_ALLOCATION`); docs/benchmarks.md, "Bounded runs"."""
-WRITE_CPU_PER_SLICE = 0.0005
-"""What a ResourceSlice adds (0.2-0.6 ms each, measured as above: its devices)."""
-WRITE_CPU_PER_ALLOCATION = 0.00015
-"""What a claim's `status.allocation` and `reservedFor` add once placed."""
+WRITE_CPU_PER_OBJECT = 0.00006
+"""CPU seconds writing one object takes as YAML or JSON on the reference machine (its dump
+and its text; 57 us fitted), plus `WRITE_CPU_PER_POD` for a pending Pod (recorded in the
+cluster after the plan with its node or its condition, and the claims its templates make; 116
+us), `WRITE_CPU_PER_DEVICE` for each device of a ResourceSlice (13 us) and
+`WRITE_CPU_PER_ALLOCATION` for a claim the plan may allocate (none measurable beside the
+others). Fitted to the writing of the plans of the overshoot benchmark's eight inputs
+(0.05-1.1 CPU s each, on the 2 shared cores at load 9: this count within 0.8-1.2x of each);
+docs/benchmarks.md, "Bounded runs". Turned into this run's seconds by its pace
+(`gauge_writing`)."""
+WRITE_CPU_PER_POD = 0.00012
+WRITE_CPU_PER_DEVICE = 0.000015
+WRITE_CPU_PER_ALLOCATION = 0.00001
+
+WRITE_SAMPLE = 300
+"""Objects `gauge_writing` writes to measure the run's pace: 1-2 % of a large input's writing,
+enough CPU (10-40 ms) for the clock to measure."""
 
 
-def output_cpu_seconds(cluster: Cluster, output: Output) -> float:
-    """What writing the plan will take, counted: every object it may write (`--output-mode full`:
-    the cluster's and the claims the pending pods' templates make — what any plan writes;
-    `changed`: the pods to plan and their claims, at most a claim per claim entry, a worst
-    case), each at its cost (`WRITE_CPU_PER_*`). The search leaves this much
-    (`Deadline.leaving`)."""
+def slice_devices(slices: Iterable[ResourceSlice]) -> int:
+    """The devices of `slices`."""
+    return sum(len(s.spec.devices or ()) for s in slices)
+
+
+def gauge_writing(deadline: Deadline, cluster: Cluster, output: Output) -> None:
+    """Set the run's pace (`Deadline.gauge`) by writing a sample of its objects — every k-th,
+    `WRITE_SAMPLE` of them, each dumped and written as the plan's writing does, the text thrown
+    away — against what the count says they cost (`WRITE_CPU_PER_OBJECT`, `..._DEVICE`). Why
+    the writing itself: the costs were measured on one machine at one load, and how much
+    slower or faster this run's CPU seconds do that work (its CPU, a busy machine's
+    contention) is best told by the work itself — reading, for one, goes twice as slow
+    through YAML aliases as without, which says nothing of the writing. Tables and names
+    (`-o name`) are not gauged: their writing is small."""
+    if output.tabular or output.format is OutputFormat.name:
+        return
+    objects = cluster.objects()
+    if not objects:
+        return
+    sample = objects[:: max(len(objects) // WRITE_SAMPLE, 1)][:WRITE_SAMPLE]
+    dumps([sample[0].dump()], output.format.value, distinct=True)  # the emitter's first call: its setup
+    with deadline.gauging() as gauge:
+        dumps([o.dump() for o in sample], output.format.value, distinct=True)
+        slices = [o for o in sample if isinstance(o, ResourceSlice)]
+        gauge.counted = len(sample) * WRITE_CPU_PER_OBJECT + slice_devices(slices) * WRITE_CPU_PER_DEVICE
+
+
+def output_cpu_seconds(cluster: Cluster, output: Output) -> tuple[float, int]:
+    """What writing the plan will take on the reference machine, counted, and the objects it
+    counts: every object it may write (`--output-mode full`: the cluster's and the claims the
+    pending pods' templates make — what any plan writes; `changed`: the pods to plan and
+    their claims, at most a claim per claim entry, a worst case), each at its cost
+    (`WRITE_CPU_PER_*`). The search leaves this much, at the run's pace (`Deadline.leaving`)."""
     pending = [p for p in cluster.pods.values() if not p.spec.node_name]
     entries = sum(len(p.spec.resource_claims) for p in pending)
+    unallocated = sum(1 for c in cluster.claims.values() if c.status is None or c.status.allocation is None)
     if output.mode is OutputMode.full:
         made = sum(1 for p in pending for e in p.spec.resource_claims if e.resource_claim_template_name)
         objects = len(cluster.objects()) + made
-        seconds = objects * WRITE_CPU_PER_OBJECT + len(cluster.slices) * WRITE_CPU_PER_SLICE
+        seconds = objects * WRITE_CPU_PER_OBJECT + slice_devices(cluster.slices) * WRITE_CPU_PER_DEVICE
     else:
-        objects = len(pending) + entries + len(cluster.claims)
+        objects = len(pending) + entries + len(cluster.claims)  # a claim held may be reserved
         seconds = objects * WRITE_CPU_PER_OBJECT
-    unallocated = sum(1 for c in cluster.claims.values() if c.status is None or c.status.allocation is None)
-    seconds += (unallocated + entries) * WRITE_CPU_PER_ALLOCATION
+    seconds += len(pending) * WRITE_CPU_PER_POD + (unallocated + entries) * WRITE_CPU_PER_ALLOCATION
     if output.format is OutputFormat.name:
         seconds /= 10  # a line per object
-    return seconds
+    return seconds, objects
 
 
 def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planned:
@@ -431,18 +476,39 @@ def _search(cluster: Cluster, request: PlanRequest, options: Options) -> _Planne
                     )
             else:
                 templates = [load_template(f) for f in request.node_templates]
-                outcome = plan_pods(
-                    cluster,
-                    pods=request.pods,
-                    nodes=request.nodes,
-                    options=running,
-                    node_templates=templates or None,
-                    max_new_nodes=request.max_new_nodes,
-                )
+                with _kept_out_of_collection(cluster):
+                    outcome = plan_pods(
+                        cluster,
+                        pods=request.pods,
+                        nodes=request.nodes,
+                        options=running,
+                        node_templates=templates or None,
+                        max_new_nodes=request.max_new_nodes,
+                    )
             interrupted = interrupt.requested() and not cut_short(options.deadline)
     except DRASolverError as exc:
         fail([exc])
     return _Planned(outcome, filled, tuple(templates), time.perf_counter() - started, interrupted)
+
+
+@contextmanager
+def _kept_out_of_collection(cluster: Cluster) -> Iterator[None]:
+    """The plan without the cyclic collector (`api.load.collector_paused`) and, on a cluster of
+    `FREEZE_AT` objects or more (pods, claims, slices and nodes), what it made frozen
+    (`gc.freeze`) before the collector is put back, as `load_valid` does with what it reads.
+    Why: a plan keeps what it makes (claims and their results, per-pod plans, the reasons'
+    indexes) until its output is written, and the young collections at
+    `planners.run.fewer_collections`' thresholds traversed all of it without finding garbage —
+    2.7 of 59 CPU seconds of a 50,000-pod plan (skewed, busy). Paused only, the first
+    collection after it would traverse all of it at once (the collector's count goes on while
+    it is paused); frozen, none does before the command ends, where nothing is collected
+    (`cli.main`). Below `FREEZE_AT` (the test suite runs commands in-process) the cycles left
+    are collected as usual once the collector runs again. Cyclic garbage made while it is
+    paused waits: a few ten thousand objects of millions at 10,000 pods. Changes no result."""
+    with collector_paused():
+        yield
+        if len(cluster.pods) + len(cluster.claims) + len(cluster.slices) + len(cluster.nodes) >= FREEZE_AT:
+            gc.freeze()
 
 
 @contextmanager
@@ -611,10 +677,11 @@ def _say_how_it_went(request: PlanRequest, planned: _Planned) -> None:
         raise typer.Exit(interrupt.EXIT_INTERRUPTED)
     deadline = request.deadline
     if cut_short(deadline) and deadline is not None:
+        kept = deadline.kept_for()
         err.print(
             Text(
-                f"cut short by --timeout after {deadline.elapsed():.1f} s: the best checked plan so "
-                "far; this answer depends on the machine's speed",
+                f"cut short by --timeout after {deadline.elapsed():.1f} s{f' ({kept})' if kept else ''}: "
+                "the best checked plan so far; this answer depends on the machine's speed",
                 style="bold yellow",
             )
         )

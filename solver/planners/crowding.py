@@ -54,7 +54,7 @@ def crowded_reasons(job: Job, outcome: PlanOutcome, *, share: bool = True) -> Pl
     if not left:
         return outcome
     solo = Solo(job, HINT_STEPS)
-    after = _after(job, pods).like(solo)
+    after = _after(job, pods, solo)
     index = _Index(job, pods, outcome.allocator, memo=share)
     shared: dict[Hashable, tuple[Kind, Facts, dict[str | None, Reason]] | None] = {}
     """A key that decides the reason up to the claim names -> its kind, facts and node
@@ -145,12 +145,13 @@ def _crowded(
     return facts, crowd
 
 
-def _after(job: Job, pods: Sequence[PodPlan]) -> Solo:
+def _after(job: Job, pods: Sequence[PodPlan], before: Solo) -> Solo:
     """Answers on the cluster after the plan (its placed claims allocated): whether the
-    devices, not only the node resources, are what the plan's pods take."""
+    devices, not only the node resources, are what the plan's pods take. It shares the nodes'
+    static parts with `before`, the answers on the input's cluster (`Solo`'s `like`)."""
     after = Snapshot(job.cluster, job.gates)  # claims only: the node resources are counted apart
     after.allocate(c for p in pods if p.placed for c in p.claims)
-    return Solo(replace(job, cluster=after.cluster), HINT_STEPS)
+    return Solo(replace(job, cluster=after.cluster), HINT_STEPS, like=before)
 
 
 class _Index:

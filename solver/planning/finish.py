@@ -29,9 +29,13 @@ from ..results import with_reservations
 from .job import Member, Options, Unit
 from .outcome import PlanOutcome, PlanSummary, PodPlan, record
 
-CHECK_CPU_PER_POD = 0.0003
-"""CPU seconds the final check takes per pod, with room to spare (measured: 0.1 ms per placed
-pod on 5,000 pods, busy machine, docs/benchmarks.md "Bounded runs"): what the search leaves it."""
+CHECK_CPU_PER_POD = 0.00012
+"""CPU seconds the final check takes per Pod on the reference machine (its node's resources,
+the scheduler's filters, its claims; measured on the overshoot benchmark's inputs, 2 shared
+cores at load 9: 91-101 us per Pod with resources, docs/benchmarks.md "Bounded runs"), and
+`CHECK_CPU_PER_CLAIMS` per pod given as its claims alone (13-20 us: no Pod to check): what
+the search leaves the check, at the run's pace (`Deadline.leaving`)."""
+CHECK_CPU_PER_CLAIMS = 0.000025
 
 CHECK_GRACE = 0.05
 """The final check may run this share of the deadline's length past it (half of the 10 % a run
@@ -48,11 +52,14 @@ CHECK_CUT_SHORT = (
 
 def leaving_the_check(options: Options, units: Sequence[Unit]) -> Options:
     """`options` with a deadline that leaves the final check of `units`' pods its time
-    (`CHECK_CPU_PER_POD` each, `Deadline.leaving`); unchanged without a deadline."""
+    (`CHECK_CPU_PER_POD` each, `CHECK_CPU_PER_CLAIMS` for a pod that is only its claims,
+    `Deadline.leaving`); unchanged without a deadline."""
     if options.deadline is None:
         return options
     pods = sum(max(len(u.members), 1) for u in units)
-    return Options.of(options, deadline=options.deadline.leaving(CHECK_CPU_PER_POD * pods))
+    with_pod = sum(1 for u in units for m in u.members if m.pod is not None)
+    seconds = CHECK_CPU_PER_POD * with_pod + CHECK_CPU_PER_CLAIMS * (pods - with_pod)
+    return Options.of(options, deadline=options.deadline.leaving(seconds, what=f"checking {pods:,} pods"))
 
 
 class _CheckCutShort(Exception):

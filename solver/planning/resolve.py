@@ -87,8 +87,8 @@ def stop_if_passed(deadline: Deadline | None, done: int, total: int) -> None:
     most of a second — past a deadline that the reading left nearly spent (docs/semantics.md,
     "Limits and determinism")."""
     if passed(deadline) and deadline is not None:
-        kept = deadline.kept()
-        why = f" (its last {kept:.1f} s are kept for checking and writing a plan)" if kept >= 0.05 else ""
+        kept = deadline.kept_for()
+        why = f" ({kept})" if kept else ""
         raise CutShort(
             f"cut short by --timeout after {deadline.elapsed():.1f} s{why} while resolving the pods "
             f"({done} of {total}), before the search: no plan"

@@ -37,14 +37,18 @@ class Solo:
     (change nothing, place fewer pods) from those where the pod or the cluster must change.
     Answers are cached per (claim shape, node), as in a first-fit run that places nothing."""
 
-    def __init__(self, job: Job, max_steps: int) -> None:
-        self._run = _Placing(job, Ledger(job), max_steps)
+    def __init__(self, job: Job, max_steps: int, like: Solo | None = None) -> None:
+        """`like`: a Solo over the same nodes and slices (the cluster before a plan, this one
+        after it), whose nodes' static parts this one shares (`_Placing.worlds_of`, `like`)."""
+        self._run: _Placing = _Placing(job, Ledger(job), max_steps, like._run if like is not None else None)
         self._by_name = {n.name: n for n in self._run.nodes}
         self._seen: dict[Hashable, tuple[list[Alone], dict[str | None, Reason]]] = {}
         self._fit: dict[tuple[ShapeKey, str | None], bool] = {}
         self._twins = Twins(self._run)
         """Answers shared between nodes equal up to names (none of the plan's pods is placed
         here: a node's twins stay its twins)."""
+        if like is not None:
+            self.like(like)
 
     def like(self, other: Solo) -> Solo:
         """This Solo, sharing with `other` the nodes' twin keys up to what is in use (slices and

@@ -103,16 +103,21 @@ class Twins:
         return json.dumps([slices, *node_up_to_name(node.view)], sort_keys=True), aliases
 
     def _used(self, node: NodeState, aliases: dict[str, str]) -> str:
-        """What is in use of the node's devices now, its pools' names taken out."""
-        used = []
+        """What is in use of the node's devices now, its pools' names taken out. Nothing in use
+        anywhere (the input's cluster, before a plan: `Solo`) is the empty list at once,
+        without a look at each of the node's devices."""
         in_use = self._run.in_use
+        dedicated, shared, consumed = in_use.dedicated, in_use.shared, in_use.capacity
+        if not (dedicated or shared or consumed):
+            return "[]"  # json.dumps([]): what the loop below gives when nothing is allocated
+        used = []
         for sl in node.slices:
+            driver, pool = sl.spec.driver, sl.spec.pool.name
             for d in sl.spec.devices or ():
-                dev = (sl.spec.driver, sl.spec.pool.name, d.name)
-                if in_use.allocated(dev):
-                    capacity = sorted((k, str(v)) for k, v in in_use.capacity.get(dev, {}).items())
-                    held = [dev in in_use.dedicated, dev in in_use.shared, capacity]
-                    used.append([dev[0], aliases[dev[1]], d.name, *held])
+                dev = (driver, pool, d.name)
+                if dev in dedicated or dev in shared or dev in consumed:  # `InUse.allocated`
+                    capacity = sorted((k, str(v)) for k, v in consumed.get(dev, {}).items())
+                    used.append([driver, aliases[pool], d.name, dev in dedicated, dev in shared, capacity])
         return json.dumps(sorted(used))
 
 
