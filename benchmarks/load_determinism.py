@@ -29,7 +29,8 @@ The items (each a few CPU seconds; `ITEMS`):
 
 Each row has: identical (yes/no), and per run the wall seconds (from before the process starts
 to its end) and the CPU seconds of the run's process (user + system, `os.wait4`), the burners'
-CPU seconds (proof that they ran) and the 1-minute load before the run.
+CPU seconds (proof that they ran) and the 1-minute load before the run; and whether the Python
+source the runs import changed while the pair ran (`source_changed`: then the pair is void).
 
 Run: `python -m benchmarks.load_determinism [ITEM ...]` prints a JSON line per item (and the
 differing lines where the outputs differ); `benchmarks/test_bench_load_determinism.py` runs the
@@ -39,6 +40,7 @@ set under pytest-benchmark.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -298,6 +300,25 @@ def run_once(cmd: list[str], burners: int, nice: int = 0) -> Run:
     return Run(stdout, stderr, proc.returncode, wall, cpu, burned, load)
 
 
+SOURCES = ("solver", "encoders", "benchmarks")
+"""The directories (of `ROOT`) whose Python files a run imports: the package, and the
+benchmark's own generators and `update` sequence."""
+
+
+def source_digest() -> str:
+    """A digest of every Python file under `SOURCES`, names and contents. Why: the runs import
+    the worktree's code (an editable install), each run when it starts and each module when it
+    is first used — a run slowed 30-fold by the load imports `cpsat` a minute after it began.
+    A file edited while the pair runs (a test's temporary break and its revert) gives the two
+    runs different code, and their outputs differ for no reason of the code: the row says so
+    (`source_changed`), and such a pair proves nothing either way."""
+    digest = hashlib.sha256()
+    for top in SOURCES:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _summary(stderr: bytes) -> str | None:
     """The plan's summary line on stderr (`placed ... OPTIMAL ...`), or the update's statuses."""
     lines = [ln for ln in stderr.decode(errors="replace").splitlines() if ln.startswith("placed ")]
@@ -320,8 +341,10 @@ def compare(name: str) -> dict[str, Any]:
     first differing lines, where the outputs differ)."""
     with tempfile.TemporaryDirectory(prefix="dra-load-") as tmp:
         cmd = command(name, Path(tmp))
+        before = source_digest()
         idle = run_once(cmd, 0)
         loaded = run_once(cmd, BURNERS, LOADED_NICE)
+        after = source_digest()
     same_out = idle.stdout == loaded.stdout
     same_err = timeless_stderr(idle.stderr.decode(errors="replace")) == timeless_stderr(
         loaded.stderr.decode(errors="replace")
@@ -340,6 +363,7 @@ def compare(name: str) -> dict[str, Any]:
         "loaded_nice": LOADED_NICE,
         "load": [round(idle.load, 2), round(loaded.load, 2)],
         "summary": _update_summary(idle.stdout) if ITEMS[name].objects is None else _summary(idle.stderr),
+        "source_changed": before != after,
     }
     if not row["identical"]:
         row["diff"] = _diff(idle, loaded)

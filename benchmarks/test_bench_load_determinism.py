@@ -30,4 +30,5 @@ def test_load_determinism(benchmark: Any, name: str) -> None:
     row = benchmark.pedantic(lambda: compare(name), rounds=1, iterations=1)
     benchmark.extra_info.update(row)
     assert row["exit"][0] in (0, 2) and row["exit"][1] in (0, 2), row
+    assert not row["source_changed"], "the package's source changed during the pair: not comparable"
     assert row["identical"], "\n".join(row.get("diff", []))

@@ -249,3 +249,86 @@ def test_every_search_is_single_worker_and_bounded_by_work_alone(monkeypatch: py
         assert p.num_workers == 1 and not p.interleave_search
         assert p.max_time_in_seconds == unbounded.max_time_in_seconds == float("inf")
         assert 0 < p.max_deterministic_time < unbounded.max_deterministic_time
+
+
+_FRESH_RUN = r"""
+import hashlib, json, os, random, sys
+
+# A heap laid out otherwise: objects of random sizes, kept alive, before anything is imported.
+r = random.Random(int(os.environ["JUNK"]))
+junk = [bytearray(r.randrange(1, 4096)) for _ in range(r.randrange(0, 20000))]
+junk += [object() for _ in range(r.randrange(0, 5000))]
+
+from ortools.sat.python import cp_model
+from benchmarks.load_determinism import pod_rows, timeless
+from benchmarks.workloads import mixed_cluster
+from dra_solver import Cluster, plan
+
+searches = []
+real = cp_model.CpSolver.solve
+
+def solve(self, model, *args, **kwargs):
+    status = real(self, model, *args, **kwargs)
+    r = self.response_proto
+    searches.append([
+        hashlib.md5(str(model.proto).encode()).hexdigest(),
+        str(status), list(r.solution), r.num_branches, r.deterministic_time,
+    ])
+    return status
+
+cp_model.CpSolver.solve = solve
+out = plan(Cluster.from_objects(mixed_cluster(12, 60, seed=6)), seed=1, time_limit=5.0)
+assert out.stats["aggregated"] == "yes", out.stats.get("aggregated")
+print(json.dumps([searches, pod_rows(out), timeless(out.stats)], default=str))
+"""
+
+
+def test_an_aggregated_plan_is_the_same_in_fresh_processes() -> None:
+    """The aggregated model's plan (pricing, integer master, expansion, the reasons of the pods
+    left out) in fresh processes whose string hashes (`PYTHONHASHSEED`) and heap layouts (objects
+    of random sizes allocated first) differ: the same CP-SAT searches — each model, its solution,
+    its branches and work — and the same plan. Why: a set or dict iterated in the order of
+    string hashes or of addresses (objects that hash by identity) changes a plan only between
+    processes, never within one, so the racing-clock tests above cannot see it
+    (docs/benchmarks.md, "Same answer at any load")."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    runs = []
+    for hash_seed, junk in (("0", "0"), ("1", "7919"), ("2", "40503")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "JUNK": junk}
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _FRESH_RUN], cwd=root, env=env, stdout=subprocess.PIPE, text=True
+            )
+        )
+    outputs = [run.communicate()[0] for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    first = json.loads(outputs[0])
+    assert first[0], "no CP-SAT search was seen"
+    for other in outputs[1:]:
+        assert json.loads(other) == first
+
+
+def test_the_load_benchmark_sees_a_source_edited_during_a_pair(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`load_determinism.source_digest` changes when a file the runs import is edited (the
+    plan-mixed difference: `solver/cpsat.py` was written in the middle of the loaded run), and
+    only then."""
+    from benchmarks import load_determinism
+
+    (tmp_path / "solver").mkdir()
+    module = tmp_path / "solver" / "cpsat.py"
+    module.write_text("WORKERS = 1\n")
+    (tmp_path / "solver" / "notes.txt").write_text("not imported")
+    monkeypatch.setattr(load_determinism, "ROOT", tmp_path)
+    before = load_determinism.source_digest()
+    (tmp_path / "solver" / "notes.txt").write_text("still not imported")
+    assert load_determinism.source_digest() == before
+    module.write_text("WORKERS = 8\n")
+    assert load_determinism.source_digest() != before
