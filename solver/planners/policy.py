@@ -29,7 +29,7 @@ from typing import ClassVar, Protocol
 
 from .. import interrupt
 from ..cpsat import load_cp_model
-from ..deadline import fired
+from ..deadline import fired, passed
 from ..planning.job import Job, ModelVariant, placed_weight
 from ..planning.outcome import PlanOutcome, PodPlan, Stats, proven
 from ..reasons import Kind
@@ -213,6 +213,8 @@ class Cpsat:
         if job.deadline is not None:
             load_cp_model()  # before the share is cut: the model's time is for the search
             job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
+            if passed(job.deadline) and not interrupt.requested():
+                return None  # its share is over already (the import took it): first fit runs
         stats: Stats = {"nodes": len(job.nodes)}
         nothing = PlanOutcome(
             [PodPlan(u.name, None, list(u.claims), None, u.priority) for u in job.units], "reference", stats
