@@ -189,7 +189,7 @@ def test_plan_runs_without_the_collector_and_freezes_what_a_large_plan_made(
             assert not gc.isenabled()
             made = [[i] for i in range(100)]
         assert gc.isenabled() and gc.get_freeze_count() == before
-        monkeypatch.setattr(cli_plan, "FREEZE_AT", 2)
+        monkeypatch.setattr("dra_solver.cli.inputs.FREEZE_AT", 2)  # `inputs.freeze_if_large` reads it
         with cli_plan._kept_out_of_collection(cluster):
             made = [[i] for i in range(100)]
         assert gc.isenabled() and gc.get_freeze_count() >= before + len(made)

@@ -208,7 +208,18 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
 
 
 FREEZE_AT = 10_000
-"""Objects from which a loaded input is frozen out of the cyclic collector (`load_valid`)."""
+"""Objects from which what a command keeps is frozen out of the cyclic collector
+(`freeze_if_large`)."""
+
+
+def freeze_if_large(objects: int) -> None:
+    """Everything alive frozen (`gc.freeze`) when the command holds `objects` >= `FREEZE_AT`:
+    what it keeps to its end (the input, the plan) is then never traversed again by the
+    collector; reference counting still frees it. Below that the heap is small, and a process
+    that runs many commands (the test suite runs them in-process) would keep the cyclic
+    garbage alive at each freeze for good. Used by `load_valid` and the plan (`cli.plan`)."""
+    if objects >= FREEZE_AT:
+        gc.freeze()
 
 
 def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
@@ -230,8 +241,7 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
         # Read leniently either way: `strict` (`validate`) then reports what could not be read
         # together with every other problem, not the unreadable objects alone.
         loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
-        if len(loaded.cluster.sources) >= FREEZE_AT:
-            gc.freeze()
+        freeze_if_large(len(loaded.cluster.sources))
         return loaded
 
 
@@ -247,6 +257,7 @@ __all__ = [
     "live_target",
     "load_or_exit",
     "load_template",
+    "freeze_if_large",
     "load_valid",
     "read_live",
 ]

@@ -9,7 +9,6 @@ parameter of `plan`, a field of `PlanRequest`, and its use.
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -55,7 +54,7 @@ from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
 from .console import EXIT_ERROR, EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
-from .inputs import FREEZE_AT, Inputs, live_target, load_template, load_valid
+from .inputs import Inputs, freeze_if_large, live_target, load_template, load_valid
 from .options import (
     AllocatorChoice,
     ContextOpt,
@@ -507,8 +506,7 @@ def _kept_out_of_collection(cluster: Cluster) -> Iterator[None]:
     paused waits: a few ten thousand objects of millions at 10,000 pods. Changes no result."""
     with collector_paused():
         yield
-        if len(cluster.pods) + len(cluster.claims) + len(cluster.slices) + len(cluster.nodes) >= FREEZE_AT:
-            gc.freeze()
+        freeze_if_large(len(cluster.pods) + len(cluster.claims) + len(cluster.slices) + len(cluster.nodes))
 
 
 @contextmanager
