@@ -7,11 +7,13 @@ node, and first fit's twins are values (`Reason`), grouped and decided by value 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import allocated, claim, device, device_class, request, resource_slice, result
+from parsed_sources import nodes
 from test_invalid_pool_reason import CAUSE, duplicate_pool
 
 from dra_solver.api.cluster import Cluster
@@ -389,10 +391,10 @@ REASON_MAKERS = ("problem", "inventory.py")
 """Where precompute finds facts: its reasons' facts are names and numbers, never words."""
 
 
-def _worded_facts(tree: ast.AST) -> list[int]:
+def _worded_facts(walked: Sequence[ast.AST]) -> list[int]:
     """Lines where a `Reason(...)` or `Reason.of(...)` is given words as a fact (past the kind
     and subject): an f-string, a string built with `+`, `%`, `.format` or `.join`, or a call
-    that words a reason (`say`)."""
+    that words a reason (`say`). `walked`: every node of a tree, `ast.walk`'s."""
 
     def worded(e: ast.expr) -> bool:
         if isinstance(e, ast.JoinedStr):
@@ -411,7 +413,7 @@ def _worded_facts(tree: ast.AST) -> list[int]:
         return False
 
     found = []
-    for node in ast.walk(tree):
+    for node in walked:
         if not isinstance(node, ast.Call):
             continue
         f = node.func
@@ -433,7 +435,7 @@ def test_precompute_makes_facts_not_words() -> None:
     found = []
     for where in REASON_MAKERS:
         for path in sorted((SOLVER / where).rglob("*.py")) if (SOLVER / where).is_dir() else [SOLVER / where]:
-            found += [f"{path.relative_to(SOLVER)}:{n}" for n in _worded_facts(ast.parse(path.read_text()))]
+            found += [f"{path.relative_to(SOLVER)}:{n}" for n in _worded_facts(nodes(path))]
     assert found == []
 
 
@@ -450,7 +452,7 @@ def rule(k, a):
 def fine(p, n):
     return Reason.of(Kind.POOL_INCOMPLETE, f"{p.ns}/{p.name}", driver=p.driver, published=n, ignored=p.names)
 """
-    assert _worded_facts(ast.parse(code)) == [3, 5]
+    assert _worded_facts(tuple(ast.walk(ast.parse(code)))) == [3, 5]
 
 
 # --- no code compares reason text ---------------------------------------------------------------
@@ -488,18 +490,19 @@ def _texty(e: ast.expr, names: set[str], module: str) -> bool:
     return False
 
 
-def _text_comparisons(tree: ast.AST, module: str = "") -> list[int]:
-    """Lines that compare a reason's words or search them (==, !=, in, str methods, re)."""
+def _text_comparisons(walked: Sequence[ast.AST], module: str = "") -> list[int]:
+    """Lines that compare a reason's words or search them (==, !=, in, str methods, re).
+    `walked`: every node of a tree, `ast.walk`'s (the module's scope: all of them)."""
     found: list[int] = []
-    for scope in ast.walk(tree):
+    for scope in walked:
         if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module):
             continue
         names: set[str] = set()
-        nodes = list(ast.walk(scope))
-        for node in nodes:  # names bound to words, in this scope
+        inside = walked if isinstance(scope, ast.Module) else list(ast.walk(scope))
+        for node in inside:  # names bound to words, in this scope
             if isinstance(node, ast.Assign) and _texty(node.value, names, module):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        for node in nodes:
+        for node in inside:
             if isinstance(node, ast.Compare) and any(
                 isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops
             ):
@@ -526,7 +529,7 @@ def test_no_module_compares_or_searches_reason_text() -> None:
         module = str(path.relative_to(SOLVER))
         if module == "reasons/words.py":
             continue
-        found += [f"{module}:{n}" for n in _text_comparisons(ast.parse(path.read_text()), module)]
+        found += [f"{module}:{n}" for n in _text_comparisons(nodes(path), module)]
     assert found == []
 
 
@@ -547,4 +550,4 @@ def same(p, q):
 def fine(p):
     return p.reason is None and p.why.kind is Kind.NO_NODE and "n1" in p.node_reasons
 """
-    assert _text_comparisons(ast.parse(code)) == [4, 6, 8, 10]
+    assert _text_comparisons(tuple(ast.walk(ast.parse(code)))) == [4, 6, 8, 10]

@@ -6,11 +6,13 @@ modified; and the callers that build the cluster after a plan from it agree on
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import allocated, device, device_class, resource_slice, result
+from parsed_sources import nodes
 from test_cli_output import node as _node
 from test_cli_output import pod as _pod
 from test_cli_output import template as _template
@@ -371,12 +373,12 @@ WRITES_ELSEWHERE = {
 cluster after a change."""
 
 
-def _writes(tree: ast.AST) -> list[str]:
-    """Writes to `<x>.claims` / `<x>.pods` in `tree`: an item assigned or deleted, or a
-    mutating method called. What it misses: a write through a local alias of the dict (the
-    snapshot's own `evict` deletes through one)."""
+def _writes(walked: Iterable[ast.AST]) -> list[str]:
+    """Writes to `<x>.claims` / `<x>.pods` among `walked` (every node of a tree, `ast.walk`'s):
+    an item assigned or deleted, or a mutating method called. What it misses: a write through
+    a local alias of the dict (the snapshot's own `evict` deletes through one)."""
     found: list[str] = []
-    for n in ast.walk(tree):
+    for n in walked:
         targets: list[ast.expr] = []
         if isinstance(n, ast.Assign | ast.Delete):
             targets = n.targets
@@ -408,8 +410,8 @@ def test_only_the_snapshot_writes_a_clusters_claims_and_pods() -> None:
         name = path.relative_to(root).as_posix()
         if name == "solver/planning/snapshot.py":
             continue
-        found = _writes(ast.parse(path.read_text(encoding="utf-8")))
+        found = _writes(nodes(path))
         if found:
             elsewhere[name] = found
     assert set(elsewhere) == set(WRITES_ELSEWHERE), elsewhere
-    assert _writes(ast.parse((root / "solver/planning/snapshot.py").read_text(encoding="utf-8")))
+    assert _writes(nodes(root / "solver/planning/snapshot.py"))
