@@ -4,7 +4,10 @@ no pod, leaves a pod out only for a gain, passes the checker, and stays determin
 
 No fresh plan runs beside the update here (`SMALL` 0): what is tested is the incremental path.
 Each case is checked against the same update without the step (`local.resolve` answering
-None), so a test that passes would fail if the step did nothing."""
+None), so a test that passes would fail if the step did nothing.
+
+A case's first plan is made once in this module and copied for each update (`_first_plan`):
+what is tested is the update, and a fresh plan reads none of what the tests patch."""
 
 from __future__ import annotations
 
@@ -43,6 +46,25 @@ budget — still OPTIMAL on these clusters, in about a third of the time."""
 @pytest.fixture(autouse=True)
 def _no_fresh_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(planner_module, "SMALL", 0)
+
+
+_FIRST: dict[tuple[Any, ...], tuple[Planner, PlanOutcome]] = {}
+"""The first plans made, by case and options (`_first_plan`)."""
+
+
+def _first_plan(case: Any, cluster: Cluster, options: dict[str, Any]) -> tuple[Planner, PlanOutcome]:
+    """A planner that has made its fresh plan of `cluster` with `options`, and that plan: made
+    once per `case` (a name for what `cluster` is: the same case, the same cluster) and
+    options in this module, a deep copy given each time, so that no test sees another's
+    updates. Why: the first plan is most of an update test's time, and a fresh plan reads
+    none of what the tests patch (the step, `local.resolve`; its trigger, `local.may_gain`;
+    `local.room`; `local._joint_gain`; `planner.SMALL`), so one serves the update with and
+    without them."""
+    key = (case, *sorted(options.items()))
+    if key not in _FIRST:
+        planner = Planner(cluster, **options)
+        _FIRST[key] = planner, planner.plan()
+    return copy.deepcopy(_FIRST[key])
 
 
 def _without_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,11 +142,9 @@ def test_a_higher_priority_pod_takes_room_lower_ones_held(monkeypatch: pytest.Mo
     cluster, add = _higher_priority_case()
     with monkeypatch.context() as m:
         _without_step(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan("higher priority", cluster, OPTS)
         plain = planner.update(add=add)
-    planner = Planner(cluster, **OPTS)
-    first = planner.plan()
+    planner, first = _first_plan("higher priority", cluster, OPTS)
     assert first.placed == 4
     out = planner.update(add=add)
     fresh = plan(planner.cluster, **OPTS)
@@ -139,11 +159,9 @@ def test_room_a_removal_releases_is_packed_again(monkeypatch: pytest.MonkeyPatch
     cluster, gone = _released_room_case()
     with monkeypatch.context() as m:
         _without_step(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan("released room", cluster, OPTS)
         plain = planner.update(remove=[gone])
-    planner = Planner(cluster, **OPTS)
-    first = planner.plan()
+    planner, first = _first_plan("released room", cluster, OPTS)
     assert not first.pod("default/big-00000").placed and first.placed == 4
     out = planner.update(remove=[gone])
     fresh = plan(planner.cluster, **OPTS)
@@ -157,13 +175,12 @@ def test_room_a_removal_releases_is_packed_again(monkeypatch: pytest.MonkeyPatch
 
 
 def _plain_and_stepped(
-    cluster: Cluster, add: list[Any], remove: list[Any]
+    case: Any, cluster: Cluster, add: list[Any], remove: list[Any]
 ) -> tuple[PlanOutcome, PlanOutcome, PlanOutcome, Planner]:
-    """The same update of a fresh plan of `cluster` without the step (first fit alone), then
-    with it: the plain update, the first plan and the update of the second planner, that
-    planner."""
-    planner = Planner(cluster, **CHURN)
-    first = planner.plan()  # the fresh plan does not run the step: planned once, the planner copied
+    """The same update of a fresh plan of `cluster` (`case`, `_first_plan`) without the step
+    (first fit alone), then with it: the plain update, the first plan and the update of the
+    second planner, that planner."""
+    planner, first = _first_plan(case, cluster, CHURN)
     twin = copy.deepcopy(planner)
     with pytest.MonkeyPatch.context() as m:
         _without_step(m)
@@ -180,7 +197,7 @@ def test_pods_move_or_are_left_out_only_for_a_gain() -> None:
     for seed in (13, 14, 16):
         cluster = Cluster.from_objects(heterogeneous(10, 60, seed=seed))
         remove, add = churn(60, 0.2, seed=seed)
-        plain, first, out, planner = _plain_and_stepped(cluster, add, remove)
+        plain, first, out, planner = _plain_and_stepped(("heterogeneous", 10, 60, seed), cluster, add, remove)
         assert plain.stats["moved"] == 0 and out.weight >= plain.weight
         assert out.stats["moved"] == _moved(first, out)
         dropped = [n for n in _nodes(plain) if n not in _nodes(out)]
@@ -197,8 +214,7 @@ def test_every_update_after_a_local_step_passes_the_checker() -> None:
     """The first-fit run records what the step changed (`Resumable.hold`): later updates place
     pods on what is really free — a chain of updates, each checked."""
     cluster, add = _higher_priority_case()
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("higher priority", cluster, OPTS)
     out = planner.update(add=add)
     assert out.stats["local_gain"] > 0
     for i, gpus in enumerate((1, 2, 4)):
@@ -211,8 +227,7 @@ def test_every_update_after_a_local_step_passes_the_checker() -> None:
 
 def test_a_bad_update_after_a_local_step_changes_nothing() -> None:
     cluster, add = _higher_priority_case()
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("higher priority", cluster, OPTS)
     out = planner.update(add=add)
     state = (planner.cluster, planner.outcome, planner.bound)
     with pytest.raises(InputError, match="nope"):
@@ -246,8 +261,7 @@ def test_status_is_not_optimal_by_the_step_alone() -> None:
     """The step proves nothing: the update's bound is the chained one, OPTIMAL only where the
     weight reaches it."""
     cluster, add = _higher_priority_case()
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("higher priority", cluster, OPTS)
     out = planner.update(add=add)
     assert out.verdict.status == ("OPTIMAL" if out.weight == out.verdict.bound else "FEASIBLE")
     assert out.verdict.bound >= out.weight
@@ -281,12 +295,11 @@ def _always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _always_and_triggered(
-    cluster: Cluster, add: list[Any], remove: list[Any], options: dict[str, Any]
+    case: Any, cluster: Cluster, add: list[Any], remove: list[Any], options: dict[str, Any]
 ) -> tuple[PlanOutcome, PlanOutcome]:
-    """The same update of a fresh plan of `cluster` with the step run every time (`_always`),
-    then with its trigger."""
-    planner = Planner(cluster, **options)
-    planner.plan()  # the fresh plan does not read the trigger: planned once, the planner copied
+    """The same update of a fresh plan of `cluster` (`case`, `_first_plan`) with the step run
+    every time (`_always`), then with its trigger."""
+    planner, _ = _first_plan(case, cluster, options)
     twin = copy.deepcopy(planner)
     with pytest.MonkeyPatch.context() as m:
         _always(m)
@@ -313,8 +326,7 @@ def test_the_step_runs_where_a_node_may_hold_more_weight() -> None:
     """A pod of priority 3 asks for a node that pods of priority 0 fill: the room bound lets the
     sub-plan run, and it gains."""
     cluster, add = _higher_priority_case()
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("higher priority", cluster, OPTS)
     out = planner.update(add=add)
     assert not _skipped(out) and out.stats["local_gain"] > 0
 
@@ -325,11 +337,9 @@ def test_the_step_is_skipped_where_no_node_can_hold_more_weight(monkeypatch: pyt
     cluster, gone = _no_gain_case()
     with monkeypatch.context() as m:
         _always(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan("no gain", cluster, OPTS)
         always = planner.update(remove=[gone])
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("no gain", cluster, OPTS)
     out = planner.update(remove=[gone])
     assert always.stats["local_nodes"] == out.stats["local_nodes"] >= 2
     assert always.stats["local_gain"] == 0 and not _skipped(always)
@@ -352,17 +362,7 @@ def test_the_trigger_skips_only_where_the_step_gains_nothing(
     pods = nodes * per_node
     cluster = Cluster.from_objects(heterogeneous(nodes, pods, seed=seed))
     remove, add = churn(pods, fraction, seed=seed + 1)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(planner_module, "SMALL", 0)
-        _always(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
-        always = planner.update(add=add, remove=remove)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(planner_module, "SMALL", 0)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
-        out = planner.update(add=add, remove=remove)
+    always, out = _always_and_triggered(("heterogeneous", nodes, pods, seed), cluster, add, remove, OPTS)
     event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
     assert out.weight == always.weight
     assert _signature(out) == _signature(always)
@@ -379,15 +379,14 @@ def test_the_trigger_skips_no_gain_where_the_step_moves_a_kept_pod() -> None:
     pods = 5 * 3
     cluster = Cluster.from_objects(heterogeneous(5, pods, seed=964))
     remove, add = churn(pods, 0.1, seed=965)
-    always, out = _always_and_triggered(cluster, add, remove, OPTS)
+    always, out = _always_and_triggered(("heterogeneous", 5, pods, 964), cluster, add, remove, OPTS)
     assert always.stats["local_gain"] == 2 and always.stats["moved"] == 1
     assert not _skipped(out)
     assert out.weight == always.weight
     assert _signature(out) == _signature(always)
     with pytest.MonkeyPatch.context() as m:  # the bound per node alone
         m.setattr(local_module, "_joint_gain", lambda *args, **kwargs: False)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan(("heterogeneous", 5, pods, 964), cluster, OPTS)
         assert _skipped(planner.update(add=add, remove=remove))
 
 
@@ -441,7 +440,7 @@ def test_the_trigger_skips_only_where_the_step_gains_nothing_on_partitionable_gp
     objects = CLUSTERS[shape](nodes, 5 * nodes)
     cluster = Cluster.from_objects(objects)
     remove, add = shaped_churn(objects, fraction, seed=seed)
-    always, out = _always_and_triggered(cluster, add, remove, CHURN)
+    always, out = _always_and_triggered((shape, nodes, 5 * nodes), cluster, add, remove, CHURN)
     event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
     assert out.weight == always.weight
     assert _signature(out) == _signature(always)
@@ -474,16 +473,13 @@ def test_the_step_is_skipped_where_partitions_are_full(monkeypatch: pytest.Monke
     gone, come = ("Pod", "default", "pod-03"), [_half_pod("new-00", 0)]
     with monkeypatch.context() as m:
         _always(m)
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan("partitions full", cluster, OPTS)
         always = planner.update(add=come, remove=[gone])
     with monkeypatch.context() as m:
         m.setattr(local_module, "room", lambda slices: {GPU: sum(len(s.spec.devices) for s in slices)})
-        planner = Planner(cluster, **OPTS)
-        planner.plan()
+        planner, _ = _first_plan("partitions full", cluster, OPTS)
         by_device = planner.update(add=come, remove=[gone])
-    planner = Planner(cluster, **OPTS)
-    planner.plan()
+    planner, _ = _first_plan("partitions full", cluster, OPTS)
     out = planner.update(add=come, remove=[gone])
     assert out.verdict.status == "FEASIBLE"  # the update missed its bound: the step was due
     assert not _skipped(by_device) and by_device.stats["local_gain"] == 0
@@ -669,13 +665,15 @@ def test_an_update_never_disturbs_more_pods_than_it_gains() -> None:
     paid = 0
     for make, nodes, seed, fraction in (("mixed", 8, 0, 0.3), ("churn", 6, 0, 0.2), ("mixed", 8, 1, 0.3)):
         if make == "churn":
+            case: tuple[Any, ...] = ("heterogeneous", nodes, 6 * nodes, seed)
             cluster = Cluster.from_objects(heterogeneous(nodes, 6 * nodes, seed=seed))
             remove, add = churn(6 * nodes, fraction, seed=seed + 1)
-        else:
+        else:  # the cluster does not depend on the seed: both cases update one first plan
+            case = (make, nodes, 5 * nodes)
             objects = CLUSTERS[make](nodes, 5 * nodes)
             cluster = Cluster.from_objects(objects)
             remove, add = shaped_churn(objects, fraction, seed=seed)
-        plain, first, out, planner = _plain_and_stepped(cluster, add, remove)
+        plain, first, out, planner = _plain_and_stepped(case, cluster, add, remove)
         assert _kept_disturbed(first, plain) == 0
         assert _kept_disturbed(first, out) <= out.weight - plain.weight
         paid += _kept_disturbed(first, out) > 0
