@@ -193,9 +193,10 @@ def test_update_proves_optimal_when_the_fresh_bound_is_reached() -> None:
 
 @pytest.mark.parametrize("kind", ["Pod", "ResourceClaim", "Node", "ResourceSlice"])
 def test_remove_each_kind(kind: str) -> None:
-    cluster = _cluster(5, 20)
-    planner = Planner(cluster, **OPTS)
-    first = planner.plan()
+    cluster, planned = _planned_once()  # `_cluster(5, 20)`
+    planner = copy.deepcopy(planned, {id(cluster): cluster})  # an update leaves the cluster as it is
+    first = planner.outcome
+    assert first is not None
     placed = next(p for p in first.pods if p.placed)
     pod = placed.name.split("/")[1]
     if kind == "Pod":
@@ -222,9 +223,10 @@ def test_remove_each_kind(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", ["Pod", "Node", "ResourceSlice", "DeviceClass"])
 def test_add_each_kind(kind: str) -> None:
-    cluster = _cluster(4, 30, seed=9)  # more pods than fit
-    planner = Planner(cluster, **OPTS)
-    first = planner.plan()
+    cluster, planned = _planned_once(4, 30, 9)  # more pods than fit
+    planner = copy.deepcopy(planned, {id(cluster): cluster})  # an update leaves the cluster as it is
+    first = planner.outcome
+    assert first is not None
     rng = random.Random(4)
     if kind == "Pod":
         add = pod_of(0, rng, prefix="added")
@@ -306,11 +308,12 @@ def _bad_update(what: str, cluster: Cluster) -> dict[str, Any]:
 
 
 @functools.cache
-def _planned_once() -> tuple[Cluster, Planner]:
-    """`_cluster()` and a planner after `plan()`, made once per test process: each test updates
-    its own copy (`copy.deepcopy`), so the same deterministic fresh plan is not made again for
-    every case."""
-    cluster = _cluster()
+def _planned_once(nodes: int = 5, pods: int = 20, seed: int = 30) -> tuple[Cluster, Planner]:
+    """`_cluster(nodes, pods, seed)` and a planner after `plan()`, made once per test process:
+    each test updates its own copy (`copy.deepcopy`; the cluster itself is shared, which no
+    update changes: `test_inputs_are_not_modified`), so the same deterministic fresh plan is
+    not made again for every case."""
+    cluster = _cluster(nodes, pods, seed)
     planner = Planner(cluster, **OPTS)
     planner.plan()
     return cluster, planner
