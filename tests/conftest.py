@@ -40,6 +40,26 @@ def _hypothesis_imported_as_it_is() -> None:
 
 _hypothesis_imported_as_it_is()
 
+
+def _imports_keep_their_byte_code() -> None:
+    """The test processes write the byte code of the modules they import (`__pycache__`).
+
+    Why: the README's install runs pip with `--no-compile` (it would compile every module of
+    every dependency, most never imported), and under `PYTHONDONTWRITEBYTECODE=1` (the
+    machines CI runs on) no interpreter writes what it compiles: every process of the suite
+    — the controlling one, each xdist worker, each `dra-solver` and each pool or Ray worker a
+    test starts — compiled OR-Tools', pydantic's, rich's, Hypothesis'... modules from source
+    again on every import (about 2.5 CPU s a process, busy; tests/test_fast_start.py took
+    26 CPU s, 15.8 with this, 2026-11-29). Now the first test process that imports a module
+    keeps it, as Python does by default (written atomically, checked against its source's
+    timestamp and size when read), and the processes started after it read it. What the
+    tests start keeps the environment's setting (it reads, and writes nothing); where a
+    folder cannot be written to, Python skips the write. Runs before the imports below."""
+    sys.dont_write_bytecode = False
+
+
+_imports_keep_their_byte_code()
+
 from example_counts import CI_EXAMPLES, LONG_EXAMPLES  # noqa: E402  (after the call above)
 from hypothesis import HealthCheck, settings  # noqa: E402
 
