@@ -12,6 +12,7 @@ so the checker is tested on its own reading of the rules.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -338,6 +339,15 @@ spec:
 
 
 def _docs() -> list[Doc]:
+    """The state's documents, a fresh copy each call (a mutation changes its own)."""
+    return copy.deepcopy(_parsed())
+
+
+@functools.cache
+def _parsed() -> list[Doc]:
+    """The state's documents, read once per test process: a copy of them costs a sixtieth of
+    reading the YAML again (1.2 ms against 73, busy), and each test reads them for each
+    mutation. Never given out: `_docs` copies."""
     return [d for d in yaml.safe_load_all(STATE + "---\n" + SMALL) if d]
 
 
