@@ -10,6 +10,7 @@ sets one, written `examples(n)` (tests/example_counts.py)."""
 from __future__ import annotations
 
 import compileall
+import functools
 import gc
 import os
 import sys
@@ -145,6 +146,28 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # when it is created (on import of dra_solver.cli), where the tests set COLUMNS per call
     # (CliRunner's env) as in a run without workers.
     os.environ.pop("COLUMNS", None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _commands_built_once()
+
+
+def _commands_built_once() -> None:
+    """In a test process, `cli.main.load_command` builds each command once (`functools.cache`).
+
+    Why: `CliRunner.invoke(app)` builds the app's group again for each call, and the group
+    loads the command it runs (`Commands.get_command`): typer built the command from its
+    function's signature every time, about a fifth of an in-process CLI test
+    (tests/test_conformance_cli.py, profiled busy). A command is its function and its
+    parameters, the same for every call; each call still makes its own context, parses its own
+    arguments and looks up what the command calls (where the tests patch it). A process the
+    tests start loads its command as before. Done once the tests are collected (their modules
+    import the CLI); the group's listing of commands (`--help`) is left as it is."""
+    main = sys.modules.get("dra_solver.cli.main")
+    load = getattr(main, "load_command", None)
+    if main is not None and load is not None and not hasattr(load, "cache_info"):
+        main.load_command = functools.cache(load)
+
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
