@@ -38,6 +38,7 @@ solution so far is returned as FEASIBLE, like a spent budget.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
 
 from . import interrupt
-from .deadline import Deadline, passed
+from .deadline import Deadline, affords, passed
 from .problem.flat import Assignment, Problem
 
 if TYPE_CHECKING:
@@ -484,11 +485,30 @@ def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_
     return solver
 
 
-def load_cp_model() -> None:
+CP_MODEL_IMPORT_CPU = 0.45
+"""CPU seconds importing CP-SAT's Python layer takes (`cp_model`, with pandas and numpy) on
+the reference machine: 0.40-0.41 measured after `cli.plan`'s own imports (2 shared cores,
+load 7), rounded up."""
+
+
+def cp_model_loaded() -> bool:
+    """Whether CP-SAT's Python layer is imported already (then using it costs no import)."""
+    return "ortools.sat.python.cp_model" in sys.modules
+
+
+def load_cp_model(deadline: Deadline | None = None) -> bool:
     """Import CP-SAT's Python layer now (`cp_model`: half a CPU second with pandas, loaded on
-    first use otherwise), so that a step timed by a share of a deadline (`Deadline.share`)
-    does not spend its share importing."""
+    first use otherwise) and say so (True), so that a step timed by a share of a deadline
+    (`Deadline.share`) does not spend its share importing — unless `deadline` leaves less
+    than the import takes (`CP_MODEL_IMPORT_CPU`, `Deadline.affords`, which then fires it):
+    False, nothing imported, and the caller builds no model. Why: the import cannot look at
+    the deadline, so begun just before it, it ends past it by half a CPU second or more
+    (docs/semantics.md, "Limits and determinism"). Loaded already: True, at no cost."""
+    if not cp_model_loaded() and not affords(deadline, CP_MODEL_IMPORT_CPU):
+        return False
     from ortools.sat.python import cp_model  # noqa: F401  # the import is the point
+
+    return True
 
 
 def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
@@ -502,12 +522,14 @@ def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
 
 
 __all__ = [
+    "CP_MODEL_IMPORT_CPU",
     "DEADLINE_FLOOR",
     "CpsatOutcome",
     "Lexicographic",
     "Level",
     "Mode",
     "Strategy",
+    "cp_model_loaded",
     "cp_solver",
     "hint_with",
     "load_cp_model",

@@ -155,6 +155,19 @@ class Deadline:
     def passed(self, grace: float = 0.0) -> bool:
         return self.left(grace) <= 0.0
 
+    def affords(self, cpu_seconds: float) -> bool:
+        """Whether the time left covers a step counted at `cpu_seconds` (on the reference
+        machine, turned into this run's seconds by `stretch`) that cannot look at the deadline
+        while it runs — an import, one C call; when it does not, the deadline `fire`s and the
+        caller does not start the step (the run's answer, without it, depends on the machine's
+        speed). Why: begun just before the deadline, such a step ends past it by its whole
+        length (issue #40: CP-SAT's import at a third of a CPU, over a second past a 3 s
+        `--timeout`). Steps that do look at it (between units of work) need no such test."""
+        if self.left() > cpu_seconds * self.stretch():
+            return True
+        self.fire()
+        return False
+
     def fire(self) -> None:
         """Record that the deadline ended a search elsewhere (a worker's result says so); the
         run's deadline it was cut from fires too."""
@@ -301,6 +314,18 @@ def passed(deadline: Deadline | None) -> bool:
     return deadline is not None and deadline.passed()
 
 
+def affords(deadline: Deadline | None, cpu_seconds: float) -> bool:
+    """`Deadline.affords` of `deadline`; True without one."""
+    return deadline is None or deadline.affords(cpu_seconds)
+
+
+def stopping(deadline: Deadline | None) -> bool:
+    """Whether a step that looks at the deadline between its units of work should stop there:
+    `deadline` has passed (it may be a share of the run's, `Deadline.share`, which no timer
+    watches), or a stop was requested (Ctrl-C, or the run's deadline under `enforced`)."""
+    return interrupt.requested() or passed(deadline)
+
+
 def fired(deadline: Deadline | None) -> bool:
     """Whether `deadline` is given and has fired (ended a search of the run)."""
     return deadline is not None and deadline.fired
@@ -365,10 +390,12 @@ __all__ = [
     "CUT_SHORT",
     "Deadline",
     "Gauge",
+    "affords",
     "enforced",
     "fired",
     "parse_duration",
     "passed",
     "process_run",
     "process_started",
+    "stopping",
 ]

@@ -100,7 +100,7 @@ from .classes import (
     UnitsByIndex,
     kind_facts,
     node_classes,
-    pod_classes,
+    pod_classes_within,
     twin_key,
     unit_facts,
 )
@@ -246,7 +246,9 @@ def aggregate(
     names, todo = asked
     units = job.units
     gang_of = {i: g for i, u in enumerate(units) for g in u.gang_pods(job.gangs)}
-    pods = pod_classes(units, todo, gang_of)
+    pods = pod_classes_within(units, todo, gang_of, job.deadline)
+    if pods is None:
+        return "the deadline passed while classing the pods"
     small = len(todo) * len(names) <= PER_DEVICE_MAX
     pays = force or bound_only or what_if
     if not pays and small and len(pods) > MAX_CLASS_SHARE * len(todo):
@@ -254,7 +256,7 @@ def aggregate(
         # and node is small: it plans alone (an unconverged column generation would spend the
         # budget first, then hand it a gap to close).
         return f"{len(pods)} pod classes / {len(todo)} pods: the per-device model is small enough"
-    found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free)
+    found = node_classes(job.cluster, units, pods, names, job.gates, job.cache, job.book.free, job.deadline)
     classes = _planned_classes(found, cost, force, len(pods), len(todo), len(names))
     if isinstance(classes, str):
         return classes
@@ -366,6 +368,8 @@ def _planned_classes(
     `_split`; else none), or why the model does not apply: nodes not independent, an error
     in the precompute, or (unless `force` or what-if) classes that save little for pods and
     nodes alike (`pods` pod classes of `todo` pods, the classes of `names` nodes)."""
+    if found.cut:
+        return found.cut
     if found.coupled:
         return f"nodes are not independent: {found.coupled}"
     if found.errors:
