@@ -88,13 +88,25 @@ def process_started() -> float:
     return now - age if 0.0 <= age < 3600.0 else now
 
 
+_timed_run = False
+"""Whether the run inside `process_run` made its deadline (`Deadline.since_start`: the command
+was given `--timeout`), for `timed_run`."""
+
+
+def timed_run() -> bool:
+    """Whether the last `process_run` made a deadline (`--timeout`): the console script then
+    ends the process as soon as its output is flushed (`cli.main.console`)."""
+    return _timed_run
+
+
 @contextmanager
 def process_run() -> Iterator[None]:
     """The console script's run (`cli.main.run`): inside, a deadline made with
     `Deadline.since_start` counts from the process's start. Outside (a command invoked
     in-process, a test), from the command's own start."""
-    global _run_started
+    global _run_started, _timed_run
     _run_started = process_started()
+    _timed_run = False
     try:
         yield
     finally:
@@ -135,8 +147,10 @@ class Deadline:
     def since_start(cls, seconds: float) -> Deadline:
         """The deadline `seconds` after the run began: the process's start inside the console
         script's `process_run`, else now (a command run in-process)."""
+        global _timed_run
         if _run_started is None:
             return cls.after(seconds)
+        _timed_run = True
         return cls(_run_started + seconds, seconds, started=_run_started, cpu_started=0.0)
 
     def elapsed(self) -> float:
@@ -398,4 +412,5 @@ __all__ = [
     "process_run",
     "process_started",
     "stopping",
+    "timed_run",
 ]
