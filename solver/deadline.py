@@ -31,7 +31,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -380,6 +380,50 @@ def enforced(deadline: Deadline | None) -> Iterator[None]:
             interrupt.reset()
 
 
+WATCH_GRACE = 0.05
+"""How far past the run's deadline (a share of its length) `watch_start` ends the process:
+later than the reading's own looks, so that where one of them sees the deadline its message
+(what was read) is the one printed."""
+
+_watch_lock = threading.Lock()
+_watch_off = False
+
+
+def watch_start(seconds: float, end: Callable[[Deadline], None]) -> None:
+    """Arm the process's watchdog for a run given `--timeout SECONDS`: `WATCH_GRACE` past the
+    deadline (from the process's start), unless `watch_off` was called by then, `end` runs on
+    the watchdog's thread (it says so and ends the process). Why: what a run does before its
+    first look at the deadline — the interpreter's start, the imports (1.4-2 CPU s), one YAML
+    document composed whole — looks at nothing, and on a busy machine (a tenth of a CPU) it
+    took 1.4-4.3x a 3-5 s timeout; before the search there is no plan to keep, so the honest
+    answer at the deadline is the one a run cut short while reading gives (no plan, exit 1).
+    The search and the writing are not watched: they look at the deadline themselves and
+    keep what they checked."""
+    global _watch_off
+    _watch_off = False
+    started = process_started()
+
+    def fire() -> None:
+        with _watch_lock:  # `watch_off` waits: the process ends here
+            if not _watch_off:
+                run = Deadline(started + seconds, seconds, started=started, cpu_started=0.0)
+                run.fire()
+                end(run)
+
+    timer = threading.Timer(max(started + seconds * (1 + WATCH_GRACE) - time.monotonic(), 0.0), fire)
+    timer.daemon = True
+    timer.start()
+
+
+def watch_off() -> None:
+    """Disarm the watchdog (`watch_start`): the run's own looks at the deadline bound it from
+    here (the search, the check, the writing's reserve). When the watchdog has fired already,
+    this waits while it ends the process."""
+    global _watch_off
+    with _watch_lock:
+        _watch_off = True
+
+
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -413,4 +457,6 @@ __all__ = [
     "process_started",
     "stopping",
     "timed_run",
+    "watch_off",
+    "watch_start",
 ]

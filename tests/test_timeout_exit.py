@@ -1,5 +1,6 @@
 """Issue #40 §2: a run given `--timeout` ends its process once its output is flushed
-(`cli.main.console`, `end_now`): the interpreter's teardown is work no deadline looks at.
+(`cli.main.console`, `end_now`): the interpreter's teardown is work no deadline looks at; and
+what runs before the plan's first look at the deadline is watched (`deadline.watch_start`).
 These run the console in a fresh process (the point is the process's end); no test here reads
 the wall clock."""
 
@@ -47,3 +48,27 @@ def test_a_timed_run_ends_with_the_same_output_and_code_as_an_untimed_one() -> N
         timed.stderr.splitlines()[-1].split(", planned in")[0]
         == untimed.stderr.splitlines()[-1].split(", planned in")[0]
     )
+
+
+def test_a_deadline_passed_before_the_plan_looks_at_it_ends_the_process_with_no_plan() -> None:
+    """`plan --timeout 1ms`: the deadline passes while the interpreter starts and imports,
+    before the run's first look at it; the watchdog ends the process there — one line, no
+    plan, exit 1, as a run cut short while reading — instead of after the imports."""
+    cmd = [sys.executable, "-m", "dra_solver", "plan", DUMP, "--timeout", "1ms"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "before the plan's search began" in done.stderr and "no plan" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_only_plan_s_timeout_arms_the_watchdog() -> None:
+    """The console reads `plan`'s `--timeout` before typer does (to arm the watchdog before the
+    imports); anything else, or a value typer will refuse, arms nothing."""
+    from dra_solver.cli.main import _plan_timeout
+
+    assert _plan_timeout(["plan", "f.yaml", "--timeout", "1m30s"]) == 90.0
+    assert _plan_timeout(["plan", "--timeout=500ms", "f.yaml"]) == 0.5
+    assert _plan_timeout(["plan", "f.yaml"]) is None
+    assert _plan_timeout(["plan", "f.yaml", "--timeout", "soon"]) is None
+    assert _plan_timeout(["validate", "f.yaml", "--timeout", "5s"]) is None
+    assert _plan_timeout(["plan", "f.yaml", "--timeout"]) is None

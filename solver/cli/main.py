@@ -32,7 +32,7 @@ import typer.main
 from rich.text import Text
 
 from .. import interrupt
-from ..deadline import process_run, timed_run
+from ..deadline import Deadline, parse_duration, process_run, timed_run, watch_start
 from .console import BUG_HINT, EXIT_ERROR, EXIT_OK, OUT_OF_MEMORY, err, out
 from .help import HelpGroup, NoArgsIsHelpError, UsageError, click
 
@@ -187,7 +187,11 @@ def run() -> None:
 
 def console() -> NoReturn:
     """The console script and `python -m dra_solver`: `run`, and, for a run given `--timeout`
-    (`deadline.timed_run`), the end of the process once its output is flushed (`end_now`)."""
+    (`deadline.timed_run`), the end of the process once its output is flushed (`end_now`);
+    `plan --timeout`: the watchdog of what runs before the plan's first look at its deadline
+    (`deadline.watch_start`, `_ended_before_the_search`)."""
+    if (seconds := _plan_timeout(sys.argv[1:])) is not None:
+        watch_start(seconds, _ended_before_the_search)
     try:
         run()
     except SystemExit as done:
@@ -195,6 +199,37 @@ def console() -> NoReturn:
             end_now(done.code if isinstance(done.code, int) else EXIT_ERROR)
         raise
     raise AssertionError("run() ends in SystemExit")  # pragma: no cover
+
+
+def _plan_timeout(args: list[str]) -> float | None:
+    """The seconds of `plan ... --timeout D` (or `--timeout=D`), else None (another command, no
+    `--timeout`, or one typer will refuse: it says why)."""
+    if args[:1] != ["plan"]:
+        return None
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--timeout" and i + 1 < len(args) else None
+        if arg.startswith("--timeout="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            try:
+                return parse_duration(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _ended_before_the_search(deadline: Deadline) -> None:
+    """The watchdog's end (`deadline.watch_start`): the deadline passed before the plan's
+    first look at it could say so — the interpreter's start, the imports, a YAML document
+    composed whole — so there is no plan: one line, exit 1, as a run cut short while reading."""
+    err.print(
+        Text(
+            f"cut short by --timeout after {deadline.elapsed():.1f} s before the plan's search began "
+            "(starting, importing, reading or validating the input): no plan (a longer --timeout gives one)",
+            style="bold yellow",
+        )
+    )
+    end_now(EXIT_ERROR)
 
 
 def end_now(code: int) -> NoReturn:

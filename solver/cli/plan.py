@@ -34,7 +34,7 @@ from ..api.cluster import Cluster
 from ..api.load import collector_paused, dumps
 from ..api.models import ResourceSlice
 from ..api.templates import NodeTemplate
-from ..deadline import Deadline, enforced
+from ..deadline import Deadline, enforced, watch_off
 from ..deadline import fired as cut_short
 from ..errors import DRASolverError, InputError
 from ..executors import open_executor
@@ -305,6 +305,7 @@ def plan(
     if watch or watch_count is not None:
         if not watch:
             raise UsageError("--watch-count needs --watch")
+        watch_off()  # --watch: --timeout is each re-plan's limit, not the process's
         raise typer.Exit(plan_watch(request, watch_count))
     # The whole run as a plan runs (`planners.run.fewer_collections`): reading, validating,
     # planning and writing a large cluster keep millions of objects alive, and at Python's
@@ -313,6 +314,7 @@ def plan(
     with fewer_collections():
         with stop_reading_when(partial(_cut_short_after, deadline)):
             loaded = load_valid(request.inputs)
+        watch_off()  # from here the run's own looks bound it (`deadline.watch_start`)
         cluster = loaded.cluster
         options = request.options(loaded.gates)
         if options.deadline is not None:  # the output's time is not the search's
@@ -374,6 +376,7 @@ def _cut_short_after(deadline: Deadline | None) -> str | None:
     """Why reading stops (`api.bounded.stop_reading_when`): the run's deadline passed."""
     if deadline is None or not deadline.passed():
         return None
+    watch_off()  # this message, not the watchdog's (`deadline.watch_start`)
     return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
