@@ -57,18 +57,19 @@ def test_a_deadline_passed_before_the_plan_looks_at_it_ends_the_process_with_no_
     cmd = [sys.executable, "-m", "dra_solver", "plan", DUMP, "--timeout", "1ms"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
     assert done.returncode == 1 and done.stdout == ""
-    assert "before the plan's search began" in done.stderr and "no plan" in done.stderr
+    assert "before the search began" in done.stderr and "no plan" in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_only_plan_s_timeout_arms_the_watchdog() -> None:
-    """The console reads `plan`'s `--timeout` before typer does (to arm the watchdog before the
-    imports); anything else, or a value typer will refuse, arms nothing."""
+def test_only_plan_s_and_explain_s_timeout_arm_the_watchdog() -> None:
+    """The console reads `plan`'s and `explain`'s `--timeout` before typer does (to arm the
+    watchdog before the imports); anything else, or a value typer will refuse, arms nothing."""
     from dra_solver.cli.main import _plan_timeout
 
     assert _plan_timeout(["plan", "f.yaml", "--timeout", "1m30s"]) == 90.0
     assert _plan_timeout(["plan", "--timeout=500ms", "f.yaml"]) == 0.5
     assert _plan_timeout(["plan", "f.yaml"]) is None
     assert _plan_timeout(["plan", "f.yaml", "--timeout", "soon"]) is None
+    assert _plan_timeout(["explain", "f.yaml", "--pod", "p", "--timeout", "5s"]) == 5.0
     assert _plan_timeout(["validate", "f.yaml", "--timeout", "5s"]) is None
     assert _plan_timeout(["plan", "f.yaml", "--timeout"]) is None

@@ -26,6 +26,7 @@ from dra_solver.deadline import CUT_SHORT, Deadline
 from dra_solver.errors import CutShort
 from dra_solver.output.objects import cluster_after
 from dra_solver.planning.finish import CHECK_CUT_SHORT
+from dra_solver.planning.job import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
@@ -57,7 +58,7 @@ class CountingDeadline(Deadline):
         return CountingDeadline(self.after, self.looks, parent=self)
 
 
-_GO_ON = ("dra_solver.deadline", "dra_solver.cli.plan", "contextlib", __name__)
+_GO_ON = ("dra_solver.deadline", "dra_solver.cli.plan", "dra_solver.cli.inputs", "contextlib", __name__)
 """Frames that pass a look on: the deadline's helpers, the CLI's reading callback, `with`."""
 
 
@@ -497,3 +498,51 @@ def test_no_model_starts_when_the_time_left_does_not_cover_cp_sat_s_import(
     out = plan(at_scale, deadline=CountingDeadline(None, []))
     assert CUT_SHORT not in out.stats and "models" not in out.stats
     assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
+
+
+def test_explain_looks_at_the_deadline_between_nodes_and_says_what_it_left_out() -> None:
+    """`explain --timeout`: the deadline is looked at before each node (each node's answer is
+    whole: a search cut half way could call a node that fits full) and before the plan of the
+    other pending pods; passed after two nodes, the answer has those two, says what it left
+    out and that it was cut short; never passing, it is the untimed answer."""
+    from dra_solver.explain.diagnosis import explain
+
+    cluster = Cluster.from_paths([DUMP])
+    pod = "ml-training/trainer-3"
+    whole = explain(cluster, pod=pod, with_plan=True)
+    assert whole.cut is None and len(whole.nodes) == 5
+    assert (
+        explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(None, [])).text() == whole.text()
+    )
+    cut = explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(2, []))
+    assert [a.node for a in cut.nodes] == [a.node for a in whole.nodes[:2]]
+    assert cut.nodes == whole.nodes[:2] and cut.with_plan == []
+    assert cut.cut == "2 of 5 nodes examined, the others not"
+    assert cut.text().endswith(
+        "cut short by --timeout: 2 of 5 nodes examined, the others not; "
+        "this answer depends on the machine's speed"
+    )
+    interrupt.reset()
+    planned = explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(5, []))
+    assert planned.nodes == whole.nodes and planned.cut is not None
+
+
+def test_the_preemption_model_is_not_started_when_the_time_left_does_not_cover_cp_sat_s_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`plan --preempt` (and `explain --preempt`) under a deadline whose time left does not
+    cover CP-SAT's import: the preemption model is not started, and the run ends as one cut
+    short before its model had a plan does (`SearchAborted`, no plan), not seconds later."""
+    import dra_solver.cpsat as cpsat
+    from dra_solver.errors import SearchAborted
+    from dra_solver.preempt import plan_preempt
+
+    cluster = Cluster.from_paths([ROOT / "docs" / "examples" / "preempt.yaml"])
+    monkeypatch.setattr(cpsat, "cp_model_loaded", lambda: False)
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 1e9)
+    deadline = CountingDeadline(None, [])
+    with pytest.raises(SearchAborted, match="before the deadline"):
+        plan_preempt(cluster, options=Options(deadline=deadline))
+    assert deadline.fired
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 0.45)
+    assert plan_preempt(cluster, options=Options(deadline=CountingDeadline(None, []))).placed > 0

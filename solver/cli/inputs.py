@@ -27,6 +27,7 @@ from ..api.models import TypeMeta
 from ..api.templates import NodeTemplate
 from ..api.validate import admin_namespace_warnings
 from ..cel.checks import validate_all as validate_cluster
+from ..deadline import Deadline, watch_off
 from ..errors import DRASolverError, StoppedReading, ValidationErrors
 from ..gates import FeatureGates
 from ..planning.triage import name_unread, triage
@@ -245,6 +246,15 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
         return loaded
 
 
+def cut_short_after(deadline: Deadline | None) -> str | None:
+    """Why reading stops (`api.bounded.stop_reading_when`): the run's deadline passed (`plan`'s
+    and `explain`'s `--timeout`)."""
+    if deadline is None or not deadline.passed():
+        return None
+    watch_off()  # this message, not the watchdog's (`deadline.watch_start`)
+    return f"cut short by --timeout after {deadline.elapsed():.1f} s"
+
+
 def load_template(path: str) -> NodeTemplate:
     """A node template file, loaded like the inputs (errors name the file)."""
     return NodeTemplate.from_cluster(load_or_exit([path]), source=path)
@@ -254,6 +264,7 @@ __all__ = [
     "Inputs",
     "Loaded",
     "SourcedCluster",
+    "cut_short_after",
     "live_target",
     "load_or_exit",
     "load_template",

@@ -23,6 +23,7 @@ import atexit
 import gc
 import os
 import sys
+from functools import partial
 from importlib import import_module
 from typing import Annotated, Any, NoReturn
 
@@ -188,10 +189,10 @@ def run() -> None:
 def console() -> NoReturn:
     """The console script and `python -m dra_solver`: `run`, and, for a run given `--timeout`
     (`deadline.timed_run`), the end of the process once its output is flushed (`end_now`);
-    `plan --timeout`: the watchdog of what runs before the plan's first look at its deadline
+    `plan|explain --timeout`: the watchdog of what runs before the run's first look at its deadline
     (`deadline.watch_start`, `_ended_before_the_search`)."""
     if (seconds := _plan_timeout(sys.argv[1:])) is not None:
-        watch_start(seconds, _ended_before_the_search)
+        watch_start(seconds, partial(_ended_before_the_search, "plan" if sys.argv[1] == "plan" else "answer"))
     try:
         run()
     except SystemExit as done:
@@ -202,9 +203,9 @@ def console() -> NoReturn:
 
 
 def _plan_timeout(args: list[str]) -> float | None:
-    """The seconds of `plan ... --timeout D` (or `--timeout=D`), else None (another command, no
-    `--timeout`, or one typer will refuse: it says why)."""
-    if args[:1] != ["plan"]:
+    """The seconds of `plan|explain ... --timeout D` (or `--timeout=D`), else None (another
+    command, no `--timeout`, or one typer will refuse: it says why)."""
+    if args[:1] not in (["plan"], ["explain"]):
         return None
     for i, arg in enumerate(args):
         value = args[i + 1] if arg == "--timeout" and i + 1 < len(args) else None
@@ -218,14 +219,16 @@ def _plan_timeout(args: list[str]) -> float | None:
     return None
 
 
-def _ended_before_the_search(deadline: Deadline) -> None:
-    """The watchdog's end (`deadline.watch_start`): the deadline passed before the plan's
+def _ended_before_the_search(what: str, deadline: Deadline) -> None:
+    """The watchdog's end (`deadline.watch_start`): the deadline passed before the run's
     first look at it could say so — the interpreter's start, the imports, a YAML document
-    composed whole — so there is no plan: one line, exit 1, as a run cut short while reading."""
+    composed whole — so there is no `what` (plan, answer): one line, exit 1, as a run cut
+    short while reading."""
     err.print(
         Text(
-            f"cut short by --timeout after {deadline.elapsed():.1f} s before the plan's search began "
-            "(starting, importing, reading or validating the input): no plan (a longer --timeout gives one)",
+            f"cut short by --timeout after {deadline.elapsed():.1f} s before the search began "
+            f"(starting, importing, reading or validating the input): no {what} "
+            "(a longer --timeout gives one)",
             style="bold yellow",
         )
     )

@@ -159,7 +159,7 @@ TimeLimitOpt = Annotated[
 ]
 
 
-def _duration(value: str | None) -> float | None:
+def parse_timeout(value: str | None) -> float | None:
     if value is None:
         return None
     try:
@@ -173,7 +173,7 @@ TimeoutOpt = Annotated[
     typer.Option(
         "--timeout",
         metavar="DURATION",
-        parser=_duration,
+        parser=parse_timeout,
         help=(
             "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
             "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
@@ -302,4 +302,5 @@ __all__ = [
     "TimeLimitOpt",
     "TimeoutOpt",
     "object_name",
+    "parse_timeout",
 ]

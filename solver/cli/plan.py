@@ -54,7 +54,7 @@ from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
 from .console import EXIT_ERROR, EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
-from .inputs import Inputs, freeze_if_large, live_target, load_template, load_valid
+from .inputs import Inputs, cut_short_after, freeze_if_large, live_target, load_template, load_valid
 from .options import (
     AllocatorChoice,
     ContextOpt,
@@ -312,7 +312,7 @@ def plan(
     # thresholds the collector traversed them again and again between the steps (a third of
     # the writing of a 10,000-pod plan: the Pods' dumps). Changes no result.
     with fewer_collections():
-        with stop_reading_when(partial(_cut_short_after, deadline)):
+        with stop_reading_when(partial(cut_short_after, deadline)):
             loaded = load_valid(request.inputs)
         watch_off()  # from here the run's own looks bound it (`deadline.watch_start`)
         cluster = loaded.cluster
@@ -370,14 +370,6 @@ def _end_if_nothing_placed(request: PlanRequest, planned: _Planned) -> None:
         )
     )
     raise typer.Exit(EXIT_ERROR)
-
-
-def _cut_short_after(deadline: Deadline | None) -> str | None:
-    """Why reading stops (`api.bounded.stop_reading_when`): the run's deadline passed."""
-    if deadline is None or not deadline.passed():
-        return None
-    watch_off()  # this message, not the watchdog's (`deadline.watch_start`)
-    return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
 WRITE_CPU_PER_OBJECT = 0.00006
