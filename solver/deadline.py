@@ -95,7 +95,7 @@ was given `--timeout`), for `timed_run`."""
 
 def timed_run() -> bool:
     """Whether the last `process_run` made a deadline (`--timeout`): the console script then
-    ends the process as soon as its output is flushed (`cli.main.console`)."""
+    ends the process as soon as its output is flushed (`cli.main.entry`)."""
     return _timed_run
 
 

@@ -1,5 +1,5 @@
 """Issue #40 §2: a run given `--timeout` ends its process once its output is flushed
-(`cli.main.console`, `end_now`): the interpreter's teardown is work no deadline looks at; and
+(`cli.main.entry`, `end_now`): the interpreter's teardown is work no deadline looks at; and
 what runs before the plan's first look at the deadline is watched (`deadline.watch_start`).
 These run the console in a fresh process (the point is the process's end); no test here reads
 the wall clock."""

@@ -208,9 +208,11 @@ def _validate_or_exit(inputs: Inputs, cluster: SourcedCluster, strict: bool) -> 
     return Loaded(cluster, gates)
 
 
-FREEZE_AT = 10_000
+FREEZE_AT = 2_000
 """Objects from which what a command keeps is frozen out of the cyclic collector
-(`freeze_if_large`)."""
+(`freeze_if_large`). 2,000: at 6,000 objects (the overshoot benchmark's `d`) the first
+collection after an unfrozen load traversed all of it, 0.27-0.28 CPU s right after the
+reading's last look at `--timeout` (busy, CPU clock; 10,000 before)."""
 
 
 def freeze_if_large(objects: int) -> None:

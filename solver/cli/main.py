@@ -186,7 +186,7 @@ def run() -> None:
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
-def console() -> NoReturn:
+def entry() -> NoReturn:
     """The console script and `python -m dra_solver`: `run`, and, for a run given `--timeout`
     (`deadline.timed_run`), the end of the process once its output is flushed (`end_now`);
     `plan|explain --timeout`: the watchdog of what runs before the run's first look at its deadline
@@ -245,7 +245,7 @@ def end_now(code: int) -> NoReturn:
     load 15 (docs/benchmarks.md, "Bounded runs"). Safe here because nothing is left to write
     (the output is flushed below; the files a command writes, `--report`'s, are closed when
     written) and nothing runs after the command but the exit handlers, which run first.
-    Only the console script does it (`console`): a command run in-process returns."""
+    Only the console script does it (`entry`): a command run in-process returns."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -273,7 +273,7 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(f"{__package__}.{module}"), name)
 
 
-__all__ = ["COMMANDS", "Commands", "app", "console", "end_now", "load_command", "run"]
+__all__ = ["COMMANDS", "Commands", "app", "end_now", "entry", "load_command", "run"]
 
 if __name__ == "__main__":  # pragma: no cover
-    console()
+    entry()
