@@ -26,23 +26,17 @@ from .options import (
     KubernetesVersionOpt,
     LiveOpt,
     PathsArg,
-    parse_timeout,
+    timeout_option,
 )
 
 ExplainTimeoutOpt = Annotated[
     float | None,
-    typer.Option(
-        "--timeout",
-        metavar="DURATION",
-        parser=parse_timeout,
-        help=(
-            "Wall-clock limit of the whole run from the process's start, as plan's (30s, 5m, "
-            "1m30s): when it passes, the nodes not examined yet are left out (every node answer "
-            "given is whole), the plan of the other pending pods (or --preempt's) is its checked "
-            "plan so far, and the answer says it was cut short; passed while reading: no answer, "
-            "exit 1. Default: none."
-        ),
-        show_default=False,
+    timeout_option(
+        "Wall-clock limit of the whole run from the process's start, as plan's (30s, 5m, "
+        "1m30s): when it passes, the nodes not examined yet are left out (every node answer "
+        "given is whole), the plan of the other pending pods (or --preempt's) is its checked "
+        "plan so far, and the answer says it was cut short; passed while reading: no answer, "
+        "exit 1. Default: none."
     ),
 ]
 

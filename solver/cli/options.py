@@ -168,21 +168,20 @@ def parse_timeout(value: str | None) -> float | None:
         raise typer.BadParameter(str(exc)) from None
 
 
+def timeout_option(help: str) -> Any:
+    """`--timeout DURATION` with `help` (`plan`'s `TimeoutOpt`; `explain` has its own words)."""
+    return typer.Option("--timeout", metavar="DURATION", parser=parse_timeout, help=help, show_default=False)
+
+
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option(
-        "--timeout",
-        metavar="DURATION",
-        parser=parse_timeout,
-        help=(
-            "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
-            "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
-            "when it passes, the best checked plan so far is printed and says it was cut short "
-            "(that answer depends on the machine's speed); passed before any pod was placed (while "
-            "reading, say): no plan, exit 1. "
-            "Default: none — --time-limit's deterministic budget bounds the search."
-        ),
-        show_default=False,
+    timeout_option(
+        "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
+        "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
+        "when it passes, the best checked plan so far is printed and says it was cut short "
+        "(that answer depends on the machine's speed); passed before any pod was placed (while "
+        "reading, say): no plan, exit 1. "
+        "Default: none — --time-limit's deterministic budget bounds the search."
     ),
 ]
 MAX_SEED = 2**31 - 1
@@ -303,4 +302,5 @@ __all__ = [
     "TimeoutOpt",
     "object_name",
     "parse_timeout",
+    "timeout_option",
 ]
