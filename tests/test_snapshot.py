@@ -438,6 +438,61 @@ def _makes_cluster(e: ast.expr | None, returns_cluster: set[str]) -> bool:
     return isinstance(e, ast.Name) and e.id.endswith("Cluster")
 
 
+def _names(
+    scope: ast.AST, own: list[ast.AST], aliases: set[str], clusters: set[str], returns_cluster: set[str]
+) -> tuple[set[str], set[str]]:
+    """The names of `scope` bound to a cluster's dict (`aliases`) or to a Cluster (`clusters`),
+    besides those it inherits: assigned one, also through another such name, or (a Cluster) a
+    parameter annotated `Cluster`."""
+    aliases, clusters = set(aliases), set(clusters)
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = scope.args
+        clusters |= {
+            a.arg
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if _makes_cluster(a.annotation, set())
+        }
+    bound = [(t.id, v) for t, v in _bindings(own) if isinstance(t, ast.Name) and v is not None]
+    while True:
+        before = len(aliases) + len(clusters)
+        for target, value in bound:
+            if _is_dict(value, aliases):
+                aliases.add(target)
+            elif _makes_cluster(value, returns_cluster) or (
+                isinstance(value, ast.Name) and value.id in clusters
+            ):
+                clusters.add(target)
+        if len(aliases) + len(clusters) == before:
+            return aliases, clusters
+
+
+def _written(n: ast.AST, aliases: set[str], clusters: set[str]) -> list[str]:
+    """What node `n` writes into a cluster's dicts: an item assigned or deleted, an in-place
+    `|=`, a mutating method, or `Cluster.add`."""
+    out = []
+    targets: list[ast.expr] = []
+    if isinstance(n, ast.Assign | ast.Delete):
+        targets = n.targets
+    elif isinstance(n, ast.AugAssign | ast.AnnAssign):
+        targets = [n.target]
+    for t in targets:
+        if isinstance(t, ast.Subscript) and _is_dict(t.value, aliases):
+            out.append(f"{n.lineno}: {ast.unparse(t)}")
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitOr) and _is_dict(t, aliases):
+            out.append(f"{n.lineno}: {ast.unparse(t)} |=")  # a dict's in-place update
+    f = n.func if isinstance(n, ast.Call) else None
+    if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and _is_dict(f.value, aliases):
+        out.append(f"{f.lineno}: {ast.unparse(f)}")
+    elif (
+        isinstance(f, ast.Attribute)
+        and f.attr == "add"
+        and isinstance(f.value, ast.Name)
+        and f.value.id in clusters
+    ):
+        out.append(f"{f.lineno}: {ast.unparse(f)} (Cluster.add)")
+    return out
+
+
 def _writes(tree: ast.AST) -> list[str]:
     """Writes to a cluster's `claims` / `pods` in `tree`: an item of `<x>.claims` / `<x>.pods`
     assigned or deleted or a mutating method called — also through a local name bound to such a
@@ -451,53 +506,15 @@ def _writes(tree: ast.AST) -> list[str]:
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _makes_cluster(n.returns, set())
     }
     found: list[str] = []
-
-    def visit(scope: ast.AST, aliases: set[str], clusters: set[str]) -> None:
+    todo: list[tuple[ast.AST, set[str], set[str]]] = [(tree, set(), set())]
+    while todo:  # each scope with the names it inherits from the scopes around it
+        scope, outer_aliases, outer_clusters = todo.pop()
         own = _own_nodes(scope)
-        aliases, clusters = set(aliases), set(clusters)
-        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            args = scope.args
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-                if _makes_cluster(a.annotation, set()):
-                    clusters.add(a.arg)
-        bound = _bindings(own)
-        while True:  # names bound to a dict or a Cluster, also through another such name
-            before = len(aliases) + len(clusters)
-            for target, value in bound:
-                if isinstance(target, ast.Name) and value is not None:
-                    if _is_dict(value, aliases):
-                        aliases.add(target.id)
-                    elif _makes_cluster(value, returns_cluster) or (
-                        isinstance(value, ast.Name) and value.id in clusters
-                    ):
-                        clusters.add(target.id)
-            if len(aliases) + len(clusters) == before:
-                break
+        aliases, clusters = _names(scope, own, outer_aliases, outer_clusters, returns_cluster)
         for n in own:
-            targets: list[ast.expr] = []
-            if isinstance(n, ast.Assign | ast.Delete):
-                targets = n.targets
-            elif isinstance(n, ast.AugAssign | ast.AnnAssign):
-                targets = [n.target]
-            for t in targets:
-                if isinstance(t, ast.Subscript) and _is_dict(t.value, aliases):
-                    found.append(f"{n.lineno}: {ast.unparse(t)}")
-                elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitOr) and _is_dict(t, aliases):
-                    found.append(f"{n.lineno}: {ast.unparse(t)} |=")  # a dict's in-place update
-            f = n.func if isinstance(n, ast.Call) else None
-            if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and _is_dict(f.value, aliases):
-                found.append(f"{n.lineno}: {ast.unparse(f)}")
-            elif (
-                isinstance(f, ast.Attribute)
-                and f.attr == "add"
-                and isinstance(f.value, ast.Name)
-                and f.value.id in clusters
-            ):
-                found.append(f"{n.lineno}: {ast.unparse(f)} (Cluster.add)")
+            found += _written(n, aliases, clusters)
             if isinstance(n, _SCOPES):
-                visit(n, aliases, clusters)
-
-    visit(tree, set(), set())
+                todo.append((n, aliases, clusters))
     return sorted(found, key=lambda w: int(w.split(":")[0]))
 
 

@@ -121,7 +121,8 @@ MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
 PER_DEVICE_MAX = 20_000
 """Pods x nodes up to which the per-device model is small enough to plan a job alone (when pods
-hardly repeat) or to close an aggregated plan's gap (`policy.Cpsat`)."""
+hardly repeat) or to close an aggregated plan's gap (`policy.Cpsat`); `Options.per_device_max` replaces it
+for a run."""
 MAX_ROUNDS = 200
 """Column-generation rounds per component."""
 EPS = 1e-6
@@ -247,7 +248,7 @@ def aggregate(
     units = job.units
     gang_of = {i: g for i, u in enumerate(units) for g in u.gang_pods(job.gangs)}
     pods = pod_classes(units, todo, gang_of)
-    small = len(todo) * len(names) <= PER_DEVICE_MAX
+    small = len(todo) * len(names) <= (PER_DEVICE_MAX if job.per_device_max is None else job.per_device_max)
     pays = force or bound_only or what_if
     if not pays and small and len(pods) > MAX_CLASS_SHARE * len(todo):
         # Pods hardly repeat, so classes save little, and the per-device model over every pod
