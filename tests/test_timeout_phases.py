@@ -425,11 +425,11 @@ def test_the_classes_look_at_the_deadline_and_a_run_cut_there_is_checked(at_scal
     at the first look of the node classes, the model does not run on classes of some nodes
     (no cap is searched); the answer is a checked plan, cut short."""
     looks: list[str] = []
-    plan(at_scale, deadline=CountingDeadline(None, looks))
+    plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, looks))
     classes = [i for i, m in enumerate(looks) if m == "dra_solver.planners.aggregated.classes"]
     assert len(classes) >= 7  # the pods' (one look per LOOK_EVERY units), then one per node (6)
     later: list[str] = []
-    out = plan(at_scale, deadline=CountingDeadline(classes[1], later))
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(classes[1], later))
     assert later[classes[1]] == "dra_solver.planners.aggregated.classes"
     assert "dra_solver.planners.aggregated.patterns" not in later  # no cap searched
     assert out.stats[CUT_SHORT] is True
@@ -485,13 +485,13 @@ def test_no_model_starts_when_the_time_left_does_not_cover_cp_sat_s_import(
 
     monkeypatch.setattr(cpsat, "cp_model_loaded", lambda: False)  # as in a fresh process
     monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 1e9)  # more than the time left
-    out = plan(at_scale, deadline=CountingDeadline(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
     assert out.stats[CUT_SHORT] is True and out.stats["models"] == NOT_STARTED
     assert out.stats["reference_placed"] == 12 and out.placed == 12
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
     assert check_cluster(after) == []
     monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 0.45)
-    out = plan(at_scale, deadline=CountingDeadline(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
     assert CUT_SHORT not in out.stats and "models" not in out.stats
     assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
 
