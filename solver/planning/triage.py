@@ -132,7 +132,9 @@ class _Triage:
         for u in self.cluster.unread:
             why = f"{u.ref} could not be read ({u.reason})"
             for missing in (f"{u.ref} not found in the input", f"{u.kind} {u.name!r} not found in the input"):
-                reason = reason.replace(missing, why)
+                # a near name's hint (`strict.did_you_mean`) is no answer: the object is there
+                marked = reason.replace(missing, why + _HINT_MARK)
+                reason = _HINT_AFTER.sub("", marked).replace(_HINT_MARK, "")
         if reason == error.reason:
             return error
         return InputError(reason, obj=error.obj, field=error.field, source=error.source)
@@ -152,6 +154,11 @@ def name_unread(cluster: Cluster, errors: Sequence[InputError]) -> list[InputErr
     triage says it (`validate` lists these beside the unread objects' own errors)."""
     t = _Triage(cluster, [])
     return [t.unread_named(e) for e in errors]
+
+
+_HINT_MARK = "\x00"
+"""Marks the end of a "could not be read" put in place of a "not found" (`unread_named`)."""
+_HINT_AFTER = re.compile(_HINT_MARK + r'; did you mean "[^"]*"\?')
 
 
 @dataclass(frozen=True)

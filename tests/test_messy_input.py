@@ -1,0 +1,121 @@
+"""Messy input read as a new user would (issue #39, docs/semantics.md, "Messy clusters: what one
+bad object costs (issue #39)"): a duplicate costs only itself, a name or a label value the API
+server refuses is named with the field and the fix, a taint without an effect reads as such."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_messy_dump import GPU_CLASS, _claim, _node, _pod, _slice
+from typer.testing import CliRunner
+
+import dra_solver
+from dra_solver.cli.main import app
+from dra_solver.errors import ValidationErrors
+
+runner = CliRunner()
+Items = list[dict[str, Any]]
+
+
+def _write(tmp_path: Path, items: Items, name: str = "dump.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def _gpu_cluster() -> Items:
+    """Two nodes of two GPUs each; pods a and b each want one GPU through their own claim."""
+    items: Items = [GPU_CLASS]
+    for n in ("n1", "n2"):
+        items.append(_node(n))
+        items.append(_slice(f"{n}-gpu", n, [{"name": "gpu-0"}, {"name": "gpu-1"}], nodeName=n))
+    for p in ("a", "b"):
+        items.append(_claim(p))
+        items.append(_pod(p, resourceClaims=[{"name": "g", "resourceClaimName": p}]))
+    return items
+
+
+# --- a duplicate costs only itself ----------------------------------------------------------
+
+
+def test_an_identical_copy_is_read_once_with_a_warning_and_validate_still_refuses_it(tmp_path: Path) -> None:
+    """The same slice twice (a dump concatenated with part of itself) refused the whole input;
+    the API server would hold one object. Planning reads the first, warns naming both
+    positions; `validate` (a CI check of manifests) still refuses it."""
+    items = _gpu_cluster()
+    path = _write(tmp_path, [*items, copy.deepcopy(items[2])])
+    cluster = dra_solver.load([path], strict=False)
+    (warned,) = [w for w in cluster.warnings if "defined twice" in w]
+    assert warned == (
+        f"{path}: ResourceSlice n1-gpu: defined twice, an identical copy: in {path} (document 1, items[2]) "
+        f"and in {path} (document 1, items[9]); read once"
+    )
+    assert [s.metadata.name for s in cluster.slices] == ["n1-gpu", "n2-gpu"]
+    outcome = dra_solver.plan(cluster)
+    assert all(outcome.pod(f"default/{p}").placed for p in "ab")
+    planned = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    assert planned.exit_code == 0 and "read once" in planned.stderr, planned.stderr
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1 and "defined twice, an identical copy" in checked.stderr
+    with pytest.raises(ValidationErrors):
+        dra_solver.load([path])
+
+
+def test_a_claim_defined_twice_differently_holds_only_its_pod(tmp_path: Path) -> None:
+    """Two different claims under one name (a dump plus an edited copy in a second file): which
+    one the cluster has cannot be told, so neither is read and the pod that uses it is held with
+    that reason, naming both positions; the other pod is planned."""
+    items = _gpu_cluster()
+    edited = _claim("a", {"count": 2})
+    first = _write(tmp_path, items)
+    second = _write(tmp_path, [edited], "edit.yaml")
+    cluster = dra_solver.load([first, second], strict=False)
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/b").placed
+    held = outcome.pod("default/a")
+    assert not held.placed
+    assert (held.reason or "").startswith(
+        "spec.resourceClaims[0].resourceClaimName: ResourceClaim default/a could not be read (defined twice, "
+        f"with different content: in {first} (document 1, items[5]) and in {second} (document 1, items[0]): "
+        "which one the cluster has cannot be told, so neither is read)"
+    ), held.reason
+    planned = runner.invoke(app, ["plan", str(first), str(second), "-o", "name"])
+    assert planned.exit_code == 2, planned.stderr
+    assert "default/b: node" in planned.stderr and "Traceback" not in planned.stderr
+    checked = runner.invoke(app, ["validate", str(first), str(second)])
+    assert checked.exit_code == 1 and "defined twice, with different content" in checked.stderr
+
+
+def test_a_class_defined_twice_differently_is_named_without_a_near_names_hint(tmp_path: Path) -> None:
+    """Its claims' "DeviceClass 'x' not found" said as "could not be read (defined twice…)";
+    the hint to a class of a similar name is dropped: the class is there."""
+    items = _gpu_cluster()
+    near = {**copy.deepcopy(GPU_CLASS), "metadata": {"name": "gpu.example.org"}}
+    edited = copy.deepcopy(GPU_CLASS)
+    edited["spec"]["selectors"] = []
+    cluster = dra_solver.load([_write(tmp_path, [near, *items, edited])], strict=False)
+    reason = dra_solver.plan(cluster).pod("default/a").reason or ""
+    assert "DeviceClass gpu.example.com could not be read (defined twice, with different content" in reason
+    assert "did you mean" not in reason, reason
+
+
+def test_an_unreadable_object_and_a_readable_one_of_its_name_are_both_left_out(tmp_path: Path) -> None:
+    """A pod once with a field its model refuses, once readable: the plan had both (held and
+    planned). Neither is read: the pod is held, its reason naming both positions."""
+    items = _gpu_cluster()
+    broken = copy.deepcopy(items[-1])
+    broken["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    path = _write(tmp_path, [*items, broken])
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    held = outcome.pod("default/b")
+    assert not held.placed
+    assert "Input should be" in (held.reason or "") or "quantity" in (held.reason or ""), held.reason
+    assert (
+        f"defined twice: in {path} (document 1, items[9]), which could not be read, and in {path} "
+        "(document 1, items[8])" in (held.reason or "")
+    ), held.reason
+    assert outcome.pod("default/a").placed
