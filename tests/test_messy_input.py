@@ -119,3 +119,98 @@ def test_an_unreadable_object_and_a_readable_one_of_its_name_are_both_left_out(t
         "(document 1, items[8])" in (held.reason or "")
     ), held.reason
     assert outcome.pod("default/a").placed
+
+
+# --- names and label values the API server refuses ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "field", "said"),
+    [
+        ("Pod", "trainer-ß", "metadata.name", "invalid name 'trainer-ß': must be a DNS subdomain"),
+        ("Pod", "Trainer-0", "metadata.name", "invalid name 'Trainer-0': must be a DNS subdomain"),
+        ("Node", "gpu_node", "metadata.name", "invalid name 'gpu_node': must be a DNS subdomain"),
+        ("Pod", "ok", "metadata.namespace", "invalid namespace 'ML': must be a DNS label"),
+    ],
+)
+def test_a_name_the_api_server_refuses_fails_validate_naming_the_field(
+    tmp_path: Path, kind: str, name: str, field: str, said: str
+) -> None:
+    """`trainer-ß` passed `validate` although the API server refuses it (ObjectMeta validation:
+    a DNS subdomain; a namespace a DNS label). Planning costs only that object."""
+    items = _gpu_cluster()
+    extra = _node(name) if kind == "Node" else _pod(name)
+    if field == "metadata.namespace":
+        extra["metadata"]["namespace"] = "ML"
+    path = _write(tmp_path, [*items, extra])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1, checked.stderr
+    ns = "ML/" if field == "metadata.namespace" else ("default/" if kind == "Pod" else "")
+    assert f"{kind} {ns}{name}: {field}: {said}" in checked.stderr, checked.stderr
+    assert "the API server refuses it" in checked.stderr
+    outcome = dra_solver.plan(dra_solver.load([path], strict=False))
+    assert all(outcome.pod(f"default/{p}").placed for p in "ab")
+    if kind == "Pod":
+        held = outcome.pod(f"{ns}{name}")
+        assert not held.placed and said in (held.reason or ""), held.reason
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (7, 'must be a string, not the number 7: quote it ("7"), as the API server refuses a number here'),
+        (1.5, "must be a string, not the number 1.5: quote it as written"),
+        (
+            True,
+            "must be a string, not the boolean true (YAML reads unquoted true, yes, on… as one): quote it",
+        ),
+    ],
+)
+def test_a_node_label_that_is_a_yaml_number_is_refused_with_the_fix(
+    tmp_path: Path, value: object, said: str
+) -> None:
+    """`rack: 7` in hand-written YAML is a number, which the API server refuses in a label (and
+    the value as written cannot be told: `1.10` reads as 1.1): the node is left out with a
+    reason saying how to fix it (it said `Input should be a valid string`); a pod bound to it
+    is said to be on a node left out, not on a deleted one."""
+    items = _gpu_cluster()
+    items[1]["metadata"]["labels"]["rack"] = value
+    bound = {**_pod("running", nodeName="n1"), "status": {"phase": "Running"}}
+    path = _write(tmp_path, [*items, bound])
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1
+    assert f"Node n1: metadata.labels.rack: {said}" in checked.stderr, checked.stderr
+    cluster = dra_solver.load([path], strict=False)
+    assert list(cluster.nodes) == ["n2"]
+    assert any(w.startswith(f"{path}: Node n1: metadata.labels.rack: {said}") for w in cluster.warnings)
+    (on_it,) = [w for w in cluster.warnings if "default/running" in w]
+    assert "bound to n1, whose Node is left out for a problem" in on_it and "deleted" not in on_it, on_it
+    assert dra_solver.plan(cluster).pod("default/a").node == "n2"
+
+
+# --- a taint without an effect ---------------------------------------------------------------
+
+
+def test_a_node_taint_without_an_effect_is_named_as_such(tmp_path: Path) -> None:
+    """A Node taint with an empty effect (the API server refuses it: Required value) read
+    `the node has the taint gpu:`; `validate` called it an unsupported effect ''. Now validate
+    says it is required, and the plan keeps the node with the taint blocking, worded as one
+    without an effect. A taint without a key is kept the same way (the node is not lost)."""
+    items = _gpu_cluster()
+    items[1]["spec"] = {"taints": [{"key": "gpu", "effect": ""}]}
+    items[3]["spec"] = {"taints": [{"key": "", "effect": "NoSchedule"}]}
+    path = _write(tmp_path, items)
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 1
+    assert (
+        "Node n1: spec.taints[0].effect: required: a taint must have an effect (NoSchedule, "
+        "PreferNoSchedule, NoExecute)" in checked.stderr
+    ), checked.stderr
+    assert "Node n2: spec.taints[0].key: required: a taint must have a key" in checked.stderr
+    cluster = dra_solver.load([path], strict=False)
+    assert sorted(cluster.nodes) == ["n1", "n2"]
+    reason = dra_solver.plan(cluster).pod("default/a").reason or ""
+    assert "the node has the taint gpu (without an effect, counted as blocking), which the pod" in reason, (
+        reason
+    )
+    assert "gpu:" not in reason

@@ -355,6 +355,8 @@ def _to_input_error(
         msg = msg[len("Value error, ") :]
     if err["type"] == "missing":
         msg = "required field is missing"
+    elif err["type"] == "string_type" and type(err.get("input")) in (int, float, bool):
+        msg = _not_a_string(err["input"])
     elif err["type"] == "extra_forbidden":
         msg = extra_field_reason(model, loc)
     ref = object_ref(doc)
@@ -362,6 +364,21 @@ def _to_input_error(
         ref = f"{ref} ({version})"
         path = original_path(path, str(doc.get("kind")), version)
     return InputError(msg, obj=ref, field=path, source=source)
+
+
+def _not_a_string(value: float | bool) -> str:
+    """Why a YAML number or boolean where Kubernetes wants a string (a label value `rack: 7`,
+    hand-written) is refused, and the fix. Not read as its string: the API server refuses it
+    too, and what was written cannot be told from the value (`1.10` reads as 1.1, `010` as 8,
+    `yes` as true) — docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)"."""
+    if isinstance(value, bool):
+        return (
+            f"must be a string, not the boolean {str(value).lower()} (YAML reads unquoted true, yes, on… "
+            "as one): quote it, as the API server refuses a boolean here"
+        )
+    shown = json.dumps(str(value))
+    fix = f"quote it ({shown})" if isinstance(value, int) else "quote it as written"
+    return f"must be a string, not the number {value}: {fix}, as the API server refuses a number here"
 
 
 def _finish(

@@ -247,6 +247,10 @@ def triage(
     held: dict[Key, HeldPod] = dict(cluster.held)
     costs: dict[str, list[str]] = {}
     """A root problem's object -> the pending pods it holds (for its warning)."""
+    left_nodes = {u.name for u in cluster.unread if u.kind == "Node"} | {
+        name for name, n in cluster.nodes.items() if t.own(n) and not _taint_effects_only(t.own(n))
+    }
+    """Nodes the plan leaves out for a problem (their warnings say which)."""
     for key, pod in cluster.pods.items():
         mine = t.own(pod)
         depends = refs.of(pod)
@@ -274,7 +278,12 @@ def triage(
         pods[key] = pod
         if not holds_node(pod):  # finished: it holds nothing, nothing of it is planned
             continue
-        if cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
+        if pod.spec.node_name in left_nodes:  # its Node is in the input but left out
+            t.warnings.append(
+                f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, whose Node is left out for a "
+                "problem (its warning says which): nothing is planned there; its claims keep their devices"
+            )
+        elif cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
             t.warnings.append(
                 f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, which is not among the input's "
                 "Nodes (deleted?): nothing is planned there; its claims keep their devices"
@@ -552,8 +561,8 @@ _LEFT_OUT = {
 or not read at all: the same consequence)."""
 
 
-_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.effect$")
-"""The field of a taint's effect: a Node's, a slice's device's, a DeviceTaintRule's."""
+_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.(effect|key)$")
+"""The field of a taint's effect (or key): a Node's, a slice's device's, a DeviceTaintRule's."""
 
 _TAINT_KEPT = {
     "ResourceSlice": "the taint counts as blocking: only requests that tolerate it get the device",
@@ -564,10 +573,11 @@ _TAINT_KEPT = {
 
 
 def _taint_effects_only(problems: Sequence[InputError]) -> bool:
-    """Whether an object's problems are all unknown taint effects (a Node's, a slice's device's,
-    a DeviceTaintRule's): the object is kept, each such taint blocking what does not tolerate it
-    (`problem.taints.tolerated`), not the whole node, pool or rule left out — an effect a newer
-    API server knows costs only what does not tolerate it."""
+    """Whether an object's problems are all unknown or missing taint effects, or missing taint
+    keys (a Node's, a slice's device's, a DeviceTaintRule's): the object is kept, each such taint
+    blocking what does not tolerate it (`problem.taints.tolerated`), not the whole node, pool or
+    rule left out — an effect a newer API server knows, or a taint written without its effect,
+    costs only what does not tolerate it."""
     return bool(problems) and all(_TAINT_EFFECT.match(e.field) for e in problems)
 
 

@@ -188,10 +188,17 @@ def _needed(r: Reason) -> str:
     return f"the {r.text('asked')} asked{rounded}"
 
 
+def _taint(shown: str, effect: str) -> str:
+    """`key=value:Effect` as kubectl writes a taint; a taint without an effect (which the API
+    server refuses, docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)")
+    said as such, not as `key:`."""
+    return f"{shown}:{effect}" if effect else f"{shown} (without an effect, counted as blocking)"
+
+
 def _device_taint(r: Reason, where: bool) -> str:
     value = f"={r.text('value')}" if r.fact("value") else ""
     source = f" (DeviceTaintRule {r.text('rule')})" if r.fact("rule") else ""
-    taint = f"{r.text('key')}{value}:{r.text('effect')}{source}"
+    taint = _taint(f"{r.text('key')}{value}", r.text("effect")) + source
     return f"have the taint {taint}, which the request does not tolerate"
 
 
@@ -336,7 +343,8 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NODE_AFFINITY: lambda r, w: f"{_node(r, w)} does not match the pod's required node affinity",
     Kind.UNSCHEDULABLE: lambda r, w: f"{_node(r, w)} is unschedulable (spec.unschedulable)",
     Kind.TAINT: lambda r, w: (
-        f"{_node(r, w)} has the taint {r.text('taint')}:{r.text('effect')}, which the pod does not tolerate"
+        f"{_node(r, w)} has the taint {_taint(r.text('taint'), r.text('effect'))}, which the pod "
+        "does not tolerate"
     ),
     Kind.CLAIM_ELSEWHERE: lambda r, w: (
         f"claim {r.subject} of {r.text('pod')} is allocated with a node selector excluding "
