@@ -214,3 +214,96 @@ def test_a_node_taint_without_an_effect_is_named_as_such(tmp_path: Path) -> None
         reason
     )
     assert "gpu:" not in reason
+
+
+# --- what a live cluster is in the middle of ---------------------------------------------------
+
+
+def _allocated(claim: dict[str, Any], node: str, device: str, pod: str) -> dict[str, Any]:
+    claim["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "g", "driver": "gpu.example.com", "pool": node, "device": device}]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                ]
+            },
+        },
+        "reservedFor": [{"resource": "pods", "name": pod, "uid": f"uid-{pod}"}],
+    }
+    return claim
+
+
+def test_a_claim_being_deleted_makes_its_pending_pod_wait(tmp_path: Path) -> None:
+    """Upstream's DynamicResources refuses a pod whose claim has a deletionTimestamp
+    (`resourceclaim "a" is being deleted`); the plan placed it. An allocated claim being deleted
+    keeps its devices, and a bound pod that uses it is no problem (no warning)."""
+    items = _gpu_cluster()
+    items[5]["metadata"]["deletionTimestamp"] = "2026-11-29T00:00:00Z"  # claim a
+    running = _claim("r")
+    running["metadata"]["deletionTimestamp"] = "2026-11-29T00:00:00Z"
+    bound = {
+        **_pod("r", nodeName="n1", resourceClaims=[{"name": "g", "resourceClaimName": "r"}]),
+        "status": {"phase": "Running"},
+    }
+    items += [_allocated(running, "n1", "gpu-0", "r"), bound]
+    cluster = dra_solver.load([_write(tmp_path, items)], strict=False)
+    assert not [w for w in cluster.warnings if "default/r" in w], cluster.warnings
+    outcome = dra_solver.plan(cluster)
+    held = outcome.pod("default/a")
+    assert not held.placed
+    assert held.reason == (
+        "spec.resourceClaims[0]: ResourceClaim default/a is being deleted (metadata.deletionTimestamp): "
+        "the pod waits"
+    ), held.reason
+    assert outcome.pod("default/b").placed
+
+
+def test_a_pending_pod_being_deleted_is_not_planned(tmp_path: Path) -> None:
+    """The scheduler skips a pod with a deletionTimestamp (skipPodSchedule); the plan placed it."""
+    items = _gpu_cluster()
+    items[-1]["metadata"]["deletionTimestamp"] = "2026-11-29T00:00:00Z"  # pod b
+    outcome = dra_solver.plan(dra_solver.load([_write(tmp_path, items)], strict=False))
+    held = outcome.pod("default/b")
+    assert not held.placed
+    assert held.reason == "the pod is being deleted (metadata.deletionTimestamp): the scheduler skips it"
+    assert outcome.pod("default/a").placed
+
+
+def test_a_pod_whose_name_is_a_number_costs_only_itself(tmp_path: Path) -> None:
+    """`name: 12345` made the object nameless and the whole input fatal; it is that pod's problem."""
+    items = _gpu_cluster()
+    numbered = _pod("x")
+    numbered["metadata"]["name"] = 12345
+    path = _write(tmp_path, [*items, numbered])
+    planned = runner.invoke(app, ["plan", str(path), "-o", "name"])
+    assert planned.exit_code == 2, planned.stderr
+    assert (
+        "default/12345: not placed: the pod could not be read: metadata.name: must be a string, not the "
+        'number 12345: quote it ("12345")' in planned.stderr
+    ), planned.stderr
+    assert "default/a: node" in planned.stderr
+
+
+def test_an_allocated_device_no_slice_publishes_is_warned_about(tmp_path: Path) -> None:
+    """A driver that republished its devices under other names leaves an allocation naming a
+    device its pool no longer has: the plan cannot hold it (nor can the scheduler), and said
+    nothing. A pool the input has no slice of says nothing (a dump without slices)."""
+    items = _gpu_cluster()
+    gone = _allocated(_claim("r"), "n1", "gpu-7", "r")
+    elsewhere = _allocated(_claim("s"), "n9", "gpu-0", "s")
+    bound = [
+        {
+            **_pod(p, nodeName="n1", resourceClaims=[{"name": "g", "resourceClaimName": p}]),
+            "status": {"phase": "Running"},
+        }
+        for p in "rs"
+    ]
+    cluster = dra_solver.load([_write(tmp_path, [*items, gone, elsewhere, *bound])], strict=False)
+    (warned,) = [w for w in cluster.warnings if "published by no ResourceSlice" in w]
+    assert warned.startswith(
+        "ResourceClaim default/r: status.allocation.devices.results[0]: device gpu.example.com/n1/gpu-7 is "
+        "published by no ResourceSlice of its pool"
+    ), warned

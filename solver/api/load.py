@@ -185,15 +185,18 @@ def _unread(doc: Mapping[str, Any], errors: list[InputError], where: str = "") -
     errors are its own, not the input's."""
     kind = doc.get("kind")
     meta = doc.get("metadata")
-    if not isinstance(kind, str) or not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+    if not isinstance(kind, str) or not isinstance(meta, dict):
+        return None
+    name = meta.get("name")
+    if type(name) in (int, float):  # `name: 12345`, refused for that (`_not_a_string`): still its name
+        name = str(name)
+    if not isinstance(name, str):
         return None
     ns = meta.get("namespace")
     namespace = ns if isinstance(ns, str) and ns else ("" if kind in CLUSTER_SCOPED else "default")
     spec = doc.get("spec")
     node = spec.get("nodeName") if isinstance(spec, dict) else None
-    return Unread(
-        kind, namespace, meta["name"], node if isinstance(node, str) else "", tuple(errors), doc, where
-    )
+    return Unread(kind, namespace, name, node if isinstance(node, str) else "", tuple(errors), doc, where)
 
 
 class Reader:

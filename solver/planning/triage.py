@@ -203,8 +203,17 @@ def triage(
     unplaceable: dict[Key, _Why] = {}
     """Allocated claims kept whose node selector cannot be read: what uses them is held."""
     held_claims: dict[Key, HeldPod] = dict(cluster.held_claims)
+    deleting: dict[Key, _Why] = {}
+    """Allocated claims being deleted: a pending pod that uses them waits."""
     for key, claim in cluster.claims.items():
         why = claim_why(claim)
+        if why is None and claim.metadata.deletion_timestamp is not None:
+            # upstream's DynamicResources (PreEnqueue, PreFilter): `resourceclaim "x" is being
+            # deleted`, the pod waits; an allocated one keeps its devices until it is gone
+            why = _Why(claim.ref, f"{claim.ref} is being deleted (metadata.deletionTimestamp): the pod waits")
+            if _allocated(claim):
+                deleting[key] = why  # a bound pod that uses it is as it was: only pending pods wait
+                continue
         if why is None:
             continue
         if _allocated(claim):
@@ -241,6 +250,8 @@ def triage(
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
     refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group, cluster.claims.keys())
+    waiting = replace(refs, claims={**deleting, **refs.claims}) if deleting else refs
+    """What a pending pod reads: `refs` and the allocated claims being deleted."""
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
@@ -253,7 +264,7 @@ def triage(
     """Nodes the plan leaves out for a problem (their warnings say which)."""
     for key, pod in cluster.pods.items():
         mine = t.own(pod)
-        depends = refs.of(pod)
+        depends = (waiting if pending(pod) else refs).of(pod)
         if pending(pod):
             if mine:
                 held[key] = HeldPod(pod, _said(mine))
@@ -261,6 +272,10 @@ def triage(
             elif depends is not None:
                 held[key] = HeldPod(pod, depends.reason)
                 costs.setdefault(depends.root, []).append(pod.namespaced_name)
+            elif pod.metadata.deletion_timestamp is not None:  # upstream's skipPodSchedule
+                held[key] = HeldPod(
+                    pod, "the pod is being deleted (metadata.deletionTimestamp): the scheduler skips it"
+                )
             elif pod.spec.scheduling_gates and not ignore_scheduling_gates:
                 names = ", ".join(g.name for g in pod.spec.scheduling_gates)
                 held[key] = HeldPod(
@@ -347,6 +362,7 @@ def triage(
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
     slices = _left_out_pools(cluster, t)
+    t.warnings.extend(_unpublished_devices(cluster, slices))
     for node in cluster.nodes.values():
         t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
@@ -549,6 +565,35 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
         t.warnings.extend(f"{e.message}; {left(_gen(x))}" for e in u.errors)
     kept = [stand_in(s, problem(s)) if _gen(s) in bad else s for s in cluster.slices]
     return [*kept, *(x for _, x in unread)]
+
+
+def _unpublished_devices(cluster: Cluster, slices: Sequence[ResourceSlice]) -> list[str]:
+    """A warning for each allocated device its pool's slices do not publish (a driver that
+    republished its devices under other names, or a device removed while allocated): the plan
+    cannot hold a device it does not know, as upstream's scheduler cannot, so whatever took its
+    place is offered again — said, not silent (`check` reports it as `unknown-device`). Only
+    pools the input has slices of, and not left out (`_left_out_pools`): a dump without a
+    driver's slices says nothing about its devices."""
+    published: dict[tuple[str, str], set[str]] = {}
+    for s in slices:
+        if s.left_out is None:
+            published.setdefault((s.spec.driver, s.spec.pool.name), set()).update(
+                d.name for d in s.spec.devices
+            )
+    left = {(s.spec.driver, s.spec.pool.name) for s in slices if s.left_out is not None}
+    out: list[str] = []
+    for claim in cluster.allocated_claims():
+        assert claim.status is not None and claim.status.allocation is not None
+        for i, r in enumerate(claim.status.allocation.devices.results):
+            names = published.get((r.driver, r.pool))
+            if names is None or r.device in names or (r.driver, r.pool) in left:
+                continue
+            out.append(
+                f"{claim.ref}: status.allocation.devices.results[{i}]: device {r.driver}/{r.pool}/{r.device} "
+                "is published by no ResourceSlice of its pool (the driver republished its devices?): the "
+                "plan cannot hold it, as the scheduler cannot"
+            )
+    return out
 
 
 _LEFT_OUT = {
