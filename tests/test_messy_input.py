@@ -307,3 +307,27 @@ def test_an_allocated_device_no_slice_publishes_is_warned_about(tmp_path: Path) 
         "ResourceClaim default/r: status.allocation.devices.results[0]: device gpu.example.com/n1/gpu-7 is "
         "published by no ResourceSlice of its pool"
     ), warned
+
+
+def test_a_null_field_reads_as_unset_as_the_api_server_reads_it(tmp_path: Path) -> None:
+    """`labels:` written with nothing under it is YAML's null, which Kubernetes decodes as no
+    labels; the pod was refused (`Input should be a valid dictionary`). A null list item is
+    still refused, naming only that field."""
+    items = _gpu_cluster()
+    pod = items[-1]
+    pod["metadata"]["labels"] = None
+    pod["spec"]["tolerations"] = None
+    pod["spec"]["containers"][0]["resources"]["limits"] = None
+    broken = _pod("c")
+    broken["metadata"]["annotations"] = None
+    broken["spec"]["containers"].append(None)
+    path = _write(tmp_path, [*items, broken])
+    cluster = dra_solver.load([path], strict=False)
+    assert cluster.pods[("default", "b")].metadata.labels == {}
+    outcome = dra_solver.plan(cluster)
+    assert outcome.pod("default/b").placed
+    held = outcome.pod("default/c")
+    assert held.reason == (
+        "the pod could not be read: spec.containers[1]: Input should be a valid dictionary or instance of "
+        "Container"
+    ), held.reason

@@ -9,15 +9,16 @@ expansion, one identity per object) live in `convert`, `workloads` and `identity
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -300,7 +301,7 @@ class Reader:
             return None
         model = KINDS[converted["kind"]]
         try:
-            obj = model.model_validate(converted)
+            obj = _validate_nulls_unset(model, converted)
         except ValidationError as exc:
             self.errors.extend(_to_input_error(e, model, doc, source, version) for e in exc.errors())
             return None
@@ -324,7 +325,7 @@ class Reader:
         out: list[TypeMeta] = []
         for pod in pods:
             try:
-                out.append(Pod.model_validate(pod))
+                out.append(_validate_nulls_unset(Pod, pod))
             except ValidationError as exc:
                 for e in exc.errors():
                     err = _to_input_error(e, Pod, pod, source, None)
@@ -333,6 +334,54 @@ class Reader:
                     self.errors.append(InputError(err.reason, obj=ref, field=field, source=source))
                 return []
         return out
+
+
+M = TypeVar("M", bound=TypeMeta)
+
+
+def _validate_nulls_unset(model: type[M], doc: dict[str, Any]) -> M:
+    """`model.model_validate(doc)`, with a `null` the model refuses read as the field unset.
+
+    Why: Kubernetes decodes JSON `null` into a map, list or string as its zero value, so the
+    API server accepts `labels:` written with nothing under it (YAML's null) as no labels; the
+    models refuse None where they want a dict. Only on failure, and only the nulls a refusal
+    names (a copy of `doc` without them is validated again; what is still wrong is raised):
+    a valid object costs nothing more."""
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        stripped = _without_refused_nulls(doc, exc.errors())
+        if stripped is None:
+            raise
+    return model.model_validate(stripped)
+
+
+def _without_refused_nulls(doc: dict[str, Any], errors: Sequence[Any]) -> dict[str, Any] | None:
+    """A copy of `doc` without the null values of a mapping's key that `errors` refuse, or None
+    when there is none (a null list item is no unset field: it stays refused)."""
+    paths = [
+        [p for p in e["loc"] if not (isinstance(p, str) and p.startswith(("function-", "is-instance")))]
+        for e in errors
+        if e.get("input", 0) is None and e["type"] != "missing"
+    ]
+    if not paths:
+        return None
+    out = copy.deepcopy(doc)
+    removed = False
+    for path in paths:
+        parent: Any = out
+        for part in path[:-1]:
+            if isinstance(parent, dict):
+                parent = parent.get(part)
+            elif isinstance(parent, list) and isinstance(part, int) and 0 <= part < len(parent):
+                parent = parent[part]
+            else:
+                parent = None
+                break
+        if isinstance(parent, dict) and path and path[-1] in parent and parent[path[-1]] is None:
+            del parent[path[-1]]
+            removed = True
+    return out if removed else None
 
 
 def parse_object(doc: dict[str, Any], source: str = "") -> TypeMeta | None:
