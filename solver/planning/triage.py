@@ -574,26 +574,32 @@ def _unpublished_devices(cluster: Cluster, slices: Sequence[ResourceSlice]) -> l
     place is offered again — said, not silent (`check` reports it as `unknown-device`). Only
     pools the input has slices of, and not left out (`_left_out_pools`): a dump without a
     driver's slices says nothing about its devices."""
+    results = [
+        (claim, i, r)
+        for claim in cluster.allocated_claims()
+        if claim.status is not None and claim.status.allocation is not None
+        for i, r in enumerate(claim.status.allocation.devices.results)
+    ]
+    wanted = {(r.driver, r.pool) for _, _, r in results}
     published: dict[tuple[str, str], set[str]] = {}
+    left: set[tuple[str, str]] = set()
     for s in slices:
-        if s.left_out is None:
-            published.setdefault((s.spec.driver, s.spec.pool.name), set()).update(
-                d.name for d in s.spec.devices
-            )
-    left = {(s.spec.driver, s.spec.pool.name) for s in slices if s.left_out is not None}
-    out: list[str] = []
-    for claim in cluster.allocated_claims():
-        assert claim.status is not None and claim.status.allocation is not None
-        for i, r in enumerate(claim.status.allocation.devices.results):
-            names = published.get((r.driver, r.pool))
-            if names is None or r.device in names or (r.driver, r.pool) in left:
-                continue
-            out.append(
-                f"{claim.ref}: status.allocation.devices.results[{i}]: device {r.driver}/{r.pool}/{r.device} "
-                "is published by no ResourceSlice of its pool (the driver republished its devices?): the "
-                "plan cannot hold it, as the scheduler cannot"
-            )
-    return out
+        key = (s.spec.driver, s.spec.pool.name)
+        if key not in wanted:
+            continue
+        if s.left_out is not None:
+            left.add(key)
+        else:
+            published.setdefault(key, set()).update(d.name for d in s.spec.devices)
+    return [
+        f"{claim.ref}: status.allocation.devices.results[{i}]: device {r.driver}/{r.pool}/{r.device} "
+        "is published by no ResourceSlice of its pool (the driver republished its devices?): the "
+        "plan cannot hold it, as the scheduler cannot"
+        for claim, i, r in results
+        if (r.driver, r.pool) in published
+        and (r.driver, r.pool) not in left
+        and r.device not in published[(r.driver, r.pool)]
+    ]
 
 
 _LEFT_OUT = {
