@@ -152,6 +152,14 @@ def is_dns_subdomain(name: str, max_length: int = 253) -> bool:
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+def _validate_meta(report: _Report, obj: TypeMeta) -> None:
+    """A name, and one the API server accepts (`_name_problem`)."""
+    if not obj.metadata.name:
+        report.add("metadata.name", "required: the object must have a name")
+    elif (bad_name := _name_problem(obj)) is not None:
+        report.add(*bad_name)
+
+
 def _name_problem(obj: TypeMeta) -> tuple[str, str] | None:
     """(field, reason) when the object's `metadata.name` or `metadata.namespace` is one the API
     server refuses (ObjectMeta validation: the name a DNS subdomain of at most 253 characters —
@@ -309,10 +317,7 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
     compiling them needs `cel_check` (`dra_solver.cel.checks.validate_object` passes it).
     """
     report = _Report(obj, source, cel_check)
-    if not obj.metadata.name:
-        report.add("metadata.name", "required: the object must have a name")
-    elif (bad_name := _name_problem(obj)) is not None:
-        report.add(*bad_name)
+    _validate_meta(report, obj)
     match obj:
         case ResourceSlice():
             _validate_slice(report, obj)
