@@ -331,3 +331,14 @@ def test_a_null_field_reads_as_unset_as_the_api_server_reads_it(tmp_path: Path) 
         "the pod could not be read: spec.containers[1]: Input should be a valid dictionary or instance of "
         "Container"
     ), held.reason
+
+
+def test_a_file_given_twice_is_read_once(tmp_path: Path) -> None:
+    """`plan a.yaml dir/` with a.yaml in dir made each of its objects a duplicate of itself
+    (one warning, or `validate` error, per object); the file is one input file."""
+    path = _write(tmp_path, _gpu_cluster())
+    for command in ("validate", "plan"):
+        got = runner.invoke(app, [command, str(path), str(tmp_path)])
+        assert got.exit_code == 0, got.stderr
+        assert f"{path}: given more than once: read once" in got.stderr
+        assert "defined twice" not in got.stderr

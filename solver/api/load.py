@@ -630,11 +630,20 @@ def _read_into(
             _read_docs(reader, [(position, doc)], source, pairs, positions)
         except InputError as exc:
             reader.errors.append(exc)
+    seen: set[Path] = set()
+    """Files read (resolved): a file given twice (`plan a.yaml dir/`, dir holding a.yaml) is one
+    input file, read once — not each of its objects a duplicate of itself."""
     for raw in paths:
         found = 0
         failed = False
         for path in expand_paths([raw]):
             source = "<stdin>" if path is None else str(path)
+            if path is not None and path.resolve() in seen:
+                reader.warnings.append(f"{source}: given more than once: read once")
+                found += 1
+                continue
+            if path is not None:
+                seen.add(path.resolve())
             try:
                 text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
                 found += _read_text(reader, text, source, pairs, positions)
