@@ -189,8 +189,8 @@ def _unread(doc: Mapping[str, Any], errors: list[InputError], where: str = "") -
     if not isinstance(kind, str) or not isinstance(meta, dict):
         return None
     name = meta.get("name")
-    if type(name) in (int, float):  # `name: 12345`, refused for that (`_not_a_string`): still its name
-        name = str(name)
+    if type(name) in (int, float, bool):  # `name: 12345`, refused for that (`_not_a_string`): still its name
+        name = str(name).lower()
     if not isinstance(name, str):
         return None
     ns = meta.get("namespace")
