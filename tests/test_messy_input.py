@@ -115,8 +115,8 @@ def test_an_unreadable_object_and_a_readable_one_of_its_name_are_both_left_out(t
     assert not held.placed
     assert "Input should be" in (held.reason or "") or "quantity" in (held.reason or ""), held.reason
     assert (
-        f"defined twice: in {path} (document 1, items[9]), which could not be read, and in {path} "
-        "(document 1, items[8])" in (held.reason or "")
+        f"defined twice: in {path} (document 1, items[9]) and in {path} (document 1, items[8]), not both "
+        "readable" in (held.reason or "")
     ), held.reason
     assert outcome.pod("default/a").placed
 
@@ -342,3 +342,16 @@ def test_a_file_given_twice_is_read_once(tmp_path: Path) -> None:
         assert got.exit_code == 0, got.stderr
         assert f"{path}: given more than once: read once" in got.stderr
         assert "defined twice" not in got.stderr
+
+
+def test_an_object_with_metadata_but_no_name_is_refused_not_held(tmp_path: Path) -> None:
+    """A pod with `metadata: {namespace: default}` was held as `default/` and the plan then
+    failed with `internal error: KeyError: 'name'`; `metadata: null` must not be read as unset
+    either. An object without a name is not Kubernetes: the input is refused, naming it."""
+    items = _gpu_cluster()
+    for metadata in ({"namespace": "default"}, None):
+        nameless = {**_pod("x"), "metadata": metadata}
+        got = runner.invoke(app, ["plan", str(_write(tmp_path, [*items, nameless])), "-o", "name"])
+        assert got.exit_code == 1, got.stderr
+        assert "Pod " in got.stderr and "internal error" not in got.stderr, got.stderr
+        assert "name" in got.stderr or "metadata" in got.stderr

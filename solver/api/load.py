@@ -364,6 +364,7 @@ def _without_refused_nulls(doc: dict[str, Any], errors: Sequence[Any]) -> dict[s
         for e in errors
         if e.get("input", 0) is None and e["type"] != "missing"
     ]
+    paths = [p for p in paths if p != ["metadata"]]  # no metadata, no name: not Kubernetes at all
     if not paths:
         return None
     out = copy.deepcopy(doc)
@@ -501,7 +502,7 @@ def _again(u: Unread, where: str, errors: tuple[InputError, ...] = ()) -> Unread
     """`u` defined again at `where` (with `errors` of its own when that one could not be read
     either): one more error naming both positions."""
     again = InputError(
-        f"defined twice: in {u.where or '<input>'}, which could not be read, and in {where or '<input>'}: "
+        f"defined twice: in {u.where or '<input>'} and in {where or '<input>'}, not both readable: "
         "which one the cluster has cannot be told, so neither is read",
         obj=u.ref,
     )

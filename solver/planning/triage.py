@@ -114,7 +114,10 @@ class _Triage:
     def __init__(self, cluster: Cluster, errors: Sequence[InputError]) -> None:
         self.cluster = cluster
         # by the name errors give them (none to find in a valid input: not worked out)
-        by_ref = {error_ref(o): o for o in cluster.objects()} if errors else {}
+        # (a nameless object is not one to hold or leave out: its problem is fatal, as the
+        # loader's for one without metadata — docs/semantics.md, "Messy clusters: what one bad
+        # object costs (issue #39)")
+        by_ref = {error_ref(o): o for o in cluster.objects() if o.metadata.name} if errors else {}
         self.problems: dict[int, list[InputError]] = {}
         self.fatal: list[InputError] = []
         for e in map(self.unread_named, errors):
