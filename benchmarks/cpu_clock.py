@@ -59,10 +59,10 @@ def main() -> None:
     deadline.threading = SimpleNamespace(Timer=_CpuTimer, Event=threading.Event)  # type: ignore[assignment]  # enforced's timer
     deadline.process_started = lambda: 0.0  # the process's start: CPU second 0
     atexit.register(lambda: print(f"cpu-clock: {time.process_time():.2f} CPU s", file=sys.stderr))
-    from dra_solver.cli.main import run
+    from dra_solver.cli.main import entry
 
     sys.argv = ["dra-solver", *sys.argv[1:]]
-    run()
+    entry()
 
 
 if __name__ == "__main__":

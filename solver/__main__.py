@@ -1,6 +1,6 @@
 """`python -m dra_solver` runs the `dra-solver` command line (same as the console script)."""
 
-from .cli.main import run
+from .cli.main import entry
 
 if __name__ == "__main__":
-    run()
+    entry()

@@ -38,6 +38,7 @@ solution so far is returned as FEASIBLE, like a spent budget.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from dra_solver.encoders.objective import stages
 from dra_solver.encoders.solution import decode, hint_values
 
 from . import interrupt
-from .deadline import Deadline, passed
+from .deadline import Deadline, affords, passed
 from .problem.flat import Assignment, Problem
 
 if TYPE_CHECKING:
@@ -139,6 +140,30 @@ class CpsatOutcome:
         return value if self.stage_status.get(stage) == StageStatus.OPTIMAL else self.stage_bound.get(stage)
 
 
+@dataclass(frozen=True)
+class Hint:
+    """A solution to start the search from: `assignment` (e.g. the reference allocator's
+    answer) and, for a multi-node Problem (`Problem.nodes`), `nodes`: each hinted group's
+    node (None: derived from the assignment). Why one value: the nodes are the assignment's."""
+
+    assignment: Assignment
+    nodes: dict[int, str] | None = None
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """Which reductions the model keeps: `group`, the interchangeable-device groups;
+    `break_symmetry`, the symmetry constraints. Both on but in tests and measurements, which
+    turn one off to compare (`solve`)."""
+
+    group: bool = True
+    break_symmetry: bool = True
+
+
+_ALL_REDUCTIONS = Reductions()
+"""The default: every reduction on."""
+
+
 def solve(
     problem: Problem,
     *,
@@ -146,27 +171,24 @@ def solve(
     strategy: Strategy = "pack",
     time_limit: float = 10.0,
     seed: int = 0,
-    hint: Assignment | None = None,
-    group: bool = True,
-    break_symmetry: bool = True,
-    hint_nodes: dict[int, str] | None = None,
+    hint: Hint | None = None,
+    reductions: Reductions = _ALL_REDUCTIONS,
     deadline: Deadline | None = None,
 ) -> CpsatOutcome:
     """Allocate `problem` optimally.
 
     mode "all": every claim must be placed (one pod's claims), else INFEASIBLE; mode "free":
-    place as much (priority-weighted) as possible. `hint` (e.g. the reference allocator's
-    answer) seeds the first stage. `group=False` disables the interchangeable-device
-    reduction and `break_symmetry=False` the symmetry constraints (for tests and
-    measurements). Multi-node Problems (`Problem.nodes`): `hint_nodes` gives the hinted
-    group's node (else one is derived from the hint) and `outcome.nodes` the chosen ones.
+    place as much (priority-weighted) as possible. `hint` seeds the first stage (`Hint`).
+    `reductions`: the model's reductions (`Reductions`: all on but in tests and measurements).
+    Multi-node Problems (`Problem.nodes`): `outcome.nodes` gives the chosen nodes.
     `deadline`: the one wall-clock limit (None: none, the answer depends on `time_limit`'s
     deterministic work only); when it passes the search stops with its best solution and
     `outcome.cut_short` says so."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
     start = time.perf_counter()  # for the statistic `wall_time` only
-    m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
+    break_symmetry = reductions.break_symmetry
+    m = build(problem, mode=mode, group=reductions.group, break_symmetry=break_symmetry)
     levels = [
         Level(st.name, 0 if st.constant else st.expr, st.maximize, fixed=not st.optimise or st.constant)
         for st in stages(m, strategy)
@@ -181,9 +203,8 @@ def solve(
         "symmetry_classes": len(classes),
     }
     if hint is not None:
-        if break_symmetry:
-            hint = symmetry.canonical(m, hint)
-        for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
+        hinted = symmetry.canonical(m, hint.assignment) if break_symmetry else hint.assignment
+        for var, val in hint_values(m, hinted) + nodes.hint_nodes(m, hinted, hint.nodes):
             m.cp.add_hint(var, val)
     status = _staged(run, levels, hinted=hint is not None)
     best = run.best if status in (SearchStatus.OPTIMAL, SearchStatus.FEASIBLE) else None
@@ -484,11 +505,30 @@ def cp_solver(seed: int, budget: float, deadline: Deadline | None = None) -> cp_
     return solver
 
 
-def load_cp_model() -> None:
+CP_MODEL_IMPORT_CPU = 0.45
+"""CPU seconds importing CP-SAT's Python layer takes (`cp_model`, with pandas and numpy) on
+the reference machine: 0.40-0.41 measured after `cli.plan`'s own imports (2 shared cores,
+load 7), rounded up."""
+
+
+def cp_model_loaded() -> bool:
+    """Whether CP-SAT's Python layer is imported already (then using it costs no import)."""
+    return "ortools.sat.python.cp_model" in sys.modules
+
+
+def load_cp_model(deadline: Deadline | None = None) -> bool:
     """Import CP-SAT's Python layer now (`cp_model`: half a CPU second with pandas, loaded on
-    first use otherwise), so that a step timed by a share of a deadline (`Deadline.share`)
-    does not spend its share importing."""
+    first use otherwise) and say so (True), so that a step timed by a share of a deadline
+    (`Deadline.share`) does not spend its share importing — unless `deadline` leaves less
+    than the import takes (`CP_MODEL_IMPORT_CPU`, `Deadline.affords`, which then fires it):
+    False, nothing imported, and the caller builds no model. Why: the import cannot look at
+    the deadline, so begun just before it, it ends past it by half a CPU second or more
+    (docs/semantics.md, "Limits and determinism"). Loaded already: True, at no cost."""
+    if not cp_model_loaded() and not affords(deadline, CP_MODEL_IMPORT_CPU):
+        return False
     from ortools.sat.python import cp_model  # noqa: F401  # the import is the point
+
+    return True
 
 
 def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
@@ -502,12 +542,16 @@ def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
 
 
 __all__ = [
+    "CP_MODEL_IMPORT_CPU",
     "DEADLINE_FLOOR",
     "CpsatOutcome",
+    "Hint",
     "Lexicographic",
     "Level",
     "Mode",
+    "Reductions",
     "Strategy",
+    "cp_model_loaded",
     "cp_solver",
     "hint_with",
     "load_cp_model",

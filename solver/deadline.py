@@ -31,7 +31,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,13 +88,25 @@ def process_started() -> float:
     return now - age if 0.0 <= age < 3600.0 else now
 
 
+_timed_run = False
+"""Whether the run inside `process_run` made its deadline (`Deadline.since_start`: the command
+was given `--timeout`), for `timed_run`."""
+
+
+def timed_run() -> bool:
+    """Whether the last `process_run` made a deadline (`--timeout`): the console script then
+    ends the process as soon as its output is flushed (`cli.main.entry`)."""
+    return _timed_run
+
+
 @contextmanager
 def process_run() -> Iterator[None]:
     """The console script's run (`cli.main.run`): inside, a deadline made with
     `Deadline.since_start` counts from the process's start. Outside (a command invoked
     in-process, a test), from the command's own start."""
-    global _run_started
+    global _run_started, _timed_run
     _run_started = process_started()
+    _timed_run = False
     try:
         yield
     finally:
@@ -135,8 +147,10 @@ class Deadline:
     def since_start(cls, seconds: float) -> Deadline:
         """The deadline `seconds` after the run began: the process's start inside the console
         script's `process_run`, else now (a command run in-process)."""
+        global _timed_run
         if _run_started is None:
             return cls.after(seconds)
+        _timed_run = True
         return cls(_run_started + seconds, seconds, started=_run_started, cpu_started=0.0)
 
     def elapsed(self) -> float:
@@ -154,6 +168,19 @@ class Deadline:
 
     def passed(self, grace: float = 0.0) -> bool:
         return self.left(grace) <= 0.0
+
+    def affords(self, cpu_seconds: float) -> bool:
+        """Whether the time left covers a step counted at `cpu_seconds` (on the reference
+        machine, turned into this run's seconds by `stretch`) that cannot look at the deadline
+        while it runs — an import, one C call; when it does not, the deadline `fire`s and the
+        caller does not start the step (the run's answer, without it, depends on the machine's
+        speed). Why: begun just before the deadline, such a step ends past it by its whole
+        length (issue #40: CP-SAT's import at a third of a CPU, over a second past a 3 s
+        `--timeout`). Steps that do look at it (between units of work) need no such test."""
+        if self.left() > cpu_seconds * self.stretch():
+            return True
+        self.fire()
+        return False
 
     def fire(self) -> None:
         """Record that the deadline ended a search elsewhere (a worker's result says so); the
@@ -301,6 +328,18 @@ def passed(deadline: Deadline | None) -> bool:
     return deadline is not None and deadline.passed()
 
 
+def affords(deadline: Deadline | None, cpu_seconds: float) -> bool:
+    """`Deadline.affords` of `deadline`; True without one."""
+    return deadline is None or deadline.affords(cpu_seconds)
+
+
+def stopping(deadline: Deadline | None) -> bool:
+    """Whether a step that looks at the deadline between its units of work should stop there:
+    `deadline` has passed (it may be a share of the run's, `Deadline.share`, which no timer
+    watches), or a stop was requested (Ctrl-C, or the run's deadline under `enforced`)."""
+    return interrupt.requested() or passed(deadline)
+
+
 def fired(deadline: Deadline | None) -> bool:
     """Whether `deadline` is given and has fired (ended a search of the run)."""
     return deadline is not None and deadline.fired
@@ -341,6 +380,50 @@ def enforced(deadline: Deadline | None) -> Iterator[None]:
             interrupt.reset()
 
 
+WATCH_GRACE = 0.05
+"""How far past the run's deadline (a share of its length) `watch_start` ends the process:
+later than the reading's own looks, so that where one of them sees the deadline its message
+(what was read) is the one printed."""
+
+_watch_lock = threading.Lock()
+_watch_off = False
+
+
+def watch_start(seconds: float, end: Callable[[Deadline], None]) -> None:
+    """Arm the process's watchdog for a run given `--timeout SECONDS`: `WATCH_GRACE` past the
+    deadline (from the process's start), unless `watch_off` was called by then, `end` runs on
+    the watchdog's thread (it says so and ends the process). Why: what a run does before its
+    first look at the deadline — the interpreter's start, the imports (1.4-2 CPU s), one YAML
+    document composed whole — looks at nothing, and on a busy machine (a tenth of a CPU) it
+    took 1.4-4.3x a 3-5 s timeout; before the search there is no plan to keep, so the honest
+    answer at the deadline is the one a run cut short while reading gives (no plan, exit 1).
+    The search and the writing are not watched: they look at the deadline themselves and
+    keep what they checked."""
+    global _watch_off
+    _watch_off = False
+    started = process_started()
+
+    def fire() -> None:
+        with _watch_lock:  # `watch_off` waits: the process ends here
+            if not _watch_off:
+                run = Deadline(started + seconds, seconds, started=started, cpu_started=0.0)
+                run.fire()
+                end(run)
+
+    timer = threading.Timer(max(started + seconds * (1 + WATCH_GRACE) - time.monotonic(), 0.0), fire)
+    timer.daemon = True
+    timer.start()
+
+
+def watch_off() -> None:
+    """Disarm the watchdog (`watch_start`): the run's own looks at the deadline bound it from
+    here (the search, the check, the writing's reserve). When the watchdog has fired already,
+    this waits while it ends the process."""
+    global _watch_off
+    with _watch_lock:
+        _watch_off = True
+
+
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -365,10 +448,15 @@ __all__ = [
     "CUT_SHORT",
     "Deadline",
     "Gauge",
+    "affords",
     "enforced",
     "fired",
     "parse_duration",
     "passed",
     "process_run",
     "process_started",
+    "stopping",
+    "timed_run",
+    "watch_off",
+    "watch_start",
 ]

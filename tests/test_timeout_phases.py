@@ -21,10 +21,12 @@ from dra_solver import Cluster, interrupt, plan
 from dra_solver.check import check_cluster
 from dra_solver.cli import plan as plan_command
 from dra_solver.cli.main import app
+from dra_solver.cpsat import load_cp_model
 from dra_solver.deadline import CUT_SHORT, Deadline
 from dra_solver.errors import CutShort
 from dra_solver.output.objects import cluster_after
 from dra_solver.planning.finish import CHECK_CUT_SHORT
+from dra_solver.planning.job import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
@@ -56,7 +58,7 @@ class CountingDeadline(Deadline):
         return CountingDeadline(self.after, self.looks, parent=self)
 
 
-_GO_ON = ("dra_solver.deadline", "dra_solver.cli.plan", "contextlib", __name__)
+_GO_ON = ("dra_solver.deadline", "dra_solver.cli.plan", "dra_solver.cli.inputs", "contextlib", __name__)
 """Frames that pass a look on: the deadline's helpers, the CLI's reading callback, `with`."""
 
 
@@ -86,7 +88,10 @@ def _run_cli(monkeypatch: pytest.MonkeyPatch, deadline: CountingDeadline, *args:
 
 @pytest.fixture(scope="module")
 def every_look() -> list[str]:
-    """The looks of a whole CLI run whose deadline never passes."""
+    """The looks of a whole CLI run whose deadline never passes. CP-SAT's import first: the
+    run's first import of it looks at the deadline (`cpsat.load_cp_model`) and later ones do
+    not, so the runs compared with this one look as often as it does."""
+    load_cp_model()
     looks: list[str] = []
     with pytest.MonkeyPatch.context() as mp:
         got = _run_cli(mp, CountingDeadline(None, looks))
@@ -268,11 +273,9 @@ def _fleet(nodes: int, pods: int) -> Cluster:
 
 
 @pytest.fixture
-def at_scale(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
-    """A cluster the aggregated model plans before first fit (`PER_DEVICE_MAX` lowered)."""
-    import dra_solver.planners.policy as policy
-
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+def at_scale() -> Iterator[Cluster]:
+    """A cluster the aggregated model plans before first fit when planned with
+    `per_device_max=0` (`Options.per_device_max`: the job counts as large)."""
     yield _fleet(6, 20)
 
 
@@ -291,7 +294,7 @@ def _model_without_a_plan_yet(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
         agg = real(job, first, *args, **kwargs)
         if first is None:
             seen.append(job.deadline is not None and job.deadline.passed())
-            if seen[-1]:
+            if seen[-1] and not isinstance(agg, str):  # a str: its classes saw the share pass
                 return replace(agg, placements={}, objective=0, status="FEASIBLE")
         return agg
 
@@ -308,7 +311,7 @@ def test_a_model_cut_short_before_its_first_plan_leaves_first_fit_time_to_place(
     before the model has a plan, first fit runs in the rest and its checked plan is the
     answer — said to be cut short — not a plan that places nothing."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert seen[0] is True  # the model's deadline was its share, and it had passed
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
@@ -325,7 +328,7 @@ def test_a_model_whose_share_passed_before_it_started_is_not_started(
     and pod classes alone took a second of a 1,000-node run past the deadline — and first
     fit runs in the rest, its checked plan the answer, cut short."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    out = plan(at_scale, deadline=_ShareGoneAtOnce(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGoneAtOnce(None, []))
     assert seen == []  # never called before first fit
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and out.placed == 12
@@ -339,8 +342,8 @@ def test_without_a_deadline_the_model_runs_alone_and_nothing_is_cut(
     """The share exists only under a deadline: without one, or with one that never passes,
     the model before first fit proves its plan and the plan is the same, not cut short."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    alone = plan(at_scale)
-    generous = plan(at_scale, deadline=CountingDeadline(None, []))
+    alone = plan(at_scale, per_device_max=0)
+    generous = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
     assert seen == [False, False]
     for out in (alone, generous):
         assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
@@ -353,7 +356,7 @@ def test_a_model_whose_share_passed_is_not_expanded_and_first_fit_runs(at_scale:
     few pods): that plan is not expanded to devices (no time is spent on a plan not proven);
     first fit runs, then the model from first fit's plan, and the answer places at least
     what first fit places — checked, cut short."""
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and out.placed == 12
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
@@ -365,10 +368,10 @@ def test_the_expansion_stops_at_the_deadline_with_a_checked_plan(at_scale: Clust
     deadline between nodes: passed at its first look, no node is expanded, and the answer is
     a checked plan (here first fit's, which runs after), cut short."""
     looks: list[str] = []
-    plan(at_scale, deadline=CountingDeadline(None, looks))
+    plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, looks))
     first = looks.index("dra_solver.planners.aggregated.expansion")
     later: list[str] = []
-    out = plan(at_scale, deadline=CountingDeadline(first, later))
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(first, later))
     assert later[first] == "dra_solver.planners.aggregated.expansion"
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
@@ -383,15 +386,13 @@ def test_a_deadline_passing_while_the_caps_are_found_gives_a_checked_plan(
     (`MAX_COPIES`): the cap it gives up with is at most that many (the model's components
     carry no more pods of a class), and the run ends with a checked plan, cut short — it used
     to end in a KeyError."""
-    import dra_solver.planners.policy as policy
     from dra_solver.planners.aggregated.patterns import MAX_COPIES
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = _fleet(4, MAX_COPIES + 20)
     looks: list[str] = []
-    plan(cluster, deadline=CountingDeadline(None, looks))
+    plan(cluster, per_device_max=0, deadline=CountingDeadline(None, looks))
     first = looks.index("dra_solver.planners.aggregated.patterns")
-    out = plan(cluster, deadline=CountingDeadline(first, []))
+    out = plan(cluster, per_device_max=0, deadline=CountingDeadline(first, []))
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(cluster, out.pods))
     assert check_cluster(after) == []
@@ -413,6 +414,131 @@ def test_a_model_whose_share_passed_solves_no_component(
         return real(executor, fn, items)
 
     monkeypatch.setattr(master, "run_units", counted)
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert len(calls) == 1  # the model after first fit only
     assert out.stats["reference_placed"] == 12 and out.placed == 12
+
+
+def test_the_classes_look_at_the_deadline_and_a_run_cut_there_is_checked(at_scale: Cluster) -> None:
+    """Issue #40 §2: the aggregated model's pod and node classes (a tenth of a CPU second each
+    at 1,000 nodes / 4,000 claims) look at the deadline between units and between nodes. Passed
+    at the first look of the node classes, the model does not run on classes of some nodes
+    (no cap is searched); the answer is a checked plan, cut short."""
+    looks: list[str] = []
+    plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, looks))
+    classes = [i for i, m in enumerate(looks) if m == "dra_solver.planners.aggregated.classes"]
+    assert len(classes) >= 7  # the pods' (one look per LOOK_EVERY units), then one per node (6)
+    later: list[str] = []
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(classes[1], later))
+    assert later[classes[1]] == "dra_solver.planners.aggregated.classes"
+    assert "dra_solver.planners.aggregated.patterns" not in later  # no cap searched
+    assert out.stats[CUT_SHORT] is True
+    after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+
+
+def test_classes_cut_by_the_deadline_say_so_and_are_none() -> None:
+    """`pod_classes_within` gives None and `node_classes` says `cut` once the deadline has
+    passed; without one they are the classes as always."""
+    from dra_solver.cel import EvalCache
+    from dra_solver.gates import FeatureGates
+    from dra_solver.planners.aggregated.classes import node_classes, pod_classes, pod_classes_within
+    from dra_solver.planning.resolve import units_for
+
+    cluster = _fleet(3, 4)
+    units = units_for(cluster, None, None, sorted(cluster.nodes), FeatureGates())
+    todo = list(range(len(units)))
+    passed = CountingDeadline(0, [])
+    assert pod_classes_within(units, todo, None, passed) is None
+    interrupt.reset()
+    pods = pod_classes(units, todo)
+    assert pods == pod_classes_within(units, todo, None, None) and len(pods) == 1
+    names = sorted(cluster.nodes)
+    whole = node_classes(cluster, units, pods, names, FeatureGates(), EvalCache())
+    assert whole.cut is None and sum(c.mult for c in whole.classes) == 3
+    one = CountingDeadline(1, [])
+    cut = node_classes(cluster, units, pods, names, FeatureGates(), EvalCache(), deadline=one)
+    assert cut.cut == "the deadline passed while classing the nodes (1 of 3)"
+
+
+def test_a_deadline_affords_a_step_only_when_the_time_left_covers_it() -> None:
+    """`Deadline.affords`: a step that cannot look at the deadline while it runs starts only
+    when the time left covers its count at the run's stretch; when not, the deadline fires
+    (the answer without the step depends on the machine's speed)."""
+    from dra_solver.deadline import affords
+
+    deadline = Deadline.after(3600.0)
+    assert deadline.affords(1.0) and not deadline.fired
+    assert not deadline.affords(1e9) and deadline.fired
+    assert affords(None, 1e9)
+
+
+def test_no_model_starts_when_the_time_left_does_not_cover_cp_sat_s_import(
+    monkeypatch: pytest.MonkeyPatch, at_scale: Cluster
+) -> None:
+    """Issue #40 §2: CP-SAT's import (half a CPU second, `cpsat.load_cp_model`) cannot look at
+    the deadline, so no model starts when the time left does not cover it: neither the
+    aggregated model before first fit nor the variants after it. The answer is first fit's
+    checked plan, cut short, and says why no model ran; with time enough, the models run."""
+    import dra_solver.cpsat as cpsat
+    from dra_solver.planners.policy import NOT_STARTED
+
+    monkeypatch.setattr(cpsat, "cp_model_loaded", lambda: False)  # as in a fresh process
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 1e9)  # more than the time left
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
+    assert out.stats[CUT_SHORT] is True and out.stats["models"] == NOT_STARTED
+    assert out.stats["reference_placed"] == 12 and out.placed == 12
+    after = Cluster.from_objects(cluster_after(at_scale, out.pods))
+    assert check_cluster(after) == []
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 0.45)
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
+    assert CUT_SHORT not in out.stats and "models" not in out.stats
+    assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
+
+
+def test_explain_looks_at_the_deadline_between_nodes_and_says_what_it_left_out() -> None:
+    """`explain --timeout`: the deadline is looked at before each node (each node's answer is
+    whole: a search cut half way could call a node that fits full) and before the plan of the
+    other pending pods; passed after two nodes, the answer has those two, says what it left
+    out and that it was cut short; never passing, it is the untimed answer."""
+    from dra_solver.explain.diagnosis import explain
+
+    cluster = Cluster.from_paths([DUMP])
+    pod = "ml-training/trainer-3"
+    whole = explain(cluster, pod=pod, with_plan=True)
+    assert whole.cut is None and len(whole.nodes) == 5
+    assert (
+        explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(None, [])).text() == whole.text()
+    )
+    cut = explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(2, []))
+    assert [a.node for a in cut.nodes] == [a.node for a in whole.nodes[:2]]
+    assert cut.nodes == whole.nodes[:2] and cut.with_plan == []
+    assert cut.cut == "2 of 5 nodes examined, the others not"
+    assert cut.text().endswith(
+        "cut short by --timeout: 2 of 5 nodes examined, the others not; "
+        "this answer depends on the machine's speed"
+    )
+    interrupt.reset()
+    planned = explain(cluster, pod=pod, with_plan=True, deadline=CountingDeadline(5, []))
+    assert planned.nodes == whole.nodes and planned.cut is not None
+
+
+def test_the_preemption_model_is_not_started_when_the_time_left_does_not_cover_cp_sat_s_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`plan --preempt` (and `explain --preempt`) under a deadline whose time left does not
+    cover CP-SAT's import: the preemption model is not started, and the run ends as one cut
+    short before its model had a plan does (`SearchAborted`, no plan), not seconds later."""
+    import dra_solver.cpsat as cpsat
+    from dra_solver.errors import SearchAborted
+    from dra_solver.preempt import plan_preempt
+
+    cluster = Cluster.from_paths([ROOT / "docs" / "examples" / "preempt.yaml"])
+    monkeypatch.setattr(cpsat, "cp_model_loaded", lambda: False)
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 1e9)
+    deadline = CountingDeadline(None, [])
+    with pytest.raises(SearchAborted, match="before the deadline"):
+        plan_preempt(cluster, options=Options(deadline=deadline))
+    assert deadline.fired
+    monkeypatch.setattr(cpsat, "CP_MODEL_IMPORT_CPU", 0.45)
+    assert plan_preempt(cluster, options=Options(deadline=CountingDeadline(None, []))).placed > 0

@@ -159,7 +159,7 @@ TimeLimitOpt = Annotated[
 ]
 
 
-def _duration(value: str | None) -> float | None:
+def parse_timeout(value: str | None) -> float | None:
     if value is None:
         return None
     try:
@@ -168,21 +168,20 @@ def _duration(value: str | None) -> float | None:
         raise typer.BadParameter(str(exc)) from None
 
 
+def timeout_option(help: str) -> Any:
+    """`--timeout DURATION` with `help` (`plan`'s `TimeoutOpt`; `explain` has its own words)."""
+    return typer.Option("--timeout", metavar="DURATION", parser=parse_timeout, help=help, show_default=False)
+
+
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option(
-        "--timeout",
-        metavar="DURATION",
-        parser=_duration,
-        help=(
-            "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
-            "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
-            "when it passes, the best checked plan so far is printed and says it was cut short "
-            "(that answer depends on the machine's speed); passed before any pod was placed (while "
-            "reading, say): no plan, exit 1. "
-            "Default: none — --time-limit's deterministic budget bounds the search."
-        ),
-        show_default=False,
+    timeout_option(
+        "Wall-clock limit of the whole run from the process's start (reading, first fit, the "
+        "models, the reasons, the check, the output), as kubectl's --timeout (30s, 5m, 1m30s): "
+        "when it passes, the best checked plan so far is printed and says it was cut short "
+        "(that answer depends on the machine's speed); passed before any pod was placed (while "
+        "reading, say): no plan, exit 1. "
+        "Default: none — --time-limit's deterministic budget bounds the search."
     ),
 ]
 MAX_SEED = 2**31 - 1
@@ -302,4 +301,6 @@ __all__ = [
     "TimeLimitOpt",
     "TimeoutOpt",
     "object_name",
+    "parse_timeout",
+    "timeout_option",
 ]

@@ -34,12 +34,12 @@ from ..api.cluster import Cluster
 from ..api.load import collector_paused, dumps
 from ..api.models import ResourceSlice
 from ..api.templates import NodeTemplate
-from ..deadline import Deadline, enforced
+from ..deadline import Deadline, enforced, watch_off
 from ..deadline import fired as cut_short
 from ..errors import DRASolverError, InputError
 from ..executors import open_executor
 from ..output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
-from ..output.report import write_report
+from ..output.report import ReportExtras, write_report
 from ..output.table import plan_tables
 from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
@@ -54,7 +54,7 @@ from ..whatif.filling import fill as fill_pod
 from ..whatif.sweep import sweep, sweep_output
 from .console import EXIT_ERROR, EXIT_UNSCHEDULABLE, err, fail, out, print_warnings
 from .help import UsageError
-from .inputs import Inputs, freeze_if_large, live_target, load_template, load_valid
+from .inputs import Inputs, cut_short_after, freeze_if_large, live_target, load_template, load_valid
 from .options import (
     AllocatorChoice,
     ContextOpt,
@@ -305,14 +305,16 @@ def plan(
     if watch or watch_count is not None:
         if not watch:
             raise UsageError("--watch-count needs --watch")
+        watch_off()  # --watch: --timeout is each re-plan's limit, not the process's
         raise typer.Exit(plan_watch(request, watch_count))
     # The whole run as a plan runs (`planners.run.fewer_collections`): reading, validating,
     # planning and writing a large cluster keep millions of objects alive, and at Python's
     # thresholds the collector traversed them again and again between the steps (a third of
     # the writing of a 10,000-pod plan: the Pods' dumps). Changes no result.
     with fewer_collections():
-        with stop_reading_when(partial(_cut_short_after, deadline)):
+        with stop_reading_when(partial(cut_short_after, deadline)):
             loaded = load_valid(request.inputs)
+        watch_off()  # from here the run's own looks bound it (`deadline.watch_start`)
         cluster = loaded.cluster
         options = request.options(loaded.gates)
         if options.deadline is not None:  # the output's time is not the search's
@@ -368,13 +370,6 @@ def _end_if_nothing_placed(request: PlanRequest, planned: _Planned) -> None:
         )
     )
     raise typer.Exit(EXIT_ERROR)
-
-
-def _cut_short_after(deadline: Deadline | None) -> str | None:
-    """Why reading stops (`api.bounded.stop_reading_when`): the run's deadline passed."""
-    if deadline is None or not deadline.passed():
-        return None
-    return f"cut short by --timeout after {deadline.elapsed():.1f} s"
 
 
 WRITE_CPU_PER_OBJECT = 0.00006
@@ -563,8 +558,7 @@ def _write_report(
         options.feature_gates,
         seconds=planned.seconds,
         first_fit=first_fit if request.compare else None,
-        inputs=request.inputs.paths,
-        **_steps_for_report(cluster, planned.outcome),
+        extras=ReportExtras(request.inputs.paths, **_steps_for_report(cluster, planned.outcome)),
     )
     err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
 

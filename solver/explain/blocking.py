@@ -31,7 +31,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ortools.sat.python import cp_model
+# The status from the solver's extension: `cp_model` (pandas, half a CPU second) loads when a
+# model is built (`encoders.model.new_cp_model`), so `explain` of a pod that fits everywhere
+# and a run cut short by --timeout before a blocking set do not pay it.
+from ortools.sat.python.cp_model_helper import CpSolverStatus
 
 from dra_solver.encoders import constraints as constraint_family
 from dra_solver.encoders import variables
@@ -143,7 +146,7 @@ def allocation_exists(problem: Problem, *, seed: int = 0) -> bool | None:
         status = solver.solve(cp)
     if found(status):
         return True
-    return False if status == cp_model.INFEASIBLE else None
+    return False if status == CpSolverStatus.INFEASIBLE else None
 
 
 def _infeasible(g: GuardedModel, groups: list[Group], seed: int) -> tuple[bool, set[Group]]:
@@ -154,7 +157,7 @@ def _infeasible(g: GuardedModel, groups: list[Group], seed: int) -> tuple[bool, 
     solver = cp_solver(seed, TIME_LIMIT)
     with interrupt.stoppable(solver.stop_search):  # stopped: not proven, so not blocked
         status = solver.solve(cp)
-    if status != cp_model.INFEASIBLE:
+    if status != CpSolverStatus.INFEASIBLE:
         return False, set()
     core = set(solver.sufficient_assumptions_for_infeasibility())
     return True, {x for x in groups if g.literals[x].index in core}

@@ -29,6 +29,7 @@ from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim
 from ..api.templates import NodeTemplate, with_copies
 from ..cel import EvalCache, compile_expression
+from ..deadline import Deadline, fired, passed
 from ..errors import CelError, DRASolverError, InputError, SearchAborted
 from ..gates import FeatureGates
 from ..inventory import Pools, visible_devices
@@ -107,6 +108,9 @@ class Explanation:
     held: str | None = None
     """Why no plan considers the pod at all (`Cluster.held`: a problem it depends on, its
     scheduling gates, bound without allocated claims); then there are no per-node answers."""
+    cut: str | None = None
+    """What the deadline (`--timeout`) left out when it passed (`explain(deadline=)`): the
+    nodes not examined, the templates or the plan not tried; None: nothing."""
 
     @property
     def fits(self) -> list[str | None]:
@@ -146,6 +150,8 @@ class Explanation:
         if self.template:
             lines.append(f"it fits on a new node of template {self.template}")
         lines.extend(self.with_plan)
+        if self.cut is not None:
+            lines.append(f"cut short by --timeout: {self.cut}; this answer depends on the machine's speed")
         return "\n".join(lines)
 
 
@@ -164,12 +170,19 @@ def explain(
     feature_gates: FeatureGates | str | None = None,
     node_templates: Sequence[NodeTemplate] = (),
     with_plan: bool = False,
+    deadline: Deadline | None = None,
 ) -> Explanation:
     """Why `claim` (names; together, all or none) or `pod`'s unallocated claims cannot be
     allocated, on each of `nodes` (default: every node the input knows) — the subject alone on
     the cluster as the input has it. `with_plan`: also plan the input's pending pods (as
     `dra-solver plan` does, default options) and say whether the plan places the subject, and
-    if not, why (the pods that take the room where it fits alone)."""
+    if not, why (the pods that take the room where it fits alone).
+
+    `deadline` (`explain --timeout`): looked at before each node, each template and the plan;
+    once it has passed the rest is not examined and `Explanation.cut` says what was left out
+    — every answer given is whole (a node's search is never cut half way: it could call a
+    node that fits full), and the plan is cut as `plan --timeout` cuts it (its checked plan so
+    far)."""
     gates = FeatureGates.of(feature_gates)
     if (claim is None) == (pod is None):
         raise InputError("explain needs either a claim or a pod")
@@ -198,26 +211,59 @@ def explain(
     node_list: list[str | None] = list(nodes) if nodes else known or [None]
     run = _Explaining(cluster, claims, pod_obj, gates)
     out = Explanation(subject)
-    for n in node_list:
-        out.nodes.append(run.node(n))
-    if not out.fits and node_templates:
-        for t in node_templates:
-            grown, copies = with_copies(cluster, [t], [1])
-            if _Explaining(grown, claims, pod_obj, gates, run.cache).node(copies[0][0]).fits:
-                out.template = t.name
-                break
+    if not _each_node(run, out, node_list, deadline):
+        return out
+    if not out.fits and not _templates(run, out, node_templates, deadline):
+        return out
     if with_plan:
+        if passed(deadline):
+            out.cut = "the plan of the other pending pods was not made"
+            return out
         refs = [pod_obj.namespaced_name] if pod_obj is not None else [c.namespaced_name for c in claims]
-        out.with_plan = _with_plan(cluster, refs, gates)
+        out.with_plan = _with_plan(cluster, refs, gates, deadline)
+        if fired(deadline):
+            out.cut = "the plan of the other pending pods is its checked plan so far"
     return out
 
 
-def _with_plan(cluster: Cluster, refs: list[str], gates: FeatureGates) -> list[str]:
+def _each_node(
+    run: _Explaining, out: Explanation, nodes: Sequence[str | None], deadline: Deadline | None
+) -> bool:
+    """Each node's answer into `out`, the deadline looked at before each: False once it
+    passed (`out.cut` says how far it got)."""
+    for n in nodes:
+        if passed(deadline):
+            out.cut = f"{len(out.nodes)} of {len(nodes)} nodes examined, the others not"
+            return False
+        out.nodes.append(run.node(n))
+    return True
+
+
+def _templates(
+    run: _Explaining, out: Explanation, templates: Sequence[NodeTemplate], deadline: Deadline | None
+) -> bool:
+    """The first template on whose fresh copy the subject fits, into `out.template`, the
+    deadline looked at before each: False once it passed (`out.cut` says so)."""
+    for t in templates:
+        if passed(deadline):
+            out.cut = "not every node template was tried"
+            return False
+        grown, copies = with_copies(run.cluster, [t], [1])
+        if _Explaining(grown, run.claims, run.pod, run.gates, run.cache).node(copies[0][0]).fits:
+            out.template = t.name
+            break
+    return True
+
+
+def _with_plan(
+    cluster: Cluster, refs: list[str], gates: FeatureGates, deadline: Deadline | None = None
+) -> list[str]:
     """What the plan of the input's pending pods does with each of `refs` (a pod, or claims
     planned as pods of their own when the input has no Pods), in lines under `WITH_PLAN`;
-    none when the subject is not among the plan's pods (a bound pod, an allocated claim)."""
+    none when the subject is not among the plan's pods (a bound pod, an allocated claim).
+    `deadline`: the plan's (`plan(deadline=)`)."""
     try:
-        outcome = plan(cluster, feature_gates=gates)
+        outcome = plan(cluster, feature_gates=gates, deadline=deadline)
     except DRASolverError as exc:
         return [WITH_PLAN, "  " + say(Reason.of(Kind.PLAN_FAILS, why=str(exc)))]
     by_name = {p.name: p for p in outcome.pods}

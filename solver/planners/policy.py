@@ -41,6 +41,11 @@ from .aggregated.served import on_served
 from .bounds import COMPLETE, HINT_STEPS, complete, judge, proven_pods
 from .perdevice import NAME, per_device
 
+NOT_STARTED = "not started: the time --timeout left does not cover CP-SAT's import"
+"""Why a model variant does not plan when `cpsat.load_cp_model` says the deadline leaves less
+than the import takes (it then fired: the plan is first fit's or an earlier variant's, marked
+cut short)."""
+
 
 @dataclass(frozen=True)
 class Complete:
@@ -83,6 +88,8 @@ class Aggregated:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        if not load_cp_model(job.deadline):
+            return NOT_STARTED
         out = on_served(job, lambda j: plan_aggregated(j, start, force=self.force))
         assert out is not None  # plan_aggregated plans or says why
         return out
@@ -100,6 +107,8 @@ class PerDevice:
         return None
 
     def plan(self, job: Job, start: PlanOutcome, passed: Mapping[str, str]) -> PlanOutcome | str:
+        if not load_cp_model(job.deadline):
+            return NOT_STARTED
         if start.allocator == NAME:  # an earlier variant's plan, with a gap left
             stats: Stats = {**start.stats, "aggregated": "yes, then the per-device model (a gap remained)"}
             told = start.verdict
@@ -211,7 +220,10 @@ class Cpsat:
         # stops at the run's deadline only. Without one, nothing changes.
         whole = job
         if job.deadline is not None:
-            load_cp_model()  # before the share is cut: the model's time is for the search
+            # CP-SAT's import before the share is cut (the model's time is for the search),
+            # and only when what is left covers it (`cpsat.load_cp_model`): else first fit runs.
+            if not load_cp_model(job.deadline):
+                return None
             job = replace(job, deadline=job.deadline.share(MODEL_FIRST_SHARE))
             if passed(job.deadline) and not interrupt.requested():
                 return None  # its share is over already (the import took it): first fit runs
@@ -224,10 +236,10 @@ class Cpsat:
             out = pools
         else:
             agg = aggregate(job, None)
+            if job is not whole and fired(job.deadline) and not interrupt.requested():
+                return None  # its share is over (its classes stop there too): first fit runs in the rest
             if isinstance(agg, str):
                 return agg if pools == NO_POOLS else f"{agg}; over network-attached pools: {pools}"
-            if job is not whole and fired(job.deadline) and not interrupt.requested():
-                return None  # its share is over: not proven, so first fit runs in the rest
             out = expand_aggregated(whole, nothing, agg, stats.copy())
         placed = any(p.placed for p in out.pods)
         # Ctrl-C (or the run's deadline) during the model: first fit would now place nothing,
@@ -265,7 +277,10 @@ class Cpsat:
                 return out
             start = out  # a gap remains: the next variant may close it from this plan
         if start is first:
-            return PlanOutcome(first.pods, self.name, first.stats.copy())
+            stats = first.stats.copy()
+            if NOT_STARTED in passed.values():
+                stats["models"] = NOT_STARTED
+            return PlanOutcome(first.pods, self.name, stats)
         return start
 
 
@@ -278,8 +293,14 @@ ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
 def beyond_per_device(job: Job) -> bool:
-    """Whether the job is larger (pods x nodes) than the per-device model is run for."""
-    return len(job.units) * len(job.nodes) > PER_DEVICE_MAX
+    """Whether the job is larger (pods x nodes) than the per-device model is run for
+    (`Options.per_device_max`, else `PER_DEVICE_MAX`)."""
+    return len(job.units) * len(job.nodes) > per_device_max(job)
+
+
+def per_device_max(job: Job) -> int:
+    """Pods x nodes up to which the per-device model plans `job` (`Options.per_device_max`)."""
+    return PER_DEVICE_MAX if job.per_device_max is None else job.per_device_max
 
 
 def _refine(job: Job, out: PlanOutcome) -> bool:
@@ -296,6 +317,7 @@ __all__ = [
     "ALLOCATORS",
     "MODELS",
     "MODEL_FIRST_SHARE",
+    "NOT_STARTED",
     "PER_DEVICE_ONLY",
     "TABLES",
     "Aggregated",
@@ -304,5 +326,7 @@ __all__ = [
     "Improver",
     "PerDevice",
     "Reference",
+    "beyond_per_device",
     "models",
+    "per_device_max",
 ]

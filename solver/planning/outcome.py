@@ -255,6 +255,8 @@ class Stats(TypedDict, total=False):
     # the CP-SAT planners (`planners.policy`, `perdevice`, `aggregated/`)
     fallback: str
     aggregated: str
+    models: str
+    """Why no model ran after first fit (`policy.NOT_STARTED`: --timeout left too little)."""
     pooled: str
     pool_nodes: int
     extended_as_claims: int

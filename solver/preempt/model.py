@@ -46,7 +46,7 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, found, hint_with
+from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, found, hint_with, load_cp_model
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
@@ -370,6 +370,8 @@ def solve_setting(s: Setting, opts: Options, model: str = "auto") -> PreemptOutc
     forms = pod_forms(job)
     if not forms:
         return _nothing(s, opts)
+    if not load_cp_model(opts.deadline):  # the time left does not cover CP-SAT's import: it fired
+        raise _no_plan(opts)
     why = "asked for (model='devices')"
     if model != "devices":
         counts = counting.prepare(s, job, forms, P, H, movers)

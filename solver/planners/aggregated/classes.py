@@ -34,6 +34,7 @@ from dra_solver.encoders.model import sorted_values
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim
 from ...cel import EvalCache
+from ...deadline import Deadline, stopping
 from ...gates import FeatureGates
 from ...inventory import NodeView, node_up_to_name, slices_up_to_names
 from ...planning.job import Unit
@@ -97,6 +98,9 @@ class NodeClasses:
     errors: str | None
     """A CEL runtime error or invalid pool on some node (the exact model reports those)."""
     views: LocalViews
+    cut: str | None = None
+    """Why the classes stopped before every node (the deadline passed: `node_classes`), else
+    None; then they are no classes of the nodes, and no model runs on them."""
 
 
 class LocalViews:
@@ -161,14 +165,36 @@ def unit_facts(unit: Unit) -> tuple[Hashable, ...]:
     return (claims, unit.priority, unit.weight, frozenset(n for n in unit.blocked if n is not None), demand)
 
 
+LOOK_EVERY = 64
+"""`pod_classes_within` looks at the deadline once per this many units (a unit's facts take
+10-30 us: a look per unit would cost more than it saves)."""
+
+
 def pod_classes(
     units: Sequence[Unit], indices: Sequence[int], gang_of: Mapping[int, str] | None = None
 ) -> list[PodClass]:
     """Classes of the units `indices`, in order of their first unit; `gang_of`: unit -> its
     gang, which is part of the class (see `PodClass.gang`)."""
+    out = pod_classes_within(units, indices, gang_of, None)
+    assert out is not None  # no deadline: never cut
+    return out
+
+
+def pod_classes_within(
+    units: Sequence[Unit],
+    indices: Sequence[int],
+    gang_of: Mapping[int, str] | None,
+    deadline: Deadline | None,
+) -> list[PodClass] | None:
+    """`pod_classes`, or None when `deadline` passes (or a stop is requested) before every
+    unit is classed: thousands of units' facts take a tenth of a CPU second and more (d,
+    4,000 claims), so a model begun just before the deadline stops here instead of past it
+    (docs/semantics.md, "Limits and determinism")."""
     gang_of = gang_of or {}
     members: dict[tuple[Hashable, ...], list[int]] = {}
-    for i in indices:
+    for n, i in enumerate(indices):
+        if n % LOOK_EVERY == 0 and stopping(deadline):
+            return None
         members.setdefault((gang_of.get(i), *unit_facts(units[i])), []).append(i)
     out = []
     for k, us in enumerate(members.values()):
@@ -203,10 +229,14 @@ def node_classes(
     gates: FeatureGates,
     cache: EvalCache,
     free: Mapping[str | None, Amounts | None] | None = None,
+    deadline: Deadline | None = None,
 ) -> NodeClasses:
     """Classes of `nodes` (each in name order, classes in order of their first node by name),
     from one precompute per node of one representative unit per pod class. `free`: each
-    node's free node resources (`solver.problem.demand.NodeBook.free`)."""
+    node's free node resources (`solver.problem.demand.NodeBook.free`). `deadline`: looked
+    at before each node's precompute (a node's takes 0.1-1 ms, a thousand nodes' a tenth of
+    a CPU second and more); once it has passed (or a stop is requested) the classes stop
+    there, `cut` says so, and no model runs on them."""
     claims = [c for k in pods for c in units[k.units[0]].claims]
     problems: dict[str, Problem] = {}
     members: dict[NodeFacts, list[str]] = {}
@@ -215,7 +245,11 @@ def node_classes(
     errors: str | None = None
     views = LocalViews(cluster)
     twins: dict[str, Hashable] = {}
-    for n in sorted(nodes):
+    cut: str | None = None
+    for done, n in enumerate(sorted(nodes)):
+        if stopping(deadline):
+            cut = f"the deadline passed while classing the nodes ({done} of {len(nodes)})"
+            break
         twin = twin_key(cluster, views, n)
         if twin is not None and twin in twins:  # the same Problem up to names: no precompute
             facts = (frozenset(k.index for k in pods if n not in k.blocked), twins[twin], _free_key(free, n))
@@ -239,7 +273,7 @@ def node_classes(
         NodeClass(c, tuple(ns), key[0], hashlib.sha256(repr(key[1:]).encode()).hexdigest()[:16])
         for c, (key, ns) in enumerate(members.items())
     ]
-    return NodeClasses(classes, problems, coupled, errors, views)
+    return NodeClasses(classes, problems, coupled, errors, views, cut)
 
 
 def _free_key(free: Mapping[str | None, Amounts | None] | None, node: str) -> Hashable:
@@ -481,6 +515,7 @@ __all__ = [
     "node_classes",
     "node_facts",
     "pod_classes",
+    "pod_classes_within",
     "problem_signature",
     "twin_key",
     "unit_facts",
