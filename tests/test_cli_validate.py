@@ -204,9 +204,10 @@ def test_python_dash_m_solver() -> None:
 def test_usage_errors_exit_1_not_2_through_the_console_entry_point(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Exit 2 means "cannot be allocated"; a bad option is invalid input (exit 1). The console
-    script's `run()` in this process (`console_run`): what it does with click's usage error is
-    the point, not the interpreter; `python -m dra_solver` runs it in a process above."""
+    """Exit 2 means "cannot be allocated"; a bad option is invalid input (exit 1). `run()` in
+    this process (`console_run`; the console script `entry` runs it as it is without
+    `--timeout`): what it does with click's usage error is the point, not the interpreter;
+    `python -m dra_solver` runs in a process above."""
     done = run_cli(capsys, "allocate", "x.yaml", "--allocator", "bogus")
     assert done.returncode == 1
     assert "bogus" in done.stderr and "Traceback" not in done.stderr
