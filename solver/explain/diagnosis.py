@@ -47,7 +47,7 @@ from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
 from ..reasons import Fact, Kind, Reason
-from ..reasons.words import WITH_PLAN, gave_up, of_node, say
+from ..reasons.words import WITH_PLAN, alike_note, gave_up, of_node, own_names, say
 from ..reference import search
 from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
@@ -139,7 +139,8 @@ class Explanation:
             lines.append(f"  - {where}: {say(note)}")
         for a, nodes in self.groups():
             head = f"{len(nodes)} node(s) ({_named(nodes)})" if len(nodes) > 1 else f"node {nodes[0]}"
-            lines.append(f"{head}: {_said(a.why)}")
+            own = alike_note(nodes[0], len(nodes)) if a.why is not None and own_names(a.why) else ""
+            lines.append(f"{head}: {_said(a.why)}{own}")
             lines.extend(f"  - {_said(d)}" for d in a.lines)
             if a.fix:
                 lines.append(f"  fix: {a.fix}")
