@@ -278,7 +278,7 @@ def test_explain_answers_are_values_worded_in_one_module() -> None:
     text = out.text()
     assert f"  - {say(funnel)}" in text and f"  fix: {say(answer.fixed_by)}" in text, text
     # n2 and n3 differ only in where (the example device): one group
-    assert [nodes for _, nodes in out.groups()] == [["n2", "n3"]]
+    assert [nodes for _, nodes, _ in out.groups()] == [["n2", "n3"]]
 
 
 def _tainted(name: str) -> dict[str, Any]:

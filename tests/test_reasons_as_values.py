@@ -27,7 +27,7 @@ from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
 from dra_solver.problem.flat import Problem
-from dra_solver.reasons import Kind, Reason, names_places, portable, renamed
+from dra_solver.reasons import Kind, Reason, names_places, renamed
 from dra_solver.reasons.words import NODE, insufficient, of_node, say
 from dra_solver.reference.reasons import why_unschedulable
 
@@ -113,11 +113,11 @@ def test_upstreams_error_on_a_node_is_a_value_with_the_same_words() -> None:
     assert why.is_(Kind.INVALID_POOLS)
     (pool,) = why.parts("pools")
     assert pool.is_(Kind.NODE_NAMED) and pool.fact("node") == "node-a"
-    fact = pool.part("why")  # the pool's fact, its names with the node as the placeholder
-    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == NODE  # named after it
+    fact = pool.part("why")  # the pool's fact, its names facts (was: the node's name in them a placeholder)
+    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == "node-a"
     twice = fact.part("why")
     assert twice is not None and twice.is_(Kind.LISTED_TWICE) and twice.fact("name") == "gpu-0"
-    assert (twice.fact("first"), twice.fact("second")) == (f"{NODE}-gpu-a", f"{NODE}-gpu-b")
+    assert (twice.fact("first"), twice.fact("second")) == ("node-a-gpu-a", "node-a-gpu-b")
     assert p.node_reasons["node-a"] == f"invalid resource pools were encountered: {CAUSE}"
 
 
@@ -131,10 +131,12 @@ def _invalid_pool_on(node: str) -> list[dict[str, Any]]:
 
 
 def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words() -> None:
-    """Two nodes whose invalid pools' words differ only in the node's name (the pool and its
-    slices are named after it) are one group: the words hold the node as a fact
-    (`Kind.NODE_NAMED`), and the group's key leaves it out as it leaves out every node. Was:
-    explain masked the node's name in the words' text (`FOREIGN`)."""
+    """Two nodes whose invalid pools' words differ only in names (the pool and its slices are
+    named after the node) are one group: the node, the pool and the slices are facts
+    (`Kind.NODE_NAMED`, `reasons.RENAMED`), and the group's key leaves the node out and the
+    names as aliases (`reasons.words.alike_names`), said as on the first node with a note.
+    Was: explain masked the node's name in the words' text (`FOREIGN`), then found it in the
+    names by a pattern (`of_node`)."""
     docs = [device_class("gpu"), *_invalid_pool_on("node-a"), *_invalid_pool_on("node-b")]
     docs.append(claim("one-gpu", [request("gpu")]))
     answer = explain(Cluster.from_objects(docs), claim="one-gpu")
@@ -143,7 +145,9 @@ def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words(
     assert a.alike() == b.alike()
     (pool_b,) = b.why.parts("pools")
     assert pool_b.fact("node") == "node-b" and say(pool_b).startswith("pool gpu.example.com/node-b ")
-    assert f"2 node(s) (node-a, node-b): {CAUSE}" in answer.text(), answer.text()
+    note = "(as on node-a; on the other alike, in its own names)"
+    assert f"2 node(s) (node-a, node-b): {CAUSE}; upstream skips the pool" in answer.text(), answer.text()
+    assert f"the claims would fit {note}" in answer.text(), answer.text()
 
 
 def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
@@ -152,10 +156,10 @@ def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     none naming a slice was shared): read from the facts' kinds, not their text."""
     short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
     plain = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
-    assert not names_places(plain) and portable(plain)
+    assert not names_places(plain)
     incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="p1", generation=1, published=1, count=2)
     skipped = plain.about("/c", skipped=(of_node(incomplete, NODE),))
-    assert names_places(skipped) and portable(skipped)
+    assert names_places(skipped)
     (pool,) = renamed(skipped, {}, {"p1": "p2"}).parts("skipped")
     assert say(pool).startswith("pool d/p2 generation 1 is incomplete: 1 of its 2 slices are published")
     ignored = incomplete.about("", ignored=("s1",))  # slices ignored for their groups: renamed
@@ -168,11 +172,11 @@ def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     )
     undeclared = Reason.of(Kind.SKIP_UNDECLARED, node="n1", feature="F")
     rejected = short.about("gpu", matching=1, rejected=((undeclared, 1),))
-    assert names_places(rejected) and portable(rejected)
+    assert names_places(rejected)
     assert "node n2 does not declare F" in say(renamed(rejected, {"n1": "n2"}, {}))
     twice = Reason.of(Kind.LISTED_TWICE, what="device", name="gpu-0", first="s1", second="s2")
     invalid = Reason.of(Kind.POOL_INVALID, driver="d", pool="p1", generation=1, why=twice)
-    assert names_places(invalid) and portable(invalid)
+    assert names_places(invalid)
     assert say(renamed(invalid, {}, {"p1": "p2"}, {"s1": "t1", "s2": "t2"})).endswith("slices t1 and t2")
     left = Reason.of(Kind.SLICE_NOT_VALID, slice="s1", problems="spec.devices[1].name: duplicate")
     gone = Reason.of(
@@ -632,3 +636,21 @@ def test_twins_share_reasons_naming_slices_and_left_out_slices_with_their_own_na
     assert (
         "ResourceSlice u2 is not valid: spec.devices[1].name: duplicate device name 'x' in this slice" in n3
     ), n3
+
+
+def test_a_cel_runtime_error_names_its_claim_as_a_fact_not_in_its_words() -> None:
+    """A CEL error's words stay the error's own (a text), and nothing reads them back: the
+    claim whose own selector met it is a fact (`CelError.claim`, which `planning.triage`'s
+    `held_for_cel_error` reads; was: a pattern over `where`'s words)."""
+    bad = 'device.attributes["gpu.example.com"].missing == 1'
+    docs = [
+        device_class("gpu"),
+        resource_slice("s", [device("gpu-0")]),
+        claim("own", [request("gpu", selectors=[{"cel": {"expression": bad}}])]),
+    ]
+    problem = _problem(docs)
+    errors = {
+        problem.claims[a.claim].name: c.error for a in problem.alternatives for c in a.candidates if c.error
+    }
+    assert errors["own"] is not None and errors["own"].claim == "default/own"
+    assert errors["own"].where.startswith("claim default/own: ")  # the words are unchanged

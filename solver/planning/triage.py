@@ -434,9 +434,6 @@ def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_
     return done.cluster
 
 
-_CLAIM_OF_ERROR = re.compile(r"^claim (\S+?): ")
-
-
 def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Unit], list[HeldPod]] | None:
     """`units` without those whose claim `error` names (a CEL runtime error met where the search
     reached a device), and their pods held with it as the reason — or None when it names no
@@ -444,10 +441,9 @@ def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Uni
     returns an error status, the pod is retried later); every other pod still schedules. The
     planners raise it for the whole call ("CEL errors: lazy, as upstream"), so the plan runs
     again without the pods it costs (`pipeline.plan`)."""
-    found = _CLAIM_OF_ERROR.match(error.where)
-    if found is None:
+    ref = error.claim  # a fact of the error, not read out of its words
+    if not ref:
         return None
-    ref = found.group(1)
     hit = [u for u in units if any(c.namespaced_name == ref for c in u.claims)]
     if not hit:
         return None

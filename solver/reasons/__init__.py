@@ -82,10 +82,10 @@ class Kind(Enum):
     special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
     NODE_NAMED = "node named"
     """A fact found where a pool's problem was found on a node (`why`: an invalid or
-    incomplete pool's, a device's of it) whose names may hold the node's name as a part of a
-    pool's, a slice's or a device's name: there as the placeholder `reasons.words.NODE`, the
-    node a fact (`node`; `reasons.words.of_node` makes it). Nodes whose facts differ only in
-    their own name are one value without `node` (`explain`'s groups)."""
+    incomplete pool's, a device's of it), the node a fact (`node`; `reasons.words.of_node`
+    makes it). Its names are facts (`RENAMED`), never searched for the node's: nodes whose
+    facts differ only in names are one cause where nodes are grouped
+    (`reasons.words.alike_names`)."""
     INVALID_POOLS = "invalid pools"
     """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
     `POOL_INVALID` each, as `problem.build.invalid_pool` makes it, in a `NODE_NAMED`)."""
@@ -417,31 +417,13 @@ which: on a node equal up to names (`planners.firstfit.twins`: its slices one to
 order, equal but for their names) the same fact holds with that node's names, re-made by
 `renamed`."""
 
-UNIQUE: dict[Kind, tuple[str, ...]] = {Kind.NODE_NAMED: ("own",)}
-"""Per kind, the facts that name what a node equal up to names need not share: a reason
-holding one (not empty) is true of its node only (`portable`). Only names found to hold the
-node's own name (`reasons.words.of_node`: a pool named after its node), which a twin named
-otherwise need not share; slices' names (two slices listing a device, slices ignored for
-their compatibility groups, slices left out) are `RENAMED` facts, and a left-out slice's
-problem is part of what twins compare (`planners.firstfit.twins`)."""
-
 
 def names_places(reason: Reason) -> bool:
     """Whether `reason` (or a reason among its facts) names the node, a pool or a slice
-    where it was found (`RENAMED`), or what twins need not share (`UNIQUE`). Decided from its
-    facts' kinds, not their text."""
-    kinds = tuple(name for name, _ in RENAMED.get(reason.kind, ())) + UNIQUE.get(reason.kind, ())
-    if any(reason.fact(name) for name in kinds):
+    where it was found (`RENAMED`). Decided from its facts' kinds, not their text."""
+    if any(reason.fact(name) for name, _ in RENAMED.get(reason.kind, ())):
         return True
     return any(names_places(part) for part in reason.inner())
-
-
-def portable(reason: Reason) -> bool:
-    """Whether `reason` holds on a node equal up to names with that node's names put in
-    (`renamed`): no fact of it names what the twins do not compare (`UNIQUE`)."""
-    if any(reason.fact(name) for name in UNIQUE.get(reason.kind, ())):
-        return False
-    return all(portable(part) for part in reason.inner())
 
 
 def renamed(
@@ -481,11 +463,9 @@ __all__ = [
     "POOL_NAME",
     "RENAMED",
     "SLICE_NAME",
-    "UNIQUE",
     "Fact",
     "Kind",
     "Reason",
     "names_places",
-    "portable",
     "renamed",
 ]

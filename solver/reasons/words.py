@@ -8,7 +8,6 @@ that already names its node, or groups nodes, leaves it out).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -152,12 +151,6 @@ def _part(r: Reason, name: str) -> str:
     return "" if part is None else say(part)
 
 
-def _node_named(r: Reason) -> str:
-    """A fact found on a node (`of_node`), its placeholder `NODE` replaced by the node."""
-    words = _part(r, "why")
-    return words.replace(NODE, r.text("node")) if r.fact("node") else words
-
-
 def _pool(r: Reason) -> str:
     return f"{r.text('driver')}/{r.text('pool')}"
 
@@ -261,7 +254,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.REQUEST: _request,
     Kind.ALL_NONE: lambda r, w: "no device matches (allocationMode All needs at least one)",
     Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {_part(r, 'why')}",
-    Kind.NODE_NAMED: lambda r, w: _node_named(r),
+    Kind.NODE_NAMED: lambda r, w: _part(r, "why"),
     Kind.SHORT: _short,
     Kind.RUNS_OUT: lambda r, w: (
         f"claim {r.subject}: its requests cannot all be served at once{_inline(r, w)} "
@@ -455,34 +448,13 @@ pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's i
 node (`node_words` puts it in)."""
 
 
-@lru_cache(maxsize=1 << 12)
 def of_node(fact: Reason, node: str | None) -> Reason:
-    """`Kind.NODE_NAMED`: `fact` (a pool's or a device's, `why`) found on `node`, the node's
-    name in its names (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`)
-    as the placeholder `NODE`, the node a fact: nodes whose facts differ only in their own
-    name are one value without `node` (`explain`'s groups). Why here: the one place names are
-    read, once, where the reason is made."""
-    if node and node != NODE:
-        named = _named(fact, re.compile(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])"))
-        if named != fact:  # the node's name is in its names: said of many nodes, each its own
-            return Reason(Kind.NODE_NAMED, "", (("why", named), ("node", node), ("own", 1)))
+    """`Kind.NODE_NAMED`: `fact` (a pool's or a device's, `why`) found on `node`, the node a
+    fact. Its names are facts too (`reasons.RENAMED`: pools, slices), never searched for the
+    node's name: nodes whose facts differ only in their names (a pool named after its node,
+    or named otherwise) are one cause where nodes are grouped (`over_nodes`, `alike_names`),
+    and a twin re-makes them with its own (`reasons.renamed`)."""
     return Reason(Kind.NODE_NAMED, "", (("why", fact), ("node", node)))
-
-
-def _named(fact: Reason, name: re.Pattern[str]) -> Reason:
-    """`fact` with `name` in its names as the placeholder `NODE` (`of_node`)."""
-
-    def put(value: object) -> object:
-        if isinstance(value, str):
-            return name.sub(NODE, value)
-        if isinstance(value, Reason):
-            return _named(value, name)
-        if isinstance(value, tuple):
-            return tuple(put(v) for v in value)
-        return value
-
-    facts = tuple((k, put(v)) for k, v in fact.facts)
-    return Reason(fact.kind, name.sub(NODE, fact.subject), facts)  # type: ignore[arg-type]  # each fact keeps its shape
 
 
 def claim_placeholder(index: int) -> str:
@@ -500,7 +472,7 @@ def _alike_anywhere(reason: Reason) -> Reason:
     if reason.kind not in _PLACED and reason.fact("node") is not None:
         facts = tuple((k, NODE if k == "node" else v) for k, v in reason.facts)
         reason = Reason(reason.kind, reason.subject, facts)
-    return _aliased(reason, {}) if names_places(reason) else reason
+    return alike_names(reason)
 
 
 def _aliased(reason: Reason, seen: dict[str, str]) -> Reason:
@@ -522,13 +494,19 @@ def _aliased(reason: Reason, seen: dict[str, str]) -> Reason:
     return reason.with_parts(lambda part: _aliased(part, seen))
 
 
-def _as_said(reason: Reason) -> Reason:
+def alike_said(reason: Reason) -> Reason:
     """`reason` as its words over nodes say it (`_unsaid`), without the node a fact was found
-    on where its words do not hold the node's name (`Kind.NODE_NAMED` without `own`): two
-    nodes' reasons equal so differ in nothing said."""
+    on (`Kind.NODE_NAMED`: not said): two nodes' reasons equal so differ in nothing said."""
     if reason.kind is Kind.NODE_NAMED:
-        return reason if reason.fact("own") else reason.without("node")
-    return _unsaid(reason).with_parts(_as_said)
+        return reason.without("node").with_parts(alike_said)
+    return _unsaid(reason).with_parts(alike_said)
+
+
+def alike_names(reason: Reason) -> Reason:
+    """`reason` with the names of the places it was found in (`RENAMED`: the node, pools,
+    slices) as aliases in order of first appearance: nodes whose reasons differ only in
+    those names (each its own pool) give one value (`explain`'s groups, `over_nodes`)."""
+    return _aliased(reason, {}) if names_places(reason) else reason
 
 
 def _group_words(example: Reason, first: str, size: int, varied: bool) -> str:
@@ -536,14 +514,6 @@ def _group_words(example: Reason, first: str, size: int, varied: bool) -> str:
     `first` (`example`, that node's reason); when their names differ (`varied`: each its own
     pools and slices, `_alike_anywhere`), so said."""
     return anywhere(example) + (alike_note(first, size) if varied else "")
-
-
-def own_names(reason: Reason) -> bool:
-    """Whether `reason` holds a fact found on a node in that node's own names (a pool named
-    after it: `Kind.NODE_NAMED`'s `own`, `of_node`)."""
-    if reason.kind is Kind.NODE_NAMED:
-        return bool(reason.fact("own"))
-    return any(own_names(part) for part in reason.inner())
 
 
 def alike_note(first: str | None, size: int) -> str:
@@ -575,7 +545,7 @@ def over_nodes(pairs: Sequence[tuple[str | None, Reason]], *, one: bool = True) 
         key = _alike_anywhere(why)
         counts[key] = counts.get(key, 0) + 1
         first = firsts.setdefault(key, (str(node), why))
-        if first[1] is not why and not varied.get(key) and _as_said(why) != _as_said(first[1]):
+        if first[1] is not why and not varied.get(key) and alike_said(why) != alike_said(first[1]):
             varied[key] = 1
     return Reason(
         Kind.OVER_NODES,
@@ -609,7 +579,7 @@ def _over_nodes(r: Reason) -> str:
     # once per node); a few nodes' reasons alike in their own names are each said
     alike: dict[Reason, list[tuple[str, Reason]]] = {}
     for n, w in zip(nodes, whys, strict=True):
-        alike.setdefault(_as_said(w), []).append((n, w))
+        alike.setdefault(alike_said(w), []).append((n, w))
     return "; ".join(f"{_and([n for n, _ in ms])}: {anywhere(ms[0][1])}" for ms in alike.values())
 
 
@@ -641,7 +611,8 @@ def _grouped(
             sum(counts[i] for i in members),
             [_unsaid(examples[i]) for i in members],
             firsts[members[0]],
-            any(varied[i] for i in members) or len({_numberless(_as_said(examples[i])) for i in members}) > 1,
+            any(varied[i] for i in members)
+            or len({_numberless(alike_said(examples[i])) for i in members}) > 1,
         )
         for members in groups.values()
     ]
@@ -899,8 +870,9 @@ __all__ = [
     "node_words",
     "of_node",
     "over_nodes",
+    "alike_names",
     "alike_note",
-    "own_names",
+    "alike_said",
     "room",
     "some_named",
     "say",

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ...api.models import ResourceClaim
 from ...errors import FailedOnNode, InvalidPools
 from ...inventory import node_up_to_name, slices_up_to_names
-from ...reasons import Reason, names_places, portable, renamed
+from ...reasons import Reason, names_places, renamed
 from .engine import Answer, NodeState, ShapeKey, _Placing
 
 _Names = tuple[str, ...]
@@ -141,18 +141,16 @@ class Twins:
 
 def _portable(answer: Answer) -> bool:
     """Whether `answer` holds for a node equal up to names (`Twins`) with the names put in: no
-    error (its words may name the node, a pool or a claim), and a reason whose names are
-    placeholders (the claims, the node) or facts naming the node, a pool or a slice, which
-    the twin re-makes with its own names (`reasons.renamed`: a skipNodeOperations slice's
-    node, a pool's, a device's, KEP-5963's pools, the slices of an invalid or incomplete pool,
-    a left-out slice) — none naming what twins do not compare (`reasons.portable`). Decided
-    from the reason's facts, not by searching its words."""
+    error but upstream's per-node ones (an invalid pool, a pool not ready: their reasons are
+    values; a step budget cut short, a CEL error's words are not), and a reason (or the
+    error's, `refusal`) whose names are placeholders (the claims, the node) or facts naming
+    the node, a pool or a slice, which the twin re-makes with its own names
+    (`reasons.renamed`: a skipNodeOperations slice's node, a pool's, a device's, KEP-5963's
+    pools, the slices of an invalid or incomplete pool, a left-out slice). Decided from the
+    reason's facts, not by searching its words."""
     if not answer.shareable or not isinstance(answer.failure, InvalidPools | FailedOnNode | None):
         return False
-    if answer.assignment is not None:
-        return True
-    why, refusal = answer.why(), answer.refusal
-    return all(r is None or portable(r) for r in (why, refusal)) and (why or refusal) is not None
+    return answer.assignment is not None or answer.why() is not None or answer.refusal is not None
 
 
 def _renamed(
