@@ -33,7 +33,7 @@ import pytest
 from benchmarks.workloads import hard_list_match, numa_alignment, one_big_claim, shared_memory
 from dra_solver import Cluster, Options, allocate, plan, reference
 from dra_solver.cel import EvalCache
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Hint, solve
 from dra_solver.errors import AllocationError
 from dra_solver.gates import FeatureGates
 from dra_solver.planners.bounds import HINT_STEPS
@@ -159,7 +159,7 @@ def test_core(benchmark, prepared, key: str, allocator: str) -> None:
             status="first fit",
         )
     else:
-        out = _run(benchmark, pr.w, lambda: solve(pr.problem, hint=hint), pr.w.rounds)
+        out = _run(benchmark, pr.w, lambda: solve(pr.problem, hint=Hint(hint)), pr.w.rounds)
         assert out.status == "OPTIMAL"
         _info(
             benchmark,
@@ -217,7 +217,9 @@ def test_shared_core(benchmark, prepared, allocator: str) -> None:
     else:
         model = plan_model(job, first)
         assert model is not None
-        out = _run(benchmark, pr.w, lambda: solve(model.problem, mode="free", hint=model.hint), pr.w.rounds)
+        out = _run(
+            benchmark, pr.w, lambda: solve(model.problem, mode="free", hint=Hint(model.hint)), pr.w.rounds
+        )
         placed, status = out.placed, out.status
         extra = {
             "stage_status": out.stage_status,

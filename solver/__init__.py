@@ -6,6 +6,9 @@ claims, with `Options` (allocator, feature gates, seed, strategy, time limit); `
 audits a cluster state with the independent checker and returns every `Violation`.
 
     from dra_solver import Cluster, Options, allocate, plan
+
+Public: `__all__` and the modules and names docs/python-api.md lists under "What is public";
+every other module and name of the package is internal and may change in any release.
 """
 
 from __future__ import annotations

@@ -139,6 +139,30 @@ class CpsatOutcome:
         return value if self.stage_status.get(stage) == StageStatus.OPTIMAL else self.stage_bound.get(stage)
 
 
+@dataclass(frozen=True)
+class Hint:
+    """A solution to start the search from: `assignment` (e.g. the reference allocator's
+    answer) and, for a multi-node Problem (`Problem.nodes`), `nodes`: each hinted group's
+    node (None: derived from the assignment). Why one value: the nodes are the assignment's."""
+
+    assignment: Assignment
+    nodes: dict[int, str] | None = None
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """Which reductions the model keeps: `group`, the interchangeable-device groups;
+    `break_symmetry`, the symmetry constraints. Both on but in tests and measurements, which
+    turn one off to compare (`solve`)."""
+
+    group: bool = True
+    break_symmetry: bool = True
+
+
+_ALL_REDUCTIONS = Reductions()
+"""The default: every reduction on."""
+
+
 def solve(
     problem: Problem,
     *,
@@ -146,27 +170,24 @@ def solve(
     strategy: Strategy = "pack",
     time_limit: float = 10.0,
     seed: int = 0,
-    hint: Assignment | None = None,
-    group: bool = True,
-    break_symmetry: bool = True,
-    hint_nodes: dict[int, str] | None = None,
+    hint: Hint | None = None,
+    reductions: Reductions = _ALL_REDUCTIONS,
     deadline: Deadline | None = None,
 ) -> CpsatOutcome:
     """Allocate `problem` optimally.
 
     mode "all": every claim must be placed (one pod's claims), else INFEASIBLE; mode "free":
-    place as much (priority-weighted) as possible. `hint` (e.g. the reference allocator's
-    answer) seeds the first stage. `group=False` disables the interchangeable-device
-    reduction and `break_symmetry=False` the symmetry constraints (for tests and
-    measurements). Multi-node Problems (`Problem.nodes`): `hint_nodes` gives the hinted
-    group's node (else one is derived from the hint) and `outcome.nodes` the chosen ones.
+    place as much (priority-weighted) as possible. `hint` seeds the first stage (`Hint`).
+    `reductions`: the model's reductions (`Reductions`: all on but in tests and measurements).
+    Multi-node Problems (`Problem.nodes`): `outcome.nodes` gives the chosen nodes.
     `deadline`: the one wall-clock limit (None: none, the answer depends on `time_limit`'s
     deterministic work only); when it passes the search stops with its best solution and
     `outcome.cut_short` says so."""
     if strategy not in ("pack", "spread"):
         raise ValueError(f"unknown strategy {strategy!r}")
     start = time.perf_counter()  # for the statistic `wall_time` only
-    m = build(problem, mode=mode, group=group, break_symmetry=break_symmetry)
+    break_symmetry = reductions.break_symmetry
+    m = build(problem, mode=mode, group=reductions.group, break_symmetry=break_symmetry)
     levels = [
         Level(st.name, 0 if st.constant else st.expr, st.maximize, fixed=not st.optimise or st.constant)
         for st in stages(m, strategy)
@@ -181,9 +202,8 @@ def solve(
         "symmetry_classes": len(classes),
     }
     if hint is not None:
-        if break_symmetry:
-            hint = symmetry.canonical(m, hint)
-        for var, val in hint_values(m, hint) + nodes.hint_nodes(m, hint, hint_nodes):
+        hinted = symmetry.canonical(m, hint.assignment) if break_symmetry else hint.assignment
+        for var, val in hint_values(m, hinted) + nodes.hint_nodes(m, hinted, hint.nodes):
             m.cp.add_hint(var, val)
     status = _staged(run, levels, hinted=hint is not None)
     best = run.best if status in (SearchStatus.OPTIMAL, SearchStatus.FEASIBLE) else None
@@ -504,9 +524,11 @@ def hint_with(cp: cp_model.CpModel, values: Sequence[int]) -> None:
 __all__ = [
     "DEADLINE_FLOOR",
     "CpsatOutcome",
+    "Hint",
     "Lexicographic",
     "Level",
     "Mode",
+    "Reductions",
     "Strategy",
     "cp_solver",
     "hint_with",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cpsat_builders import PB, Sub, devices_of, ints, violations
 
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Hint, Reductions, solve
 from dra_solver.problem.flat import Placement, Problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,12 +72,12 @@ def test_hint_is_used_and_never_hurts() -> None:
         pb.exact(pb.claim(), ds, count=2)
     p = pb.build()
     hint = {c: [Placement(c, c, 5 - 2 * c - k) for k in (1, 0)] for c in range(3)}
-    hinted = solve(p, hint=hint, group=False)
-    plain = solve(p, group=False)
+    hinted = solve(p, hint=Hint(hint), reductions=Reductions(group=False))
+    plain = solve(p, reductions=Reductions(group=False))
     assert hinted.status == plain.status == "OPTIMAL"
     assert hinted.objective == plain.objective
     bad = {0: [Placement(0, 0, 0)]}  # not a solution: CP-SAT repairs or ignores it
-    assert solve(p, hint=bad).objective == plain.objective
+    assert solve(p, hint=Hint(bad)).objective == plain.objective
 
 
 def test_infeasible_in_mode_all() -> None:
@@ -118,7 +118,7 @@ def test_result_order() -> None:
     c = pb.claim()
     pb.exact(c, [ds[3], ds[2]], count=2)
     pb.exact(c, [ds[1], ds[0]], count=1)
-    out = solve(pb.build(), group=False)
+    out = solve(pb.build(), reductions=Reductions(group=False))
     assert [(pl.alternative, pl.device) for pl in out.assignment[0]] == [(0, 2), (0, 3), (1, 0)]  # type: ignore[index]
 
 
@@ -148,7 +148,7 @@ def test_dedicated_devices_earliest_first() -> None:
     pb = PB()
     ds = [pb.device() for _ in range(5)]
     pb.exact(pb.claim(), list(reversed(ds)), count=2)
-    assert devices_of(solve(pb.build(), group=False).assignment) == [0, 1]
+    assert devices_of(solve(pb.build(), reductions=Reductions(group=False)).assignment) == [0, 1]
     assert devices_of(solve(pb.build()).assignment) == [0, 1]
 
 
@@ -158,7 +158,7 @@ def test_grouping_shrinks_64_identical_devices() -> None:
     for _ in range(4):
         pb.request(pb.claim(), Sub(ds, 8), Sub(ds, 4))
     p = pb.build()
-    grouped, flat = solve(p), solve(p, group=False)
+    grouped, flat = solve(p), solve(p, reductions=Reductions(group=False))
     assert grouped.objective == flat.objective and grouped.status == flat.status == "OPTIMAL"
     assert flat.model_stats["variables"] == 588 and grouped.model_stats["variables"] == 22
     used = [

@@ -14,7 +14,7 @@ from example_counts import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Reductions, solve
 from dra_solver.problem.flat import Problem
 
 
@@ -119,7 +119,7 @@ def problems(draw: st.DrawFn) -> Problem:
 @given(problems(), st.sampled_from(["all", "free"]), st.sampled_from(["pack", "spread"]), st.booleans())
 def test_cpsat_matches_brute_force(p: Problem, mode: str, strategy: str, group: bool) -> None:
     best, _ = brute_force(p, mode, strategy)
-    out = solve(p, mode=mode, strategy=strategy, time_limit=5.0, group=group)
+    out = solve(p, mode=mode, strategy=strategy, time_limit=5.0, reductions=Reductions(group=group))
     if best is None:
         assert out.status == "INFEASIBLE" and out.assignment is None
         return

@@ -8,7 +8,7 @@ from cpsat_builders import PB, violations
 
 from benchmarks.workloads import hard_list_match
 from dra_solver import Cluster
-from dra_solver.cpsat import PREFERENCE_MIN, solve
+from dra_solver.cpsat import PREFERENCE_MIN, Hint, Reductions, solve
 from dra_solver.gates import FeatureGates
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.flat import Placement, Problem
@@ -38,17 +38,17 @@ def test_hard_list_match_is_proven_fast(hard: Problem) -> None:
 
 def test_preferences_are_bounded_without_symmetry_breaking(hard: Problem) -> None:
     """Without the symmetry constraints "order" cannot be proven: it stops within its share."""
-    out = solve(hard, time_limit=10, break_symmetry=False)
+    out = solve(hard, time_limit=10, reductions=Reductions(break_symmetry=False))
     assert out.status == "FEASIBLE" and out.stage_status["order"] == "FEASIBLE"
     assert out.stage_status["devices"] == "OPTIMAL"
     assert out.deterministic_time < 2.0  # <= required work + 2 x 4 x max(0.05, required work)
     assert violations(hard, out.assignment or {}) == []
-    again = solve(hard, time_limit=10, break_symmetry=False)
+    again = solve(hard, time_limit=10, reductions=Reductions(break_symmetry=False))
     assert again.assignment == out.assignment and again.objective == out.objective
 
 
 def test_small_budget_is_respected(hard: Problem) -> None:
-    out = solve(hard, time_limit=0.1, break_symmetry=False)
+    out = solve(hard, time_limit=0.1, reductions=Reductions(break_symmetry=False))
     assert out.assignment is not None
     assert out.deterministic_time <= 0.1 + PREFERENCE_MIN  # CP-SAT overshoots by little
 
@@ -81,11 +81,11 @@ def test_a_hint_spares_the_feasibility_solve() -> None:
     pb.exact(pb.claim(), ds, count=2)
     p = pb.build()
     good = {0: [Placement(0, 0, 1), Placement(0, 0, 2)]}
-    hinted = solve(p, hint=good)
+    hinted = solve(p, hint=Hint(good))
     assert hinted.model_stats["stages_solved"] == 2  # devices (from the hint), order
     assert hinted.status == "OPTIMAL" and [pl.device for pl in hinted.assignment[0]] == [0, 1]  # type: ignore[index]
     bad = {0: [Placement(0, 0, 1)]}  # one device short: CP-SAT repairs it or falls back
-    out = solve(p, hint=bad)
+    out = solve(p, hint=Hint(bad))
     assert out.status == "OPTIMAL" and out.objective == hinted.objective
 
 
@@ -95,5 +95,5 @@ def test_hinted_infeasible_problem() -> None:
     pb.exact(pb.claim(), [d])
     pb.exact(pb.claim(), [d])
     hint = {0: [Placement(0, 0, d)], 1: [Placement(1, 1, d)]}
-    out = solve(pb.build(), hint=hint)
+    out = solve(pb.build(), hint=Hint(hint))
     assert (out.status, out.assignment) == ("INFEASIBLE", None)

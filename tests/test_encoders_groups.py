@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cpsat_builders import PB, Sub, feasible, ints
 
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Reductions, solve
 from dra_solver.encoders import build
 from dra_solver.problem.flat import Problem
 
@@ -79,7 +79,7 @@ def _cases() -> list[Problem]:
 def test_grouping_changes_no_answer(mode: str, strategy: str) -> None:
     for p in _cases():
         with_groups = solve(p, mode=mode, strategy=strategy)
-        without = solve(p, mode=mode, strategy=strategy, group=False)
+        without = solve(p, mode=mode, strategy=strategy, reductions=Reductions(group=False))
         assert with_groups.model_stats["groups"] > 0
         assert with_groups.status == without.status
         assert with_groups.objective == without.objective

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from cpsat_builders import PB
 
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Hint, Reductions, solve
 from dra_solver.problem.flat import Problem
 
 NODES = ("node-a", "node-b")
@@ -38,7 +38,7 @@ def _pod_over_two_nodes(extra_b: bool) -> Problem:
 
 @pytest.mark.parametrize("group", [True, False])
 def test_claims_of_a_pod_share_a_node(group: bool) -> None:
-    out = solve(_pod_over_two_nodes(extra_b=True), mode="all", group=group)
+    out = solve(_pod_over_two_nodes(extra_b=True), mode="all", reductions=Reductions(group=group))
     assert out.status == "OPTIMAL" and out.nodes == {0: "node-b"}
     assert [pl.device for pl in out.assignment[0]] == [2]
     assert [pl.device for pl in out.assignment[1]] == [1]
@@ -77,12 +77,15 @@ def test_identical_devices_on_different_nodes_are_not_pooled(group: bool) -> Non
     ds = [pb.device() for _ in range(4)]
     pb.exact(pb.claim(), ds, count=3)
     where = {ds[0]: {"node-a"}, ds[1]: {"node-a"}, ds[2]: {"node-b"}, ds[3]: {"node-b"}}
-    assert solve(multi(pb.build(), where, [0]), mode="all", group=group).status == "INFEASIBLE"
+    assert (
+        solve(multi(pb.build(), where, [0]), mode="all", reductions=Reductions(group=group)).status
+        == "INFEASIBLE"
+    )
     pb2 = PB()
     ds = [pb2.device() for _ in range(4)]
     pb2.exact(pb2.claim(), ds, count=2)
     pb2.exact(pb2.claim(), ds, count=2)
-    out = solve(multi(pb2.build(), where, [0, 1]), mode="all", group=group)
+    out = solve(multi(pb2.build(), where, [0, 1]), mode="all", reductions=Reductions(group=group))
     assert sorted(out.nodes.values()) == ["node-a", "node-b"]
     for g, c in ((0, 0), (1, 1)):
         assert all(where[pl.device] == {out.nodes[g]} for pl in out.assignment[c])
@@ -119,7 +122,7 @@ def test_hint_nodes_are_used() -> None:
 
     p = _pod_over_two_nodes(extra_b=True)
     hint = {0: [Placement(0, 0, 2)], 1: [Placement(1, 1, 1)]}
-    out = solve(p, mode="all", hint=hint, hint_nodes={0: "node-b"})
+    out = solve(p, mode="all", hint=Hint(hint, {0: "node-b"}))
     assert out.nodes == {0: "node-b"}
 
 
@@ -135,7 +138,7 @@ def test_all_mode_takes_the_set_of_the_pods_node() -> None:
     alts[0] = replace(alts[0], count=2, all_sets={"node-a": (a0, a1), "node-b": (b0,)})
     p = replace(p, alternatives=tuple(alts))
     for group in (True, False):
-        out = solve(p, mode="all", group=group)
+        out = solve(p, mode="all", reductions=Reductions(group=group))
         assert out.status == "OPTIMAL"
         where = out.nodes[0]
         want = [a0, a1] if where == "node-a" else [b0]

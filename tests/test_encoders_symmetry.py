@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-from dra_solver.cpsat import solve
+from dra_solver.cpsat import Hint, Reductions, solve
 from dra_solver.encoders import build
 from dra_solver.encoders.solution import hint_values
 from dra_solver.encoders.symmetry import alternative_classes, canonical, weights
@@ -109,7 +109,7 @@ def test_rows_come_out_in_device_order() -> None:
     for _ in range(3):
         pb.exact(c, list(reversed(ds)))
     pb.exact(pb.claim(), [ds[0], ds[2]], count=2)  # the other claim takes 0 and 2
-    out = solve(pb.build(), group=False)
+    out = solve(pb.build(), reductions=Reductions(group=False))
     assert out.status == "OPTIMAL"
     assert devices_of(out.assignment, 0) == [1, 3, 4]  # request r0 < r1 < r2
 
@@ -202,7 +202,7 @@ def twin_problems(draw: st.DrawFn) -> Problem:
 @given(twin_problems(), st.sampled_from(["all", "free"]), st.sampled_from(["pack", "spread"]), st.booleans())
 def test_symmetry_keeps_an_optimal_solution(p: Problem, mode: str, strategy: str, group: bool) -> None:
     best, best_asg = brute_force(p, mode, strategy)
-    out = solve(p, mode=mode, strategy=strategy, time_limit=5.0, group=group)
+    out = solve(p, mode=mode, strategy=strategy, time_limit=5.0, reductions=Reductions(group=group))
     if best is None:
         assert out.status == "INFEASIBLE"
         return
@@ -214,5 +214,12 @@ def test_symmetry_keeps_an_optimal_solution(p: Problem, mode: str, strategy: str
     assert best_asg is not None
     assert _fixed_feasible(p, best_asg, mode, group)
     # and hinting it (in any row order) gives the same optimum
-    hinted = solve(p, mode=mode, strategy=strategy, time_limit=5.0, group=group, hint=best_asg)
+    hinted = solve(
+        p,
+        mode=mode,
+        strategy=strategy,
+        time_limit=5.0,
+        reductions=Reductions(group=group),
+        hint=Hint(best_asg),
+    )
     assert hinted.objective == best

@@ -148,13 +148,11 @@ def _gpu_nodes(gpus: int, cpu: str = "4") -> list[dict[str, Any]]:
 
 
 def _no_model(monkeypatch: Any) -> None:
-    """Make both models fail loudly if they run; the job counts as large (above
-    `PER_DEVICE_MAX`, where the aggregated model would plan)."""
+    """Make both models fail loudly if they run (the tests plan with `per_device_max=0`: the
+    job counts as large, where the aggregated model would plan)."""
     import dra_solver.planners.aggregated.expansion as expansion
     import dra_solver.planners.perdevice as perdevice
     import dra_solver.planners.policy as policy
-
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("a model ran although first fit placed every pod that may be placed")
@@ -180,7 +178,7 @@ def test_first_fit_placing_every_pod_is_optimal_without_a_model(monkeypatch: Any
     pod, so the plan is OPTIMAL with that weight as its bound, and no model runs."""
     _no_model(monkeypatch)
     cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}", priority=i) for i in range(3))])
-    out = plan(cluster)
+    out = plan(cluster, per_device_max=0)
     s, told = out.stats, out.verdict
     assert out.placed == 3
     assert told.status == "OPTIMAL" and told.gap == 0
@@ -200,7 +198,7 @@ def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: 
         _gpu_pod("too-big", cpu="64"),
         _gpu_pod("fits-2"),
     ]
-    out = plan(Cluster.from_objects([*_gpu_nodes(4), *pods]))
+    out = plan(Cluster.from_objects([*_gpu_nodes(4), *pods]), per_device_max=0)
     told = out.verdict
     assert {p.name for p in out.pods if p.placed} == {"default/fits-1", "default/fits-2"}
     assert told.status == "OPTIMAL" and told.bound == told.objective == 2 * claim_weight(0)
@@ -209,24 +207,21 @@ def test_pods_no_node_may_take_do_not_stop_first_fit_being_optimal(monkeypatch: 
 
 
 def test_a_small_job_first_fit_completed_still_runs_the_model() -> None:
-    """Below `PER_DEVICE_MAX` the per-device model also weighs the strategy's device
-    preferences after the weight, which first fit does not: it runs although first fit
-    placed every pod."""
+    """Below `PER_DEVICE_MAX` (`Options.per_device_max`) the per-device model also weighs the
+    strategy's device preferences after the weight, which first fit does not: it runs although
+    first fit placed every pod."""
     cluster = Cluster.from_objects([*_gpu_nodes(4), *(_gpu_pod(f"p{i}") for i in range(3))])
     out = plan(cluster)
     assert out.verdict.bound_from != COMPLETE and "cpsat_status" in out.stats
     assert out.verdict.status == "OPTIMAL" and out.verdict.bound == 3 * claim_weight(0)
 
 
-def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
+def test_a_pod_left_out_that_might_fit_runs_the_model() -> None:
     """Three pods of two cpu, one GPU each; the node has three GPUs but four cpu. First fit
     leaves the third out because the first two took the cpu — before the plan the node would
     take it, so first fit has not proven anything: the model runs and proves the bound."""
-    import dra_solver.planners.policy as policy
-
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(3), *(_gpu_pod(f"p{i}", cpu="2") for i in range(3))])
-    out = plan(cluster)
+    out = plan(cluster, per_device_max=0)
     s, told = out.stats, out.verdict
     assert out.placed == 2
     assert told.bound_from != COMPLETE
@@ -234,14 +229,11 @@ def test_a_pod_left_out_that_might_fit_runs_the_model(monkeypatch: Any) -> None:
     assert told.status == "OPTIMAL" and told.bound == 2 * claim_weight(0)
 
 
-def test_a_gpu_taken_by_an_earlier_pod_runs_the_model(monkeypatch: Any) -> None:
+def test_a_gpu_taken_by_an_earlier_pod_runs_the_model() -> None:
     """Two pods, one GPU: first fit places one, the other fits the node before the plan (only
     the device is taken). Not complete: the model proves the bound."""
-    import dra_solver.planners.policy as policy
-
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = Cluster.from_objects([*_gpu_nodes(1), _gpu_pod("a"), _gpu_pod("b")])
-    told = plan(cluster).verdict
+    told = plan(cluster, per_device_max=0).verdict
     assert told.bound_from != COMPLETE
     assert told.status == "OPTIMAL" and told.bound == claim_weight(0)
 
@@ -261,7 +253,6 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
     """Above `PER_DEVICE_MAX` pods x nodes the aggregated model runs before first fit; its plan
     proven OPTIMAL places at least first fit's weight, so first fit never runs — and the plan
     places the same weight as the run that starts from first fit."""
-    import dra_solver.planners.policy as policy
     from dra_solver.planners.firstfit.batch import FirstFit
 
     cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
@@ -271,24 +262,20 @@ def test_a_model_plan_proven_optimal_at_scale_needs_no_first_fit(monkeypatch: An
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("first fit ran although the model proved its plan optimal")
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     monkeypatch.setattr(FirstFit, "plan", refuse)
-    out = plan(cluster)
+    out = plan(cluster, per_device_max=0)
     s = out.stats
     assert out.verdict.status == "OPTIMAL" and out.verdict.objective == out.verdict.bound == with_first.weight
     assert "reference_placed" not in s and str(s["first_fit"]).startswith("not run")
     assert all(p.reason for p in out.pods if not p.placed)
 
 
-def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit(monkeypatch: Any) -> None:
+def test_a_pod_no_node_takes_is_worded_on_every_node_without_first_fit() -> None:
     """Without first fit, a pod the plan leaves out that fits alone on no node gets every
     node's reason on the input's cluster — the words first fit gives it."""
-    import dra_solver.planners.policy as policy
-
     cluster = _gpu_fleet(6, 20, [_gpu_pod("nowhere", nodeSelector={"zone": "mars"})])
     expected = plan(cluster).pod("default/nowhere")
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
-    out = plan(cluster)
+    out = plan(cluster, per_device_max=0)
     assert "reference_placed" not in out.stats
     pod = out.pod("default/nowhere")
     assert not pod.placed
@@ -312,10 +299,9 @@ def test_first_fit_runs_when_the_model_does_not_prove_its_plan(monkeypatch: Any)
         agg = real(job, first, *args, **kwargs)
         return replace(agg, bound_proven=False) if first is None and not isinstance(agg, str) else agg
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     monkeypatch.setattr(policy, "aggregate", unproven)
     monkeypatch.setattr(expansion, "aggregate", unproven)
-    out = plan(_gpu_fleet(6, 20, []))
+    out = plan(_gpu_fleet(6, 20, []), per_device_max=0)
     assert firsts[0] is None and len(firsts) == 2 and firsts[1] is not None  # again, after first fit
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
     assert out.verdict.status == "OPTIMAL"
@@ -333,10 +319,9 @@ def test_a_model_that_does_not_apply_is_not_tried_twice(monkeypatch: Any) -> Non
         calls.append(first)
         return "does not apply, for the test"
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     monkeypatch.setattr(policy, "aggregate", never)
     monkeypatch.setattr(expansion, "aggregate", never)
-    out = plan(_gpu_fleet(6, 20, []))
+    out = plan(_gpu_fleet(6, 20, []), per_device_max=0)
     assert calls == [None]
     assert out.stats["aggregated"] == "no: does not apply, for the test"
     assert out.stats["reference_placed"] == 12 and out.verdict.status == "OPTIMAL"
@@ -358,11 +343,10 @@ def test_an_interrupt_during_the_model_before_first_fit_keeps_its_plan(monkeypat
         interrupt.request()  # the signal arrives as the model ends
         return agg
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     monkeypatch.setattr(policy, "aggregate", cut_short)
     monkeypatch.setattr(expansion, "aggregate", cut_short)
     try:
-        out = plan(_gpu_fleet(6, 20, []))
+        out = plan(_gpu_fleet(6, 20, []), per_device_max=0)
     finally:
         interrupt.reset()
     assert out.placed == 12 and out.stats["first_fit"] == "not run: interrupted during the aggregated model"

@@ -4,7 +4,7 @@ chromium through selenium, with networking off.
 Why a browser and not an HTML parser: the page is plotly figures drawn by script; only a
 browser says whether the charts render (their SVG exists), whether the page works offline
 (nothing fetched) and whether the console stays clean. The bundled example's page is also the
-README's screenshot (`DRA_SOLVER_SCREENSHOT=1` rewrites docs/img/plan-report.png).
+screenshot in docs/examples.md (`DRA_SOLVER_SCREENSHOT=1` rewrites docs/img/plan-report.png).
 
 The browser: `apt-get install -y chromium chromium-driver` (the README's test command does it
 when root). Where it is missing the tests fail under CI (`CI` set: `.ci/run` sets it) and

@@ -32,6 +32,8 @@ from dra_solver.gates import FeatureGates
 from dra_solver.planners.aggregated.allpatterns import maximal_patterns
 from dra_solver.planners.aggregated.classes import NodeClass, index_signature, node_classes, pod_classes
 from dra_solver.planners.aggregated.master import (
+    Master,
+    Scale,
     aggregate,
     expand_patterns,
     integer_master,
@@ -225,7 +227,7 @@ def test_the_kind_master_mixes_the_priorities_of_one_shape_the_columns_keep_apar
     ctx = ModelContext(cluster, units, pods, FeatureGates(), EvalCache(), 0, 5.0)
     kinds = pod_kinds(pods, [0, 1], units)
     assert kinds == {0: 0, 1: 0}
-    solve = partial(integer_master, ctx, pods, ncls, pod_ids=[0, 1], node_ids=[0])
+    solve = partial(integer_master, Master(ctx, pods, ncls, [0, 1], [0], Scale([0])))
     assert solve({0: [(1, 0), (0, 2)]}, 3)[2:] == (2, True)
     columns: dict[int, list[tuple[int, ...]]] = {0: [(1, 0), (0, 2)]}
     z, y, value, proven = solve(columns, 3, kind_of=kinds)
@@ -267,7 +269,7 @@ def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(
 
     def spy_generate(*args: Any) -> Any:
         out = generate(*args)
-        if len(args) < 10:  # over class patterns (not `kind_of`): the LP's bound of a component
+        if len(args) < 5:  # over class patterns (not `kind_of`): the LP's bound of a component
             lp_bounds.append(out[0])
         return out
 
@@ -300,8 +302,8 @@ def test_kind_enumeration_proves_the_optimum_over_every_kind_pattern(
         assert listed is not None
         every[c.index] = listed
     weight = sum(k.weight * k.demand for k in pods)
-    solve = partial(integer_master, ctx, pods, found.classes, every, weight, ids, list(every))
-    _, _, best, proven = solve(kind_of=kinds)
+    master = Master(ctx, pods, found.classes, ids, list(every), Scale([0] * len(found.classes)))
+    _, _, best, proven = integer_master(master, every, weight, kind_of=kinds)
     assert proven and best == agg.objective < sum(lp_bounds)
 
 

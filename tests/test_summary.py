@@ -189,7 +189,6 @@ def test_a_pod_the_model_placed_but_expansion_dropped_is_listed_with_that_reason
         return problem, None if node == "node-a" else assignment
 
     monkeypatch.setattr(expansion, "allocate_node", failing_on_a)
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)  # no per-device refinement after the gap
     objs = [
         device_class("gpu"),
         resource_slice("a", [device("gpu-0"), device("gpu-1")], node="node-a"),
@@ -197,7 +196,7 @@ def test_a_pod_the_model_placed_but_expansion_dropped_is_listed_with_that_reason
         claim("one", [request("gpu")]),
         claim("two", [request("gpu", count=2)]),
     ]
-    out = plan(_cluster(objs), models=policy.AGGREGATED_FIRST)
+    out = plan(_cluster(objs), models=policy.AGGREGATED_FIRST, per_device_max=0)  # no per-device refinement
     assert out.stats["aggregated"] == "yes" and out.stats["expansion_dropped"] == 1
     placed = {p.name: p.node for p in out.pods if p.placed}
     assert placed == {"default/one": "node-b"}

@@ -268,11 +268,9 @@ def _fleet(nodes: int, pods: int) -> Cluster:
 
 
 @pytest.fixture
-def at_scale(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
-    """A cluster the aggregated model plans before first fit (`PER_DEVICE_MAX` lowered)."""
-    import dra_solver.planners.policy as policy
-
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
+def at_scale() -> Iterator[Cluster]:
+    """A cluster the aggregated model plans before first fit when planned with
+    `per_device_max=0` (`Options.per_device_max`: the job counts as large)."""
     yield _fleet(6, 20)
 
 
@@ -308,7 +306,7 @@ def test_a_model_cut_short_before_its_first_plan_leaves_first_fit_time_to_place(
     before the model has a plan, first fit runs in the rest and its checked plan is the
     answer — said to be cut short — not a plan that places nothing."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert seen[0] is True  # the model's deadline was its share, and it had passed
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and "first_fit" not in out.stats
@@ -325,7 +323,7 @@ def test_a_model_whose_share_passed_before_it_started_is_not_started(
     and pod classes alone took a second of a 1,000-node run past the deadline — and first
     fit runs in the rest, its checked plan the answer, cut short."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    out = plan(at_scale, deadline=_ShareGoneAtOnce(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGoneAtOnce(None, []))
     assert seen == []  # never called before first fit
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and out.placed == 12
@@ -339,8 +337,8 @@ def test_without_a_deadline_the_model_runs_alone_and_nothing_is_cut(
     """The share exists only under a deadline: without one, or with one that never passes,
     the model before first fit proves its plan and the plan is the same, not cut short."""
     seen = _model_without_a_plan_yet(monkeypatch)
-    alone = plan(at_scale)
-    generous = plan(at_scale, deadline=CountingDeadline(None, []))
+    alone = plan(at_scale, per_device_max=0)
+    generous = plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, []))
     assert seen == [False, False]
     for out in (alone, generous):
         assert str(out.stats["first_fit"]).startswith("not run: the aggregated model proved")
@@ -353,7 +351,7 @@ def test_a_model_whose_share_passed_is_not_expanded_and_first_fit_runs(at_scale:
     few pods): that plan is not expanded to devices (no time is spent on a plan not proven);
     first fit runs, then the model from first fit's plan, and the answer places at least
     what first fit places — checked, cut short."""
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert out.stats[CUT_SHORT] is True
     assert out.stats["reference_placed"] == 12 and out.placed == 12
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
@@ -365,10 +363,10 @@ def test_the_expansion_stops_at_the_deadline_with_a_checked_plan(at_scale: Clust
     deadline between nodes: passed at its first look, no node is expanded, and the answer is
     a checked plan (here first fit's, which runs after), cut short."""
     looks: list[str] = []
-    plan(at_scale, deadline=CountingDeadline(None, looks))
+    plan(at_scale, per_device_max=0, deadline=CountingDeadline(None, looks))
     first = looks.index("dra_solver.planners.aggregated.expansion")
     later: list[str] = []
-    out = plan(at_scale, deadline=CountingDeadline(first, later))
+    out = plan(at_scale, per_device_max=0, deadline=CountingDeadline(first, later))
     assert later[first] == "dra_solver.planners.aggregated.expansion"
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(at_scale, out.pods))
@@ -383,15 +381,13 @@ def test_a_deadline_passing_while_the_caps_are_found_gives_a_checked_plan(
     (`MAX_COPIES`): the cap it gives up with is at most that many (the model's components
     carry no more pods of a class), and the run ends with a checked plan, cut short — it used
     to end in a KeyError."""
-    import dra_solver.planners.policy as policy
     from dra_solver.planners.aggregated.patterns import MAX_COPIES
 
-    monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)
     cluster = _fleet(4, MAX_COPIES + 20)
     looks: list[str] = []
-    plan(cluster, deadline=CountingDeadline(None, looks))
+    plan(cluster, per_device_max=0, deadline=CountingDeadline(None, looks))
     first = looks.index("dra_solver.planners.aggregated.patterns")
-    out = plan(cluster, deadline=CountingDeadline(first, []))
+    out = plan(cluster, per_device_max=0, deadline=CountingDeadline(first, []))
     assert out.stats[CUT_SHORT] is True
     after = Cluster.from_objects(cluster_after(cluster, out.pods))
     assert check_cluster(after) == []
@@ -413,6 +409,6 @@ def test_a_model_whose_share_passed_solves_no_component(
         return real(executor, fn, items)
 
     monkeypatch.setattr(master, "run_units", counted)
-    out = plan(at_scale, deadline=_ShareGone(None, []))
+    out = plan(at_scale, per_device_max=0, deadline=_ShareGone(None, []))
     assert len(calls) == 1  # the model after first fit only
     assert out.stats["reference_placed"] == 12 and out.placed == 12

@@ -10,6 +10,7 @@ skipped in silence.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,23 @@ from dra_solver.planners.firstfit.batch import FirstFit
 from dra_solver.planners.policy import MODELS, Aggregated, Complete, Cpsat, PerDevice
 from dra_solver.planning.job import ModelVariant, Options, placed_weight
 from dra_solver.planning.outcome import PlanOutcome
-from dra_solver.planning.resolve import make_job, resolve_nodes, resolve_units
+from dra_solver.planning.resolve import make_job, resolve_nodes, units_for
 
 CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "variant_cases.yaml").read_text())
 
 VARIANTS: dict[str, ModelVariant] = {
     "complete": Complete(),
+    "complete-at-scale": Complete(),
     "aggregated": Aggregated(),
     "aggregated-forced": Aggregated(force=True),
     "per-device": PerDevice(),
 }
-"""Every variant of the table, and the aggregated model forced where it applies."""
+"""Every variant of the table, the aggregated model forced where it applies, and first fit's
+complete plan on a job counted as large (`AT_SCALE`): the cases are small, and below the
+aggregated model's scale `Complete` never plans."""
+
+AT_SCALE = {"complete-at-scale": 0}
+"""`Options.per_device_max` per variant run (none: the default): 0 counts every job as large."""
 
 TIME_LIMIT = 10.0
 
@@ -58,8 +65,9 @@ def test_the_table_names_every_variant() -> None:
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_each_variant_plans_the_optimum_or_says_why_not(case: dict[str, Any], variant: str) -> None:
     cluster = _cluster(case)
-    options = Options(time_limit=TIME_LIMIT)
-    job = make_job(cluster, resolve_units(cluster, None, None), resolve_nodes(cluster, None), options)
+    options = Options(time_limit=TIME_LIMIT, per_device_max=AT_SCALE.get(variant))
+    nodes = resolve_nodes(cluster, None)  # the units as the pipeline resolves them, with their nodes
+    job = make_job(cluster, units_for(cluster, None, None, nodes, options.feature_gates), nodes, options)
     first = FirstFit(max_steps=Cpsat.first_fit_steps).plan(job)
     model = VARIANTS[variant]
     why = model.applies(job, first)
@@ -100,6 +108,50 @@ def test_a_table_given_in_the_options_is_the_one_used(case: dict[str, Any], vari
         assert said == "no: disabled"
     else:
         assert said.startswith("yes") or said.startswith(f"no: {case['not_applied'].get('aggregated', '')}")
+
+
+CHOICE = {
+    "MODELS",
+    "AGGREGATED_FIRST",
+    "PER_DEVICE_ONLY",
+    "TABLES",
+    "ALLOCATORS",
+    "PER_DEVICE_MAX",
+    "MAX_CLASS_SHARE",
+}
+"""What decides which model plans a job: injected through `Options` (`models`, `per_device_max`,
+`allocator`), never patched."""
+
+
+def _patched(tree: ast.AST) -> list[str]:
+    """`setattr(x, "NAME", ...)` / `setattr("module.NAME", ...)` calls of `tree` naming a CHOICE."""
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute | ast.Name):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id
+            texts = [a.value for a in n.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if name == "setattr" and any(t.rsplit(".", 1)[-1] in CHOICE for t in texts):
+                found.append(f"{n.lineno}: {ast.unparse(n)}")
+    return found
+
+
+def test_no_test_patches_the_choice_of_model() -> None:
+    """Issue #41, step 2: the choice is injectable through `Options`, so no test monkeypatches
+    the table or the scale it reads (eleven tests once lowered `policy.PER_DEVICE_MAX`)."""
+    found = {
+        path.name: _patched(ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(Path(__file__).parent.glob("*.py"))
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_a_patched_choice_is_found() -> None:
+    code = (
+        'monkeypatch.setattr(policy, "PER_DEVICE_MAX", 0)\n'
+        'monkeypatch.setattr("dra_solver.planners.policy.MODELS", ())\n'
+        'monkeypatch.setattr(policy, "aggregate", fake)\n'
+    )
+    assert [w.split(":")[0] for w in _patched(ast.parse(code))] == ["1", "2"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)

@@ -39,7 +39,7 @@ from ..deadline import fired as cut_short
 from ..errors import DRASolverError, InputError
 from ..executors import open_executor
 from ..output.objects import OutputMode, changed_objects, cluster_after, plan_annotations
-from ..output.report import write_report
+from ..output.report import ReportExtras, write_report
 from ..output.table import plan_tables
 from ..pipeline import DEFAULT_MAX_NEW_NODES
 from ..pipeline import plan as plan_pods
@@ -563,8 +563,7 @@ def _write_report(
         options.feature_gates,
         seconds=planned.seconds,
         first_fit=first_fit if request.compare else None,
-        inputs=request.inputs.paths,
-        **_steps_for_report(cluster, planned.outcome),
+        extras=ReportExtras(request.inputs.paths, **_steps_for_report(cluster, planned.outcome)),
     )
     err.print(Text(f"report: {written} ({written.stat().st_size / 1e6:.1f} MB)", style="dim"))
 

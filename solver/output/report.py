@@ -471,6 +471,23 @@ def _environment() -> Environment:
     return Environment(autoescape=select_autoescape(default=True), undefined=StrictUndefined)
 
 
+@dataclass(frozen=True)
+class ReportExtras:
+    """What a report page shows beside the plan, as the CLI gives it: `inputs`, the files, for
+    the `dra-solver explain` commands of unplaced pods; `steps` (number, command, note) and
+    `readings` (label, free, stranded, largest, per node): a preemption plan's steps in order
+    and its fragmentation before and after, as the CLI reads them (`preempt.steps`), shown as
+    given. Why one value: `write_report` passes them on to `render_report` untouched."""
+
+    inputs: Sequence[str] = ()
+    steps: Sequence[Mapping[str, str]] = ()
+    readings: Sequence[Mapping[str, str]] = ()
+
+
+_NO_EXTRAS = ReportExtras()
+"""The default: no input files, no preemption steps (frozen, so one value serves every call)."""
+
+
 def render_report(
     cluster: Cluster,
     outcome: PlanOutcome,
@@ -480,42 +497,23 @@ def render_report(
     seconds: float,
     compare: PlanOutcome | None = None,
     compare_seconds: float = 0.0,
-    inputs: Sequence[str] = (),
-    steps: Sequence[Mapping[str, str]] = (),
-    readings: Sequence[Mapping[str, str]] = (),
+    extras: ReportExtras = _NO_EXTRAS,
 ) -> str:
     """The report page as one string. `nodes`: the plan's candidate nodes (added what-if nodes
     are taken from `outcome`); `compare`: first fit's plan on the same input, shown side by
-    side; `inputs`: the files, for the `dra-solver explain` commands of unplaced pods;
-    `steps` (number, command, note) and `readings` (label, free, stranded, largest, per node):
-    a preemption plan's steps in order and its fragmentation before and after, as the CLI
-    reads them (`preempt.steps`), shown as given."""
+    side; `extras`: the input files and a preemption plan's steps and readings
+    (`ReportExtras`)."""
     from plotly.offline import get_plotlyjs
 
     b = _Builder(cluster, outcome, nodes, gates)
-    mapped = b.map_nodes()
-    figures: dict[str, str] = {}
-    drill: list[dict[str, str]] = []
-    if len(mapped) <= MAP_NODES:
-        figures["map"] = _figure_json(b.heatmap(mapped, "Cluster map: nodes x devices"))
-    else:
-        figures["map"] = _figure_json(b.class_bars(mapped))
-        by_class: dict[str, list[_Node]] = defaultdict(list)
-        for n in mapped:
-            by_class[n.klass].append(n)
-        for klass, members in by_class.items():
-            for start in range(0, len(members), MAP_NODES):
-                page = members[start : start + MAP_NODES]
-                label = f"{klass}: nodes {start + 1}-{start + len(page)} of {len(members)}"
-                drill.append({"label": label, "figure": _figure_json(b.heatmap(page, label))})
-    figures["utilisation"] = _figure_json(b.utilisation())
+    figures, drill = _maps(b)
     legend = [("free", FREE_COLOUR), ("held before the plan", HELD_COLOUR)]
     legend += [
         (f"placed: {k}" if i < len(POD_CLASS_COLOURS) - 1 else "placed: other", POD_CLASS_COLOURS[i])
         for i, k in enumerate(b.pod_classes[: len(POD_CLASS_COLOURS)])
     ]
     summary = b.numbers(outcome, seconds)
-    unplaced, more = b.unplaced(inputs)
+    unplaced, more = b.unplaced(extras.inputs)
     template = resources.files("dra_solver.output").joinpath("report.html.j2").read_text(encoding="utf-8")
     return (
         _environment()
@@ -537,10 +535,33 @@ def render_report(
             added_summary=outcome.stats.get("added"),
             added_cost=outcome.stats.get("added_cost"),
             summary_json=json.dumps({"placed": summary.placed, "total": summary.total}),
-            steps=steps,
-            readings=readings,
+            steps=extras.steps,
+            readings=extras.readings,
         )
     )
+
+
+def _maps(b: _Builder) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The page's figures (the cluster map and the utilisation) and, when there are more nodes
+    than one map shows (`MAP_NODES`), the map per node class a page of nodes at a time (the
+    drill-down; the map then shows the classes)."""
+    mapped = b.map_nodes()
+    figures: dict[str, str] = {}
+    drill: list[dict[str, str]] = []
+    if len(mapped) <= MAP_NODES:
+        figures["map"] = _figure_json(b.heatmap(mapped, "Cluster map: nodes x devices"))
+    else:
+        figures["map"] = _figure_json(b.class_bars(mapped))
+        by_class: dict[str, list[_Node]] = defaultdict(list)
+        for n in mapped:
+            by_class[n.klass].append(n)
+        for klass, members in by_class.items():
+            for start in range(0, len(members), MAP_NODES):
+                page = members[start : start + MAP_NODES]
+                label = f"{klass}: nodes {start + 1}-{start + len(page)} of {len(members)}"
+                drill.append({"label": label, "figure": _figure_json(b.heatmap(page, label))})
+    figures["utilisation"] = _figure_json(b.utilisation())
+    return figures, drill
 
 
 def write_report(
@@ -552,9 +573,7 @@ def write_report(
     *,
     seconds: float = 0.0,
     first_fit: Callable[[], PlanOutcome] | None = None,
-    inputs: Sequence[str] = (),
-    steps: Sequence[Mapping[str, str]] = (),
-    readings: Sequence[Mapping[str, str]] = (),
+    extras: ReportExtras = _NO_EXTRAS,
 ) -> Path:
     """Write the report page (see `render_report`) to `path`; returns the path. `first_fit`:
     runs first fit on the same input (`plan --compare`), timed here so the page shows its
@@ -574,12 +593,10 @@ def write_report(
         seconds=seconds,
         compare=compare,
         compare_seconds=compare_seconds,
-        inputs=inputs,
-        steps=steps,
-        readings=readings,
+        extras=extras,
     )
     out.write_text(page, encoding="utf-8")
     return out
 
 
-__all__ = ["MAP_NODES", "PlanNumbers", "render_report", "write_report"]
+__all__ = ["MAP_NODES", "PlanNumbers", "ReportExtras", "render_report", "write_report"]

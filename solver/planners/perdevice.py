@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import overload
 
 from ..api.models import ResourceClaim
-from ..cpsat import solve
+from ..cpsat import Hint, solve
 from ..planning.gangs import free_units, gang_infos, gang_reason
 from ..planning.job import AllBut, AlsoBlocked, Job, book_limits, placed_weight
 from ..planning.ledger import Ledger
@@ -342,8 +342,7 @@ def per_device(
         strategy=job.strategy,
         time_limit=job.time_limit,
         seed=job.seed,
-        hint=model.hint,
-        hint_nodes=model.hint_nodes,
+        hint=Hint(model.hint, model.hint_nodes),
         # the time limit is CP-SAT work (deterministic): the same input and seed, the same
         # plan; the wall clock only through the caller's explicit deadline
         deadline=job.deadline,

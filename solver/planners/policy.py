@@ -278,8 +278,14 @@ ALLOCATORS: dict[str, Improver] = {"reference": Reference(), "cpsat": Cpsat()}
 
 
 def beyond_per_device(job: Job) -> bool:
-    """Whether the job is larger (pods x nodes) than the per-device model is run for."""
-    return len(job.units) * len(job.nodes) > PER_DEVICE_MAX
+    """Whether the job is larger (pods x nodes) than the per-device model is run for
+    (`Options.per_device_max`, else `PER_DEVICE_MAX`)."""
+    return len(job.units) * len(job.nodes) > per_device_max(job)
+
+
+def per_device_max(job: Job) -> int:
+    """Pods x nodes up to which the per-device model plans `job` (`Options.per_device_max`)."""
+    return PER_DEVICE_MAX if job.per_device_max is None else job.per_device_max
 
 
 def _refine(job: Job, out: PlanOutcome) -> bool:
@@ -304,5 +310,7 @@ __all__ = [
     "Improver",
     "PerDevice",
     "Reference",
+    "beyond_per_device",
     "models",
+    "per_device_max",
 ]

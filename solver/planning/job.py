@@ -249,6 +249,8 @@ class Job:
     """The CP-SAT model variants to try in order (`Options.models`); None: `policy.MODELS`."""
     memo: object | None = field(default=None, compare=False)
     """`Options.memo`."""
+    per_device_max: int | None = None
+    """`Options.per_device_max`."""
 
 
 @dataclass(frozen=True)
@@ -292,6 +294,13 @@ class Options:
     `planners.aggregated.patterns.ModelMemo`; `replan.planner.Planner` keeps one for its plan and its local
     re-solves); None: each run its own. Never changes results: an answer found there is
     charged the work it cost."""
+    per_device_max: int | None = None
+    """Pods x nodes up to which the per-device model plans a job: above it the job is at the
+    aggregated model's scale (`planners.policy.beyond_per_device`: first fit's plan is kept when
+    it placed every pod that may be placed, the aggregated model runs before first fit, and no
+    per-device model closes its gap). None: `planners.aggregated.master.PER_DEVICE_MAX`. Part of
+    the choice of model, so injected here like `models`: tests set 0 to plan a small cluster as
+    a large one."""
 
     def __post_init__(self) -> None:
         if self.allocator not in ALLOCATOR_NAMES:

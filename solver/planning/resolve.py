@@ -55,6 +55,7 @@ def make_job(cluster: Cluster, units: Sequence[Unit], nodes: Sequence[str | None
         options.deadline,
         options.models,
         options.memo,
+        options.per_device_max,
     )
 
 

@@ -275,6 +275,61 @@ def prepare(
     by_unit: dict[int, list[int]] = {}
     for g, f in enumerate(forms):
         by_unit.setdefault(f.unit, []).append(g)
+    why = _pods_not_counted(job, by_unit, P)
+    if why is not None:
+        return why
+    groups, mover_kinds, rep_claims, specs = _kinds(s, job, forms, by_unit, P, V, movers)
+    kinds = list(groups.values())
+    spec_offset, at = [], 0
+    claims: list[ResourceClaim] = []
+    for cs in rep_claims:
+        spec_offset.append(at)
+        at += len(cs)
+        claims.extend(cs)
+    wanted = (
+        {n for k in kinds for n in k.nodes}
+        | {node for _, node, _ in s.holders.values()}
+        | {n for m in mover_kinds.values() for n in m.nodes}
+    )
+    found = _facts_and_held(s, job, claims, spec_offset, wanted)
+    if isinstance(found, str):
+        return found
+    facts, occ = found
+    victim_forms = {f.unit - P - H: g for g, f in enumerate(forms) if P + H <= f.unit < V}
+    victim_demand = []
+    for k in range(len(s.victims)):
+        vg = victim_forms.get(k)
+        victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
+    free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
+    why = _over_committed(s, victim_demand, free)
+    if why is not None:
+        return why
+    empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
+    gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
+    return Counting(
+        kinds,
+        specs,
+        spec_offset,
+        facts,
+        occ,
+        _held_per_group(s, facts, occ),
+        victim_demand,
+        free,
+        gang_need,
+        list(mover_kinds.values()),
+        {
+            name: {n: k for k, (_, ns) in enumerate(gang.domains) for n in ns}
+            for name, gang in job.gangs.items()
+            if gang.topology is not None
+        },
+    )
+
+
+def _pods_not_counted(job: Job, by_unit: Mapping[int, list[int]], P: int) -> str | None:
+    """Why the pods are not counted (module docstring), or None: a running pod's replacement
+    of several forms, or a pending pod whose claim is allocated already. The checks `prepare`
+    starts with, apart so that it reads as the counting."""
+    units = job.units
     if any(len(gs) > 1 for i, gs in by_unit.items() if i >= P):
         return (
             "a running pod's replacement has several forms (an extended resource DRA serves on some "
@@ -284,6 +339,25 @@ def prepare(
         for c in units[i].claims:
             if c.status is not None and c.status.allocation is not None:
                 return f"pending pod {units[i].name} uses claim {c.ref}, allocated already"
+    return None
+
+
+def _kinds(
+    s: Setting,
+    job: Job,
+    forms: list[PodForm],
+    by_unit: Mapping[int, list[int]],
+    P: int,
+    V: int,
+    movers: Sequence[int],
+) -> tuple[
+    dict[Hashable, Kind], dict[Hashable, MoverKind], list[tuple[ResourceClaim, ...]], list[tuple[str, ...]]
+]:
+    """The pending pods by kind (`Kind`; a pod of several forms: `_several`) and the movable
+    victims' replacements by mover kind (`MoverKind`), each in order of first sight, with the
+    claim shapes they have (`Counting.specs`) and one form's claims per shape (the nodes'
+    Problems are built over them)."""
+    units = job.units
     specs: list[tuple[str, ...]] = []
     rep_claims: list[tuple[ResourceClaim, ...]] = []
     spec_index: dict[tuple[str, ...], int] = {}
@@ -328,24 +402,21 @@ def prepare(
     for i in range(P):
         if len(by_unit.get(i, ())) > 1:
             _several(i, by_unit[i], forms, spec_of, groups, s.levels[i], units[i].weight, job)
-    kinds = list(groups.values())
-    spec_offset, at = [], 0
-    claims: list[ResourceClaim] = []
-    for cs in rep_claims:
-        spec_offset.append(at)
-        at += len(cs)
-        claims.extend(cs)
+    return groups, mover_kinds, rep_claims, specs
+
+
+def _facts_and_held(
+    s: Setting, job: Job, claims: list[ResourceClaim], spec_offset: list[int], wanted: set[str]
+) -> tuple[dict[str, NodeFacts], list[list[int]]] | str:
+    """Each `wanted` node's facts (`_node_facts`) and, per releasable claim (`Setting.holders`
+    order), the groups' devices it holds (`Counting.occ`); or why a node's devices are not
+    counted (one of them held by two claims: not the input's state to model)."""
     held_on: dict[str, list[int]] = {}
     holder_claims = [c for c, _, _ in s.holders.values()]
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         held_on.setdefault(node, []).append(h)
     facts: dict[str, NodeFacts] = {}
     occ: list[list[int]] = [[] for _ in s.holders]
-    wanted = (
-        {n for k in kinds for n in k.nodes}
-        | set(held_on)
-        | {n for m in mover_kinds.values() for n in m.nodes}
-    )
     views = LocalViews(job.cluster)
     for n in s.nodes:
         if n not in wanted:
@@ -368,12 +439,14 @@ def prepare(
                     return f"on node {n}, device {r.device} is held by two claims"
                 taken.add(d)
                 occ[h].append(d)
-    victim_forms = {f.unit - P - H: g for g, f in enumerate(forms) if P + H <= f.unit < V}
-    victim_demand = []
-    for k in range(len(s.victims)):
-        vg = victim_forms.get(k)
-        victim_demand.append(dict(forms[vg].variant.demand) if vg is not None else {})
-    free = {n: dict(job.book.free.get(n) or {}) for n in s.nodes}
+    return facts, occ
+
+
+def _over_committed(
+    s: Setting, victim_demand: Sequence[Mapping[str, int]], free: Mapping[str, Mapping[str, int]]
+) -> str | None:
+    """Why the running pods do not fit their nodes' resources as the input has them (a node
+    over-committed on one), or None."""
     held_res: dict[str, dict[str, int]] = {}
     for k, wants in enumerate(victim_demand):
         mine = held_res.setdefault(s.victims[k].node, {})
@@ -383,8 +456,14 @@ def prepare(
         for resource, limit in free[n].items():
             if held_res.get(n, {}).get(resource, 0) > limit:
                 return f"node {n} is over-committed on {resource} as the input has it"
-    empty = PlanOutcome([PodPlan(u.name, None, [], None, u.priority) for u in units])
-    gang_need = {gi.name: gi.need for gi in gang_infos(job, [f.unit for f in forms], empty)}
+    return None
+
+
+def _held_per_group(
+    s: Setting, facts: Mapping[str, NodeFacts], occ: list[list[int]]
+) -> list[tuple[int, ...]]:
+    """Per releasable claim: how many devices of each group of its node it holds
+    (`Counting.held_per_group`)."""
     per_group = []
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         hf = facts.get(node)
@@ -392,23 +471,7 @@ def prepare(
         for d in occ[h]:
             counts[hf.group_of[d]] += 1  # type: ignore[union-attr]  # occ[h] is empty without facts
         per_group.append(tuple(counts))
-    return Counting(
-        kinds,
-        specs,
-        spec_offset,
-        facts,
-        occ,
-        per_group,
-        victim_demand,
-        free,
-        gang_need,
-        list(mover_kinds.values()),
-        {
-            name: {n: k for k, (_, ns) in enumerate(gang.domains) for n in ns}
-            for name, gang in job.gangs.items()
-            if gang.topology is not None
-        },
-    )
+    return per_group
 
 
 def _several(
@@ -646,22 +709,10 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     `all_placed`: every pending pod is placed (sum_n x[K, n] = |K|; the caller knows a plan
     that places them all, so the first stage's optimum does). The candidates above
     `c.ceiling` are kept (kept[v] = 1)."""
-    ceiling = c.ceiling
     cp = new_cp_model()
-    x: dict[tuple[int, str], IntVar] = {}
     tops: dict[int, int] = {}
     """Variable index -> its upper bound, for the integer variables (booleans: 1)."""
-    for ki, kind in enumerate(c.kinds):
-        for n in sorted(kind.nodes):
-            nf = c.facts.get(n)
-            if nf is None:
-                continue
-            if kind.spec_at(n) not in nf.need:
-                continue
-            top = nf.most(kind.spec_at(n), len(kind.units))
-            if top > 0:
-                x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
-                tops[x[(ki, n)].index] = top
+    x = _placed(cp, c, tops)
     by_kind: dict[int, list[IntVar]] = {}
     by_node: dict[str, list[tuple[int, IntVar]]] = {}
     for (ki, n), v in x.items():
@@ -685,10 +736,60 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
     holders_on: dict[str, list[int]] = {}
     for h, (_, (_, node, _)) in enumerate(s.holders.items()):
         holders_on.setdefault(node, []).append(h)
-    victims_on: dict[str, list[int]] = {}
-    for k, victim in enumerate(s.victims):
-        victims_on.setdefault(victim.node, []).append(k)
     flows = _flows(cp, c, by_node, into_node, tops)
+    rows = _Rows(cp, c, by_node, into_node, tops)
+    _device_rows(rows, flows, held, holders_on)
+    _resource_rows(rows, s, kept)
+    _justified(rows, s, kept, moved)
+    _gangs(cp, c, by_kind)
+    _topology(cp, c, x, tops)
+    _dominance(cp, s, c, kept, budgets, moved)
+    _whole(cp, c, x, held, holders_on, tops)
+    weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
+    return Built(cp, x, kept, held, weight, moved, into, totals, tops, flows)
+
+
+def _placed(cp: cp_model.CpModel, c: Counting, tops: dict[int, int]) -> dict[tuple[int, str], IntVar]:
+    """x[K, n]: the pods of kind K placed on node n, for each node of the kind whose facts take
+    its shape at least once (`NodeFacts.most`), each bound filed in `tops`."""
+    x: dict[tuple[int, str], IntVar] = {}
+    for ki, kind in enumerate(c.kinds):
+        for n in sorted(kind.nodes):
+            nf = c.facts.get(n)
+            if nf is None:
+                continue
+            if kind.spec_at(n) not in nf.need:
+                continue
+            top = nf.most(kind.spec_at(n), len(kind.units))
+            if top > 0:
+                x[(ki, n)] = cp.new_int_var(0, top, f"x[{ki},{n}]")
+                tops[x[(ki, n)].index] = top
+    return x
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What the per-node rows of `build_model` read: the model, the facts, the pods placed on
+    each node (x by node; into by node: the moved pods that land there) and the variables'
+    bounds. Why one value: the device, resource and justification rows each read most of it."""
+
+    cp: cp_model.CpModel
+    c: Counting
+    by_node: dict[str, list[tuple[int, IntVar]]]
+    into_node: dict[str, list[tuple[int, IntVar]]]
+    tops: dict[int, int]
+
+
+def _device_rows(
+    rows: _Rows,
+    flows: dict[tuple[str, int, int], IntVar],
+    held: list[IntVar],
+    holders_on: dict[str, list[int]],
+) -> None:
+    """Per node and group: the devices the pods placed there take (fixed needs and the spread
+    requests' flows) and those the kept claims hold, at most the group's size — added only
+    where the variables' bounds could exceed it."""
+    cp, c, by_node, into_node, tops = rows.cp, rows.c, rows.by_node, rows.into_node, rows.tops
     flows_at: dict[tuple[str, int], list[IntVar]] = {}
     for (n, _, j), f in flows.items():
         flows_at.setdefault((n, j), []).append(f)
@@ -701,6 +802,15 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             terms = [(a, v) for a, v in terms if a]
             if sum(a * tops.get(v.index, 1) for a, v in terms) > len(group):
                 cp.add(sum(a * v for a, v in terms) <= len(group))
+
+
+def _resource_rows(rows: _Rows, s: Setting, kept: list[IntVar]) -> None:
+    """Per node and resource with a limit: the demand of the pods placed there and of the
+    victims kept there, at most the free amount — added only where the bounds could exceed it."""
+    cp, c, by_node, into_node, tops = rows.cp, rows.c, rows.by_node, rows.into_node, rows.tops
+    victims_on: dict[str, list[int]] = {}
+    for k, victim in enumerate(s.victims):
+        victims_on.setdefault(victim.node, []).append(k)
     for n in s.nodes:
         for r, limit in sorted(c.free.get(n, {}).items()):
             rterms = [(c.kinds[ki].demand_at(n).get(r, 0), v) for ki, v in by_node.get(n, [])]
@@ -709,7 +819,13 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             rterms = [(a, v) for a, v in rterms if a]
             if sum(a * tops.get(v.index, 1) for a, v in rterms) > limit:
                 cp.add(sum(a * v for a, v in rterms) <= limit)
-    for k, victim in enumerate(s.victims):  # justification
+
+
+def _justified(rows: _Rows, s: Setting, kept: list[IntVar], moved: dict[int, IntVar]) -> None:
+    """The justification rows: a victim leaves only for a pod placed on its node whose level
+    is above its priority; one above `Counting.ceiling` is kept (or moved, when movable)."""
+    cp, c, by_node, ceiling = rows.cp, rows.c, rows.by_node, rows.c.ceiling
+    for k, victim in enumerate(s.victims):
         if ceiling is not None and victim.priority > ceiling:
             if k in moved:  # not evicted; it may still move
                 cp.add(kept[k] + moved[k] == 1)
@@ -725,12 +841,6 @@ def build_model(s: Setting, c: Counting, budgets: Sequence[Budget], all_placed: 
             cp.add(1 - kept[k] <= sum(by))
         else:
             cp.add(kept[k] == 1)
-    _gangs(cp, c, by_kind)
-    _topology(cp, c, x, tops)
-    _dominance(cp, s, c, kept, budgets, moved)
-    _whole(cp, c, x, held, holders_on, tops)
-    weight = sum(c.kinds[ki].weight * v for (ki, _), v in x.items())
-    return Built(cp, x, kept, held, weight, moved, into, totals, tops, flows)
 
 
 def _flows(
@@ -849,88 +959,115 @@ def greedy_hint(s: Setting, c: Counting, built: Built, hosts: Mapping[str, int] 
     `hosts` (node -> pending pods): the pending pods go only there, at most that many per node,
     and no moved pod lands there — the nodes `clearing.clearing` chose to clear, whose cost
     would grow with each pod moved onto them. None: any node."""
-    sole: dict[int, list[int]] = {}
-    shared: set[int] = set()
-    for h, (_, (_, _, users)) in enumerate(s.holders.items()):
-        if len(users) == 1:
-            sole.setdefault(users[0], []).append(h)
-        else:
-            shared.update(users)
-    members = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
-    protected = [v.pod.namespaced_name in members for v in s.victims]
-    movable = c.movable()
-    kept = [1] * len(s.victims)
-    held = [1] * len(s.holders)
-    went: dict[int, str] = {}
-    """Moved victim -> its destination."""
-    room = {n: [len(g) for g in nf.groups] for n, nf in c.facts.items()}
-    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
-        if node in room:
-            room[node] = _plus(room[node], c.held_per_group[h], -1)
-    left = {n: dict(lim) for n, lim in c.free.items()}
-    on: dict[str, list[int]] = {}
-    for k, v in enumerate(s.victims):
-        on.setdefault(v.node, []).append(k)
-        for r, a in c.victim_demand[k].items():
-            if r in left.get(v.node, {}):
-                left[v.node][r] -= a
-    count: dict[tuple[int, str], int] = {}
-    tops = {key: built.tops[v.index] for key, v in built.x.items()}
-    freed: list[list[int]] = []
-    for k, v in enumerate(s.victims):
-        got = [0] * len(c.facts[v.node].groups) if v.node in c.facts else []
-        for h in sole.get(k, []):
-            got = _plus(got, c.held_per_group[h])
-        freed.append(got)
+    greedy = _Greedy(s, c, built, hosts)
+    for ki in sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40))):
+        greedy.place(ki)
+    greedy.hint(built)
+    return sum(c.kinds[ki].weight * m for (ki, _), m in greedy.count.items())
 
-    def evictable(k: int) -> bool:
-        return c.ceiling is None or s.victims[k].priority <= c.ceiling
 
-    ranked = {
-        n: sorted(
-            (k for k in ks if k not in shared and (evictable(k) or k in movable)),
+_Option = tuple[Any, ...]
+"""Where one more pod of a kind goes on a node (`_Greedy.option`): (rank, node, victims,
+devices, resources, (need, pieces))."""
+
+
+class _Greedy:
+    """The greedy hint's state as it places the pending pods (`greedy_hint`): what each node
+    has free (devices per group, `room`; node resources, `left`), the victims still kept and
+    the claims still held, the moved victims' destinations, the pods placed per (kind, node),
+    the spread requests' devices and each topology gang's domain.
+
+    Why a class: each step reads and changes most of that state; as one function with its
+    steps as closures it was past any reading (complexity 50)."""
+
+    def __init__(self, s: Setting, c: Counting, built: Built, hosts: Mapping[str, int] | None) -> None:
+        self.s, self.c, self.hosts = s, c, hosts
+        self.sole, shared = _sole_users(s)
+        members = set().union(*(b.pods for b in s.budgets)) if s.budgets else set()
+        self.protected = [v.pod.namespaced_name in members for v in s.victims]
+        self.movable = c.movable()
+        self.kept = [1] * len(s.victims)
+        self.held = [1] * len(s.holders)
+        self.went: dict[int, str] = {}
+        """Moved victim -> its destination."""
+        self.room = _room(s, c)
+        self.left, on = _left_and_on(s, c)
+        self.count: dict[tuple[int, str], int] = {}
+        self.tops = {key: built.tops[v.index] for key, v in built.x.items()}
+        self.freed: list[list[int]] = []
+        for k, v in enumerate(s.victims):
+            got = [0] * len(c.facts[v.node].groups) if v.node in c.facts else []
+            for h in self.sole.get(k, []):
+                got = _plus(got, c.held_per_group[h])
+            self.freed.append(got)
+        self.ranked = {n: self._ranked(ks, shared) for n, ks in on.items()}
+        self.flowed: dict[tuple[str, int, int], int] = {}
+        """(node, alternative, group) -> the spread requests' devices placed there (`_flows`)."""
+        self.domain: dict[str, int] = {}
+        """Gang with a topology constraint -> the domain its first placed pod chose: the rest
+        follow it (`_topology`)."""
+        # Each mover kind's destinations by free devices then name (`Destinations`): the fullest
+        # node a moved pod fits on is found without visiting every node.
+        slots = {(mi, n) for mi, n in built.into}
+        avoid = hosts or {}
+        self.dests_of = [
+            Destinations(
+                sorted(d for d in mk.nodes if (mi, d) in slots and d not in avoid),
+                self.room,
+                self.left,
+                {d: c.facts[d] for d in mk.nodes if (mi, d) in slots and d not in avoid},
+                mk.demand,
+                mk.spec,
+            )
+            for mi, mk in enumerate(c.movers)
+        ]
+        self.hosted: dict[str, int] = {}
+
+    def _ranked(self, ks: list[int], shared: set[int]) -> list[int]:
+        """A node's victims in the order they leave (`greedy_hint`): those that may go (evicted,
+        or moved when movable) and share no claim, PDB members last, movable ones first, then
+        lowest priority, most devices freed."""
+        s, protected, movable, freed = self.s, self.protected, self.movable, self.freed
+        return sorted(
+            (k for k in ks if k not in shared and (self.evictable(k) or k in movable)),
             key=lambda k: (protected[k], k not in movable, s.victims[k].priority, -sum(freed[k]), k),
         )
-        for n, ks in on.items()
-    }
-    order = sorted(range(len(c.kinds)), key=lambda ki: -(c.kinds[ki].level or -(2**40)))
-    slots = {(mi, n) for mi, n in built.into}
-    flowed: dict[tuple[str, int, int], int] = {}
-    """(node, alternative, group) -> the spread requests' devices placed there (`_flows`)."""
-    domain: dict[str, int] = {}
-    """Gang with a topology constraint -> the domain its first placed pod chose: the rest
-    follow it (`_topology`)."""
 
-    def outside(ki: int, n: str) -> bool:
+    def evictable(self, k: int) -> bool:
+        """Victim k may be evicted (at most `Counting.ceiling`)."""
+        return self.c.ceiling is None or self.s.victims[k].priority <= self.c.ceiling
+
+    def outside(self, ki: int, n: str) -> bool:
         """A pod of kind ki on n would leave a domain its gang has chosen (or n is in none)."""
-        for g, _ in c.kinds[ki].gangs:
-            where = c.domains.get(g)
-            if where is not None and (where.get(n) is None or domain.get(g, where[n]) != where[n]):
+        for g, _ in self.c.kinds[ki].gangs:
+            where = self.c.domains.get(g)
+            if where is not None and (where.get(n) is None or self.domain.get(g, where[n]) != where[n]):
                 return True
         return False
 
-    def option(ki: int, n: str) -> tuple[Any, ...] | None:
+    def option(self, ki: int, n: str) -> _Option | None:
         """Where one more pod of kind ki goes on n: (rank, n, victims, devices, resources) —
         the victims each to be moved (when movable) or evicted."""
+        s, c, kept, movable, protected = self.s, self.c, self.kept, self.movable, self.protected
         kind = c.kinds[ki]
         lv = kind.level
-        top = tops.get((ki, n))
-        if top is None or count.get((ki, n), 0) >= top or outside(ki, n):
+        top = self.tops.get((ki, n))
+        if top is None or self.count.get((ki, n), 0) >= top or self.outside(ki, n):
             return None
-        if hosts is not None and hosted.get(n, 0) >= hosts.get(n, 0):
+        if self.hosts is not None and self.hosted.get(n, 0) >= self.hosts.get(n, 0):
             return None
         nf = c.facts[n]
         spec, demand = kind.spec_at(n), kind.demand_at(n)
-        free_dev = list(room[n])
-        res = dict(left[n])
+        free_dev = list(self.room[n])
+        res = dict(self.left[n])
         chosen: list[int] = []
-        for k in ranked.get(n, []):
+        for k in self.ranked.get(n, []):
             if _fits_on(nf, spec, free_dev, res, demand) is not None:
                 break
             if not kept[k] or lv is None or s.victims[k].priority >= lv:
                 continue
             chosen.append(k)
-            free_dev = _plus(free_dev, freed[k])
+            free_dev = _plus(free_dev, self.freed[k])
             for r, a in c.victim_demand[k].items():
                 if r in res:
                     res[r] += a
@@ -948,110 +1085,161 @@ def greedy_hint(s: Setting, c: Counting, built: Built, hosts: Mapping[str, int] 
         )
         return (rank, n, chosen, free_dev, res, took)
 
-    # Each mover kind's destinations by free devices then name (`Destinations`): the fullest
-    # node a moved pod fits on is found without visiting every node.
-    avoid = hosts or {}
-    dests_of = [
-        Destinations(
-            sorted(d for d in mk.nodes if (mi, d) in slots and d not in avoid),
-            room,
-            left,
-            {d: c.facts[d] for d in mk.nodes if (mi, d) in slots and d not in avoid},
-            mk.demand,
-            mk.spec,
-        )
-        for mi, mk in enumerate(c.movers)
-    ]
-    hosted: dict[str, int] = {}
-
-    def destination(k: int, n: str, extra: dict[str, list[int]]) -> str | None:
+    def destination(self, k: int, n: str, extra: dict[str, list[int]]) -> str | None:
         """The fullest node other than n where victim k's replacement fits (`extra`: devices
         already promised there in this step)."""
-        return dests_of[movable[k]].fullest(n, extra)
+        return self.dests_of[self.movable[k]].fullest(n, extra)
 
-    def changed(d: str, before: list[int]) -> None:
-        for ds in dests_of:
+    def changed(self, d: str, before: list[int]) -> None:
+        """Node d's room changed (it was `before`): re-file it with every mover kind."""
+        for ds in self.dests_of:
             ds.moved(d, sum(before))
 
-    for ki in order:
-        kind = c.kinds[ki]
+    def place(self, ki: int) -> None:
+        """Kind ki's pods one after another, each where its option ranks best, until all are
+        placed or none fits."""
+        kind = self.c.kinds[ki]
         # A node's option changes only when a pod is placed there or a moved pod lands there:
         # each is worked out once per kind and again only for the nodes that changed.
-        options = {n: option(ki, n) for n in sorted(kind.nodes)}
+        options = {n: self.option(ki, n) for n in sorted(kind.nodes)}
         placed = 0
         while placed < len(kind.units):
             best = min((o for o in options.values() if o is not None), default=None, key=lambda o: o[0])
             if best is None:
                 break  # the next pods of this kind fit no better
-            _, n, chosen, free_dev, res, (need, pieces) = best
-            dests: dict[int, str] = {}
-            extra: dict[str, list[int]] = {}
-            spread = [(n, a, j, got) for a, j, got in pieces]
-            usable = True
-            for k in chosen:
-                d = destination(k, n, extra) if k in movable else None
-                if d is None:
-                    if not evictable(k):
-                        usable = False
-                        break
-                    continue
-                dests[k] = d
-                fit = c.facts[d].takes(
-                    c.movers[movable[k]].spec, _plus(room[d], extra[d], -1) if d in extra else room[d]
-                )
-                assert fit is not None  # `fullest` found that it fits
-                q, more = fit
-                spread += [(d, a, j, g) for a, j, g in more]
-                extra[d] = _plus(extra[d], q) if d in extra else list(q)
-                left[d] = {r: a - c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
-            if not usable:
-                for k, d in dests.items():
-                    left[d] = {r: a + c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
+            n, chosen, pieces = best[1], best[2], best[5][1]
+            sent = self.send(chosen, n, pieces)
+            if sent is None:
                 options[n] = None
                 continue
-            for k in chosen:
-                kept[k] = 0
-                for h in sole.get(k, []):
-                    held[h] = 0
-            for k, d in dests.items():
-                went[k] = d
-            for d, took in extra.items():
-                before, room[d] = room[d], _plus(room[d], took, -1)
-                changed(d, before)
-            before, room[n] = room[n], _plus(free_dev, need, -1)
-            changed(n, before)
-            for d, a, j, got in spread:
-                flowed[(d, a, j)] = flowed.get((d, a, j), 0) + got
-            left[n] = {r: a - kind.demand_at(n).get(r, 0) for r, a in res.items()}
-            count[(ki, n)] = count.get((ki, n), 0) + 1
-            hosted[n] = hosted.get(n, 0) + 1
+            extra = self.take(ki, best, sent)
             placed += 1
-            chose = [g for g, _ in kind.gangs if g in c.domains and g not in domain]
+            chose = [g for g, _ in kind.gangs if g in self.c.domains and g not in self.domain]
             for g in chose:
-                domain[g] = c.domains[g][n]
+                self.domain[g] = self.c.domains[g][n]
             for m in options if chose else {n, *extra}:
                 if m in options:
-                    options[m] = option(ki, m)
-    cp = built.cp
-    cp.clear_hints()
-    for k, var in enumerate(built.kept):
-        cp.add_hint(var, kept[k])
-    for h, var in enumerate(built.held):
-        cp.add_hint(var, held[h])
-    for key, var in built.x.items():
-        cp.add_hint(var, count.get(key, 0))
-    into: dict[tuple[int, str], int] = {}
-    for k, d in went.items():
-        into[(movable[k], d)] = into.get((movable[k], d), 0) + 1
-    for k, var in built.moved.items():
-        cp.add_hint(var, int(k in went))
-    for key, var in built.into.items():
-        cp.add_hint(var, into.get(key, 0))
-    for mi, var in enumerate(built.totals):
-        cp.add_hint(var, sum(1 for k in went if movable[k] == mi))
-    for fkey, var in built.flows.items():
-        cp.add_hint(var, flowed.get(fkey, 0))
-    return sum(c.kinds[ki].weight * m for (ki, _), m in count.items())
+                    options[m] = self.option(ki, m)
+
+    def send(
+        self, chosen: list[int], n: str, pieces: Sequence[tuple[int, int, int]]
+    ) -> tuple[dict[int, str], dict[str, list[int]], list[tuple[str, int, int, int]]] | None:
+        """Where the movable victims of `chosen` go (the fullest other node each fits on; the
+        others are evicted), with the devices promised on each destination and the spread
+        requests' devices of the step (`pieces`: the pod's own on n); None, the resources given
+        back, when a victim that may not be evicted has nowhere to go."""
+        c, left, room, movable = self.c, self.left, self.room, self.movable
+        dests: dict[int, str] = {}
+        extra: dict[str, list[int]] = {}
+        spread = [(n, a, j, got) for a, j, got in pieces]
+        usable = True
+        for k in chosen:
+            d = self.destination(k, n, extra) if k in movable else None
+            if d is None:
+                if not self.evictable(k):
+                    usable = False
+                    break
+                continue
+            dests[k] = d
+            fit = c.facts[d].takes(
+                c.movers[movable[k]].spec, _plus(room[d], extra[d], -1) if d in extra else room[d]
+            )
+            assert fit is not None  # `fullest` found that it fits
+            q, more = fit
+            spread += [(d, a, j, g) for a, j, g in more]
+            extra[d] = _plus(extra[d], q) if d in extra else list(q)
+            left[d] = {r: a - c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
+        if not usable:
+            for k, d in dests.items():
+                left[d] = {r: a + c.movers[movable[k]].demand.get(r, 0) for r, a in left[d].items()}
+            return None
+        return dests, extra, spread
+
+    def take(
+        self,
+        ki: int,
+        option: _Option,
+        sent: tuple[dict[int, str], dict[str, list[int]], list[tuple[str, int, int, int]]],
+    ) -> dict[str, list[int]]:
+        """One pod of kind ki placed as `option` says, its victims moved as `sent` says or
+        evicted: the state after the step. Returns the devices promised on the destinations."""
+        _, n, chosen, free_dev, res, (need, _) = option
+        dests, extra, spread = sent
+        room = self.room
+        for k in chosen:
+            self.kept[k] = 0
+            for h in self.sole.get(k, []):
+                self.held[h] = 0
+        for k, d in dests.items():
+            self.went[k] = d
+        for d, took in extra.items():
+            before, room[d] = room[d], _plus(room[d], took, -1)
+            self.changed(d, before)
+        before, room[n] = room[n], _plus(free_dev, need, -1)
+        self.changed(n, before)
+        for d, a, j, got in spread:
+            self.flowed[(d, a, j)] = self.flowed.get((d, a, j), 0) + got
+        kind = self.c.kinds[ki]
+        self.left[n] = {r: a - kind.demand_at(n).get(r, 0) for r, a in res.items()}
+        self.count[(ki, n)] = self.count.get((ki, n), 0) + 1
+        self.hosted[n] = self.hosted.get(n, 0) + 1
+        return extra
+
+    def hint(self, built: Built) -> None:
+        """The placed state as the model's hint (any hint before it cleared)."""
+        movable, went = self.movable, self.went
+        cp = built.cp
+        cp.clear_hints()
+        for k, var in enumerate(built.kept):
+            cp.add_hint(var, self.kept[k])
+        for h, var in enumerate(built.held):
+            cp.add_hint(var, self.held[h])
+        for key, var in built.x.items():
+            cp.add_hint(var, self.count.get(key, 0))
+        into: dict[tuple[int, str], int] = {}
+        for k, d in went.items():
+            into[(movable[k], d)] = into.get((movable[k], d), 0) + 1
+        for k, var in built.moved.items():
+            cp.add_hint(var, int(k in went))
+        for key, var in built.into.items():
+            cp.add_hint(var, into.get(key, 0))
+        for mi, var in enumerate(built.totals):
+            cp.add_hint(var, sum(1 for k in went if movable[k] == mi))
+        for fkey, var in built.flows.items():
+            cp.add_hint(var, self.flowed.get(fkey, 0))
+
+
+def _sole_users(s: Setting) -> tuple[dict[int, list[int]], set[int]]:
+    """Victim -> the releasable claims it alone uses, and the victims that share a claim."""
+    sole: dict[int, list[int]] = {}
+    shared: set[int] = set()
+    for h, (_, (_, _, users)) in enumerate(s.holders.items()):
+        if len(users) == 1:
+            sole.setdefault(users[0], []).append(h)
+        else:
+            shared.update(users)
+    return sole, shared
+
+
+def _room(s: Setting, c: Counting) -> dict[str, list[int]]:
+    """Per node with facts: each group's devices not held by a releasable claim."""
+    room = {n: [len(g) for g in nf.groups] for n, nf in c.facts.items()}
+    for h, (_, (_, node, _)) in enumerate(s.holders.items()):
+        if node in room:
+            room[node] = _plus(room[node], c.held_per_group[h], -1)
+    return room
+
+
+def _left_and_on(s: Setting, c: Counting) -> tuple[dict[str, dict[str, int]], dict[str, list[int]]]:
+    """Per node: its resources left with every victim kept, and its victims."""
+    left = {n: dict(lim) for n, lim in c.free.items()}
+    on: dict[str, list[int]] = {}
+    for k, v in enumerate(s.victims):
+        on.setdefault(v.node, []).append(k)
+        for r, a in c.victim_demand[k].items():
+            if r in left.get(v.node, {}):
+                left[v.node][r] -= a
+    return left, on
 
 
 class Destinations:

@@ -68,8 +68,53 @@ def build_multi_node_problem(
     group_of = [g for g, pod in enumerate(pods) for _ in pod]
     per_node = [(n, build_problem(cluster, claims, n, gates, cache=cache)) for n in nodes]
     first = per_node[0][1]
+    devices, counters, dev_maps = _merged_devices(per_node)
+    alternatives = _merged_alternatives(first, per_node, dev_maps)
+    allowed = _allowed_nodes(per_node, group_of, nodes, group_nodes)
+    constraints = _merged_constraints(first, per_node, dev_maps)
+    prios = list(priorities) if priorities is not None else [0] * len(pods)
+    claim_infos = tuple(
+        ClaimInfo(
+            c.index,
+            c.namespace,
+            c.name,
+            tuple(RequestInfo(r.name, r.alternatives, r.first_available) for r in c.requests),
+            c.constraints,
+            prios[group_of[c.index]],
+            group_of[c.index],
+        )
+        for c in first.claims
+    )
+    invalid: list[Reason] = []
+    left_out: list[Reason] = []
+    incomplete: list[Reason] = []
+    for _node, prob in per_node:
+        invalid.extend(x for x in prob.invalid_pools if x not in invalid)
+        left_out.extend(x for x in prob.left_out_pools if x not in left_out)
+        incomplete.extend(x for x in prob.incomplete_pools if x not in incomplete)
+    return Problem(
+        node=None,
+        gates=gates,
+        devices=devices,
+        counters=counters,
+        alternatives=alternatives,
+        claims=claim_infos,
+        constraints=constraints,
+        compat_baseline={k: v for _, prob in per_node for k, v in prob.compat_baseline.items()},
+        invalid_pools=tuple(invalid),
+        left_out_pools=tuple(left_out),
+        incomplete_pools=tuple(incomplete),
+        nodes=tuple(nodes),
+        group_nodes=allowed,
+    )
 
-    # Devices and counters.
+
+def _merged_devices(
+    per_node: Sequence[tuple[str, Problem]],
+) -> tuple[tuple[DeviceInfo, ...], tuple[CounterInfo, ...], list[dict[int, int]]]:
+    """Devices by identity in order of first appearance, each with the nodes whose Problem
+    holds it, and counters by (driver, pool, counter set, name), the devices' counter use
+    re-indexed (module docstring); with, per node, its device indices -> the merged ones."""
     dev_index: dict[DevKey, int] = {}
     dev_nodes: dict[int, set[str]] = {}
     dev_proto: dict[int, DeviceInfo] = {}
@@ -98,8 +143,15 @@ def build_multi_node_problem(
             dev_nodes[dev_index[dkey]].add(node)
         dev_maps.append(dmap)
     devices = tuple(replace(dev_proto[i], nodes=frozenset(dev_nodes[i])) for i in range(len(dev_index)))
+    return devices, tuple(counters), dev_maps
 
-    # Alternatives: same structure on every node (request specs do not depend on the node).
+
+def _merged_alternatives(
+    first: Problem, per_node: Sequence[tuple[str, Problem]], dev_maps: Sequence[dict[int, int]]
+) -> tuple[Alternative, ...]:
+    """The alternatives (the same structure on every node: request specs do not depend on the
+    node), each with the union of its candidates, re-indexed, and the nodes where each is one;
+    allocationMode All with its set per node (`_all_fields`)."""
     cand: dict[int, dict[int, Candidate]] = {a.index: {} for a in first.alternatives}
     cand_nodes: dict[tuple[int, int], set[str]] = {}
     all_sets: dict[int, dict[str, tuple[int, ...]]] = {}
@@ -118,7 +170,7 @@ def build_multi_node_problem(
                 if d not in mine:
                     mine[d] = replace(c, device=d)
                 cand_nodes.setdefault((alt.index, d), set()).add(node)
-    alternatives = tuple(
+    return tuple(
         replace(
             alt,
             candidates=tuple(
@@ -130,8 +182,17 @@ def build_multi_node_problem(
         )
         for alt in first.alternatives
     )
-    # allocationMode All on a pool not ready: the pod may not use that node at all, whatever
-    # its other requests (upstream's per-node failure, kubernetes#141898).
+
+
+def _allowed_nodes(
+    per_node: Sequence[tuple[str, Problem]],
+    group_of: Sequence[int],
+    nodes: Sequence[str],
+    group_nodes: dict[int, tuple[str, ...]] | None,
+) -> dict[int, tuple[str, ...]]:
+    """Per pod (`group_nodes`, with the pods refused somewhere): the nodes it may use.
+    allocationMode All on a pool not ready: the pod may not use that node at all, whatever its
+    other requests (upstream's per-node failure, kubernetes#141898)."""
     refused: dict[int, set[str]] = {}
     for node, prob in per_node:
         for alt in prob.alternatives:
@@ -140,8 +201,14 @@ def build_multi_node_problem(
     allowed = dict(group_nodes or {})
     for g, bad in refused.items():
         allowed[g] = tuple(n for n in allowed.get(g, tuple(nodes)) if n not in bad)
+    return allowed
 
-    # Constraints: by (claim, position), values re-indexed and unioned.
+
+def _merged_constraints(
+    first: Problem, per_node: Sequence[tuple[str, Problem]], dev_maps: Sequence[dict[int, int]]
+) -> tuple[ConstraintInfo, ...]:
+    """Constraints by (claim, position in the claim), their value tables re-indexed and
+    unioned over the nodes."""
     constraints: list[ConstraintInfo] = []
     for k in first.constraints:
         values: dict[tuple[int, int], ValueSet | None] = {}
@@ -151,42 +218,7 @@ def build_multi_node_problem(
             for (a, d), v in other.values.items():
                 values.setdefault((a, dmap[d]), v)
         constraints.append(replace(k, values=values))
-
-    prios = list(priorities) if priorities is not None else [0] * len(pods)
-    claim_infos = tuple(
-        ClaimInfo(
-            c.index,
-            c.namespace,
-            c.name,
-            tuple(RequestInfo(r.name, r.alternatives, r.first_available) for r in c.requests),
-            c.constraints,
-            prios[group_of[c.index]],
-            group_of[c.index],
-        )
-        for c in first.claims
-    )
-    invalid: list[Reason] = []
-    left_out: list[Reason] = []
-    incomplete: list[Reason] = []
-    for _node, prob in per_node:
-        invalid.extend(x for x in prob.invalid_pools if x not in invalid)
-        left_out.extend(x for x in prob.left_out_pools if x not in left_out)
-        incomplete.extend(x for x in prob.incomplete_pools if x not in incomplete)
-    return Problem(
-        node=None,
-        gates=gates,
-        devices=devices,
-        counters=tuple(counters),
-        alternatives=alternatives,
-        claims=claim_infos,
-        constraints=tuple(constraints),
-        compat_baseline={k: v for _, prob in per_node for k, v in prob.compat_baseline.items()},
-        invalid_pools=tuple(invalid),
-        left_out_pools=tuple(left_out),
-        incomplete_pools=tuple(incomplete),
-        nodes=tuple(nodes),
-        group_nodes=allowed,
-    )
+    return tuple(constraints)
 
 
 class _AllFields(TypedDict, total=False):

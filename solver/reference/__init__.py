@@ -218,12 +218,8 @@ class ReferenceSearch:
         if not all_mode and not self._capacity_fits(d, cand):
             return False
         charge = bool(d.counter_use) and not (d.busy or d.shared_in_use) and not self.used.get(cand.device)
-        if charge:
-            if d.counters_blocked:
-                return False
-            for i, amount in d.counter_use.items():
-                if self.counter_used.get(i, Fraction(0)) + amount > self.p.counters[i].available:
-                    return False
+        if charge and (d.counters_blocked or not self._counters_fit(d)):
+            return False
         # KEP-5963 after the counters (docs/semantics.md, "Device compatibility groups
         # (KEP-5963)"): a device new to its counter sets must fit the groups there.
         joins = bool(d.compat) and not (d.busy or d.shared_in_use) and not self.used.get(cand.device)
@@ -231,8 +227,33 @@ class ReferenceSearch:
             return False
         if cand.refused is not None:
             return False
+        cons = self.by_alt.get(alt.index)
+        touched = self._constrain(ci, alt, cand, d, all_mode, cons) if cons else []
+        if touched is None:
+            return False
+        if all_mode and not self._capacity_fits(d, cand):
+            self._unconstrain(touched)
+            return False
+        self._record(ci, alt, cand, d, charge, joins, touched)
+        return True
+
+    def _counters_fit(self, d: DeviceInfo) -> bool:
+        """The device's counters, charged on top of what the search has charged, stay within
+        what each counter has available (a device new to its counters: `_place`'s `charge`)."""
+        for i, amount in d.counter_use.items():
+            if self.counter_used.get(i, Fraction(0)) + amount > self.p.counters[i].available:
+                return False
+        return True
+
+    def _constrain(
+        self, ci: int, alt: Alternative, cand: Candidate, d: DeviceInfo, all_mode: bool, cons: list[int]
+    ) -> list[int] | None:
+        """The candidate's value pushed onto each claim constraint of its alternative (`cons`;
+        `_place` calls it only when there are some: it is the search's innermost step); returns
+        the constraints it was pushed onto, or None (nothing pushed) when one refuses it. An
+        All member a constraint refuses fails the claim (upstream's error), it is not skipped."""
         touched: list[int] = []
-        for con_i in self.by_alt.get(alt.index, ()):
+        for con_i in cons:
             value = self.p.constraints[con_i].values.get((alt.index, cand.device))
             if value is None or not self._constraint_ok(con_i, value):
                 if all_mode:
@@ -240,16 +261,30 @@ class ReferenceSearch:
                         f"claim {self.p.claims[ci].ref}: request {alt.name}: cannot add device {d.id} "
                         "because a claim constraint would not be satisfied"
                     )
-                for t in touched:
-                    self.constraint_state[t].pop()
-                return False
+                self._unconstrain(touched)
+                return None
             self._constraint_push(con_i, value)
             touched.append(con_i)
-        if all_mode and not self._capacity_fits(d, cand):
-            for t in touched:
-                self.constraint_state[t].pop()
-            return False
-        # record
+        return touched
+
+    def _unconstrain(self, touched: list[int]) -> None:
+        """Undo `_constrain`'s pushes onto the constraints `touched`."""
+        for t in touched:
+            self.constraint_state[t].pop()
+
+    def _record(
+        self,
+        ci: int,
+        alt: Alternative,
+        cand: Candidate,
+        d: DeviceInfo,
+        charge: bool,
+        joins: bool,
+        touched: list[int],
+    ) -> None:
+        """The candidate placed: the claim's result, the devices dedicated to the claim and the
+        call, the shares allocated, the counters charged (`charge`), the compatibility groups
+        joined (`joins`) and the undo record `_pop` reads."""
         placement = Placement(ci, alt.index, cand.device)
         dedicated = not d.multi
         if dedicated:
@@ -272,7 +307,6 @@ class ReferenceSearch:
         self.undo.append(
             _Undo(placement, dedicated, charge, cand.consumed if d.multi else None, touched, compat_before)
         )
-        return True
 
     def _capacity_fits(self, d: DeviceInfo, cand: Candidate) -> bool:
         """A share still fits with what the call already placed on its device."""

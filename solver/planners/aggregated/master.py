@@ -71,7 +71,7 @@ allocator and checked (`policy.Cpsat`).
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -121,7 +121,8 @@ MAX_CLASS_SHARE = 0.5
 """Aggregate when node classes are at most this share of the nodes, or pod classes of the pods."""
 PER_DEVICE_MAX = 20_000
 """Pods x nodes up to which the per-device model is small enough to plan a job alone (when pods
-hardly repeat) or to close an aggregated plan's gap (`policy.Cpsat`)."""
+hardly repeat) or to close an aggregated plan's gap (`policy.Cpsat`); `Options.per_device_max` replaces it
+for a run."""
 MAX_ROUNDS = 200
 """Column-generation rounds per component."""
 EPS = 1e-6
@@ -247,7 +248,7 @@ def aggregate(
     units = job.units
     gang_of = {i: g for i, u in enumerate(units) for g in u.gang_pods(job.gangs)}
     pods = pod_classes(units, todo, gang_of)
-    small = len(todo) * len(names) <= PER_DEVICE_MAX
+    small = len(todo) * len(names) <= (PER_DEVICE_MAX if job.per_device_max is None else job.per_device_max)
     pays = force or bound_only or what_if
     if not pays and small and len(pods) > MAX_CLASS_SHARE * len(todo):
         # Pods hardly repeat, so classes save little, and the per-device model over every pod
@@ -290,10 +291,8 @@ def aggregate(
     # M of the module docstring: more than any total cost, so weight comes first (1: no cost)
     live = {c for (c, _), v in caps.items() if v > 0}
     scale = Scale(costs, sum(costs[c] * ncls[c].mult for c in live) + 1)
-    tasks = [
-        _task(ctx, comp, ncls, columns, caps, first_nodes, bound_only, needs, scale, caps_proven)
-        for comp in comps
-    ]
+    shared = _Shared(ctx, ncls, columns, caps, first_nodes, bound_only, needs, scale, caps_proven)
+    tasks = [_task(shared, comp) for comp in comps]
     rounds = 0
     enumerated: list[int] = []
     for comp, done in zip(comps, run_units(job.executor, solve_component, tasks), strict=True):
@@ -417,6 +416,26 @@ class Scale:
         return self.cost if self.big > 1 else None
 
 
+@dataclass(frozen=True)
+class Master:
+    """One component's master problem as the functions that build its models read it: the
+    run's single-node context, the pod and node classes, the component's own (`pod_ids`,
+    `node_ids`), the objective's scale and the component's gangs (gang -> need).
+
+    Why one value: column generation (`_generate`), the enumeration (`_enumerate`), the integer
+    master and its hint each read most of these, and passed one by one they took up to a
+    dozen arguments (in OR-tools' samples' style: small model-building functions over one
+    description of the problem)."""
+
+    ctx: ModelContext
+    pods: list[PodClass]
+    ncls: list[NodeClass]
+    pod_ids: Sequence[int]
+    node_ids: Sequence[int]
+    scale: Scale
+    gangs: Mapping[str, int] = field(default_factory=dict)
+
+
 def _caps(
     ctx: ModelContext,
     units: Sequence[Unit],
@@ -517,19 +536,27 @@ class ComponentResult:
     """The explicit deadline passed in this component (`solver.deadline`)."""
 
 
-def _task(
-    ctx: ModelContext,
-    comp: _Component,
-    ncls: list[NodeClass],
-    columns: dict[int, list[Pattern]],
-    caps: dict[tuple[int, int], int],
-    first_nodes: Mapping[int, str],
-    bound_only: bool,
-    gangs: Mapping[str, int],
-    scale: Scale,
-    caps_proven: bool,
-) -> ComponentTask:
-    """The component's part of the run, cut out of `ctx` (see `ComponentTask`)."""
+@dataclass(frozen=True)
+class _Shared:
+    """What every component's task is cut from (`_task`): the run's context and node classes,
+    the columns so far, the caps, the first-fit plan's nodes, the gangs' needs, the objective's
+    scale and the run's flags (`ComponentTask`). Why: `aggregate` cuts one task per component
+    out of the same parts."""
+
+    ctx: ModelContext
+    ncls: list[NodeClass]
+    columns: dict[int, list[Pattern]]
+    caps: dict[tuple[int, int], int]
+    first_nodes: Mapping[int, str]
+    bound_only: bool
+    gangs: Mapping[str, int]
+    scale: Scale
+    caps_proven: bool
+
+
+def _task(shared: _Shared, comp: _Component) -> ComponentTask:
+    """The component's part of the run, cut out of `shared.ctx` (see `ComponentTask`)."""
+    ctx, ncls, columns, caps, gangs = shared.ctx, shared.ncls, shared.columns, shared.caps, shared.gangs
     pods = list(ctx.pods)
     units: dict[int, Unit] = {}
     for k in comp.pods:
@@ -543,17 +570,17 @@ def _task(
         ncls,
         {c: list(columns[c]) for c in comp.nodes},
         {(c, k): v for (c, k), v in caps.items() if c in comp.nodes},
-        {i: n for i, n in first_nodes.items() if i in mine},
+        {i: n for i, n in shared.first_nodes.items() if i in mine},
         units,
         {n: _shipped(ctx.local(n), n) for n in reps},
         {n: ctx.free.get(n) for n in reps},
         ctx.gates,
         ctx.seed,
         ctx.left(),
-        scale,
-        bound_only,
+        shared.scale,
+        shared.bound_only,
         {g: v for g, v in gangs.items() if any(pods[k].gang == g for k in comp.pods)},
-        caps_proven,
+        shared.caps_proven,
         ctx.deadline,
     )
 
@@ -572,6 +599,10 @@ def _shipped(view: Cluster, node: str) -> Cluster:
     )
 
 
+_Solution = tuple[dict[tuple[int, int], int], dict[int, int], int, bool]
+"""The integer master's answer (`integer_master`): z, y, the objective and whether it is proven."""
+
+
 def solve_component(task: ComponentTask) -> ComponentResult:
     """Column generation, the integer master and (when a gap remains) pattern enumeration for
     one component — a pure function of `task`, so it may run on any executor.
@@ -579,47 +610,20 @@ def solve_component(task: ComponentTask) -> ComponentResult:
     Why it is self-contained: components share no node class and no pod class, so their
     models never interact; each gets a fresh CEL cache (it never changes results) and its own
     budget of `task.seconds`."""
-    comp, pods, ncls, caps, first_nodes = task.comp, task.pods, task.ncls, task.caps, task.first_nodes
-    ctx = ModelContext(
-        Cluster(),
-        task.units,
-        pods,
-        task.gates,
-        EvalCache(),
-        task.seed,
-        task.seconds,
-        task.deadline,
-        free=task.free,
-        fixed_views=task.views,
-    )
+    comp, pods, ncls, caps = task.comp, task.pods, task.ncls, task.caps
+    ctx = _worker_context(task)
+    master = Master(ctx, pods, ncls, comp.pods, comp.nodes, task.scale, task.gangs)
     columns = {c: list(v) for c, v in task.columns.items()}
     feas = Feasibility(ctx)
-    for c in comp.nodes:
-        for k in comp.pods:
-            if caps.get((c, k), 0) > 0:
-                pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(pods)))
-                feas.record(c, pat, True)
-                add_column(columns[c], pat)
+    _single_class_columns(master, caps, columns, feas)
     models = {
         c: NodeModel(ctx, ncls[c].nodes[0], {k: caps.get((c, k), 0) for k in comp.pods}) for c in comp.nodes
     }
-    scale = task.scale
-    ub, rounds, converged = _generate(ctx, comp, pods, ncls, columns, models, feas, scale, task.gangs)
+    ub, rounds, converged = _generate(master, columns, models, feas)
     cut = ctx.deadline is not None and ctx.deadline.fired
     if task.bound_only:
         return ComponentResult(columns, {}, {}, 0, ub, rounds, ctx.solves, ctx.spent, cut_short=cut)
-    solve = partial(
-        integer_master,
-        ctx,
-        pods,
-        ncls,
-        columns,
-        pod_ids=comp.pods,
-        node_ids=comp.nodes,
-        gangs=task.gangs,
-        cost=scale.costs,
-        big=scale.big,
-    )
+    solve = partial(integer_master, master, columns, first_nodes=task.first_nodes)
     kinds = pod_kinds(pods, comp.pods, task.units)
     if kinds:
         # The columns hold the patterns the LP wanted, each with its own mix of the priorities
@@ -630,47 +634,119 @@ def solve_component(task: ComponentTask) -> ComponentResult:
         # (`replan.local`: 0.5 deterministic seconds of a 1 s update, for a plan the kind
         # master then finds in a hundredth of that).
         solve = partial(solve, kind_of=kinds)
-    z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
-    listed = None
-    if scale.costs is not None and task.caps_proven and obj < ub and ctx.left() > 0:
-        # What-if's LP relaxation sits below every integer plan when pod sizes divide the
-        # nodes' devices (fractional nodes are cheaper): where there are few, every maximal
-        # pattern is listed; the integer model over them is the whole problem.
-        every = _all_patterns(ctx, comp, ncls, caps, feas)
-        if every is not None:
-            for c, pats in every.items():
-                for pat in pats:
-                    add_column(columns[c], pat)
-            listed = sum(len(v) for v in every.values())
-            z, y, obj, optimal = solve(ub, first_nodes=first_nodes)
-            if optimal:
-                ub = obj  # optimal over every maximal pattern: no plan is worth more
-    known = columns
-    if obj < ub and converged is not None and "kind_of" in solve.keywords:
+    best = solve(ub)
+    best, ub, listed = _every_pattern(master, task, solve, columns, feas, best, ub)
+    known: Mapping[int, list[Pattern]] = columns
+    if best[2] < ub and converged is not None and kinds:
         # Enumerate kind patterns, not class patterns: one per mix of shapes instead of one per
         # split of each shape among its priorities (`_kind_pricing`).
-        priced = _kind_pricing(ctx, task, columns, kinds, feas)
+        priced = _kind_pricing(master, task, columns, kinds, feas)
         if priced is not None:
             ub = min(ub, priced[2])
             if priced[1] is not None:  # else the class patterns are enumerated, as before
                 models, converged = priced[0], priced[1]
                 known = _kind_columns(columns, comp.nodes, kinds)
-    if obj < ub and converged is not None:
-        done: set[int] = set()
-        for c in comp.nodes:
-            for pat in known[c]:
-                models[c].forbid(pat)
-        while obj < ub and ctx.left() > 0:
-            added = _enumerate(ctx, comp, ncls, columns, models, converged, obj, done, scale.cost)
-            z2, y2, obj2, restricted = solve(ub, first_nodes=first_nodes)
-            if obj2 >= obj:  # a re-solve cut short (budget, deadline) may find less: keep the best
-                z, y, obj, optimal = z2, y2, obj2, restricted
-            if len(done) == len(comp.nodes) and restricted:
-                ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
-            if not added:
-                break
+    if best[2] < ub and converged is not None:
+        best, ub = _enumerate_patterns(master, solve, columns, models, converged, known, best, ub)
     cut = ctx.deadline is not None and ctx.deadline.fired
+    z, y, obj, optimal = best
     return ComponentResult(columns, z, y, obj, ub, rounds, ctx.solves, ctx.spent, listed, optimal, cut)
+
+
+def _worker_context(task: ComponentTask) -> ModelContext:
+    """The single-node models' context of a component on its worker: the views, units and free
+    resources it was shipped, a fresh CEL cache and the task's own budget and deadline."""
+    return ModelContext(
+        Cluster(),
+        task.units,
+        task.pods,
+        task.gates,
+        EvalCache(),
+        task.seed,
+        task.seconds,
+        task.deadline,
+        free=task.free,
+        fixed_views=task.views,
+    )
+
+
+def _single_class_columns(
+    master: Master, caps: Mapping[tuple[int, int], int], columns: dict[int, list[Pattern]], feas: Feasibility
+) -> None:
+    """Seed each node class's columns with one pattern per pod class it takes: as many of its
+    pods as the cap allows, and nothing else (feasible: the cap is what a node takes alone),
+    so the first restricted LP has a column for every pod class a node may hold."""
+    for c in master.node_ids:
+        for k in master.pod_ids:
+            if caps.get((c, k), 0) > 0:
+                pat = tuple(caps[(c, k)] if j == k else 0 for j in range(len(master.pods)))
+                feas.record(c, pat, True)
+                add_column(columns[c], pat)
+
+
+def _every_pattern(
+    master: Master,
+    task: ComponentTask,
+    solve: Callable[[int], _Solution],
+    columns: dict[int, list[Pattern]],
+    feas: Feasibility,
+    best: _Solution,
+    ub: int,
+) -> tuple[_Solution, int, int | None]:
+    """What-if, when the integer plan `best` is below the bound `ub` and every cap is proven:
+    every maximal pattern of the component's node classes joins `columns` where there are few,
+    and the integer model over them is solved again. Returns the plan, the bound (the plan's
+    value when CP-SAT proved it: optimal over every maximal pattern, no plan is worth more) and
+    how many patterns were listed (None: not listed).
+
+    Why: what-if's LP relaxation sits below every integer plan when pod sizes divide the
+    nodes' devices (fractional nodes are cheaper); the integer model over every maximal
+    pattern is the whole problem."""
+    ctx = master.ctx
+    if master.scale.costs is not None and task.caps_proven and best[2] < ub and ctx.left() > 0:
+        every = _all_patterns(ctx, task.comp, master.ncls, task.caps, feas)
+        if every is not None:
+            for c, pats in every.items():
+                for pat in pats:
+                    add_column(columns[c], pat)
+            listed = sum(len(v) for v in every.values())
+            best = solve(ub)
+            if best[3]:
+                ub = best[2]  # optimal over every maximal pattern: no plan is worth more
+            return best, ub, listed
+    return best, ub, None
+
+
+def _enumerate_patterns(
+    master: Master,
+    solve: Callable[[int], _Solution],
+    columns: dict[int, list[Pattern]],
+    models: dict[int, NodeModel],
+    duals: _Duals,
+    known: Mapping[int, list[Pattern]],
+    best: _Solution,
+    ub: int,
+) -> tuple[_Solution, int]:
+    """Close the gap between the plan `best` and the bound `ub` by enumeration: the `known`
+    patterns forbidden in the pricing `models`, batches of patterns a better plan could use
+    (`_enumerate`, from the converged `duals`) join `columns`, and the integer master is solved
+    again after each, keeping the best plan. Returns the plan and the bound (its value, once
+    every such pattern is in the pool and CP-SAT proved it over them)."""
+    done: set[int] = set()
+    for c in master.node_ids:
+        for pat in known[c]:
+            models[c].forbid(pat)
+    z, y, obj, optimal = best
+    while obj < ub and master.ctx.left() > 0:
+        added = _enumerate(master, columns, models, duals, obj, done)
+        z2, y2, obj2, restricted = solve(ub)
+        if obj2 >= obj:  # a re-solve cut short (budget, deadline) may find less: keep the best
+            z, y, obj, optimal = z2, y2, obj2, restricted
+        if len(done) == len(master.node_ids) and restricted:
+            ub = obj  # every pattern of a better plan is in the pool, and CP-SAT proved obj
+        if not added:
+            break
+    return (z, y, obj, optimal), ub
 
 
 def kind_pods(pods: Sequence[PodClass], pod_ids: Sequence[int], kind_of: Mapping[int, int]) -> list[PodClass]:
@@ -684,7 +760,7 @@ def kind_pods(pods: Sequence[PodClass], pod_ids: Sequence[int], kind_of: Mapping
 
 
 def _kind_pricing(
-    ctx: ModelContext,
+    master: Master,
     task: ComponentTask,
     columns: dict[int, list[Pattern]],
     kind_of: Mapping[int, int],
@@ -704,7 +780,7 @@ def _kind_pricing(
     with any of its classes anyway. Copies of a kind on a node class: the cap of its classes
     (`_caps`: the node's cap, cut to each class's demand) where one is below its demand, else
     the sum of their demands — at least what any plan puts there."""
-    comp, pods, ncls, caps = task.comp, task.pods, task.ncls, task.caps
+    ctx, comp, pods, ncls, caps = master.ctx, task.comp, task.pods, task.ncls, task.caps
     groups = _by_kind(comp.pods, kind_of)
     kpods = kind_pods(pods, comp.pods, kind_of)
     models: dict[int, NodeModel] = {}
@@ -718,7 +794,7 @@ def _kind_pricing(
                 return None
         models[c] = NodeModel(ctx, ncls[c].nodes[0], copies, kpods)
     kcols = _kind_columns(columns, comp.nodes, kind_of)
-    ub, _, converged = _generate(ctx, comp, pods, ncls, kcols, models, feas, task.scale, task.gangs, kind_of)
+    ub, _, converged = _generate(master, kcols, models, feas, kind_of)
     for c in comp.nodes:
         for pat in kcols[c]:
             add_column(columns[c], pat)
@@ -820,15 +896,10 @@ def _components(
 
 
 def _generate(
-    ctx: ModelContext,
-    comp: _Component,
-    pods: list[PodClass],
-    ncls: list[NodeClass],
+    master: Master,
     columns: dict[int, list[Pattern]],
     models: dict[int, NodeModel],
     feas: Feasibility,
-    scale: Scale,
-    gangs: Mapping[str, int] | None = None,
     kind_of: Mapping[int, int] | None = None,
 ) -> tuple[int, int, _Duals | None]:
     """Column generation on the LP relaxation: (floor of the best Lagrangian bound, rounds,
@@ -838,8 +909,9 @@ def _generate(
     pi.p > mu[c] + cost[c] (its reduced cost), and class c adds mult[c] * max(0, best - cost[c]).
     `kind_of`: the LP's rows per kind (`restricted_lp`), `columns` and `models` kind patterns
     and kind models (`_kind_pricing`)."""
+    ctx, pods, ncls, scale, gangs = master.ctx, master.pods, master.ncls, master.scale, master.gangs
     big, cost = scale.big, scale.cost
-    demand_weight = sum(pods[k].demand * big * pods[k].weight for k in comp.pods)
+    demand_weight = sum(pods[k].demand * big * pods[k].weight for k in master.pod_ids)
     ub = float(demand_weight)
     rounds = 0
     converged: _Duals | None = None
@@ -847,12 +919,14 @@ def _generate(
         if ctx.left() <= 0:
             break
         rounds += 1
-        pi, mu, value = restricted_lp(pods, ncls, columns, comp.pods, comp.nodes, scale, gangs, kind_of)
-        lag = _pod_value(pods, comp.pods, pi, gangs or {}, big)
+        pi, mu, value = restricted_lp(
+            pods, ncls, columns, master.pod_ids, master.node_ids, scale, gangs, kind_of
+        )
+        lag = _pod_value(pods, master.pod_ids, pi, gangs or {}, big)
         added = False
         proven = True
         weights = [pi.get(k, 0.0) for k in range(len(pods))]
-        for c in comp.nodes:
+        for c in master.node_ids:
             got = models[c].best(weights, ctx.left())
             proven &= got.proven
             lag += ncls[c].mult * max(0.0, got.bound - cost[c])
@@ -914,15 +988,12 @@ ENUMERATE_BATCH = 8
 
 
 def _enumerate(
-    ctx: ModelContext,
-    comp: _Component,
-    ncls: list[NodeClass],
+    master: Master,
     columns: dict[int, list[Pattern]],
     models: dict[int, NodeModel],
     duals: _Duals,
     incumbent: int,
     done: set[int],
-    cost: Sequence[int],
 ) -> int:
     """Add up to ENUMERATE_BATCH more patterns per node class that a plan better than
     `incumbent` could use; node classes whose every such pattern is in the pool join `done`.
@@ -934,9 +1005,10 @@ def _enumerate(
     pricing with the known patterns forbidden, best first, until the pricing bound falls
     below that threshold (proven). The caller re-solves the integer model between batches:
     a better incumbent raises the threshold."""
+    ctx, cost = master.ctx, master.scale.cost
     tau = incumbent + 1 - duals.value - EPS
     added = 0
-    for c in comp.nodes:
+    for c in master.node_ids:
         if c in done:
             continue
         model = models[c]
@@ -1004,27 +1076,22 @@ def restricted_lp(
 
 
 def integer_master(
-    ctx: ModelContext,
-    pods: list[PodClass],
-    ncls: list[NodeClass],
+    master: Master,
     columns: dict[int, list[Pattern]],
     ub: int,
-    pod_ids: Sequence[int],
-    node_ids: Sequence[int],
     first_nodes: Mapping[int, str] | None = None,
-    cost: Sequence[int] | None = None,
-    big: int = 1,
-    gangs: Mapping[str, int] | None = None,
     kind_of: Mapping[int, int] | None = None,
-) -> tuple[dict[tuple[int, int], int], dict[int, int], int, bool]:
+) -> _Solution:
     """The integer master over the generated columns (CP-SAT), with the objective of
-    `restricted_lp` (with `gangs`: their rows, and the gangs run as the next level) and,
+    `restricted_lp` (with `master.gangs`: their rows, and the gangs run as the next level) and,
     given `first_nodes`, the first-fit plan as a hint: z, y, the objective (without the
     gangs level) and whether it is proven optimal over these columns.
 
     `kind_of` (`pod_kinds`: pod class -> the first class of its kind): the master over the
     columns' kind patterns (`_kind_columns`) — a slot of a kind takes a pod of any of its
     classes — and its choice unfolded into class patterns, added to `columns` (`_unfold`)."""
+    ctx, pods, ncls, pod_ids, node_ids = master.ctx, master.pods, master.ncls, master.pod_ids, master.node_ids
+    cost, big, gangs = master.scale.costs, master.scale.big, master.gangs
     m = new_cp_model()
     cols = columns if not kind_of else _kind_columns(columns, node_ids, kind_of)
     z = {(c, j): m.new_int_var(0, ncls[c].mult, f"z{c}_{j}") for c in node_ids for j in range(len(cols[c]))}
@@ -1048,7 +1115,7 @@ def integer_master(
         m.add(sum(y[k] for k in ks) >= need[g] * on[g])
     m.maximize((len(on) + 1) * objective + sum(on.values()) if on else objective)
     if first_nodes is not None:
-        yh = _hint(m, pod_ids, node_ids, pods, ncls, cols, z, y, first_nodes, kind_of)
+        yh = _hint(m, master, cols, z, y, first_nodes, kind_of)
         for g, v in on.items():
             m.add_hint(v, int(sum(yh[k] for k in pod_ids if pods[k].gang == g) >= need[g]))
     # at least 0.5 s of work: a master cut short finds no plan at all (but for a stop request)
@@ -1181,10 +1248,7 @@ def _positions(columns: Sequence[Pattern]) -> dict[Pattern, int]:
 
 def _hint(
     m: cp_model.CpModel,
-    pod_ids: Sequence[int],
-    node_ids: Sequence[int],
-    pods: list[PodClass],
-    ncls: list[NodeClass],
+    master: Master,
     columns: dict[int, list[Pattern]],
     z: dict[tuple[int, int], cp_model.IntVar],
     y: dict[int, cp_model.IntVar],
@@ -1193,6 +1257,7 @@ def _hint(
 ) -> dict[int, int]:
     """The first-fit plan as a hint: each node's pattern (when it is a column; `kind_of`: its
     kind pattern, `integer_master`) and the pods (returned: pod class -> hinted count)."""
+    pod_ids, node_ids, pods, ncls = master.pod_ids, master.node_ids, master.pods, master.ncls
     counts: dict[str, list[int]] = {}
     if first_nodes:
         class_of_unit = {i: k.index for k in pods for i in k.units}
@@ -1257,6 +1322,8 @@ __all__ = [
     "AggregatedPlan",
     "ComponentResult",
     "ComponentTask",
+    "Master",
+    "Scale",
     "add_column",
     "aggregate",
     "expand_patterns",
