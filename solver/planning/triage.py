@@ -61,9 +61,10 @@ from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
 from ..problem.scheduling import default_priority_class
+from ..reasons import Reason
 from .fields import unmodelled_field_warnings
 from .job import Unit
-from .leftpools import stand_in, unread_stand_in
+from .leftpools import not_valid, stand_in, unread_stand_in, with_pool
 from .resolve import pending
 
 C = TypeVar("C", bound=Cluster)
@@ -468,9 +469,6 @@ def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_
     return done.cluster
 
 
-_CLAIM_OF_ERROR = re.compile(r"^claim (\S+?): ")
-
-
 def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Unit], list[HeldPod]] | None:
     """`units` without those whose claim `error` names (a CEL runtime error met where the search
     reached a device), and their pods held with it as the reason — or None when it names no
@@ -478,10 +476,9 @@ def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Uni
     returns an error status, the pod is retried later); every other pod still schedules. The
     planners raise it for the whole call ("CEL errors: lazy, as upstream"), so the plan runs
     again without the pods it costs (`pipeline.plan`)."""
-    found = _CLAIM_OF_ERROR.match(error.where)
-    if found is None:
+    ref = error.claim  # a fact of the error, not read out of its words
+    if not ref:
         return None
-    ref = found.group(1)
     hit = [u for u in units if any(c.namespaced_name == ref for c in u.claims)]
     if not hit:
         return None
@@ -530,15 +527,15 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     or could not be read replaced by device-free stand-ins (`planning.leftpools`), so that the
     pool is an invalid one, named where it would have served; one warning per problem."""
 
-    def problem(s: ResourceSlice) -> str:
-        return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
+    def problem(s: ResourceSlice) -> Reason:
+        return not_valid(s, _said(t.own(s))) if t.own(s) else with_pool(s)
 
     bad = {_gen(s) for s in cluster.slices if t.own(s) and not _taint_effects_only(t.own(s))}
     unread: list[tuple[Unread, ResourceSlice]] = []
     for u in cluster.unread:
         if u.kind != "ResourceSlice":
             continue
-        found = unread_stand_in(u, f"{u.ref} could not be read ({u.reason})")
+        found = unread_stand_in(u)
         if found is not None:
             unread.append((u, found))
             bad.add(_gen(found))
