@@ -108,11 +108,16 @@ class CelError(DRASolverError):
     """A CEL compile or runtime error, with the expression and (at runtime) the device; the
     message ends in a hint when the error is a known mistake (`CEL_HINTS`)."""
 
-    def __init__(self, reason: str, *, expression: str, device: str = "", where: str = "") -> None:
+    def __init__(
+        self, reason: str, *, expression: str, device: str = "", where: str = "", claim: str = ""
+    ) -> None:
         self.reason = reason
         self.expression = expression
         self.device = device
         self.where = where
+        self.claim = claim
+        """The claim (`namespace/name`) whose request met the error at runtime ('' when none):
+        a fact, so that no one reads it back out of `where`'s words."""
         self.hint = cel_hint(reason)
         parts = [where] if where else []
         if device:

@@ -356,8 +356,14 @@ def _left_out(pool: Pool) -> Reason | None:
     left out, or None for a pool of the input's own slices."""
     if not any(s.left_out is not None for s in pool.all_slices()):
         return None
-    why = tuple(dict.fromkeys(s.left_out for s in pool.all_slices() if s.left_out))
+    why = tuple(dict.fromkeys(left_out_problems(pool.all_slices())))
     return Reason.of(Kind.SLICES_LEFT_OUT, problems=why)
+
+
+def left_out_problems(slices: Iterable[ResourceSlice]) -> list[Reason]:
+    """The problems of the slices left out among `slices` (`planning.leftpools`), but those
+    left out only with their pool (`Kind.SLICE_WITH_POOL`)."""
+    return [r for s in slices if (r := s.left_out) is not None and not r.is_(Kind.SLICE_WITH_POOL)]
 
 
 def _twice(what: str, name: str, first: str, second: str) -> Reason:

@@ -41,26 +41,6 @@ def _hypothesis_imported_as_it_is() -> None:
 
 _hypothesis_imported_as_it_is()
 
-
-def _imports_keep_their_byte_code() -> None:
-    """The test processes write the byte code of the modules they import (`__pycache__`).
-
-    Why: the README's install runs pip with `--no-compile` (it would compile every module of
-    every dependency, most never imported), and under `PYTHONDONTWRITEBYTECODE=1` (the
-    machines CI runs on) no interpreter writes what it compiles: every process of the suite
-    — the controlling one, each xdist worker, each `dra-solver` and each pool or Ray worker a
-    test starts — compiled OR-Tools', pydantic's, rich's, Hypothesis'... modules from source
-    again on every import (about 2.5 CPU s a process, busy; tests/test_fast_start.py took
-    26 CPU s, 15.8 with this, 2026-11-29). Now the first test process that imports a module
-    keeps it, as Python does by default (written atomically, checked against its source's
-    timestamp and size when read), and the processes started after it read it. What the
-    tests start keeps the environment's setting (it reads, and writes nothing); where a
-    folder cannot be written to, Python skips the write. Runs before the imports below."""
-    sys.dont_write_bytecode = False
-
-
-_imports_keep_their_byte_code()
-
 from example_counts import CI_EXAMPLES, LONG_EXAMPLES  # noqa: E402  (after the call above)
 from hypothesis import HealthCheck, settings  # noqa: E402
 
@@ -84,12 +64,91 @@ def _compile_the_package() -> None:
             return
 
 
+def _keep_bytecode() -> None:
+    """Let this run's processes write the bytecode of what they import where
+    `PYTHONDONTWRITEBYTECODE` forbids it: this process, and (the variable taken out of the
+    environment) the xdist workers and every process a test starts.
+
+    Why: CI installs with `pip --no-compile` (.ci/run: pip compiled every module of every
+    dependency, about 30 s of the install) and runs with `PYTHONDONTWRITEBYTECODE=1`, so no
+    dependency had a compiled file, ever: each worker, each `python -m dra_solver` of a test,
+    each spawned pool worker compiled pydantic, CP-SAT's Python layer, typer, rich, ... from
+    source again — 3.6 CPU s instead of 0.9 to import the solver and CP-SAT, a worker's
+    collection 15.6 instead of 10.8 (one process each, measured in a clean clone, busy). Now
+    the first process that imports a module writes its `__pycache__` file (atomically: two
+    runs at once are safe) and the others read it. A directory that cannot be written to is
+    skipped by Python itself; the tree's own files were compiled before (above), and nothing
+    else changes what runs."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
+
 if not os.environ.get("PYTEST_XDIST_WORKER"):
     _compile_the_package()
+    _keep_bytecode()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     _rewrite_a_share_of_the_test_modules(config)
+
+
+SLOWEST_FIRST = (
+    "test_scale_out.py",  # a local Ray: its start is mostly waiting, best overlapped early
+    "test_hostile_input.py",
+    "test_determinism.py",
+    "test_planner_local.py",
+    "test_planner_update.py",
+    "test_fast_start.py",
+    "test_scale.py",
+    "test_style.py",  # mypy, cold in a fresh clone
+    "test_watch.py",
+    "test_preempt_counting_mixed.py",
+    "test_messy_clusters.py",
+    "test_live_faults.py",
+    "test_cli_live.py",
+    "test_docs_commands.py",
+    "test_preempt_counting_moves.py",
+    "test_preempt_clearing.py",
+    "test_whatif.py",
+    "test_aggregated_plan.py",
+    "test_conformance_cli.py",
+    "test_cpsat.py",
+    "test_reasons_as_values.py",
+    "test_architecture.py",
+    "test_live.py",
+    "test_explain_hints.py",
+    "test_package.py",
+    "test_firstfit.py",
+    "test_differential.py",
+    "test_crowded_reasons_shared.py",
+    "test_racks_and_served.py",
+    "test_report_browser.py",  # a browser to start
+)
+"""The test files that take longest, slowest first (a worker's wall seconds per file, from a
+clean-clone run with two workers, busy, 2026-11-29; the files changed since weighed by their
+own CPU seconds; a file's module fixtures included). xdist hands out whole files (`--dist
+loadfile`) in the order the workers collected them (`--no-loadscope-reorder` in
+pyproject.toml); the others follow, those with more tests first (xdist's own order otherwise).
+
+Why: xdist's own order (by test count) handed out the files with few but slow tests (a watch
+that waits for its batches, a local Ray, mypy over the package) last, and the worker that got
+the last one ran alone while the other idled. Largest first leaves small files for the end.
+A stale list costs only balance: every file runs either way."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """In an xdist worker: the files in `SLOWEST_FIRST` order, then by their test counts; the
+    tests of a file keep their order (a stable sort). A run without workers is left as it is."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    counts: dict[Path, int] = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -counts[item.path]))
 
 
 def _rewrite_a_share_of_the_test_modules(config: pytest.Config) -> None:

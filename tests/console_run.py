@@ -5,7 +5,7 @@ Why: a fresh interpreter per case (`python -m dra_solver`) imports the solver ag
 two of CPU each; what `run()` adds over `app` (usage errors exit 1 on one line, no traceback)
 runs the same here. The process itself (signals, memory limits, imports at start) stays with
 the tests that are about it (test_hostile_input's signal cases, test_fast_start,
-test_cli_validate's console entry point)."""
+`python -m dra_solver` in test_cli_validate and test_package)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.reasons": set(),
     # the edge: pydantic models, loading, validation, node templates; a live cluster (GET only)
     # and its changes (`plan --watch`) above it (FLOORS)
-    "dra_solver.api": {GROUND},
+    "dra_solver.api": {"dra_solver.reasons", GROUND},  # a left-out slice's stand-in holds its problem
     # pools and devices a node sees; why a pool is invalid or incomplete is a fact (`Reason`)
     "dra_solver.inventory": {"dra_solver.api", "dra_solver.reasons", GROUND},
     "dra_solver.cel": {"dra_solver.api", GROUND},
@@ -59,7 +59,7 @@ ALLOWED: dict[str, set[str]] = {
     "dra_solver.results": {"dra_solver.api", "dra_solver.problem.flat", GROUND},
     # The checker reads the raw objects only: not the inventory, the precompute, the planners,
     # nor our CEL compiler (it evaluates CEL with cel-python, `check.celpy_env`) ...
-    "dra_solver.check": {"dra_solver.api", "dra_solver.check.expressions", GROUND},
+    "dra_solver.check": {"dra_solver.api", "dra_solver.check.expressions", "dra_solver.reasons", GROUND},
     # ... except the one fallback for expressions cel-python cannot evaluate (listed in docs/status.md).
     "dra_solver.check.expressions": {"dra_solver.api", "dra_solver.cel", "dra_solver.check", GROUND},
     # planning/, the ground floor of the planning code: the plan's data (`job`), what it returns and

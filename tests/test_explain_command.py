@@ -240,7 +240,7 @@ def test_plan_names_first_the_nodes_where_only_the_plans_other_pods_stand_in_the
         ), line
         # then the nodes where the pod or the cluster would have to change, on the input's cluster
         assert line.index("control-plane-1: the node has the taint") > line.index("gpu-a100-2, ")
-        assert "cpu-worker-1: Insufficient cpu, Insufficient memory" in line
+        assert "cpu-worker-1 and gpu-example-1: Insufficient cpu, Insufficient memory" in line
         assert "other reason(s)" not in line
 
 

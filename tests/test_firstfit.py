@@ -118,10 +118,14 @@ def _line(reasons: list[tuple[str | None, str]], templates: list[str]) -> str:
     common texts with their node counts."""
     if len(reasons) == 1:
         return reasons[0][1]
-    if len(reasons) <= DETAIL_NODES:
-        return "no node fits the pod: " + "; ".join(
-            f"{n}: {t}" for (n, _), t in zip(reasons, templates, strict=True)
-        )
+    if len(reasons) <= DETAIL_NODES:  # nodes with equal words named together, in node order
+        alike: dict[str, list[str]] = {}
+        for (n, _), t in zip(reasons, templates, strict=True):
+            alike.setdefault(t, []).append(str(n))
+        named = {
+            t: ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1] for t, ns in alike.items()
+        }
+        return "no node fits the pod: " + "; ".join(f"{named[t]}: {t}" for t in alike)
     return no_node_head(len(reasons)) + "; ".join(groups_in_node_order(templates))
 
 

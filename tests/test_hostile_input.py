@@ -246,21 +246,23 @@ def test_a_large_list_of_small_objects_is_fine() -> None:
 # --- one identity per object, empty input -----------------------------------------------
 
 
-def test_duplicate_names_both_files_and_documents(tmp_path: Path) -> None:
+def test_duplicate_names_both_files_and_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
     a.write_text(cluster(claim_yaml("c")), encoding="utf-8")
     listed = {"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(node_yaml(1).split("---")[1])]}
     b.write_text(node_yaml(1) + "---\n" + json.dumps(listed), encoding="utf-8")
-    run = cli("validate", str(a), str(b))
+    run = run_cli(capsys, "validate", str(a), str(b))  # exit code and text only: in-process
     assert_clean_failure(run, "ResourceSlice node-1-gpu", "defined twice")
     assert f"{b} (document 2)" in run.stderr and f"{b} (document 3, items[0])" in run.stderr
 
 
-def test_count_above_the_claim_limit_is_refused_by_validate(tmp_path: Path) -> None:
+def test_count_above_the_claim_limit_is_refused_by_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "in.yaml"
     path.write_text(cluster(claim_yaml("c", count=1_000_000_000_000)), encoding="utf-8")
     words = ("ResourceClaim c", "requests[0].exactly.count", "exceeds the claim limit of 32")
-    assert_clean_failure(cli("validate", str(path)), *words)
+    assert_clean_failure(run_cli(capsys, "validate", str(path)), *words)  # in-process: a count, no memory
     (err,) = validate_all(Cluster.from_yaml(cluster(claim_yaml("c", count=33))))
     assert (err.obj, err.field) == ("ResourceClaim c", "spec.devices.requests[0].exactly.count")
     assert "number of requested devices 33 exceeds the claim limit of 32" in err.reason

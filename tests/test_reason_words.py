@@ -64,7 +64,8 @@ def test_a_line_over_a_few_nodes_names_each_node_once() -> None:
     objs = [device_class("gpu"), gpus("n1", 1), gpus("n2", 1), claim("two", [request("gpu", count=2)])]
     out = plan(Cluster.from_objects(objs), allocator="reference")
     reason = out.pods[0].reason or ""
-    assert reason.startswith("no node fits the pod: n1: claim default/two: request gpu: needs 2"), reason
+    head = "no node fits the pod: n1 and n2: claim default/two: request gpu: needs 2"
+    assert reason.startswith(head), reason
     assert "(on node" not in reason, reason
 
 
@@ -277,7 +278,7 @@ def test_explain_answers_are_values_worded_in_one_module() -> None:
     text = out.text()
     assert f"  - {say(funnel)}" in text and f"  fix: {say(answer.fixed_by)}" in text, text
     # n2 and n3 differ only in where (the example device): one group
-    assert [nodes for _, nodes in out.groups()] == [["n2", "n3"]]
+    assert [nodes for _, nodes, _ in out.groups()] == [["n2", "n3"]]
 
 
 def _tainted(name: str) -> dict[str, Any]:
@@ -382,10 +383,9 @@ def test_a_node_listed_or_grouped_is_not_named_again_in_its_words() -> None:
     False)`). Were `n1: claim default/two: its requests cannot all be served at once on node
     n1 (...)` over a few nodes and `... at once on node the node (...)` over many."""
     few, many = _two_requests(2), _two_requests(5)
-    assert few == (
-        "no node fits the pod: n1: claim default/two: its requests cannot all be served at once "
-        "(devices, capacity or shared counters run out); n2: claim default/two: its requests cannot "
-        "all be served at once (devices, capacity or shared counters run out)"
+    assert few == (  # refused alike: one cause, its nodes named once (was: the words per node)
+        "no node fits the pod: n1 and n2: claim default/two: its requests cannot all be served at once "
+        "(devices, capacity or shared counters run out)"
     ), few
     assert many == (
         "no node fits the pod (0 of 5 nodes): 5 nodes: claim default/two: its requests cannot all "

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from builders import allocated, claim, device, device_class, request, resource_slice, result
 from parsed_sources import nodes
 from test_invalid_pool_reason import CAUSE, duplicate_pool
 
+import dra_solver
 from dra_solver.api.cluster import Cluster
 from dra_solver.explain.diagnosis import explain
 from dra_solver.gates import FeatureGates
@@ -27,7 +29,7 @@ from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.problem.build import build_problem
 from dra_solver.problem.demand import Needs, NodeBook
 from dra_solver.problem.flat import Problem
-from dra_solver.reasons import Kind, Reason, names_places, portable, renamed
+from dra_solver.reasons import Kind, Reason, names_places, renamed
 from dra_solver.reasons.words import NODE, insufficient, of_node, say
 from dra_solver.reference.reasons import why_unschedulable
 
@@ -113,11 +115,11 @@ def test_upstreams_error_on_a_node_is_a_value_with_the_same_words() -> None:
     assert why.is_(Kind.INVALID_POOLS)
     (pool,) = why.parts("pools")
     assert pool.is_(Kind.NODE_NAMED) and pool.fact("node") == "node-a"
-    fact = pool.part("why")  # the pool's fact, its names with the node as the placeholder
-    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == NODE  # named after it
+    fact = pool.part("why")  # the pool's fact, its names facts (was: the node's name in them a placeholder)
+    assert fact is not None and fact.is_(Kind.POOL_INVALID) and fact.fact("pool") == "node-a"
     twice = fact.part("why")
     assert twice is not None and twice.is_(Kind.LISTED_TWICE) and twice.fact("name") == "gpu-0"
-    assert (twice.fact("first"), twice.fact("second")) == (f"{NODE}-gpu-a", f"{NODE}-gpu-b")
+    assert (twice.fact("first"), twice.fact("second")) == ("node-a-gpu-a", "node-a-gpu-b")
     assert p.node_reasons["node-a"] == f"invalid resource pools were encountered: {CAUSE}"
 
 
@@ -131,10 +133,12 @@ def _invalid_pool_on(node: str) -> list[dict[str, Any]]:
 
 
 def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words() -> None:
-    """Two nodes whose invalid pools' words differ only in the node's name (the pool and its
-    slices are named after it) are one group: the words hold the node as a fact
-    (`Kind.NODE_NAMED`), and the group's key leaves it out as it leaves out every node. Was:
-    explain masked the node's name in the words' text (`FOREIGN`)."""
+    """Two nodes whose invalid pools' words differ only in names (the pool and its slices are
+    named after the node) are one group: the node, the pool and the slices are facts
+    (`Kind.NODE_NAMED`, `reasons.RENAMED`), and the group's key leaves the node out and the
+    names as aliases (`reasons.words.alike_names`), said as on the first node with a note.
+    Was: explain masked the node's name in the words' text (`FOREIGN`), then found it in the
+    names by a pattern (`of_node`)."""
     docs = [device_class("gpu"), *_invalid_pool_on("node-a"), *_invalid_pool_on("node-b")]
     docs.append(claim("one-gpu", [request("gpu")]))
     answer = explain(Cluster.from_objects(docs), claim="one-gpu")
@@ -143,23 +147,26 @@ def test_explain_groups_invalid_pools_by_value_not_by_masking_the_node_in_words(
     assert a.alike() == b.alike()
     (pool_b,) = b.why.parts("pools")
     assert pool_b.fact("node") == "node-b" and say(pool_b).startswith("pool gpu.example.com/node-b ")
-    assert f"2 node(s) (node-a, node-b): {CAUSE}" in answer.text(), answer.text()
+    note = "(as on node-a; on the other alike, in its own names)"
+    assert f"2 node(s) (node-a, node-b): {CAUSE}; upstream skips the pool" in answer.text(), answer.text()
+    assert f"the claims would fit {note}" in answer.text(), answer.text()
 
 
 def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
-    """First fit's twins share an answer whose reason names the node or a pool only re-made
-    with the twin's names (`reasons.renamed`: the facts `reasons.RENAMED` lists), and none
-    that names a slice (`reasons.portable`): read from the facts' kinds, not their text."""
+    """First fit's twins share an answer whose reason names the node, a pool or a slice only
+    re-made with the twin's names (`reasons.renamed`: the facts `reasons.RENAMED` lists; was:
+    none naming a slice was shared): read from the facts' kinds, not their text."""
     short = Reason.of(Kind.SHORT, "gpu", count=1, matching=0, rejected=(), usable=0, candidates=0)
     plain = Reason.of(Kind.REQUEST, "/c", request="gpu", parts=(short,), node=NODE, skipped=())
-    assert not names_places(plain) and portable(plain)
+    assert not names_places(plain)
     incomplete = Reason.of(Kind.POOL_INCOMPLETE, driver="d", pool="p1", generation=1, published=1, count=2)
     skipped = plain.about("/c", skipped=(of_node(incomplete, NODE),))
-    assert names_places(skipped) and portable(skipped)
+    assert names_places(skipped)
     (pool,) = renamed(skipped, {}, {"p1": "p2"}).parts("skipped")
     assert say(pool).startswith("pool d/p2 generation 1 is incomplete: 1 of its 2 slices are published")
-    ignored = incomplete.about("", ignored=("s1",))  # slices ignored for their groups: named
-    assert not portable(plain.about("/c", skipped=(ignored,)))
+    ignored = incomplete.about("", ignored=("s1",))  # slices ignored for their groups: renamed
+    (pool,) = renamed(plain.about("/c", skipped=(ignored,)), {}, {"p1": "p2"}, {"s1": "t1"}).parts("skipped")
+    assert pool.fact("ignored") == ("t1",) and pool.fact("pool") == "p2"
     busy = Reason.of(Kind.DEVICE_BUSY, driver="d", pool="p1", device="gpu-0")
     blocked = Reason.of(Kind.ALL_BLOCKED, "gpu", why=of_node(busy, NODE))
     assert names_places(blocked) and say(renamed(blocked, {}, {"p1": "p2"})) == (
@@ -167,11 +174,23 @@ def test_whether_a_reason_names_a_place_is_read_from_its_facts() -> None:
     )
     undeclared = Reason.of(Kind.SKIP_UNDECLARED, node="n1", feature="F")
     rejected = short.about("gpu", matching=1, rejected=((undeclared, 1),))
-    assert names_places(rejected) and portable(rejected)
+    assert names_places(rejected)
     assert "node n2 does not declare F" in say(renamed(rejected, {"n1": "n2"}, {}))
     twice = Reason.of(Kind.LISTED_TWICE, what="device", name="gpu-0", first="s1", second="s2")
     invalid = Reason.of(Kind.POOL_INVALID, driver="d", pool="p1", generation=1, why=twice)
-    assert names_places(invalid) and not portable(invalid)
+    assert names_places(invalid)
+    assert say(renamed(invalid, {}, {"p1": "p2"}, {"s1": "t1", "s2": "t2"})).endswith("slices t1 and t2")
+    left = Reason.of(Kind.SLICE_NOT_VALID, slice="s1", problems="spec.devices[1].name: duplicate")
+    gone = Reason.of(
+        Kind.POOL_INVALID,
+        driver="d",
+        pool="p1",
+        generation=1,
+        why=Reason.of(Kind.SLICES_LEFT_OUT, problems=(left,)),
+    )
+    assert names_places(gone) and say(renamed(gone, {}, {}, {"s1": "t1"})).endswith(
+        "ResourceSlice t1 is not valid: spec.devices[1].name: duplicate"
+    )
     rule = Reason.of(Kind.COMPAT_GROUPS, driver="d", pool="p1", set="cs")
     assert names_places(Reason.of(Kind.CONSTRAINTS, "/c", constraints=(rule,), node=NODE))
     match = Reason.of(Kind.ATTRIBUTE_RULE, rule="match", field="matchAttribute", attribute="x")
@@ -200,11 +219,11 @@ def _skipping_nodes(n: int) -> list[dict[str, Any]]:
 
 
 def _shared_and_alone(
-    monkeypatch: pytest.MonkeyPatch, docs: list[dict[str, Any]], **options: Any
+    monkeypatch: pytest.MonkeyPatch, docs: list[dict[str, Any]] | Cluster, **options: Any
 ) -> PlanOutcome:
     """The plan of `docs` with first fit's twins sharing answers, checked against the plan
     with every node asked alone: fewer nodes asked, the same nodes, reasons and words."""
-    cluster = Cluster.from_objects(docs)
+    cluster = docs if isinstance(docs, Cluster) else Cluster.from_objects(docs)
     asked: list[int] = []
     real = engine._Placing.answer
 
@@ -551,3 +570,73 @@ def fine(p):
     return p.reason is None and p.why.kind is Kind.NO_NODE and "n1" in p.node_reasons
 """
     assert _text_comparisons(tuple(ast.walk(ast.parse(code)))) == [4, 6, 8, 10]
+
+
+# --- slices' names are facts twins re-make (issue #41, step 4) -----------------------------------
+
+
+def test_twins_share_reasons_naming_slices_and_left_out_slices_with_their_own_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Nodes whose NIC pools are invalid alike — two slices listing one device, or a slice
+    left out for a problem (`planning.leftpools`) — share first fit's answer for a GPU pod
+    (the pools are not searched: `skipped`), each twin's words naming its own slices (was:
+    not shared: twins did not compare slice names). The slices' names are
+    unrelated to the nodes' (no `Kind.NODE_NAMED` placeholder): only the slice facts, re-made
+    in order (`reasons.renamed`), can name them right."""
+    docs: list[dict[str, Any]] = [device_class("gpu"), _node("big")]
+    docs.append(resource_slice("big", [device("gpu-0"), device("gpu-1")], node="big"))
+    for i in range(5):
+        n, a, b, c = f"n{i}", f"s{i * 7 % 11}", f"t{i * 5 % 13}", f"u{i * 3 % 7}"
+        nic: dict[str, Any] = {"driver": "nic.example.com", "node": n, "pool": f"nic{i * 2 % 9}", "count": 2}
+        docs += [
+            _node(n),
+            resource_slice(a, [device("eth-0"), device("eth-1")], **nic),
+            resource_slice(b, [device("eth-0")], **nic),
+            resource_slice(c, [device("x"), device("x")], driver="nic.example.com", node=n, pool=f"left{i}"),
+        ]
+    docs += [claim(f"c{i}", [request("gpu")]) for i in range(4)]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": docs}))
+    cluster = dra_solver.load([path], strict=False)
+    assert [s.metadata.name for s in cluster.slices if s.left_out is not None] == [
+        "u0",
+        "u3",
+        "u6",
+        "u2",
+        "u5",
+    ]
+
+    shared = _shared_and_alone(monkeypatch, cluster, allocator="reference").pods
+    assert [p.node for p in shared] == ["big", "big", None, None]
+    # the line counts the five nodes as one cause, said as on the first (was: a group per node)
+    assert (shared[3].reason or "").endswith(
+        "5 nodes: claim default/c3: request gpu: needs 1 device(s), 0 match the selectors (not searched: "
+        "pool nic.example.com/left0 generation 1 is invalid: ResourceSlice u0 is not valid: "
+        "spec.devices[1].name: duplicate device name 'x' in this slice; pool nic.example.com/nic0 "
+        "generation 1 is invalid: device eth-0 listed by slices s0 and t0) "
+        "(as on n0; on the other 4 alike, in their own names)"
+    ), shared[3].reason
+    n3 = shared[3].node_reasons["n3"]
+    assert "device eth-0 listed by slices s10 and t2" in n3, n3
+    assert (
+        "ResourceSlice u2 is not valid: spec.devices[1].name: duplicate device name 'x' in this slice" in n3
+    ), n3
+
+
+def test_a_cel_runtime_error_names_its_claim_as_a_fact_not_in_its_words() -> None:
+    """A CEL error's words stay the error's own (a text), and nothing reads them back: the
+    claim whose own selector met it is a fact (`CelError.claim`, which `planning.triage`'s
+    `held_for_cel_error` reads; was: a pattern over `where`'s words)."""
+    bad = 'device.attributes["gpu.example.com"].missing == 1'
+    docs = [
+        device_class("gpu"),
+        resource_slice("s", [device("gpu-0")]),
+        claim("own", [request("gpu", selectors=[{"cel": {"expression": bad}}])]),
+    ]
+    problem = _problem(docs)
+    errors = {
+        problem.claims[a.claim].name: c.error for a in problem.alternatives for c in a.candidates if c.error
+    }
+    assert errors["own"] is not None and errors["own"].claim == "default/own"
+    assert errors["own"].where.startswith("claim default/own: ")  # the words are unchanged

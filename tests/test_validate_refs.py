@@ -42,7 +42,7 @@ apiVersion: v1
 kind: Pod
 metadata: {namespace: gpu-test1, name: pod0}
 spec:
-  priorityClassName: PRIO
+  priorityClassName: prio-x
   resourceClaims:
   - name: gpu
     resourceClaimTemplateName: single-gpu
@@ -115,7 +115,7 @@ def test_pod_references_that_do_not_exist_are_errors() -> None:
             "spec.resourceClaims[1].resourceClaimName",
             "ResourceClaim gpu-test1/shared-gpu not found in the input",
         ),
-        ("Pod gpu-test1/pod0", "spec.priorityClassName", "PriorityClass 'PRIO' not found in the input"),
+        ("Pod gpu-test1/pod0", "spec.priorityClassName", "PriorityClass 'prio-x' not found in the input"),
     ]
 
 
@@ -130,11 +130,11 @@ def test_pod_references_that_exist_are_fine() -> None:
         "name: shared-gpu}\nspec: {devices: {requests: [{name: gpu, exactly: "
         "{deviceClassName: gpu.example.com}}]}}\n"
     )
-    prio = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: PRIO}\nvalue: 10\n"
+    prio = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: prio-x}\nvalue: 10\n"
     cluster = Cluster.from_yaml("---\n".join([CLASS, template, claim, prio, POD]))
     assert validate_all(cluster) == []
     builtin = Cluster.from_yaml(
-        "---\n".join([CLASS, template, claim, POD.replace("PRIO", "system-node-critical")])
+        "---\n".join([CLASS, template, claim, POD.replace("prio-x", "system-node-critical")])
     )
     assert validate_all(builtin) == []
 

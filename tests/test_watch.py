@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 from dra_solver import interrupt
 from dra_solver.api.live import Target
+from dra_solver.api.watch import Batch, Event, _Gone
 from dra_solver.cli.main import app
 from dra_solver.cli.options import AllocatorChoice, Search, StrategyChoice
 from dra_solver.cli.watch import Watching, watch_line
@@ -40,6 +41,12 @@ DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
 runner = CliRunner()
 SEARCH = Search(AllocatorChoice.cpsat, StrategyChoice.pack, 10.0, 0)
 LINE = re.compile(r"^\d\d:\d\d:\d\d pending (\d+): (\d+) placeable now")
+WINDOW = 0.25
+"""The loop's batch window in these tests. Why shorter than the command's (`BATCH_SECONDS`):
+`_watch` waits until the events a test published after a line are in the watcher's queue
+before the loop asks for its next batch, so a batch is what the test published whatever the
+load; the window then only has to outlast the loop taking the queued events, not their trip
+through the server's and the client's threads, and each line waited a whole second."""
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +85,8 @@ def _copy(pod: dict[str, Any], name: str) -> dict[str, Any]:
 def _watch(
     fake: FakeApiServer, tmp_path: Path, count: int, after: Callable[[int, Watching], None]
 ) -> tuple[list[str], list[list[dict[str, Any]]], Watching, int]:
-    """Run the loop for `count` lines; `after(k, watching)` changes the cluster after line k.
+    """Run the loop for `count` lines; `after(k, watching)` changes the cluster after line k,
+    and the loop asks for its next batch once those changes are queued (`WINDOW`).
     Returns the lines, the objects each line describes, the loop and its exit code."""
     lines: list[str] = []
     states: list[list[dict[str, Any]]] = []
@@ -87,14 +95,33 @@ def _watch(
     def emit(line: str) -> None:
         lines.append(line)
         states.append(copy.deepcopy(fake.objects))
+        published = len(fake.log)
         after(len(lines), holder[0])
+        changes = [entry for entry in fake.log[published:] if entry[2] in ("ADDED", "MODIFIED", "DELETED")]
+        _wait(lambda: _queued(holder[0], len(changes)))
 
     watching = Watching(
-        Target(kubeconfig=str(tmp_path / "kubeconfig")), [], None, SEARCH, count=count, window=1.0, emit=emit
+        Target(kubeconfig=str(tmp_path / "kubeconfig")),
+        [],
+        None,
+        SEARCH,
+        count=count,
+        window=WINDOW,
+        emit=emit,
     )
     holder.append(watching)
     code = watching.run()
     return lines, states, watching, code
+
+
+def _queued(watching: Watching, events: int) -> bool:
+    """Whether the watcher's queue holds `events` changes, or a 410 Gone (its events then come
+    with the new list): what the loop's next batch is to be made of."""
+    waiting = watching.watcher._queue
+    with waiting.mutex:
+        items = [item for _, item in waiting.queue]
+    gone = any(isinstance(item, _Gone) for item in items)
+    return gone or sum(isinstance(item, Event) for item in items) >= events
 
 
 def _counts(line: str) -> tuple[int, int]:
@@ -167,17 +194,31 @@ def test_a_pod_the_scheduler_bound_is_running_not_pending(fake: FakeApiServer, t
     assert _counts(lines[1]) == _fresh_counts(states[1], tmp_path)
 
 
-def test_a_change_the_plan_does_not_read_prints_no_line(fake: FakeApiServer, tmp_path: Path) -> None:
+def test_a_change_the_plan_does_not_read_prints_no_line(
+    fake: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A new resourceVersion alone (a status heartbeat): no re-plan; the next real change is line 2."""
+    batches: list[list[str]] = []
 
     def after(k: int, watching: Watching) -> None:
-        if k == 1:
-            node = copy.deepcopy(next(o for o in fake.objects if o["kind"] == "Node"))
-            fake.publish("MODIFIED", node)  # only its resourceVersion changes
-            time.sleep(1.5)  # the heartbeat's batch is over
-            fake.publish("ADDED", _copy(_pending(fake), "trainer-8"))
+        if k != 1:
+            return
+        taken = watching.watcher.next_batch
+
+        def next_batch(window: float, stop: Callable[[], bool]) -> Batch | None:
+            batch = taken(window, stop)
+            if batch is not None:
+                batches.append([e.kind for e in batch.events])
+            if len(batches) == 1:  # the heartbeat's batch is over: the next change is its own
+                fake.publish("ADDED", _copy(_pending(fake), "trainer-8"))
+            return batch
+
+        monkeypatch.setattr(watching.watcher, "next_batch", next_batch)
+        node = copy.deepcopy(next(o for o in fake.objects if o["kind"] == "Node"))
+        fake.publish("MODIFIED", node)  # only its resourceVersion changes
 
     lines, _, _, _ = _watch(fake, tmp_path, 2, after)
+    assert batches == [["Node"], ["Pod"]]  # the heartbeat alone printed no line
     assert "[update +1 -0 " in lines[1]
 
 

@@ -5,12 +5,17 @@ both defining `ResourceSlice node-1-gpu`, a dump concatenated with an edited cop
 later one silently replacing the earlier one — or both being used, which doubles a
 pool's devices and makes allocation report "0 match the selectors" — is a misreading.
 Every second occurrence is an error naming both positions (file, document, list item),
-identical copies included (`kubectl create` refuses them too: AlreadyExists).
+identical copies included (`kubectl create` refuses them too: AlreadyExists) — where the input
+is read strictly (`validate`, `dra_solver.load()`). Read leniently, as the commands that plan
+read it (docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)"), a
+duplicate costs only itself: an identical copy is read once with a warning, and an identity
+defined with different content is not read at all (`dedupe_lenient`): which one the cluster
+has cannot be told, so what depends on it is held with that as the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..errors import InputError
 from .models import CLUSTER_SCOPED, TypeMeta
@@ -25,19 +30,14 @@ def identity(obj: TypeMeta) -> Identity:
     return (obj.kind, ns, obj.metadata.name)
 
 
-def dedupe(
-    items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None = None
-) -> tuple[list[tuple[TypeMeta, str]], list[str], list[InputError]]:
-    """The objects with each identity once (first occurrence kept, input order), warnings
-    (none today; kept for callers) and an error for every identity seen again — an
-    identical copy included: which one is meant cannot be known, and a copy that is
-    identical today is one edit away from silently replacing the other. The error names
-    both positions: the source (file) and, where known (`positions`, by `id(obj)`), the
-    document and list item."""
+def _repeats(
+    items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None
+) -> Iterator[tuple[TypeMeta, str, tuple[TypeMeta, str] | None, str]]:
+    """(object, source, its identity's first occurrence or None, what is said of a repeat) for
+    every item in order; unnamed objects are never a repeat (validation reports the missing
+    name). The saying names both positions: the source (file) and, where known (`positions`,
+    by `id(obj)`), the document and list item."""
     first: dict[Identity, tuple[TypeMeta, str]] = {}
-    kept: list[tuple[TypeMeta, str]] = []
-    warnings: list[str] = []
-    errors: list[InputError] = []
     where_of = positions or {}
 
     def where(obj: TypeMeta, source: str) -> str:
@@ -46,22 +46,67 @@ def dedupe(
 
     for obj, source in items:
         key = identity(obj)
-        if not key[2]:
-            kept.append((obj, source))  # unnamed: validation reports the missing name
-            continue
-        seen = first.get(key)
+        seen = first.get(key) if key[2] else None
         if seen is None:
-            first[key] = (obj, source)
-            kept.append((obj, source))
+            if key[2]:
+                first[key] = (obj, source)
+            yield obj, source, None, ""
             continue
         earlier, earlier_source = seen
         same = "an identical copy" if earlier.dump() == obj.dump() else "with different content"
+        said = f"defined twice, {same}: in {where(earlier, earlier_source)} and in {where(obj, source)}"
+        yield obj, source, seen, said
+
+
+def dedupe(
+    items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None = None
+) -> tuple[list[tuple[TypeMeta, str]], list[str], list[InputError]]:
+    """The objects with each identity once (first occurrence kept, input order), warnings
+    (none today; kept for callers) and an error for every identity seen again — an
+    identical copy included: which one is meant cannot be known, and a copy that is
+    identical today is one edit away from silently replacing the other. The error names
+    both positions (`_repeats`)."""
+    kept: list[tuple[TypeMeta, str]] = []
+    errors: list[InputError] = []
+    for obj, source, seen, said in _repeats(items, positions):
+        if seen is None:
+            kept.append((obj, source))
+            continue
         errors.append(
             InputError(
-                f"defined twice, {same}: in {where(earlier, earlier_source)} and in {where(obj, source)}; "
-                "one identity (kind, namespace, name) may appear once in an input",
+                f"{said}; one identity (kind, namespace, name) may appear once in an input",
                 obj=obj.ref,
                 source=source,
             )
         )
-    return kept, warnings, errors
+    return kept, [], errors
+
+
+def dedupe_lenient(
+    items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None = None
+) -> tuple[list[tuple[TypeMeta, str]], list[str], dict[Identity, tuple[TypeMeta, list[InputError]]]]:
+    """`dedupe` as the planning commands read an input: a duplicate costs only itself.
+
+    An identical copy is read once (the first), with a warning naming both positions: the API
+    server would hold one object (`kubectl apply` of the second changes nothing). An identity
+    defined again with different content is left out whole — every copy — and returned as a
+    conflict (its first occurrence and one error per repeat): which copy the cluster has cannot
+    be told, so the caller makes it an object that could not be read (`load.Unread`) and what
+    depends on it is held with that reason."""
+    kept: list[tuple[TypeMeta, str]] = []
+    warnings: list[str] = []
+    conflicts: dict[Identity, tuple[TypeMeta, list[InputError]]] = {}
+    for obj, source, seen, said in _repeats(items, positions):
+        if seen is None:
+            kept.append((obj, source))
+        elif said.startswith("defined twice, an identical copy"):
+            where = f"{source}: " if source else ""
+            warnings.append(f"{where}{obj.ref}: {said}; read once")
+        else:
+            first, _ = seen
+            why = f"{said}: which one the cluster has cannot be told, so neither is read"
+            error = InputError(why, obj=obj.ref, source=source)
+            conflicts.setdefault(identity(obj), (first, []))[1].append(error)
+    if conflicts:
+        kept = [(obj, source) for obj, source in kept if identity(obj) not in conflicts]
+    return kept, warnings, conflicts

@@ -9,15 +9,16 @@ expansion, one identity per object) live in `convert`, `workloads` and `identity
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -28,7 +29,7 @@ from .blockread import read_documents
 from .bounded import BoundExceeded, CachedTags, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .emit import block_yaml
-from .identity import dedupe
+from .identity import Identity, dedupe, dedupe_lenient, identity
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
 from .workloads import (
@@ -167,6 +168,9 @@ class Unread:
     doc: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The object as written, for outputs that write the input back; otherwise read only for
     a ResourceSlice's driver, pool and node scope (`planning.leftpools`)."""
+    where: str = field(default="", compare=False)
+    """Where the input has it (`file (document 2, items[4])`), when known: a second definition of
+    its identity names both (`_finish`)."""
 
     @property
     def ref(self) -> str:
@@ -177,18 +181,23 @@ class Unread:
         return "; ".join(f"{e.field}: {e.reason}" if e.field else e.reason for e in self.errors)
 
 
-def _unread(doc: dict[str, Any], errors: list[InputError]) -> Unread | None:
+def _unread(doc: Mapping[str, Any], errors: list[InputError], where: str = "") -> Unread | None:
     """The object `doc` names, when it is identifiable (a kind and a metadata.name): then its
     errors are its own, not the input's."""
     kind = doc.get("kind")
     meta = doc.get("metadata")
-    if not isinstance(kind, str) or not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+    if not isinstance(kind, str) or not isinstance(meta, dict):
+        return None
+    name = meta.get("name")
+    if type(name) in (int, float, bool):  # `name: 12345`, refused for that (`_not_a_string`): still its name
+        name = str(name).lower()
+    if not isinstance(name, str):
         return None
     ns = meta.get("namespace")
     namespace = ns if isinstance(ns, str) and ns else ("" if kind in CLUSTER_SCOPED else "default")
     spec = doc.get("spec")
     node = spec.get("nodeName") if isinstance(spec, dict) else None
-    return Unread(kind, namespace, meta["name"], node if isinstance(node, str) else "", tuple(errors), doc)
+    return Unread(kind, namespace, name, node if isinstance(node, str) else "", tuple(errors), doc, where)
 
 
 class Reader:
@@ -221,7 +230,8 @@ class Reader:
         before = len(self.errors)
         out = self._read(doc, source, position)
         if len(self.errors) > before:
-            unread = _unread(doc, self.errors[before:])
+            where = f"{source or '<input>'} ({position})" if position else source
+            unread = _unread(doc, self.errors[before:], where)
             if unread is not None:
                 self.unread.append(unread)
             elif position:  # an object without a name: where it is, so that it can be found
@@ -291,7 +301,7 @@ class Reader:
             return None
         model = KINDS[converted["kind"]]
         try:
-            obj = model.model_validate(converted)
+            obj = _validate_nulls_unset(model, converted)
         except ValidationError as exc:
             self.errors.extend(_to_input_error(e, model, doc, source, version) for e in exc.errors())
             return None
@@ -315,7 +325,7 @@ class Reader:
         out: list[TypeMeta] = []
         for pod in pods:
             try:
-                out.append(Pod.model_validate(pod))
+                out.append(_validate_nulls_unset(Pod, pod))
             except ValidationError as exc:
                 for e in exc.errors():
                     err = _to_input_error(e, Pod, pod, source, None)
@@ -324,6 +334,55 @@ class Reader:
                     self.errors.append(InputError(err.reason, obj=ref, field=field, source=source))
                 return []
         return out
+
+
+M = TypeVar("M", bound=TypeMeta)
+
+
+def _validate_nulls_unset(model: type[M], doc: dict[str, Any]) -> M:
+    """`model.model_validate(doc)`, with a `null` the model refuses read as the field unset.
+
+    Why: Kubernetes decodes JSON `null` into a map, list or string as its zero value, so the
+    API server accepts `labels:` written with nothing under it (YAML's null) as no labels; the
+    models refuse None where they want a dict. Only on failure, and only the nulls a refusal
+    names (a copy of `doc` without them is validated again; what is still wrong is raised):
+    a valid object costs nothing more."""
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        stripped = _without_refused_nulls(doc, exc.errors())
+        if stripped is None:
+            raise
+    return model.model_validate(stripped)
+
+
+def _without_refused_nulls(doc: dict[str, Any], errors: Sequence[Any]) -> dict[str, Any] | None:
+    """A copy of `doc` without the null values of a mapping's key that `errors` refuse, or None
+    when there is none (a null list item is no unset field: it stays refused)."""
+    paths = [
+        [p for p in e["loc"] if not (isinstance(p, str) and p.startswith(("function-", "is-instance")))]
+        for e in errors
+        if e.get("input", 0) is None and e["type"] != "missing"
+    ]
+    paths = [p for p in paths if p != ["metadata"]]  # no metadata, no name: not Kubernetes at all
+    if not paths:
+        return None
+    out = copy.deepcopy(doc)
+    removed = False
+    for path in paths:
+        parent: Any = out
+        for part in path[:-1]:
+            if isinstance(parent, dict):
+                parent = parent.get(part)
+            elif isinstance(parent, list) and isinstance(part, int) and 0 <= part < len(parent):
+                parent = parent[part]
+            else:
+                parent = None
+                break
+        if isinstance(parent, dict) and path and path[-1] in parent and parent[path[-1]] is None:
+            del parent[path[-1]]
+            removed = True
+    return out if removed else None
 
 
 def parse_object(doc: dict[str, Any], source: str = "") -> TypeMeta | None:
@@ -349,6 +408,8 @@ def _to_input_error(
         msg = msg[len("Value error, ") :]
     if err["type"] == "missing":
         msg = "required field is missing"
+    elif err["type"] == "string_type" and type(err.get("input")) in (int, float, bool):
+        msg = _not_a_string(err["input"])
     elif err["type"] == "extra_forbidden":
         msg = extra_field_reason(model, loc)
     ref = object_ref(doc)
@@ -358,21 +419,94 @@ def _to_input_error(
     return InputError(msg, obj=ref, field=path, source=source)
 
 
+def _not_a_string(value: float | bool) -> str:
+    """Why a YAML number or boolean where Kubernetes wants a string (a label value `rack: 7`,
+    hand-written) is refused, and the fix. Not read as its string: the API server refuses it
+    too, and what was written cannot be told from the value (`1.10` reads as 1.1, `010` as 8,
+    `yes` as true) — docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)"."""
+    if isinstance(value, bool):
+        return (
+            f"must be a string, not the boolean {str(value).lower()} (YAML reads unquoted true, yes, on… "
+            "as one): quote it, as the API server refuses a boolean here"
+        )
+    shown = json.dumps(str(value))
+    fix = f"quote it ({shown})" if isinstance(value, int) else "quote it as written"
+    return f"must be a string, not the number {value}: {fix}, as the API server refuses a number here"
+
+
 def _finish(
-    reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str], *, strict: bool = True
+    reader: Reader,
+    pairs: list[tuple[TypeMeta, str]],
+    positions: dict[int, str],
+    *,
+    strict: bool = True,
+    duplicates_fatal: bool = True,
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """The pods of the input's cluster workloads (`Reader.finish`); duplicates found
     (`identity`, naming both positions); every error raised together — but for `strict=False`
-    the errors of identifiable objects (`Reader.unread`), which the caller reads from the reader."""
+    the errors of identifiable objects (`Reader.unread`), which the caller reads from the reader,
+    and, unless `duplicates_fatal`, the duplicates: each costs only itself (`_lenient_duplicates`)."""
     for obj, source, position in reader.finish():
         pairs.append((obj, source))
         positions[id(obj)] = position
-    kept, dup_warnings, dup_errors = dedupe(pairs, positions)
+    if strict or duplicates_fatal:
+        kept, dup_warnings, dup_errors = dedupe(pairs, positions)
+    else:
+        kept, dup_warnings, dup_errors = _lenient_duplicates(reader, pairs, positions), [], []
     own = {id(e) for u in reader.unread for e in u.errors} if not strict else set()
     errors = [e for e in reader.errors if id(e) not in own] + dup_errors
     if errors:
         raise ValidationErrors(errors)
     return kept, reader.warnings + dup_warnings
+
+
+def _lenient_duplicates(
+    reader: Reader, pairs: list[tuple[TypeMeta, str]], positions: dict[int, str]
+) -> list[tuple[TypeMeta, str]]:
+    """`pairs` with each identity once, as the planning commands read an input
+    (`identity.dedupe_lenient`): an identical copy read once (a warning in `reader.warnings`);
+    an identity defined with different content — or defined by an object that could not be read
+    and again by one that could — becomes one `Unread` whose errors name both positions, so that
+    what depends on it is held with that reason (docs/semantics.md, "Messy clusters: what one
+    bad object costs (issue #39)")."""
+    kept, warnings, conflicts = dedupe_lenient(pairs, positions)
+    reader.warnings.extend(warnings)
+    source_of = {id(obj): source for obj, source in pairs}
+
+    def where(obj: TypeMeta) -> str:
+        source, position = source_of.get(id(obj), ""), positions.get(id(obj))
+        return f"{source or '<input>'} ({position})" if position else source
+
+    for first, errors in conflicts.values():
+        unread = _unread(first.dump(), errors, where(first))
+        if unread is not None:
+            reader.unread.append(unread)
+    # An identity also defined by an object that could not be read: every definition left out.
+    merged: dict[Identity, Unread] = {}
+    for u in reader.unread:
+        key: Identity = (u.kind, "" if u.kind in CLUSTER_SCOPED else u.namespace, u.name)
+        earlier = merged.get(key)
+        merged[key] = u if earlier is None else _again(earlier, u.where, u.errors)
+    out: list[tuple[TypeMeta, str]] = []
+    for obj, source in kept:
+        found = merged.get(identity(obj))
+        if found is None:
+            out.append((obj, source))
+        else:
+            merged[identity(obj)] = _again(found, where(obj))
+    reader.unread[:] = merged.values()
+    return out
+
+
+def _again(u: Unread, where: str, errors: tuple[InputError, ...] = ()) -> Unread:
+    """`u` defined again at `where` (with `errors` of its own when that one could not be read
+    either): one more error naming both positions."""
+    again = InputError(
+        f"defined twice: in {u.where or '<input>'} and in {where or '<input>'}, not both readable: "
+        "which one the cluster has cannot be told, so neither is read",
+        obj=u.ref,
+    )
+    return replace(u, errors=(*u.errors, again, *errors))
 
 
 Document = tuple[str, str, dict[str, Any]]
@@ -435,14 +569,17 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path | None]:
 
 
 def load_lenient(
-    paths: Iterable[str | Path], documents: Iterable[Document] = ()
+    paths: Iterable[str | Path], documents: Iterable[Document] = (), *, duplicates_fatal: bool = False
 ) -> tuple[list[tuple[TypeMeta, str]], list[str], list[Unread]]:
     """`load_sourced`, but an object that names itself (kind and name) and cannot be read is
     returned as `Unread` instead of failing the input: one bad object costs only what depends
-    on it (docs/semantics.md, "Messy clusters"). Input that is not Kubernetes at all (not
-    YAML, no objects, an object without kind or name, a duplicate) still raises."""
+    on it (docs/semantics.md, "Messy clusters"). So does a duplicate (`identity.dedupe_lenient`):
+    an identical copy is read once with a warning, an identity defined with different content is
+    an `Unread` — unless `duplicates_fatal` (`validate`: every duplicate is an error). Input
+    that is not Kubernetes at all (not YAML, no objects, an object without kind or name)
+    still raises."""
     reader = Reader()
-    pairs, warnings = _load_into(reader, paths, documents, strict=False)
+    pairs, warnings = _load_into(reader, paths, documents, strict=False, duplicates_fatal=duplicates_fatal)
     return pairs, warnings, list(reader.unread)
 
 
@@ -466,16 +603,26 @@ def load_sourced(
 
 
 def _load_into(
-    reader: Reader, paths: Iterable[str | Path], documents: Iterable[Document], *, strict: bool
+    reader: Reader,
+    paths: Iterable[str | Path],
+    documents: Iterable[Document],
+    *,
+    strict: bool,
+    duplicates_fatal: bool = True,
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     """`load_sourced` with `reader`; `strict=False`: see `load_lenient`. Without the cyclic
     collector (`collector_paused`): everything read stays alive."""
     with collector_paused():
-        return _read_into(reader, paths, documents, strict=strict)
+        return _read_into(reader, paths, documents, strict=strict, duplicates_fatal=duplicates_fatal)
 
 
 def _read_into(
-    reader: Reader, paths: Iterable[str | Path], documents: Iterable[Document], *, strict: bool
+    reader: Reader,
+    paths: Iterable[str | Path],
+    documents: Iterable[Document],
+    *,
+    strict: bool,
+    duplicates_fatal: bool,
 ) -> tuple[list[tuple[TypeMeta, str]], list[str]]:
     pairs: list[tuple[TypeMeta, str]] = []
     positions: dict[int, str] = {}
@@ -484,11 +631,20 @@ def _read_into(
             _read_docs(reader, [(position, doc)], source, pairs, positions)
         except InputError as exc:
             reader.errors.append(exc)
+    seen: set[Path] = set()
+    """Files read (resolved): a file given twice (`plan a.yaml dir/`, dir holding a.yaml) is one
+    input file, read once — not each of its objects a duplicate of itself."""
     for raw in paths:
         found = 0
         failed = False
         for path in expand_paths([raw]):
             source = "<stdin>" if path is None else str(path)
+            if path is not None and path.resolve() in seen:
+                reader.warnings.append(f"{source}: given more than once: read once")
+                found += 1
+                continue
+            if path is not None:
+                seen.add(path.resolve())
             try:
                 text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
                 found += _read_text(reader, text, source, pairs, positions)
@@ -507,7 +663,7 @@ def _read_into(
             where = "<stdin>" if str(raw) == "-" else str(raw)
             what = "no *.yaml, *.yml or *.json file with an object" if Path(where).is_dir() else "empty input"
             reader.errors.append(InputError(f"no objects in {where} ({what})"))
-    return _finish(reader, pairs, positions, strict=strict)
+    return _finish(reader, pairs, positions, strict=strict, duplicates_fatal=duplicates_fatal)
 
 
 def load_paths(paths: Iterable[str | Path]) -> tuple[list[TypeMeta], list[str]]:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
+from ..reasons import Reason
 from .quantity import Quantity
 
 
@@ -271,12 +272,13 @@ class ResourceSlice(TypeMeta):
     kind: Literal["ResourceSlice"] = "ResourceSlice"
     spec: ResourceSliceSpec
     # Set by `planning.triage` on the device-free stand-in of a slice it left out for a problem
-    # (the problem, in words): its pool is then invalid wherever the slice would be seen
+    # (the problem, a fact: `Kind.SLICE_NOT_VALID`, `SLICE_UNREAD`, or `SLICE_WITH_POOL` for a
+    # slice left out with its pool): its pool is then invalid wherever the slice would be seen
     # (`inventory.gather_pools`), so the pods it would have served name it. Never written out.
-    _left_out: str | None = PrivateAttr(default=None)
+    _left_out: Reason | None = PrivateAttr(default=None)
 
     @property
-    def left_out(self) -> str | None:
+    def left_out(self) -> Reason | None:
         """Why this is a left-out slice's stand-in (`planning.triage`), or None for a slice of
         the input."""
         return self._left_out

@@ -33,6 +33,7 @@ from .cluster import Cluster
 from .convert import original_path
 from .models import (
     ADMIN_ACCESS_LABEL,
+    CLUSTER_SCOPED,
     LABEL_OPERATORS,
     CapacityRequestPolicy,
     CapacityRequirements,
@@ -146,6 +147,39 @@ def is_dns_label(name: str) -> bool:
 def is_dns_subdomain(name: str, max_length: int = 253) -> bool:
     """RFC 1123 subdomain: driver names, domains of qualified names, class names."""
     return 0 < len(name) <= max_length and all(_DNS_LABEL.fullmatch(p) for p in name.split("."))
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _validate_meta(report: _Report, obj: TypeMeta) -> None:
+    """A name, and one the API server accepts (`_name_problem`)."""
+    if not obj.metadata.name:
+        report.add("metadata.name", "required: the object must have a name")
+    elif (bad_name := _name_problem(obj)) is not None:
+        report.add(*bad_name)
+
+
+def _name_problem(obj: TypeMeta) -> tuple[str, str] | None:
+    """(field, reason) when the object's `metadata.name` or `metadata.namespace` is one the API
+    server refuses (ObjectMeta validation: the name a DNS subdomain of at most 253 characters —
+    a Namespace's a DNS label — and the namespace a DNS label), else None. Why here: such an
+    object never exists in a cluster (`trainer-ß`, `GPU-Node`), so a hand-written input must
+    not pass `validate` with it; planning costs only the object (docs/semantics.md, "Messy
+    clusters: what one bad object costs (issue #39)")."""
+    name, ns = obj.metadata.name, obj.metadata.namespace
+    if obj.kind == "Namespace":
+        if not is_dns_label(name):
+            return (
+                "metadata.name",
+                f"invalid Namespace name {name!r}: {DNS_LABEL_RULE}; the API server refuses it",
+            )
+    elif len(name) > 253 or _DNS_SUBDOMAIN.fullmatch(name) is None:
+        rule = DNS_SUBDOMAIN_RULE.format(max=253)
+        return "metadata.name", f"invalid name {name!r}: {rule}; the API server refuses it"
+    if ns and obj.kind not in CLUSTER_SCOPED and not is_dns_label(ns):
+        return "metadata.namespace", f"invalid namespace {ns!r}: {DNS_LABEL_RULE}; the API server refuses it"
+    return None
 
 
 def is_semver(text: str) -> bool:
@@ -283,8 +317,7 @@ def validate_object(obj: TypeMeta, source: str = "", cel_check: CelCheck | None 
     compiling them needs `cel_check` (`dra_solver.cel.checks.validate_object` passes it).
     """
     report = _Report(obj, source, cel_check)
-    if not obj.metadata.name:
-        report.add("metadata.name", "required: the object must have a name")
+    _validate_meta(report, obj)
     match obj:
         case ResourceSlice():
             _validate_slice(report, obj)
@@ -976,16 +1009,21 @@ def _validate_taint_rule(report: _Report, rule: DeviceTaintRule) -> None:
 
 NODE_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 """core/v1 TaintEffect values (a Node's `spec.taints`)."""
+_NODE_EFFECTS = ", ".join(NODE_TAINT_EFFECTS)
 
 
 def _validate_node_taints(report: _Report, node: Node) -> None:
     """core/v1's rule for what the plan reads of a node's taints: a known effect (an unknown one
     the API server refuses; `planning.triage` keeps the node and counts the taint as blocking)."""
     for i, taint in enumerate(node.spec.taints):
-        if taint.effect not in NODE_TAINT_EFFECTS:
+        if not taint.key:
+            report.add(f"spec.taints[{i}].key", "required: a taint must have a key")
+        if not taint.effect:  # core/v1: Required value (a toleration's may be empty, a taint's not)
+            report.add(f"spec.taints[{i}].effect", f"required: a taint must have an effect ({_NODE_EFFECTS})")
+        elif taint.effect not in NODE_TAINT_EFFECTS:
             report.add(
                 f"spec.taints[{i}].effect",
-                f"unsupported taint effect {taint.effect!r}: must be {', '.join(NODE_TAINT_EFFECTS)}",
+                f"unsupported taint effect {taint.effect!r}: must be {_NODE_EFFECTS}",
             )
 
 
@@ -1481,7 +1519,9 @@ def _validate_compatibility_groups(report: _Report, path: str, groups: list[str]
 def _validate_taint(report: _Report, path: str, taint: DeviceTaint) -> None:
     if not taint.key:
         report.add(f"{path}.key", "required: a taint must have a key")
-    if taint.effect not in TAINT_EFFECTS:
+    if not taint.effect:
+        report.add(f"{path}.effect", f"required: a taint must have an effect ({_ONE_OF_EFFECTS})")
+    elif taint.effect not in TAINT_EFFECTS:
         report.add(f"{path}.effect", f"unsupported taint effect {taint.effect!r}: must be {_ONE_OF_EFFECTS}")
 
 

@@ -34,17 +34,27 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _BITS: Final = re.compile(r"0|[1-9][0-9]{0,2}")
 
 
+class _Unparsed(ValueError):
+    """`netip`'s own refusal (Go's wording, `ParseAddr(...)` / `netip.ParsePrefix(...)`), as
+    against one of upstream's extra refusals (a zone, an IPv4-mapped address): the two are
+    worded apart in the runtime error, told apart by type, not by their message."""
+
+
+class _Mapped(ValueError):
+    """Upstream's refusal of an IPv4-mapped IPv6 address (`_addr`)."""
+
+
 def _addr(raw: str) -> IPAddress:
     """``netip.ParseAddr`` plus upstream's refusals; raises ValueError with Go's wording."""
     try:
         addr = ipaddress.ip_address(raw)
     except ValueError:
-        raise ValueError(f'ParseAddr("{raw}"): unable to parse IP') from None
+        raise _Unparsed(f'ParseAddr("{raw}"): unable to parse IP') from None
     if isinstance(addr, ipaddress.IPv6Address):
         if addr.scope_id is not None:
             raise ValueError(f'IP address "{raw}" with zone value is not allowed')
         if addr.ipv4_mapped is not None:
-            raise ValueError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
+            raise _Mapped(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
     return addr
 
 
@@ -52,28 +62,27 @@ def parse_ip(raw: str) -> IPAddress:
     """``ip(s)``: a runtime error naming the string when it is not an IP address."""
     try:
         return _addr(raw)
+    except _Unparsed as ex:
+        raise fail(f'IP Address "{raw}" parse error during conversion from string: {ex}') from None
     except ValueError as ex:
-        msg = str(ex)
-        if msg.startswith("ParseAddr"):
-            raise fail(f'IP Address "{raw}" parse error during conversion from string: {msg}') from None
-        raise fail(msg) from None
+        raise fail(str(ex)) from None
 
 
 def _prefix(raw: str) -> Cidr:
     """``netip.ParsePrefix`` plus upstream's refusals; raises ValueError."""
     addr_text, slash, bits_text = raw.rpartition("/")
     if not slash:
-        raise ValueError(f"netip.ParsePrefix(\"{raw}\"): no '/'")
+        raise _Unparsed(f"netip.ParsePrefix(\"{raw}\"): no '/'")
     if "%" in addr_text:
-        raise ValueError(f'netip.ParsePrefix("{raw}"): IPv6 zones cannot be present in a prefix')
+        raise _Unparsed(f'netip.ParsePrefix("{raw}"): IPv6 zones cannot be present in a prefix')
     try:
         addr = _addr(addr_text)
+    except _Mapped:
+        raise _Mapped(f'IPv4-mapped IPv6 address "{raw}" is not allowed') from None
     except ValueError as ex:
-        if str(ex).startswith("IPv4-mapped"):
-            raise ValueError(f'IPv4-mapped IPv6 address "{raw}" is not allowed') from None
-        raise ValueError(f'netip.ParsePrefix("{raw}"): {ex}') from None
+        raise _Unparsed(f'netip.ParsePrefix("{raw}"): {ex}') from None
     if _BITS.fullmatch(bits_text) is None or int(bits_text) > addr.max_prefixlen:
-        raise ValueError(f'netip.ParsePrefix("{raw}"): bad bits after slash: "{bits_text}"')
+        raise _Unparsed(f'netip.ParsePrefix("{raw}"): bad bits after slash: "{bits_text}"')
     return Cidr(addr, int(bits_text))
 
 
@@ -81,11 +90,10 @@ def parse_cidr(raw: str) -> Cidr:
     """``cidr(s)``: a runtime error naming the string when it is not a CIDR."""
     try:
         return _prefix(raw)
+    except _Unparsed as ex:
+        raise fail(f"network address parse error during conversion from string: {ex}") from None
     except ValueError as ex:
-        msg = str(ex)
-        if msg.startswith("netip"):
-            raise fail(f"network address parse error during conversion from string: {msg}") from None
-        raise fail(msg) from None
+        raise fail(str(ex)) from None
 
 
 def _ok(parse: Any, raw: str) -> bool:

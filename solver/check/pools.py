@@ -15,6 +15,8 @@ from fractions import Fraction
 
 from ..api.cluster import Cluster
 from ..api.models import Device, ResourceSlice
+from ..reasons import Kind
+from ..reasons.words import say
 from .amounts import frac
 from .keys import DeviceKey, PoolKey
 from .scopes import Scope, device_scope, scope_matches, slice_scope
@@ -214,8 +216,8 @@ def pool_problem(
 def _left_out(pk: PoolKey, slices: list[ResourceSlice]) -> str | None:
     """Why the pool is invalid when its slices are stand-ins of slices left out for a problem
     (`planning.leftpools`: the plan reads such a pool as invalid, so does the checker), or None."""
-    left = [rs.left_out for rs in slices if rs.left_out is not None]
-    if not left:
+    if all(rs.left_out is None for rs in slices):
         return None
-    why = "; ".join(dict.fromkeys(w for w in left if w)) or "a slice of it was left out"
+    problems = [r for rs in slices if (r := rs.left_out) is not None and not r.is_(Kind.SLICE_WITH_POOL)]
+    why = "; ".join(dict.fromkeys(map(say, problems))) or "a slice of it was left out"
     return f"pool {pk[0]}/{pk[1]} is invalid: {why}"

@@ -132,17 +132,21 @@ def read_live(target: Target, reader: Callable[[Progress | None], LiveRead] | No
     return got
 
 
-def _load(paths: Sequence[str], target: Target | None = None, strict: bool = True) -> SourcedCluster:
+def _load(
+    paths: Sequence[str], target: Target | None = None, strict: bool = True, duplicates_fatal: bool = True
+) -> SourcedCluster:
     """Same result as `Cluster.from_paths(paths)`, plus the file of every object; with a target,
     the live cluster's objects first (their source: `context NAME`), the files' on top.
-    `strict=False`: an object that cannot be read is left out, kept in `Cluster.unread`."""
+    `strict=False`: an object that cannot be read is left out, kept in `Cluster.unread`, and so
+    is an identity defined twice with different content (an identical copy is read once, with a
+    warning) unless `duplicates_fatal` (`api.load.load_lenient`)."""
     got = read_live(target) if target is not None else None
     documents = got.documents if got is not None else ()
     unread: list[Unread] = []
     if strict:
         pairs, warnings = load_sourced(paths, documents)
     else:
-        pairs, warnings, unread = load_lenient(paths, documents)
+        pairs, warnings, unread = load_lenient(paths, documents, duplicates_fatal=duplicates_fatal)
     cluster = SourcedCluster()  # `from_objects` without its second `dedupe`: the loader's is done
     for obj, _ in pairs:
         cluster.add(obj)
@@ -154,7 +158,7 @@ def _load(paths: Sequence[str], target: Target | None = None, strict: bool = Tru
 
 
 def load_or_exit(
-    paths: Sequence[str], target: Target | None = None, *, strict: bool = True
+    paths: Sequence[str], target: Target | None = None, *, strict: bool = True, duplicates_fatal: bool = True
 ) -> SourcedCluster:
     """Load the inputs or print every load error (file, object, field) and exit 1.
 
@@ -162,7 +166,7 @@ def load_or_exit(
     to see the traceback), because a traceback is never an acceptable answer to bad input.
     """
     try:
-        cluster = _load(paths, target, strict)
+        cluster = _load(paths, target, strict, duplicates_fatal)
     except ValidationErrors as exc:
         fail(exc.errors)
     except DRASolverError as exc:
@@ -242,8 +246,10 @@ def load_valid(inputs: Inputs, *, strict: bool = False) -> Loaded:
     the cyclic garbage alive at each freeze for good. Changes no result."""
     with collector_paused():
         # Read leniently either way: `strict` (`validate`) then reports what could not be read
-        # together with every other problem, not the unreadable objects alone.
-        loaded = _validate_or_exit(inputs, load_or_exit(inputs.paths, inputs.live, strict=False), strict)
+        # together with every other problem, not the unreadable objects alone; a duplicate is
+        # an error for `validate`, and costs only itself for the others.
+        cluster = load_or_exit(inputs.paths, inputs.live, strict=False, duplicates_fatal=strict)
+        loaded = _validate_or_exit(inputs, cluster, strict)
         freeze_if_large(len(loaded.cluster.sources))
         return loaded
 

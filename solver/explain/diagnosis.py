@@ -48,7 +48,7 @@ from ..problem.pods import node_conflict, pod_claims
 from ..problem.requests import request_specs
 from ..problem.scheduling import node_refusal
 from ..reasons import Fact, Kind, Reason
-from ..reasons.words import WITH_PLAN, gave_up, of_node, say
+from ..reasons.words import WITH_PLAN, alike_names, alike_note, alike_said, gave_up, of_node, say
 from ..reference import search
 from ..reference.reasons import why_unschedulable
 from .blocking import Group, allocation_exists, minimal_blocking_set
@@ -116,14 +116,18 @@ class Explanation:
     def fits(self) -> list[str | None]:
         return [a.node for a in self.nodes if a.fits]
 
-    def groups(self) -> list[tuple[NodeAnswer, list[str | None]]]:
-        """Failing nodes grouped by their words with the node name taken out (first node's
-        answer as the group's), in order of the first node."""
-        out: dict[Hashable, tuple[NodeAnswer, list[str | None]]] = {}
+    def groups(self) -> list[tuple[NodeAnswer, list[str | None], bool]]:
+        """Failing nodes grouped by their answers with the node and the names of the places
+        found on it taken out (first node's answer as the group's), in order of the first
+        node, and whether the group's reasons differ in those names (each its own pool)."""
+        out: dict[Hashable, tuple[NodeAnswer, list[str | None], list[bool]]] = {}
         for a in self.nodes:
             if not a.fits:
-                out.setdefault(a.alike(), (a, []))[1].append(a.node)
-        return list(out.values())
+                first, nodes, differ = out.setdefault(a.alike(), (a, [], [False]))
+                nodes.append(a.node)
+                if a is not first and a.why is not None and first.why is not None and not differ[0]:
+                    differ[0] = alike_said(a.why) != alike_said(first.why)
+        return [(a, nodes, differ[0]) for a, nodes, differ in out.values()]
 
     def text(self) -> str:
         """The explanation as a user reads it: first what it assumes (the subject alone on the
@@ -141,9 +145,9 @@ class Explanation:
             nodes = [a.node for a in group]
             where = "on each of them" if nodes == self.fits else f"on {_named(nodes)}"
             lines.append(f"  - {where}: {say(note)}")
-        for a, nodes in self.groups():
+        for a, nodes, differ in self.groups():
             head = f"{len(nodes)} node(s) ({_named(nodes)})" if len(nodes) > 1 else f"node {nodes[0]}"
-            lines.append(f"{head}: {_said(a.why)}")
+            lines.append(f"{head}: {_said(a.why)}{alike_note(nodes[0], len(nodes)) if differ else ''}")
             lines.extend(f"  - {_said(d)}" for d in a.lines)
             if a.fix:
                 lines.append(f"  fix: {a.fix}")
@@ -672,12 +676,13 @@ def _named(nodes: Sequence[str | None]) -> str:
 WHERE = ("node", "example", "device")
 """Facts that say where an answer was found (a device as an example, on a node; the node of
 words made where a pool's problem was found, `Kind.NODE_NAMED`): nodes whose answers differ
-only in them are one group, worded with its first node's."""
+only in them, and in the names of the pools and slices found there (`alike_names`), are one
+group, worded with its first node's."""
 
 
 def _alike(r: Reason | None) -> Reason | None:
     """`r` as the key of its group: without `WHERE`, in it and in the reasons among its facts."""
-    return None if r is None else _key(r)
+    return None if r is None else _key(alike_names(r))
 
 
 def _key(r: Reason) -> Reason:

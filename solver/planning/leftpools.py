@@ -26,13 +26,34 @@ from pydantic import ValidationError
 from ..api.load import Unread
 from ..api.models import ResourceSlice
 from ..api.validate import validate_object
+from ..reasons import Kind, Reason
 
 _SCOPES = ("nodeName", "nodeSelector", "allNodes")
 
 
-def stand_in(s: ResourceSlice, reason: str) -> ResourceSlice:
-    """`s` without its devices and counters, marked with `reason` ("" for a slice left out
-    only because its pool is). A scope read from the devices (per-device node selection) or
+def not_valid(s: ResourceSlice, problems: str) -> Reason:
+    """Why `s` is left out: it is not valid (`problems`: the input errors' own words)."""
+    name = _name(s.metadata.namespace, s.metadata.name)
+    return Reason.of(Kind.SLICE_NOT_VALID, slice=name, problems=problems)
+
+
+def with_pool(s: ResourceSlice) -> Reason:
+    """Why `s` is left out: only because its pool is (another slice's problem)."""
+    return Reason.of(Kind.SLICE_WITH_POOL, slice=_name(s.metadata.namespace, s.metadata.name))
+
+
+def unread(u: Unread) -> Reason:
+    """Why the slice `u` is left out: it could not be read (the reader's own words)."""
+    return Reason.of(Kind.SLICE_UNREAD, slice=_name(u.namespace, u.name), error=u.reason)
+
+
+def _name(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def stand_in(s: ResourceSlice, reason: Reason) -> ResourceSlice:
+    """`s` without its devices and counters, marked with `reason` (`with_pool` for a slice
+    left out only because its pool is). A scope read from the devices (per-device node selection) or
     none (a counter-set slice) becomes all nodes: without the devices the nodes they would be
     seen from are unknown, and the pool is named wherever it might have served; so does a node
     selector that cannot be evaluated."""
@@ -50,8 +71,8 @@ def stand_in(s: ResourceSlice, reason: str) -> ResourceSlice:
     return out
 
 
-def unread_stand_in(u: Unread, reason: str) -> ResourceSlice | None:
-    """The stand-in of a ResourceSlice that could not be read, from what of it can be (its
+def unread_stand_in(u: Unread) -> ResourceSlice | None:
+    """The stand-in of a ResourceSlice that could not be read (`unread`), from what of it can be (its
     driver, pool and node scope as written), or None when not even its pool can be read (then
     nothing names the pool: its other slices make it incomplete)."""
     spec = u.doc.get("spec")
@@ -64,8 +85,8 @@ def unread_stand_in(u: Unread, reason: str) -> ResourceSlice | None:
             s = ResourceSlice.model_validate({"metadata": {"name": u.name}, "spec": attempt})
         except ValidationError:
             continue
-        return stand_in(s, reason)
+        return stand_in(s, unread(u))
     return None
 
 
-__all__ = ["stand_in", "unread_stand_in"]
+__all__ = ["not_valid", "stand_in", "unread", "unread_stand_in", "with_pool"]

@@ -61,9 +61,10 @@ from ..gates import FeatureGates
 from ..problem.pods import pod_claims
 from ..problem.resources import holds_node
 from ..problem.scheduling import default_priority_class
+from ..reasons import Reason
 from .fields import unmodelled_field_warnings
 from .job import Unit
-from .leftpools import stand_in, unread_stand_in
+from .leftpools import not_valid, stand_in, unread_stand_in, with_pool
 from .resolve import pending
 
 C = TypeVar("C", bound=Cluster)
@@ -114,7 +115,10 @@ class _Triage:
     def __init__(self, cluster: Cluster, errors: Sequence[InputError]) -> None:
         self.cluster = cluster
         # by the name errors give them (none to find in a valid input: not worked out)
-        by_ref = {error_ref(o): o for o in cluster.objects()} if errors else {}
+        # (a nameless object is not one to hold or leave out: its problem is fatal, as the
+        # loader's for one without metadata — docs/semantics.md, "Messy clusters: what one bad
+        # object costs (issue #39)")
+        by_ref = {error_ref(o): o for o in cluster.objects() if o.metadata.name} if errors else {}
         self.problems: dict[int, list[InputError]] = {}
         self.fatal: list[InputError] = []
         for e in map(self.unread_named, errors):
@@ -132,7 +136,9 @@ class _Triage:
         for u in self.cluster.unread:
             why = f"{u.ref} could not be read ({u.reason})"
             for missing in (f"{u.ref} not found in the input", f"{u.kind} {u.name!r} not found in the input"):
-                reason = reason.replace(missing, why)
+                # a near name's hint (`strict.did_you_mean`) is no answer: the object is there
+                marked = reason.replace(missing, why + _HINT_MARK)
+                reason = _HINT_AFTER.sub("", marked).replace(_HINT_MARK, "")
         if reason == error.reason:
             return error
         return InputError(reason, obj=error.obj, field=error.field, source=error.source)
@@ -152,6 +158,11 @@ def name_unread(cluster: Cluster, errors: Sequence[InputError]) -> list[InputErr
     triage says it (`validate` lists these beside the unread objects' own errors)."""
     t = _Triage(cluster, [])
     return [t.unread_named(e) for e in errors]
+
+
+_HINT_MARK = "\x00"
+"""Marks the end of a "could not be read" put in place of a "not found" (`unread_named`)."""
+_HINT_AFTER = re.compile(_HINT_MARK + r'; did you mean "[^"]*"\?')
 
 
 @dataclass(frozen=True)
@@ -196,8 +207,17 @@ def triage(
     unplaceable: dict[Key, _Why] = {}
     """Allocated claims kept whose node selector cannot be read: what uses them is held."""
     held_claims: dict[Key, HeldPod] = dict(cluster.held_claims)
+    deleting: dict[Key, _Why] = {}
+    """Allocated claims being deleted: a pending pod that uses them waits."""
     for key, claim in cluster.claims.items():
         why = claim_why(claim)
+        if why is None and claim.metadata.deletion_timestamp is not None:
+            # upstream's DynamicResources (PreEnqueue, PreFilter): `resourceclaim "x" is being
+            # deleted`, the pod waits; an allocated one keeps its devices until it is gone
+            why = _Why(claim.ref, f"{claim.ref} is being deleted (metadata.deletionTimestamp): the pod waits")
+            if _allocated(claim):
+                deleting[key] = why  # a bound pod that uses it is as it was: only pending pods wait
+                continue
         if why is None:
             continue
         if _allocated(claim):
@@ -234,15 +254,21 @@ def triage(
                 found if found.root == group.ref else _Why(found.root, f"{group.ref}: {found.reason}")
             )
     refs = _Refs({**unplaceable, **why_claim}, why_template, why_priority, why_group, cluster.claims.keys())
+    waiting = replace(refs, claims={**deleting, **refs.claims}) if deleting else refs
+    """What a pending pod reads: `refs` and the allocated claims being deleted."""
 
     # Pods: held when pending, a stripped copy with a warning when bound.
     pods: dict[Key, Pod] = {}
     held: dict[Key, HeldPod] = dict(cluster.held)
     costs: dict[str, list[str]] = {}
     """A root problem's object -> the pending pods it holds (for its warning)."""
+    left_nodes = {u.name for u in cluster.unread if u.kind == "Node"} | {
+        name for name, n in cluster.nodes.items() if t.own(n) and not _taint_effects_only(t.own(n))
+    }
+    """Nodes the plan leaves out for a problem (their warnings say which)."""
     for key, pod in cluster.pods.items():
         mine = t.own(pod)
-        depends = refs.of(pod)
+        depends = (waiting if pending(pod) else refs).of(pod)
         if pending(pod):
             if mine:
                 held[key] = HeldPod(pod, _said(mine))
@@ -250,6 +276,10 @@ def triage(
             elif depends is not None:
                 held[key] = HeldPod(pod, depends.reason)
                 costs.setdefault(depends.root, []).append(pod.namespaced_name)
+            elif pod.metadata.deletion_timestamp is not None:  # upstream's skipPodSchedule
+                held[key] = HeldPod(
+                    pod, "the pod is being deleted (metadata.deletionTimestamp): the scheduler skips it"
+                )
             elif pod.spec.scheduling_gates and not ignore_scheduling_gates:
                 names = ", ".join(g.name for g in pod.spec.scheduling_gates)
                 held[key] = HeldPod(
@@ -267,7 +297,12 @@ def triage(
         pods[key] = pod
         if not holds_node(pod):  # finished: it holds nothing, nothing of it is planned
             continue
-        if cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
+        if pod.spec.node_name in left_nodes:  # its Node is in the input but left out
+            t.warnings.append(
+                f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, whose Node is left out for a "
+                "problem (its warning says which): nothing is planned there; its claims keep their devices"
+            )
+        elif cluster.nodes and pod.spec.node_name not in cluster.nodes:  # its node was deleted
             t.warnings.append(
                 f"{pod.ref}: spec.nodeName: bound to {pod.spec.node_name}, which is not among the input's "
                 "Nodes (deleted?): nothing is planned there; its claims keep their devices"
@@ -331,6 +366,7 @@ def triage(
 
     # Objects left out of the plan: pools of bad slices, bad nodes, rules, budgets, namespaces.
     slices = _left_out_pools(cluster, t)
+    t.warnings.extend(_unpublished_devices(cluster, slices))
     for node in cluster.nodes.values():
         t.warn(node, _node_consequence(t.own(node)))
     for rule in cluster.taint_rules.values():
@@ -433,9 +469,6 @@ def triaged(cluster: C, gates: FeatureGates | None = None, *, ignore_scheduling_
     return done.cluster
 
 
-_CLAIM_OF_ERROR = re.compile(r"^claim (\S+?): ")
-
-
 def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Unit], list[HeldPod]] | None:
     """`units` without those whose claim `error` names (a CEL runtime error met where the search
     reached a device), and their pods held with it as the reason — or None when it names no
@@ -443,10 +476,9 @@ def held_for_cel_error(units: Sequence[Unit], error: CelError) -> tuple[list[Uni
     returns an error status, the pod is retried later); every other pod still schedules. The
     planners raise it for the whole call ("CEL errors: lazy, as upstream"), so the plan runs
     again without the pods it costs (`pipeline.plan`)."""
-    found = _CLAIM_OF_ERROR.match(error.where)
-    if found is None:
+    ref = error.claim  # a fact of the error, not read out of its words
+    if not ref:
         return None
-    ref = found.group(1)
     hit = [u for u in units if any(c.namespaced_name == ref for c in u.claims)]
     if not hit:
         return None
@@ -495,15 +527,15 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     or could not be read replaced by device-free stand-ins (`planning.leftpools`), so that the
     pool is an invalid one, named where it would have served; one warning per problem."""
 
-    def problem(s: ResourceSlice) -> str:
-        return f"{s.ref} is not valid: {_said(t.own(s))}" if t.own(s) else ""
+    def problem(s: ResourceSlice) -> Reason:
+        return not_valid(s, _said(t.own(s))) if t.own(s) else with_pool(s)
 
     bad = {_gen(s) for s in cluster.slices if t.own(s) and not _taint_effects_only(t.own(s))}
     unread: list[tuple[Unread, ResourceSlice]] = []
     for u in cluster.unread:
         if u.kind != "ResourceSlice":
             continue
-        found = unread_stand_in(u, f"{u.ref} could not be read ({u.reason})")
+        found = unread_stand_in(u)
         if found is not None:
             unread.append((u, found))
             bad.add(_gen(found))
@@ -535,6 +567,41 @@ def _left_out_pools(cluster: Cluster, t: _Triage) -> list[ResourceSlice]:
     return [*kept, *(x for _, x in unread)]
 
 
+def _unpublished_devices(cluster: Cluster, slices: Sequence[ResourceSlice]) -> list[str]:
+    """A warning for each allocated device its pool's slices do not publish (a driver that
+    republished its devices under other names, or a device removed while allocated): the plan
+    cannot hold a device it does not know, as upstream's scheduler cannot, so whatever took its
+    place is offered again — said, not silent (`check` reports it as `unknown-device`). Only
+    pools the input has slices of, and not left out (`_left_out_pools`): a dump without a
+    driver's slices says nothing about its devices."""
+    results = [
+        (claim, i, r)
+        for claim in cluster.allocated_claims()
+        if claim.status is not None and claim.status.allocation is not None
+        for i, r in enumerate(claim.status.allocation.devices.results)
+    ]
+    wanted = {(r.driver, r.pool) for _, _, r in results}
+    published: dict[tuple[str, str], set[str]] = {}
+    left: set[tuple[str, str]] = set()
+    for s in slices:
+        key = (s.spec.driver, s.spec.pool.name)
+        if key not in wanted:
+            continue
+        if s.left_out is not None:
+            left.add(key)
+        else:
+            published.setdefault(key, set()).update(d.name for d in s.spec.devices)
+    return [
+        f"{claim.ref}: status.allocation.devices.results[{i}]: device {r.driver}/{r.pool}/{r.device} "
+        "is published by no ResourceSlice of its pool (the driver republished its devices?): the "
+        "plan cannot hold it, as the scheduler cannot"
+        for claim, i, r in results
+        if (r.driver, r.pool) in published
+        and (r.driver, r.pool) not in left
+        and r.device not in published[(r.driver, r.pool)]
+    ]
+
+
 _LEFT_OUT = {
     "Node": "the node is left out of the plan",
     "DeviceTaintRule": "its taints are not applied: the devices it selects count as untainted",
@@ -545,8 +612,8 @@ _LEFT_OUT = {
 or not read at all: the same consequence)."""
 
 
-_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.effect$")
-"""The field of a taint's effect: a Node's, a slice's device's, a DeviceTaintRule's."""
+_TAINT_EFFECT = re.compile(r"^spec\.(taints\[\d+\]|devices\[\d+\]\.taints\[\d+\]|taint)\.(effect|key)$")
+"""The field of a taint's effect (or key): a Node's, a slice's device's, a DeviceTaintRule's."""
 
 _TAINT_KEPT = {
     "ResourceSlice": "the taint counts as blocking: only requests that tolerate it get the device",
@@ -557,10 +624,11 @@ _TAINT_KEPT = {
 
 
 def _taint_effects_only(problems: Sequence[InputError]) -> bool:
-    """Whether an object's problems are all unknown taint effects (a Node's, a slice's device's,
-    a DeviceTaintRule's): the object is kept, each such taint blocking what does not tolerate it
-    (`problem.taints.tolerated`), not the whole node, pool or rule left out — an effect a newer
-    API server knows costs only what does not tolerate it."""
+    """Whether an object's problems are all unknown or missing taint effects, or missing taint
+    keys (a Node's, a slice's device's, a DeviceTaintRule's): the object is kept, each such taint
+    blocking what does not tolerate it (`problem.taints.tolerated`), not the whole node, pool or
+    rule left out — an effect a newer API server knows, or a taint written without its effect,
+    costs only what does not tolerate it."""
     return bool(problems) and all(_TAINT_EFFECT.match(e.field) for e in problems)
 
 

@@ -151,17 +151,23 @@ def _selector_programs(owner: str, selectors: list[DeviceSelector]) -> Programs:
     return programs
 
 
-def _selectable(ctx: BuildContext, programs: Programs, dev: int) -> bool | CelError:
+def _selectable(ctx: BuildContext, programs: Programs, dev: int, claim_ref: str, own: int) -> bool | CelError:
+    """Whether the device passes every selector, or the CEL runtime error one met: the claim's
+    own selectors (`programs[own:]`, after its class's) name the claim (`CelError.claim`)."""
     info = ctx.devices[dev]
     if info.binding_conditions and not ctx.gates.binding_and_status:
         return False
-    for where, program in programs:
+    for i, (where, program) in enumerate(programs):
         try:
             if not ctx.cache.evaluate_bool(program, ctx.views[dev]):
                 return False
         except CelError as exc:
             return type(exc)(
-                f"CEL runtime error: {exc.reason}", expression=exc.expression, device=info.id, where=where
+                f"CEL runtime error: {exc.reason}",
+                expression=exc.expression,
+                device=info.id,
+                where=where,
+                claim=claim_ref if i >= own else "",
             )
     return True
 
@@ -264,9 +270,13 @@ def _derived(
                 expression=exc.expression,
                 device=ctx.devices[dev].id,
                 where=where,
+                claim=claim_ref,
             )
         except ValueError as exc:
-            return CelError(str(exc), expression=program.expression, device=ctx.devices[dev].id, where=where)
+            device = ctx.devices[dev].id
+            return CelError(
+                str(exc), expression=program.expression, device=device, where=where, claim=claim_ref
+            )
     return out
 
 
@@ -314,6 +324,7 @@ def build_alternative(
     if device_class is None:
         raise InputError(f"{owner}: could not retrieve device class {spec.class_name}")
     programs = _selector_programs(f"class {spec.class_name}", device_class.spec.selectors)
+    own = len(programs)  # the claim's own selectors follow its class's (`_selectable`)
     programs += _selector_programs(f"claim {claim_ref}: request {spec.name}", spec.selectors)
     derived_programs: Programs = []
     if ctx.gates.DRADerivedAttributes:
@@ -338,7 +349,7 @@ def build_alternative(
             rejected.update(dict(known[1]))
         else:
             candidates = _exact_candidates(
-                ctx, index, claim_ref, spec, programs, derived_programs, derived_values, rejected
+                ctx, index, claim_ref, spec, (programs, own), derived_programs, derived_values, rejected
             )
             if seen is not None and key is not None and all(c.error is None for c in candidates):
                 seen[key] = (tuple(candidates), tuple(rejected.items()))
@@ -346,7 +357,7 @@ def build_alternative(
         mode = "All"
         try:
             candidates, blocked = _all_set(
-                ctx, index, owner, claim_ref, spec, programs, derived_programs, derived_values
+                ctx, index, owner, claim_ref, spec, (programs, own), derived_programs, derived_values
             )
         except PoolNotReady as exc:  # a per-node failure: this node only (kubernetes#141898)
             candidates, blocked = [], exc.why
@@ -393,16 +404,17 @@ def _exact_candidates(
     index: int,
     claim_ref: str,
     spec: RequestSpec,
-    programs: Programs,
+    selectors: tuple[Programs, int],
     derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
     rejected: Counter[Reason],
 ) -> list[Candidate]:
     """Devices in search order that pass every static check; CEL errors kept on the device.
     Why selectable devices were rejected is counted in `rejected`."""
+    programs, own = selectors
     candidates: list[Candidate] = []
     for dev in range(len(ctx.devices)):
-        ok = _selectable(ctx, programs, dev)
+        ok = _selectable(ctx, programs, dev, claim_ref, own)
         if ok is False:
             continue
         if isinstance(ok, CelError):
@@ -440,7 +452,7 @@ def _all_set(
     owner: str,
     claim_ref: str,
     spec: RequestSpec,
-    programs: Programs,
+    selectors: tuple[Programs, int],
     derived_programs: Programs,
     derived_values: dict[tuple[int, int], dict[str, ValueSet]],
 ) -> tuple[list[Candidate], Reason | None]:
@@ -450,6 +462,7 @@ def _all_set(
     Busy devices stay in the set and block the request, and so do devices whose room the
     existing allocations took (upstream since kubernetes#140769); a device that could not serve
     the request even unused is left out. CEL errors, incomplete and invalid pools are fatal."""
+    programs, own = selectors
     if ctx.pools.incomplete:
         pid = ctx.pools.incomplete[0]
         raise PoolNotReady(owner, Reason.of(Kind.POOL_UPDATING, driver=pid[0], pool=pid[1]))
@@ -459,7 +472,7 @@ def _all_set(
     candidates: list[Candidate] = []
     blocked: Reason | None = None
     for dev in range(len(ctx.devices)):
-        ok = _selectable(ctx, programs, dev)
+        ok = _selectable(ctx, programs, dev, claim_ref, own)
         if isinstance(ok, CelError):
             raise ok
         if not ok:

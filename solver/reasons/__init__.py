@@ -82,10 +82,10 @@ class Kind(Enum):
     special claim for DRA-served extended resources), with those claims' refs (`claims`)."""
     NODE_NAMED = "node named"
     """A fact found where a pool's problem was found on a node (`why`: an invalid or
-    incomplete pool's, a device's of it) whose names may hold the node's name as a part of a
-    pool's, a slice's or a device's name: there as the placeholder `reasons.words.NODE`, the
-    node a fact (`node`; `reasons.words.of_node` makes it). Nodes whose facts differ only in
-    their own name are one value without `node` (`explain`'s groups)."""
+    incomplete pool's, a device's of it), the node a fact (`node`; `reasons.words.of_node`
+    makes it). Its names are facts (`RENAMED`), never searched for the node's: nodes whose
+    facts differ only in names are one cause where nodes are grouped
+    (`reasons.words.alike_names`)."""
     INVALID_POOLS = "invalid pools"
     """Upstream's per-node error: no allocation, and pools of the node are invalid (`pools`:
     `POOL_INVALID` each, as `problem.build.invalid_pool` makes it, in a `NODE_NAMED`)."""
@@ -212,7 +212,15 @@ class Kind(Enum):
     UNKNOWN_COUNTER = "unknown counter"
     """Device `device` consumes counter `counter` that its set `set` lacks."""
     SLICES_LEFT_OUT = "slices left out"
-    """The pool's slices are stand-ins for slices left out for `problems` (their messages)."""
+    """The pool's slices are stand-ins for slices left out for `problems` (SLICE_NOT_VALID or
+    SLICE_UNREAD each)."""
+    SLICE_NOT_VALID = "slice not valid"
+    """ResourceSlice `slice` is left out: it is not valid (`problems`: the input errors' own
+    words, `field: reason; ...`, as `validate` says them)."""
+    SLICE_UNREAD = "slice unread"
+    """ResourceSlice `slice` is left out: it could not be read (`error`: the reader's own words)."""
+    SLICE_WITH_POOL = "slice with pool"
+    """ResourceSlice `slice` is left out only because its pool is (another slice's problem)."""
     LACKS_CAPACITY = "lacks capacity"
     """Devices lack the capacities `names` the request asks for."""
     REFUSES_CAPACITY = "refuses capacity"
@@ -385,60 +393,63 @@ class Reason:
         return Reason(self.kind, subject, tuple((k, v) for k, v in self.facts if k not in own))
 
 
-RENAMED: dict[Kind, tuple[str, ...]] = {
-    Kind.NODE_NAMED: ("node",),
-    Kind.SKIP_UNDECLARED: ("node",),
-    Kind.POOL_INVALID: ("pool",),
-    Kind.POOL_INCOMPLETE: ("pool",),
-    Kind.POOL_UPDATING: ("pool",),
-    Kind.POOL_NOT_VALID: ("pool",),
-    Kind.DEVICE_BUSY: ("pool",),
-    Kind.DEVICE_FULL: ("pool",),
-    Kind.DEVICE_REFUSED: ("pool",),
-    Kind.COMPAT_GROUPS: ("pool",),
-}
-"""Per kind, the facts that name the node or a pool where the fact was found (`node`, `pool`):
-on a node equal up to names (`planners.firstfit.twins`) the same fact holds with that node's
-names, re-made by `renamed`."""
+NODE_NAME, POOL_NAME, SLICE_NAME = "node", "pool", "slice"
+"""What a `RENAMED` fact names: the node, a pool, a slice (one name, or a tuple of them)."""
 
-UNIQUE: dict[Kind, tuple[str, ...]] = {
-    Kind.LISTED_TWICE: ("first", "second"),
-    Kind.POOL_INCOMPLETE: ("ignored",),
-    Kind.SLICES_LEFT_OUT: ("problems",),
+RENAMED: dict[Kind, tuple[tuple[str, str], ...]] = {
+    Kind.NODE_NAMED: (("node", NODE_NAME),),
+    Kind.SKIP_UNDECLARED: (("node", NODE_NAME),),
+    Kind.POOL_INVALID: (("pool", POOL_NAME),),
+    Kind.POOL_INCOMPLETE: (("pool", POOL_NAME), ("ignored", SLICE_NAME)),
+    Kind.POOL_UPDATING: (("pool", POOL_NAME),),
+    Kind.POOL_NOT_VALID: (("pool", POOL_NAME),),
+    Kind.DEVICE_BUSY: (("pool", POOL_NAME),),
+    Kind.DEVICE_FULL: (("pool", POOL_NAME),),
+    Kind.DEVICE_REFUSED: (("pool", POOL_NAME),),
+    Kind.COMPAT_GROUPS: (("pool", POOL_NAME),),
+    Kind.LISTED_TWICE: (("first", SLICE_NAME), ("second", SLICE_NAME)),
+    Kind.SLICE_NOT_VALID: (("slice", SLICE_NAME),),
+    Kind.SLICE_UNREAD: (("slice", SLICE_NAME),),
+    Kind.SLICE_WITH_POOL: (("slice", SLICE_NAME),),
 }
-"""Per kind, the facts that name what a node equal up to names need not share (slices, whose
-names the twins do not compare; the problems of slices left out): a reason holding one (not
-empty) is true of its node only (`portable`)."""
+"""Per kind, the facts that name the node, a pool or a slice where the fact was found, and
+which: on a node equal up to names (`planners.firstfit.twins`: its slices one to one, in
+order, equal but for their names) the same fact holds with that node's names, re-made by
+`renamed`."""
 
 
 def names_places(reason: Reason) -> bool:
-    """Whether `reason` (or a reason among its facts) names the node or a pool where it was
-    found (`RENAMED`), or a slice (`UNIQUE`). Decided from its facts' kinds, not their text."""
-    kinds = RENAMED.get(reason.kind, ()) + UNIQUE.get(reason.kind, ())
-    if any(reason.fact(name) for name in kinds):
+    """Whether `reason` (or a reason among its facts) names the node, a pool or a slice
+    where it was found (`RENAMED`). Decided from its facts' kinds, not their text."""
+    if any(reason.fact(name) for name, _ in RENAMED.get(reason.kind, ())):
         return True
     return any(names_places(part) for part in reason.inner())
 
 
-def portable(reason: Reason) -> bool:
-    """Whether `reason` holds on a node equal up to names with that node's names put in
-    (`renamed`): no fact of it names what the twins do not compare (`UNIQUE`)."""
-    if any(reason.fact(name) for name in UNIQUE.get(reason.kind, ())):
-        return False
-    return all(portable(part) for part in reason.inner())
-
-
-def renamed(reason: Reason, nodes: Mapping[str, str], pools: Mapping[str, str]) -> Reason:
+def renamed(
+    reason: Reason,
+    nodes: Mapping[str, str],
+    pools: Mapping[str, str],
+    slices: Mapping[str, str] | None = None,
+) -> Reason:
     """`reason` with the names of its `RENAMED` facts put as another node's: a node's name
-    by `nodes`, a pool's by `pools` (a name not in them kept)."""
-    names = RENAMED.get(reason.kind, ())
+    by `nodes`, a pool's by `pools`, a slice's by `slices` (a name not in them kept)."""
+    names = dict(RENAMED.get(reason.kind, ()))
     if names:
-        facts = tuple(
-            (k, (nodes if k == "node" else pools).get(v, v) if k in names and isinstance(v, str) else v)
-            for k, v in reason.facts
-        )
-        reason = Reason(reason.kind, reason.subject, facts)
-    return reason.with_parts(lambda part: renamed(part, nodes, pools))
+        by = {NODE_NAME: nodes, POOL_NAME: pools, SLICE_NAME: slices or {}}
+
+        def put(k: str, v: Fact) -> Fact:
+            if k not in names:
+                return v
+            to = by[names[k]]
+            if isinstance(v, str):
+                return to.get(v, v)
+            if isinstance(v, tuple) and all(isinstance(x, str) for x in v):
+                return tuple(to.get(str(x), str(x)) for x in v)
+            return v
+
+        reason = Reason(reason.kind, reason.subject, tuple((k, put(k, v)) for k, v in reason.facts))
+    return reason.with_parts(lambda part: renamed(part, nodes, pools, slices))
 
 
 OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", "rooms", "others")}
@@ -446,4 +457,15 @@ OWN: dict[Kind, tuple[str, ...]] = {Kind.CROWDED: ("claims", "fits", "fitting", 
 kinds not listed."""
 
 
-__all__ = ["OWN", "RENAMED", "UNIQUE", "Fact", "Kind", "Reason", "names_places", "portable", "renamed"]
+__all__ = [
+    "NODE_NAME",
+    "OWN",
+    "POOL_NAME",
+    "RENAMED",
+    "SLICE_NAME",
+    "Fact",
+    "Kind",
+    "Reason",
+    "names_places",
+    "renamed",
+]

@@ -8,11 +8,11 @@ that already names its node, or groups nodes, leaves it out).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
-from . import Fact, Kind, Reason
+from . import RENAMED, Fact, Kind, Reason, names_places
 
 INTERRUPTED = "not tried: the run was stopped (Ctrl-C, SIGTERM or --timeout) before this pod's turn"
 UNWORDED = "the run was stopped (Ctrl-C, SIGTERM or --timeout) before its reason was worded"
@@ -151,12 +151,6 @@ def _part(r: Reason, name: str) -> str:
     return "" if part is None else say(part)
 
 
-def _node_named(r: Reason) -> str:
-    """A fact found on a node (`of_node`), its placeholder `NODE` replaced by the node."""
-    words = _part(r, "why")
-    return words.replace(NODE, r.text("node")) if r.fact("node") else words
-
-
 def _pool(r: Reason) -> str:
     return f"{r.text('driver')}/{r.text('pool')}"
 
@@ -188,10 +182,17 @@ def _needed(r: Reason) -> str:
     return f"the {r.text('asked')} asked{rounded}"
 
 
+def _taint(shown: str, effect: str) -> str:
+    """`key=value:Effect` as kubectl writes a taint; a taint without an effect (which the API
+    server refuses, docs/semantics.md, "Messy clusters: what one bad object costs (issue #39)")
+    said as such, not as `key:`."""
+    return f"{shown}:{effect}" if effect else f"{shown} (without an effect, counted as blocking)"
+
+
 def _device_taint(r: Reason, where: bool) -> str:
     value = f"={r.text('value')}" if r.fact("value") else ""
     source = f" (DeviceTaintRule {r.text('rule')})" if r.fact("rule") else ""
-    taint = f"{r.text('key')}{value}:{r.text('effect')}{source}"
+    taint = _taint(f"{r.text('key')}{value}", r.text("effect")) + source
     return f"have the taint {taint}, which the request does not tolerate"
 
 
@@ -260,7 +261,7 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.REQUEST: _request,
     Kind.ALL_NONE: lambda r, w: "no device matches (allocationMode All needs at least one)",
     Kind.ALL_BLOCKED: lambda r, w: f"allocationMode All, but {_part(r, 'why')}",
-    Kind.NODE_NAMED: lambda r, w: _node_named(r),
+    Kind.NODE_NAMED: lambda r, w: _part(r, "why"),
     Kind.SHORT: _short,
     Kind.RUNS_OUT: lambda r, w: (
         f"claim {r.subject}: its requests cannot all be served at once{_inline(r, w)} "
@@ -336,7 +337,8 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
     Kind.NODE_AFFINITY: lambda r, w: f"{_node(r, w)} does not match the pod's required node affinity",
     Kind.UNSCHEDULABLE: lambda r, w: f"{_node(r, w)} is unschedulable (spec.unschedulable)",
     Kind.TAINT: lambda r, w: (
-        f"{_node(r, w)} has the taint {r.text('taint')}:{r.text('effect')}, which the pod does not tolerate"
+        f"{_node(r, w)} has the taint {_taint(r.text('taint'), r.text('effect'))}, which the pod "
+        "does not tolerate"
     ),
     Kind.CLAIM_ELSEWHERE: lambda r, w: (
         f"claim {r.subject} of {r.text('pod')} is allocated with a node selector excluding "
@@ -395,8 +397,11 @@ _SAY: dict[Kind, Callable[[Reason, bool], str]] = {
         f"device {r.text('device')} consumes unknown counter {r.text('counter')} of set {r.text('set')}"
     ),
     Kind.SLICES_LEFT_OUT: lambda r, w: (
-        "; ".join(r.texts("problems")) or "a slice of it was left out for a problem"
+        "; ".join(map(say, r.parts("problems"))) or "a slice of it was left out for a problem"
     ),
+    Kind.SLICE_NOT_VALID: lambda r, w: f"ResourceSlice {r.text('slice')} is not valid: {r.text('problems')}",
+    Kind.SLICE_UNREAD: lambda r, w: f"ResourceSlice {r.text('slice')} could not be read ({r.text('error')})",
+    Kind.SLICE_WITH_POOL: lambda r, w: f"ResourceSlice {r.text('slice')} is left out with its pool",
     Kind.LACKS_CAPACITY: lambda r, w: f"lack capacity {', '.join(r.texts('names'))}",
     Kind.REFUSES_CAPACITY: lambda r, w: "refuse the capacity request (requestPolicy)",
     Kind.TOO_SMALL: lambda r, w: f"have {r.text('name')} {r.text('total')}, less than {_needed(r)}",
@@ -451,32 +456,13 @@ pod's i-th claim (its ref `/` + `_CLAIM.format(i)`, `with_refs` puts the pod's i
 node (`node_words` puts it in)."""
 
 
-@lru_cache(maxsize=1 << 12)
 def of_node(fact: Reason, node: str | None) -> Reason:
-    """`Kind.NODE_NAMED`: `fact` (a pool's or a device's, `why`) found on `node`, the node's
-    name in its names (as a whole part of a name: `node-1` in `node-1-gpu`, not in `node-10`)
-    as the placeholder `NODE`, the node a fact: nodes whose facts differ only in their own
-    name are one value without `node` (`explain`'s groups). Why here: the one place names are
-    read, once, where the reason is made."""
-    if node and node != NODE:
-        fact = _named(fact, re.compile(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![A-Za-z0-9])"))
+    """`Kind.NODE_NAMED`: `fact` (a pool's or a device's, `why`) found on `node`, the node a
+    fact. Its names are facts too (`reasons.RENAMED`: pools, slices), never searched for the
+    node's name: nodes whose facts differ only in their names (a pool named after its node,
+    or named otherwise) are one cause where nodes are grouped (`over_nodes`, `alike_names`),
+    and a twin re-makes them with its own (`reasons.renamed`)."""
     return Reason(Kind.NODE_NAMED, "", (("why", fact), ("node", node)))
-
-
-def _named(fact: Reason, name: re.Pattern[str]) -> Reason:
-    """`fact` with `name` in its names as the placeholder `NODE` (`of_node`)."""
-
-    def put(value: object) -> object:
-        if isinstance(value, str):
-            return name.sub(NODE, value)
-        if isinstance(value, Reason):
-            return _named(value, name)
-        if isinstance(value, tuple):
-            return tuple(put(v) for v in value)
-        return value
-
-    facts = tuple((k, put(v)) for k, v in fact.facts)
-    return Reason(fact.kind, name.sub(NODE, fact.subject), facts)  # type: ignore[arg-type]  # each fact keeps its shape
 
 
 def claim_placeholder(index: int) -> str:
@@ -487,17 +473,73 @@ def claim_placeholder(index: int) -> str:
 @lru_cache(maxsize=1 << 16)
 def _alike_anywhere(reason: Reason) -> Reason:
     """`reason` as the key of its group over nodes: a refusal's node (a fact naming it) as the
-    placeholder, so that nodes refused alike are one value (`anywhere` says both alike)."""
-    if reason.kind in _PLACED or reason.fact("node") is None:
-        return reason
-    facts = tuple((k, NODE if k == "node" else v) for k, v in reason.facts)
-    return Reason(reason.kind, reason.subject, facts)
+    placeholder, and the names of the places it was found in (`RENAMED`: the node, pools,
+    slices) as aliases in order of first appearance, so that nodes refused alike are one
+    value: one invalid pool seen from many nodes, or each node's own pool alike, is one cause
+    (said as the first node's, `_group_words`)."""
+    if reason.kind not in _PLACED and reason.fact("node") is not None:
+        facts = tuple((k, NODE if k == "node" else v) for k, v in reason.facts)
+        reason = Reason(reason.kind, reason.subject, facts)
+    return alike_names(reason)
+
+
+def _aliased(reason: Reason, seen: dict[str, str]) -> Reason:
+    """`reason` with its `RENAMED` facts' names as aliases (`seen`: name -> alias, shared by
+    the reason's parts, so that a name said twice is one alias)."""
+    names = dict(RENAMED.get(reason.kind, ()))
+
+    def alias(v: Fact) -> Fact:
+        if isinstance(v, str):
+            return v if v == NODE else seen.setdefault(v, f"\x00name{len(seen)}\x00")
+        if isinstance(v, tuple):
+            return tuple(seen.setdefault(str(x), f"\x00name{len(seen)}\x00") for x in v)
+        return v
+
+    if names:
+        reason = Reason(
+            reason.kind, reason.subject, tuple((k, alias(v) if k in names else v) for k, v in reason.facts)
+        )
+    return reason.with_parts(lambda part: _aliased(part, seen))
+
+
+def alike_said(reason: Reason) -> Reason:
+    """`reason` as its words over nodes say it (`_unsaid`), without the node a fact was found
+    on (`Kind.NODE_NAMED`: not said): two nodes' reasons equal so differ in nothing said."""
+    if reason.kind is Kind.NODE_NAMED:
+        return reason.without("node").with_parts(alike_said)
+    return _unsaid(reason).with_parts(alike_said)
+
+
+def alike_names(reason: Reason) -> Reason:
+    """`reason` with the names of the places it was found in (`RENAMED`: the node, pools,
+    slices) as aliases in order of first appearance: nodes whose reasons differ only in
+    those names (each its own pool) give one value (`explain`'s groups, `over_nodes`)."""
+    return _aliased(reason, {}) if names_places(reason) else reason
+
+
+def _group_words(example: Reason, first: str, size: int, varied: bool) -> str:
+    """The words of a group of `size` nodes refused alike, said of any node as on its
+    `first` (`example`, that node's reason); when their names differ (`varied`: each its own
+    pools and slices, `_alike_anywhere`), so said."""
+    return anywhere(example) + (alike_note(first, size) if varied else "")
+
+
+def alike_note(first: str | None, size: int) -> str:
+    """What a group of `size` nodes worded as its `first` adds when the nodes' reasons are
+    alike in their own names (a pool named after its node, each node's own): that the others'
+    words differ in those ('' for one node)."""
+    if size < 2:
+        return ""
+    other = "other" if size == 2 else f"other {size - 1}"
+    return f" (as on {first}; on the {other} alike, in {'its' if size == 2 else 'their'} own names)"
 
 
 def over_nodes(pairs: Sequence[tuple[str | None, Reason]], *, one: bool = True) -> Reason:
     """`Kind.OVER_NODES` of each node's reason (`pairs`, in node order): listed when there are
     at most `DETAIL_NODES` (`one`: a single node said with its name), else the distinct
-    reasons said of any node with their node counts (grouped by value)."""
+    reasons said of any node with their node counts (grouped by value: `_alike_anywhere`),
+    each with its first node (`firsts`), that node's reason (`examples`) and whether the
+    group's names differ (`varied`)."""
     if one and len(pairs) == 1:
         node, why = pairs[0]
         return Reason(Kind.OVER_NODES, "", (("nodes", (str(node),)), ("whys", (why,)), ("one", 1)))
@@ -505,13 +547,26 @@ def over_nodes(pairs: Sequence[tuple[str | None, Reason]], *, one: bool = True) 
         nodes = tuple(str(n) for n, _ in pairs)
         return Reason(Kind.OVER_NODES, "", (("nodes", nodes), ("whys", tuple(w for _, w in pairs))))
     counts: dict[Reason, int] = {}
-    for _, why in pairs:
+    firsts: dict[Reason, tuple[str, Reason]] = {}
+    varied: dict[Reason, int] = {}
+    for node, why in pairs:
         key = _alike_anywhere(why)
         counts[key] = counts.get(key, 0) + 1
+        first = firsts.setdefault(key, (str(node), why))
+        if first[1] is not why and not varied.get(key) and alike_said(why) != alike_said(first[1]):
+            varied[key] = 1
     return Reason(
         Kind.OVER_NODES,
         "",
-        (("whys", tuple(counts)), ("counts", tuple(counts.values())), ("total", len(pairs)), ("grouped", 1)),
+        (
+            ("whys", tuple(counts)),
+            ("counts", tuple(counts.values())),
+            ("total", len(pairs)),
+            ("grouped", 1),
+            ("firsts", tuple(n for n, _ in firsts.values())),
+            ("examples", tuple(w for _, w in firsts.values())),
+            ("varied", tuple(varied.get(key, 0) for key in counts)),
+        ),
     )
 
 
@@ -519,39 +574,86 @@ def _over_nodes(r: Reason) -> str:
     whys = r.parts("whys")
     if r.fact("grouped"):
         total = r.fact("total")
-        return "; ".join(_grouped(whys, r.ints("counts"), total if isinstance(total, int) else 0))
+        examples = r.parts("examples") or whys
+        firsts = r.texts("firsts") or ("",) * len(whys)
+        varied = r.ints("varied") or (0,) * len(whys)
+        return "; ".join(
+            _grouped(whys, r.ints("counts"), total if isinstance(total, int) else 0, examples, firsts, varied)
+        )
     nodes = r.texts("nodes")
     if r.fact("one"):
         return node_words(nodes[0], whys[0])
-    return "; ".join(f"{n}: {anywhere(w)}" for n, w in zip(nodes, whys, strict=True))
+    # nodes refused in the same words are one cause, named once with its nodes (was: the words
+    # once per node); a few nodes' reasons alike in their own names are each said
+    alike: dict[Reason, list[tuple[str, Reason]]] = {}
+    for n, w in zip(nodes, whys, strict=True):
+        alike.setdefault(alike_said(w), []).append((n, w))
+    return "; ".join(f"{_and([n for n, _ in ms])}: {anywhere(ms[0][1])}" for ms in alike.values())
+
+
+def _and(names: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 @lru_cache(maxsize=1 << 12)
-def _grouped(whys: tuple[Reason, ...], counts: tuple[int, ...], total: int) -> tuple[str, ...]:
-    """The parts of a line over many nodes (`counted_parts`) from the distinct reasons and
-    their node counts, grouped by value: reasons equal but for their numbers are one group
+def _grouped(
+    whys: tuple[Reason, ...],
+    counts: tuple[int, ...],
+    total: int,
+    examples: tuple[Reason, ...],
+    firsts: tuple[str, ...],
+    varied: tuple[int, ...],
+) -> tuple[str, ...]:
+    """The parts of a line over many nodes (`counted_parts`) from the distinct reasons (their
+    keys, `_alike_anywhere`), their node counts, and each one's first node, its reason there
+    and whether the names differ: reasons equal but for their numbers are one group
     (`_numberless`: which facts are numbers, and which numbers change the sentence, is the
-    kind's), said once with the numbers that vary as ranges (`_ranged`)."""
-    groups: dict[Reason, list[tuple[Reason, int]]] = {}
-    for why, n in zip(whys, counts, strict=True):
-        said = _unsaid(why)
-        groups.setdefault(_numberless(said), []).append((said, n))
-    sized = [(sum(n for _, n in members), [w for w, _ in members]) for members in groups.values()]
-    return tuple(counted_parts([(size, members) for size, members in sized], total))
+    kind's), said once as on its first node with the numbers that vary as ranges
+    (`_ranged`)."""
+    groups: dict[Reason, list[int]] = {}
+    for i, why in enumerate(whys):
+        groups.setdefault(_numberless(_unsaid(why)), []).append(i)
+    sized = [
+        _Group(
+            sum(counts[i] for i in members),
+            [_unsaid(examples[i]) for i in members],
+            firsts[members[0]],
+            any(varied[i] for i in members)
+            or len({_numberless(alike_said(examples[i])) for i in members}) > 1,
+        )
+        for members in groups.values()
+    ]
+    return tuple(counted_parts(sized, total))
 
 
-def counted_parts(groups: Sequence[tuple[int, Sequence[Reason]]], total: int) -> list[str]:
-    """A line over many nodes in parts, from its groups (how many nodes, the reasons; in order
-    of first appearance) over `total` nodes: the two largest with their node counts (ties in
-    node order), said with their numbers as ranges, then how many nodes are left for how many
-    other reasons."""
-    top = sorted(groups, key=lambda g: g[0], reverse=True)[:2]  # stable: ties in node order
-    parts = [f"{size} node{'s' if size != 1 else ''}: {anywhere(_ranged(members))}" for size, members in top]
-    rest = total - sum(size for size, _ in top)
+@dataclass(frozen=True)
+class _Group:
+    """A group of nodes over which a line counts a reason (`counted_parts`)."""
+
+    size: int
+    members: Sequence[Reason]
+    """The group's distinct reasons, each as on its first node (numbers that vary: ranges)."""
+    first: str
+    varied: bool
+    """Whether the nodes' reasons differ in names (their own pools and slices)."""
+
+
+def counted_parts(groups: Sequence[_Group], total: int) -> list[str]:
+    """A line over many nodes in parts, from its groups (in order of first appearance) over
+    `total` nodes: the two largest with their node counts (ties in node order), said with
+    their numbers as ranges, then how many nodes are left for how many other reasons."""
+    top = sorted(groups, key=lambda g: g.size, reverse=True)[:2]  # stable: ties in node order
+    parts = [f"{_nodes(g.size)}: {_group_words(_ranged(g.members), g.first, g.size, g.varied)}" for g in top]
+    rest = total - sum(g.size for g in top)
     if rest:
         others = len(groups) - len(top)
         parts.append(f"{rest} more node{'s' if rest != 1 else ''} for {others} other reason(s)")
     return parts
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node{'s' if n != 1 else ''}"
 
 
 NUMBERS: dict[Kind, tuple[str, ...]] = {
@@ -776,6 +878,9 @@ __all__ = [
     "node_words",
     "of_node",
     "over_nodes",
+    "alike_names",
+    "alike_note",
+    "alike_said",
     "room",
     "some_named",
     "say",
