@@ -53,7 +53,8 @@ def _compile_the_package() -> None:
     Why: with `PYTHONDONTWRITEBYTECODE=1` (set on the machines CI runs on) no interpreter writes
     `__pycache__`, so every xdist worker and every test that starts `dra-solver` in a fresh
     process compiled the whole package again from source (about 0.5 CPU s per process; the
-    installed dependencies are compiled by pip). Compiled files are still read under that
+    installed dependencies, installed with pip's `--no-compile`, are compiled by the first
+    process that imports them: `_keep_bytecode`). Compiled files are still read under that
     setting, and `compileall` checks each one against its source's timestamp, so an edit is
     never run stale. A checkout that cannot be written to is left as it is."""
     root = Path(__file__).resolve().parent.parent

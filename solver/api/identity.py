@@ -32,11 +32,11 @@ def identity(obj: TypeMeta) -> Identity:
 
 def _repeats(
     items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None
-) -> Iterator[tuple[TypeMeta, str, tuple[TypeMeta, str] | None, str]]:
-    """(object, source, its identity's first occurrence or None, what is said of a repeat) for
-    every item in order; unnamed objects are never a repeat (validation reports the missing
-    name). The saying names both positions: the source (file) and, where known (`positions`,
-    by `id(obj)`), the document and list item."""
+) -> Iterator[tuple[TypeMeta, str, tuple[TypeMeta, str] | None, bool, str]]:
+    """(object, source, its identity's first occurrence or None, whether a repeat is an
+    identical copy of it, what is said of a repeat) for every item in order; unnamed objects
+    are never a repeat (validation reports the missing name). The saying names both positions:
+    the source (file) and, where known (`positions`, by `id(obj)`), the document and list item."""
     first: dict[Identity, tuple[TypeMeta, str]] = {}
     where_of = positions or {}
 
@@ -50,12 +50,13 @@ def _repeats(
         if seen is None:
             if key[2]:
                 first[key] = (obj, source)
-            yield obj, source, None, ""
+            yield obj, source, None, False, ""
             continue
         earlier, earlier_source = seen
-        same = "an identical copy" if earlier.dump() == obj.dump() else "with different content"
+        identical = earlier.dump() == obj.dump()
+        same = "an identical copy" if identical else "with different content"
         said = f"defined twice, {same}: in {where(earlier, earlier_source)} and in {where(obj, source)}"
-        yield obj, source, seen, said
+        yield obj, source, seen, identical, said
 
 
 def dedupe(
@@ -68,7 +69,7 @@ def dedupe(
     both positions (`_repeats`)."""
     kept: list[tuple[TypeMeta, str]] = []
     errors: list[InputError] = []
-    for obj, source, seen, said in _repeats(items, positions):
+    for obj, source, seen, _, said in _repeats(items, positions):
         if seen is None:
             kept.append((obj, source))
             continue
@@ -96,10 +97,10 @@ def dedupe_lenient(
     kept: list[tuple[TypeMeta, str]] = []
     warnings: list[str] = []
     conflicts: dict[Identity, tuple[TypeMeta, list[InputError]]] = {}
-    for obj, source, seen, said in _repeats(items, positions):
+    for obj, source, seen, identical, said in _repeats(items, positions):
         if seen is None:
             kept.append((obj, source))
-        elif said.startswith("defined twice, an identical copy"):
+        elif identical:
             where = f"{source}: " if source else ""
             warnings.append(f"{where}{obj.ref}: {said}; read once")
         else:
