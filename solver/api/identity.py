@@ -30,6 +30,12 @@ def identity(obj: TypeMeta) -> Identity:
     return (obj.kind, ns, obj.metadata.name)
 
 
+def located(source: str, position: str | None) -> str:
+    """Where an object is in the input, as errors and warnings say it: its file (`<input>` for
+    stdin or objects given in memory) and, when known, its document and list item."""
+    return f"{source or '<input>'} ({position})" if position else source or "<input>"
+
+
 def _repeats(
     items: Iterable[tuple[TypeMeta, str]], positions: Mapping[int, str] | None
 ) -> Iterator[tuple[TypeMeta, str, tuple[TypeMeta, str] | None, bool, str]]:
@@ -41,8 +47,7 @@ def _repeats(
     where_of = positions or {}
 
     def where(obj: TypeMeta, source: str) -> str:
-        position = where_of.get(id(obj))
-        return f"{source or '<input>'} ({position})" if position else source or "<input>"
+        return located(source, where_of.get(id(obj)))
 
     for obj, source in items:
         key = identity(obj)

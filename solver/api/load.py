@@ -29,7 +29,7 @@ from .blockread import read_documents
 from .bounded import BoundExceeded, CachedTags, FastLoader, Loader, compose_fast, stop_reading_if_asked
 from .convert import API_VERSIONS, check_api_version, object_ref, original_path, to_internal
 from .emit import block_yaml
-from .identity import Identity, dedupe, dedupe_lenient, identity
+from .identity import Identity, dedupe, dedupe_lenient, identity, located
 from .models import CLUSTER_SCOPED, KINDS, Pod, TypeMeta
 from .strict import extra_field_reason
 from .workloads import (
@@ -230,15 +230,12 @@ class Reader:
         before = len(self.errors)
         out = self._read(doc, source, position)
         if len(self.errors) > before:
-            where = f"{source or '<input>'} ({position})" if position else source
-            unread = _unread(doc, self.errors[before:], where)
+            unread = _unread(doc, self.errors[before:], located(source, position))
             if unread is not None:
                 self.unread.append(unread)
             elif position:  # an object without a name: where it is, so that it can be found
                 self.errors[before:] = [
-                    InputError(
-                        e.reason, obj=e.obj, field=e.field, source=f"{e.source or '<input>'} ({position})"
-                    )
+                    InputError(e.reason, obj=e.obj, field=e.field, source=located(e.source, position))
                     if type(e) is InputError and position not in e.source
                     else e
                     for e in self.errors[before:]
@@ -474,8 +471,7 @@ def _lenient_duplicates(
     source_of = {id(obj): source for obj, source in pairs}
 
     def where(obj: TypeMeta) -> str:
-        source, position = source_of.get(id(obj), ""), positions.get(id(obj))
-        return f"{source or '<input>'} ({position})" if position else source
+        return located(source_of.get(id(obj), ""), positions.get(id(obj)))
 
     for first, errors in conflicts.values():
         unread = _unread(first.dump(), errors, where(first))
