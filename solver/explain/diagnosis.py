@@ -120,14 +120,11 @@ class Explanation:
         """Failing nodes grouped by their answers with the node and the names of the places
         found on it taken out (first node's answer as the group's), in order of the first
         node, and whether the group's reasons differ in those names (each its own pool)."""
-        out: dict[Hashable, tuple[NodeAnswer, list[str | None], list[bool]]] = {}
+        out: dict[Hashable, list[NodeAnswer]] = {}
         for a in self.nodes:
             if not a.fits:
-                first, nodes, differ = out.setdefault(a.alike(), (a, [], [False]))
-                nodes.append(a.node)
-                if a is not first and a.why is not None and first.why is not None and not differ[0]:
-                    differ[0] = alike_said(a.why) != alike_said(first.why)
-        return [(a, nodes, differ[0]) for a, nodes, differ in out.values()]
+                out.setdefault(a.alike(), []).append(a)
+        return [(group[0], [a.node for a in group], _names_differ(group)) for group in out.values()]
 
     def text(self) -> str:
         """The explanation as a user reads it: first what it assumes (the subject alone on the
@@ -228,6 +225,15 @@ def explain(
         if fired(deadline):
             out.cut = "the plan of the other pending pods is its checked plan so far"
     return out
+
+
+def _names_differ(group: Sequence[NodeAnswer]) -> bool:
+    """Whether a group of nodes' answers (alike with the names of their places taken out)
+    differ in those names from the first's (each node its own pool)."""
+    first = group[0].why
+    return first is not None and any(
+        a.why is not None and alike_said(a.why) != alike_said(first) for a in group[1:]
+    )
 
 
 def _each_node(
