@@ -53,7 +53,7 @@ def _compile_the_package() -> None:
     Why: with `PYTHONDONTWRITEBYTECODE=1` (set on the machines CI runs on) no interpreter writes
     `__pycache__`, so every xdist worker and every test that starts `dra-solver` in a fresh
     process compiled the whole package again from source (about 0.5 CPU s per process; the
-    installed dependencies, installed with pip's `--no-compile`, are compiled by the first
+    installed dependencies, which the install leaves uncompiled, are compiled by the first
     process that imports them: `_keep_bytecode`). Compiled files are still read under that
     setting, and `compileall` checks each one against its source's timestamp, so an edit is
     never run stale. A checkout that cannot be written to is left as it is."""
@@ -70,8 +70,9 @@ def _keep_bytecode() -> None:
     `PYTHONDONTWRITEBYTECODE` forbids it: this process, and (the variable taken out of the
     environment) the xdist workers and every process a test starts.
 
-    Why: CI installs with `pip --no-compile` (.ci/run: pip compiled every module of every
-    dependency, about 30 s of the install) and runs with `PYTHONDONTWRITEBYTECODE=1`, so no
+    Why: CI installs with uv, which like `pip --no-compile` compiles nothing (.ci/run: pip
+    compiled every module of every dependency, about 30 s of its install) and runs with
+    `PYTHONDONTWRITEBYTECODE=1`, so no
     dependency had a compiled file, ever: each worker, each `python -m dra_solver` of a test,
     each spawned pool worker compiled pydantic, CP-SAT's Python layer, typer, rich, ... from
     source again — 3.6 CPU s instead of 0.9 to import the solver and CP-SAT, a worker's
