@@ -71,12 +71,12 @@ def _keep_bytecode() -> None:
     environment) the xdist workers and every process a test starts.
 
     Why: CI installs with uv, which like `pip --no-compile` compiles nothing (.ci/run: pip
-    compiled every module of every dependency, about 30 s of its install) and runs with
-    `PYTHONDONTWRITEBYTECODE=1`, so no
-    dependency had a compiled file, ever: each worker, each `python -m dra_solver` of a test,
-    each spawned pool worker compiled pydantic, CP-SAT's Python layer, typer, rich, ... from
-    source again — 3.6 CPU s instead of 0.9 to import the solver and CP-SAT, a worker's
-    collection 15.6 instead of 10.8 (one process each, measured in a clean clone, busy). Now
+    compiled every module of every dependency, about 30 s of its install), and runs with
+    `PYTHONDONTWRITEBYTECODE=1`, so no dependency had a compiled file, ever: each worker,
+    each `python -m dra_solver` of a test, each spawned pool worker compiled pydantic,
+    CP-SAT's Python layer, typer, rich, ... from source again — 3.6 CPU s instead of 0.9 to
+    import the solver and CP-SAT, a worker's collection 15.6 instead of 10.8 (one process
+    each, measured in a clean clone, busy). Now
     the first process that imports a module writes its `__pycache__` file (atomically: two
     runs at once are safe) and the others read it. A directory that cannot be written to is
     skipped by Python itself; the tree's own files were compiled before (above), and nothing
