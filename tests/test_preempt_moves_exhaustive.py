@@ -10,8 +10,10 @@ the pending pods is tried; a plan must fit, start its gangs whole, and justify e
 and each move by a placed pending pod on the pod's old node of higher priority whose policy is
 not Never. The least of (-weight, PDB violations over evicted and moved pods, highest evicted
 priority, sum of evicted priorities + 2^31, evicted count, moves) must be the model's tuple.
-The same cases check the moves stage's bound (`preempt.clearing`): it never exceeds the
-enumerator's fewest moves at that optimum of the earlier stages.
+The per-device model with moves must prove the same tuple (the counting model's exactness
+with moves: `preempt.counting`). The same cases check the moves stage's bound
+(`preempt.clearing`): it never exceeds the enumerator's fewest moves at that optimum of the
+earlier stages.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import pytest
 from example_counts import examples
 from preempt_cases import Pending, Running, build, cluster_docs, most_weight, pdb
 
+from dra_solver.planning.job import Options
 from dra_solver.preempt import PreemptOutcome, plan_preempt
+from dra_solver.preempt.model import setting, solve_setting
 
 SHIFT = 2**31
 CPU = 4
@@ -152,30 +156,34 @@ def _model_tuple(outcome: PreemptOutcome) -> Key:
 
 
 @functools.cache
-def solved(seed: int) -> tuple[PreemptOutcome, Key]:
-    """The batch plan with moves of `seed`'s case and the enumerator's tuple, once per test
-    process: the test of each seed and the not-vacuous counts below read the same plans (they
-    only read them)."""
+def solved(seed: int) -> tuple[PreemptOutcome, PreemptOutcome, Key]:
+    """`seed`'s case: the batch plan with moves (auto picks the counting model here), the
+    per-device model's plan with moves, and the enumerator's tuple; once per test process, for
+    the test of each seed and the not-vacuous counts below (they only read them)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
     cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-    return plan_preempt(cluster, allow_moves=True, time_limit=10), exhaustive(
-        nodes, running, pending, pdbs, gangs
-    )
+    opts = Options.of(None, time_limit=10)
+    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    plan = plan_preempt(cluster, allow_moves=True, time_limit=10)
+    return plan, by_devices, exhaustive(nodes, running, pending, pdbs, gangs)
 
 
 @pytest.mark.parametrize("seed", range(CASES))
-def test_the_plan_with_moves_is_the_exhaustive_optimum(seed: int) -> None:
-    """The plan's tuple is the enumerator's; the counting model answers (auto picks it on these
-    cases); where the plan reports a moves bound it is at most the enumerator's fewest moves (at
-    the same optimum of the earlier stages, which the plan proves: its tuple is the
-    enumerator's), and the gap is the plan's moves less it."""
-    outcome, key = solved(seed)
+def test_both_models_with_moves_prove_the_exhaustive_optimum(seed: int) -> None:
+    """The plan's tuple is the enumerator's, and the counting model answers (auto picks it on
+    these cases); the per-device model proves the same tuple (so the counting model is exact
+    here, not an approximation: docs/semantics.md, "Preemption", "Which model"). Where the plan
+    reports a moves bound it is at most the enumerator's fewest moves (at the same optimum of
+    the earlier stages, which the plan proves: its tuple is the enumerator's), and the gap is
+    the plan's moves less it."""
+    outcome, by_devices, key = solved(seed)
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    case = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     assert outcome.verdict.status == "OPTIMAL", outcome.stats
     assert outcome.stats["preempt_model"] == "counts", outcome.stats
-    nodes, running, pending, pdbs, gangs = generate(seed)
-    assert _model_tuple(outcome) == key, cluster_docs(
-        nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs
-    )
+    assert _model_tuple(outcome) == key, case
+    assert by_devices.stats["preempt_model"] == "devices" and by_devices.verdict.status == "OPTIMAL"
+    assert _model_tuple(by_devices) == key, case
     bound = outcome.stats.get("moves_bound")
     if bound is not None:
         assert isinstance(bound, int) and 0 <= bound <= key[5], (seed, bound, key)
@@ -183,12 +191,12 @@ def test_the_plan_with_moves_is_the_exhaustive_optimum(seed: int) -> None:
 
 
 def test_the_generated_cases_do_move_pods() -> None:
-    """The comparison above is not vacuous: on these seeds the optimum moves pods, and some
-    plans both evict and move."""
+    """The comparison above is not vacuous: on these seeds the optimum moves pods (and the
+    counting model's plan moves them), and some plans both evict and move."""
     moving = both = 0
     for seed in range(CASES):
-        key = solved(seed)[1]
-        moving += key[5] > 0
+        outcome, _, key = solved(seed)
+        moving += key[5] > 0 and bool(outcome.moves)  # the counting model's plan moves them
         both += key[5] > 0 and key[4] > 0
     assert moving >= CASES // 10, moving
     assert both >= 1, both
