@@ -25,10 +25,9 @@ from typer.testing import CliRunner
 from dra_solver.api import live
 from dra_solver.api.load import load_sourced
 from dra_solver.cli.main import app
-from tests.fake_apiserver import FakeApiServer, serving
+from tests.fake_apiserver import FakeApiServer, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
-DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
 NS = "ml-training"
 runner = CliRunner()
 
@@ -97,7 +96,7 @@ def _pod_of(name: str, owner: str, kind: str = "ReplicaSet") -> dict[str, Any]:
 
 def _cluster() -> list[dict[str, Any]]:
     """Every kind the planner reads."""
-    items = yaml.safe_load(DUMP.read_text())["items"]
+    items = dump_items()
     extra = [
         {
             # the version a read asks for first (the fake serves each object in its own only)

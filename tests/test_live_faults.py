@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from example_counts import sized
 from typer.testing import CliRunner
 
 from dra_solver.api import live
 from dra_solver.api.watch import Watcher
 from dra_solver.cli.main import app
-from tests.fake_apiserver import TOKEN, FakeApiServer, Fault, Raw, serving
+from tests.fake_apiserver import TOKEN, FakeApiServer, Fault, Raw, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -55,7 +54,7 @@ def pauses(monkeypatch: Any) -> list[float]:
 
 
 def _items() -> list[dict[str, Any]]:
-    return yaml.safe_load(DUMP.read_text())["items"]
+    return dump_items()
 
 
 def _read(fake: FakeApiServer, tmp_path: Path) -> live.LiveRead:
