@@ -267,7 +267,7 @@ def solve(self, model, *args, **kwargs):
     return status
 
 cp_model.CpSolver.solve = solve
-out = plan(Cluster.from_objects(mixed_cluster(12, 60, seed=6)), seed=1, time_limit=5.0)
+out = plan(Cluster.from_objects(mixed_cluster(8, 40, seed=6)), seed=1, time_limit=5.0)
 assert out.stats["aggregated"] == "yes", out.stats.get("aggregated")
 print(json.dumps([searches, pod_rows(out), timeless(out.stats)], default=str))
 """
