@@ -26,19 +26,25 @@ from dra_solver.cli.main import COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
 
-# Run one command line in this interpreter's process, its output swallowed (rich's consoles
-# resolve sys.stdout/sys.stderr at print time), then print its exit code and sys.modules.
-RUN = """
-import contextlib, io, json, sys
-sys.argv = ["dra-solver", *json.loads(sys.argv[1])]
-from dra_solver.cli import run
-code = None
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    try:
-        run()
-    except SystemExit as exc:
-        code = exc.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+# Run steps in turn in this interpreter's process — a command line (its output swallowed: rich's
+# consoles resolve sys.stdout/sys.stderr at print time) or modules to import — and after each
+# print its exit code (None for imports) and every module loaded so far.
+IN_TURN = """
+import contextlib, importlib, io, json, sys
+for kind, args in json.loads(sys.argv[1]):
+    code = None
+    if kind == "import":
+        for name in args:
+            importlib.import_module(name)
+    else:
+        sys.argv = ["dra-solver", *args]
+        from dra_solver.cli import run
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                run()
+            except SystemExit as exc:
+                code = exc.code
+    print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 # Loaded by the commands that use them, never at start: CP-SAT (with numpy and pandas), the
@@ -48,12 +54,21 @@ NEVER_AT_START = ("ortools", "numpy", "pandas", "jinja2", "plotly", "kubernetes"
 INPUT = ("pydantic", "yaml", "celpy", "lark")
 
 
-def _loaded(*args: str) -> tuple[int, set[str]]:
+def _in_turn(steps: list[tuple[str, list[str]]]) -> list[tuple[int | None, set[str]]]:
+    """(exit code, every module loaded so far) after each step, from one fresh interpreter."""
     run = subprocess.run(
-        [sys.executable, "-c", RUN, json.dumps(args)], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", IN_TURN, json.dumps(steps)], cwd=ROOT, capture_output=True, text=True
     )
-    result = json.loads(run.stdout)
-    return result["code"], set(result["modules"])
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(results) == len(steps), run.stdout[-3000:]
+    return [(r["code"], set(r["modules"])) for r in results]
+
+
+def _loaded(*args: str) -> tuple[int | None, set[str]]:
+    """One command line alone in a fresh interpreter."""
+    (result,) = _in_turn([("run", list(args))])
+    return result
 
 
 def _tops(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -104,39 +119,13 @@ STEPS: list[tuple[str, str, list[str]]] = [
     ("check", "run", ["check", EXAMPLE]),
 ]
 
-# Run the steps in turn in this interpreter (a command's output swallowed, as in RUN); after
-# each, print its exit code (None for imports) and every module loaded so far.
-IN_TURN = """
-import contextlib, importlib, io, json, sys
-from dra_solver.cli import run
-for kind, args in json.loads(sys.argv[1]):
-    code = None
-    if kind == "import":
-        for name in args:
-            importlib.import_module(name)
-    else:
-        sys.argv = ["dra-solver", *args]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            try:
-                run()
-            except SystemExit as exc:
-                code = exc.code
-    print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
-"""
-
 
 @pytest.fixture(scope="module")
 def in_turn() -> Loaded:
     """Step name -> (exit code, every module loaded up to and with that step), from one fresh
     interpreter that runs `STEPS` in order."""
-    steps = [[kind, args] for _, kind, args in STEPS]
-    run = subprocess.run(
-        [sys.executable, "-c", IN_TURN, json.dumps(steps)], cwd=ROOT, capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    results = [json.loads(line) for line in run.stdout.splitlines()]
-    assert len(results) == len(STEPS), run.stdout[-3000:]
-    return {name: (r["code"], set(r["modules"])) for (name, _, _), r in zip(STEPS, results, strict=True)}
+    results = _in_turn([(kind, args) for _, kind, args in STEPS])
+    return {name: result for (name, _, _), result in zip(STEPS, results, strict=True)}
 
 
 def test_validate_loads_no_cp_sat_and_no_checker(in_turn: Loaded) -> None:
