@@ -29,6 +29,7 @@ import pytest
 import yaml
 from console_run import run_cli
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver import Cluster, interrupt, plan
 from dra_solver.api.bounded import MAX_DEPTH, MAX_OBJECT_CHARS, allowed_alias_ratio
@@ -38,9 +39,6 @@ from dra_solver.cli.main import app
 from dra_solver.errors import InputError, ValidationErrors
 
 GIB = 1024**3
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML has it: the same data, a tenth of the pure-Python
-loader's CPU over a plan of hundreds of claims."""
 HANG = 600.0
 """Wall-clock seconds after which a child is taken for hung: a guard, never a measurement."""
 
@@ -424,7 +422,7 @@ def plan_interrupted(
 
 
 def assert_valid_partial_plan(out: str, err: str, claims: int) -> None:
-    doc = yaml.load(out, Loader=SAFE_LOADER)
+    doc = read_yaml(out)  # a plan of hundreds of claims: libyaml
     assert doc["kind"] == "List" and len(doc["items"]) == claims
     placed = [c for c in doc["items"] if (c.get("status") or {}).get("allocation")]
     assert placed, "the pods placed before the signal are kept"

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api import live
 from dra_solver.api.load import load_sourced
@@ -173,7 +174,7 @@ def test_dump_writes_every_object_read_and_plans_as_the_live_read(tmp_path: Path
         ]
     assert {r.method for r in fake.requests} == {"GET"}
     # The file: one List of every object served, each with its kind and apiVersion, as served.
-    document = yaml.safe_load(dumped.stdout)
+    document = read_yaml(dumped.stdout)
     assert (document["apiVersion"], document["kind"]) == ("v1", "List")
     key = lambda o: (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])  # noqa: E731
     assert sorted(map(key, document["items"])) == sorted(map(key, objects))
@@ -201,7 +202,7 @@ def test_dump_as_json_is_the_same_list(tmp_path: Path) -> None:
         as_yaml = runner.invoke(app, ["dump", "--kubeconfig", kubeconfig])
         as_json = runner.invoke(app, ["dump", "--kubeconfig", kubeconfig, "-o", "json"])
     assert as_yaml.exit_code == as_json.exit_code == 0
-    assert json.loads(as_json.stdout) == yaml.safe_load(as_yaml.stdout)
+    assert json.loads(as_json.stdout) == read_yaml(as_yaml.stdout)
 
 
 def test_dump_of_an_empty_cluster_is_an_empty_list(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from console_run import run_cli
+from yaml_text import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
@@ -48,7 +48,7 @@ def test_a_timed_run_ends_with_the_same_output_and_code_as_an_untimed_one(
     monkeypatch.chdir(ROOT)
     untimed = run_cli(capsys, *args)
     assert timed.returncode == untimed.returncode == 2, timed.stderr
-    assert timed.stdout == untimed.stdout and yaml.safe_load(timed.stdout)["kind"] == "List"
+    assert timed.stdout == untimed.stdout and read_yaml(timed.stdout)["kind"] == "List"
     assert (
         timed.stderr.splitlines()[-1].split(", planned in")[0]
         == untimed.stderr.splitlines()[-1].split(", planned in")[0]

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver import interrupt
 from dra_solver.api.live import Target
@@ -185,7 +186,7 @@ def test_a_pod_the_scheduler_bound_is_running_not_pending(fake: FakeApiServer, t
     """The scheduler binds trainer-1 where the plan said (MODIFIED: the pod has a node, its claim
     an allocation, one batch): it is no longer planned, and what it holds is in use."""
     planned = runner.invoke(app, ["plan", str(DUMP), "-o", "yaml"])
-    after_plan = yaml.safe_load(planned.stdout)["items"]
+    after_plan = read_yaml(planned.stdout)["items"]
     bound = [
         o
         for o in after_plan
