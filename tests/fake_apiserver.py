@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
+from yaml_text import read_yaml
 
 PLURALS = {
     "Namespace": "namespaces",
@@ -101,14 +102,14 @@ def dump_items() -> list[dict[str, Any]]:
 
     Why: PyYAML's `safe_load` (pure Python) takes about 0.2 CPU s over the dump, and the live and
     watch tests read it in nearly every test, some several times: about 70 reads, over 10 CPU s
-    of the suite. Parsed once per test process, a read is a deep copy (a few ms); the file is
-    the same for the whole run."""
+    of the suite. Parsed once per test process (`read_yaml`), a read is a deep copy (a few ms);
+    the file is the same for the whole run."""
     return copy.deepcopy(_parsed_dump())
 
 
 @functools.cache
 def _parsed_dump() -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = yaml.safe_load(DUMP.read_text())["items"]
+    items: list[dict[str, Any]] = read_yaml(DUMP.read_text())["items"]
     return items
 
 
