@@ -37,10 +37,14 @@ from dra_solver.replan.local import _joint_gain, min_devices, room
 from dra_solver.replan.moves import fewest_moves
 
 OPTS: dict[str, Any] = {"seed": 3, "time_limit": 2.0}
-CHURN: dict[str, Any] = {**OPTS, "time_limit": 0.5}
-"""The options of `test_pods_move_or_are_left_out_only_for_a_gain`: what it tests is the update
-(the local re-solve has its own budget, `local.LIMIT`), so the first plan gets a quarter of the
-budget — still OPTIMAL on these clusters, in about a third of the time."""
+CHURN: dict[str, Any] = {**OPTS, "time_limit": 0.2}
+"""The options of the churn tests on generated clusters: what they test is the update (a
+pods-only update's local re-solve has its own budget, `local.LIMIT`; no fresh plan runs,
+`SMALL` 0), so the first plan gets a tenth of the budget. On the fixed cases that is the same
+first plan as with 0.5 or 2.0, node and devices (the heterogeneous clusters are OPTIMAL early;
+`mixed_cluster`'s 8 nodes are cut short at 0.2 as at 0.5 with the same plan), in less than half
+of the time where the budget binds; the property tests compare two updates of one first plan,
+whatever it is."""
 
 
 @pytest.fixture(autouse=True)
@@ -362,7 +366,7 @@ def test_the_trigger_skips_only_where_the_step_gains_nothing(
     pods = nodes * per_node
     cluster = Cluster.from_objects(heterogeneous(nodes, pods, seed=seed))
     remove, add = churn(pods, fraction, seed=seed + 1)
-    always, out = _always_and_triggered(("heterogeneous", nodes, pods, seed), cluster, add, remove, OPTS)
+    always, out = _always_and_triggered(("heterogeneous", nodes, pods, seed), cluster, add, remove, CHURN)
     event("skipped" if _skipped(out) else f"ran, gain {out.stats.get('local_gain')}")
     assert out.weight == always.weight
     assert _signature(out) == _signature(always)
