@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 import pytest
-from example_counts import examples
+from example_counts import examples, sized
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -431,7 +431,7 @@ def test_devices_are_searched_only_on_nodes_whose_pods_change(monkeypatch: pytes
 @given(
     seed=st.integers(0, 10_000),
     shape=st.sampled_from(["skewed", "mixed"]),
-    nodes=st.integers(3, 7),
+    nodes=st.integers(3, sized(5, 7)),
     fraction=st.sampled_from([0.1, 0.2, 0.3]),
 )
 def test_the_trigger_skips_only_where_the_step_gains_nothing_on_partitionable_gpus(
@@ -440,7 +440,10 @@ def test_the_trigger_skips_only_where_the_step_gains_nothing_on_partitionable_gp
     """`test_the_trigger_skips_only_where_the_step_gains_nothing` on the scale curve's
     generators (partitionable GPUs listed whole and in halves, drawing on shared counters,
     which `local.room` counts; NICs matched by NUMA node; pods from templates): the update with
-    the trigger is the update with the step run every time, pod for pod and device for device."""
+    the trigger is the update with the step run every time, pod for pod and device for device.
+    Clusters of 3-5 nodes under the `ci` profile (its cases: the step runs and gains on both
+    generators, where at 6 nodes one case's two local re-solves ran their whole budget), up
+    to 7 under `long`."""
     objects = CLUSTERS[shape](nodes, 5 * nodes)
     cluster = Cluster.from_objects(objects)
     remove, add = shaped_churn(objects, fraction, seed=seed)
