@@ -33,12 +33,20 @@ def _copied(outcome: PlanOutcome) -> PlanOutcome:
     return replace(outcome, pods=[replace(p) for p in outcome.pods])
 
 
+def _nothing(m: pytest.MonkeyPatch) -> None:
+    """No patch."""
+
+
 def worded_twice(
-    cluster: Any, again: Callable[[pytest.MonkeyPatch], None], **options: Any
+    cluster: Any,
+    again: Callable[[pytest.MonkeyPatch], None],
+    first: Callable[[pytest.MonkeyPatch], None] = _nothing,
+    **options: Any,
 ) -> tuple[PlanOutcome, PlanOutcome]:
     """`plan(cluster, **options)`, and its pods worded again with the patches `again` makes
     (undone at once; `crowding.crowded_reasons` itself among what it may patch): the plan as
-    returned, and the plan as the second wording gives it."""
+    returned, and the plan as the second wording gives it. `first`: patches made for the first
+    wording alone (a test's counters, say), after the second."""
     second: list[PlanOutcome] = []
 
     def twice(job: Any, outcome: PlanOutcome) -> PlanOutcome:
@@ -46,7 +54,9 @@ def worded_twice(
         with pytest.MonkeyPatch.context() as m:
             again(m)
             second.append(crowding.crowded_reasons(job, other))
-        return _WORDED(job, mine)
+        with pytest.MonkeyPatch.context() as m:
+            first(m)
+            return _WORDED(job, mine)
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(planning_run, "crowded_reasons", twice)
