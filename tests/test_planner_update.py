@@ -61,9 +61,9 @@ def _stable_stats(out: PlanOutcome) -> dict[str, object]:
 
 
 def test_plan_is_a_fresh_plan_with_its_bound() -> None:
-    cluster = _cluster()
-    planner = Planner(cluster, **OPTS)
-    out = planner.plan()
+    cluster, planner = _planned_once()  # `_cluster()` and its planner after `plan()`
+    out = planner.outcome  # what `plan()` returned: the cluster holds no pod it lists held
+    assert out is not None and not planner.cluster.held
     fresh = plan(cluster, **OPTS)
     assert _signature(out) == _signature(fresh)
     assert out.verdict.bound == fresh.verdict.bound and out.stats["moved"] == 0
