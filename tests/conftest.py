@@ -109,7 +109,7 @@ SLOWEST_FIRST = (
     "test_live_faults.py",
     "test_cli_live.py",
     "test_docs_commands.py",
-    "test_preempt_counting_moves.py",
+    "test_preempt_moves_exhaustive.py",  # both models with moves, and the enumerator (was in counting_moves)
     "test_preempt_clearing.py",
     "test_whatif.py",
     "test_aggregated_plan.py",

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from dra_solver.cli.main import app
-from tests.fake_apiserver import FakeApiServer, serving
+from tests.fake_apiserver import FakeApiServer, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -54,7 +53,7 @@ def _client() -> None:
 
 @pytest.fixture
 def fake(tmp_path: Path) -> Any:
-    items = yaml.safe_load(DUMP.read_text())["items"]
+    items = dump_items()
     with serving(FakeApiServer(items)) as server:
         server.kubeconfig(tmp_path)
         yield server
@@ -128,7 +127,7 @@ def test_live_resolves_the_config_as_kubectl_does(
 
 
 def test_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
-    items = yaml.safe_load(DUMP.read_text())["items"]
+    items = dump_items()
     fake = FakeApiServer(items, errors={"resourceclaims": 403})
     with serving(fake):
         kubeconfig = str(fake.kubeconfig(tmp_path))

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from console_run import run_cli
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.cli.main import app
 
@@ -56,7 +57,7 @@ def test_a_placed_pod_loses_its_stale_unschedulable_condition() -> None:
     scheduler's last attempt; once the plan binds them, the binding's `PodScheduled=True` replaces it."""
     result = runner.invoke(app, ["plan", DUMP], env=WIDE)
     assert result.exit_code == 2, result.output
-    pods = [o for o in yaml.safe_load(result.stdout)["items"] if o["kind"] == "Pod"]
+    pods = [o for o in read_yaml(result.stdout)["items"] if o["kind"] == "Pod"]
     placed = [p for p in pods if p["spec"].get("nodeName")]
     assert placed and len(placed) < len(pods)
     for p in pods:
@@ -171,7 +172,7 @@ def test_admin_access_in_a_labelled_namespace_is_planned_and_the_namespace_kept(
     assert "1 namespace" in valid.stdout and "warning" not in valid.stderr
     full = runner.invoke(app, ["plan", *_files(tmp_path, ADMIN_CLAIM, labelled), "--output-mode", "full"])
     assert full.exit_code == 0, full.output
-    items = yaml.safe_load(full.stdout)["items"]
+    items = read_yaml(full.stdout)["items"]
     assert [i["metadata"]["labels"] for i in items if i["kind"] == "Namespace"] == [
         {"resource.kubernetes.io/admin-access": "true"}
     ]

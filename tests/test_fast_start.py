@@ -1,7 +1,13 @@
 """A fast start (issue #40, §4): each command imports only what it uses. Asserted on the import
-graph, not on a time: a command runs in a fresh interpreter, which then lists the modules it
-loaded. `--version` and `--help` load nothing of the solver; `validate` no CP-SAT; no command
-here the report's page (jinja2, plotly), the Kubernetes client or Ray."""
+graph, not on a time: commands run in a fresh interpreter, which then lists the modules loaded.
+`--version` and `--help` load nothing of the solver; `validate` no CP-SAT; no command here the
+report's page (jinja2, plotly), the Kubernetes client or Ray.
+
+The commands that must leave modules out share one fresh interpreter (`IN_TURN`), run one after
+another, each followed by the list of every module loaded so far: a module missing from that
+list was loaded by none of the steps up to it, so each "loads no X" holds for its own command
+alone too (a step run after others can only see more modules, never fewer), for one start-up's
+imports instead of seven."""
 
 from __future__ import annotations
 
@@ -20,19 +26,25 @@ from dra_solver.cli.main import COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = str(ROOT / "docs" / "examples" / "gpu-cluster.yaml")
 
-# Run one command line in this interpreter's process, its output swallowed (rich's consoles
-# resolve sys.stdout/sys.stderr at print time), then print its exit code and sys.modules.
-RUN = """
-import contextlib, io, json, sys
-sys.argv = ["dra-solver", *json.loads(sys.argv[1])]
-from dra_solver.cli import run
-code = None
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    try:
-        run()
-    except SystemExit as exc:
-        code = exc.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+# Run steps in turn in this interpreter's process — a command line (its output swallowed: rich's
+# consoles resolve sys.stdout/sys.stderr at print time) or modules to import — and after each
+# print its exit code (None for imports) and every module loaded so far.
+IN_TURN = """
+import contextlib, importlib, io, json, sys
+for kind, args in json.loads(sys.argv[1]):
+    code = None
+    if kind == "import":
+        for name in args:
+            importlib.import_module(name)
+    else:
+        sys.argv = ["dra-solver", *args]
+        from dra_solver.cli import run
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                run()
+            except SystemExit as exc:
+                code = exc.code
+    print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 # Loaded by the commands that use them, never at start: CP-SAT (with numpy and pandas), the
@@ -42,12 +54,21 @@ NEVER_AT_START = ("ortools", "numpy", "pandas", "jinja2", "plotly", "kubernetes"
 INPUT = ("pydantic", "yaml", "celpy", "lark")
 
 
-def _loaded(*args: str) -> tuple[int, set[str]]:
+def _in_turn(steps: list[tuple[str, list[str]]]) -> list[tuple[int | None, set[str]]]:
+    """(exit code, every module loaded so far) after each step, from one fresh interpreter."""
     run = subprocess.run(
-        [sys.executable, "-c", RUN, json.dumps(args)], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", IN_TURN, json.dumps(steps)], cwd=ROOT, capture_output=True, text=True
     )
-    result = json.loads(run.stdout)
-    return result["code"], set(result["modules"])
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(results) == len(steps), run.stdout[-3000:]
+    return [(r["code"], set(r["modules"])) for r in results]
+
+
+def _loaded(*args: str) -> tuple[int | None, set[str]]:
+    """One command line alone in a fresh interpreter."""
+    (result,) = _in_turn([("run", list(args))])
+    return result
 
 
 def _tops(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -80,8 +101,35 @@ def test_each_command_is_listed_with_the_first_paragraph_of_its_docstring() -> N
         assert line == " ".join(first.split()), name
 
 
-def test_validate_loads_no_cp_sat_and_no_checker() -> None:
-    code, modules = _loaded("validate", EXAMPLE)
+Loaded = dict[str, tuple[int | None, set[str]]]
+"""A step's name -> its exit code (None for imports) and every module loaded up to it."""
+
+# Each step of `IN_TURN`: a name, and a command line to run or modules to import.
+STEPS: list[tuple[str, str, list[str]]] = [
+    ("validate", "run", ["validate", EXAMPLE]),
+    ("plan-reference", "run", ["plan", EXAMPLE, "--allocator", "reference"]),
+    ("models", "import", ["dra_solver.cli.plan", "dra_solver.preempt.model", "dra_solver.replan.planner"]),
+    (
+        "allocate",
+        "run",
+        ["allocate", EXAMPLE, "--node", "node-1", "--feature-gates", "DRADerivedAttributes=true"],
+    ),
+    ("plan", "run", ["plan", EXAMPLE]),
+    ("explain", "run", ["explain", EXAMPLE, "--claim", "gpu-with-nic"]),
+    ("check", "run", ["check", EXAMPLE]),
+]
+
+
+@pytest.fixture(scope="module")
+def in_turn() -> Loaded:
+    """Step name -> (exit code, every module loaded up to and with that step), from one fresh
+    interpreter that runs `STEPS` in order."""
+    results = _in_turn([(kind, args) for _, kind, args in STEPS])
+    return {name: result for (name, _, _), result in zip(STEPS, results, strict=True)}
+
+
+def test_validate_loads_no_cp_sat_and_no_checker(in_turn: Loaded) -> None:
+    code, modules = in_turn["validate"]  # the first step: as in an interpreter of its own
     assert code == 0
     assert _tops(modules, (*NEVER_AT_START, "celpy")) == []
     assert not any(
@@ -89,42 +137,30 @@ def test_validate_loads_no_cp_sat_and_no_checker() -> None:
     )
 
 
-def test_a_plan_that_builds_no_model_loads_no_cp_model() -> None:
+def test_a_plan_that_builds_no_model_loads_no_cp_model(in_turn: Loaded) -> None:
     """CP-SAT's Python layer (`cp_model`, which imports pandas and numpy) loads when a model is
     built (`cpsat.new_cp_model`, `cpsat.cp_solver`), not with the planners and the CLI: first
     fit alone never loads it, so neither does a run cut short before its search."""
-    args = ["plan", EXAMPLE, "--allocator", "reference"]
-    code, modules = _loaded(*args)
+    code, modules = in_turn["plan-reference"]  # `plan --allocator reference`, after `validate`
     assert code in (0, 2)
     assert "ortools.sat.python.cp_model" not in modules
     assert _tops(modules, ("pandas", "numpy")) == []
 
 
-def test_the_models_modules_load_no_cp_model_until_a_model_is_built() -> None:
+def test_the_models_modules_load_no_cp_model_until_a_model_is_built(
+    in_turn: Loaded,
+) -> None:
     """Importing every module that builds a CP-SAT model (the planners, preemption, the local
     re-solve of `Planner.update`) loads the solver's extension only, not `cp_model`."""
-    code = (
-        "import sys, dra_solver.cli.plan, dra_solver.preempt.model, dra_solver.replan.planner; "
-        "print(sorted(m for m in ('ortools.sat.python.cp_model', 'pandas', 'numpy') if m in sys.modules))"
-    )
-    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == "[]"
+    _, modules = in_turn["models"]  # imported after the first-fit `plan` above, before any model
+    assert sorted(m for m in ("ortools.sat.python.cp_model", "pandas", "numpy") if m in modules) == []
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["allocate", EXAMPLE, "--node", "node-1", "--feature-gates", "DRADerivedAttributes=true"],
-        ["plan", EXAMPLE],
-        ["explain", EXAMPLE, "--claim", "gpu-with-nic"],
-        ["check", EXAMPLE],
-    ],
-    ids=lambda args: args[0],
-)
-def test_commands_load_no_report_no_kubernetes_no_ray(args: list[str]) -> None:
+@pytest.mark.parametrize("command", ["allocate", "plan", "explain", "check"])
+def test_commands_load_no_report_no_kubernetes_no_ray(in_turn: Loaded, command: str) -> None:
     """The report's page (jinja2, plotly), the live-cluster client and Ray load only when
     `--report`, `--kubeconfig`/`--live` and `--executor ray` ask for them."""
-    _, modules = _loaded(*args)
+    _, modules = in_turn[command]  # this command's step and every step before it
     assert _tops(modules, ("jinja2", "plotly", "kubernetes", "ray")) == []
 
 

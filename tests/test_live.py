@@ -23,7 +23,7 @@ from dra_solver.api.cluster import Cluster
 from dra_solver.api.load import load_sourced
 from dra_solver.api.models import TypeMeta
 from dra_solver.errors import ValidationErrors
-from tests.fake_apiserver import DRA, SERVED_1_37, FakeApiServer, serving
+from tests.fake_apiserver import DRA, SERVED_1_37, FakeApiServer, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -39,7 +39,7 @@ def _client() -> None:
 
 
 def _dump_items() -> list[dict[str, Any]]:
-    items = yaml.safe_load(DUMP.read_text())["items"]
+    items = dump_items()
     assert len(items) > 20
     return items
 

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api import live
 from dra_solver.api.load import load_sourced
 from dra_solver.cli.main import app
-from tests.fake_apiserver import FakeApiServer, serving
+from tests.fake_apiserver import FakeApiServer, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
-DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
 NS = "ml-training"
 runner = CliRunner()
 
@@ -97,7 +97,7 @@ def _pod_of(name: str, owner: str, kind: str = "ReplicaSet") -> dict[str, Any]:
 
 def _cluster() -> list[dict[str, Any]]:
     """Every kind the planner reads."""
-    items = yaml.safe_load(DUMP.read_text())["items"]
+    items = dump_items()
     extra = [
         {
             # the version a read asks for first (the fake serves each object in its own only)
@@ -174,7 +174,7 @@ def test_dump_writes_every_object_read_and_plans_as_the_live_read(tmp_path: Path
         ]
     assert {r.method for r in fake.requests} == {"GET"}
     # The file: one List of every object served, each with its kind and apiVersion, as served.
-    document = yaml.safe_load(dumped.stdout)
+    document = read_yaml(dumped.stdout)
     assert (document["apiVersion"], document["kind"]) == ("v1", "List")
     key = lambda o: (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])  # noqa: E731
     assert sorted(map(key, document["items"])) == sorted(map(key, objects))
@@ -202,7 +202,7 @@ def test_dump_as_json_is_the_same_list(tmp_path: Path) -> None:
         as_yaml = runner.invoke(app, ["dump", "--kubeconfig", kubeconfig])
         as_json = runner.invoke(app, ["dump", "--kubeconfig", kubeconfig, "-o", "json"])
     assert as_yaml.exit_code == as_json.exit_code == 0
-    assert json.loads(as_json.stdout) == yaml.safe_load(as_yaml.stdout)
+    assert json.loads(as_json.stdout) == read_yaml(as_yaml.stdout)
 
 
 def test_dump_of_an_empty_cluster_is_an_empty_list(tmp_path: Path) -> None:

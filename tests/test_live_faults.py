@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from example_counts import sized
 from typer.testing import CliRunner
 
 from dra_solver.api import live
 from dra_solver.api.watch import Watcher
 from dra_solver.cli.main import app
-from tests.fake_apiserver import TOKEN, FakeApiServer, Fault, Raw, serving
+from tests.fake_apiserver import TOKEN, FakeApiServer, Fault, Raw, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -55,7 +54,7 @@ def pauses(monkeypatch: Any) -> list[float]:
 
 
 def _items() -> list[dict[str, Any]]:
-    return yaml.safe_load(DUMP.read_text())["items"]
+    return dump_items()
 
 
 def _read(fake: FakeApiServer, tmp_path: Path) -> live.LiveRead:
@@ -222,13 +221,14 @@ def test_a_slow_answer_in_time_is_read(tmp_path: Path, monkeypatch: Any) -> None
 
 # --- many pods, in pages ---------------------------------------------------------------------
 
-PAGED_PODS = sized(10_000, 100_000)
-"""Pods served: 20 pages of 500 under the `ci` profile, the 100,000 (200 pages) under `long`;
-what is in flight is one page at either size."""
+PAGED_PODS = sized(2_500, 100_000)
+"""Pods served: 5 pages of 500 under the `ci` profile (a first, middle and last page, each
+chained to the one before), the 100,000 (200 pages) under `long`; what is in flight is one
+page at either size."""
 
 
 def test_many_pods_are_read_in_pages(tmp_path: Path) -> None:
-    """100,000 pods (`long`; 10,000 under `ci`) in answers of 500 pods, chained by continue
+    """100,000 pods (`long`; 2,500 under `ci`) in answers of 500 pods, chained by continue
     tokens: no answer holds more than a page, so what is in flight stays a page whatever the
     cluster's size."""
     pods = [

@@ -18,15 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from dra_solver.api import live
 from dra_solver.cli.main import app
-from tests.fake_apiserver import TOKEN, FakeApiServer, serving
+from tests.fake_apiserver import TOKEN, FakeApiServer, dump_items, serving
 
-ROOT = Path(__file__).resolve().parent.parent
-DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
 runner = CliRunner()
 
 
@@ -103,7 +100,7 @@ def _pems(pki: Path) -> list[str]:
 
 
 def _items() -> list[dict[str, Any]]:
-    return yaml.safe_load(DUMP.read_text())["items"]
+    return dump_items()
 
 
 def test_the_kubeconfigs_ca_and_client_certificate_are_used(tmp_path: Path, pki: Path) -> None:

@@ -7,6 +7,7 @@ to the per-device model."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -15,20 +16,30 @@ from preempt_cases import Pending, Running, build
 from test_preempt_differential import CPU, _model_tuple, generate
 
 from dra_solver.planning.job import Options
+from dra_solver.preempt import PreemptOutcome
 from dra_solver.preempt.model import setting, solve_setting
 
 CASES = int(os.environ.get("PREEMPT_CASES", examples(60)))
 
 
-@pytest.mark.parametrize("seed", range(CASES))
-def test_the_counting_model_proves_the_per_device_models_optimum(seed: int) -> None:
+@functools.cache
+def _solved(seed: int) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """`seed`'s generated case on the model auto picks (it must be the counting one: auto runs
+    it as `model="counts"` does, and says so) and on the per-device model, once per test
+    process: the tests below read the same plans (they only read them)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
     cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts), opts, model="counts")
+    by_counts = solve_setting(setting(cluster, None, None, opts), opts)
     by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts"
+    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
     assert by_devices.stats["preempt_model"] == "devices"
+    return by_counts, by_devices
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_the_counting_model_proves_the_per_device_models_optimum(seed: int) -> None:
+    by_counts, by_devices = _solved(seed)
     assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
@@ -75,7 +86,7 @@ def test_merged_kinds_prove_the_tuple_of_kinds_by_weight(seed: int) -> None:
     nodes, running, pending, pdbs, gangs = generate(seed)
     cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
     opts = Options.of(None, time_limit=10)
-    merged = solve_setting(setting(cluster, None, None, opts), opts, model="counts")
+    merged = _solved(seed)[0]
     apart = solve_setting(setting(cluster, None, None, opts), opts, model="counts-by-weight")
     assert apart.stats["kinds_merged"] is False
     assert merged.verdict.status == apart.verdict.status == "OPTIMAL"
@@ -85,14 +96,7 @@ def test_merged_kinds_prove_the_tuple_of_kinds_by_weight(seed: int) -> None:
 def test_some_generated_cases_merge_kinds_and_some_do_not() -> None:
     """The comparison above covers both paths: kinds merged (every pod placed by the hint) and
     kinds by weight (the hint leaves a pod out)."""
-    seen = set()
-    for seed in MERGE_CASES:
-        nodes, running, pending, pdbs, gangs = generate(seed)
-        cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-        opts = Options.of(None, time_limit=10)
-        seen.add(
-            solve_setting(setting(cluster, None, None, opts), opts, model="counts").stats["kinds_merged"]
-        )
+    seen = {_solved(seed)[0].stats["kinds_merged"] for seed in MERGE_CASES}
     assert seen == {True, False}
 
 

@@ -7,6 +7,7 @@ per-device model proves, with and without moves; the cases are checked not to be
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -26,13 +27,23 @@ CASES = sized(30, 600)
 
 
 def _both(docs: list[dict[str, Any]], moves: bool) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """The plan of `docs` on the model auto picks (it must be the counting one: auto runs it as
+    `model="counts"` does, and says so) and on the per-device model."""
     cluster = Cluster.from_objects(docs)
     opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts, model="counts")
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts)
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts"
+    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
     assert by_devices.verdict.status == "OPTIMAL"
     return by_counts, by_devices
+
+
+@functools.cache
+def _solved(case: str, seed: int, moves: bool, advertised: int = 0) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """`_both` on `seed`'s case of a kind (`_racked`, `_mixed`, `_served`), once per test process:
+    the test of each seed and the not-vacuous counts read the same plans (they only read them)."""
+    docs = _served(seed, advertised) if case == "served" else {"racked": _racked, "mixed": _mixed}[case](seed)
+    return _both(docs, moves)
 
 
 def _racked(seed: int) -> list[dict[str, Any]]:
@@ -57,7 +68,7 @@ def _racked(seed: int) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("moves", [False, True])
 @pytest.mark.parametrize("seed", range(CASES))
 def test_topology_gangs_on_the_counting_model_prove_the_per_device_optimum(seed: int, moves: bool) -> None:
-    by_counts, by_devices = _both(_racked(seed), moves)
+    by_counts, by_devices = _solved("racked", seed, moves)
     assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
@@ -67,15 +78,14 @@ def test_topology_gang_cases_place_gangs_in_one_rack() -> None:
     rule costs weight (the plan without it places more)."""
     started = costly = 0
     for seed in range(CASES):
-        docs = _racked(seed)
-        out = plan_preempt(Cluster.from_objects(docs), allow_moves=True, time_limit=10)
-        assert out.stats["preempt_model"] == "counts"
+        out = _solved("racked", seed, True)[0]
         nodes = {
             p.node for p in out.pods if p.placed and p.name in {"default/p0", "default/p1", "default/p2"}
         }
         racks = {"n0": "a", "n1": "a", "n2": "b"}
         assert len({racks[n] for n in nodes if n is not None}) <= 1, nodes
         started += bool(nodes)
+        docs = _racked(seed)
         for d in docs:
             if d["kind"] == "PodGroup":
                 del d["spec"]["schedulingConstraints"]
@@ -111,7 +121,7 @@ def _mixed(seed: int) -> list[dict[str, Any]]:
 def test_nodes_whose_devices_differ_stay_on_the_counting_model_and_prove_its_optimum(
     seed: int, moves: bool
 ) -> None:
-    by_counts, by_devices = _both(_mixed(seed), moves)
+    by_counts, by_devices = _solved("mixed", seed, moves)
     assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 
@@ -121,8 +131,7 @@ def test_the_differing_nodes_matter() -> None:
     GPU beside another pending pod, and on some the plan moves pods."""
     beside = moving = 0
     for seed in range(CASES):
-        out = plan_preempt(Cluster.from_objects(_mixed(seed)), allow_moves=True, time_limit=10)
-        assert out.stats["preempt_model"] == "counts"
+        out = _solved("mixed", seed, True)[0]
         p0 = out.pod("default/p0")
         others = [p for p in out.pods if p.placed and p.name != "default/p0"]
         beside += p0.placed and any(p.node == p0.node for p in others)
@@ -149,7 +158,7 @@ def _served(seed: int, advertised: int = 0) -> list[dict[str, Any]]:
 def test_dra_served_extended_resources_stay_on_the_counting_model_and_prove_its_optimum(
     seed: int, moves: bool, advertised: int
 ) -> None:
-    by_counts, by_devices = _both(_served(seed, advertised), moves)
+    by_counts, by_devices = _solved("served", seed, moves, advertised)
     assert by_counts.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
     placed = [p for p in by_counts.pods if p.placed]
@@ -161,8 +170,7 @@ def test_advertised_extended_resources_are_used_on_the_counting_model() -> None:
     (counted as a node resource) and others on the nodes DRA serves it on."""
     native = served = 0
     for seed in range(0, CASES, 2):
-        out = plan_preempt(Cluster.from_objects(_served(seed, 4)), allow_moves=True, time_limit=10)
-        assert out.stats["preempt_model"] == "counts"
+        out = _solved("served", seed, True, 4)[0]
         native += any(p.placed and p.node == "n0" for p in out.pods)
         served += any(p.placed and p.node != "n0" for p in out.pods)
     assert native >= 2 and served >= 2, (native, served)

@@ -1,13 +1,15 @@
 """Moves on the counting model (`preempt.counting`, docs/semantics.md, "Preemption", "Which
-model"): on the generated clusters of `tests/test_preempt_moves_exhaustive.py` the counting
-model with moves proves the objective tuple (weight, PDB violations, highest, sum, count,
-moves) the per-device model proves — exact, not an approximation; the input goes to the
-per-device model only where the counting model does not apply, and the plan says why; and the
-matching of moved pods to destination slots (`counting.match_moves`) never sends a pod back to
-its own node."""
+model"): where a node's GPUs are two groups, the counting model with moves proves the objective
+tuple (weight, PDB violations, highest, sum, count, moves) the per-device model proves — exact,
+not an approximation; the input goes to the per-device model only where the counting model does
+not apply, and the plan says why; and the matching of moved pods to destination slots
+(`counting.match_moves`) never sends a pod back to its own node. On the generated clusters of
+`tests/test_preempt_moves_exhaustive.py` both models are compared there, with the enumerator's
+tuple (each case solved once for the three)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -16,14 +18,14 @@ from typing import Any
 
 import pytest
 import yaml
-from preempt_cases import Pending, build, cluster_docs, defrag_docs
+from preempt_cases import Pending, cluster_docs, defrag_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 from typer.testing import CliRunner
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.main import app
 from dra_solver.planning.job import Options
-from dra_solver.preempt import plan_preempt
+from dra_solver.preempt import PreemptOutcome, plan_preempt
 from dra_solver.preempt.counting import match_moves
 from dra_solver.preempt.model import setting, solve_setting
 
@@ -31,41 +33,22 @@ CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("seed", range(CASES))
-def test_the_counting_model_with_moves_proves_the_per_device_models_optimum(seed: int) -> None:
-    nodes, running, pending, pdbs, gangs = generate(seed)
-    cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+def _both(cluster: Cluster) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """`cluster` with moves on the model auto picks (it must be the counting one) and on the
+    per-device model. Auto runs the counting model exactly as `model="counts"` does where it
+    applies, and says so: one solve checks both."""
     opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts)
     by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts"
+    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
     assert by_devices.stats["preempt_model"] == "devices"
-    assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
-    assert _model_tuple(by_counts) == _model_tuple(by_devices)
+    return by_counts, by_devices
 
 
 def test_the_two_model_cases_move_pods_and_use_both_groups() -> None:
     """Not vacuous: some of those plans move pods, on nodes with GPUs of both models."""
-    moving = 0
-    for seed in range(0, CASES, 2):
-        nodes, running, pending, pdbs, gangs = generate(seed)
-        docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-        cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
-        out = plan_preempt(cluster, allow_moves=True, time_limit=10)
-        assert out.stats["preempt_model"] == "counts"
-        moving += bool(out.moves)
+    moving = sum(bool(_two_model_case(seed)[0].moves) for seed in range(0, CASES, 2))
     assert moving >= 3, moving
-
-
-def test_the_generated_cases_move_pods_on_the_counting_model() -> None:
-    """The comparison above is not vacuous: the counting model moves pods on some seeds."""
-    moving = 0
-    for seed in range(0, CASES, 4):
-        nodes, running, pending, pdbs, gangs = generate(seed)
-        out = plan_preempt(build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs), allow_moves=True)
-        assert out.stats["preempt_model"] == "counts"
-        moving += bool(out.moves)
-    assert moving >= 2, moving
 
 
 def _overlapping_docs() -> list[dict[str, Any]]:
@@ -179,15 +162,19 @@ def _two_models(docs: list[dict[str, Any]], rng: random.Random) -> list[dict[str
     return docs
 
 
+@functools.cache
+def _two_model_case(seed: int) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """`_both` on `seed`'s generated case with two GPU models per node (`_two_models`), once per
+    test process (read by the test of each seed and the not-vacuous count above)."""
+    nodes, running, pending, pdbs, gangs = generate(seed)
+    docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
+    return _both(Cluster.from_objects(_two_models(docs, random.Random(2000 + seed))))
+
+
 @pytest.mark.parametrize("seed", range(0, CASES, 2))
 def test_moves_on_two_gpu_models_prove_the_per_device_models_optimum(seed: int) -> None:
     """Moves where a node's GPUs are two groups: a replacement needs GPUs of one group only."""
-    nodes, running, pending, pdbs, gangs = generate(seed)
-    docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-    cluster = Cluster.from_objects(_two_models(docs, random.Random(2000 + seed)))
-    opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="counts")
-    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
+    by_counts, by_devices = _two_model_case(seed)
     assert by_counts.verdict.status == by_devices.verdict.status == "OPTIMAL"
     assert _model_tuple(by_counts) == _model_tuple(by_devices)
 

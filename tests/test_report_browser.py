@@ -128,16 +128,20 @@ def test_the_bundled_example_report_renders_offline_with_the_plans_numbers(
 
 
 def test_a_report_past_the_map_starts_aggregated_and_drills_down(browser: object, tmp_path: Path) -> None:
-    """One node more than the map draws (`MAP_NODES`), ten one-GPU pods each and 100 more
+    """One node more than the map draws (`MAP_NODES`), two one-GPU pods each and 100 more
     pending: the page starts from the aggregated map and drills down in two pages. Upstream's
-    500-node shape was used before; one node past the map shows the same with fewer pods."""
+    500-node shape (ten GPUs a node) was used before; one node past the map with two GPUs each
+    shows the same with a fifth of the pods: the number of nodes is what the map is about."""
     from benchmarks.workloads import upstream_5000
 
     count = MAP_NODES + 1
-    cluster = Cluster.from_objects(upstream_5000(nodes=count, pods=10 * count + 100, template=True))
+    gpus = 2
+    cluster = Cluster.from_objects(
+        upstream_5000(nodes=count, devices=gpus, pods=gpus * count + 100, template=True)
+    )
     options = Options(allocator="reference")
     outcome = plan(cluster, options=options)
-    assert outcome.placed == 10 * count
+    assert outcome.placed == gpus * count
     nodes = resolve_nodes(cluster, None)
     assert len(nodes) > MAP_NODES
     page = write_report(tmp_path / "big.html", cluster, outcome, nodes, options.feature_gates, seconds=1.0)
@@ -145,7 +149,7 @@ def test_a_report_past_the_map_starts_aggregated_and_drills_down(browser: object
 
     _open(browser, page)
     assert _errors(browser) == []
-    assert _cell(browser, "pods placed") == f"{10 * count} / {10 * count + 100}"
+    assert _cell(browser, "pods placed") == f"{gpus * count} / {gpus * count + 100}"
     assert browser.find_elements("css selector", "#fig-map svg.main-svg")  # type: ignore[attr-defined]
     assert browser.find_elements("css selector", "#fig-drill .hm, #fig-drill image")  # type: ignore[attr-defined]
     options_shown = browser.find_elements("css selector", "#drill option")  # type: ignore[attr-defined]

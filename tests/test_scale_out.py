@@ -135,7 +135,7 @@ def test_split_is_seeded_and_covers_everything() -> None:
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_partitioned_plans_pass_the_checker(k: int) -> None:
-    cluster = _cluster(claims=60, seed=k)
+    cluster = _cluster(nodes=8, claims=40, seed=k)  # k parts of 8 nodes: 4 or fewer nodes each
     outcome = plan(cluster, time_limit=5, partitions=k)
     told = outcome.verdict
     assert told is not None and told.objective == outcome.weight

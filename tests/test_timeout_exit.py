@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+import pytest
+from console_run import run_cli
+from yaml_text import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMP = str(ROOT / "docs" / "examples" / "cluster-dump.yaml")
@@ -33,17 +35,20 @@ def test_end_now_runs_the_exit_handlers_and_flushes_before_it_ends() -> None:
     assert done.stderr == "to stderr"
 
 
-def test_a_timed_run_ends_with_the_same_output_and_code_as_an_untimed_one() -> None:
+def test_a_timed_run_ends_with_the_same_output_and_code_as_an_untimed_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`python -m dra_solver plan FILE --timeout 1h` (which ends through `end_now`) prints what
-    the same run without `--timeout` prints, whole, and exits with the plan's code."""
-
-    def console(*more: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "dra_solver", "plan", DUMP, "--output-mode", "full", *more]
-        return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
-
-    timed, untimed = console("--timeout", "1h"), console()
+    the same run without `--timeout` prints, whole, and exits with the plan's code. The run
+    without is the console's `run()` in this process (`console_run`): the process's end is the
+    timed run's, the other only says what a whole output is."""
+    args = ["plan", DUMP, "--output-mode", "full"]
+    cmd = [sys.executable, "-m", "dra_solver", *args, "--timeout", "1h"]
+    timed = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    monkeypatch.chdir(ROOT)
+    untimed = run_cli(capsys, *args)
     assert timed.returncode == untimed.returncode == 2, timed.stderr
-    assert timed.stdout == untimed.stdout and yaml.safe_load(timed.stdout)["kind"] == "List"
+    assert timed.stdout == untimed.stdout and read_yaml(timed.stdout)["kind"] == "List"
     assert (
         timed.stderr.splitlines()[-1].split(", planned in")[0]
         == untimed.stderr.splitlines()[-1].split(", planned in")[0]

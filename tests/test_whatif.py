@@ -19,6 +19,7 @@ from dra_solver.api.templates import with_copies
 from dra_solver.cli.main import app
 from dra_solver.errors import InputError
 from dra_solver.planning.job import Options
+from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.whatif.sweep import Scenario, sweep
 
 
@@ -146,12 +147,19 @@ def generated(seed: int, pods_: int = 40, existing: int = 2) -> tuple[Cluster, i
     return cluster(sizes, existing=existing), sum(sizes) - 8 * existing
 
 
+@functools.cache
+def _two_templates(seed: int) -> tuple[Cluster, int, PlanOutcome]:
+    """`generated(seed)` planned with a gpu-8x (cost 10) and a gpu-4x (cost 6) template, once
+    per test process: two tests below read the plan of seed 1 (they only read it)."""
+    c, deficit = generated(seed)
+    return c, deficit, plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_whatif_proves_the_known_minimum_on_generated_instances(seed: int) -> None:
     """Sizes that divide both templates' GPUs: the cheapest cover is the minimum, and the plan
     proves it (status OPTIMAL, cost bound = cost) — the LP bound alone is below it."""
-    c, deficit = generated(seed)
-    out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+    c, deficit, out = _two_templates(seed)
     assert out.placed == len(out.pods)
     assert out.stats["added_cost"] == known_minimum(deficit, (8, 10), (4, 6))
     assert out.verdict.status == "OPTIMAL" and out.stats["cost_bound"] == out.stats["added_cost"]
@@ -161,8 +169,7 @@ def test_whatif_lists_every_maximal_pattern_when_the_lp_bound_is_not_met() -> No
     """The proof rests on the integer model over every maximal pattern: on an 8-GPU node those
     are the (a, b, c) pods of 1, 2, 4 GPUs with a + 2b + 4c = 8 (9 of them), on a 4-GPU node
     a + 2b + 4c = 4 (4); the existing nodes and the gpu-8x copies are two classes: 9 + 9 + 4."""
-    c, _ = generated(1)
-    out = plan(c, node_templates=[template("gpu-8x", 8, cost=10), template("gpu-4x", 4, cost=6)])
+    out = _two_templates(1)[2]
     assert out.stats["whatif_patterns"] == "all 22 maximal patterns"
 
 
