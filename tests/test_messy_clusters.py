@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 import dra_solver
 from dra_solver.cli.main import app
@@ -32,10 +33,9 @@ Items = list[dict[str, Any]]
 
 @functools.cache
 def _dump_items() -> Items:
-    """The dump's objects, parsed once per test process (libyaml's loader where PyYAML has it:
-    the same objects, without a tenth of a second of pure-Python parsing per case)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    items: Items = yaml.load(DUMP.read_text(), Loader=loader)["items"]
+    """The dump's objects, parsed once per test process (`yaml_text.read_yaml`: libyaml's loader
+    where PyYAML has it), not again in pure Python for every case (a tenth of a second each)."""
+    items: Items = read_yaml(DUMP.read_text())["items"]
     return items
 
 
