@@ -41,10 +41,10 @@ CHURN: dict[str, Any] = {**OPTS, "time_limit": 0.2}
 """The options of the churn tests on generated clusters: what they test is the update (a
 pods-only update's local re-solve has its own budget, `local.LIMIT`; no fresh plan runs,
 `SMALL` 0), so the first plan gets a tenth of the budget. On the fixed cases that is the same
-first plan as with 0.5 or 2.0, node and devices (the heterogeneous clusters are OPTIMAL early;
-`mixed_cluster`'s 8 nodes are cut short at 0.2 as at 0.5 with the same plan), in less than half
-of the time where the budget binds; the property tests compare two updates of one first plan,
-whatever it is."""
+first plan as with 0.5, their budget before, node and devices (the heterogeneous clusters are
+OPTIMAL early; `mixed_cluster`'s 8 nodes are cut short at 0.2 as at 0.5 with the same plan), in
+less than half of the time where the budget binds; the property tests compare two updates of
+one first plan, whatever it is."""
 
 
 @pytest.fixture(autouse=True)
