@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 from example_counts import examples
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from worded_twice import worded_twice
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.pipeline import plan
 from dra_solver.planners import crowding
-from dra_solver.planners import run as planning_run
 from dra_solver.planners.firstfit.solo import Solo
 from dra_solver.planning.outcome import PlanOutcome
 from dra_solver.reasons import Kind, Reason
@@ -131,30 +131,27 @@ def _words(outcome: PlanOutcome) -> list[tuple[str, str | None, bool, str | None
     return [(p.name, p.node, p.placed, p.reason, dict(p.node_reasons)) for p in outcome.pods]
 
 
-def _both(objs: list[dict[str, Any]], allocator: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
-    """The plan's words with the reasons shared, and each pod worded on its own."""
-    cluster = Cluster.from_objects(objs)
-    shared = plan(cluster, allocator=allocator, time_limit=20)
-    with monkeypatch.context() as m:
-        m.setattr(planning_run, "crowded_reasons", functools.partial(crowding.crowded_reasons, share=False))
-        alone = plan(cluster, allocator=allocator, time_limit=20)
-    return _words(shared), _words(alone)
+def _both(objs: list[dict[str, Any]], allocator: str) -> tuple[Any, Any]:
+    """The plan's words with the reasons shared, and each pod worded on its own (the same plan,
+    made once: `worded_twice`)."""
+
+    def alone(m: pytest.MonkeyPatch) -> None:
+        m.setattr(crowding, "crowded_reasons", functools.partial(crowding.crowded_reasons, share=False))
+
+    shared, own = worded_twice(Cluster.from_objects(objs), alone, allocator=allocator, time_limit=20)
+    return _words(shared), _words(own)
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
-@settings(
-    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=examples(25), deadline=None)
 @given(objs=clusters())
-def test_shared_reasons_are_each_pods_own_words(
-    allocator: str, objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    shared, alone = _both(objs, allocator, monkeypatch)
-    assert [w[:3] for w in shared] == [w[:3] for w in alone]  # the same plan: else nothing to compare
+def test_shared_reasons_are_each_pods_own_words(allocator: str, objs: list[dict[str, Any]]) -> None:
+    shared, alone = _both(objs, allocator)
+    assert [w[:3] for w in shared] == [w[:3] for w in alone]  # one plan, worded twice
     assert shared == alone
 
 
-def test_first_fit_names_only_the_pods_ahead_of_each_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_fit_names_only_the_pods_ahead_of_each_pod() -> None:
     """Two pods of one class and priority with a placed pod of that priority between them in
     the queue: the first is crowded out by the higher-priority pod alone, the second by both."""
     objs = [_gpu_class(), *_node("node-0", "k0", 8, 2)]
@@ -162,7 +159,7 @@ def test_first_fit_names_only_the_pods_ahead_of_each_pod(monkeypatch: pytest.Mon
     objs += _pod("first", 0, 1, [2])
     objs += _pod("small", 0, 1, [1])
     objs += _pod("second", 0, 1, [2])
-    shared, alone = _both(objs, "reference", monkeypatch)
+    shared, alone = _both(objs, "reference")
     assert shared == alone
     reasons = {name: reason for name, _, _, reason, _ in shared}
     assert (
@@ -176,7 +173,7 @@ def test_first_fit_names_only_the_pods_ahead_of_each_pod(monkeypatch: pytest.Mon
     assert "first fit: the same or a higher priority, earlier in the queue" in reasons["default/second"]
 
 
-def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names() -> None:
     """A pod of two claims: on three nodes the first claim finds no device, on three others
     the second finds too few. Worded with its claim names the two reasons do not group (they
     differ by more than numbers), as each pod worded on its own says."""
@@ -188,7 +185,7 @@ def test_first_fit_groups_the_other_nodes_with_the_pods_claim_names(monkeypatch:
     objs += _pod("high", 1, 1, [2])
     objs += _pod("x", 0, 1, [1, 3])
     objs += _pod("y", 0, 1, [1, 3])
-    shared, alone = _both(objs, "reference", monkeypatch)
+    shared, alone = _both(objs, "reference")
     assert shared == alone
     reasons = {name: reason for name, _, _, reason, _ in shared}
     for name in ("x", "y"):
@@ -305,22 +302,21 @@ def test_nodes_failing_on_different_claims_name_each_claim() -> None:
 
 
 @pytest.mark.parametrize("allocator", ["reference", "cpsat"])
-@settings(
-    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=examples(15), deadline=None)
 @given(objs=clusters())
 def test_the_cluster_after_shares_the_twin_keys_without_changing_a_word(
-    allocator: str, objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+    allocator: str, objs: list[dict[str, Any]]
 ) -> None:
     """`Solo.like`: the Solo over the cluster after the plan reads the nodes' twin keys (up to
     what is in use) from the Solo before it; every pod's words are those of a Solo after that
     computes its own."""
-    cluster = Cluster.from_objects(objs)
-    shared = _words(plan(cluster, allocator=allocator, time_limit=20))
-    with monkeypatch.context() as m:
-        m.setattr(Solo, "like", lambda self, other: self)
-        own = _words(plan(cluster, allocator=allocator, time_limit=20))
-    assert shared == own
+    shared, own = worded_twice(
+        Cluster.from_objects(objs),
+        lambda m: m.setattr(Solo, "like", lambda self, other: self),
+        allocator=allocator,
+        time_limit=20,
+    )
+    assert _words(shared) == _words(own)
 
 
 def _before_and_after() -> tuple[Solo, Solo]:
