@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 import dra_solver
 from dra_solver.api.cluster import Cluster
@@ -56,7 +57,7 @@ def test_a_plan_output_moved_by_hand_is_caught(tmp_path: Path) -> None:
     """The plan's own output, one placed pod's nodeName edited: the device's node and the
     pod's disagree, and the control plane's taint is not tolerated."""
     after = _plan_full(tmp_path)
-    doc = yaml.safe_load(after.read_text())
+    doc = read_yaml(after.read_text())
     pod = next(o for o in doc["items"] if o["kind"] == "Pod" and o["metadata"]["name"] == "trainer-1")
     pod["spec"]["nodeName"] = "control-plane-1"
     after.write_text(yaml.safe_dump(doc))

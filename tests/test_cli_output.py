@@ -10,6 +10,7 @@ import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver import __version__
 from dra_solver.api.cluster import Cluster
@@ -76,7 +77,7 @@ def cluster_objects() -> list[dict[str, Any]]:
 
 
 def _items(stdout: str) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(i["kind"], i["metadata"]["name"]): i for i in yaml.safe_load(stdout)["items"]}
+    return {(i["kind"], i["metadata"]["name"]): i for i in read_yaml(stdout)["items"]}
 
 
 # --- (1) the Pod in the output; the cluster after the plan --------------------------------------
@@ -128,7 +129,7 @@ def test_full_output_fed_back_as_input_is_the_cluster_after_the_plan(tmp_path: P
         assert [r.name for r in c.status.reserved_for] == [p.metadata.name]
     assert (
         runner.invoke(
-            app, ["validate", _write(tmp_path, yaml.safe_load(first.stdout)["items"], "after.yaml")]
+            app, ["validate", _write(tmp_path, read_yaml(first.stdout)["items"], "after.yaml")]
         ).exit_code
         == 0
     )
@@ -155,7 +156,7 @@ def test_full_output_with_a_dra_served_extended_resource_loads_and_holds(tmp_pat
     assert after.claims[("default", "ext-extended-resources")].status.allocation is not None
     # gpu-0 is taken: a second pod asking for the extended resource does not fit on node-b.
     more = [
-        *yaml.safe_load(first.stdout)["items"],
+        *read_yaml(first.stdout)["items"],
         {**ext, "metadata": {**ext["metadata"], "name": "ext2", "uid": "u2"}},
     ]
     assert [p.placed for p in plan(Cluster.from_objects(more), allocator="reference").pods] == [False]
@@ -322,6 +323,6 @@ def test_a_dumped_pod_uses_the_generated_claim_its_status_names_not_a_second_one
     result = runner.invoke(app, ["plan", _write(tmp_path, objs)])
     assert result.exit_code == 0, result.stderr
     assert "placed 1 of 1 pod " in result.stderr  # p1 runs with its allocated claim: nothing to plan
-    claims = [o for o in yaml.safe_load(result.stdout)["items"] if o["kind"] == "ResourceClaim"]
+    claims = [o for o in read_yaml(result.stdout)["items"] if o["kind"] == "ResourceClaim"]
     assert [c["metadata"]["name"] for c in claims] == ["p2-gpu-m2wqv"]
     assert claims[0]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"

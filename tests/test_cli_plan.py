@@ -8,6 +8,7 @@ import pytest
 import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.cli.main import app
 from dra_solver.cli.plan import PLANNING_NOTICE, POD_LINES, UNPLACED_LINES, plan_summary
@@ -33,7 +34,7 @@ def test_plan_places_every_pod_and_says_where(tmp_path: Path) -> None:
     ]
     result = runner.invoke(app, ["plan", _write(tmp_path, objs)])
     assert result.exit_code == 0, result.stderr
-    items = yaml.safe_load(result.stdout)["items"]
+    items = read_yaml(result.stdout)["items"]
     assert all(c["status"]["allocation"] for c in items)
     assert "placed 2 of 2 pods" in result.stderr
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from preempt_cases import Pending, Running, cluster_docs, pdb
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.check import check_cluster
@@ -35,7 +36,7 @@ def test_preempt_prints_the_evicted_pod_and_its_released_claim(tmp_path: Path) -
     """b is under a budget that allows nothing: a (priority 10) goes rather than b and c."""
     result = runner.invoke(app, ["plan", _input(tmp_path), "--preempt"])
     assert result.exit_code == 0, result.stderr
-    items = {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load(result.stdout)["items"]}
+    items = {(o["kind"], o["metadata"]["name"]): o for o in read_yaml(result.stdout)["items"]}
     assert items[("Pod", "p")]["spec"]["nodeName"] == "n1"
     condition = items[("Pod", "a")]["status"]["conditions"][-1]
     assert condition["type"] == "DisruptionTarget" and condition["reason"] == "PreemptionByScheduler"
@@ -47,7 +48,7 @@ def test_preempt_prints_the_evicted_pod_and_its_released_claim(tmp_path: Path) -
 def test_preempt_full_output_is_a_cluster_the_checker_accepts(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", _input(tmp_path), "--preempt", "--output-mode", "full"])
     assert result.exit_code == 0, result.stderr
-    after = Cluster.from_objects(yaml.safe_load(result.stdout)["items"])
+    after = Cluster.from_objects(read_yaml(result.stdout)["items"])
     assert ("default", "a") not in after.pods
     assert check_cluster(after) == []
 

@@ -224,7 +224,7 @@ def test_the_plan_says_its_numbers_and_reasons_on_the_list(tmp_path: Path) -> No
     after.write_text(result.stdout)
     again = runner.invoke(app, ["plan", str(after), "-o", "yaml"], env=WIDE)
     assert again.exit_code == 2, again.output
-    assert yaml.safe_load(again.stdout)["metadata"]["annotations"]["dra-solver.io/pods"] == "1"
+    assert read_yaml(again.stdout)["metadata"]["annotations"]["dra-solver.io/pods"] == "1"
     # Deterministic: no wall clock in the output.
     assert runner.invoke(app, ["plan", DUMP, "-o", "json", "--output-mode", "full"]).stdout == result.stdout
 
@@ -232,7 +232,7 @@ def test_the_plan_says_its_numbers_and_reasons_on_the_list(tmp_path: Path) -> No
 def test_allocate_says_whether_and_where_on_the_list() -> None:
     result = runner.invoke(app, ["allocate", GPU, "--any-node", "--claim", "two-gpus"], env=WIDE)
     assert result.exit_code == 0, result.output
-    notes = yaml.safe_load(result.stdout)["metadata"]["annotations"]
+    notes = read_yaml(result.stdout)["metadata"]["annotations"]
     assert notes == {
         "dra-solver.io/allocator": "cpsat",
         "dra-solver.io/allocated": "true",

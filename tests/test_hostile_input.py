@@ -235,7 +235,7 @@ def test_nesting_below_the_bound_goes_through_plan(
     path.write_text(cluster(claim_yaml("c", parameters=params)), encoding="utf-8")
     run = run_cli(capsys, "plan", str(path))
     assert run.returncode == 0, run.stderr
-    (claim,) = yaml.safe_load(run.stdout)["items"]
+    (claim,) = read_yaml(run.stdout)["items"]
     value = claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]["x"]
     for _ in range(depth - 1):
         (value,) = value

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 import dra_solver
 from dra_solver.cli.main import app
@@ -187,7 +188,7 @@ def test_full_output_writes_the_slice_as_given_and_no_stand_in(tmp_path: Path) -
     items = _cluster(DUPLICATE)
     got = runner.invoke(app, ["plan", str(_write(tmp_path, items)), "--output-mode", "full"])
     assert got.exit_code == 2, got.stderr
-    written = [o for o in yaml.safe_load(got.stdout)["items"] if o["kind"] == "ResourceSlice"]
+    written = [o for o in read_yaml(got.stdout)["items"] if o["kind"] == "ResourceSlice"]
     assert sorted(o["metadata"]["name"] for o in written) == ["n1-gpu", "n2-gpu"]
     n1 = next(o for o in written if o["metadata"]["name"] == "n1-gpu")
     assert n1["spec"]["devices"] == DUPLICATE

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api import live
 from dra_solver.cli.main import app
@@ -162,7 +163,7 @@ def test_a_suspended_or_finished_job_lacks_none() -> None:
 
 
 def _items() -> list[dict[str, Any]]:
-    return yaml.safe_load(DUMP.read_text())["items"]
+    return read_yaml(DUMP.read_text())["items"]
 
 
 def test_workloads_are_listed_in_pages_and_not_loaded_themselves(tmp_path: Path, monkeypatch: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 import dra_solver
 from dra_solver.cli.main import app
@@ -288,7 +289,7 @@ def test_a_claim_that_cannot_be_read_is_named_with_why_not_not_found(tmp_path: P
     line = next(x for x in planned.stderr.splitlines() if x.startswith("default/bad: "))
     assert line.startswith(f"default/bad: not placed: {why}") and "explain --claim default/bad" in line
     full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
-    claims = [o for o in yaml.safe_load(full.stdout)["items"] if o["kind"] == "ResourceClaim"]
+    claims = [o for o in read_yaml(full.stdout)["items"] if o["kind"] == "ResourceClaim"]
     assert [c["spec"] for c in claims] == [bad["spec"]]  # written back as given, no stand-in
 
 
@@ -554,7 +555,7 @@ def test_an_unreadable_allocated_claim_keeps_its_devices_in_use(tmp_path: Path) 
     held = outcome.pod("default/p")
     assert not held.placed and "ResourceClaim default/future could not be read" in (held.reason or "")
     full = runner.invoke(app, ["plan", str(path), "--output-mode", "full"])
-    written = [o for o in yaml.safe_load(full.stdout)["items"] if o["metadata"]["name"] == "future"]
+    written = [o for o in read_yaml(full.stdout)["items"] if o["metadata"]["name"] == "future"]
     assert written == [future]
     checked = runner.invoke(app, ["check", str(path)])
     assert checked.exit_code == 0, checked.stdout

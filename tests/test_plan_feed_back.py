@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.api.models import ResourceClaim
@@ -117,7 +118,7 @@ def test_a_second_share_of_a_device_shared_in_the_input_gets_a_new_share_id(tmp_
 
 def test_share_ids_are_the_same_for_the_same_input_and_seed(tmp_path: Path) -> None:
     _, after = _plan_full(tmp_path, "b.yaml", str(EXAMPLE))
-    cluster = Cluster.from_objects([*yaml.safe_load(after.read_text())["items"], _shared_claim("x")])
+    cluster = Cluster.from_objects([*read_yaml(after.read_text())["items"], _shared_claim("x")])
     ids = [
         [sid for ref, _, sid in _results({c.namespaced_name: c for p in out.pods for c in p.claims}) if sid]
         for out in (plan(cluster), plan(cluster))

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from builders import claim, device, device_class, request, resource_slice
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.api.cluster import Cluster
 from dra_solver.cli.main import app
@@ -100,7 +100,7 @@ def test_the_summary_is_the_same_in_the_table() -> None:
 @pytest.mark.parametrize(
     "objects",
     [
-        pytest.param(lambda: yaml.safe_load(EXAMPLE.read_text())["items"], id="readme-example"),
+        pytest.param(lambda: read_yaml(EXAMPLE.read_text())["items"], id="readme-example"),
         pytest.param(shared_claim_objects, id="shared-claim"),
     ],
 )

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver import Cluster, interrupt, plan
 from dra_solver.check import check_cluster
@@ -149,7 +149,7 @@ def test_wherever_the_deadline_passes_the_output_is_checked_and_says_so(
     assert got.exit_code in (0, 2), got.stderr
     assert "cut short by --timeout after " in got.stderr
     assert "this answer depends on the machine's speed" in got.stderr
-    listed = yaml.safe_load(got.stdout)
+    listed = read_yaml(got.stdout)
     assert listed["metadata"]["annotations"]["dra-solver.io/cut-short-by-timeout"] == "true"
     after_plan = Cluster.from_objects(listed["items"])
     assert check_cluster(after_plan) == []

@@ -447,7 +447,7 @@ def test_files_add_objects_to_the_watched_state(fake: FakeApiServer, tmp_path: P
         app, ["plan", "--watch", "--watch-count", "1", "--kubeconfig", kubeconfig, str(extra)]
     )
     (line,) = got.stdout.splitlines()
-    assert _counts(line) == _fresh_counts([*_items(), yaml.safe_load(extra.read_text())], tmp_path)
+    assert _counts(line) == _fresh_counts([*_items(), read_yaml(extra.read_text())], tmp_path)
     assert _counts(line)[1] == 9
 
 
