@@ -96,39 +96,38 @@ def pytest_configure(config: pytest.Config) -> None:
 
 SLOWEST_FIRST = (
     "test_scale_out.py",  # a local Ray: its start is mostly waiting, best overlapped early
-    "test_hostile_input.py",
-    "test_determinism.py",
-    "test_planner_local.py",
     "test_planner_update.py",
-    "test_fast_start.py",
-    "test_scale.py",
-    "test_style.py",  # mypy, cold in a fresh clone
-    "test_watch.py",
-    "test_preempt_counting_mixed.py",
-    "test_messy_clusters.py",
-    "test_live_faults.py",
-    "test_cli_live.py",
-    "test_docs_commands.py",
-    "test_preempt_moves_exhaustive.py",  # both models with moves, and the enumerator (was in counting_moves)
-    "test_preempt_clearing.py",
-    "test_whatif.py",
-    "test_aggregated_plan.py",
-    "test_conformance_cli.py",
-    "test_cpsat.py",
-    "test_reasons_as_values.py",
-    "test_architecture.py",
-    "test_live.py",
-    "test_explain_hints.py",
-    "test_package.py",
     "test_firstfit.py",
-    "test_differential.py",
-    "test_crowded_reasons_shared.py",
+    "test_hostile_input.py",
+    "test_style.py",  # mypy, cold in a fresh clone
+    "test_planner_local.py",
+    "test_determinism.py",
+    "test_whatif.py",
+    "test_scale.py",
+    "test_preempt_counting_mixed.py",
+    "test_docs_commands.py",
     "test_racks_and_served.py",
+    "test_preempt_moves_exhaustive.py",
+    "test_messy_clusters.py",
+    "test_fast_start.py",
+    "test_watch.py",
+    "test_search_memo.py",
+    "test_differential.py",
+    "test_architecture.py",
+    "test_conformance_cli.py",
     "test_report_browser.py",  # a browser to start
+    "test_emit.py",
+    "test_aggregated_plan.py",
+    "test_timeout_phases.py",
+    "test_explain_hints.py",
+    "test_load.py",
+    "test_crowded_reasons_shared.py",
+    "test_encoders_symmetry.py",
+    "test_reasons_as_values.py",
 )
-"""The test files that take longest, slowest first (a worker's wall seconds per file, from a
-clean-clone run with two workers, busy, 2026-11-29; the files changed since weighed by their
-own CPU seconds; a file's module fixtures included). xdist hands out whole files (`--dist
+"""The test files that take longest, slowest first (a file's CPU seconds, its module fixtures
+and child processes included, from a clean-clone run with two workers, 2026-11-29 10:00, busy;
+the files changed since weighed by their own measurements). xdist hands out whole files (`--dist
 loadfile`) in the order the workers collected them (`--no-loadscope-reorder` in
 pyproject.toml); the others follow, those with more tests first (xdist's own order otherwise).
 
