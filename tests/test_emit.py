@@ -8,7 +8,7 @@ import random
 import yaml
 from example_counts import examples
 
-from dra_solver.api.emit import block_yaml
+from dra_solver.api.emit import SCORE, block_yaml
 
 
 def _plain_doc(rng: random.Random) -> dict[str, object]:
@@ -86,15 +86,16 @@ def test_distinct_documents_reuse_equal_parts_and_write_what_libyaml_writes() ->
     """`distinct`: equal sub-trees (copies, as a plan's Pods and claims repeat their specs) are
     written once and their text reused at the same indent — the text libyaml writes, whether
     the part comes back at the same depth, at another, first in a sequence item or not, and
-    after a place stopped looking (`emit.SCORE` misses). 12 documents of 384 items under the
-    `ci` profile, ten times that under `long`."""
+    after a place stopped looking (`emit.SCORE` misses: each document's unique `metadata`
+    misses `SCORE + 32` times, so 32 items follow the place's last look). 12 documents of
+    `2 * (SCORE + 32)` items under the `ci` profile, ten times that under `long`."""
     rng = random.Random(11)
     written = 0
     count = examples(12)
     for _ in range(count):
         parts = [_plain_doc(rng)["items"] for _ in range(3)]
         items: list[object] = []
-        for i in range(3 * 64):
+        for i in range(SCORE + 32):
             part = rng.choice(parts)
             unique = {"name": f"object-{i}", "list": [i, {"n": i}]}
             more = [copy.deepcopy(part[:1]), {"k": copy.deepcopy(part)}]

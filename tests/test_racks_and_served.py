@@ -134,11 +134,12 @@ def _compare(agg: PlanOutcome, exact: PlanOutcome) -> None:
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(racks())
 def test_pools_per_rack_plan_as_the_per_device_model_does(objs: list[dict[str, Any]]) -> None:
-    agg, exact = _both(objs)
+    cluster = Cluster.from_objects(objs)
+    agg = plan(cluster, time_limit=5.0, models=AGGREGATED_FIRST)
     racked = "beside the real ones" in str(agg.stats.get("pooled", ""))
     event(f"racked: {racked}")
-    if racked:
-        _compare(agg, exact)
+    if racked:  # the per-device plan only where it is compared (a fifth of the cases are not racked)
+        _compare(agg, plan(cluster, time_limit=5.0, models=PER_DEVICE_ONLY))
         for p in agg.pods:  # a pod using a rack's FPGAs runs on a node of that rack
             for c in p.claims if p.placed else ():
                 for r in c.status.allocation.devices.results if c.status and c.status.allocation else ():
