@@ -43,7 +43,7 @@ from ortools.sat.python.cp_model_helper import (  # not cp_model: `encoders.mode
 
 from dra_solver.encoders.model import new_cp_model
 
-from ..cpsat import cp_solver, found
+from ..cpsat import cp_solver, found, work_done
 from ..deadline import Deadline
 from .counting import Counting
 from .setting import Setting
@@ -85,7 +85,7 @@ def clearing(
     r.limits(violations, evicted)
     solver = cp_solver(seed, max(budget, 0.05), deadline)
     status = solver.solve(r.cp)
-    spent = solver.deterministic_time
+    spent = work_done(solver)
     if not found(status):
         # INFEASIBLE: no plan (not the caller's case); UNKNOWN: no bound proven
         return None if status == CpSolverStatus.INFEASIBLE else Clearing(0, {}, False, spent)

@@ -46,7 +46,7 @@ from .. import interrupt
 from ..api.cluster import Cluster
 from ..api.models import Pod, ResourceClaim, ResourceClaimStatus
 from ..check import CheckFailed, check_preemption
-from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, found, hint_with, load_cp_model
+from ..cpsat import Level, Lexicographic, StageStatus, cp_solver, found, hint_with, load_cp_model, work_done
 from ..cpsat import proven as stages_proven
 from ..deadline import passed
 from ..errors import DRASolverError, InputError, SearchAborted
@@ -519,7 +519,7 @@ def _ceilings(
             # row (CP-SAT with the hinted values fixed: no search), the ceiling has a plan —
             # at 5,000 nodes a search from the hint took 15 deterministic s to say so.
             solver, answer = _hint_checked(sub.cp, opts, max(min(CEILING_PROBE, left * share), 0.05))
-            spent += solver.deterministic_time
+            spent += work_done(solver)
             left = opts.time_limit - spent
             if not found(answer):
                 answer = CpSolverStatus.UNKNOWN  # the hint is not a plan here: search as below
@@ -535,7 +535,7 @@ def _ceilings(
             solver = cp_solver(opts.seed, max(min(most, left * share), 0.05), opts.deadline)
             with interrupt.stoppable(solver.stop_search):
                 answer = solver.solve(sub.cp)
-            spent += solver.deterministic_time
+            spent += work_done(solver)
             left = opts.time_limit - spent
             if answer != CpSolverStatus.UNKNOWN or interrupt.requested() or passed(opts.deadline):
                 break
@@ -926,7 +926,7 @@ def _checked(run: Lexicographic, opts: Options) -> cp_model.CpSolver | None:
     the hint leaves out are found): the solver holding it, or None when it is no solution."""
     run.cp.clear_objective()
     solver, status = _hint_checked(run.cp, opts, CHECK)
-    run.spend(solver.deterministic_time)
+    run.spend(work_done(solver))
     return solver if found(status) else None
 
 

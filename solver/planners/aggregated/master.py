@@ -83,7 +83,7 @@ from dra_solver.encoders.model import new_cp_model
 from ... import interrupt
 from ...api.cluster import Cluster
 from ...cel import EvalCache
-from ...cpsat import cp_solver, found
+from ...cpsat import cp_solver, found, work_done
 from ...deadline import Deadline, passed
 from ...executors import run_units
 from ...gates import FeatureGates
@@ -1129,7 +1129,7 @@ def integer_master(
     with interrupt.stoppable(solver.stop_search):
         status = solver.solve(m)
     passed(ctx.deadline)  # a call the deadline ended: `fired`
-    ctx.charge(solver.deterministic_time)
+    ctx.charge(work_done(solver))
     if not found(status):
         return {}, {}, 0, False
     zs = {key: int(solver.value(v)) for key, v in z.items()}

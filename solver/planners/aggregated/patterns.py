@@ -28,7 +28,7 @@ from ... import interrupt
 from ...api.cluster import Cluster
 from ...api.models import ResourceClaim
 from ...cel import EvalCache
-from ...cpsat import cp_solver, found, solve
+from ...cpsat import cp_solver, found, solve, work_done
 from ...deadline import Deadline, passed
 from ...errors import SearchAborted
 from ...gates import FeatureGates
@@ -246,7 +246,7 @@ class NodeModel:
             status = solver.solve(cp)
         passed(self.ctx.deadline)  # a call the deadline ended: `fired`
         self.ctx.solves += 1
-        self.ctx.charge(solver.deterministic_time)
+        self.ctx.charge(work_done(solver))
         counts = [0] * self.k
         if found(status):
             for g, v in enumerate(self.placed):
