@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
-from yaml_text import read_yaml
 
 from dra_solver.api import live
 from dra_solver.cli.main import app
 from dra_solver.errors import ValidationErrors
-from tests.fake_apiserver import SERVED_1_37, FakeApiServer, serving
+from tests.fake_apiserver import SERVED_1_37, FakeApiServer, dump_items, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -163,7 +162,7 @@ def test_a_suspended_or_finished_job_lacks_none() -> None:
 
 
 def _items() -> list[dict[str, Any]]:
-    return read_yaml(DUMP.read_text())["items"]
+    return dump_items()
 
 
 def test_workloads_are_listed_in_pages_and_not_loaded_themselves(tmp_path: Path, monkeypatch: Any) -> None:

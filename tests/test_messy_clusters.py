@@ -10,7 +10,6 @@ exit 2 (something is left unplaced), never 1.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 from typer.testing import CliRunner
-from yaml_text import read_yaml
 
 import dra_solver
 from dra_solver.cli.main import app
+from tests.fake_apiserver import dump_items
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = ROOT / "docs" / "examples" / "cluster-dump.yaml"
@@ -31,17 +30,10 @@ runner = CliRunner()
 Items = list[dict[str, Any]]
 
 
-@functools.cache
-def _dump_items() -> Items:
-    """The dump's objects, parsed once per test process (`yaml_text.read_yaml`: libyaml's loader
-    where PyYAML has it), not again in pure Python for every case (a tenth of a second each)."""
-    items: Items = read_yaml(DUMP.read_text())["items"]
-    return items
-
-
 def _items() -> Items:
-    """A fresh copy of the dump's objects: no case sees another's."""
-    return copy.deepcopy(_dump_items())
+    """A fresh copy of the dump's objects (parsed once per process: `fake_apiserver.dump_items`):
+    no case sees another's."""
+    return dump_items()
 
 
 def _pod(name: str, ns: str = "ml-training", claims: list[dict[str, str]] | None = None, **spec: Any) -> dict:
