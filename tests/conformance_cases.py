@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import yaml
+from yaml_text import read_yaml
 
 from dra_solver.api.quantity import Quantity
 
@@ -24,9 +24,8 @@ def load_cases() -> list[dict[str, Any]]:
     """Every case (the shared corpus, then upstream-diff's), parsed by libyaml where PyYAML has
     it (four test modules load the cases when they are collected, in each xdist worker:
     pure-Python parsing took seconds of it)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     paths = [*sorted(CASES_DIR.glob("*.yaml")), *sorted(UPSTREAM_DIFF_DIR.glob("*.yaml"))]
-    return [yaml.load(p.read_text(), Loader=loader) for p in paths]
+    return [read_yaml(p.read_text()) for p in paths]
 
 
 def _q(v: object) -> Fraction:

@@ -13,13 +13,13 @@ import pytest
 import yaml
 from conformance_cases import gates_arg, load_cases, normalise, per_request_counts, per_subrequest_counts
 from typer.testing import CliRunner
+from yaml_text import read_yaml
 
 from dra_solver.cli.main import app
 
 CASES = load_cases()
 runner = CliRunner()
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe dumper and loader where PyYAML has them: the same documents as PyYAML's
 own safe ones (tests/test_load.py, tests/test_emit.py compare them), in a tenth of the time;
 the file written and the list printed are the test's data, not what it tests."""
@@ -63,7 +63,7 @@ def test_conformance_case_cli(case: dict, allocator: str, tmp_path: Path) -> Non
         assert "cannot allocate" in result.stderr
         return
     assert result.exit_code == 0, result.stderr
-    printed = {c["metadata"]["name"]: c for c in yaml.load(result.stdout, Loader=_LOADER)["items"]}
+    printed = {c["metadata"]["name"]: c for c in read_yaml(result.stdout)["items"]}
     assert list(printed) == case["allocate"]
     for claim_name, want in expect["results"].items():
         got = printed[claim_name]["status"]["allocation"]["devices"]["results"]

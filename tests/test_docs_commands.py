@@ -31,6 +31,7 @@ import pytest
 import typer.main
 import yaml
 from typer.testing import CliRunner
+from yaml_text import SAFE_LOADER
 
 from dra_solver.cli.main import app, load_command
 
@@ -39,7 +40,6 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 GOLDENS = ROOT / "tests" / "goldens" / "docs"
 UPDATE = os.environ.get("DRA_SOLVER_UPDATE_GOLDENS") == "1"
 runner = CliRunner()
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader where PyYAML has it: the same documents as PyYAML's own (the clusters
 the commands write are plain YAML: tests/test_load.py, tests/test_blockread.py compare the two
 readers), in a tenth of the time — reading them back with the pure-Python loader was about a
@@ -164,7 +164,7 @@ def _words_of(written: str) -> str:
     Pods' conditions (an unplaced pod's reason). Why not all of it: thousands of lines of YAML
     the checker already vouches for would drown a golden's diff."""
     items: list[Any] = []
-    for doc in yaml.load_all(written, Loader=_LOADER):
+    for doc in yaml.load_all(written, Loader=SAFE_LOADER):
         if isinstance(doc, dict):
             items += doc.get("items") or [] if doc.get("kind") == "List" else [doc]
             if doc.get("kind") == "List":

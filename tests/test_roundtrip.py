@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import ValidationError
+from yaml_text import read_yaml
 
 from dra_solver.api.load import parse_object
 from dra_solver.api.models import KINDS
@@ -40,9 +41,8 @@ pytestmark = pytest.mark.skipif(
 def case_objects() -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     # libyaml where PyYAML has it: read at collection, in every xdist worker (as conformance_cases)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     for path in sorted(CASES_DIR.glob("*.yaml")) if CASES_DIR.is_dir() else []:
-        case = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        case = read_yaml(path.read_text(encoding="utf-8"))
         for i, doc in enumerate(case.get("objects") or []):
             out.append((f"{path.stem}/objects[{i}]", doc))
     return out
