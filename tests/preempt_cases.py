@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra_solver.api.cluster import Cluster
+from dra_solver.planning.job import Options
+from dra_solver.preempt import PreemptOutcome
+from dra_solver.preempt.model import setting, solve_setting
 from dra_solver.problem.flat import claim_weight
 
 Doc = dict[str, Any]
@@ -327,3 +330,17 @@ def defrag_docs() -> list[Doc]:
         ],
         [Pending("train", 100, 8)],
     )
+
+
+def both_models(cluster: Cluster, allow_moves: bool = False) -> tuple[PreemptOutcome, PreemptOutcome]:
+    """`cluster` planned on the model auto picks, which must be the counting one (auto runs it
+    as `model="counts"` does where it applies, and says so: one solve checks both), and on the
+    per-device model: the pair the counting-model tables compare."""
+    opts = Options.of(None, time_limit=10)
+    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=allow_moves), opts)
+    by_devices = solve_setting(
+        setting(cluster, None, None, opts, allow_moves=allow_moves), opts, model="devices"
+    )
+    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
+    assert by_devices.stats["preempt_model"] == "devices"
+    return by_counts, by_devices

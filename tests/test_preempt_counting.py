@@ -12,7 +12,7 @@ import os
 
 import pytest
 from example_counts import examples
-from preempt_cases import Pending, Running, build
+from preempt_cases import Pending, Running, both_models, build
 from test_preempt_differential import CPU, _model_tuple, generate
 
 from dra_solver.planning.job import Options
@@ -28,13 +28,7 @@ def _solved(seed: int) -> tuple[PreemptOutcome, PreemptOutcome]:
     it as `model="counts"` does, and says so) and on the per-device model, once per test
     process: the tests below read the same plans (they only read them)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
-    cluster = build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-    opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts), opts)
-    by_devices = solve_setting(setting(cluster, None, None, opts), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
-    assert by_devices.stats["preempt_model"] == "devices"
-    return by_counts, by_devices
+    return both_models(build(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs))
 
 
 @pytest.mark.parametrize("seed", range(CASES))

@@ -13,27 +13,20 @@ from typing import Any
 
 import pytest
 from example_counts import sized
-from preempt_cases import Pending, cluster_docs
+from preempt_cases import Pending, both_models, cluster_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 
 from benchmarks.preempt_workloads import served_as_extended
 from dra_solver.api.cluster import Cluster
-from dra_solver.planning.job import Options
 from dra_solver.preempt import PreemptOutcome, plan_preempt
-from dra_solver.preempt.model import setting, solve_setting
 
 CASES = sized(30, 600)
 """Seeds per comparison: 30 under the `ci` profile, 600 under `long`."""
 
 
 def _both(docs: list[dict[str, Any]], moves: bool) -> tuple[PreemptOutcome, PreemptOutcome]:
-    """The plan of `docs` on the model auto picks (it must be the counting one: auto runs it as
-    `model="counts"` does, and says so) and on the per-device model."""
-    cluster = Cluster.from_objects(docs)
-    opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts)
-    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=moves), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
+    """`preempt_cases.both_models` on `docs`, the per-device plan proven OPTIMAL."""
+    by_counts, by_devices = both_models(Cluster.from_objects(docs), moves)
     assert by_devices.verdict.status == "OPTIMAL"
     return by_counts, by_devices
 

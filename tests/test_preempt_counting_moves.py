@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from preempt_cases import Pending, cluster_docs, defrag_docs
+from preempt_cases import Pending, both_models, cluster_docs, defrag_docs
 from test_preempt_moves_exhaustive import CPU, _model_tuple, generate
 from typer.testing import CliRunner
 
@@ -31,18 +31,6 @@ from dra_solver.preempt.model import setting, solve_setting
 
 CASES = int(os.environ.get("PREEMPT_MOVES_CASES", "120"))
 runner = CliRunner()
-
-
-def _both(cluster: Cluster) -> tuple[PreemptOutcome, PreemptOutcome]:
-    """`cluster` with moves on the model auto picks (it must be the counting one) and on the
-    per-device model. Auto runs the counting model exactly as `model="counts"` does where it
-    applies, and says so: one solve checks both."""
-    opts = Options.of(None, time_limit=10)
-    by_counts = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts)
-    by_devices = solve_setting(setting(cluster, None, None, opts, allow_moves=True), opts, model="devices")
-    assert by_counts.stats["preempt_model"] == "counts", by_counts.stats.get("preempt_model_reason")
-    assert by_devices.stats["preempt_model"] == "devices"
-    return by_counts, by_devices
 
 
 def test_the_two_model_cases_move_pods_and_use_both_groups() -> None:
@@ -164,11 +152,12 @@ def _two_models(docs: list[dict[str, Any]], rng: random.Random) -> list[dict[str
 
 @functools.cache
 def _two_model_case(seed: int) -> tuple[PreemptOutcome, PreemptOutcome]:
-    """`_both` on `seed`'s generated case with two GPU models per node (`_two_models`), once per
-    test process (read by the test of each seed and the not-vacuous count above)."""
+    """`both_models` (with moves) on `seed`'s generated case with two GPU models per node
+    (`_two_models`), once per test process (read by the test of each seed and the not-vacuous
+    count above)."""
     nodes, running, pending, pdbs, gangs = generate(seed)
     docs = cluster_docs(nodes, running, pending, pdbs, cpu=str(CPU), gangs=gangs)
-    return _both(Cluster.from_objects(_two_models(docs, random.Random(2000 + seed))))
+    return both_models(Cluster.from_objects(_two_models(docs, random.Random(2000 + seed))), allow_moves=True)
 
 
 @pytest.mark.parametrize("seed", range(0, CASES, 2))
